@@ -1,0 +1,1 @@
+"""Yatzy-family bot harness: rules, engine, solver, runner, statistics and reports."""

@@ -1,0 +1,216 @@
+"""The batched game engine: B games at a table of S seats, played in lockstep as array operations.
+
+Every game of a batch is at the same turn, so each step (roll, keep, reroll, fill a box) is one
+numpy operation over the batch, and each seat's strategy answers for all B games at once. The dice
+come from :mod:`harness.rng`, keyed by (root seed, game index), so results do not depend on the
+batch a game is played in (DESIGN.md decision 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from harness import rng
+from harness.dice import counts_of_faces
+from harness.rules import RuleSet
+from harness.scoring import context, score_options_batch
+from harness.strategy import CHOOSE_STEP, Strategy, TurnView, validate_choice, validate_keep
+
+MAX_SEATS = 8
+
+#: ``outcome`` column values.
+LOSS, SHARED_WIN, WIN = 0, 1, 2
+
+
+class StrategyError(RuntimeError):
+    """A strategy raised or answered illegally; names the bot, seat, turn and the games involved."""
+
+    def __init__(self, label: str, seat: int, turn: int, games: np.ndarray, cause: BaseException) -> None:
+        self.label, self.seat, self.turn = label, seat, turn
+        self.games = np.asarray(games)
+        self.cause = cause
+        first = int(self.games[0]) if self.games.size else -1
+        span = f"game {first}" if self.games.size == 1 else f"games {first}..{int(self.games[-1])}"
+        super().__init__(f"strategy {label} (seat {seat}) failed at turn {turn} in {span}: "
+                         f"{type(cause).__name__}: {cause}")
+
+
+@dataclass(frozen=True)
+class Results:
+    """Outcome of B games with S seats (C columns, NB boxes).
+
+    games: (B,) int64; total, upper, bonus, extra: (B, S) int32 summed over columns;
+    boxes: (B, S, NB) int16 summed over columns; column_totals: (B, S, C) int32;
+    outcome: (B, S) int8 (2 win, 1 shared win, 0 loss).
+    """
+
+    rules: RuleSet
+    labels: tuple[str, ...]
+    games: np.ndarray
+    total: np.ndarray
+    upper: np.ndarray
+    bonus: np.ndarray
+    extra: np.ndarray
+    boxes: np.ndarray
+    column_totals: np.ndarray
+    outcome: np.ndarray
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (game, seat): game, seat, strategy, total, upper, bonus, outcome, then boxes."""
+        b, s = self.total.shape
+        cols: dict[str, Any] = {
+            "game": np.repeat(self.games, s).astype(np.int64),
+            "seat": np.tile(np.arange(s, dtype=np.int8), b),
+            "strategy": pd.Categorical(np.tile(np.array(self.labels, dtype=object), b),
+                                       categories=sorted(set(self.labels))),
+            "total": self.total.reshape(-1).astype(np.int16),
+            "upper": self.upper.reshape(-1).astype(np.int16),
+            "bonus": self.bonus.reshape(-1).astype(np.int16),
+            "outcome": self.outcome.reshape(-1).astype(np.int8),
+        }
+        if self.rules.extra_yatzy_bonus:
+            cols["extra_bonus"] = self.extra.reshape(-1).astype(np.int16)
+        if self.rules.columns > 1:
+            cols["best_column"] = self.column_totals.max(axis=2).reshape(-1).astype(np.int16)
+        flat = self.boxes.reshape(b * s, -1)
+        for j, name in enumerate(self.rules.box_names):
+            cols[name] = flat[:, j].astype(np.int16)
+        return pd.DataFrame(cols)
+
+
+class _Seat:
+    """Per-seat sheet state of one column for B games."""
+
+    def __init__(self, b: int, nb: int) -> None:
+        self.sheet = np.zeros((b, nb), dtype=np.int16)
+        self.filled = np.zeros(b, dtype=np.int64)
+        self.upper = np.zeros(b, dtype=np.int16)
+        self.flag = np.zeros(b, dtype=bool)
+        self.extra = np.zeros(b, dtype=np.int32)
+
+
+def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int,
+         trace: list[dict[str, Any]] | None = None) -> Results:
+    """Play games ``games`` (B,) int64 with one strategy per seat; returns :class:`Results`.
+
+    ``trace``, when given, receives one dict per roll and per filled box (meant for B = 1: replay).
+    """
+    n_seats = len(seats)
+    if not 1 <= n_seats <= MAX_SEATS:
+        raise ValueError(f"a table seats 1..{MAX_SEATS} players, got {n_seats}")
+    games = np.ascontiguousarray(games, dtype=np.int64)
+    b, nb, d = len(games), rules.n_boxes, rules.dice
+    ctx = context(rules)
+    keys = rng.game_keys(seed, games)
+    labels = tuple(s.label for s in seats)
+    n_cols = rules.columns
+    col_tot = np.zeros((b, n_seats, n_cols), dtype=np.int32)
+    upper_t = np.zeros((b, n_seats), dtype=np.int32)
+    bonus_t = np.zeros((b, n_seats), dtype=np.int32)
+    extra_t = np.zeros((b, n_seats), dtype=np.int32)
+    boxes_t = np.zeros((b, n_seats, nb), dtype=np.int16)
+    running = np.zeros((b, n_seats), dtype=np.int32)
+    saved = np.zeros((b, n_seats), dtype=np.int16)
+    upper_of = rules.upper_face > 0
+    allv = np.arange(b)
+
+    for col in range(n_cols):
+        state = [_Seat(b, nb) for _ in range(n_seats)]
+        for t in range(nb):
+            turn = col * nb + t
+            for s, strat in enumerate(seats):
+                st = state[s]
+
+                def view(idx: np.ndarray, step: int, roll: np.ndarray, left: np.ndarray, first: np.ndarray,
+                         **extra: Any) -> TurnView:
+                    return TurnView(rules, s, turn, col, step, games[idx], keys[idx], roll, left, first,
+                                    st.filled[idx], st.upper[idx], st.flag[idx], st.sheet[idx], running[idx],
+                                    saved[idx, s], **extra)
+
+                roll = d.roll_index_of_faces(rng.draw_faces(keys, s, turn, 0, d.n))
+                first = np.ones(b, dtype=bool)
+                left = np.full(b, rules.rolls_per_turn - 1, dtype=np.int16)
+                if rules.saved_rolls:
+                    left += saved[:, s]
+                if trace is not None:
+                    trace.append({"event": "roll", "seat": s, "column": col, "turn": t, "roll": 0,
+                                  "dice": d.roll_faces[roll[0]].tolist()})
+                active = left > 0
+                step = 0
+                while True:
+                    idx = np.flatnonzero(active)
+                    if idx.size == 0:
+                        break
+                    v = view(idx, step, roll[idx], left[idx], first[idx])
+                    try:
+                        keep = validate_keep(rules, v, strat.keep(v), strat.label)
+                    except Exception as exc:
+                        raise StrategyError(strat.label, s, turn, games[idx], exc) from exc
+                    stop = keep == d.roll_as_keep[roll[idx]]
+                    go, kg = idx[~stop], keep[~stop]
+                    if trace is not None:
+                        trace.append({"event": "keep", "seat": s, "column": col, "turn": t, "roll": step,
+                                      "keep": np.repeat(np.arange(1, 7), d.keep_counts[keep[0]]).tolist(),
+                                      "stop": bool(stop[0])})
+                    if go.size:
+                        fresh = rng.draw_faces(keys[go], s, turn, step + 1, d.n)
+                        m = d.n - d.keep_size[kg]
+                        fresh = np.where(np.arange(d.n)[None, :] < m[:, None], fresh, 0)
+                        roll[go] = d.roll_index(d.keep_counts[kg] + counts_of_faces(fresh))
+                        first[go] = False
+                        left[go] -= 1
+                        if trace is not None:
+                            trace.append({"event": "roll", "seat": s, "column": col, "turn": t, "roll": step + 1,
+                                          "dice": d.roll_faces[roll[0]].tolist()})
+                    active[idx[stop]] = False
+                    active[go] = left[go] > 0
+                    step += 1
+                if rules.saved_rolls:
+                    saved[:, s] = left
+
+                scores, allowed, extra = score_options_batch(ctx, roll, first, st.flag, st.filled)
+                v = view(allv, CHOOSE_STEP, roll, np.zeros(b, dtype=np.int16), first,
+                         options=scores, allowed=allowed, extra=extra)
+                try:
+                    box = validate_choice(v, strat.choose(v), strat.label)
+                except Exception as exc:
+                    raise StrategyError(strat.label, s, turn, games, exc) from exc
+                got = scores[allv, box]
+                st.sheet[allv, box] = got
+                st.filled |= np.int64(1) << box
+                is_up = upper_of[box]
+                st.upper += np.where(is_up, got, 0).astype(np.int16)
+                if rules.key_box >= 0:
+                    hit = box == rules.key_box
+                    st.flag = np.where(hit, got > 0, st.flag)
+                st.extra += extra
+                bonus_now = np.where(st.upper >= rules.threshold, rules.bonus_value, 0)
+                col_total = st.sheet.sum(axis=1, dtype=np.int32) + bonus_now + st.extra
+                running[:, s] = col_tot[:, s, :col].sum(axis=1) + col_total
+                if trace is not None:
+                    trace.append({"event": "box", "seat": s, "column": col, "turn": t,
+                                  "box": rules.box_names[int(box[0])], "score": int(got[0]),
+                                  "extra": int(extra[0]), "dice": d.roll_faces[roll[0]].tolist(),
+                                  "first_roll": bool(first[0]), "upper": int(st.upper[0]),
+                                  "total": int(running[0, s])})
+
+        for s in range(n_seats):
+            st = state[s]
+            bonus = np.where(st.upper >= rules.threshold, rules.bonus_value, 0)
+            col_tot[:, s, col] = st.sheet.sum(axis=1, dtype=np.int32) + bonus + st.extra
+            upper_t[:, s] += st.upper
+            bonus_t[:, s] += bonus
+            extra_t[:, s] += st.extra
+            boxes_t[:, s, :] += st.sheet
+
+    total = col_tot.sum(axis=2)
+    rank_score = total if rules.add_columns else col_tot.max(axis=2)
+    top = rank_score.max(axis=1, keepdims=True)
+    win = rank_score == top
+    shared = win.sum(axis=1, keepdims=True) > 1
+    outcome = np.where(win, np.where(shared, SHARED_WIN, WIN), LOSS).astype(np.int8)
+    return Results(rules, labels, games, total, upper_t, bonus_t, extra_t, boxes_t, col_tot, outcome)

@@ -1,0 +1,91 @@
+"""The strategy registry: built-in bots from ``strategies/`` plus entry-point plugins.
+
+A third-party package adds bots without touching ours by declaring, in its own metadata::
+
+    [project.entry-points."yatzy_harness.strategies"]
+    mybot = "mypackage.bots:MyBot"
+
+The entry point may name a :class:`~harness.strategy.Strategy` subclass or a module whose import
+registers its bots with :func:`register`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+from importlib.metadata import entry_points
+from typing import Any
+
+from harness.errors import UserError
+from harness.rules import RuleSet
+from harness.strategy import Strategy, parse_spec
+
+ENTRY_POINT_GROUP = "yatzy_harness.strategies"
+log = logging.getLogger(__name__)
+
+_REGISTRY: dict[str, type[Strategy]] = {}
+_loaded = False
+
+
+def register(cls: type[Strategy]) -> type[Strategy]:
+    """Class decorator: add a strategy under ``cls.name`` (a name may be registered once)."""
+    if not cls.name or not isinstance(cls.name, str):
+        raise TypeError(f"{cls.__qualname__} needs a class attribute 'name'")
+    other = _REGISTRY.get(cls.name)
+    if other is not None and other is not cls:
+        raise ValueError(f"strategy name {cls.name!r} is taken by {other.__module__}.{other.__qualname__}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import strategies
+
+    for mod in pkgutil.iter_modules(strategies.__path__):
+        importlib.import_module(f"strategies.{mod.name}")
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plugin must not take the built-ins down with it
+            log.warning("strategy plugin %s (%s) failed to load: %s", ep.name, ep.value, exc)
+            continue
+        if isinstance(obj, type) and issubclass(obj, Strategy):
+            register(obj)
+
+
+def reload_plugins() -> None:
+    """Look at the entry points again (after installing a plugin in a running process)."""
+    global _loaded
+    _loaded = False
+    _load()
+
+
+def available() -> dict[str, type[Strategy]]:
+    """Every registered strategy by name, sorted."""
+    _load()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get(name: str) -> type[Strategy]:
+    """The strategy class registered as ``name``."""
+    reg = available()
+    if name not in reg:
+        raise UserError(f"unknown strategy {name!r} (strategies: {', '.join(reg)})")
+    return reg[name]
+
+
+def make(spec: str, rules: RuleSet) -> Strategy:
+    """A strategy instance from ``name`` or ``name:key=value,...`` for a rule set."""
+    name, params = parse_spec(spec)
+    return get(name)(rules, **params)
+
+
+def describe() -> list[dict[str, Any]]:
+    """JSON-able list of every strategy: name, description, classifier, parameters."""
+    return [{"name": n, "description": c.description, "classifier": dict(c.classifier),
+             "module": c.__module__, "params": [p.describe() for p in c.params]} for n, c in available().items()]

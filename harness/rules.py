@@ -1,0 +1,509 @@
+"""Rule sets as data: TOML files of named boxes from a small vocabulary, compiled to score tables.
+
+A rule set names its boxes (``kind`` from :data:`KINDS` plus a few parameters) and its settings
+(RULES.md). Loading validates every key, applies ``--set KEY=VALUE`` overrides and compiles a score
+table ``(rolls, boxes)`` once; play and solving are table look-ups from then on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field
+from itertools import permutations
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from harness.dice import FACES, Dice, dice
+from harness.errors import UserError
+
+#: Box kinds and the parameters each accepts (besides name/kind/servida/requires_key/joker_value).
+KINDS: dict[str, dict[str, Any]] = {
+    "upper": {"face": None},
+    "n_of_a_kind": {"n": None, "score": "matching", "value": 0},
+    "pairs": {"count": 1, "score": "matching", "value": 0},
+    "full_house": {"value": 25, "five_alike": False},  # sum or flat: setting full_house_scoring
+    "castle": {"score": "sum", "value": 0},
+    "tower": {"score": "sum", "value": 0},
+    "groups": {"sizes": None, "score": "matching", "value": 0},
+    "straight": {"faces": None, "score": "flat", "value": 0},
+    "run": {"length": None, "score": "flat", "value": 0},
+    "chance": {},
+    "yatzy": {"value": 50},
+}
+_COMMON = {"name", "kind", "label", "servida", "requires_key", "joker_value"}
+_SCORE_MODES = ("matching", "sum", "flat")
+_PAIR_KINDS = {"pairs"}
+
+#: Setting name -> (type, description). Defaults come from each rule set's ``[settings]`` table.
+SETTINGS: dict[str, tuple[type, str]] = {
+    "upper_bonus_threshold": (int, "upper subtotal that earns the bonus (0..21 x dice)"),
+    "upper_bonus_value": (int, "points of the upper bonus (0..100, step 5)"),
+    "yatzy_scoring": (str, "'flat' or 'flat_plus_sum' (the yatzy value plus the dice)"),
+    "full_house_scoring": (str, "'sum' (the dice of the house) or 'flat' (the box's flat value)"),
+    "include_pairs": (bool, "false removes the pair boxes"),
+    "forced": (bool, "boxes are filled strictly top to bottom"),
+    "forced_bonus_threshold": (int, "bonus threshold used instead when forced is on"),
+    "columns": (int, "complete scorecards per player in one match (1..6)"),
+    "add_columns": (bool, "match winner by combined total (true) or best single column (false)"),
+    "saved_rolls": (bool, "unused rolls carry over to later turns"),
+}
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "upper_bonus_threshold": 63,
+    "upper_bonus_value": 0,
+    "yatzy_scoring": "flat",
+    "full_house_scoring": "flat",
+    "include_pairs": True,
+    "forced": False,
+    "forced_bonus_threshold": 42,
+    "columns": 1,
+    "add_columns": True,
+    "saved_rolls": False,
+}
+
+
+def rules_dir() -> Path:
+    """Directory of the built-in rule sets (``$YATZY_HARNESS_CONFIGS/rules`` overrides it)."""
+    root = os.environ.get("YATZY_HARNESS_CONFIGS")
+    base = Path(root) if root else Path(__file__).resolve().parent.parent / "configs"
+    return base / "rules"
+
+
+def builtin_rule_sets() -> list[str]:
+    """Names of the built-in rule sets, sorted."""
+    return sorted(p.stem for p in rules_dir().glob("*.toml"))
+
+
+@dataclass(frozen=True)
+class Box:
+    """One box of the sheet: its name, kind and the kind's parameters (as given in TOML)."""
+
+    name: str
+    kind: str
+    label: str
+    params: tuple[tuple[str, Any], ...]
+    servida: int | None = None
+    requires_key: bool = False
+    joker_value: int | None = None
+
+    def param(self, key: str) -> Any:
+        return dict(self.params)[key]
+
+    @property
+    def is_upper(self) -> bool:
+        return self.kind == "upper"
+
+
+@dataclass(frozen=True, eq=False)
+class RuleSet:
+    """A compiled rule set: boxes, effective settings and the score tables.
+
+    Arrays (R rolls, NB boxes):
+        table: (R, NB) int16 score of each roll in each box (context-free).
+        table_first: (R, NB) int16 the same on the turn's first roll (servida); equal to
+            ``table`` when the rule set has no servida.
+        upper_face: (NB,) int8 face of each upper box, 0 for lower boxes.
+        requires_key: (NB,) bool box scores only once the key box holds a non-zero score.
+        joker_value: (NB,) int16 score under the forced joker, -1 = the table's score.
+        yatzy_roll: (R,) bool all dice alike.
+    """
+
+    name: str
+    title: str
+    description: str
+    source: str
+    n_dice: int
+    rolls_per_turn: int
+    settings: Mapping[str, Any]
+    boxes: tuple[Box, ...]
+    threshold: int
+    bonus_value: int
+    key_box: int
+    joker: bool
+    extra_yatzy_bonus: int
+    table: np.ndarray
+    table_first: np.ndarray
+    upper_face: np.ndarray
+    requires_key: np.ndarray
+    joker_value: np.ndarray
+    yatzy_roll: np.ndarray
+    spec: Mapping[str, Any] = field(repr=False)
+
+    @property
+    def dice(self) -> Dice:
+        return dice(self.n_dice)
+
+    @property
+    def n_boxes(self) -> int:
+        return len(self.boxes)
+
+    @property
+    def box_names(self) -> list[str]:
+        return [b.name for b in self.boxes]
+
+    @property
+    def forced(self) -> bool:
+        return bool(self.settings["forced"])
+
+    @property
+    def columns(self) -> int:
+        return int(self.settings["columns"])
+
+    @property
+    def add_columns(self) -> bool:
+        return bool(self.settings["add_columns"])
+
+    @property
+    def saved_rolls(self) -> bool:
+        return bool(self.settings["saved_rolls"])
+
+    @property
+    def has_servida(self) -> bool:
+        return not np.array_equal(self.table, self.table_first)
+
+    @property
+    def max_upper(self) -> int:
+        return 21 * self.n_dice
+
+    @property
+    def upper_mask(self) -> int:
+        return sum(1 << i for i, b in enumerate(self.boxes) if b.is_upper)
+
+    def box_index(self, name: str) -> int:
+        for i, b in enumerate(self.boxes):
+            if b.name == name:
+                return i
+        raise UserError(f"rule set {self.name!r} has no box {name!r} (boxes: {', '.join(self.box_names)})")
+
+    def box_max(self) -> np.ndarray:
+        """(NB,) int the highest score each box can take (table, servida and joker included)."""
+        return np.maximum(np.maximum(self.table.max(axis=0), self.table_first.max(axis=0)), self.joker_value)
+
+    def perfect_score(self) -> int:
+        """Highest possible total of one column without extra yatzy bonuses."""
+        m = self.box_max().astype(int)
+        upper = int(m[self.upper_face > 0].sum())
+        bonus = self.bonus_value if upper >= self.threshold else 0
+        return int(m.sum()) + bonus
+
+    def with_settings(self, overrides: Mapping[str, Any] | Iterable[str]) -> RuleSet:
+        """A new rule set from the same spec with settings changed (a dict or ``KEY=VALUE`` strings)."""
+        return compile_rules(self.spec, overrides, source=self.source)
+
+    @property
+    def digest(self) -> str:
+        """sha256 of everything that decides play and scoring (not of the file name)."""
+        h = hashlib.sha256()
+        h.update(json.dumps({
+            "n_dice": self.n_dice, "rolls": self.rolls_per_turn, "threshold": self.threshold,
+            "bonus": self.bonus_value, "key_box": self.key_box, "joker": self.joker,
+            "extra": self.extra_yatzy_bonus, "forced": self.forced,
+            "saved_rolls": self.saved_rolls, "boxes": self.n_boxes,
+        }, sort_keys=True).encode())
+        for a in (self.table, self.table_first, self.upper_face, self.requires_key, self.joker_value):
+            h.update(np.ascontiguousarray(a).tobytes())
+        return h.hexdigest()
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able description: name, settings, and each box with its maximum."""
+        mx = self.box_max()
+        return {
+            "name": self.name, "title": self.title, "description": self.description,
+            "dice": self.n_dice, "rolls_per_turn": self.rolls_per_turn,
+            "settings": dict(self.settings),
+            "bonus": {"threshold": self.threshold, "value": self.bonus_value},
+            "boxes": [{"name": b.name, "label": b.label, "kind": b.kind, "section": "upper" if b.is_upper else "lower",
+                       "max": int(mx[i])} for i, b in enumerate(self.boxes)],
+            "perfect_score": self.perfect_score(),
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# scoring of one multiset in one box (compile time only; play uses the tables)
+
+
+def _group_score(counts: np.ndarray, sizes: list[int]) -> tuple[bool, int]:
+    """Best assignment of distinct faces to group sizes: (fits, sum of the grouped dice)."""
+    best = -1
+    for faces in permutations(range(FACES), len(sizes)):
+        if all(counts[f] >= s for f, s in zip(faces, sizes)):
+            best = max(best, sum((f + 1) * s for f, s in zip(faces, sizes)))
+    return best >= 0, max(best, 0)
+
+
+def _score(box: Box, kind_params: dict[str, Any], counts: np.ndarray, settings: Mapping[str, Any]) -> int:
+    total = int(np.dot(counts, np.arange(1, FACES + 1)))
+    n = int(counts.sum())
+    k, p = box.kind, kind_params
+    mode = p.get("score", "flat")
+    if k == "upper":
+        face = p["face"]
+        return face * int(counts[face - 1])
+    if k == "chance":
+        return total
+    if k == "yatzy":
+        if counts.max() != n:
+            return 0
+        return p["value"] + (total if settings["yatzy_scoring"] == "flat_plus_sum" else 0)
+    if k == "straight":
+        ok = all(counts[f - 1] >= 1 for f in p["faces"])
+        return (p["value"] if mode == "flat" else sum(p["faces"])) if ok else 0
+    if k == "run":
+        L = p["length"]
+        runs = [list(range(s, s + L)) for s in range(1, FACES - L + 2)]
+        fit = [r for r in runs if all(counts[f - 1] >= 1 for f in r)]
+        if not fit:
+            return 0
+        return p["value"] if mode == "flat" else max(sum(r) for r in fit)
+    if k == "full_house":
+        sizes = [3, 2]
+        mode = "matching" if settings["full_house_scoring"] == "sum" else "flat"
+        ok, s = _group_score(counts, sizes)
+        if not ok and p["five_alike"] and counts.max() >= 5:
+            ok, s = True, 5 * (int(np.argmax(counts)) + 1)
+    else:
+        sizes = {
+            "n_of_a_kind": lambda: [p["n"]], "pairs": lambda: [2] * p["count"], "castle": lambda: [3, 3],
+            "tower": lambda: [4, 2], "groups": lambda: list(p["sizes"]),
+        }[k]()
+        ok, s = _group_score(counts, sizes)
+    if not ok:
+        return 0
+    return {"matching": s, "sum": total, "flat": p["value"]}[mode]
+
+
+# ---------------------------------------------------------------------------------------------
+# loading and validation
+
+
+def _parse_value(key: str, raw: Any, kind: type, where: str) -> Any:
+    if isinstance(raw, str) and kind is not str:
+        text = raw.strip().lower()
+        if kind is bool:
+            if text in ("true", "1", "yes", "on"):
+                return True
+            if text in ("false", "0", "no", "off"):
+                return False
+            raise UserError(f"{where}: setting {key} must be true or false, got {raw!r}")
+        try:
+            return int(text)
+        except ValueError:
+            raise UserError(f"{where}: setting {key} must be a whole number, got {raw!r}") from None
+    if kind is bool and not isinstance(raw, bool):
+        raise UserError(f"{where}: setting {key} must be true or false, got {raw!r}")
+    if kind is int and (isinstance(raw, bool) or not isinstance(raw, int)):
+        raise UserError(f"{where}: setting {key} must be a whole number, got {raw!r}")
+    if kind is str and not isinstance(raw, str):
+        raise UserError(f"{where}: setting {key} must be a string, got {raw!r}")
+    return raw
+
+
+def parse_overrides(overrides: Mapping[str, Any] | Iterable[str] | None, where: str = "--set") -> dict[str, Any]:
+    """``KEY=VALUE`` strings (or a mapping) -> dict of raw values; unknown keys are rejected."""
+    if overrides is None:
+        return {}
+    if isinstance(overrides, Mapping):
+        items = list(overrides.items())
+    else:
+        items = []
+        for text in overrides:
+            if "=" not in text:
+                raise UserError(f"{where}: expected KEY=VALUE, got {text!r}")
+            key, value = text.split("=", 1)
+            items.append((key.strip(), value.strip()))
+    out = {}
+    for key, value in items:
+        if key not in SETTINGS:
+            raise UserError(f"{where}: unknown setting {key!r} (settings: {', '.join(SETTINGS)})")
+        out[key] = value
+    return out
+
+
+def _check_settings(s: dict[str, Any], n_dice: int, where: str) -> None:
+    max_upper = 21 * n_dice
+
+    def rng(key: str, lo: int, hi: int, step: int = 1) -> None:
+        v = s[key]
+        if not lo <= v <= hi or (v - lo) % step:
+            extra = f", step {step}" if step > 1 else ""
+            raise UserError(f"{where}: setting {key}={v} is out of range {lo}..{hi}{extra}")
+
+    rng("upper_bonus_threshold", 0, max_upper)
+    rng("upper_bonus_value", 0, 100, 5)
+    rng("forced_bonus_threshold", 0, max_upper)
+    rng("columns", 1, 6)
+    for key, allowed in (("yatzy_scoring", ("flat", "flat_plus_sum")), ("full_house_scoring", ("sum", "flat"))):
+        if s[key] not in allowed:
+            raise UserError(f"{where}: setting {key}={s[key]!r} must be one of {', '.join(allowed)}")
+
+
+def _box_from_spec(i: int, raw: Any, where: str) -> tuple[Box, dict[str, Any]]:
+    w = f"{where}: boxes[{i}]"
+    if not isinstance(raw, dict):
+        raise UserError(f"{w} must be a table")
+    name, kind = raw.get("name"), raw.get("kind")
+    if not isinstance(name, str) or not name.isidentifier() or name != name.lower():
+        raise UserError(f"{w}: name must be a snake_case identifier, got {name!r}")
+    if kind not in KINDS:
+        raise UserError(f"{w} ({name}): unknown kind {kind!r} (kinds: {', '.join(KINDS)})")
+    allowed = set(KINDS[kind]) | _COMMON
+    for key in raw:
+        if key not in allowed:
+            raise UserError(f"{w} ({name}): unknown key {key!r} for kind {kind} (keys: {', '.join(sorted(allowed))})")
+    params = {}
+    for key, default in KINDS[kind].items():
+        if key not in raw and default is None:
+            raise UserError(f"{w} ({name}): kind {kind} needs key {key!r}")
+        params[key] = raw.get(key, default)
+    if "score" in params and params["score"] not in _SCORE_MODES:
+        raise UserError(f"{w} ({name}): score must be one of {', '.join(_SCORE_MODES)}, got {params['score']!r}")
+    for key in ("servida", "joker_value"):
+        if key in raw and (not isinstance(raw[key], int) or isinstance(raw[key], bool) or raw[key] < 0):
+            raise UserError(f"{w} ({name}): {key} must be a non-negative whole number")
+    if kind == "upper" and params["face"] not in range(1, 7):
+        raise UserError(f"{w} ({name}): face must be 1..6")
+    if kind == "straight" and (not isinstance(params["faces"], list) or not set(params["faces"]) <= set(range(1, 7))
+                               or len(set(params["faces"])) != len(params["faces"])):
+        raise UserError(f"{w} ({name}): faces must be a list of distinct faces 1..6")
+    box = Box(
+        name=name, kind=kind, label=str(raw.get("label", name.replace("_", " ").capitalize())),
+        params=tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items())),
+        servida=raw.get("servida"), requires_key=bool(raw.get("requires_key", False)),
+        joker_value=raw.get("joker_value"),
+    )
+    return box, params
+
+
+def read_rules_file(path: Path) -> dict[str, Any]:
+    """Parse a rule-set TOML file, resolving ``extends = "name"`` (settings and keys override)."""
+    try:
+        with open(path, "rb") as fh:
+            spec = tomllib.load(fh)
+    except OSError as exc:
+        raise UserError(f"cannot read rule set {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: not valid TOML: {exc}") from None
+    if "extends" in spec:
+        parent = read_rules_file(resolve_rules_path(str(spec["extends"])))
+        merged = {**parent, **{k: v for k, v in spec.items() if k not in ("extends", "settings")}}
+        merged["settings"] = {**parent.get("settings", {}), **spec.get("settings", {})}
+        spec = merged
+    spec.setdefault("_source", str(path))
+    return spec
+
+
+def resolve_rules_path(name_or_path: str) -> Path:
+    """A built-in rule-set name or a path to a TOML file -> the file's path."""
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or os.sep in name_or_path:
+        if not p.is_file():
+            raise UserError(f"rule set file not found: {name_or_path}")
+        return p
+    candidate = rules_dir() / f"{name_or_path}.toml"
+    if not candidate.is_file():
+        raise UserError(f"unknown rule set {name_or_path!r} (built-in: {', '.join(builtin_rule_sets())}; or give a .toml path)")
+    return candidate
+
+
+def load_rules(name_or_path: str, overrides: Mapping[str, Any] | Iterable[str] | None = None) -> RuleSet:
+    """Load and compile a rule set by built-in name or TOML path, with optional setting overrides."""
+    path = resolve_rules_path(name_or_path)
+    return compile_rules(read_rules_file(path), overrides, source=str(path))
+
+
+_TOP_KEYS = {"name", "title", "description", "dice", "rolls", "settings", "boxes", "key_box", "joker",
+             "extra_yatzy_bonus", "_source"}
+
+
+def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterable[str] | None = None,
+                  source: str | None = None) -> RuleSet:
+    """Validate a parsed rule-set spec, apply overrides and compile its score tables."""
+    where = source or str(spec.get("_source", spec.get("name", "<rules>")))
+    for key in spec:
+        if key not in _TOP_KEYS:
+            raise UserError(f"{where}: unknown key {key!r} (keys: {', '.join(sorted(_TOP_KEYS - {'_source'}))})")
+    n_dice = spec.get("dice", 5)
+    if not isinstance(n_dice, int) or not 1 <= n_dice <= 8:
+        raise UserError(f"{where}: dice must be 1..8, got {n_dice!r}")
+    rolls = spec.get("rolls", 3)
+    if not isinstance(rolls, int) or not 1 <= rolls <= 10:
+        raise UserError(f"{where}: rolls must be 1..10, got {rolls!r}")
+    file_settings = spec.get("settings", {})
+    for key in file_settings:
+        if key not in SETTINGS:
+            raise UserError(f"{where}: [settings] unknown setting {key!r} (settings: {', '.join(SETTINGS)})")
+    settings = dict(DEFAULT_SETTINGS)
+    for key, raw in file_settings.items():
+        settings[key] = _parse_value(key, raw, SETTINGS[key][0], f"{where} [settings]")
+    over = parse_overrides(overrides)
+    for key, raw in over.items():
+        settings[key] = _parse_value(key, raw, SETTINGS[key][0], "--set")
+    _check_settings(settings, n_dice, "--set" if over else where)
+
+    raw_boxes = spec.get("boxes")
+    if not isinstance(raw_boxes, list) or not raw_boxes:
+        raise UserError(f"{where}: needs a non-empty [[boxes]] list")
+    parsed = [_box_from_spec(i, rb, where) for i, rb in enumerate(raw_boxes)]
+    kinds = {b.kind for b, _ in parsed}
+    for key, needs in (("include_pairs", _PAIR_KINDS), ("full_house_scoring", {"full_house"}),
+                       ("yatzy_scoring", {"yatzy"})):
+        if key in over and not kinds & needs:
+            raise UserError(f"--set {key}: does not apply to rule set {spec.get('name')!r} (it has no {'/'.join(sorted(needs))} box)")
+    if not settings["include_pairs"]:
+        parsed = [(b, p) for b, p in parsed if b.kind not in _PAIR_KINDS]
+    names = [b.name for b, _ in parsed]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise UserError(f"{where}: duplicate box names: {', '.join(sorted(dup))}")
+    if len(parsed) > 30:
+        raise UserError(f"{where}: at most 30 boxes, got {len(parsed)}")
+
+    d = dice(n_dice)
+    nb = len(parsed)
+    table = np.zeros((d.n_rolls, nb), dtype=np.int16)
+    for j, (box, params) in enumerate(parsed):
+        for r in range(d.n_rolls):
+            table[r, j] = _score(box, params, d.roll_counts[r], settings)
+    table_first = table.copy()
+    for j, (box, _) in enumerate(parsed):
+        if box.servida is not None:
+            table_first[:, j] = np.where(table[:, j] > 0, box.servida, 0)
+
+    key_name = spec.get("key_box")
+    key_box = -1
+    if key_name is not None:
+        if key_name not in names:
+            raise UserError(f"{where}: key_box {key_name!r} is not a box")
+        key_box = names.index(key_name)
+    joker = bool(spec.get("joker", False))
+    extra = int(spec.get("extra_yatzy_bonus", 0))
+    requires = np.array([b.requires_key for b, _ in parsed], dtype=bool)
+    if (joker or extra or requires.any()) and key_box < 0:
+        raise UserError(f"{where}: joker, extra_yatzy_bonus and requires_key need key_box")
+    forced = settings["forced"]
+    return RuleSet(
+        name=str(spec.get("name", Path(where).stem)),
+        title=str(spec.get("title", spec.get("name", ""))),
+        description=str(spec.get("description", "")),
+        source=where,
+        n_dice=n_dice,
+        rolls_per_turn=rolls,
+        settings=settings,
+        boxes=tuple(b for b, _ in parsed),
+        threshold=settings["forced_bonus_threshold"] if forced else settings["upper_bonus_threshold"],
+        bonus_value=settings["upper_bonus_value"],
+        key_box=key_box,
+        joker=joker,
+        extra_yatzy_bonus=extra,
+        table=table,
+        table_first=table_first,
+        upper_face=np.array([p["face"] if b.kind == "upper" else 0 for b, p in parsed], dtype=np.int8),
+        requires_key=requires,
+        joker_value=np.array([-1 if b.joker_value is None else b.joker_value for b, _ in parsed], dtype=np.int16),
+        yatzy_roll=d.roll_counts.max(axis=1) == n_dice,
+        spec=dict(spec),
+    )

@@ -1,0 +1,250 @@
+"""The strategy contract: a bot answers keep and box decisions for a whole batch of games at once.
+
+A :class:`Strategy` gets a :class:`TurnView` of B games (numpy arrays, one row per game) and returns
+one decision per game. :class:`PerGameStrategy` adapts a plain one-game-at-a-time Python bot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Mapping
+
+import numpy as np
+
+from harness import rng
+from harness.errors import UserError
+from harness.rules import RuleSet
+
+#: rng step used for box choices (keep decisions use the roll number 0, 1, ...).
+CHOOSE_STEP = 255
+
+
+@dataclass(frozen=True)
+class Param:
+    """A strategy parameter: name, type, default, and an optional inclusive range."""
+
+    name: str
+    type: type
+    default: Any
+    description: str
+    lo: float | None = None
+    hi: float | None = None
+
+    def parse(self, raw: Any, strategy: str) -> Any:
+        where = f"strategy {strategy!r}: parameter {self.name}"
+        try:
+            if self.type is bool and isinstance(raw, str):
+                if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError
+                value: Any = raw.lower() in ("true", "1", "yes")
+            else:
+                value = self.type(raw)
+        except (TypeError, ValueError):
+            raise UserError(f"{where} must be {self.type.__name__}, got {raw!r}") from None
+        if self.type in (int, float) and not np.isfinite(value):
+            raise UserError(f"{where} must be finite, got {raw!r}")
+        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+            raise UserError(f"{where}={value} is out of range {self.lo}..{self.hi}")
+        return value
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type.__name__, "default": self.default,
+                "description": self.description, "min": self.lo, "max": self.hi}
+
+
+@dataclass
+class TurnView:
+    """What a seat sees of B games at one decision. Shapes: B games, NB boxes.
+
+    games: (B,) int64 game indices; keys: (B,) uint64 their random keys.
+    roll: (B,) int16 roll index into ``rules.dice`` (the dice in hand).
+    rolls_left: (B,) int16 rerolls still allowed this turn (0 when choosing a box).
+    first: (B,) bool the dice in hand were made on the turn's first roll.
+    filled: (B,) int64 bit mask of filled boxes of the current column.
+    upper: (B,) int16 upper subtotal of the current column.
+    flag: (B,) bool the key box (yatzy/generala) holds a non-zero score.
+    sheet: (B, NB) int16 scores written in the current column (0 where open).
+    options, allowed, extra: only for box choices: (B, NB) int16 score of each box for this roll,
+        (B,) int64 bit mask of boxes that may be chosen, (B,) int16 extra bonus earned whatever box.
+    saved: (B,) int16 saved rolls (with ``saved_rolls``; rolls_left already includes them).
+    totals: (B, S) int32 running totals of every seat (column totals included), for match-aware bots.
+    """
+
+    rules: RuleSet
+    seat: int
+    turn: int
+    column: int
+    step: int
+    games: np.ndarray
+    keys: np.ndarray
+    roll: np.ndarray
+    rolls_left: np.ndarray
+    first: np.ndarray
+    filled: np.ndarray
+    upper: np.ndarray
+    flag: np.ndarray
+    sheet: np.ndarray
+    totals: np.ndarray
+    saved: np.ndarray
+    options: np.ndarray | None = None
+    allowed: np.ndarray | None = None
+    extra: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.games)
+
+    def uniform(self, width: int = 1) -> np.ndarray:
+        """(B, width) float64 uniforms for this decision, a pure function of (seed, game, seat, turn, step)."""
+        return rng.uniforms(self.keys, self.seat, self.turn, self.step, width)
+
+    def allowed_matrix(self) -> np.ndarray:
+        """(B, NB) bool: which boxes may be chosen."""
+        assert self.allowed is not None, "allowed is only set for box choices"
+        return ((self.allowed[:, None] >> np.arange(self.rules.n_boxes)) & 1).astype(bool)
+
+
+class Strategy:
+    """Base of every bot. Subclasses set the class attributes and implement keep and choose.
+
+    Class attributes: ``name`` (registry key), ``description`` (one line), ``params``
+    (tuple of :class:`Param`), ``classifier`` (``stochastic``, ``lookahead``, ``long_run_time``).
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+    classifier: ClassVar[dict[str, Any]] = {"stochastic": False, "lookahead": "none", "long_run_time": False}
+
+    def __init__(self, rules: RuleSet, **params: Any) -> None:
+        self.rules = rules
+        known = {p.name: p for p in self.params}
+        for key in params:
+            if key not in known:
+                names = ", ".join(known) or "none"
+                raise UserError(f"strategy {self.name!r}: unknown parameter {key!r} (parameters: {names})")
+        self.config: dict[str, Any] = {
+            p.name: p.parse(params[p.name], self.name) if p.name in params else p.default for p in self.params
+        }
+
+    @property
+    def label(self) -> str:
+        """``name`` or ``name:key=value,...`` with the non-default parameters, sorted."""
+        changed = [f"{k}={v}" for k, v in sorted(self.config.items())
+                   if v != next(p.default for p in self.params if p.name == k)]
+        return self.name + (":" + ",".join(changed) if changed else "")
+
+    def prepare(self) -> None:
+        """Heavy set-up (tables, compilation) done once in the parent before workers fork."""
+
+    def keep(self, view: TurnView) -> np.ndarray:
+        """Keep decision: (B,) int keep indices into ``rules.dice``; keeping every die stops rolling."""
+        raise NotImplementedError
+
+    def choose(self, view: TurnView) -> np.ndarray:
+        """Box decision: (B,) int box indices, each allowed for its game."""
+        raise NotImplementedError
+
+
+@dataclass
+class GameState:
+    """One game's view for a :class:`PerGameStrategy`: plain Python values."""
+
+    rules: RuleSet
+    game: int
+    seat: int
+    turn: int
+    dice: list[int]
+    rolls_left: int
+    open_boxes: list[str]
+    sheet: dict[str, int | None]
+    upper: int
+    options: dict[str, int] = field(default_factory=dict)
+    random: Callable[[], float] = field(default=lambda: 0.0, repr=False)
+
+
+class PerGameStrategy(Strategy):
+    """Adapter for a one-game-at-a-time bot written in plain Python (slow, but simple).
+
+    Implement ``keep_dice(state) -> list of faces to keep`` (a sub-multiset of ``state.dice``; all
+    of them to stop) and ``choose_box(state) -> box name`` (one of ``state.options``).
+    """
+
+    def keep_dice(self, state: GameState) -> list[int]:
+        raise NotImplementedError
+
+    def choose_box(self, state: GameState) -> str:
+        raise NotImplementedError
+
+    def _states(self, view: TurnView) -> list[GameState]:
+        rules, d = self.rules, self.rules.dice
+        names = rules.box_names
+        allowed = view.allowed_matrix() if view.allowed is not None else None
+        u = view.uniform(1)[:, 0]
+        out = []
+        for i in range(len(view)):
+            filled = int(view.filled[i])
+            sheet = {n: (int(view.sheet[i, b]) if (filled >> b) & 1 else None) for b, n in enumerate(names)}
+            opts = {} if allowed is None else {n: int(view.options[i, b]) for b, n in enumerate(names) if allowed[i, b]}
+            out.append(GameState(rules, int(view.games[i]), view.seat, view.turn, d.roll_faces[view.roll[i]].tolist(),
+                                 int(view.rolls_left[i]), [n for n, v in sheet.items() if v is None], sheet,
+                                 int(view.upper[i]), opts, random=lambda x=float(u[i]): x))
+        return out
+
+    def keep(self, view: TurnView) -> np.ndarray:
+        from harness.dice import counts_of_faces
+        d = self.rules.dice
+        faces = np.zeros((len(view), d.n), dtype=np.int8)
+        for i, state in enumerate(self._states(view)):
+            kept = list(self.keep_dice(state))
+            faces[i, : len(kept)] = kept
+        return d.keep_index(counts_of_faces(faces))
+
+    def choose(self, view: TurnView) -> np.ndarray:
+        names = self.rules.box_names
+        return np.array([names.index(self.choose_box(s)) for s in self._states(view)], dtype=np.int64)
+
+
+def validate_keep(rules: RuleSet, view: TurnView, keep: np.ndarray, who: str) -> np.ndarray:
+    """Check a keep answer: right shape, valid indices, only dice the game has."""
+    keep = np.asarray(keep)
+    if keep.shape != (len(view),):
+        raise RuntimeError(f"strategy {who} returned keeps of shape {keep.shape}, expected ({len(view)},)")
+    d = rules.dice
+    bad = (keep < 0) | (keep >= d.n_keeps)
+    if not bad.any():
+        bad = ~d.is_subset(keep, view.roll)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise RuntimeError(f"strategy {who} kept dice it does not have in game {int(view.games[i])} "
+                           f"(keep {int(keep[i])}, dice {d.roll_faces[view.roll[i]].tolist()})")
+    return keep.astype(np.int32)
+
+
+def validate_choice(view: TurnView, box: np.ndarray, who: str) -> np.ndarray:
+    """Check a box answer: right shape and an allowed (open) box for every game."""
+    box = np.asarray(box)
+    if box.shape != (len(view),):
+        raise RuntimeError(f"strategy {who} returned boxes of shape {box.shape}, expected ({len(view)},)")
+    nbx = view.rules.n_boxes
+    ok = (box >= 0) & (box < nbx)
+    ok &= ((view.allowed >> np.where(ok, box, 0)) & 1).astype(bool)
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        raise RuntimeError(f"strategy {who} chose box {int(box[i])} which is filled or not allowed in game {int(view.games[i])}")
+    return box.astype(np.int64)
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """``name:key=value,key=value`` -> (name, {key: value}) with clear errors."""
+    name, _, rest = spec.strip().partition(":")
+    if not name:
+        raise UserError(f"empty strategy name in {spec!r}")
+    params: dict[str, str] = {}
+    if rest:
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise UserError(f"strategy {spec!r}: expected key=value, got {item!r}")
+            params[key.strip()] = value.strip()
+    return name, params
+

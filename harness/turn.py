@@ -1,0 +1,81 @@
+"""Within-turn optimisation: the best keeps for any value of the dice at the end of the turn.
+
+Given what stopping with each roll is worth (``term_first`` on the turn's first roll, ``term_later``
+after a reroll), :func:`turn_policy` works backwards through the rerolls of one turn. Greedy play,
+bonus-protecting play and the exact solver differ only in the stop values they pass in.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from harness.dice import Dice
+
+
+@nb.njit(cache=True, nogil=True)
+def keep_expectations(v_next, trans_ptr, trans_roll, trans_prob, out):
+    """out[k] = expected ``v_next`` (R,) after rerolling the dice not in keep k; out (K,)."""
+    for k in range(trans_ptr.shape[0] - 1):
+        acc = 0.0
+        for t in range(trans_ptr[k], trans_ptr[k + 1]):
+            acc += trans_prob[t] * v_next[trans_roll[t]]
+        out[k] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def best_keeps(stop, ek, sub_ptr, sub_keep, roll_as_keep, value, keep):
+    """For each roll r: best of stopping (``stop[r]``) and each proper keep (``ek``).
+
+    Ties go to stopping, then to the first keep in ``sub_keep`` order, so play is deterministic.
+    Writes value (R,) and keep (R,) (``roll_as_keep[r]`` means stop).
+    """
+    for r in range(stop.shape[0]):
+        best = stop[r]
+        arg = roll_as_keep[r]
+        for s in range(sub_ptr[r], sub_ptr[r + 1] - 1):  # the last sub-keep is the whole roll
+            k = sub_keep[s]
+            if ek[k] > best:
+                best = ek[k]
+                arg = k
+        value[r] = best
+        keep[r] = arg
+
+
+@nb.njit(cache=True, nogil=True)
+def turn_policy_kernel(term_first, term_later, rerolls, trans_ptr, trans_roll, trans_prob,
+                       sub_ptr, sub_keep, roll_as_keep):
+    n_rolls = term_later.shape[0]
+    n_keeps = trans_ptr.shape[0] - 1
+    values = np.empty((rerolls + 1, n_rolls))
+    keeps = np.empty((rerolls + 1, n_rolls), dtype=np.int32)
+    values[0, :] = term_later
+    for r in range(n_rolls):
+        keeps[0, r] = roll_as_keep[r]
+    ek = np.empty(n_keeps)
+    for j in range(1, rerolls + 1):
+        keep_expectations(values[j - 1], trans_ptr, trans_roll, trans_prob, ek)
+        best_keeps(term_later, ek, sub_ptr, sub_keep, roll_as_keep, values[j], keeps[j])
+    v_first = np.empty(n_rolls)
+    k_first = np.empty(n_rolls, dtype=np.int32)
+    if rerolls == 0:
+        v_first[:] = term_first
+        for r in range(n_rolls):
+            k_first[r] = roll_as_keep[r]
+    else:
+        keep_expectations(values[rerolls - 1], trans_ptr, trans_roll, trans_prob, ek)
+        best_keeps(term_first, ek, sub_ptr, sub_keep, roll_as_keep, v_first, k_first)
+    return v_first, k_first, values, keeps
+
+
+def turn_policy(d: Dice, term_first: np.ndarray, term_later: np.ndarray, rerolls: int):
+    """Optimal keeps for stop values over one turn with ``rerolls`` rerolls after the first roll.
+
+    Returns ``(v_first, k_first, values, keeps)``: v_first/k_first (R,) value and keep with the
+    turn's first roll in hand; values/keeps (rerolls+1, R) with j rerolls left after a reroll
+    (keeps[0] is always stop). The turn's expected value is ``d.roll_prob @ v_first``.
+    """
+    return turn_policy_kernel(
+        np.ascontiguousarray(term_first, dtype=np.float64), np.ascontiguousarray(term_later, dtype=np.float64),
+        int(rerolls), d.trans_ptr, d.trans_roll, d.trans_prob, d.sub_ptr, d.sub_keep, d.roll_as_keep,
+    )
