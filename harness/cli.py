@@ -1,0 +1,193 @@
+"""The ``yatzy-harness`` command line: one subcommand per capability, errors as one line and exit 2.
+
+Each capability module that has a subcommand exposes ``add_commands(subparsers)``; the modules
+are listed in :data:`COMMAND_MODULES` and imported only when the parser is built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any, Sequence
+
+from harness.errors import UserError
+
+#: Modules contributing subcommands, in the order they appear in ``--help``.
+COMMAND_MODULES: tuple[str, ...] = (
+    "harness.cli",
+    "harness.runner",
+    "harness.replay",
+    "harness.solver",
+    "harness.report",
+)
+
+EXIT_USAGE = 2
+
+
+def print_json(obj: Any) -> None:
+    """Print ``obj`` as indented JSON on stdout."""
+    json.dump(obj, sys.stdout, indent=2, sort_keys=False, default=_json_default)
+    sys.stdout.write("\n")
+
+
+def _json_default(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def add_set_option(p: argparse.ArgumentParser) -> None:
+    """The repeatable ``--set KEY=VALUE`` rule-setting override."""
+    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                   help="change a rule setting (repeatable), e.g. --set upper_bonus_threshold=62")
+
+
+# ---------------------------------------------------------------------------------------------
+# rules, score, strategies
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from harness.rules import builtin_rule_sets, load_rules
+
+    if args.action is None:
+        sets = [load_rules(n).describe() for n in builtin_rule_sets()]
+        if args.json:
+            print_json([{k: s[k] for k in ("name", "title", "description", "dice", "perfect_score")}
+                        | {"boxes": len(s["boxes"])} for s in sets])
+        else:
+            for s in sets:
+                print(f"{s['name']:<14} {s['dice']} dice {len(s['boxes']):>2} boxes  {s['description']}")
+        return 0
+    if args.action != "show" or not args.name:
+        raise UserError("usage: yatzy-harness rules [--json] | rules show NAME [--set KEY=VALUE ...]")
+    rules = load_rules(args.name, args.settings)
+    desc = rules.describe()
+    if args.json:
+        print_json(desc)
+        return 0
+    print(f"{desc['title']} ({desc['name']}): {desc['description']}")
+    print(f"{desc['dice']} dice, {desc['rolls_per_turn']} rolls a turn; upper bonus "
+          f"{desc['bonus']['value']} at {desc['bonus']['threshold']}; perfect sheet {desc['perfect_score']}")
+    print("settings: " + ", ".join(f"{k}={v}" for k, v in desc["settings"].items()))
+    for b in desc["boxes"]:
+        print(f"  {b['section']:<5} {b['name']:<18} {b['kind']:<12} max {b['max']}")
+    return 0
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from harness.rules import load_rules
+    from harness.scoring import context, score_options
+
+    rules = load_rules(args.rules, args.settings)
+    if len(args.dice) != rules.n_dice:
+        raise UserError(f"rule set {rules.name} plays {rules.n_dice} dice, got {len(args.dice)}: {' '.join(args.dice)}")
+    try:
+        faces = [int(x) for x in args.dice]
+    except ValueError:
+        raise UserError(f"dice must be whole numbers 1..6, got {' '.join(args.dice)}") from None
+    if any(not 1 <= f <= 6 for f in faces):
+        raise UserError(f"dice must be 1..6, got {' '.join(args.dice)}")
+    roll = int(rules.dice.roll_index_of_faces(np.array(faces)))
+    out = np.empty(rules.n_boxes, dtype=np.int16)
+    # an empty sheet, not on the first roll: the plain score of each box (servida via --first-roll)
+    score_options(context(rules), roll, args.first_roll, False, 0, out)
+    scores = {name: int(v) for name, v in zip(rules.box_names, out)}
+    if args.json:
+        print_json(scores)
+    else:
+        width = max(map(len, scores))
+        for name, v in scores.items():
+            print(f"{name:<{width}} {v:>4}")
+    return 0
+
+
+def _cmd_strategies(args: argparse.Namespace) -> int:
+    from harness.registry import describe
+
+    items = describe()
+    if args.json:
+        print_json(items)
+        return 0
+    for s in items:
+        print(f"{s['name']:<10} {s['description']}")
+        for p in s["params"]:
+            rng = "" if p["min"] is None and p["max"] is None else f" [{p['min']}..{p['max']}]"
+            print(f"    {p['name']}={p['default']} ({p['type']}{rng}): {p['description']}")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("rules", help="list rule sets, or show one sheet",
+                       description="List the built-in rule sets, or show one with its boxes and settings.")
+    p.add_argument("action", nargs="?", choices=["show"], help="show one rule set")
+    p.add_argument("name", nargs="?", help="rule set name or .toml path")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_set_option(p)
+    p.set_defaults(func=_cmd_rules)
+
+    p = sub.add_parser("score", help="score one roll in every box",
+                       description="Print the score of one roll in every box of a rule set (empty sheet).")
+    p.add_argument("rules", help="rule set name or .toml path")
+    p.add_argument("dice", nargs="+", help="the dice faces, 1..6")
+    p.add_argument("--first-roll", action="store_true", help="the dice were made on the turn's first roll (servida)")
+    p.add_argument("--json", action="store_true", help="print {box: score} as JSON")
+    add_set_option(p)
+    p.set_defaults(func=_cmd_score)
+
+    p = sub.add_parser("strategies", help="list bots with their parameters",
+                       description="List the registered bots (built-in and plugins) with their parameters.")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_cmd_strategies)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own usage errors: one line, exit 2
+        raise UserError(message if self.prog == "yatzy-harness" else f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="yatzy-harness",
+                     description="Yatzy-family bots playing each other by the million.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        try:
+            module = sys.modules[__name__] if name == __name__ else importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue  # a capability not built yet
+        module.add_commands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_USAGE
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"yatzy-harness: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("yatzy-harness: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
