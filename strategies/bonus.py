@@ -1,0 +1,97 @@
+"""The bonus-protecting bot: greedy within the turn, but it plays for the upper bonus.
+
+It values a box by its score now, minus what the box would be expected to earn on a later turn
+spent on it (so it scratches cheap boxes rather than expensive ones), plus the upper bonus times
+the change in the chance of making the bonus. That chance is tracked against the remaining open
+upper boxes: each is assumed to be worked on for one turn, which makes "three of each" the pace.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from harness.registry import register
+from harness.rules import RuleSet
+from harness.strategy import Param, TurnView
+from harness.turn import turn_policy
+from strategies.greedy import TurnPlanner, best_box
+from strategies.kernels import bonus_stop_values, bonus_values_batch
+
+
+def bonus_chance_table(rules: RuleSet) -> np.ndarray:
+    """(64, threshold+1) float64: P(the open upper faces still add >= need), indexed [open faces bitmask, need].
+
+    Each open face f is assumed worked on for one turn: its count is Binomial(n, 1 - (5/6)^rolls),
+    the count of f after keeping every f and rerolling the rest.
+    """
+    n, thr = rules.n_dice, rules.threshold
+    q = 1 - (5 / 6) ** rules.rolls_per_turn
+    from scipy.stats import binom
+
+    pmf = binom.pmf(np.arange(n + 1), n, q)
+    table = np.zeros((64, thr + 1))
+    for mask in range(64):
+        # distribution of the sum of open faces' points, capped at thr
+        dist = np.zeros(thr + 1)
+        dist[0] = 1.0
+        for f in range(1, 7):
+            if not (mask >> (f - 1)) & 1:
+                continue
+            new = np.zeros(thr + 1)
+            for c, p in enumerate(pmf):
+                pts = f * c
+                shifted = np.zeros(thr + 1)
+                shifted[min(pts, thr):] = 0
+                if pts >= thr:
+                    shifted[thr] = dist.sum()
+                else:
+                    shifted[pts:thr] = dist[: thr - pts]
+                    shifted[thr] = dist[thr - pts:].sum()
+                new += p * shifted
+            dist = new
+        # P(sum >= need) for every need
+        table[mask] = np.cumsum(dist[::-1])[::-1]
+    return table
+
+
+@lru_cache(maxsize=32)
+def _opportunity(rules: RuleSet) -> np.ndarray:
+    """(NB,) expected score of each box on a turn spent on it alone (its opportunity cost)."""
+    d = rules.dice
+    out = np.empty(rules.n_boxes)
+    for b in range(rules.n_boxes):
+        v_first, _, _, _ = turn_policy(d, rules.table_first[:, b], rules.table[:, b], rules.rolls_per_turn - 1)
+        out[b] = d.roll_prob @ v_first
+    return out
+
+
+@register
+class BonusBot(TurnPlanner):
+    name = "bonus"
+    description = ("greedy within the turn, but plays for the upper bonus: paces against three-of-each, "
+                   "values upper boxes by their effect on the bonus chance, scratches cheap boxes")
+    params = (Param("weight", float, 1.0, "weight of the bonus chance in box values (0 = no bonus play)", 0.0, 10.0),)
+    classifier = {"stochastic": False, "lookahead": "turn+heuristic", "long_run_time": False}
+    uses_upper = True
+
+    def __init__(self, rules: RuleSet, **params) -> None:
+        super().__init__(rules, **params)
+        self._p = bonus_chance_table(rules)
+        self._opp = _opportunity(rules)
+
+    def stop_values(self, filled: int, upper: int, flag: bool, first: bool) -> np.ndarray:
+        r = self.rules
+        return bonus_stop_values(self._ctx, first, flag, filled, upper, r.threshold, float(r.bonus_value),
+                                 self._p, self._opp, float(self.config["weight"]))
+
+    def keep(self, view: TurnView) -> np.ndarray:
+        view.upper = np.minimum(view.upper, self.rules.threshold)  # the pace is all that matters past the line
+        return super().keep(view)
+
+    def choose(self, view: TurnView) -> np.ndarray:
+        r = self.rules
+        values = bonus_values_batch(view.options, view.allowed, view.extra, view.filled, view.upper, r.threshold,
+                                    float(r.bonus_value), r.upper_face, self._p, self._opp, float(self.config["weight"]))
+        return best_box(r, values)

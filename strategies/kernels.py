@@ -1,0 +1,57 @@
+"""numba kernels for the heuristic bots: stop values of every roll in one sheet state."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from harness.scoring import score_options
+
+
+@nb.njit(cache=True, nogil=True)
+def bonus_values(scores, allowed, extra, filled, upper, threshold, bonus_value, upper_face, p_table, opp, weight, out):
+    """Box values of the bonus bot for one roll: scores (NB,) -> out (NB,), -inf where not allowed.
+
+    value = score + extra - opportunity cost + weight * bonus * (P(bonus) after - P(bonus) now)
+    """
+    faces = 0
+    for b in range(upper_face.shape[0]):
+        if upper_face[b] > 0 and not (filled >> b) & 1:
+            faces |= 1 << (upper_face[b] - 1)
+    up_now = min(upper, threshold)
+    p_now = p_table[faces, threshold - up_now]
+    for b in range(scores.shape[0]):
+        if not (allowed >> b) & 1:
+            out[b] = -np.inf
+            continue
+        p_after = p_now
+        if upper_face[b] > 0:
+            up_after = min(up_now + scores[b], threshold)
+            p_after = p_table[faces & ~(1 << (upper_face[b] - 1)), threshold - up_after]
+        out[b] = scores[b] + extra - opp[b] + weight * bonus_value * (p_after - p_now)
+
+
+@nb.njit(cache=True, nogil=True)
+def bonus_stop_values(ctx, first, flag, filled, upper, threshold, bonus_value, p_table, opp, weight):
+    """(R,) float64: the bonus bot's value of stopping with each roll in one sheet state."""
+    n = ctx.table.shape[0]
+    res = np.empty(n)
+    row = np.empty(ctx.n_boxes, dtype=np.int16)
+    vals = np.empty(ctx.n_boxes)
+    for r in range(n):
+        allowed, extra = score_options(ctx, r, first, flag, filled, row)
+        bonus_values(row, allowed, extra, filled, upper, threshold, bonus_value, ctx.upper_face, p_table, opp,
+                     weight, vals)
+        res[r] = vals.max()
+    return res
+
+
+@nb.njit(cache=True, nogil=True)
+def bonus_values_batch(scores, allowed, extra, filled, upper, threshold, bonus_value, upper_face, p_table, opp,
+                       weight):
+    """:func:`bonus_values` for a batch: scores (B, NB) -> (B, NB) float64."""
+    out = np.empty(scores.shape)
+    for i in range(scores.shape[0]):
+        bonus_values(scores[i], allowed[i], extra[i], filled[i], upper[i], threshold, bonus_value, upper_face,
+                     p_table, opp, weight, out[i])
+    return out
