@@ -1,0 +1,486 @@
+"""Difficulty calibration: find the parameter value of a bot that hits a target mean score or win rate.
+
+The response f(v) is measured by playing games with the bot's parameter set to v:
+
+* ``--target-mean X``: the bot alone at a one-seat table; f(v) = its mean final score. A
+  solitaire table makes the figure independent of any opponent (scores of non-match-aware bots do
+  not depend on the opponent anyway).
+* ``--target-win-rate P --against REF``: the bot against REF at a two-seat table, both seatings
+  (a gauntlet: every game index is a pair of games on identical dice); f(v) = the bot's score
+  rate, win 1, draw 1/2, loss 0. Its interval uses the game pairs as the unit (pentanomial).
+  If the bot's label equals REF's (e.g. ``solver`` at ``temperature=0`` against ``solver``), the
+  two seats play identically on identical dice and f is exactly 1/2 with no games played.
+
+Every evaluation plays the same seed and game indices (common random numbers), so the noise of
+f is largely shared between evaluations and the measured curve is nearly smooth in v: differences
+between values are measured much more precisely than each value alone, and a bracketing search
+converges instead of chasing noise.
+
+Search: the target must be bracketed by ``--lo``/``--hi`` (defaults: the parameter's declared
+range); then Illinois-modified regula falsi (Dowell & Jarratt 1971) on g(v) = f(v) - target until
+``|g| <= tol`` at an evaluated point, the bracket is narrower than ``xtol``, or ``--max-evals``.
+The reported value is the root of the secant through the final bracket.
+
+Uncertainty (``value_ci``): value +/- (h / |s| + |g_best| / |s|), where s is the secant slope of
+the final bracket, h the CI half-width of f at the evaluated point nearest the target (sampling
+error, delta method) and g_best that point's remaining miss (search error). The interval is
+therefore about the *true* response crossing the target, at the run's confidence level; with
+more games it shrinks like 1/sqrt(games).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from harness.errors import UserError
+from harness.report import _clean, summarize
+from harness.stats import Moments, mean_ci
+
+#: Default largest number of response evaluations (two of them are the bracket ends).
+DEFAULT_MAX_EVALS = 12
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What to calibrate: ``strategy`` spec (other parameters fixed), the ``param`` to tune, and a
+    target: ``target_mean`` (points) or ``target_win_rate`` (0..1) against ``against``."""
+
+    rules: str
+    settings: tuple[str, ...]
+    strategy: str
+    param: str
+    lo: float
+    hi: float
+    target_mean: float | None = None
+    target_win_rate: float | None = None
+    against: str | None = None
+    games: int = 10_000
+    seed: int = 1
+    tol: float | None = None
+    xtol: float | None = None
+    max_evals: int = DEFAULT_MAX_EVALS
+    confidence: float = 0.95
+    chunk_size: int | None = None
+    workers: int = 0
+
+    @property
+    def kind(self) -> str:
+        return "mean" if self.target_mean is not None else "win_rate"
+
+    @property
+    def target(self) -> float:
+        return float(self.target_mean if self.target_mean is not None else self.target_win_rate)  # type: ignore[arg-type]
+
+    @property
+    def f_tol(self) -> float:
+        """Stop when the response is this close to the target (points, or a rate)."""
+        if self.tol is not None:
+            return self.tol
+        return 0.1 if self.kind == "mean" else 0.002
+
+    @property
+    def v_tol(self) -> float:
+        return self.xtol if self.xtol is not None else 1e-4 * abs(self.hi - self.lo)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One evaluation: parameter ``value``, response ``f`` with its CI, games played, run directory."""
+
+    value: float
+    f: float
+    lo: float
+    hi: float
+    games: int
+    run_dir: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "response": self.f, "ci": [self.lo, self.hi], "games": self.games,
+                "run_dir": self.run_dir}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The result: ``value`` with ``value_ci``, the final ``bracket``, every evaluated point."""
+
+    problem: Problem
+    value: float
+    value_ci: tuple[float, float]
+    sampling_error: float
+    search_error: float
+    slope: float
+    bracket: tuple[float, float]
+    points: tuple[Point, ...]
+    converged: bool
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.problem
+        return _clean({
+            "strategy": p.strategy, "param": p.param, "rules": p.rules, "settings": list(p.settings),
+            "target": {"kind": p.kind, "value": p.target, "against": p.against},
+            "value": self.value, "value_ci": list(self.value_ci),
+            "spec": spec_with(p.strategy, p.param, self.value),
+            "sampling_error": self.sampling_error, "search_error": self.search_error,
+            "slope": self.slope, "bracket": list(self.bracket), "converged": self.converged,
+            "games": p.games, "seed": p.seed, "confidence": p.confidence,
+            "evaluations": [pt.to_dict() for pt in self.points], "notes": list(self.notes),
+        })
+
+
+def spec_with(spec: str, param: str, value: float) -> str:
+    """``spec`` with ``param`` set to ``value`` (6 significant digits), other parameters kept."""
+    from harness.strategy import parse_spec
+
+    name, params = parse_spec(spec)
+    params[param] = f"{value:.6g}"
+    return name + ":" + ",".join(f"{k}={v}" for k, v in params.items())
+
+
+def _round(v: float) -> float:
+    """The value actually played (specs carry 6 significant digits)."""
+    return float(f"{v:.6g}")
+
+
+def check_problem(p: Problem) -> None:
+    """Validate the strategy, parameter and target with clear messages (before playing anything)."""
+    from harness.registry import get
+    from harness.strategy import parse_spec
+
+    name, _ = parse_spec(p.strategy)
+    cls = get(name)
+    params = {x.name: x for x in cls.params}
+    if p.param not in params:
+        raise UserError(f"strategy {name!r} has no parameter {p.param!r} (parameters: {', '.join(params) or 'none'})")
+    if params[p.param].type is not float:
+        raise UserError(f"strategy {name!r}: parameter {p.param} is {params[p.param].type.__name__}; "
+                        "calibrate tunes float parameters")
+    if (p.target_mean is None) == (p.target_win_rate is None):
+        raise UserError("give exactly one of --target-mean X or --target-win-rate P")
+    if p.target_win_rate is not None:
+        if not 0.0 < p.target_win_rate < 1.0:
+            raise UserError(f"--target-win-rate must be in (0, 1), got {p.target_win_rate}")
+        if not p.against:
+            raise UserError("--target-win-rate needs --against SPEC (the reference bot)")
+    if not math.isfinite(p.lo) or not math.isfinite(p.hi) or p.lo >= p.hi:
+        raise UserError(f"need --lo < --hi, got lo={p.lo}, hi={p.hi}")
+    par = params[p.param]
+    for which, v in (("lo", p.lo), ("hi", p.hi)):
+        if (par.lo is not None and v < par.lo) or (par.hi is not None and v > par.hi):
+            raise UserError(f"--{which} {v} is outside {name}:{p.param}'s range {par.lo}..{par.hi}")
+    if p.games < 2:
+        raise UserError(f"--games must be >= 2, got {p.games}")
+    if p.max_evals < 3:
+        raise UserError(f"--max-evals must be >= 3, got {p.max_evals}")
+
+
+def default_bracket(strategy: str, param: str) -> tuple[float | None, float | None]:
+    """The parameter's declared range (None where it has none)."""
+    from harness.registry import get
+    from harness.strategy import parse_spec
+
+    cls = get(parse_spec(strategy)[0])
+    for x in cls.params:
+        if x.name == param:
+            return x.lo, x.hi
+    return None, None
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluating the response with the runner
+
+
+def _pair_moments(counts: Any) -> Moments:
+    """Moments of per-pair scores (0, .25, .5, .75, 1) from pentanomial counts."""
+    c = np.asarray(counts, dtype=np.float64)
+    n = int(c.sum())
+    if n == 0:
+        return Moments.empty()
+    x = np.linspace(0.0, 1.0, 5)
+    mean = float(np.dot(c, x) / n)
+    return Moments(n, mean, float(np.dot(c, (x - mean) ** 2)))
+
+
+def label_of(spec: str, rules: str, settings: tuple[str, ...]) -> str:
+    from harness.registry import make
+    from harness.rules import load_rules
+
+    return make(spec, load_rules(rules, list(settings))).label
+
+
+class RunnerEvaluator:
+    """Measures f(v) by playing a run directory per value under ``out`` with :func:`harness.runner.run`."""
+
+    def __init__(self, problem: Problem, out: Path, quiet: bool = True) -> None:
+        self.p, self.out, self.quiet = problem, Path(out), quiet
+        self.count = 0
+        self.ref_label = label_of(problem.against, problem.rules, problem.settings) if problem.against else None
+
+    def __call__(self, value: float) -> Point:
+        from harness.rules import parse_overrides
+        from harness.runconfig import RunConfig
+        from harness.runner import run
+
+        p = self.p
+        spec = spec_with(p.strategy, p.param, value)
+        label = label_of(spec, p.rules, p.settings)
+        if p.kind == "win_rate" and label == self.ref_label:
+            # identical bots on identical dice in swapped seats: every pair scores exactly 1 of 2
+            return Point(value, 0.5, 0.5, 0.5, 0, None)
+        common: dict[str, Any] = {"rules": p.rules, "settings": parse_overrides(list(p.settings)), "games": p.games,
+                                  "seed": p.seed, "workers": p.workers}
+        if p.chunk_size:
+            common["chunk_size"] = p.chunk_size
+        if p.kind == "mean":
+            cfg = RunConfig(mode="run", seats=(spec,), **common)
+        else:
+            cfg = RunConfig(mode="gauntlet", candidate=spec, entrants=(p.against,), **common)
+        d = self.out / f"eval-{self.count:02d}-{p.param}={value:.6g}"
+        self.count += 1
+        run(cfg, d, quiet=self.quiet)
+        s = summarize(d, p.confidence)
+        if p.kind == "mean":
+            e = next(x for x in s.entrants if x.label == label)
+            ci = mean_ci(e.per_game, p.confidence)
+            return Point(value, ci.mean, ci.lo, ci.hi, s.info.games, str(d))
+        pair = next(x for x in s.pairings if {x.a, x.b} == {label, self.ref_label})
+        counts = list(pair.pentanomial or ())
+        if pair.a != label:
+            counts = counts[::-1]
+        ci = mean_ci(_pair_moments(counts), p.confidence)
+        return Point(value, ci.mean, ci.lo, ci.hi, s.info.games, str(d))
+
+
+# ---------------------------------------------------------------------------------------------
+# the search
+
+
+def calibrate(problem: Problem, evaluate: Callable[[float], Point],
+              progress: Callable[[Point], None] | None = None) -> Calibration:
+    """Bracketing search for f(v) = target (module docstring); ``evaluate(v)`` measures one point."""
+    check_problem(problem)
+    target, tol = problem.target, problem.f_tol
+    points: list[Point] = []
+
+    def ev(v: float) -> Point:
+        pt = evaluate(_round(v))
+        points.append(pt)
+        if progress:
+            progress(pt)
+        return pt
+
+    a, b = ev(problem.lo), ev(problem.hi)
+    ga, gb = a.f - target, b.f - target
+    if ga == 0 or gb == 0:
+        best = a if ga == 0 else b
+        return _finish(problem, best, a, b, points, True)
+    if (ga > 0) == (gb > 0):
+        unit = "points" if problem.kind == "mean" else ""
+        raise UserError(f"target {target:g} is not bracketed: response at --lo {a.value:g} is {a.f:.4g}{unit and ' '}{unit}, "
+                        f"at --hi {b.value:g} it is {b.f:.4g}; widen --lo/--hi (or check the target)")
+    side = 0  # which end was kept last: Illinois halves the kept end's g to avoid one-sided stalls
+    converged = False
+    while len(points) < problem.max_evals:
+        if abs(b.value - a.value) <= problem.v_tol:
+            converged = True
+            break
+        v = (a.value * gb - b.value * ga) / (gb - ga)
+        v = _round(min(max(v, min(a.value, b.value)), max(a.value, b.value)))
+        if v in (a.value, b.value):  # rounding collapsed the step: the bracket is as narrow as specs allow
+            converged = True
+            break
+        c = ev(v)
+        gc = c.f - target
+        if abs(gc) <= tol:
+            converged = True
+            a, ga, b, gb = (a, ga, c, gc) if (gc > 0) != (ga > 0) else (c, gc, b, gb)
+            break
+        if (gc > 0) == (gb > 0):
+            b, gb = c, gc
+            if side == -1:
+                ga /= 2
+            side = -1
+        else:
+            a, ga = c, gc
+            if side == 1:
+                gb /= 2
+            side = 1
+    best = min(points, key=lambda q: abs(q.f - target))
+    return _finish(problem, best, a, b, points, converged)
+
+
+def _finish(problem: Problem, best: Point, a: Point, b: Point, points: list[Point], converged: bool) -> Calibration:
+    target = problem.target
+    notes = []
+    fa, fb = a.f, b.f
+    if a.value == b.value or fa == fb:
+        slope = math.nan
+        value = best.value
+    else:
+        slope = (fb - fa) / (b.value - a.value)
+        value = a.value + (target - fa) / slope
+        value = min(max(value, min(a.value, b.value)), max(a.value, b.value))
+    if best.f == target:
+        value = best.value
+    if not math.isfinite(slope) or slope == 0:
+        # fall back to the slope of the two evaluated points nearest the target
+        near = sorted(points, key=lambda q: abs(q.f - target))[:2]
+        if len(near) == 2 and near[0].value != near[1].value:
+            slope = (near[1].f - near[0].f) / (near[1].value - near[0].value)
+    half = (best.hi - best.lo) / 2 if math.isfinite(best.hi - best.lo) else math.nan
+    if slope and math.isfinite(slope):
+        samp = half / abs(slope)
+        search = abs(best.f - target) / abs(slope)
+    else:
+        samp = search = math.nan
+    ordered = sorted(points, key=lambda q: q.value)
+    fs = np.array([q.f for q in ordered])
+    steps = np.diff(fs)
+    if steps.size and not (np.all(steps >= 0) or np.all(steps <= 0)):
+        notes.append("the measured response is not monotone over the evaluated values "
+                     "(differences within the noise, or a non-monotone parameter): check the curve")
+    if not converged:
+        notes.append(f"stopped after {len(points)} evaluations before reaching tol={problem.f_tol:g}")
+    unc = samp + search
+    lo, hi = (value - unc, value + unc) if math.isfinite(unc) else (math.nan, math.nan)
+    return Calibration(problem, value, (lo, hi), samp, search, slope,
+                       (min(a.value, b.value), max(a.value, b.value)), tuple(points), converged, tuple(notes))
+
+
+# ---------------------------------------------------------------------------------------------
+# picture
+
+
+def plot_response(cal: Calibration):  # -> matplotlib Figure
+    """The response curve: evaluated points with CIs, the target, and the solution with its interval."""
+    from harness.plot import plt
+
+    p = cal.problem
+    pts = sorted((q for q in cal.points), key=lambda q: q.value)
+    scale = 1.0 if p.kind == "mean" else 100.0
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=100, layout="constrained")
+    x = np.array([q.value for q in pts])
+    y = np.array([q.f for q in pts]) * scale
+    err = np.array([[q.f - q.lo for q in pts], [q.hi - q.f for q in pts]]) * scale
+    ax.plot(x, y, color="tab:blue", lw=1, alpha=0.6)
+    ax.errorbar(x, y, yerr=err, fmt="o", color="tab:blue", ecolor="black", capsize=3,
+                label=f"measured ({100 * p.confidence:.0f} % CI), {p.games:,} games each")
+    ax.axhline(p.target * scale, color="tab:red", ls="--", lw=1, label=f"target {p.target * scale:g}")
+    if math.isfinite(cal.value):
+        xerr = None
+        if all(math.isfinite(v) for v in cal.value_ci):
+            xerr = [[cal.value - cal.value_ci[0]], [cal.value_ci[1] - cal.value]]
+        ax.errorbar([cal.value], [p.target * scale], xerr=xerr, fmt="*", ms=14, color="tab:red",
+                    ecolor="tab:red", capsize=5, label=f"{p.param} = {cal.value:.4g}")
+    ax.set_xlabel(f"{p.param} (parameter of {p.strategy})")
+    if p.kind == "mean":
+        ax.set_ylabel("mean final score (points)")
+        what = "mean score"
+    else:
+        ax.set_ylabel(f"score rate against {p.against} (%; win 1, draw 1/2)")
+        what = f"win rate against {p.against}"
+    ax.set_title(f"Calibration of {p.strategy} {p.param}: {what}\n{p.rules} rules, seed {p.seed}, "
+                 f"same games at every value")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="best")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from harness.cli import print_json
+    from harness.plot import plt
+
+    lo, hi = args.lo, args.hi
+    if lo is None or hi is None:
+        dlo, dhi = default_bracket(args.strategy, args.param)
+        lo = dlo if lo is None else lo
+        hi = dhi if hi is None else hi
+        if lo is None or hi is None:
+            raise UserError(f"{args.strategy}:{args.param} has no declared range: give --lo and --hi")
+    problem = Problem(rules=args.rules, settings=tuple(args.settings), strategy=args.strategy, param=args.param,
+                      lo=float(lo), hi=float(hi), target_mean=args.target_mean, target_win_rate=args.target_win_rate,
+                      against=args.against, games=args.games, seed=args.seed, tol=args.tol, xtol=args.xtol,
+                      max_evals=args.max_evals, confidence=args.confidence, chunk_size=args.chunk_size,
+                      workers=args.workers)
+    check_problem(problem)
+    out = Path(args.out) if args.out else Path("results") / f"calibrate-{time.strftime('%Y%m%d-%H%M%S')}"
+    if out.exists() and any(out.iterdir()):
+        raise UserError(f"{out} exists and is not empty; choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    unit = "points" if problem.kind == "mean" else ""
+
+    def show(pt: Point) -> None:
+        if not args.json:
+            scale, u = (1.0, " points") if problem.kind == "mean" else (100.0, " %")
+            print(f"  {args.param}={pt.value:<10.6g} response {scale * pt.f:8.3f}{u} "
+                  f"[{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]", flush=True)
+
+    if not args.json:
+        tgt = f"mean {problem.target:g} points" if unit else f"win rate {problem.target:g} against {problem.against}"
+        print(f"calibrating {args.strategy} {args.param} in [{lo:g}, {hi:g}] for {tgt}; "
+              f"{problem.games:,} games per evaluation, seed {problem.seed}")
+    cal = calibrate(problem, RunnerEvaluator(problem, out, quiet=True), show)
+    fig = plot_response(cal)
+    png = out / "calibration.png"
+    fig.savefig(png)
+    plt.close(fig)
+    d = cal.to_dict()
+    d["files"] = [str(png), str(out / "calibration.json")]
+    (out / "calibration.json").write_text(json.dumps(d, indent=2) + "\n")
+    if args.json:
+        print_json(d)
+    else:
+        print(f"{args.param} = {cal.value:.4g}  [{cal.value_ci[0]:.4g}, {cal.value_ci[1]:.4g}] "
+              f"({100 * problem.confidence:.0f} %: sampling ±{cal.sampling_error:.2g}, search ±{cal.search_error:.2g})"
+              f"  -> {d['spec']}")
+        print(f"{len(cal.points)} evaluations, final bracket [{cal.bracket[0]:.6g}, {cal.bracket[1]:.6g}]; "
+              f"wrote {png} and calibration.json")
+        for n in cal.notes:
+            print(f"note: {n}")
+    return 0
+
+
+def add_command(sub: argparse._SubParsersAction) -> None:
+    """The ``calibrate`` subcommand (registered by :func:`harness.report.add_commands`)."""
+    from harness.cli import add_set_option
+
+    p = sub.add_parser(
+        "calibrate", help="find the bot parameter value that hits a target mean score or win rate",
+        description="Bracketing search (Illinois regula falsi) for the value of a bot parameter that hits a "
+                    "target mean score, or a target win rate against a reference bot. Every evaluation plays "
+                    "the same games (common random numbers). Writes calibration.png and calibration.json.")
+    p.add_argument("--rules", default="scandinavian", help="rule set name or .toml path (default scandinavian)")
+    add_set_option(p)
+    p.add_argument("--strategy", required=True, metavar="SPEC", help="the bot, e.g. solver or solver:blunder=0.1")
+    p.add_argument("--param", required=True, help="the float parameter to tune, e.g. temperature")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--target-mean", type=float, metavar="X", help="target mean final score (points)")
+    g.add_argument("--target-win-rate", type=float, metavar="P", help="target score rate against --against, 0..1")
+    p.add_argument("--against", metavar="SPEC", help="the reference bot for --target-win-rate")
+    p.add_argument("--lo", type=float, help="lower end of the search bracket (default: parameter's minimum)")
+    p.add_argument("--hi", type=float, help="upper end of the search bracket (default: parameter's maximum)")
+    p.add_argument("--games", type=int, default=10_000, help="games per evaluation (default 10000)")
+    p.add_argument("--seed", type=int, default=1, help="root seed shared by every evaluation (default 1)")
+    p.add_argument("--tol", type=float, help="stop when the response is this close to the target "
+                                             "(default 0.1 points / 0.002 win rate)")
+    p.add_argument("--xtol", type=float, help="stop when the bracket is this narrow (default 1e-4 x (hi-lo))")
+    p.add_argument("--max-evals", type=int, default=DEFAULT_MAX_EVALS,
+                   help=f"most evaluations, bracket ends included (default {DEFAULT_MAX_EVALS})")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval confidence (default 0.95)")
+    p.add_argument("--chunk-size", type=int, help="games per chunk")
+    p.add_argument("--workers", type=int, default=0, help="worker processes (default 0 = every core)")
+    p.add_argument("--out", metavar="DIR", help="where evaluation runs and the plot go")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=_cmd_calibrate)

@@ -1,0 +1,493 @@
+"""Paired comparison of two runs (a rule change, or bot A against bot B) with a CI-friendly exit code.
+
+Pairing: BASE and CANDIDATE are matched row by row on (lineup, game, seat). Lineups are matched by
+position (lineup 0 with lineup 0, ...), so both runs need the same number of lineups and seats per
+lineup; with the same seed, every matched row saw the same dice (common random numbers), and the
+comparison measures the change alone. Runs with different seeds can still be compared (the
+differences are then between independent games: valid, only noisier).
+
+Which rows are compared ("focus"): the seats whose entrant label differs between the runs (bot A
+in a seat of BASE against bot B in the same seat of CANDIDATE); if no label differs (same bots,
+e.g. a rule change), every seat. ``--entrant LABEL`` picks the seats that hold LABEL in either run.
+
+The unit of every interval and test is the *game index*: for game g the focus rows' differences
+are averaged into one number d_g (in a tournament all lineups share game g's dice, so their rows
+are correlated; games are independent). Reported: the mean paired difference of final scores with
+a t interval and p-value, both runs' means, a two-sample KS test on the focus rows' score
+histograms, the per-box mean differences, the change of win rate (win 1, draw 1/2), of upper-bonus
+rate and of yatzy rate, each paired with its interval; and the SPRT verdict.
+
+SPRT: :func:`harness.stats.sprt_mean` on the d_g, H0: delta = mu0 (default 0) against H1: delta =
+mu1 (default 1 point). Two-sided by default: the mirrored H1' delta = 2*mu0 - mu1 is tested too,
+each side at alpha/2. Verdict and exit code:
+
+* 0 "no change": every side accepts H0 (the change is nearer mu0 than mu1, at the requested
+  error rates);
+* 1 "change": a side accepts H1;
+* 2 "inconclusive": no decision with the games played. A usage error also exits 2 (through
+  :class:`~harness.errors.UserError`, one line on stderr, no JSON on stdout): in CI, treat 2 as
+  "not proven either way" and read stderr/the JSON to tell the two apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from harness.errors import UserError
+from harness.report import RunInfo, _clean, iter_windows, load_run, yatzy_box
+from harness.stats import (
+    IntHistogram,
+    Moments,
+    PairedDiff,
+    SPRTResult,
+    ks_2samp_counts,
+    mean_ci,
+    paired_difference_from_moments,
+    sprt_mean,
+)
+
+EXIT_NO_CHANGE, EXIT_CHANGE, EXIT_INCONCLUSIVE = 0, 1, 2
+
+#: Default SPRT hypotheses, in points of final score per game.
+DEFAULT_MU0, DEFAULT_MU1 = 0.0, 1.0
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One compared (lineup, seat) and the entrant it holds in each run."""
+
+    lineup: int
+    seat: int
+    base: str
+    candidate: str
+
+
+def match_slots(base: RunInfo, cand: RunInfo, entrant: str | None = None) -> tuple[list[Slot], list[Slot]]:
+    """(every matched slot, the focus slots) per the module docstring's rules; UserError if unmatched."""
+    if len(base.lineups) != len(cand.lineups):
+        raise UserError(f"cannot pair the runs: BASE has {len(base.lineups)} lineups, CANDIDATE "
+                        f"{len(cand.lineups)} (lineups are matched by position)")
+    slots = []
+    for li, (lb, lc) in enumerate(zip(base.lineups, cand.lineups)):
+        if len(lb) != len(lc):
+            raise UserError(f"cannot pair the runs: lineup {li} has {len(lb)} seats in BASE, {len(lc)} in CANDIDATE")
+        slots += [Slot(li, s, a, b) for s, (a, b) in enumerate(zip(lb, lc))]
+    if entrant is not None:
+        focus = [s for s in slots if entrant in (s.base, s.candidate)]
+        if not focus:
+            names = sorted({s.base for s in slots} | {s.candidate for s in slots})
+            raise UserError(f"--entrant {entrant!r} sits in no seat of either run (entrants: {', '.join(names)})")
+    else:
+        focus = [s for s in slots if s.base != s.candidate] or slots
+    return slots, focus
+
+
+@dataclass
+class PairedAccumulator:
+    """Streams matched windows of two runs into paired per-game moments (mutable, one pass).
+
+    ``d_*``: :class:`Moments` of per-game mean differences (candidate - base) over focus rows;
+    ``m_base``/``m_cand``: per-game means of each side; ``h_base``/``h_cand``: focus rows' totals.
+    """
+
+    focus: list[Slot]
+    boxes: list[str]
+    ybox: tuple[str | None, str | None]
+    wins: bool
+    n: int = 0
+    d_total: Moments = field(default_factory=Moments.empty)
+    m_base: Moments = field(default_factory=Moments.empty)
+    m_cand: Moments = field(default_factory=Moments.empty)
+    d_win: Moments = field(default_factory=Moments.empty)
+    m_win_base: Moments = field(default_factory=Moments.empty)
+    m_win_cand: Moments = field(default_factory=Moments.empty)
+    d_bonus: Moments = field(default_factory=Moments.empty)
+    m_bonus_base: Moments = field(default_factory=Moments.empty)
+    m_bonus_cand: Moments = field(default_factory=Moments.empty)
+    d_yatzy: Moments = field(default_factory=Moments.empty)
+    m_yatzy_base: Moments = field(default_factory=Moments.empty)
+    m_yatzy_cand: Moments = field(default_factory=Moments.empty)
+    d_box: list[Moments] = field(default_factory=list)
+    m_box_base: list[Moments] = field(default_factory=list)
+    m_box_cand: list[Moments] = field(default_factory=list)
+    h_base: IntHistogram = field(default_factory=IntHistogram.empty)
+    h_cand: IntHistogram = field(default_factory=IntHistogram.empty)
+
+    def __post_init__(self) -> None:
+        nb = len(self.boxes)
+        self.d_box = [Moments.empty() for _ in range(nb)]
+        self.m_box_base = [Moments.empty() for _ in range(nb)]
+        self.m_box_cand = [Moments.empty() for _ in range(nb)]
+
+    def columns(self) -> list[str]:
+        extra = [y for y in self.ybox if y]
+        return list(dict.fromkeys(["total", "bonus", "outcome"] + self.boxes + extra))
+
+    def add(self, base: Sequence[dict[str, np.ndarray]], cand: Sequence[dict[str, np.ndarray]], rows: int) -> None:
+        """Fold one window: ``base[l][col]``/``cand[l][col]`` are (rows, S_l) arrays of lineup l."""
+        k = len(self.focus)
+
+        def side(data: Sequence[dict[str, np.ndarray]], col: str) -> np.ndarray:
+            return np.stack([data[s.lineup][col][:, s.seat] for s in self.focus], axis=1).astype(np.int64)
+
+        def fold(d: Moments, mb: Moments, mc: Moments, xb: np.ndarray, xc: np.ndarray
+                 ) -> tuple[Moments, Moments, Moments]:
+            gb, gc = xb.sum(axis=1) / k, xc.sum(axis=1) / k  # per-game means over the focus rows
+            return d.merge(Moments.of(gc - gb)), mb.merge(Moments.of(gb)), mc.merge(Moments.of(gc))
+
+        tb, tc = side(base, "total"), side(cand, "total")
+        self.d_total, self.m_base, self.m_cand = fold(self.d_total, self.m_base, self.m_cand, tb, tc)
+        self.h_base, self.h_cand = self.h_base.add(tb), self.h_cand.add(tc)
+        bb, bc = (side(base, "bonus") > 0), (side(cand, "bonus") > 0)
+        self.d_bonus, self.m_bonus_base, self.m_bonus_cand = fold(self.d_bonus, self.m_bonus_base,
+                                                                  self.m_bonus_cand, bb, bc)
+        if self.ybox[0] and self.ybox[1]:
+            yb, yc = side(base, self.ybox[0]) > 0, side(cand, self.ybox[1]) > 0
+            self.d_yatzy, self.m_yatzy_base, self.m_yatzy_cand = fold(self.d_yatzy, self.m_yatzy_base,
+                                                                      self.m_yatzy_cand, yb, yc)
+        if self.wins:
+            # outcome 2/1/0 is twice the game's points (win 1, shared win 1/2, loss 0)
+            wb, wc = side(base, "outcome") / 2.0, side(cand, "outcome") / 2.0
+            self.d_win, self.m_win_base, self.m_win_cand = fold(self.d_win, self.m_win_base,
+                                                                self.m_win_cand, wb, wc)
+        for j, name in enumerate(self.boxes):
+            self.d_box[j], self.m_box_base[j], self.m_box_cand[j] = fold(
+                self.d_box[j], self.m_box_base[j], self.m_box_cand[j], side(base, name), side(cand, name))
+        self.n += rows
+
+
+def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sided: bool
+          ) -> tuple[str, list[SPRTResult]]:
+    """Verdict ("change" / "no change" / "inconclusive") and the SPRT(s) behind it."""
+    if two_sided:
+        tests = [sprt_mean(d, mu0, mu1, alpha / 2, beta), sprt_mean(d, mu0, 2 * mu0 - mu1, alpha / 2, beta)]
+    else:
+        tests = [sprt_mean(d, mu0, mu1, alpha, beta)]
+    if any(t.decision == "H1" for t in tests):
+        return "change", tests
+    if all(t.decision == "H0" for t in tests):
+        return "no change", tests
+    return "inconclusive", tests
+
+
+def _diff_dict(p: PairedDiff, base: Moments, cand: Moments, confidence: float) -> dict[str, Any]:
+    cb, cc = mean_ci(base, confidence), mean_ci(cand, confidence)
+    return {"base": cb.mean, "base_ci": [cb.lo, cb.hi], "candidate": cc.mean, "candidate_ci": [cc.lo, cc.hi],
+            "diff": p.mean, "diff_ci": [p.lo, p.hi], "diff_std": p.std, "p_value": p.p_value, "games": p.n}
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    """The test's parameters (see the module docstring)."""
+
+    mu0: float = DEFAULT_MU0
+    mu1: float = DEFAULT_MU1
+    alpha: float = 0.05
+    beta: float = 0.05
+    two_sided: bool = True
+    confidence: float = 0.95
+    entrant: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.mu0 == self.mu1:
+            raise UserError(f"--mu0 and --mu1 must differ, both are {self.mu0}")
+        for name in ("alpha", "beta"):
+            v = getattr(self, name)
+            if not 0.0 < v < 0.5:
+                raise UserError(f"--{name} must be in (0, 0.5), got {v}")
+        if not 0.0 < self.confidence < 1.0:
+            raise UserError(f"--confidence must be in (0, 1), got {self.confidence}")
+
+
+class Comparison:
+    """A streaming paired comparison of two run directories; :meth:`update` reads new games only."""
+
+    def __init__(self, base: str | Path, candidate: str | Path, settings: CompareSettings) -> None:
+        self.base_dir, self.cand_dir, self.settings = Path(base), Path(candidate), settings
+        self.base, self.cand = load_run(base), load_run(candidate)
+        self.slots, self.focus = match_slots(self.base, self.cand, settings.entrant)
+        cboxes = set(self.cand.box_names)
+        boxes = [b for b in self.base.box_names if b in cboxes]
+        wins = all(len(lu) >= 2 for lu in self.base.lineups)
+        self.acc = PairedAccumulator(self.focus, boxes, (yatzy_box(self.base.rules), yatzy_box(self.cand.rules)), wins)
+
+    def update(self) -> int:
+        """Re-read both manifests and fold every newly available paired game; returns games paired."""
+        if self.acc.n:
+            self.base, self.cand = load_run(self.base_dir), load_run(self.cand_dir)
+        games = min(self.base.games, self.cand.games)
+        if games <= self.acc.n:
+            return self.acc.n
+        nl = len(self.base.lineups)
+        streams = [(self.base, li) for li in range(nl)] + [(self.cand, li) for li in range(nl)]
+        for a, b, datas in iter_windows(streams, self.acc.columns(), games, start=self.acc.n):
+            self.acc.add(datas[:nl], datas[nl:], b - a)
+        return self.acc.n
+
+    def verdict(self) -> tuple[str, list[SPRTResult]]:
+        s = self.settings
+        return _sprt(self.acc.d_total, s.mu0, s.mu1, s.alpha, s.beta, s.two_sided)
+
+    def result(self) -> dict[str, Any]:
+        """The comparison as a JSON-able dict (``exit_code`` included)."""
+        s, acc, conf = self.settings, self.acc, self.settings.confidence
+        verdict, tests = self.verdict()
+        code = {"no change": EXIT_NO_CHANGE, "change": EXIT_CHANGE, "inconclusive": EXIT_INCONCLUSIVE}[verdict]
+        diff = paired_difference_from_moments(acc.d_total, conf)
+        notes = list(self.base.warnings) + list(self.cand.warnings)
+        if self.base.seed != self.cand.seed:
+            notes.append(f"seeds differ ({self.base.seed} vs {self.cand.seed}): games are not paired on the same "
+                         "dice, so the differences are noisier (still valid)")
+        if self.base.games != self.cand.games:
+            notes.append(f"runs have {self.base.games:,} and {self.cand.games:,} games: the first "
+                         f"{acc.n:,} are paired")
+        dist = ks_2samp_counts(acc.h_base, acc.h_cand) if acc.n else None
+        out: dict[str, Any] = {
+            "base": {"path": str(self.base_dir), "rules": self.base.rules.name,
+                     "settings": dict(self.base.rules.settings), "seed": self.base.seed, "games": self.base.games},
+            "candidate": {"path": str(self.cand_dir), "rules": self.cand.rules.name,
+                          "settings": dict(self.cand.rules.settings), "seed": self.cand.seed,
+                          "games": self.cand.games},
+            "settings_changed": {k: [self.base.rules.settings.get(k), v] for k, v in self.cand.rules.settings.items()
+                                 if self.base.rules.settings.get(k) != v},
+            "games": acc.n,
+            "focus": [{"lineup": f.lineup, "seat": f.seat, "base": f.base, "candidate": f.candidate}
+                      for f in self.focus],
+            "rows_per_game": len(self.focus),
+            "confidence": conf,
+            "score": _diff_dict(diff, acc.m_base, acc.m_cand, conf),
+            "distribution": None if dist is None else {"test": "ks_2samp", "statistic": dist.statistic,
+                                                       "p_value": dist.p_value, "method": dist.method},
+            "boxes": [{"box": b} | _diff_dict(paired_difference_from_moments(acc.d_box[j], conf),
+                                              acc.m_box_base[j], acc.m_box_cand[j], conf)
+                      for j, b in enumerate(acc.boxes)],
+            "bonus_rate": _diff_dict(paired_difference_from_moments(acc.d_bonus, conf), acc.m_bonus_base,
+                                     acc.m_bonus_cand, conf),
+            "yatzy_rate": (_diff_dict(paired_difference_from_moments(acc.d_yatzy, conf), acc.m_yatzy_base,
+                                      acc.m_yatzy_cand, conf) if acc.d_yatzy.n else None),
+            "win_rate": (_diff_dict(paired_difference_from_moments(acc.d_win, conf), acc.m_win_base,
+                                    acc.m_win_cand, conf) if acc.wins else None),
+            "sprt": {"mu0": s.mu0, "mu1": s.mu1, "alpha": s.alpha, "beta": s.beta, "two_sided": s.two_sided,
+                     "tests": [{"h0": t.h0, "h1": t.h1, "llr": t.llr, "lower": t.lower, "upper": t.upper,
+                                "decision": t.decision, "alpha": t.alpha, "beta": t.beta} for t in tests]},
+            "verdict": verdict,
+            "exit_code": code,
+            "notes": notes,
+        }
+        return _clean(out)
+
+
+def compare_runs(base: str | Path, candidate: str | Path, settings: CompareSettings | None = None) -> dict[str, Any]:
+    """Compare two finished run directories (one streaming pass); returns :meth:`Comparison.result`."""
+    c = Comparison(base, candidate, settings or CompareSettings())
+    c.update()
+    return c.result()
+
+
+# ---------------------------------------------------------------------------------------------
+# playing configs
+
+
+def _is_run_dir(p: str) -> bool:
+    return (Path(p) / "manifest.json").is_file()
+
+
+def _config_of(arg: str, args: argparse.Namespace, which: str):  # -> RunConfig
+    """A run config for BASE/CANDIDATE: a TOML (or config name), with --games/--seed/... applied."""
+    from harness.runconfig import RunConfig, resolve_config_path
+
+    if _is_run_dir(arg):
+        from harness.manifest import load_manifest
+
+        m = load_manifest(arg)
+        if not m.get("config"):
+            raise UserError(f"{arg}: its manifest holds no run config, so no more games can be played into it")
+        cfg = RunConfig.from_dict(m["config"], source=f"{arg}/manifest.json")
+    else:
+        cfg = RunConfig.from_toml(resolve_config_path(arg))
+    return cfg
+
+
+def _play(cfg: Any, out: Path, games: int, quiet: bool) -> Path:
+    from harness import runner
+
+    cfg = cfg.with_overrides(games=games, out=str(out))
+    return runner.run(cfg, out, quiet=quiet, resume=(out / "manifest.json").is_file())
+
+
+def _prepare_inputs(args: argparse.Namespace) -> tuple[Path, Path, Any, Any]:
+    """Run dirs for BASE and CANDIDATE, playing configs when given; (base, cand, cfg_b, cfg_c)."""
+    specs = [args.base, args.candidate]
+    dirs = [_is_run_dir(s) for s in specs]
+    if all(dirs) and not args.sequential:
+        if args.games or args.seed is not None:
+            raise UserError("--games/--seed apply when BASE/CANDIDATE are run configs (or with --sequential)")
+        return Path(args.base), Path(args.candidate), None, None
+    cfg_b = _config_of(args.base, args, "BASE")
+    cfg_c = _config_of(args.candidate, args, "CANDIDATE")
+    # common random numbers: both sides play the same seed (BASE's unless --seed)
+    seed = args.seed if args.seed is not None else cfg_b.seed
+    over: dict[str, Any] = {"seed": seed}
+    if args.chunk_size:
+        over["chunk_size"] = args.chunk_size
+    if args.workers is not None:
+        over["workers"] = args.workers
+    cfg_b, cfg_c = cfg_b.with_overrides(**over), cfg_c.with_overrides(**over)
+    root = Path(args.out) if args.out else Path("results") / f"compare-{time.strftime('%Y%m%d-%H%M%S')}"
+    ob = Path(args.base) if dirs[0] else root / "base"
+    oc = Path(args.candidate) if dirs[1] else root / "candidate"
+    if not args.sequential:
+        games = args.games or cfg_b.games
+        _play(cfg_b, ob, games, args.quiet)
+        _play(cfg_c, oc, games, args.quiet)
+    return ob, oc, cfg_b, cfg_c
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from harness.cli import print_json
+
+    settings = CompareSettings(mu0=args.mu0, mu1=args.mu1, alpha=args.alpha, beta=args.beta,
+                               two_sided=not args.one_sided, confidence=args.confidence, entrant=args.entrant)
+    ob, oc, cfg_b, cfg_c = _prepare_inputs(args)
+    if args.sequential:
+        res = _sequential(ob, oc, cfg_b, cfg_c, settings, args)
+    else:
+        res = compare_runs(ob, oc, settings)
+    if args.json:
+        print_json(res)
+    else:
+        print(compare_text(res))
+    return int(res["exit_code"])
+
+
+def _sequential(ob: Path, oc: Path, cfg_b: Any, cfg_c: Any, settings: CompareSettings,
+                args: argparse.Namespace) -> dict[str, Any]:
+    """Play both sides a step of games at a time until the SPRT decides or ``--max-games``."""
+    max_games = args.max_games
+    if not max_games:
+        raise UserError("--sequential needs --max-games N (the most games to play per lineup)")
+    step = args.games or cfg_b.chunk_size
+    step = max(1, min(step, max_games))
+    played = 0
+    comp: Comparison | None = None
+    looks = []
+    while True:
+        target = min(max_games, played + step)
+        _play(cfg_b, ob, target, args.quiet)
+        _play(cfg_c, oc, target, args.quiet)
+        played = target
+        if comp is None:
+            comp = Comparison(ob, oc, settings)
+        comp.update()
+        verdict, tests = comp.verdict()
+        looks.append({"games": comp.acc.n, "verdict": verdict, "llr": [t.llr for t in tests]})
+        if verdict != "inconclusive" or played >= max_games:
+            break
+    res = comp.result()
+    res["sequential"] = {"max_games": max_games, "step": step, "looks": _clean(looks)}
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# text
+
+
+def _num(x: Any, nd: int = 2, sign: bool = False) -> str:
+    if x is None:
+        return "–"
+    return f"{x:+.{nd}f}" if sign else f"{x:.{nd}f}"
+
+
+def _ci(ci: Sequence[Any], nd: int = 2) -> str:
+    return f"[{_num(ci[0], nd, True)}, {_num(ci[1], nd, True)}]"
+
+
+def _pv(p: Any) -> str:
+    return "–" if p is None else (f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}")
+
+
+def compare_text(r: dict[str, Any]) -> str:
+    """The terminal rendering: one dense headline, the SPRT line, the verdict, then the details."""
+    conf = f"{100 * r['confidence']:.0f} %"
+    sc = r["score"]
+    sp = r["sprt"]
+    changed = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in r["settings_changed"].items()) or "none"
+    focus = sorted({(f["base"], f["candidate"]) for f in r["focus"]})
+    lines = [
+        f"BASE      {r['base']['path']}  ({r['base']['rules']}, seed {r['base']['seed']})",
+        f"CANDIDATE {r['candidate']['path']}  ({r['candidate']['rules']}, seed {r['candidate']['seed']})",
+        f"settings changed: {changed}",
+        "seats compared: " + ", ".join(a if a == b else f"{a} -> {b}" for a, b in focus)
+        + f" ({r['rows_per_game']} per game)",
+        "",
+        f"score  {_num(sc['base'])} -> {_num(sc['candidate'])}   diff {_num(sc['diff'], 3, True)} "
+        f"{_ci(sc['diff_ci'], 3)} ({conf} CI)  p={_pv(sc['p_value'])}  n={r['games']:,} games",
+    ]
+    mu_alt = [f"{t['h1']:+g}" for t in sp["tests"]]
+    llrs = "  ".join(f"LLR {t['llr']:+.2f} [{t['lower']:.2f}, {t['upper']:.2f}] ({t['decision']})" for t in sp["tests"])
+    lines.append(f"SPRT   H0 diff={sp['mu0']:g} vs H1 diff={' or '.join(mu_alt)} points, alpha={sp['alpha']:g}, "
+                 f"beta={sp['beta']:g}:  {llrs}")
+    lines.append(f"verdict: {r['verdict'].upper()} (exit {r['exit_code']})")
+    lines.append("")
+    if r["distribution"]:
+        d = r["distribution"]
+        lines.append(f"distribution (KS two-sample): D={d['statistic']:.4f} p={_pv(d['p_value'])}")
+    for key, label in (("bonus_rate", "upper bonus rate"), ("yatzy_rate", "yatzy rate"), ("win_rate", "win rate")):
+        x = r.get(key)
+        if x:
+            lines.append(f"{label:<17}{100 * x['base']:.2f} % -> {100 * x['candidate']:.2f} %  diff "
+                         f"{100 * x['diff']:+.2f} pts [{100 * x['diff_ci'][0]:+.2f}, {100 * x['diff_ci'][1]:+.2f}]")
+    if r["boxes"]:
+        lines += ["", f"per box (mean points, candidate - base, {conf} CI):"]
+        w = max(len(b["box"]) for b in r["boxes"])
+        for b in r["boxes"]:
+            flag = " *" if b["p_value"] is not None and b["p_value"] < 1 - r["confidence"] else ""
+            lines.append(f"  {b['box']:<{w}} {_num(b['base']):>6} -> {_num(b['candidate']):>6}  "
+                         f"{_num(b['diff'], 3, True):>7} {_ci(b['diff_ci'], 3)}{flag}")
+    if "sequential" in r:
+        s = r["sequential"]
+        lines += ["", f"sequential: {len(s['looks'])} look(s), step {s['step']:,} games, "
+                      f"limit {s['max_games']:,}"]
+    lines += [f"note: {n}" for n in r["notes"]]
+    return "\n".join(lines)
+
+
+def add_command(sub: argparse._SubParsersAction) -> None:
+    """The ``compare`` subcommand (registered by :func:`harness.report.add_commands`)."""
+    p = sub.add_parser(
+        "compare", help="paired comparison of two runs (exit 0 no change, 1 change, 2 inconclusive)",
+        description="Compare CANDIDATE with BASE, game by game on the same dice: paired mean difference "
+                    "with CI, KS distribution test, per-box and rate changes, and an SPRT verdict. "
+                    "BASE/CANDIDATE are run directories or run configs (.toml or a configs/runs name), "
+                    "which are then played on the same seed. Exit code: 0 no change, 1 significant change, "
+                    "2 inconclusive (usage errors also exit 2, with a message on stderr).")
+    p.add_argument("base", metavar="BASE", help="run directory or run config")
+    p.add_argument("candidate", metavar="CANDIDATE", help="run directory or run config")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--mu0", type=float, default=DEFAULT_MU0,
+                   help=f"SPRT H0: mean difference in points (default {DEFAULT_MU0:g})")
+    p.add_argument("--mu1", type=float, default=DEFAULT_MU1,
+                   help=f"SPRT H1: mean difference in points (default {DEFAULT_MU1:g}; mirrored unless --one-sided)")
+    p.add_argument("--alpha", type=float, default=0.05, help="false-alarm rate (default 0.05)")
+    p.add_argument("--beta", type=float, default=0.05, help="miss rate at mu1 (default 0.05)")
+    p.add_argument("--one-sided", action="store_true", help="test only H1: diff = mu1 (not its mirror)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval confidence (default 0.95)")
+    p.add_argument("--entrant", metavar="LABEL", help="compare only the seats holding this entrant")
+    p.add_argument("--sequential", action="store_true",
+                   help="play --games (default: the chunk size) more games at a time until the SPRT decides")
+    p.add_argument("--max-games", type=int, metavar="N", help="with --sequential: most games per lineup")
+    p.add_argument("--games", type=int, metavar="N",
+                   help="games per lineup when playing configs (with --sequential: games per step)")
+    p.add_argument("--seed", type=int, metavar="S", help="root seed for both sides (default: BASE's)")
+    p.add_argument("--chunk-size", type=int, metavar="N", help="games per chunk when playing configs")
+    p.add_argument("--workers", type=int, metavar="N", help="worker processes when playing configs")
+    p.add_argument("--out", metavar="DIR", help="where played runs go (DIR/base, DIR/candidate)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars while playing")
+    p.set_defaults(func=_cmd_compare)

@@ -1,0 +1,240 @@
+"""Report pictures: one function per plot of a :class:`~harness.report.RunSummary`, plus :func:`save_all_plots`.
+
+Every function returns a matplotlib ``Figure`` (Agg backend, no display needed) or ``None`` when
+the picture does not apply (e.g. a head-to-head heatmap for a single entrant). Everything is drawn
+from the streamed summaries (histograms, counts), never from raw rows.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: never needs a display, safe in workers and CI
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+if TYPE_CHECKING:
+    from harness.report import EntrantStats, RunSummary
+
+DPI = 100
+_COLORS = plt.get_cmap("tab10").colors
+
+
+def _color(i: int) -> tuple[float, float, float]:
+    return _COLORS[i % len(_COLORS)]
+
+
+def _bin_width(entrants: Sequence[EntrantStats]) -> int:
+    """A score bin width giving ~60-90 bins over the joint score range (Yatzy scores are spiky)."""
+    lo = min(e.hist.min for e in entrants)
+    hi = max(e.hist.max for e in entrants)
+    return max(1, int(math.ceil((hi - lo + 1) / 80)))
+
+
+def _binned(e: EntrantStats, width: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """(left edges, share of rows per bin) over [lo, hi]: float64 arrays."""
+    c = np.zeros(hi + 1, dtype=np.int64)
+    c[: e.hist.counts.size] = e.hist.counts[: hi + 1]
+    c = c[lo:]
+    n_bins = int(math.ceil(c.size / width))
+    c = np.pad(c, (0, n_bins * width - c.size)).reshape(n_bins, width).sum(axis=1)
+    return lo + width * np.arange(n_bins), c / max(1, e.hist.n)
+
+
+def _title(summary: RunSummary, what: str) -> str:
+    info = summary.info
+    return f"{what}\n{info.rules.name} rules, {info.games:,} games per lineup"
+
+
+def _legend_label(e: EntrantStats) -> str:
+    return f"{e.label} (mean {e.hist.mean:.1f})"
+
+
+def plot_score_histograms(summary: RunSummary) -> Figure | None:
+    """Overlaid step histograms of final scores, one per entrant (share of games per bin)."""
+    ents = [e for e in summary.entrants if e.rows]
+    if not ents:
+        return None
+    w = _bin_width(ents)
+    lo = min(e.hist.min for e in ents) // w * w
+    hi = max(e.hist.max for e in ents)
+    fig, ax = plt.subplots(figsize=(9, 5), dpi=DPI, layout="constrained")
+    for i, e in enumerate(ents):
+        edges, share = _binned(e, w, lo, hi)
+        ax.stairs(100 * share, np.append(edges, edges[-1] + w), color=_color(i), lw=1.6,
+                  label=_legend_label(e))
+    ax.set_xlabel("final score (points)")
+    ax.set_ylabel(f"share of games (%) per {w}-point bin")
+    ax.set_title(_title(summary, "Score distribution"))
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small")
+    return fig
+
+
+def plot_score_cdfs(summary: RunSummary) -> Figure | None:
+    """Empirical CDFs of final scores, one per entrant."""
+    ents = [e for e in summary.entrants if e.rows]
+    if not ents:
+        return None
+    fig, ax = plt.subplots(figsize=(9, 5), dpi=DPI, layout="constrained")
+    for i, e in enumerate(ents):
+        cdf = e.hist.cdf()
+        v = e.hist.values
+        keep = slice(e.hist.min, e.hist.max + 1)
+        ax.step(v[keep], 100 * cdf[keep], where="post", color=_color(i), lw=1.6, label=_legend_label(e))
+    ax.set_xlabel("final score (points)")
+    ax.set_ylabel("games scoring at most x (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title(_title(summary, "Cumulative score distribution"))
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    return fig
+
+
+def plot_score_violins(summary: RunSummary) -> Figure | None:
+    """Violin silhouettes (binned histogram, lightly smoothed) with a box of the 25-75th
+    percentiles, the median, whiskers at the 5th/95th percentiles and the mean."""
+    ents = [e for e in summary.entrants if e.rows]
+    if not ents:
+        return None
+    w = _bin_width(ents)
+    lo = min(e.hist.min for e in ents) // w * w
+    hi = max(e.hist.max for e in ents)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(ents) + 2), 5.5), dpi=DPI, layout="constrained")
+    kernel = np.array([1, 2, 3, 2, 1], dtype=float)
+    kernel /= kernel.sum()
+    for i, e in enumerate(ents):
+        edges, share = _binned(e, w, lo, hi)
+        dens = np.convolve(share, kernel, mode="same")
+        centres = edges + w / 2
+        half = 0.4 * dens / dens.max()
+        nz = np.flatnonzero(dens > 0)
+        sl = slice(nz[0], nz[-1] + 1)
+        ax.fill_betweenx(centres[sl], i - half[sl], i + half[sl], color=_color(i), alpha=0.35, lw=0)
+        p5, p25, p50, p75, p95 = e.hist.percentiles(np.array([5, 25, 50, 75, 95], dtype=float))
+        ax.add_patch(plt.Rectangle((i - 0.08, p25), 0.16, p75 - p25, fill=False, ec="black", lw=1.2))
+        ax.plot([i - 0.08, i + 0.08], [p50, p50], color="black", lw=2)
+        ax.plot([i, i], [p5, p25], color="black", lw=1)
+        ax.plot([i, i], [p75, p95], color="black", lw=1)
+        ax.plot([i], [e.hist.mean], marker="D", color="white", mec="black", ms=6)
+    ax.set_xticks(range(len(ents)), [e.label for e in ents],
+                  rotation=20 if len(ents) > 3 else 0, ha="right" if len(ents) > 3 else "center")
+    ax.set_xlim(-0.6, len(ents) - 0.4)
+    ax.set_ylabel("final score (points)")
+    ax.set_title(_title(summary, "Score distribution per entrant"))
+    ax.grid(axis="y", alpha=0.3)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch, Rectangle
+
+    handles = [Patch(color="grey", alpha=0.35, label="density"),
+               Rectangle((0, 0), 1, 1, fill=False, ec="black", label="25th-75th percentile"),
+               Line2D([], [], color="black", lw=2, label="median"),
+               Line2D([], [], color="black", lw=1, label="5th / 95th percentile"),
+               Line2D([], [], marker="D", color="white", mec="black", lw=0, label="mean")]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    return fig
+
+
+def plot_box_means(summary: RunSummary) -> Figure | None:
+    """Grouped horizontal bars: mean points per box for each entrant, with 95 % CIs."""
+    ents = [e for e in summary.entrants if e.rows]
+    if not ents:
+        return None
+    from scipy import stats as sps
+
+    boxes = summary.info.box_names
+    k, nb = len(ents), len(boxes)
+    z = float(sps.norm.ppf(0.5 + summary.confidence / 2))
+    fig, ax = plt.subplots(figsize=(9, max(4.0, 0.22 * nb * k + 1.8)), dpi=DPI, layout="constrained")
+    h = 0.8 / k
+    y = np.arange(nb)
+    for i, e in enumerate(ents):
+        ci = z * e.box_stds() / math.sqrt(max(1, e.rows))
+        ax.barh(y - 0.4 + h * (i + 0.5), e.box_means(), height=h, xerr=ci, color=_color(i), label=e.label,
+                error_kw={"elinewidth": 0.8, "capsize": 1.5})
+    ax.set_yticks(y, [b.replace("_", " ") for b in boxes])
+    ax.invert_yaxis()  # sheet order, top to bottom
+    ax.set_xlabel(f"mean points in the box (bars: {100 * summary.confidence:.0f} % CI)")
+    ax.set_title(_title(summary, "Mean score per box"))
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    return fig
+
+
+def plot_head_to_head(summary: RunSummary) -> Figure | None:
+    """Heatmap of each row entrant's score share against each column entrant (win 1, draw 1/2)."""
+    k = len(summary.entrants)
+    if k < 2 or summary.h2h_games.sum() == 0:
+        return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(summary.h2h_games > 0, summary.h2h_points / np.maximum(summary.h2h_games, 1), np.nan)
+    names = [e.label for e in summary.entrants]
+    size = max(4.5, 0.9 * k + 2.5)
+    fig, ax = plt.subplots(figsize=(size + 1.2, size), dpi=DPI, layout="constrained")
+    im = ax.imshow(100 * share, cmap="RdBu", vmin=0, vmax=100)
+    for i in range(k):
+        for j in range(k):
+            if np.isfinite(share[i, j]):
+                v = 100 * share[i, j]
+                ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=9,
+                        color="white" if abs(v - 50) > 30 else "black")
+    ax.set_xticks(range(k), names, rotation=30, ha="right")
+    ax.set_yticks(range(k), names)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("entrant")
+    fig.colorbar(im, ax=ax, label="entrant's score against opponent (%)", shrink=0.8)
+    ax.set_title(_title(summary, "Head to head"))
+    return fig
+
+
+def plot_ratings(summary: RunSummary) -> Figure | None:
+    """Bradley-Terry ratings (Elo scale, mean 0) with their confidence intervals, best on top."""
+    r = summary.ratings
+    if r is None:
+        return None
+    rows = r.table()
+    k = len(rows)
+    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.45 * k + 1.6)), dpi=DPI, layout="constrained")
+    y = np.arange(k)
+    elo = np.array([x["elo"] for x in rows])
+    err = np.array([[x["elo"] - x["lo"] for x in rows], [x["hi"] - x["elo"] for x in rows]])
+    ax.errorbar(elo, y, xerr=err, fmt="o", color=_color(0), ecolor="black", capsize=4)
+    ax.axvline(0, color="grey", lw=0.8, ls="--")
+    ax.set_yticks(y, [x["name"] for x in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel(f"rating (Elo points, field mean 0; bars: {100 * r.confidence:.0f} % CI)")
+    ax.set_title(_title(summary, "Bradley-Terry ratings"))
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+#: File name of each picture, in report order.
+PLOTS = {
+    "score_histogram.png": plot_score_histograms,
+    "score_cdf.png": plot_score_cdfs,
+    "score_violin.png": plot_score_violins,
+    "box_means.png": plot_box_means,
+    "head_to_head.png": plot_head_to_head,
+    "ratings.png": plot_ratings,
+}
+
+
+def save_all_plots(summary: RunSummary, out_dir: str | Path) -> list[Path]:
+    """Write every applicable picture as PNG into ``out_dir``; returns the paths written."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, fn in PLOTS.items():
+        fig = fn(summary)
+        if fig is None:
+            continue
+        path = out / name
+        fig.savefig(path)
+        plt.close(fig)
+        written.append(path)
+    return written

@@ -1,0 +1,83 @@
+"""Test helper: write small run directories in the documented format without the runner.
+
+Used by the report, compare and calibrate tests to build runs whose every row is known, so the
+statistics can be checked against a plain pandas computation on the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from harness.engine import play
+from harness.registry import make
+from harness.rules import load_rules
+
+
+def write_run(out: Path, rules_name: str, lineups: Sequence[Sequence[str]], games: int, seed: int,
+              chunk_size: int, settings: Sequence[str] = (), kind: str | None = None,
+              complete: bool = True) -> tuple[Path, pd.DataFrame]:
+    """Play every lineup on games 0..games-1 and write RUN_DIR; returns (dir, all rows as one frame)."""
+    out = Path(out)
+    (out / "chunks").mkdir(parents=True, exist_ok=True)
+    rules = load_rules(rules_name, list(settings))
+    labels: list[str] = []
+    seats_of = []
+    for lineup in lineups:
+        bots = [make(spec, rules) for spec in lineup]
+        seats_of.append(bots)
+        for b in bots:
+            if b.label not in labels:
+                labels.append(b.label)
+    chunks, frames = [], []
+    for li, bots in enumerate(seats_of):
+        for start in range(0, games, chunk_size):
+            stop = min(games, start + chunk_size)
+            frame = play(rules, bots, np.arange(start, stop, dtype=np.int64), seed).to_frame()
+            frame.insert(0, "lineup", np.full(len(frame), li, dtype=np.int16))
+            name = f"chunks/part-L{li:04d}-G{start:012d}.parquet"
+            pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), out / name, compression="zstd")
+            chunks.append({"lineup": li, "start": start, "stop": stop, "file": name})
+            frames.append(frame)
+    if kind is None:
+        kind = "run" if len(lineups) == 1 else "tournament"
+    manifest = {
+        "format": 1, "kind": kind, "complete": complete,
+        "rules": {"name": rules.name, "source": rules.source, "settings": dict(rules.settings),
+                  "digest": rules.digest},
+        "entrants": [{"label": lab, "spec": lab} for lab in labels],
+        "lineups": [[b.label for b in bots] for bots in seats_of],
+        "games": games, "seed": seed, "chunk_size": chunk_size, "chunks": chunks,
+        "created": "2026-11-01T00:00:00", "versions": {}, "git": None, "config": {},
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    rows = pd.concat(frames, ignore_index=True)
+    rows["strategy"] = rows["strategy"].astype(str)
+    return out, rows
+
+
+def rechunk(run_dir: Path, out: Path, chunk_size: int) -> Path:
+    """Copy a run directory with its rows cut into chunks of another size (no games replayed)."""
+    run_dir, out = Path(run_dir), Path(out)
+    (out / "chunks").mkdir(parents=True)
+    m = json.loads((run_dir / "manifest.json").read_text())
+    chunks = []
+    for li in range(len(m["lineups"])):
+        files = sorted((run_dir / "chunks").glob(f"part-L{li:04d}-G*.parquet"))
+        rows = pa.concat_tables([pq.read_table(f) for f in files]).to_pandas()
+        seats = len(m["lineups"][li])
+        for start in range(0, m["games"], chunk_size):
+            stop = min(m["games"], start + chunk_size)
+            part = rows.iloc[start * seats: stop * seats]
+            name = f"chunks/part-L{li:04d}-G{start:012d}.parquet"
+            pq.write_table(pa.Table.from_pandas(part, preserve_index=False), out / name, compression="zstd")
+            chunks.append({"lineup": li, "start": start, "stop": stop, "file": name})
+    m["chunks"], m["chunk_size"] = chunks, chunk_size
+    (out / "manifest.json").write_text(json.dumps(m, indent=2))
+    return out

@@ -1,0 +1,274 @@
+"""Tests for harness.report: streamed statistics against a plain pandas computation on the same rows,
+the report files, and the ``report`` command end to end (with the real runner)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from scipy import stats as sps
+
+from harness.cli import main
+from harness.errors import UserError
+from harness.report import (PERCENTILES, load_run, rank_column, summarize, summary_markdown, write_report,
+                            yatzy_box)
+from harness.rules import load_rules
+from report_helpers import rechunk, write_run
+
+ENTRANTS = ["timeout", "greedy", "random"]
+LINEUPS = [[a, b] for i, a in enumerate(ENTRANTS) for b in ENTRANTS[i + 1:]]
+LINEUPS = [x for ab in LINEUPS for x in (ab, ab[::-1])]  # each pairing with seats swapped
+
+
+@pytest.fixture(scope="module")
+def tourney(tmp_path_factory):
+    """A 3-entrant round robin (6 lineups), 240 games per lineup in chunks of 100 (last one short)."""
+    return write_run(tmp_path_factory.mktemp("t") / "run", "scandinavian", LINEUPS, 240, 11, 100)
+
+
+@pytest.fixture(scope="module")
+def tsummary(tourney):
+    return summarize(tourney[0])
+
+
+def _entrant_rows(rows: pd.DataFrame, label: str) -> pd.DataFrame:
+    return rows[rows["strategy"] == label]
+
+
+def test_entrant_statistics_match_pandas(tourney, tsummary):
+    _, rows = tourney
+    d = tsummary.to_dict()
+    boxes = load_rules("scandinavian").box_names
+    assert [e["strategy"] for e in d["entrants"]] == ENTRANTS
+    for e in d["entrants"]:
+        r = _entrant_rows(rows, e["strategy"])
+        x = r["total"].to_numpy()
+        assert e["games"] == len(r) == 4 * 240
+        assert e["mean"] == pytest.approx(x.mean(), rel=1e-12)
+        assert e["std"] == pytest.approx(x.std(ddof=1), rel=1e-10)
+        assert e["min"] == x.min() and e["max"] == x.max()
+        want = np.percentile(x, PERCENTILES, method="inverted_cdf")
+        assert [e["percentiles"][str(p)] for p in PERCENTILES] == want.tolist()
+        assert e["bonus_rate"] == pytest.approx((r["bonus"] > 0).mean())
+        assert e["yatzy_rate"] == pytest.approx((r["yatzy"] > 0).mean())
+        for b in boxes:
+            assert e["box_means"][b] == pytest.approx(r[b].mean(), rel=1e-12)
+            assert e["box_std"][b] == pytest.approx(r[b].std(ddof=1), rel=1e-9)
+        out = r["outcome"].value_counts()
+        assert (e["wins"], e["draws"], e["losses"]) == (out.get(2, 0), out.get(1, 0), out.get(0, 0))
+        assert e["win_rate"] == pytest.approx(out.get(2, 0) / len(r))
+        # the mean's CI is over games: each game's mean over the entrant's 4 seats, then a t interval
+        per_game = r.groupby("game")["total"].mean().to_numpy()
+        half = sps.t.ppf(0.975, len(per_game) - 1) * per_game.std(ddof=1) / math.sqrt(len(per_game))
+        assert e["mean_ci"] == pytest.approx([per_game.mean() - half, per_game.mean() + half], rel=1e-10)
+
+
+def test_pairings_pentanomial_and_head_to_head_match_pandas(tourney, tsummary):
+    _, rows = tourney
+    d = tsummary.to_dict()
+    assert [p["name"] for p in d["pairings"]] == ["timeout vs greedy", "timeout vs random", "greedy vs random"]
+    for p in d["pairings"]:
+        a, b = p["a"], p["b"]
+        li = [i for i, lu in enumerate(LINEUPS) if set(lu) == {a, b}]
+        sub = rows[rows["lineup"].isin(li) & (rows["strategy"] == a)]
+        out = sub["outcome"].value_counts()
+        assert (p["wins"], p["draws"], p["losses"]) == (out.get(2, 0), out.get(1, 0), out.get(0, 0))
+        assert p["games"] == 480
+        lo, hi = sps.binomtest(p["wins"], 480).proportion_ci(0.95, method="wilson")
+        assert p["win_ci"] == pytest.approx([lo, hi], abs=1e-12)
+        # pentanomial: a's points in game g of (a, b) plus in game g of (b, a), in halves
+        pts = sub.groupby("game")["outcome"].sum()
+        assert p["pentanomial"] == np.bincount(pts, minlength=5).tolist()
+        assert sum(p["pentanomial"]) == 240
+    h = d["head_to_head"]
+    assert h["names"] == ENTRANTS
+    for i, a in enumerate(ENTRANTS):
+        for j, b in enumerate(ENTRANTS):
+            if i == j:
+                assert h["games"][i][j] == 0
+                continue
+            li = [k for k, lu in enumerate(LINEUPS) if set(lu) == {a, b}]
+            sub = rows[rows["lineup"].isin(li) & (rows["strategy"] == a)]
+            assert h["points"][i][j] == pytest.approx((sub["outcome"] / 2).sum())
+            assert h["games"][i][j] == 480
+    names = [r["name"] for r in d["ratings"]]
+    assert names[0] == "greedy" and names[-1] == "random"
+    for r in d["ratings"]:
+        assert r["lo"] < r["elo"] < r["hi"]
+
+
+def test_summary_does_not_depend_on_chunking(tmp_path, tourney, tsummary):
+    other = rechunk(tourney[0], tmp_path / "run", 37)
+    a, b = tsummary.to_dict(), summarize(other).to_dict()
+    a["run"].pop("path"), b["run"].pop("path")
+    assert_close(a, b)
+
+
+def assert_close(a, b, path="$"):
+    """Equal structures; floats equal up to merge-order rounding (1e-9 relative)."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), path
+        for k in a:
+            assert_close(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float):
+        assert b == pytest.approx(a, rel=1e-9, abs=1e-12), path
+    else:
+        assert a == b, path
+
+
+def test_report_files(tmp_path, tourney, tsummary):
+    d = write_report(tsummary, tmp_path)
+    names = sorted(Path(f).name for f in d["files"])
+    assert names == sorted(["summary.json", "summary.md", "report.html", "score_histogram.png", "score_cdf.png",
+                            "score_violin.png", "box_means.png", "head_to_head.png", "ratings.png"])
+    js = json.loads((tmp_path / "summary.json").read_text())
+    for e in js["entrants"]:
+        assert {"strategy", "games", "mean", "mean_ci", "std", "win_rate", "draw_rate", "loss_rate"} <= set(e)
+        assert len(e["mean_ci"]) == 2 and e["mean_ci"][0] < e["mean"] < e["mean_ci"][1]
+    for f in names:
+        if f.endswith(".png"):
+            assert (tmp_path / f).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    html = (tmp_path / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 6
+    assert not re.search(r"(src|href)=['\"](?!data:)", html), "report.html must be self-contained"
+    md = (tmp_path / "summary.md").read_text()
+    assert "| greedy vs random | 480 |" in md
+    assert summary_markdown(js) == md
+
+
+def test_report_cli_on_a_real_run(tmp_path, capsys):
+    run_dir = tmp_path / "r"
+    assert main(["run", "--seats", "timeout,random", "--games", "300", "--chunk-size", "120", "--seed", "5",
+                 "--workers", "1", "--quiet", "--out", str(run_dir)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(run_dir), "--json", "--no-plots"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [e["strategy"] for e in d["entrants"]] == ["timeout", "random"]
+    assert all(e["games"] == 300 for e in d["entrants"])
+    assert d["run"]["complete"] and d["run"]["games"] == 300
+    assert not list(run_dir.glob("*.png"))
+    rows = pd.concat([pq.read_table(f).to_pandas() for f in sorted((run_dir / "chunks").glob("*.parquet"))])
+    assert d["entrants"][0]["mean"] == pytest.approx(rows.loc[rows["seat"] == 0, "total"].mean())
+    assert d["pairings"][0]["wins"] == int((rows.loc[rows["seat"] == 0, "outcome"] == 2).sum())
+    assert main(["report", str(run_dir)]) == 0
+    text = capsys.readouterr().out
+    assert "timeout vs random" in text and "wrote summary.json" in text
+    assert (run_dir / "report.html").is_file() and (run_dir / "score_cdf.png").is_file()
+
+
+def test_report_usage_errors(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "nope")]) == 2
+    assert "run directory not found" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["report", str(tmp_path / "empty")]) == 2
+    assert "no manifest.json" in capsys.readouterr().err
+
+
+def test_incomplete_run_uses_the_common_prefix(tmp_path):
+    run_dir, rows = write_run(tmp_path / "run", "scandinavian", [["timeout", "random"], ["random", "timeout"]],
+                              300, 2, 100)
+    (run_dir / "chunks" / "part-L0001-G000000000200.parquet").unlink()  # lineup 1 stops at game 200
+    info = load_run(run_dir)
+    assert info.games == 200 and not info.complete
+    d = summarize(info).to_dict()
+    assert any("incomplete run: 200 of 300" in n for n in d["notes"])
+    r = rows[(rows["game"] < 200) & (rows["strategy"] == "timeout")]
+    assert d["entrants"][0]["games"] == 400
+    assert d["entrants"][0]["mean"] == pytest.approx(r["total"].mean())
+
+
+def test_corrupt_chunk_order_is_refused(tmp_path):
+    run_dir, _ = write_run(tmp_path / "run", "scandinavian", [["timeout", "random"]], 50, 2, 50)
+    f = run_dir / "chunks" / "part-L0000-G000000000000.parquet"
+    t = pq.read_table(f).to_pandas().iloc[::-1]
+    pq.write_table(pa.Table.from_pandas(t, preserve_index=False), f)
+    with pytest.raises(UserError, match="not games 0..49 in \\(game, seat\\) order"):
+        summarize(run_dir)
+
+
+def test_three_seat_tables_field_pairings(tmp_path):
+    lus = [["timeout", "greedy", "random"], ["greedy", "random", "timeout"], ["random", "timeout", "greedy"]]
+    run_dir, rows = write_run(tmp_path / "run", "scandinavian", lus, 80, 4, 80)
+    d = summarize(run_dir).to_dict()
+    assert [p["name"] for p in d["pairings"]] == ["timeout vs field", "greedy vs field", "random vs field"]
+    for p in d["pairings"]:
+        out = rows.loc[rows["strategy"] == p["a"], "outcome"].value_counts()
+        assert (p["wins"], p["draws"], p["losses"]) == (out.get(2, 0), out.get(1, 0), out.get(0, 0))
+        assert p["pentanomial"] is None
+    # head to head from every pair of seats: a scores 1 when its total beats b's in the same game
+    wide = rows.pivot_table(index=["lineup", "game"], columns="strategy", values="total")
+    h = d["head_to_head"]
+    i, j = h["names"].index("greedy"), h["names"].index("timeout")
+    want = ((wide["greedy"] > wide["timeout"]) + 0.5 * (wide["greedy"] == wide["timeout"])).sum()
+    assert h["points"][i][j] == pytest.approx(want)
+    assert h["games"][i][j] == 240
+
+
+def test_yatzy_box_and_rank_column_per_rule_set():
+    assert yatzy_box(load_rules("maxi")) == "maxi_yatzy"
+    assert yatzy_box(load_rules("generala")) == "generala"
+    assert yatzy_box(load_rules("standard")) == "yatzy"
+    assert rank_column(load_rules("scandinavian")) == "total"
+    assert rank_column(load_rules("scandinavian", ["columns=3", "add_columns=false"])) == "best_column"
+
+
+def test_yatzy_rate_on_generala(tmp_path):
+    run_dir, rows = write_run(tmp_path / "run", "generala", [["timeout"]], 200, 9, 200)
+    d = summarize(run_dir).to_dict()
+    e = d["entrants"][0]
+    assert e["yatzy_rate"] == pytest.approx((rows["generala"] > 0).mean()) and e["yatzy_rate"] > 0
+    assert e["win_rate"] is None and e["played"] == 0  # a one-seat table has no outcomes to rate
+    assert d["pairings"] == [] and d["ratings"] is None
+
+
+def _synthetic_run(tmp_path: Path, chunks: int, chunk_games: int) -> Path:
+    """A run directory whose chunks repeat one played chunk with shifted game numbers (fast to write)."""
+    base, _ = write_run(tmp_path / "seed", "scandinavian", [["timeout", "random"]], chunk_games, 3, chunk_games)
+    frame = pq.read_table(base / "chunks" / "part-L0000-G000000000000.parquet").to_pandas()
+    out = tmp_path / f"run{chunks}"
+    (out / "chunks").mkdir(parents=True)
+    m = json.loads((base / "manifest.json").read_text())
+    m["games"], m["chunks"] = chunks * chunk_games, []
+    for c in range(chunks):
+        f = frame.copy()
+        f["game"] += c * chunk_games
+        name = f"chunks/part-L0000-G{c * chunk_games:012d}.parquet"
+        pq.write_table(pa.Table.from_pandas(f, preserve_index=False), out / name, compression="zstd")
+        m["chunks"].append({"lineup": 0, "start": c * chunk_games, "stop": (c + 1) * chunk_games, "file": name})
+    (out / "manifest.json").write_text(json.dumps(m))
+    shutil.rmtree(base)
+    return out
+
+
+def test_memory_does_not_grow_with_games(tmp_path):
+    """Streaming: 10x the games (240,000 rows) in the same chunk size peaks at the same memory."""
+    small = _synthetic_run(tmp_path, 3, 4000)
+    large = _synthetic_run(tmp_path, 30, 4000)
+    summarize(small)  # warm caches (rule tables, imports) outside the measurement
+
+    def peak(run: Path) -> tuple[int, dict]:
+        tracemalloc.start()
+        s = summarize(run).to_dict()
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top, s
+
+    p_small, s_small = peak(small)
+    p_large, s_large = peak(large)
+    assert s_large["entrants"][0]["games"] == 120_000
+    assert s_large["entrants"][0]["mean"] == pytest.approx(s_small["entrants"][0]["mean"])
+    # 10x the rows, same chunk size: the peak may not grow by more than a few percent
+    assert p_large < 1.1 * p_small, (p_small, p_large)
