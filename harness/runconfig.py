@@ -1,0 +1,357 @@
+"""Run configuration: what to play (rules, bots, lineups, games, seed) and how (chunks, workers, backend).
+
+A run config is a TOML file under ``configs/runs/`` or a :class:`RunConfig` built in Python; CLI
+flags override it through :meth:`RunConfig.with_overrides`. Every key is validated on construction
+and a mistake raises one :class:`~harness.errors.UserError` naming the file and the key.
+
+TOML keys (all optional but the bots)::
+
+    description = "what this run is for"        # free text, ignored
+    mode = "run"                # run (one table) | tournament (round-robin) | gauntlet
+    rules = "scandinavian"      # built-in rule-set name or a .toml path (relative to this file)
+    games = 100000              # games per lineup: every lineup plays game indices 0..games-1
+    seed = 1                    # root seed, 0..2**64-1
+    chunk_size = 50000          # games per chunk (one Parquet file and one unit of work)
+    workers = 0                 # processes (local) or Dask workers (LocalCluster); 0 = every core
+    backend = "local"           # local | dask
+    scheduler = "tcp://host:8786"   # dask only; none = a LocalCluster ("inprocess" = threads in this process)
+    out = "results/my-run"      # run directory (default results/<file stem>-<time>)
+    seats = ["greedy", "random"]            # mode run: one strategy spec per seat (1..8 seats)
+    entrants = ["random", "greedy", "solver:temperature=0.5"]  # tournament; gauntlet: the field
+    candidate = "greedy"                     # gauntlet: the bot played against each of the field
+    table = 2                                # tournament: seats per table, 2..8
+    [settings]                               # rule settings (``--set KEY=VALUE``)
+    upper_bonus_threshold = 62
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from harness import tournament
+from harness.errors import UserError
+from harness.rules import RuleSet, load_rules
+from harness.strategy import Strategy
+
+MODES = ("run", "tournament", "gauntlet")
+BACKENDS = ("local", "dask")
+#: A scheduler address that means "a Dask client with threads in this process" (tests, debugging).
+INPROCESS = "inprocess"
+#: Games per chunk by default: big enough that the vectorised engine amortises its Python overhead.
+DEFAULT_CHUNK_SIZE = 50_000
+MAX_CHUNK_SIZE = 1_000_000
+#: Chunk file names hold the first game in 12 digits.
+MAX_GAMES = 10**12 - 1
+MAX_SEATS = 8
+
+#: Keys that say how a run executes, not what it plays: they may change on resume.
+EXECUTION_KEYS = ("workers", "backend", "scheduler", "out")
+
+_TOML_KEYS = ("description", "mode", "rules", "settings", "seats", "entrants", "candidate", "table",
+              "games", "seed", "chunk_size", "workers", "backend", "scheduler", "out")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A validated run or tournament description (see the module docstring for the keys).
+
+    ``source`` names the file (or ``"<python>"``) in error messages; ``name`` seeds the default
+    output directory. Neither is part of what the run plays.
+    """
+
+    seats: tuple[str, ...] = ()
+    entrants: tuple[str, ...] = ()
+    candidate: str | None = None
+    mode: str = "run"
+    rules: str = "scandinavian"
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    table: int = 2
+    games: int = 10_000
+    seed: int = 1
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    workers: int = 0
+    backend: str = "local"
+    scheduler: str | None = None
+    out: str | None = None
+    name: str = field(default="run", compare=False)
+    source: str = field(default="<python>", compare=False)
+
+    def __post_init__(self) -> None:
+        where = self.source
+        setv = object.__setattr__
+        setv(self, "seats", _specs(self.seats, "seats", where))
+        setv(self, "entrants", _specs(self.entrants, "entrants", where))
+        if self.candidate is not None:
+            setv(self, "candidate", _specs([self.candidate], "candidate", where)[0])
+        if self.mode not in MODES:
+            raise UserError(f"{where}: mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if not isinstance(self.rules, str) or not self.rules.strip():
+            raise UserError(f"{where}: rules must be a rule-set name or .toml path, got {self.rules!r}")
+        if _looks_like_path(self.rules) and Path(self.rules).is_file():
+            # absolute, so that a manifest's config resumes from any working directory
+            setv(self, "rules", str(Path(self.rules).resolve()))
+        if not isinstance(self.settings, Mapping):
+            raise UserError(f"{where}: settings must be a table of KEY = VALUE, got {self.settings!r}")
+        for k, v in self.settings.items():
+            if not isinstance(k, str) or not isinstance(v, (bool, int, str)):
+                raise UserError(f"{where}: settings.{k} must be a number, true/false or a string, got {v!r}")
+        setv(self, "settings", {k: _setting_value(k, v) for k, v in self.settings.items()})
+        _int(self.table, "table", where, 1, MAX_SEATS)
+        _int(self.games, "games", where, 1, MAX_GAMES)
+        _int(self.seed, "seed", where, 0, 2**64 - 1)
+        _int(self.chunk_size, "chunk_size", where, 1, MAX_CHUNK_SIZE)
+        _int(self.workers, "workers", where, 0, 4096)
+        if self.backend not in BACKENDS:
+            raise UserError(f"{where}: backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        if self.scheduler is not None:
+            if not isinstance(self.scheduler, str) or not self.scheduler.strip():
+                raise UserError(f"{where}: scheduler must be an address like tcp://host:8786, got {self.scheduler!r}")
+            if self.backend != "dask":
+                raise UserError(f"{where}: scheduler {self.scheduler!r} needs backend = \"dask\"")
+        if self.out is not None and (not isinstance(self.out, str) or not self.out.strip()):
+            raise UserError(f"{where}: out must be a directory path, got {self.out!r}")
+
+        if self.mode == "run":
+            if not 1 <= len(self.seats) <= MAX_SEATS:
+                raise UserError(f"{where}: mode run needs seats = [1..{MAX_SEATS} strategy specs], got {len(self.seats)}")
+            if self.entrants or self.candidate:
+                raise UserError(f"{where}: entrants/candidate are for mode tournament or gauntlet, not run (use seats)")
+        elif self.mode == "tournament":
+            if self.seats or self.candidate:
+                raise UserError(f"{where}: mode tournament takes entrants (and table), not seats/candidate")
+            if not 2 <= self.table <= MAX_SEATS:
+                raise UserError(f"{where}: table must be 2..{MAX_SEATS} seats, got {self.table}")
+            if len(self.entrants) < self.table:
+                raise UserError(f"{where}: a tournament at {self.table}-seat tables needs at least "
+                                f"{self.table} entrants, got {len(self.entrants)}")
+        else:
+            if self.seats:
+                raise UserError(f"{where}: mode gauntlet takes candidate and entrants (the field), not seats")
+            if not self.candidate:
+                raise UserError(f"{where}: mode gauntlet needs candidate = \"SPEC\"")
+            if not self.entrants:
+                raise UserError(f"{where}: mode gauntlet needs entrants = [the field, one or more specs]")
+            if self.table != 2:
+                raise UserError(f"{where}: a gauntlet plays 2-seat tables, got table = {self.table}")
+
+    # ---------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike[str]) -> RunConfig:
+        """Read and validate a run config file."""
+        p = Path(path)
+        if not p.is_file():
+            raise UserError(f"run config not found: {p}")
+        try:
+            with p.open("rb") as f:
+                data = tomllib.load(f)
+        except tomllib.TOMLDecodeError as exc:
+            raise UserError(f"{p}: not valid TOML: {exc}") from None
+        return cls.from_dict(data, source=str(p), base=p.parent, name=p.stem)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "<python>", base: Path | None = None,
+                  name: str = "run") -> RunConfig:
+        """Build from a mapping with the TOML keys (also what :meth:`to_dict` and manifests hold).
+
+        A relative rules path is taken relative to ``base`` when that file exists there.
+        """
+        unknown = [k for k in data if k not in _TOML_KEYS]
+        if unknown:
+            raise UserError(f"{source}: unknown key {unknown[0]!r} (keys: {', '.join(_TOML_KEYS)})")
+        kw = {k: v for k, v in data.items() if k != "description"}
+        for key in ("seats", "entrants"):
+            if key in kw:
+                if isinstance(kw[key], str):
+                    kw[key] = split_specs(kw[key])
+                elif not isinstance(kw[key], list):
+                    raise UserError(f"{source}: {key} must be a list of strategy specs, got {kw[key]!r}")
+        rules = kw.get("rules")
+        if isinstance(rules, str) and base is not None and _looks_like_path(rules) and not Path(rules).is_absolute():
+            candidate = base / rules
+            if candidate.is_file():
+                kw["rules"] = str(candidate)
+        return cls(**kw, source=source, name=name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The TOML keys as a JSON-able dict (``None`` values left out); ``from_dict`` inverts it."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name in ("name", "source"):
+                continue
+            v = getattr(self, f.name)
+            if v is None or (f.name in ("seats", "entrants") and not v):
+                continue
+            out[f.name] = list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, Mapping) else v
+        return out
+
+    def with_overrides(self, **changes: Any) -> RunConfig:
+        """A copy with fields changed (``None`` values are ignored), validated again."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        unknown = [k for k in changes if k not in {f.name for f in dataclasses.fields(self)}]
+        if unknown:
+            raise UserError(f"unknown run config key {unknown[0]!r}")
+        return dataclasses.replace(self, **changes)
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the rows a chunk holds: every key but games and the execution keys."""
+        d = self.to_dict()
+        for k in EXECUTION_KEYS + ("games",):
+            d.pop(k, None)
+        return d
+
+    def resolve(self) -> ResolvedRun:
+        """Load the rule set and make every bot (``prepare()`` not yet called); validates the specs."""
+        try:
+            rules = load_rules(self.rules, self.settings)
+        except UserError as exc:
+            raise UserError(f"{self.source}: {exc}") from None
+        made: dict[str, tuple[str, Strategy]] = {}
+
+        def make(spec: str, key: str) -> str:
+            from harness.registry import make as registry_make
+
+            try:
+                strat = registry_make(spec, rules)
+            except UserError as exc:
+                raise UserError(f"{self.source}: {key}: {exc}") from None
+            label = strat.label
+            if label in made:
+                if key.startswith("seats"):
+                    return label
+                raise UserError(f"{self.source}: {key}: {spec!r} duplicates entrant {made[label][0]!r} (label {label})")
+            made[label] = (spec, strat)
+            return label
+
+        if self.mode == "run":
+            lineups = tournament.single([make(s, f"seats[{i}]") for i, s in enumerate(self.seats)])
+        elif self.mode == "tournament":
+            labels = [make(s, f"entrants[{i}]") for i, s in enumerate(self.entrants)]
+            lineups = tournament.round_robin(labels, self.table)
+        else:
+            cand = make(self.candidate or "", "candidate")
+            field_ = [make(s, f"entrants[{i}]") for i, s in enumerate(self.entrants)]
+            lineups = tournament.gauntlet(cand, field_)
+        return ResolvedRun(self, rules, tuple((lab, spec) for lab, (spec, _) in made.items()),
+                           {lab: s for lab, (_, s) in made.items()}, tuple(lineups))
+
+    def default_out(self) -> Path:
+        """``out`` if set, else ``results/<name>-<YYYYmmdd-HHMMSS>`` (a fresh directory)."""
+        if self.out:
+            return Path(self.out)
+        import time
+
+        base = Path("results") / f"{self.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        p, i = base, 1
+        while p.exists():
+            p, i = Path(f"{base}-{i}"), i + 1
+        return p
+
+
+@dataclass(frozen=True)
+class ResolvedRun:
+    """A config with its rule set compiled and its bots made.
+
+    entrants: (label, spec) in config order; strategies: one instance per label, shared by every
+    seat and lineup it plays in; lineups: entrant labels per seat.
+    """
+
+    config: RunConfig
+    rules: RuleSet
+    entrants: tuple[tuple[str, str], ...]
+    strategies: Mapping[str, Strategy]
+    lineups: tuple[tournament.Lineup, ...]
+
+
+def split_specs(text: str) -> list[str]:
+    """``"solver:temperature=0.5,blunder=0.1,greedy"`` -> ``["solver:temperature=0.5,blunder=0.1", "greedy"]``.
+
+    Commas separate bots, but a piece ``key=value`` without a ``:`` continues the previous bot's
+    parameters, so specs with several parameters survive a comma-separated list.
+    """
+    out: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if not piece:
+            raise UserError(f"empty strategy spec in {text!r}")
+        if "=" in piece and ":" not in piece and out:
+            out[-1] += "," + piece
+        else:
+            out.append(piece)
+    return out
+
+
+def _specs(value: Any, key: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise UserError(f"{where}: {key} must be a list of strategy specs, got {value!r}")
+    for i, v in enumerate(value):
+        if not isinstance(v, str) or not v.strip():
+            raise UserError(f"{where}: {key}[{i}] must be a strategy spec like \"greedy\" or "
+                            f"\"solver:temperature=0.5\", got {v!r}")
+    return tuple(v.strip() for v in value)
+
+
+def _int(value: Any, key: str, where: str, lo: int, hi: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserError(f"{where}: {key} must be a whole number, got {value!r}")
+    if not lo <= value <= hi:
+        raise UserError(f"{where}: {key} must be {lo}..{hi}, got {value}")
+
+
+def _setting_value(key: str, value: Any) -> Any:
+    """``--set`` gives strings: store ``"45"`` as 45 and ``"true"`` as True (as TOML would), so that
+    a config is the same whether a setting came from the file or the command line. Wrong values are
+    left for the rule set to reject with its own message."""
+    from harness.rules import SETTINGS
+
+    kind = SETTINGS.get(key, (str,))[0]
+    if not isinstance(value, str) or kind is str:
+        return value
+    text = value.strip().lower()
+    if kind is bool and text in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+        return text in ("true", "1", "yes", "on")
+    if kind is int:
+        try:
+            return int(text)
+        except ValueError:
+            return value
+    return value
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.endswith(".toml") or os.sep in name or "/" in name
+
+
+def builtin_run_configs_dir() -> Path:
+    """``configs/runs`` beside the package (``$YATZY_HARNESS_CONFIGS/runs`` overrides it)."""
+    root = os.environ.get("YATZY_HARNESS_CONFIGS")
+    base = Path(root) if root else Path(__file__).resolve().parent.parent / "configs"
+    return base / "runs"
+
+
+def resolve_config_path(name_or_path: str) -> Path:
+    """A run config path, or the name of one in ``configs/runs`` (``quick`` -> configs/runs/quick.toml)."""
+    p = Path(name_or_path)
+    if p.is_file():
+        return p
+    if not _looks_like_path(name_or_path):
+        candidate = builtin_run_configs_dir() / f"{name_or_path}.toml"
+        if candidate.is_file():
+            return candidate
+    raise UserError(f"run config not found: {name_or_path}")
+
+
+def seats_from_text(text: str | Sequence[str]) -> list[str]:
+    """CLI ``--seats A,B`` (or repeated) -> specs."""
+    if isinstance(text, str):
+        return split_specs(text)
+    out: list[str] = []
+    for t in text:
+        out.extend(split_specs(t))
+    return out

@@ -1,0 +1,571 @@
+"""Play seeded games by the million into a run directory: runs, tournaments, gauntlets; resume; Dask.
+
+Public API (stable; ``compare --sequential`` and ``calibrate`` build on it)::
+
+    from harness.runner import RunConfig, run, extend, load_manifest, rows_digest
+
+    cfg = RunConfig(seats=("greedy", "random"), rules="scandinavian", games=100_000, seed=7)
+    cfg = RunConfig.from_toml("configs/runs/round_robin.toml").with_overrides(games=20_000, workers=2)
+    out = run(cfg, "results/my-run")          # -> Path of the run directory (manifest + chunks)
+    out = extend(out, 200_000)                # play games 100000..199999 of every lineup into it
+    run(cfg, out, resume=True)                # finish an interrupted run (byte-identical result)
+    run(cfg, out, games_range=(100_000, 200_000))   # same as extend, with the config in hand
+    manifest = load_manifest(out)             # dict, format 1 (see harness.manifest)
+
+- ``run(config, out_dir, *, quiet=True, resume=False, games_range=None) -> Path`` plays every
+  lineup on game indices ``0..games-1`` (or up to ``games_range[1]``), writing one Parquet file
+  per (lineup, chunk) atomically and ``manifest.json``. ``out_dir`` must be new or empty unless
+  ``resume`` (keep the complete chunks, redo the rest; a changed config is refused) or
+  ``games_range=(start, stop)`` with ``start`` equal to the games already in the directory.
+- ``extend(run_dir, stop, *, quiet=True, workers=None, backend=None, scheduler=None) -> Path``
+  grows a run to ``stop`` games per lineup with the config in its manifest.
+- Raises :class:`~harness.errors.UserError` for a bad config or directory, :class:`RunStopped`
+  when a chunk fails (bot error, dead worker; complete chunks stay, the directory is resumable),
+  and re-raises ``KeyboardInterrupt`` after leaving a resumable directory.
+
+Rows are exactly ``engine.Results.to_frame()`` with a leading ``lineup`` int16 column; the dice
+of game ``i`` depend only on (seed, i), so the rows of a run do not depend on chunk size, worker
+count or backend (see results/README.md for what is byte-identical).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import datetime as _dt
+import logging
+import math
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from harness import backends
+from harness.errors import UserError
+from harness.manifest import (CHUNK_DIR, FORMAT, LOG, MANIFEST, TMP_SUFFIX, Chunk, chunk_file, load_manifest,
+                              manifest_chunks, parquet_rows, parse_chunk_name, plan, rows_digest,
+                              write_bytes_atomic, write_json_atomic)
+from harness.runconfig import (DEFAULT_CHUNK_SIZE, ResolvedRun, RunConfig, resolve_config_path,
+                               seats_from_text)
+from harness.worker import ChunkFailed, ChunkResult, Job, forget, install, play_chunk
+
+__all__ = ["RunConfig", "RunStopped", "run", "extend", "load_manifest", "rows_digest", "config_of",
+           "DEFAULT_CHUNK_SIZE", "add_commands"]
+
+log = logging.getLogger("harness.runner")
+
+#: Rewrite the manifest's chunk list at most this often while a run goes (seconds).
+MANIFEST_EVERY = 2.0
+
+
+class RunStopped(RuntimeError):
+    """A run stopped before the end because a chunk failed; the directory is resumable."""
+
+    def __init__(self, message: str, run_dir: Path, failure: ChunkFailed | None = None) -> None:
+        super().__init__(message)
+        self.run_dir, self.failure = run_dir, failure
+
+
+# ---------------------------------------------------------------------------------------------
+# public API
+
+
+def run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool = True, resume: bool = False,
+        games_range: tuple[int, int] | None = None) -> Path:
+    """Play ``config`` into ``out_dir`` (see the module docstring); returns the run directory."""
+    out = Path(out_dir)
+    if games_range is not None:
+        start, stop = (int(x) for x in games_range)
+        if not 0 <= start < stop:
+            raise UserError(f"games_range must be (start, stop) with 0 <= start < stop, got {games_range}")
+        config = config.with_overrides(games=stop)
+    resolved = config.resolve()
+    has_manifest = (out / MANIFEST).is_file()
+    if games_range is not None:
+        have = int(load_manifest(out)["games"]) if has_manifest else 0
+        if start != have:
+            raise UserError(f"{out} holds games 0..{have - 1} of each lineup; games_range must start at {have}, "
+                            f"got {start}")
+        resume = has_manifest
+    if resume:
+        if not has_manifest:
+            raise UserError(f"nothing to resume: {out} has no {MANIFEST}")
+        old = load_manifest(out)
+        _check_resumable(old, resolved, out)
+    else:
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            hint = f"; resume it with --resume {out}" if has_manifest else ""
+            raise UserError(f"{out} exists and is not empty{hint}, or choose another --out")
+        old = None
+    return _Run(resolved, out, old, quiet).go()
+
+
+def extend(run_dir: str | os.PathLike[str], stop: int, *, quiet: bool = True, workers: int | None = None,
+           backend: str | None = None, scheduler: str | None = None) -> Path:
+    """Play games ``games..stop-1`` of every lineup into an existing run (its manifest's config)."""
+    manifest = load_manifest(run_dir)
+    have = int(manifest["games"])
+    if stop < have:
+        raise UserError(f"{run_dir} already holds {have} games per lineup; cannot extend to {stop}")
+    cfg = config_of(manifest, run_dir).with_overrides(workers=workers, backend=backend, scheduler=scheduler)
+    if stop == have:
+        return run(cfg, run_dir, quiet=quiet, resume=True)
+    return run(cfg, run_dir, quiet=quiet, games_range=(have, stop))
+
+
+def config_of(manifest: Mapping[str, Any], run_dir: str | os.PathLike[str] = "") -> RunConfig:
+    """The :class:`RunConfig` a run directory was played with (from its manifest)."""
+    where = f"{Path(run_dir) / MANIFEST}" if run_dir else "manifest"
+    name = Path(run_dir).name if run_dir else "run"
+    return RunConfig.from_dict(manifest["config"], source=where, name=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# one run
+
+
+def _check_resumable(old: Mapping[str, Any], resolved: ResolvedRun, out: Path) -> None:
+    """Refuse to resume a run directory with a config that would play other rows."""
+    try:
+        old_cfg = config_of(old, out)
+    except (UserError, KeyError, TypeError) as exc:
+        raise UserError(f"cannot resume {out}: its manifest's config is unreadable: {exc}") from None
+    new_cfg = resolved.config
+    a, b = old_cfg.identity(), new_cfg.identity()
+    diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    if diff:
+        parts = [f"{k} (run has {a.get(k)!r}, now {b.get(k)!r})" for k in diff]
+        raise UserError(f"cannot resume {out}: the config differs in " + "; ".join(parts)
+                        + ". Resume with the same config, or start a new run directory.")
+    if old["rules"]["digest"] != resolved.rules.digest:
+        raise UserError(f"cannot resume {out}: rule set {resolved.rules.name} ({resolved.rules.source}) has changed "
+                        f"since the run started (digest {old['rules']['digest'][:12]} -> {resolved.rules.digest[:12]})")
+    lineups = [list(x) for x in resolved.lineups]
+    if old["lineups"] != lineups:
+        raise UserError(f"cannot resume {out}: the bots' labels differ (run has {old['lineups']}, now {lineups}); "
+                        f"did a strategy's parameters change?")
+    if int(old["games"]) > new_cfg.games:
+        raise UserError(f"cannot resume {out} with games = {new_cfg.games}: it already plays {old['games']} "
+                        f"games per lineup (a run never shrinks)")
+
+
+class _Run:
+    """State of one invocation: resolved config, the directory, chunks done, sums, the manifest."""
+
+    def __init__(self, resolved: ResolvedRun, out: Path, old: Mapping[str, Any] | None, quiet: bool) -> None:
+        self.r, self.out, self.old, self.quiet = resolved, out, old, quiet
+        cfg = resolved.config
+        self.games = cfg.games
+        self.seats = [len(x) for x in resolved.lineups]
+        rules = resolved.rules
+        self.job = Job(dict(rules.spec), rules.source, dict(cfg.settings), rules.digest, resolved.entrants,
+                       tuple(tuple(x) for x in resolved.lineups), cfg.seed)
+        self.done: dict[tuple[int, int], Chunk] = {}
+        self.sums: dict[str, list[int]] = {label: [0] * 5 for label, _ in resolved.entrants}
+        self.started = _now()
+        self._last_write = 0.0
+
+    # -- the manifest -------------------------------------------------------------------------
+
+    def manifest(self, complete: bool) -> dict[str, Any]:
+        r, cfg, rules = self.r, self.r.config, self.r.rules
+        old = self.old or {}
+        history = list(old.get("history", []))
+        history.append({"started": self.started, "stopped": None if not complete else _now(),
+                        "games": self.games, "workers": cfg.workers or backends.cpu_count(),
+                        "backend": cfg.backend, "scheduler": cfg.scheduler})
+        return {
+            "format": FORMAT,
+            "kind": cfg.mode,
+            "complete": complete,
+            "rules": {"name": rules.name, "source": rules.source, "settings": dict(rules.settings),
+                      "digest": rules.digest},
+            "entrants": [{"label": label, "spec": spec} for label, spec in r.entrants],
+            "lineups": [list(x) for x in r.lineups],
+            "games": self.games,
+            "seed": cfg.seed,
+            "chunk_size": cfg.chunk_size,
+            "table": len(r.lineups[0]),
+            "chunks": [c.to_dict() for c in sorted(self.done.values())],
+            # exact sums over the chunks listed: label -> [seats, sum, sum of squares, wins, shared wins]
+            "totals": {label: list(v) for label, v in self.sums.items()},
+            "created": old.get("created", self.started),
+            "updated": _now(),
+            "versions": _versions(cfg.backend),
+            "git": _git_rev(),
+            "config": cfg.to_dict(),
+            "history": history,
+        }
+
+    def write_manifest(self, complete: bool = False, force: bool = True) -> None:
+        now = time.monotonic()
+        if force or now - self._last_write >= MANIFEST_EVERY:
+            write_json_atomic(self.out / MANIFEST, self.manifest(complete))
+            self._last_write = now
+
+    # -- what is already there ----------------------------------------------------------------
+
+    def scan(self) -> None:
+        """Keep the complete chunks of a resumed run; delete temporary and damaged files."""
+        chunks_dir = self.out / CHUNK_DIR
+        listed = {(c.lineup, c.start): c for c in manifest_chunks(self.old or {})}
+        cs = self.r.config.chunk_size
+        for path in sorted(chunks_dir.iterdir()):
+            if path.name.endswith(TMP_SUFFIX):
+                log.info("removing partial chunk %s", path.name)
+                path.unlink()
+                continue
+            key = parse_chunk_name(path.name)
+            if key is None or key[0] >= len(self.seats) or key[1] >= self.games:
+                raise UserError(f"cannot resume {self.out}: unexpected file {path} (not a chunk of this run)")
+            lineup, start = key
+            chunk = listed.get(key) or Chunk(lineup, start, min((start // cs + 1) * cs, self.games))
+            if parquet_rows(path) != chunk.games * self.seats[lineup]:
+                log.warning("chunk %s is incomplete or damaged: playing it again", path.name)
+                path.unlink()
+                continue
+            self.done[key] = chunk
+        # the manifest's sums cover exactly its listed chunks: trust them only if all are still there
+        old_totals = (self.old or {}).get("totals")
+        if old_totals is not None and set(old_totals) == set(self.sums) and all(k in self.done for k in listed):
+            for label, v in old_totals.items():
+                self.sums[label] = [int(x) for x in v]
+            extra = [c for k, c in self.done.items() if k not in listed]
+        else:
+            extra = list(self.done.values())
+        for c in extra:
+            self._add_sums(_file_sums(self.out, c, self.job))
+
+    def _add_sums(self, sums: Mapping[str, Sequence[int]], sign: int = 1) -> None:
+        for label, v in sums.items():
+            acc = self.sums[label]
+            for i, x in enumerate(v):
+                acc[i] += sign * int(x)
+
+    # -- playing ------------------------------------------------------------------------------
+
+    def go(self) -> Path:
+        cfg = self.r.config
+        (self.out / CHUNK_DIR).mkdir(parents=True, exist_ok=True)
+        if self.old is not None:
+            self.scan()
+        todo = plan(len(self.seats), self.games, cfg.chunk_size, self.done.values())
+        self.write_manifest()
+        n_workers = cfg.workers or backends.cpu_count()
+        forked = cfg.backend == "local" and n_workers > 1 and bool(todo)
+        with backends.run_logging(self.out / LOG, forked):
+            log.info("run %s: %s, rules %s, %d lineup(s) x %d games, seed %d, chunk %d; %d chunk(s) to play",
+                     self.out, cfg.mode, self.r.rules.name, len(self.seats), self.games, cfg.seed,
+                     cfg.chunk_size, len(todo))
+            if todo:
+                self._prepare()
+                try:
+                    self._play(todo, n_workers)
+                finally:
+                    forget(self.job)
+        self.write_manifest(complete=True)
+        return self.out
+
+    def _prepare(self) -> None:
+        """Heavy set-up in the parent before any fork: bot tables, then one game per lineup to compile kernels."""
+        import numpy as np
+
+        from harness.engine import play
+
+        for s in self.r.strategies.values():
+            s.prepare()
+        warm: set[str] = set()
+        for labels in self.r.lineups:  # one game with each bot compiles its kernels here, not per worker
+            if not warm.issuperset(labels):
+                play(self.r.rules, [self.r.strategies[x] for x in labels], np.arange(1, dtype=np.int64),
+                     self.r.config.seed)
+                warm.update(labels)
+        install(self.job, self.r.rules, self.r.strategies)
+
+    def _play(self, todo: list[Chunk], n_workers: int) -> None:
+        from tqdm import tqdm
+
+        cfg = self.r.config
+        total = self.games * len(self.seats)
+        initial = sum(c.games for c in self.done.values())
+        with _sigterm_as_interrupt(), \
+                backends.open_backend(cfg.backend, n_workers, cfg.scheduler) as be, \
+                tqdm(total=total, initial=initial, unit="game", unit_scale=True, disable=self.quiet,
+                     dynamic_ncols=True, smoothing=0.05) as bar:
+            log.info("executing on %s", be.description)
+            pending: dict[cf.Future, Chunk] = {}
+            queue = iter(todo)
+            ahead = be.slots + max(1, be.slots // 2)  # keep every slot busy, hold few results in memory
+            try:
+                while True:
+                    while len(pending) < ahead:
+                        c = next(queue, None)
+                        if c is None:
+                            break
+                        pending[be.executor.submit(play_chunk, self.job, c)] = c
+                    if not pending:
+                        break
+                    finished, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                    failure = self._collect(finished, pending, bar)
+                    if failure is not None:
+                        self._stop(failure, pending, be, bar)
+            except KeyboardInterrupt:
+                be.abort()
+                self.write_manifest()
+                log.warning("interrupted: %d chunk(s) complete; finish with: yatzy-harness run --resume %s",
+                            len(self.done), self.out)
+                raise
+
+    def _collect(self, finished: set[cf.Future], pending: dict[cf.Future, Chunk], bar: Any) -> BaseException | None:
+        """Write every successful finished chunk; return the first failure, if any."""
+        failure: BaseException | None = None
+        for f in sorted(finished, key=lambda f: pending[f]):
+            c = pending.pop(f)
+            exc = f.exception()
+            if exc is not None:
+                if failure is None:
+                    failure = exc if isinstance(exc, ChunkFailed) else _wrap(exc, c)
+                continue
+            self._write(f.result())
+            bar.update(c.games)
+        self.write_manifest(force=False)
+        return failure
+
+    def _write(self, res: ChunkResult) -> None:
+        c = res.chunk
+        write_bytes_atomic(self.out / c.file, res.data)
+        self.done[(c.lineup, c.start)] = c
+        self._add_sums(res.sums)
+
+    def _stop(self, failure: BaseException, pending: dict[cf.Future, Chunk], be: backends.Backend, bar: Any) -> None:
+        """A chunk failed: cancel what has not started, keep what finishes, record, raise RunStopped."""
+        for f in list(pending):
+            if f.cancel():
+                del pending[f]
+        if isinstance(failure, ChunkFailed) and pending:
+            done, _ = cf.wait(pending, timeout=600)
+            self._collect(done, pending, bar)
+        be.abort()
+        self.write_manifest()
+        first = str(failure).splitlines()[0]
+        log.error("run stopped: %s; %d chunk(s) complete are kept; after fixing the bot, finish with: "
+                  "yatzy-harness run --resume %s", first, len(self.done), self.out)
+        raise RunStopped(f"run stopped: {first} (details in {self.out / LOG}; resume with --resume {self.out})",
+                         self.out, failure if isinstance(failure, ChunkFailed) else None)
+
+
+def _wrap(exc: BaseException, c: Chunk) -> ChunkFailed:
+    if isinstance(exc, BrokenProcessPool):
+        msg = (f"a worker process died (killed? out of memory?) while chunks were playing, "
+               f"among them {c.file} (games {c.start}..{c.stop - 1})")
+    else:
+        msg = f"chunk {c.file} (games {c.start}..{c.stop - 1}) failed: {type(exc).__name__}: {exc}"
+    log.error("%s", msg)
+    return ChunkFailed(msg, c)
+
+
+def _file_sums(out: Path, c: Chunk, job: Job) -> dict[str, list[int]]:
+    """Per-label sums of a chunk already on disk (resume)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(out / c.file, columns=["seat", "total", "outcome"])
+    seat = t.column("seat").to_numpy()
+    tot = t.column("total").to_numpy().astype(np.int64)
+    oc = t.column("outcome").to_numpy()
+    res: dict[str, list[int]] = {}
+    for s, label in enumerate(job.lineups[c.lineup]):
+        m = seat == s
+        x, o = tot[m], oc[m]
+        acc = res.setdefault(label, [0] * 5)
+        for i, v in enumerate((len(x), int(x.sum()), int((x * x).sum()), int((o == 2).sum()), int((o == 1).sum()))):
+            acc[i] += v
+    return res
+
+
+class _sigterm_as_interrupt:
+    """While a run goes in the main thread, SIGTERM stops it like Ctrl-C (a resumable directory)."""
+
+    def __enter__(self) -> None:
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGTERM, _raise_interrupt)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _versions(backend: str) -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    names = ["yatzy-harness", "numpy", "numba", "pandas", "pyarrow"]
+    if backend == "dask":
+        names += ["dask", "distributed"]
+    for n in names:
+        try:
+            out[n] = version(n)
+        except PackageNotFoundError:
+            out[n] = "not installed"
+    return out
+
+
+_GIT: list[str | None] = []
+
+
+def _git_rev() -> str | None:
+    """The harness checkout's revision (with ``-dirty`` when it has uncommitted changes), or None."""
+    if not _GIT:
+        here = Path(__file__).resolve().parent
+        rev = None
+        if shutil.which("git"):
+            try:
+                rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
+                                     timeout=10).stdout.strip() or None
+                if rev:
+                    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                                           capture_output=True, text=True, timeout=10).stdout.strip()
+                    rev += "-dirty" if dirty else ""
+            except (OSError, subprocess.SubprocessError):
+                rev = None
+        _GIT.append(rev)
+    return _GIT[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# summary lines
+
+
+def summary_lines(manifest: Mapping[str, Any]) -> list[str]:
+    """One line per entrant from the manifest's exact sums: mean score with a 95 % interval, win rate.
+
+    (A normal interval: n is in the thousands; the full statistics are ``yatzy-harness report``'s.)
+    """
+    rows = []
+    width = max([len(e["label"]) for e in manifest["entrants"]] + [5])
+    for e in manifest["entrants"]:
+        n, s, ss, wins, shared = manifest["totals"][e["label"]]
+        if n == 0:
+            rows.append(f"  {e['label']:<{width}}  no games")
+            continue
+        mean = s / n
+        var = (ss * n - s * s) / (n * (n - 1)) if n > 1 else float("nan")  # exact integers until here
+        half = 1.959964 * math.sqrt(var / n)
+        score = (wins + shared / 2) / n
+        rows.append(f"  {e['label']:<{width}}  mean {mean:7.2f} ± {half:.2f}   win {100 * score:5.1f} %"
+                    f"   ({n:,} seats)")
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+
+
+def _overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    ov: dict[str, Any] = {
+        "rules": args.rules, "games": args.games, "seed": args.seed, "chunk_size": args.chunk_size,
+        "workers": args.workers, "backend": args.backend, "scheduler": args.scheduler, "table": args.table,
+    }
+    if args.seats:
+        ov.update(mode="run", seats=tuple(seats_from_text(args.seats)), entrants=(), candidate=None)
+    if args.entrants:
+        ov.update(entrants=tuple(seats_from_text(args.entrants)))
+        if not args.candidate:
+            ov.update(mode="tournament", seats=())
+    if args.candidate:
+        ov.update(mode="gauntlet", candidate=args.candidate, seats=())
+    if args.scheduler and not args.backend:
+        ov["backend"] = "dask"
+    return ov
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    for h in logging.getLogger().handlers:  # the console shows warnings; run.log gets the details
+        if h.level == logging.NOTSET:
+            h.setLevel(logging.WARNING)
+    if args.resume:
+        out = Path(args.resume)
+        if args.out and Path(args.out) != out:
+            raise UserError("--resume DIR runs in DIR: leave out --out (or give the same directory)")
+        manifest = load_manifest(out)
+        base = (RunConfig.from_toml(resolve_config_path(args.config)) if args.config
+                else config_of(manifest, out))
+    else:
+        base = RunConfig.from_toml(resolve_config_path(args.config or "quick"))
+    ov = _overrides_from_args(args)
+    cfg = base.with_overrides(**ov)
+    if args.settings:
+        from harness.rules import parse_overrides
+
+        cfg = cfg.with_overrides(settings={**cfg.settings, **parse_overrides(args.settings)})
+    if args.resume:
+        out_dir = out
+    else:
+        out_dir = Path(args.out) if args.out else cfg.default_out()
+    quiet = args.quiet
+    if not quiet:
+        print(f"playing into {out_dir}")
+    t0 = time.monotonic()
+    try:
+        run(cfg, out_dir, quiet=quiet, resume=bool(args.resume))
+    except RunStopped as exc:
+        print(f"yatzy-harness: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"yatzy-harness: interrupted; finish with: yatzy-harness run --resume {out_dir}",
+              file=sys.stderr)
+        return 130
+    dt = time.monotonic() - t0
+    manifest = load_manifest(out_dir)
+    played = manifest["games"] * len(manifest["lineups"])
+    print(f"results: {out_dir}  ({len(manifest['lineups'])} lineup(s) x {manifest['games']:,} games, "
+          f"{manifest['kind']}, rules {manifest['rules']['name']}, seed {manifest['seed']}; {dt:.1f} s"
+          f"{'' if args.resume else f', {played / max(dt, 1e-9):,.0f} games/s'})")
+    for line in summary_lines(manifest):
+        print(line)
+    print(f"full report: yatzy-harness report {out_dir}")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    from harness.cli import add_set_option
+
+    p = sub.add_parser(
+        "run", help="play a run, tournament or gauntlet into a run directory",
+        description="Play seeded games into a run directory (manifest.json + Parquet chunks). With no "
+                    "CONFIG, plays configs/runs/quick.toml. Flags override the config file.")
+    p.add_argument("config", nargs="?", help="run config .toml (or the name of one in configs/runs)")
+    p.add_argument("--rules", help="rule set name or .toml path")
+    add_set_option(p)
+    p.add_argument("--seats", action="append", metavar="A,B,...",
+                   help="one table with these bots (mode run), e.g. greedy,random or 'solver:temperature=0.5,greedy'")
+    p.add_argument("--entrants", action="append", metavar="A,B,...", help="round-robin tournament of these bots")
+    p.add_argument("--candidate", metavar="SPEC", help="gauntlet: this bot against each of --entrants")
+    p.add_argument("--table", type=int, help="tournament table size, 2..8")
+    p.add_argument("--games", type=int, help="games per lineup")
+    p.add_argument("--seed", type=int, help="root seed")
+    p.add_argument("--chunk-size", type=int, help=f"games per chunk (default {DEFAULT_CHUNK_SIZE})")
+    p.add_argument("--workers", type=int, help="worker processes (0 = every core)")
+    p.add_argument("--backend", choices=["local", "dask"], help="local processes or a Dask cluster")
+    p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address, e.g. tcp://10.0.0.5:8786")
+    p.add_argument("--out", metavar="DIR", help="run directory (default results/<config>-<time>)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--resume", metavar="DIR", help="finish (or, with a larger --games, extend) the run in DIR")
+    p.set_defaults(func=_cmd_run)

@@ -1,0 +1,217 @@
+"""Worker side of a run: play one chunk of games and hand back its Parquet bytes and per-seat sums.
+
+The same function runs in a forked local process, in this process (workers = 1), or on a Dask
+worker. A :class:`Job` is small and picklable (rule-set spec, bot specs, lineups, seed); the parent
+registers its own prepared rules and bots under the job's token before forking, so local workers
+inherit them (tables and compiled kernels included), while a Dask worker on another machine
+rebuilds them once per process from the spec.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import threading
+import traceback
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from harness.engine import Results, StrategyError, play
+from harness.manifest import Chunk
+from harness.rules import RuleSet, compile_rules
+from harness.strategy import Strategy
+
+log = logging.getLogger("harness.worker")
+
+#: Parquet writer settings: fixed, so that a chunk's bytes depend only on its rows.
+PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3, "use_dictionary": True,
+                                   "write_statistics": True, "row_group_size": 1 << 22}
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs to play any chunk of one run (picklable, JSON-able parts only).
+
+    rules_spec: the parsed rule-set TOML; settings: the config's overrides; digest: the compiled
+    rule set's digest (a worker with other rules code refuses to play); entrants: (label, spec);
+    lineups: entrant labels per seat.
+    """
+
+    rules_spec: Mapping[str, Any]
+    rules_source: str
+    settings: Mapping[str, Any]
+    digest: str
+    entrants: tuple[tuple[str, str], ...]
+    lineups: tuple[tuple[str, ...], ...]
+    seed: int
+
+    @property
+    def token(self) -> str:
+        """A key for this job's prepared objects in a worker process."""
+        blob = json.dumps([self.rules_spec, self.settings, self.digest, self.entrants, self.lineups, self.seed],
+                          sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    @property
+    def categories(self) -> list[str]:
+        """Categories of the ``strategy`` column: every entrant label, sorted, in every file of the run."""
+        return sorted(label for label, _ in self.entrants)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    rules: RuleSet
+    strategies: Mapping[str, Strategy]
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    """A finished chunk: the Parquet file's bytes and exact per-label sums of its seats.
+
+    sums: label -> [seats, sum of totals, sum of squared totals, wins, shared wins] (ints).
+    """
+
+    chunk: Chunk
+    data: bytes
+    rows: int
+    sums: Mapping[str, list[int]]
+
+
+class ChunkFailed(RuntimeError):
+    """A chunk could not be played; the message names the bot, seat, game index and the cause."""
+
+    def __init__(self, message: str, chunk: Chunk | None = None, label: str = "", game: int = -1,
+                 details: str = "") -> None:
+        super().__init__(message)
+        self.chunk, self.label, self.game, self.details = chunk, label, game, details
+
+    def __reduce__(self) -> Any:  # keep the attributes across process boundaries
+        return (ChunkFailed, (str(self), self.chunk, self.label, self.game, self.details))
+
+
+_PREPARED: dict[str, Prepared] = {}
+_LOCK = threading.Lock()
+
+
+def install(job: Job, rules: RuleSet, strategies: Mapping[str, Strategy]) -> None:
+    """Register the parent's prepared rules and bots for ``job`` (before forking workers)."""
+    _PREPARED[job.token] = Prepared(rules, dict(strategies))
+
+
+def forget(job: Job) -> None:
+    _PREPARED.pop(job.token, None)
+
+
+def prepared(job: Job) -> Prepared:
+    """This process's rules and bots for ``job``: inherited from the parent, or built once here."""
+    token = job.token
+    got = _PREPARED.get(token)
+    if got is not None:
+        return got
+    with _LOCK:  # Dask workers may run several threads
+        got = _PREPARED.get(token)
+        if got is None:
+            from harness.registry import make
+
+            rules = compile_rules(dict(job.rules_spec), dict(job.settings), source=job.rules_source)
+            if rules.digest != job.digest:
+                raise ChunkFailed(f"this worker compiles rule set {rules.name} to digest {rules.digest[:12]}, "
+                                  f"the run has {job.digest[:12]}: install the same harness version everywhere")
+            strategies = {label: make(spec, rules) for label, spec in job.entrants}
+            for s in strategies.values():
+                s.prepare()
+            got = _PREPARED[token] = Prepared(rules, strategies)
+    return got
+
+
+def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
+    """Play ``chunk`` of ``job``; raise :class:`ChunkFailed` (logged here too) if a bot fails."""
+    p = prepared(job)
+    labels = job.lineups[chunk.lineup]
+    seats = [p.strategies[label] for label in labels]
+    games = np.arange(chunk.start, chunk.stop, dtype=np.int64)
+    try:
+        res = play(p.rules, seats, games, job.seed)
+    except StrategyError as exc:
+        raise _report(job, chunk, p, seats, exc) from None
+    except Exception as exc:
+        details = "".join(traceback.format_exception(exc))
+        msg = f"chunk {chunk.file} (games {chunk.start}..{chunk.stop - 1}) failed: {type(exc).__name__}: {exc}"
+        log.error("%s\n%s", msg, details)
+        raise ChunkFailed(f"{msg}\n{details}", chunk, details=details) from None
+    data, rows = to_parquet(res, chunk.lineup, job.categories)
+    return ChunkResult(chunk, data, rows, seat_sums(res, labels))
+
+
+def to_parquet(res: Results, lineup: int, categories: Sequence[str]) -> tuple[bytes, int]:
+    """The Parquet bytes of one chunk: ``lineup`` int16 then ``Results.to_frame()`` columns.
+
+    The ``strategy`` dictionary holds every entrant label of the run (``categories``), so the files
+    of a tournament concatenate as one categorical. No schema metadata (pandas version, times):
+    the bytes depend only on the rows and the pyarrow version.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frame = res.to_frame()
+    frame["strategy"] = frame["strategy"].cat.set_categories(list(categories))
+    frame.insert(0, "lineup", np.full(len(frame), lineup, dtype=np.int16))
+    table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
+    buf = io.BytesIO()
+    pq.write_table(table, buf, **PARQUET_OPTIONS)
+    return buf.getvalue(), table.num_rows
+
+
+def seat_sums(res: Results, labels: Sequence[str]) -> dict[str, list[int]]:
+    """Exact integer sums per label: [seats, sum total, sum total^2, wins, shared wins]."""
+    out: dict[str, list[int]] = {}
+    tot = res.total.astype(np.int64)
+    for s, label in enumerate(labels):
+        t, o = tot[:, s], res.outcome[:, s]
+        acc = out.setdefault(label, [0, 0, 0, 0, 0])
+        for i, v in enumerate((len(t), int(t.sum()), int((t * t).sum()), int((o == 2).sum()), int((o == 1).sum()))):
+            acc[i] += v
+    return out
+
+
+def _report(job: Job, chunk: Chunk, p: Prepared, seats: Sequence[Strategy], exc: StrategyError) -> ChunkFailed:
+    """Narrow a batch failure to one game by bisection, log it with its traceback, build the error.
+
+    The engine reports the games of the failing batch step; the dice of a game do not depend on
+    the batch, so replaying halves of that set finds a single failing game (unless the failure
+    only happens in company, in which case the batch's range is reported).
+    """
+    found = _bisect(p.rules, seats, np.asarray(exc.games, dtype=np.int64), job.seed)
+    err = found if found is not None else exc
+    games = np.asarray(err.games)
+    where = f"game {int(games[0])}" if found is not None else \
+        f"one of games {int(games[0])}..{int(games[-1])} (it does not fail when replayed alone)"
+    cause = err.cause
+    details = "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
+    msg = (f"bot {err.label} (seat {err.seat}, lineup {chunk.lineup} {'/'.join(job.lineups[chunk.lineup])}) "
+           f"failed in {where} at turn {err.turn}, seed {job.seed}: {type(cause).__name__}: {cause}")
+    log.error("%s\nchunk %s\n%s", msg, chunk.file, details)
+    return ChunkFailed(f"{msg}\n{details}", chunk, err.label, int(games[0]) if found is not None else -1, details)
+
+
+def _bisect(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int) -> StrategyError | None:
+    cand = games
+    while len(cand) > 1:
+        half = cand[: len(cand) // 2]
+        try:
+            play(rules, seats, half, seed)
+        except StrategyError as e:
+            cand = np.asarray(e.games, dtype=np.int64)
+            continue
+        cand = cand[len(cand) // 2:]
+    if len(cand) == 0:
+        return None
+    try:
+        play(rules, seats, cand, seed)
+    except StrategyError as e:
+        return e
+    return None

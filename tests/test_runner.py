@@ -1,0 +1,425 @@
+"""The runner: configs, lineups, chunk plan, reproducibility across workers/chunks/backends, resume, faults."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import runner_bots  # noqa: F401  (registers the test bots)
+from harness import cli, tournament
+from harness.engine import play
+from harness.errors import UserError
+from harness.manifest import Chunk, load_manifest, plan, rows_digest
+from harness.registry import make
+from harness.rules import load_rules
+from harness.runconfig import RunConfig, builtin_run_configs_dir, split_specs
+from harness.runner import RunStopped, extend, run, summary_lines
+
+TESTS = Path(__file__).resolve().parent
+
+
+def files(run_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((run_dir / "chunks").iterdir())}
+
+
+def cfg(**kw) -> RunConfig:
+    base = dict(seats=("timeout", "random"), rules="scandinavian", games=300, seed=11, chunk_size=100, workers=1)
+    base.update(kw)
+    return RunConfig(**base)
+
+
+# ---------------------------------------------------------------------------------------------
+# configs
+
+
+def test_config_errors_name_file_and_key(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text('seats = ["greedy"]\ngames = 10\ncolour = "red"\n')
+    with pytest.raises(UserError, match=r"bad\.toml: unknown key 'colour'"):
+        RunConfig.from_toml(p)
+    p.write_text('seats = ["greedy"]\ngames = -3\n')
+    with pytest.raises(UserError, match=r"bad\.toml: games must be 1\.\.\d+, got -3"):
+        RunConfig.from_toml(p)
+    p.write_text('seats = ["greedy"]\nworkers = true\n')
+    with pytest.raises(UserError, match=r"bad\.toml: workers must be a whole number, got True"):
+        RunConfig.from_toml(p)
+    p.write_text('mode = "tournament"\nentrants = ["greedy"]\n')
+    with pytest.raises(UserError, match=r"bad\.toml: a tournament at 2-seat tables needs at least 2 entrants, got 1"):
+        RunConfig.from_toml(p)
+    p.write_text('seats = ["greedy"]\nscheduler = "tcp://x:1"\n')
+    with pytest.raises(UserError, match=r"bad\.toml: scheduler 'tcp://x:1' needs backend = \"dask\""):
+        RunConfig.from_toml(p)
+    p.write_text('seats = ["greedy", "nosuchbot"]\n')
+    with pytest.raises(UserError, match=r"bad\.toml: seats\[1\]: unknown strategy 'nosuchbot'"):
+        RunConfig.from_toml(p).resolve()
+    p.write_text('seats = ["greedy:depth=3"]\n')
+    with pytest.raises(UserError, match=r"bad\.toml: seats\[0\]: strategy 'greedy': unknown parameter 'depth'"):
+        RunConfig.from_toml(p).resolve()
+    p.write_text('seats = ["greedy"]\n[settings]\nupper_bonus_thresold = 60\n')
+    with pytest.raises(UserError, match=r"bad\.toml: .*unknown setting 'upper_bonus_thresold'"):
+        RunConfig.from_toml(p).resolve()
+    p.write_text('mode = "tournament"\nentrants = ["greedy", "greedy"]\n')
+    with pytest.raises(UserError, match=r"entrants\[1\]: 'greedy' duplicates entrant 'greedy'"):
+        RunConfig.from_toml(p).resolve()
+    with pytest.raises(UserError, match="run config not found"):
+        RunConfig.from_toml(tmp_path / "missing.toml")
+
+
+def test_config_round_trip_and_overrides(tmp_path):
+    rules = tmp_path / "my_rules.toml"
+    rules.write_text((Path(load_rules("scandinavian").source)).read_text())
+    p = tmp_path / "t.toml"
+    p.write_text('mode = "tournament"\nrules = "my_rules.toml"\nentrants = "random,timeout,greedy"\n'
+                 'games = 500\n[settings]\nupper_bonus_value = 40\n')
+    c = RunConfig.from_toml(p)
+    assert c.rules == str(rules.resolve())  # relative to the config file
+    assert c.entrants == ("random", "timeout", "greedy") and c.name == "t"
+    assert RunConfig.from_dict(c.to_dict()) == c
+    d = c.with_overrides(games=7, workers=None, seed=5)
+    assert (d.games, d.seed, d.workers) == (7, 5, 0)
+    assert d.identity() == c.identity() | {"seed": 5}
+    with pytest.raises(UserError, match="chunk_size must be 1..1000000, got 0"):
+        c.with_overrides(chunk_size=0)
+    r = c.resolve()
+    assert r.rules.bonus_value == 40 and len(r.lineups) == 6
+
+
+def test_example_configs_resolve():
+    names = sorted(p.name for p in builtin_run_configs_dir().glob("*.toml"))
+    assert {"quick.toml", "head_to_head.toml", "round_robin.toml", "gauntlet.toml", "table4.toml"} <= set(names)
+    for name in names:
+        RunConfig.from_toml(builtin_run_configs_dir() / name).resolve()
+    quick = RunConfig.from_toml(builtin_run_configs_dir() / "quick.toml")
+    assert quick.mode == "tournament" and quick.entrants == ("random", "timeout", "greedy")
+
+
+def test_split_specs():
+    assert split_specs("solver:temperature=0.5,blunder=0.1,greedy") == ["solver:temperature=0.5,blunder=0.1", "greedy"]
+    assert split_specs("a, b:x=1 ,c") == ["a", "b:x=1", "c"]
+    with pytest.raises(UserError, match="empty strategy spec"):
+        split_specs("a,,b")
+
+
+# ---------------------------------------------------------------------------------------------
+# lineups and the chunk plan
+
+
+def test_lineups():
+    assert tournament.round_robin(["a", "b", "c"]) == [("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"),
+                                                       ("b", "c"), ("c", "b")]
+    four = tournament.round_robin(["a", "b", "c", "d"], 3)
+    assert len(four) == 12 and len(set(four)) == 12
+    for e in "abcd":  # every entrant sits in every seat equally often
+        assert [sum(lu[s] == e for lu in four) for s in range(3)] == [3, 3, 3]
+    assert tournament.rotations("abc") == [("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b")]
+    assert tournament.gauntlet("x", ["a", "b"]) == [("x", "a"), ("a", "x"), ("x", "b"), ("b", "x")]
+    assert tournament.single(["g", "g"]) == [("g", "g")]
+
+
+def test_plan_cuts_gaps_on_the_chunk_grid():
+    assert plan(1, 250, 100) == [Chunk(0, 0, 100), Chunk(0, 100, 200), Chunk(0, 200, 250)]
+    full = plan(2, 250, 100)
+    assert [c.start for c in full] == [0, 0, 100, 100, 200, 200]  # game-major: tournaments stay balanced
+    done = [Chunk(0, 0, 100), Chunk(1, 100, 200)]
+    assert plan(2, 250, 100, done) == sorted(set(full) - set(done), key=lambda c: (c.start, c.lineup))
+    # extending 250 -> 420 after a complete run: the ragged tail chunk stays, new chunks follow the grid
+    assert plan(1, 420, 100, plan(1, 250, 100)) == [Chunk(0, 250, 300), Chunk(0, 300, 400), Chunk(0, 400, 420)]
+
+
+# ---------------------------------------------------------------------------------------------
+# results and reproducibility
+
+
+def test_rows_are_the_engine_frame_plus_lineup(tmp_path):
+    c = cfg(mode="tournament", seats=(), entrants=("timeout", "random", "greedy"), games=120, chunk_size=50)
+    out = run(c, tmp_path / "r")
+    m = load_manifest(out)
+    assert m["format"] == 1 and m["kind"] == "tournament" and m["complete"] is True
+    assert m["lineups"] == [["timeout", "random"], ["random", "timeout"], ["timeout", "greedy"],
+                            ["greedy", "timeout"], ["random", "greedy"], ["greedy", "random"]]
+    assert [e["label"] for e in m["entrants"]] == ["timeout", "random", "greedy"]
+    assert (m["games"], m["seed"], m["chunk_size"]) == (120, 11, 50)
+    assert len(m["chunks"]) == 18 and m["chunks"][0] == {"lineup": 0, "start": 0, "stop": 50,
+                                                         "file": "chunks/part-L0000-G000000000000.parquet"}
+    assert m["rules"]["digest"] == load_rules("scandinavian").digest and m["config"]["games"] == 120
+    assert {"python", "numpy", "pyarrow", "pandas", "numba"} <= set(m["versions"])
+    rules = load_rules("scandinavian")
+    for lineup in (1, 4):
+        labels = m["lineups"][lineup]
+        want = play(rules, [make(x, rules) for x in labels], np.arange(120), 11).to_frame()
+        got = pd.concat([pq.read_table(out / ch["file"]).to_pandas() for ch in m["chunks"]
+                         if ch["lineup"] == lineup], ignore_index=True)
+        assert list(got.columns) == ["lineup"] + list(want.columns)
+        assert str(got["lineup"].dtype) == "int16" and (got["lineup"] == lineup).all()
+        assert list(got["strategy"].cat.categories) == ["greedy", "random", "timeout"]  # one dictionary per run
+        pd.testing.assert_frame_equal(got.drop(columns="lineup").assign(strategy=got["strategy"].astype(str)),
+                                      want.assign(strategy=want["strategy"].astype(str)))
+    # the manifest's exact sums match the files
+    rows = pd.concat([pq.read_table(p).to_pandas() for p in sorted((out / "chunks").iterdir())])
+    for label, (n, s, ss, w, sh) in m["totals"].items():
+        t = rows.loc[rows["strategy"] == label, "total"].astype(np.int64)
+        o = rows.loc[rows["strategy"] == label, "outcome"]
+        assert (n, s, ss, w, sh) == (len(t), t.sum(), (t * t).sum(), (o == 2).sum(), (o == 1).sum())
+    lines = summary_lines(m)
+    assert len(lines) == 3 and lines[2].split()[0] == "greedy"
+    assert f"{m['totals']['greedy'][1] / 480:7.2f}" in lines[2]
+
+
+def test_workers_1_and_2_write_identical_files(tmp_path):
+    a = run(cfg(workers=1), tmp_path / "w1")
+    b = run(cfg(workers=2), tmp_path / "w2")
+    fa, fb = files(a), files(b)
+    assert len(fa) == 3 and fa == fb
+    assert rows_digest(a) == rows_digest(b)
+
+
+def test_chunk_size_changes_files_not_rows(tmp_path):
+    a = run(cfg(chunk_size=100), tmp_path / "c100")
+    b = run(cfg(chunk_size=70, workers=2), tmp_path / "c70")
+    assert len(files(a)) == 3 and len(files(b)) == 5
+    assert rows_digest(a) == rows_digest(b)
+    c = run(cfg(seed=12), tmp_path / "s12")
+    assert rows_digest(c) != rows_digest(a)  # the digest does see the rows
+
+
+def test_dask_backend_writes_identical_files(tmp_path):
+    pytest.importorskip("distributed")
+    a = run(cfg(workers=1), tmp_path / "local")
+    b = run(cfg(workers=2, backend="dask", scheduler="inprocess"), tmp_path / "dask")
+    assert files(a) == files(b)
+    assert load_manifest(b)["versions"]["distributed"] != "not installed"
+
+
+def test_extend_equals_one_long_run(tmp_path):
+    long = run(cfg(games=420), tmp_path / "long")
+    grown = run(cfg(games=250), tmp_path / "grown")
+    assert extend(grown, 420, workers=2) == grown
+    m = load_manifest(grown)
+    assert m["games"] == 420 and m["complete"] and [c["stop"] for c in m["chunks"]] == [100, 200, 250, 300, 400, 420]
+    assert rows_digest(grown) == rows_digest(long)
+    assert m["totals"] == load_manifest(long)["totals"]
+    with pytest.raises(UserError, match="games_range must start at 420, got 300"):
+        run(cfg(), grown, games_range=(300, 500))
+    with pytest.raises(UserError, match="cannot extend to 100"):
+        extend(grown, 100)
+
+
+def test_resume_refuses_a_changed_config_and_a_used_directory(tmp_path):
+    out = run(cfg(), tmp_path / "r")
+    with pytest.raises(UserError, match=r"exists and is not empty; resume it with --resume"):
+        run(cfg(), out)
+    with pytest.raises(UserError, match=r"cannot resume .* differs in seed \(run has 11, now 12\)"):
+        run(cfg(seed=12), out, resume=True)
+    with pytest.raises(UserError, match=r"differs in seats"):
+        run(cfg(seats=("random", "timeout")), out, resume=True)
+    with pytest.raises(UserError, match=r"differs in settings"):
+        run(cfg(settings={"upper_bonus_value": 45}), out, resume=True)
+    with pytest.raises(UserError, match="a run never shrinks"):
+        run(cfg(games=200), out, resume=True)
+    with pytest.raises(UserError, match="nothing to resume"):
+        run(cfg(), tmp_path / "none", resume=True)
+    before = files(out)
+    run(cfg(workers=2), out, resume=True)  # execution keys may change; nothing to do
+    assert files(out) == before
+
+
+def test_resume_redoes_partial_and_damaged_chunks(tmp_path):
+    ref = run(cfg(games=500), tmp_path / "ref")
+    out = run(cfg(games=500), tmp_path / "r")
+    chunks = sorted((out / "chunks").iterdir())
+    chunks[1].write_bytes(chunks[1].read_bytes()[:1000])  # damaged
+    chunks[3].rename(chunks[3].with_name(chunks[3].name + ".tmp"))  # partial
+    chunks[4].unlink()  # missing
+    run(cfg(games=500, workers=2), out, resume=True)
+    assert files(out) == files(ref)
+    assert load_manifest(out)["totals"] == load_manifest(ref)["totals"]
+
+
+# ---------------------------------------------------------------------------------------------
+# faults
+
+
+def test_failing_bot_is_reported_with_game_and_traceback(tmp_path):
+    c = cfg(seats=("random", "faulty"), games=400, chunk_size=50, workers=2)
+    with pytest.raises(RunStopped, match=r"bot faulty \(seat 1, lineup 0 random/faulty\) failed in game 137 "
+                                         r"at turn 3, seed 11: ZeroDivisionError") as info:
+        run(c, tmp_path / "r")
+    out = tmp_path / "r"
+    assert info.value.failure.game == 137 and info.value.failure.label == "faulty"
+    logtext = (out / "run.log").read_text()
+    assert "bot faulty (seat 1, lineup 0 random/faulty) failed in game 137" in logtext
+    assert "Traceback (most recent call last)" in logtext and "in _explode" in logtext
+    assert "return np.array([1 // 0])" in logtext
+    assert "ForkProcess" in logtext  # the worker's own record reached the parent's log
+    m = load_manifest(out)
+    assert m["complete"] is False
+    names = set(files(out))
+    assert "part-L0000-G000000000100.parquet" not in names and "part-L0000-G000000000000.parquet" in names
+    assert {ch["file"].split("/")[1] for ch in m["chunks"]} == names
+    for name in names:  # what was written is whole
+        assert pq.read_metadata(out / "chunks" / name).num_rows == 100
+    runner_bots.FaultyBot.armed = False
+    try:
+        run(c, out, resume=True)
+        ref = run(c, tmp_path / "ref")
+    finally:
+        runner_bots.FaultyBot.armed = True
+    assert files(out) == files(ref) and load_manifest(out)["complete"]
+
+
+def test_failing_bot_in_process_names_game(tmp_path):
+    with pytest.raises(RunStopped, match="failed in game 137"):
+        run(cfg(seats=("faulty", "timeout"), games=300, chunk_size=300, workers=1), tmp_path / "r")
+    assert "in _explode" in (tmp_path / "r" / "run.log").read_text()
+
+
+def test_worker_log_records_reach_the_parent_handler(tmp_path):
+    got: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            got.append(record)
+
+    h = Keep(level=logging.WARNING)
+    root = logging.getLogger()
+    root.addHandler(h)
+    try:
+        run(cfg(seats=("chatty", "random"), games=200, chunk_size=100, workers=2), tmp_path / "r")
+    finally:
+        root.removeHandler(h)
+    chatty = [r for r in got if r.name == "tests.runner_bots" and r.process != os.getpid()]
+    assert sorted(r.getMessage().split(" in pid")[0] for r in chatty) == [
+        "chatty bot playing games 0..99", "chatty bot playing games 100..199"]
+    assert all(r.processName.startswith("ForkProcess") for r in chatty)
+    assert "chatty bot playing games 100..199" in (tmp_path / "r" / "run.log").read_text()
+    assert root.handlers.count(h) == 0 and not any(type(x).__name__ == "MultiProcessingHandler" for x in root.handlers)
+
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    import strategies  # the package, before tests/ (which holds a tests/strategies directory) is on the path
+    sys.path.append({tests!r})
+    import runner_bots
+    from harness import cli
+    cli.COMMAND_MODULES = ("harness.cli", "harness.runner")
+    sys.exit(cli.main(sys.argv[1:]))
+""")
+
+
+def _cli_subprocess(tmp_path: Path, args: list[str], env_extra: dict[str, str]) -> subprocess.CompletedProcess:
+    script = tmp_path / "yh.py"
+    script.write_text(SCRIPT.format(tests=str(TESTS)))
+    env = {**os.environ, **env_extra}
+    return subprocess.run([sys.executable, str(script), *args], env=env, capture_output=True, text=True,
+                          timeout=300, start_new_session=True)
+
+
+def _no_process_mentions(text: str) -> bool:
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if text in (d / "cmdline").read_bytes().decode(errors="replace"):
+                    return False
+            except OSError:
+                continue
+    return True
+
+
+TRIP = dict(seats=("tripwire", "random"), games=1200, chunk_size=100, seed=5)
+TRIP_ARGS = ["run", "--seats", "tripwire,random", "--games", "1200", "--chunk-size", "100", "--seed", "5", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def tripwire_ref(tmp_path_factory) -> Path:
+    """The uninterrupted run the interrupted ones must end up equal to."""
+    return run(RunConfig(**TRIP, workers=1), tmp_path_factory.mktemp("ref") / "ref")
+
+
+def _trip_env(marker: Path, signame: str, parent: bool) -> dict[str, str]:
+    marker.write_text("")
+    env = {"YH_TRIP_FILE": str(marker), "YH_TRIP_GAME": "650", "YH_TRIP_SIGNAL": signame}
+    return env | ({"YH_TRIP_PARENT": "1"} if parent else {})
+
+
+def _resume_and_compare(out: Path, ref: Path, monkeypatch, capsys, workers: int = 2) -> None:
+    m = load_manifest(out)
+    assert m["complete"] is False
+    assert "part-L0000-G000000000600.parquet" not in files(out)
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("harness.cli", "harness.runner"))
+    assert cli.main(["run", "--resume", str(out), "--workers", "2", "--quiet"]) == 0
+    assert "tripwire  mean" in capsys.readouterr().out
+    assert files(out) == files(ref) and len(files(ref)) == 12
+    m = load_manifest(out)
+    assert m["complete"] and m["totals"] == load_manifest(ref)["totals"]
+    assert [h["workers"] for h in m["history"]] == [workers, 2]
+
+
+def test_sigkilled_run_resumes_identically(tmp_path, tripwire_ref, monkeypatch, capsys):
+    out, marker = tmp_path / "killed", tmp_path / "armed"
+    proc = _cli_subprocess(tmp_path, TRIP_ARGS + ["--workers", "2", "--out", str(out)],
+                           _trip_env(marker, "KILL", parent=True))
+    assert not marker.exists() and proc.returncode == -signal.SIGKILL  # a worker SIGKILLed the runner at game 650
+    import time
+
+    for _ in range(100):  # the orphaned worker dies with its parent (PR_SET_PDEATHSIG)
+        if _no_process_mentions(str(out)):
+            break
+        time.sleep(0.1)
+    assert _no_process_mentions(str(out))
+    _resume_and_compare(out, tripwire_ref, monkeypatch, capsys)
+
+
+def test_ctrl_c_stops_workers_and_resumes_identically(tmp_path, tripwire_ref, monkeypatch, capsys):
+    out, marker = tmp_path / "interrupted", tmp_path / "armed"
+    proc = _cli_subprocess(tmp_path, TRIP_ARGS + ["--workers", "2", "--out", str(out)],
+                           _trip_env(marker, "INT", parent=True))
+    assert not marker.exists() and proc.returncode == 130, proc.stderr
+    assert f"finish with: yatzy-harness run --resume {out}" in proc.stderr
+    assert "interrupted:" in (out / "run.log").read_text()
+    _resume_and_compare(out, tripwire_ref, monkeypatch, capsys)
+
+
+def test_ctrl_c_in_process_run(tmp_path, tripwire_ref, monkeypatch, capsys):
+    out, marker = tmp_path / "interrupted", tmp_path / "armed"
+    for k, v in _trip_env(marker, "INT", parent=False).items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("harness.cli", "harness.runner"))
+    assert cli.main(TRIP_ARGS + ["--workers", "1", "--out", str(out)]) == 130
+    assert not marker.exists()
+    assert f"finish with: yatzy-harness run --resume {out}" in capsys.readouterr().err
+    assert sorted(files(out)) == [f"part-L0000-G{g:012d}.parquet" for g in range(0, 600, 100)]
+    _resume_and_compare(out, tripwire_ref, monkeypatch, capsys, workers=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+
+
+def test_cli_flags_override_the_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("harness.cli", "harness.runner"))
+    conf = tmp_path / "c.toml"
+    conf.write_text('mode = "tournament"\nentrants = ["random", "timeout", "greedy"]\ngames = 5000\nseed = 3\n')
+    out = tmp_path / "o"
+    code = cli.main(["run", str(conf), "--seats", "timeout,random", "--games", "150", "--chunk-size", "60",
+                     "--workers", "1", "--seed", "8", "--set", "upper_bonus_value=45", "--out", str(out), "--quiet"])
+    text = capsys.readouterr().out
+    assert code == 0
+    m = load_manifest(out)
+    assert m["kind"] == "run" and m["lineups"] == [["timeout", "random"]]
+    assert (m["games"], m["seed"], m["chunk_size"]) == (150, 8, 60)
+    assert m["rules"]["settings"]["upper_bonus_value"] == 45 and m["config"]["settings"] == {"upper_bonus_value": 45}
+    assert text.startswith(f"results: {out}") and text.count(" mean ") == 2
+    assert cli.main(["run", str(conf), "--games", "0", "--quiet", "--out", str(tmp_path / "x")]) == 2
+    assert "games must be 1.." in capsys.readouterr().err
+    assert cli.main(["run", "--resume", str(out), "--seed", "9", "--quiet"]) == 2
+    assert "differs in seed (run has 8, now 9)" in capsys.readouterr().err
