@@ -12,6 +12,7 @@ import json
 import os
 import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import permutations
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -228,6 +229,11 @@ class RuleSet:
 
 def _group_score(counts: np.ndarray, sizes: list[int]) -> tuple[bool, int]:
     """Best assignment of distinct faces to group sizes: (fits, sum of the grouped dice)."""
+    return _group_score_cached(tuple(int(c) for c in counts), tuple(sizes))
+
+
+@lru_cache(maxsize=None)
+def _group_score_cached(counts: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[bool, int]:
     best = -1
     for faces in permutations(range(FACES), len(sizes)):
         if all(counts[f] >= s for f, s in zip(faces, sizes)):

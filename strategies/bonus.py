@@ -33,26 +33,18 @@ def bonus_chance_table(rules: RuleSet) -> np.ndarray:
     pmf = binom.pmf(np.arange(n + 1), n, q)
     table = np.zeros((64, thr + 1))
     for mask in range(64):
-        # distribution of the sum of open faces' points, capped at thr
+        # distribution of the points the open faces add, capped at thr (more is as good as thr)
         dist = np.zeros(thr + 1)
         dist[0] = 1.0
         for f in range(1, 7):
-            if not (mask >> (f - 1)) & 1:
-                continue
-            new = np.zeros(thr + 1)
-            for c, p in enumerate(pmf):
-                pts = f * c
-                shifted = np.zeros(thr + 1)
-                shifted[min(pts, thr):] = 0
-                if pts >= thr:
-                    shifted[thr] = dist.sum()
-                else:
-                    shifted[pts:thr] = dist[: thr - pts]
-                    shifted[thr] = dist[thr - pts:].sum()
-                new += p * shifted
-            dist = new
-        # P(sum >= need) for every need
-        table[mask] = np.cumsum(dist[::-1])[::-1]
+            if (mask >> (f - 1)) & 1:
+                new = np.zeros(thr + 1)
+                for c, p in enumerate(pmf):
+                    pts = min(f * c, thr)
+                    new[pts:thr] += p * dist[: thr - pts]
+                    new[thr] += p * dist[thr - pts:].sum()
+                dist = new
+        table[mask] = np.cumsum(dist[::-1])[::-1]  # P(points >= need)
     return table
 
 

@@ -1,0 +1,277 @@
+"""Rule sets: every built-in loads, scores match RULES.md, settings work and are range-checked."""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+from itertools import combinations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.errors import UserError
+from harness.rules import builtin_rule_sets
+from harness.rules import load_rules as _load_rules
+from harness.scoring import context, score_options
+
+@cache
+def _builtin(name):
+    return _load_rules(name)
+
+
+def load_rules(name, overrides=None):
+    """Built-ins compiled once per session: hypothesis calls this hundreds of times."""
+    return _builtin(name) if overrides is None else _load_rules(name, overrides)
+
+
+BUILTIN = ["forced", "generala", "maxi", "scandinavian", "standard", "yahtzee"]
+
+
+def score(rules, faces, first=False, flag=False, filled=0):
+    out = np.empty(rules.n_boxes, dtype=np.int16)
+    roll = int(rules.dice.roll_index_of_faces(np.array(faces)))
+    score_options(context(rules), roll, first, flag, filled, out)
+    return dict(zip(rules.box_names, out.tolist()))
+
+
+def dice5():
+    return st.lists(st.integers(1, 6), min_size=5, max_size=5)
+
+
+def dice6():
+    return st.lists(st.integers(1, 6), min_size=6, max_size=6)
+
+
+# --- independent reference: brute force over subsets of dice positions -------------------------
+
+def ref_groups(faces, sizes):
+    """Best sum of disjoint groups of equal dice with distinct faces, by brute force; None if none fits."""
+    best = None
+    idx = range(len(faces))
+
+    def rec(avail, k, used_faces, acc):
+        nonlocal best
+        if k == len(sizes):
+            best = acc if best is None else max(best, acc)
+            return
+        for combo in combinations(sorted(avail), sizes[k]):
+            vals = {faces[i] for i in combo}
+            if len(vals) == 1 and (f := vals.pop()) not in used_faces:
+                rec(avail - set(combo), k + 1, used_faces | {f}, acc + f * sizes[k])
+
+    rec(set(idx), 0, frozenset(), 0)
+    return best
+
+
+def test_builtin_rule_sets_are_all_there():
+    assert builtin_rule_sets() == BUILTIN
+    for name in BUILTIN:
+        load_rules(name)
+
+
+@pytest.mark.parametrize("name,boxes,perfect", [("scandinavian", 15, 374), ("standard", 13, 375), ("yahtzee", 13, 375),
+                                                ("forced", 15, 374), ("generala", 11, None), ("maxi", 20, None)])
+def test_sheet_sizes_and_perfect_scores(name, boxes, perfect):
+    r = load_rules(name)
+    assert r.n_boxes == boxes
+    if perfect is not None:
+        assert r.perfect_score() == perfect
+
+
+def test_scandinavian_perfect_sheet_parts():
+    r = load_rules("scandinavian")
+    m = dict(zip(r.box_names, r.box_max().tolist()))
+    upper = sum(m[b] for b in ("ones", "twos", "threes", "fours", "fives", "sixes"))
+    assert (upper, r.bonus_value, sum(m.values()) - upper) == (105, 50, 219)
+
+
+def test_seed_004_scoring_table_examples():
+    r = load_rules("scandinavian")
+    assert score(r, [1, 1, 1, 3, 5])["ones"] == 3
+    assert score(r, [2, 2, 2, 2, 6])["twos"] == 8
+    assert score(r, [6, 6, 4, 4, 1])["one_pair"] == 12
+    assert score(r, [6, 6, 4, 4, 1])["two_pairs"] == 20
+    assert score(r, [5, 5, 5, 2, 1])["three_of_a_kind"] == 15
+    assert score(r, [4, 4, 4, 4, 2])["four_of_a_kind"] == 16
+    assert score(r, [4, 4, 4, 4, 2])["two_pairs"] == 0
+    assert score(r, [4, 4, 4, 4, 2])["one_pair"] == 8
+    assert score(r, [6, 6, 6, 5, 5])["full_house"] == 28
+    assert score(r, [6, 5, 4, 3, 2])["chance"] == 20
+    assert score(r, [6, 5, 4, 3, 2])["large_straight"] == 20
+    assert score(r, [1, 2, 3, 4, 5])["small_straight"] == 15
+    assert score(r, [3, 3, 3, 3, 3])["yatzy"] == 50
+    assert score(r, [3, 3, 3, 3, 3])["full_house"] == 0
+
+
+def test_standard_scores_whole_roll_and_runs():
+    r = load_rules("standard")
+    s = score(r, [2, 2, 2, 2, 6])
+    assert s["four_of_a_kind"] == 14 and s["three_of_a_kind"] == 14
+    assert score(r, [1, 2, 3, 4, 6])["small_straight"] == 30
+    assert score(r, [3, 4, 5, 6, 6])["small_straight"] == 30
+    assert score(r, [1, 2, 3, 5, 6])["small_straight"] == 0
+    assert score(r, [2, 3, 4, 5, 6])["large_straight"] == 40
+    assert score(r, [3, 3, 3, 5, 5])["full_house"] == 25
+    assert score(r, [5, 5, 5, 5, 5])["full_house"] == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(dice5())
+def test_scandinavian_boxes_match_brute_force(faces):
+    r = load_rules("scandinavian")
+    s = score(r, faces)
+    c = Counter(faces)
+    for f, name in enumerate(("ones", "twos", "threes", "fours", "fives", "sixes"), start=1):
+        assert s[name] == f * c[f]
+    assert s["one_pair"] == (ref_groups(faces, [2]) or 0)
+    assert s["two_pairs"] == (ref_groups(faces, [2, 2]) or 0)
+    assert s["three_of_a_kind"] == (ref_groups(faces, [3]) or 0)
+    assert s["four_of_a_kind"] == (ref_groups(faces, [4]) or 0)
+    fh = ref_groups(faces, [3, 2])
+    assert s["full_house"] == (sum(faces) if fh is not None else 0)
+    assert s["small_straight"] == (15 if sorted(faces) == [1, 2, 3, 4, 5] else 0)
+    assert s["large_straight"] == (20 if sorted(faces) == [2, 3, 4, 5, 6] else 0)
+    assert s["chance"] == sum(faces)
+    assert s["yatzy"] == (50 if len(c) == 1 else 0)
+    if max(c.values()) >= 4:
+        assert s["two_pairs"] == 0 or len([v for v in c.values() if v >= 2]) >= 2  # four alike is one pair
+    assert all(v <= m for v, m in zip(s.values(), r.box_max().tolist()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(dice6())
+def test_maxi_boxes_match_brute_force(faces):
+    r = load_rules("maxi")
+    s = score(r, faces)
+    c = Counter(faces)
+    for sizes, name in (([2], "one_pair"), ([2, 2], "two_pairs"), ([2, 2, 2], "three_pairs"), ([3], "three_of_a_kind"),
+                        ([4], "four_of_a_kind"), ([5], "five_of_a_kind"), ([3, 2], "full_house"),
+                        ([3, 3], "castle"), ([4, 2], "tower")):
+        assert s[name] == (ref_groups(faces, sizes) or 0), name
+    assert s["small_straight"] == (15 if {1, 2, 3, 4, 5} <= set(faces) else 0)
+    assert s["large_straight"] == (20 if {2, 3, 4, 5, 6} <= set(faces) else 0)
+    assert s["full_straight"] == (21 if set(faces) == {1, 2, 3, 4, 5, 6} else 0)
+    assert s["maxi_yatzy"] == (100 if len(c) == 1 else 0)
+    assert s["chance"] == sum(faces)
+    if len(c) == 1:  # six alike is neither castle, tower nor full house
+        assert s["castle"] == s["tower"] == s["full_house"] == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(dice5(), st.sampled_from(["standard", "yahtzee", "generala", "scandinavian"]))
+def test_scores_bounded_and_upper_is_face_times_count(faces, name):
+    r = load_rules(name)
+    for first in (False, True):
+        s = score(r, faces, first=first)
+        assert all(0 <= v <= m for v, m in zip(s.values(), r.box_max().tolist()))
+        for b in r.boxes:
+            if b.is_upper:
+                f = b.param("face")
+                assert s[b.name] == f * faces.count(f)
+
+
+def test_generala_servida_and_double():
+    r = load_rules("generala")
+    assert score(r, [2, 3, 4, 5, 6])["straight"] == 20
+    assert score(r, [2, 3, 4, 5, 6], first=True)["straight"] == 25
+    assert score(r, [3, 3, 3, 2, 2], first=True)["full_house"] == 35
+    assert score(r, [3, 3, 3, 3, 2])["poker"] == 40
+    assert score(r, [3, 3, 3, 3, 3])["poker"] == 40  # five alike also fits
+    assert score(r, [4, 4, 4, 4, 4], first=True)["generala"] == 60
+    assert score(r, [4, 4, 4, 4, 4])["double_generala"] == 0  # generala box not holding a generala
+    g = r.box_index("generala")
+    assert score(r, [4, 4, 4, 4, 4], flag=True, filled=1 << g)["double_generala"] == 100
+    assert r.bonus_value == 0
+
+
+def test_yahtzee_joker_and_extra_bonus():
+    r = load_rules("yahtzee")
+    ctx, out = context(r), np.empty(r.n_boxes, dtype=np.int16)
+    y = r.box_index("yatzy")
+    roll = int(r.dice.roll_index_of_faces(np.array([4, 4, 4, 4, 4])))
+    # yatzy box holds 50: +100, and the matching upper box (fours) is forced
+    allowed, extra = score_options(ctx, roll, False, True, 1 << y, out)
+    assert extra == 100 and allowed == 1 << r.box_index("fours")
+    # fours filled: any open lower box, full house/straights score as joker
+    fours = r.box_index("fours")
+    allowed, extra = score_options(ctx, roll, False, True, (1 << y) | (1 << fours), out)
+    lower = [b for b in range(r.n_boxes) if not r.boxes[b].is_upper and b != y]
+    assert allowed == sum(1 << b for b in lower)
+    s = dict(zip(r.box_names, out.tolist()))
+    assert (s["full_house"], s["small_straight"], s["large_straight"]) == (25, 30, 40)
+    # scratched yatzy box: joker still applies, the +100 does not
+    allowed, extra = score_options(ctx, roll, False, False, 1 << y, out)
+    assert extra == 0 and allowed == 1 << fours
+    # standard has no joker: five alike is just a roll
+    std = load_rules("standard")
+    assert score(std, [4, 4, 4, 4, 4], flag=True, filled=1 << std.box_index("yatzy"))["full_house"] == 0
+
+
+def test_settings_change_scoring():
+    r = load_rules("scandinavian", ["yatzy_scoring=flat_plus_sum", "full_house_scoring=flat"])
+    assert score(r, [6, 6, 6, 6, 6])["yatzy"] == 80
+    assert score(r, [6, 6, 6, 5, 5])["full_house"] == 25
+    assert _load_rules("scandinavian", {"include_pairs": False}).n_boxes == 13
+    assert load_rules("maxi", ["include_pairs=false"]).n_boxes == 17
+    f = load_rules("forced")
+    assert f.forced and f.threshold == 42
+    assert load_rules("scandinavian", ["forced=true", "forced_bonus_threshold=50"]).threshold == 50
+    assert load_rules("scandinavian", ["upper_bonus_threshold=62"]).threshold == 62
+
+
+def test_forced_allows_only_the_next_box():
+    r = load_rules("forced")
+    ctx, out = context(r), np.empty(r.n_boxes, dtype=np.int16)
+    allowed, _ = score_options(ctx, 0, False, False, 0b111, out)
+    assert allowed == 1 << 3
+
+
+@pytest.mark.parametrize("override,message", [
+    (["upper_bonus_threshold=106"], "out of range 0..105"),
+    (["upper_bonus_value=7"], "step 5"),
+    (["columns=7"], "out of range 1..6"),
+    (["yatzy_scoring=double"], "must be one of"),
+    (["forced=maybe"], "true or false"),
+    (["colour=red"], "unknown setting 'colour'"),
+    (["threshold"], "expected KEY=VALUE"),
+])
+def test_bad_settings_name_the_fault(override, message):
+    with pytest.raises(UserError, match=message):
+        load_rules("scandinavian", override)
+
+
+def test_setting_that_does_not_apply_is_refused():
+    with pytest.raises(UserError, match="include_pairs: does not apply"):
+        load_rules("standard", ["include_pairs=false"])
+    assert load_rules("maxi", ["upper_bonus_threshold=126"]).threshold == 126
+
+
+def test_unknown_rule_set_and_bad_files(tmp_path):
+    with pytest.raises(UserError, match="unknown rule set 'nope'"):
+        load_rules("nope")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = [unclosed")
+    with pytest.raises(UserError, match="not valid TOML"):
+        load_rules(str(bad))
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text('name = "w"\n[[boxes]]\nname = "x"\nkind = "sevens"\n')
+    with pytest.raises(UserError, match="unknown kind 'sevens'"):
+        load_rules(str(wrong))
+    with pytest.raises(UserError, match="not found"):
+        load_rules(str(tmp_path / "missing.toml"))
+
+
+def test_user_rule_file_with_house_rule(tmp_path):
+    house = tmp_path / "house.toml"
+    house.write_text('extends = "scandinavian"\nname = "house"\n[settings]\nupper_bonus_value = 100\n')
+    r = load_rules(str(house))
+    assert r.name == "house" and r.bonus_value == 100 and r.n_boxes == 15
+    assert r.digest != load_rules("scandinavian").digest
+
+
+def test_digest_depends_on_content_not_file_name(tmp_path):
+    copy = tmp_path / "renamed.toml"
+    copy.write_text('extends = "scandinavian"\nname = "renamed"\n')
+    assert load_rules(str(copy)).digest == load_rules("scandinavian").digest
