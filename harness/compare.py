@@ -24,7 +24,9 @@ each side at alpha/2. Verdict and exit code:
 * 0 "no change": every side accepts H0 (the change is nearer mu0 than mu1, at the requested
   error rates);
 * 1 "change": a side accepts H1;
-* 2 "inconclusive": no decision with the games played. A usage error also exits 2 (through
+* 2 "inconclusive": no decision with the games played (or fewer than ``--min-games`` paired
+  games, default 100: the SPRT's variance comes from the data, and a change that only shows in
+  rare games can look like zero variance in a small sample). A usage error also exits 2 (through
   :class:`~harness.errors.UserError`, one line on stderr, no JSON on stdout): in CI, treat 2 as
   "not proven either way" and read stderr/the JSON to tell the two apart.
 """
@@ -57,6 +59,11 @@ EXIT_NO_CHANGE, EXIT_CHANGE, EXIT_INCONCLUSIVE = 0, 1, 2
 
 #: Default SPRT hypotheses, in points of final score per game.
 DEFAULT_MU0, DEFAULT_MU1 = 0.0, 1.0
+
+#: Fewest paired games for a verdict. The SPRT estimates the variance from the data; a rule change
+#: that only matters in rare games (e.g. yatzy scoring) can show zero variance in a small sample,
+#: which would make any LLR look decisive.
+DEFAULT_MIN_GAMES = 100
 
 
 @dataclass(frozen=True)
@@ -163,13 +170,15 @@ class PairedAccumulator:
         self.n += rows
 
 
-def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sided: bool
+def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sided: bool, min_games: int = 0
           ) -> tuple[str, list[SPRTResult]]:
     """Verdict ("change" / "no change" / "inconclusive") and the SPRT(s) behind it."""
     if two_sided:
         tests = [sprt_mean(d, mu0, mu1, alpha / 2, beta), sprt_mean(d, mu0, 2 * mu0 - mu1, alpha / 2, beta)]
     else:
         tests = [sprt_mean(d, mu0, mu1, alpha, beta)]
+    if d.n < min_games:
+        return "inconclusive", tests
     if any(t.decision == "H1" for t in tests):
         return "change", tests
     if all(t.decision == "H0" for t in tests):
@@ -194,8 +203,11 @@ class CompareSettings:
     two_sided: bool = True
     confidence: float = 0.95
     entrant: str | None = None
+    min_games: int = DEFAULT_MIN_GAMES
 
     def __post_init__(self) -> None:
+        if self.min_games < 2:
+            raise UserError(f"--min-games must be >= 2, got {self.min_games}")
         if self.mu0 == self.mu1:
             raise UserError(f"--mu0 and --mu1 must differ, both are {self.mu0}")
         for name in ("alpha", "beta"):
@@ -218,11 +230,14 @@ class Comparison:
         wins = all(len(lu) >= 2 for lu in self.base.lineups)
         self.acc = PairedAccumulator(self.focus, boxes, (yatzy_box(self.base.rules), yatzy_box(self.cand.rules)), wins)
 
-    def update(self) -> int:
-        """Re-read both manifests and fold every newly available paired game; returns games paired."""
+    def update(self, until: int | None = None) -> int:
+        """Re-read both manifests and fold the newly available paired games (up to game ``until``,
+        exclusive, if given); returns the number of games paired so far."""
         if self.acc.n:
             self.base, self.cand = load_run(self.base_dir), load_run(self.cand_dir)
         games = min(self.base.games, self.cand.games)
+        if until is not None:
+            games = min(games, until)
         if games <= self.acc.n:
             return self.acc.n
         nl = len(self.base.lineups)
@@ -233,7 +248,7 @@ class Comparison:
 
     def verdict(self) -> tuple[str, list[SPRTResult]]:
         s = self.settings
-        return _sprt(self.acc.d_total, s.mu0, s.mu1, s.alpha, s.beta, s.two_sided)
+        return _sprt(self.acc.d_total, s.mu0, s.mu1, s.alpha, s.beta, s.two_sided, s.min_games)
 
     def result(self) -> dict[str, Any]:
         """The comparison as a JSON-able dict (``exit_code`` included)."""
@@ -275,6 +290,7 @@ class Comparison:
             "win_rate": (_diff_dict(paired_difference_from_moments(acc.d_win, conf), acc.m_win_base,
                                     acc.m_win_cand, conf) if acc.wins else None),
             "sprt": {"mu0": s.mu0, "mu1": s.mu1, "alpha": s.alpha, "beta": s.beta, "two_sided": s.two_sided,
+                     "min_games": s.min_games,
                      "tests": [{"h0": t.h0, "h1": t.h1, "llr": t.llr, "lower": t.lower, "upper": t.upper,
                                 "decision": t.decision, "alpha": t.alpha, "beta": t.beta} for t in tests]},
             "verdict": verdict,
@@ -354,7 +370,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from harness.cli import print_json
 
     settings = CompareSettings(mu0=args.mu0, mu1=args.mu1, alpha=args.alpha, beta=args.beta,
-                               two_sided=not args.one_sided, confidence=args.confidence, entrant=args.entrant)
+                               two_sided=not args.one_sided, confidence=args.confidence, entrant=args.entrant,
+                               min_games=args.min_games)
     ob, oc, cfg_b, cfg_c = _prepare_inputs(args)
     if args.sequential:
         res = _sequential(ob, oc, cfg_b, cfg_c, settings, args)
@@ -434,7 +451,9 @@ def compare_text(r: dict[str, Any]) -> str:
     llrs = "  ".join(f"LLR {t['llr']:+.2f} [{t['lower']:.2f}, {t['upper']:.2f}] ({t['decision']})" for t in sp["tests"])
     lines.append(f"SPRT   H0 diff={sp['mu0']:g} vs H1 diff={' or '.join(mu_alt)} points, alpha={sp['alpha']:g}, "
                  f"beta={sp['beta']:g}:  {llrs}")
-    lines.append(f"verdict: {r['verdict'].upper()} (exit {r['exit_code']})")
+    short = r["games"] < sp["min_games"]
+    lines.append(f"verdict: {r['verdict'].upper()} (exit {r['exit_code']})"
+                 + (f": fewer than --min-games {sp['min_games']} paired games" if short else ""))
     lines.append("")
     if r["distribution"]:
         d = r["distribution"]
@@ -478,6 +497,8 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="false-alarm rate (default 0.05)")
     p.add_argument("--beta", type=float, default=0.05, help="miss rate at mu1 (default 0.05)")
     p.add_argument("--one-sided", action="store_true", help="test only H1: diff = mu1 (not its mirror)")
+    p.add_argument("--min-games", type=int, default=DEFAULT_MIN_GAMES,
+                   help=f"fewest paired games for a verdict (default {DEFAULT_MIN_GAMES})")
     p.add_argument("--confidence", type=float, default=0.95, help="interval confidence (default 0.95)")
     p.add_argument("--entrant", metavar="LABEL", help="compare only the seats holding this entrant")
     p.add_argument("--sequential", action="store_true",

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import html
 import json
 import math
@@ -105,6 +106,12 @@ class RunInfo:
         return [[pos[lab] for lab in lineup] for lineup in self.lineups]
 
 
+@functools.lru_cache(maxsize=32)
+def _cached_rules(name: str, over: tuple[tuple[str, Any], ...]) -> RuleSet:
+    # compiling a rule set takes ~0.2 s; compare --sequential re-reads both manifests at every look
+    return load_rules(name, dict(over))
+
+
 def rules_of_manifest(manifest: Mapping[str, Any], where: str) -> tuple[RuleSet, list[str]]:
     """Rebuild the run's rule set from ``manifest["rules"]``; returns (rules, warnings).
 
@@ -117,10 +124,10 @@ def rules_of_manifest(manifest: Mapping[str, Any], where: str) -> tuple[RuleSet,
         raise UserError(f"{where}: manifest has no rules.name")
     source = spec.get("source")
     name = source if source and Path(str(source)).is_file() else str(spec["name"])
-    base = load_rules(name)
+    base = _cached_rules(name, ())
     settings = spec.get("settings") or {}
     over = {k: v for k, v in settings.items() if base.settings.get(k) != v}
-    rules = base.with_settings(over) if over else base
+    rules = _cached_rules(name, tuple(sorted(over.items()))) if over else base
     warns = []
     digest = spec.get("digest")
     if digest and digest != rules.digest:

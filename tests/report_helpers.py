@@ -6,6 +6,7 @@ statistics can be checked against a plain pandas computation on the same rows.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Sequence
@@ -20,13 +21,18 @@ from harness.registry import make
 from harness.rules import load_rules
 
 
+@functools.lru_cache(maxsize=16)
+def _rules(name: str, settings: tuple[str, ...]):
+    return load_rules(name, list(settings))
+
+
 def write_run(out: Path, rules_name: str, lineups: Sequence[Sequence[str]], games: int, seed: int,
               chunk_size: int, settings: Sequence[str] = (), kind: str | None = None,
               complete: bool = True) -> tuple[Path, pd.DataFrame]:
     """Play every lineup on games 0..games-1 and write RUN_DIR; returns (dir, all rows as one frame)."""
     out = Path(out)
     (out / "chunks").mkdir(parents=True, exist_ok=True)
-    rules = load_rules(rules_name, list(settings))
+    rules = _rules(rules_name, tuple(settings))
     labels: list[str] = []
     seats_of = []
     for lineup in lineups:

@@ -22,7 +22,10 @@ from harness.errors import UserError
 from harness.report import (PERCENTILES, load_run, rank_column, summarize, summary_markdown, write_report,
                             yatzy_box)
 from harness.rules import load_rules
-from report_helpers import rechunk, write_run
+try:  # tests/ as a package or as a plain directory on sys.path
+    from tests.report_helpers import rechunk, write_run
+except ModuleNotFoundError:
+    from report_helpers import rechunk, write_run
 
 ENTRANTS = ["timeout", "greedy", "random"]
 LINEUPS = [[a, b] for i, a in enumerate(ENTRANTS) for b in ENTRANTS[i + 1:]]

@@ -1,0 +1,190 @@
+"""Tests for harness.compare: paired statistics against pandas/scipy on the same rows, the verdict and
+exit codes (a real change detected, a no-op change not flagged more often than alpha), and the
+``compare`` command end to end on run directories and on run configs played by the runner."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from harness.cli import main
+from harness.compare import Comparison, CompareSettings, compare_runs
+from harness.errors import UserError
+try:  # tests/ as a package or as a plain directory on sys.path
+    from tests.report_helpers import write_run
+except ModuleNotFoundError:
+    from report_helpers import write_run
+
+TT = [["timeout", "timeout"]]
+
+
+@pytest.fixture(scope="module")
+def fh_pair(tmp_path_factory):
+    """Same bots and seed; the candidate scores full house flat 25 instead of the dice's sum."""
+    root = tmp_path_factory.mktemp("fh")
+    base = write_run(root / "base", "scandinavian", TT, 400, 1, 150)
+    cand = write_run(root / "cand", "scandinavian", TT, 400, 1, 100, settings=["full_house_scoring=flat"])
+    return base, cand
+
+
+def test_paired_statistics_match_pandas(fh_pair):
+    (bdir, brows), (cdir, crows) = fh_pair
+    r = compare_runs(bdir, cdir, CompareSettings(mu1=4))
+    m = brows.merge(crows, on=["lineup", "game", "seat"], suffixes=("_b", "_c"))
+    assert len(m) == 800
+    # the unit is the game: the mean over both seats of each game's difference
+    per_game = m.assign(d=m["total_c"] - m["total_b"]).groupby("game")["d"].mean()
+    t = sps.ttest_1samp(per_game, 0.0)
+    half = sps.t.ppf(0.975, 399) * per_game.std(ddof=1) / math.sqrt(400)
+    sc = r["score"]
+    assert r["games"] == 400 and r["rows_per_game"] == 2
+    assert sc["diff"] == pytest.approx(per_game.mean(), rel=1e-12)
+    assert sc["diff_ci"] == pytest.approx([per_game.mean() - half, per_game.mean() + half], rel=1e-9)
+    assert sc["p_value"] == pytest.approx(t.pvalue, rel=1e-6, abs=1e-300)
+    assert sc["base"] == pytest.approx(brows["total"].mean()) and sc["candidate"] == pytest.approx(crows["total"].mean())
+    ks = sps.ks_2samp(brows["total"], crows["total"])
+    assert r["distribution"]["statistic"] == pytest.approx(ks.statistic, abs=1e-12)
+    boxes = {b["box"]: b for b in r["boxes"]}
+    fh = m.assign(d=m["full_house_c"] - m["full_house_b"]).groupby("game")["d"].mean()
+    assert boxes["full_house"]["diff"] == pytest.approx(fh.mean())
+    # total = boxes + upper bonus (50): the paired differences add up the same way
+    assert sc["diff"] == pytest.approx(sum(b["diff"] for b in r["boxes"]) + 50 * r["bonus_rate"]["diff"])
+    win = m.assign(d=(m["outcome_c"] - m["outcome_b"]) / 2).groupby("game")["d"].mean()
+    assert r["win_rate"]["diff"] == pytest.approx(win.mean(), abs=1e-15)
+    assert r["settings_changed"] == {"full_house_scoring": ["sum", "flat"]}
+
+
+def test_real_change_is_detected_exit_1(fh_pair, capsys):
+    (bdir, _), (cdir, _) = fh_pair
+    assert main(["compare", str(bdir), str(cdir), "--mu1", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "verdict: CHANGE (exit 1)" in out and "full_house_scoring sum -> flat" in out
+    # swapping the roles flips the sign; still a change
+    assert main(["compare", str(cdir), str(bdir), "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "change" and d["score"]["diff"] < -3
+    assert [t["decision"] for t in d["sprt"]["tests"]] == ["H0", "H1"]
+
+
+def test_identical_runs_no_change_exit_0(fh_pair, capsys):
+    (bdir, _), _ = fh_pair
+    assert main(["compare", str(bdir), str(bdir), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "no change" and d["score"]["diff"] == 0 and d["exit_code"] == 0
+    for key in ("base", "candidate", "games", "focus", "score", "distribution", "boxes", "bonus_rate",
+                "yatzy_rate", "win_rate", "sprt", "verdict", "exit_code", "notes"):
+        assert key in d
+
+
+def test_too_few_games_is_inconclusive_exit_2(tmp_path, capsys):
+    a, _ = write_run(tmp_path / "a", "scandinavian", TT, 30, 1, 30)
+    b, _ = write_run(tmp_path / "b", "scandinavian", TT, 30, 2, 30)
+    assert main(["compare", str(a), str(b), "--mu1", "1"]) == 2
+    out = capsys.readouterr().out
+    assert "verdict: INCONCLUSIVE (exit 2)" in out and "seeds differ (1 vs 2)" in out
+
+
+def test_no_op_change_is_not_flagged_more_often_than_alpha(tmp_path):
+    """20 independent no-op comparisons (same config, different seeds), each a sequential SPRT.
+
+    Each comparison plays 600 timeout-vs-timeout games per side and looks at the two-sided SPRT
+    (alpha = beta = 0.05, H1: |diff| = 6 points; sd of a per-game difference is ~20 points) every
+    25 games from the 100th until it decides: exactly how `compare --sequential` uses it. Under H0
+    each comparison flags a change with probability <= alpha (Wald's bound; a simulation of this
+    design with normal differences gives 1.6 %). The 20 comparisons use disjoint seeds, so the number of
+    false alarms X is Binomial(20, p <= 0.05): a correct test gives X <= 3 except with probability
+    <= 1.6 %, while a test whose variance or bounds were wrong by a useful factor flags far more
+    often. The seeds are fixed, so the outcome is deterministic. The same comparisons must also
+    reach "no change" (the test has power against a 6-point change at this sample size).
+    """
+    settings = CompareSettings(mu1=6.0)
+    verdicts = []
+    for k in range(20):
+        a, _ = write_run(tmp_path / f"a{k}", "scandinavian", TT, 600, 1000 + 2 * k, 600)
+        b, _ = write_run(tmp_path / f"b{k}", "scandinavian", TT, 600, 1001 + 2 * k, 600)
+        c = Comparison(a, b, settings)
+        for look in range(25, 601, 25):
+            c.update(until=look)
+            verdict, _ = c.verdict()
+            if verdict != "inconclusive":
+                break
+        verdicts.append(verdict)
+    assert verdicts.count("change") <= 3, verdicts
+    assert verdicts.count("no change") >= 16, verdicts
+
+
+def test_bot_against_bot_focuses_on_the_changed_seat(tmp_path):
+    a, arows = write_run(tmp_path / "a", "scandinavian", [["timeout", "random"]], 200, 3, 200)
+    b, brows = write_run(tmp_path / "b", "scandinavian", [["random", "random"]], 200, 3, 200)
+    r = compare_runs(a, b, CompareSettings(mu1=5))
+    assert r["focus"] == [{"lineup": 0, "seat": 0, "base": "timeout", "candidate": "random"}]
+    assert r["rows_per_game"] == 1
+    want = brows.loc[brows["seat"] == 0, "total"].mean() - arows.loc[arows["seat"] == 0, "total"].mean()
+    assert r["score"]["diff"] == pytest.approx(want)
+    assert r["verdict"] == "change" and r["exit_code"] == 1
+    # the random bot in seat 1 saw the same dice and uniforms in both runs: identical play
+    assert (arows.loc[arows["seat"] == 1, "total"].to_numpy() == brows.loc[brows["seat"] == 1, "total"].to_numpy()).all()
+    r2 = compare_runs(a, b, CompareSettings(mu1=5, entrant="timeout"))
+    assert r2["focus"] == r["focus"]
+    with pytest.raises(UserError, match="--entrant 'greedy' sits in no seat"):
+        compare_runs(a, b, CompareSettings(entrant="greedy"))
+
+
+def test_unpairable_runs_are_a_usage_error(tmp_path, capsys):
+    a, _ = write_run(tmp_path / "a", "scandinavian", [["timeout", "random"]], 20, 3, 20)
+    b, _ = write_run(tmp_path / "b", "scandinavian", [["timeout", "random", "random"]], 20, 3, 20)
+    assert main(["compare", str(a), str(b)]) == 2
+    assert "lineup 0 has 2 seats in BASE, 3 in CANDIDATE" in capsys.readouterr().err
+    with pytest.raises(UserError, match="--mu0 and --mu1 must differ"):
+        CompareSettings(mu0=1, mu1=1)
+
+
+def _config(path: Path, settings: dict[str, str]) -> Path:
+    lines = ['mode = "run"', 'rules = "scandinavian"', 'seats = ["timeout", "timeout"]', "games = 5000",
+             "seed = 7", "chunk_size = 100", "workers = 1"]
+    if settings:
+        lines.append("[settings]")
+        lines += [f'{k} = "{v}"' for k, v in settings.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_compare_configs_played_on_common_random_numbers(tmp_path, capsys):
+    base = _config(tmp_path / "base.toml", {})
+    cand = _config(tmp_path / "cand.toml", {"full_house_scoring": "flat"})
+    out = tmp_path / "cmp"
+    code = main(["compare", str(base), str(cand), "--games", "300", "--seed", "9", "--out", str(out),
+                 "--quiet", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert code == 1 and d["verdict"] == "change"
+    assert d["base"]["seed"] == d["candidate"]["seed"] == 9 and d["games"] == 300
+    assert (out / "base" / "manifest.json").is_file() and (out / "candidate" / "manifest.json").is_file()
+    assert d["score"]["diff"] == pytest.approx(sum(b["diff"] for b in d["boxes"]) + 50 * d["bonus_rate"]["diff"])
+    full_house = next(b for b in d["boxes"] if b["box"] == "full_house")
+    assert full_house["diff"] > 3 and full_house["p_value"] < 1e-6
+
+
+def test_sequential_stops_when_the_sprt_decides(tmp_path, capsys):
+    base = _config(tmp_path / "base.toml", {})
+    cand = _config(tmp_path / "cand.toml", {"yatzy_scoring": "flat_plus_sum"})
+    out = tmp_path / "seq"
+    code = main(["compare", str(base), str(cand), "--sequential", "--games", "40", "--max-games", "400",
+                 "--mu1", "1", "--out", str(out), "--quiet", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    looks = d["sequential"]["looks"]
+    # yatzies score their dice on top: ~ +0.2 points a game, nearer 0 than 1: H0 at the first look
+    # with at least --min-games (100) paired games; before that the verdict waits
+    assert code == 0 and d["verdict"] == "no change"
+    assert [x["games"] for x in looks] == [40, 80, 120]
+    assert [x["verdict"] for x in looks] == ["inconclusive", "inconclusive", "no change"]
+    assert d["games"] == 120
+    m = json.loads((out / "base" / "manifest.json").read_text())
+    assert m["games"] == d["games"]
+    assert main(["compare", str(base), str(cand), "--sequential", "--out", str(tmp_path / "x")]) == 2
+    assert "--sequential needs --max-games" in capsys.readouterr().err
