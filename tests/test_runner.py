@@ -15,7 +15,6 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-import runner_bots  # noqa: F401  (registers the test bots)
 from harness import cli, tournament
 from harness.engine import play
 from harness.errors import UserError
@@ -24,6 +23,7 @@ from harness.registry import make
 from harness.rules import load_rules
 from harness.runconfig import RunConfig, builtin_run_configs_dir, split_specs
 from harness.runner import RunStopped, extend, run, summary_lines
+from tests import runner_bots  # registers the test bots
 
 TESTS = Path(__file__).resolve().parent
 
@@ -307,9 +307,8 @@ def test_worker_log_records_reach_the_parent_handler(tmp_path):
 
 SCRIPT = textwrap.dedent("""
     import sys
-    import strategies  # the package, before tests/ (which holds a tests/strategies directory) is on the path
-    sys.path.append({tests!r})
-    import runner_bots
+    sys.path.insert(0, {root!r})
+    import tests.runner_bots
     from harness import cli
     cli.COMMAND_MODULES = ("harness.cli", "harness.runner")
     sys.exit(cli.main(sys.argv[1:]))
@@ -318,7 +317,7 @@ SCRIPT = textwrap.dedent("""
 
 def _cli_subprocess(tmp_path: Path, args: list[str], env_extra: dict[str, str]) -> subprocess.CompletedProcess:
     script = tmp_path / "yh.py"
-    script.write_text(SCRIPT.format(tests=str(TESTS)))
+    script.write_text(SCRIPT.format(root=str(TESTS.parent)))
     env = {**os.environ, **env_extra}
     return subprocess.run([sys.executable, str(script), *args], env=env, capture_output=True, text=True,
                           timeout=300, start_new_session=True)
@@ -423,3 +422,16 @@ def test_cli_flags_override_the_file(tmp_path, monkeypatch, capsys):
     assert "games must be 1.." in capsys.readouterr().err
     assert cli.main(["run", "--resume", str(out), "--seed", "9", "--quiet"]) == 2
     assert "differs in seed (run has 8, now 9)" in capsys.readouterr().err
+
+
+def test_dead_worker_stops_the_run_cleanly(tmp_path, tripwire_ref, monkeypatch, capsys):
+    out, marker = tmp_path / "dead", tmp_path / "armed"
+    for k, v in _trip_env(marker, "KILL", parent=False).items():  # the worker SIGKILLs itself
+        monkeypatch.setenv(k, v)
+    with pytest.raises(RunStopped, match=r"a worker process died \(killed\? out of memory\?\)") as info:
+        run(RunConfig(**TRIP, workers=2), out)
+    assert info.value.run_dir == out and not marker.exists()
+    assert "a worker process died" in (out / "run.log").read_text()
+    for name in files(out):
+        assert pq.read_metadata(out / "chunks" / name).num_rows == 200
+    _resume_and_compare(out, tripwire_ref, monkeypatch, capsys)
