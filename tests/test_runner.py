@@ -422,6 +422,9 @@ def test_cli_flags_override_the_file(tmp_path, monkeypatch, capsys):
     assert "games must be 1.." in capsys.readouterr().err
     assert cli.main(["run", "--resume", str(out), "--seed", "9", "--quiet"]) == 2
     assert "differs in seed (run has 8, now 9)" in capsys.readouterr().err
+    assert cli.main(["run", "--resume", str(out), "--games", "200", "--quiet"]) == 0  # grow the run
+    m = load_manifest(out)
+    assert m["games"] == 200 and [c["stop"] for c in m["chunks"]] == [60, 120, 150, 180, 200]
 
 
 def test_dead_worker_stops_the_run_cleanly(tmp_path, tripwire_ref, monkeypatch, capsys):
