@@ -1,0 +1,715 @@
+"""Exact solitaire-optimal play: value tables by backward induction, cached on disk, and exact figures.
+
+Public API (used by the ``solver`` bot, ``compare`` checks and the reports)::
+
+    from harness.solver import solve, exact_distribution, one_turn_odds
+    sol = solve(rules, cache_dir=None)       # -> Solution (loaded from the disk cache when valid)
+    sol.expected_score                       # optimal expected final score of one column
+    sol.value(filled, upper, flag)           # expected future score from the start of a turn
+    fig = exact_distribution(rules)          # -> Figures: expected_score, std, p_bonus, percentiles, ...
+    one_turn_odds(rules)                     # -> {lower box: P(requirement met within one turn)}
+
+The state of one column at the start of a turn is (filled boxes, upper subtotal capped at the bonus
+threshold, flag); ``flag`` (the key box holds a non-zero score) exists only for rule sets with a key
+box (``yahtzee``: +100 and joker; ``generala``: double generala). Its value is the expected sum of
+the boxes still to fill, the upper bonus if it is still to be crossed, and extra yatzy bonuses,
+under optimal play. Every score comes from :func:`harness.scoring.score_options`, so servida,
+the forced joker, forced order and extra bonuses are exactly the engine's. The upper subtotal only
+matters below the threshold, so it is capped there and only subtotals reachable with the filled
+upper boxes get a state; with the bonus worth 0 (``generala``) or a threshold of 0 it is dropped.
+
+Saved rolls (``saved_rolls``) are not part of the state: the table is the value of the game with
+ordinary turns, and the bot plays longer turns optimally against those values (see
+strategies/solver.py).
+
+Disk cache: one file per rule set, named by :attr:`RuleSet.digest` and :data:`FORMAT`, in
+``--cache-dir``, ``$YATZY_HARNESS_CACHE``, ``$XDG_CACHE_HOME/yatzy-harness`` or
+``~/.cache/yatzy-harness``. A 4 KiB JSON header (magic, format, digest, dtype, shape, crc32) is
+checked on every load; a file that fails any check is rebuilt, never trusted. Values are stored as
+float64: the 5-dice tables are small (at most 17 MB), and maxi's 449 MB still loads in well under a
+second, and float64 keeps every decision bit-identical to a fresh solve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import tempfile
+import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness import solver_kernels as K
+from harness.dice import Dice
+from harness.errors import UserError
+from harness.rules import RuleSet
+from harness.scoring import context
+from harness.turn import turn_policy
+
+log = logging.getLogger(__name__)
+
+#: Version of the solver's file format and state layout; bump when either changes.
+FORMAT = 1
+_MAGIC = "yatzy-harness-solver"
+_HEADER = 4096
+#: Largest sheet the solver accepts (2**24 masks: the layout alone would take several GiB beyond).
+MAX_BOXES = 24
+PERCENTILES = ("1", "5", "25", "50", "75", "95", "99")
+
+_IN_CHILD = False
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _mark_child() -> None:
+    global _IN_CHILD, _POOL
+    _IN_CHILD = True
+    _POOL = None  # its threads did not survive the fork
+
+
+# a forked worker shares the cores with its siblings: it solves on one thread
+os.register_at_fork(after_in_child=_mark_child)
+
+
+# ---------------------------------------------------------------------------------------------
+# layout
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """The state layout of a rule set (see :mod:`harness.solver_kernels`).
+
+    item_mask, item_flag: (I,) int64 work items (one per (mask, flag)), ordered by layer;
+    layer_items, layer_states: (NB+2,) int64 where each layer's items / states start.
+    bonus0: bonus earned before play (threshold 0).
+    """
+
+    layout: K.Layout
+    dice: K.DiceK
+    item_mask: np.ndarray
+    item_flag: np.ndarray
+    layer_items: np.ndarray
+    layer_states: np.ndarray
+    n_states: int
+    bonus0: int
+
+    @property
+    def full_mask(self) -> int:
+        return (1 << self.layout.n_boxes) - 1
+
+
+def dice_tables(d: Dice, rerolls: int) -> K.DiceK:
+    """The one-die-at-a-time tables of :class:`harness.solver_kernels.DiceK`."""
+    kc = d.keep_counts.astype(np.int64)
+    n_small = int(np.sum(d.keep_size < d.n))
+    if not (np.all(d.keep_size[:n_small] < d.n) and np.all(np.diff(d.keep_size) >= 0)):
+        raise AssertionError("keeps must be sorted by size")
+    add = np.full((d.n_keeps, 6), -1, dtype=np.int32)
+    rem = np.full((d.n_keeps, 6), -1, dtype=np.int32)
+    eye = np.eye(6, dtype=np.int64)
+    for f in range(6):
+        small = d.keep_size < d.n
+        add[small, f] = d.keep_index(kc[small] + eye[f])
+        has = kc[:, f] > 0
+        rem[has, f] = d.keep_index(kc[has] - eye[f])
+    return K.DiceK(d.roll_prob.astype(np.float64), d.roll_as_keep.astype(np.int32), add, rem,
+                   d.sub_ptr.astype(np.int64), d.sub_keep.astype(np.int32), n_small, int(rerolls))
+
+
+def _box_values(rules: RuleSet, b: int) -> np.ndarray:
+    """Every score box b can take (0 included: a box may always be scratched)."""
+    vals = np.concatenate([rules.table[:, b], rules.table_first[:, b], [0]])
+    if rules.joker_value[b] >= 0:
+        vals = np.append(vals, rules.joker_value[b])
+    return np.unique(vals.astype(np.int64))
+
+
+def build_plan(rules: RuleSet) -> Plan:
+    """Work out which states exist and where each one lives in the value array."""
+    nbx = rules.n_boxes
+    if nbx > MAX_BOXES:
+        raise UserError(f"rule set {rules.name!r}: the solver handles at most {MAX_BOXES} boxes, got {nbx}")
+    bonus0 = 0
+    if rules.bonus_value == 0:
+        T, bonus = 0, 0  # the upper subtotal never matters
+    elif rules.threshold == 0:
+        T, bonus, bonus0 = 0, 0, int(rules.bonus_value)  # earned before the first roll
+    else:
+        T, bonus = int(rules.threshold), int(rules.bonus_value)
+    upidx = np.flatnonzero(rules.upper_face > 0)
+    n_up = len(upidx)
+    n_um = 1 << n_up
+    full_um = n_um - 1
+    reach: list[np.ndarray] = []
+    for um in range(n_um):
+        s = np.zeros(1, dtype=np.int64)
+        for j, b in enumerate(upidx):
+            if (um >> j) & 1:
+                s = np.unique(np.minimum(s[:, None] + _box_values(rules, b)[None, :], T))
+        reach.append(s if um != full_um else np.zeros(1, dtype=np.int64))
+    nslot = np.array([len(s) for s in reach], dtype=np.int32)
+    slot = np.full((n_um, T + 1), -1, dtype=np.int32)
+    ulist = np.zeros((n_um, int(nslot.max())), dtype=np.int32)
+    for um, s in enumerate(reach):
+        slot[um, s] = np.arange(len(s))
+        ulist[um, : len(s)] = s
+    slot[full_um, :] = 0  # every upper box filled: one state whatever the subtotal
+
+    masks = np.arange(1 << nbx, dtype=np.int64)
+    umask_of = np.zeros(1 << nbx, dtype=np.int32)
+    for j, b in enumerate(upidx):
+        umask_of |= (((masks >> b) & 1) << j).astype(np.int32)
+    if rules.forced:
+        valid = (1 << np.arange(nbx + 1, dtype=np.int64)) - 1  # strictly top to bottom: prefixes only
+    else:
+        valid = masks
+    pop = np.zeros(len(valid), dtype=np.int64)
+    for b in range(nbx):
+        pop += (valid >> b) & 1
+    order = np.lexsort((valid, pop))
+    valid, pop = valid[order], pop[order]
+    F = 2 if rules.key_box >= 0 else 1
+    if F == 2:
+        has_key = ((valid >> rules.key_box) & 1).astype(bool)
+        reps = 1 + has_key
+        item_mask = np.repeat(valid, reps)
+        item_pop = np.repeat(pop, reps)
+        item_flag = np.zeros(len(item_mask), dtype=np.int64)
+        starts = np.cumsum(reps) - reps
+        item_flag[starts[has_key] + 1] = 1
+    else:
+        item_mask, item_pop = valid, pop
+        item_flag = np.zeros(len(item_mask), dtype=np.int64)
+    sizes = nslot[umask_of[item_mask]].astype(np.int64)
+    offsets = np.cumsum(sizes) - sizes
+    base = np.full((1 << nbx) * F, -1, dtype=np.int64)
+    base[item_mask * F + item_flag] = offsets
+    layer_items = np.searchsorted(item_pop, np.arange(nbx + 2)).astype(np.int64)
+    layer_states = np.append(offsets, offsets[-1] + sizes[-1])[layer_items]
+    vals = [_box_values(rules, b) for b in range(nbx)]
+    box_nvals = np.array([len(v) for v in vals], dtype=np.int32)
+    box_vals = np.zeros((nbx, int(box_nvals.max())), dtype=np.int64)
+    box_vidx = np.full((nbx, int(max(v.max() for v in vals)) + 1), -1, dtype=np.int32)
+    for b, v in enumerate(vals):
+        box_vals[b, : len(v)] = v
+        box_vidx[b, v] = np.arange(len(v))
+    is_upper = rules.upper_face > 0
+    wrow = np.zeros(nbx, dtype=np.int32)
+    n_wrows = 0
+    for b in np.flatnonzero(is_upper):
+        wrow[b] = n_wrows
+        n_wrows += len(vals[b])
+    layout = K.Layout(base, umask_of, nslot, slot, ulist, is_upper, rules.box_max().astype(np.int32),
+                      box_vals, box_nvals, box_vidx, wrow, n_wrows, F, full_um, T, bonus,
+                      int(rules.key_box), nbx, bool(rules.has_servida))
+    return Plan(layout, dice_tables(rules.dice, rules.rolls_per_turn - 1), item_mask, item_flag,
+                layer_items, layer_states, int(sizes.sum()), bonus0)
+
+
+# ---------------------------------------------------------------------------------------------
+# the solution and its cache
+
+
+@dataclass(frozen=True, eq=False)
+class Solution:
+    """The solved value table of one rule set.
+
+    values: (states,) float64 expected future score from the start of a turn in each state
+    (see :class:`Plan` for the layout); ``expected_score`` includes a bonus earned before play.
+    """
+
+    rules: RuleSet
+    plan: Plan
+    values: np.ndarray
+    expected_score: float
+    seconds: float
+    cached: bool
+    path: Path | None = field(default=None)
+
+    @property
+    def states(self) -> int:
+        return self.plan.n_states
+
+    def index(self, filled: int, upper: int, flag: bool = False) -> int:
+        """Flat index of a state (``upper`` uncapped is fine)."""
+        lay = self.plan.layout
+        if lay.base[filled * lay.n_flags + int(bool(flag))] < 0:
+            raise ValueError(f"no state with filled={filled:#x} flag={flag} in {self.rules.name}")
+        u = min(int(upper), lay.threshold)
+        s = lay.slot[lay.umask_of[filled], u]
+        if s < 0:
+            raise ValueError(f"upper subtotal {upper} cannot be reached with filled={filled:#x}")
+        return int(lay.base[filled * lay.n_flags + int(bool(flag))] + s)
+
+    def value(self, filled: int, upper: int = 0, flag: bool = False) -> float:
+        """Expected future score (boxes still open, a bonus still to cross, extras) under optimal play."""
+        return float(self.values[self.index(filled, upper, flag)])
+
+
+def default_cache_dir() -> Path:
+    """``$YATZY_HARNESS_CACHE``, else ``$XDG_CACHE_HOME/yatzy-harness``, else ``~/.cache/yatzy-harness``."""
+    env = os.environ.get("YATZY_HARNESS_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "yatzy-harness"
+
+
+def cache_path(rules: RuleSet, cache_dir: str | os.PathLike | None = None) -> Path:
+    """The cache file of a rule set's value table."""
+    d = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return d / f"solve-{rules.digest[:40]}-v{FORMAT}.bin"
+
+
+def _crc(a: np.ndarray) -> int:
+    return zlib.crc32(memoryview(np.ascontiguousarray(a)).cast("B"))
+
+
+def save_table(path: Path, rules: RuleSet, values: np.ndarray, meta: dict[str, Any]) -> None:
+    """Write a value table atomically (temporary file in the same directory, then rename)."""
+    header = {"magic": _MAGIC, "format": FORMAT, "digest": rules.digest, "dtype": str(values.dtype),
+              "shape": list(values.shape), "crc32": _crc(values), **meta}
+    raw = json.dumps(header).encode()
+    if len(raw) >= _HEADER:
+        raise AssertionError("solver cache header too long")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw.ljust(_HEADER, b" "))
+            fh.write(memoryview(np.ascontiguousarray(values)).cast("B"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def load_table(path: Path, rules: RuleSet, n_states: int) -> tuple[np.ndarray, dict[str, Any]] | None:
+    """The cached table if the file is complete and matches the rules; None (with a warning) if not."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEADER)
+            if len(head) < _HEADER:
+                raise ValueError("truncated header")
+            header = json.loads(head.decode())
+            if header.get("magic") != _MAGIC or header.get("format") != FORMAT:
+                raise ValueError("not a solver table of this format")
+            if header.get("digest") != rules.digest:
+                raise ValueError("made for other rules")
+            if header.get("dtype") != "float64" or header.get("shape") != [n_states]:
+                raise ValueError(f"shape/dtype {header.get('shape')}/{header.get('dtype')} != [{n_states}]/float64")
+            values = np.fromfile(fh, dtype=np.float64, count=n_states + 1)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        log.warning("solver cache %s is unusable (%s): solving again", path, exc)
+        return None
+    if values.shape != (n_states,):
+        log.warning("solver cache %s has %d values, expected %d: solving again", path, values.size, n_states)
+        return None
+    if _crc(values) != header.get("crc32"):
+        log.warning("solver cache %s fails its checksum: solving again", path)
+        return None
+    return values, header
+
+
+def n_threads() -> int:
+    """Threads for the solve and the forward pass: the usable cores (1 in a forked worker)."""
+    if _IN_CHILD:
+        return 1
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _split(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
+    edges = np.linspace(lo, hi, parts + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in zip(edges, edges[1:]) if b > a]
+
+
+def _run_blocks(fn, blocks: list[tuple[int, int]], threads: int) -> None:
+    """fn(lo, hi) for every block, on ``threads`` threads (the kernels release the GIL)."""
+    global _POOL
+    if threads <= 1 or len(blocks) <= 1:
+        for a, b in blocks:
+            fn(a, b)
+        return
+    if _POOL is None or _POOL._max_workers < threads:
+        _POOL = ThreadPoolExecutor(threads, thread_name_prefix="yatzy-solver")
+    for f in [_POOL.submit(fn, a, b) for a, b in blocks]:
+        f.result()
+
+
+def solve_values(rules: RuleSet, plan: Plan | None = None, threads: int | None = None) -> np.ndarray:
+    """Backward induction over every state, layer by layer (no cache). Returns (states,) float64.
+
+    The items of one layer read only the next layer, so a layer is split between threads; the
+    kernels are serial numba code that releases the GIL (numba's own thread pools compile slowly
+    and are not fork-safe, and the runner forks workers from this process).
+    """
+    plan = plan or build_plan(rules)
+    threads = threads or n_threads()
+    ctx = context(rules)
+    V = np.zeros(plan.n_states)
+    lay, dk, full = plan.layout, plan.dice, plan.full_mask
+
+    def run(a: int, b: int) -> None:
+        K.solve_items(ctx, lay, dk, V, plan.item_mask, plan.item_flag, a, b, full)
+
+    for k in range(rules.n_boxes, -1, -1):
+        lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
+        # blocks interleave cheap and costly items well enough; 4 per thread evens out the rest
+        _run_blocks(run, _split(lo, hi, 4 * threads if hi - lo > 64 else 1), threads)
+    return V
+
+
+_MEMO: dict[tuple[str, str], Solution] = {}
+
+
+def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cache: bool = True) -> Solution:
+    """The solved table of ``rules``: from this process's memory, the disk cache, or a fresh solve.
+
+    A fresh solve is written to the cache (a cache directory that cannot be written only logs a
+    warning). ``use_cache=False`` ignores and does not write the disk cache.
+    """
+    path = cache_path(rules, cache_dir)
+    key = (rules.digest, str(path) if use_cache else "")
+    hit = _MEMO.get(key)
+    if hit is not None:
+        return hit
+    t0 = time.perf_counter()
+    plan = build_plan(rules)
+    loaded = load_table(path, rules, plan.n_states) if use_cache else None
+    if loaded is not None:
+        values, header = loaded
+        sol = Solution(rules, plan, values, float(values[0]) + plan.bonus0,
+                       float(header.get("seconds", time.perf_counter() - t0)), True, path)
+    else:
+        values = solve_values(rules, plan)
+        seconds = time.perf_counter() - t0
+        sol = Solution(rules, plan, values, float(values[0]) + plan.bonus0, seconds, False,
+                       path if use_cache else None)
+        if use_cache:
+            try:
+                save_table(path, rules, values, {"rules": rules.name, "seconds": round(seconds, 3),
+                                                  "expected_score": sol.expected_score})
+            except OSError as exc:
+                log.warning("cannot write solver cache %s: %s", path, exc)
+    values.setflags(write=False)
+    _MEMO[key] = sol
+    return sol
+
+
+# ---------------------------------------------------------------------------------------------
+# exact figures: forward pass of the optimal policy
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Exact figures of one column under optimal (T=0, tie-ruled) play.
+
+    distribution: (cap+1,) float64 P(final score = s), or None when only moments were computed;
+    the last cell holds P(score >= cap) when ``cap`` is below the highest possible score.
+    """
+
+    rules: str
+    digest: str
+    expected_score: float
+    forward_mean: float
+    std: float
+    p_bonus: float
+    percentiles: dict[str, int] | None
+    states: int
+    seconds: float
+    solve_seconds: float
+    cached: bool
+    distribution: np.ndarray | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rules": self.rules, "digest": self.digest, "expected_score": self.expected_score,
+                "std": self.std, "p_bonus": self.p_bonus, "percentiles": self.percentiles,
+                "states": self.states, "seconds": self.seconds, "solve_seconds": self.solve_seconds,
+                "cached": self.cached, "forward_mean": self.forward_mean}
+
+
+def _outcome_codes(rules: RuleSet, lay: K.Layout) -> K.Outcomes:
+    nbx = rules.n_boxes
+    off = (np.cumsum(lay.box_nvals) - lay.box_nvals).astype(np.int32)
+    half = int(lay.box_nvals.sum())
+    o_box = np.repeat(np.arange(nbx, dtype=np.int64), lay.box_nvals)
+    o_pts = np.concatenate([lay.box_vals[b, : lay.box_nvals[b]] for b in range(nbx)])
+    extras = [0, int(rules.extra_yatzy_bonus)] if rules.extra_yatzy_bonus else [0]
+    return K.Outcomes(off, lay.box_vidx, half, np.tile(o_box, len(extras)), np.tile(o_pts, len(extras)),
+                      np.repeat(np.array(extras, dtype=np.int64), half))
+
+
+def _percentiles(dist: np.ndarray) -> dict[str, int]:
+    """Inverted-CDF percentiles (smallest score whose CDF reaches q; 1e-12 absorbs rounding)."""
+    cdf = np.cumsum(dist)
+    return {q: int(np.searchsorted(cdf, float(q) / 100 - 1e-12, side="left")) for q in PERCENTILES}
+
+
+def _layer_windows(plan: Plan, k: int, cap: int, extra: int) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
+    start, stop = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
+    wlo = np.zeros(stop - start, dtype=np.int64)
+    wlen = np.zeros(stop - start, dtype=np.int64)
+    K.layer_windows(plan.layout, plan.item_mask, plan.item_flag, lo, hi, start, cap, extra, plan.bonus0, wlo, wlen)
+    woff = np.zeros(stop - start + 1, dtype=np.int64)
+    np.cumsum(wlen, out=woff[1:])
+    return wlo, woff
+
+
+def _forward(sol: Solution, cap: int, want_dist: bool, threads: int,
+             rows_per_chunk: int = 8192) -> tuple[float, float, float, np.ndarray | None]:
+    """One forward pass: (mean, E[S^2], p_bonus, distribution or None)."""
+    rules, plan = sol.rules, sol.plan
+    lay, dk = plan.layout, plan.dice
+    ctx = context(rules)
+    oc = _outcome_codes(rules, lay)
+    extra = int(rules.extra_yatzy_bonus)
+    nthreads = threads
+    nbx = rules.n_boxes
+    size = lambda k: int(plan.layer_states[k + 1] - plan.layer_states[k])  # noqa: E731
+    P, S1, S2 = np.zeros(1), np.full(1, float(plan.bonus0)), np.full(1, float(plan.bonus0) ** 2)
+    P[0] = 1.0
+    if want_dist:
+        wlo, woff = _layer_windows(plan, 0, cap, extra)
+        D = np.zeros(int(woff[-1]))
+        D[0] = 1.0
+    else:
+        wlo = woff = np.zeros(2, dtype=np.int64)
+        D = np.zeros(1)
+    pbonus = np.zeros(nthreads)
+    nnslot = lay.nslot[lay.umask_of[plan.item_mask]].astype(np.int64)
+    for k in range(nbx):
+        n2 = size(k + 1)
+        P2, S12, S22 = np.zeros(n2), np.zeros(n2), np.zeros(n2)
+        if want_dist:
+            wlo2, woff2 = _layer_windows(plan, k + 1, cap, extra)
+            D2 = np.zeros(int(woff2[-1]))
+        else:
+            wlo2 = woff2 = np.zeros(2, dtype=np.int64)
+            D2 = np.zeros(1)
+        start, start2 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
+        lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
+        nu = nnslot[lo:hi]
+        offs = lay.base[plan.item_mask[lo:hi] * lay.n_flags + plan.item_flag[lo:hi]] - start
+        alive = np.add.reduceat(P > 0, offs) > 0 if hi > lo else np.zeros(0, dtype=bool)
+        cum = np.cumsum(np.where(alive, nu, 0))
+        a = lo
+        while a < hi:
+            # a chunk of items whose outcome rows fit in rows_per_chunk
+            done = int(cum[a - lo - 1]) if a > lo else 0
+            b = min(hi, max(a + 1, lo + int(np.searchsorted(cum, done + rows_per_chunk, side="right"))))
+            live = alive[a - lo:b - lo]
+            rows = np.where(live, nu[a - lo:b - lo], 0)
+            row_of = np.cumsum(rows) - rows
+            outp = np.zeros((max(int(rows.sum()), 1), len(oc.o_box)))
+            if live.any():
+                def fwd(c: int, d: int) -> None:
+                    K.forward_items(ctx, lay, dk, oc, sol.values, plan.item_mask, plan.item_flag, c, d,
+                                    row_of[c - a:], live[c - a:], outp)
+
+                def push(t: int, _: int) -> None:
+                    K.push_part(t, nthreads, lay, oc, plan.item_mask, plan.item_flag, a, b, row_of, live, outp,
+                                start, P, S1, S2, wlo, woff, D, start2, P2, S12, S22, wlo2, woff2, D2,
+                                want_dist, pbonus)
+
+                _run_blocks(fwd, _split(a, b, 4 * nthreads if b - a > 16 else 1), nthreads)
+                _run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
+            a = b
+        P, S1, S2, wlo, woff, D = P2, S12, S22, wlo2, woff2, D2
+    total_p = float(P.sum())
+    if abs(total_p - 1.0) > 1e-9:
+        raise AssertionError(f"forward pass lost probability: {total_p}")
+    mean, m2 = float(S1.sum()), float(S2.sum())
+    p_bonus = float(pbonus.sum()) + (1.0 if plan.bonus0 > 0 else 0.0)
+    dist = None
+    if want_dist:
+        dist = np.zeros(cap + 1)
+        for i in range(len(P)):
+            w = D[woff[i]:woff[i + 1]]
+            dist[wlo[i]:wlo[i] + len(w)] += w
+    return mean, m2, p_bonus, dist
+
+
+def distribution_bytes(rules: RuleSet, cap: int | None = None) -> int:
+    """Peak bytes of the score windows of two adjacent layers in the forward pass."""
+    plan = build_plan(rules)
+    cap = cap if cap is not None else _cap(rules, 2)
+    cells = [int(_layer_windows(plan, k, cap, int(rules.extra_yatzy_bonus))[1][-1]) for k in range(rules.n_boxes + 1)]
+    return 8 * max(a + b for a, b in zip(cells, cells[1:]))
+
+
+def _cap(rules: RuleSet, extras: int) -> int:
+    return int(rules.perfect_score()) + extras * int(rules.extra_yatzy_bonus)
+
+
+def _figures_path(rules: RuleSet, cache_dir: str | os.PathLike | None) -> Path:
+    return cache_path(rules, cache_dir).with_suffix(".figures.json")
+
+
+def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *,
+                       max_bytes: int = 3 << 30, use_cache: bool = True) -> Figures:
+    """Exact figures of optimal play by a forward pass of the state and score distribution.
+
+    Moments (mean, std) and the bonus probability are always exact; percentiles need the score
+    distribution, which is skipped (percentiles None) when its two largest adjacent layers would
+    take more than ``max_bytes``. Scores above a cap (the perfect sheet plus two extra bonuses,
+    raised until it clears the 99th percentile) share one cell, which leaves the percentiles exact.
+    The figures are cached beside the value table.
+    """
+    t0 = time.perf_counter()
+    sol = solve(rules, cache_dir, use_cache=use_cache)
+    fpath = _figures_path(rules, cache_dir)
+    if use_cache:
+        try:
+            cached = json.loads(fpath.read_text())
+            if cached.get("format") == FORMAT and cached.get("digest") == rules.digest:
+                dist = cached.get("distribution")
+                return Figures(rules.name, rules.digest, sol.expected_score, cached["forward_mean"], cached["std"],
+                               cached["p_bonus"], cached["percentiles"], sol.states,
+                               time.perf_counter() - t0, sol.seconds, True,
+                               None if dist is None else np.array(dist, dtype=np.float64))
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    extras = 2
+    while True:
+        cap = _cap(rules, extras)
+        want = distribution_bytes(rules, cap) <= max_bytes
+        mean, m2, p_bonus, dist = _forward(sol, cap, want, n_threads())
+        if dist is None or not rules.extra_yatzy_bonus or np.cumsum(dist)[-2] >= 0.995:
+            break
+        extras *= 2
+    var = max(m2 - mean * mean, 0.0)
+    fig = Figures(rules.name, rules.digest, sol.expected_score, mean, math.sqrt(var), p_bonus,
+                  _percentiles(dist) if dist is not None else None, sol.states,
+                  time.perf_counter() - t0, sol.seconds, sol.cached, dist)
+    if use_cache:
+        try:
+            payload = {"format": FORMAT, "digest": rules.digest, "forward_mean": mean, "std": fig.std,
+                       "p_bonus": p_bonus, "percentiles": fig.percentiles,
+                       "distribution": None if dist is None else dist.tolist()}
+            fpath.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=fpath.name + ".", suffix=".tmp", dir=fpath.parent)
+            with os.fdopen(fd, "w") as fh:
+                json.dump(payload, fh)
+            os.replace(tmp, fpath)
+        except OSError as exc:
+            log.warning("cannot write solver figures %s: %s", fpath, exc)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# one-turn odds
+
+
+def one_turn_odds(rules: RuleSet) -> dict[str, float]:
+    """For every lower box: P(its requirement is met within one turn), keeps maximising that probability.
+
+    The requirement is the box's context-free score being non-zero (an empty sheet: no joker; a
+    box needing the key box counts its combination).
+    """
+    d = rules.dice
+    out = {}
+    for b, box in enumerate(rules.boxes):
+        if box.is_upper:
+            continue
+        tf = (rules.table_first[:, b] > 0).astype(np.float64)
+        tl = (rules.table[:, b] > 0).astype(np.float64)
+        v_first = turn_policy(d, tf, tl, rules.rolls_per_turn - 1)[0]
+        out[box.name] = float(d.roll_prob @ v_first)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    from harness.cli import print_json
+    from harness.rules import load_rules
+
+    rules = load_rules(args.rules, args.settings)
+    t0 = time.perf_counter()
+    if args.no_distribution:
+        sol = solve(rules, args.cache_dir)
+        out: dict[str, Any] = {"rules": rules.name, "digest": rules.digest, "expected_score": sol.expected_score,
+                               "states": sol.states, "seconds": time.perf_counter() - t0,
+                               "solve_seconds": sol.seconds, "cached": sol.cached}
+    else:
+        fig = exact_distribution(rules, args.cache_dir, max_bytes=int(args.max_memory * 2**30))
+        out = fig.to_json()
+        out["seconds"] = time.perf_counter() - t0
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"{rules.title or rules.name} ({rules.name}, digest {rules.digest[:12]})")
+    print(f"  expected score  {out['expected_score']:.6f}  (optimal play, one column)")
+    if "std" in out:
+        print(f"  std             {out['std']:.6f}")
+        print(f"  bonus           {100 * out['p_bonus']:.4f} %")
+        if out["percentiles"] is not None:
+            print("  percentiles     " + "  ".join(f"p{q}={v}" for q, v in out["percentiles"].items()))
+        else:
+            print("  percentiles     not computed (distribution larger than --max-memory)")
+    print(f"  states          {out['states']:,}")
+    how = "loaded from cache" if out["cached"] else "solved"
+    print(f"  seconds         {out['seconds']:.2f} (table {how}; solve took {out['solve_seconds']:.2f} s)")
+    return 0
+
+
+def _cmd_odds(args: argparse.Namespace) -> int:
+    from harness.cli import print_json
+    from harness.rules import load_rules
+
+    rules = load_rules(args.rules, args.settings)
+    odds = one_turn_odds(rules)
+    if args.json:
+        print_json(odds)
+        return 0
+    width = max(map(len, odds))
+    print(f"{rules.name}: probability of making each lower box within one turn (best keeps for that box)")
+    for name, p in odds.items():
+        print(f"  {name:<{width}} {100 * p:7.3f} %")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    from harness.cli import add_set_option
+
+    p = sub.add_parser("solve", help="exact optimal expected score and score distribution",
+                       description="Solve a rule set exactly (backward induction; cached on disk) and print "
+                                   "the optimal expected score, and the exact std, bonus probability and "
+                                   "percentiles of the final score under optimal play.")
+    p.add_argument("rules", help="rule set name or .toml path")
+    add_set_option(p)
+    p.add_argument("--cache-dir", default=None, help="cache directory (default: $YATZY_HARNESS_CACHE, "
+                                                     "$XDG_CACHE_HOME/yatzy-harness or ~/.cache/yatzy-harness)")
+    p.add_argument("--no-distribution", action="store_true", help="only the value table and expected score")
+    p.add_argument("--max-memory", type=float, default=3.0, metavar="GIB",
+                   help="largest score-distribution working set; beyond it percentiles are skipped (default 3)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_cmd_solve)
+
+    p = sub.add_parser("odds", help="probability of making each lower box within one turn",
+                       description="For every lower box, the probability of meeting its requirement within "
+                                   "one turn when the keeps maximise that probability (empty sheet).")
+    p.add_argument("rules", help="rule set name or .toml path")
+    add_set_option(p)
+    p.add_argument("--json", action="store_true", help="print {box: probability} as JSON")
+    p.set_defaults(func=_cmd_odds)

@@ -1,0 +1,793 @@
+"""numba kernels of the exact solver: value backward induction, the optimal-policy forward pass, bot look-ups.
+
+A *state* is (filled mask, flag, upper subtotal capped at the threshold); states live in one flat
+array, ordered by layer (number of filled boxes), and :class:`Layout` maps a state to its index:
+``base[mask * n_flags + flag] + slot[umask_of[mask], u]``. Only upper subtotals reachable with the
+filled upper boxes have a slot, and once every upper box is filled the subtotal no longer matters
+(the bonus is counted when it is crossed), so those masks have a single slot.
+
+The kernels of one (mask, flag) *item* work on all its upper slots at once: arrays are
+``(rolls or keeps, nu)`` with the slot index innermost, so every inner loop is over contiguous
+memory and LLVM vectorises it. Scores come from :func:`harness.scoring.score_options` only.
+
+Within a turn the expectation over a reroll is built one die at a time
+(``E(keep) = mean over faces f of E(keep + f)``) and the best sub-keep of a roll from the best
+sub-keep of each one-die-smaller keep, which needs ~6 operations per keep instead of the
+4,368 (five dice) transition terms of the direct sum.
+
+Tie rule (deterministic, shared by the solve, the forward pass and the bot): a box wins only if its
+value is strictly larger than every earlier box's (sheet order); stopping wins ties against any keep;
+among keeps of equal value the larger keep wins, then the one reached by removing the lowest face first.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+
+from harness.scoring import score_options
+
+NEG = -1.0e300
+
+
+class Layout(NamedTuple):
+    """Where each state lives in the flat value array (NB boxes, NU upper sub-masks, F flags).
+
+    base: (2**NB * F,) int64 first index of (mask, flag), -1 if no such state.
+    umask_of: (2**NB,) int32 the upper boxes of a mask as a compact sub-mask.
+    nslot: (NU,) int32 number of upper-subtotal slots of each upper sub-mask.
+    slot: (NU, T+1) int32 slot of each capped subtotal u, -1 if unreachable.
+    ulist: (NU, max slots) int32 subtotal of each slot.
+    is_upper: (NB,) bool; box_max: (NB,) int32 (for score windows).
+    box_vals: (NB, V) int64 every score of each box (box_nvals of them, 0 included);
+    box_vidx: (NB, max score + 1) int32 position of a score in box_vals (-1 impossible);
+    wrow: (NB,) int32 first row of each upper box in :func:`upper_values` (n_wrows rows).
+    """
+
+    base: np.ndarray
+    umask_of: np.ndarray
+    nslot: np.ndarray
+    slot: np.ndarray
+    ulist: np.ndarray
+    is_upper: np.ndarray
+    box_max: np.ndarray
+    box_vals: np.ndarray
+    box_nvals: np.ndarray
+    box_vidx: np.ndarray
+    wrow: np.ndarray
+    n_wrows: int
+    n_flags: int
+    full_upper: int
+    threshold: int
+    bonus: int
+    key_box: int
+    n_boxes: int
+    servida: bool
+
+
+class DiceK(NamedTuple):
+    """Dice tables for the one-die-at-a-time recursions (R rolls, K keeps; keeps sorted by size).
+
+    add: (K, 6) int32 keep + one die of face f (-1 for full keeps); rem: (K, 6) int32 keep minus
+    one die of face f (-1 if absent); n_small: keeps with fewer than n dice (indices 0..n_small-1).
+    """
+
+    roll_prob: np.ndarray
+    roll_as_keep: np.ndarray
+    add: np.ndarray
+    rem: np.ndarray
+    sub_ptr: np.ndarray
+    sub_keep: np.ndarray
+    n_small: int
+    rerolls: int
+
+
+class Outcomes(NamedTuple):
+    """Encoding of one turn's outcome (box, points, extra) as a small integer o (O outcomes).
+
+    off: (NB,) int32 first code of each box; vidx: (NB, max points + 1) int32 code offset of each
+    score of a box (-1 impossible); half: codes with the extra bonus are o + half;
+    o_box, o_pts, o_extra: (O,) decode tables.
+    """
+
+    off: np.ndarray
+    vidx: np.ndarray
+    half: int
+    o_box: np.ndarray
+    o_pts: np.ndarray
+    o_extra: np.ndarray
+
+
+# ---------------------------------------------------------------------------------------------
+# one item: stop values and the turn
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def state_index(lay, mask, flag, u):
+    """Flat index of state (mask, flag, capped u)."""
+    return lay.base[mask * lay.n_flags + flag] + lay.slot[lay.umask_of[mask], u]
+
+
+@nb.njit(cache=True, nogil=True)
+def upper_values(lay, V, mask, flag, ulist, nu):
+    """W (rows, nu): value of writing each possible score in each open upper box, per slot.
+
+    Row ``lay.wrow[b] + lay.box_vidx[b, s]`` holds ``s + bonus crossed + V(next state)`` for score s
+    in upper box b; a turn's stop values only gather these (an upper box has n + 1 scores).
+    """
+    T = lay.threshold
+    F = lay.n_flags
+    W = np.empty((lay.n_wrows, nu))
+    for b in range(lay.n_boxes):
+        if not lay.is_upper[b] or (mask >> b) & 1:
+            continue
+        m2 = mask | (np.int64(1) << b)
+        um2 = lay.umask_of[m2]
+        for v in range(lay.box_nvals[b]):
+            s = lay.box_vals[b, v]
+            nf = flag
+            if b == lay.key_box:
+                nf = 1 if s > 0 else 0
+            b2 = lay.base[m2 * F + nf]
+            w = W[lay.wrow[b] + v]
+            for i in range(nu):
+                u = ulist[i]
+                u2 = min(u + s, T)
+                add = s + lay.bonus if (u < T and u2 >= T) else s
+                w[i] = add + V[b2 + lay.slot[um2, u2]]
+    return W
+
+
+@nb.njit(cache=True, nogil=True)
+def stop_values(ctx, lay, V, mask, flag, ulist, nu, s0, first, row, stop, box, rows, extras, want_box):
+    """Value of stopping with each roll: best allowed box of (score + bonus crossed + V(next)) + extra.
+
+    stop (R, nu) float64 is written for the nu upper subtotals ``ulist`` (slots s0..s0+nu-1 of the
+    mask: all of them, or one when the bot plans a single state); with ``want_box`` also box
+    (R, nu) int16 (argmax: the first strict maximum in sheet order), rows (R, NB) int16 and
+    extras (R,) int16 (the scores and extra bonus of each roll). The values do not depend on
+    ``want_box``.
+    """
+    n_rolls = ctx.table.shape[0]
+    nbx = lay.n_boxes
+    F = lay.n_flags
+    W = upper_values(lay, V, mask, flag, ulist, nu)
+    for r in range(n_rolls):
+        allowed, extra = score_options(ctx, r, first, flag, mask, row)
+        acc = stop[r]
+        for i in range(nu):
+            acc[i] = NEG
+        if want_box:
+            extras[r] = extra
+            for b in range(nbx):
+                rows[r, b] = row[b]
+            for i in range(nu):
+                box[r, i] = -1
+        for b in range(nbx):
+            if not (allowed >> b) & 1:
+                continue
+            s = np.int64(row[b])
+            if lay.is_upper[b]:
+                w = W[lay.wrow[b] + lay.box_vidx[b, s]]
+                if want_box:
+                    for i in range(nu):
+                        if w[i] > acc[i]:
+                            acc[i] = w[i]
+                            box[r, i] = b
+                else:
+                    for i in range(nu):
+                        if w[i] > acc[i]:
+                            acc[i] = w[i]
+            else:
+                nf = flag
+                if b == lay.key_box:
+                    nf = 1 if s > 0 else 0
+                # same upper boxes filled: the next mask has the same slots
+                b2 = lay.base[(mask | (np.int64(1) << b)) * F + nf] + s0
+                if want_box:
+                    for i in range(nu):
+                        val = s + V[b2 + i]
+                        if val > acc[i]:
+                            acc[i] = val
+                            box[r, i] = b
+                else:
+                    fs = float(s)
+                    g = V[b2:b2 + nu]
+                    for i in range(nu):
+                        val = fs + g[i]
+                        if val > acc[i]:
+                            acc[i] = val
+        for i in range(nu):
+            acc[i] += extra
+
+
+@nb.njit(cache=True, nogil=True)
+def _expect(dk, cur, E, nu):
+    """E (K, nu): expected ``cur`` (R, nu) after rerolling the dice not in each keep."""
+    n_rolls = cur.shape[0]
+    add = dk.add
+    for r in range(n_rolls):
+        k = dk.roll_as_keep[r]
+        for i in range(nu):
+            E[k, i] = cur[r, i]
+    sixth = 1.0 / 6.0
+    for k in range(dk.n_small - 1, -1, -1):
+        ek = E[k]
+        e0, e1, e2, e3, e4, e5 = E[add[k, 0]], E[add[k, 1]], E[add[k, 2]], E[add[k, 3]], E[add[k, 4]], E[add[k, 5]]
+        for i in range(nu):
+            ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
+
+
+@nb.njit(cache=True, nogil=True)
+def turn_values(dk, nu, stop_f, stop_l, cur, E, M):
+    """Optimal value of each first roll, cur (R, nu), from the stop values (first roll / later)."""
+    n_rolls = cur.shape[0]
+    rr = dk.rerolls
+    rem = dk.rem
+    if rr == 0:
+        for r in range(n_rolls):
+            for i in range(nu):
+                cur[r, i] = stop_f[r, i]
+        return
+    for r in range(n_rolls):
+        for i in range(nu):
+            cur[r, i] = stop_l[r, i]
+    for j in range(1, rr + 1):
+        st = stop_f if j == rr else stop_l
+        _expect(dk, cur, E, nu)
+        for k in range(dk.n_small):
+            for i in range(nu):
+                M[k, i] = E[k, i]
+            for f in range(6):
+                q = rem[k, f]
+                if q >= 0:
+                    mk = M[k]
+                    mq = M[q]
+                    for i in range(nu):
+                        if mq[i] > mk[i]:
+                            mk[i] = mq[i]
+        for r in range(n_rolls):
+            kr = dk.roll_as_keep[r]
+            for i in range(nu):
+                cur[r, i] = st[r, i]
+            for f in range(6):
+                q = rem[kr, f]
+                if q >= 0:
+                    cr = cur[r]
+                    mq = M[q]
+                    for i in range(nu):
+                        if mq[i] > cr[i]:
+                            cr[i] = mq[i]
+
+
+@nb.njit(cache=True, nogil=True)
+def turn_policy_full(dk, nu, stop_f, stop_l, cur, E, M, Marg, keeps, e_out):
+    """:func:`turn_values` plus the argmax keep of every (rerolls left j, roll, slot).
+
+    keeps (rr+1, R, nu) int32: keeps[j] with j rerolls left (keeps[rr] on the first roll);
+    ``roll_as_keep[r]`` means stop. e_out (rr+1, K, nu): E with j rerolls left (row 0 unused),
+    or a (0, 0, 0) array when not wanted. Values are bit-identical to :func:`turn_values`.
+    """
+    n_rolls = cur.shape[0]
+    rr = dk.rerolls
+    rem = dk.rem
+    for r in range(n_rolls):
+        for i in range(nu):
+            cur[r, i] = stop_f[r, i] if rr == 0 else stop_l[r, i]
+            keeps[0, r, i] = dk.roll_as_keep[r]
+    want_e = e_out.shape[0] > 0
+    for j in range(1, rr + 1):
+        st = stop_f if j == rr else stop_l
+        _expect(dk, cur, E, nu)
+        if want_e:
+            e_out[j, :, :nu] = E[:, :nu]
+        for k in range(dk.n_small):
+            for i in range(nu):
+                M[k, i] = E[k, i]
+                Marg[k, i] = k
+            for f in range(6):
+                q = rem[k, f]
+                if q >= 0:
+                    for i in range(nu):
+                        if M[q, i] > M[k, i]:
+                            M[k, i] = M[q, i]
+                            Marg[k, i] = Marg[q, i]
+        for r in range(n_rolls):
+            kr = dk.roll_as_keep[r]
+            for i in range(nu):
+                cur[r, i] = st[r, i]
+                keeps[j, r, i] = kr
+            for f in range(6):
+                q = rem[kr, f]
+                if q >= 0:
+                    for i in range(nu):
+                        if M[q, i] > cur[r, i]:
+                            cur[r, i] = M[q, i]
+                            keeps[j, r, i] = Marg[q, i]
+
+
+# ---------------------------------------------------------------------------------------------
+# backward induction
+
+
+@nb.njit(cache=True, nogil=True)
+def solve_item(ctx, lay, dk, V, mask, flag, full):
+    """Write V for every upper slot of (mask, flag), reading only states with one more box filled."""
+    um = lay.umask_of[mask]
+    nu = lay.nslot[um]
+    off = lay.base[mask * lay.n_flags + flag]
+    if mask == full:
+        for i in range(nu):
+            V[off + i] = 0.0
+        return
+    ulist = lay.ulist[um]
+    n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
+    row = np.empty(lay.n_boxes, dtype=np.int16)
+    rows = np.empty((n_rolls, lay.n_boxes), dtype=np.int16)
+    extras = np.empty(n_rolls, dtype=np.int16)
+    box = np.empty((n_rolls, nu), dtype=np.int16)
+    stop_l = np.empty((n_rolls, nu))
+    stop_values(ctx, lay, V, mask, flag, ulist, nu, 0, False, row, stop_l, box, rows, extras, False)
+    if lay.servida:
+        stop_f = np.empty((n_rolls, nu))
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, 0, True, row, stop_f, box, rows, extras, False)
+    else:
+        stop_f = stop_l
+    cur = np.empty((n_rolls, nu))
+    E = np.empty((n_keeps, nu))
+    M = np.empty((dk.n_small, nu))
+    turn_values(dk, nu, stop_f, stop_l, cur, E, M)
+    p = dk.roll_prob
+    for i in range(nu):
+        acc = 0.0
+        for r in range(n_rolls):
+            acc += p[r] * cur[r, i]
+        V[off + i] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def solve_items(ctx, lay, dk, V, item_mask, item_flag, lo, hi, full):
+    """Solve items lo..hi-1 of one layer (they never read each other; threads may split a layer)."""
+    for t in range(lo, hi):
+        solve_item(ctx, lay, dk, V, item_mask[t], item_flag[t], full)
+
+
+# ---------------------------------------------------------------------------------------------
+# forward pass of the optimal policy
+
+
+@nb.njit(cache=True, nogil=True)
+def item_plan(ctx, lay, dk, V, mask, flag, ulist, nu, s0, want_e):
+    """The T=0 policy of one item: stop values, box argmax and keep argmax for every slot.
+
+    ``ulist``/``nu``/``s0`` as in :func:`stop_values`.
+
+    Returns (stop_f, stop_l (R, nu), box_f, box_l (R, nu) int16, rows_f, rows_l (R, NB) int16,
+    extras_f, extras_l (R,) int16, keeps (rr+1, R, nu) int32, e_out (rr+1, K, nu) or empty).
+    """
+    n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
+    rr = dk.rerolls
+    nbx = lay.n_boxes
+    row = np.empty(nbx, dtype=np.int16)
+    rows_l = np.empty((n_rolls, nbx), dtype=np.int16)
+    extras_l = np.empty(n_rolls, dtype=np.int16)
+    box_l = np.empty((n_rolls, nu), dtype=np.int16)
+    stop_l = np.empty((n_rolls, nu))
+    stop_values(ctx, lay, V, mask, flag, ulist, nu, s0, False, row, stop_l, box_l, rows_l, extras_l, True)
+    if lay.servida:
+        rows_f = np.empty((n_rolls, nbx), dtype=np.int16)
+        extras_f = np.empty(n_rolls, dtype=np.int16)
+        box_f = np.empty((n_rolls, nu), dtype=np.int16)
+        stop_f = np.empty((n_rolls, nu))
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, s0, True, row, stop_f, box_f, rows_f, extras_f, True)
+    else:
+        rows_f, extras_f, box_f, stop_f = rows_l, extras_l, box_l, stop_l
+    cur = np.empty((n_rolls, nu))
+    E = np.empty((n_keeps, nu))
+    M = np.empty((dk.n_small, nu))
+    Marg = np.empty((dk.n_small, nu), dtype=np.int32)
+    keeps = np.empty((rr + 1, n_rolls, nu), dtype=np.int32)
+    if want_e:
+        e_out = np.zeros((rr + 1, n_keeps, nu))
+    else:
+        e_out = np.zeros((0, 0, 0))
+    turn_policy_full(dk, nu, stop_f, stop_l, cur, E, M, Marg, keeps, e_out)
+    return stop_f, stop_l, box_f, box_l, rows_f, rows_l, extras_f, extras_l, keeps, e_out
+
+
+@nb.njit(cache=True, nogil=True)
+def forward_item(ctx, lay, dk, oc, V, mask, flag, outp, row0):
+    """Outcome distribution of one turn under the T=0 policy, for every slot of (mask, flag).
+
+    outp[row0 + i, o] += probability that slot i's turn ends with outcome code o (see :class:`Outcomes`).
+    """
+    um = lay.umask_of[mask]
+    nu = lay.nslot[um]
+    ulist = lay.ulist[um]
+    n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
+    rr = dk.rerolls
+    (stop_f, stop_l, box_f, box_l, rows_f, rows_l, extras_f, extras_l,
+     keeps, e_out) = item_plan(ctx, lay, dk, V, mask, flag, ulist, nu, 0, False)
+    mass = np.empty((n_rolls, nu))
+    fin_f = np.zeros((n_rolls, nu))
+    fin_l = np.zeros((n_rolls, nu))
+    km = np.empty((n_keeps, nu))
+    for r in range(n_rolls):
+        for i in range(nu):
+            mass[r, i] = dk.roll_prob[r]
+    if rr == 0:
+        fin_f[:, :] = mass
+    for j in range(rr, 0, -1):
+        fin = fin_f if j == rr else fin_l
+        km[:, :] = 0.0
+        for r in range(n_rolls):
+            kr = dk.roll_as_keep[r]
+            for i in range(nu):
+                m = mass[r, i]
+                if m == 0.0:
+                    continue
+                a = keeps[j, r, i]
+                if a == kr:
+                    fin[r, i] += m
+                else:
+                    km[a, i] += m
+        # rerolled dice arrive one at a time, each face with probability 1/6
+        for k in range(dk.n_small):
+            for f in range(6):
+                a = dk.add[k, f]
+                for i in range(nu):
+                    km[a, i] += km[k, i] / 6.0
+        for r in range(n_rolls):
+            kr = dk.roll_as_keep[r]
+            for i in range(nu):
+                mass[r, i] = km[kr, i]
+        if j == 1:
+            for r in range(n_rolls):
+                for i in range(nu):
+                    fin_l[r, i] += mass[r, i]
+    for first in range(2):
+        if first == 1:
+            fin, bx, rows, ex = fin_f, box_f, rows_f, extras_f
+        else:
+            fin, bx, rows, ex = fin_l, box_l, rows_l, extras_l
+        for r in range(n_rolls):
+            for i in range(nu):
+                m = fin[r, i]
+                if m == 0.0:
+                    continue
+                b = bx[r, i]
+                o = oc.off[b] + oc.vidx[b, rows[r, b]]
+                if ex[r] > 0:
+                    o += oc.half
+                outp[row0 + i, o] += m
+
+
+@nb.njit(cache=True, nogil=True)
+def forward_items(ctx, lay, dk, oc, V, item_mask, item_flag, lo, hi, row_of, live, outp):
+    """:func:`forward_item` for items lo..hi-1 (rows ``row_of[t - lo]``), skipping items not ``live``."""
+    for t in range(lo, hi):
+        if live[t - lo]:
+            forward_item(ctx, lay, dk, oc, V, item_mask[t], item_flag[t], outp, row_of[t - lo])
+
+
+@nb.njit(cache=True, nogil=True)
+def window_bounds(lay, mask, um, u, cap, extra_max):
+    """A priori range [lo, hi] of the accumulated score in state (mask, u) (clipped at cap)."""
+    T = lay.threshold
+    up_max = 0
+    low_max = 0
+    k = 0
+    for b in range(lay.n_boxes):
+        if (mask >> b) & 1:
+            k += 1
+            if lay.is_upper[b]:
+                up_max += lay.box_max[b]
+            else:
+                low_max += lay.box_max[b]
+    ext = extra_max * max(k - 1, 0)
+    if T == 0:
+        lo = 0
+        hi = up_max + low_max + ext
+    elif um == lay.full_upper:
+        # every upper box filled: subtotals merged, the bonus already counted
+        lo = 0
+        hi = up_max + lay.bonus + low_max + ext
+    elif u < T:
+        lo = u
+        hi = u + low_max + ext
+    else:
+        lo = T + lay.bonus
+        hi = up_max + lay.bonus + low_max + ext
+    return min(lo, cap), min(hi, cap)
+
+
+@nb.njit(cache=True, nogil=True)
+def layer_windows(lay, item_mask, item_flag, lo, hi, start, cap, extra_max, bonus0, wlo, wlen):
+    """Score windows of every state of items lo..hi-1 (layer-local index = state index - start)."""
+    for t in range(lo, hi):
+        mask = item_mask[t]
+        um = lay.umask_of[mask]
+        nu = lay.nslot[um]
+        off = lay.base[mask * lay.n_flags + item_flag[t]]
+        for i in range(nu):
+            a, b = window_bounds(lay, mask, um, lay.ulist[um, i], cap, extra_max)
+            a = min(a + bonus0, cap)
+            b = min(b + bonus0, cap)
+            wlo[off + i - start] = a
+            wlen[off + i - start] = b - a + 1
+
+
+@nb.njit(cache=True, nogil=True)
+def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, outp,
+               start, P, S1, S2, wlo, woff, D,
+               start2, P2, S12, S22, wlo2, woff2, D2, want_dist, pbonus):
+    """Move the probability of items lo..hi-1 along their turn outcomes to the next layer.
+
+    Moments P (probability of the state), S1 = E[S; state], S2 = E[S^2; state] and, with
+    ``want_dist``, the score distribution windows D. Successor state g2 is written only by thread
+    g2 % nthreads, so parts run on threads without races; pbonus[t] collects the probability of
+    crossing the bonus.
+    """
+    T = lay.threshold
+    F = lay.n_flags
+    n_out = outp.shape[1]
+    for it in range(lo, hi):
+        if not live[it - lo]:
+            continue
+        mask = item_mask[it]
+        flag = item_flag[it]
+        um = lay.umask_of[mask]
+        nu = lay.nslot[um]
+        off = lay.base[mask * F + flag]
+        row0 = row_of[it - lo]
+        for i in range(nu):
+            loc = off + i - start
+            p0 = P[loc]
+            if p0 == 0.0:
+                continue
+            u = lay.ulist[um, i]
+            a0 = woff[loc]
+            j_lo = 0
+            j_hi = 0
+            if want_dist:
+                # the source window's non-zero part
+                n0 = woff[loc + 1] - a0
+                j_lo = n0
+                for j in range(n0):
+                    if D[a0 + j] != 0.0:
+                        j_lo = j
+                        break
+                j_hi = j_lo
+                for j in range(n0 - 1, j_lo - 1, -1):
+                    if D[a0 + j] != 0.0:
+                        j_hi = j + 1
+                        break
+            for o in range(n_out):
+                p = outp[row0 + i, o]
+                if p == 0.0:
+                    continue
+                b = oc.o_box[o]
+                s = np.int64(oc.o_pts[o])
+                nf = flag
+                if b == lay.key_box:
+                    nf = 1 if s > 0 else 0
+                m2 = mask | (np.int64(1) << b)
+                cross = False
+                if lay.is_upper[b]:
+                    u2 = min(u + s, T)
+                    cross = u < T and u2 >= T
+                    g2 = lay.base[m2 * F + nf] + lay.slot[lay.umask_of[m2], u2]
+                else:
+                    g2 = lay.base[m2 * F + nf] + i
+                if g2 % nthreads != t:
+                    continue
+                x = s + oc.o_extra[o] + (lay.bonus if cross else 0)
+                l2 = g2 - start2
+                P2[l2] += p * p0
+                S12[l2] += p * (S1[loc] + x * p0)
+                S22[l2] += p * (S2[loc] + 2.0 * x * S1[loc] + x * x * p0)
+                if cross:
+                    pbonus[t] += p * p0
+                if want_dist:
+                    b0 = woff2[l2]
+                    n2 = woff2[l2 + 1] - b0
+                    shift = wlo[loc] + x - wlo2[l2]
+                    # cells landing inside the successor's window, then the rest lumped into its top
+                    # cell (only a window that ends at the cap can overflow)
+                    j_mid = min(j_hi, n2 - shift)
+                    src = D[a0 + j_lo:a0 + j_mid]
+                    dst = D2[b0 + shift + j_lo:b0 + shift + j_mid]
+                    for j in range(j_mid - j_lo):
+                        dst[j] += p * src[j]
+                    if j_mid < j_hi:
+                        rest = 0.0
+                        for j in range(max(j_mid, j_lo), j_hi):
+                            rest += D[a0 + j]
+                        D2[b0 + n2 - 1] += p * rest
+
+
+# ---------------------------------------------------------------------------------------------
+# the bot: cached per-state decisions
+
+
+@nb.njit(cache=True, nogil=True)
+def _keep_code(dk, r, k):
+    """Position of keep k among roll r's sub-keeps (the roll itself, i.e. stop, is last)."""
+    for s in range(dk.sub_ptr[r], dk.sub_ptr[r + 1]):
+        if dk.sub_keep[s] == k:
+            return s - dk.sub_ptr[r]
+    return -1
+
+
+@nb.njit(cache=True, nogil=True)
+def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stage, out):
+    """T=0 keeps for a batch, from a direct-mapped cache of per-state keep tables.
+
+    masks/uppers (B,) int64, flags (B,) bool, rolls (B,) int16, stage (B,) int16 rerolls left
+    (``rerolls`` = on the first roll); writes out (B,) int32. tags (C,) int64 state index held
+    by each cache line (-1 empty); codes (C, rr, R) uint8 keep position within the roll's sub-keeps.
+    """
+    cap = tags.shape[0]
+    n_rolls = ctx.table.shape[0]
+    rr = dk.rerolls
+    ul = np.zeros(1, dtype=np.int32)
+    for g in range(masks.shape[0]):
+        mask = masks[g]
+        flag = 1 if flags[g] else 0
+        u = min(np.int64(uppers[g]), lay.threshold)
+        idx = state_index(lay, mask, flag, u)
+        line = idx & (cap - 1)
+        if tags[line] != idx:
+            ul[0] = u
+            plan = item_plan(ctx, lay, dk, V, mask, flag, ul, 1, lay.slot[lay.umask_of[mask], u], False)
+            keeps = plan[8]
+            for j in range(1, rr + 1):
+                for r in range(n_rolls):
+                    codes[line, j - 1, r] = _keep_code(dk, r, keeps[j, r, 0])
+            tags[line] = idx
+        r = rolls[g]
+        out[g] = dk.sub_keep[dk.sub_ptr[r] + codes[line, stage[g] - 1, r]]
+
+
+@nb.njit(cache=True, nogil=True)
+def _pick(vals, n, temperature, u):
+    """Index drawn with probability proportional to exp(vals / temperature) over vals[:n]."""
+    top = vals[0]
+    for a in range(1, n):
+        top = max(top, vals[a])
+    tot = 0.0
+    for a in range(n):
+        vals[a] = np.exp((vals[a] - top) / temperature)
+        tot += vals[a]
+    x = u * tot
+    acc = 0.0
+    for a in range(n):
+        acc += vals[a]
+        if x < acc:
+            return a
+    # u * tot rounds up to tot: the last action with non-zero weight
+    for a in range(n - 1, -1, -1):
+        if vals[a] > 0.0:
+            return a
+    return n - 1
+
+
+@nb.njit(cache=True, nogil=True)
+def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage, first,
+               temperature, blunder, unif, out):
+    """Keeps for a batch with temperature > 0 (and any blunder rate).
+
+    Action values come from a direct-mapped cache: ev (C, rr+1, K) expected value of each keep with
+    j rerolls left, sv (C, 2, R) stop values (0 = later roll, 1 = first roll). unif (B, 2) uniforms:
+    [0] decides a blunder, [1] picks the action (uniformly for a blunder, else by softmax).
+    """
+    cap = tags.shape[0]
+    n_rolls = ctx.table.shape[0]
+    rr = dk.rerolls
+    ul = np.zeros(1, dtype=np.int32)
+    vals = np.empty(dk.sub_keep.shape[0])
+    for g in range(masks.shape[0]):
+        mask = masks[g]
+        flag = 1 if flags[g] else 0
+        u = min(np.int64(uppers[g]), lay.threshold)
+        r = rolls[g]
+        lo = dk.sub_ptr[r]
+        n = dk.sub_ptr[r + 1] - lo
+        if unif[g, 0] < blunder:
+            out[g] = dk.sub_keep[lo + min(int(unif[g, 1] * n), n - 1)]
+            continue
+        idx = state_index(lay, mask, flag, u)
+        line = idx & (cap - 1)
+        if tags[line] != idx:
+            ul[0] = u
+            plan = item_plan(ctx, lay, dk, V, mask, flag, ul, 1, lay.slot[lay.umask_of[mask], u], True)
+            e_out = plan[9]
+            for j in range(1, rr + 1):
+                for k in range(e_out.shape[1]):
+                    ev[line, j, k] = e_out[j, k, 0]
+            for r in range(n_rolls):
+                sv[line, 0, r] = plan[1][r, 0]
+                sv[line, 1, r] = plan[0][r, 0]
+            tags[line] = idx
+        j = stage[g]
+        # the last sub-keep is the whole roll: its value is stopping
+        for a in range(n - 1):
+            vals[a] = ev[line, j, dk.sub_keep[lo + a]]
+        vals[n - 1] = sv[line, 1 if first[g] else 0, r]
+        out[g] = dk.sub_keep[lo + _pick(vals, n, temperature, unif[g, 1])]
+
+
+@nb.njit(cache=True, nogil=True)
+def choose_boxes(lay, V, masks, flags, uppers, options, allowed, temperature, blunder, unif, out):
+    """Box choices for a batch: value of box b = score + bonus crossed + V(next state).
+
+    options (B, NB) int16, allowed (B,) int64; T=0: the first strict maximum in sheet order;
+    T>0: drawn with probability proportional to exp(value / T); with probability ``blunder``
+    (unif[:, 0]) a uniformly random allowed box (unif[:, 1]). unif may be (B, 0) when both are 0.
+    """
+    nbx = lay.n_boxes
+    T = lay.threshold
+    F = lay.n_flags
+    vals = np.empty(nbx)
+    which = np.empty(nbx, dtype=np.int64)
+    for g in range(masks.shape[0]):
+        mask = masks[g]
+        flag = 1 if flags[g] else 0
+        u = min(np.int64(uppers[g]), T)
+        um = lay.umask_of[mask]
+        n = 0
+        for b in range(nbx):
+            if (allowed[g] >> b) & 1:
+                which[n] = b
+                n += 1
+        if blunder > 0.0 and unif[g, 0] < blunder:
+            out[g] = which[min(int(unif[g, 1] * n), n - 1)]
+            continue
+        for a in range(n):
+            b = which[a]
+            s = np.int64(options[g, b])
+            nf = flag
+            if b == lay.key_box:
+                nf = 1 if s > 0 else 0
+            m2 = mask | (np.int64(1) << b)
+            b2 = lay.base[m2 * F + nf]
+            if lay.is_upper[b]:
+                u2 = min(u + s, T)
+                add = s + lay.bonus if (u < T and u2 >= T) else s
+                vals[a] = add + V[b2 + lay.slot[lay.umask_of[m2], u2]]
+            else:
+                vals[a] = s + V[b2 + lay.slot[um, u]]
+        if temperature > 0.0:
+            out[g] = which[_pick(vals, n, temperature, unif[g, 1])]
+        else:
+            best = vals[0]
+            arg = 0
+            for a in range(1, n):
+                if vals[a] > best:
+                    best = vals[a]
+                    arg = a
+            out[g] = which[arg]
+
+
+@nb.njit(cache=True, nogil=True)
+def state_stops(ctx, lay, V, mask, flag, u):
+    """Stop values (first roll, later roll) (R,) of one state, for turns longer than the table's."""
+    n_rolls = ctx.table.shape[0]
+    nbx = lay.n_boxes
+    ul = np.zeros(1, dtype=np.int32)
+    ul[0] = u
+    row = np.empty(nbx, dtype=np.int16)
+    rows = np.empty((n_rolls, nbx), dtype=np.int16)
+    extras = np.empty(n_rolls, dtype=np.int16)
+    box = np.empty((n_rolls, 1), dtype=np.int16)
+    sf = np.empty((n_rolls, 1))
+    sl = np.empty((n_rolls, 1))
+    s0 = lay.slot[lay.umask_of[mask], u]
+    stop_values(ctx, lay, V, mask, flag, ul, 1, s0, True, row, sf, box, rows, extras, False)
+    stop_values(ctx, lay, V, mask, flag, ul, 1, s0, False, row, sl, box, rows, extras, False)
+    return sf[:, 0].copy(), sl[:, 0].copy()

@@ -1,0 +1,188 @@
+"""The solver-backed bot: exact optimal play from the solved value table, with a difficulty dial.
+
+``solver`` maximises the expected final score of its own column (solitaire-optimal): every keep and
+box is the argmax of the exact action values of :mod:`harness.solver`, ties broken by the solver's
+fixed rule, so play is deterministic. Two knobs make it weaker for the site's difficulty levels:
+
+* ``temperature=T`` (points): each action (keep or box) is drawn with probability proportional
+  to ``exp(value / T)`` over the exact values of the legal actions; T = 0 is optimal, a large T
+  approaches uniformly random play.
+* ``blunder=P``: with probability P the decision is a uniformly random legal action instead.
+
+Per-state turn decisions are worked out in numba the first time a state is met and kept in a
+direct-mapped cache for the life of the process (a state recurs across thousands of games). With
+``columns`` > 1 each column is played as a fresh game. With ``saved_rolls`` the table still values
+ordinary three-roll turns; a turn with extra rolls in hand is planned optimally against those
+values (the bot never deliberately stops early to save rolls).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from harness import solver_kernels as K
+from harness.registry import register
+from harness.rules import RuleSet
+from harness.scoring import context
+from harness.solver import Solution, solve
+from harness.strategy import Param, Strategy, TurnView
+from harness.turn import keep_expectations, turn_policy
+
+#: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0).
+POLICY_LINES = 1 << 19
+VALUE_LINES = 1 << 13
+
+
+def _lines(wanted: int, n_states: int) -> int:
+    return 1 << min(int(np.ceil(np.log2(max(n_states, 2)))), int(np.log2(wanted)))
+
+
+@register
+class SolverBot(Strategy):
+    name = "solver"
+    description = ("exact optimal play (maximises its expected score); temperature and blunder "
+                   "weaken it for difficulty levels")
+    params = (
+        Param("temperature", float, 0.0, "softmax temperature in points over exact action values (0 = optimal)",
+              lo=0.0),
+        Param("blunder", float, 0.0, "probability of a uniformly random legal action at each decision",
+              lo=0.0, hi=1.0),
+    )
+    classifier = {"stochastic": False, "lookahead": "game", "long_run_time": False}
+
+    def __init__(self, rules: RuleSet, **params: Any) -> None:
+        super().__init__(rules, **params)
+        self.temperature = float(self.config["temperature"])
+        self.blunder = float(self.config["blunder"])
+        self.classifier = {**type(self).classifier, "stochastic": self.temperature > 0 or self.blunder > 0}
+        self._sol: Solution | None = None
+        self._extra_plans: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    # -- set-up ---------------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Load (or solve) the value table and compile the decision kernels before workers fork."""
+        if self._sol is not None:
+            return
+        sol = solve(self.rules)
+        self._sol = sol
+        self._ctx = context(self.rules)
+        self._lay = sol.plan.layout
+        self._dk = sol.plan.dice
+        self._rr = self.rules.rolls_per_turn - 1
+        n = sol.states
+        if self.temperature > 0:
+            lines = _lines(VALUE_LINES, n)
+            self._tags = np.full(lines, -1, dtype=np.int64)
+            self._ev = np.zeros((lines, self._rr + 1, self.rules.dice.n_keeps))
+            self._sv = np.zeros((lines, 2, self.rules.dice.n_rolls))
+        else:
+            lines = _lines(POLICY_LINES, n)
+            self._tags = np.full(lines, -1, dtype=np.int64)
+            # np.zeros maps pages lazily: only lines in use take memory
+            self._codes = np.zeros((lines, max(self._rr, 1), self.rules.dice.n_rolls), dtype=np.uint8)
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Compile the kernels on a one-game batch (the empty sheet) so forked workers start at once."""
+        one = np.zeros(1, dtype=np.int64)
+        roll = np.zeros(1, dtype=np.int16)
+        if self._rr > 0:
+            self._table_keeps(one, np.zeros(1, dtype=bool), one, roll, np.full(1, self._rr, dtype=np.int16),
+                              np.ones(1, dtype=bool), np.full((1, 2), 0.5))
+        opts = np.zeros((1, self.rules.n_boxes), dtype=np.int16)
+        K.choose_boxes(self._lay, self._sol.values, one, np.zeros(1, dtype=bool), one, opts,
+                       np.ones(1, dtype=np.int64), self.temperature, self.blunder, np.full((1, 2), 0.5),
+                       np.empty(1, dtype=np.int64))
+
+    @property
+    def solution(self) -> Solution:
+        self.prepare()
+        assert self._sol is not None
+        return self._sol
+
+    # -- decisions ------------------------------------------------------------------------------
+
+    def _table_keeps(self, masks, flags, uppers, rolls, stage, first, unif) -> np.ndarray:
+        """Keeps for turns of the table's length (stage = rerolls left)."""
+        out = np.empty(len(masks), dtype=np.int32)
+        V = self._sol.values
+        if self.temperature > 0:
+            K.soft_keeps(self._ctx, self._lay, self._dk, V, self._tags, self._ev, self._sv, masks, flags, uppers,
+                         rolls, stage.astype(np.int64), first, self.temperature, self.blunder, unif, out)
+            return out
+        K.policy_keeps(self._ctx, self._lay, self._dk, V, self._tags, self._codes, masks, flags, uppers, rolls,
+                       stage.astype(np.int64), out)
+        if self.blunder > 0:
+            hit = unif[:, 0] < self.blunder
+            if hit.any():
+                out[hit] = self._random_keeps(rolls[hit], unif[hit, 1])
+        return out
+
+    def _random_keeps(self, rolls: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """A uniformly random sub-keep (stop included) of each roll."""
+        d = self.rules.dice
+        lo = d.sub_ptr[rolls]
+        n = d.sub_ptr[rolls + 1] - lo
+        return d.sub_keep[lo + np.minimum((u * n).astype(np.int64), n - 1)]
+
+    def keep(self, view: TurnView) -> np.ndarray:
+        self.prepare()
+        b = len(view)
+        masks = view.filled.astype(np.int64)
+        uppers = view.upper.astype(np.int64)
+        flags = view.flag.astype(bool)
+        left = view.rolls_left.astype(np.int64)
+        first = view.first.astype(bool)
+        rolls = view.roll.astype(np.int64)
+        rr = self._rr
+        table = np.where(first, left == rr, (left >= 1) & (left < rr))
+        unif = view.uniform(2) if (self.temperature > 0 or self.blunder > 0) else np.zeros((b, 2))
+        if table.all():
+            return self._table_keeps(masks, flags, uppers, rolls, left, first, unif)
+        out = np.empty(b, dtype=np.int32)
+        if table.any():
+            out[table] = self._table_keeps(masks[table], flags[table], uppers[table], rolls[table], left[table],
+                                           first[table], unif[table])
+        for i in np.flatnonzero(~table):
+            out[i] = self._long_turn_keep(int(masks[i]), bool(flags[i]), int(uppers[i]), int(rolls[i]),
+                                          int(left[i]), bool(first[i]), unif[i])
+        return out
+
+    def _long_turn_keep(self, mask: int, flag: bool, upper: int, roll: int, left: int, first: bool,
+                        unif: np.ndarray) -> int:
+        """A keep in a turn longer than the table's (saved rolls): optimal against the table's values."""
+        d = self.rules.dice
+        if self.blunder > 0 and unif[0] < self.blunder:
+            return int(self._random_keeps(np.array([roll]), np.array([unif[1]]))[0])
+        sol = self.solution
+        key = (sol.index(mask, upper, flag), left, first)
+        plan = self._extra_plans.get(key)
+        if plan is None:
+            u = min(upper, self._lay.threshold)
+            sf, sl = K.state_stops(self._ctx, self._lay, sol.values, mask, int(flag), u)
+            v_first, k_first, values, keeps = turn_policy(d, sf, sl, left)
+            ek = np.empty(d.n_keeps)
+            keep_expectations(values[left - 1], d.trans_ptr, d.trans_roll, d.trans_prob, ek)
+            plan = (k_first if first else keeps[left], ek, sf if first else sl)
+            self._extra_plans[key] = plan
+        best, ek, stop = plan
+        if self.temperature <= 0:
+            return int(best[roll])
+        subs = d.sub_keep[d.sub_ptr[roll]:d.sub_ptr[roll + 1]]
+        vals = np.append(ek[subs[:-1]], stop[roll])
+        w = np.exp((vals - vals.max()) / self.temperature)
+        c = np.cumsum(w)
+        return int(subs[min(int(np.searchsorted(c, unif[1] * c[-1], side="right")), len(subs) - 1)])
+
+    def choose(self, view: TurnView) -> np.ndarray:
+        self.prepare()
+        b = len(view)
+        unif = view.uniform(2) if (self.temperature > 0 or self.blunder > 0) else np.zeros((b, 2))
+        out = np.empty(b, dtype=np.int64)
+        K.choose_boxes(self._lay, self._sol.values, view.filled.astype(np.int64), view.flag.astype(bool),
+                       view.upper.astype(np.int64), np.ascontiguousarray(view.options, dtype=np.int16),
+                       view.allowed.astype(np.int64), self.temperature, self.blunder, unif, out)
+        return out
