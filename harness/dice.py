@@ -68,6 +68,21 @@ class Dice:
     _keep_lookup: np.ndarray
 
     @property
+    def radix(self) -> int:
+        """Base of the count code: a multiset's code is sum(counts[f] * radix**f)."""
+        return self.n + 1
+
+    @property
+    def roll_lookup(self) -> np.ndarray:
+        """((n+1)**6,) int16 roll index by count code (-1 where the counts do not sum to n)."""
+        return self._roll_lookup
+
+    @property
+    def keep_lookup(self) -> np.ndarray:
+        """((n+1)**6,) int16 keep index by count code (-1 where the counts exceed n)."""
+        return self._keep_lookup
+
+    @property
     def n_rolls(self) -> int:
         return len(self.roll_counts)
 

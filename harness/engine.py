@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 
 from harness import rng
-from harness.dice import counts_of_faces
+from harness.engine_kernels import reroll, throw
 from harness.rules import RuleSet
 from harness.scoring import context, score_options_batch
-from harness.strategy import CHOOSE_STEP, Strategy, TurnView, validate_choice, validate_keep
+from harness.strategy import CHOOSE_STEP, Strategy, TurnView, keep_error, validate_choice, validate_keep
 
 MAX_SEATS = 8
 
@@ -127,11 +127,14 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
 
                 def view(idx: np.ndarray, step: int, roll: np.ndarray, left: np.ndarray, first: np.ndarray,
                          **extra: Any) -> TurnView:
+                    if len(idx) == b:  # every game: no copies (strategies must not write into a view)
+                        return TurnView(rules, s, turn, col, step, games, keys, roll, left, first, st.filled,
+                                        st.upper, st.flag, st.sheet, running, saved[:, s], **extra)
                     return TurnView(rules, s, turn, col, step, games[idx], keys[idx], roll, left, first,
                                     st.filled[idx], st.upper[idx], st.flag[idx], st.sheet[idx], running[idx],
                                     saved[idx, s], **extra)
 
-                roll = d.roll_index_of_faces(rng.draw_faces(keys, s, turn, 0, d.n))
+                roll = throw(keys, s, turn, d.n, d.roll_lookup, d.radix)
                 first = np.ones(b, dtype=bool)
                 left = np.full(b, rules.rolls_per_turn - 1, dtype=np.int16)
                 if rules.saved_rolls:
@@ -147,27 +150,21 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                         break
                     v = view(idx, step, roll[idx], left[idx], first[idx])
                     try:
-                        keep = validate_keep(rules, v, strat.keep(v), strat.label)
+                        keep = validate_keep(v, strat.keep(v), strat.label)
+                        bad = reroll(keys, idx, s, turn, step, d.n, roll, keep, d.keep_counts, d.keep_size,
+                                     d.roll_counts, d.roll_as_keep, d.roll_lookup, d.radix, first, left, active)
+                        if bad >= 0:
+                            raise keep_error(rules, v, keep, strat.label, bad)
                     except Exception as exc:
                         raise StrategyError(strat.label, s, turn, games[idx], exc) from exc
-                    stop = keep == d.roll_as_keep[roll[idx]]
-                    go, kg = idx[~stop], keep[~stop]
                     if trace is not None:
+                        stop = bool(keep[0] == d.roll_as_keep[v.roll[0]])
                         trace.append({"event": "keep", "seat": s, "column": col, "turn": t, "roll": step,
                                       "keep": np.repeat(np.arange(1, 7), d.keep_counts[keep[0]]).tolist(),
-                                      "stop": bool(stop[0])})
-                    if go.size:
-                        fresh = rng.draw_faces(keys[go], s, turn, step + 1, d.n)
-                        m = d.n - d.keep_size[kg]
-                        fresh = np.where(np.arange(d.n)[None, :] < m[:, None], fresh, 0)
-                        roll[go] = d.roll_index(d.keep_counts[kg] + counts_of_faces(fresh))
-                        first[go] = False
-                        left[go] -= 1
-                        if trace is not None:
+                                      "stop": stop})
+                        if not stop:
                             trace.append({"event": "roll", "seat": s, "column": col, "turn": t, "roll": step + 1,
                                           "dice": d.roll_faces[roll[0]].tolist()})
-                    active[idx[stop]] = False
-                    active[go] = left[go] > 0
                     step += 1
                 if rules.saved_rolls:
                     saved[:, s] = left

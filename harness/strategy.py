@@ -11,7 +11,7 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
-from harness import rng
+from harness.engine_kernels import uniforms
 from harness.errors import UserError
 from harness.rules import RuleSet
 
@@ -95,7 +95,7 @@ class TurnView:
 
     def uniform(self, width: int = 1) -> np.ndarray:
         """(B, width) float64 uniforms for this decision, a pure function of (seed, game, seat, turn, step)."""
-        return rng.uniforms(self.keys, self.seat, self.turn, self.step, width)
+        return uniforms(self.keys, self.seat, self.turn, self.step, width)
 
     def allowed_matrix(self) -> np.ndarray:
         """(B, NB) bool: which boxes may be chosen."""
@@ -204,19 +204,19 @@ class PerGameStrategy(Strategy):
         return np.array([names.index(self.choose_box(s)) for s in self._states(view)], dtype=np.int64)
 
 
-def validate_keep(rules: RuleSet, view: TurnView, keep: np.ndarray, who: str) -> np.ndarray:
-    """Check a keep answer: right shape, valid indices, only dice the game has."""
-    keep = np.asarray(keep)
-    if keep.shape != (len(view),):
-        raise RuntimeError(f"strategy {who} returned keeps of shape {keep.shape}, expected ({len(view)},)")
+def keep_error(rules: RuleSet, view: TurnView, keep: np.ndarray, who: str, i: int) -> RuntimeError:
+    """The error for game i of a view whose keep is not a sub-multiset of its dice."""
     d = rules.dice
-    bad = (keep < 0) | (keep >= d.n_keeps)
-    if not bad.any():
-        bad = ~d.is_subset(keep, view.roll)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise RuntimeError(f"strategy {who} kept dice it does not have in game {int(view.games[i])} "
-                           f"(keep {int(keep[i])}, dice {d.roll_faces[view.roll[i]].tolist()})")
+    return RuntimeError(f"strategy {who} kept dice it does not have in game {int(view.games[i])} "
+                        f"(keep {int(keep[i])}, dice {d.roll_faces[view.roll[i]].tolist()})")
+
+
+def validate_keep(view: TurnView, keep: np.ndarray, who: str) -> np.ndarray:
+    """Check a keep answer's shape; (B,) int32. Sub-multiset legality is checked as keeps are applied."""
+    keep = np.asarray(keep)
+    if keep.shape != (len(view),) or keep.dtype.kind not in "iu":
+        raise RuntimeError(f"strategy {who} returned keeps of shape {keep.shape} ({keep.dtype}), "
+                           f"expected ({len(view)},) integers")
     return keep.astype(np.int32)
 
 

@@ -7,23 +7,28 @@ import numpy as np
 from harness.registry import register
 from harness.rules import RuleSet
 from harness.scoring import best_immediate, context, state_options
+from strategies.kernels import best_gain_box
 from harness.strategy import Strategy, TurnView
 from harness.turn import turn_policy
 
 
-def immediate_gain(view: TurnView) -> np.ndarray:
-    """(B, NB) float64: what each allowed box adds to the total now (bonus crossing included), -inf if not allowed."""
-    rules = view.rules
-    gain = view.options.astype(np.float64) + view.extra[:, None]
-    up = rules.upper_face > 0
-    crosses = (view.upper[:, None] < rules.threshold) & (view.upper[:, None] + view.options >= rules.threshold)
-    gain += np.where(up[None, :] & crosses, rules.bonus_value, 0)
-    return np.where(view.allowed_matrix(), gain, -np.inf)
+def best_gain(view: TurnView) -> np.ndarray:
+    """(B,) the allowed box with the largest immediate gain (a bonus it completes included).
+
+    Ties go to the box with the lowest maximum: the cheapest one to give up.
+    """
+    r = view.rules
+    return best_gain_box(view.options, view.allowed, view.extra, view.upper, r.threshold, r.bonus_value,
+                         r.upper_face, _cheapest_first(r))
+
+
+def _cheapest_first(rules: RuleSet) -> np.ndarray:
+    return np.argsort(rules.box_max(), kind="stable").astype(np.int64)
 
 
 def best_box(rules: RuleSet, value: np.ndarray) -> np.ndarray:
     """Argmax over boxes of value (B, NB); ties go to the box with the lowest maximum (cheapest to give up)."""
-    order = np.argsort(rules.box_max(), kind="stable")
+    order = _cheapest_first(rules)
     return order[np.argmax(value[:, order], axis=1)]
 
 
@@ -36,7 +41,7 @@ class TimeoutBot(Strategy):
         return self.rules.dice.roll_as_keep[view.roll]
 
     def choose(self, view: TurnView) -> np.ndarray:
-        return best_box(self.rules, immediate_gain(view))
+        return best_gain(view)
 
 
 class TurnPlanner(Strategy):
@@ -47,11 +52,22 @@ class TurnPlanner(Strategy):
     """
 
     uses_upper = False
+    _shared: dict[tuple[type, str, str], dict[tuple[int, int, bool, int, bool], np.ndarray]] = {}
 
     def __init__(self, rules: RuleSet, **params) -> None:
         super().__init__(rules, **params)
         self._ctx = context(rules)
-        self._plans: dict[tuple[int, int, bool, int, bool], np.ndarray] = {}
+        # instances with the same rules and parameters share plans (two greedy seats plan once)
+        self._plans = TurnPlanner._shared.setdefault((type(self), rules.digest, self.label), {})
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_plans"]  # a cache: not shipped to workers, rebuilt (and shared) there
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._plans = TurnPlanner._shared.setdefault((type(self), self.rules.digest, self.label), {})
 
     def stop_values(self, filled: int, upper: int, flag: bool, first: bool) -> np.ndarray:
         raise NotImplementedError
@@ -68,11 +84,12 @@ class TurnPlanner(Strategy):
             tf = self.stop_values(filled, upper, flag, True)
             tl = self.stop_values(filled, upper, flag, False)
             _, k_first, _, keeps = turn_policy(self.rules.dice, tf, tl, rerolls)
-            # after a reroll the later-roll tables serve any turn length; saved rolls can make
-            # ``rerolls`` exceed rolls_per_turn - 1
+            # one pass serves the first roll and every later roll of the turn; saved rolls can
+            # make ``rerolls`` exceed rolls_per_turn - 1
             self._plans[(filled, upper, flag, rerolls, True)] = k_first
-            self._plans[(filled, upper, flag, rerolls, False)] = keeps[rerolls]
-            table = k_first if first else keeps[rerolls]
+            for j in range(1, rerolls + 1):
+                self._plans.setdefault((filled, upper, flag, j, False), keeps[j])
+            table = self._plans[key]
         return table
 
     def keep(self, view: TurnView) -> np.ndarray:
@@ -98,4 +115,4 @@ class GreedyBot(TurnPlanner):
         return best_immediate(self._ctx, first, flag, filled)
 
     def choose(self, view: TurnView) -> np.ndarray:
-        return best_box(self.rules, immediate_gain(view))
+        return best_gain(view)

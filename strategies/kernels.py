@@ -55,3 +55,58 @@ def bonus_values_batch(scores, allowed, extra, filled, upper, threshold, bonus_v
         bonus_values(scores[i], allowed[i], extra[i], filled[i], upper[i], threshold, bonus_value, upper_face,
                      p_table, opp, weight, out[i])
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def best_gain_box(options, allowed, extra, upper, threshold, bonus_value, upper_face, order):
+    """(B,) the allowed box with the largest immediate gain (points + extra + a bonus it completes).
+
+    Ties go to the earliest box in ``order`` (boxes sorted by their maximum: the cheapest to give up).
+    """
+    out = np.empty(options.shape[0], dtype=np.int64)
+    for i in range(options.shape[0]):
+        best = -1.0e18
+        arg = -1
+        for b in order:
+            if not (allowed[i] >> b) & 1:
+                continue
+            g = options[i, b] + extra[i]
+            if upper_face[b] > 0 and upper[i] < threshold <= upper[i] + options[i, b]:
+                g += bonus_value
+            if g > best:
+                best = g
+                arg = b
+        out[i] = arg
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def random_keeps(roll_faces, roll, u, keep_counts_lookup, radix):
+    """(B,) keep indices keeping die j of each roll when u[i, j] < 1/2."""
+    out = np.empty(roll.shape[0], dtype=np.int32)
+    n = roll_faces.shape[1]
+    for i in range(roll.shape[0]):
+        code = 0
+        for j in range(n):
+            if u[i, j] < 0.5:
+                code += radix ** (roll_faces[roll[i], j] - 1)
+        out[i] = keep_counts_lookup[code]
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def random_boxes(allowed, u, n_boxes):
+    """(B,) the k-th allowed box, k = floor(u * number allowed): uniform over the allowed boxes."""
+    out = np.empty(allowed.shape[0], dtype=np.int64)
+    for i in range(allowed.shape[0]):
+        count = 0
+        for b in range(n_boxes):
+            count += (allowed[i] >> b) & 1
+        k = min(int(u[i] * count), count - 1)
+        for b in range(n_boxes):
+            if (allowed[i] >> b) & 1:
+                if k == 0:
+                    out[i] = b
+                    break
+                k -= 1
+    return out

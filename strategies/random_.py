@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.dice import counts_of_faces
 from harness.registry import register
 from harness.strategy import Strategy, TurnView
+from strategies.kernels import random_boxes, random_keeps
 
 
 @register
@@ -17,14 +17,7 @@ class RandomBot(Strategy):
 
     def keep(self, view: TurnView) -> np.ndarray:
         d = self.rules.dice
-        faces = d.roll_faces[view.roll]
-        kept = np.where(view.uniform(d.n) < 0.5, faces, 0)
-        return d.keep_index(counts_of_faces(kept))
+        return random_keeps(d.roll_faces, view.roll, view.uniform(d.n), d.keep_lookup, d.radix)
 
     def choose(self, view: TurnView) -> np.ndarray:
-        allowed = view.allowed_matrix()
-        # a uniform pick among the allowed boxes: the k-th allowed one, k = floor(u * count)
-        count = allowed.sum(axis=1)
-        k = np.minimum((view.uniform(1)[:, 0] * count).astype(np.int64), count - 1)
-        rank = np.cumsum(allowed, axis=1) - 1
-        return np.argmax(allowed & (rank == k[:, None]), axis=1)
+        return random_boxes(view.allowed, view.uniform(1)[:, 0], self.rules.n_boxes)
