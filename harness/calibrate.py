@@ -372,7 +372,7 @@ def plot_response(cal: Calibration):  # -> matplotlib Figure
     err = np.array([[q.f - q.lo for q in pts], [q.hi - q.f for q in pts]]) * scale
     ax.plot(x, y, color="tab:blue", lw=1, alpha=0.6)
     ax.errorbar(x, y, yerr=err, fmt="o", color="tab:blue", ecolor="black", capsize=3,
-                label=f"measured ({100 * p.confidence:.0f} % CI), {p.games:,} games each")
+                label=f"measured ({100 * p.confidence:.4g} % CI), {p.games:,} games each")
     ax.axhline(p.target * scale, color="tab:red", ls="--", lw=1, label=f"target {p.target * scale:g}")
     if math.isfinite(cal.value):
         xerr = None
@@ -387,7 +387,9 @@ def plot_response(cal: Calibration):  # -> matplotlib Figure
     else:
         ax.set_ylabel(f"score rate against {p.against} (%; win 1, draw 1/2)")
         what = f"win rate against {p.against}"
-    ax.set_title(f"Calibration of {p.strategy} {p.param}: {what}\n{p.rules} rules, seed {p.seed}, "
+    rules = Path(p.rules).stem if p.rules.endswith(".toml") else p.rules
+    changed = f" ({', '.join(p.settings)})" if p.settings else ""
+    ax.set_title(f"Calibration of {p.strategy} {p.param}: {what}\n{rules} rules{changed}, seed {p.seed}, "
                  f"same games at every value")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", loc="best")
@@ -443,7 +445,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         print_json(d)
     else:
         print(f"{args.param} = {cal.value:.4g}  [{cal.value_ci[0]:.4g}, {cal.value_ci[1]:.4g}] "
-              f"({100 * problem.confidence:.0f} %: sampling ±{cal.sampling_error:.2g}, search ±{cal.search_error:.2g})"
+              f"({100 * problem.confidence:.4g} %: sampling ±{cal.sampling_error:.2g}, search ±{cal.search_error:.2g})"
               f"  -> {d['spec']}")
         print(f"{len(cal.points)} evaluations, final bracket [{cal.bracket[0]:.6g}, {cal.bracket[1]:.6g}]; "
               f"wrote {png} and calibration.json")

@@ -432,7 +432,7 @@ def _pv(p: Any) -> str:
 
 def compare_text(r: dict[str, Any]) -> str:
     """The terminal rendering: one dense headline, the SPRT line, the verdict, then the details."""
-    conf = f"{100 * r['confidence']:.0f} %"
+    conf = f"{100 * r['confidence']:.4g} %"
     sc = r["score"]
     sp = r["sprt"]
     changed = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in r["settings_changed"].items()) or "none"

@@ -159,7 +159,7 @@ def plot_box_means(summary: RunSummary) -> Figure | None:
                 error_kw={"elinewidth": 0.8, "capsize": 1.5})
     ax.set_yticks(y, [b.replace("_", " ") for b in boxes])
     ax.invert_yaxis()  # sheet order, top to bottom
-    ax.set_xlabel(f"mean points in the box (bars: {100 * summary.confidence:.0f} % CI)")
+    ax.set_xlabel(f"mean points in the box (bars: {100 * summary.confidence:.4g} % CI)")
     ax.set_title(_title(summary, "Mean score per box"))
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
@@ -207,7 +207,7 @@ def plot_ratings(summary: RunSummary) -> Figure | None:
     ax.axvline(0, color="grey", lw=0.8, ls="--")
     ax.set_yticks(y, [x["name"] for x in rows])
     ax.invert_yaxis()
-    ax.set_xlabel(f"rating (Elo points, field mean 0; bars: {100 * r.confidence:.0f} % CI)")
+    ax.set_xlabel(f"rating (Elo points, field mean 0; bars: {100 * r.confidence:.4g} % CI)")
     ax.set_title(_title(summary, "Bradley-Terry ratings"))
     ax.grid(axis="x", alpha=0.3)
     return fig

@@ -615,7 +615,7 @@ def _pct(x: Any, ci: Sequence[Any] | None = None) -> str:
 
 def _tables(d: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """The report's tables as (title, header, rows) of strings: shared by Markdown, HTML and stdout."""
-    conf = f"{100 * d['confidence']:.0f} %"
+    conf = f"{100 * d['confidence']:.4g} %"
     out = []
     rows = []
     for e in d["entrants"]:

@@ -87,3 +87,25 @@ def rechunk(run_dir: Path, out: Path, chunk_size: int) -> Path:
     m["chunks"], m["chunk_size"] = chunks, chunk_size
     (out / "manifest.json").write_text(json.dumps(m, indent=2))
     return out
+
+
+#: A rule set with the upper boxes, chance and yatzy only: the solver solves it in about a second.
+MINI_RULES = """name = "mini"
+title = "Mini Yatzy"
+description = "upper boxes, chance and yatzy: small enough to solve in a second"
+dice = 5
+
+[settings]
+upper_bonus_threshold = 63
+upper_bonus_value = 50
+""" + "".join(f'\n[[boxes]]\nname = "{n}"\nkind = "upper"\nface = {i + 1}\n'
+              for i, n in enumerate(["ones", "twos", "threes", "fours", "fives", "sixes"])) + """
+[[boxes]]
+name = "chance"
+kind = "chance"
+
+[[boxes]]
+name = "yatzy"
+kind = "yatzy"
+value = 50
+"""

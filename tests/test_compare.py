@@ -17,9 +17,9 @@ from harness.cli import main
 from harness.compare import Comparison, CompareSettings, compare_runs
 from harness.errors import UserError
 try:  # tests/ as a package or as a plain directory on sys.path
-    from tests.report_helpers import write_run
+    from tests.report_helpers import MINI_RULES, write_run
 except ModuleNotFoundError:
-    from report_helpers import write_run
+    from report_helpers import MINI_RULES, write_run
 
 TT = [["timeout", "timeout"]]
 
@@ -188,3 +188,30 @@ def test_sequential_stops_when_the_sprt_decides(tmp_path, capsys):
     assert m["games"] == d["games"]
     assert main(["compare", str(base), str(cand), "--sequential", "--out", str(tmp_path / "x")]) == 2
     assert "--sequential needs --max-games" in capsys.readouterr().err
+
+
+def test_bonus_threshold_62_vs_63_with_solver_bots_matches_the_exact_difference(tmp_path, monkeypatch, capsys):
+    """The site's check of a rule change, on a rule set small enough to solve in a test: solver bots
+    at threshold 63 (BASE) and 62 (CANDIDATE) on the same dice. The change must be detected, and the
+    measured paired difference must agree with the difference of the two exact expected scores (its
+    99.9 % interval contains it). The full scandinavian version is benchmarks/bench_compare.py."""
+    from harness.rules import load_rules
+    from harness.solver import solve
+
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
+    rules = tmp_path / "mini.toml"
+    rules.write_text(MINI_RULES)
+    exact = (solve(load_rules(str(rules), ["upper_bonus_threshold=62"])).expected_score
+             - solve(load_rules(str(rules))).expected_score)
+    assert exact == pytest.approx(2.773041, abs=1e-6)
+    for name, t in (("base", 63), ("cand", 62)):
+        (tmp_path / f"{name}.toml").write_text(
+            f'rules = "{rules}"\nseats = ["solver", "solver"]\ngames = 3000\nseed = 1\nchunk_size = 1500\n'
+            f"workers = 1\n[settings]\nupper_bonus_threshold = {t}\n")
+    code = main(["compare", str(tmp_path / "base.toml"), str(tmp_path / "cand.toml"), "--confidence", "0.999",
+                 "--out", str(tmp_path / "cmp"), "--quiet", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert code == 1 and d["verdict"] == "change"
+    lo, hi = d["score"]["diff_ci"]
+    assert lo < exact < hi
+    assert d["bonus_rate"]["diff"] > 0.02 and d["bonus_rate"]["diff_ci"][0] > 0

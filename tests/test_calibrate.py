@@ -1,0 +1,133 @@
+"""Tests for harness.calibrate: the bracketing search on known response curves, the uncertainty it
+reports, usage errors, and the ``calibrate`` command end to end with solver bots on a small rule set."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from harness.calibrate import Point, Problem, calibrate, spec_with
+from harness.cli import main
+from harness.errors import UserError
+
+try:  # tests/ as a package or as a plain directory on sys.path
+    from tests.report_helpers import MINI_RULES
+except ModuleNotFoundError:
+    from report_helpers import MINI_RULES
+
+
+@pytest.fixture()
+def mini(tmp_path, monkeypatch):
+    """A rule-set file solved in about a second, with the solver cache in a temporary directory."""
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "mini.toml"
+    path.write_text(MINI_RULES)
+    return path
+
+
+def _problem(**kw) -> Problem:
+    base = dict(rules="scandinavian", settings=(), strategy="solver", param="temperature", lo=0.0, hi=20.0,
+                target_mean=200.0, games=1000)
+    return Problem(**(base | kw))
+
+
+def _curve(f, half: float = 0.5):
+    calls = []
+
+    def evaluate(v: float) -> Point:
+        calls.append(v)
+        y = f(v)
+        return Point(v, y, y - half, y + half, 1000, None)
+
+    return evaluate, calls
+
+
+def test_linear_response_is_solved_by_the_first_secant():
+    ev, calls = _curve(lambda v: 250.0 - 5.0 * v)
+    cal = calibrate(_problem(), ev)
+    assert calls == [0.0, 20.0, 10.0]
+    assert cal.value == pytest.approx(10.0) and cal.converged
+    # uncertainty: the CI half-width of the response (0.5 points) over the slope (5 points per unit)
+    assert cal.slope == pytest.approx(-5.0)
+    assert cal.sampling_error == pytest.approx(0.1) and cal.search_error == pytest.approx(0.0)
+    assert cal.value_ci == pytest.approx((9.9, 10.1))
+
+
+def test_curved_response_converges_with_illinois():
+    # a saturating curve like mean score against temperature; root where 250 - 200(1 - e^{-v/3}) = 120
+    f = lambda v: 250.0 - 200.0 * (1.0 - math.exp(-v / 3.0))  # noqa: E731
+    root = -3.0 * math.log(1.0 - 130.0 / 200.0)
+    ev, calls = _curve(f, half=0.4)
+    cal = calibrate(_problem(target_mean=120.0, hi=30.0, tol=0.01), ev)
+    assert cal.converged and len(calls) <= 10
+    assert abs(f(cal.value) - 120.0) < 0.05
+    assert cal.value_ci[0] < root < cal.value_ci[1]
+    assert cal.value_ci[1] - cal.value_ci[0] < 0.1
+    assert cal.bracket[0] <= root <= cal.bracket[1]
+
+
+def test_unbracketed_target_is_a_usage_error():
+    ev, _ = _curve(lambda v: 250.0 - 5.0 * v)
+    with pytest.raises(UserError, match="target 300 is not bracketed.*at --lo 0 is 250.*widen --lo/--hi"):
+        calibrate(_problem(target_mean=300.0), ev)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(param="speed"), "strategy 'solver' has no parameter 'speed'"),
+    (dict(target_mean=None), "exactly one of --target-mean"),
+    (dict(target_mean=None, target_win_rate=0.4), "--target-win-rate needs --against"),
+    (dict(target_mean=None, target_win_rate=1.5, against="solver"), "must be in \\(0, 1\\)"),
+    (dict(lo=5.0, hi=1.0), "need --lo < --hi"),
+    (dict(param="blunder", hi=2.0), "--hi 2.0 is outside solver:blunder's range 0.0..1.0"),
+])
+def test_problem_errors(kw, message):
+    ev, _ = _curve(lambda v: v)
+    with pytest.raises(UserError, match=message):
+        calibrate(_problem(**kw), ev)
+
+
+def test_spec_with_keeps_other_parameters():
+    assert spec_with("solver:blunder=0.1", "temperature", 2.5) == "solver:blunder=0.1,temperature=2.5"
+    assert spec_with("solver", "temperature", 1 / 3) == "solver:temperature=0.333333"
+
+
+def test_calibrate_mean_end_to_end(mini, tmp_path, capsys):
+    out = tmp_path / "cal"
+    code = main(["calibrate", "--rules", str(mini), "--strategy", "solver", "--param", "temperature",
+                 "--target-mean", "80", "--lo", "0", "--hi", "20", "--games", "600", "--seed", "3",
+                 "--workers", "1", "--tol", "0.5", "--out", str(out), "--json"])
+    assert code == 0
+    d = json.loads(capsys.readouterr().out)
+    for key in ("value", "value_ci", "spec", "bracket", "evaluations", "slope", "sampling_error", "target"):
+        assert key in d
+    assert d["target"] == {"kind": "mean", "value": 80.0, "against": None}
+    assert d["value_ci"][0] < d["value"] < d["value_ci"][1]
+    ev = d["evaluations"]
+    assert [e["value"] for e in ev[:2]] == [0.0, 20.0]
+    assert ev[0]["response"] > 110 > 50 > ev[1]["response"]  # optimal play ~124, temperature 20 ~41
+    best = min(ev, key=lambda e: abs(e["response"] - 80))
+    assert abs(best["response"] - 80) <= 0.5 or not d["converged"]
+    # every evaluation played the same games: same seed, same number of games
+    assert all(e["games"] == 600 for e in ev)
+    assert all(json.loads((Path(e["run_dir"]) / "manifest.json").read_text())["seed"] == 3 for e in ev)
+    assert (out / "calibration.png").read_bytes()[:4] == b"\x89PNG"
+    assert json.loads((out / "calibration.json").read_text())["value"] == d["value"]
+
+
+def test_calibrate_win_rate_against_the_optimal_bot(mini, tmp_path, capsys):
+    out = tmp_path / "cal"
+    code = main(["calibrate", "--rules", str(mini), "--strategy", "solver", "--param", "temperature",
+                 "--target-win-rate", "0.3", "--against", "solver", "--lo", "0", "--hi", "10",
+                 "--games", "300", "--workers", "1", "--max-evals", "6", "--out", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "temperature = " in text and "-> solver:temperature=" in text
+    d = json.loads((out / "calibration.json").read_text())
+    ev = d["evaluations"]
+    # at temperature 0 the bot is the reference itself: exactly 1/2 without playing
+    assert ev[0] == {"value": 0.0, "response": 0.5, "ci": [0.5, 0.5], "games": 0, "run_dir": None}
+    assert ev[1]["response"] < 0.3 and 0 < d["value"] < 10
+    assert len(ev) <= 6
