@@ -275,3 +275,34 @@ def test_digest_depends_on_content_not_file_name(tmp_path):
     copy = tmp_path / "renamed.toml"
     copy.write_text('extends = "scandinavian"\nname = "renamed"\n')
     assert load_rules(str(copy)).digest == load_rules("scandinavian").digest
+
+
+@settings(max_examples=300, deadline=None)
+@given(dice5())
+def test_standard_and_generala_boxes_match_brute_force(faces):
+    s = score(load_rules("standard"), faces)
+    c = Counter(faces)
+    runs = [set(range(a, a + 4)) for a in (1, 2, 3)]
+    assert s["three_of_a_kind"] == (sum(faces) if max(c.values()) >= 3 else 0)
+    assert s["four_of_a_kind"] == (sum(faces) if max(c.values()) >= 4 else 0)
+    assert s["full_house"] == (25 if sorted(c.values()) == [2, 3] else 0)
+    assert s["small_straight"] == (30 if any(r <= set(faces) for r in runs) else 0)
+    assert s["large_straight"] == (40 if set(faces) in ({1, 2, 3, 4, 5}, {2, 3, 4, 5, 6}) else 0)
+    assert s["yatzy"] == (50 if len(c) == 1 else 0)
+    g = score(load_rules("generala"), faces)
+    gf = score(load_rules("generala"), faces, first=True)
+    assert g["poker"] == (40 if max(c.values()) >= 4 else 0) and gf["poker"] == (45 if g["poker"] else 0)
+    assert g["full_house"] == (30 if sorted(c.values()) == [2, 3] else 0)
+    assert g["straight"] == (20 if set(faces) in ({1, 2, 3, 4, 5}, {2, 3, 4, 5, 6}) else 0)
+
+
+def test_generic_groups_kind_and_options(tmp_path):
+    f = tmp_path / "groups.toml"
+    f.write_text('name = "g"\ndice = 5\n'
+                 '[[boxes]]\nname = "pair_and_triple"\nkind = "groups"\nsizes = [3, 2]\nscore = "matching"\n'
+                 '[[boxes]]\nname = "house_any"\nkind = "full_house"\nfive_alike = true\n'
+                 '[[boxes]]\nname = "run_sum"\nkind = "run"\nlength = 3\nscore = "sum"\n')
+    r = _load_rules(str(f), ["full_house_scoring=flat"])
+    assert score(r, [2, 2, 2, 5, 5]) == {"pair_and_triple": 16, "house_any": 25, "run_sum": 0}
+    assert score(r, [4, 4, 4, 4, 4])["house_any"] == 25  # five alike counts when the box says so
+    assert score(r, [1, 2, 3, 4, 5])["run_sum"] == 12  # best run of three: 3+4+5
