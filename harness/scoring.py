@@ -100,20 +100,6 @@ def score_options_batch(ctx, rolls, first, flags, filled):
 
 
 @nb.njit(cache=True, nogil=True)
-def state_options(ctx, first, flag, filled):
-    """Every roll in one sheet state -> scores (R, NB) int16, allowed (R,) int64, extra (R,) int16."""
-    n = ctx.table.shape[0]
-    scores = np.empty((n, ctx.n_boxes), dtype=np.int16)
-    allowed = np.empty(n, dtype=np.int64)
-    extra = np.empty(n, dtype=np.int16)
-    for r in range(n):
-        a, e = score_options(ctx, r, first, flag, filled, scores[r])
-        allowed[r] = a
-        extra[r] = e
-    return scores, allowed, extra
-
-
-@nb.njit(cache=True, nogil=True)
 def best_immediate(ctx, first, flag, filled):
     """(R,) float64: for every roll in one state, the best score (extra bonus included) of an allowed box."""
     n = ctx.table.shape[0]

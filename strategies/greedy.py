@@ -6,7 +6,7 @@ import numpy as np
 
 from harness.registry import register
 from harness.rules import RuleSet
-from harness.scoring import best_immediate, context, state_options
+from harness.scoring import best_immediate, context
 from strategies.kernels import best_gain_box
 from harness.strategy import Strategy, TurnView
 from harness.turn import turn_policy
@@ -71,10 +71,6 @@ class TurnPlanner(Strategy):
 
     def stop_values(self, filled: int, upper: int, flag: bool, first: bool) -> np.ndarray:
         raise NotImplementedError
-
-    def box_values(self, filled: int, flag: bool, first: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every roll in one state: (R, NB) scores, (R,) allowed masks, (R,) extra bonus."""
-        return state_options(self._ctx, first, flag, filled)
 
     def _keep_table(self, filled: int, upper: int, flag: bool, rerolls: int, first: bool) -> np.ndarray:
         """(R,) keep for each roll in one state, with ``rerolls`` rerolls left (cached)."""
