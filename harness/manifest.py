@@ -78,12 +78,25 @@ def plan(n_lineups: int, games: int, chunk_size: int, done: Iterable[Chunk] = ()
     return sorted(todo, key=lambda c: (c.start, c.lineup))
 
 
+def dumps_manifest(manifest: Mapping[str, Any]) -> str:
+    """JSON text of a manifest: one top-level key per line, one chunk per line (compact, diffable)."""
+    lines = []
+    for key, value in manifest.items():
+        if key == "chunks" and value:
+            body = ",\n  ".join(json.dumps(c) for c in value)
+            lines.append(f' "{key}": [\n  {body}\n ]')
+        else:
+            lines.append(f" {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write JSON to ``path`` through a temporary file and a rename (readers never see half a file)."""
+    """Write a manifest (or any JSON object) to ``path`` through a temporary file and a rename,
+    so readers never see half a file."""
     tmp = path.with_name(path.name + TMP_SUFFIX)
+    text = dumps_manifest(obj) if isinstance(obj, Mapping) else json.dumps(obj) + "\n"
     with tmp.open("w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
+        f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

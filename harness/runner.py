@@ -43,6 +43,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -171,6 +172,7 @@ class _Run:
         self.sums: dict[str, list[int]] = {label: [0] * 5 for label, _ in resolved.entrants}
         self.started = _now()
         self._last_write = 0.0
+        self._write_cost = 0.0
 
     # -- the manifest -------------------------------------------------------------------------
 
@@ -206,9 +208,11 @@ class _Run:
 
     def write_manifest(self, complete: bool = False, force: bool = True) -> None:
         now = time.monotonic()
-        if force or now - self._last_write >= MANIFEST_EVERY:
+        # a huge tournament's chunk list costs time to write: never spend more than ~5 % on it
+        if force or now - self._last_write >= max(MANIFEST_EVERY, 20 * self._write_cost):
             write_json_atomic(self.out / MANIFEST, self.manifest(complete))
-            self._last_write = now
+            self._last_write = time.monotonic()
+            self._write_cost = self._last_write - now
 
     # -- what is already there ----------------------------------------------------------------
 
@@ -265,11 +269,16 @@ class _Run:
                      self.out, cfg.mode, self.r.rules.name, len(self.seats), self.games, cfg.seed,
                      cfg.chunk_size, len(todo))
             if todo:
+                t0 = time.monotonic()
                 self._prepare()
                 try:
                     self._play(todo, n_workers)
                 finally:
                     forget(self.job)
+                played = sum(c.games for c in todo)
+                dt = time.monotonic() - t0
+                log.info("played %d chunk(s), %d games in %.1f s (%.0f games/s)", len(todo), played, dt,
+                         played / max(dt, 1e-9))
         self.write_manifest(complete=True)
         return self.out
 
@@ -277,15 +286,21 @@ class _Run:
         """Heavy set-up in the parent before any fork: bot tables, then one game per lineup to compile kernels."""
         import numpy as np
 
-        from harness.engine import play
+        from harness.engine import StrategyError, play
 
         for s in self.r.strategies.values():
             s.prepare()
         warm: set[str] = set()
         for labels in self.r.lineups:  # one game with each bot compiles its kernels here, not per worker
             if not warm.issuperset(labels):
-                play(self.r.rules, [self.r.strategies[x] for x in labels], np.arange(1, dtype=np.int64),
-                     self.r.config.seed)
+                try:
+                    play(self.r.rules, [self.r.strategies[x] for x in labels], np.arange(1, dtype=np.int64),
+                         self.r.config.seed)
+                except StrategyError as exc:
+                    details = "".join(traceback.format_exception(exc.cause))
+                    log.error("bot %s failed in its warm-up game (game 0, seat %d):\n%s", exc.label, exc.seat, details)
+                    raise RunStopped(f"run stopped: {exc} (warm-up game 0, before any chunk; details in "
+                                     f"{self.out / LOG})", self.out) from None
                 warm.update(labels)
         install(self.job, self.r.rules, self.r.strategies)
 

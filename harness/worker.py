@@ -28,7 +28,7 @@ from harness.strategy import Strategy
 log = logging.getLogger("harness.worker")
 
 #: Parquet writer settings: fixed, so that a chunk's bytes depend only on its rows.
-PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3, "use_dictionary": True,
+PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1, "use_dictionary": True,
                                    "write_statistics": True, "row_group_size": 1 << 22}
 
 
