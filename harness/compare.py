@@ -97,11 +97,43 @@ def match_slots(base: RunInfo, cand: RunInfo, entrant: str | None = None) -> tup
 
 
 @dataclass
+class _VecMoments:
+    """Streaming count/mean/M2 of M metrics observed together (float64 arrays of shape (M,))."""
+
+    n: int
+    mean: np.ndarray
+    m2: np.ndarray
+
+    @classmethod
+    def empty(cls, m: int) -> _VecMoments:
+        return cls(0, np.zeros(m), np.zeros(m))
+
+    def add(self, x: np.ndarray) -> None:
+        """Fold a (B, M) block of observations (Chan et al. pairwise update, per column)."""
+        b = x.shape[0]
+        if b == 0:
+            return
+        mb = x.mean(axis=0)
+        m2b = ((x - mb) ** 2).sum(axis=0)
+        n = self.n + b
+        delta = mb - self.mean
+        self.mean = self.mean + delta * (b / n)
+        self.m2 = self.m2 + m2b + delta * delta * (self.n * b / n)
+        self.n = n
+
+    def get(self, j: int) -> Moments:
+        return Moments(self.n, float(self.mean[j]), float(self.m2[j]))
+
+
+@dataclass
 class PairedAccumulator:
     """Streams matched windows of two runs into paired per-game moments (mutable, one pass).
 
-    ``d_*``: :class:`Moments` of per-game mean differences (candidate - base) over focus rows;
-    ``m_base``/``m_cand``: per-game means of each side; ``h_base``/``h_cand``: focus rows' totals.
+    Metrics (in :attr:`metrics` order): ``total``, ``bonus`` (upper bonus earned, 0/1), ``yatzy``
+    (yatzy box > 0, when both rule sets have one), ``win`` (points: win 1, draw 1/2; tables of 2+
+    seats), then every box both rule sets share. For each game the focus rows are averaged per
+    side; ``base``/``cand`` hold the moments of those per-game means and ``diff`` of their
+    difference (candidate - base). ``h_base``/``h_cand``: histograms of the focus rows' totals.
     """
 
     focus: list[Slot]
@@ -109,65 +141,56 @@ class PairedAccumulator:
     ybox: tuple[str | None, str | None]
     wins: bool
     n: int = 0
-    d_total: Moments = field(default_factory=Moments.empty)
-    m_base: Moments = field(default_factory=Moments.empty)
-    m_cand: Moments = field(default_factory=Moments.empty)
-    d_win: Moments = field(default_factory=Moments.empty)
-    m_win_base: Moments = field(default_factory=Moments.empty)
-    m_win_cand: Moments = field(default_factory=Moments.empty)
-    d_bonus: Moments = field(default_factory=Moments.empty)
-    m_bonus_base: Moments = field(default_factory=Moments.empty)
-    m_bonus_cand: Moments = field(default_factory=Moments.empty)
-    d_yatzy: Moments = field(default_factory=Moments.empty)
-    m_yatzy_base: Moments = field(default_factory=Moments.empty)
-    m_yatzy_cand: Moments = field(default_factory=Moments.empty)
-    d_box: list[Moments] = field(default_factory=list)
-    m_box_base: list[Moments] = field(default_factory=list)
-    m_box_cand: list[Moments] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)
+    base: _VecMoments = field(init=False)
+    cand: _VecMoments = field(init=False)
+    diff: _VecMoments = field(init=False)
     h_base: IntHistogram = field(default_factory=IntHistogram.empty)
     h_cand: IntHistogram = field(default_factory=IntHistogram.empty)
 
     def __post_init__(self) -> None:
-        nb = len(self.boxes)
-        self.d_box = [Moments.empty() for _ in range(nb)]
-        self.m_box_base = [Moments.empty() for _ in range(nb)]
-        self.m_box_cand = [Moments.empty() for _ in range(nb)]
+        self.has_yatzy = bool(self.ybox[0] and self.ybox[1])
+        self.metrics = (["total", "bonus"] + (["yatzy"] if self.has_yatzy else []) + (["win"] if self.wins else [])
+                        + [f"box:{b}" for b in self.boxes])
+        m = len(self.metrics)
+        self.base, self.cand, self.diff = _VecMoments.empty(m), _VecMoments.empty(m), _VecMoments.empty(m)
 
     def columns(self) -> list[str]:
         extra = [y for y in self.ybox if y]
         return list(dict.fromkeys(["total", "bonus", "outcome"] + self.boxes + extra))
 
+    def _side(self, data: Sequence[dict[str, np.ndarray]], ybox: str | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """(B, M) per-game means of every metric over the focus rows, and the focus totals (B, F)."""
+        k = len(self.focus)
+        out = np.zeros((rows, len(self.metrics)))
+        totals = np.empty((rows, k), dtype=np.int64)
+        for f, s in enumerate(self.focus):
+            d = data[s.lineup]
+            tot = d["total"][:, s.seat]
+            totals[:, f] = tot
+            cols = [tot, d["bonus"][:, s.seat] > 0]
+            if self.has_yatzy:
+                cols.append(d[ybox][:, s.seat] > 0)
+            if self.wins:
+                cols.append(d["outcome"][:, s.seat] * 0.5)  # outcome 2/1/0 is twice the game's points
+            cols += [d[b][:, s.seat] for b in self.boxes]
+            out += np.column_stack(cols)
+        return out / k, totals
+
     def add(self, base: Sequence[dict[str, np.ndarray]], cand: Sequence[dict[str, np.ndarray]], rows: int) -> None:
         """Fold one window: ``base[l][col]``/``cand[l][col]`` are (rows, S_l) arrays of lineup l."""
-        k = len(self.focus)
-
-        def side(data: Sequence[dict[str, np.ndarray]], col: str) -> np.ndarray:
-            return np.stack([data[s.lineup][col][:, s.seat] for s in self.focus], axis=1).astype(np.int64)
-
-        def fold(d: Moments, mb: Moments, mc: Moments, xb: np.ndarray, xc: np.ndarray
-                 ) -> tuple[Moments, Moments, Moments]:
-            gb, gc = xb.sum(axis=1) / k, xc.sum(axis=1) / k  # per-game means over the focus rows
-            return d.merge(Moments.of(gc - gb)), mb.merge(Moments.of(gb)), mc.merge(Moments.of(gc))
-
-        tb, tc = side(base, "total"), side(cand, "total")
-        self.d_total, self.m_base, self.m_cand = fold(self.d_total, self.m_base, self.m_cand, tb, tc)
+        gb, tb = self._side(base, self.ybox[0], rows)
+        gc, tc = self._side(cand, self.ybox[1], rows)
+        self.base.add(gb)
+        self.cand.add(gc)
+        self.diff.add(gc - gb)
         self.h_base, self.h_cand = self.h_base.add(tb), self.h_cand.add(tc)
-        bb, bc = (side(base, "bonus") > 0), (side(cand, "bonus") > 0)
-        self.d_bonus, self.m_bonus_base, self.m_bonus_cand = fold(self.d_bonus, self.m_bonus_base,
-                                                                  self.m_bonus_cand, bb, bc)
-        if self.ybox[0] and self.ybox[1]:
-            yb, yc = side(base, self.ybox[0]) > 0, side(cand, self.ybox[1]) > 0
-            self.d_yatzy, self.m_yatzy_base, self.m_yatzy_cand = fold(self.d_yatzy, self.m_yatzy_base,
-                                                                      self.m_yatzy_cand, yb, yc)
-        if self.wins:
-            # outcome 2/1/0 is twice the game's points (win 1, shared win 1/2, loss 0)
-            wb, wc = side(base, "outcome") / 2.0, side(cand, "outcome") / 2.0
-            self.d_win, self.m_win_base, self.m_win_cand = fold(self.d_win, self.m_win_base,
-                                                                self.m_win_cand, wb, wc)
-        for j, name in enumerate(self.boxes):
-            self.d_box[j], self.m_box_base[j], self.m_box_cand[j] = fold(
-                self.d_box[j], self.m_box_base[j], self.m_box_cand[j], side(base, name), side(cand, name))
         self.n += rows
+
+    def moments(self, metric: str) -> tuple[Moments, Moments, Moments]:
+        """(difference, base, candidate) moments of one metric."""
+        j = self.metrics.index(metric)
+        return self.diff.get(j), self.base.get(j), self.cand.get(j)
 
 
 def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sided: bool, min_games: int = 0
@@ -248,14 +271,20 @@ class Comparison:
 
     def verdict(self) -> tuple[str, list[SPRTResult]]:
         s = self.settings
-        return _sprt(self.acc.d_total, s.mu0, s.mu1, s.alpha, s.beta, s.two_sided, s.min_games)
+        return _sprt(self.acc.moments("total")[0], s.mu0, s.mu1, s.alpha, s.beta, s.two_sided, s.min_games)
 
     def result(self) -> dict[str, Any]:
         """The comparison as a JSON-able dict (``exit_code`` included)."""
         s, acc, conf = self.settings, self.acc, self.settings.confidence
         verdict, tests = self.verdict()
         code = {"no change": EXIT_NO_CHANGE, "change": EXIT_CHANGE, "inconclusive": EXIT_INCONCLUSIVE}[verdict]
-        diff = paired_difference_from_moments(acc.d_total, conf)
+
+        def paired(metric: str) -> dict[str, Any] | None:
+            if metric not in acc.metrics:
+                return None
+            d, b, c = acc.moments(metric)
+            return _diff_dict(paired_difference_from_moments(d, conf), b, c, conf)
+
         notes = list(self.base.warnings) + list(self.cand.warnings)
         if self.base.seed != self.cand.seed:
             notes.append(f"seeds differ ({self.base.seed} vs {self.cand.seed}): games are not paired on the same "
@@ -277,18 +306,13 @@ class Comparison:
                       for f in self.focus],
             "rows_per_game": len(self.focus),
             "confidence": conf,
-            "score": _diff_dict(diff, acc.m_base, acc.m_cand, conf),
+            "score": paired("total"),
             "distribution": None if dist is None else {"test": "ks_2samp", "statistic": dist.statistic,
                                                        "p_value": dist.p_value, "method": dist.method},
-            "boxes": [{"box": b} | _diff_dict(paired_difference_from_moments(acc.d_box[j], conf),
-                                              acc.m_box_base[j], acc.m_box_cand[j], conf)
-                      for j, b in enumerate(acc.boxes)],
-            "bonus_rate": _diff_dict(paired_difference_from_moments(acc.d_bonus, conf), acc.m_bonus_base,
-                                     acc.m_bonus_cand, conf),
-            "yatzy_rate": (_diff_dict(paired_difference_from_moments(acc.d_yatzy, conf), acc.m_yatzy_base,
-                                      acc.m_yatzy_cand, conf) if acc.d_yatzy.n else None),
-            "win_rate": (_diff_dict(paired_difference_from_moments(acc.d_win, conf), acc.m_win_base,
-                                    acc.m_win_cand, conf) if acc.wins else None),
+            "boxes": [{"box": b} | paired(f"box:{b}") for b in acc.boxes],
+            "bonus_rate": paired("bonus"),
+            "yatzy_rate": paired("yatzy"),
+            "win_rate": paired("win"),
             "sprt": {"mu0": s.mu0, "mu1": s.mu1, "alpha": s.alpha, "beta": s.beta, "two_sided": s.two_sided,
                      "min_games": s.min_games,
                      "tests": [{"h0": t.h0, "h1": t.h1, "llr": t.llr, "lower": t.lower, "upper": t.upper,
