@@ -122,6 +122,13 @@ def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
                                            dashboard_address=None)
         client = distributed.Client(cluster)
         what = f"dask LocalCluster of {n} processes"
+    if scheduler != INPROCESS:
+        # Dask's own log forwarding: warnings and errors logged in worker tasks (a failing bot's
+        # game and traceback) are re-emitted by the same logger here, so they reach run.log
+        try:
+            client.forward_logging(level=logging.WARNING)
+        except AttributeError:  # distributed < 2023.2
+            log.warning("this Dask version cannot forward worker logs; see the workers' own logs")
     try:
         slots = max(1, sum(client.nthreads().values()))
         executor = client.get_executor(pure=False)

@@ -438,3 +438,39 @@ def test_dead_worker_stops_the_run_cleanly(tmp_path, tripwire_ref, monkeypatch, 
     for name in files(out):
         assert pq.read_metadata(out / "chunks" / name).num_rows == 200
     _resume_and_compare(out, tripwire_ref, monkeypatch, capsys)
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A real Dask cluster (separate worker process) that knows the test bots."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None,
+                                       preload=["tests.runner_bots"])
+    yield cluster.scheduler_address
+    cluster.close()
+
+
+def test_dask_cluster_plays_identically_and_forwards_failures(tmp_path, dask_cluster):
+    got: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            got.append(record)
+
+    on_dask = dict(backend="dask", scheduler=dask_cluster)
+    a = run(cfg(seats=("chatty", "random"), workers=1), tmp_path / "local")
+    root = logging.getLogger()
+    root.addHandler(h := Keep(level=logging.WARNING))
+    try:
+        b = run(cfg(seats=("chatty", "random"), **on_dask), tmp_path / "dask")
+        with pytest.raises(RunStopped, match=r"bot faulty \(seat 0, lineup 0 faulty/random\) failed in game 137"):
+            run(cfg(seats=("faulty", "random"), **on_dask), tmp_path / "faulty")
+    finally:
+        root.removeHandler(h)
+    assert files(a) == files(b)
+    remote = [r for r in got if r.process != os.getpid()]
+    assert {r.getMessage().split(" in pid")[0] for r in remote if r.name == "tests.runner_bots"} >= {
+        "chatty bot playing games 0..99", "chatty bot playing games 100..199", "chatty bot playing games 200..299"}
+    logtext = (tmp_path / "faulty" / "run.log").read_text()
+    assert "failed in game 137" in logtext and "in _explode" in logtext
+    assert "part-L0000-G000000000000.parquet" in files(tmp_path / "faulty")
