@@ -525,6 +525,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         base = RunConfig.from_toml(resolve_config_path(args.config or "quick"))
     ov = _overrides_from_args(args)
+    if any(v is not None for v in ov.values()) or args.settings:
+        ov["source"] = f"{base.source} with command-line flags"
     cfg = base.with_overrides(**ov)
     if args.settings:
         from harness.rules import parse_overrides

@@ -419,7 +419,7 @@ def test_cli_flags_override_the_file(tmp_path, monkeypatch, capsys):
     assert m["rules"]["settings"]["upper_bonus_value"] == 45 and m["config"]["settings"] == {"upper_bonus_value": 45}
     assert text.startswith(f"results: {out}") and text.count(" mean ") == 2
     assert cli.main(["run", str(conf), "--games", "0", "--quiet", "--out", str(tmp_path / "x")]) == 2
-    assert "games must be 1.." in capsys.readouterr().err
+    assert "c.toml with command-line flags: games must be 1..999999999999, got 0" in capsys.readouterr().err
     assert cli.main(["run", "--resume", str(out), "--seed", "9", "--quiet"]) == 2
     assert "differs in seed (run has 8, now 9)" in capsys.readouterr().err
     assert cli.main(["run", "--resume", str(out), "--games", "200", "--quiet"]) == 0  # grow the run
