@@ -364,10 +364,12 @@ def solve_values(rules: RuleSet, plan: Plan | None = None, threads: int | None =
     threads = threads or n_threads()
     ctx = context(rules)
     V = np.zeros(plan.n_states)
+    ro = V.view()
+    ro.setflags(write=False)
     lay, dk, full = plan.layout, plan.dice, plan.full_mask
 
     def run(a: int, b: int) -> None:
-        K.solve_items(ctx, lay, dk, V, plan.item_mask, plan.item_flag, a, b, full)
+        K.solve_items(ctx, lay, dk, ro, V, plan.item_mask, plan.item_flag, a, b, full)
 
     for k in range(rules.n_boxes, -1, -1):
         lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
@@ -494,7 +496,6 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int,
         wlo = woff = np.zeros(2, dtype=np.int64)
         D = np.zeros(1)
     pbonus = np.zeros(nthreads)
-    nnslot = lay.nslot[lay.umask_of[plan.item_mask]].astype(np.int64)
     for k in range(nbx):
         n2 = size(k + 1)
         P2, S12, S22 = np.zeros(n2), np.zeros(n2), np.zeros(n2)
@@ -506,23 +507,23 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int,
             D2 = np.zeros(1)
         start, start2 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
         lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
-        nu = nnslot[lo:hi]
         offs = lay.base[plan.item_mask[lo:hi] * lay.n_flags + plan.item_flag[lo:hi]] - start
-        alive = np.add.reduceat(P > 0, offs) > 0 if hi > lo else np.zeros(0, dtype=bool)
-        cum = np.cumsum(np.where(alive, nu, 0))
+        n_live = np.add.reduceat((P > 0).astype(np.int64), offs) if hi > lo else np.zeros(0, dtype=np.int64)
+        alive = n_live > 0
+        cum = np.cumsum(n_live)
         a = lo
         while a < hi:
             # a chunk of items whose outcome rows fit in rows_per_chunk
             done = int(cum[a - lo - 1]) if a > lo else 0
             b = min(hi, max(a + 1, lo + int(np.searchsorted(cum, done + rows_per_chunk, side="right"))))
             live = alive[a - lo:b - lo]
-            rows = np.where(live, nu[a - lo:b - lo], 0)
+            rows = n_live[a - lo:b - lo]
             row_of = np.cumsum(rows) - rows
             outp = np.zeros((max(int(rows.sum()), 1), len(oc.o_box)))
             if live.any():
                 def fwd(c: int, d: int) -> None:
                     K.forward_items(ctx, lay, dk, oc, sol.values, plan.item_mask, plan.item_flag, c, d,
-                                    row_of[c - a:], live[c - a:], outp)
+                                    row_of[c - a:], live[c - a:], outp, P, start)
 
                 def push(t: int, _: int) -> None:
                     K.push_part(t, nthreads, lay, oc, plan.item_mask, plan.item_flag, a, b, row_of, live, outp,

@@ -30,6 +30,8 @@ import numpy as np
 from harness.scoring import score_options
 
 NEG = -1.0e300
+# Constant arguments are written np.bool_(...)/np.int64(...): a bare True/False/1 is typed as a
+# literal and numba would compile a separate copy of the callee for each value.
 
 
 class Layout(NamedTuple):
@@ -104,12 +106,6 @@ class Outcomes(NamedTuple):
 # one item: stop values and the turn
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def state_index(lay, mask, flag, u):
-    """Flat index of state (mask, flag, capped u)."""
-    return lay.base[mask * lay.n_flags + flag] + lay.slot[lay.umask_of[mask], u]
-
-
 @nb.njit(cache=True, nogil=True)
 def upper_values(lay, V, mask, flag, ulist, nu):
     """W (rows, nu): value of writing each possible score in each open upper box, per slot.
@@ -141,11 +137,12 @@ def upper_values(lay, V, mask, flag, ulist, nu):
 
 
 @nb.njit(cache=True, nogil=True)
-def stop_values(ctx, lay, V, mask, flag, ulist, nu, s0, first, row, stop, box, rows, extras, want_box):
+def stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, first, row, stop, box, rows, extras, want_box):
     """Value of stopping with each roll: best allowed box of (score + bonus crossed + V(next)) + extra.
 
-    stop (R, nu) float64 is written for the nu upper subtotals ``ulist`` (slots s0..s0+nu-1 of the
-    mask: all of them, or one when the bot plans a single state); with ``want_box`` also box
+    stop (R, nu) float64 is written for the nu upper subtotals ``ulist``, which are the slots
+    ``sl`` (nu,) of the mask (all of them in the solve, the live ones in the forward pass, one when
+    the bot plans a single state); with ``want_box`` also box
     (R, nu) int16 (argmax: the first strict maximum in sheet order), rows (R, NB) int16 and
     extras (R,) int16 (the scores and extra bonus of each roll). The values do not depend on
     ``want_box``.
@@ -154,6 +151,8 @@ def stop_values(ctx, lay, V, mask, flag, ulist, nu, s0, first, row, stop, box, r
     nbx = lay.n_boxes
     F = lay.n_flags
     W = upper_values(lay, V, mask, flag, ulist, nu)
+    dense = sl[0] == 0 and sl[nu - 1] == nu - 1  # slots 0..nu-1: a contiguous read
+    g = np.empty(nu)
     for r in range(n_rolls):
         allowed, extra = score_options(ctx, r, first, flag, mask, row)
         acc = stop[r]
@@ -185,16 +184,21 @@ def stop_values(ctx, lay, V, mask, flag, ulist, nu, s0, first, row, stop, box, r
                 if b == lay.key_box:
                     nf = 1 if s > 0 else 0
                 # same upper boxes filled: the next mask has the same slots
-                b2 = lay.base[(mask | (np.int64(1) << b)) * F + nf] + s0
+                b2 = lay.base[(mask | (np.int64(1) << b)) * F + nf]
+                if dense:
+                    for i in range(nu):
+                        g[i] = V[b2 + i]
+                else:
+                    for i in range(nu):
+                        g[i] = V[b2 + sl[i]]
+                fs = float(s)
                 if want_box:
                     for i in range(nu):
-                        val = s + V[b2 + i]
+                        val = fs + g[i]
                         if val > acc[i]:
                             acc[i] = val
                             box[r, i] = b
                 else:
-                    fs = float(s)
-                    g = V[b2:b2 + nu]
                     for i in range(nu):
                         val = fs + g[i]
                         if val > acc[i]:
@@ -221,11 +225,18 @@ def _expect(dk, cur, E, nu):
 
 
 @nb.njit(cache=True, nogil=True)
-def turn_values(dk, nu, stop_f, stop_l, cur, E, M):
-    """Optimal value of each first roll, cur (R, nu), from the stop values (first roll / later)."""
+def turn_values(dk, nu, stop_f, stop_l, cur, E, M, Es, Ms):
+    """Optimal value of each first roll, cur (R, nu), from the stop values (first roll / later).
+
+    E (K, nu) and M (n_small, nu) are work arrays: E[k] the expected value of keeping k and
+    rerolling the rest, M[k] the best E over the sub-keeps of k. With Es (rr+1, K, nu) and
+    Ms (rr+1, n_small, nu) not empty, stage j's E and M (j rerolls left) are saved there for
+    :func:`keep_arg` and the bot's action values.
+    """
     n_rolls = cur.shape[0]
     rr = dk.rerolls
     rem = dk.rem
+    save = Es.shape[0] > 0
     if rr == 0:
         for r in range(n_rolls):
             for i in range(nu):
@@ -238,24 +249,33 @@ def turn_values(dk, nu, stop_f, stop_l, cur, E, M):
         st = stop_f if j == rr else stop_l
         _expect(dk, cur, E, nu)
         for k in range(dk.n_small):
+            mk = M[k]
+            ek = E[k]
             for i in range(nu):
-                M[k, i] = E[k, i]
+                mk[i] = ek[i]
             for f in range(6):
                 q = rem[k, f]
                 if q >= 0:
-                    mk = M[k]
                     mq = M[q]
                     for i in range(nu):
                         if mq[i] > mk[i]:
                             mk[i] = mq[i]
+        if save:
+            for k in range(E.shape[0]):
+                for i in range(nu):
+                    Es[j, k, i] = E[k, i]
+            for k in range(M.shape[0]):
+                for i in range(nu):
+                    Ms[j, k, i] = M[k, i]
         for r in range(n_rolls):
             kr = dk.roll_as_keep[r]
+            cr = cur[r]
+            sr = st[r]
             for i in range(nu):
-                cur[r, i] = st[r, i]
+                cr[i] = sr[i]
             for f in range(6):
                 q = rem[kr, f]
                 if q >= 0:
-                    cr = cur[r]
                     mq = M[q]
                     for i in range(nu):
                         if mq[i] > cr[i]:
@@ -263,49 +283,33 @@ def turn_values(dk, nu, stop_f, stop_l, cur, E, M):
 
 
 @nb.njit(cache=True, nogil=True)
-def turn_policy_full(dk, nu, stop_f, stop_l, cur, E, M, Marg, keeps, e_out):
-    """:func:`turn_values` plus the argmax keep of every (rerolls left j, roll, slot).
+def keep_arg(dk, Es, Ms, j, st, r, i):
+    """The T=0 keep for roll r, slot i, with j rerolls left, from the saved stage values.
 
-    keeps (rr+1, R, nu) int32: keeps[j] with j rerolls left (keeps[rr] on the first roll);
-    ``roll_as_keep[r]`` means stop. e_out (rr+1, K, nu): E with j rerolls left (row 0 unused),
-    or a (0, 0, 0) array when not wanted. Values are bit-identical to :func:`turn_values`.
+    Tie rule: stopping wins ties; otherwise the first face f (in order 1..6) whose one-die-smaller
+    keep reaches the best value, and within a keep the keep itself before its sub-keeps (so among
+    equal values the larger keep wins). Returns ``roll_as_keep[r]`` for stop.
     """
-    n_rolls = cur.shape[0]
-    rr = dk.rerolls
     rem = dk.rem
-    for r in range(n_rolls):
-        for i in range(nu):
-            cur[r, i] = stop_f[r, i] if rr == 0 else stop_l[r, i]
-            keeps[0, r, i] = dk.roll_as_keep[r]
-    want_e = e_out.shape[0] > 0
-    for j in range(1, rr + 1):
-        st = stop_f if j == rr else stop_l
-        _expect(dk, cur, E, nu)
-        if want_e:
-            e_out[j, :, :nu] = E[:, :nu]
-        for k in range(dk.n_small):
-            for i in range(nu):
-                M[k, i] = E[k, i]
-                Marg[k, i] = k
-            for f in range(6):
-                q = rem[k, f]
-                if q >= 0:
-                    for i in range(nu):
-                        if M[q, i] > M[k, i]:
-                            M[k, i] = M[q, i]
-                            Marg[k, i] = Marg[q, i]
-        for r in range(n_rolls):
-            kr = dk.roll_as_keep[r]
-            for i in range(nu):
-                cur[r, i] = st[r, i]
-                keeps[j, r, i] = kr
-            for f in range(6):
-                q = rem[kr, f]
-                if q >= 0:
-                    for i in range(nu):
-                        if M[q, i] > cur[r, i]:
-                            cur[r, i] = M[q, i]
-                            keeps[j, r, i] = Marg[q, i]
+    kr = dk.roll_as_keep[r]
+    best = st[r, i]
+    k = -1
+    for f in range(6):
+        q = rem[kr, f]
+        if q >= 0 and Ms[j, q, i] > best:
+            best = Ms[j, q, i]
+            k = q
+    if k < 0:
+        return kr
+    # descend: M[k] is E[k] unless a one-die-smaller keep is strictly better
+    while Es[j, k, i] != Ms[j, k, i]:
+        m = Ms[j, k, i]
+        for f in range(6):
+            q = rem[k, f]
+            if q >= 0 and Ms[j, q, i] == m:
+                k = q
+                break
+    return k
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,46 +317,48 @@ def turn_policy_full(dk, nu, stop_f, stop_l, cur, E, M, Marg, keeps, e_out):
 
 
 @nb.njit(cache=True, nogil=True)
-def solve_item(ctx, lay, dk, V, mask, flag, full):
-    """Write V for every upper slot of (mask, flag), reading only states with one more box filled."""
-    um = lay.umask_of[mask]
-    nu = lay.nslot[um]
-    off = lay.base[mask * lay.n_flags + flag]
-    if mask == full:
-        for i in range(nu):
-            V[off + i] = 0.0
-        return
-    ulist = lay.ulist[um]
+def solve_items(ctx, lay, dk, V, out, item_mask, item_flag, lo, hi, full):
+    """Solve items lo..hi-1 of one layer: write out (the same buffer as V) for every upper slot of
+    each (mask, flag), reading only V of states with one more box filled (so the items of a layer
+    never read each other and threads may split a layer). V is passed read-only so that every
+    kernel reads one array type."""
     n_rolls = ctx.table.shape[0]
     n_keeps = dk.add.shape[0]
+    no, yes = np.bool_(False), np.bool_(True)
+    none = np.zeros((0, 0, 0))
     row = np.empty(lay.n_boxes, dtype=np.int16)
     rows = np.empty((n_rolls, lay.n_boxes), dtype=np.int16)
     extras = np.empty(n_rolls, dtype=np.int16)
-    box = np.empty((n_rolls, nu), dtype=np.int16)
-    stop_l = np.empty((n_rolls, nu))
-    stop_values(ctx, lay, V, mask, flag, ulist, nu, 0, False, row, stop_l, box, rows, extras, False)
-    if lay.servida:
-        stop_f = np.empty((n_rolls, nu))
-        stop_values(ctx, lay, V, mask, flag, ulist, nu, 0, True, row, stop_f, box, rows, extras, False)
-    else:
-        stop_f = stop_l
-    cur = np.empty((n_rolls, nu))
-    E = np.empty((n_keeps, nu))
-    M = np.empty((dk.n_small, nu))
-    turn_values(dk, nu, stop_f, stop_l, cur, E, M)
-    p = dk.roll_prob
-    for i in range(nu):
-        acc = 0.0
-        for r in range(n_rolls):
-            acc += p[r] * cur[r, i]
-        V[off + i] = acc
-
-
-@nb.njit(cache=True, nogil=True)
-def solve_items(ctx, lay, dk, V, item_mask, item_flag, lo, hi, full):
-    """Solve items lo..hi-1 of one layer (they never read each other; threads may split a layer)."""
     for t in range(lo, hi):
-        solve_item(ctx, lay, dk, V, item_mask[t], item_flag[t], full)
+        mask = item_mask[t]
+        flag = item_flag[t]
+        um = lay.umask_of[mask]
+        nu = np.int64(lay.nslot[um])
+        off = lay.base[mask * lay.n_flags + flag]
+        if mask == full:
+            for i in range(nu):
+                out[off + i] = 0.0
+            continue
+        ulist = lay.ulist[um]
+        sl = np.arange(nu)
+        box = np.empty((n_rolls, nu), dtype=np.int16)
+        stop_l = np.empty((n_rolls, nu))
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, row, stop_l, box, rows, extras, no)
+        if lay.servida:
+            stop_f = np.empty((n_rolls, nu))
+            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, row, stop_f, box, rows, extras, no)
+        else:
+            stop_f = stop_l
+        cur = np.empty((n_rolls, nu))
+        E = np.empty((n_keeps, nu))
+        M = np.empty((dk.n_small, nu))
+        turn_values(dk, nu, stop_f, stop_l, cur, E, M, none, none)
+        p = dk.roll_prob
+        for i in range(nu):
+            acc = 0.0
+            for r in range(n_rolls):
+                acc += p[r] * cur[r, i]
+            out[off + i] = acc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -360,166 +366,244 @@ def solve_items(ctx, lay, dk, V, item_mask, item_flag, lo, hi, full):
 
 
 @nb.njit(cache=True, nogil=True)
-def item_plan(ctx, lay, dk, V, mask, flag, ulist, nu, s0, want_e):
-    """The T=0 policy of one item: stop values, box argmax and keep argmax for every slot.
+def item_plan(ctx, lay, dk, V, mask, flag, ulist, nu, sl):
+    """The T=0 policy of one item: stop values with their box argmax, and each stage's E and M.
 
-    ``ulist``/``nu``/``s0`` as in :func:`stop_values`.
-
-    Returns (stop_f, stop_l (R, nu), box_f, box_l (R, nu) int16, rows_f, rows_l (R, NB) int16,
-    extras_f, extras_l (R,) int16, keeps (rr+1, R, nu) int32, e_out (rr+1, K, nu) or empty).
+    ``ulist``/``nu``/``sl`` as in :func:`stop_values`. Returns (stop_f, stop_l (R, nu),
+    box_f, box_l (R, nu) int16, rows_f, rows_l (R, NB) int16, extras_f, extras_l (R,) int16,
+    Es (rr+1, K, nu), Ms (rr+1, n_small, nu)); keeps come from :func:`keep_arg`.
     """
     n_rolls = ctx.table.shape[0]
     n_keeps = dk.add.shape[0]
     rr = dk.rerolls
     nbx = lay.n_boxes
+    no, yes = np.bool_(False), np.bool_(True)
     row = np.empty(nbx, dtype=np.int16)
     rows_l = np.empty((n_rolls, nbx), dtype=np.int16)
     extras_l = np.empty(n_rolls, dtype=np.int16)
     box_l = np.empty((n_rolls, nu), dtype=np.int16)
     stop_l = np.empty((n_rolls, nu))
-    stop_values(ctx, lay, V, mask, flag, ulist, nu, s0, False, row, stop_l, box_l, rows_l, extras_l, True)
+    stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, row, stop_l, box_l, rows_l, extras_l, yes)
     if lay.servida:
         rows_f = np.empty((n_rolls, nbx), dtype=np.int16)
         extras_f = np.empty(n_rolls, dtype=np.int16)
         box_f = np.empty((n_rolls, nu), dtype=np.int16)
         stop_f = np.empty((n_rolls, nu))
-        stop_values(ctx, lay, V, mask, flag, ulist, nu, s0, True, row, stop_f, box_f, rows_f, extras_f, True)
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, row, stop_f, box_f, rows_f, extras_f, yes)
     else:
         rows_f, extras_f, box_f, stop_f = rows_l, extras_l, box_l, stop_l
     cur = np.empty((n_rolls, nu))
     E = np.empty((n_keeps, nu))
     M = np.empty((dk.n_small, nu))
-    Marg = np.empty((dk.n_small, nu), dtype=np.int32)
-    keeps = np.empty((rr + 1, n_rolls, nu), dtype=np.int32)
-    if want_e:
-        e_out = np.zeros((rr + 1, n_keeps, nu))
-    else:
-        e_out = np.zeros((0, 0, 0))
-    turn_policy_full(dk, nu, stop_f, stop_l, cur, E, M, Marg, keeps, e_out)
-    return stop_f, stop_l, box_f, box_l, rows_f, rows_l, extras_f, extras_l, keeps, e_out
+    Es = np.zeros((rr + 1, n_keeps, nu))
+    Ms = np.zeros((rr + 1, dk.n_small, nu))
+    turn_values(dk, nu, stop_f, stop_l, cur, E, M, Es, Ms)
+    return stop_f, stop_l, box_f, box_l, rows_f, rows_l, extras_f, extras_l, Es, Ms
 
 
 @nb.njit(cache=True, nogil=True)
-def forward_item(ctx, lay, dk, oc, V, mask, flag, outp, row0):
-    """Outcome distribution of one turn under the T=0 policy, for every slot of (mask, flag).
+def forward_items(ctx, lay, dk, oc, V, item_mask, item_flag, lo, hi, row_of, live, outp, P, start):
+    """Outcome distribution of one turn under the T=0 policy, for the live slots of items lo..hi-1.
 
-    outp[row0 + i, o] += probability that slot i's turn ends with outcome code o (see :class:`Outcomes`).
+    A slot is live when its state's probability P[state - start] is non-zero; the j-th live slot
+    of item t adds to outp[row_of[t - lo] + j, o] the probability that its turn ends with outcome
+    code o (see :class:`Outcomes`). Items not ``live[t - lo]`` are skipped.
+    """
+    for t in range(lo, hi):
+        if not live[t - lo]:
+            continue
+        mask = item_mask[t]
+        flag = item_flag[t]
+        row0 = row_of[t - lo]
+        um = lay.umask_of[mask]
+        nall = lay.nslot[um]
+        off = lay.base[mask * lay.n_flags + flag]
+        sl = np.empty(nall, dtype=np.int64)
+        n_live = 0
+        for i in range(nall):
+            if P[off + i - start] > 0.0:
+                sl[n_live] = i
+                n_live += 1
+        if n_live == 0:
+            continue
+        nu = np.int64(n_live)
+        ulist = np.empty(nu, dtype=np.int32)
+        for i in range(nu):
+            ulist[i] = lay.ulist[um, sl[i]]
+        n_rolls = ctx.table.shape[0]
+        n_keeps = dk.add.shape[0]
+        rr = dk.rerolls
+        (stop_f, stop_l, box_f, box_l, rows_f, rows_l, extras_f, extras_l,
+         Es, Ms) = item_plan(ctx, lay, dk, V, mask, flag, ulist, nu, sl)
+        mass = np.empty((n_rolls, nu))
+        fin_f = np.zeros((n_rolls, nu))
+        fin_l = np.zeros((n_rolls, nu))
+        km = np.zeros((n_keeps, nu))
+        for r in range(n_rolls):
+            for i in range(nu):
+                mass[r, i] = dk.roll_prob[r]
+        sixth = 1.0 / 6.0
+        for j in range(rr, -1, -1):
+            fin = fin_f if j == rr else fin_l
+            if j == 0:  # no reroll left: every roll stops
+                for r in range(n_rolls):
+                    for i in range(nu):
+                        fin[r, i] += mass[r, i]
+                break
+            st = stop_f if j == rr else stop_l
+            for k in range(n_keeps):
+                for i in range(nu):
+                    km[k, i] = 0.0
+            for r in range(n_rolls):
+                kr = dk.roll_as_keep[r]
+                for i in range(nu):
+                    m = mass[r, i]
+                    if m != 0.0:
+                        a = keep_arg(dk, Es, Ms, j, st, r, i)
+                        if a == kr:
+                            fin[r, i] += m
+                        else:
+                            km[a, i] += m
+            # rerolled dice arrive one at a time, each face with probability 1/6
+            for k in range(dk.n_small):
+                for f in range(6):
+                    a = dk.add[k, f]
+                    for i in range(nu):
+                        km[a, i] += km[k, i] * sixth
+            for r in range(n_rolls):
+                kr = dk.roll_as_keep[r]
+                for i in range(nu):
+                    mass[r, i] = km[kr, i]
+        _add_outcomes(oc, fin_f, box_f, rows_f, extras_f, outp, row0, nu)
+        _add_outcomes(oc, fin_l, box_l, rows_l, extras_l, outp, row0, nu)
+
+
+@nb.njit(cache=True, nogil=True)
+def forward_item(ctx, lay, dk, oc, V, mask, flag, outp, row0, P, start):
+    """Outcome distribution of one turn under the T=0 policy, for the live slots of (mask, flag).
+
+    A slot is live when its state's probability P[state - start] is non-zero; the j-th live slot
+    adds to outp[row0 + j, o] the probability that its turn ends with outcome code o
+    (see :class:`Outcomes`).
     """
     um = lay.umask_of[mask]
-    nu = lay.nslot[um]
-    ulist = lay.ulist[um]
+    nall = lay.nslot[um]
+    off = lay.base[mask * lay.n_flags + flag]
+    sl = np.empty(nall, dtype=np.int64)
+    n_live = 0
+    for i in range(nall):
+        if P[off + i - start] > 0.0:
+            sl[n_live] = i
+            n_live += 1
+    if n_live == 0:
+        return
+    nu = np.int64(n_live)
+    ulist = np.empty(nu, dtype=np.int32)
+    for i in range(nu):
+        ulist[i] = lay.ulist[um, sl[i]]
     n_rolls = ctx.table.shape[0]
     n_keeps = dk.add.shape[0]
     rr = dk.rerolls
     (stop_f, stop_l, box_f, box_l, rows_f, rows_l, extras_f, extras_l,
-     keeps, e_out) = item_plan(ctx, lay, dk, V, mask, flag, ulist, nu, 0, False)
+     Es, Ms) = item_plan(ctx, lay, dk, V, mask, flag, ulist, nu, sl)
     mass = np.empty((n_rolls, nu))
     fin_f = np.zeros((n_rolls, nu))
     fin_l = np.zeros((n_rolls, nu))
-    km = np.empty((n_keeps, nu))
+    km = np.zeros((n_keeps, nu))
     for r in range(n_rolls):
         for i in range(nu):
             mass[r, i] = dk.roll_prob[r]
-    if rr == 0:
-        fin_f[:, :] = mass
-    for j in range(rr, 0, -1):
+    sixth = 1.0 / 6.0
+    for j in range(rr, -1, -1):
         fin = fin_f if j == rr else fin_l
-        km[:, :] = 0.0
+        if j == 0:  # no reroll left: every roll stops
+            for r in range(n_rolls):
+                for i in range(nu):
+                    fin[r, i] += mass[r, i]
+            break
+        st = stop_f if j == rr else stop_l
+        for k in range(n_keeps):
+            for i in range(nu):
+                km[k, i] = 0.0
         for r in range(n_rolls):
             kr = dk.roll_as_keep[r]
             for i in range(nu):
                 m = mass[r, i]
-                if m == 0.0:
-                    continue
-                a = keeps[j, r, i]
-                if a == kr:
-                    fin[r, i] += m
-                else:
-                    km[a, i] += m
+                if m != 0.0:
+                    a = keep_arg(dk, Es, Ms, j, st, r, i)
+                    if a == kr:
+                        fin[r, i] += m
+                    else:
+                        km[a, i] += m
         # rerolled dice arrive one at a time, each face with probability 1/6
         for k in range(dk.n_small):
             for f in range(6):
                 a = dk.add[k, f]
                 for i in range(nu):
-                    km[a, i] += km[k, i] / 6.0
+                    km[a, i] += km[k, i] * sixth
         for r in range(n_rolls):
             kr = dk.roll_as_keep[r]
             for i in range(nu):
                 mass[r, i] = km[kr, i]
-        if j == 1:
-            for r in range(n_rolls):
-                for i in range(nu):
-                    fin_l[r, i] += mass[r, i]
-    for first in range(2):
-        if first == 1:
-            fin, bx, rows, ex = fin_f, box_f, rows_f, extras_f
-        else:
-            fin, bx, rows, ex = fin_l, box_l, rows_l, extras_l
-        for r in range(n_rolls):
-            for i in range(nu):
-                m = fin[r, i]
-                if m == 0.0:
-                    continue
-                b = bx[r, i]
+    _add_outcomes(oc, fin_f, box_f, rows_f, extras_f, outp, row0, nu)
+    _add_outcomes(oc, fin_l, box_l, rows_l, extras_l, outp, row0, nu)
+
+
+@nb.njit(cache=True, nogil=True)
+def _add_outcomes(oc, fin, box, rows, extras, outp, row0, nu):
+    """outp[row0 + i, code of (box, score, extra)] += fin[r, i] for every final roll r."""
+    for r in range(fin.shape[0]):
+        for i in range(nu):
+            m = fin[r, i]
+            if m != 0.0:
+                b = box[r, i]
                 o = oc.off[b] + oc.vidx[b, rows[r, b]]
-                if ex[r] > 0:
+                if extras[r] > 0:
                     o += oc.half
                 outp[row0 + i, o] += m
 
 
 @nb.njit(cache=True, nogil=True)
-def forward_items(ctx, lay, dk, oc, V, item_mask, item_flag, lo, hi, row_of, live, outp):
-    """:func:`forward_item` for items lo..hi-1 (rows ``row_of[t - lo]``), skipping items not ``live``."""
-    for t in range(lo, hi):
-        if live[t - lo]:
-            forward_item(ctx, lay, dk, oc, V, item_mask[t], item_flag[t], outp, row_of[t - lo])
-
-
-@nb.njit(cache=True, nogil=True)
-def window_bounds(lay, mask, um, u, cap, extra_max):
-    """A priori range [lo, hi] of the accumulated score in state (mask, u) (clipped at cap)."""
-    T = lay.threshold
-    up_max = 0
-    low_max = 0
-    k = 0
-    for b in range(lay.n_boxes):
-        if (mask >> b) & 1:
-            k += 1
-            if lay.is_upper[b]:
-                up_max += lay.box_max[b]
-            else:
-                low_max += lay.box_max[b]
-    ext = extra_max * max(k - 1, 0)
-    if T == 0:
-        lo = 0
-        hi = up_max + low_max + ext
-    elif um == lay.full_upper:
-        # every upper box filled: subtotals merged, the bonus already counted
-        lo = 0
-        hi = up_max + lay.bonus + low_max + ext
-    elif u < T:
-        lo = u
-        hi = u + low_max + ext
-    else:
-        lo = T + lay.bonus
-        hi = up_max + lay.bonus + low_max + ext
-    return min(lo, cap), min(hi, cap)
-
-
-@nb.njit(cache=True, nogil=True)
 def layer_windows(lay, item_mask, item_flag, lo, hi, start, cap, extra_max, bonus0, wlo, wlen):
-    """Score windows of every state of items lo..hi-1 (layer-local index = state index - start)."""
+    """A priori score windows [wlo, wlo + wlen) of every state of items lo..hi-1 (layer-local index
+    = state index - start), clipped at cap: the accumulated score of a state always lies inside."""
+    T = lay.threshold
     for t in range(lo, hi):
         mask = item_mask[t]
         um = lay.umask_of[mask]
         nu = lay.nslot[um]
         off = lay.base[mask * lay.n_flags + item_flag[t]]
+        up_max = 0
+        low_max = 0
+        k = 0
+        for b in range(lay.n_boxes):
+            if (mask >> b) & 1:
+                k += 1
+                if lay.is_upper[b]:
+                    up_max += lay.box_max[b]
+                else:
+                    low_max += lay.box_max[b]
+        ext = extra_max * max(k - 1, 0)
         for i in range(nu):
-            a, b = window_bounds(lay, mask, um, lay.ulist[um, i], cap, extra_max)
+            u = lay.ulist[um, i]
+            if T == 0:
+                a = 0
+                z = up_max + low_max + ext
+            elif um == lay.full_upper:
+                # every upper box filled: subtotals merged, the bonus already counted
+                a = 0
+                z = up_max + lay.bonus + low_max + ext
+            elif u < T:
+                # below the threshold the subtotal is exact
+                a = u
+                z = u + low_max + ext
+            else:
+                a = T + lay.bonus
+                z = up_max + lay.bonus + low_max + ext
             a = min(a + bonus0, cap)
-            b = min(b + bonus0, cap)
+            z = min(z + bonus0, cap)
             wlo[off + i - start] = a
-            wlen[off + i - start] = b - a + 1
+            wlen[off + i - start] = z - a + 1
 
 
 @nb.njit(cache=True, nogil=True)
@@ -544,12 +628,13 @@ def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, 
         um = lay.umask_of[mask]
         nu = lay.nslot[um]
         off = lay.base[mask * F + flag]
-        row0 = row_of[it - lo]
+        row = row_of[it - lo] - 1
         for i in range(nu):
             loc = off + i - start
             p0 = P[loc]
             if p0 == 0.0:
                 continue
+            row += 1  # rows are the live slots only (see forward_item)
             u = lay.ulist[um, i]
             a0 = woff[loc]
             j_lo = 0
@@ -568,7 +653,7 @@ def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, 
                         j_hi = j + 1
                         break
             for o in range(n_out):
-                p = outp[row0 + i, o]
+                p = outp[row, o]
                 if p == 0.0:
                     continue
                 b = oc.o_box[o]
@@ -616,15 +701,6 @@ def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, 
 
 
 @nb.njit(cache=True, nogil=True)
-def _keep_code(dk, r, k):
-    """Position of keep k among roll r's sub-keeps (the roll itself, i.e. stop, is last)."""
-    for s in range(dk.sub_ptr[r], dk.sub_ptr[r + 1]):
-        if dk.sub_keep[s] == k:
-            return s - dk.sub_ptr[r]
-    return -1
-
-
-@nb.njit(cache=True, nogil=True)
 def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stage, out):
     """T=0 keeps for a batch, from a direct-mapped cache of per-state keep tables.
 
@@ -636,19 +712,25 @@ def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stag
     n_rolls = ctx.table.shape[0]
     rr = dk.rerolls
     ul = np.zeros(1, dtype=np.int32)
+    sl1 = np.zeros(1, dtype=np.int64)
     for g in range(masks.shape[0]):
         mask = masks[g]
         flag = 1 if flags[g] else 0
         u = min(np.int64(uppers[g]), lay.threshold)
-        idx = state_index(lay, mask, flag, u)
+        idx = lay.base[mask * lay.n_flags + flag] + lay.slot[lay.umask_of[mask], u]
         line = idx & (cap - 1)
         if tags[line] != idx:
             ul[0] = u
-            plan = item_plan(ctx, lay, dk, V, mask, flag, ul, 1, lay.slot[lay.umask_of[mask], u], False)
-            keeps = plan[8]
+            sl1[0] = lay.slot[lay.umask_of[mask], u]
+            plan = item_plan(ctx, lay, dk, V, mask, flag, ul, np.int64(1), sl1)
             for j in range(1, rr + 1):
+                st = plan[0] if j == rr else plan[1]
                 for r in range(n_rolls):
-                    codes[line, j - 1, r] = _keep_code(dk, r, keeps[j, r, 0])
+                    k = keep_arg(dk, plan[8], plan[9], j, st, r, 0)
+                    # stored as its position among the roll's sub-keeps (fits a byte)
+                    for q in range(dk.sub_ptr[r], dk.sub_ptr[r + 1]):
+                        if dk.sub_keep[q] == k:
+                            codes[line, j - 1, r] = q - dk.sub_ptr[r]
             tags[line] = idx
         r = rolls[g]
         out[g] = dk.sub_keep[dk.sub_ptr[r] + codes[line, stage[g] - 1, r]]
@@ -690,6 +772,7 @@ def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage
     n_rolls = ctx.table.shape[0]
     rr = dk.rerolls
     ul = np.zeros(1, dtype=np.int32)
+    sl1 = np.zeros(1, dtype=np.int64)
     vals = np.empty(dk.sub_keep.shape[0])
     for g in range(masks.shape[0]):
         mask = masks[g]
@@ -701,15 +784,16 @@ def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage
         if unif[g, 0] < blunder:
             out[g] = dk.sub_keep[lo + min(int(unif[g, 1] * n), n - 1)]
             continue
-        idx = state_index(lay, mask, flag, u)
+        idx = lay.base[mask * lay.n_flags + flag] + lay.slot[lay.umask_of[mask], u]
         line = idx & (cap - 1)
         if tags[line] != idx:
             ul[0] = u
-            plan = item_plan(ctx, lay, dk, V, mask, flag, ul, 1, lay.slot[lay.umask_of[mask], u], True)
-            e_out = plan[9]
+            sl1[0] = lay.slot[lay.umask_of[mask], u]
+            plan = item_plan(ctx, lay, dk, V, mask, flag, ul, np.int64(1), sl1)
+            Es = plan[8]
             for j in range(1, rr + 1):
-                for k in range(e_out.shape[1]):
-                    ev[line, j, k] = e_out[j, k, 0]
+                for k in range(Es.shape[1]):
+                    ev[line, j, k] = Es[j, k, 0]
             for r in range(n_rolls):
                 sv[line, 0, r] = plan[1][r, 0]
                 sv[line, 1, r] = plan[0][r, 0]
@@ -787,7 +871,9 @@ def state_stops(ctx, lay, V, mask, flag, u):
     box = np.empty((n_rolls, 1), dtype=np.int16)
     sf = np.empty((n_rolls, 1))
     sl = np.empty((n_rolls, 1))
-    s0 = lay.slot[lay.umask_of[mask], u]
-    stop_values(ctx, lay, V, mask, flag, ul, 1, s0, True, row, sf, box, rows, extras, False)
-    stop_values(ctx, lay, V, mask, flag, ul, 1, s0, False, row, sl, box, rows, extras, False)
+    s1 = np.zeros(1, dtype=np.int64)
+    s1[0] = lay.slot[lay.umask_of[mask], u]
+    no, yes, one = np.bool_(False), np.bool_(True), np.int64(1)
+    stop_values(ctx, lay, V, mask, flag, ul, one, s1, yes, row, sf, box, rows, extras, no)
+    stop_values(ctx, lay, V, mask, flag, ul, one, s1, no, row, sl, box, rows, extras, no)
     return sf[:, 0].copy(), sl[:, 0].copy()
