@@ -370,10 +370,14 @@ class _Run:
         be.abort()
         self.write_manifest()
         first = str(failure).splitlines()[0]
-        log.error("run stopped: %s; %d chunk(s) complete are kept; after fixing the bot, finish with: "
-                  "yatzy-harness run --resume %s", first, len(self.done), self.out)
-        raise RunStopped(f"run stopped: {first} (details in {self.out / LOG}; resume with --resume {self.out})",
-                         self.out, failure if isinstance(failure, ChunkFailed) else None)
+        replay = ""
+        if isinstance(failure, ChunkFailed) and failure.game >= 0 and failure.chunk is not None:
+            replay = (f"; replay it with: yatzy-harness replay --run {self.out} --lineup {failure.chunk.lineup} "
+                      f"--game {failure.game}")
+        log.error("run stopped: %s; %d chunk(s) complete are kept%s; after fixing the bot, finish with: "
+                  "yatzy-harness run --resume %s", first, len(self.done), replay, self.out)
+        raise RunStopped(f"run stopped: {first} (details in {self.out / LOG}{replay}; resume with --resume "
+                         f"{self.out})", self.out, failure if isinstance(failure, ChunkFailed) else None)
 
 
 def _wrap(exc: BaseException, c: Chunk) -> ChunkFailed:

@@ -260,6 +260,7 @@ def test_failing_bot_is_reported_with_game_and_traceback(tmp_path):
     assert "bot faulty (seat 1, lineup 0 random/faulty) failed in game 137" in logtext
     assert "Traceback (most recent call last)" in logtext and "in _explode" in logtext
     assert "return np.array([1 // 0])" in logtext
+    assert f"replay it with: yatzy-harness replay --run {out} --lineup 0 --game 137" in str(info.value)
     assert "ForkProcess" in logtext  # the worker's own record reached the parent's log
     m = load_manifest(out)
     assert m["complete"] is False
