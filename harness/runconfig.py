@@ -139,6 +139,11 @@ class RunConfig:
             if self.table != 2:
                 raise UserError(f"{where}: a gauntlet plays 2-seat tables, got table = {self.table}")
 
+    def __hash__(self) -> int:  # settings is a dict: hash the canonical JSON instead
+        import json
+
+        return hash(json.dumps(self.to_dict(), sort_keys=True))
+
     # ---------------------------------------------------------------------------------------
 
     @classmethod

@@ -85,6 +85,8 @@ def test_config_round_trip_and_overrides(tmp_path):
     assert c.rules == str(rules.resolve())  # relative to the config file
     assert c.entrants == ("random", "timeout", "greedy") and c.name == "t"
     assert RunConfig.from_dict(c.to_dict()) == c
+    assert hash(RunConfig.from_dict(c.to_dict())) == hash(c)
+    assert c.with_overrides(settings={"upper_bonus_value": "40"}) == c  # --set strings are stored typed
     d = c.with_overrides(games=7, workers=None, seed=5)
     assert (d.games, d.seed, d.workers) == (7, 5, 0)
     assert d.identity() == c.identity() | {"seed": 5}
