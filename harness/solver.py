@@ -268,6 +268,12 @@ def cache_path(rules: RuleSet, cache_dir: str | os.PathLike | None = None) -> Pa
     return d / f"solve-{rules.digest[:40]}-v{FORMAT}.bin"
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _crc(a: np.ndarray) -> int:
     return zlib.crc32(memoryview(np.ascontiguousarray(a)).cast("B"))
 
@@ -287,6 +293,7 @@ def save_table(path: Path, rules: RuleSet, values: np.ndarray, meta: dict[str, A
             fh.write(memoryview(np.ascontiguousarray(values)).cast("B"))
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a cache is shared like any file
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -379,6 +386,11 @@ def solve_values(rules: RuleSet, plan: Plan | None = None, threads: int | None =
 
 
 _MEMO: dict[tuple[str, str], Solution] = {}
+
+
+def clear_memo() -> None:
+    """Forget the tables solved or loaded in this process (the disk cache is untouched)."""
+    _MEMO.clear()
 
 
 def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cache: bool = True) -> Solution:
@@ -609,6 +621,7 @@ def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = Non
             fd, tmp = tempfile.mkstemp(prefix=fpath.name + ".", suffix=".tmp", dir=fpath.parent)
             with os.fdopen(fd, "w") as fh:
                 json.dump(payload, fh)
+            os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, fpath)
         except OSError as exc:
             log.warning("cannot write solver figures %s: %s", fpath, exc)

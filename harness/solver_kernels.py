@@ -794,9 +794,9 @@ def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage
             for j in range(1, rr + 1):
                 for k in range(Es.shape[1]):
                     ev[line, j, k] = Es[j, k, 0]
-            for r in range(n_rolls):
-                sv[line, 0, r] = plan[1][r, 0]
-                sv[line, 1, r] = plan[0][r, 0]
+            for q in range(n_rolls):
+                sv[line, 0, q] = plan[1][q, 0]
+                sv[line, 1, q] = plan[0][q, 0]
             tags[line] = idx
         j = stage[g]
         # the last sub-keep is the whole roll: its value is stopping

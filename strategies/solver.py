@@ -62,6 +62,16 @@ class SolverBot(Strategy):
 
     # -- set-up ---------------------------------------------------------------------------------
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the table and the decision caches are rebuilt by prepare(), not pickled (hundreds of MB)
+        keep = ("rules", "config", "temperature", "blunder", "classifier")
+        return {k: v for k, v in self.__dict__.items() if k in keep}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._sol = None
+        self._extra_plans = {}
+
     def prepare(self) -> None:
         """Load (or solve) the value table and compile the decision kernels before workers fork."""
         if self._sol is not None:

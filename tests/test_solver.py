@@ -336,3 +336,234 @@ def test_p_bonus_without_a_bonus_or_with_a_sure_one(tiny_dir, cache_dir):
     assert solver.exact_distribution(no_bonus, cache_dir, use_cache=False).p_bonus == 0.0
     sure = load_rules(str(tiny_dir / "tiny_bonus.toml"), ["upper_bonus_threshold=0"])
     assert solver.exact_distribution(sure, cache_dir, use_cache=False).p_bonus == 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# six dice: the kernels against the multiset turn kernel of harness.turn on a reduced maxi sheet
+
+MINI_MAXI = """
+name = "mini_maxi"
+dice = 6
+rolls = 3
+[settings]
+upper_bonus_threshold = 20
+upper_bonus_value = 30
+full_house_scoring = "sum"
+[[boxes]]
+name = "threes"
+kind = "upper"
+face = 3
+[[boxes]]
+name = "sixes"
+kind = "upper"
+face = 6
+[[boxes]]
+name = "three_pairs"
+kind = "pairs"
+count = 3
+[[boxes]]
+name = "tower"
+kind = "tower"
+[[boxes]]
+name = "full_straight"
+kind = "straight"
+faces = [1, 2, 3, 4, 5, 6]
+value = 21
+[[boxes]]
+name = "maxi_yatzy"
+kind = "yatzy"
+value = 100
+"""
+
+
+def reference_values(rules) -> float:
+    """Optimal expected total by a plain DP over (filled, uncapped upper) with harness.turn's kernel."""
+    from harness.scoring import score_options_batch
+    from harness.turn import turn_policy
+
+    ctx = context(rules)
+    d = rules.dice
+    nbx = rules.n_boxes
+    full = (1 << nbx) - 1
+    upper_of = rules.upper_face > 0
+    memo: dict[tuple[int, int], float] = {}
+    rolls = np.arange(d.n_rolls, dtype=np.int16)
+    n = d.n_rolls
+
+    def value(filled: int, upper: int) -> float:
+        if (filled, upper) in memo:
+            return memo[(filled, upper)]
+        if filled == full:
+            return float(rules.bonus_value if upper >= rules.threshold else 0)
+        terms = []
+        for first in (True, False):
+            scores, allowed, extra = score_options_batch(ctx, rolls, np.full(n, first), np.zeros(n, dtype=bool),
+                                                         np.full(n, filled, dtype=np.int64))
+            best = np.full(d.n_rolls, -np.inf)
+            for b in range(nbx):
+                ok = ((allowed >> b) & 1).astype(bool)
+                if not ok.any():
+                    continue
+                nxt = np.array([value(filled | (1 << b), upper + (s if upper_of[b] else 0))
+                                for s in scores[:, b].tolist()])
+                best = np.where(ok, np.maximum(best, scores[:, b] + nxt), best)
+            terms.append(best + extra)
+        v = float(d.roll_prob @ turn_policy(d, terms[0], terms[1], rules.rolls_per_turn - 1)[0])
+        memo[(filled, upper)] = v
+        return v
+
+    return value(0, 0)
+
+
+def test_six_dice_kernels_match_the_reference_dp(tmp_path, cache_dir):
+    path = tmp_path / "mini_maxi.toml"
+    path.write_text(MINI_MAXI)
+    rules = load_rules(str(path))
+    assert rules.n_dice == 6
+    sol = solver.solve(rules, cache_dir)
+    assert sol.expected_score == pytest.approx(reference_values(rules), abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# the disk cache
+
+
+def test_cache_is_reused_and_a_damaged_file_is_rebuilt(tiny_dir, tmp_path, caplog):
+    rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
+    solver.clear_memo()
+    first = solver.solve(rules, tmp_path)
+    path = solver.cache_path(rules, tmp_path)
+    assert not first.cached and path.is_file() and path.parent == tmp_path
+    assert rules.digest[:40] in path.name
+    solver.clear_memo()
+    again = solver.solve(rules, tmp_path)
+    assert again.cached
+    np.testing.assert_array_equal(again.values, first.values)
+
+    good = path.read_bytes()
+
+    def rebuilt(data: bytes, why: str) -> None:
+        path.write_bytes(data)
+        solver.clear_memo()
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="harness.solver"):
+            sol = solver.solve(rules, tmp_path)
+        assert not sol.cached, "a damaged cache file was trusted"
+        np.testing.assert_array_equal(sol.values, first.values)
+        assert why in caplog.text
+        data = path.read_bytes()  # written again, whole (the header's timing may differ)
+        assert len(data) == len(good) and data[4096:] == good[4096:]
+        assert json.loads(data[:4096])["crc32"] == json.loads(good[:4096])["crc32"]
+
+    flipped = bytearray(good)
+    flipped[-5] ^= 0x40  # one bit of one value
+    rebuilt(bytes(flipped), "checksum")
+    rebuilt(good[:-8], "has")  # truncated: one value short
+    rebuilt(good[:100], "truncated header")
+    rebuilt(b"\0" * len(good), "unusable")
+    other = good.replace(rules.digest.encode(), ("0" * 64).encode())
+    rebuilt(other, "other rules")
+    stale = good.replace(b'"format": 1', b'"format": 0')
+    rebuilt(stale, "format")
+
+
+def test_cache_directory_from_environment(tiny_dir, tmp_path, monkeypatch):
+    rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "env"))
+    assert solver.cache_path(rules).parent == tmp_path / "env"
+    monkeypatch.delenv("YATZY_HARNESS_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert solver.cache_path(rules).parent == tmp_path / "xdg" / "yatzy-harness"
+    solver.clear_memo()
+    solver.solve(rules)
+    assert solver.cache_path(rules).is_file()
+    assert not list((tmp_path / "xdg" / "yatzy-harness").glob("*.tmp"))
+
+
+def test_unwritable_cache_only_warns(tiny_dir, tmp_path, caplog):
+    rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    solver.clear_memo()
+    with caplog.at_level("WARNING", logger="harness.solver"):
+        sol = solver.solve(rules, blocker / "cache")
+    assert not sol.cached and "cannot write" in caplog.text
+
+
+def test_figures_cache_survives_a_damaged_file(tiny_dir, cache_dir):
+    rules = load_rules(str(tiny_dir / "tiny_generala.toml"))
+    fresh = solver.exact_distribution(rules, cache_dir)
+    again = solver.exact_distribution(rules, cache_dir)
+    assert again.cached and again.percentiles == fresh.percentiles and again.std == fresh.std
+    solver._figures_path(rules, cache_dir).write_text("{ not json")
+    redone = solver.exact_distribution(rules, cache_dir)
+    assert redone.std == fresh.std and redone.percentiles == fresh.percentiles
+
+
+# ---------------------------------------------------------------------------------------------
+# one-turn odds
+
+
+def test_odds_reproduce_seed_001():
+    odds = solver.one_turn_odds(load_rules("scandinavian"))
+    assert round(100 * odds["yatzy"], 1) == 4.6
+    assert round(100 * odds["large_straight"], 1) == 19.7
+    assert round(100 * odds["full_house"], 1) == 36.3
+    assert odds["yatzy"] == pytest.approx(0.0460, abs=5e-5)
+    assert odds["chance"] == pytest.approx(1.0, abs=1e-12)
+    assert "ones" not in odds and len(odds) == 9
+
+
+def test_odds_command(capsys):
+    assert cli_main(["odds", "scandinavian", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert round(100 * out["large_straight"], 1) == 19.7
+    assert cli_main(["odds", "standard", "--set", "include_pairs=false"]) == 2  # standard has no pairs
+    assert cli_main(["odds", "generala"]) == 0
+    text = capsys.readouterr().out
+    assert "double_generala" in text and "%" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# the solve command
+
+
+def test_solve_command_json_and_text(tiny_dir, tmp_path, capsys):
+    path = str(tiny_dir / "tiny_bonus.toml")
+    assert cli_main(["solve", path, "--cache-dir", str(tmp_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"expected_score", "std", "p_bonus", "percentiles", "states", "seconds"}
+    assert set(out["percentiles"]) == {"1", "5", "25", "50", "75", "95", "99"}
+    fig = solver.exact_distribution(load_rules(path), tmp_path)
+    assert out["expected_score"] == fig.expected_score and out["std"] == fig.std
+    assert cli_main(["solve", path, "--cache-dir", str(tmp_path), "--set", "upper_bonus_value=20"]) == 0
+    text = capsys.readouterr().out
+    assert "expected score" in text and "percentiles" in text
+    assert cli_main(["solve", path, "--cache-dir", str(tmp_path), "--set", "nonsense=1"]) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# every built-in rule set (maxi: see benchmarks/BENCHMARKS.md, about an hour of CPU)
+
+BUILTIN = {
+    "standard": 245.870775,
+    "yahtzee": 254.587729,
+    "scandinavian": 248.439989,
+    "forced": 150.216797,
+    "generala": 159.682917,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN))
+def test_builtin_rule_sets_solve(name):
+    rules = load_rules(name)
+    sol = solver.solve(rules)  # the user cache: shared with the bot's contract tests
+    assert round(sol.expected_score, 6) == BUILTIN[name]
+    assert sol.value(0, 0) + sol.plan.bonus0 == sol.expected_score
+
+
+def test_maxi_layout_fits():
+    rules = load_rules("maxi")
+    plan = solver.build_plan(rules)
+    assert plan.n_states == 56_131_584  # 2**14 lower masks x 3,426 reachable (upper boxes, subtotal)
+    assert plan.layout.threshold == 84
