@@ -451,7 +451,11 @@ def _ci(ci: Sequence[Any], nd: int = 2) -> str:
 
 
 def _pv(p: Any) -> str:
-    return "–" if p is None else (f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}")
+    if p is None:
+        return "–"
+    if p < 1e-300:  # below what a double's t tail reaches: say so rather than print 0
+        return "<1e-300"
+    return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
 
 
 def compare_text(r: dict[str, Any]) -> str:

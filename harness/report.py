@@ -559,7 +559,8 @@ def pairing_dict(p: PairingStats, confidence: float) -> dict[str, Any]:
         "a": p.a, "b": p.b, "name": p.name, "games": n, "wins": p.wins, "draws": p.draws, "losses": p.losses,
         "win_rate": w.rate, "win_ci": [w.lo, w.hi], "draw_rate": d.rate, "draw_ci": [d.lo, d.hi],
         "loss_rate": l.rate, "loss_ci": [l.lo, l.hi], "score": score,
-        "elo": elo_from_score(score) if n else math.nan, "elo_ci": None, "pentanomial": None,
+        # against the field of an N-seat table, par is 1/N, not 1/2: an Elo figure would mislead
+        "elo": elo_from_score(score) if n and p.b is not None else math.nan, "elo_ci": None, "pentanomial": None,
     }
     if p.pentanomial is not None and sum(p.pentanomial):
         elo, lo, hi = elo_ci_from_pentanomial(p.pentanomial, confidence)

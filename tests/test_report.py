@@ -211,6 +211,7 @@ def test_three_seat_tables_field_pairings(tmp_path):
         out = rows.loc[rows["strategy"] == p["a"], "outcome"].value_counts()
         assert (p["wins"], p["draws"], p["losses"]) == (out.get(2, 0), out.get(1, 0), out.get(0, 0))
         assert p["pentanomial"] is None
+        assert p["elo"] is None  # par against a 2-player field is 1/3, not 1/2: no Elo figure
     # head to head from every pair of seats: a scores 1 when its total beats b's in the same game
     wide = rows.pivot_table(index=["lineup", "game"], columns="strategy", values="total")
     h = d["head_to_head"]
