@@ -72,7 +72,7 @@ def plot_score_histograms(summary: RunSummary) -> Figure | None:
     ax.set_ylabel(f"share of games (%) per {w}-point bin")
     ax.set_title(_title(summary, "Score distribution"))
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize="small")
+    fig.legend(loc="outside lower center", ncols=min(3, len(ents)), fontsize="small")  # never over a peak
     return fig
 
 
@@ -162,7 +162,7 @@ def plot_box_means(summary: RunSummary) -> Figure | None:
     ax.set_xlabel(f"mean points in the box (bars: {100 * summary.confidence:.4g} % CI)")
     ax.set_title(_title(summary, "Mean score per box"))
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    fig.legend(loc="outside lower center", ncols=min(4, k), fontsize="small")
     return fig
 
 
