@@ -542,7 +542,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         out_dir = Path(args.out) if args.out else cfg.default_out()
     quiet = args.quiet
     if not quiet:
-        print(f"playing into {out_dir}")
+        cfg.resolve()  # a bad bot or rule set fails here, before we announce anything
+        print(f"playing into {out_dir}", flush=True)
     t0 = time.monotonic()
     try:
         run(cfg, out_dir, quiet=quiet, resume=bool(args.resume))
