@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
           f"per-game sd of the paired difference {d['score']['diff_std']:.2f} points", flush=True)
     t0 = time.perf_counter()
     d, code, _ = _cli(["compare", str(root / "fixed" / "base"), str(root / "fixed" / "candidate"), "--json"])
-    print(f"compare alone on the two runs: {time.perf_counter() - t0:.1f} s (incl. ~4 s start-up)", flush=True)
+    print(f"compare alone on the two runs: {time.perf_counter() - t0:.1f} s (a fresh process: start-up and imports included)", flush=True)
 
     d, code, dt = _cli(["compare", str(root / "base.toml"), str(root / "candidate.toml"), "--sequential",
                         "--games", str(args.step), "--max-games", str(args.games), "--out", str(root / "seq"),

@@ -30,7 +30,8 @@ def _measure(cmd: list[str]) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MiB, exit code) of ``cmd`` run as a child process."""
     code = (
         "import resource, sys, time\n"
-        "from harness.cli import main\n"
+        "from harness.cli import build_parser, main\n"
+        "build_parser()  # imports every command module: start-up is not what is measured\n"
         "t = time.perf_counter()\n"
         f"rc = main({cmd!r})\n"
         "dt = time.perf_counter() - t\n"
