@@ -492,7 +492,7 @@ def compare_text(r: dict[str, Any]) -> str:
             lines.append(f"{label:<17}{100 * x['base']:.2f} % -> {100 * x['candidate']:.2f} %  diff "
                          f"{100 * x['diff']:+.2f} pts [{100 * x['diff_ci'][0]:+.2f}, {100 * x['diff_ci'][1]:+.2f}]")
     if r["boxes"]:
-        lines += ["", f"per box (mean points, candidate - base, {conf} CI):"]
+        lines += ["", f"per box (mean points, candidate - base, {conf} CI; * = the interval excludes 0):"]
         w = max(len(b["box"]) for b in r["boxes"])
         for b in r["boxes"]:
             flag = " *" if b["p_value"] is not None and b["p_value"] < 1 - r["confidence"] else ""
