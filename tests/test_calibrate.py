@@ -98,7 +98,7 @@ def test_calibrate_mean_end_to_end(mini, tmp_path, capsys):
     out = tmp_path / "cal"
     code = main(["calibrate", "--rules", str(mini), "--strategy", "solver", "--param", "temperature",
                  "--target-mean", "80", "--lo", "0", "--hi", "20", "--games", "600", "--seed", "3",
-                 "--workers", "1", "--tol", "0.5", "--out", str(out), "--json"])
+                 "--workers", "1", "--tol", "1.0", "--out", str(out), "--json"])
     assert code == 0
     d = json.loads(capsys.readouterr().out)
     for key in ("value", "value_ci", "spec", "bracket", "evaluations", "slope", "sampling_error", "target"):
@@ -109,7 +109,7 @@ def test_calibrate_mean_end_to_end(mini, tmp_path, capsys):
     assert [e["value"] for e in ev[:2]] == [0.0, 20.0]
     assert ev[0]["response"] > 110 > 50 > ev[1]["response"]  # optimal play ~124, temperature 20 ~41
     best = min(ev, key=lambda e: abs(e["response"] - 80))
-    assert abs(best["response"] - 80) <= 0.5 or not d["converged"]
+    assert abs(best["response"] - 80) <= 1.0 or not d["converged"]
     # every evaluation played the same games: same seed, same number of games
     assert all(e["games"] == 600 for e in ev)
     assert all(json.loads((Path(e["run_dir"]) / "manifest.json").read_text())["seed"] == 3 for e in ev)
