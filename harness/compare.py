@@ -34,7 +34,6 @@ each side at alpha/2. Verdict and exit code:
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -8,8 +8,6 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats as sps
 
