@@ -52,11 +52,14 @@ class TurnPlanner(Strategy):
     """
 
     uses_upper = False
+    #: plans kept per shared cache (~0.6 KB each) before it is cleared
+    max_plans = 400_000
     _shared: dict[tuple[type, str, str], dict[tuple[int, int, bool, int, bool], np.ndarray]] = {}
 
     def __init__(self, rules: RuleSet, **params) -> None:
         super().__init__(rules, **params)
         self._ctx = context(rules)
+        self._servida = rules.has_servida
         # instances with the same rules and parameters share plans (two greedy seats plan once)
         self._plans = TurnPlanner._shared.setdefault((type(self), rules.digest, self.label), {})
 
@@ -77,9 +80,15 @@ class TurnPlanner(Strategy):
         key = (filled, upper, flag, rerolls, first)
         table = self._plans.get(key)
         if table is None:
-            tf = self.stop_values(filled, upper, flag, True)
             tl = self.stop_values(filled, upper, flag, False)
+            # the first roll only scores differently with servida (generala)
+            tf = self.stop_values(filled, upper, flag, True) if self._servida else tl
             _, k_first, _, keeps = turn_policy(self.rules.dice, tf, tl, rerolls)
+            if len(self._plans) > self.max_plans:
+                # bounded memory: a state space like the bonus bot's (sheet x upper subtotal) would
+                # otherwise grow the cache to gigabytes; recent states are re-planned on demand
+                self._plans.clear()
+            k_first, keeps = k_first.astype(np.int16), keeps.astype(np.int16)
             # one pass serves the first roll and every later roll of the turn; saved rolls can
             # make ``rerolls`` exceed rolls_per_turn - 1
             self._plans[(filled, upper, flag, rerolls, True)] = k_first
@@ -93,7 +102,7 @@ class TurnPlanner(Strategy):
         key = (view.filled | (upper << 32) | (view.flag.astype(np.int64) << 40)
                | (view.rolls_left.astype(np.int64) << 41) | (view.first.astype(np.int64) << 56))
         uniq, inv = np.unique(key, return_inverse=True)
-        tables = np.empty((len(uniq), self.rules.dice.n_rolls), dtype=np.int32)
+        tables = np.empty((len(uniq), self.rules.dice.n_rolls), dtype=np.int16)
         for g, k in enumerate(uniq.tolist()):
             tables[g] = self._keep_table(k & 0xFFFFFFFF, (k >> 32) & 0xFF, bool((k >> 40) & 1),
                                          (k >> 41) & 0x7FFF, bool(k >> 56))
