@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -237,8 +238,10 @@ class RunnerEvaluator:
             return Point(value, 0.5, 0.5, 0.5, 0, None)
         common: dict[str, Any] = {"rules": p.rules, "settings": parse_overrides(list(p.settings)), "games": p.games,
                                   "seed": p.seed, "workers": p.workers}
-        if p.chunk_size:
-            common["chunk_size"] = p.chunk_size
+        # results do not depend on chunking (dice are keyed by game index), so cut the games into
+        # enough chunks to keep every worker busy even for a one-lineup evaluation
+        workers = p.workers or os.cpu_count() or 1
+        common["chunk_size"] = p.chunk_size or max(500, -(-p.games // (2 * workers)))
         if p.kind == "mean":
             cfg = RunConfig(mode="run", seats=(spec,), **common)
         else:
@@ -371,9 +374,11 @@ def plot_response(cal: Calibration):  # -> matplotlib Figure
     y = np.array([q.f for q in pts]) * scale
     err = np.array([[q.f - q.lo for q in pts], [q.hi - q.f for q in pts]]) * scale
     ax.plot(x, y, color="tab:blue", lw=1, alpha=0.6)
+    each = f"{p.games:,} games each" if p.kind == "mean" else f"{p.games:,} game pairs (seats swapped) each"
     ax.errorbar(x, y, yerr=err, fmt="o", color="tab:blue", ecolor="black", capsize=3,
-                label=f"measured ({100 * p.confidence:.4g} % CI), {p.games:,} games each")
-    ax.axhline(p.target * scale, color="tab:red", ls="--", lw=1, label=f"target {p.target * scale:g}")
+                label=f"measured ({100 * p.confidence:.4g} % CI), {each}")
+    unit = " points" if p.kind == "mean" else " %"
+    ax.axhline(p.target * scale, color="tab:red", ls="--", lw=1, label=f"target {p.target * scale:g}{unit}")
     if math.isfinite(cal.value):
         xerr = None
         if all(math.isfinite(v) for v in cal.value_ci):
@@ -481,7 +486,7 @@ def add_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-evals", type=int, default=DEFAULT_MAX_EVALS,
                    help=f"most evaluations, bracket ends included (default {DEFAULT_MAX_EVALS})")
     p.add_argument("--confidence", type=float, default=0.95, help="interval confidence (default 0.95)")
-    p.add_argument("--chunk-size", type=int, help="games per chunk")
+    p.add_argument("--chunk-size", type=int, help="games per chunk (default: games / (2 x workers), at least 500)")
     p.add_argument("--workers", type=int, default=0, help="worker processes (default 0 = every core)")
     p.add_argument("--out", metavar="DIR", help="where evaluation runs and the plot go")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
