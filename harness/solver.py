@@ -109,8 +109,8 @@ def dice_tables(d: Dice, rerolls: int) -> K.DiceK:
     """The one-die-at-a-time tables of :class:`harness.solver_kernels.DiceK`."""
     kc = d.keep_counts.astype(np.int64)
     n_small = int(np.sum(d.keep_size < d.n))
-    if not (np.all(d.keep_size[:n_small] < d.n) and np.all(np.diff(d.keep_size) >= 0)):
-        raise AssertionError("keeps must be sorted by size")
+    if not (np.all(np.diff(d.keep_size) >= 0) and np.array_equal(d.roll_as_keep, n_small + np.arange(d.n_rolls))):
+        raise AssertionError("the kernels need keeps sorted by size, the whole rolls last in roll order")
     add = np.full((d.n_keeps, 6), -1, dtype=np.int32)
     rem = np.full((d.n_keeps, 6), -1, dtype=np.int32)
     eye = np.eye(6, dtype=np.int64)
@@ -119,8 +119,12 @@ def dice_tables(d: Dice, rerolls: int) -> K.DiceK:
         add[small, f] = d.keep_index(kc[small] + eye[f])
         has = kc[:, f] > 0
         rem[has, f] = d.keep_index(kc[has] - eye[f])
+    sub_pos = np.full((d.n_rolls, d.n_keeps), -1, dtype=np.int16)
+    for r in range(d.n_rolls):
+        subs = d.sub_keep[d.sub_ptr[r]:d.sub_ptr[r + 1]]
+        sub_pos[r, subs] = np.arange(len(subs))
     return K.DiceK(d.roll_prob.astype(np.float64), d.roll_as_keep.astype(np.int32), add, rem,
-                   d.sub_ptr.astype(np.int64), d.sub_keep.astype(np.int32), n_small, int(rerolls))
+                   d.sub_ptr.astype(np.int64), d.sub_keep.astype(np.int32), sub_pos, n_small, int(rerolls))
 
 
 def _box_values(rules: RuleSet, b: int) -> np.ndarray:

@@ -73,7 +73,9 @@ class DiceK(NamedTuple):
     """Dice tables for the one-die-at-a-time recursions (R rolls, K keeps; keeps sorted by size).
 
     add: (K, 6) int32 keep + one die of face f (-1 for full keeps); rem: (K, 6) int32 keep minus
-    one die of face f (-1 if absent); n_small: keeps with fewer than n dice (indices 0..n_small-1).
+    one die of face f (-1 if absent); n_small: keeps with fewer than n dice (indices 0..n_small-1);
+    sub_ptr/sub_keep: the sub-keeps of each roll (CSR, from :class:`harness.dice.Dice`);
+    sub_pos: (R, K) int16 position of a keep among a roll's sub-keeps (-1 if not one).
     """
 
     roll_prob: np.ndarray
@@ -82,6 +84,7 @@ class DiceK(NamedTuple):
     rem: np.ndarray
     sub_ptr: np.ndarray
     sub_keep: np.ndarray
+    sub_pos: np.ndarray
     n_small: int
     rerolls: int
 
@@ -142,63 +145,90 @@ def stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, first, row, stop, box, r
 
     stop (R, nu) float64 is written for the nu upper subtotals ``ulist``, which are the slots
     ``sl`` (nu,) of the mask (all of them in the solve, the live ones in the forward pass, one when
-    the bot plans a single state); with ``want_box`` also box
-    (R, nu) int16 (argmax: the first strict maximum in sheet order), rows (R, NB) int16 and
-    extras (R,) int16 (the scores and extra bonus of each roll). The values do not depend on
-    ``want_box``.
+    the bot plans a single state). With ``want_box`` also box (R, nu) int16 (argmax: the first
+    strict maximum in sheet order), rows (R, NB) int16 and extras (R,) int16 (the scores and extra
+    bonus of each roll). The values do not depend on ``want_box``: both ways take the maximum of
+    the same candidate values, each computed as (score + bonus) + V(next) like the bot's box choice.
     """
     n_rolls = ctx.table.shape[0]
     nbx = lay.n_boxes
     F = lay.n_flags
+    open_ = ((np.int64(1) << nbx) - 1) & ~mask
     W = upper_values(lay, V, mask, flag, ulist, nu)
+    # G[2b + (score > 0)]: V of the next state after lower box b (the flag may follow the score)
+    G = np.empty((2 * nbx, nu))
+    # Z: the best scratch (a zero in any open box); most rolls score in only a few open boxes
+    Z = np.full(nu, NEG)
     dense = sl[0] == 0 and sl[nu - 1] == nu - 1  # slots 0..nu-1: a contiguous read
-    g = np.empty(nu)
-    for r in range(n_rolls):
-        allowed, extra = score_options(ctx, r, first, flag, mask, row)
-        acc = stop[r]
-        for i in range(nu):
-            acc[i] = NEG
-        if want_box:
-            extras[r] = extra
-            for b in range(nbx):
-                rows[r, b] = row[b]
-            for i in range(nu):
-                box[r, i] = -1
-        for b in range(nbx):
-            if not (allowed >> b) & 1:
-                continue
-            s = np.int64(row[b])
-            if lay.is_upper[b]:
-                w = W[lay.wrow[b] + lay.box_vidx[b, s]]
-                if want_box:
-                    for i in range(nu):
-                        if w[i] > acc[i]:
-                            acc[i] = w[i]
-                            box[r, i] = b
-                else:
-                    for i in range(nu):
-                        if w[i] > acc[i]:
-                            acc[i] = w[i]
-            else:
+    for b in range(nbx):
+        if not (open_ >> b) & 1:
+            continue
+        if lay.is_upper[b]:
+            w = W[lay.wrow[b] + lay.box_vidx[b, 0]]
+        else:
+            for z in range(2):
                 nf = flag
                 if b == lay.key_box:
-                    nf = 1 if s > 0 else 0
-                # same upper boxes filled: the next mask has the same slots
+                    nf = z
                 b2 = lay.base[(mask | (np.int64(1) << b)) * F + nf]
+                g = G[2 * b + z]
                 if dense:
                     for i in range(nu):
                         g[i] = V[b2 + i]
                 else:
                     for i in range(nu):
                         g[i] = V[b2 + sl[i]]
-                fs = float(s)
-                if want_box:
+            w = G[2 * b]
+        for i in range(nu):
+            if w[i] > Z[i]:
+                Z[i] = w[i]
+    for r in range(n_rolls):
+        allowed, extra = score_options(ctx, r, first, flag, mask, row)
+        acc = stop[r]
+        if want_box:
+            extras[r] = extra
+            for b in range(nbx):
+                rows[r, b] = row[b]
+            for i in range(nu):
+                acc[i] = NEG
+                box[r, i] = -1
+            for b in range(nbx):
+                if not (allowed >> b) & 1:
+                    continue
+                s = np.int64(row[b])
+                if lay.is_upper[b]:
+                    w = W[lay.wrow[b] + lay.box_vidx[b, s]]
+                    for i in range(nu):
+                        if w[i] > acc[i]:
+                            acc[i] = w[i]
+                            box[r, i] = b
+                else:
+                    fs = float(s)
+                    g = G[2 * b + (1 if s > 0 else 0)]
                     for i in range(nu):
                         val = fs + g[i]
                         if val > acc[i]:
                             acc[i] = val
                             box[r, i] = b
+        else:
+            # free choice (no joker or forced order on this roll): start from the best scratch
+            free = allowed == open_
+            for i in range(nu):
+                acc[i] = Z[i] if free else NEG
+            for b in range(nbx):
+                if not (allowed >> b) & 1:
+                    continue
+                s = np.int64(row[b])
+                if free and s == 0:
+                    continue
+                if lay.is_upper[b]:
+                    w = W[lay.wrow[b] + lay.box_vidx[b, s]]
+                    for i in range(nu):
+                        if w[i] > acc[i]:
+                            acc[i] = w[i]
                 else:
+                    fs = float(s)
+                    g = G[2 * b + (1 if s > 0 else 0)]
                     for i in range(nu):
                         val = fs + g[i]
                         if val > acc[i]:
@@ -208,47 +238,38 @@ def stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, first, row, stop, box, r
 
 
 @nb.njit(cache=True, nogil=True)
-def _expect(dk, cur, E, nu):
-    """E (K, nu): expected ``cur`` (R, nu) after rerolling the dice not in each keep."""
-    n_rolls = cur.shape[0]
-    add = dk.add
-    for r in range(n_rolls):
-        k = dk.roll_as_keep[r]
-        for i in range(nu):
-            E[k, i] = cur[r, i]
-    sixth = 1.0 / 6.0
-    for k in range(dk.n_small - 1, -1, -1):
-        ek = E[k]
-        e0, e1, e2, e3, e4, e5 = E[add[k, 0]], E[add[k, 1]], E[add[k, 2]], E[add[k, 3]], E[add[k, 4]], E[add[k, 5]]
-        for i in range(nu):
-            ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
-
-
-@nb.njit(cache=True, nogil=True)
-def turn_values(dk, nu, stop_f, stop_l, cur, E, M, Es, Ms):
-    """Optimal value of each first roll, cur (R, nu), from the stop values (first roll / later).
+def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
+    """Optimal value of each first roll from the stop values (first roll / later roll).
 
     E (K, nu) and M (n_small, nu) are work arrays: E[k] the expected value of keeping k and
-    rerolling the rest, M[k] the best E over the sub-keeps of k. With Es (rr+1, K, nu) and
-    Ms (rr+1, n_small, nu) not empty, stage j's E and M (j rerolls left) are saved there for
-    :func:`keep_arg` and the bot's action values.
+    rerolling the rest, M[k] the best E over the sub-keeps of k. Keeping a whole roll r is keep
+    ``n_small + r``, so the rows E[n_small:] double as the value of each roll in hand; they hold the
+    first-roll values on return. With Es (rr+1, K, nu) and Ms (rr+1, n_small, nu) not empty,
+    stage j's E and M (j rerolls left) are saved there for :func:`keep_arg` and the bot.
     """
-    n_rolls = cur.shape[0]
+    n_rolls = stop_f.shape[0]
+    ns = dk.n_small
     rr = dk.rerolls
     rem = dk.rem
+    add = dk.add
     save = Es.shape[0] > 0
-    if rr == 0:
-        for r in range(n_rolls):
-            for i in range(nu):
-                cur[r, i] = stop_f[r, i]
-        return
+    sixth = 1.0 / 6.0
+    first_st = stop_f if rr == 0 else stop_l
     for r in range(n_rolls):
+        er = E[ns + r]
+        sr = first_st[r]
         for i in range(nu):
-            cur[r, i] = stop_l[r, i]
+            er[i] = sr[i]
     for j in range(1, rr + 1):
         st = stop_f if j == rr else stop_l
-        _expect(dk, cur, E, nu)
-        for k in range(dk.n_small):
+        # expectation over the rerolled dice, one die at a time
+        for k in range(ns - 1, -1, -1):
+            ek = E[k]
+            e0, e1, e2 = E[add[k, 0]], E[add[k, 1]], E[add[k, 2]]
+            e3, e4, e5 = E[add[k, 3]], E[add[k, 4]], E[add[k, 5]]
+            for i in range(nu):
+                ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
+        for k in range(ns):
             mk = M[k]
             ek = E[k]
             for i in range(nu):
@@ -264,12 +285,12 @@ def turn_values(dk, nu, stop_f, stop_l, cur, E, M, Es, Ms):
             for k in range(E.shape[0]):
                 for i in range(nu):
                     Es[j, k, i] = E[k, i]
-            for k in range(M.shape[0]):
+            for k in range(ns):
                 for i in range(nu):
                     Ms[j, k, i] = M[k, i]
         for r in range(n_rolls):
-            kr = dk.roll_as_keep[r]
-            cr = cur[r]
+            kr = ns + r
+            cr = E[kr]
             sr = st[r]
             for i in range(nu):
                 cr[i] = sr[i]
@@ -349,15 +370,15 @@ def solve_items(ctx, lay, dk, V, out, item_mask, item_flag, lo, hi, full):
             stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, row, stop_f, box, rows, extras, no)
         else:
             stop_f = stop_l
-        cur = np.empty((n_rolls, nu))
         E = np.empty((n_keeps, nu))
         M = np.empty((dk.n_small, nu))
-        turn_values(dk, nu, stop_f, stop_l, cur, E, M, none, none)
+        turn_values(dk, nu, stop_f, stop_l, E, M, none, none)
         p = dk.roll_prob
+        ns = dk.n_small
         for i in range(nu):
             acc = 0.0
             for r in range(n_rolls):
-                acc += p[r] * cur[r, i]
+                acc += p[r] * E[ns + r, i]
             out[off + i] = acc
 
 
@@ -392,12 +413,11 @@ def item_plan(ctx, lay, dk, V, mask, flag, ulist, nu, sl):
         stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, row, stop_f, box_f, rows_f, extras_f, yes)
     else:
         rows_f, extras_f, box_f, stop_f = rows_l, extras_l, box_l, stop_l
-    cur = np.empty((n_rolls, nu))
     E = np.empty((n_keeps, nu))
     M = np.empty((dk.n_small, nu))
     Es = np.zeros((rr + 1, n_keeps, nu))
     Ms = np.zeros((rr + 1, dk.n_small, nu))
-    turn_values(dk, nu, stop_f, stop_l, cur, E, M, Es, Ms)
+    turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms)
     return stop_f, stop_l, box_f, box_l, rows_f, rows_l, extras_f, extras_l, Es, Ms
 
 
@@ -476,77 +496,6 @@ def forward_items(ctx, lay, dk, oc, V, item_mask, item_flag, lo, hi, row_of, liv
                     mass[r, i] = km[kr, i]
         _add_outcomes(oc, fin_f, box_f, rows_f, extras_f, outp, row0, nu)
         _add_outcomes(oc, fin_l, box_l, rows_l, extras_l, outp, row0, nu)
-
-
-@nb.njit(cache=True, nogil=True)
-def forward_item(ctx, lay, dk, oc, V, mask, flag, outp, row0, P, start):
-    """Outcome distribution of one turn under the T=0 policy, for the live slots of (mask, flag).
-
-    A slot is live when its state's probability P[state - start] is non-zero; the j-th live slot
-    adds to outp[row0 + j, o] the probability that its turn ends with outcome code o
-    (see :class:`Outcomes`).
-    """
-    um = lay.umask_of[mask]
-    nall = lay.nslot[um]
-    off = lay.base[mask * lay.n_flags + flag]
-    sl = np.empty(nall, dtype=np.int64)
-    n_live = 0
-    for i in range(nall):
-        if P[off + i - start] > 0.0:
-            sl[n_live] = i
-            n_live += 1
-    if n_live == 0:
-        return
-    nu = np.int64(n_live)
-    ulist = np.empty(nu, dtype=np.int32)
-    for i in range(nu):
-        ulist[i] = lay.ulist[um, sl[i]]
-    n_rolls = ctx.table.shape[0]
-    n_keeps = dk.add.shape[0]
-    rr = dk.rerolls
-    (stop_f, stop_l, box_f, box_l, rows_f, rows_l, extras_f, extras_l,
-     Es, Ms) = item_plan(ctx, lay, dk, V, mask, flag, ulist, nu, sl)
-    mass = np.empty((n_rolls, nu))
-    fin_f = np.zeros((n_rolls, nu))
-    fin_l = np.zeros((n_rolls, nu))
-    km = np.zeros((n_keeps, nu))
-    for r in range(n_rolls):
-        for i in range(nu):
-            mass[r, i] = dk.roll_prob[r]
-    sixth = 1.0 / 6.0
-    for j in range(rr, -1, -1):
-        fin = fin_f if j == rr else fin_l
-        if j == 0:  # no reroll left: every roll stops
-            for r in range(n_rolls):
-                for i in range(nu):
-                    fin[r, i] += mass[r, i]
-            break
-        st = stop_f if j == rr else stop_l
-        for k in range(n_keeps):
-            for i in range(nu):
-                km[k, i] = 0.0
-        for r in range(n_rolls):
-            kr = dk.roll_as_keep[r]
-            for i in range(nu):
-                m = mass[r, i]
-                if m != 0.0:
-                    a = keep_arg(dk, Es, Ms, j, st, r, i)
-                    if a == kr:
-                        fin[r, i] += m
-                    else:
-                        km[a, i] += m
-        # rerolled dice arrive one at a time, each face with probability 1/6
-        for k in range(dk.n_small):
-            for f in range(6):
-                a = dk.add[k, f]
-                for i in range(nu):
-                    km[a, i] += km[k, i] * sixth
-        for r in range(n_rolls):
-            kr = dk.roll_as_keep[r]
-            for i in range(nu):
-                mass[r, i] = km[kr, i]
-    _add_outcomes(oc, fin_f, box_f, rows_f, extras_f, outp, row0, nu)
-    _add_outcomes(oc, fin_l, box_l, rows_l, extras_l, outp, row0, nu)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -701,36 +650,193 @@ def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, 
 
 
 @nb.njit(cache=True, nogil=True)
+def turn_one(dk, stop_f, stop_l, E, M, Es, Ms):
+    """:func:`turn_values` for one state (the bot) on flat arrays: stop_f/stop_l (R,), E (K,),
+    M (n_small,), Es (rr+1, K), Ms (rr+1, n_small). Every value is computed in the same order as in
+    :func:`turn_values`, so the bot's decisions are the forward pass's to the last bit."""
+    n_rolls = stop_f.shape[0]
+    ns = dk.n_small
+    rr = dk.rerolls
+    rem = dk.rem
+    add = dk.add
+    sixth = 1.0 / 6.0
+    first_st = stop_f if rr == 0 else stop_l
+    for r in range(n_rolls):
+        E[ns + r] = first_st[r]
+    for j in range(1, rr + 1):
+        st = stop_f if j == rr else stop_l
+        for k in range(ns - 1, -1, -1):
+            E[k] = (E[add[k, 0]] + E[add[k, 1]] + E[add[k, 2]] + E[add[k, 3]] + E[add[k, 4]]
+                    + E[add[k, 5]]) * sixth
+        for k in range(ns):
+            m = E[k]
+            for f in range(6):
+                q = rem[k, f]
+                if q >= 0 and M[q] > m:
+                    m = M[q]
+            M[k] = m
+        for k in range(E.shape[0]):
+            Es[j, k] = E[k]
+        for k in range(ns):
+            Ms[j, k] = M[k]
+        for r in range(n_rolls):
+            kr = ns + r
+            c = st[r]
+            for f in range(6):
+                q = rem[kr, f]
+                if q >= 0 and M[q] > c:
+                    c = M[q]
+            E[kr] = c
+
+
+@nb.njit(cache=True, nogil=True)
+def keep_arg_one(dk, Es, Ms, j, st, r):
+    """:func:`keep_arg` for one state (flat Es (rr+1, K), Ms (rr+1, n_small), st (R,))."""
+    rem = dk.rem
+    kr = dk.roll_as_keep[r]
+    best = st[r]
+    k = -1
+    for f in range(6):
+        q = rem[kr, f]
+        if q >= 0 and Ms[j, q] > best:
+            best = Ms[j, q]
+            k = q
+    if k < 0:
+        return kr
+    while Es[j, k] != Ms[j, k]:
+        m = Ms[j, k]
+        for f in range(6):
+            q = rem[k, f]
+            if q >= 0 and Ms[j, q] == m:
+                k = q
+                break
+    return k
+
+
+@nb.njit(cache=True, nogil=True)
+def score_rows(ctx, mask, flag, first, rows, allowed, extras):
+    """:func:`harness.scoring.score_options` of every roll in one sheet: rows (R, NB) int16,
+    allowed (R,) int64, extras (R,) int16 (shared by every upper subtotal of the mask)."""
+    for r in range(rows.shape[0]):
+        a, e = score_options(ctx, r, first, flag, mask, rows[r])
+        allowed[r] = a
+        extras[r] = e
+
+
+@nb.njit(cache=True, nogil=True)
+def stop_one(lay, V, mask, flag, u, rows, allowed, extras, wv, nxt, stop):
+    """:func:`stop_values` for one state (the bot) from its :func:`score_rows`: stop (R,), the same
+    candidate values in the same order. wv (n_wrows,) and nxt (2 NB,) are scratch arrays."""
+    nbx = lay.n_boxes
+    F = lay.n_flags
+    T = lay.threshold
+    open_ = ((np.int64(1) << nbx) - 1) & ~mask
+    s0 = lay.slot[lay.umask_of[mask], u]
+    Z = NEG
+    for b in range(nbx):
+        if not (open_ >> b) & 1:
+            continue
+        m2 = mask | (np.int64(1) << b)
+        if lay.is_upper[b]:
+            um2 = lay.umask_of[m2]
+            for v in range(lay.box_nvals[b]):
+                s = lay.box_vals[b, v]
+                nf = flag
+                if b == lay.key_box:
+                    nf = 1 if s > 0 else 0
+                u2 = min(u + s, T)
+                add = s + lay.bonus if (u < T and u2 >= T) else s
+                wv[lay.wrow[b] + v] = add + V[lay.base[m2 * F + nf] + lay.slot[um2, u2]]
+            z = wv[lay.wrow[b] + lay.box_vidx[b, 0]]
+        else:
+            for zz in range(2):
+                nf = flag
+                if b == lay.key_box:
+                    nf = zz
+                nxt[2 * b + zz] = V[lay.base[m2 * F + nf] + s0]
+            z = nxt[2 * b]
+        if z > Z:
+            Z = z
+    for r in range(stop.shape[0]):
+        al = allowed[r]
+        free = al == open_
+        acc = Z if free else NEG
+        for b in range(nbx):
+            if not (al >> b) & 1:
+                continue
+            s = np.int64(rows[r, b])
+            if free and s == 0:
+                continue
+            if lay.is_upper[b]:
+                val = wv[lay.wrow[b] + lay.box_vidx[b, s]]
+            else:
+                val = float(s) + nxt[2 * b + (1 if s > 0 else 0)]
+            if val > acc:
+                acc = val
+        stop[r] = acc + extras[r]
+
+
+@nb.njit(cache=True, nogil=True)
+def _work(ctx, lay, dk):
+    """Scratch arrays of the bot's kernels."""
+    n_rolls = ctx.table.shape[0]
+    nbx = lay.n_boxes
+    return (np.empty((n_rolls, nbx), dtype=np.int16), np.empty(n_rolls, dtype=np.int64),
+            np.empty(n_rolls, dtype=np.int16), np.empty((n_rolls, nbx), dtype=np.int16),
+            np.empty(n_rolls, dtype=np.int64), np.empty(n_rolls, dtype=np.int16),
+            np.empty(max(lay.n_wrows, 1)), np.empty(2 * nbx), np.empty(dk.add.shape[0]), np.empty(dk.n_small),
+            np.empty(n_rolls), np.empty(n_rolls), np.zeros((dk.rerolls + 1, dk.add.shape[0])),
+            np.zeros((dk.rerolls + 1, dk.n_small)))
+
+
+@nb.njit(cache=True, nogil=True)
+def _plan(ctx, lay, dk, V, mask, flag, u, work, last_sheet):
+    """Stop values and stage values of one state into ``work`` (see :func:`_work`): the score rows
+    are worked out again only when the sheet (mask, flag) differs from ``last_sheet``."""
+    rows_l, al_l, ex_l, rows_f, al_f, ex_f, wv, nxt, E, M, stop_f, stop_l, Es, Ms = work
+    sheet = mask * lay.n_flags + flag
+    if sheet != last_sheet:
+        score_rows(ctx, mask, flag, np.bool_(False), rows_l, al_l, ex_l)
+        if lay.servida:
+            score_rows(ctx, mask, flag, np.bool_(True), rows_f, al_f, ex_f)
+    stop_one(lay, V, mask, flag, u, rows_l, al_l, ex_l, wv, nxt, stop_l)
+    if lay.servida:
+        stop_one(lay, V, mask, flag, u, rows_f, al_f, ex_f, wv, nxt, stop_f)
+    else:
+        stop_f[:] = stop_l
+    turn_one(dk, stop_f, stop_l, E, M, Es, Ms)
+    return sheet
+
+
+@nb.njit(cache=True, nogil=True)
 def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stage, out):
     """T=0 keeps for a batch, from a direct-mapped cache of per-state keep tables.
 
     masks/uppers (B,) int64, flags (B,) bool, rolls (B,) int16, stage (B,) int16 rerolls left
     (``rerolls`` = on the first roll); writes out (B,) int32. tags (C,) int64 state index held
     by each cache line (-1 empty); codes (C, rr, R) uint8 keep position within the roll's sub-keeps.
+    Games are visited sorted by sheet, so a sheet's score rows are worked out once per batch.
     """
     cap = tags.shape[0]
     n_rolls = ctx.table.shape[0]
     rr = dk.rerolls
-    ul = np.zeros(1, dtype=np.int32)
-    sl1 = np.zeros(1, dtype=np.int64)
-    for g in range(masks.shape[0]):
+    work = _work(ctx, lay, dk)
+    stop_f, stop_l, Es, Ms = work[10], work[11], work[12], work[13]
+    order = np.argsort(masks * 2 + flags)
+    last = np.int64(-1)
+    for g in order:
         mask = masks[g]
         flag = 1 if flags[g] else 0
         u = min(np.int64(uppers[g]), lay.threshold)
         idx = lay.base[mask * lay.n_flags + flag] + lay.slot[lay.umask_of[mask], u]
         line = idx & (cap - 1)
         if tags[line] != idx:
-            ul[0] = u
-            sl1[0] = lay.slot[lay.umask_of[mask], u]
-            plan = item_plan(ctx, lay, dk, V, mask, flag, ul, np.int64(1), sl1)
+            last = _plan(ctx, lay, dk, V, mask, flag, u, work, last)
             for j in range(1, rr + 1):
-                st = plan[0] if j == rr else plan[1]
+                st = stop_f if j == rr else stop_l
                 for r in range(n_rolls):
-                    k = keep_arg(dk, plan[8], plan[9], j, st, r, 0)
                     # stored as its position among the roll's sub-keeps (fits a byte)
-                    for q in range(dk.sub_ptr[r], dk.sub_ptr[r + 1]):
-                        if dk.sub_keep[q] == k:
-                            codes[line, j - 1, r] = q - dk.sub_ptr[r]
+                    codes[line, j - 1, r] = dk.sub_pos[r, keep_arg_one(dk, Es, Ms, j, st, r)]
             tags[line] = idx
         r = rolls[g]
         out[g] = dk.sub_keep[dk.sub_ptr[r] + codes[line, stage[g] - 1, r]]
@@ -771,10 +877,12 @@ def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage
     cap = tags.shape[0]
     n_rolls = ctx.table.shape[0]
     rr = dk.rerolls
-    ul = np.zeros(1, dtype=np.int32)
-    sl1 = np.zeros(1, dtype=np.int64)
+    work = _work(ctx, lay, dk)
+    stop_f, stop_l, Es = work[10], work[11], work[12]
     vals = np.empty(dk.sub_keep.shape[0])
-    for g in range(masks.shape[0]):
+    order = np.argsort(masks * 2 + flags)
+    last = np.int64(-1)
+    for g in order:
         mask = masks[g]
         flag = 1 if flags[g] else 0
         u = min(np.int64(uppers[g]), lay.threshold)
@@ -787,16 +895,13 @@ def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage
         idx = lay.base[mask * lay.n_flags + flag] + lay.slot[lay.umask_of[mask], u]
         line = idx & (cap - 1)
         if tags[line] != idx:
-            ul[0] = u
-            sl1[0] = lay.slot[lay.umask_of[mask], u]
-            plan = item_plan(ctx, lay, dk, V, mask, flag, ul, np.int64(1), sl1)
-            Es = plan[8]
+            last = _plan(ctx, lay, dk, V, mask, flag, u, work, last)
             for j in range(1, rr + 1):
                 for k in range(Es.shape[1]):
-                    ev[line, j, k] = Es[j, k, 0]
+                    ev[line, j, k] = Es[j, k]
             for q in range(n_rolls):
-                sv[line, 0, q] = plan[1][q, 0]
-                sv[line, 1, q] = plan[0][q, 0]
+                sv[line, 0, q] = stop_l[q]
+                sv[line, 1, q] = stop_f[q]
             tags[line] = idx
         j = stage[g]
         # the last sub-keep is the whole roll: its value is stopping

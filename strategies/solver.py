@@ -35,6 +35,9 @@ POLICY_LINES = 1 << 19
 VALUE_LINES = 1 << 13
 
 
+_SHARED: dict[tuple[str, str], tuple[np.ndarray, ...]] = {}
+
+
 def _lines(wanted: int, n_states: int) -> int:
     return 1 << min(int(np.ceil(np.log2(max(n_states, 2)))), int(np.log2(wanted)))
 
@@ -82,17 +85,24 @@ class SolverBot(Strategy):
         self._lay = sol.plan.layout
         self._dk = sol.plan.dice
         self._rr = self.rules.rolls_per_turn - 1
-        n = sol.states
+        # every solver bot of this process and rule set shares the decision caches (the seats of
+        # solver-vs-solver meet the same states); their contents do not depend on the parameters
+        d = self.rules.dice
         if self.temperature > 0:
-            lines = _lines(VALUE_LINES, n)
-            self._tags = np.full(lines, -1, dtype=np.int64)
-            self._ev = np.zeros((lines, self._rr + 1, self.rules.dice.n_keeps))
-            self._sv = np.zeros((lines, 2, self.rules.dice.n_rolls))
+            key = (self.rules.digest, "values")
+            if key not in _SHARED:
+                lines = _lines(VALUE_LINES, sol.states)
+                _SHARED[key] = (np.full(lines, -1, dtype=np.int64), np.zeros((lines, self._rr + 1, d.n_keeps)),
+                                np.zeros((lines, 2, d.n_rolls)))
+            self._tags, self._ev, self._sv = _SHARED[key]
         else:
-            lines = _lines(POLICY_LINES, n)
-            self._tags = np.full(lines, -1, dtype=np.int64)
-            # np.zeros maps pages lazily: only lines in use take memory
-            self._codes = np.zeros((lines, max(self._rr, 1), self.rules.dice.n_rolls), dtype=np.uint8)
+            key = (self.rules.digest, "policy")
+            if key not in _SHARED:
+                lines = _lines(POLICY_LINES, sol.states)
+                # np.zeros maps pages lazily: only lines in use take memory
+                _SHARED[key] = (np.full(lines, -1, dtype=np.int64),
+                                np.zeros((lines, max(self._rr, 1), d.n_rolls), dtype=np.uint8))
+            self._tags, self._codes = _SHARED[key]
         self._warm_up()
 
     def _warm_up(self) -> None:
