@@ -17,12 +17,14 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -49,28 +51,37 @@ def engine_rate(rules_name: str, bot: str, batch: int, seed: int) -> float:
     return batch / (time.perf_counter() - t)
 
 
-def runner_rate(rules_name: str, bot: str, games: int, workers: int, chunk: int, seed: int) -> float:
-    """Wall seconds of a whole ``run`` including set-up and the final manifest."""
+def _cpu() -> float:
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def runner_rate(rules_name: str, bot: str, games: int, workers: int, chunk: int, seed: int) -> list[float]:
+    """[wall seconds, CPU seconds of this process and its workers] of a whole ``run``, set-up included.
+
+    CPU seconds do not depend on how many cores other jobs leave us: on an idle machine with W
+    cores the wall time approaches CPU / W (plus the serial set-up).
+    """
     from harness.runconfig import RunConfig
     from harness.runner import run
 
     cfg = RunConfig(seats=(bot, bot), rules=rules_name, games=games, seed=seed, chunk_size=chunk, workers=workers)
     tmp = Path(tempfile.mkdtemp(prefix="bench-throughput-"))
     try:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu()
         run(cfg, tmp / "run")
-        return time.perf_counter() - t
+        return [time.perf_counter() - t, _cpu() - c]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _fresh(args: argparse.Namespace, what: str, bot: str, workers: int = 0) -> float:
-    """Run one measurement in a new interpreter; returns its figure."""
+def _fresh(args: argparse.Namespace, what: str, bot: str, workers: int = 0) -> Any:
+    """Run one measurement in a new interpreter; returns its figure(s)."""
     cmd = [sys.executable, __file__, "--one", what, "--bots", bot, "--rules", args.rules, "--games", str(args.games),
            "--workers", str(workers), "--chunk-size", str(args.chunk_size), "--engine-batch", str(args.engine_batch),
            "--seed", str(args.seed)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return float(json.loads(out.strip().splitlines()[-1]))
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,18 +112,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} {platform.node()} python {platform.python_version()} "
           f"cores {os.cpu_count()} rules {args.rules} chunk {args.chunk_size} repeat {args.repeat} "
           f"(load average {load:.1f} at start)")
-    print("| seats | engine only, 1 core (games/s) | workers | games | wall (s) | runner (games/s) |")
-    print("|---|---:|---:|---:|---:|---:|", flush=True)
+    print("| seats | engine only, 1 core (games/s) | workers | games | wall (s) | runner (games/s) "
+          "| CPU (s) | games per CPU-s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     for bot in args.bots.split(","):
         if bot not in reg:
-            print(f"| {bot} vs {bot} | not registered | | | | |")
+            print(f"| {bot} vs {bot} | not registered | | | | | | |")
             continue
         eng = "-"
         if args.engine_batch:
             eng = f"{max(_fresh(args, 'engine', bot) for _ in range(args.repeat)):,.0f}"
         for w in (int(x) for x in args.workers.split(",")):
-            dt = min(_fresh(args, "runner", bot, w) for _ in range(args.repeat))
-            print(f"| {bot} vs {bot} | {eng} | {w} | {args.games:,} | {dt:.1f} | {args.games / dt:,.0f} |", flush=True)
+            dt, cpu = min(_fresh(args, "runner", bot, w) for _ in range(args.repeat))
+            print(f"| {bot} vs {bot} | {eng} | {w} | {args.games:,} | {dt:.1f} | {args.games / dt:,.0f} "
+                  f"| {cpu:.1f} | {args.games / cpu:,.0f} |", flush=True)
     return 0
 
 
