@@ -62,11 +62,12 @@ class Results:
     def to_frame(self) -> pd.DataFrame:
         """One row per (game, seat): game, seat, strategy, total, upper, bonus, outcome, then boxes."""
         b, s = self.total.shape
+        cats = sorted(set(self.labels))
         cols: dict[str, Any] = {
             "game": np.repeat(self.games, s).astype(np.int64),
             "seat": np.tile(np.arange(s, dtype=np.int8), b),
-            "strategy": pd.Categorical(np.tile(np.array(self.labels, dtype=object), b),
-                                       categories=sorted(set(self.labels))),
+            "strategy": pd.Categorical.from_codes(np.tile(np.array([cats.index(x) for x in self.labels]), b),
+                                                  categories=cats),
             "total": self.total.reshape(-1).astype(np.int16),
             "upper": self.upper.reshape(-1).astype(np.int16),
             "bonus": self.bonus.reshape(-1).astype(np.int16),
