@@ -3,11 +3,15 @@
 Public API (used by the ``solver`` bot, ``compare`` checks and the reports)::
 
     from harness.solver import solve, exact_distribution, one_turn_odds
-    sol = solve(rules, cache_dir=None)       # -> Solution (loaded from the disk cache when valid)
-    sol.expected_score                       # optimal expected final score of one column
-    sol.value(filled, upper, flag)           # expected future score from the start of a turn
-    fig = exact_distribution(rules)          # -> Figures: expected_score, std, p_bonus, percentiles, ...
-    one_turn_odds(rules)                     # -> {lower box: P(requirement met within one turn)}
+    sol = solve(rules, cache_dir=None)    # -> Solution, from memory, the disk cache, or a fresh solve
+    sol.expected_score                    # optimal expected final score of one column (float)
+    sol.value(filled, upper, flag)        # expected future score from the start of a turn in a state
+    sol.states, sol.seconds, sol.cached   # size of the table, time the solve took, loaded from disk?
+    fig = exact_distribution(rules)       # -> Figures: expected_score, std, p_bonus, percentiles,
+                                          #    distribution (P(score = s)), all exact (forward pass)
+    fig.to_json()                         # what ``yatzy-harness solve --json`` prints
+    one_turn_odds(rules)                  # -> {lower box: P(requirement met within one turn)}
+    clear_memo()                          # forget the tables held by this process
 
 The state of one column at the start of a turn is (filled boxes, upper subtotal capped at the bonus
 threshold, flag); ``flag`` (the key box holds a non-zero score) exists only for rule sets with a key
@@ -17,6 +21,17 @@ under optimal play. Every score comes from :func:`harness.scoring.score_options`
 the forced joker, forced order and extra bonuses are exactly the engine's. The upper subtotal only
 matters below the threshold, so it is capped there and only subtotals reachable with the filled
 upper boxes get a state; with the bonus worth 0 (``generala``) or a threshold of 0 it is dropped.
+Forced order leaves one reachable sheet per layer.
+
+Optimal play is deterministic: ties between equal-valued actions follow the fixed rule of
+:mod:`harness.solver_kernels` (first box in sheet order; stopping before rerolling; the larger keep).
+The forward pass of :func:`exact_distribution` and the bot use the very same decisions, so the
+exact distribution is the distribution of the bot's scores.
+
+Parallelism: a layer (states with the same number of boxes filled) only reads the next layer, so
+its items are split between threads running GIL-free numba kernels; numba's own ``prange`` pools
+compile several times slower and are not fork-safe (the runner forks workers from this process).
+A forked worker solves on one thread.
 
 Saved rolls (``saved_rolls``) are not part of the state: the table is the value of the game with
 ordinary turns, and the bot plays longer turns optimally against those values (see
@@ -24,10 +39,11 @@ strategies/solver.py).
 
 Disk cache: one file per rule set, named by :attr:`RuleSet.digest` and :data:`FORMAT`, in
 ``--cache-dir``, ``$YATZY_HARNESS_CACHE``, ``$XDG_CACHE_HOME/yatzy-harness`` or
-``~/.cache/yatzy-harness``. A 4 KiB JSON header (magic, format, digest, dtype, shape, crc32) is
-checked on every load; a file that fails any check is rebuilt, never trusted. Values are stored as
-float64: the 5-dice tables are small (at most 17 MB), and maxi's 449 MB still loads in well under a
-second, and float64 keeps every decision bit-identical to a fresh solve.
+``~/.cache/yatzy-harness``, written atomically (temporary file, then rename). A 4 KiB JSON header
+(magic, format, digest, dtype, shape, crc32) is checked on every load; a file that fails any check
+is rebuilt, never trusted. Values are float64: the 5-dice tables are small (scandinavian 11 MiB)
+and maxi's 428 MiB still loads in about a second, and float64 keeps every decision bit-identical to
+a fresh solve. The exact figures are cached beside the table (``.figures.json``).
 """
 
 from __future__ import annotations

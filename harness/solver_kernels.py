@@ -13,7 +13,13 @@ memory and LLVM vectorises it. Scores come from :func:`harness.scoring.score_opt
 Within a turn the expectation over a reroll is built one die at a time
 (``E(keep) = mean over faces f of E(keep + f)``) and the best sub-keep of a roll from the best
 sub-keep of each one-die-smaller keep, which needs ~6 operations per keep instead of the
-4,368 (five dice) transition terms of the direct sum.
+4,368 (five dice) transition terms of the direct sum. Stop values start from the best scratch (a
+zero in any open box) and only visit the boxes a roll scores in.
+
+The bot plans one state at a time (``*_one`` kernels on flat arrays, same arithmetic in the same
+order, so its decisions are bit-identical to the forward pass's) and keeps the result in
+direct-mapped caches. Kernels are few and flat on purpose: numba re-optimises every callee inside
+each caller, so compile time grows with the depth of calls.
 
 Tie rule (deterministic, shared by the solve, the forward pass and the bot): a box wins only if its
 value is strictly larger than every earlier box's (sheet order); stopping wins ties against any keep;
