@@ -666,7 +666,7 @@ def one_turn_odds(rules: RuleSet) -> dict[str, float]:
         tf = (rules.table_first[:, b] > 0).astype(np.float64)
         tl = (rules.table[:, b] > 0).astype(np.float64)
         v_first = turn_policy(d, tf, tl, rules.rolls_per_turn - 1)[0]
-        out[box.name] = float(d.roll_prob @ v_first)
+        out[box.name] = min(1.0, float(d.roll_prob @ v_first))  # a sure box may sum to 1 + 1e-15
     return out
 
 

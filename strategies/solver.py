@@ -10,10 +10,12 @@ fixed rule, so play is deterministic. Two knobs make it weaker for the site's di
 * ``blunder=P``: with probability P the decision is a uniformly random legal action instead.
 
 Per-state turn decisions are worked out in numba the first time a state is met and kept in a
-direct-mapped cache for the life of the process (a state recurs across thousands of games). With
-``columns`` > 1 each column is played as a fresh game. With ``saved_rolls`` the table still values
-ordinary three-roll turns; a turn with extra rolls in hand is planned optimally against those
-values (the bot never deliberately stops early to save rolls).
+direct-mapped cache for the life of the process (a state recurs across thousands of games), shared
+by every solver bot of the process on the same rule set. Randomness comes only from
+``view.uniform`` (two uniforms per decision), so a game replays identically. With ``columns`` > 1
+each column is played as a fresh game. With ``saved_rolls`` the table still values ordinary
+three-roll turns; a turn with extra rolls in hand is planned optimally against those values (ties
+as in :func:`harness.turn.turn_policy`; the bot never deliberately stops early to save rolls).
 """
 
 from __future__ import annotations
