@@ -591,11 +591,12 @@ def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, 
                 continue
             row += 1  # rows are the live slots only (see forward_item)
             u = lay.ulist[um, i]
-            a0 = woff[loc]
+            a0 = 0
             j_lo = 0
             j_hi = 0
             if want_dist:
                 # the source window's non-zero part
+                a0 = woff[loc]
                 n0 = woff[loc + 1] - a0
                 j_lo = n0
                 for j in range(n0):

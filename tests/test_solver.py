@@ -331,6 +331,16 @@ def test_exact_distribution_matches_bot_play(name, tiny_dir, cache_dir, monkeypa
     assert fig.percentiles == {q: int(np.searchsorted(cdf, int(q) / 100 - 1e-12)) for q in solver.PERCENTILES}
 
 
+def test_moments_only_when_the_distribution_is_too_big(tiny_dir, cache_dir):
+    rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
+    full = solver.exact_distribution(rules, cache_dir, use_cache=False)
+    lean = solver.exact_distribution(rules, cache_dir, use_cache=False, max_bytes=0)
+    assert lean.percentiles is None and lean.distribution is None
+    assert lean.std == pytest.approx(full.std, abs=1e-9)
+    assert lean.p_bonus == pytest.approx(full.p_bonus, abs=1e-12)
+    assert lean.forward_mean == pytest.approx(full.expected_score, abs=1e-9)
+
+
 def test_p_bonus_without_a_bonus_or_with_a_sure_one(tiny_dir, cache_dir):
     no_bonus = load_rules(str(tiny_dir / "tiny_bonus.toml"), ["upper_bonus_value=0"])
     assert solver.exact_distribution(no_bonus, cache_dir, use_cache=False).p_bonus == 0.0
