@@ -50,7 +50,7 @@ from typing import Any, Mapping, Sequence
 
 from harness import backends
 from harness.errors import UserError
-from harness.manifest import (CHUNK_DIR, FORMAT, LOG, MANIFEST, TMP_SUFFIX, Chunk, chunk_file, load_manifest,
+from harness.manifest import (CHUNK_DIR, FORMAT, LOG, MANIFEST, TMP_SUFFIX, Chunk, load_manifest,
                               manifest_chunks, parquet_rows, parse_chunk_name, plan, rows_digest,
                               write_bytes_atomic, write_json_atomic)
 from harness.runconfig import (DEFAULT_CHUNK_SIZE, ResolvedRun, RunConfig, resolve_config_path,

@@ -7,7 +7,7 @@ one decision per game. :class:`PerGameStrategy` adapts a plain one-game-at-a-tim
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 

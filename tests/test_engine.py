@@ -63,7 +63,6 @@ def test_different_bots_see_the_same_first_rolls():
 
 def test_rerolled_dice_take_the_first_values_of_the_fresh_draw():
     from harness import rng
-    rules = load_rules("scandinavian")
     trace, _ = replay("scandinavian", [], ["greedy"], 11, 4)
     keys = rng.game_keys(11, np.array([4]))
     keep = next(e for e in trace if e["event"] == "keep" and not e["stop"])

@@ -98,7 +98,6 @@ def test_bots_order_random_timeout_greedy_bonus_on_scandinavian():
 
 def test_every_registered_strategy_has_a_contract_test():
     import inspect
-    import sys
     import tests.strategies as pkg
     import pkgutil, importlib
     covered = set()
