@@ -288,7 +288,8 @@ class _Run:
 
         from harness.engine import StrategyError, play
 
-        for s in self.r.strategies.values():
+        for label, s in self.r.strategies.items():
+            s.expect_games(self.games * sum(labels.count(label) for labels in self.r.lineups))
             s.prepare()
         warm: set[str] = set()
         for labels in self.r.lineups:  # one game with each bot compiles its kernels here, not per worker

@@ -53,6 +53,8 @@ import json
 import logging
 import math
 import os
+import shutil
+import sys
 import tempfile
 import time
 import zlib
@@ -62,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from harness import solver_kernels as K
 from harness.dice import Dice
@@ -323,8 +326,12 @@ def save_table(path: Path, rules: RuleSet, values: np.ndarray, meta: dict[str, A
         raise
 
 
-def load_table(path: Path, rules: RuleSet, n_states: int) -> tuple[np.ndarray, dict[str, Any]] | None:
-    """The cached table if the file is complete and matches the rules; None (with a warning) if not."""
+def load_table(path: Path, rules: RuleSet, shape: int | tuple[int, ...],
+               dtype: Any = np.float64) -> tuple[np.ndarray, dict[str, Any]] | None:
+    """The cached array if the file is complete and matches the rules; None (with a warning) if not."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape))
     try:
         with open(path, "rb") as fh:
             head = fh.read(_HEADER)
@@ -335,21 +342,21 @@ def load_table(path: Path, rules: RuleSet, n_states: int) -> tuple[np.ndarray, d
                 raise ValueError("not a solver table of this format")
             if header.get("digest") != rules.digest:
                 raise ValueError("made for other rules")
-            if header.get("dtype") != "float64" or header.get("shape") != [n_states]:
-                raise ValueError(f"shape/dtype {header.get('shape')}/{header.get('dtype')} != [{n_states}]/float64")
-            values = np.fromfile(fh, dtype=np.float64, count=n_states + 1)
+            if header.get("dtype") != dtype.name or header.get("shape") != list(shape):
+                raise ValueError(f"shape/dtype {header.get('shape')}/{header.get('dtype')} != {list(shape)}/{dtype.name}")
+            values = np.fromfile(fh, dtype=dtype, count=count + 1)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, UnicodeDecodeError) as exc:
-        log.warning("solver cache %s is unusable (%s): solving again", path, exc)
+        log.warning("solver cache %s is unusable (%s): rebuilding it", path, exc)
         return None
-    if values.shape != (n_states,):
-        log.warning("solver cache %s has %d values, expected %d: solving again", path, values.size, n_states)
+    if values.size != count:
+        log.warning("solver cache %s has %d values, expected %d: rebuilding it", path, values.size, count)
         return None
     if _crc(values) != header.get("crc32"):
-        log.warning("solver cache %s fails its checksum: solving again", path)
+        log.warning("solver cache %s fails its checksum: rebuilding it", path)
         return None
-    return values, header
+    return values.reshape(shape), header
 
 
 def n_threads() -> int:
@@ -411,6 +418,7 @@ _MEMO: dict[tuple[str, str], Solution] = {}
 def clear_memo() -> None:
     """Forget the tables solved or loaded in this process (the disk cache is untouched)."""
     _MEMO.clear()
+    _POLICY.clear()
 
 
 def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cache: bool = True) -> Solution:
@@ -448,6 +456,66 @@ def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cac
 
 
 # ---------------------------------------------------------------------------------------------
+# the whole keep policy
+
+#: Largest whole keep policy worth computing (scandinavian 705 MB, yahtzee 264 MB; maxi's would be
+#: 52 GB and its bots keep to per-state caches).
+POLICY_MAX_BYTES = 1 << 30
+_POLICY: dict[tuple[str, str], np.ndarray] = {}
+
+
+def policy_shape(sol: Solution) -> tuple[int, int, int]:
+    """(states, rerolls, rolls) of :func:`policy_table`."""
+    return sol.states, sol.rules.rolls_per_turn - 1, sol.rules.dice.n_rolls
+
+
+def policy_table(sol: Solution, *, compute: bool = True) -> np.ndarray | None:
+    """The T=0 keep of every state, reroll stage and roll: (states, rerolls, rolls) uint8, the keep's
+    position among the roll's sub-keeps (``dice.sub_keep[dice.sub_ptr[roll] + code]``), stage j
+    (rerolls left) at row j - 1. The same keeps as the bot's per-state caches, to the last tie.
+
+    From this process's memory, else from the disk cache beside the value table (checked like the
+    table), else computed when ``compute`` (about a solve's time; written to the cache). None when
+    the table would exceed :data:`POLICY_MAX_BYTES`, a turn has no reroll, or it is neither cached
+    nor to be computed.
+    """
+    shape = policy_shape(sol)
+    if shape[1] == 0 or int(np.prod(shape)) > POLICY_MAX_BYTES:
+        return None
+    path = sol.path.with_suffix(".policy.bin") if sol.path is not None else None
+    key = (sol.rules.digest, str(path))
+    hit = _POLICY.get(key)
+    if hit is not None:
+        return hit
+    loaded = load_table(path, sol.rules, shape, np.uint8) if path is not None else None
+    if loaded is not None:
+        codes = loaded[0]
+    elif not compute:
+        return None
+    else:
+        t0 = time.perf_counter()
+        plan, rules = sol.plan, sol.rules
+        codes = np.zeros(shape, dtype=np.uint8)
+        ctx = context(rules)
+        threads = n_threads()
+
+        def run(a: int, b: int) -> None:
+            K.policy_items(ctx, plan.layout, plan.dice, sol.values, plan.item_mask, plan.item_flag, a, b, codes)
+
+        n_items = len(plan.item_mask)
+        _run_blocks(run, _split(0, n_items, 16 * threads if n_items > 256 else 1), threads)
+        log.info("keep policy of %s: %d states in %.1f s", rules.name, sol.states, time.perf_counter() - t0)
+        if path is not None:
+            try:
+                save_table(path, rules, codes, {"rules": rules.name, "what": "keep policy"})
+            except OSError as exc:
+                log.warning("cannot write solver cache %s: %s", path, exc)
+    codes.setflags(write=False)
+    _POLICY[key] = codes
+    return codes
+
+
+# ---------------------------------------------------------------------------------------------
 # exact figures: forward pass of the optimal policy
 
 
@@ -457,6 +525,7 @@ class Figures:
 
     distribution: (cap+1,) float64 P(final score = s), or None when only moments were computed;
     the last cell holds P(score >= cap) when ``cap`` is below the highest possible score.
+    storage: where the score windows were kept ("memory", "disk"), or "skipped: why".
     """
 
     rules: str
@@ -471,12 +540,13 @@ class Figures:
     solve_seconds: float
     cached: bool
     distribution: np.ndarray | None = field(default=None, repr=False)
+    storage: str = "memory"
 
     def to_json(self) -> dict[str, Any]:
         return {"rules": self.rules, "digest": self.digest, "expected_score": self.expected_score,
                 "std": self.std, "p_bonus": self.p_bonus, "percentiles": self.percentiles,
                 "states": self.states, "seconds": self.seconds, "solve_seconds": self.solve_seconds,
-                "cached": self.cached, "forward_mean": self.forward_mean}
+                "cached": self.cached, "forward_mean": self.forward_mean, "distribution_storage": self.storage}
 
 
 def _outcome_codes(rules: RuleSet, lay: K.Layout) -> K.Outcomes:
@@ -507,9 +577,31 @@ def _layer_windows(plan: Plan, k: int, cap: int, extra: int) -> tuple[np.ndarray
     return wlo, woff
 
 
-def _forward(sol: Solution, cap: int, want_dist: bool, threads: int,
-             rows_per_chunk: int = 8192) -> tuple[float, float, float, np.ndarray | None]:
-    """One forward pass: (mean, E[S^2], p_bonus, distribution or None)."""
+def _zeros(n: int, scratch: Path | None) -> np.ndarray:
+    """n float64 zeros: in memory, or (``scratch`` a directory) in a memory-mapped file there.
+
+    The file is unlinked as soon as it is mapped, so it disappears with the array, also when the
+    process dies; the kernel pages it in and out as the pass walks the layers.
+    """
+    if scratch is None:
+        return np.zeros(n)
+    fd, name = tempfile.mkstemp(prefix="forward-", suffix=".f64", dir=scratch)
+    try:
+        os.ftruncate(fd, max(n, 1) * 8)  # a sparse file: untouched pages read as zeros and take no disk
+        mm = np.memmap(name, dtype=np.float64, mode="r+", shape=(max(n, 1),))
+    finally:
+        os.close(fd)
+        os.unlink(name)
+    return mm.view(np.ndarray)[:n]  # a plain ndarray over the mapping (the kernels compile for ndarray)
+
+
+def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_chunk: int = 8192,
+             scratch: Path | None = None, progress: bool = False) -> tuple[float, float, float, np.ndarray | None]:
+    """One forward pass: (mean, E[S^2], p_bonus, distribution or None).
+
+    With ``scratch`` the score windows live in memory-mapped files in that directory (see
+    :func:`_zeros`) instead of memory; ``progress`` shows a bar of the layers on stderr.
+    """
     rules, plan = sol.rules, sol.plan
     lay, dk = plan.layout, plan.dice
     ctx = context(rules)
@@ -522,18 +614,19 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int,
     P[0] = 1.0
     if want_dist:
         wlo, woff = _layer_windows(plan, 0, cap, extra)
-        D = np.zeros(int(woff[-1]))
+        D = _zeros(int(woff[-1]), scratch)
         D[0] = 1.0
     else:
         wlo = woff = np.zeros(2, dtype=np.int64)
         D = np.zeros(1)
     pbonus = np.zeros(nthreads)
+    bar = tqdm(total=nbx, desc=f"forward pass {rules.name}", unit="layer", disable=not progress, leave=False)
     for k in range(nbx):
         n2 = size(k + 1)
         P2, S12, S22 = np.zeros(n2), np.zeros(n2), np.zeros(n2)
         if want_dist:
             wlo2, woff2 = _layer_windows(plan, k + 1, cap, extra)
-            D2 = np.zeros(int(woff2[-1]))
+            D2 = _zeros(int(woff2[-1]), scratch)
         else:
             wlo2 = woff2 = np.zeros(2, dtype=np.int64)
             D2 = np.zeros(1)
@@ -566,6 +659,8 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int,
                 _run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
             a = b
         P, S1, S2, wlo, woff, D = P2, S12, S22, wlo2, woff2, D2
+        bar.update()
+    bar.close()
     total_p = float(P.sum())
     if abs(total_p - 1.0) > 1e-9:
         raise AssertionError(f"forward pass lost probability: {total_p}")
@@ -596,46 +691,81 @@ def _figures_path(rules: RuleSet, cache_dir: str | os.PathLike | None) -> Path:
     return cache_path(rules, cache_dir).with_suffix(".figures.json")
 
 
+def _storage(rules: RuleSet, cap: int, max_bytes: int, max_disk_bytes: int,
+             scratch_dir: Path) -> tuple[str, Path | None]:
+    """Where the score windows of a forward pass go: ("memory", None), ("disk", directory) or
+    ("skipped: why", None) when neither limit (nor the free disk space) allows them."""
+    need = distribution_bytes(rules, cap)
+    if need <= max_bytes:
+        return "memory", None
+    gib = lambda b: f"{b / 2**30:.1f} GiB"  # noqa: E731
+    if need > max_disk_bytes:
+        return (f"skipped: the score windows need {gib(need)}, more than --max-memory "
+                f"({gib(max_bytes)}) and --max-disk ({gib(max_disk_bytes)})"), None
+    try:
+        scratch_dir.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(scratch_dir).free
+    except OSError as exc:
+        return f"skipped: scratch directory {scratch_dir} unusable ({exc})", None
+    if free < need + (2 << 30):
+        return (f"skipped: the score windows need {gib(need)} of disk in {scratch_dir} "
+                f"(plus 2 GiB to spare), {gib(free)} free"), None
+    return "disk", scratch_dir
+
+
 def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *,
-                       max_bytes: int = 3 << 30, use_cache: bool = True) -> Figures:
+                       max_bytes: int = 3 << 30, max_disk_bytes: int = 64 << 30,
+                       scratch_dir: str | os.PathLike | None = None, use_cache: bool = True,
+                       progress: bool = False) -> Figures:
     """Exact figures of optimal play by a forward pass of the state and score distribution.
 
     Moments (mean, std) and the bonus probability are always exact; percentiles need the score
-    distribution, which is skipped (percentiles None) when its two largest adjacent layers would
-    take more than ``max_bytes``. Scores above a cap (the perfect sheet plus two extra bonuses,
-    raised until it clears the 99th percentile) share one cell, which leaves the percentiles exact.
-    The figures are cached beside the value table.
+    distribution. Its two largest adjacent layers of score windows stay in memory up to
+    ``max_bytes``; beyond that they go to memory-mapped files in ``scratch_dir`` (default: the
+    cache directory) up to ``max_disk_bytes`` and the free space there; beyond both the
+    distribution is skipped (percentiles None, ``storage`` says why). Scores above a cap (the
+    perfect sheet plus two extra bonuses, raised until it clears the 99th percentile) share one
+    cell, which leaves the percentiles exact. The figures are cached beside the value table.
     """
     t0 = time.perf_counter()
     sol = solve(rules, cache_dir, use_cache=use_cache)
     fpath = _figures_path(rules, cache_dir)
+    scratch = Path(scratch_dir) if scratch_dir is not None else fpath.parent
+    extras = 2
+    storage, where = _storage(rules, _cap(rules, extras), max_bytes, max_disk_bytes, scratch)
     if use_cache:
         try:
             cached = json.loads(fpath.read_text())
-            if cached.get("format") == FORMAT and cached.get("digest") == rules.digest:
+            # figures without percentiles are reused only while the limits still forbid them
+            if (cached.get("format") == FORMAT and cached.get("digest") == rules.digest
+                    and (cached["percentiles"] is not None or storage.startswith("skipped"))):
                 dist = cached.get("distribution")
                 return Figures(rules.name, rules.digest, sol.expected_score, cached["forward_mean"], cached["std"],
                                cached["p_bonus"], cached["percentiles"], sol.states,
                                time.perf_counter() - t0, sol.seconds, True,
-                               None if dist is None else np.array(dist, dtype=np.float64))
+                               None if dist is None else np.array(dist, dtype=np.float64),
+                               cached.get("storage", storage))
         except (OSError, ValueError, KeyError, TypeError):
             pass
-    extras = 2
     while True:
         cap = _cap(rules, extras)
-        want = distribution_bytes(rules, cap) <= max_bytes
-        mean, m2, p_bonus, dist = _forward(sol, cap, want, n_threads())
+        if extras > 2:
+            storage, where = _storage(rules, cap, max_bytes, max_disk_bytes, scratch)
+        want = not storage.startswith("skipped")
+        if storage.startswith("skipped"):
+            log.warning("%s: percentiles not computed, %s", rules.name, storage[len("skipped: "):])
+        mean, m2, p_bonus, dist = _forward(sol, cap, want, n_threads(), scratch=where, progress=progress)
         if dist is None or not rules.extra_yatzy_bonus or np.cumsum(dist)[-2] >= 0.995:
             break
         extras *= 2
     var = max(m2 - mean * mean, 0.0)
     fig = Figures(rules.name, rules.digest, sol.expected_score, mean, math.sqrt(var), p_bonus,
                   _percentiles(dist) if dist is not None else None, sol.states,
-                  time.perf_counter() - t0, sol.seconds, sol.cached, dist)
+                  time.perf_counter() - t0, sol.seconds, sol.cached, dist, storage)
     if use_cache:
         try:
             payload = {"format": FORMAT, "digest": rules.digest, "forward_mean": mean, "std": fig.std,
-                       "p_bonus": p_bonus, "percentiles": fig.percentiles,
+                       "p_bonus": p_bonus, "percentiles": fig.percentiles, "storage": storage,
                        "distribution": None if dist is None else dist.tolist()}
             fpath.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=fpath.name + ".", suffix=".tmp", dir=fpath.parent)
@@ -686,7 +816,9 @@ def _cmd_solve(args: argparse.Namespace) -> int:
                                "states": sol.states, "seconds": time.perf_counter() - t0,
                                "solve_seconds": sol.seconds, "cached": sol.cached}
     else:
-        fig = exact_distribution(rules, args.cache_dir, max_bytes=int(args.max_memory * 2**30))
+        fig = exact_distribution(rules, args.cache_dir, max_bytes=int(args.max_memory * 2**30),
+                                 max_disk_bytes=int(args.max_disk * 2**30), scratch_dir=args.scratch_dir,
+                                 progress=sys.stderr.isatty())
         out = fig.to_json()
         out["seconds"] = time.perf_counter() - t0
     if args.json:
@@ -700,7 +832,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         if out["percentiles"] is not None:
             print("  percentiles     " + "  ".join(f"p{q}={v}" for q, v in out["percentiles"].items()))
         else:
-            print("  percentiles     not computed (distribution larger than --max-memory)")
+            print(f"  percentiles     not computed ({out['distribution_storage'][len('skipped: '):]})")
     print(f"  states          {out['states']:,}")
     how = "loaded from cache" if out["cached"] else "solved"
     print(f"  seconds         {out['seconds']:.2f} (table {how}; solve took {out['solve_seconds']:.2f} s)")
@@ -736,7 +868,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                                                      "$XDG_CACHE_HOME/yatzy-harness or ~/.cache/yatzy-harness)")
     p.add_argument("--no-distribution", action="store_true", help="only the value table and expected score")
     p.add_argument("--max-memory", type=float, default=3.0, metavar="GIB",
-                   help="largest score-distribution working set; beyond it percentiles are skipped (default 3)")
+                   help="largest score-distribution working set kept in memory; beyond it the working set "
+                        "goes to memory-mapped files in --scratch-dir (default 3)")
+    p.add_argument("--max-disk", type=float, default=64.0, metavar="GIB",
+                   help="largest working set put on disk; beyond it (or beyond the free space) percentiles "
+                        "are skipped (default 64; maxi needs 33)")
+    p.add_argument("--scratch-dir", default=None,
+                   help="directory of the disk-backed working set (default: the cache directory); "
+                        "its files are unlinked at once, so nothing is left behind")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_cmd_solve)
 

@@ -850,6 +850,120 @@ def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stag
 
 
 @nb.njit(cache=True, nogil=True)
+def turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off):
+    """:func:`turn_values` that also writes the T=0 keep of every roll, stage and slot: codes[off + i,
+    j - 1, r] is the keep's position among roll r's sub-keeps with j rerolls left.
+
+    A (n_small, nu) int32 tracks which sub-keep reaches M; following the strict improvements in
+    face order picks exactly :func:`keep_arg`'s keep (stop on ties, then the first face, the keep
+    itself before its sub-keeps), and the values are computed as in :func:`turn_values`.
+    """
+    n_rolls = stop_f.shape[0]
+    ns = dk.n_small
+    rr = dk.rerolls
+    rem = dk.rem
+    add = dk.add
+    sixth = 1.0 / 6.0
+    first_st = stop_f if rr == 0 else stop_l
+    arg = np.empty(nu, dtype=np.int32)
+    for r in range(n_rolls):
+        er = E[ns + r]
+        sr = first_st[r]
+        for i in range(nu):
+            er[i] = sr[i]
+    for j in range(1, rr + 1):
+        st = stop_f if j == rr else stop_l
+        for k in range(ns - 1, -1, -1):
+            ek = E[k]
+            e0, e1, e2 = E[add[k, 0]], E[add[k, 1]], E[add[k, 2]]
+            e3, e4, e5 = E[add[k, 3]], E[add[k, 4]], E[add[k, 5]]
+            for i in range(nu):
+                ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
+        for k in range(ns):
+            mk = M[k]
+            ak = A[k]
+            ek = E[k]
+            for i in range(nu):
+                mk[i] = ek[i]
+                ak[i] = k
+            for f in range(6):
+                q = rem[k, f]
+                if q >= 0:
+                    mq = M[q]
+                    aq = A[q]
+                    for i in range(nu):
+                        if mq[i] > mk[i]:
+                            mk[i] = mq[i]
+                            ak[i] = aq[i]
+        for r in range(n_rolls):
+            kr = ns + r
+            cr = E[kr]
+            sr = st[r]
+            for i in range(nu):
+                cr[i] = sr[i]
+                arg[i] = kr
+            for f in range(6):
+                q = rem[kr, f]
+                if q >= 0:
+                    mq = M[q]
+                    aq = A[q]
+                    for i in range(nu):
+                        if mq[i] > cr[i]:
+                            cr[i] = mq[i]
+                            arg[i] = aq[i]
+            for i in range(nu):
+                codes[off + i, j - 1, r] = dk.sub_pos[r, arg[i]]
+
+
+@nb.njit(cache=True, nogil=True)
+def policy_items(ctx, lay, dk, V, item_mask, item_flag, lo, hi, codes):
+    """The T=0 keeps of every state of items lo..hi-1 into codes (states, rr, R) uint8 (see
+    :func:`turn_codes`): what :func:`policy_keeps` caches per state, for all upper slots at once."""
+    n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
+    no, yes = np.bool_(False), np.bool_(True)
+    row = np.empty(lay.n_boxes, dtype=np.int16)
+    rows = np.empty((n_rolls, lay.n_boxes), dtype=np.int16)
+    extras = np.empty(n_rolls, dtype=np.int16)
+    full = (np.int64(1) << lay.n_boxes) - 1
+    for t in range(lo, hi):
+        mask = item_mask[t]
+        flag = item_flag[t]
+        if mask == full:
+            continue
+        um = lay.umask_of[mask]
+        nu = np.int64(lay.nslot[um])
+        off = lay.base[mask * lay.n_flags + flag]
+        ulist = lay.ulist[um]
+        sl = np.arange(nu)
+        box = np.empty((n_rolls, nu), dtype=np.int16)
+        stop_l = np.empty((n_rolls, nu))
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, row, stop_l, box, rows, extras, no)
+        if lay.servida:
+            stop_f = np.empty((n_rolls, nu))
+            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, row, stop_f, box, rows, extras, no)
+        else:
+            stop_f = stop_l
+        E = np.empty((n_keeps, nu))
+        M = np.empty((dk.n_small, nu))
+        A = np.empty((dk.n_small, nu), dtype=np.int32)
+        turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off)
+
+
+@nb.njit(cache=True, nogil=True)
+def table_keeps(lay, dk, codes, masks, flags, uppers, rolls, stage, out):
+    """T=0 keeps for a batch from the whole policy table of :func:`policy_items` (see
+    :func:`policy_keeps` for the arguments)."""
+    for g in range(masks.shape[0]):
+        mask = masks[g]
+        flag = 1 if flags[g] else 0
+        u = min(np.int64(uppers[g]), lay.threshold)
+        idx = lay.base[mask * lay.n_flags + flag] + lay.slot[lay.umask_of[mask], u]
+        r = rolls[g]
+        out[g] = dk.sub_keep[dk.sub_ptr[r] + codes[idx, stage[g] - 1, r]]
+
+
+@nb.njit(cache=True, nogil=True)
 def _pick(vals, n, temperature, u):
     """Index drawn with probability proportional to exp(vals / temperature) over vals[:n]."""
     top = vals[0]

@@ -133,6 +133,10 @@ class Strategy:
                    if v != next(p.default for p in self.params if p.name == k)]
         return self.name + (":" + ",".join(changed) if changed else "")
 
+    def expect_games(self, games: int) -> None:
+        """Hint from the runner, before :meth:`prepare`: about how many games this bot will play in
+        the run, all workers together (a bot may precompute what only pays off in long runs)."""
+
     def prepare(self) -> None:
         """Heavy set-up (tables, compilation) done once in the parent before workers fork."""
 

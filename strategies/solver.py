@@ -11,7 +11,10 @@ fixed rule, so play is deterministic. Two knobs make it weaker for the site's di
 
 Per-state turn decisions are worked out in numba the first time a state is met and kept in a
 direct-mapped cache for the life of the process (a state recurs across thousands of games), shared
-by every solver bot of the process on the same rule set. Randomness comes only from
+by every solver bot of the process on the same rule set. For long runs (at least
+``FULL_POLICY_GAMES`` games announced by the runner) the T=0 keeps of every state are worked out
+once, before the workers fork, and cached on disk beside the value table
+(:func:`harness.solver.policy_table`); once that file exists every solver bot uses it. Randomness comes only from
 ``view.uniform`` (two uniforms per decision), so a game replays identically. With ``columns`` > 1
 each column is played as a fresh game. With ``saved_rolls`` the table still values ordinary
 three-roll turns; a turn with extra rolls in hand is planned optimally against those values (ties
@@ -28,13 +31,16 @@ from harness import solver_kernels as K
 from harness.registry import register
 from harness.rules import RuleSet
 from harness.scoring import context
-from harness.solver import Solution, solve
+from harness.solver import Solution, policy_table, solve
 from harness.strategy import Param, Strategy, TurnView
 from harness.turn import keep_expectations, turn_policy
 
 #: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0).
 POLICY_LINES = 1 << 19
 VALUE_LINES = 1 << 13
+#: Games (seats) from which a run is worth the whole keep policy (about a solve's time, once per
+#: machine): below, the per-state caches warm up in less time.
+FULL_POLICY_GAMES = 100_000
 
 
 _SHARED: dict[tuple[str, str], tuple[np.ndarray, ...]] = {}
@@ -64,6 +70,8 @@ class SolverBot(Strategy):
         self.classifier = {**type(self).classifier, "stochastic": self.temperature > 0 or self.blunder > 0}
         self._sol: Solution | None = None
         self._extra_plans: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._games = 0
+        self._policy: np.ndarray | None = None
 
     # -- set-up ---------------------------------------------------------------------------------
 
@@ -76,36 +84,44 @@ class SolverBot(Strategy):
         self.__dict__.update(state)
         self._sol = None
         self._extra_plans = {}
+        self._games = 0
+        self._policy = None
+
+    def expect_games(self, games: int) -> None:
+        self._games = max(self._games, int(games))
 
     def prepare(self) -> None:
-        """Load (or solve) the value table and compile the decision kernels before workers fork."""
-        if self._sol is not None:
-            return
-        sol = solve(self.rules)
-        self._sol = sol
-        self._ctx = context(self.rules)
-        self._lay = sol.plan.layout
-        self._dk = sol.plan.dice
-        self._rr = self.rules.rolls_per_turn - 1
-        # every solver bot of this process and rule set shares the decision caches (the seats of
-        # solver-vs-solver meet the same states); their contents do not depend on the parameters
-        d = self.rules.dice
-        if self.temperature > 0:
-            key = (self.rules.digest, "values")
+        """Load (or solve) the value table and compile the decision kernels before workers fork;
+        with T = 0, take the whole keep policy if it is cached on disk or the run is long enough."""
+        if self._sol is None:
+            sol = solve(self.rules)
+            self._sol = sol
+            self._ctx = context(self.rules)
+            self._lay = sol.plan.layout
+            self._dk = sol.plan.dice
+            self._rr = self.rules.rolls_per_turn - 1
+            # every solver bot of this process and rule set shares the decision caches (the seats of
+            # solver-vs-solver meet the same states); their contents do not depend on the parameters
+            d = self.rules.dice
+            key = (self.rules.digest, "values" if self.temperature > 0 else "policy")
             if key not in _SHARED:
-                lines = _lines(VALUE_LINES, sol.states)
-                _SHARED[key] = (np.full(lines, -1, dtype=np.int64), np.zeros((lines, self._rr + 1, d.n_keeps)),
-                                np.zeros((lines, 2, d.n_rolls)))
-            self._tags, self._ev, self._sv = _SHARED[key]
-        else:
-            key = (self.rules.digest, "policy")
-            if key not in _SHARED:
-                lines = _lines(POLICY_LINES, sol.states)
+                lines = _lines(VALUE_LINES if self.temperature > 0 else POLICY_LINES, sol.states)
                 # np.zeros maps pages lazily: only lines in use take memory
-                _SHARED[key] = (np.full(lines, -1, dtype=np.int64),
-                                np.zeros((lines, max(self._rr, 1), d.n_rolls), dtype=np.uint8))
-            self._tags, self._codes = _SHARED[key]
-        self._warm_up()
+                _SHARED[key] = ((np.full(lines, -1, dtype=np.int64), np.zeros((lines, self._rr + 1, d.n_keeps)),
+                                 np.zeros((lines, 2, d.n_rolls))) if self.temperature > 0 else
+                                (np.full(lines, -1, dtype=np.int64),
+                                 np.zeros((lines, max(self._rr, 1), d.n_rolls), dtype=np.uint8)))
+            if self.temperature > 0:
+                self._tags, self._ev, self._sv = _SHARED[key]
+            else:
+                self._tags, self._codes = _SHARED[key]
+            self._asked = -1
+            self._warm_up()
+        # asked again only when the announced run grows past the threshold
+        want = int(self._games >= FULL_POLICY_GAMES)
+        if self.temperature == 0 and self._policy is None and want > self._asked:
+            self._asked = want
+            self._policy = policy_table(self._sol, compute=bool(want))
 
     def _warm_up(self) -> None:
         """Compile the kernels on a one-game batch (the empty sheet) so forked workers start at once."""
@@ -135,8 +151,11 @@ class SolverBot(Strategy):
             K.soft_keeps(self._ctx, self._lay, self._dk, V, self._tags, self._ev, self._sv, masks, flags, uppers,
                          rolls, stage.astype(np.int64), first, self.temperature, self.blunder, unif, out)
             return out
-        K.policy_keeps(self._ctx, self._lay, self._dk, V, self._tags, self._codes, masks, flags, uppers, rolls,
-                       stage.astype(np.int64), out)
+        if self._policy is not None:
+            K.table_keeps(self._lay, self._dk, self._policy, masks, flags, uppers, rolls, stage.astype(np.int64), out)
+        else:
+            K.policy_keeps(self._ctx, self._lay, self._dk, V, self._tags, self._codes, masks, flags, uppers, rolls,
+                           stage.astype(np.int64), out)
         if self.blunder > 0:
             hit = unif[:, 0] < self.blunder
             if hit.any():

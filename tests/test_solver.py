@@ -334,11 +334,36 @@ def test_exact_distribution_matches_bot_play(name, tiny_dir, cache_dir, monkeypa
 def test_moments_only_when_the_distribution_is_too_big(tiny_dir, cache_dir):
     rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
     full = solver.exact_distribution(rules, cache_dir, use_cache=False)
-    lean = solver.exact_distribution(rules, cache_dir, use_cache=False, max_bytes=0)
+    lean = solver.exact_distribution(rules, cache_dir, use_cache=False, max_bytes=0, max_disk_bytes=0)
+    assert full.storage == "memory"
     assert lean.percentiles is None and lean.distribution is None
+    assert lean.storage.startswith("skipped: the score windows need") and "--max-disk" in lean.storage
     assert lean.std == pytest.approx(full.std, abs=1e-9)
     assert lean.p_bonus == pytest.approx(full.p_bonus, abs=1e-12)
     assert lean.forward_mean == pytest.approx(full.expected_score, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["tiny_joker", "tiny_generala"])
+def test_disk_backed_distribution_is_the_in_memory_one(name, tiny_dir, cache_dir, tmp_path):
+    rules = load_rules(str(tiny_dir / f"{name}.toml"))
+    full = solver.exact_distribution(rules, cache_dir, use_cache=False)
+    scratch = tmp_path / "scratch"
+    disk = solver.exact_distribution(rules, cache_dir, use_cache=False, max_bytes=0, scratch_dir=scratch)
+    assert disk.storage == "disk"
+    assert np.array_equal(disk.distribution, full.distribution)
+    assert disk.percentiles == full.percentiles and disk.std == full.std and disk.p_bonus == full.p_bonus
+    assert list(scratch.iterdir()) == []  # the mapped files are unlinked as soon as they are made
+
+
+def test_cached_figures_without_percentiles_are_redone_once_allowed(tiny_dir, cache_dir):
+    rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
+    lean = solver.exact_distribution(rules, cache_dir, max_bytes=0, max_disk_bytes=0)
+    assert lean.percentiles is None
+    again = solver.exact_distribution(rules, cache_dir, max_bytes=0, max_disk_bytes=0)
+    assert again.cached and again.percentiles is None
+    full = solver.exact_distribution(rules, cache_dir)
+    assert not full.cached and full.percentiles is not None
+    assert solver.exact_distribution(rules, cache_dir, max_bytes=0, max_disk_bytes=0).percentiles == full.percentiles
 
 
 def test_p_bonus_without_a_bonus_or_with_a_sure_one(tiny_dir, cache_dir):
@@ -432,6 +457,111 @@ def test_six_dice_kernels_match_the_reference_dp(tmp_path, cache_dir):
     assert rules.n_dice == 6
     sol = solver.solve(rules, cache_dir)
     assert sol.expected_score == pytest.approx(reference_values(rules), abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# the whole keep policy
+
+
+def _all_states(sol):
+    """(masks, flags, uppers) of every state with a turn to play."""
+    plan, lay = sol.plan, sol.plan.layout
+    masks, flags, uppers = [], [], []
+    for m, f in zip(plan.item_mask.tolist(), plan.item_flag.tolist()):
+        if m == plan.full_mask:
+            continue
+        um = lay.umask_of[m]
+        for i in range(lay.nslot[um]):
+            masks.append(m)
+            flags.append(bool(f))
+            uppers.append(int(lay.ulist[um, i]))
+    return np.array(masks, dtype=np.int64), np.array(flags), np.array(uppers, dtype=np.int64)
+
+
+@pytest.mark.parametrize("name", ["tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced", "mini_maxi"])
+def test_whole_policy_is_the_per_state_policy(name, tiny_dir, tmp_path):
+    """Every state, roll and reroll stage: the table's keep is the bot's per-state keep (ties included)."""
+    from harness import solver_kernels as K
+
+    path = tiny_dir / f"{name}.toml"
+    if name == "mini_maxi":
+        path = tmp_path / "mini_maxi.toml"
+        path.write_text(MINI_MAXI)
+    rules = load_rules(str(path))
+    solver.clear_memo()
+    sol = solver.solve(rules, tmp_path)
+    codes = solver.policy_table(sol)
+    assert codes.shape == solver.policy_shape(sol) and codes.dtype == np.uint8
+    masks, flags, uppers = _all_states(sol)
+    d = rules.dice
+    n = len(masks)
+    lay, dk, ctx = sol.plan.layout, sol.plan.dice, context(rules)
+    for j in range(1, rules.rolls_per_turn):
+        for r in range(d.n_rolls):
+            rolls = np.full(n, r, dtype=np.int16)
+            stage = np.full(n, j, dtype=np.int64)
+            lazy = np.empty(n, dtype=np.int32)
+            whole = np.empty(n, dtype=np.int32)
+            tags = np.full(64, -1, dtype=np.int64)  # a small cache: lines are evicted and worked out again
+            K.policy_keeps(ctx, lay, dk, sol.values, tags, np.zeros((64, rules.rolls_per_turn - 1, d.n_rolls),
+                                                                     dtype=np.uint8),
+                           masks, flags, uppers, rolls, stage, lazy)
+            K.table_keeps(lay, dk, codes, masks, flags, uppers, rolls, stage, whole)
+            np.testing.assert_array_equal(whole, lazy)
+
+
+def test_whole_policy_cache(tiny_dir, tmp_path, caplog, monkeypatch):
+    rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
+    solver.clear_memo()
+    sol = solver.solve(rules, tmp_path)
+    assert solver.policy_table(sol, compute=False) is None  # not cached, not to be computed
+    codes = solver.policy_table(sol)
+    path = solver.cache_path(rules, tmp_path).with_suffix(".policy.bin")
+    assert path.is_file()
+    solver.clear_memo()
+    sol = solver.solve(rules, tmp_path)
+    np.testing.assert_array_equal(solver.policy_table(sol, compute=False), codes)
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1
+    path.write_bytes(bytes(data))
+    solver.clear_memo()
+    sol = solver.solve(rules, tmp_path)
+    with caplog.at_level("WARNING", logger="harness.solver"):
+        assert solver.policy_table(sol, compute=False) is None
+    assert "checksum" in caplog.text
+    np.testing.assert_array_equal(solver.policy_table(sol), codes)  # rebuilt and written again
+    assert path.read_bytes()[4096:] == codes.tobytes()
+    # none beyond the size limit (maxi's would be 52 GB)
+    solver.clear_memo()
+    monkeypatch.setattr(solver, "POLICY_MAX_BYTES", codes.nbytes - 1)
+    assert solver.policy_table(solver.solve(rules, tmp_path)) is None
+
+
+def test_solver_bot_takes_the_whole_policy_for_long_runs(tiny_dir, tmp_path, monkeypatch):
+    """A run announced long enough computes the whole policy before the fork; the games are the same."""
+    from harness.engine import play
+    from harness.registry import make
+    from strategies import solver as solver_bot
+
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(solver_bot, "FULL_POLICY_GAMES", 500)
+    solver.clear_memo()
+    path = tiny_dir / "tiny_generala.toml"
+    rules = load_rules(str(path))
+    lazy = make("solver", rules)
+    lazy.prepare()
+    assert lazy._policy is None
+    games = np.arange(300, dtype=np.int64)
+    before = play(rules, [lazy, lazy], games, 5).to_frame()
+    out = tmp_path / "run"
+    assert cli_main(["run", "--rules", str(path), "--seats", "solver,solver", "--games", "250", "--seed", "5",
+                     "--workers", "1", "--out", str(out), "--quiet"]) == 0
+    assert solver.cache_path(rules).with_suffix(".policy.bin").is_file()  # 250 games x 2 seats >= 500
+    whole = make("solver", rules)
+    whole.prepare()  # the policy is on disk now: every solver bot takes it
+    assert whole._policy is not None
+    after = play(rules, [whole, whole], games, 5).to_frame()
+    assert before.equals(after)
 
 
 # ---------------------------------------------------------------------------------------------
