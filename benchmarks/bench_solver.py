@@ -9,8 +9,9 @@ Run from the repository root::
 
 "Cold" runs a fresh Python process with an empty numba cache (``NUMBA_CACHE_DIR`` in a temporary
 directory) and an empty solver cache, and times import + compile + solve, as a first user would see
-it. "Warm" solves again in the same process (compiled, table not cached). "Load" reads the table
-back from the disk cache in a fresh process. Prints a Markdown table.
+it. "Warm" solves again in the same process (compiled, table not cached). "Keep policy" computes
+the whole T=0 keep policy (compiled) and writes it to the cache. "Load" reads the table (and the
+policy) back from the disk cache in a fresh process. Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -52,11 +53,23 @@ if mode == "cold":
     fig = solver.exact_distribution(rules, use_cache=False)
     out["figures"] = time.perf_counter() - t
     out["std"] = fig.std
+    sol = solver.solve(rules)
+    t = time.perf_counter()
+    codes = solver.policy_table(sol)  # first call compiles; the second is timed
+    solver._POLICY.clear()
+    sol.path.with_suffix(".policy.bin").unlink()
+    t = time.perf_counter()
+    codes = solver.policy_table(sol)  # computes and writes the cache
+    out["policy"] = time.perf_counter() - t
+    out["policy_mib"] = codes.nbytes / 2**20
 else:
     t = time.perf_counter()
     sol = solver.solve(rules)
     out["load"] = time.perf_counter() - t
     out["cached"] = sol.cached
+    t = time.perf_counter()
+    out["policy_cached"] = solver.policy_table(sol, compute=False) is not None
+    out["policy_load"] = time.perf_counter() - t
 print(json.dumps(out))
 """
 
@@ -68,17 +81,18 @@ def run_child(name: str, threads: int, mode: str, env: dict[str, str]) -> dict:
 
 
 def bench(names: list[str], threads: int) -> None:
-    print(f"| rule set | states | expected score | cold (import+compile+solve) | warm solve | "
-          f"exact figures | cache load |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| rule set | states | expected score | cold (import+compile+solve) | warm solve | "
+          "exact figures | cache load | keep policy (size) | policy load |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in names:
         with tempfile.TemporaryDirectory() as numba_dir, tempfile.TemporaryDirectory() as cache_dir:
             env = {**os.environ, "NUMBA_CACHE_DIR": numba_dir, "YATZY_HARNESS_CACHE": cache_dir}
             cold = run_child(name, threads, "cold", env)
             load = run_child(name, threads, "load", env)
-        assert load["cached"]
+        assert load["cached"] and load["policy_cached"]
         print(f"| {name} | {cold['states']:,} | {cold['expected']:.6f} | {cold['cold']:.1f} s | "
-              f"{cold['warm']:.2f} s | {cold['figures']:.1f} s | {load['load']:.3f} s |", flush=True)
+              f"{cold['warm']:.2f} s | {cold['figures']:.1f} s | {load['load']:.3f} s | "
+              f"{cold['policy']:.1f} s ({cold['policy_mib']:.0f} MiB) | {load['policy_load']:.2f} s |", flush=True)
 
 
 def maxi_estimate(samples: int) -> None:

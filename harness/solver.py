@@ -804,6 +804,12 @@ def one_turn_odds(rules: RuleSet) -> dict[str, float]:
 # command line
 
 
+#: What ``solve`` says of a rule set with saved rolls (see the module docstring).
+SAVED_ROLLS_NOTE = ("saved_rolls is not part of the solved state: these are the exact figures of optimal play "
+                    "with ordinary turns (no roll carried over); the solver bot uses carried-over rolls when it "
+                    "has them, so its scores run higher")
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     from harness.cli import print_json
     from harness.rules import load_rules
@@ -821,11 +827,15 @@ def _cmd_solve(args: argparse.Namespace) -> int:
                                  progress=sys.stderr.isatty())
         out = fig.to_json()
         out["seconds"] = time.perf_counter() - t0
+    if rules.saved_rolls:
+        out["note"] = SAVED_ROLLS_NOTE
     if args.json:
         print_json(out)
         return 0
     print(f"{rules.title or rules.name} ({rules.name}, digest {rules.digest[:12]})")
     print(f"  expected score  {out['expected_score']:.6f}  (optimal play, one column)")
+    if rules.saved_rolls:
+        print(f"  note            {SAVED_ROLLS_NOTE}")
     if "std" in out:
         print(f"  std             {out['std']:.6f}")
         print(f"  bonus           {100 * out['p_bonus']:.4f} %")

@@ -30,7 +30,13 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as _sps
+
+
+def _scipy_stats() -> Any:
+    """scipy.stats, imported on first use (it costs about a second, which every CLI command would pay)."""
+    from scipy import stats
+
+    return stats
 
 __all__ = [
     "Moments",
@@ -88,12 +94,12 @@ def _check_confidence(confidence: float) -> float:
 
 def _z(confidence: float) -> float:
     """Two-sided standard normal critical value."""
-    return float(_sps.norm.ppf(0.5 + 0.5 * _check_confidence(confidence)))
+    return float(_scipy_stats().norm.ppf(0.5 + 0.5 * _check_confidence(confidence)))
 
 
 def _t_crit(confidence: float, df: int) -> float:
     """Two-sided Student t critical value."""
-    return float(_sps.t.ppf(0.5 + 0.5 * _check_confidence(confidence), df))
+    return float(_scipy_stats().t.ppf(0.5 + 0.5 * _check_confidence(confidence), df))
 
 
 def _as_1d_float(x: npt.ArrayLike, name: str) -> np.ndarray:
@@ -303,7 +309,7 @@ def paired_difference_from_moments(d: Moments, confidence: float = 0.95) -> Pair
     sem = d.sem
     half = _t_crit(confidence, d.n - 1) * sem
     t_stat = d.mean / sem
-    p = float(min(1.0, 2.0 * _sps.t.sf(abs(t_stat), d.n - 1)))
+    p = float(min(1.0, 2.0 * _scipy_stats().t.sf(abs(t_stat), d.n - 1)))
     return PairedDiff(d.mean, d.mean - half, d.mean + half, std, d.n, confidence, p)
 
 
@@ -591,7 +597,7 @@ def ks_2samp_counts(
     en = m * n / (m + n)
     # scipy would pass n_eff = 0 (NaN p) for two single observations; 1 keeps
     # the p-value defined and changes nothing for any sample worth testing.
-    p = float(np.clip(_sps.kstwo.sf(d, max(1.0, np.round(en))), 0.0, 1.0))
+    p = float(np.clip(_scipy_stats().kstwo.sf(d, max(1.0, np.round(en))), 0.0, 1.0))
     return DistTest(d, p, "ks_2samp asymptotic (kstwo, n_eff=round(n1*n2/(n1+n2)))")
 
 
@@ -619,7 +625,7 @@ def anderson_ksamp_counts(
     xb = np.repeat(np.arange(b.size), b)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="p-value (capped|floored)")
-        res = _sps.anderson_ksamp([xa, xb], variant="midrank")
+        res = _scipy_stats().anderson_ksamp([xa, xb], variant="midrank")
     return DistTest(float(res.statistic), float(res.pvalue), "anderson_ksamp midrank")
 
 

@@ -680,6 +680,12 @@ def test_solve_command_json_and_text(tiny_dir, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "expected score" in text and "percentiles" in text
     assert cli_main(["solve", path, "--cache-dir", str(tmp_path), "--set", "nonsense=1"]) == 2
+    # saved rolls are not in the solved state, and the output says so
+    assert "note" not in out
+    assert cli_main(["solve", path, "--cache-dir", str(tmp_path), "--set", "saved_rolls=true", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["note"] == solver.SAVED_ROLLS_NOTE
+    assert cli_main(["solve", path, "--cache-dir", str(tmp_path), "--set", "saved_rolls=true"]) == 0
+    assert "saved_rolls is not part of the solved state" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------------------------------------
