@@ -865,7 +865,7 @@ def turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off):
     add = dk.add
     sixth = 1.0 / 6.0
     first_st = stop_f if rr == 0 else stop_l
-    arg = np.empty(nu, dtype=np.int32)
+    args = np.empty((n_rolls, nu), dtype=np.int32)
     for r in range(n_rolls):
         er = E[ns + r]
         sr = first_st[r]
@@ -899,6 +899,7 @@ def turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off):
             kr = ns + r
             cr = E[kr]
             sr = st[r]
+            arg = args[r]
             for i in range(nu):
                 cr[i] = sr[i]
                 arg[i] = kr
@@ -911,8 +912,10 @@ def turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off):
                         if mq[i] > cr[i]:
                             cr[i] = mq[i]
                             arg[i] = aq[i]
-            for i in range(nu):
-                codes[off + i, j - 1, r] = dk.sub_pos[r, arg[i]]
+        for i in range(nu):  # one state's row of codes is contiguous
+            ci = codes[off + i, j - 1]
+            for r in range(n_rolls):
+                ci[r] = dk.sub_pos[r, args[r, i]]
 
 
 @nb.njit(cache=True, nogil=True)

@@ -492,22 +492,22 @@ def test_whole_policy_is_the_per_state_policy(name, tiny_dir, tmp_path):
     sol = solver.solve(rules, tmp_path)
     codes = solver.policy_table(sol)
     assert codes.shape == solver.policy_shape(sol) and codes.dtype == np.uint8
-    masks, flags, uppers = _all_states(sol)
     d = rules.dice
+    # every (state, roll) pair, the rolls of one state together
+    masks, flags, uppers = (np.repeat(a, d.n_rolls) for a in _all_states(sol))
     n = len(masks)
+    rolls = np.tile(np.arange(d.n_rolls, dtype=np.int16), n // d.n_rolls)
     lay, dk, ctx = sol.plan.layout, sol.plan.dice, context(rules)
     for j in range(1, rules.rolls_per_turn):
-        for r in range(d.n_rolls):
-            rolls = np.full(n, r, dtype=np.int16)
-            stage = np.full(n, j, dtype=np.int64)
-            lazy = np.empty(n, dtype=np.int32)
-            whole = np.empty(n, dtype=np.int32)
-            tags = np.full(64, -1, dtype=np.int64)  # a small cache: lines are evicted and worked out again
-            K.policy_keeps(ctx, lay, dk, sol.values, tags, np.zeros((64, rules.rolls_per_turn - 1, d.n_rolls),
-                                                                     dtype=np.uint8),
-                           masks, flags, uppers, rolls, stage, lazy)
-            K.table_keeps(lay, dk, codes, masks, flags, uppers, rolls, stage, whole)
-            np.testing.assert_array_equal(whole, lazy)
+        stage = np.full(n, j, dtype=np.int64)
+        lazy = np.empty(n, dtype=np.int32)
+        whole = np.empty(n, dtype=np.int32)
+        tags = np.full(64, -1, dtype=np.int64)  # a small cache: lines are evicted and worked out again
+        K.policy_keeps(ctx, lay, dk, sol.values, tags, np.zeros((64, rules.rolls_per_turn - 1, d.n_rolls),
+                                                                 dtype=np.uint8),
+                       masks, flags, uppers, rolls, stage, lazy)
+        K.table_keeps(lay, dk, codes, masks, flags, uppers, rolls, stage, whole)
+        np.testing.assert_array_equal(whole, lazy)
 
 
 def test_whole_policy_cache(tiny_dir, tmp_path, caplog, monkeypatch):
