@@ -2,8 +2,10 @@
 
 Plays ``--games`` (default 10,000,000) two-seat games through :func:`harness.runner.run` while a
 thread samples the resident memory of this process plus all its worker processes every 0.2 s
-(psutil). Prints the peak of that sum, the parent's and the largest child's ``ru_maxrss``, and
-the RSS at 10 %, 50 % and 100 % of the run (flat = streaming).
+(psutil). Prints the peak of that sum, the peak of the summed PSS (proportional set size: pages
+shared after the fork, such as the solver bot's keep policy, counted once in all), the parent's
+and the largest child's ``ru_maxrss``, and the RSS at 10 %, 50 % and 100 % of the run (flat =
+streaming).
 
     python benchmarks/bench_memory.py --games 10000000 --workers 2 > /tmp/mem.txt 2>&1 &
 """
@@ -35,20 +37,23 @@ class Sampler(threading.Thread):
 
     def __init__(self, every: float = 0.2) -> None:
         super().__init__(daemon=True)
-        self.every, self.peak, self.samples = every, 0, []
+        self.every, self.peak, self.peak_pss, self.samples = every, 0, 0, []
         self.stop = threading.Event()
         self.me = psutil.Process()
 
     def run(self) -> None:
         t0 = time.monotonic()
         while not self.stop.is_set():
-            total = 0
+            total = pss = 0
             for p in [self.me, *self.me.children(recursive=True)]:
                 try:
-                    total += p.memory_info().rss
+                    full = p.memory_full_info()  # reads smaps: rss and pss
+                    total += full.rss
+                    pss += getattr(full, "pss", full.rss)
                 except psutil.Error:
                     pass
             self.peak = max(self.peak, total)
+            self.peak_pss = max(self.peak_pss, pss)
             self.samples.append((time.monotonic() - t0, total))
             self.stop.wait(self.every)
 
@@ -88,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{time.strftime('%Y-%m-%d')} {platform.node()} python {platform.python_version()}: "
           f"{args.seats} on {args.rules}, {args.games:,} games, workers {args.workers}, chunk {args.chunk_size}")
     print(f"wall {dt:.0f} s ({args.games / dt:,.0f} games/s); Parquet {size / MiB:.0f} MiB")
-    print(f"peak RSS parent + workers (sampled): {sampler.peak / MiB:.0f} MiB")
+    print(f"peak RSS parent + workers (sampled): {sampler.peak / MiB:.0f} MiB; "
+          f"peak PSS (shared pages counted once): {sampler.peak_pss / MiB:.0f} MiB")
     print(f"ru_maxrss parent {me / MiB:.0f} MiB, largest worker {kids / MiB:.0f} MiB")
     print(f"RSS sum at 10% / 50% / 100% of the run: {at(0.1):.0f} / {at(0.5):.0f} / {at(1.0):.0f} MiB")
     return 0
