@@ -754,6 +754,10 @@ def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = Non
         want = not storage.startswith("skipped")
         if storage.startswith("skipped"):
             log.warning("%s: percentiles not computed, %s", rules.name, storage[len("skipped: "):])
+        elif storage == "disk":
+            log.warning("%s: the score distribution needs %.1f GiB, more than --max-memory: its working set "
+                        "goes to memory-mapped files in %s (maxi: about half an hour)",
+                        rules.name, distribution_bytes(rules, cap) / 2**30, where)
         mean, m2, p_bonus, dist = _forward(sol, cap, want, n_threads(), scratch=where, progress=progress)
         if dist is None or not rules.extra_yatzy_bonus or np.cumsum(dist)[-2] >= 0.995:
             break
