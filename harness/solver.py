@@ -10,6 +10,8 @@ Public API (used by the ``solver`` bot, ``compare`` checks and the reports)::
     fig = exact_distribution(rules)       # -> Figures: expected_score, std, p_bonus, percentiles,
                                           #    distribution (P(score = s)), all exact (forward pass)
     fig.to_json()                         # what ``yatzy-harness solve --json`` prints
+    policy_table(sol)                     # -> (states, rerolls, rolls) uint8: the T=0 keep of every
+                                          #    state and roll, cached beside the table (long runs)
     one_turn_odds(rules)                  # -> {lower box: P(requirement met within one turn)}
     clear_memo()                          # forget the tables held by this process
 
@@ -43,7 +45,13 @@ Disk cache: one file per rule set, named by :attr:`RuleSet.digest` and :data:`FO
 (magic, format, digest, dtype, shape, crc32) is checked on every load; a file that fails any check
 is rebuilt, never trusted. Values are float64: the 5-dice tables are small (scandinavian 11 MiB)
 and maxi's 428 MiB still loads in about a second, and float64 keeps every decision bit-identical to
-a fresh solve. The exact figures are cached beside the table (``.figures.json``).
+a fresh solve. The exact figures are cached beside the table (``.figures.json``), and so is the
+whole keep policy once a long run has needed it (``.policy.bin``, same header and checks).
+
+Exact figures: the forward pass carries each state's probability and the window of accumulated
+scores it can hold, two layers at a time. Up to ``--max-memory`` they stay in memory; beyond it
+(maxi: 32.5 GiB) in memory-mapped files under ``--scratch-dir``, unlinked as soon as they are
+mapped, up to ``--max-disk`` and the free space; beyond both only the moments are computed.
 """
 
 from __future__ import annotations
@@ -343,7 +351,8 @@ def load_table(path: Path, rules: RuleSet, shape: int | tuple[int, ...],
             if header.get("digest") != rules.digest:
                 raise ValueError("made for other rules")
             if header.get("dtype") != dtype.name or header.get("shape") != list(shape):
-                raise ValueError(f"shape/dtype {header.get('shape')}/{header.get('dtype')} != {list(shape)}/{dtype.name}")
+                raise ValueError(f"shape/dtype {header.get('shape')}/{header.get('dtype')} "
+                                 f"!= {list(shape)}/{dtype.name}")
             values = np.fromfile(fh, dtype=dtype, count=count + 1)
     except FileNotFoundError:
         return None

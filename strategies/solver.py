@@ -14,8 +14,9 @@ direct-mapped cache for the life of the process (a state recurs across thousands
 by every solver bot of the process on the same rule set. For long runs (at least
 ``FULL_POLICY_GAMES`` games announced by the runner) the T=0 keeps of every state are worked out
 once, before the workers fork, and cached on disk beside the value table
-(:func:`harness.solver.policy_table`); once that file exists every solver bot uses it. Randomness comes only from
-``view.uniform`` (two uniforms per decision), so a game replays identically. With ``columns`` > 1
+(:func:`harness.solver.policy_table`); once that file exists every T=0 solver bot uses it (the
+same keeps, looked up instead of worked out). Randomness comes only from ``view.uniform`` (two
+uniforms per decision), so a game replays identically. With ``columns`` > 1
 each column is played as a fresh game. With ``saved_rolls`` the table still values ordinary
 three-roll turns; a turn with extra rolls in hand is planned optimally against those values (ties
 as in :func:`harness.turn.turn_policy`; the bot never deliberately stops early to save rolls).
