@@ -57,6 +57,7 @@ mapped, up to ``--max-disk`` and the free space; beyond both only the moments ar
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import math
@@ -596,7 +597,15 @@ def _zeros(n: int, scratch: Path | None) -> np.ndarray:
         return np.zeros(n)
     fd, name = tempfile.mkstemp(prefix="forward-", suffix=".f64", dir=scratch)
     try:
-        os.ftruncate(fd, max(n, 1) * 8)  # a sparse file: untouched pages read as zeros and take no disk
+        size = max(n, 1) * 8
+        try:
+            # reserve the blocks now (they read as zeros): a disk that fills up later must not
+            # turn a write into the mapping into SIGBUS; ENOSPC here is an ordinary OSError
+            os.posix_fallocate(fd, 0, size)
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                raise
+            os.ftruncate(fd, size)  # a file system without fallocate: a sparse file
         mm = np.memmap(name, dtype=np.float64, mode="r+", shape=(max(n, 1),))
     finally:
         os.close(fd)
@@ -767,7 +776,15 @@ def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = Non
             log.warning("%s: the score distribution needs %.1f GiB, more than --max-memory: its working set "
                         "goes to memory-mapped files in %s (maxi: about half an hour)",
                         rules.name, distribution_bytes(rules, cap) / 2**30, where)
-        mean, m2, p_bonus, dist = _forward(sol, cap, want, n_threads(), scratch=where, progress=progress)
+        try:
+            mean, m2, p_bonus, dist = _forward(sol, cap, want, n_threads(), scratch=where, progress=progress)
+        except OSError as exc:
+            if where is None:
+                raise
+            storage, where = f"skipped: the scratch files in {where} could not be made ({exc})", None
+            log.warning("%s: percentiles not computed, %s; computing the moments only", rules.name,
+                        storage[len("skipped: "):])
+            mean, m2, p_bonus, dist = _forward(sol, cap, False, n_threads(), progress=progress)
         if dist is None or not rules.extra_yatzy_bonus or np.cumsum(dist)[-2] >= 0.995:
             break
         extras *= 2

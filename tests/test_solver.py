@@ -355,6 +355,27 @@ def test_disk_backed_distribution_is_the_in_memory_one(name, tiny_dir, cache_dir
     assert list(scratch.iterdir()) == []  # the mapped files are unlinked as soon as they are made
 
 
+def test_full_disk_falls_back_to_the_moments(tiny_dir, cache_dir, tmp_path, monkeypatch, caplog):
+    """Blocks are reserved before the mapping is written (no SIGBUS); a full disk is an ordinary
+    error, and the figures fall back to the moments."""
+    import errno
+
+    rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
+    full = solver.exact_distribution(rules, cache_dir, use_cache=False)
+
+    def no_space(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(solver.os, "posix_fallocate", no_space)
+    scratch = tmp_path / "scratch"
+    with caplog.at_level("WARNING", logger="harness.solver"):
+        fig = solver.exact_distribution(rules, cache_dir, use_cache=False, max_bytes=0, scratch_dir=scratch)
+    assert fig.percentiles is None and fig.storage.startswith("skipped: the scratch files")
+    assert "No space left" in fig.storage and "computing the moments only" in caplog.text
+    assert fig.std == pytest.approx(full.std, abs=1e-9) and fig.p_bonus == pytest.approx(full.p_bonus, abs=1e-12)
+    assert list(scratch.iterdir()) == []
+
+
 def test_cached_figures_without_percentiles_are_redone_once_allowed(tiny_dir, cache_dir):
     rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
     lean = solver.exact_distribution(rules, cache_dir, max_bytes=0, max_disk_bytes=0)
