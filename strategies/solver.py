@@ -39,9 +39,9 @@ from harness.turn import keep_expectations, turn_policy
 #: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0).
 POLICY_LINES = 1 << 19
 VALUE_LINES = 1 << 13
-#: Games (seats) from which a run is worth the whole keep policy (about a solve's time, once per
+#: Seat-games from which a run is worth the whole keep policy (about a solve's time, once per
 #: machine): below, the per-state caches warm up in less time.
-FULL_POLICY_GAMES = 100_000
+FULL_POLICY_GAMES = 200_000
 
 
 _SHARED: dict[tuple[str, str], tuple[np.ndarray, ...]] = {}
