@@ -85,6 +85,34 @@ def score_options(ctx, r, first, flag, filled, out):
 
 
 @nb.njit(cache=True, nogil=True)
+def score_sheet(ctx, first, flag, filled, rows, allowed, extras):
+    """:func:`score_options` of every roll for one sheet: rows (R, NB) int16, allowed (R,) int64,
+    extras (R,) int16. The same values, computed a table at a time: only an all-alike roll on a
+    sheet with a key box can differ from the plain table row (extra bonus, joker), and those few
+    rolls go through :func:`score_options` itself."""
+    tab = ctx.table_first if first else ctx.table
+    n = tab.shape[0]
+    nbx = ctx.n_boxes
+    rows[:, :] = tab
+    if not flag:
+        for b in range(nbx):
+            if ctx.requires_key[b]:
+                for r in range(n):
+                    rows[r, b] = 0
+    open_ = ((1 << nbx) - 1) & ~filled
+    base = open_ & -open_ if ctx.forced else open_
+    for r in range(n):
+        allowed[r] = base
+        extras[r] = 0
+    if ctx.key_box >= 0:
+        for r in range(n):
+            if ctx.yatzy_roll[r]:
+                a, e = score_options(ctx, r, first, flag, filled, rows[r])
+                allowed[r] = a
+                extras[r] = e
+
+
+@nb.njit(cache=True, nogil=True)
 def score_options_batch(ctx, rolls, first, flags, filled):
     """Vectorised :func:`score_options`: rolls (B,) int16, first/flags (B,) bool, filled (B,) int64
     -> scores (B, NB) int16, allowed (B,) int64, extra (B,) int16."""

@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from harness.scoring import score_options
+from harness.scoring import score_options, score_sheet
 
 NEG = -1.0e300
 # Constant arguments are written np.bool_(...)/np.int64(...): a bare True/False/1 is typed as a
@@ -724,10 +724,7 @@ def keep_arg_one(dk, Es, Ms, j, st, r):
 def score_rows(ctx, mask, flag, first, rows, allowed, extras):
     """:func:`harness.scoring.score_options` of every roll in one sheet: rows (R, NB) int16,
     allowed (R,) int64, extras (R,) int16 (shared by every upper subtotal of the mask)."""
-    for r in range(rows.shape[0]):
-        a, e = score_options(ctx, r, first, flag, mask, rows[r])
-        allowed[r] = a
-        extras[r] = e
+    score_sheet(ctx, first, flag, mask, rows, allowed, extras)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -994,8 +991,8 @@ def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage
                temperature, blunder, unif, out):
     """Keeps for a batch with temperature > 0 (and any blunder rate).
 
-    Action values come from a direct-mapped cache: ev (C, rr+1, K) expected value of each keep with
-    j rerolls left, sv (C, 2, R) stop values (0 = later roll, 1 = first roll). unif (B, 2) uniforms:
+    Action values come from a direct-mapped cache: ev (C, rr, K) expected value of each keep with
+    j rerolls left at row j - 1, sv (C, 2, R) stop values (0 = later roll, 1 = first roll). unif (B, 2) uniforms:
     [0] decides a blunder, [1] picks the action (uniformly for a blunder, else by softmax).
     """
     cap = tags.shape[0]
@@ -1022,7 +1019,7 @@ def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage
             last = _plan(ctx, lay, dk, V, mask, flag, u, work, last)
             for j in range(1, rr + 1):
                 for k in range(Es.shape[1]):
-                    ev[line, j, k] = Es[j, k]
+                    ev[line, j - 1, k] = Es[j, k]
             for q in range(n_rolls):
                 sv[line, 0, q] = stop_l[q]
                 sv[line, 1, q] = stop_f[q]
@@ -1030,7 +1027,7 @@ def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage
         j = stage[g]
         # the last sub-keep is the whole roll: its value is stopping
         for a in range(n - 1):
-            vals[a] = ev[line, j, dk.sub_keep[lo + a]]
+            vals[a] = ev[line, j - 1, dk.sub_keep[lo + a]]
         vals[n - 1] = sv[line, 1 if first[g] else 0, r]
         out[g] = dk.sub_keep[lo + _pick(vals, n, temperature, unif[g, 1])]
 

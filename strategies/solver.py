@@ -38,7 +38,7 @@ from harness.turn import keep_expectations, turn_policy
 
 #: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0).
 POLICY_LINES = 1 << 19
-VALUE_LINES = 1 << 13
+VALUE_LINES = 1 << 15
 #: Seat-games from which a run is worth the whole keep policy (about a solve's time, once per
 #: machine): below, the per-state caches warm up in less time.
 FULL_POLICY_GAMES = 200_000
@@ -108,7 +108,7 @@ class SolverBot(Strategy):
             if key not in _SHARED:
                 lines = _lines(VALUE_LINES if self.temperature > 0 else POLICY_LINES, sol.states)
                 # np.zeros maps pages lazily: only lines in use take memory
-                _SHARED[key] = ((np.full(lines, -1, dtype=np.int64), np.zeros((lines, self._rr + 1, d.n_keeps)),
+                _SHARED[key] = ((np.full(lines, -1, dtype=np.int64), np.zeros((lines, max(self._rr, 1), d.n_keeps)),
                                  np.zeros((lines, 2, d.n_rolls))) if self.temperature > 0 else
                                 (np.full(lines, -1, dtype=np.int64),
                                  np.zeros((lines, max(self._rr, 1), d.n_rolls), dtype=np.uint8)))

@@ -228,6 +228,32 @@ def test_forced_allows_only_the_next_box():
     assert allowed == 1 << 3
 
 
+@pytest.mark.parametrize("name", BUILTIN)
+def test_score_sheet_is_score_options_for_every_roll(name):
+    """The table-at-a-time kernel of the solver bot gives score_options' values on random sheets
+    (key box filled or not, flag, first roll), the joker and extra-bonus rolls included."""
+    from harness.scoring import score_sheet
+
+    rules = load_rules(name)
+    ctx = context(rules)
+    n, nbx = rules.dice.n_rolls, rules.n_boxes
+    rng = np.random.default_rng(7)
+    sheets = [0, (1 << nbx) - 2, *rng.integers(0, 1 << nbx, 40).tolist()]
+    if rules.key_box >= 0:
+        sheets += [m | (1 << rules.key_box) for m in sheets]
+    if rules.forced:
+        sheets = [(1 << k) - 1 for k in range(nbx)]
+    rows, allowed, extras = np.empty((n, nbx), np.int16), np.empty(n, np.int64), np.empty(n, np.int16)
+    out = np.empty(nbx, np.int16)
+    for filled in sheets:
+        for first in (False, True):
+            for flag in ((False, True) if rules.key_box >= 0 else (False,)):
+                score_sheet(ctx, first, flag, filled, rows, allowed, extras)
+                for r in range(n):
+                    a, e = score_options(ctx, r, first, flag, filled, out)
+                    assert (a, e) == (allowed[r], extras[r]) and np.array_equal(out, rows[r]), (filled, first, r)
+
+
 @pytest.mark.parametrize("override,message", [
     (["upper_bonus_threshold=106"], "out of range 0..105"),
     (["upper_bonus_value=7"], "step 5"),

@@ -531,6 +531,32 @@ def test_whole_policy_is_the_per_state_policy(name, tiny_dir, tmp_path):
         np.testing.assert_array_equal(whole, lazy)
 
 
+@pytest.mark.parametrize("name", ["tiny_bonus", "tiny_generala", "tiny_joker"])
+def test_soft_keeps_draw_from_the_exact_action_values(name, tiny_dir, tmp_path, monkeypatch):
+    """temperature > 0: the cached kernel's draw equals a softmax over the keep values that
+    harness.turn computes independently (the bot's path for turns longer than the table's)."""
+    from strategies import solver as solver_bot
+
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path))
+    monkeypatch.setattr(solver_bot, "VALUE_LINES", 16)  # lines are evicted and worked out again
+    solver.clear_memo()
+    rules = load_rules(str(tiny_dir / f"{name}.toml"))
+    bot = solver_bot.SolverBot(rules, temperature=1.5)
+    bot.prepare()
+    masks, flags, uppers = _all_states(bot.solution)
+    n, rr = len(masks), rules.rolls_per_turn - 1
+    rng = np.random.default_rng(3)
+    for left in range(1, rr + 1):
+        first = left == rr
+        rolls = rng.integers(0, rules.dice.n_rolls, n).astype(np.int16)
+        unif = rng.random((n, 2))
+        got = bot._table_keeps(masks, flags, uppers, rolls, np.full(n, left, dtype=np.int16), np.full(n, first),
+                               unif)
+        ref = [bot._long_turn_keep(int(masks[i]), bool(flags[i]), int(uppers[i]), int(rolls[i]), left, first,
+                                   unif[i]) for i in range(n)]
+        np.testing.assert_array_equal(got, ref)
+
+
 def test_whole_policy_cache(tiny_dir, tmp_path, caplog, monkeypatch):
     rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
     solver.clear_memo()
