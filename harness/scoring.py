@@ -52,6 +52,8 @@ def score_options(ctx, r, first, flag, filled, out):
     ``filled`` is the bit mask of filled boxes, ``flag`` whether the key box holds a non-zero score,
     ``first`` whether the dice were made on the turn's first roll. ``allowed`` has a bit for each box
     the player may fill now; ``extra`` is added to the total whatever box is chosen.
+    A rule added here that changes rolls other than all-alike ones on a key-box sheet must also go
+    into :func:`score_sheet`'s table-at-a-time path (tests compare the two on every rule set).
     """
     tab = ctx.table_first if first else ctx.table
     nbx = ctx.n_boxes
