@@ -41,7 +41,7 @@ POLICY_LINES = 1 << 19
 VALUE_LINES = 1 << 15
 #: Seat-games from which a run is worth the whole keep policy (about a solve's time, once per
 #: machine): below, the per-state caches warm up in less time.
-FULL_POLICY_GAMES = 200_000
+FULL_POLICY_GAMES = 300_000
 
 
 _SHARED: dict[tuple[str, str], tuple[np.ndarray, ...]] = {}
