@@ -406,7 +406,7 @@ def plot_response(cal: Calibration):  # -> matplotlib Figure
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from harness.cli import print_json
+    from harness.console import print_json
     from harness.plot import plt
 
     lo, hi = args.lo, args.hi
@@ -459,9 +459,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_command(sub: argparse._SubParsersAction) -> None:
+def add_commands(sub: argparse._SubParsersAction) -> None:
     """The ``calibrate`` subcommand (registered by :func:`harness.report.add_commands`)."""
-    from harness.cli import add_set_option
+    from harness.console import add_set_option
 
     p = sub.add_parser(
         "calibrate", help="find the bot parameter value that hits a target mean score or win rate",

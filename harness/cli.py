@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from typing import Any, Sequence
 
+from harness.console import HelpFormatter, add_set_option, print_json
 from harness.errors import UserError
 
 #: Modules contributing subcommands, in the order they appear in ``--help``.
@@ -21,33 +21,13 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.replay",
     "harness.solver",
     "harness.report",
+    "harness.compare",
+    "harness.calibrate",
 )
 
 EXIT_USAGE = 2
-
-
-def print_json(obj: Any) -> None:
-    """Print ``obj`` as indented JSON on stdout."""
-    json.dump(obj, sys.stdout, indent=2, sort_keys=False, default=_json_default)
-    sys.stdout.write("\n")
-
-
-def _json_default(o: Any) -> Any:
-    import numpy as np
-
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
-
-
-def add_set_option(p: argparse.ArgumentParser) -> None:
-    """The repeatable ``--set KEY=VALUE`` rule-setting override."""
-    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
-                   help="change a rule setting (repeatable), e.g. --set upper_bonus_threshold=62")
+#: What a shell reports for a process killed by SIGPIPE (128 + 13): ``... | head`` closed stdout.
+EXIT_BROKEN_PIPE = 141
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,6 +134,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # argparse's own usage errors: one line, exit 2
         raise UserError(message if self.prog == "yatzy-harness" else f"{self.prog}: {message}")
 
@@ -161,6 +145,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="yatzy-harness",
                      description="Yatzy-family bots playing each other by the million.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         try:
@@ -171,6 +156,30 @@ def build_parser() -> argparse.ArgumentParser:
             continue  # a capability not built yet
         module.add_commands(sub)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("yatzy-harness")
+    except PackageNotFoundError:  # running from a checkout that was not installed
+        return "(not installed)"
+
+
+def _quiet_broken_pipe() -> int:
+    """stdout's reader went away (``... | head``): stop quietly, as Unix tools do.
+
+    Point stdout at /dev/null so that the interpreter's final flush does not raise again.
+    """
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -184,6 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"yatzy-harness: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     except KeyboardInterrupt:
         print("yatzy-harness: interrupted", file=sys.stderr)
         return 130

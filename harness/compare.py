@@ -390,7 +390,7 @@ def _prepare_inputs(args: argparse.Namespace) -> tuple[Path, Path, Any, Any]:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from harness.cli import print_json
+    from harness.console import print_json
 
     settings = CompareSettings(mu0=args.mu0, mu1=args.mu1, alpha=args.alpha, beta=args.beta,
                                two_sided=not args.one_sided, confidence=args.confidence, entrant=args.entrant,
@@ -505,7 +505,7 @@ def compare_text(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def add_command(sub: argparse._SubParsersAction) -> None:
+def add_commands(sub: argparse._SubParsersAction) -> None:
     """The ``compare`` subcommand (registered by :func:`harness.report.add_commands`)."""
     p = sub.add_parser(
         "compare", help="paired comparison of two runs (exit 0 no change, 1 change, 2 inconclusive)",

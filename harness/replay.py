@@ -50,7 +50,7 @@ def format_trace(trace: list[dict[str, Any]], labels: list[str]) -> str:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from harness.cli import print_json
+    from harness.console import print_json
 
     if args.run:
         manifest_path = Path(args.run) / "manifest.json"
@@ -89,7 +89,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from harness.cli import add_set_option
+    from harness.console import add_set_option
 
     p = sub.add_parser("replay", help="replay one game alone with a turn-by-turn trace",
                        description="Re-play one game by index: the same dice as in any run with the same "

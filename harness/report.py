@@ -739,7 +739,7 @@ def write_report(summary: RunSummary, out_dir: str | Path | None = None, plots: 
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from harness.cli import print_json
+    from harness.console import print_json
 
     summary = summarize(args.run_dir, confidence=args.confidence)
     d = write_report(summary, args.out, plots=not args.no_plots)
@@ -762,7 +762,7 @@ def _confidence(raw: str) -> float:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    """The ``report``, ``compare`` and ``calibrate`` subcommands."""
+    """The ``report`` subcommand."""
     p = sub.add_parser("report", help="summarise a run directory (tables, plots, HTML)",
                        description="Summarise a run directory: per entrant score distribution with a CI, "
                                    "bonus and yatzy rates, per-box means; per pairing win/draw/loss with Wilson "
@@ -774,11 +774,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="DIR", help="write the report files here instead of RUN_DIR")
     p.add_argument("--confidence", type=_confidence, default=0.95, help="interval confidence (default 0.95)")
     p.set_defaults(func=_cmd_report)
-
-    from harness import calibrate, compare
-
-    compare.add_command(sub)
-    calibrate.add_command(sub)
 
 if __name__ == "__main__":  # pragma: no cover
     from harness.cli import main

@@ -568,7 +568,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from harness.cli import add_set_option
+    from harness.console import add_set_option
 
     p = sub.add_parser(
         "run", help="play a run, tournament or gauntlet into a run directory",

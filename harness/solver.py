@@ -841,7 +841,7 @@ SAVED_ROLLS_NOTE = ("saved_rolls is not part of the solved state: these are the 
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
-    from harness.cli import print_json
+    from harness.console import print_json
     from harness.rules import load_rules
 
     rules = load_rules(args.rules, args.settings)
@@ -880,7 +880,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
 
 def _cmd_odds(args: argparse.Namespace) -> int:
-    from harness.cli import print_json
+    from harness.console import print_json
     from harness.rules import load_rules
 
     rules = load_rules(args.rules, args.settings)
@@ -896,7 +896,7 @@ def _cmd_odds(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from harness.cli import add_set_option
+    from harness.console import add_set_option
 
     p = sub.add_parser("solve", help="exact optimal expected score and score distribution",
                        description="Solve a rule set exactly (backward induction; cached on disk) and print "
