@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 from harness import engine_kernels, rng
-from harness.dice import dice
+from harness.dice import counts_of_faces, dice
 
 
 def test_faces_are_fair_and_cover_1_to_6():
@@ -38,3 +40,45 @@ def test_strategy_stream_is_separate_from_the_dice():
     u = rng.uniforms(keys, 0, 0, 0, 5)
     f = rng.draw_faces(keys, 0, 0, 0, 5)
     assert not np.array_equal(np.floor(u * 6).astype(int) + 1, f)
+
+
+def test_the_kernels_compile_the_layout_of_rng_instead_of_copying_it():
+    # the counter layout, mixer and constants live in harness.rng alone; a second copy could drift
+    own = {k for k, v in vars(engine_kernels).items()
+           if isinstance(v, (int, np.integer)) and not k.startswith("__") and getattr(rng, k, None) is not v}
+    assert not own, f"engine_kernels defines its own stream constants {sorted(own)}; import them from harness.rng"
+    for name in ("counter_base", "word", "face0", "unit", "DICE", "STRATEGY"):
+        assert getattr(engine_kernels, name) is getattr(rng, name)
+
+
+def test_counter_layout_is_a_mixed_radix_number():
+    assert rng.counter_base(rng.DICE, 0, 0, 0) == rng.DICE * rng.SEATS * rng.TURNS * rng.STEPS * rng.WIDTH
+    last = rng.counter_base(rng.DICE, rng.SEATS - 1, rng.TURNS - 1, rng.STEPS - 1) + np.uint64(rng.WIDTH - 1)
+    assert last + np.uint64(1) == rng.counter_base(rng.STRATEGY, 0, 0, 0)  # streams tile, never overlap
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, rng.MAX_SEED), game=st.integers(0, 2**40), seat=st.integers(0, rng.SEATS - 1),
+       turn=st.integers(0, rng.TURNS - 1), step=st.integers(0, rng.STEPS - 2), n=st.integers(1, 6),
+       kept=st.integers(0, 6))
+def test_kernel_and_numpy_paths_draw_the_same_dice_and_uniforms(seed, game, seat, turn, step, n, kept):
+    keys = rng.game_keys(seed, np.array([game, game + 1]))
+    d = dice(n)
+    # first roll
+    ref = d.roll_index_of_faces(rng.draw_faces(keys, seat, turn, 0, n))
+    roll = engine_kernels.throw(keys, seat, turn, n, d.roll_lookup, d.radix)
+    assert np.array_equal(roll, ref)
+    # a reroll at ``step`` keeping the first ``kept`` dice of the hand takes the fresh draw of step + 1
+    faces = d.roll_faces[roll]
+    kept = min(kept, n - 1)
+    fresh = rng.draw_faces(keys, seat, turn, step + 1, n)[:, : n - kept]
+    want = d.roll_index_of_faces(np.concatenate([faces[:, :kept], fresh], axis=1))
+    keep = d.keep_index(counts_of_faces(faces[:, :kept]))
+    idx = np.arange(len(keys))
+    first, left, active = np.ones(2, bool), np.full(2, 2, np.int16), np.ones(2, bool)
+    bad = engine_kernels.reroll(keys, idx, seat, turn, step, n, roll, keep.astype(np.int32), d.keep_counts,
+                                d.keep_size, d.roll_counts, d.roll_as_keep, d.roll_lookup, d.radix, first, left, active)
+    assert bad == -1 and np.array_equal(roll, want)
+    width = 1 + (seed + step) % rng.WIDTH
+    assert np.array_equal(engine_kernels.uniforms(keys, seat, turn, step, width),
+                          rng.uniforms(keys, seat, turn, step, width))
