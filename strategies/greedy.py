@@ -36,6 +36,7 @@ def best_box(rules: RuleSet, value: np.ndarray) -> np.ndarray:
 class TimeoutBot(Strategy):
     name = "timeout"
     description = "never rerolls; writes the box with the largest immediate gain (the site's time-out policy)"
+    classifier = {"stochastic": False, "lookahead": "none", "long_run_time": False}
 
     def keep(self, view: TurnView) -> np.ndarray:
         return self.rules.dice.roll_as_keep[view.roll]

@@ -12,6 +12,33 @@ import pytest
 from harness import registry
 from harness.engine import play
 from harness.rules import builtin_rule_sets, load_rules
+from harness.strategy import Strategy, TurnView
+
+#: The classifier keys every bot declares, with the type of each value.
+CLASSIFIER_KEYS: dict[str, type] = {"stochastic": bool, "lookahead": str, "long_run_time": bool}
+
+
+def classifier_problems(cls: type[Strategy], classifier: object = None) -> list[str]:
+    """What is wrong with a bot's classifier: [] when ``cls`` declares its own (not inherited from a
+    base class) with every key of :data:`CLASSIFIER_KEYS` holding a value of the right type.
+
+    ``classifier`` checks an instance's value instead (a bot may refine it from its parameters),
+    still requiring the class's own declaration.
+    """
+    who = f"{cls.__module__}.{cls.__qualname__}"
+    if "classifier" not in vars(cls):
+        inherited = next((b for b in cls.__mro__[1:] if "classifier" in vars(b)), None)
+        source = f"inherits {inherited.__qualname__}'s" if inherited else "has no classifier"
+        return [f"{who} does not declare its own classifier ({source}); set the class attribute"]
+    c = vars(cls)["classifier"] if classifier is None else classifier
+    if not isinstance(c, dict):
+        return [f"{who}.classifier is a {type(c).__name__}, expected a dict"]
+    problems = [f"{who}.classifier lacks {key!r}" for key in CLASSIFIER_KEYS if key not in c]
+    problems += [f"{who}.classifier[{key!r}] = {c[key]!r} is not a {t.__name__}"
+                 for key, t in CLASSIFIER_KEYS.items() if key in c and type(c[key]) is not t]
+    if isinstance(c.get("lookahead"), str) and not c["lookahead"].strip():
+        problems.append(f"{who}.classifier['lookahead'] is empty")
+    return problems
 
 
 @cache
@@ -20,7 +47,8 @@ def rules_named(name: str):
 
 
 class StrategyContract:
-    """Generic checks: deterministic for a seed, every rule set, legal moves, batch-independent, picklable."""
+    """Generic checks: deterministic for a seed, every rule set, legal moves, batch-independent, picklable,
+    and a classifier of its own that the bot lives up to."""
 
     spec: str = ""
     opponent: str = "timeout"
@@ -77,6 +105,33 @@ class StrategyContract:
         assert bot.label.split(":")[0] == type(bot).name
         assert type(bot).description
 
+    def strategy_class(self) -> type[Strategy]:
+        return registry.get(self.spec.split(":")[0])
+
     def test_classifier_is_declared(self):
-        cls = registry.get(self.spec.split(":")[0])
-        assert {"stochastic", "lookahead", "long_run_time"} <= set(cls.classifier)
+        cls = self.strategy_class()
+        problems = classifier_problems(cls)
+        assert not problems, "; ".join(problems)
+        bot = registry.make(self.spec, rules_named("scandinavian"))
+        problems = classifier_problems(cls, bot.classifier)
+        assert not problems, "; ".join(problems)
+
+    def test_respects_its_classifier(self, monkeypatch):
+        # a bot that says it is not stochastic must not consult its random numbers (view.uniform);
+        # one that says it is must
+        rules = rules_named("scandinavian")
+        bot = self.make(rules)
+
+        def mine():  # alone at the table: an opponent may be stochastic itself
+            return play(rules, [bot], np.arange(self.games), 7).to_frame()
+
+        plain = mine()
+        seen = []
+        for u in (0.0, 1.0 - 2**-53):
+            monkeypatch.setattr(TurnView, "uniform", lambda view, width=1, u=u: np.full((len(view), width), u))
+            seen.append(mine())
+        if bot.classifier["stochastic"]:
+            assert not (seen[0].equals(plain) and seen[1].equals(plain)), "stochastic, but ignores view.uniform"
+        else:
+            for frame in seen:
+                pd.testing.assert_frame_equal(frame, plain)
