@@ -133,6 +133,8 @@ class RuleSet:
     joker_value: np.ndarray
     yatzy_roll: np.ndarray
     spec: Mapping[str, Any] = field(repr=False)
+    #: The ``--set`` overrides applied on top of the file's own settings (parsed values).
+    overrides: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def dice(self) -> Dice:
@@ -192,8 +194,9 @@ class RuleSet:
         return int(m.sum()) + bonus
 
     def with_settings(self, overrides: Mapping[str, Any] | Iterable[str]) -> RuleSet:
-        """A new rule set from the same spec with settings changed (a dict or ``KEY=VALUE`` strings)."""
-        return compile_rules(self.spec, overrides, source=self.source)
+        """A new rule set from the same spec with settings changed (a dict or ``KEY=VALUE`` strings);
+        the overrides this rule set already had are kept unless changed again."""
+        return compile_rules(self.spec, {**self.overrides, **parse_overrides(overrides)}, source=self.source)
 
     @property
     def digest(self) -> str:
@@ -209,13 +212,36 @@ class RuleSet:
             h.update(np.ascontiguousarray(a).tobytes())
         return h.hexdigest()
 
+    def summary(self) -> str:
+        """One line of the facts the effective settings decide: dice, boxes, bonus, order, columns."""
+        parts = [f"{self.n_dice} dice", f"{self.n_boxes} boxes",
+                 f"upper bonus {self.bonus_value} at {self.threshold}" if self.bonus_value else "no upper bonus"]
+        kinds = {b.kind for b in self.boxes}
+        if "full_house" in kinds:
+            flat = self.settings["full_house_scoring"] == "flat"
+            parts.append("full house flat" if flat else "full house scores its dice")
+        if "yatzy" in kinds and self.settings["yatzy_scoring"] == "flat_plus_sum":
+            parts.append("yatzy adds the dice")
+        if self.forced:
+            parts.append("filled top to bottom")
+        if self.columns > 1:
+            parts.append(f"{self.columns} columns, {'totals added' if self.add_columns else 'best column counts'}")
+        if self.saved_rolls:
+            parts.append("unused rolls carry over")
+        return ", ".join(parts)
+
     def describe(self) -> dict[str, Any]:
-        """A JSON-able description: name, settings, and each box with its maximum."""
+        """A JSON-able description from the effective settings (file settings plus ``--set``).
+
+        ``description`` is the rule file's own text; ``summary``, ``settings``, ``bonus``, the box
+        maxima and ``perfect_score`` are computed, and ``overrides`` lists what ``--set`` changed.
+        """
         mx = self.box_max()
         return {
             "name": self.name, "title": self.title, "description": self.description,
+            "summary": self.summary(), "source": self.source,
             "dice": self.n_dice, "rolls_per_turn": self.rolls_per_turn,
-            "settings": dict(self.settings),
+            "settings": dict(self.settings), "overrides": dict(self.overrides),
             "bonus": {"threshold": self.threshold, "value": self.bonus_value},
             "boxes": [{"name": b.name, "label": b.label, "kind": b.kind, "section": "upper" if b.is_upper else "lower",
                        "max": int(mx[i])} for i, b in enumerate(self.boxes)],
@@ -347,6 +373,31 @@ def _check_settings(s: dict[str, Any], n_dice: int, where: str) -> None:
             raise UserError(f"{where}: setting {key}={s[key]!r} must be one of {', '.join(allowed)}")
 
 
+#: Box kind -> (the setting that changes its score, the only value that keeps a fixed score).
+_FIXED_BY = {"yatzy": ("yatzy_scoring", "flat"), "full_house": ("full_house_scoring", "flat")}
+
+
+def _check_fixed_scores(parsed: list[tuple[Box, dict[str, Any]]], settings: Mapping[str, Any],
+                        over: Mapping[str, Any], name: Any, where: str) -> None:
+    """Refuse a scoring setting that contradicts a box's fixed servida or joker score.
+
+    A servida or joker score is a fixed number written next to the box's plain value (generala 50 /
+    servida 60; yahtzee's joker full house 25); scoring the plain box by the dice instead would let
+    it pass its servida (five sixes 80 > 60) or differ from its joker. No combination is defined.
+    """
+    for box, params in parsed:
+        if box.kind not in _FIXED_BY or (box.servida is None and box.joker_value is None):
+            continue
+        key, fits = _FIXED_BY[box.kind]
+        if settings[key] == fits:
+            continue
+        fixed = [f"{params['value']}"] + [f"{label} {v}" for label, v in (("servida", box.servida),
+                                                                         ("joker", box.joker_value)) if v is not None]
+        at = f"--set {key}={settings[key]}" if key in over else f"{where} [settings] {key}={settings[key]!r}"
+        raise UserError(f"{at}: not allowed on rule set {name!r} (box {box.name!r} has fixed scores "
+                        f"{' / '.join(fixed)}; only {key}={fits} fits)")
+
+
 def _box_from_spec(i: int, raw: Any, where: str) -> tuple[Box, dict[str, Any]]:
     w = f"{where}: boxes[{i}]"
     if not isinstance(raw, dict):
@@ -384,8 +435,17 @@ def _box_from_spec(i: int, raw: Any, where: str) -> tuple[Box, dict[str, Any]]:
     return box, params
 
 
-def read_rules_file(path: Path) -> dict[str, Any]:
-    """Parse a rule-set TOML file, resolving ``extends = "name"`` (settings and keys override)."""
+def read_rules_file(path: Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Parse a rule-set TOML file, resolving ``extends`` (a built-in name, or a path relative to the
+    extending file's directory).
+
+    The child's top-level keys replace the parent's (``[[boxes]]`` as a whole list); ``[settings]``
+    merges key by key. ``name`` defaults to the file's stem and ``title``/``description`` are not
+    inherited, so a house rule never presents itself as its parent.
+    """
+    chain = (*_chain, path)
+    if path.resolve() in {p.resolve() for p in _chain}:
+        raise UserError("circular extends: " + " -> ".join(str(p) for p in chain))
     try:
         with open(path, "rb") as fh:
             spec = tomllib.load(fh)
@@ -393,21 +453,43 @@ def read_rules_file(path: Path) -> dict[str, Any]:
         raise UserError(f"cannot read rule set {path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: not valid TOML: {exc}") from None
+    spec.setdefault("name", path.stem)
     if "extends" in spec:
-        parent = read_rules_file(resolve_rules_path(str(spec["extends"])))
-        merged = {**parent, **{k: v for k, v in spec.items() if k not in ("extends", "settings")}}
-        merged["settings"] = {**parent.get("settings", {}), **spec.get("settings", {})}
+        ext = spec["extends"]
+        if not isinstance(ext, str) or not ext:
+            raise UserError(f"{path}: extends must be a rule-set name or a .toml path, got {ext!r}")
+        try:
+            parent_path = resolve_rules_path(ext, relative_to=path.parent)
+        except UserError as exc:
+            raise UserError(f"{path}: extends: {exc}") from None
+        parent = read_rules_file(parent_path, chain)
+        own = spec.get("settings", {})
+        if not isinstance(own, dict):
+            raise UserError(f"{path}: [settings] must be a table")
+        changes = [f"{k}={v}" for k, v in own.items()]
+        changes += [f"own {k}" for k in spec if k not in ("extends", "settings", "name", "title", "description")]
+        merged = {**{k: v for k, v in parent.items() if k not in ("title", "description")},
+                  **{k: v for k, v in spec.items() if k not in ("extends", "settings")}}
+        merged["settings"] = {**parent.get("settings", {}), **own}
+        merged.setdefault("description", f"{parent.get('title') or parent['name']} with "
+                          + (", ".join(changes) if changes else "no changes"))
         spec = merged
-    spec.setdefault("_source", str(path))
+    spec["_source"] = str(path)
     return spec
 
 
-def resolve_rules_path(name_or_path: str) -> Path:
-    """A built-in rule-set name or a path to a TOML file -> the file's path."""
+def resolve_rules_path(name_or_path: str, relative_to: Path | None = None) -> Path:
+    """A built-in rule-set name or a path to a TOML file -> the file's path.
+
+    A relative path is taken from ``relative_to`` when given (the directory of a file that
+    ``extends`` it), else from the current directory.
+    """
     p = Path(name_or_path)
-    if p.suffix == ".toml" or os.sep in name_or_path:
+    if p.suffix == ".toml" or os.sep in name_or_path or "/" in name_or_path:
+        if relative_to is not None and not p.is_absolute():
+            p = Path(os.path.normpath(relative_to / p))
         if not p.is_file():
-            raise UserError(f"rule set file not found: {name_or_path}")
+            raise UserError(f"rule set file not found: {p}")
         return p
     candidate = rules_dir() / f"{name_or_path}.toml"
     if not candidate.is_file():
@@ -459,6 +541,7 @@ def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterab
                        ("yatzy_scoring", {"yatzy"})):
         if key in over and not kinds & needs:
             raise UserError(f"--set {key}: does not apply to rule set {spec.get('name')!r} (it has no {'/'.join(sorted(needs))} box)")
+    _check_fixed_scores(parsed, settings, over, spec.get("name"), where)
     if not settings["include_pairs"]:
         parsed = [(b, p) for b, p in parsed if b.kind not in _PAIR_KINDS]
     names = [b.name for b, _ in parsed]
@@ -512,4 +595,5 @@ def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterab
         joker_value=np.array([-1 if b.joker_value is None else b.joker_value for b, _ in parsed], dtype=np.int16),
         yatzy_roll=d.roll_counts.max(axis=1) == n_dice,
         spec=dict(spec),
+        overrides={k: settings[k] for k in over},
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from functools import cache
 from itertools import combinations
@@ -332,3 +333,158 @@ def test_generic_groups_kind_and_options(tmp_path):
     assert score(r, [2, 2, 2, 5, 5]) == {"pair_and_triple": 16, "house_any": 25, "run_sum": 0}
     assert score(r, [4, 4, 4, 4, 4])["house_any"] == 25  # five alike counts when the box says so
     assert score(r, [1, 2, 3, 4, 5])["run_sum"] == 12  # best run of three: 3+4+5
+
+
+# --- extends: cycles, paths relative to the extending file (issue 9) ----------------------------
+
+def test_circular_extends_is_one_line_naming_the_cycle(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.toml").write_text('extends = "b.toml"\n')
+    (tmp_path / "b.toml").write_text('extends = "a.toml"\n')
+    (tmp_path / "self.toml").write_text('extends = "self.toml"\n')
+    with pytest.raises(UserError, match=r"^circular extends: a\.toml -> b\.toml -> a\.toml$"):
+        load_rules("a.toml")
+    with pytest.raises(UserError, match=r"^circular extends: self\.toml -> self\.toml$"):
+        load_rules("self.toml")
+
+
+def test_relative_extends_is_taken_from_the_extending_files_directory(tmp_path, monkeypatch):
+    house = tmp_path / "house"
+    (house / "base").mkdir(parents=True)
+    (house / "base" / "parent.toml").write_text('extends = "scandinavian"\n[settings]\nupper_bonus_value = 100\n')
+    (house / "child.toml").write_text('extends = "base/parent.toml"\n[settings]\nupper_bonus_threshold = 60\n')
+    (house / "base" / "up.toml").write_text('extends = "../child.toml"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    r = load_rules(str(house / "child.toml"))
+    assert (r.name, r.bonus_value, r.threshold, r.n_boxes) == ("child", 100, 60, 15)
+    assert load_rules("../house/base/up.toml").bonus_value == 100
+    (house / "bad.toml").write_text('extends = "missing.toml"\n')
+    with pytest.raises(UserError, match=r"bad\.toml: extends: rule set file not found: .*house/missing\.toml"):
+        load_rules(str(house / "bad.toml"))
+
+
+# --- scoring settings against fixed servida/joker scores (issue 9) ------------------------------
+
+@pytest.mark.parametrize("name,override,box", [
+    ("generala", "yatzy_scoring=flat_plus_sum", "'generala' has fixed scores 50 / servida 60"),
+    ("generala", "full_house_scoring=sum", "'full_house' has fixed scores 30 / servida 35"),
+    ("yahtzee", "full_house_scoring=sum", "'full_house' has fixed scores 25 / joker 25"),
+])
+def test_scoring_setting_contradicting_a_fixed_score_is_refused(name, override, box):
+    key = override.split("=")[0]
+    with pytest.raises(UserError, match=rf"^--set {override}: not allowed on rule set '{name}' \(box {box}; "
+                                        rf"only {key}=flat fits\)$"):
+        load_rules(name, [override])
+
+
+def test_house_rule_file_cannot_smuggle_a_contradicting_setting(tmp_path):
+    f = tmp_path / "loud.toml"
+    f.write_text('extends = "generala"\n[settings]\nyatzy_scoring = "flat_plus_sum"\n')
+    with pytest.raises(UserError, match=r"loud\.toml \[settings\] yatzy_scoring='flat_plus_sum': not allowed"):
+        load_rules(str(f))
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_no_accepted_setting_lets_a_plain_score_pass_its_servida_or_joker(name):
+    """Every combination of the scoring settings a rule set accepts keeps servida >= plain and the
+    joker score equal to the plain score of the box kind's flat value."""
+    for ys in ("flat", "flat_plus_sum"):
+        for fh in ("flat", "sum"):
+            try:
+                r = load_rules(name, {"yatzy_scoring": ys, "full_house_scoring": fh})
+            except UserError as exc:
+                assert "not allowed" in str(exc) or "does not apply" in str(exc)
+                continue
+            for j, b in enumerate(r.boxes):
+                if b.servida is not None:
+                    assert (r.table_first[:, j] >= r.table[:, j]).all(), (name, ys, fh, b.name)
+                if b.joker_value is not None:
+                    assert r.table[:, j].max() == b.joker_value, (name, ys, fh, b.name)
+
+
+def test_settings_that_fit_are_still_accepted():
+    assert load_rules("generala", ["yatzy_scoring=flat", "upper_bonus_value=35"]).bonus_value == 35
+    assert score(load_rules("yahtzee", ["yatzy_scoring=flat_plus_sum"]), [6] * 5)["yatzy"] == 80
+    assert score(load_rules("standard", ["full_house_scoring=sum"]), [6, 6, 6, 5, 5])["full_house"] == 28
+
+
+# --- describe() and `rules` show the effective rule set (issue 9) -------------------------------
+
+def _cli(capsys, *argv):
+    from harness.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_house_rule_header_shows_its_own_bonus(tmp_path, capsys):
+    house = tmp_path / "my_house.toml"
+    house.write_text('extends = "scandinavian"\n[settings]\nupper_bonus_value = 100\n')
+    d = load_rules(str(house)).describe()
+    assert (d["name"], d["title"]) == ("my_house", "my_house")
+    assert d["description"] == "Scandinavian Yatzy with upper_bonus_value=100"
+    assert d["bonus"] == {"threshold": 63, "value": 100} and "upper bonus 100 at 63" in d["summary"]
+    code, out, _ = _cli(capsys, "rules", "show", str(house))
+    head = out.splitlines()[:2]
+    assert code == 0 and "50" not in head[0] and "upper bonus 100 at 63" in head[1], head
+
+
+def test_describe_reports_overrides_and_with_settings_keeps_them():
+    r = load_rules("scandinavian", ["upper_bonus_value=100", "include_pairs=false"])
+    d = r.describe()
+    assert d["overrides"] == {"upper_bonus_value": 100, "include_pairs": False}
+    assert d["summary"].startswith("5 dice, 13 boxes, upper bonus 100 at 63") and len(d["boxes"]) == 13
+    assert d["perfect_score"] == 374 - 34 + 50
+    again = r.with_settings(["columns=2"])
+    assert (again.bonus_value, again.n_boxes, again.columns) == (100, 13, 2)
+    assert load_rules("forced").describe()["bonus"] == {"threshold": 42, "value": 50}
+    for name in BUILTIN:  # descriptions state no number a setting can change
+        d = load_rules(name).describe()
+        assert "bonus" not in d["description"] and not re.search(r"\d (dice|boxes)", d["description"]), name
+
+
+def test_rules_name_is_rules_show_name(capsys):
+    _, shown, _ = _cli(capsys, "rules", "show", "scandinavian", "--set", "columns=2")
+    code, short, _ = _cli(capsys, "rules", "scandinavian", "--set", "columns=2")
+    assert code == 0 and short == shown and "changed by --set: columns=2" in short
+    code, listing, _ = _cli(capsys, "rules")
+    assert code == 0 and all(name in listing for name in BUILTIN)
+    for argv, message in ((["rules", "show"], "rules show needs a rule set NAME"),
+                          (["rules", "standard", "maxi"], "rules takes one rule set, got 'standard' and 'maxi'"),
+                          (["rules", "--set", "columns=2"], "--set needs a rule set")):
+        code, _, err = _cli(capsys, *argv)
+        assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_rules_help_has_examples(capsys):
+    with pytest.raises(SystemExit):
+        _cli(capsys, "rules", "--help")
+    out = capsys.readouterr().out
+    assert "[show] [NAME]" in out and "examples:\n  yatzy-harness rules\n" in out
+
+
+# --- configs/rules/README.md cannot silently rot ------------------------------------------------
+
+def test_rules_readme_names_every_rule_set_box_kind_and_setting():
+    from pathlib import Path
+
+    from harness.rules import KINDS, SETTINGS
+
+    text = (Path(__file__).resolve().parent.parent / "configs" / "rules" / "README.md").read_text()
+    names = set(BUILTIN) | set(KINDS) | set(SETTINGS)
+    for name in BUILTIN:
+        names |= set(load_rules(name).box_names)
+    missing = sorted(n for n in names if f"`{n}`" not in text)
+    assert not missing, f"configs/rules/README.md does not name {missing}"
+    # each rule set's section states its perfect sheet and the maxima of the boxes in its table
+    for name in BUILTIN:
+        section = text.split(f"## `{name}`")[1].split("\n## ")[0]
+        r = load_rules(name)
+        assert f"Perfect sheet {r.perfect_score()}" in section or f"perfect sheet {r.perfect_score()}" in section, name
+        m = dict(zip(r.box_names, r.box_max().tolist()))
+        rows = re.findall(r"^\| `(\w+)` \|.*\| (\d+) \|$", section, flags=re.M)
+        assert all(m[box] == int(v) for box, v in rows), (name, rows)
+        assert len(rows) in (0, r.n_boxes - 6), (name, len(rows))
