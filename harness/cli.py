@@ -11,7 +11,7 @@ import importlib
 import sys
 from typing import Any, Sequence
 
-from harness.console import HelpFormatter, add_set_option, print_json
+from harness.console import HelpFormatter, add_set_option, examples, print_json
 from harness.errors import UserError
 
 #: Modules contributing subcommands, in the order they appear in ``--help``.
@@ -37,26 +37,33 @@ EXIT_BROKEN_PIPE = 141
 def _cmd_rules(args: argparse.Namespace) -> int:
     from harness.rules import builtin_rule_sets, load_rules
 
-    if args.action is None:
+    # "rules NAME" is "rules show NAME": argparse puts a lone NAME into the first positional
+    name = args.name if args.action == "show" else args.action
+    if args.action == "show" and not args.name:
+        raise UserError("rules show needs a rule set NAME (a built-in name or a .toml path)")
+    if args.action != "show" and args.name:
+        raise UserError(f"rules takes one rule set, got {args.action!r} and {args.name!r} (usage: rules [show] NAME)")
+    if name is None:
+        if args.settings:
+            raise UserError("--set needs a rule set: rules NAME --set KEY=VALUE")
         sets = [load_rules(n).describe() for n in builtin_rule_sets()]
         if args.json:
-            print_json([{k: s[k] for k in ("name", "title", "description", "dice", "perfect_score")}
+            print_json([{k: s[k] for k in ("name", "title", "description", "summary", "dice", "perfect_score")}
                         | {"boxes": len(s["boxes"])} for s in sets])
         else:
             for s in sets:
-                print(f"{s['name']:<14} {s['dice']} dice {len(s['boxes']):>2} boxes  {s['description']}")
+                print(f"{s['name']:<14} {s['summary']}\n{'':<14} {s['description']}")
         return 0
-    if args.action != "show" or not args.name:
-        raise UserError("usage: yatzy-harness rules [--json] | rules show NAME [--set KEY=VALUE ...]")
-    rules = load_rules(args.name, args.settings)
-    desc = rules.describe()
+    desc = load_rules(name, args.settings).describe()
     if args.json:
         print_json(desc)
         return 0
-    print(f"{desc['title']} ({desc['name']}): {desc['description']}")
-    print(f"{desc['dice']} dice, {desc['rolls_per_turn']} rolls a turn; upper bonus "
-          f"{desc['bonus']['value']} at {desc['bonus']['threshold']}; perfect sheet {desc['perfect_score']}")
+    title = desc["name"] if desc["title"] == desc["name"] else f"{desc['title']} ({desc['name']})"
+    print(f"{title}: {desc['description']}")
+    print(f"{desc['summary']}; {desc['rolls_per_turn']} rolls a turn; perfect sheet {desc['perfect_score']}")
     print("settings: " + ", ".join(f"{k}={v}" for k, v in desc["settings"].items()))
+    if desc["overrides"]:
+        print("changed by --set: " + ", ".join(f"{k}={v}" for k, v in desc["overrides"].items()))
     for b in desc["boxes"]:
         print(f"  {b['section']:<5} {b['name']:<18} {b['kind']:<12} max {b['max']}")
     return 0
@@ -93,6 +100,11 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 def _cmd_strategies(args: argparse.Namespace) -> int:
     from harness.registry import describe
+    from harness.strategy import range_text
+
+    def bounds(lo: Any, hi: Any) -> str:  # an open end is left out, not printed as None
+        text = range_text(lo, hi)
+        return f" {text}" if text else ""
 
     items = describe()
     if args.json:
@@ -101,31 +113,45 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
     for s in items:
         print(f"{s['name']:<10} {s['description']}")
         for p in s["params"]:
-            rng = "" if p["min"] is None and p["max"] is None else f" [{p['min']}..{p['max']}]"
-            print(f"    {p['name']}={p['default']} ({p['type']}{rng}): {p['description']}")
+            print(f"    {p['name']}={p['default']} ({p['type']}{bounds(p['min'], p['max'])}): {p['description']}")
     return 0
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
+    from harness.console import examples
+
     p = sub.add_parser("rules", help="list rule sets, or show one sheet",
-                       description="List the built-in rule sets, or show one with its boxes and settings.")
-    p.add_argument("action", nargs="?", choices=["show"], help="show one rule set")
-    p.add_argument("name", nargs="?", help="rule set name or .toml path")
+                       description="List the built-in rule sets, or show one with its boxes, their maxima and\n"
+                                   "the effective settings ('rules NAME' is 'rules show NAME'). The rules\n"
+                                   "themselves are described in configs/rules/README.md.",
+                       epilog=examples("yatzy-harness rules",
+                                       "yatzy-harness rules scandinavian --set upper_bonus_threshold=62",
+                                       "yatzy-harness rules show ./my_house.toml --json"))
+    p.add_argument("action", nargs="?", metavar="show", help="optional word; 'rules show NAME' = 'rules NAME'")
+    p.add_argument("name", nargs="?", metavar="NAME", help="built-in rule set name or path to a .toml file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_set_option(p)
     p.set_defaults(func=_cmd_rules)
 
     p = sub.add_parser("score", help="score one roll in every box",
-                       description="Print the score of one roll in every box of a rule set (empty sheet).")
-    p.add_argument("rules", help="rule set name or .toml path")
-    p.add_argument("dice", nargs="+", help="the dice faces, 1..6")
+                       description="Print the score of one roll in every box of a rule set (empty sheet).",
+                       epilog=examples("yatzy-harness score scandinavian 6 6 4 4 1",
+                                       "yatzy-harness score generala 1 2 3 4 5 --first-roll --json",
+                                       "yatzy-harness score scandinavian 6 6 6 6 6 --set yatzy_scoring=flat_plus_sum"))
+    p.add_argument("rules", metavar="RULES", help="rule set name or .toml path")
+    p.add_argument("dice", metavar="DIE", nargs="+", help="a die face, 1..6 (as many as the rule set has dice)")
     p.add_argument("--first-roll", action="store_true", help="the dice were made on the turn's first roll (servida)")
     p.add_argument("--json", action="store_true", help="print {box: score} as JSON")
     add_set_option(p)
     p.set_defaults(func=_cmd_score)
 
     p = sub.add_parser("strategies", help="list bots with their parameters",
-                       description="List the registered bots (built-in and plugins) with their parameters.")
+                       description="List the registered bots (built-in and plugins) with their parameters. "
+                                   "Name a bot (in --seats, --entrants or a run config) as NAME or NAME:KEY=VALUE,...",
+                       epilog=examples("yatzy-harness strategies",
+                                       "yatzy-harness strategies --json",
+                                       "yatzy-harness replay --rules standard --seats solver:temperature=1,greedy "
+                                       "--seed 1 --game 0"))
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_cmd_strategies)
 

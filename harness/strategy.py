@@ -19,6 +19,15 @@ from harness.rules import RuleSet
 CHOOSE_STEP = 255
 
 
+def range_text(lo: float | None, hi: float | None) -> str:
+    """An inclusive range as people write it: ``0..1``, ``>= 0``, ``<= 1``, or "" when unbounded."""
+    if lo is None and hi is None:
+        return ""
+    if lo is not None and hi is not None:
+        return f"{lo}..{hi}"
+    return f">= {lo}" if hi is None else f"<= {hi}"
+
+
 @dataclass(frozen=True)
 class Param:
     """A strategy parameter: name, type, default, and an optional inclusive range."""
@@ -44,7 +53,7 @@ class Param:
         if self.type in (int, float) and not np.isfinite(value):
             raise UserError(f"{where} must be finite, got {raw!r}")
         if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
-            raise UserError(f"{where}={value} is out of range {self.lo}..{self.hi}")
+            raise UserError(f"{where}={value} is out of range: must be {range_text(self.lo, self.hi)}")
         return value
 
     def describe(self) -> dict[str, Any]:

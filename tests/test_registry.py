@@ -76,6 +76,8 @@ def test_builtins_and_bad_specs():
         registry.make("bonus:weight=heavy", rules)
     with pytest.raises(UserError, match="out of range"):
         registry.make("bonus:weight=-1", rules)
+    with pytest.raises(UserError, match=r"temperature=-1.0 is out of range: must be >= 0.0$"):
+        registry.make("solver:temperature=-1", rules)  # an open range reads as >=, never "0.0..None"
     with pytest.raises(UserError, match="expected key=value"):
         registry.make("bonus:weight", rules)
 
