@@ -42,8 +42,9 @@ from typing import Any, Callable
 import numpy as np
 
 from harness.errors import UserError
-from harness.report import _clean, summarize
-from harness.stats import Moments, mean_ci
+from harness.console import jsonable
+from harness.stats import mean_ci, pentanomial_moments
+from harness.summary import summarize
 
 #: Default largest number of response evaluations (two of them are the bracket ends).
 DEFAULT_MAX_EVALS = 12
@@ -125,7 +126,7 @@ class Calibration:
 
     def to_dict(self) -> dict[str, Any]:
         p = self.problem
-        return _clean({
+        return jsonable({
             "strategy": p.strategy, "param": p.param, "rules": p.rules, "settings": list(p.settings),
             "target": {"kind": p.kind, "value": p.target, "against": p.against},
             "value": self.value, "value_ci": list(self.value_ci),
@@ -157,10 +158,8 @@ def check_problem(p: Problem) -> None:
     from harness.strategy import parse_spec
 
     name, _ = parse_spec(p.strategy)
-    cls = get(name)
-    params = {x.name: x for x in cls.params}
-    if p.param not in params:
-        raise UserError(f"strategy {name!r} has no parameter {p.param!r} (parameters: {', '.join(params) or 'none'})")
+    params = {x.name: x for x in get(name).params}
+    _param(p.strategy, p.param)
     if params[p.param].type is not float:
         raise UserError(f"strategy {name!r}: parameter {p.param} is {params[p.param].type.__name__}; "
                         "calibrate tunes float parameters")
@@ -183,31 +182,26 @@ def check_problem(p: Problem) -> None:
         raise UserError(f"--max-evals must be >= 3, got {p.max_evals}")
 
 
-def default_bracket(strategy: str, param: str) -> tuple[float | None, float | None]:
-    """The parameter's declared range (None where it has none)."""
+def _param(strategy: str, param: str):  # -> harness.strategy.Param
+    """The strategy's declared parameter ``param``; a UserError naming the parameters it has."""
     from harness.registry import get
     from harness.strategy import parse_spec
 
-    cls = get(parse_spec(strategy)[0])
-    for x in cls.params:
-        if x.name == param:
-            return x.lo, x.hi
-    return None, None
+    name, _ = parse_spec(strategy)
+    params = {x.name: x for x in get(name).params}
+    if param not in params:
+        raise UserError(f"strategy {name!r} has no parameter {param!r} (parameters: {', '.join(params) or 'none'})")
+    return params[param]
+
+
+def default_bracket(strategy: str, param: str) -> tuple[float | None, float | None]:
+    """The parameter's declared range (None where it has none); UserError for an unknown parameter."""
+    x = _param(strategy, param)
+    return x.lo, x.hi
 
 
 # ---------------------------------------------------------------------------------------------
 # evaluating the response with the runner
-
-
-def _pair_moments(counts: Any) -> Moments:
-    """Moments of per-pair scores (0, .25, .5, .75, 1) from pentanomial counts."""
-    c = np.asarray(counts, dtype=np.float64)
-    n = int(c.sum())
-    if n == 0:
-        return Moments.empty()
-    x = np.linspace(0.0, 1.0, 5)
-    mean = float(np.dot(c, x) / n)
-    return Moments(n, mean, float(np.dot(c, (x - mean) ** 2)))
 
 
 def label_of(spec: str, rules: str, settings: tuple[str, ...]) -> str:
@@ -258,7 +252,7 @@ class RunnerEvaluator:
         counts = list(pair.pentanomial or ())
         if pair.a != label:
             counts = counts[::-1]
-        ci = mean_ci(_pair_moments(counts), p.confidence)
+        ci = mean_ci(pentanomial_moments(counts), p.confidence)
         return Point(value, ci.mean, ci.lo, ci.hi, s.info.games, str(d))
 
 
@@ -406,9 +400,11 @@ def plot_response(cal: Calibration):  # -> matplotlib Figure
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from harness.console import print_json
+    from harness.console import console_logging, print_json, use_cache_dir
     from harness.plot import plt
 
+    console_logging()
+    use_cache_dir(args.cache_dir)
     lo, hi = args.lo, args.hi
     if lo is None or hi is None:
         dlo, dhi = default_bracket(args.strategy, args.param)
@@ -423,9 +419,12 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
                       workers=args.workers)
     check_problem(problem)
     out = Path(args.out) if args.out else Path("results") / f"calibrate-{time.strftime('%Y%m%d-%H%M%S')}"
-    if out.exists() and any(out.iterdir()):
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"{out} exists and is not empty; choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
     unit = "points" if problem.kind == "mean" else ""
 
     def show(pt: Point) -> None:
@@ -435,7 +434,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
                   f"[{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]", flush=True)
 
     if not args.json:
-        tgt = f"mean {problem.target:g} points" if unit else f"win rate {problem.target:g} against {problem.against}"
+        tgt = (f"mean {problem.target:g} points" if unit
+               else f"score {problem.target:g} (win 1, draw ½) against {problem.against}")
         print(f"calibrating {args.strategy} {args.param} in [{lo:g}, {hi:g}] for {tgt}; "
               f"{problem.games:,} games per evaluation, seed {problem.seed}")
     cal = calibrate(problem, RunnerEvaluator(problem, out, quiet=True), show)
@@ -460,34 +460,43 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    """The ``calibrate`` subcommand (registered by :func:`harness.report.add_commands`)."""
-    from harness.console import add_set_option
+    """The ``calibrate`` subcommand (listed in :data:`harness.cli.COMMAND_MODULES`)."""
+    from harness.console import add_cache_dir_option, add_set_option, confidence_arg, examples
 
     p = sub.add_parser(
         "calibrate", help="find the bot parameter value that hits a target mean score or win rate",
         description="Bracketing search (Illinois regula falsi) for the value of a bot parameter that hits a "
-                    "target mean score, or a target win rate against a reference bot. Every evaluation plays "
-                    "the same games (common random numbers). Writes calibration.png and calibration.json.")
-    p.add_argument("--rules", default="scandinavian", help="rule set name or .toml path (default scandinavian)")
+                    "target mean score, or a target score against a reference bot (win 1, draw ½, both "
+                    "seatings on the same dice). Every evaluation plays the same games (common random "
+                    "numbers). Writes calibration.png and calibration.json.",
+        epilog=examples(
+            "yatzy-harness calibrate --strategy solver --param temperature --target-mean 200 --lo 0 --hi 20",
+            "yatzy-harness calibrate --strategy solver --param temperature --target-win-rate 0.4 --against solver "
+            "--lo 0 --hi 10",
+            "yatzy-harness calibrate --rules standard --strategy solver --param blunder --target-mean 180 "
+            "--games 20000 --json"))
+    p.add_argument("--rules", default="scandinavian", metavar="RULES", help="rule set name or .toml path")
     add_set_option(p)
     p.add_argument("--strategy", required=True, metavar="SPEC", help="the bot, e.g. solver or solver:blunder=0.1")
-    p.add_argument("--param", required=True, help="the float parameter to tune, e.g. temperature")
+    p.add_argument("--param", required=True, metavar="NAME", help="the float parameter to tune, e.g. temperature")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--target-mean", type=float, metavar="X", help="target mean final score (points)")
-    g.add_argument("--target-win-rate", type=float, metavar="P", help="target score rate against --against, 0..1")
+    g.add_argument("--target-win-rate", type=float, metavar="P",
+                   help="target score against --against, 0..1: win 1, draw ½ (as in harness.outcome)")
     p.add_argument("--against", metavar="SPEC", help="the reference bot for --target-win-rate")
-    p.add_argument("--lo", type=float, help="lower end of the search bracket (default: parameter's minimum)")
-    p.add_argument("--hi", type=float, help="upper end of the search bracket (default: parameter's maximum)")
-    p.add_argument("--games", type=int, default=10_000, help="games per evaluation (default 10000)")
-    p.add_argument("--seed", type=int, default=1, help="root seed shared by every evaluation (default 1)")
-    p.add_argument("--tol", type=float, help="stop when the response is this close to the target "
-                                             "(default 0.1 points / 0.002 win rate)")
-    p.add_argument("--xtol", type=float, help="stop when the bracket is this narrow (default 1e-4 x (hi-lo))")
-    p.add_argument("--max-evals", type=int, default=DEFAULT_MAX_EVALS,
-                   help=f"most evaluations, bracket ends included (default {DEFAULT_MAX_EVALS})")
-    p.add_argument("--confidence", type=float, default=0.95, help="interval confidence (default 0.95)")
-    p.add_argument("--chunk-size", type=int, help="games per chunk (default: games / (2 x workers), at least 500)")
-    p.add_argument("--workers", type=int, default=0, help="worker processes (default 0 = every core)")
-    p.add_argument("--out", metavar="DIR", help="where evaluation runs and the plot go")
+    p.add_argument("--lo", type=float, metavar="V", help="lower end of the search bracket (default: parameter's minimum)")
+    p.add_argument("--hi", type=float, metavar="V", help="upper end of the search bracket (default: parameter's maximum)")
+    p.add_argument("--games", type=int, default=10_000, metavar="N", help="games per evaluation")
+    p.add_argument("--seed", type=int, default=1, metavar="S", help="root seed shared by every evaluation")
+    p.add_argument("--tol", type=float, metavar="T", help="stop when the response is this close to the target "
+                                                          "(default 0.1 points / 0.002 win rate)")
+    p.add_argument("--xtol", type=float, metavar="T", help="stop when the bracket is this narrow (default 1e-4 x (hi-lo))")
+    p.add_argument("--max-evals", type=int, default=DEFAULT_MAX_EVALS, metavar="N",
+                   help="most evaluations, bracket ends included")
+    p.add_argument("--confidence", type=confidence_arg, default=0.95, metavar="C", help="interval confidence")
+    p.add_argument("--chunk-size", type=int, metavar="N", help="games per chunk (default: games / (2 x workers), at least 500)")
+    p.add_argument("--workers", type=int, default=0, metavar="N", help="worker processes (0 = every core)")
+    p.add_argument("--out", metavar="DIR", help="where evaluation runs and the plot go (default results/calibrate-<time>)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_cache_dir_option(p)
     p.set_defaults(func=_cmd_calibrate)

@@ -12,7 +12,7 @@ import sys
 from typing import Any, Sequence
 
 from harness.console import HelpFormatter, add_set_option, examples, print_json
-from harness.errors import UserError
+from harness.errors import RunFailed, UserError
 
 #: Modules contributing subcommands, in the order they appear in ``--help``.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -26,6 +26,8 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 EXIT_USAGE = 2
+#: Games could not be played to the end (a bot failed); the run directory is resumable.
+EXIT_RUN_FAILED = 1
 #: What a shell reports for a process killed by SIGPIPE (128 + 13): ``... | head`` closed stdout.
 EXIT_BROKEN_PIPE = 141
 
@@ -219,6 +221,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"yatzy-harness: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except RunFailed as exc:
+        verbose = getattr(exc, "verbose", None)  # set by commands that have a --verbose flag
+        if verbose and exc.details:
+            print(exc.details.rstrip("\n"), file=sys.stderr)
+        hint = "\n  (--verbose prints the traceback here)" if exc.details and verbose is False else ""
+        print(f"yatzy-harness: {exc}{hint}", file=sys.stderr)
+        return EXIT_RUN_FAILED
     except BrokenPipeError:
         return _quiet_broken_pipe()
     except KeyboardInterrupt:

@@ -3,8 +3,9 @@
 Pairing: BASE and CANDIDATE are matched row by row on (lineup, game, seat). Lineups are matched by
 position (lineup 0 with lineup 0, ...), so both runs need the same number of lineups and seats per
 lineup; with the same seed, every matched row saw the same dice (common random numbers), and the
-comparison measures the change alone. Runs with different seeds can still be compared (the
-differences are then between independent games: valid, only noisier).
+comparison measures the change alone. Runs with different seeds are refused unless
+``--unpaired`` (the differences are then between independent games: valid, only noisier, and
+the output says so). Boxes present in one rule set only are listed, not silently dropped.
 
 Which rows are compared ("focus"): the seats whose entrant label differs between the runs (bot A
 in a seat of BASE against bot B in the same seat of CANDIDATE); if no label differs (same bots,
@@ -14,8 +15,8 @@ The unit of every interval and test is the *game index*: for game g the focus ro
 are averaged into one number d_g (in a tournament all lineups share game g's dice, so their rows
 are correlated; games are independent). Reported: the mean paired difference of final scores with
 a t interval and p-value, both runs' means, a two-sample KS test on the focus rows' score
-histograms, the per-box mean differences, the change of win rate (win 1, draw 1/2), of upper-bonus
-rate and of yatzy rate, each paired with its interval; and the SPRT verdict.
+histograms, the per-box mean differences, the change of win and draw rates (:mod:`harness.outcome`), of
+upper-bonus rate and of yatzy rate, each paired with its interval; and the SPRT verdict.
 
 SPRT: :func:`harness.stats.sprt_mean` on the d_g, H0: delta = mu0 (default 0) against H1: delta =
 mu1 (default 1 point). Two-sided by default: the mirrored H1' delta = 2*mu0 - mu1 is tested too,
@@ -42,11 +43,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from harness.errors import UserError
-from harness.report import RunInfo, _clean, iter_windows, load_run, yatzy_box
+from harness.outcome import DEFINITION, DRAW, WIN
+from harness.console import confidence_arg, jsonable
+from harness.rundir import RunInfo, iter_windows, load_run
+from harness.summary import yatzy_box
 from harness.stats import (
     IntHistogram,
     Moments,
     PairedDiff,
+    VecMoments,
     SPRTResult,
     ks_2samp_counts,
     mean_ci,
@@ -96,41 +101,12 @@ def match_slots(base: RunInfo, cand: RunInfo, entrant: str | None = None) -> tup
 
 
 @dataclass
-class _VecMoments:
-    """Streaming count/mean/M2 of M metrics observed together (float64 arrays of shape (M,))."""
-
-    n: int
-    mean: np.ndarray
-    m2: np.ndarray
-
-    @classmethod
-    def empty(cls, m: int) -> _VecMoments:
-        return cls(0, np.zeros(m), np.zeros(m))
-
-    def add(self, x: np.ndarray) -> None:
-        """Fold a (B, M) block of observations (Chan et al. pairwise update, per column)."""
-        b = x.shape[0]
-        if b == 0:
-            return
-        mb = x.mean(axis=0)
-        m2b = ((x - mb) ** 2).sum(axis=0)
-        n = self.n + b
-        delta = mb - self.mean
-        self.mean = self.mean + delta * (b / n)
-        self.m2 = self.m2 + m2b + delta * delta * (self.n * b / n)
-        self.n = n
-
-    def get(self, j: int) -> Moments:
-        return Moments(self.n, float(self.mean[j]), float(self.m2[j]))
-
-
-@dataclass
 class PairedAccumulator:
     """Streams matched windows of two runs into paired per-game moments (mutable, one pass).
 
     Metrics (in :attr:`metrics` order): ``total``, ``bonus`` (upper bonus earned, 0/1), ``yatzy``
-    (yatzy box > 0, when both rule sets have one), ``win`` (points: win 1, draw 1/2; tables of 2+
-    seats), then every box both rule sets share. For each game the focus rows are averaged per
+    (yatzy box > 0, when both rule sets have one), ``win`` and ``draw`` (0/1, as defined in
+    :mod:`harness.outcome`; tables of 2+ seats), then every box both rule sets share. For each game the focus rows are averaged per
     side; ``base``/``cand`` hold the moments of those per-game means and ``diff`` of their
     difference (candidate - base). ``h_base``/``h_cand``: histograms of the focus rows' totals.
     """
@@ -141,18 +117,19 @@ class PairedAccumulator:
     wins: bool
     n: int = 0
     metrics: list[str] = field(default_factory=list)
-    base: _VecMoments = field(init=False)
-    cand: _VecMoments = field(init=False)
-    diff: _VecMoments = field(init=False)
+    base: VecMoments = field(init=False)
+    cand: VecMoments = field(init=False)
+    diff: VecMoments = field(init=False)
     h_base: IntHistogram = field(default_factory=IntHistogram.empty)
     h_cand: IntHistogram = field(default_factory=IntHistogram.empty)
 
     def __post_init__(self) -> None:
         self.has_yatzy = bool(self.ybox[0] and self.ybox[1])
-        self.metrics = (["total", "bonus"] + (["yatzy"] if self.has_yatzy else []) + (["win"] if self.wins else [])
+        self.metrics = (["total", "bonus"] + (["yatzy"] if self.has_yatzy else [])
+                        + (["win", "draw"] if self.wins else [])
                         + [f"box:{b}" for b in self.boxes])
         m = len(self.metrics)
-        self.base, self.cand, self.diff = _VecMoments.empty(m), _VecMoments.empty(m), _VecMoments.empty(m)
+        self.base, self.cand, self.diff = VecMoments.empty(m), VecMoments.empty(m), VecMoments.empty(m)
 
     def columns(self) -> list[str]:
         extra = [y for y in self.ybox if y]
@@ -171,7 +148,8 @@ class PairedAccumulator:
             if self.has_yatzy:
                 cols.append(d[ybox][:, s.seat] > 0)
             if self.wins:
-                cols.append(d["outcome"][:, s.seat] * 0.5)  # outcome 2/1/0 is twice the game's points
+                oc = d["outcome"][:, s.seat]
+                cols += [oc == WIN, oc == DRAW]
             cols += [d[b][:, s.seat] for b in self.boxes]
             out += np.column_stack(cols)
         return out / k, totals
@@ -226,6 +204,8 @@ class CompareSettings:
     confidence: float = 0.95
     entrant: str | None = None
     min_games: int = DEFAULT_MIN_GAMES
+    #: compare runs on different seeds (independent games) instead of refusing
+    unpaired: bool = False
 
     def __post_init__(self) -> None:
         if self.min_games < 2:
@@ -246,9 +226,17 @@ class Comparison:
     def __init__(self, base: str | Path, candidate: str | Path, settings: CompareSettings) -> None:
         self.base_dir, self.cand_dir, self.settings = Path(base), Path(candidate), settings
         self.base, self.cand = load_run(base), load_run(candidate)
+        if self.base.seed != self.cand.seed and not settings.unpaired:
+            raise UserError(f"BASE and CANDIDATE were played on different seeds ({self.base.seed} and "
+                            f"{self.cand.seed}): their games are not on the same dice, so they cannot be paired. "
+                            "Replay one with the other's --seed, or pass --unpaired to compare them as "
+                            "independent samples (valid, much noisier)")
         self.slots, self.focus = match_slots(self.base, self.cand, settings.entrant)
-        cboxes = set(self.cand.box_names)
+        cboxes, bboxes = set(self.cand.box_names), set(self.base.box_names)
         boxes = [b for b in self.base.box_names if b in cboxes]
+        #: boxes present on one side only: not compared box by box (their points are in the totals)
+        self.boxes_only = {"base": [b for b in self.base.box_names if b not in cboxes],
+                           "candidate": [b for b in self.cand.box_names if b not in bboxes]}
         wins = all(len(lu) >= 2 for lu in self.base.lineups)
         self.acc = PairedAccumulator(self.focus, boxes, (yatzy_box(self.base.rules), yatzy_box(self.cand.rules)), wins)
 
@@ -286,8 +274,12 @@ class Comparison:
 
         notes = list(self.base.warnings) + list(self.cand.warnings)
         if self.base.seed != self.cand.seed:
-            notes.append(f"seeds differ ({self.base.seed} vs {self.cand.seed}): games are not paired on the same "
-                         "dice, so the differences are noisier (still valid)")
+            notes.append(f"UNPAIRED: seeds differ ({self.base.seed} vs {self.cand.seed}), so games are not on the "
+                         "same dice: the differences are between independent games (valid, much noisier)")
+        for side, only in self.boxes_only.items():
+            if only:
+                notes.append(f"boxes only in {side.upper()}: {', '.join(only)} (not compared box by box; "
+                             "their points are in the totals)")
         if self.base.games != self.cand.games:
             notes.append(f"runs have {self.base.games:,} and {self.cand.games:,} games: the first "
                          f"{acc.n:,} are paired")
@@ -304,6 +296,8 @@ class Comparison:
             "focus": [{"lineup": f.lineup, "seat": f.seat, "base": f.base, "candidate": f.candidate}
                       for f in self.focus],
             "rows_per_game": len(self.focus),
+            "paired": self.base.seed == self.cand.seed,
+            "boxes_only": self.boxes_only,
             "confidence": conf,
             "score": paired("total"),
             "distribution": None if dist is None else {"test": "ks_2samp", "statistic": dist.statistic,
@@ -312,6 +306,7 @@ class Comparison:
             "bonus_rate": paired("bonus"),
             "yatzy_rate": paired("yatzy"),
             "win_rate": paired("win"),
+            "draw_rate": paired("draw"),
             "sprt": {"mu0": s.mu0, "mu1": s.mu1, "alpha": s.alpha, "beta": s.beta, "two_sided": s.two_sided,
                      "min_games": s.min_games,
                      "tests": [{"h0": t.h0, "h1": t.h1, "llr": t.llr, "lower": t.lower, "upper": t.upper,
@@ -320,7 +315,7 @@ class Comparison:
             "exit_code": code,
             "notes": notes,
         }
-        return _clean(out)
+        return jsonable(out)
 
 
 def compare_runs(base: str | Path, candidate: str | Path, settings: CompareSettings | None = None) -> dict[str, Any]:
@@ -343,7 +338,7 @@ def _config_of(arg: str, args: argparse.Namespace, which: str):  # -> RunConfig
     from harness.runconfig import RunConfig, resolve_config_path
 
     if _is_run_dir(arg):
-        from harness.manifest import load_manifest
+        from harness.rundir import load_manifest
 
         m = load_manifest(arg)
         if not m.get("config"):
@@ -390,11 +385,13 @@ def _prepare_inputs(args: argparse.Namespace) -> tuple[Path, Path, Any, Any]:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from harness.console import print_json
+    from harness.console import console_logging, print_json, use_cache_dir
 
+    console_logging()
+    use_cache_dir(args.cache_dir)
     settings = CompareSettings(mu0=args.mu0, mu1=args.mu1, alpha=args.alpha, beta=args.beta,
                                two_sided=not args.one_sided, confidence=args.confidence, entrant=args.entrant,
-                               min_games=args.min_games)
+                               min_games=args.min_games, unpaired=args.unpaired)
     ob, oc, cfg_b, cfg_c = _prepare_inputs(args)
     if args.sequential:
         res = _sequential(ob, oc, cfg_b, cfg_c, settings, args)
@@ -431,7 +428,7 @@ def _sequential(ob: Path, oc: Path, cfg_b: Any, cfg_c: Any, settings: CompareSet
         if verdict != "inconclusive" or played >= max_games:
             break
     res = comp.result()
-    res["sequential"] = {"max_games": max_games, "step": step, "looks": _clean(looks)}
+    res["sequential"] = {"max_games": max_games, "step": step, "looks": jsonable(looks)}
     return res
 
 
@@ -470,6 +467,8 @@ def compare_text(r: dict[str, Any]) -> str:
         f"settings changed: {changed}",
         "seats compared: " + ", ".join(a if a == b else f"{a} -> {b}" for a, b in focus)
         + f" ({r['rows_per_game']} per game)",
+        *([] if r.get("paired", True) else
+          ["pairing: NONE: the runs have different seeds, games are independent (--unpaired)"]),
         "",
         f"score  {_num(sc['base'])} -> {_num(sc['candidate'])}   diff {_num(sc['diff'], 3, True)} "
         f"{_ci(sc['diff_ci'], 3)} ({conf} CI)  p={_pv(sc['p_value'])}  n={r['games']:,} games",
@@ -485,11 +484,14 @@ def compare_text(r: dict[str, Any]) -> str:
     if r["distribution"]:
         d = r["distribution"]
         lines.append(f"distribution (KS two-sample): D={d['statistic']:.4f} p={_pv(d['p_value'])}")
-    for key, label in (("bonus_rate", "upper bonus rate"), ("yatzy_rate", "yatzy rate"), ("win_rate", "win rate")):
+    for key, label in (("bonus_rate", "upper bonus rate"), ("yatzy_rate", "yatzy rate"), ("win_rate", "win rate"),
+                       ("draw_rate", "draw rate")):
         x = r.get(key)
         if x:
             lines.append(f"{label:<17}{100 * x['base']:.2f} % -> {100 * x['candidate']:.2f} %  diff "
                          f"{100 * x['diff']:+.2f} pts [{100 * x['diff_ci'][0]:+.2f}, {100 * x['diff_ci'][1]:+.2f}]")
+    if r.get("win_rate"):
+        lines.append(f"({DEFINITION})")
     if r["boxes"]:
         lines += ["", f"per box (mean points, candidate - base, {conf} CI; * = the interval excludes 0):"]
         w = max(len(b["box"]) for b in r["boxes"])
@@ -506,28 +508,37 @@ def compare_text(r: dict[str, Any]) -> str:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    """The ``compare`` subcommand (registered by :func:`harness.report.add_commands`)."""
+    """The ``compare`` subcommand (listed in :data:`harness.cli.COMMAND_MODULES`)."""
+    from harness.console import add_cache_dir_option, examples
+
     p = sub.add_parser(
         "compare", help="paired comparison of two runs (exit 0 no change, 1 change, 2 inconclusive)",
         description="Compare CANDIDATE with BASE, game by game on the same dice: paired mean difference "
                     "with CI, KS distribution test, per-box and rate changes, and an SPRT verdict. "
                     "BASE/CANDIDATE are run directories or run configs (.toml or a configs/runs name), "
                     "which are then played on the same seed. Exit code: 0 no change, 1 significant change, "
-                    "2 inconclusive (usage errors also exit 2, with a message on stderr).")
+                    "2 inconclusive (usage errors also exit 2, with a message on stderr).",
+        epilog=examples(
+            "yatzy-harness compare results/bonus63 results/bonus62",
+            "yatzy-harness compare configs/runs/bonus63.toml configs/runs/bonus62.toml --games 20000 --out results/cmp",
+            "yatzy-harness compare bonus63 bonus62 --sequential --games 1000 --max-games 100000 --quiet",
+            "yatzy-harness compare results/a results/b --entrant greedy --json"))
     p.add_argument("base", metavar="BASE", help="run directory or run config")
     p.add_argument("candidate", metavar="CANDIDATE", help="run directory or run config")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--mu0", type=float, default=DEFAULT_MU0,
-                   help=f"SPRT H0: mean difference in points (default {DEFAULT_MU0:g})")
-    p.add_argument("--mu1", type=float, default=DEFAULT_MU1,
-                   help=f"SPRT H1: mean difference in points (default {DEFAULT_MU1:g}; mirrored unless --one-sided)")
-    p.add_argument("--alpha", type=float, default=0.05, help="false-alarm rate (default 0.05)")
-    p.add_argument("--beta", type=float, default=0.05, help="miss rate at mu1 (default 0.05)")
+    p.add_argument("--mu0", type=float, default=DEFAULT_MU0, metavar="POINTS",
+                   help="SPRT H0: mean difference in points")
+    p.add_argument("--mu1", type=float, default=DEFAULT_MU1, metavar="POINTS",
+                   help="SPRT H1: mean difference in points (mirrored unless --one-sided)")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A", help="false-alarm rate")
+    p.add_argument("--beta", type=float, default=0.05, metavar="B", help="miss rate at mu1")
     p.add_argument("--one-sided", action="store_true", help="test only H1: diff = mu1 (not its mirror)")
     p.add_argument("--min-games", type=int, default=DEFAULT_MIN_GAMES,
-                   help=f"fewest paired games for a verdict (default {DEFAULT_MIN_GAMES})")
-    p.add_argument("--confidence", type=float, default=0.95, help="interval confidence (default 0.95)")
+                   metavar="N", help="fewest paired games for a verdict")
+    p.add_argument("--confidence", type=confidence_arg, default=0.95, metavar="C", help="interval confidence")
     p.add_argument("--entrant", metavar="LABEL", help="compare only the seats holding this entrant")
+    p.add_argument("--unpaired", action="store_true",
+                   help="allow runs played on different seeds (independent games, not the same dice)")
     p.add_argument("--sequential", action="store_true",
                    help="play --games (default: the chunk size) more games at a time until the SPRT decides")
     p.add_argument("--max-games", type=int, metavar="N", help="with --sequential: most games per lineup")
@@ -538,4 +549,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, metavar="N", help="worker processes when playing configs")
     p.add_argument("--out", metavar="DIR", help="where played runs go (DIR/base, DIR/candidate)")
     p.add_argument("--quiet", action="store_true", help="no progress bars while playing")
+    add_cache_dir_option(p)
     p.set_defaults(func=_cmd_compare)

@@ -16,27 +16,39 @@ import pandas as pd
 
 from harness import rng
 from harness.engine_kernels import reroll, throw
+from harness.outcome import outcomes, ranking_scores
 from harness.rules import RuleSet
 from harness.scoring import context, score_options_batch
 from harness.strategy import CHOOSE_STEP, Strategy, TurnView, keep_error, validate_choice, validate_keep
 
 MAX_SEATS = 8
 
-#: ``outcome`` column values.
-LOSS, SHARED_WIN, WIN = 0, 1, 2
-
 
 class StrategyError(RuntimeError):
-    """A strategy raised or answered illegally; names the bot, seat, turn and the games involved."""
+    """A strategy raised or answered illegally; names the bot, seat, turn and the games involved.
 
-    def __init__(self, label: str, seat: int, turn: int, games: np.ndarray, cause: BaseException) -> None:
-        self.label, self.seat, self.turn = label, seat, turn
+    Numbered as ``replay`` prints a game: ``turn`` counts from 1 within its ``column`` (from 1;
+    named only when the rules play more than one), ``roll`` is the roll a keep answered (1 for the
+    first) or 0 for the choice of a box. Seats and games are indices from 0, as everywhere.
+    """
+
+    def __init__(self, label: str, seat: int, turn: int, games: np.ndarray, cause: BaseException, *,
+                 roll: int = 0, column: int = 1, columns: int = 1) -> None:
+        self.label, self.seat, self.turn, self.roll = label, seat, turn, roll
+        self.column, self.columns = column, columns
         self.games = np.asarray(games)
         self.cause = cause
         first = int(self.games[0]) if self.games.size else -1
         span = f"game {first}" if self.games.size == 1 else f"games {first}..{int(self.games[-1])}"
-        super().__init__(f"strategy {label} (seat {seat}) failed at turn {turn} in {span}: "
+        super().__init__(f"strategy {label} (seat {seat}) failed at {self.at} in {span}: "
                          f"{type(cause).__name__}: {cause}")
+
+    @property
+    def at(self) -> str:
+        """``turn 4 (keep after roll 1)``, ``column 2 turn 3 (box choice)``: where replay shows it."""
+        col = f"column {self.column} " if self.columns > 1 else ""
+        what = f"keep after roll {self.roll}" if self.roll else "box choice"
+        return f"{col}turn {self.turn} ({what})"
 
 
 @dataclass(frozen=True)
@@ -45,7 +57,7 @@ class Results:
 
     games: (B,) int64; total, upper, bonus, extra: (B, S) int32 summed over columns;
     boxes: (B, S, NB) int16 summed over columns; column_totals: (B, S, C) int32;
-    outcome: (B, S) int8 (2 win, 1 shared win, 0 loss).
+    outcome: (B, S) int8 (2 win, 1 draw = shared win, 0 loss; :mod:`harness.outcome`).
     """
 
     rules: RuleSet
@@ -121,6 +133,7 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
 
     for col in range(n_cols):
         state = [_Seat(b, nb) for _ in range(n_seats)]
+        saved[:] = 0  # each column is a fresh game: rolls saved in one do not carry into the next
         for t in range(nb):
             turn = col * nb + t
             for s, strat in enumerate(seats):
@@ -157,7 +170,8 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                         if bad >= 0:
                             raise keep_error(rules, v, keep, strat.label, bad)
                     except Exception as exc:
-                        raise StrategyError(strat.label, s, turn, games[idx], exc) from exc
+                        raise StrategyError(strat.label, s, t + 1, games[idx], exc, roll=step + 1,
+                                            column=col + 1, columns=n_cols) from exc
                     if trace is not None:
                         stop = bool(keep[0] == d.roll_as_keep[v.roll[0]])
                         trace.append({"event": "keep", "seat": s, "column": col, "turn": t, "roll": step,
@@ -176,7 +190,8 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                 try:
                     box = validate_choice(v, strat.choose(v), strat.label)
                 except Exception as exc:
-                    raise StrategyError(strat.label, s, turn, games, exc) from exc
+                    raise StrategyError(strat.label, s, t + 1, games, exc, column=col + 1,
+                                        columns=n_cols) from exc
                 got = scores[allv, box]
                 st.sheet[allv, box] = got
                 st.filled |= np.int64(1) << box
@@ -206,9 +221,5 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
             boxes_t[:, s, :] += st.sheet
 
     total = col_tot.sum(axis=2)
-    rank_score = total if rules.add_columns else col_tot.max(axis=2)
-    top = rank_score.max(axis=1, keepdims=True)
-    win = rank_score == top
-    shared = win.sum(axis=1, keepdims=True) > 1
-    outcome = np.where(win, np.where(shared, SHARED_WIN, WIN), LOSS).astype(np.int8)
+    outcome = outcomes(ranking_scores(total, col_tot, rules.add_columns))
     return Results(rules, labels, games, total, upper_t, bonus_t, extra_t, boxes_t, col_tot, outcome)

@@ -1,4 +1,4 @@
-"""The one exception type for mistakes a user can make (bad config, unknown name, bad value)."""
+"""The exception types the command line turns into one message: a user's mistake (exit 2), a run that stopped (exit 1)."""
 
 
 class UserError(ValueError):
@@ -6,3 +6,13 @@ class UserError(ValueError):
 
     The CLI prints the message on one line without a traceback and exits with status 2.
     """
+
+
+class RunFailed(RuntimeError):
+    """Games could not be played to the end (a bot failed, a worker died); the directory is resumable.
+
+    The message is a short block for the console (what failed, the replay and resume commands);
+    the CLI prints it and exits with status 1. ``details`` holds the traceback, if any.
+    """
+
+    details: str | None = None

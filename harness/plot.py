@@ -1,4 +1,4 @@
-"""Report pictures: one function per plot of a :class:`~harness.report.RunSummary`, plus :func:`save_all_plots`.
+"""Report pictures: one function per plot of a :class:`~harness.summary.RunSummary`, plus :func:`save_all_plots`.
 
 Every function returns a matplotlib ``Figure`` (Agg backend, no display needed) or ``None`` when
 the picture does not apply (e.g. a head-to-head heatmap for a single entrant). Everything is drawn
@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 if TYPE_CHECKING:
-    from harness.report import EntrantStats, RunSummary
+    from harness.summary import EntrantStats, RunSummary
 
 DPI = 100
 _COLORS = plt.get_cmap("tab10").colors
@@ -204,23 +204,33 @@ def plot_ratings(summary: RunSummary) -> Figure | None:
     elo = np.array([x["elo"] for x in rows])
     err = np.array([[x["elo"] - x["lo"] for x in rows], [x["hi"] - x["elo"] for x in rows]])
     ax.errorbar(elo, y, xerr=err, fmt="o", color=_color(0), ecolor="black", capsize=4)
+    for i, x in enumerate(rows):  # a rating set by the prior (a sweep) is a bound: point the way it could go
+        marker = {"lower": ">", "upper": "<"}.get(x.get("bound") or "")
+        if marker:
+            ax.plot(x["hi" if marker == ">" else "lo"], i, marker=marker, color="firebrick", ms=9, ls="none")
     ax.axvline(0, color="grey", lw=0.8, ls="--")
-    ax.set_yticks(y, [x["name"] for x in rows])
+    names = [x["name"] + (" (bound)" if x.get("bound") else "") for x in rows]
+    ax.set_yticks(y, names)
     ax.invert_yaxis()
-    ax.set_xlabel(f"rating (Elo points, field mean 0; bars: {100 * r.confidence:.4g} % CI)")
+    bounds = "; red arrow: a bound (won or lost every game against someone)" if any(x.get("bound") for x in rows) else ""
+    ax.set_xlabel(f"rating (Elo points, field mean 0; bars: {100 * r.confidence:.4g} % CI{bounds})")
     ax.set_title(_title(summary, "Bradley-Terry ratings"))
     ax.grid(axis="x", alpha=0.3)
     return fig
 
 
-#: File name of each picture, in report order.
+#: Pictures of each report section (keyed by :attr:`harness.summary.Section.key`): file name -> function.
 PLOTS = {
-    "score_histogram.png": plot_score_histograms,
-    "score_cdf.png": plot_score_cdfs,
-    "score_violin.png": plot_score_violins,
-    "box_means.png": plot_box_means,
-    "head_to_head.png": plot_head_to_head,
-    "ratings.png": plot_ratings,
+    "entrants": {
+        "score_histogram.png": plot_score_histograms,
+        "score_cdf.png": plot_score_cdfs,
+        "score_violin.png": plot_score_violins,
+        "box_means.png": plot_box_means,
+    },
+    "head_to_head": {
+        "head_to_head.png": plot_head_to_head,
+        "ratings.png": plot_ratings,
+    },
 }
 
 
@@ -229,7 +239,7 @@ def save_all_plots(summary: RunSummary, out_dir: str | Path) -> list[Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, fn in PLOTS.items():
+    for name, fn in ((n, f) for sec in summary.sections for n, f in PLOTS.get(sec.key, {}).items()):
         fig = fn(summary)
         if fig is None:
             continue

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,12 @@ from harness.errors import UserError
 
 
 def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[str], seed: int,
-           game: int) -> tuple[list[dict[str, Any]], Any]:
-    """Play game ``game`` alone; returns (trace events, engine Results of that one game)."""
+           game: int, trace: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], Any]:
+    """Play game ``game`` alone; returns (trace events, engine Results of that one game).
+
+    ``trace``, when given, receives the events as they happen, so that it holds the game up to
+    the failure when a bot raises (:class:`~harness.engine.StrategyError`).
+    """
     from harness import registry
     from harness.engine import play
     from harness.rules import load_rules
@@ -23,17 +28,22 @@ def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[st
     bots = [registry.make(s, rules) for s in seats]
     for b in bots:
         b.prepare()
-    trace: list[dict[str, Any]] = []
+    trace = [] if trace is None else trace
     res = play(rules, bots, np.array([game], dtype=np.int64), seed, trace=trace)
     return trace, res
 
 
 def format_trace(trace: list[dict[str, Any]], labels: list[str]) -> str:
-    """Human-readable lines: one per roll and keep, one per filled box with the running total."""
+    """Human-readable lines: one per roll and keep, one per filled box with the running total.
+
+    Turns count from 1 within a column (``column N`` leads every line when the game has more than
+    one), as the run's error messages count them.
+    """
     lines = []
+    columns = any(e.get("column") for e in trace)
     for e in trace:
         who = f"seat {e['seat']} {labels[e['seat']]}"
-        col = f"col {e['column'] + 1} " if e.get("column") else ""
+        col = f"column {e['column'] + 1} " if columns else ""
         head = f"{col}turn {e['turn'] + 1:>2} {who}"
         if e["event"] == "roll":
             lines.append(f"{head}: roll {e['roll'] + 1}: {' '.join(map(str, e['dice']))}")
@@ -49,31 +59,67 @@ def format_trace(trace: list[dict[str, Any]], labels: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _cmd_replay(args: argparse.Namespace) -> int:
-    from harness.console import print_json
+def _from_run(args: argparse.Namespace) -> tuple[str, Any, list[str], int]:
+    """Rules, settings, seat specs and seed of ``--run``'s lineup; refuses a game not in the run."""
+    from harness.runner import load_manifest
 
-    if args.run:
-        manifest_path = Path(args.run) / "manifest.json"
-        try:
-            manifest = json.loads(manifest_path.read_text())
-        except (OSError, ValueError) as exc:
-            raise UserError(f"cannot read {manifest_path}: {exc}") from None
+    given = [flag for flag, v in (("--rules", args.rules), ("--seats", args.seats), ("--seed", args.seed),
+                                  ("--set", args.settings)) if v]
+    if given:
+        raise UserError(f"--run takes the rules, seats and seed from the run: leave out {', '.join(given)}")
+    manifest = load_manifest(args.run)
+    try:
         lineups = manifest["lineups"]
-        if not 0 <= args.lineup < len(lineups):
-            raise UserError(f"--lineup must be 0..{len(lineups) - 1}")
+        games = int(manifest["games"])
         specs = {e["label"]: e["spec"] for e in manifest["entrants"]}
-        seats = [specs[label] for label in lineups[args.lineup]]
-        rules_name = manifest["rules"]["source"]
-        settings = manifest["rules"]["settings"]
+        # the config's settings are the overrides the run was made with; the manifest's rules
+        # settings list every setting, some of which a custom rule set does not accept as overrides
+        config = manifest.get("config") or {}
+        rules_name = config.get("rules", manifest["rules"]["source"])
+        settings = config.get("settings", manifest["rules"]["settings"])
         seed = manifest["seed"]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError(f"{Path(args.run) / 'manifest.json'}: incomplete manifest ({exc})") from None
+    if not 0 <= args.lineup < len(lineups):
+        have = "lineup 0 only" if len(lineups) == 1 else f"lineups 0..{len(lineups) - 1}"
+        raise UserError(f"--lineup {args.lineup} is not in run {args.run}: it has {have}")
+    if not 0 <= args.game < games:
+        raise UserError(f"--game {args.game} is not in run {args.run}: it plays games 0..{games - 1} of each lineup")
+    return rules_name, settings, [specs[label] for label in lineups[args.lineup]], int(seed)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from harness.console import print_json, use_cache_dir
+    from harness.engine import StrategyError
+    from harness.runconfig import MAX_GAMES, MAX_SEED, seats_from_text
+
+    use_cache_dir(args.cache_dir)
+    if args.run:
+        rules_name, settings, seats, seed = _from_run(args)
     else:
         if not (args.rules and args.seats and args.seed is not None):
             raise UserError("replay needs --run DIR, or --rules, --seats and --seed")
-        seats = [s for s in args.seats.split(",") if s]
+        if args.lineup:
+            raise UserError(f"--lineup {args.lineup} needs --run (a lineup of that run)")
+        if not 0 <= args.seed <= MAX_SEED:
+            raise UserError(f"--seed must be 0..{MAX_SEED}, got {args.seed}")
+        if not 0 <= args.game < MAX_GAMES:
+            raise UserError(f"--game must be 0..{MAX_GAMES - 1}, got {args.game}")
+        seats = seats_from_text(args.seats)
         rules_name, settings, seed = args.rules, args.settings, args.seed
-    if args.game < 0:
-        raise UserError(f"--game must be >= 0, got {args.game}")
-    trace, res = replay(rules_name, settings, seats, seed, args.game)
+    trace: list[dict[str, Any]] = []
+    try:
+        _, res = replay(rules_name, settings, seats, seed, args.game, trace)
+    except StrategyError as exc:
+        # the game up to the failure, then the bot's traceback and what failed where (once each)
+        if not args.json:
+            print(format_trace(trace, seats))
+        cause = exc.cause
+        sys.stdout.flush()
+        print("".join(traceback.format_exception(type(cause), cause, cause.__traceback__)).rstrip("\n"),
+              file=sys.stderr)
+        print(f"yatzy-harness: replay: {exc}", file=sys.stderr)
+        return 1
     labels = list(res.labels)
     if args.json:
         print_json({"game": args.game, "seed": seed, "seats": labels, "trace": trace,
@@ -89,17 +135,23 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from harness.console import add_set_option
+    from harness.console import add_cache_dir_option, add_set_option, examples
 
     p = sub.add_parser("replay", help="replay one game alone with a turn-by-turn trace",
                        description="Re-play one game by index: the same dice as in any run with the same "
-                                   "seed. Give --rules/--seats/--seed, or --run DIR to take them from a run.")
+                                   "seed. Give --run DIR to take the rules, bots and seed from a run, or "
+                                   "--rules, --seats and --seed.",
+                       epilog=examples(
+                           "yatzy-harness replay --run results/gr --game 17",
+                           "yatzy-harness replay --run results/quick-20260101-120000 --lineup 3 --game 0 --json",
+                           "yatzy-harness replay --rules scandinavian --seats greedy,timeout --seed 7 --game 3"))
     p.add_argument("--run", metavar="DIR", help="take rules, seats and seed from this run directory")
-    p.add_argument("--lineup", type=int, default=0, help="lineup of the run (tournaments), default 0")
-    p.add_argument("--rules", help="rule set name or .toml path")
-    p.add_argument("--seats", help="comma-separated strategies, e.g. greedy,solver:temperature=1")
-    p.add_argument("--seed", type=int, help="root seed of the run")
-    p.add_argument("--game", type=int, required=True, help="game index")
-    p.add_argument("--json", action="store_true", help="print the trace as JSON")
+    p.add_argument("--lineup", type=int, default=0, metavar="N", help="lineup of the run (tournaments, gauntlets)")
+    p.add_argument("--game", type=int, required=True, metavar="N", help="game index, from 0")
+    p.add_argument("--rules", metavar="RULES", help="rule set name or .toml path (without --run)")
+    p.add_argument("--seats", metavar="A,B,...", help="strategies, e.g. greedy,solver:temperature=1 (without --run)")
+    p.add_argument("--seed", type=int, metavar="N", help="root seed, 0..2**64-1 (without --run)")
     add_set_option(p)
+    add_cache_dir_option(p)
+    p.add_argument("--json", action="store_true", help="print the trace as JSON")
     p.set_defaults(func=_cmd_replay)

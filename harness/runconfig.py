@@ -1,8 +1,9 @@
 """Run configuration: what to play (rules, bots, lineups, games, seed) and how (chunks, workers, backend).
 
 A run config is a TOML file under ``configs/runs/`` or a :class:`RunConfig` built in Python; CLI
-flags override it through :meth:`RunConfig.with_overrides`. Every key is validated on construction
-and a mistake raises one :class:`~harness.errors.UserError` naming the file and the key.
+flags override it. Every key is validated on construction and a mistake raises one
+:class:`~harness.errors.UserError` naming where the value came from (the file, or the flag listed
+in ``origins``) and the key.
 
 TOML keys (all optional but the bots)::
 
@@ -16,12 +17,16 @@ TOML keys (all optional but the bots)::
     backend = "local"           # local | dask
     scheduler = "tcp://host:8786"   # dask only; none = a LocalCluster ("inprocess" = threads in this process)
     out = "results/my-run"      # run directory (default results/<file stem>-<time>)
+    cache_dir = "~/solver-cache"   # solver tables (as ``solve --cache-dir``); default $YATZY_HARNESS_CACHE
     seats = ["greedy", "random"]            # mode run: one strategy spec per seat (1..8 seats)
     entrants = ["random", "greedy", "solver:temperature=0.5"]  # tournament; gauntlet: the field
     candidate = "greedy"                     # gauntlet: the bot played against each of the field
-    table = 2                                # tournament: seats per table, 2..8
+    table = 2                                # tournament: seats per table, 2..8 (a gauntlet: 2)
     [settings]                               # rule settings (``--set KEY=VALUE``)
     upper_bonus_threshold = 62
+
+``workers``, ``backend``, ``scheduler``, ``out`` and ``cache_dir`` say how a run executes: they may
+change when it is resumed. Relative ``out`` and ``cache_dir`` are taken from the working directory.
 """
 
 from __future__ import annotations
@@ -48,20 +53,28 @@ MAX_CHUNK_SIZE = 1_000_000
 #: Chunk file names hold the first game in 12 digits.
 MAX_GAMES = 10**12 - 1
 MAX_SEATS = 8
+#: Seats at a tournament table (a one-seat game is mode run with one seat).
+MIN_TABLE = 2
+MAX_SEED = 2**64 - 1
+#: ``source`` of a config made from command-line flags alone (no file).
+CLI_SOURCE = "command line"
 
 #: Keys that say how a run executes, not what it plays: they may change on resume.
-EXECUTION_KEYS = ("workers", "backend", "scheduler", "out")
+EXECUTION_KEYS = ("workers", "backend", "scheduler", "out", "cache_dir")
 
 _TOML_KEYS = ("description", "mode", "rules", "settings", "seats", "entrants", "candidate", "table",
-              "games", "seed", "chunk_size", "workers", "backend", "scheduler", "out")
+              "games", "seed", "chunk_size", "workers", "backend", "scheduler", "out", "cache_dir")
+_META = ("name", "source", "origins")
 
 
 @dataclass(frozen=True)
 class RunConfig:
     """A validated run or tournament description (see the module docstring for the keys).
 
-    ``source`` names the file (or ``"<python>"``) in error messages; ``name`` seeds the default
-    output directory. Neither is part of what the run plays.
+    ``source`` names the file (or ``"<python>"``) in error messages; ``origins`` maps a key (or
+    ``settings.KEY``) that came from elsewhere, such as a command-line flag, to what to call it
+    instead (``{"games": "--games"}``); ``name`` seeds the default output directory. None of the
+    three is part of what the run plays.
     """
 
     seats: tuple[str, ...] = ()
@@ -78,66 +91,92 @@ class RunConfig:
     backend: str = "local"
     scheduler: str | None = None
     out: str | None = None
+    cache_dir: str | None = None
     name: str = field(default="run", compare=False)
     source: str = field(default="<python>", compare=False)
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
-        where = self.source
+        at, name = self._where, self._name
         setv = object.__setattr__
-        setv(self, "seats", _specs(self.seats, "seats", where))
-        setv(self, "entrants", _specs(self.entrants, "entrants", where))
+        setv(self, "origins", dict(self.origins))
+        setv(self, "seats", _specs(self.seats, "seats", name("seats")))
+        setv(self, "entrants", _specs(self.entrants, "entrants", name("entrants")))
         if self.candidate is not None:
-            setv(self, "candidate", _specs([self.candidate], "candidate", where)[0])
+            setv(self, "candidate", _specs([self.candidate], "candidate", name("candidate"))[0])
         if self.mode not in MODES:
-            raise UserError(f"{where}: mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+            raise UserError(f"{name('mode')} must be one of {', '.join(MODES)}, got {self.mode!r}")
         if not isinstance(self.rules, str) or not self.rules.strip():
-            raise UserError(f"{where}: rules must be a rule-set name or .toml path, got {self.rules!r}")
+            raise UserError(f"{name('rules')} must be a rule-set name or .toml path, got {self.rules!r}")
         if _looks_like_path(self.rules) and Path(self.rules).is_file():
             # absolute, so that a manifest's config resumes from any working directory
             setv(self, "rules", str(Path(self.rules).resolve()))
         if not isinstance(self.settings, Mapping):
-            raise UserError(f"{where}: settings must be a table of KEY = VALUE, got {self.settings!r}")
+            raise UserError(f"{name('settings')} must be a table of KEY = VALUE, got {self.settings!r}")
         for k, v in self.settings.items():
             if not isinstance(k, str) or not isinstance(v, (bool, int, str)):
-                raise UserError(f"{where}: settings.{k} must be a number, true/false or a string, got {v!r}")
+                raise UserError(f"{at('settings.' + str(k))}: settings.{k} must be a number, true/false or a "
+                                f"string, got {v!r}")
         setv(self, "settings", {k: _setting_value(k, v) for k, v in self.settings.items()})
-        _int(self.table, "table", where, 1, MAX_SEATS)
-        _int(self.games, "games", where, 1, MAX_GAMES)
-        _int(self.seed, "seed", where, 0, 2**64 - 1)
-        _int(self.chunk_size, "chunk_size", where, 1, MAX_CHUNK_SIZE)
-        _int(self.workers, "workers", where, 0, 4096)
+        _int(self.table, name("table"), MIN_TABLE, MAX_SEATS)
+        _int(self.games, name("games"), 1, MAX_GAMES)
+        _int(self.seed, name("seed"), 0, MAX_SEED)
+        _int(self.chunk_size, name("chunk_size"), 1, MAX_CHUNK_SIZE)
+        _int(self.workers, name("workers"), 0, 4096)
         if self.backend not in BACKENDS:
-            raise UserError(f"{where}: backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+            raise UserError(f"{name('backend')} must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.scheduler is not None:
             if not isinstance(self.scheduler, str) or not self.scheduler.strip():
-                raise UserError(f"{where}: scheduler must be an address like tcp://host:8786, got {self.scheduler!r}")
+                raise UserError(f"{name('scheduler')} must be an address like tcp://host:8786, got {self.scheduler!r}")
             if self.backend != "dask":
-                raise UserError(f"{where}: scheduler {self.scheduler!r} needs backend = \"dask\"")
-        if self.out is not None and (not isinstance(self.out, str) or not self.out.strip()):
-            raise UserError(f"{where}: out must be a directory path, got {self.out!r}")
+                raise UserError(f"{at('scheduler', 'backend')}: scheduler {self.scheduler!r} needs backend = \"dask\"")
+        for key in ("out", "cache_dir"):
+            v = getattr(self, key)
+            if v is not None and (not isinstance(v, str) or not v.strip()):
+                raise UserError(f"{name(key)} must be a directory path, got {v!r}")
+        if self.cache_dir is not None:
+            # absolute, like rules: a resumed run finds the same tables from any working directory
+            setv(self, "cache_dir", str(Path(self.cache_dir).expanduser().resolve()))
 
         if self.mode == "run":
             if not 1 <= len(self.seats) <= MAX_SEATS:
-                raise UserError(f"{where}: mode run needs seats = [1..{MAX_SEATS} strategy specs], got {len(self.seats)}")
+                raise UserError(f"{at('seats', 'mode')}: mode run needs seats = [1..{MAX_SEATS} strategy specs], "
+                                f"got {len(self.seats)}")
             if self.entrants or self.candidate:
-                raise UserError(f"{where}: entrants/candidate are for mode tournament or gauntlet, not run (use seats)")
+                raise UserError(f"{at('entrants', 'candidate', 'mode')}: entrants/candidate are for mode tournament "
+                                f"or gauntlet, not run (use seats)")
         elif self.mode == "tournament":
             if self.seats or self.candidate:
-                raise UserError(f"{where}: mode tournament takes entrants (and table), not seats/candidate")
-            if not 2 <= self.table <= MAX_SEATS:
-                raise UserError(f"{where}: table must be 2..{MAX_SEATS} seats, got {self.table}")
+                raise UserError(f"{at('seats', 'candidate', 'mode')}: mode tournament takes entrants (and table), "
+                                f"not seats/candidate")
             if len(self.entrants) < self.table:
-                raise UserError(f"{where}: a tournament at {self.table}-seat tables needs at least "
+                raise UserError(f"{at('entrants', 'table')}: a tournament at {self.table}-seat tables needs at least "
                                 f"{self.table} entrants, got {len(self.entrants)}")
         else:
             if self.seats:
-                raise UserError(f"{where}: mode gauntlet takes candidate and entrants (the field), not seats")
+                raise UserError(f"{at('seats', 'mode')}: mode gauntlet takes candidate and entrants (the field), "
+                                f"not seats")
             if not self.candidate:
-                raise UserError(f"{where}: mode gauntlet needs candidate = \"SPEC\"")
+                raise UserError(f"{at('candidate', 'mode')}: mode gauntlet needs candidate = \"SPEC\"")
             if not self.entrants:
-                raise UserError(f"{where}: mode gauntlet needs entrants = [the field, one or more specs]")
+                raise UserError(f"{at('entrants', 'mode')}: mode gauntlet needs entrants = [the field, one or more "
+                                f"specs]")
             if self.table != 2:
-                raise UserError(f"{where}: a gauntlet plays 2-seat tables, got table = {self.table}")
+                raise UserError(f"{at('table', 'mode')}: a gauntlet plays 2-seat tables, got table = {self.table}")
+
+    def _where(self, *keys: str) -> str:
+        """Where the values of ``keys`` came from: their flags and/or the file, in that order (a
+        command line without a file names only its flags: the other values are the defaults)."""
+        got: list[str] = []
+        for k in keys:
+            w = self.origins.get(k, self.source)
+            if w not in got and (w != CLI_SOURCE or k in self.origins):
+                got.append(w)
+        return " and ".join(got or [self.source])
+
+    def _name(self, key: str) -> str:
+        """A key as the user wrote it: ``--games``, or ``bad.toml: games``."""
+        return self.origins.get(key) or f"{self.source}: {key}"
 
     def __hash__(self) -> int:  # settings is a dict: hash the canonical JSON instead
         import json
@@ -187,7 +226,7 @@ class RunConfig:
         """The TOML keys as a JSON-able dict (``None`` values left out); ``from_dict`` inverts it."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
-            if f.name in ("name", "source"):
+            if f.name in _META:
                 continue
             v = getattr(self, f.name)
             if v is None or (f.name in ("seats", "entrants") and not v):
@@ -211,39 +250,57 @@ class RunConfig:
         return d
 
     def resolve(self) -> ResolvedRun:
-        """Load the rule set and make every bot (``prepare()`` not yet called); validates the specs."""
+        """Load the rule set and make every bot (``prepare()`` not yet called); validates the specs.
+
+        A ``cache_dir`` becomes the solver cache directory of this process and the processes it
+        starts (:func:`harness.console.use_cache_dir`), where the bots' ``prepare()`` looks.
+        """
+        from harness.console import use_cache_dir
+
+        use_cache_dir(self.cache_dir, self._name("cache_dir"))
         try:
             rules = load_rules(self.rules, self.settings)
         except UserError as exc:
-            raise UserError(f"{self.source}: {exc}") from None
+            raise UserError(f"{self._rules_origin(str(exc))}: {exc}") from None
         made: dict[str, tuple[str, Strategy]] = {}
 
-        def make(spec: str, key: str) -> str:
+        def make(spec: str, key: str, i: int | None = None) -> str:
             from harness.registry import make as registry_make
 
+            # a flag names itself; a file names the key and index (``bad.toml: seats[1]``)
+            where = self.origins.get(key) or f"{self.source}: {key}{'' if i is None else f'[{i}]'}"
             try:
                 strat = registry_make(spec, rules)
             except UserError as exc:
-                raise UserError(f"{self.source}: {key}: {exc}") from None
+                raise UserError(f"{where}: {exc}") from None
             label = strat.label
             if label in made:
-                if key.startswith("seats"):
+                if key == "seats":
                     return label
-                raise UserError(f"{self.source}: {key}: {spec!r} duplicates entrant {made[label][0]!r} (label {label})")
+                raise UserError(f"{where}: {spec!r} duplicates entrant {made[label][0]!r} (label {label})")
             made[label] = (spec, strat)
             return label
 
         if self.mode == "run":
-            lineups = tournament.single([make(s, f"seats[{i}]") for i, s in enumerate(self.seats)])
+            lineups = tournament.single([make(s, "seats", i) for i, s in enumerate(self.seats)])
         elif self.mode == "tournament":
-            labels = [make(s, f"entrants[{i}]") for i, s in enumerate(self.entrants)]
+            labels = [make(s, "entrants", i) for i, s in enumerate(self.entrants)]
             lineups = tournament.round_robin(labels, self.table)
         else:
             cand = make(self.candidate or "", "candidate")
-            field_ = [make(s, f"entrants[{i}]") for i, s in enumerate(self.entrants)]
+            field_ = [make(s, "entrants", i) for i, s in enumerate(self.entrants)]
             lineups = tournament.gauntlet(cand, field_)
         return ResolvedRun(self, rules, tuple((lab, spec) for lab, (spec, _) in made.items()),
                            {lab: s for lab, (_, s) in made.items()}, tuple(lineups))
+
+    def _rules_origin(self, message: str) -> str:
+        """Where a rule-set error comes from: a setting it names, else the rules (or all settings)."""
+        named = [k for k in self.settings if k in message]
+        if named:
+            return self._where(*(f"settings.{k}" for k in named))
+        if "setting" in message and self.settings:
+            return self._where(*(f"settings.{k}" for k in self.settings))
+        return self._where("rules")
 
     def default_out(self) -> Path:
         """``out`` if set, else ``results/<name>-<YYYYmmdd-HHMMSS>`` (a fresh directory)."""
@@ -290,23 +347,24 @@ def split_specs(text: str) -> list[str]:
     return out
 
 
-def _specs(value: Any, key: str, where: str) -> tuple[str, ...]:
+def _specs(value: Any, key: str, name: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, (list, tuple)):
-        raise UserError(f"{where}: {key} must be a list of strategy specs, got {value!r}")
+        raise UserError(f"{name} must be a list of strategy specs, got {value!r}")
     for i, v in enumerate(value):
         if not isinstance(v, str) or not v.strip():
-            raise UserError(f"{where}: {key}[{i}] must be a strategy spec like \"greedy\" or "
-                            f"\"solver:temperature=0.5\", got {v!r}")
+            item = f"{name}[{i}]" if key != "candidate" else name
+            raise UserError(f"{item} must be a strategy spec like \"greedy\" or \"solver:temperature=0.5\", "
+                            f"got {v!r}")
     return tuple(v.strip() for v in value)
 
 
-def _int(value: Any, key: str, where: str, lo: int, hi: int) -> None:
+def _int(value: Any, name: str, lo: int, hi: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(f"{where}: {key} must be a whole number, got {value!r}")
+        raise UserError(f"{name} must be a whole number, got {value!r}")
     if not lo <= value <= hi:
-        raise UserError(f"{where}: {key} must be {lo}..{hi}, got {value}")
+        raise UserError(f"{name} must be {lo}..{hi}, got {value}")
 
 
 def _setting_value(key: str, value: Any) -> Any:

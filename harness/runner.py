@@ -10,7 +10,7 @@ Public API (stable; ``compare --sequential`` and ``calibrate`` build on it)::
     out = extend(out, 200_000)                # play games 100000..199999 of every lineup into it
     run(cfg, out, resume=True)                # finish an interrupted run (byte-identical result)
     run(cfg, out, games_range=(100_000, 200_000))   # same as extend, with the config in hand
-    manifest = load_manifest(out)             # dict, format 1 (see harness.manifest)
+    manifest = load_manifest(out)             # dict, format 1 (see harness.rundir)
 
 - ``run(config, out_dir, *, quiet=True, resume=False, games_range=None) -> Path`` plays every
   lineup on game indices ``0..games-1`` (or up to ``games_range[1]``), writing one Parquet file
@@ -49,10 +49,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from harness import backends
-from harness.errors import UserError
-from harness.manifest import (CHUNK_DIR, FORMAT, LOG, MANIFEST, TMP_SUFFIX, Chunk, load_manifest,
-                              manifest_chunks, parquet_rows, parse_chunk_name, plan, rows_digest,
-                              write_bytes_atomic, write_json_atomic)
+from harness.errors import RunFailed, UserError
+from harness.rundir import (CHUNK_DIR, FORMAT, LOG, MANIFEST, TMP_SUFFIX, Chunk, load_manifest,
+                              file_sha256, manifest_chunks, parquet_rows, parse_chunk_name, plan, rows_digest,
+                              sha256_bytes, write_bytes_atomic, write_json_atomic)
 from harness.runconfig import (DEFAULT_CHUNK_SIZE, ResolvedRun, RunConfig, resolve_config_path,
                                seats_from_text)
 from harness.worker import ChunkFailed, ChunkResult, Job, forget, install, play_chunk
@@ -66,12 +66,13 @@ log = logging.getLogger("harness.runner")
 MANIFEST_EVERY = 2.0
 
 
-class RunStopped(RuntimeError):
+class RunStopped(RunFailed):
     """A run stopped before the end because a chunk failed; the directory is resumable."""
 
     def __init__(self, message: str, run_dir: Path, failure: ChunkFailed | None = None) -> None:
         super().__init__(message)
         self.run_dir, self.failure = run_dir, failure
+        self.details = failure.details if failure is not None else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -105,7 +106,10 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool = Tru
             hint = f"; resume it with --resume {out}" if has_manifest else ""
             raise UserError(f"{out} exists and is not empty{hint}, or choose another --out")
         old = None
-    return _Run(resolved, out, old, quiet).go()
+    try:
+        return _Run(resolved, out, old, quiet).go()
+    except OSError as exc:
+        raise _io_error(exc, out) from None
 
 
 def extend(run_dir: str | os.PathLike[str], stop: int, *, quiet: bool = True, workers: int | None = None,
@@ -217,10 +221,15 @@ class _Run:
     # -- what is already there ----------------------------------------------------------------
 
     def scan(self) -> None:
-        """Keep the complete chunks of a resumed run; delete temporary and damaged files."""
+        """Keep the complete, intact chunks of a resumed run; delete temporary, damaged and unverifiable files.
+
+        A chunk listed in the manifest is kept when its bytes still match the recorded sha256 (or,
+        for a manifest written before checksums, when its row count is right). A chunk file the
+        manifest does not list (a crash between writing it and rewriting the manifest) cannot be
+        verified and is played again: the same seed gives the same bytes.
+        """
         chunks_dir = self.out / CHUNK_DIR
         listed = {(c.lineup, c.start): c for c in manifest_chunks(self.old or {})}
-        cs = self.r.config.chunk_size
         for path in sorted(chunks_dir.iterdir()):
             if path.name.endswith(TMP_SUFFIX):
                 log.info("removing partial chunk %s", path.name)
@@ -229,10 +238,19 @@ class _Run:
             key = parse_chunk_name(path.name)
             if key is None or key[0] >= len(self.seats) or key[1] >= self.games:
                 raise UserError(f"cannot resume {self.out}: unexpected file {path} (not a chunk of this run)")
-            lineup, start = key
-            chunk = listed.get(key) or Chunk(lineup, start, min((start // cs + 1) * cs, self.games))
-            if parquet_rows(path) != chunk.games * self.seats[lineup]:
-                log.warning("chunk %s is incomplete or damaged: playing it again", path.name)
+            chunk = listed.get(key)
+            if chunk is None:
+                log.info("chunk %s is not in the manifest (stopped before it was recorded): playing it again",
+                         path.name)
+                path.unlink()
+                continue
+            if chunk.sha256 is not None:
+                intact = file_sha256(path) == chunk.sha256
+            else:
+                intact = parquet_rows(path) == chunk.games * self.seats[chunk.lineup]
+            if not intact:
+                log.warning("chunk %s is damaged (%s): playing it again", path.name,
+                            "checksum differs" if chunk.sha256 else "row count differs")
                 path.unlink()
                 continue
             self.done[key] = chunk
@@ -292,16 +310,24 @@ class _Run:
             s.expect_games(self.games * sum(labels.count(label) for labels in self.r.lineups))
             s.prepare()
         warm: set[str] = set()
-        for labels in self.r.lineups:  # one game with each bot compiles its kernels here, not per worker
+        for i, labels in enumerate(self.r.lineups):  # one game with each bot compiles its kernels here, not per worker
             if not warm.issuperset(labels):
                 try:
                     play(self.r.rules, [self.r.strategies[x] for x in labels], np.arange(1, dtype=np.int64),
                          self.r.config.seed)
                 except StrategyError as exc:
-                    details = "".join(traceback.format_exception(exc.cause))
-                    log.error("bot %s failed in its warm-up game (game 0, seat %d):\n%s", exc.label, exc.seat, details)
-                    raise RunStopped(f"run stopped: {exc} (warm-up game 0, before any chunk; details in "
-                                     f"{self.out / LOG})", self.out) from None
+                    from harness.console import RUN_LOG_ONLY
+
+                    cause = exc.cause
+                    details = "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
+                    msg = (f"bot {exc.label} (seat {exc.seat}, lineup {i} {'/'.join(labels)}) failed in game 0 "
+                           f"(its warm-up game, before any chunk) at {exc.at}, seed {self.r.config.seed}: "
+                           f"{type(cause).__name__}: {cause}")
+                    log.error("%s\n%s", msg, details, extra=RUN_LOG_ONLY)
+                    failure = ChunkFailed(msg, Chunk(i, 0, 1), exc.label, 0, details)
+                    report = failure.summary(self.out, self.out / LOG, len(self.done))
+                    log.error("%s", report, extra=RUN_LOG_ONLY)
+                    raise RunStopped(report, self.out, failure) from None
                 warm.update(labels)
         install(self.job, self.r.rules, self.r.strategies)
 
@@ -332,6 +358,15 @@ class _Run:
                     failure = self._collect(finished, pending, bar)
                     if failure is not None:
                         self._stop(failure, pending, be, bar)
+            except OSError:
+                # a chunk or the manifest could not be written (full disk, permissions): stop the
+                # workers, record what is complete if the disk lets us, leave the run resumable
+                be.abort()
+                try:
+                    self.write_manifest()
+                except OSError:
+                    pass
+                raise
             except KeyboardInterrupt:
                 be.abort()
                 self.write_manifest()
@@ -357,7 +392,7 @@ class _Run:
     def _write(self, res: ChunkResult) -> None:
         c = res.chunk
         write_bytes_atomic(self.out / c.file, res.data)
-        self.done[(c.lineup, c.start)] = c
+        self.done[(c.lineup, c.start)] = Chunk(c.lineup, c.start, c.stop, sha256_bytes(res.data))
         self._add_sums(res.sums)
 
     def _stop(self, failure: BaseException, pending: dict[cf.Future, Chunk], be: backends.Backend, bar: Any) -> None:
@@ -370,15 +405,23 @@ class _Run:
             self._collect(done, pending, bar)
         be.abort()
         self.write_manifest()
-        first = str(failure).splitlines()[0]
-        replay = ""
-        if isinstance(failure, ChunkFailed) and failure.game >= 0 and failure.chunk is not None:
-            replay = (f"; replay it with: yatzy-harness replay --run {self.out} --lineup {failure.chunk.lineup} "
-                      f"--game {failure.game}")
-        log.error("run stopped: %s; %d chunk(s) complete are kept%s; after fixing the bot, finish with: "
-                  "yatzy-harness run --resume %s", first, len(self.done), replay, self.out)
-        raise RunStopped(f"run stopped: {first} (details in {self.out / LOG}{replay}; resume with --resume "
-                         f"{self.out})", self.out, failure if isinstance(failure, ChunkFailed) else None)
+        from harness.console import RUN_LOG_ONLY
+
+        if not isinstance(failure, ChunkFailed):
+            failure = ChunkFailed(str(failure).splitlines()[0])
+        # once in run.log; the command prints the same block on stderr (the worker logged the traceback)
+        report = failure.summary(self.out, self.out / LOG, len(self.done))
+        log.error("%s", report, extra=RUN_LOG_ONLY)
+        raise RunStopped(report, self.out, failure)
+
+
+def _io_error(exc: OSError, out: Path) -> UserError:
+    """One line for a run that could not write its directory (exit 2 through the CLI)."""
+    what = exc.strerror or str(exc)
+    where = f"{exc.filename}: " if exc.filename and str(exc.filename) != str(out) else ""
+    hint = (f"; complete chunks are kept: fix it and finish with: yatzy-harness run --resume {out}"
+            if (out / MANIFEST).is_file() else "")
+    return UserError(f"cannot write the run to {out}: {where}{what}{hint}")
 
 
 def _wrap(exc: BaseException, c: Chunk) -> ChunkFailed:
@@ -387,7 +430,9 @@ def _wrap(exc: BaseException, c: Chunk) -> ChunkFailed:
                f"among them {c.file} (games {c.start}..{c.stop - 1})")
     else:
         msg = f"chunk {c.file} (games {c.start}..{c.stop - 1}) failed: {type(exc).__name__}: {exc}"
-    log.error("%s", msg)
+    from harness.console import RUN_LOG_ONLY
+
+    log.error("%s", msg, extra=RUN_LOG_ONLY)  # the stop report repeats it on the console
     return ChunkFailed(msg, c)
 
 
@@ -473,23 +518,28 @@ def _git_rev() -> str | None:
 
 
 def summary_lines(manifest: Mapping[str, Any]) -> list[str]:
-    """One line per entrant from the manifest's exact sums: mean score with a 95 % interval, win rate.
+    """One line per entrant from the manifest's exact sums: mean score with a 95 % interval, win and
+    draw rates (:mod:`harness.outcome`'s definitions; none at a one-seat table), then what they mean.
 
     (A normal interval: n is in the thousands; the full statistics are ``yatzy-harness report``'s.)
     """
+    from harness.outcome import DEFINITION
+
     rows = []
     width = max([len(e["label"]) for e in manifest["entrants"]] + [5])
+    solo = all(len(lu) < 2 for lu in manifest["lineups"])
     for e in manifest["entrants"]:
-        n, s, ss, wins, shared = manifest["totals"][e["label"]]
+        n, s, ss, wins, draws = manifest["totals"][e["label"]]
         if n == 0:
             rows.append(f"  {e['label']:<{width}}  no games")
             continue
         mean = s / n
         var = (ss * n - s * s) / (n * (n - 1)) if n > 1 else float("nan")  # exact integers until here
         half = 1.959964 * math.sqrt(var / n)
-        score = (wins + shared / 2) / n
-        rows.append(f"  {e['label']:<{width}}  mean {mean:7.2f} ± {half:.2f}   win {100 * score:5.1f} %"
-                    f"   ({n:,} seats)")
+        outcome = "" if solo else f"   win {100 * wins / n:5.1f} %  draw {100 * draws / n:4.1f} %"
+        rows.append(f"  {e['label']:<{width}}  mean {mean:7.2f} ± {half:.2f}{outcome}   ({n:,} seats)")
+    if not solo:
+        rows.append(f"  ({DEFINITION})")
     return rows
 
 
@@ -497,46 +547,91 @@ def summary_lines(manifest: Mapping[str, Any]) -> list[str]:
 # command line
 
 
-def _overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    ov: dict[str, Any] = {
-        "rules": args.rules, "games": args.games, "seed": args.seed, "chunk_size": args.chunk_size,
-        "workers": args.workers, "backend": args.backend, "scheduler": args.scheduler, "table": args.table,
-    }
-    if args.seats:
-        ov.update(mode="run", seats=tuple(seats_from_text(args.seats)), entrants=(), candidate=None)
-    if args.entrants:
-        ov.update(entrants=tuple(seats_from_text(args.entrants)))
-        if not args.candidate:
-            ov.update(mode="tournament", seats=())
-    if args.candidate:
-        ov.update(mode="gauntlet", candidate=args.candidate, seats=())
+def _overrides_from_args(args: argparse.Namespace, base: RunConfig | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """The config keys the flags set, and the flag each came from (for error messages).
+
+    ``base`` is the config file's (or resumed run's) config, None when flags alone describe the
+    run. A flag overrides its key; the mode follows the what-to-play flag. Flags that ask for two
+    different things are refused rather than resolved.
+    """
+    seats, entrants, cand, table = args.seats, args.entrants, args.candidate, args.table
+    if seats and entrants:
+        raise UserError("--seats and --entrants do not combine: --seats plays one table (mode run), --entrants "
+                        "a round-robin tournament (or, with --candidate, the field of a gauntlet)")
+    if seats and cand:
+        raise UserError("--seats and --candidate do not combine: --seats plays one table (mode run), "
+                        "--candidate a gauntlet against --entrants")
+    if table is not None and seats:
+        raise UserError(f"--table does not go with --seats: the table is the {len(seats_from_text(seats))} "
+                        f"bot(s) given (--table is the table size of a tournament)")
+    if table is not None and cand:
+        raise UserError("--table does not go with --candidate: a gauntlet plays 2-seat tables")
+    if table is not None and not entrants and base is not None and base.mode != "tournament":
+        raise UserError(f"--table is the table size of a tournament, but {base.source} plays mode {base.mode}: "
+                        f"give --entrants for a tournament")
+    plain = {"rules": args.rules, "games": args.games, "seed": args.seed, "chunk_size": args.chunk_size,
+             "workers": args.workers, "backend": args.backend, "scheduler": args.scheduler, "table": table,
+             "cache_dir": args.cache_dir}
+    ov = {k: v for k, v in plain.items() if v is not None}
+    origins = {k: "--" + k.replace("_", "-") for k in ov}
+    default_table = RunConfig.__dataclass_fields__["table"].default
+    if seats:
+        ov.update(mode="run", seats=tuple(seats_from_text(seats)), entrants=(), candidate=None, table=default_table)
+        origins.update(mode="--seats", seats="--seats")
+    elif cand:
+        field_ = tuple(seats_from_text(entrants)) if entrants else ()
+        if not field_ and (base is None or base.mode == "run"):
+            raise UserError("--candidate needs --entrants, the field it plays against"
+                            + (f" ({base.source} has none)" if base is not None else ""))
+        ov.update(mode="gauntlet", candidate=cand, seats=(), table=default_table)
+        origins.update(mode="--candidate", candidate="--candidate")
+        if field_:
+            ov["entrants"] = field_
+            origins["entrants"] = "--entrants"
+    elif entrants:
+        ov["entrants"] = tuple(seats_from_text(entrants))
+        origins["entrants"] = "--entrants"
+        if base is None or base.mode == "run":  # a gauntlet config keeps its candidate: --entrants is its field
+            ov.update(mode="tournament", seats=(), candidate=None)
+            origins["mode"] = "--entrants"
     if args.scheduler and not args.backend:
         ov["backend"] = "dask"
-    return ov
+        origins["backend"] = "--scheduler"
+    for kv in args.settings:
+        origins[f"settings.{kv.split('=', 1)[0].strip()}"] = "--set"
+    return ov, origins
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    for h in logging.getLogger().handlers:  # the console shows warnings; run.log gets the details
-        if h.level == logging.NOTSET:
-            h.setLevel(logging.WARNING)
+    import dataclasses
+
+    from harness.console import console_logging
+    from harness.runconfig import CLI_SOURCE
+
+    console_logging()  # warnings on the console; a failure's traceback only in run.log (or --verbose)
+    what = args.seats or args.entrants or args.candidate
     if args.resume:
         out = Path(args.resume)
         if args.out and Path(args.out) != out:
             raise UserError("--resume DIR runs in DIR: leave out --out (or give the same directory)")
         manifest = load_manifest(out)
-        base = (RunConfig.from_toml(resolve_config_path(args.config)) if args.config
-                else config_of(manifest, out))
+        base: RunConfig | None = (RunConfig.from_toml(resolve_config_path(args.config)) if args.config
+                                  else config_of(manifest, out))
+    elif args.config:
+        base = RunConfig.from_toml(resolve_config_path(args.config))
+    elif not what:
+        base = RunConfig.from_toml(resolve_config_path("quick"))  # the bare `yatzy-harness run`
     else:
-        base = RunConfig.from_toml(resolve_config_path(args.config or "quick"))
-    ov = _overrides_from_args(args)
-    if any(v is not None for v in ov.values()) or args.settings:
-        ov["source"] = f"{base.source} with command-line flags"
-    cfg = base.with_overrides(**ov)
+        base = None  # flags alone: RunConfig's own (documented) defaults, nothing from quick.toml
+    ov, origins = _overrides_from_args(args, base)
     if args.settings:
         from harness.rules import parse_overrides
 
-        cfg = cfg.with_overrides(settings={**cfg.settings, **parse_overrides(args.settings)})
+        ov["settings"] = {**(base.settings if base is not None else {}), **parse_overrides(args.settings)}
+    if base is None:
+        cfg = RunConfig(**ov, source=CLI_SOURCE, name="run", origins=origins)
+    else:
+        cfg = dataclasses.replace(base, **ov, origins={**base.origins, **origins})
     if args.resume:
         out_dir = out
     else:
@@ -549,8 +644,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         run(cfg, out_dir, quiet=quiet, resume=bool(args.resume))
     except RunStopped as exc:
-        print(f"yatzy-harness: {exc}", file=sys.stderr)
-        return 1
+        exc.verbose = args.verbose  # cli.main prints the block (and the traceback with --verbose)
+        raise
     except KeyboardInterrupt:
         print(f"yatzy-harness: interrupted; finish with: yatzy-harness run --resume {out_dir}",
               file=sys.stderr)
@@ -568,27 +663,48 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from harness.console import add_set_option
+    from harness.console import add_cache_dir_option, add_set_option, examples
+    from harness.runconfig import MAX_CHUNK_SIZE, MAX_SEATS, MIN_TABLE
 
+    d = RunConfig.__dataclass_fields__
     p = sub.add_parser(
         "run", help="play a run, tournament or gauntlet into a run directory",
-        description="Play seeded games into a run directory (manifest.json + Parquet chunks). With no "
-                    "CONFIG, plays configs/runs/quick.toml. Flags override the config file.")
-    p.add_argument("config", nargs="?", help="run config .toml (or the name of one in configs/runs)")
-    p.add_argument("--rules", help="rule set name or .toml path")
+        description="Play seeded games into a run directory (manifest.json + Parquet chunks). Flags override "
+                    "CONFIG's keys. With no CONFIG, --seats, --entrants or --candidate say what to play and "
+                    "the other keys take the values marked 'no CONFIG'; with none of those three either, "
+                    "configs/runs/quick.toml is played.",
+        epilog=examples(
+            "yatzy-harness run                                        # configs/runs/quick.toml, ~10 s",
+            "yatzy-harness run --seats greedy,random --games 100000 --seed 7 --out results/gr",
+            "yatzy-harness run --entrants random,timeout,greedy,bonus --table 4 --games 200000",
+            "yatzy-harness run --candidate greedy --entrants random,timeout --games 500000",
+            "yatzy-harness run configs/runs/round_robin.toml --games 1000000 --workers 2",
+            "yatzy-harness run --resume results/gr --games 200000      # finish or grow a run"))
+    p.add_argument("config", nargs="?", metavar="CONFIG",
+                   help="run config .toml (or the name of one in configs/runs)")
+    p.add_argument("--rules", metavar="RULES",
+                   help=f"rule set name or .toml path (no CONFIG: {d['rules'].default})")
     add_set_option(p)
     p.add_argument("--seats", action="append", metavar="A,B,...",
                    help="one table with these bots (mode run), e.g. greedy,random or 'solver:temperature=0.5,greedy'")
-    p.add_argument("--entrants", action="append", metavar="A,B,...", help="round-robin tournament of these bots")
+    p.add_argument("--entrants", action="append", metavar="A,B,...",
+                   help="round-robin tournament of these bots; with --candidate (or a gauntlet CONFIG) the field")
     p.add_argument("--candidate", metavar="SPEC", help="gauntlet: this bot against each of --entrants")
-    p.add_argument("--table", type=int, help="tournament table size, 2..8")
-    p.add_argument("--games", type=int, help="games per lineup")
-    p.add_argument("--seed", type=int, help="root seed")
-    p.add_argument("--chunk-size", type=int, help=f"games per chunk (default {DEFAULT_CHUNK_SIZE})")
-    p.add_argument("--workers", type=int, help="worker processes (0 = every core)")
-    p.add_argument("--backend", choices=["local", "dask"], help="local processes or a Dask cluster")
-    p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address, e.g. tcp://10.0.0.5:8786")
-    p.add_argument("--out", metavar="DIR", help="run directory (default results/<config>-<time>)")
+    p.add_argument("--table", type=int, metavar="N",
+                   help=f"seats per tournament table, {MIN_TABLE}..{MAX_SEATS} (no CONFIG: {d['table'].default})")
+    p.add_argument("--games", type=int, metavar="N", help=f"games per lineup (no CONFIG: {d['games'].default:,})")
+    p.add_argument("--seed", type=int, metavar="N", help=f"root seed, 0..2**64-1 (no CONFIG: {d['seed'].default})")
+    p.add_argument("--chunk-size", type=int, metavar="N",
+                   help=f"games per chunk, 1..{MAX_CHUNK_SIZE:,} (no CONFIG: {DEFAULT_CHUNK_SIZE:,})")
+    p.add_argument("--workers", type=int, metavar="N", help="worker processes, 0 = every core (no CONFIG: 0)")
+    p.add_argument("--backend", choices=["local", "dask"], help="local processes or a Dask cluster (no CONFIG: local)")
+    p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 "
+                                                       "(implies --backend dask)")
+    add_cache_dir_option(p)
+    p.add_argument("--out", metavar="DIR",
+                   help="run directory (default: results/<CONFIG name>-<time>; results/run-<time> with no CONFIG)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--verbose", action="store_true", help="when a bot fails, print its traceback here too "
+                                                          "(it is always in the run's run.log)")
     p.add_argument("--resume", metavar="DIR", help="finish (or, with a larger --games, extend) the run in DIR")
     p.set_defaults(func=_cmd_run)

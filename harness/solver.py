@@ -286,7 +286,12 @@ class Solution:
 
 
 def default_cache_dir() -> Path:
-    """``$YATZY_HARNESS_CACHE``, else ``$XDG_CACHE_HOME/yatzy-harness``, else ``~/.cache/yatzy-harness``."""
+    """``$YATZY_HARNESS_CACHE``, else ``$XDG_CACHE_HOME/yatzy-harness``, else ``~/.cache/yatzy-harness``.
+
+    Read at every call: the ``--cache-dir`` option of every command and a run config's
+    ``cache_dir`` key set ``$YATZY_HARNESS_CACHE`` (:func:`harness.console.use_cache_dir`), so the
+    bots of a run and its workers find the tables ``solve --cache-dir`` wrote.
+    """
     env = os.environ.get("YATZY_HARNESS_CACHE")
     if env:
         return Path(env)
@@ -841,18 +846,19 @@ SAVED_ROLLS_NOTE = ("saved_rolls is not part of the solved state: these are the 
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
-    from harness.console import print_json
+    from harness.console import print_json, use_cache_dir
     from harness.rules import load_rules
 
+    cache_dir = use_cache_dir(args.cache_dir)  # the same directory for solve as for run and replay
     rules = load_rules(args.rules, args.settings)
     t0 = time.perf_counter()
     if args.no_distribution:
-        sol = solve(rules, args.cache_dir)
+        sol = solve(rules, cache_dir)
         out: dict[str, Any] = {"rules": rules.name, "digest": rules.digest, "expected_score": sol.expected_score,
                                "states": sol.states, "seconds": time.perf_counter() - t0,
                                "solve_seconds": sol.seconds, "cached": sol.cached}
     else:
-        fig = exact_distribution(rules, args.cache_dir, max_bytes=int(args.max_memory * 2**30),
+        fig = exact_distribution(rules, cache_dir, max_bytes=int(args.max_memory * 2**30),
                                  max_disk_bytes=int(args.max_disk * 2**30), scratch_dir=args.scratch_dir,
                                  progress=sys.stderr.isatty())
         out = fig.to_json()
@@ -896,24 +902,28 @@ def _cmd_odds(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from harness.console import add_set_option
+    from harness.console import add_cache_dir_option, add_set_option, examples, number_arg
 
     p = sub.add_parser("solve", help="exact optimal expected score and score distribution",
                        description="Solve a rule set exactly (backward induction; cached on disk) and print "
                                    "the optimal expected score, and the exact std, bonus probability and "
-                                   "percentiles of the final score under optimal play.")
-    p.add_argument("rules", help="rule set name or .toml path")
+                                   "percentiles of the final score under optimal play.",
+                       epilog=examples(
+                           "yatzy-harness solve scandinavian --json",
+                           "yatzy-harness solve scandinavian --set upper_bonus_threshold=62 --no-distribution",
+                           "yatzy-harness solve maxi --cache-dir /data/yatzy-cache   # then: run --cache-dir "
+                           "/data/yatzy-cache"))
+    p.add_argument("rules", metavar="RULES", help="rule set name or .toml path")
     add_set_option(p)
-    p.add_argument("--cache-dir", default=None, help="cache directory (default: $YATZY_HARNESS_CACHE, "
-                                                     "$XDG_CACHE_HOME/yatzy-harness or ~/.cache/yatzy-harness)")
+    add_cache_dir_option(p)
     p.add_argument("--no-distribution", action="store_true", help="only the value table and expected score")
-    p.add_argument("--max-memory", type=float, default=3.0, metavar="GIB",
+    p.add_argument("--max-memory", type=number_arg(), default=3.0, metavar="GIB",
                    help="largest score-distribution working set kept in memory; beyond it the working set "
-                        "goes to memory-mapped files in --scratch-dir (default 3)")
-    p.add_argument("--max-disk", type=float, default=64.0, metavar="GIB",
-                   help="largest working set put on disk; beyond it (or beyond the free space) percentiles "
-                        "are skipped (default 64; maxi needs 33)")
-    p.add_argument("--scratch-dir", default=None,
+                        "goes to memory-mapped files in --scratch-dir")
+    p.add_argument("--max-disk", type=number_arg(inclusive=True), default=64.0, metavar="GIB",
+                   help="largest working set put on disk, 0 = never; beyond it (or beyond the free space) "
+                        "percentiles are skipped (maxi needs 33)")
+    p.add_argument("--scratch-dir", default=None, metavar="DIR",
                    help="directory of the disk-backed working set (default: the cache directory); "
                         "its files are unlinked at once, so nothing is left behind")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -921,8 +931,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("odds", help="probability of making each lower box within one turn",
                        description="For every lower box, the probability of meeting its requirement within "
-                                   "one turn when the keeps maximise that probability (empty sheet).")
-    p.add_argument("rules", help="rule set name or .toml path")
+                                   "one turn when the keeps maximise that probability (empty sheet).",
+                       epilog=examples(
+                           "yatzy-harness odds scandinavian",
+                           "yatzy-harness odds yahtzee --json",
+                           "yatzy-harness odds scandinavian --set include_pairs=false"))
+    p.add_argument("rules", metavar="RULES", help="rule set name or .toml path")
     add_set_option(p)
     p.add_argument("--json", action="store_true", help="print {box: probability} as JSON")
     p.set_defaults(func=_cmd_odds)

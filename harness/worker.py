@@ -16,12 +16,14 @@ import logging
 import threading
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from harness.console import RUN_LOG_ONLY
 from harness.engine import Results, StrategyError, play
-from harness.manifest import Chunk
+from harness.rundir import Chunk
 from harness.rules import RuleSet, compile_rules
 from harness.strategy import Strategy
 
@@ -82,7 +84,8 @@ class ChunkResult:
 
 
 class ChunkFailed(RuntimeError):
-    """A chunk could not be played; the message names the bot, seat, game index and the cause."""
+    """A chunk could not be played; the message (one line) names the bot, seat, game index, turn
+    and the cause; ``details`` holds the traceback (also in the run's log)."""
 
     def __init__(self, message: str, chunk: Chunk | None = None, label: str = "", game: int = -1,
                  details: str = "") -> None:
@@ -91,6 +94,18 @@ class ChunkFailed(RuntimeError):
 
     def __reduce__(self) -> Any:  # keep the attributes across process boundaries
         return (ChunkFailed, (str(self), self.chunk, self.label, self.game, self.details))
+
+    def summary(self, run_dir: Path, log_path: Path, kept: int) -> str:
+        """What a stopped run reports, once: the failure, then how to replay the game, resume the
+        run and find the traceback (lines after the first indented)."""
+        lines = [f"run stopped: {str(self).splitlines()[0]}"]
+        if self.game >= 0 and self.chunk is not None:
+            lines.append(f"  replay:  yatzy-harness replay --run {run_dir} --lineup {self.chunk.lineup} "
+                         f"--game {self.game}")
+        fix = "after fixing the bot; " if self.label else ""
+        lines.append(f"  resume:  yatzy-harness run --resume {run_dir}   ({fix}{kept} complete chunk(s) are kept)")
+        lines.append(f"  details: {log_path}" + (" (with the traceback)" if self.details else ""))
+        return "\n".join(lines)
 
 
 _PREPARED: dict[str, Prepared] = {}
@@ -134,15 +149,20 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     labels = job.lineups[chunk.lineup]
     seats = [p.strategies[label] for label in labels]
     games = np.arange(chunk.start, chunk.stop, dtype=np.int64)
+    failed: StrategyError | None = None
     try:
         res = play(p.rules, seats, games, job.seed)
     except StrategyError as exc:
-        raise _report(job, chunk, p, seats, exc) from None
+        failed = exc
     except Exception as exc:
         details = "".join(traceback.format_exception(exc))
         msg = f"chunk {chunk.file} (games {chunk.start}..{chunk.stop - 1}) failed: {type(exc).__name__}: {exc}"
-        log.error("%s\n%s", msg, details)
-        raise ChunkFailed(f"{msg}\n{details}", chunk, details=details) from None
+        log.error("%s\n%s", msg, details, extra=RUN_LOG_ONLY)
+        raise ChunkFailed(msg, chunk, details=details) from None
+    if failed is not None:
+        # outside the except block: the bisection's own failures must not chain onto this one,
+        # or the log would show the bot's traceback twice
+        raise _report(job, chunk, p, seats, failed) from None
     data, rows = to_parquet(res, chunk.lineup, job.categories)
     return ChunkResult(chunk, data, rows, seat_sums(res, labels))
 
@@ -193,9 +213,10 @@ def _report(job: Job, chunk: Chunk, p: Prepared, seats: Sequence[Strategy], exc:
     cause = err.cause
     details = "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
     msg = (f"bot {err.label} (seat {err.seat}, lineup {chunk.lineup} {'/'.join(job.lineups[chunk.lineup])}) "
-           f"failed in {where} at turn {err.turn}, seed {job.seed}: {type(cause).__name__}: {cause}")
-    log.error("%s\nchunk %s\n%s", msg, chunk.file, details)
-    return ChunkFailed(f"{msg}\n{details}", chunk, err.label, int(games[0]) if found is not None else -1, details)
+           f"failed in {where} at {err.at}, seed {job.seed}: {type(cause).__name__}: {cause}")
+    # the traceback goes to run.log only: the command prints its own summary of the failure
+    log.error("%s\nchunk %s\n%s", msg, chunk.file, details, extra=RUN_LOG_ONLY)
+    return ChunkFailed(msg, chunk, err.label, int(games[0]) if found is not None else -1, details)
 
 
 def _bisect(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int) -> StrategyError | None:

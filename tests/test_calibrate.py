@@ -131,3 +131,11 @@ def test_calibrate_win_rate_against_the_optimal_bot(mini, tmp_path, capsys):
     assert ev[0] == {"value": 0.0, "response": 0.5, "ci": [0.5, 0.5], "games": 0, "run_dir": None}
     assert ev[1]["response"] < 0.3 and 0 < d["value"] < 10
     assert len(ev) <= 6
+
+
+def test_unknown_parameter_is_named_before_the_bracket(capsys):
+    # without --lo/--hi the command used to ask for a bracket instead of naming the bad parameter
+    assert main(["calibrate", "--strategy", "solver", "--param", "nosuch", "--target-mean", "200"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("yatzy-harness: error: strategy 'solver' has no parameter 'nosuch' "
+                   "(parameters: temperature, blunder)")

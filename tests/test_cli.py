@@ -84,3 +84,67 @@ def test_replay_trace(capsys):
                        "--json")
     data = json.loads(out)
     assert sum(1 for e in data["trace"] if e["event"] == "box") == 15
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    """A 2-lineup run of 20 games (a gauntlet of one against one)."""
+    from harness.runconfig import RunConfig
+    from harness.runner import run as play_run
+
+    cfg = RunConfig(mode="gauntlet", candidate="greedy", entrants=("timeout",), games=20, seed=3, workers=1)
+    return play_run(cfg, tmp_path_factory.mktemp("run") / "r")
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--game", "20"], "--game 20 is not in run {run}: it plays games 0..19 of each lineup"),
+    (["--game", "5000"], "--game 5000 is not in run {run}: it plays games 0..19 of each lineup"),
+    (["--game", "-1"], "--game -1 is not in run {run}: it plays games 0..19 of each lineup"),
+    (["--game", "3", "--lineup", "2"], "--lineup 2 is not in run {run}: it has lineups 0..1"),
+    (["--game", "3", "--seed", "4"], "--run takes the rules, seats and seed from the run: leave out --seed"),
+])
+def test_replay_refuses_a_game_the_run_does_not_have(capsys, small_run, extra, message):
+    code, out, err = run(capsys, "replay", "--run", str(small_run), *extra)
+    assert code == 2 and out == ""
+    assert err == f"yatzy-harness: error: {message.format(run=small_run)}\n"
+
+
+def test_replay_of_a_run_game_matches_the_run(capsys, small_run):
+    import pandas as pd
+
+    code, out, _ = run(capsys, "replay", "--run", str(small_run), "--lineup", "1", "--game", "19", "--json")
+    assert code == 0
+    rows = pd.concat(pd.read_parquet(p) for p in sorted((small_run / "chunks").iterdir()))
+    game = rows[(rows["lineup"] == 1) & (rows["game"] == 19)].sort_values("seat")
+    assert json.loads(out)["totals"] == game["total"].tolist()
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["replay", "--rules", "standard", "--seats", "greedy", "--seed", "-1", "--game", "0"],
+     "--seed must be 0..18446744073709551615, got -1"),
+    (["replay", "--rules", "standard", "--seats", "greedy", "--seed", "1", "--game", "-2"],
+     "--game must be 0..999999999998, got -2"),
+    (["replay", "--rules", "standard", "--seats", "greedy", "--seed", "1", "--game", "0", "--lineup", "1"],
+     "--lineup 1 needs --run"),
+    (["solve", "scandinavian", "--max-memory", "-1"], "argument --max-memory: must be more than 0, got -1"),
+    (["run", "--seats", "greedy", "--games", "-5"], "--games must be 1..999999999999, got -5"),
+])
+def test_negative_numbers_are_refused(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command,shown", [
+    ("run", ["examples:\n  yatzy-harness run ", "--verbose", "--cache-dir DIR", "(no CONFIG: 50,000)"]),
+    ("replay", ["examples:\n  yatzy-harness replay --run ", "--game N", "--cache-dir DIR", "(default: 0)"]),
+    ("solve", ["examples:\n  yatzy-harness solve ", "--max-memory GIB", "(default: 3.0)", "--cache-dir DIR"]),
+    ("odds", ["examples:\n  yatzy-harness odds ", "RULES"]),
+])
+def test_help_has_examples_and_defaults(capsys, command, shown):
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert info.value.code == 0
+    for text in shown:
+        assert text in out, text
+    assert "(default 3)" not in out and "default 0)" not in out  # said once, by the formatter

@@ -4,6 +4,7 @@ exit codes (a real change detected, a no-op change not flagged more often than a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -83,9 +84,36 @@ def test_identical_runs_no_change_exit_0(fh_pair, capsys):
 def test_too_few_games_is_inconclusive_exit_2(tmp_path, capsys):
     a, _ = write_run(tmp_path / "a", "scandinavian", TT, 30, 1, 30)
     b, _ = write_run(tmp_path / "b", "scandinavian", TT, 30, 2, 30)
-    assert main(["compare", str(a), str(b), "--mu1", "1"]) == 2
+    assert main(["compare", str(a), str(b), "--mu1", "1", "--unpaired"]) == 2
     out = capsys.readouterr().out
     assert "verdict: INCONCLUSIVE (exit 2)" in out and "seeds differ (1 vs 2)" in out
+
+
+def test_runs_on_different_seeds_are_refused_unless_unpaired(tmp_path, capsys):
+    a, _ = write_run(tmp_path / "a", "scandinavian", TT, 30, 1, 30)
+    b, _ = write_run(tmp_path / "b", "scandinavian", TT, 30, 2, 30)
+    assert main(["compare", str(a), str(b)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "different seeds (1 and 2)" in err[0] and "--unpaired" in err[0]
+    assert main(["compare", str(a), str(b), "--unpaired"]) == 2  # inconclusive on 30 games, but compared
+    out = capsys.readouterr().out
+    assert "pairing: NONE" in out and "UNPAIRED" in out
+
+
+def test_boxes_on_one_side_only_are_listed(tmp_path, capsys):
+    """Scandinavian has pair boxes that standard lacks: they are listed, not silently dropped."""
+    a, _ = write_run(tmp_path / "a", "scandinavian", TT, 200, 1, 200)
+    b, _ = write_run(tmp_path / "b", "standard", TT, 200, 1, 200)
+    r = compare_runs(a, b)
+    assert r["boxes_only"] == {"base": ["one_pair", "two_pairs"], "candidate": []}
+    assert "boxes only in BASE: one_pair, two_pairs (not compared box by box; their points are in the totals)" \
+        in r["notes"]
+    assert not {x["box"] for x in r["boxes"]} & {"one_pair", "two_pairs"}
+    r = compare_runs(b, a)
+    assert r["boxes_only"] == {"base": [], "candidate": ["one_pair", "two_pairs"]}
+    assert any(n.startswith("boxes only in CANDIDATE: one_pair, two_pairs") for n in r["notes"])
 
 
 def test_no_op_change_is_not_flagged_more_often_than_alpha(tmp_path):
@@ -106,7 +134,7 @@ def test_no_op_change_is_not_flagged_more_often_than_alpha(tmp_path):
     for k in range(20):
         a, _ = write_run(tmp_path / f"a{k}", "scandinavian", TT, 600, 1000 + 2 * k, 600)
         b, _ = write_run(tmp_path / f"b{k}", "scandinavian", TT, 600, 1001 + 2 * k, 600)
-        c = Comparison(a, b, settings)
+        c = Comparison(a, b, dataclasses.replace(settings, unpaired=True))
         for look in range(25, 601, 25):
             c.update(until=look)
             verdict, _ = c.verdict()

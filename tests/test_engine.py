@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from harness import registry
-from harness.engine import SHARED_WIN, WIN, StrategyError, play
+from harness.engine import StrategyError, play
+from harness.outcome import DRAW, WIN
 from harness.replay import replay
 from harness.rules import load_rules
 from harness.scorecard import Scorecard
@@ -106,7 +107,7 @@ def test_outcomes_follow_totals(n_seats):
     assert ((res.outcome > 0) == winners).all()
     single = winners.sum(axis=1) == 1
     assert (res.outcome[single].max(axis=1) == WIN).all()
-    assert (res.outcome[~single][winners[~single]] == SHARED_WIN).all()
+    assert (res.outcome[~single][winners[~single]] == DRAW).all()
     assert (~single).any()  # timeout bots tie now and then: the shared-win path is exercised
 
 
@@ -140,6 +141,26 @@ def test_saved_rolls_carry_over():
     assert not np.array_equal(res.total, plain.total)
 
 
+def test_saved_rolls_do_not_carry_into_the_next_column():
+    """Each column is a fresh game (RULES: columns): a bot that never rerolls banks two rolls a turn,
+    and starts the second column with none banked."""
+    from strategies.greedy import TimeoutBot
+
+    seen: dict[tuple[int, int], int] = {}
+
+    class Banker(TimeoutBot):
+        def keep(self, view):
+            seen[(view.column, view.turn)] = int(view.saved.max())
+            return super().keep(view)
+
+    rules = load_rules("scandinavian", ["saved_rolls=true", "columns=2"])
+    play(rules, [Banker(rules)], np.arange(5), 1)
+    nb = rules.n_boxes
+    assert seen[(0, 0)] == 0 and seen[(0, nb - 1)] == 2 * (nb - 1)
+    assert seen[(1, nb)] == 0  # first turn of the second column: nothing carried over
+    assert seen[(1, 2 * nb - 1)] == 2 * (nb - 1)
+
+
 class Cheater(GreedyBot):
     name = "cheater"
 
@@ -156,10 +177,14 @@ class Thief(GreedyBot):
 
 def test_illegal_answers_name_the_bot():
     rules = load_rules("scandinavian")
-    with pytest.raises(StrategyError, match=r"strategy cheater \(seat 1\) failed at turn 1.*filled"):
+    # turns count from 1, as replay shows them: "ones" is filled on turn 1, refused on turn 2
+    with pytest.raises(StrategyError, match=r"strategy cheater \(seat 1\) failed at turn 2 \(box choice\).*filled"):
         play(rules, [registry.make("greedy", rules), Cheater(rules)], np.arange(5), 1)
-    with pytest.raises(StrategyError, match="kept dice it does not have"):
+    with pytest.raises(StrategyError, match=r"turn 1 \(keep after roll 1\).*kept dice it does not have"):
         play(rules, [Thief(rules)], np.arange(5), 1)
+    two = load_rules("scandinavian", ["columns=2"])
+    with pytest.raises(StrategyError, match=r"failed at column 1 turn 2 \(box choice\)"):
+        play(two, [Cheater(two)], np.arange(5), 1)
 
 
 def test_one_game_rows_have_the_documented_columns():

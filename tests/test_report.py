@@ -1,4 +1,4 @@
-"""Tests for harness.report: streamed statistics against a plain pandas computation on the same rows,
+"""Tests for harness.summary and harness.report: streamed statistics against a plain pandas computation on the same rows,
 the report files, and the ``report`` command end to end (with the real runner)."""
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from scipy import stats as sps
 
 from harness.cli import main
 from harness.errors import UserError
-from harness.report import (PERCENTILES, load_run, rank_column, summarize, summary_markdown, write_report,
-                            yatzy_box)
+from harness.outcome import rank_column
+from harness.report import summary_markdown, write_report
+from harness.rundir import load_run
+from harness.summary import PERCENTILES, summarize, yatzy_box
 from harness.rules import load_rules
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.report_helpers import rechunk, write_run
@@ -276,3 +278,23 @@ def test_memory_does_not_grow_with_games(tmp_path):
     assert s_large["entrants"][0]["mean"] == pytest.approx(s_small["entrants"][0]["mean"])
     # 10x the rows, same chunk size: the peak may not grow by more than a few percent
     assert p_large < 1.1 * p_small, (p_small, p_large)
+
+
+def test_an_entrant_that_wins_every_game_still_gets_ratings(tmp_path, capsys):
+    """Perfect separation (random never beats greedy or bonus): the report comes out, the ratings are
+    finite thanks to the prior, and the bounds are said, not hidden. This used to raise
+    'Bradley-Terry MM did not converge'."""
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    out = run(RunConfig(mode="gauntlet", candidate="random", entrants=("greedy", "bonus"), games=200, seed=4,
+                        chunk_size=100, workers=1), tmp_path / "sweep")
+    assert main(["report", str(out), "--no-plots"]) == 0
+    text = capsys.readouterr().out
+    assert "won every game against random" in text and ">= " in text and "<= " in text
+    d = json.loads((out / "summary.json").read_text())
+    rows = {r["name"]: r for r in d["ratings"]}
+    assert rows["random"]["bound"] == "upper" and rows["random"]["note"] == "lost every game against bonus, greedy"
+    assert rows["greedy"]["bound"] == rows["bonus"]["bound"] == "lower"
+    assert all(math.isfinite(r["elo"]) and r["lo"] < r["elo"] < r["hi"] for r in d["ratings"])
+    assert rows["random"]["elo"] < -300 < 300 < rows["greedy"]["elo"]

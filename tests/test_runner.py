@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import signal
@@ -18,7 +19,7 @@ import pytest
 from harness import cli, tournament
 from harness.engine import play
 from harness.errors import UserError
-from harness.manifest import Chunk, load_manifest, plan, rows_digest
+from harness.rundir import Chunk, load_manifest, plan, rows_digest
 from harness.registry import make
 from harness.rules import load_rules
 from harness.runconfig import RunConfig, builtin_run_configs_dir, split_specs
@@ -151,8 +152,10 @@ def test_rows_are_the_engine_frame_plus_lineup(tmp_path):
                             ["greedy", "timeout"], ["random", "greedy"], ["greedy", "random"]]
     assert [e["label"] for e in m["entrants"]] == ["timeout", "random", "greedy"]
     assert (m["games"], m["seed"], m["chunk_size"]) == (120, 11, 50)
-    assert len(m["chunks"]) == 18 and m["chunks"][0] == {"lineup": 0, "start": 0, "stop": 50,
-                                                         "file": "chunks/part-L0000-G000000000000.parquet"}
+    first = m["chunks"][0]
+    assert len(m["chunks"]) == 18 and {k: v for k, v in first.items() if k != "sha256"} == {
+        "lineup": 0, "start": 0, "stop": 50, "file": "chunks/part-L0000-G000000000000.parquet"}
+    assert first["sha256"] == hashlib.sha256((out / first["file"]).read_bytes()).hexdigest()
     assert m["rules"]["digest"] == load_rules("scandinavian").digest and m["config"]["games"] == 120
     assert {"python", "numpy", "pyarrow", "pandas", "numba"} <= set(m["versions"])
     rules = load_rules("scandinavian")
@@ -173,7 +176,7 @@ def test_rows_are_the_engine_frame_plus_lineup(tmp_path):
         o = rows.loc[rows["strategy"] == label, "outcome"]
         assert (n, s, ss, w, sh) == (len(t), t.sum(), (t * t).sum(), (o == 2).sum(), (o == 1).sum())
     lines = summary_lines(m)
-    assert len(lines) == 3 and lines[2].split()[0] == "greedy"
+    assert len(lines) == 4 and lines[2].split()[0] == "greedy" and lines[3].startswith("  (win = sole")
     assert f"{m['totals']['greedy'][1] / 480:7.2f}" in lines[2]
 
 
@@ -254,7 +257,7 @@ def test_resume_redoes_partial_and_damaged_chunks(tmp_path):
 def test_failing_bot_is_reported_with_game_and_traceback(tmp_path):
     c = cfg(seats=("random", "faulty"), games=400, chunk_size=50, workers=2)
     with pytest.raises(RunStopped, match=r"bot faulty \(seat 1, lineup 0 random/faulty\) failed in game 137 "
-                                         r"at turn 3, seed 11: ZeroDivisionError") as info:
+                                         r"at turn 4 \(keep after roll 1\), seed 11: ZeroDivisionError") as info:
         run(c, tmp_path / "r")
     out = tmp_path / "r"
     assert info.value.failure.game == 137 and info.value.failure.label == "faulty"
@@ -262,7 +265,8 @@ def test_failing_bot_is_reported_with_game_and_traceback(tmp_path):
     assert "bot faulty (seat 1, lineup 0 random/faulty) failed in game 137" in logtext
     assert "Traceback (most recent call last)" in logtext and "in _explode" in logtext
     assert "return np.array([1 // 0])" in logtext
-    assert f"replay it with: yatzy-harness replay --run {out} --lineup 0 --game 137" in str(info.value)
+    assert f"replay:  yatzy-harness replay --run {out} --lineup 0 --game 137" in str(info.value)
+    assert logtext.count("Traceback (most recent call last)") == 1 and "During handling" not in logtext
     assert "ForkProcess" in logtext  # the worker's own record reached the parent's log
     m = load_manifest(out)
     assert m["complete"] is False
@@ -284,6 +288,16 @@ def test_failing_bot_in_process_names_game(tmp_path):
     with pytest.raises(RunStopped, match="failed in game 137"):
         run(cfg(seats=("faulty", "timeout"), games=300, chunk_size=300, workers=1), tmp_path / "r")
     assert "in _explode" in (tmp_path / "r" / "run.log").read_text()
+
+
+def test_failing_warm_up_game_is_reported_like_a_chunk(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner_bots.FaultyBot, "FAIL_AT", 0)  # game 0 is the parent's warm-up game
+    with pytest.raises(RunStopped, match=r"bot faulty \(seat 0, lineup 0 faulty/timeout\) failed in game 0 \(its "
+                                         r"warm-up game, before any chunk\) at turn 4 \(keep after roll 1\)") as info:
+        run(cfg(seats=("faulty", "timeout"), games=100, chunk_size=50, workers=2), tmp_path / "r")
+    assert info.value.failure.game == 0 and info.value.failure.label == "faulty"
+    assert f"replay:  yatzy-harness replay --run {tmp_path / 'r'} --lineup 0 --game 0" in str(info.value)
+    assert (tmp_path / "r" / "run.log").read_text().count("in _explode") == 1
 
 
 def test_worker_log_records_reach_the_parent_handler(tmp_path):
@@ -313,7 +327,7 @@ SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     import tests.runner_bots
     from harness import cli
-    cli.COMMAND_MODULES = ("harness.cli", "harness.runner")
+    cli.COMMAND_MODULES = ("harness.cli", "harness.runner", "harness.replay")
     sys.exit(cli.main(sys.argv[1:]))
 """)
 
@@ -422,7 +436,7 @@ def test_cli_flags_override_the_file(tmp_path, monkeypatch, capsys):
     assert m["rules"]["settings"]["upper_bonus_value"] == 45 and m["config"]["settings"] == {"upper_bonus_value": 45}
     assert text.startswith(f"results: {out}") and text.count(" mean ") == 2
     assert cli.main(["run", str(conf), "--games", "0", "--quiet", "--out", str(tmp_path / "x")]) == 2
-    assert "c.toml with command-line flags: games must be 1..999999999999, got 0" in capsys.readouterr().err
+    assert "yatzy-harness: error: --games must be 1..999999999999, got 0\n" == capsys.readouterr().err
     assert cli.main(["run", "--resume", str(out), "--seed", "9", "--quiet"]) == 2
     assert "differs in seed (run has 8, now 9)" in capsys.readouterr().err
     assert cli.main(["run", "--resume", str(out), "--games", "200", "--quiet"]) == 0  # grow the run
@@ -477,3 +491,118 @@ def test_dask_cluster_plays_identically_and_forwards_failures(tmp_path, dask_clu
     logtext = (tmp_path / "faulty" / "run.log").read_text()
     assert "failed in game 137" in logtext and "in _explode" in logtext
     assert "part-L0000-G000000000000.parquet" in files(tmp_path / "faulty")
+
+
+# ---------------------------------------------------------------------------------------------
+# command line: what flags mean, conflicts, error messages, a failing bot on the console
+
+
+def _cli(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("harness.cli", "harness.runner", "harness.replay"))
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_flags_alone_take_runconfigs_defaults_not_quick_toml(tmp_path, monkeypatch, capsys):
+    from harness.runconfig import DEFAULT_CHUNK_SIZE
+
+    code, _, err = _cli(monkeypatch, capsys, "run", "--seats", "timeout,random", "--games", "30", "--workers", "1",
+                        "--out", str(tmp_path / "flags"), "--quiet")
+    assert code == 0, err
+    m = load_manifest(tmp_path / "flags")
+    assert m["chunk_size"] == DEFAULT_CHUNK_SIZE == 50_000 and m["seed"] == RunConfig.seed
+    assert m["config"]["mode"] == "run" and "entrants" not in m["config"]
+    # a gauntlet from flags plays exactly the field given
+    code, _, err = _cli(monkeypatch, capsys, "run", "--candidate", "timeout", "--entrants", "random", "--games", "20",
+                        "--workers", "1", "--out", str(tmp_path / "g"), "--quiet")
+    assert code == 0, err
+    assert load_manifest(tmp_path / "g")["lineups"] == [["timeout", "random"], ["random", "timeout"]]
+    # with no config and no what-to-play flag, the run is quick.toml's (flags still override it)
+    code, _, err = _cli(monkeypatch, capsys, "run", "--games", "20", "--workers", "1", "--out", str(tmp_path / "q"),
+                        "--quiet")
+    assert code == 0, err
+    quick = RunConfig.from_toml(builtin_run_configs_dir() / "quick.toml")
+    m = load_manifest(tmp_path / "q")
+    assert m["chunk_size"] == quick.chunk_size and [e["spec"] for e in m["entrants"]] == list(quick.entrants)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--seats", "greedy", "--entrants", "random,timeout"], "--seats and --entrants do not combine"),
+    (["--seats", "greedy", "--candidate", "random"], "--seats and --candidate do not combine"),
+    (["--candidate", "greedy"], "--candidate needs --entrants, the field it plays against"),
+    (["--seats", "greedy,random", "--table", "2"], "--table does not go with --seats"),
+    (["--candidate", "greedy", "--entrants", "random", "--table", "3"], "--table does not go with --candidate"),
+    (["gauntlet", "--table", "4"], "--table is the table size of a tournament, but "),
+    (["--seats", "timeout", "--games", "0"], "--games must be 1..999999999999, got 0"),
+    (["--seats", "timeout", "--workers", "-1"], "--workers must be 0..4096, got -1"),
+    (["--seats", "timeout", "--seed", "-1"], "--seed must be 0..18446744073709551615, got -1"),
+    (["--seats", "timeout", "--chunk-size", "-5"], "--chunk-size must be 1..1000000, got -5"),
+    (["--seats", "timeout,nobot"], "--seats: unknown strategy 'nobot'"),
+    (["--candidate", "nobot", "--entrants", "random"], "--candidate: unknown strategy 'nobot'"),
+    (["--seats", "timeout", "--rules", "nope"], "--rules: unknown rule set 'nope'"),
+    (["--seats", "timeout", "--set", "bogus=1"], "--set: unknown setting 'bogus'"),
+    (["--entrants", "timeout"], "--entrants: a tournament at 2-seat tables needs at least 2 entrants, got 1"),
+    (["--entrants", "timeout,random", "--table", "1"], "--table must be 2..8, got 1"),
+    (["--entrants", "timeout,random", "--table", "9"], "--table must be 2..8, got 9"),
+    (["--seats", "timeout", "--backend", "local", "--scheduler", "tcp://x:1"], "needs backend = \"dask\""),
+])
+def test_run_flags_that_conflict_or_are_wrong_are_one_line(tmp_path, monkeypatch, capsys, argv, message):
+    code, _, err = _cli(monkeypatch, capsys, "run", *argv, "--out", str(tmp_path / "o"), "--quiet")
+    assert code == 2 and message in err and err.count("\n") == 1, err
+    assert "command-line flags" not in err and not (tmp_path / "o").exists()
+
+
+def test_errors_name_the_file_or_the_flag(tmp_path, monkeypatch, capsys):
+    conf = tmp_path / "c.toml"
+    conf.write_text('mode = "tournament"\nentrants = ["random", "timeout", "greedy"]\ntable = 4\n')
+    code, _, err = _cli(monkeypatch, capsys, "run", str(conf), "--quiet")
+    assert code == 2 and f"{conf}: a tournament at 4-seat tables needs at least 4 entrants, got 3" in err
+    conf.write_text('mode = "tournament"\nentrants = ["random", "timeout", "greedy"]\n')
+    code, _, err = _cli(monkeypatch, capsys, "run", str(conf), "--table", "4", "--quiet")
+    assert code == 2 and f"{conf} and --table: a tournament at 4-seat tables needs at least 4 entrants" in err
+    conf.write_text('seats = ["timeout", "nobot"]\n')
+    code, _, err = _cli(monkeypatch, capsys, "run", str(conf), "--games", "5", "--quiet")
+    assert code == 2 and f"{conf}: seats[1]: unknown strategy 'nobot'" in err
+
+
+def test_table_range_is_the_same_everywhere():
+    for table in (0, 1, 9):
+        with pytest.raises(UserError, match=rf"<python>: table must be 2\.\.8, got {table}$"):
+            RunConfig(mode="tournament", entrants=("a", "b", "c"), table=table)
+
+
+def test_cache_dir_is_an_execution_key(tmp_path):
+    a = cfg(cache_dir=str(tmp_path / "one"))
+    assert a.cache_dir == str(tmp_path / "one") and a.to_dict()["cache_dir"] == str(tmp_path / "one")
+    assert a.identity() == cfg(cache_dir="elsewhere").identity() == cfg().identity()
+    assert RunConfig.from_dict(a.to_dict()) == a
+    with pytest.raises(UserError, match="<python>: cache_dir must be a directory path, got ''"):
+        cfg(cache_dir="")
+
+
+def test_failing_bot_on_the_console_once(tmp_path):
+    """One block on stderr (bot, seat, game, turn as replay counts it, replay and resume commands);
+    the traceback once: in run.log, and on the console only with --verbose."""
+    args = ["run", "--seats", "random,faulty", "--games", "300", "--chunk-size", "100", "--seed", "11",
+            "--workers", "2", "--quiet"]
+    plain = _cli_subprocess(tmp_path, args + ["--out", str(tmp_path / "a")], {})
+    verbose = _cli_subprocess(tmp_path, args + ["--out", str(tmp_path / "b"), "--verbose"], {})
+    for proc, traces in ((plain, 0), (verbose, 1)):
+        err = proc.stderr
+        assert proc.returncode == 1, err
+        assert err.count("Traceback (most recent call last)") == traces and err.count("in _explode") == traces
+        assert err.count("failed in game 137") == 1 and "The above exception" not in err
+        assert "bot faulty (seat 1, lineup 0 random/faulty) failed in game 137 at turn 4 (keep after roll 1)" in err
+    a = tmp_path / "a"
+    assert f"replay:  yatzy-harness replay --run {a} --lineup 0 --game 137\n" in plain.stderr
+    assert f"resume:  yatzy-harness run --resume {a}   (after fixing the bot;" in plain.stderr
+    assert "--verbose prints the traceback here" in plain.stderr
+    log = (a / "run.log").read_text()
+    assert log.count("Traceback (most recent call last)") == 1 and "During handling" not in log
+    # replay counts the same turn: the failing bot's last line in the trace is its turn 4, roll 1
+    rep = _cli_subprocess(tmp_path, ["replay", "--run", str(a), "--game", "137"], {})
+    assert rep.returncode == 1
+    assert rep.stdout.splitlines()[-1].startswith("turn  4 seat 1 faulty: roll 1:")
+    assert rep.stderr.count("Traceback (most recent call last)") == 1
+    assert "faulty (seat 1) failed at turn 4 (keep after roll 1) in game 137" in rep.stderr

@@ -760,3 +760,72 @@ def test_maxi_layout_fits():
     plan = solver.build_plan(rules)
     assert plan.n_states == 56_131_584  # 2**14 lower masks x 3,426 reachable (upper boxes, subtotal)
     assert plan.layout.threshold == 84
+
+
+# ---------------------------------------------------------------------------------------------
+# one cache directory for solve, run and replay
+
+
+def test_run_finds_the_table_solve_wrote_with_cache_dir(tiny_dir, tmp_path, monkeypatch, capsys):
+    """``solve --cache-dir X`` then ``run --cache-dir X`` (or ``cache_dir = X`` in the run config)
+    loads the table instead of solving again."""
+    from harness import cli
+
+    tiny = str(tiny_dir / "tiny_bonus.toml")
+    rules = load_rules(tiny)
+    cache, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(elsewhere))  # also undoes what --cache-dir sets
+    solver.clear_memo()
+    assert cli_main(["solve", tiny, "--cache-dir", str(cache), "--no-distribution", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cached"] is False
+    table = solver.cache_path(rules, cache)
+    stamp = table.stat().st_mtime_ns
+
+    def no_solving(*args, **kw):
+        raise AssertionError("solved again instead of loading the cached table")
+
+    monkeypatch.setattr(solver, "solve_values", no_solving)
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("harness.cli", "harness.runner", "harness.replay"))
+    flags = ["--rules", tiny, "--seats", "solver,timeout", "--games", "20", "--workers", "1", "--quiet"]
+    solver.clear_memo()
+    assert cli.main(["run", *flags, "--cache-dir", str(cache), "--out", str(tmp_path / "a")]) == 0
+    conf = tmp_path / "c.toml"
+    conf.write_text(f'rules = "{tiny}"\nseats = ["solver", "timeout"]\ngames = 20\nworkers = 1\n'
+                    f'cache_dir = "{cache}"\n')
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(elsewhere))
+    solver.clear_memo()
+    assert cli.main(["run", str(conf), "--out", str(tmp_path / "b"), "--quiet"]) == 0
+    solver.clear_memo()
+    assert cli.main(["replay", "--run", str(tmp_path / "b"), "--game", "3", "--cache-dir", str(cache)]) == 0
+    # compare and calibrate take the same option (a solve would raise AssertionError out of main)
+    monkeypatch.setattr(cli, "COMMAND_MODULES", cli.COMMAND_MODULES + ("harness.compare", "harness.calibrate"))
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(elsewhere))
+    solver.clear_memo()
+    plain = tmp_path / "plain.toml"  # no cache_dir key: only the flag can point at the table
+    plain.write_text(f'rules = "{tiny}"\nseats = ["solver", "timeout"]\ngames = 20\nworkers = 1\n')
+    assert cli.main(["compare", str(plain), str(plain), "--games", "20", "--out", str(tmp_path / "cmp"), "--quiet",
+                     "--cache-dir", str(cache)]) == 2  # identical sides, 20 games: too few for a verdict
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(elsewhere))
+    solver.clear_memo()
+    code = cli.main(["calibrate", "--rules", tiny, "--strategy", "solver", "--param", "blunder", "--target-mean",
+                     "1", "--lo", "0", "--hi", "1", "--games", "20", "--max-evals", "3", "--workers", "1",
+                     "--out", str(tmp_path / "cal"), "--json", "--cache-dir", str(cache)])
+    assert code in (0, 2)  # whether 1 point is bracketed does not matter here; no solve happened
+    assert table.stat().st_mtime_ns == stamp and not elsewhere.exists()
+    # without it, the table is not found: the run would solve (here: refuse to)
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(elsewhere))
+    solver.clear_memo()
+    with pytest.raises(AssertionError, match="solved again"):
+        cli.main(["run", *flags, "--out", str(tmp_path / "c")])
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--max-memory", "-1"], "argument --max-memory: must be more than 0, got -1"),
+    (["--max-memory", "0"], "argument --max-memory: must be more than 0, got 0"),
+    (["--max-disk", "-1"], "argument --max-disk: must be at least 0, got -1"),
+    (["--max-disk", "inf"], "argument --max-disk: expected a finite number, got 'inf'"),
+])
+def test_solve_refuses_sizes_that_are_not_sizes(capsys, argv, message):
+    assert cli_main(["solve", "scandinavian", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

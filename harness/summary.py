@@ -1,0 +1,573 @@
+"""Run summaries: stream a run's chunks once through per-section accumulators into a :class:`RunSummary`.
+
+A report is made of *sections*. Each section is one accumulator class here: it names the row
+columns it needs, folds every :class:`Window` of games, and gives its part of ``summary.json``
+and its tables (rendered from that JSON, so Markdown, HTML and the terminal agree); its pictures
+are listed under its key in :data:`harness.plot.PLOTS`. A new report section is one accumulator
+in :data:`SECTIONS`, its tables and, optionally, its plots.
+
+Statistical choices (the "why" behind the numbers):
+
+* An entrant's mean CI is computed over *games*, not rows: for each game index the entrant's
+  totals over every (lineup, seat) it holds are averaged first. In a tournament the same entrant
+  sees the same dice in the same seat of every lineup, so its rows are not independent; games are.
+  The reported ``std`` is the per-row spread of scores (from the exact histogram).
+* Win/draw/loss follow :mod:`harness.outcome` (win = sole highest score, draw = highest score
+  shared, at any table size; they sum to 100 %). Rates carry Wilson intervals over games. For
+  seat-swapped lineups (A,B)+(B,A) the game pairs on identical dice are counted as a pentanomial
+  (the pair's points 0, .5, 1, 1.5, 2 for A), whose Elo interval respects the correlation.
+* Head-to-head: every pair of seats holding different entrants is one comparison of their ranking
+  scores (points: 1 to the higher, ½ each when equal). Bradley-Terry ratings with intervals come
+  from that matrix (:func:`harness.stats.bradley_terry`, with its one-virtual-draw prior, so an
+  entrant that won or lost every game against another still gets a finite rating, flagged as a bound).
+* Yatzy rate: share of rows whose yatzy-kind box (the first box of kind ``yatzy`` that does not
+  need the key box: ``yatzy``, ``maxi_yatzy``, ``generala``) scored > 0; with several columns, in
+  any column. Bonus rate: share of rows with a non-zero upper bonus.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Mapping, Sequence
+
+import numpy as np
+
+from harness.console import jsonable
+from harness.outcome import DEFINITION, pair_points, rank_column, wdl_counts
+from harness.rules import RuleSet
+from harness.rundir import RunInfo, iter_windows, load_run, settings_changed
+from harness.stats import (
+    IntHistogram,
+    Moments,
+    Ratings,
+    bradley_terry,
+    elo_ci_from_pentanomial,
+    elo_from_score,
+    mean_ci,
+    rate,
+)
+
+#: Percentiles reported for every entrant (same keys as ``solve --json``).
+PERCENTILES: tuple[int, ...] = (1, 5, 25, 50, 75, 95, 99)
+
+#: A table of a report: (title, header, rows of cells), all strings.
+Table = tuple[str, list[str], list[list[str]]]
+
+
+def yatzy_box(rules: RuleSet) -> str | None:
+    """Name of the rule set's yatzy-kind box (not one that needs the key box), or None."""
+    for b in rules.boxes:
+        if b.kind == "yatzy" and not b.requires_key:
+            return b.name
+    return None
+
+
+@dataclass(frozen=True)
+class Window:
+    """Games ``a..b-1`` of every lineup: ``data[l][column]`` is a (b-a, S_l) array of lineup l."""
+
+    a: int
+    b: int
+    data: list[dict[str, np.ndarray]]
+
+    @property
+    def games(self) -> int:
+        return self.b - self.a
+
+
+class Section:
+    """One part of a report: an accumulator over windows, then its JSON and its tables."""
+
+    #: Key of the section's pictures in :data:`harness.plot.PLOTS`.
+    key: ClassVar[str]
+
+    def __init__(self, info: RunInfo, confidence: float) -> None:
+        self.info, self.confidence = info, confidence
+        self.eidx = info.entrant_index()
+        self.k = len(info.entrants)
+
+    def columns(self) -> list[str]:
+        """Row columns this section reads."""
+        raise NotImplementedError
+
+    def add(self, w: Window) -> None:
+        """Fold one window of games."""
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """Called once after the last window (fits, final objects)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """This section's keys of ``summary.json``."""
+        raise NotImplementedError
+
+    @staticmethod
+    def tables(d: Mapping[str, Any]) -> list[Table]:
+        """This section's tables, rendered from the whole summary dict."""
+        return []
+
+
+# ---------------------------------------------------------------------------------------------
+# entrants: score distribution, rates, outcomes, per-box means
+
+
+@dataclass(frozen=True, eq=False)
+class EntrantStats:
+    """Streamed summary of one entrant's rows.
+
+    ``hist``: exact histogram of totals; ``per_game``: moments of the entrant's per-game mean
+    total (the unit for the mean's CI); ``box_sum``/``box_sumsq``: (NB,) int64 sums of each box
+    and of its square; ``played``: rows at tables of two or more seats (where outcomes mean
+    something) and ``wins``/``draws``/``losses`` among them.
+    """
+
+    label: str
+    hist: IntHistogram
+    per_game: Moments
+    bonus: int
+    yatzy: int
+    played: int
+    wins: int
+    draws: int
+    losses: int
+    box_sum: np.ndarray
+    box_sumsq: np.ndarray
+
+    @property
+    def rows(self) -> int:
+        return self.hist.n
+
+    def box_means(self) -> np.ndarray:
+        return self.box_sum / max(1, self.rows)
+
+    def box_stds(self) -> np.ndarray:
+        n = self.rows
+        if n < 2:
+            return np.full(self.box_sum.shape, math.nan)
+        var = (self.box_sumsq - self.box_sum.astype(np.float64) ** 2 / n) / (n - 1)
+        return np.sqrt(np.clip(var, 0.0, None))
+
+
+class EntrantSection(Section):
+    """Per entrant: score histogram and per-game mean, bonus and yatzy rates, W/D/L, box sums."""
+
+    key = "entrants"
+
+    def __init__(self, info: RunInfo, confidence: float) -> None:
+        super().__init__(info, confidence)
+        k, nb = self.k, len(info.box_names)
+        self.ybox = yatzy_box(info.rules)
+        self.slots = np.zeros(k, dtype=np.int64)  # (lineup, seat) places each entrant holds, per game
+        for row in self.eidx:
+            for e in row:
+                self.slots[e] += 1
+        self.hists = [IntHistogram.empty() for _ in range(k)]
+        self.per_game = [Moments.empty() for _ in range(k)]
+        self.bonus = np.zeros(k, np.int64)
+        self.yatzy = np.zeros(k, np.int64)
+        self.played = np.zeros(k, np.int64)
+        self.wdl = np.zeros((k, 3), np.int64)
+        self.box_sum = np.zeros((k, nb), np.int64)
+        self.box_sq = np.zeros((k, nb), np.int64)
+        self.stats: tuple[EntrantStats, ...] = ()
+
+    def columns(self) -> list[str]:
+        return ["total", "bonus", "outcome"] + ([self.ybox] if self.ybox else []) + list(self.info.box_names)
+
+    def add(self, w: Window) -> None:
+        k, boxes = self.k, self.info.box_names
+        csum = np.zeros((k, w.games))
+        parts: list[list[np.ndarray]] = [[] for _ in range(k)]
+        for li, d in enumerate(w.data):
+            row = self.eidx[li]
+            bx = np.stack([d[n] for n in boxes], axis=2).astype(np.int64)  # (B, S, NB)
+            bsum, bsq = bx.sum(axis=0), (bx * bx).sum(axis=0)
+            for s, e in enumerate(row):
+                x = d["total"][:, s]
+                parts[e].append(x)
+                csum[e] += x
+                self.bonus[e] += int(np.count_nonzero(d["bonus"][:, s]))
+                if self.ybox is not None:
+                    self.yatzy[e] += int(np.count_nonzero(d[self.ybox][:, s]))
+                self.box_sum[e] += bsum[s]
+                self.box_sq[e] += bsq[s]
+                if len(row) >= 2:
+                    self.played[e] += w.games
+                    self.wdl[e] += wdl_counts(d["outcome"][:, s])
+        for e in range(k):
+            if parts[e]:
+                self.hists[e] = self.hists[e].add(np.concatenate(parts[e]))
+                self.per_game[e] = self.per_game[e].merge(Moments.of(csum[e] / self.slots[e]))
+
+    def finish(self) -> None:
+        self.stats = tuple(
+            EntrantStats(self.info.entrants[e], self.hists[e], self.per_game[e], int(self.bonus[e]),
+                         int(self.yatzy[e]), int(self.played[e]), int(self.wdl[e, 0]), int(self.wdl[e, 1]),
+                         int(self.wdl[e, 2]), self.box_sum[e].copy(), self.box_sq[e].copy())
+            for e in range(self.k) if self.slots[e] > 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        boxes = self.info.box_names
+        return {"entrants": [entrant_dict(e, boxes, self.confidence) for e in self.stats]}
+
+    @staticmethod
+    def tables(d: Mapping[str, Any]) -> list[Table]:
+        conf = f"{100 * d['confidence']:.4g} %"
+        rows = []
+        for e in d["entrants"]:
+            p = e["percentiles"]
+            rows.append([e["strategy"], f"{e['games']:,}",
+                         f"{_f(e['mean'])} [{_f(e['mean_ci'][0])}, {_f(e['mean_ci'][1])}]",
+                         _f(e["std"]), " / ".join(str(p[str(k)]) for k in PERCENTILES),
+                         _pct(e["bonus_rate"], e["bonus_ci"]), _pct(e["yatzy_rate"], e["yatzy_ci"]),
+                         _pct(e["win_rate"]), _pct(e["draw_rate"]), _pct(e["loss_rate"])])
+        out = [(f"Entrants (mean with {conf} CI over games; {DEFINITION})",
+                ["entrant", "games", "mean score", "std", "percentiles 1/5/25/50/75/95/99", "upper bonus",
+                 "yatzy", "win", "draw", "loss"], rows)]
+        if d["entrants"]:
+            boxes = list(d["entrants"][0]["box_means"])
+            rows = [[b] + [_f(e["box_means"][b]) for e in d["entrants"]] for b in boxes]
+            out.append(("Mean score per box (points)", ["box"] + [e["strategy"] for e in d["entrants"]], rows))
+        return out
+
+
+def entrant_dict(e: EntrantStats, boxes: Sequence[str], confidence: float) -> dict[str, Any]:
+    """One entrant's JSON summary (see the module docstring for the definitions)."""
+    ci = mean_ci(e.per_game, confidence)
+    n = e.rows
+    pct = e.hist.percentiles(np.array(PERCENTILES, dtype=float))
+    br, yr = rate(e.bonus, n, confidence), rate(e.yatzy, n, confidence)
+    w, d, l = (rate(x, e.played, confidence) for x in (e.wins, e.draws, e.losses))
+    return {
+        "strategy": e.label,
+        "games": n,
+        "mean": e.hist.mean,
+        "mean_ci": [ci.lo, ci.hi],
+        "std": e.hist.std,
+        "min": e.hist.min,
+        "max": e.hist.max,
+        "percentiles": {str(p): int(v) for p, v in zip(PERCENTILES, pct)},
+        "bonus_rate": br.rate, "bonus_ci": [br.lo, br.hi],
+        "yatzy_rate": yr.rate, "yatzy_ci": [yr.lo, yr.hi],
+        "played": e.played, "wins": e.wins, "draws": e.draws, "losses": e.losses,
+        "win_rate": w.rate, "win_ci": [w.lo, w.hi],
+        "draw_rate": d.rate, "draw_ci": [d.lo, d.hi],
+        "loss_rate": l.rate, "loss_ci": [l.lo, l.hi],
+        "box_means": {b: float(m) for b, m in zip(boxes, e.box_means())},
+        "box_std": {b: float(s) for b, s in zip(boxes, e.box_stds())},
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# pairings: W/D/L of each pair of entrants (or of an entrant against the field)
+
+
+@dataclass(frozen=True)
+class PairingStats:
+    """Win/draw/loss of entrant ``a`` against ``b`` (``b`` None: against the field at N-seat tables).
+
+    For ``a == b`` (self-play) the counts are seat 1's against seat 2. ``pentanomial`` (length 5,
+    pairs in which ``a`` scored 0, .5, 1, 1.5, 2) is set when seat-swapped lineups were played.
+    """
+
+    a: str
+    b: str | None
+    wins: int
+    draws: int
+    losses: int
+    pentanomial: tuple[int, int, int, int, int] | None = None
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def name(self) -> str:
+        if self.b is None:
+            return f"{self.a} vs field"
+        if self.a == self.b:
+            return f"{self.a} (seat 1) vs {self.b} (seat 2)"
+        return f"{self.a} vs {self.b}"
+
+
+def _pair_seat_swaps(lineups: Sequence[tuple[str, ...]]) -> list[tuple[int, int]]:
+    """Lineup index pairs ((A,B), (B,A)) with A != B, each lineup used at most once."""
+    used: set[int] = set()
+    out = []
+    for i, lu in enumerate(lineups):
+        if len(lu) != 2 or lu[0] == lu[1] or i in used:
+            continue
+        for j in range(i + 1, len(lineups)):
+            if j not in used and lineups[j] == (lu[1], lu[0]):
+                used |= {i, j}
+                out.append((i, j))
+                break
+    return out
+
+
+class PairingSection(Section):
+    """W/D/L per pairing of entrants (two-seat tables) or per entrant against the field (N seats)."""
+
+    key = "pairings"
+
+    def __init__(self, info: RunInfo, confidence: float) -> None:
+        super().__init__(info, confidence)
+        # key (a, b) entrant indices, b = -1 for the field at N-seat tables
+        self.wdl: dict[tuple[int, int], np.ndarray] = {}
+        self.swaps = _pair_seat_swaps(info.lineups)
+        self.penta: dict[tuple[int, int], np.ndarray] = {}
+        self.stats: tuple[PairingStats, ...] = ()
+
+    def columns(self) -> list[str]:
+        return ["outcome"]
+
+    def _key(self, li: int) -> tuple[tuple[int, int], bool]:
+        e0, e1 = self.eidx[li]
+        flip = e1 < e0
+        return ((e1, e0) if flip else (e0, e1)), flip
+
+    def add(self, w: Window) -> None:
+        for li, d in enumerate(w.data):
+            row, outc = self.eidx[li], d["outcome"]
+            if len(row) == 2:
+                key, flip = self._key(li)
+                self.wdl.setdefault(key, np.zeros(3, np.int64))[:] += wdl_counts(outc[:, 1 if flip else 0])
+            elif len(row) > 2:
+                for s, e in enumerate(row):
+                    self.wdl.setdefault((e, -1), np.zeros(3, np.int64))[:] += wdl_counts(outc[:, s])
+        for li, lj in self.swaps:
+            key, flip = self._key(li)
+            # outcome is 2/1/0 = twice the game's points, so the pair's points x2 is their sum (0..4)
+            seat_i, seat_j = (1, 0) if flip else (0, 1)
+            pts = w.data[li]["outcome"][:, seat_i].astype(np.int64) + w.data[lj]["outcome"][:, seat_j]
+            self.penta.setdefault(key, np.zeros(5, np.int64))[:] += np.bincount(pts, minlength=5)[:5]
+
+    def finish(self) -> None:
+        out = []
+        names = self.info.entrants
+        for (ea, eb), c in sorted(self.wdl.items(), key=lambda kv: (kv[0][0], kv[0][1] if kv[0][1] >= 0 else 1 << 30)):
+            pen = self.penta.get((ea, eb))
+            out.append(PairingStats(names[ea], names[eb] if eb >= 0 else None, int(c[0]), int(c[1]), int(c[2]),
+                                    tuple(int(x) for x in pen) if pen is not None else None))
+        self.stats = tuple(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pairings": [pairing_dict(p, self.confidence) for p in self.stats]}
+
+    @staticmethod
+    def tables(d: Mapping[str, Any]) -> list[Table]:
+        if not d["pairings"]:
+            return []
+        conf = f"{100 * d['confidence']:.4g} %"
+        rows = []
+        for p in d["pairings"]:
+            elo = _f(p["elo"], 1)
+            if p["elo_ci"]:
+                elo += f" [{_f(p['elo_ci'][0], 1)}, {_f(p['elo_ci'][1], 1)}]"
+            rows.append([p["name"], f"{p['games']:,}", _pct(p["win_rate"], p["win_ci"]),
+                         _pct(p["draw_rate"], p["draw_ci"]), _pct(p["loss_rate"], p["loss_ci"]), elo])
+        return [(f"Pairings (Wilson {conf} intervals; Elo interval from game pairs when seats were swapped)",
+                 ["pairing", "games", "win", "draw", "loss", "Elo"], rows)]
+
+
+def pairing_dict(p: PairingStats, confidence: float) -> dict[str, Any]:
+    """One pairing's JSON summary: W/D/L with Wilson intervals, score, Elo (pentanomial CI if paired)."""
+    n = p.games
+    w, d, l = (rate(x, n, confidence) for x in (p.wins, p.draws, p.losses))
+    score = (p.wins + 0.5 * p.draws) / n if n else math.nan
+    out: dict[str, Any] = {
+        "a": p.a, "b": p.b, "name": p.name, "games": n, "wins": p.wins, "draws": p.draws, "losses": p.losses,
+        "win_rate": w.rate, "win_ci": [w.lo, w.hi], "draw_rate": d.rate, "draw_ci": [d.lo, d.hi],
+        "loss_rate": l.rate, "loss_ci": [l.lo, l.hi], "score": score,
+        # against the field of an N-seat table, par is 1/N, not 1/2: an Elo figure would mislead
+        "elo": elo_from_score(score) if n and p.b is not None else math.nan, "elo_ci": None, "pentanomial": None,
+    }
+    if p.pentanomial is not None and sum(p.pentanomial):
+        elo, lo, hi = elo_ci_from_pentanomial(p.pentanomial, confidence)
+        out.update(elo=elo, elo_ci=[lo, hi], pentanomial=list(p.pentanomial))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# head to head and ratings
+
+
+class HeadToHeadSection(Section):
+    """Points of every entrant against every other (seat against seat) and Bradley-Terry ratings.
+
+    ``points[i, j]`` = points of entrant i against j (win 1, draw ½), ``games[i, j]`` = comparisons
+    between them (float64 / int64, shape (K, K), over the entrants present).
+    """
+
+    key = "head_to_head"
+
+    def __init__(self, info: RunInfo, confidence: float) -> None:
+        super().__init__(info, confidence)
+        self.rcol = rank_column(info.rules)
+        self.pts = np.zeros((self.k, self.k))
+        self.n = np.zeros((self.k, self.k), np.int64)
+        self.present = sorted({e for row in self.eidx for e in row})
+        self.ratings: Ratings | None = None
+        self.points = self.games = np.zeros((0, 0))
+
+    def columns(self) -> list[str]:
+        return [self.rcol]
+
+    def add(self, w: Window) -> None:
+        for li, d in enumerate(w.data):
+            row, rank = self.eidx[li], d[self.rcol]
+            for s in range(len(row)):
+                for t in range(s + 1, len(row)):
+                    es, et = row[s], row[t]
+                    if es == et:
+                        continue
+                    win, draw, loss = pair_points(rank[:, s], rank[:, t])
+                    self.pts[es, et] += win + 0.5 * draw
+                    self.pts[et, es] += loss + 0.5 * draw
+                    self.n[es, et] += w.games
+                    self.n[et, es] += w.games
+
+    def finish(self) -> None:
+        ix = np.ix_(self.present, self.present)
+        self.points, self.games = self.pts[ix], self.n[ix]
+        if len(self.present) >= 2 and self.games.sum() > 0:
+            self.ratings = bradley_terry([self.info.entrants[e] for e in self.present], self.points, self.confidence)
+
+    def to_dict(self) -> dict[str, Any]:
+        names = [self.info.entrants[e] for e in self.present]
+        out: dict[str, Any] = {"head_to_head": None, "ratings": None}
+        if len(names) >= 2:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                share = np.where(self.games > 0, self.points / np.maximum(self.games, 1), np.nan)
+            out["head_to_head"] = {"names": names, "score": share, "points": self.points, "games": self.games}
+        if self.ratings is not None:
+            out["ratings"] = self.ratings.table()
+        return out
+
+    @staticmethod
+    def tables(d: Mapping[str, Any]) -> list[Table]:
+        out = []
+        conf = f"{100 * d['confidence']:.4g} %"
+        if d["ratings"]:
+            rows = [[str(r["rank"]), r["name"], _bound(r), f"[{_f(r['lo'], 1)}, {_f(r['hi'], 1)}]",
+                     r["note"] or ""] for r in d["ratings"]]
+            out.append((f"Bradley-Terry ratings (Elo scale, mean 0, {conf} intervals; prior: one virtual draw "
+                        "per pair; >= / <= : a bound, the entrant won or lost every game against another)",
+                        ["rank", "entrant", "Elo", "interval", "note"], rows))
+        if d["head_to_head"] and len(d["head_to_head"]["names"]) >= 3:
+            h = d["head_to_head"]
+            rows = [[n] + [("–" if x is None else f"{100 * x:.1f} %") for x in r]
+                    for n, r in zip(h["names"], h["score"])]
+            out.append(("Head to head (row's score against column: win 1, draw ½)", ["entrant"] + h["names"], rows))
+        return out
+
+
+def _bound(r: Mapping[str, Any]) -> str:
+    mark = {"lower": ">= ", "upper": "<= ", "both": "~ "}.get(r.get("bound") or "", "")
+    return mark + _f(r["elo"], 1)
+
+
+#: The report's sections, in the order their tables appear.
+SECTIONS: tuple[type[Section], ...] = (EntrantSection, PairingSection, HeadToHeadSection)
+
+
+# ---------------------------------------------------------------------------------------------
+# the summary
+
+
+@dataclass(frozen=True, eq=False)
+class RunSummary:
+    """Every section of a run's report, folded in one pass over its chunks."""
+
+    info: RunInfo
+    sections: tuple[Section, ...]
+    confidence: float = 0.95
+    notes: tuple[str, ...] = field(default=())
+
+    def section(self, cls: type[Section]) -> Any:
+        return next(s for s in self.sections if isinstance(s, cls))
+
+    @property
+    def entrants(self) -> tuple[EntrantStats, ...]:
+        return self.section(EntrantSection).stats
+
+    @property
+    def pairings(self) -> tuple[PairingStats, ...]:
+        return self.section(PairingSection).stats
+
+    @property
+    def h2h_points(self) -> np.ndarray:
+        return self.section(HeadToHeadSection).points
+
+    @property
+    def h2h_games(self) -> np.ndarray:
+        return self.section(HeadToHeadSection).games
+
+    @property
+    def ratings(self) -> Ratings | None:
+        return self.section(HeadToHeadSection).ratings
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-able summary written to ``summary.json`` (NaN becomes null)."""
+        info = self.info
+        out: dict[str, Any] = {
+            "run": {
+                "path": str(info.path), "kind": info.kind, "complete": info.complete,
+                "games": info.games, "games_planned": info.games_planned, "seed": info.seed,
+                "rules": {"name": info.rules.name, "settings": dict(info.rules.settings),
+                          "settings_changed": settings_changed(info.rules), "digest": info.rules.digest},
+                "lineups": [list(lu) for lu in info.lineups],
+                "yatzy_box": yatzy_box(info.rules), "rank_by": rank_column(info.rules),
+                "outcomes": DEFINITION,
+            },
+            "confidence": self.confidence,
+            "notes": list(self.notes),
+        }
+        for s in self.sections:
+            out.update(s.to_dict())
+        return jsonable(out)
+
+    def tables(self, d: Mapping[str, Any]) -> list[Table]:
+        return [t for s in self.sections for t in s.tables(d)]
+
+
+def summarize(run: str | Path | RunInfo, confidence: float = 0.95,
+              sections: Sequence[type[Section]] = SECTIONS) -> RunSummary:
+    """Stream every chunk of a run once through ``sections`` and build its :class:`RunSummary`.
+
+    Memory: one chunk per lineup (only the columns the sections use), plus the accumulators.
+    """
+    info = run if isinstance(run, RunInfo) else load_run(run)
+    secs = tuple(cls(info, confidence) for cls in sections)
+    cols = list(dict.fromkeys(c for s in secs for c in s.columns()))
+    streams = [(info, li) for li in range(len(info.lineups))]
+    for a, b, datas in iter_windows(streams, cols, info.games):
+        w = Window(a, b, datas)
+        for s in secs:
+            s.add(w)
+    for s in secs:
+        s.finish()
+    return RunSummary(info, secs, confidence, info.warnings)
+
+
+# ---------------------------------------------------------------------------------------------
+# cell formatting
+
+
+def _f(x: Any, nd: int = 2) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, float) and math.isinf(x):
+        return "+inf" if x > 0 else "-inf"
+    return f"{x:.{nd}f}"
+
+
+def _pct(x: Any, ci: Sequence[Any] | None = None) -> str:
+    if x is None:
+        return "–"
+    s = f"{100 * x:.1f} %"
+    if ci and ci[0] is not None:
+        s += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+    return s

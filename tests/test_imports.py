@@ -1,0 +1,97 @@
+"""The harness's import graph has no loops: no two modules import each other, directly or through others.
+
+Every import counts, at module level or inside a function (a lazy import is still a dependency);
+imports under ``if TYPE_CHECKING:`` do not (they never run). ``harness.cli`` imports the command
+modules it lists in ``COMMAND_MODULES`` by name, so those count as its imports too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import harness
+from harness.cli import COMMAND_MODULES
+
+HARNESS = Path(harness.__file__).resolve().parent
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("harness."))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "harness":
+                found.update(f"harness.{a.name}" for a in node.names)
+            elif node.module.startswith("harness."):
+                found.add(node.module)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph = {}
+    for path in sorted(HARNESS.glob("*.py")):
+        name = "harness" if path.stem == "__init__" else f"harness.{path.stem}"
+        graph[name] = _imports(ast.parse(path.read_text(encoding="utf-8"))) - {name}
+    graph["harness.cli"] |= set(COMMAND_MODULES) - {"harness.cli"}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import loop as a path [a, b, ..., a], or None (depth-first search with colours)."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def dfs(n: str) -> list[str] | None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state and (cyc := dfs(m)):
+                return cyc
+        stack.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if n not in state and (cyc := dfs(n)):
+            return cyc
+    return None
+
+
+def test_no_module_of_the_harness_imports_itself_back():
+    graph = import_graph()
+    assert "harness.report" in graph["harness.cli"]  # the command modules are edges of cli
+    cycle = find_cycle(graph)
+    assert cycle is None, "import loop: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_loops():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+    assert _imports(ast.parse("def f():\n    from harness.report import x\n")) == {"harness.report"}
+    assert _imports(ast.parse("if TYPE_CHECKING:\n    from harness.report import x\n")) == set()
+
+
+def test_every_command_module_exists_and_registers_commands():
+    import importlib
+
+    for name in COMMAND_MODULES:
+        assert hasattr(importlib.import_module(name), "add_commands"), name
