@@ -21,11 +21,17 @@ range); then Illinois-modified regula falsi (Dowell & Jarratt 1971) on g(v) = f(
 ``|g| <= tol`` at an evaluated point, the bracket is narrower than ``xtol``, or ``--max-evals``.
 The reported value is the root of the secant through the final bracket.
 
-Uncertainty (``value_ci``): value +/- (h / |s| + |g_best| / |s|), where s is the secant slope of
-the final bracket, h the CI half-width of f at the evaluated point nearest the target (sampling
-error, delta method) and g_best that point's remaining miss (search error). The interval is
-therefore about the *true* response crossing the target, at the run's confidence level; with
-more games it shrinks like 1/sqrt(games).
+Uncertainty (``value_ci``): value +/- (h / |s| + |g_best| / |s|), where h is the CI half-width
+of f at the evaluated point nearest the target (sampling error, delta method), g_best that point's
+remaining miss (search error) and s the local slope of f. The slope is *not* the secant of the
+final bracket: that bracket can be so narrow that the difference of its two responses is noise
+(with few games a secant slope ten times too steep was seen, and an interval ten times too
+narrow). s is the secant of the narrowest pair of evaluated points on either side of the target
+whose responses differ by at least ``SLOPE_SIGNAL`` times the larger CI half-width, so its
+relative error is at most about 1/``SLOPE_SIGNAL`` even without the help of common random
+numbers; with no such pair, the widest bracket's secant, with a note. The interval is therefore
+about the *true* response crossing the target, at the run's confidence level; with more games it
+shrinks like 1/sqrt(games).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -314,6 +320,28 @@ def calibrate(problem: Problem, evaluate: Callable[[float], Point],
     return _finish(problem, best, a, b, points, converged)
 
 
+#: How many CI half-widths two responses must differ by before their secant is trusted as the slope.
+SLOPE_SIGNAL = 4.0
+
+
+def local_slope(points: Sequence[Point], target: float) -> float | None:
+    """Slope of f near the target: the secant of the narrowest pair of evaluated points on either
+    side of the target whose responses differ by >= SLOPE_SIGNAL x the larger CI half-width
+    (module docstring); None when no pair qualifies."""
+    best: tuple[float, float] | None = None
+    for q in points:
+        for r in points:
+            if not (q.f > target > r.f) or q.value == r.value:
+                continue
+            noise = max(q.hi - q.lo, r.hi - r.lo) / 2
+            if not math.isfinite(noise) or q.f - r.f < SLOPE_SIGNAL * noise:
+                continue
+            width = abs(q.value - r.value)
+            if best is None or width < best[0]:
+                best = (width, (q.f - r.f) / (q.value - r.value))
+    return None if best is None else best[1]
+
+
 def _finish(problem: Problem, best: Point, a: Point, b: Point, points: list[Point], converged: bool) -> Calibration:
     target = problem.target
     notes = []
@@ -327,11 +355,16 @@ def _finish(problem: Problem, best: Point, a: Point, b: Point, points: list[Poin
         value = min(max(value, min(a.value, b.value)), max(a.value, b.value))
     if best.f == target:
         value = best.value
-    if not math.isfinite(slope) or slope == 0:
-        # fall back to the slope of the two evaluated points nearest the target
-        near = sorted(points, key=lambda q: abs(q.f - target))[:2]
-        if len(near) == 2 and near[0].value != near[1].value:
-            slope = (near[1].f - near[0].f) / (near[1].value - near[0].value)
+    local = local_slope(points, target)
+    if local is None:
+        notes.append(f"no two evaluated points on either side of the target differ by {SLOPE_SIGNAL:g} x their "
+                     "interval: the slope (and so the value's interval) comes from the widest bracket")
+        wide = [(q, r) for q in points for r in points if q.f > target > r.f and q.value != r.value]
+        if wide:
+            q, r = max(wide, key=lambda qr: abs(qr[0].value - qr[1].value))
+            slope = (q.f - r.f) / (q.value - r.value)
+    else:
+        slope = local
     half = (best.hi - best.lo) / 2 if math.isfinite(best.hi - best.lo) else math.nan
     if slope and math.isfinite(slope):
         samp = half / abs(slope)

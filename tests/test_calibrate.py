@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from harness.calibrate import Point, Problem, calibrate, spec_with
@@ -139,3 +140,25 @@ def test_unknown_parameter_is_named_before_the_bracket(capsys):
     err = capsys.readouterr().err.strip()
     assert err == ("yatzy-harness: error: strategy 'solver' has no parameter 'nosuch' "
                    "(parameters: temperature, blunder)")
+
+
+def test_slope_is_not_taken_from_a_bracket_narrower_than_the_noise():
+    """A noisy response (sd 1 point) around a smooth curve: the search ends in a bracket so narrow
+    that its two responses differ by noise, whose secant slope can be off by 10x (seen with
+    1,000-game evaluations). The slope must come from points that differ by far more than the noise."""
+    true_slope = -35.0
+
+    def f(v: float) -> float:
+        noise = np.random.default_rng(int(round(v * 1e6))).normal(0.0, 1.0)
+        return 250.0 + true_slope * v + 2.0 * v * v + noise
+
+    ev, calls = _curve(f, half=1.96)
+    cal = calibrate(_problem(lo=0.0, hi=5.0, tol=0.01, max_evals=12), ev)
+    a, b = cal.bracket
+    fa, fb = f(a), f(b)
+    final_secant = (fb - fa) / (b - a)
+    root = (35 - math.sqrt(35 ** 2 - 4 * 2 * 50)) / 4  # 2v^2 - 35v + 50 = 0
+    local = true_slope + 4.0 * root
+    assert abs(final_secant - local) > 0.5 * abs(local)  # this case does make the old secant wrong
+    assert cal.slope == pytest.approx(local, rel=0.35)
+    assert cal.value_ci[0] <= root <= cal.value_ci[1]
