@@ -403,11 +403,15 @@ def resolve_config_path(name_or_path: str) -> Path:
     p = Path(name_or_path)
     if p.is_file():
         return p
+    shipped = builtin_run_configs_dir()
     if not _looks_like_path(name_or_path):
-        candidate = builtin_run_configs_dir() / f"{name_or_path}.toml"
-        if candidate.is_file():
-            return candidate
-    raise UserError(f"run config not found: {name_or_path}")
+        candidate = shipped / f"{name_or_path}.toml"
+    else:  # a bare file name not in the working directory: a shipped config of that name
+        candidate = shipped / p.name if p.parent == Path(".") else None
+    if candidate is not None and candidate.is_file():
+        return candidate
+    names = ", ".join(sorted(x.stem for x in shipped.glob("*.toml")))
+    raise UserError(f"run config not found: {name_or_path} (not a file; shipped configs: {names})")
 
 
 def seats_from_text(text: str | Sequence[str]) -> list[str]:

@@ -606,3 +606,17 @@ def test_failing_bot_on_the_console_once(tmp_path):
     assert rep.stdout.splitlines()[-1].startswith("turn  4 seat 1 faulty: roll 1:")
     assert rep.stderr.count("Traceback (most recent call last)") == 1
     assert "faulty (seat 1) failed at turn 4 (keep after roll 1) in game 137" in rep.stderr
+
+
+def test_a_shipped_config_is_found_by_name_or_bare_file_name(tmp_path, monkeypatch):
+    from harness.runconfig import resolve_config_path
+
+    monkeypatch.chdir(tmp_path)
+    shipped = builtin_run_configs_dir() / "bonus63.toml"
+    assert resolve_config_path("bonus63") == shipped
+    assert resolve_config_path("bonus63.toml") == shipped  # not in the working directory: the shipped one
+    (tmp_path / "bonus63.toml").write_text('seats = ["greedy"]\n')
+    assert resolve_config_path("bonus63.toml") == Path("bonus63.toml")  # a local file wins
+    with pytest.raises(UserError, match=r"run config not found: sub/bonus63\.toml \(not a file; shipped configs: "
+                                        r"bonus62, bonus63, .*quick"):
+        resolve_config_path("sub/bonus63.toml")
