@@ -52,6 +52,45 @@ class StrategyError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Recording:
+    """Every roll and decision of B games with S seats: what records, luck and regret are made of.
+
+    ``T = columns x NB`` turns per seat (turn index ``column * NB + t``); ``R`` the most rolls a
+    turn can have (``rolls_per_turn``, more with ``saved_rolls``). Indices are the rule set's
+    dice indices (:class:`harness.dice.Dice`: ``roll_faces``, ``keep_counts``):
+
+    rolls: (B, S, T, R) int16 the roll after roll r (r = 0: the turn's first), -1 once the turn stopped;
+    keeps: (B, S, T, R) int16 the keep chosen after roll r (keeping the whole roll = stop), -1 where
+    no keep was asked (no rerolls left, or the turn had stopped);
+    boxes: (B, S, T) int8 the box written; scores: (B, S, T) int16 its points; extras: (B, S, T)
+    int16 extra yatzy bonus points earned by that turn; first: (B, S, T) bool the box was written on
+    the turn's first roll (servida).
+    """
+
+    rolls: np.ndarray
+    keeps: np.ndarray
+    boxes: np.ndarray
+    scores: np.ndarray
+    extras: np.ndarray
+    first: np.ndarray
+
+    @classmethod
+    def empty(cls, rules: RuleSet, b: int, s: int) -> Recording:
+        t = rules.columns * rules.n_boxes
+        r = max_rolls(rules)
+        return cls(np.full((b, s, t, r), -1, np.int16), np.full((b, s, t, r), -1, np.int16),
+                   np.full((b, s, t), -1, np.int8), np.zeros((b, s, t), np.int16), np.zeros((b, s, t), np.int16),
+                   np.zeros((b, s, t), bool))
+
+
+def max_rolls(rules: RuleSet) -> int:
+    """The most rolls one turn can have: ``rolls_per_turn``, plus every reroll saved earlier in
+    the column with ``saved_rolls``."""
+    r = rules.rolls_per_turn
+    return r + (r - 1) * (rules.n_boxes - 1) if rules.saved_rolls else r
+
+
+@dataclass(frozen=True)
 class Results:
     """Outcome of B games with S seats (C columns, NB boxes).
 
@@ -70,6 +109,8 @@ class Results:
     boxes: np.ndarray
     column_totals: np.ndarray
     outcome: np.ndarray
+    #: every roll and decision, when :func:`play` was asked to record
+    recording: Recording | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One row per (game, seat): game, seat, strategy, total, upper, bonus, outcome, then boxes."""
@@ -107,10 +148,11 @@ class _Seat:
 
 
 def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int,
-         trace: list[dict[str, Any]] | None = None) -> Results:
+         trace: list[dict[str, Any]] | None = None, record: bool = False) -> Results:
     """Play games ``games`` (B,) int64 with one strategy per seat; returns :class:`Results`.
 
     ``trace``, when given, receives one dict per roll and per filled box (meant for B = 1: replay).
+    ``record``: also return every roll and decision (:class:`Recording`, ``Results.recording``).
     """
     n_seats = len(seats)
     if not 1 <= n_seats <= MAX_SEATS:
@@ -130,6 +172,7 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
     saved = np.zeros((b, n_seats), dtype=np.int16)
     upper_of = rules.upper_face > 0
     allv = np.arange(b)
+    rec = Recording.empty(rules, b, n_seats) if record else None
 
     for col in range(n_cols):
         state = [_Seat(b, nb) for _ in range(n_seats)]
@@ -156,6 +199,8 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                 if trace is not None:
                     trace.append({"event": "roll", "seat": s, "column": col, "turn": t, "roll": 0,
                                   "dice": d.roll_faces[roll[0]].tolist()})
+                if rec is not None:
+                    rec.rolls[:, s, turn, 0] = roll
                 active = left > 0
                 step = 0
                 while True:
@@ -172,6 +217,10 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                     except Exception as exc:
                         raise StrategyError(strat.label, s, t + 1, games[idx], exc, roll=step + 1,
                                             column=col + 1, columns=n_cols) from exc
+                    if rec is not None:
+                        rec.keeps[idx, s, turn, step] = keep
+                        go = keep != d.roll_as_keep[v.roll]
+                        rec.rolls[idx[go], s, turn, step + 1] = roll[idx[go]]
                     if trace is not None:
                         stop = bool(keep[0] == d.roll_as_keep[v.roll[0]])
                         trace.append({"event": "keep", "seat": s, "column": col, "turn": t, "roll": step,
@@ -201,6 +250,11 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                     hit = box == rules.key_box
                     st.flag = np.where(hit, got > 0, st.flag)
                 st.extra += extra
+                if rec is not None:
+                    rec.boxes[:, s, turn] = box
+                    rec.scores[:, s, turn] = got
+                    rec.extras[:, s, turn] = extra
+                    rec.first[:, s, turn] = first
                 bonus_now = np.where(st.upper >= rules.threshold, rules.bonus_value, 0)
                 col_total = st.sheet.sum(axis=1, dtype=np.int32) + bonus_now + st.extra
                 running[:, s] = col_tot[:, s, :col].sum(axis=1) + col_total
@@ -222,4 +276,4 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
 
     total = col_tot.sum(axis=2)
     outcome = outcomes(ranking_scores(total, col_tot, rules.add_columns))
-    return Results(rules, labels, games, total, upper_t, bonus_t, extra_t, boxes_t, col_tot, outcome)
+    return Results(rules, labels, games, total, upper_t, bonus_t, extra_t, boxes_t, col_tot, outcome, rec)

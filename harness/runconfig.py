@@ -18,6 +18,7 @@ TOML keys (all optional but the bots)::
     scheduler = "tcp://host:8786"   # dask only; none = a LocalCluster ("inprocess" = threads in this process)
     out = "results/my-run"      # run directory (default results/<file stem>-<time>)
     cache_dir = "~/solver-cache"   # solver tables (as ``solve --cache-dir``); default $YATZY_HARNESS_CACHE
+    record = false              # also write every roll and decision (records/, see harness.rundir)
     seats = ["greedy", "random"]            # mode run: one strategy spec per seat (1..8 seats)
     entrants = ["random", "greedy", "solver:temperature=0.5"]  # tournament; gauntlet: the field
     candidate = "greedy"                     # gauntlet: the bot played against each of the field
@@ -63,7 +64,7 @@ CLI_SOURCE = "command line"
 EXECUTION_KEYS = ("workers", "backend", "scheduler", "out", "cache_dir")
 
 _TOML_KEYS = ("description", "mode", "rules", "settings", "seats", "entrants", "candidate", "table",
-              "games", "seed", "chunk_size", "workers", "backend", "scheduler", "out", "cache_dir")
+              "games", "seed", "chunk_size", "workers", "backend", "scheduler", "out", "cache_dir", "record")
 _META = ("name", "source", "origins")
 
 
@@ -92,6 +93,8 @@ class RunConfig:
     scheduler: str | None = None
     out: str | None = None
     cache_dir: str | None = None
+    #: also write every roll and decision of every game (``records/`` beside ``chunks/``)
+    record: bool = False
     name: str = field(default="run", compare=False)
     source: str = field(default="<python>", compare=False)
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -130,6 +133,8 @@ class RunConfig:
                 raise UserError(f"{name('scheduler')} must be an address like tcp://host:8786, got {self.scheduler!r}")
             if self.backend != "dask":
                 raise UserError(f"{at('scheduler', 'backend')}: scheduler {self.scheduler!r} needs backend = \"dask\"")
+        if not isinstance(self.record, bool):
+            raise UserError(f"{name('record')} must be true or false, got {self.record!r}")
         for key in ("out", "cache_dir"):
             v = getattr(self, key)
             if v is not None and (not isinstance(v, str) or not v.strip()):
@@ -229,8 +234,8 @@ class RunConfig:
             if f.name in _META:
                 continue
             v = getattr(self, f.name)
-            if v is None or (f.name in ("seats", "entrants") and not v):
-                continue
+            if v is None or (f.name in ("seats", "entrants") and not v) or (f.name == "record" and not v):
+                continue  # (record = false is left out: manifests written before the key resume alike)
             out[f.name] = list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, Mapping) else v
         return out
 

@@ -5,6 +5,8 @@ Layout (written by :mod:`harness.runner`, read by reports and comparisons)::
     RUN_DIR/manifest.json                                   written first, rewritten as chunks land
     RUN_DIR/chunks/part-L{lineup:04d}-G{start:012d}.parquet one file per (lineup, chunk of games)
     RUN_DIR/chunks/*.tmp                                    a chunk being written (never read)
+    RUN_DIR/records/part-L{lineup:04d}-G{start:012d}.parquet with ``record = true``: every roll and
+                                                            decision of the chunk's games
     RUN_DIR/run.log                                         the run's log (worker records included)
 
 A chunk file appears under its final name only once complete (written to ``.tmp`` in the same
@@ -39,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
 FORMAT = 1
 MANIFEST = "manifest.json"
 CHUNK_DIR = "chunks"
+RECORD_DIR = "records"
 LOG = "run.log"
 TMP_SUFFIX = ".tmp"
 
@@ -52,11 +55,18 @@ class Chunk:
     stop: int
     #: sha256 of the file's bytes, once written (None: not known, e.g. a chunk still to play)
     sha256: str | None = field(default=None, compare=False)
+    #: sha256 of the chunk's records file, when the run records
+    records_sha256: str | None = field(default=None, compare=False)
 
     @property
     def file(self) -> str:
         """Path relative to the run directory."""
         return chunk_file(self.lineup, self.start)
+
+    @property
+    def records_file(self) -> str:
+        """Path of the chunk's records file relative to the run directory (``record = true``)."""
+        return f"{RECORD_DIR}/{Path(self.file).name}"
 
     @property
     def games(self) -> int:
@@ -66,6 +76,8 @@ class Chunk:
         d = {"lineup": self.lineup, "start": self.start, "stop": self.stop, "file": self.file}
         if self.sha256:
             d["sha256"] = self.sha256
+        if self.records_sha256:
+            d["records_sha256"] = self.records_sha256
         return d
 
 
@@ -170,7 +182,7 @@ def load_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
 
 def manifest_chunks(manifest: Mapping[str, Any]) -> list[Chunk]:
     """The complete chunks a manifest records (with their checksums), sorted by (lineup, start)."""
-    return sorted(Chunk(int(c["lineup"]), int(c["start"]), int(c["stop"]), c.get("sha256"))
+    return sorted(Chunk(int(c["lineup"]), int(c["start"]), int(c["stop"]), c.get("sha256"), c.get("records_sha256"))
                   for c in manifest.get("chunks", []))
 
 

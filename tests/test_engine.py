@@ -193,3 +193,44 @@ def test_one_game_rows_have_the_documented_columns():
     assert list(df.columns[:8]) == ["game", "seat", "strategy", "total", "upper", "bonus", "outcome", "extra_bonus"]
     assert list(df.columns[8:]) == rules.box_names
     assert df["game"].dtype == np.int64 and df["total"].dtype == np.int16
+
+
+@pytest.mark.parametrize("rules_name,settings,bots", [
+    ("scandinavian", [], ["greedy", "random"]),
+    ("yahtzee", [], ["greedy", "bonus"]),
+    ("generala", [], ["greedy", "timeout"]),
+    ("maxi", ["saved_rolls=true"], ["timeout", "greedy"]),
+    ("scandinavian", ["columns=2"], ["random"]),
+])
+def test_recording_holds_every_roll_and_decision(rules_name, settings, bots):
+    """play(record=True) returns what the single-game trace shows, for every game of a batch, and
+    changes nothing else."""
+    rules = load_rules(rules_name, settings)
+    seats = [registry.make(b, rules) for b in bots]
+    games = np.arange(12, dtype=np.int64)
+    res = play(rules, seats, games, 5, record=True)
+    plain = play(rules, [registry.make(b, rules) for b in bots], games, 5)
+    assert (res.total == plain.total).all() and (res.boxes == plain.boxes).all()
+    rec, d = res.recording, rules.dice
+    nb = rules.n_boxes
+    # points written + bonus + extra bonuses = the totals
+    assert (rec.scores.sum(axis=2) + res.bonus + res.extra == res.total).all()
+    assert (rec.extras.sum(axis=2) == res.extra).all()
+    for g in games:
+        trace: list = []
+        play(rules, [registry.make(b, rules) for b in bots], np.array([g]), 5, trace=trace)
+        for s in range(len(bots)):
+            for e in (x for x in trace if x["seat"] == s):
+                turn = e["column"] * nb + e["turn"]
+                if e["event"] == "roll":
+                    assert d.roll_faces[rec.rolls[g, s, turn, e["roll"]]].tolist() == e["dice"]
+                elif e["event"] == "keep":
+                    k = rec.keeps[g, s, turn, e["roll"]]
+                    assert np.repeat(np.arange(1, 7), d.keep_counts[k]).tolist() == e["keep"]
+                else:
+                    assert rules.box_names[rec.boxes[g, s, turn]] == e["box"]
+                    assert rec.scores[g, s, turn] == e["score"] and rec.first[g, s, turn] == e["first_roll"]
+            # nothing recorded that the trace does not show
+            n_rolls = sum(1 for x in trace if x["seat"] == s and x["event"] == "roll")
+            n_keeps = sum(1 for x in trace if x["seat"] == s and x["event"] == "keep")
+            assert (rec.rolls[g, s] >= 0).sum() == n_rolls and (rec.keeps[g, s] >= 0).sum() == n_keeps
