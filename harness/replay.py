@@ -33,6 +33,15 @@ def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[st
     return trace, res
 
 
+def record_of_replay(trace: list[dict[str, Any]], res: Any, rules_name: str, seats: list[str], seed: int,
+                     game: int) -> Any:
+    """The :class:`harness.record.GameRecord` of a replayed game (``replay``'s trace and Results)."""
+    from harness.record import record_from_trace
+
+    return record_from_trace(trace, rules_name=rules_name, rules=res.rules, seats=seats, game=game, seed=seed,
+                             totals=res.total[0].tolist())
+
+
 def format_trace(trace: list[dict[str, Any]], labels: list[str]) -> str:
     """Human-readable lines: one per roll and keep, one per filled box with the running total.
 
@@ -89,7 +98,7 @@ def _from_run(args: argparse.Namespace) -> tuple[str, Any, list[str], int]:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from harness.console import print_json, use_cache_dir
+    from harness.console import use_cache_dir
     from harness.engine import StrategyError
     from harness.runconfig import MAX_GAMES, MAX_SEED, seats_from_text
 
@@ -122,8 +131,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         return 1
     labels = list(res.labels)
     if args.json:
-        print_json({"game": args.game, "seed": seed, "seats": labels, "trace": trace,
-                    "totals": res.total[0].tolist(), "outcome": res.outcome[0].tolist()})
+        # the game record (README "Game records"), on one line: a line of a .jsonl file
+        print(record_of_replay(trace, res, rules_name, seats, seed, args.game).to_json())
         return 0
     print(f"game {args.game}, seed {seed}, rules {res.rules.name}: " + " vs ".join(labels))
     print(format_trace(trace, labels))
@@ -153,5 +162,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, metavar="N", help="root seed, 0..2**64-1 (without --run)")
     add_set_option(p)
     add_cache_dir_option(p)
-    p.add_argument("--json", action="store_true", help="print the trace as JSON")
+    p.add_argument("--json", action="store_true",
+                   help="print the game record (README: Game records) as one line of JSON")
     p.set_defaults(func=_cmd_replay)
