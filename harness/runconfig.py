@@ -19,6 +19,7 @@ TOML keys (all optional but the bots)::
     out = "results/my-run"      # run directory (default results/<file stem>-<time>)
     cache_dir = "~/solver-cache"   # solver tables (as ``solve --cache-dir``); default $YATZY_HARNESS_CACHE
     record = false              # also write every roll and decision (records/, see harness.rundir)
+    analyse = false             # add each seat-game's exact luck and regret to the rows (harness.analysis)
     seats = ["greedy", "random"]            # mode run: one strategy spec per seat (1..8 seats)
     entrants = ["random", "greedy", "solver:temperature=0.5"]  # tournament; gauntlet: the field
     candidate = "greedy"                     # gauntlet: the bot played against each of the field
@@ -64,7 +65,8 @@ CLI_SOURCE = "command line"
 EXECUTION_KEYS = ("workers", "backend", "scheduler", "out", "cache_dir")
 
 _TOML_KEYS = ("description", "mode", "rules", "settings", "seats", "entrants", "candidate", "table",
-              "games", "seed", "chunk_size", "workers", "backend", "scheduler", "out", "cache_dir", "record")
+              "games", "seed", "chunk_size", "workers", "backend", "scheduler", "out", "cache_dir", "record",
+              "analyse")
 _META = ("name", "source", "origins")
 
 
@@ -95,6 +97,8 @@ class RunConfig:
     cache_dir: str | None = None
     #: also write every roll and decision of every game (``records/`` beside ``chunks/``)
     record: bool = False
+    #: add each seat-game's exact luck and regret to the rows (``harness.analysis``)
+    analyse: bool = False
     name: str = field(default="run", compare=False)
     source: str = field(default="<python>", compare=False)
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
@@ -133,8 +137,9 @@ class RunConfig:
                 raise UserError(f"{name('scheduler')} must be an address like tcp://host:8786, got {self.scheduler!r}")
             if self.backend != "dask":
                 raise UserError(f"{at('scheduler', 'backend')}: scheduler {self.scheduler!r} needs backend = \"dask\"")
-        if not isinstance(self.record, bool):
-            raise UserError(f"{name('record')} must be true or false, got {self.record!r}")
+        for key in ("record", "analyse"):
+            if not isinstance(getattr(self, key), bool):
+                raise UserError(f"{name(key)} must be true or false, got {getattr(self, key)!r}")
         for key in ("out", "cache_dir"):
             v = getattr(self, key)
             if v is not None and (not isinstance(v, str) or not v.strip()):
@@ -234,7 +239,7 @@ class RunConfig:
             if f.name in _META:
                 continue
             v = getattr(self, f.name)
-            if v is None or (f.name in ("seats", "entrants") and not v) or (f.name == "record" and not v):
+            if v is None or (f.name in ("seats", "entrants") and not v) or (f.name in ("record", "analyse") and not v):
                 continue  # (record = false is left out: manifests written before the key resume alike)
             out[f.name] = list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, Mapping) else v
         return out

@@ -171,7 +171,7 @@ class _Run:
         self.seats = [len(x) for x in resolved.lineups]
         rules = resolved.rules
         self.job = Job(dict(rules.spec), rules.source, dict(cfg.settings), rules.digest, resolved.entrants,
-                       tuple(tuple(x) for x in resolved.lineups), cfg.seed, cfg.record)
+                       tuple(tuple(x) for x in resolved.lineups), cfg.seed, cfg.record, cfg.analyse)
         self.done: dict[tuple[int, int], Chunk] = {}
         self.sums: dict[str, list[int]] = {label: [0] * 5 for label, _ in resolved.entrants}
         self.started = _now()
@@ -340,7 +340,12 @@ class _Run:
                     log.error("%s", report, extra=RUN_LOG_ONLY)
                     raise RunStopped(report, self.out, failure) from None
                 warm.update(labels)
-        install(self.job, self.r.rules, self.r.strategies)
+        analyser = None
+        if self.r.config.analyse:  # the solved table, loaded (or solved) once before the fork
+            from harness.analysis import Analyser
+
+            analyser = Analyser(self.r.rules)
+        install(self.job, self.r.rules, self.r.strategies, analyser)
 
     def _play(self, todo: list[Chunk], n_workers: int) -> None:
         from tqdm import tqdm
@@ -586,7 +591,8 @@ def _overrides_from_args(args: argparse.Namespace, base: RunConfig | None) -> tu
                         f"give --entrants for a tournament")
     plain = {"rules": args.rules, "games": args.games, "seed": args.seed, "chunk_size": args.chunk_size,
              "workers": args.workers, "backend": args.backend, "scheduler": args.scheduler, "table": table,
-             "cache_dir": args.cache_dir, "record": True if args.record else None}
+             "cache_dir": args.cache_dir, "record": True if args.record else None,
+             "analyse": True if args.analyse else None}
     ov = {k: v for k, v in plain.items() if v is not None}
     origins = {k: "--" + k.replace("_", "-") for k in ov}
     default_table = RunConfig.__dataclass_fields__["table"].default
@@ -720,6 +726,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="also write every roll and decision of every game into DIR/records/ (Parquet, one row per "
                         "seat-turn; about 95 bytes per seat-game on scandinavian, 190 MB per million two-seat "
                         "games; any run size)")
+    p.add_argument("--analyse", action="store_true",
+                   help="add each seat-game's exact luck and regret (columns luck, regret, decisions, errors; "
+                        "needs the rule set's solved table; about 2 ms a seat-game on one core, see BENCHMARKS.md)")
     p.add_argument("--out", metavar="DIR",
                    help="run directory (default: results/<CONFIG name>-<time>; results/run-<time> with no CONFIG)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

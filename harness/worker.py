@@ -52,6 +52,8 @@ class Job:
     seed: int
     #: also return every roll and decision of the chunk's games (``records/`` files)
     record: bool = False
+    #: add luck, regret, decisions and errors columns (exact analysis of every seat-game)
+    analyse: bool = False
 
     @property
     def token(self) -> str:
@@ -70,6 +72,8 @@ class Job:
 class Prepared:
     rules: RuleSet
     strategies: Mapping[str, Strategy]
+    #: the run's :class:`harness.analysis.Analyser` (solved table, plan cache) when it analyses
+    analyser: Any = None
 
 
 @dataclass(frozen=True)
@@ -116,9 +120,9 @@ _PREPARED: dict[str, Prepared] = {}
 _LOCK = threading.Lock()
 
 
-def install(job: Job, rules: RuleSet, strategies: Mapping[str, Strategy]) -> None:
-    """Register the parent's prepared rules and bots for ``job`` (before forking workers)."""
-    _PREPARED[job.token] = Prepared(rules, dict(strategies))
+def install(job: Job, rules: RuleSet, strategies: Mapping[str, Strategy], analyser: Any = None) -> None:
+    """Register the parent's prepared rules, bots and analyser for ``job`` (before forking workers)."""
+    _PREPARED[job.token] = Prepared(rules, dict(strategies), analyser)
 
 
 def forget(job: Job) -> None:
@@ -143,7 +147,12 @@ def prepared(job: Job) -> Prepared:
             strategies = {label: make(spec, rules) for label, spec in job.entrants}
             for s in strategies.values():
                 s.prepare()
-            got = _PREPARED[token] = Prepared(rules, strategies)
+            analyser = None
+            if job.analyse:
+                from harness.analysis import Analyser
+
+                analyser = Analyser(rules)
+            got = _PREPARED[token] = Prepared(rules, strategies, analyser)
     return got
 
 
@@ -155,7 +164,7 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     games = np.arange(chunk.start, chunk.stop, dtype=np.int64)
     failed: StrategyError | None = None
     try:
-        res = play(p.rules, seats, games, job.seed, record=job.record)
+        res = play(p.rules, seats, games, job.seed, record=job.record or job.analyse)
     except StrategyError as exc:
         failed = exc
     except Exception as exc:
@@ -167,7 +176,8 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
         # outside the except block: the bisection's own failures must not chain onto this one,
         # or the log would show the bot's traceback twice
         raise _report(job, chunk, p, seats, failed) from None
-    data, rows = to_parquet(res, chunk.lineup, job.categories)
+    luck = analyse_results(p.analyser, res) if job.analyse else None
+    data, rows = to_parquet(res, chunk.lineup, job.categories, luck)
     records = to_records_parquet(res, chunk.lineup) if job.record else None
     return ChunkResult(chunk, data, rows, seat_sums(res, labels), records)
 
@@ -233,8 +243,31 @@ def to_records_parquet(res: Results, lineup: int) -> bytes:
     return buf.getvalue()
 
 
-def to_parquet(res: Results, lineup: int, categories: Sequence[str]) -> tuple[bytes, int]:
-    """The Parquet bytes of one chunk: ``lineup`` int16 then ``Results.to_frame()`` columns.
+#: Columns that ``analyse = true`` adds to the rows, in this order.
+ANALYSIS_COLUMNS = ("luck", "regret", "decisions", "errors")
+
+
+def analyse_results(analyser: Any, res: Results) -> dict[str, np.ndarray]:
+    """Each seat-game's exact luck and regret (:mod:`harness.analysis`): (B, S) arrays ``luck``
+    and ``regret`` float64, ``decisions`` and ``errors`` int16."""
+    from harness.analysis import turns_of_recording
+
+    rec, rules = res.recording, res.rules
+    b, s = res.total.shape
+    out = {"luck": np.zeros((b, s)), "regret": np.zeros((b, s)), "decisions": np.zeros((b, s), np.int16),
+           "errors": np.zeros((b, s), np.int16)}
+    for g in range(b):
+        for seat in range(s):
+            a = analyser.seat(turns_of_recording(rec, rules, g, seat), seat)
+            out["luck"][g, seat], out["regret"][g, seat] = a.luck, a.regret
+            out["decisions"][g, seat], out["errors"][g, seat] = a.decisions, a.errors
+    return out
+
+
+def to_parquet(res: Results, lineup: int, categories: Sequence[str],
+               analysis: Mapping[str, np.ndarray] | None = None) -> tuple[bytes, int]:
+    """The Parquet bytes of one chunk: ``lineup`` int16 then ``Results.to_frame()`` columns, then
+    the :data:`ANALYSIS_COLUMNS` when ``analysis`` is given.
 
     The ``strategy`` dictionary holds every entrant label of the run (``categories``), so the files
     of a tournament concatenate as one categorical. No schema metadata (pandas version, times):
@@ -246,6 +279,8 @@ def to_parquet(res: Results, lineup: int, categories: Sequence[str]) -> tuple[by
     frame = res.to_frame()
     frame["strategy"] = frame["strategy"].cat.set_categories(list(categories))
     frame.insert(0, "lineup", np.full(len(frame), lineup, dtype=np.int16))
+    for name in ANALYSIS_COLUMNS if analysis is not None else ():
+        frame[name] = analysis[name].reshape(-1)
     table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
     buf = io.BytesIO()
     pq.write_table(table, buf, **PARQUET_OPTIONS)

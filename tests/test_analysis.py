@@ -106,3 +106,29 @@ def test_analysis_of_a_record_equals_that_of_the_recording():
 def test_saved_rolls_are_refused():
     with pytest.raises(UserError, match="saved_rolls"):
         Analyser(load_rules("scandinavian", ["saved_rolls=true"]))
+
+
+def test_run_analyse_adds_exact_luck_and_regret_columns(tmp_path):
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    def rows(out):
+        return pd.concat(pq.read_table(p).to_pandas() for p in sorted((out / "chunks").iterdir()))
+
+    cfg = RunConfig(seats=("greedy", "solver:temperature=1"), games=120, seed=4, chunk_size=40, workers=1,
+                    analyse=True)
+    one = run(cfg, tmp_path / "one")
+    two = run(cfg.with_overrides(workers=2), tmp_path / "two")
+    a, b = rows(one), rows(two)
+    assert a.equals(b)  # exact whatever the worker count
+    an = analyser("scandinavian", [])
+    v0 = an.adv.turn_start_value(an.adv.state({}))
+    assert ((a["total"] - (v0 + a["luck"] - a["regret"])).abs() < 1e-9).all()
+    _, seats = analysed("scandinavian", [], "greedy", 120, 4)  # seat 0 alone plays the same dice
+    g = a[a["seat"] == 0]
+    assert g["luck"].tolist() == [s.luck for s in seats] and g["regret"].tolist() == [s.regret for s in seats]
+    assert g["decisions"].tolist() == [s.decisions for s in seats]
+    assert (a.loc[a["strategy"] == "greedy", "errors"] > 0).any()
