@@ -219,6 +219,30 @@ def plot_ratings(summary: RunSummary) -> Figure | None:
     return fig
 
 
+def plot_luck_adjusted(summary: RunSummary) -> Figure | None:
+    """Per entrant, the plain mean score and the luck-adjusted mean (total - luck) with their CIs."""
+    sec = next((x for x in summary.sections if x.key == "luck"), None)
+    rows = sec.to_dict()["luck"] if sec is not None else []
+    if not rows:
+        return None
+    k = len(rows)
+    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.6 * k + 1.6)), dpi=DPI, layout="constrained")
+    y = np.arange(k)
+    for off, key, ci, label, color in ((-0.15, "mean", "mean_ci", "mean score", _color(0)),
+                                       (0.15, "adjusted_mean", "adjusted_ci", "luck-adjusted (total - luck)",
+                                        _color(1))):
+        m = np.array([r[key] for r in rows])
+        err = np.array([[r[key] - r[ci][0] for r in rows], [r[ci][1] - r[key] for r in rows]])
+        ax.errorbar(m, y + off, xerr=np.clip(err, 0, None), fmt="o", color=color, capsize=4, label=label)
+    ax.set_yticks(y, [r["strategy"] for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel(f"points (bars: {100 * summary.confidence:.4g} % CI over games)")
+    ax.set_title(_title(summary, "Luck-adjusted means"))
+    ax.legend(loc="best", fontsize="small")
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
 #: Pictures of each report section (keyed by :attr:`harness.summary.Section.key`): file name -> function.
 PLOTS = {
     "entrants": {
@@ -226,6 +250,9 @@ PLOTS = {
         "score_cdf.png": plot_score_cdfs,
         "score_violin.png": plot_score_violins,
         "box_means.png": plot_box_means,
+    },
+    "luck": {
+        "luck_adjusted.png": plot_luck_adjusted,
     },
     "head_to_head": {
         "head_to_head.png": plot_head_to_head,

@@ -88,6 +88,11 @@ class Section:
         self.eidx = info.entrant_index()
         self.k = len(info.entrants)
 
+    @staticmethod
+    def applies(info: RunInfo) -> bool:
+        """Whether this section has something to say about the run (its columns exist)."""
+        return True
+
     def columns(self) -> list[str]:
         """Row columns this section reads."""
         raise NotImplementedError
@@ -469,8 +474,103 @@ def _bound(r: Mapping[str, Any]) -> str:
     return mark + _f(r["elo"], 1)
 
 
-#: The report's sections, in the order their tables appear.
-SECTIONS: tuple[type[Section], ...] = (EntrantSection, PairingSection, HeadToHeadSection)
+# ---------------------------------------------------------------------------------------------
+# luck and skill (runs played with --analyse)
+
+
+class LuckSection(Section):
+    """Per entrant, from the rows' exact ``luck`` and ``regret`` (runs played with ``--analyse``):
+    the luck-adjusted mean (total − luck: unbiased for the expected score whatever the policy,
+    :mod:`harness.analysis`) with its CI over games, the variance-reduction factor against the
+    plain per-game mean, and the regret per game and per decision, the error rate."""
+
+    key = "luck"
+
+    @staticmethod
+    def applies(info: RunInfo) -> bool:
+        return bool((info.manifest.get("config") or {}).get("analyse"))
+
+    def __init__(self, info: RunInfo, confidence: float) -> None:
+        super().__init__(info, confidence)
+        k = self.k
+        self.slots = np.zeros(k, dtype=np.int64)
+        for row in self.eidx:
+            for e in row:
+                self.slots[e] += 1
+        self.plain = [Moments.empty() for _ in range(k)]
+        self.adjusted = [Moments.empty() for _ in range(k)]
+        self.luck = np.zeros(k)
+        self.regret = np.zeros(k)
+        self.decisions = np.zeros(k, np.int64)
+        self.errors = np.zeros(k, np.int64)
+        self.rows = np.zeros(k, np.int64)
+
+    def columns(self) -> list[str]:
+        return ["total", "luck", "regret", "decisions", "errors"]
+
+    def add(self, w: Window) -> None:
+        k = self.k
+        tot, adj = np.zeros((k, w.games)), np.zeros((k, w.games))
+        for li, d in enumerate(w.data):
+            for s, e in enumerate(self.eidx[li]):
+                t, lk = d["total"][:, s].astype(np.float64), d["luck"][:, s]
+                tot[e] += t
+                adj[e] += t - lk
+                self.luck[e] += float(lk.sum())
+                self.regret[e] += float(d["regret"][:, s].sum())
+                self.decisions[e] += int(d["decisions"][:, s].sum(dtype=np.int64))
+                self.errors[e] += int(d["errors"][:, s].sum(dtype=np.int64))
+                self.rows[e] += w.games
+        for e in range(k):
+            if self.slots[e]:
+                self.plain[e] = self.plain[e].merge(Moments.of(tot[e] / self.slots[e]))
+                self.adjusted[e] = self.adjusted[e].merge(Moments.of(adj[e] / self.slots[e]))
+
+    def to_dict(self) -> dict[str, Any]:
+        out = []
+        for e in range(self.k):
+            n = int(self.rows[e])
+            if not n:
+                continue
+            ci = mean_ci(self.adjusted[e], self.confidence)
+            pci = mean_ci(self.plain[e], self.confidence)
+            var_a = self.adjusted[e].var
+            out.append({
+                "strategy": self.info.entrants[e], "games": n,
+                "mean": self.plain[e].mean, "mean_ci": [pci.lo, pci.hi],
+                "mean_luck": self.luck[e] / n,
+                "adjusted_mean": ci.mean, "adjusted_ci": [ci.lo, ci.hi],
+                # the optimal bot's adjusted score is V(start) in every game: float noise, not variance
+                "variance_reduction": (self.plain[e].var / var_a if var_a > 1e-12 * max(1.0, self.plain[e].var)
+                                       else math.inf),
+                "regret_per_game": self.regret[e] / n,
+                "decisions_per_game": self.decisions[e] / n,
+                "regret_per_decision": self.regret[e] / max(1, self.decisions[e]),
+                "error_rate": self.errors[e] / max(1, self.decisions[e]),
+            })
+        return {"luck": out}
+
+    @staticmethod
+    def tables(d: Mapping[str, Any]) -> list[Table]:
+        if not d.get("luck"):
+            return []
+        conf = f"{100 * d['confidence']:.4g} %"
+        rows = []
+        for x in d["luck"]:
+            vr = x["variance_reduction"]
+            rows.append([x["strategy"], f"{x['games']:,}", _f(x["mean"]), _f(x["mean_luck"]),
+                         f"{_f(x['adjusted_mean'])} [{_f(x['adjusted_ci'][0])}, {_f(x['adjusted_ci'][1])}]",
+                         "exact" if vr is None else f"{vr:.1f}x", _f(x["regret_per_game"]),
+                         _f(x["regret_per_decision"], 3), _pct(x["error_rate"])])
+        return [(f"Luck and skill (exact; adjusted = total - luck, unbiased; {conf} CI over games; "
+                 "variance reduction = var(mean) / var(adjusted mean); exact = zero variance)",
+                 ["entrant", "games", "mean", "mean luck", "adjusted mean", "variance reduction", "regret/game",
+                  "regret/decision", "errors"], rows)]
+
+
+#: The report's sections, in the order their tables appear (each applies when its ``applies``
+#: says so: the luck section only to runs played with ``--analyse``).
+SECTIONS: tuple[type[Section], ...] = (EntrantSection, LuckSection, PairingSection, HeadToHeadSection)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -540,7 +640,7 @@ def summarize(run: str | Path | RunInfo, confidence: float = 0.95,
     Memory: one chunk per lineup (only the columns the sections use), plus the accumulators.
     """
     info = run if isinstance(run, RunInfo) else load_run(run)
-    secs = tuple(cls(info, confidence) for cls in sections)
+    secs = tuple(cls(info, confidence) for cls in sections if cls.applies(info))
     cols = list(dict.fromkeys(c for s in secs for c in s.columns()))
     streams = [(info, li) for li in range(len(info.lineups))]
     for a, b, datas in iter_windows(streams, cols, info.games):

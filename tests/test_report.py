@@ -298,3 +298,32 @@ def test_an_entrant_that_wins_every_game_still_gets_ratings(tmp_path, capsys):
     assert rows["greedy"]["bound"] == rows["bonus"]["bound"] == "lower"
     assert all(math.isfinite(r["elo"]) and r["lo"] < r["elo"] < r["hi"] for r in d["ratings"])
     assert rows["random"]["elo"] < -300 < 300 < rows["greedy"]["elo"]
+
+
+def test_analysed_runs_get_a_luck_section(tmp_path):
+    """Rows with exact luck: the report shows the luck-adjusted mean (checked against pandas on the
+    same rows), the variance-reduction factor ("exact" for the optimal bot) and the regret figures;
+    a run without --analyse has no such section."""
+    import pyarrow.parquet as pq
+
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    out = run(RunConfig(seats=("greedy", "solver"), games=300, seed=2, chunk_size=100, workers=1, analyse=True),
+              tmp_path / "an")
+    d = write_report(summarize(out), plots=True)
+    rows = pd.concat(pq.read_table(p).to_pandas() for p in sorted((out / "chunks").iterdir()))
+    luck = {x["strategy"]: x for x in d["luck"]}
+    g = rows[rows["strategy"] == "greedy"]
+    adj = g["total"] - g["luck"]
+    assert luck["greedy"]["adjusted_mean"] == pytest.approx(adj.mean(), abs=1e-9)
+    assert luck["greedy"]["variance_reduction"] == pytest.approx(g["total"].var() / adj.var(), rel=1e-9)
+    assert luck["greedy"]["variance_reduction"] > 3
+    assert luck["greedy"]["error_rate"] == pytest.approx(g["errors"].sum() / g["decisions"].sum())
+    assert luck["solver"]["variance_reduction"] is None  # infinite: exact, shown as such
+    assert luck["solver"]["adjusted_ci"][1] - luck["solver"]["adjusted_ci"][0] < 1e-9
+    text = (out / "summary.md").read_text()
+    assert "## Luck and skill" in text and "| exact |" in text
+    assert (out / "luck_adjusted.png").is_file()
+    plain = run(RunConfig(seats=("greedy",), games=50, seed=2, workers=1), tmp_path / "plain")
+    assert "luck" not in summarize(plain).to_dict()
