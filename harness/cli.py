@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.report",
     "harness.compare",
     "harness.calibrate",
+    "harness.skill",
 )
 
 EXIT_USAGE = 2

@@ -18,6 +18,20 @@ a t interval and p-value, both runs' means, a two-sample KS test on the focus ro
 histograms, the per-box mean differences, the change of win and draw rates (:mod:`harness.outcome`), of
 upper-bonus rate and of yatzy rate, each paired with its interval; and the SPRT verdict.
 
+Luck adjustment: when both runs were played with ``analyse = true`` (rows carry each seat-game's
+exact ``luck``, :mod:`harness.analysis`), the score's interval, p-value and SPRT use the paired
+difference of luck-adjusted scores ``total - luck`` instead of the plain totals. Each luck term has
+mean zero given the past whatever the policy, so each run's adjusted mean is an unbiased estimate
+of its expected score, also across a rule change (each run is adjusted with its own rule set's
+table); only the variance shrinks (the output gives the factor, var(plain) / var(adjusted), of
+the per-game difference). The plain difference stays in the output (``score_plain``). Win and
+draw rates use the luck difference as a control variate: per game x_g = candidate - base of the
+focus seats' luck edge (the seat's luck minus the mean luck of the other seats at its table; mean
+zero), and the regression estimator :func:`harness.stats.control_variate_mean` with the
+coefficient fitted on the same games. When only one run has luck, the comparison is plain, with
+a note. ``compare`` turns the analysis on for the configs it plays (``--no-analyse`` to play
+without it) unless a rule set cannot be analysed (``saved_rolls``: then plain, with a note).
+
 SPRT: :func:`harness.stats.sprt_mean` on the d_g, H0: delta = mu0 (default 0) against H1: delta =
 mu1 (default 1 point). Two-sided by default: the mirrored H1' delta = 2*mu0 - mu1 is tested too,
 each side at alpha/2. Verdict and exit code:
@@ -35,6 +49,7 @@ each side at alpha/2. Verdict and exit code:
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,11 +63,14 @@ from harness.console import confidence_arg, jsonable
 from harness.rundir import RunInfo, iter_windows, load_run
 from harness.summary import yatzy_box
 from harness.stats import (
+    CoMoments,
+    ControlVariateMean,
     IntHistogram,
     Moments,
     PairedDiff,
     VecMoments,
     SPRTResult,
+    control_variate_mean,
     ks_2samp_counts,
     mean_ci,
     paired_difference_from_moments,
@@ -106,15 +124,19 @@ class PairedAccumulator:
 
     Metrics (in :attr:`metrics` order): ``total``, ``bonus`` (upper bonus earned, 0/1), ``yatzy``
     (yatzy box > 0, when both rule sets have one), ``win`` and ``draw`` (0/1, as defined in
-    :mod:`harness.outcome`; tables of 2+ seats), then every box both rule sets share. For each game the focus rows are averaged per
+    :mod:`harness.outcome`; tables of 2+ seats), then every box both rule sets share; with
+    ``luck`` (both runs analysed) also ``adjusted`` (total - luck) and ``edge`` (the seat's luck
+    minus the mean luck of the other seats at its table). For each game the focus rows are averaged per
     side; ``base``/``cand`` hold the moments of those per-game means and ``diff`` of their
-    difference (candidate - base). ``h_base``/``h_cand``: histograms of the focus rows' totals.
+    difference (candidate - base). ``cv``: co-moments of the (win, draw, edge) differences, for the
+    control-variate estimates. ``h_base``/``h_cand``: histograms of the focus rows' totals.
     """
 
     focus: list[Slot]
     boxes: list[str]
     ybox: tuple[str | None, str | None]
     wins: bool
+    luck: bool = False
     n: int = 0
     metrics: list[str] = field(default_factory=list)
     base: VecMoments = field(init=False)
@@ -122,18 +144,23 @@ class PairedAccumulator:
     diff: VecMoments = field(init=False)
     h_base: IntHistogram = field(default_factory=IntHistogram.empty)
     h_cand: IntHistogram = field(default_factory=IntHistogram.empty)
+    cv: CoMoments = field(init=False)
 
     def __post_init__(self) -> None:
         self.has_yatzy = bool(self.ybox[0] and self.ybox[1])
         self.metrics = (["total", "bonus"] + (["yatzy"] if self.has_yatzy else [])
                         + (["win", "draw"] if self.wins else [])
-                        + [f"box:{b}" for b in self.boxes])
+                        + [f"box:{b}" for b in self.boxes]
+                        + (["adjusted", "edge"] if self.luck else []))
         m = len(self.metrics)
         self.base, self.cand, self.diff = VecMoments.empty(m), VecMoments.empty(m), VecMoments.empty(m)
+        self._cv_cols = [self.metrics.index(k) for k in ("win", "draw", "edge") if k in self.metrics]
+        self.cv = CoMoments.empty(len(self._cv_cols))
 
     def columns(self) -> list[str]:
         extra = [y for y in self.ybox if y]
-        return list(dict.fromkeys(["total", "bonus", "outcome"] + self.boxes + extra))
+        return list(dict.fromkeys(["total", "bonus", "outcome"] + self.boxes + extra
+                                  + (["luck"] if self.luck else [])))
 
     def _side(self, data: Sequence[dict[str, np.ndarray]], ybox: str | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
         """(B, M) per-game means of every metric over the focus rows, and the focus totals (B, F)."""
@@ -151,6 +178,12 @@ class PairedAccumulator:
                 oc = d["outcome"][:, s.seat]
                 cols += [oc == WIN, oc == DRAW]
             cols += [d[b][:, s.seat] for b in self.boxes]
+            if self.luck:
+                lk = d["luck"]
+                seats = lk.shape[1]
+                own = lk[:, s.seat]
+                others = (lk.sum(axis=1) - own) / (seats - 1) if seats > 1 else np.zeros(rows)
+                cols += [tot - own, own - others]
             out += np.column_stack(cols)
         return out / k, totals
 
@@ -160,7 +193,10 @@ class PairedAccumulator:
         gc, tc = self._side(cand, self.ybox[1], rows)
         self.base.add(gb)
         self.cand.add(gc)
-        self.diff.add(gc - gb)
+        dg = gc - gb
+        self.diff.add(dg)
+        if self.luck and self.wins:
+            self.cv.add(dg[:, self._cv_cols])
         self.h_base, self.h_cand = self.h_base.add(tb), self.h_cand.add(tc)
         self.n += rows
 
@@ -168,6 +204,19 @@ class PairedAccumulator:
         """(difference, base, candidate) moments of one metric."""
         j = self.metrics.index(metric)
         return self.diff.get(j), self.base.get(j), self.cand.get(j)
+
+    @property
+    def score_metric(self) -> str:
+        """What the score's interval and the SPRT use: ``adjusted`` when both runs carry luck."""
+        return "adjusted" if self.luck else "total"
+
+    def controlled(self, metric: str, confidence: float) -> ControlVariateMean | None:
+        """The control-variate estimate of the paired difference of ``win`` or ``draw`` (luck
+        edge difference as the control, known mean 0); None without luck or wins."""
+        if not (self.luck and self.wins):
+            return None
+        names = [self.metrics[j] for j in self._cv_cols]
+        return control_variate_mean(self.cv, names.index(metric), names.index("edge"), 0.0, confidence)
 
 
 def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sided: bool, min_games: int = 0
@@ -192,6 +241,38 @@ def _diff_dict(p: PairedDiff, base: Moments, cand: Moments, confidence: float) -
             "diff": p.mean, "diff_ci": [p.lo, p.hi], "diff_std": p.std, "p_value": p.p_value, "games": p.n}
 
 
+#: How the score line names the luck-adjusted estimator (text and JSON).
+ADJUSTED = "luck-adjusted: total − luck"
+#: How the win and draw lines name their estimator with luck.
+CONTROL = "control variate luck difference"
+
+
+def variance_reduction(plain: Moments, adjusted: Moments) -> float:
+    """var(plain) / var(adjusted) of the per-game difference; inf when the adjusted variance is zero
+    up to float rounding (optimal bots: total - luck is V(start) in every game)."""
+    va, vp = adjusted.var, plain.var
+    if not (math.isfinite(va) and math.isfinite(vp)):
+        return math.nan
+    return vp / va if va > 1e-12 * max(1.0, vp) else math.inf
+
+
+def run_has_luck(info: RunInfo) -> tuple[bool, str]:
+    """(True, "") when every row of the run carries ``luck`` (played with ``analyse = true``), else
+    (False, why)."""
+    import pyarrow.parquet as pq
+
+    from harness.worker import ANALYSIS_COLUMNS
+
+    if not (info.manifest.get("config") or {}).get("analyse"):
+        return False, f"{info.path} was played without analyse"
+    for refs in info.chunks:
+        if refs:
+            names = set(pq.read_schema(refs[0].path).names)
+            if not set(ANALYSIS_COLUMNS) <= names:
+                return False, f"{refs[0].path} has no luck column"
+    return True, ""
+
+
 @dataclass(frozen=True)
 class CompareSettings:
     """The test's parameters (see the module docstring)."""
@@ -206,6 +287,8 @@ class CompareSettings:
     min_games: int = DEFAULT_MIN_GAMES
     #: compare runs on different seeds (independent games) instead of refusing
     unpaired: bool = False
+    #: use the rows' luck when both runs carry it (``--no-analyse``: plain totals only)
+    adjust: bool = True
 
     def __post_init__(self) -> None:
         if self.min_games < 2:
@@ -238,7 +321,18 @@ class Comparison:
         self.boxes_only = {"base": [b for b in self.base.box_names if b not in cboxes],
                            "candidate": [b for b in self.cand.box_names if b not in bboxes]}
         wins = all(len(lu) >= 2 for lu in self.base.lineups)
-        self.acc = PairedAccumulator(self.focus, boxes, (yatzy_box(self.base.rules), yatzy_box(self.cand.rules)), wins)
+        #: notes added by the caller (e.g. why the played runs were not analysed)
+        self.extra_notes: list[str] = []
+        (lb, why_b), (lc, why_c) = run_has_luck(self.base), run_has_luck(self.cand)
+        self.luck = lb and lc and settings.adjust
+        self.luck_note = None
+        if lb and lc and not settings.adjust:
+            self.luck_note = "plain comparison (--no-analyse): the runs' luck columns are not used"
+        elif lb != lc:
+            self.luck_note = (f"plain comparison (no luck adjustment): only {'BASE' if lb else 'CANDIDATE'} carries "
+                              f"luck ({why_c or why_b}); play both with analyse = true (run --analyse) to adjust")
+        self.acc = PairedAccumulator(self.focus, boxes, (yatzy_box(self.base.rules), yatzy_box(self.cand.rules)), wins,
+                                     self.luck)
 
     def update(self, until: int | None = None) -> int:
         """Re-read both manifests and fold the newly available paired games (up to game ``until``,
@@ -258,7 +352,7 @@ class Comparison:
 
     def verdict(self) -> tuple[str, list[SPRTResult]]:
         s = self.settings
-        return _sprt(self.acc.moments("total")[0], s.mu0, s.mu1, s.alpha, s.beta, s.two_sided, s.min_games)
+        return _sprt(self.acc.moments(self.acc.score_metric)[0], s.mu0, s.mu1, s.alpha, s.beta, s.two_sided, s.min_games)
 
     def result(self) -> dict[str, Any]:
         """The comparison as a JSON-able dict (``exit_code`` included)."""
@@ -272,7 +366,29 @@ class Comparison:
             d, b, c = acc.moments(metric)
             return _diff_dict(paired_difference_from_moments(d, conf), b, c, conf)
 
-        notes = list(self.base.warnings) + list(self.cand.warnings)
+        def controlled(metric: str) -> dict[str, Any] | None:
+            base = paired(metric)
+            cvm = acc.controlled(metric, conf)
+            if base is None or cvm is None:
+                return base
+            if cvm.beta == 0.0 and cvm.variance_reduction == 1.0:
+                # every seat of each table is compared: their luck edges cancel, there is no control
+                return base | {"estimator": "plain", "why": "every seat is compared: the seats' luck edges cancel"}
+            return base | {"estimator": CONTROL, "plain_diff": base["diff"], "plain_diff_ci": base["diff_ci"],
+                           "diff": cvm.mean, "diff_ci": [cvm.lo, cvm.hi], "diff_std": cvm.std,
+                           "p_value": cvm.p_value, "beta": cvm.beta, "variance_reduction": cvm.variance_reduction}
+
+        plain = paired("total")
+        score = plain
+        luck: dict[str, Any] = {"adjusted": self.luck, "estimator": ADJUSTED if self.luck else "plain"}
+        if self.luck:
+            score = paired("adjusted") | {"estimator": ADJUSTED}
+            vr = variance_reduction(acc.moments("total")[0], acc.moments("adjusted")[0])
+            score["variance_reduction"] = vr
+            luck["variance_reduction"] = vr
+        notes = list(self.base.warnings) + list(self.cand.warnings) + list(self.extra_notes)
+        if self.luck_note:
+            notes.append(self.luck_note)
         if self.base.seed != self.cand.seed:
             notes.append(f"UNPAIRED: seeds differ ({self.base.seed} vs {self.cand.seed}), so games are not on the "
                          "same dice: the differences are between independent games (valid, much noisier)")
@@ -299,14 +415,16 @@ class Comparison:
             "paired": self.base.seed == self.cand.seed,
             "boxes_only": self.boxes_only,
             "confidence": conf,
-            "score": paired("total"),
+            "score": score,
+            "score_plain": plain,
+            "luck": luck,
             "distribution": None if dist is None else {"test": "ks_2samp", "statistic": dist.statistic,
                                                        "p_value": dist.p_value, "method": dist.method},
             "boxes": [{"box": b} | paired(f"box:{b}") for b in acc.boxes],
             "bonus_rate": paired("bonus"),
             "yatzy_rate": paired("yatzy"),
-            "win_rate": paired("win"),
-            "draw_rate": paired("draw"),
+            "win_rate": controlled("win"),
+            "draw_rate": controlled("draw"),
             "sprt": {"mu0": s.mu0, "mu1": s.mu1, "alpha": s.alpha, "beta": s.beta, "two_sided": s.two_sided,
                      "min_games": s.min_games,
                      "tests": [{"h0": t.h0, "h1": t.h1, "llr": t.llr, "lower": t.lower, "upper": t.upper,
@@ -318,9 +436,12 @@ class Comparison:
         return jsonable(out)
 
 
-def compare_runs(base: str | Path, candidate: str | Path, settings: CompareSettings | None = None) -> dict[str, Any]:
-    """Compare two finished run directories (one streaming pass); returns :meth:`Comparison.result`."""
+def compare_runs(base: str | Path, candidate: str | Path, settings: CompareSettings | None = None,
+                 notes: Sequence[str] = ()) -> dict[str, Any]:
+    """Compare two finished run directories (one streaming pass); returns :meth:`Comparison.result`
+    (``notes``: extra lines for its notes)."""
     c = Comparison(base, candidate, settings or CompareSettings())
+    c.extra_notes = list(notes)
     c.update()
     return c.result()
 
@@ -356,14 +477,29 @@ def _play(cfg: Any, out: Path, games: int, quiet: bool) -> Path:
     return runner.run(cfg, out, quiet=quiet, resume=(out / "manifest.json").is_file())
 
 
-def _prepare_inputs(args: argparse.Namespace) -> tuple[Path, Path, Any, Any]:
-    """Run dirs for BASE and CANDIDATE, playing configs when given; (base, cand, cfg_b, cfg_c)."""
+def _unanalysable(cfg: Any) -> str | None:
+    """Why a config's rule set cannot be analysed (``saved_rolls``), or None."""
+    from harness.rules import load_rules
+
+    rules = load_rules(cfg.rules, dict(cfg.settings))
+    if rules.saved_rolls:
+        return (f"rule set {rules.name} has saved_rolls, which the solver's table does not value: "
+                "played without analyse, plain comparison (no luck adjustment)")
+    return None
+
+
+def _prepare_inputs(args: argparse.Namespace) -> tuple[Path, Path, Any, Any, list[str]]:
+    """Run dirs for BASE and CANDIDATE, playing configs when given; (base, cand, cfg_b, cfg_c, notes).
+
+    Configs played here get ``analyse = true`` (luck-adjusted comparison) unless ``--no-analyse``,
+    a rule set cannot be analysed, or an existing run directory on the other side was played
+    without it (its identity cannot change when more games are played into it)."""
     specs = [args.base, args.candidate]
     dirs = [_is_run_dir(s) for s in specs]
     if all(dirs) and not args.sequential:
         if args.games or args.seed is not None:
             raise UserError("--games/--seed apply when BASE/CANDIDATE are run configs (or with --sequential)")
-        return Path(args.base), Path(args.candidate), None, None
+        return Path(args.base), Path(args.candidate), None, None, []
     cfg_b = _config_of(args.base, args, "BASE")
     cfg_c = _config_of(args.candidate, args, "CANDIDATE")
     # common random numbers: both sides play the same seed (BASE's unless --seed)
@@ -374,6 +510,15 @@ def _prepare_inputs(args: argparse.Namespace) -> tuple[Path, Path, Any, Any]:
     if args.workers is not None:
         over["workers"] = args.workers
     cfg_b, cfg_c = cfg_b.with_overrides(**over), cfg_c.with_overrides(**over)
+    notes: list[str] = []
+    if not args.no_analyse:
+        why = _unanalysable(cfg_b) or _unanalysable(cfg_c)
+        existing = [c.analyse for c, d in ((cfg_b, dirs[0]), (cfg_c, dirs[1])) if d]
+        if why:
+            notes.append(why)
+        elif all(existing):
+            cfg_b = cfg_b if dirs[0] else cfg_b.with_overrides(analyse=True)
+            cfg_c = cfg_c if dirs[1] else cfg_c.with_overrides(analyse=True)
     root = Path(args.out) if args.out else Path("results") / f"compare-{time.strftime('%Y%m%d-%H%M%S')}"
     ob = Path(args.base) if dirs[0] else root / "base"
     oc = Path(args.candidate) if dirs[1] else root / "candidate"
@@ -381,7 +526,7 @@ def _prepare_inputs(args: argparse.Namespace) -> tuple[Path, Path, Any, Any]:
         games = args.games or cfg_b.games
         _play(cfg_b, ob, games, args.quiet)
         _play(cfg_c, oc, games, args.quiet)
-    return ob, oc, cfg_b, cfg_c
+    return ob, oc, cfg_b, cfg_c, notes
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -391,12 +536,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     use_cache_dir(args.cache_dir)
     settings = CompareSettings(mu0=args.mu0, mu1=args.mu1, alpha=args.alpha, beta=args.beta,
                                two_sided=not args.one_sided, confidence=args.confidence, entrant=args.entrant,
-                               min_games=args.min_games, unpaired=args.unpaired)
-    ob, oc, cfg_b, cfg_c = _prepare_inputs(args)
+                               min_games=args.min_games, unpaired=args.unpaired, adjust=not args.no_analyse)
+    ob, oc, cfg_b, cfg_c, notes = _prepare_inputs(args)
     if args.sequential:
-        res = _sequential(ob, oc, cfg_b, cfg_c, settings, args)
+        res = _sequential(ob, oc, cfg_b, cfg_c, settings, args, notes)
     else:
-        res = compare_runs(ob, oc, settings)
+        res = compare_runs(ob, oc, settings, notes)
     if args.json:
         print_json(res)
     else:
@@ -405,7 +550,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _sequential(ob: Path, oc: Path, cfg_b: Any, cfg_c: Any, settings: CompareSettings,
-                args: argparse.Namespace) -> dict[str, Any]:
+                args: argparse.Namespace, notes: Sequence[str] = ()) -> dict[str, Any]:
     """Play both sides a step of games at a time until the SPRT decides or ``--max-games``."""
     max_games = args.max_games
     if not max_games:
@@ -422,6 +567,7 @@ def _sequential(ob: Path, oc: Path, cfg_b: Any, cfg_c: Any, settings: CompareSet
         played = target
         if comp is None:
             comp = Comparison(ob, oc, settings)
+            comp.extra_notes = list(notes)
         comp.update()
         verdict, tests = comp.verdict()
         looks.append({"games": comp.acc.n, "verdict": verdict, "llr": [t.llr for t in tests]})
@@ -454,6 +600,14 @@ def _pv(p: Any) -> str:
     return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
 
 
+def _factor(x: Any, std: Any = None) -> str:
+    """A variance-reduction factor, 3 significant digits; "∞" when the reduced variance is zero up
+    to float rounding (JSON holds null for it, and a standard deviation of ~0)."""
+    if x is None:
+        return "∞" if std is not None and std < 1e-6 else "–"
+    return f"{x:.3g}"
+
+
 def compare_text(r: dict[str, Any]) -> str:
     """The terminal rendering: one dense headline, the SPRT line, the verdict, then the details."""
     conf = f"{100 * r['confidence']:.4g} %"
@@ -470,9 +624,16 @@ def compare_text(r: dict[str, Any]) -> str:
         *([] if r.get("paired", True) else
           ["pairing: NONE: the runs have different seeds, games are independent (--unpaired)"]),
         "",
-        f"score  {_num(sc['base'])} -> {_num(sc['candidate'])}   diff {_num(sc['diff'], 3, True)} "
-        f"{_ci(sc['diff_ci'], 3)} ({conf} CI)  p={_pv(sc['p_value'])}  n={r['games']:,} games",
     ]
+    adjusted = bool((r.get("luck") or {}).get("adjusted"))
+    label = (f"score (luck-adjusted: total − luck, variance / {_factor(sc['variance_reduction'], sc['diff_std'])})  "
+             if adjusted else "score  ")
+    lines.append(f"{label}{_num(sc['base'])} -> {_num(sc['candidate'])}   diff {_num(sc['diff'], 3, True)} "
+                 f"{_ci(sc['diff_ci'], 3)} ({conf} CI)  p={_pv(sc['p_value'])}  n={r['games']:,} games")
+    if adjusted:
+        pl = r["score_plain"]
+        lines.append(f"score (plain)  {_num(pl['base'])} -> {_num(pl['candidate'])}   diff "
+                     f"{_num(pl['diff'], 3, True)} {_ci(pl['diff_ci'], 3)}  p={_pv(pl['p_value'])}")
     mu_alt = [f"{t['h1']:+g}" for t in sp["tests"]]
     llrs = "  ".join(f"LLR {t['llr']:+.2f} [{t['lower']:.2f}, {t['upper']:.2f}] ({t['decision']})" for t in sp["tests"])
     lines.append(f"SPRT   H0 diff={sp['mu0']:g} vs H1 diff={' or '.join(mu_alt)} points, alpha={sp['alpha']:g}, "
@@ -488,8 +649,13 @@ def compare_text(r: dict[str, Any]) -> str:
                        ("draw_rate", "draw rate")):
         x = r.get(key)
         if x:
+            cv = ""
+            if x.get("estimator") == CONTROL:
+                beta = "–" if x["beta"] is None else f"{x['beta']:+.4f}"
+                cv = (f"  ({CONTROL}, beta = {beta}, variance / {_factor(x['variance_reduction'], x['diff_std'])}; "
+                      f"plain {100 * x['plain_diff']:+.2f} pts)")
             lines.append(f"{label:<17}{100 * x['base']:.2f} % -> {100 * x['candidate']:.2f} %  diff "
-                         f"{100 * x['diff']:+.2f} pts [{100 * x['diff_ci'][0]:+.2f}, {100 * x['diff_ci'][1]:+.2f}]")
+                         f"{100 * x['diff']:+.2f} pts [{100 * x['diff_ci'][0]:+.2f}, {100 * x['diff_ci'][1]:+.2f}]{cv}")
     if r.get("win_rate"):
         lines.append(f"({DEFINITION})")
     if r["boxes"]:
@@ -549,5 +715,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, metavar="N", help="worker processes when playing configs")
     p.add_argument("--out", metavar="DIR", help="where played runs go (DIR/base, DIR/candidate)")
     p.add_argument("--quiet", action="store_true", help="no progress bars while playing")
+    p.add_argument("--no-analyse", action="store_true",
+                   help="plain comparison: play configs without the luck analysis and ignore the runs' luck columns "
+                        "(by default played configs are analysed and runs that carry luck are compared luck-adjusted)")
     add_cache_dir_option(p)
     p.set_defaults(func=_cmd_compare)

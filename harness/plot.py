@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 if TYPE_CHECKING:
+    from harness.skill import SkillReport
     from harness.summary import EntrantStats, RunSummary
 
 DPI = 100
@@ -258,6 +259,77 @@ PLOTS = {
         "head_to_head.png": plot_head_to_head,
         "ratings.png": plot_ratings,
     },
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# luck and skill of game records (``yatzy-harness analyse``, :mod:`harness.skill`)
+
+
+#: The scatter of luck against score draws at most this many games per player.
+SCATTER_MAX = 5000
+
+
+def _skill_title(report: SkillReport, what: str) -> str:
+    rules = ", ".join(r["rules"] for r in report.rules)
+    return f"{what}\n{rules} rules, {report.games:,} games of {Path(report.source).name}"
+
+
+def plot_regret_distribution(report: SkillReport) -> Figure | None:
+    """Per player, a step histogram of the non-zero regrets per decision (log-scale x, share of all
+    the player's decisions per bin); the legend gives the share of zero-regret decisions."""
+    players = [p for p in report.players if p.decisions]
+    if not players:
+        return None
+    edges = report.regret_edges
+    fig, ax = plt.subplots(figsize=(9, 5), dpi=DPI, layout="constrained")
+    for i, p in enumerate(players):
+        share = 100 * p.regret_hist / p.decisions
+        ax.stairs(share, edges, color=_color(i), lw=1.6,
+                  label=f"{p.label} (zero regret: {100 * p.zero_regret / p.decisions:.1f} % of "
+                        f"{p.decisions:,} decisions; mean {p.regret_per_decision:.3f})")
+    hit = np.flatnonzero(sum(p.regret_hist for p in players))
+    if hit.size:  # the decades that hold regrets, not the whole 1e-6 .. 1e3 span
+        ax.set_xlim(edges[max(0, hit[0] - 2)], edges[min(edges.size - 1, hit[-1] + 3)])
+    ax.set_xscale("log")
+    ax.set_xlabel("regret of a decision (points, log scale; bins of 0.1 decade)")
+    ax.set_ylabel("share of the player's decisions (%)")
+    ax.set_title(_skill_title(report, "Regret per decision (non-zero regrets)"))
+    ax.grid(alpha=0.3)
+    fig.legend(loc="outside lower center", ncols=1 if len(players) > 2 else len(players), fontsize="small")
+    return fig
+
+
+def plot_luck_vs_score(report: SkillReport) -> Figure | None:
+    """Per player, each seat-game's luck (x) against its final score (y), one colour per player,
+    with the line final = adjusted mean + luck (the identity's expectation); at most
+    :data:`SCATTER_MAX` games per player (a fixed random sample)."""
+    players = [p for p in report.players if p.games]
+    if not players:
+        return None
+    rng = np.random.default_rng(0)
+    fig, ax = plt.subplots(figsize=(8, 6), dpi=DPI, layout="constrained")
+    for i, p in enumerate(players):
+        x, y = p.lucks, p.finals
+        if x.size > SCATTER_MAX:
+            keep = np.sort(rng.choice(x.size, SCATTER_MAX, replace=False))
+            x, y = x[keep], y[keep]
+        ax.scatter(x, y, s=10 if x.size > 500 else 18, alpha=0.5 if x.size > 500 else 0.8, color=_color(i), lw=0,
+                   label=f"{p.label} (mean {p.mean:.1f}, adjusted {p.adjusted_mean:.1f})")
+        span = np.array([p.lucks.min(), p.lucks.max()])
+        ax.plot(span, p.adjusted_mean + span, color=_color(i), lw=1, ls="--")
+    ax.set_xlabel("luck of the game (points: the dice against their expectation)")
+    ax.set_ylabel("final score (points)")
+    ax.set_title(_skill_title(report, "Luck against final score (dashed: adjusted mean + luck)"))
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small")
+    return fig
+
+
+#: Pictures of ``yatzy-harness analyse``: file name -> function of a :class:`~harness.skill.SkillReport`.
+SKILL_PLOTS = {
+    "regret_per_decision.png": plot_regret_distribution,
+    "luck_vs_score.png": plot_luck_vs_score,
 }
 
 

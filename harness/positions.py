@@ -12,6 +12,8 @@ Public API::
     adv.keep_value(st, keep, rerolls_left_after)      # expectation over the reroll of the other dice
     adv.box_value(st, roll, box, first)               # value of writing the roll in a box
     adv.after_box(st, roll, box, first)               # -> State of the next turn
+    rp = position_from_record(record, seat=1, column=1, turn=4, roll=2, advisor=adv)  # a game record's decision
+    rp.played(adv.advise(rp.position))                # -> the Option the player chose there
 
 A position is one column's sheet (a :class:`State`: filled boxes, upper subtotal, key-box flag and
 the points already on the sheet), the dice in hand, the rerolls left and whether the dice come
@@ -31,7 +33,7 @@ Regret is computed on the solver's numbers before the sheet's points are added, 
 option has regret 0 exactly. Turn plans are kept per state in an LRU cache, so analysing many
 games computes each state's plan once. A game record's decision is a position through
 :meth:`Advisor.state` (the sheet before the turn) and :meth:`Advisor.position` (dice, rerolls
-left, first roll).
+left, first roll): :func:`position_from_record`.
 
 The identities the analysis rests on (tested to 1e-9): ``turn_start_value(s)`` is the sum over
 first rolls of P(roll) x ``roll_value``; ``keep_value`` is the sum over the reroll's outcomes of
@@ -420,6 +422,101 @@ class Advisor:
         return plan
 
 
+# ---------------------------------------------------------------------------------------------
+# a decision of a game record
+
+
+@dataclass(frozen=True)
+class RecordPosition:
+    """A decision of a recorded game: the position just after roll ``roll`` (from 1) of one seat's
+    turn, the column's sheet before the turn (``scores``: {box: score} of the filled boxes;
+    ``extra``: the extra-bonus points on it), the dice, and what the player did there: ``keep``,
+    the dice kept for the next roll, or None when the turn stopped here and ``box`` was written."""
+
+    game: Any
+    seat: int
+    label: str
+    column: int
+    turn: int
+    roll: int
+    position: Position
+    scores: Mapping[str, int]
+    extra: int
+    dice: tuple[int, ...]
+    keep: tuple[int, ...] | None
+    box: str
+
+    @property
+    def box_position(self) -> Position:
+        """The box decision that followed this roll when the turn stopped here (0 rerolls left)."""
+        return Position(self.position.state, self.position.roll, 0, self.position.first)
+
+    def played(self, advice: Advice) -> Option:
+        """The option of ``advice`` (this position's, or :attr:`box_position`'s) the player chose:
+        the keep, ``stop`` when the turn stopped with rerolls left, or the box."""
+        if advice.decision == "box":
+            hit = [o for o in advice.options if o.box == self.box]
+        elif self.keep is None:
+            hit = [o for o in advice.options if o.stop]
+        else:
+            kept = tuple(sorted(self.keep, reverse=True))
+            hit = [o for o in advice.options if o.keep == kept and not o.stop]
+        if len(hit) != 1:
+            raise ValueError("this advice is not of this record's position")
+        return hit[0]
+
+
+def position_from_record(record: Any, seat: int, column: int, turn: int, roll: int,
+                         advisor: Advisor | None = None) -> RecordPosition:
+    """The decision of ``record`` (a :class:`harness.record.GameRecord`) just after roll ``roll``
+    of ``seat``'s turn ``turn`` in ``column`` (seat from 0, the others from 1, as records count).
+
+    The sheet before the turn is rebuilt from the seat's earlier turns in that column (each column
+    is its own game); the rerolls left follow from the rules and ``roll``. ``advisor`` is one of
+    the record's rule set (default: a new one, which loads the solved table); the record is
+    validated against it first. :class:`UserError` (one line) for a seat, column, turn or roll
+    not in the record, and for rule sets with ``saved_rolls`` (as :class:`Advisor`).
+    """
+    from harness.record import validate_record
+
+    adv = advisor if advisor is not None else Advisor(record.load_rules())
+    rules = adv.rules
+    validate_record(record, rules)
+    game = f"game {record.game}"
+    seats = record.seats
+    if not 0 <= seat < len(seats):
+        names = ", ".join(s.label for s in seats)
+        raise UserError(f"seat {seat} is not in {game}: it has seats 0..{len(seats) - 1} ({names})")
+    label = seats[seat].label
+    if not 1 <= column <= rules.columns:
+        raise UserError(f"column {column} is not in {game}: {rules.name} plays "
+                        f"{rules.columns} column{'s' * (rules.columns != 1)}")
+    mine = [t for t in record.turns if t.seat == seat and t.column == column]
+    at = f"{game}, seat {seat} ({label}), column {column}"
+    found = [t for t in mine if t.turn == turn]
+    if not found:
+        have = f"turns 1..{len(mine)}" if mine else "no turn"
+        raise UserError(f"turn {turn} is not in {at}: the record has {have} there")
+    t = found[0]
+    if not 1 <= roll <= len(t.rolls):
+        raise UserError(f"roll {roll} is not in {at} turn {turn}: the turn has {len(t.rolls)} "
+                        f"roll{'s' * (len(t.rolls) != 1)}")
+    state = adv.state({})
+    scores: dict[str, int] = {}
+    for before in mine:
+        if before.turn >= turn:
+            break
+        state = adv.after_box(state, before.rolls[-1], before.box, len(before.rolls) == 1)
+        scores[before.box] = before.score
+    bonus = rules.bonus_value if state.upper >= rules.threshold else 0
+    extra = state.points - sum(scores.values()) - bonus
+    rr = rules.rolls_per_turn - 1
+    pos = adv.position(state, t.rolls[roll - 1], rr - (roll - 1), roll == 1)
+    keep = t.keeps[roll - 1] if roll < len(t.rolls) else None
+    return RecordPosition(record.game, seat, label, column, turn, roll, pos, scores, extra,
+                          tuple(t.rolls[roll - 1]), keep, t.box)
+
+
 def _faces(faces: Sequence[Any]) -> str:
     return " ".join(str(f) for f in faces) or "none"
 
@@ -475,6 +572,18 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     from harness.rules import load_rules
 
     cache_dir = use_cache_dir(args.cache_dir)
+    if args.record:
+        return _advise_record(args, cache_dir)
+    asked = [flag for flag, v in (("--game", args.game), ("--seat", args.seat), ("--turn", args.turn),
+                                  ("--roll", args.roll), ("--column", args.column), ("--lineup", args.lineup))
+             if v is not None]
+    if asked:
+        raise UserError(f"{', '.join(asked)} need{'s' * (len(asked) == 1)} --record FILE (a decision of a game record)")
+    missing = [what for what, v in (("RULES", args.rules), ("--dice", args.dice), ("--rolls-left", args.rolls_left))
+               if v is None]
+    if missing:
+        raise UserError(f"advise needs RULES, --dice and --rolls-left (or --record FILE with --game, --seat, --turn "
+                        f"and --roll); missing {', '.join(missing)}")
     rules = load_rules(args.rules, args.settings)
     scores = parse_filled(args.filled)
     dice = _parse_dice(args.dice)
@@ -485,23 +594,122 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         print_json({"decision": advice.decision, "position": position_json(adv, advice, scores, args.extra),
                     "options": [o.to_json() for o in advice.options]})
         return 0
+    _print_advice(rules, advice, scores, args.extra, dice)
+    return 0
+
+
+def _print_advice(rules: RuleSet, advice: Advice, scores: Mapping[str, int], extra_points: int,
+                  dice: Sequence[int]) -> None:
+    """The text form of ``advise``: the sheet, the dice, every option, what the numbers mean."""
     pos = advice.position
+    st = pos.state
     sheet = " ".join(f"{k}={v}" for k, v in scores.items()) or "empty"
-    extra = f" +{args.extra} extra" if args.extra else ""
+    extra = f" +{extra_points} extra" if extra_points else ""
     bonus = " (bonus earned)" if rules.bonus_value and st.upper >= rules.threshold else ""
     print(f"{rules.name}: sheet {sheet}{extra}; {st.points} points, upper {st.upper}{bonus}")
     where = "first roll" if pos.first else "after a reroll"
     what = (f"{pos.rolls_left} reroll{'s' if pos.rolls_left != 1 else ''} left: keep" if pos.rolls_left
             else "choose a box")
     print(f"dice {' '.join(map(str, dice))} ({where}), {what}")
-    label = [("stop" if o.stop else " ".join(map(str, o.keep)) or "nothing") if o.keep is not None else o.box
-             for o in advice.options]
+    label = [_option_label(o) for o in advice.options]
     width = max(max(map(len, label)), 4)
     print(f"  {'keep' if advice.decision == 'keep' else 'box':<{width}}  {'value':>10}  {'regret':>8}")
     for i, (o, name) in enumerate(zip(advice.options, label)):
         mark = "best" if i == 0 else ("tie" if o.best else "")
         print(f"  {name:<{width}}  {o.value:10.4f}  {o.regret:8.4f}  {mark}".rstrip())
     print("value = points on the sheet + expected rest of the game under optimal play; best = the solver's choice")
+
+
+def _option_label(o: Option) -> str:
+    if o.keep is None:
+        return str(o.box)
+    return "stop" if o.stop else " ".join(map(str, o.keep)) or "nothing"
+
+
+def _played(advice: Advice, o: Option) -> str:
+    """``keep 6 6, regret 1.2345 (best: keep 6 6 6)``."""
+    def name(x: Option) -> str:
+        return _option_label(x) if x.keep is None or x.stop else f"keep {_option_label(x)}"
+
+    best = "best" if o.best else f"best: {name(advice.options[0])}"
+    return f"{name(o)}, regret {o.regret:.4f} ({best})"
+
+
+def _same_game(game: Any, wanted: str) -> bool:
+    if str(game) == wanted:
+        return True
+    try:
+        return not isinstance(game, str) and float(wanted) == game
+    except ValueError:
+        return False
+
+
+def _record_of(source: str, game: str, lineup: int | None) -> Any:
+    """The record of ``game`` (and ``lineup``) in a file of records or a run directory."""
+    from pathlib import Path
+
+    from harness.record import read_records, records_of_run
+
+    if Path(source).is_dir():
+        try:
+            g = int(game)
+        except ValueError:
+            raise UserError(f"--game {game}: a run's games are numbered from 0") from None
+        ((_, rec),) = list(records_of_run(source, lineup=lineup or 0, games=[g]))
+        return rec  # checked by position_from_record
+    res = read_records(source)
+    if lineup is not None and all(lu is None for lu in res.lineups):
+        raise UserError(f"{source} has no lineups (only a run's Parquet records do): leave out --lineup")
+    hits = [(rec, lu) for rec, lu in zip(res.games, res.lineups)
+            if _same_game(rec.game, game) and (lineup is None or lu == lineup)]
+    if not hits:
+        for bad in res.errors:
+            if bad.game is not None and _same_game(bad.game, game):
+                raise UserError(bad.message)
+        ids = [str(r.game) for r in res.games]
+        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+        where = f" lineup {lineup}" if lineup is not None else ""
+        raise UserError(f"game {game} is not in {source}{where} ({len(ids)} game{'s' * (len(ids) != 1)}: {shown})")
+    if len(hits) > 1:
+        lus = sorted({lu for _, lu in hits if lu is not None})
+        how = f"give --lineup ({', '.join(map(str, lus))})" if len(lus) > 1 else "keep one game per id"
+        raise UserError(f"game {game} appears {len(hits)} times in {source}: {how}")
+    return hits[0][0]
+
+
+def _advise_record(args: argparse.Namespace, cache_dir: Any) -> int:
+    from harness.console import print_json
+
+    given = [flag for flag, v in (("RULES", args.rules), ("--filled", args.filled), ("--extra", args.extra),
+                                  ("--dice", args.dice), ("--rolls-left", args.rolls_left is not None),
+                                  ("--first-roll/--not-first", args.first is not None), ("--set", args.settings))
+             if v]
+    if given:
+        raise UserError(f"--record takes the rules and the position from the record: leave out {', '.join(given)}")
+    missing = [flag for flag, v in (("--game", args.game), ("--seat", args.seat), ("--turn", args.turn),
+                                    ("--roll", args.roll)) if v is None]
+    if missing:
+        raise UserError(f"--record needs --game, --seat, --turn and --roll; missing {', '.join(missing)}")
+    rec = _record_of(args.record, args.game, args.lineup)
+    adv = Advisor(rec.load_rules(), cache_dir)
+    rp = position_from_record(rec, args.seat, args.column or 1, args.turn, args.roll, adv)
+    advice = adv.advise(rp.position)
+    chosen = rp.played(advice)
+    then = adv.advise(rp.box_position) if advice.decision == "keep" and rp.keep is None else None
+    if args.json:
+        out: dict[str, Any] = {"game": rp.game, "seat": rp.seat, "label": rp.label, "column": rp.column,
+                               "turn": rp.turn, "roll": rp.roll} | chosen.to_json()
+        if then is not None:
+            out["then"] = rp.played(then).to_json()
+        print_json({"decision": advice.decision, "position": position_json(adv, advice, rp.scores, rp.extra),
+                    "options": [o.to_json() for o in advice.options], "chosen": out})
+        return 0
+    _print_advice(adv.rules, advice, rp.scores, rp.extra, rp.dice)
+    line = f"game {rp.game}, seat {rp.seat} ({rp.label}), column {rp.column} turn {rp.turn}, roll {rp.roll}: " \
+           f"played {_played(advice, chosen)}"
+    if then is not None:
+        line += f"; then {_played(then, rp.played(then))}"
+    print(line)
     return 0
 
 
@@ -513,26 +721,41 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                                    "left) with its exact value - points on the sheet plus the expected rest of the "
                                    "game under optimal play - and its regret (best value minus its value), best "
                                    "first. With rerolls left the options are the keeps ('stop' keeps every die), "
-                                   "with none the boxes the rules allow now. The first option is the solver bot's.",
+                                   "with none the boxes the rules allow now. The first option is the solver bot's. "
+                                   "With --record, the position is a decision of a game record (the sheet rebuilt "
+                                   "from the seat's earlier turns), and a last line says what the player did there "
+                                   "and its regret.",
                        epilog=examples(
                            "yatzy-harness advise scandinavian --filled ones=3,twos=6 --dice 6 6 4 4 1 --rolls-left 2",
                            "yatzy-harness advise scandinavian --filled ones=3,twos=6 --dice 6 6 4 4 1 --rolls-left 0",
-                           "yatzy-harness advise generala --dice 2 3 4 5 6 --rolls-left 0 --first-roll --json"))
-    p.add_argument("rules", metavar="RULES", help="rule set name or .toml path")
+                           "yatzy-harness advise generala --dice 2 3 4 5 6 --rolls-left 0 --first-roll --json",
+                           "yatzy-harness advise --record games.jsonl --game 17 --seat 1 --turn 4 --roll 2",
+                           "yatzy-harness advise --record results/sg --game 0 --seat 1 --turn 7 --roll 3"))
+    p.add_argument("rules", metavar="RULES", nargs="?", help="rule set name or .toml path (not with --record)")
     p.add_argument("--filled", action="append", default=[], metavar="BOX=SCORE,...",
                    help="the filled boxes with their scores (comma-separated, repeatable); the others are open")
     p.add_argument("--extra", type=int, default=0, metavar="POINTS",
                    help="points of extra yatzy bonuses already on the sheet")
-    p.add_argument("--dice", nargs="+", required=True, metavar="DIE", help="the dice in hand, faces 1..6")
-    p.add_argument("--rolls-left", type=int, required=True, metavar="N",
-                   help="rerolls still allowed this turn; 0 = choose a box")
+    p.add_argument("--dice", nargs="+", metavar="DIE", help="the dice in hand, faces 1..6")
+    p.add_argument("--rolls-left", type=int, metavar="N", help="rerolls still allowed this turn; 0 = choose a box")
     first = p.add_mutually_exclusive_group()
     first.add_argument("--first-roll", dest="first", action="store_const", const=True, default=None,
                        help="the dice come from the turn's first roll (servida); implied with every reroll left")
     first.add_argument("--not-first", dest="first", action="store_const", const=False,
                        help="the dice come from a reroll (the default with fewer rerolls left)")
     add_set_option(p)
+    rec = p.add_argument_group("a decision of a game record (in place of RULES, --filled, --dice, --rolls-left)")
+    rec.add_argument("--record", metavar="FILE",
+                     help="game records (.jsonl, .jsonl.gz, .parquet) or a run directory played with --record")
+    rec.add_argument("--game", metavar="ID", help="the game's id (a run's game index)")
+    rec.add_argument("--lineup", type=int, metavar="N",
+                     help="the lineup, in a run directory (default 0) or a run's Parquet records")
+    rec.add_argument("--seat", type=int, metavar="N", help="the seat, from 0")
+    rec.add_argument("--column", type=int, metavar="N", help="the column, from 1 (default 1)")
+    rec.add_argument("--turn", type=int, metavar="N", help="the seat's turn in that column, from 1")
+    rec.add_argument("--roll", type=int, metavar="N", help="the roll of that turn, from 1: the position just after it")
     add_cache_dir_option(p)
     p.add_argument("--json", action="store_true",
-                   help='print {"decision", "position", "options": [{"keep"|"box", "value", "regret", "best"}]}')
+                   help='print {"decision", "position", "options": [{"keep"|"box", "value", "regret", "best"}]}, '
+                        'and with --record "chosen": the option played')
     p.set_defaults(func=_cmd_advise)

@@ -3,7 +3,8 @@
 A record holds one game (rule set and settings, seats, and for every turn the faces after each roll,
 the dice kept before each reroll, the box written and its score); README.md "Game records" is the
 reference. Human games fit it without any bot; the engine's games convert to it
-(:func:`record_from_trace`). Validation replays the sheet through :func:`harness.scoring.score_options`,
+(:func:`record_from_trace`), and a run played with ``--record`` reads back as records
+(:func:`records_of_run`). Validation replays the sheet through :func:`harness.scoring.score_options`,
 so a record and the engine can never disagree on a score.
 """
 
@@ -19,7 +20,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -466,12 +467,16 @@ def _parquet_rows(path: Path) -> list[tuple[str, str, int | None]]:
 
 
 def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bool = True) -> ReadResult:
-    """Read game records from a ``.jsonl`` / ``.jsonl.gz`` / ``.parquet`` file, or from lines of JSON.
+    """Read game records from a ``.jsonl`` / ``.jsonl.gz`` / ``.parquet`` file, from lines of JSON,
+    or from a run directory played with ``--record`` (:func:`records_of_run`: every lineup's games,
+    ``lineups`` filled).
 
     Every game is checked (:func:`validate_record`, unless ``validate=False``: shape only); a bad
     game is skipped and listed in ``errors`` as ``(game id, "SOURCE line N: message")``. Raises
     :class:`UserError` when the source cannot be read or holds no usable game.
     """
+    if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
+        return _read_run(Path(source), validate)
     name, rows = _read_lines(source)
     games: list[GameRecord] = []
     lineups: list[int | None] = []
@@ -533,6 +538,167 @@ def write_records_parquet(path: str | os.PathLike[str], records: Sequence[GameRe
     p = Path(path)
     pq.write_table(pa.table(cols), p)
     return p
+
+
+# ---------------------------------------------------------------------------------------------
+# a run's records (``yatzy-harness run --record``)
+
+
+def _dice_codes(limit: int) -> dict[int, tuple[int, ...]]:
+    """:func:`harness.worker.faces_code` inverted for every multiset of up to ``limit`` dice
+    (0: no dice)."""
+    out: dict[int, tuple[int, ...]] = {0: ()}
+    level = [()]
+    for _ in range(limit):
+        level = [f + (x,) for f in level for x in range(f[-1] if f else 1, 7)]
+        out.update((int("".join(map(str, f))), f) for f in level)
+    return out
+
+
+def _run_rules_name(manifest: Mapping[str, Any], rules: RuleSet) -> str:
+    """What a record of the run names its rules by: the built-in name when the run's rule file is
+    the built-in one, else the rule file's path."""
+    from harness.rules import rules_dir
+
+    name = str(manifest["rules"]["name"])
+    builtin = rules_dir() / f"{name}.toml"
+    return name if builtin.is_file() and builtin.resolve() == Path(rules.source).resolve() else rules.source
+
+
+def records_of_run(run_dir: str | os.PathLike[str], *, lineup: int | None = None,
+                   games: Iterable[int] | None = None) -> Iterator[tuple[int, GameRecord]]:
+    """The game records of a run played with ``--record``: ``(lineup, record)`` for every game of
+    every complete chunk in the manifest (lineup by lineup, games in order), or of ``lineup`` and
+    ``games`` (game indices) only.
+
+    Each ``records/`` file is checked against the manifest's sha256 first. A record names the run's
+    rules (its built-in name, else the rule file's path) with the settings the run changed, the
+    run's seed, its seats (``Seat(spec=...)``, plus ``name`` when the run's label differs from the
+    spec) and the totals of the run's own rows (``chunks/``), so validating a record checks it
+    against the run's results. Turns are in play order; the keep that kept every die (stop) is
+    not a keep of the record. :class:`UserError` (one line) for a run without records, a lineup or
+    game not in the run, or a damaged file (naming it and ``yatzy-harness run --resume DIR``).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from harness.rundir import (MANIFEST, RECORD_DIR, ChunkRef, load_manifest, manifest_chunks, read_chunk,
+                                rules_of_manifest, settings_changed, sha256_bytes)
+
+    run = Path(run_dir)
+    manifest = load_manifest(run)
+    where = str(run / MANIFEST)
+    rules, _ = rules_of_manifest(manifest, where)
+    try:
+        lineups = [[str(x) for x in lu] for lu in manifest["lineups"]]
+        specs = {str(e["label"]): str(e["spec"]) for e in manifest["entrants"]}
+        seed = int(manifest["seed"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError(f"{where}: incomplete manifest ({exc})") from None
+    chunks = manifest_chunks(manifest)
+    if not chunks:
+        raise UserError(f"{run}: no complete chunk yet, so no game records")
+    if not any(c.records_sha256 for c in chunks):
+        raise UserError(f"{run} was played without --record, so it has no game records "
+                        f"(play it again with: yatzy-harness run ... --record)")
+    if lineup is not None and not 0 <= lineup < len(lineups):
+        have = "lineup 0 only" if len(lineups) == 1 else f"lineups 0..{len(lineups) - 1}"
+        raise UserError(f"lineup {lineup} is not in run {run}: it has {have}")
+    wanted = None if games is None else sorted({int(g) for g in games})
+    if wanted is not None:
+        for li in range(len(lineups)) if lineup is None else [lineup]:
+            have_games = {g for c in chunks if c.lineup == li for g in range(c.start, c.stop)}
+            missing = [g for g in wanted if g not in have_games]
+            if missing:
+                n = max(have_games, default=-1) + 1
+                span = f"games 0..{n - 1}" if len(have_games) == n else f"{len(have_games):,} games"
+                raise UserError(f"game {missing[0]} is not in run {run}: lineup {li} has {span}")
+    rules_name = _run_rules_name(manifest, rules)
+    settings = settings_changed(rules)
+    nb, n_cols = rules.n_boxes, rules.columns
+    n_turns = nb * n_cols
+    codes = _dice_codes(rules.n_dice)
+    resume = f"yatzy-harness run --resume {run}"
+    seats_of = [tuple(Seat(name=lab if lab != specs.get(lab) else None, spec=specs.get(lab)) for lab in lu)
+                for lu in lineups]
+    for c in chunks:
+        if lineup is not None and c.lineup != lineup:
+            continue
+        pick = range(c.start, c.stop) if wanted is None else [g for g in wanted if c.start <= g < c.stop]
+        if not pick:
+            continue
+        path = run / c.records_file
+        if c.records_sha256 is None:
+            raise UserError(f"{path}: the manifest has no checksum for this chunk's records; "
+                            f"replay it with: {resume}")
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read ({exc.strerror or exc}); replay it with: {resume}") from None
+        if sha256_bytes(data) != c.records_sha256:
+            raise UserError(f"{path}: damaged (its sha256 differs from the manifest's); replay it with: {resume}")
+        try:
+            table = pq.read_table(pa.BufferReader(data))
+        except Exception as exc:  # pyarrow raises many types for a file that is not Parquet
+            raise UserError(f"{path}: cannot read: {exc}") from None
+        n_seats = len(lineups[c.lineup])
+        b = c.stop - c.start
+        if table.num_rows != b * n_seats * n_turns:
+            raise UserError(f"{path}: {table.num_rows} rows, expected {b} games x {n_seats} seats x {n_turns} turns")
+        col = {k: table.column(k).to_numpy().reshape(b, n_seats, n_turns)
+               for k in table.column_names if k != "box"}
+        order = (col["game"] == c.start + np.arange(b)[:, None, None]).all() \
+            and (col["seat"] == np.arange(n_seats)[None, :, None]).all() \
+            and ((col["column"].astype(np.int64) - 1) * nb + col["turn"] - 1 == np.arange(n_turns)).all()
+        if not order:
+            raise UserError(f"{path}: rows are not games {c.start}..{c.stop - 1} in (game, seat, turn) order")
+        box_col = table.column("box").combine_chunks()
+        box_names = box_col.dictionary.to_pylist()
+        boxes = box_col.indices.to_numpy().reshape(b, n_seats, n_turns)
+        n_rolls = sum(k.startswith("roll_") for k in col)
+        rows = read_chunk(ChunkRef(c.lineup, c.start, c.stop, run / c.file, c.sha256), ["game", "total"])
+        if rows.num_rows != b * n_seats or (rows.column("game").to_numpy() != np.repeat(np.arange(c.start, c.stop),
+                                                                                     n_seats)).any():
+            raise UserError(f"{run / c.file}: rows are not games {c.start}..{c.stop - 1} x {n_seats} seats")
+        totals_of = rows.column("total").to_numpy().reshape(b, n_seats)
+        for g in pick:
+            i = g - c.start
+            rolls = np.stack([col[f"roll_{j + 1}"][i] for j in range(n_rolls)], axis=-1)
+            keeps = np.stack([col[f"keep_{j + 1}"][i] for j in range(n_rolls - 1)], axis=-1) if n_rolls > 1 \
+                else np.zeros((n_seats, n_turns, 0), dtype=np.int64)
+            turns = []
+            for t in range(n_turns):
+                for s in range(n_seats):
+                    try:
+                        r = tuple(codes[x] for x in rolls[s, t].tolist() if x)
+                        k = tuple(codes[x] for x in keeps[s, t, :len(r) - 1].tolist())
+                    except KeyError as exc:
+                        raise UserError(f"{path}: game {g} seat {s}: {exc.args[0]} is not a dice code") from None
+                    extra = int(col["extra"][i, s, t])
+                    turns.append(Turn(s, t // nb + 1, t % nb + 1, r, k, box_names[boxes[i, s, t]],
+                                      int(col["score"][i, s, t]), extra or None))
+            yield c.lineup, GameRecord(g, rules_name, seats_of[c.lineup], tuple(turns), dict(settings), seed,
+                                       tuple(int(x) for x in totals_of[i]))
+
+
+def _read_run(run: Path, validate: bool) -> ReadResult:
+    """:func:`read_records` of a run directory."""
+    games: list[GameRecord] = []
+    lineups: list[int | None] = []
+    errors: list[BadGame] = []
+    cache: dict[str, RuleSet] = {}
+    for lineup, rec in records_of_run(run):
+        if validate:
+            try:
+                validate_record(rec, _load_rules(rec, cache))
+            except UserError as exc:
+                errors.append(BadGame(rec.game, f"{run} lineup {lineup}: {exc}"))
+                continue
+        games.append(rec)
+        lineups.append(lineup)
+    if not games:
+        raise UserError(f"{run}: no usable game ({len(errors)} bad; the first: {errors[0].message})")
+    return ReadResult(str(run), games, errors, lineups)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -644,15 +810,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     from harness.console import examples
 
     p = sub.add_parser("records", help="check a file of game records and show them as text",
-                       description="Read game records (.jsonl, .jsonl.gz or .parquet), check every game "
-                                   "against its rule set, list each bad game on one line (exit 1 if any).",
+                       description="Read game records (.jsonl, .jsonl.gz or .parquet, or a run directory "
+                                   "played with --record), check every game against its rule set, list each "
+                                   "bad game on one line (exit 1 if any).",
                        epilog=examples("yatzy-harness records games.jsonl",
-                                       "yatzy-harness records games.jsonl.gz --text"))
-    p.add_argument("file", metavar="FILE", help="a .jsonl, .jsonl.gz or .parquet file of game records")
+                                       "yatzy-harness records games.jsonl.gz --text",
+                                       "yatzy-harness records results/sg --text"))
+    p.add_argument("file", metavar="FILE", help="a .jsonl, .jsonl.gz or .parquet file of game records, "
+                                                "or a run directory played with --record")
     p.add_argument("--text", action="store_true", help="print every valid game, one line per turn")
     p.set_defaults(func=_cmd_records)
 
 
 __all__ = ["FORMAT", "BadGame", "GameRecord", "ReadResult", "RecordError", "Seat", "Turn", "format_game",
-           "format_turn", "parse_turn", "read_records", "record_from_trace", "validate_record",
+           "format_turn", "parse_turn", "read_records", "record_from_trace", "records_of_run", "validate_record",
            "write_records_jsonl", "write_records_parquet"]

@@ -105,6 +105,20 @@ def test_calibrate_mean_end_to_end(mini, tmp_path, capsys):
     for key in ("value", "value_ci", "spec", "bracket", "evaluations", "slope", "sampling_error", "target"):
         assert key in d
     assert d["target"] == {"kind": "mean", "value": 80.0, "against": None}
+    assert d["estimator"] == "luck-adjusted mean (total − luck)"
+    assert all(e["estimator"] == d["estimator"] for e in d["evaluations"])
+    # the optimal bot (temperature 0) scores V(start) luck-adjusted in every game: zero variance
+    # (an infinite reduction, null in JSON) and the exact expected score
+    from harness.rules import load_rules
+    from harness.solver import solve
+
+    t0 = d["evaluations"][0]
+    assert t0["variance_reduction"] is None
+    assert t0["response"] == pytest.approx(solve(load_rules(str(mini))).expected_score, abs=1e-9)
+    # near the target (temperature ~3) the adjustment pays; at temperature 20 (near-random play) the
+    # regret's variance dominates and total - luck is noisier than total (factor ~0.55 here)
+    near = min(d["evaluations"], key=lambda e: abs(e["response"] - 80))
+    assert near["variance_reduction"] > 4
     assert d["value_ci"][0] < d["value"] < d["value_ci"][1]
     ev = d["evaluations"]
     assert [e["value"] for e in ev[:2]] == [0.0, 20.0]
@@ -126,10 +140,13 @@ def test_calibrate_win_rate_against_the_optimal_bot(mini, tmp_path, capsys):
     assert code == 0
     text = capsys.readouterr().out
     assert "temperature = " in text and "-> solver:temperature=" in text
+    assert "response: score rate, control variate luck difference (regression estimator over game pairs)" in text
+    assert ", beta = +" in text
     d = json.loads((out / "calibration.json").read_text())
     ev = d["evaluations"]
     # at temperature 0 the bot is the reference itself: exactly 1/2 without playing
-    assert ev[0] == {"value": 0.0, "response": 0.5, "ci": [0.5, 0.5], "games": 0, "run_dir": None}
+    assert {k: ev[0][k] for k in ("value", "response", "ci", "games", "run_dir")} == \
+        {"value": 0.0, "response": 0.5, "ci": [0.5, 0.5], "games": 0, "run_dir": None}
     assert ev[1]["response"] < 0.3 and 0 < d["value"] < 10
     assert len(ev) <= 6
 
@@ -162,3 +179,48 @@ def test_slope_is_not_taken_from_a_bracket_narrower_than_the_noise():
     assert abs(final_secant - local) > 0.5 * abs(local)  # this case does make the old secant wrong
     assert cal.slope == pytest.approx(local, rel=0.35)
     assert cal.value_ci[0] <= root <= cal.value_ci[1]
+
+
+def _rows(run_dir: str):
+    import pandas as pd
+
+    files = sorted((Path(run_dir) / "chunks").glob("*.parquet"))
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True).sort_values(["lineup", "game", "seat"])
+
+
+def test_evaluations_are_luck_adjusted_unless_no_analyse(mini, tmp_path):
+    """The same games measured three ways: the plain mean (--no-analyse), the luck-adjusted mean
+    (total - luck over the same rows) and, against the optimal bot, the score rate with the luck
+    difference as control variate (the least-squares intercept over game pairs)."""
+    import dataclasses
+
+    from harness.calibrate import ADJUSTED_MEAN, CONTROLLED_RATE, PLAIN, RunnerEvaluator
+
+    p = Problem(rules=str(mini), settings=(), strategy="solver", param="temperature", lo=0.0, hi=20.0,
+                target_mean=80.0, games=400, seed=3, workers=1)
+    adj = RunnerEvaluator(p, tmp_path / "a")(2.0)
+    plain = RunnerEvaluator(dataclasses.replace(p, analyse=False), tmp_path / "p")(2.0)
+    assert (adj.estimator, plain.estimator) == (ADJUSTED_MEAN, PLAIN)
+    r = _rows(adj.run_dir)
+    t, a = r["total"].to_numpy(float), (r["total"] - r["luck"]).to_numpy()
+    assert plain.f == pytest.approx(t.mean(), rel=1e-12)  # the analysis does not change the games
+    assert adj.f == pytest.approx(a.mean(), rel=1e-12)
+    assert adj.variance_reduction == pytest.approx(t.var(ddof=1) / a.var(ddof=1), rel=1e-9)
+    # the interval shrinks by the square root of that factor
+    assert (plain.hi - plain.lo) / (adj.hi - adj.lo) == pytest.approx(math.sqrt(adj.variance_reduction), rel=1e-9)
+    assert adj.variance_reduction > 4
+
+    pw = dataclasses.replace(p, target_mean=None, target_win_rate=0.3, against="solver", games=300)
+    w = RunnerEvaluator(pw, tmp_path / "w")(2.0)
+    assert w.estimator == CONTROLLED_RATE and w.beta > 0 and w.variance_reduction > 1
+    r = _rows(w.run_dir)
+    y, x = np.zeros(300), np.zeros(300)
+    for li in (0, 1):  # lineups (bot, ref) and (ref, bot): the bot's seat is li
+        part = r[r["lineup"] == li]
+        oc, lk = part["outcome"].to_numpy().reshape(-1, 2), part["luck"].to_numpy().reshape(-1, 2)
+        y += oc[:, li] / 2 / 2
+        x += (lk[:, li] - lk[:, 1 - li]) / 2
+    design = np.column_stack([np.ones(300), x])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    assert w.f == pytest.approx(coef[0], rel=1e-10) and w.beta == pytest.approx(coef[1], rel=1e-10)
+    assert w.lo < w.f < w.hi

@@ -191,7 +191,13 @@ def test_compare_configs_played_on_common_random_numbers(tmp_path, capsys):
     assert code == 1 and d["verdict"] == "change"
     assert d["base"]["seed"] == d["candidate"]["seed"] == 9 and d["games"] == 300
     assert (out / "base" / "manifest.json").is_file() and (out / "candidate" / "manifest.json").is_file()
-    assert d["score"]["diff"] == pytest.approx(sum(b["diff"] for b in d["boxes"]) + 50 * d["bonus_rate"]["diff"])
+    # configs played by compare are analysed: the score is luck-adjusted, the plain figure kept
+    assert d["luck"]["adjusted"] and d["score"]["estimator"] == "luck-adjusted: total − luck"
+    assert json.loads((out / "base" / "manifest.json").read_text())["config"]["analyse"] is True
+    # both seats of each table are compared: their luck edges cancel, so the win rate stays plain
+    assert d["win_rate"]["estimator"] == "plain" and "cancel" in d["win_rate"]["why"]
+    plain = d["score_plain"]
+    assert plain["diff"] == pytest.approx(sum(b["diff"] for b in d["boxes"]) + 50 * d["bonus_rate"]["diff"])
     full_house = next(b for b in d["boxes"] if b["box"] == "full_house")
     assert full_house["diff"] > 3 and full_house["p_value"] < 1e-6
 
@@ -238,6 +244,146 @@ def test_bonus_threshold_62_vs_63_with_solver_bots_matches_the_exact_difference(
                  "--out", str(tmp_path / "cmp"), "--quiet", "--json"])
     d = json.loads(capsys.readouterr().out)
     assert code == 1 and d["verdict"] == "change"
-    lo, hi = d["score"]["diff_ci"]
+    lo, hi = d["score_plain"]["diff_ci"]
     assert lo < exact < hi
     assert d["bonus_rate"]["diff"] > 0.02 and d["bonus_rate"]["diff_ci"][0] > 0
+    # luck-adjusted, an optimal bot scores V(start) in every game: the paired difference is the
+    # exact difference of the two expected scores, game by game (variance zero up to rounding)
+    assert d["luck"]["adjusted"]
+    assert d["score"]["diff"] == pytest.approx(exact, abs=1e-9)
+    assert d["score"]["diff_ci"] == pytest.approx([exact, exact], abs=1e-9)
+    assert d["score"]["variance_reduction"] is None  # infinite: JSON null
+    assert d["score"]["base"] == pytest.approx(solve(load_rules(str(rules))).expected_score, abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# luck-adjusted comparisons (runs played with analyse = true)
+
+
+def _played(out: Path, rules: Path, seats: list[str], games: int, seed: int, analyse: bool = True,
+            settings: dict | None = None):
+    """Play a run with the runner (analysed by default); returns (dir, rows sorted by game, seat)."""
+    import pandas as pd
+
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    cfg = RunConfig(mode="run", rules=str(rules), seats=tuple(seats), games=games, seed=seed,
+                    chunk_size=max(1, games // 2), workers=1, analyse=analyse, settings=settings or {})
+    run(cfg, out, quiet=True)
+    rows = pd.concat([pd.read_parquet(f) for f in sorted((out / "chunks").glob("*.parquet"))], ignore_index=True)
+    return out, rows.sort_values(["game", "seat"]).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def mini_rules(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mini")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("YATZY_HARNESS_CACHE", str(root / "cache"))
+    path = root / "mini.toml"
+    path.write_text(MINI_RULES)
+    yield path
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def bot_change(mini_rules, tmp_path_factory):
+    """BASE timeout vs greedy, CANDIDATE greedy vs greedy, same seed, both analysed (mini rules)."""
+    root = tmp_path_factory.mktemp("botchange")
+    base = _played(root / "base", mini_rules, ["timeout", "greedy"], 800, 5)
+    cand = _played(root / "cand", mini_rules, ["greedy", "greedy"], 800, 5)
+    return base, cand
+
+
+def test_luck_adjusted_score_and_controlled_win_rate_match_numpy(bot_change, capsys):
+    """The adjusted score difference is the paired t analysis of (total - luck); the win-rate
+    difference is the least-squares intercept of y = win difference on x = luck-edge difference
+    (the regression estimator at x's known mean 0), with the textbook standard error."""
+    import numpy as np
+
+    (bdir, b), (cdir, c) = bot_change
+    r = compare_runs(bdir, cdir)
+    assert r["focus"] == [{"lineup": 0, "seat": 0, "base": "timeout", "candidate": "greedy"}]
+    bs, cs = b[b["seat"] == 0], c[c["seat"] == 0]
+    d_plain = cs["total"].to_numpy() - bs["total"].to_numpy()
+    d_adj = (cs["total"] - cs["luck"]).to_numpy() - (bs["total"] - bs["luck"]).to_numpy()
+    n = len(d_adj)
+    t = sps.ttest_1samp(d_adj, 0.0)
+    half = sps.t.ppf(0.975, n - 1) * d_adj.std(ddof=1) / math.sqrt(n)
+    sc = r["score"]
+    assert r["luck"] == {"adjusted": True, "estimator": "luck-adjusted: total − luck",
+                         "variance_reduction": pytest.approx(d_plain.var(ddof=1) / d_adj.var(ddof=1), rel=1e-9)}
+    assert sc["diff"] == pytest.approx(d_adj.mean(), rel=1e-12)
+    assert sc["diff_ci"] == pytest.approx([d_adj.mean() - half, d_adj.mean() + half], rel=1e-9)
+    assert sc["p_value"] == pytest.approx(t.pvalue, rel=1e-6, abs=1e-300)
+    assert r["score_plain"]["diff"] == pytest.approx(d_plain.mean(), rel=1e-12)
+    # the adjustment pays: greedy and timeout play different games on the same dice, so most of
+    # the plain difference's variance is luck
+    assert sc["variance_reduction"] > 3
+    # the SPRT reads the adjusted difference
+    llr = r["sprt"]["tests"][0]["llr"]
+    assert llr == pytest.approx(n * 1.0 * (2 * d_adj.mean() - 1.0) / (2 * d_adj.var(ddof=1)), rel=1e-9)
+
+    def edge(rows):
+        lk = rows["luck"].to_numpy().reshape(-1, 2)
+        return lk[:, 0] - lk[:, 1]
+
+    y = (cs["outcome"].to_numpy() == 2).astype(float) - (bs["outcome"].to_numpy() == 2).astype(float)
+    x = edge(c) - edge(b)
+    design = np.column_stack([np.ones(n), x])
+    coef, rss, *_ = np.linalg.lstsq(design, y, rcond=None)
+    s2 = float(rss[0]) / (n - 2)
+    se = math.sqrt(s2 * np.linalg.inv(design.T @ design)[0, 0])
+    w = r["win_rate"]
+    assert w["estimator"] == "control variate luck difference"
+    assert w["beta"] == pytest.approx(coef[1], rel=1e-9) and w["beta"] > 0
+    assert w["diff"] == pytest.approx(coef[0], rel=1e-9)
+    tq = sps.t.ppf(0.975, n - 2)
+    assert w["diff_ci"] == pytest.approx([coef[0] - tq * se, coef[0] + tq * se], rel=1e-9)
+    assert w["plain_diff"] == pytest.approx(y.mean(), abs=1e-15)
+    assert w["variance_reduction"] == pytest.approx(y.var(ddof=1) / s2, rel=1e-9) and w["variance_reduction"] > 1.2
+
+    assert main(["compare", str(bdir), str(cdir)]) == 1
+    out = capsys.readouterr().out
+    assert f"score (luck-adjusted: total − luck, variance / {sc['variance_reduction']:.3g})" in out
+    assert "score (plain)  " in out
+    assert f"(control variate luck difference, beta = {w['beta']:+.4f}, variance / " in out
+
+
+def test_luck_on_one_side_only_falls_back_to_plain(bot_change, mini_rules, tmp_path, capsys):
+    (bdir, _), (cdir, _) = bot_change
+    plain_dir, _ = _played(tmp_path / "plain", mini_rules, ["greedy", "greedy"], 800, 5, analyse=False)
+    r = compare_runs(bdir, plain_dir)
+    assert not r["luck"]["adjusted"] and "estimator" not in r["score"]
+    assert r["score"] == r["score_plain"]
+    assert any(n.startswith("plain comparison (no luck adjustment): only BASE carries luck") for n in r["notes"])
+    assert "estimator" not in r["win_rate"]
+    # and the same rows give the same plain figures as the analysed candidate's plain line
+    assert r["score"]["diff"] == pytest.approx(compare_runs(bdir, cdir)["score_plain"]["diff"], rel=1e-12)
+    # --no-analyse: plain even when both runs carry luck
+    assert main(["compare", str(bdir), str(cdir), "--no-analyse", "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert not d["luck"]["adjusted"] and "plain comparison (--no-analyse)" in " ".join(d["notes"])
+
+
+def test_compare_no_analyse_plays_plain_and_saved_rolls_fall_back(mini_rules, tmp_path, capsys):
+    base = _config(tmp_path / "base.toml", {})
+    cand = _config(tmp_path / "cand.toml", {"full_house_scoring": "flat"})
+    out = tmp_path / "plain"
+    assert main(["compare", str(base), str(cand), "--games", "200", "--out", str(out), "--quiet", "--json",
+                 "--no-analyse"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert not d["luck"]["adjusted"]
+    assert json.loads((out / "candidate" / "manifest.json").read_text())["config"].get("analyse") in (None, False)
+    # banked rolls (saved_rolls): the solver's table cannot value them, so no analysis, a plain
+    # comparison and a note instead of a failure
+    for name in ("mb", "mc"):
+        (tmp_path / f"{name}.toml").write_text(f'rules = "{mini_rules}"\nseats = ["timeout", "timeout"]\n'
+                                               "games = 200\nseed = 3\nchunk_size = 100\nworkers = 1\n"
+                                               "[settings]\nsaved_rolls = true\n")
+    code = main(["compare", str(tmp_path / "mb.toml"), str(tmp_path / "mc.toml"), "--out", str(tmp_path / "saved"),
+                 "--quiet"])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "note: rule set mini has saved_rolls" in text and "plain comparison (no luck adjustment)" in text
+    assert "luck-adjusted" not in text.split("note:")[0]

@@ -451,3 +451,195 @@ def test_advise_help_has_examples(capsys):
     with pytest.raises(SystemExit):
         cli_main(["advise", "--help"])
     assert "yatzy-harness advise scandinavian --filled ones=3,twos=6" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------
+# decisions of a game record (advise --record)
+
+
+def _replayed(rules_name: str, settings: list[str], seats: list[str], seed: int, game: int):
+    from harness.replay import record_of_replay, replay
+
+    trace, res = replay(rules_name, settings, seats, seed, game)
+    return record_of_replay(trace, res, rules_name, seats, seed, game)
+
+
+def _decisions(adv: Advisor, rec, seat: int):
+    """Every decision of a seat: (RecordPosition, advice, option played), and after a stop with
+    rerolls left the box decision that followed too."""
+    from harness.positions import position_from_record
+
+    for t in (t for t in rec.turns if t.seat == seat):
+        for r in range(1, len(t.rolls) + 1):
+            rp = position_from_record(rec, seat, t.column, t.turn, r, adv)
+            advice = adv.advise(rp.position)
+            yield rp, advice, rp.played(advice)
+            if advice.decision == "keep" and rp.keep is None:
+                boxes = adv.advise(rp.box_position)
+                yield rp, boxes, rp.played(boxes)
+
+
+@pytest.mark.parametrize("name, settings", [("scandinavian", []), ("yahtzee", []), ("tiny_joker", ["columns=2"])])
+def test_the_solver_plays_the_best_option_at_every_decision_of_its_record(name, settings, tiny_dir, cache_dir,
+                                                                          monkeypatch):
+    adv = advisor(name, tiny_dir, cache_dir)
+    rules_name = name
+    if name in TINY:
+        monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache_dir))
+        rules_name = str(tiny_dir / f"{name}.toml")
+        adv = Advisor(load_rules(rules_name, settings), cache_dir)
+    rr = adv.rules.rolls_per_turn - 1
+    greedy_regret, kinds = [], set()
+    for game in range(3):
+        rec = _replayed(rules_name, settings, ["solver", "greedy"], 1, game)
+        for seat in (0, 1):
+            for rp, advice, o in _decisions(adv, rec, seat):
+                pos = rp.position
+                # the sheet rebuilt from the record is the one advise --filled/--extra builds
+                assert pos.state == adv.state(rp.scores, rp.extra)
+                assert (pos.rolls_left, pos.first) == (rr - (rp.roll - 1), rp.roll == 1)
+                assert o.regret == pytest.approx(advice.options[0].value - o.value, abs=1e-9)
+                if seat == 0:
+                    assert o.best and o.regret == 0.0 and o is advice.options[0]
+                else:
+                    greedy_regret.append(o.regret)
+                kinds.add((advice.decision, o.stop, rp.column))
+                if rp.turn == 1:  # each column starts from an empty sheet
+                    assert pos.state == adv.state({}) and not rp.scores
+    assert max(greedy_regret) > 0.5 and min(greedy_regret) == 0.0
+    assert {("keep", False, 1), ("box", False, 1)} <= kinds
+    if name == "tiny_joker":
+        assert {("keep", False, 2), ("box", False, 2)} <= kinds
+
+
+def test_a_record_position_names_what_is_not_there():
+    from harness.positions import position_from_record
+
+    rec = _replayed("scandinavian", [], ["solver", "greedy"], 1, 0)
+    adv = Advisor(load_rules("scandinavian"))
+    for args, message in [((2, 1, 1, 1), r"^seat 2 is not in game 0: it has seats 0\.\.1 \(solver, greedy\)$"),
+                          ((0, 2, 1, 1), r"^column 2 is not in game 0: scandinavian plays 1 column$"),
+                          ((1, 1, 16, 1), r"^turn 16 is not in game 0, seat 1 \(greedy\), column 1: the record has "
+                                          r"turns 1\.\.15 there$"),
+                          ((1, 1, 3, 4), r"^roll 4 is not in game 0, seat 1 \(greedy\), column 1 turn 3: the turn "
+                                         r"has 3 rolls$")]:
+        with pytest.raises(UserError, match=message):
+            position_from_record(rec, *args, advisor=adv)
+    partial = type(rec)(rec.game, rec.rules, rec.seats, rec.turns[:5], complete=False)
+    with pytest.raises(UserError, match="turn 4 is not in game 0, seat 1 .*: the record has turns 1..2 there"):
+        position_from_record(partial, 1, 1, 4, 1, advisor=adv)
+    assert position_from_record(partial, 0, 1, 3, 2, advisor=adv).roll == 2
+    with pytest.raises(UserError, match="saved_rolls is on"):
+        position_from_record(_replayed("scandinavian", ["saved_rolls=true"], ["greedy"], 1, 0), 0, 1, 1, 1)
+
+
+@pytest.fixture(scope="module")
+def game0(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("records") / "game0.jsonl"
+    path.write_text(_replayed("scandinavian", [], ["solver", "greedy"], 1, 0).to_json() + "\n")
+    return path
+
+
+def _advise_record(path, *extra: str) -> list[str]:
+    return ["advise", "--record", str(path), *extra]
+
+
+def test_advise_record_prints_the_plain_form_and_what_was_played(game0, capsys):
+    from harness.record import read_records
+
+    rec = read_records(game0).games[0]
+    adv = Advisor(load_rules("scandinavian"))
+    seen_stop = seen_regret = False
+    for seat, turn, roll in [(1, 2, 1), (1, 7, 3), (0, 1, 1)] + [
+            (t.seat, t.turn, len(t.rolls)) for t in rec.turns if len(t.rolls) < 3][:2]:
+        argv = _advise_record(game0, "--game", "0", "--seat", str(seat), "--turn", str(turn), "--roll", str(roll))
+        assert cli_main(argv) == 0
+        lines = capsys.readouterr().out.splitlines()
+        # everything but the last line is the plain advise of the rebuilt position
+        from harness.positions import position_from_record
+
+        rp = position_from_record(rec, seat, 1, turn, roll, adv)
+        plain = ["advise", "scandinavian", "--dice", *map(str, rp.dice), "--rolls-left", str(rp.position.rolls_left),
+                 "--first-roll" if rp.position.first else "--not-first"]
+        if rp.scores:
+            plain += ["--filled", ",".join(f"{k}={v}" for k, v in rp.scores.items())]
+        if rp.extra:
+            plain += ["--extra", str(rp.extra)]
+        assert cli_main(plain) == 0
+        assert lines[:-1] == capsys.readouterr().out.splitlines()
+        advice = adv.advise(rp.position)
+        o = rp.played(advice)
+        label = rec.seats[seat].label
+        head = f"game 0, seat {seat} ({label}), column 1 turn {turn}, roll {roll}: played "
+        assert lines[-1].startswith(head) and f"regret {o.regret:.4f} " in lines[-1]
+        assert cli_main(argv + ["--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        chosen = out["chosen"]
+        assert (chosen["seat"], chosen["turn"], chosen["roll"], chosen["label"]) == (seat, turn, roll, label)
+        assert chosen["regret"] == o.regret and chosen["value"] == o.value
+        assert [x for x in out["options"] if x.get("keep", x.get("box")) == chosen.get("keep", chosen.get("box"))
+                and x.get("stop") == chosen.get("stop")] == [{k: chosen[k] for k in out["options"][0]}]
+        if rp.keep is None and rp.position.rolls_left:
+            seen_stop = True
+            assert chosen["stop"] and chosen["then"]["box"] == rp.box
+            assert "played stop, regret" in lines[-1] and f"; then {rp.box}, regret" in lines[-1]
+        else:
+            assert "then" not in chosen
+        seen_regret |= o.regret > 0 and f"(best: {_name(advice.options[0])})" in lines[-1]
+    assert seen_stop and seen_regret
+
+
+def _name(o) -> str:
+    if o.box is not None:
+        return o.box
+    return "stop" if o.stop else "keep " + (" ".join(map(str, o.keep)) or "nothing")
+
+
+def test_advise_record_reads_a_run_directory(tmp_path, capsys):
+    from harness.record import records_of_run
+    from harness.rundir import load_manifest
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    out = run(RunConfig(mode="tournament", entrants=("greedy", "bonus", "random"), games=6, seed=3, workers=1,
+                        record=True), tmp_path / "run")
+    ((_, rec),) = records_of_run(out, lineup=2, games=[4])
+    turn = rec.turns[2 * 5 + 1]  # seat 1's sixth turn
+    assert cli_main(["advise", "--record", str(out), "--lineup", "2", "--game", "4", "--seat", "1", "--turn",
+                     str(turn.turn), "--roll", "1", "--json"]) == 0
+    chosen = json.loads(capsys.readouterr().out)["chosen"]
+    assert (turn.seat, chosen["seat"], chosen["turn"], chosen["game"]) == (1, 1, 6, 4)
+    assert chosen["label"] == rec.seats[1].label == load_manifest(out)["lineups"][2][1]
+    if len(turn.rolls) > 1:
+        assert (chosen["keep"], chosen["stop"]) == (sorted(turn.keeps[0], reverse=True), False)
+    else:
+        assert chosen["stop"] and chosen["then"]["box"] == turn.box
+    assert cli_main(["advise", "--record", str(out), "--game", "6", "--seat", "0", "--turn", "1", "--roll", "1"]) == 2
+    assert capsys.readouterr().err == f"yatzy-harness: error: game 6 is not in run {out}: lineup 0 has games 0..5\n"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--game", "1", "--seat", "0", "--turn", "1", "--roll", "1"], "game 1 is not in {f} (1 game: 0)"),
+    (["--game", "0", "--seat", "2", "--turn", "1", "--roll", "1"], "seat 2 is not in game 0: it has seats 0..1"),
+    (["--game", "0", "--seat", "0", "--turn", "16", "--roll", "1"], "turn 16 is not in game 0, seat 0 (solver)"),
+    (["--game", "0", "--seat", "0", "--turn", "1", "--roll", "0"], "roll 0 is not in game 0, seat 0 (solver)"),
+    (["--game", "0", "--seat", "0", "--turn", "1", "--column", "2", "--roll", "1"], "column 2 is not in game 0"),
+    (["--game", "0", "--seat", "0", "--turn", "1"], "--record needs --game, --seat, --turn and --roll; missing --roll"),
+    (["--game", "0", "--seat", "0", "--turn", "1", "--roll", "1", "--dice", "1", "2", "3", "4", "5"],
+     "--record takes the rules and the position from the record: leave out --dice"),
+    (["--game", "0", "--seat", "0", "--turn", "1", "--roll", "1", "--lineup", "1"], "{f} has no lineups"),
+])
+def test_advise_record_errors_are_one_line(extra, message, game0, capsys):
+    assert cli_main(_advise_record(game0, *extra)) == 2
+    err = capsys.readouterr().err
+    assert message.format(f=game0) in err and err.count("\n") == 1
+
+
+def test_advise_needs_a_position_or_a_record(capsys):
+    for argv, message in [(["advise", "scandinavian", "--dice", "6", "6", "4", "4", "1"], "missing --rolls-left"),
+                          (["advise", "--dice", "6", "6", "4", "4", "1", "--rolls-left", "2"], "missing RULES"),
+                          (["advise", "scandinavian", "--dice", "6", "6", "4", "4", "1", "--rolls-left", "2",
+                            "--turn", "3"], "--turn needs --record FILE")]:
+        assert cli_main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1

@@ -531,3 +531,135 @@ def test_the_readme_error_lines_are_what_reading_prints(tmp_path, monkeypatch):
     Path("games.jsonl").write_text("\n".join(lines) + "\n")
     res = read_records("games.jsonl")
     assert [m for _, m in res.errors] + [res.summary] == shown
+
+
+# ---------------------------------------------------------------------------------------------
+# a run's records (run --record)
+
+#: a tournament of three bots (six lineups: both seat orders) with a changed setting, in chunks of 10
+RECORDED = dict(mode="tournament", entrants=("greedy", "bonus", "solver:temperature=2"), table=2,
+                rules="scandinavian", settings={"upper_bonus_threshold": 62}, games=24, chunk_size=10, seed=7,
+                workers=1, record=True)
+
+
+@pytest.fixture(scope="module")
+def recorded_run(tmp_path_factory):
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    return run(RunConfig(**RECORDED), tmp_path_factory.mktemp("recorded") / "run")
+
+
+def _chunk_totals(run_dir) -> dict[tuple[int, int], tuple[int, ...]]:
+    """(lineup, game) -> each seat's total, from the run's own rows (chunks/)."""
+    import pyarrow.parquet as pq
+
+    out: dict[tuple[int, int], list[int]] = {}
+    for path in sorted((run_dir / "chunks").glob("*.parquet")):
+        t = pq.read_table(path, columns=["lineup", "game", "seat", "total"]).to_pydict()
+        for lu, g, s, total in zip(t["lineup"], t["game"], t["seat"], t["total"]):
+            seats = out.setdefault((lu, g), [])
+            assert s == len(seats)
+            seats.append(total)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def test_a_recorded_run_reads_back_as_valid_records_with_the_runs_totals(recorded_run):
+    from harness.record import records_of_run
+    from harness.rundir import load_manifest
+
+    manifest = load_manifest(recorded_run)
+    specs = {e["label"]: e["spec"] for e in manifest["entrants"]}
+    got = list(records_of_run(recorded_run))
+    rows = _chunk_totals(recorded_run)
+    assert len(got) == len(rows) == len(manifest["lineups"]) * 24 == 6 * 24
+    assert [(lu, rec.game) for lu, rec in got] == sorted(rows)  # lineup by lineup, games in order
+    rules = load_rules("scandinavian", ["upper_bonus_threshold=62"])
+    stops = 0
+    for lu, rec in got:
+        assert (rec.rules, dict(rec.settings), rec.seed, rec.complete) == ("scandinavian",
+                                                                          {"upper_bonus_threshold": 62}, 7, True)
+        assert [s.spec for s in rec.seats] == [specs[lab] for lab in manifest["lineups"][lu]]
+        assert validate_record(rec, rules) == rows[(lu, rec.game)] == rec.totals
+        stops += sum(len(t.rolls) < 3 for t in rec.turns)
+    assert stops > 0  # turns that kept every die: that keep is dropped, and they still validate
+    # the label is the seat's name when it is not the spec itself
+    named = {s for _, rec in got for s in rec.seats if s.name}
+    assert named == {Seat(name=lab, spec=spec) for lab, spec in specs.items() if lab != spec} != set()
+
+
+def test_run_records_are_the_records_replay_prints(recorded_run, capsys):
+    from harness import cli
+    from harness.record import records_of_run
+
+    for lineup, game in [(0, 0), (3, 13), (5, 23)]:
+        ((lu, rec),) = records_of_run(recorded_run, lineup=lineup, games=[game])
+        assert cli.main(["replay", "--run", str(recorded_run), "--lineup", str(lineup), "--game", str(game),
+                         "--json"]) == 0
+        replayed = GameRecord.from_json(capsys.readouterr().out)
+        assert lu == lineup and rec.game == replayed.game == game
+        assert rec.turns == replayed.turns and len(rec.turns) == 2 * 15
+        assert (rec.rules, rec.settings, rec.seed, rec.totals) == (replayed.rules, replayed.settings,
+                                                                    replayed.seed, replayed.totals)
+
+
+def test_read_records_and_the_records_command_take_a_run_directory(recorded_run, capsys):
+    from harness import cli
+
+    res = read_records(recorded_run)
+    assert len(res.games) == 144 and not res.errors and sorted(set(res.lineups)) == list(range(6))
+    assert res.summary == f"{recorded_run}: 144 games read, 0 bad games skipped"
+    assert cli.main(["records", str(recorded_run), "--text"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("game 0, rules scandinavian (upper_bonus_threshold=62), seed 7: ")
+    assert out.count("\ntotals: ") == 144 and err.strip() == res.summary
+
+
+def test_picking_lineups_and_games_of_a_run(recorded_run):
+    from harness.record import records_of_run
+
+    got = [(lu, rec.game) for lu, rec in records_of_run(recorded_run, lineup=1, games=[15, 3, 3])]
+    assert got == [(1, 3), (1, 15)]
+    with pytest.raises(UserError, match=r"^lineup 6 is not in run .*: it has lineups 0\.\.5$"):
+        list(records_of_run(recorded_run, lineup=6))
+    with pytest.raises(UserError, match=r"^game 24 is not in run .*: lineup 0 has games 0\.\.23$"):
+        list(records_of_run(recorded_run, games=[2, 24]))
+
+
+def test_a_damaged_records_file_is_named_and_resume_repairs_it(recorded_run, tmp_path):
+    import shutil
+
+    from harness.record import records_of_run
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    copy = tmp_path / "run"
+    shutil.copytree(recorded_run, copy)
+    victim = copy / "records" / "part-L0002-G000000000010.parquet"
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    assert len(list(records_of_run(copy, lineup=2, games=[9]))) == 1  # other chunks still read
+    with pytest.raises(UserError) as err:
+        list(records_of_run(copy, lineup=2, games=[10]))
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith(f"{victim}: damaged")
+    assert msg.endswith(f"replay it with: yatzy-harness run --resume {copy}")
+    victim.unlink()
+    with pytest.raises(UserError, match="part-L0002-G000000000010.parquet: cannot read"):
+        read_records(copy)
+    run(RunConfig(**RECORDED), copy, resume=True)
+    assert [r.to_json() for r in read_records(copy).games] == [r.to_json() for r in read_records(recorded_run).games]
+
+
+def test_a_run_without_records_says_how_to_get_them(tmp_path):
+    from harness.record import records_of_run
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    out = run(RunConfig(seats=("greedy", "bonus"), games=5, seed=1, workers=1), tmp_path / "plain")
+    with pytest.raises(UserError, match=r"^.*plain was played without --record, so it has no game records "
+                                        r"\(play it again with: yatzy-harness run \.\.\. --record\)$"):
+        read_records(out)
+    with pytest.raises(UserError, match="is not a run directory"):
+        list(records_of_run(tmp_path))

@@ -1,0 +1,550 @@
+"""Luck and skill per player over many game records: the ``analyse`` command, with a rating on a named scale.
+
+Every seat-game of the records goes through :class:`harness.analysis.Analyser` (exact:
+``final = V(start) + luck - regret``), decision by decision, and is folded into one
+:class:`PlayerTally` per player (a seat's :attr:`harness.record.Seat.label`: a person's name or a
+bot's spec; with several rule sets in one source, per player and rule set). Per player:
+
+* ``mean`` (final score), ``mean_luck`` and the luck-adjusted mean ``adjusted = final - luck``
+  (= V(start) - regret: unbiased for the player's expected score whatever the policy, because each
+  luck term has mean zero given the past) with a Student-t interval. The unit of the interval is a
+  *game*: a player's seat-games that share dice (same seed and game index: the same seat of every
+  lineup of a run, or two seats of one player) are averaged first, as in the run report
+  (:mod:`harness.summary`); a record without a seed is its own game. ``variance_reduction`` is
+  var(final) / var(final - luck) over those games; ``None`` (shown ``exact``) when the adjusted score
+  does not vary (the optimal bot: V(start) every game).
+* decisions per game, regret per decision and per game, the error rate (decisions with regret >
+  :data:`harness.analysis.ERROR`, 1e-9 points), and the same split by decision kind: ``keep`` (every
+  reroll choice, ``stop`` included) and ``box``, itself ``upper`` and ``lower`` by the box written.
+* a rating: the band of :data:`SCALE` that holds the mean regret per decision, and the ``worst``
+  decisions (game, lineup, seat, column, turn, roll, the dice, what was played, what was best, the
+  cost in points), costliest first, earliest first on ties.
+
+The rating scale, in mean regret per decision (points given away per decision against optimal
+play: the skill part of ``final = V(start) + luck - regret``). Its thresholds sit between the
+built-in bots' figures on scandinavian, measured with ``python benchmarks/bench_skill.py``
+(2,000 games per bot, seed 1, each bot alone on the same dice; a turn is three decisions - two
+keeps, ``stop`` included, and a box - or two for a bot that never rerolls)::
+
+    bot                      regret/decision  regret/game  errors   adjusted mean  rating
+    solver                   0.000            0.00          0.0 %   248.44         perfect
+    solver:temperature=0.25  0.047            2.09         10.9 %   246.35         expert
+    solver:temperature=0.5   0.197            8.80         22.3 %   239.64         strong
+    bonus                    0.215            9.57         14.6 %   238.87         strong
+    solver:temperature=1     0.589            26.28        38.2 %   222.16         intermediate
+    solver:blunder=0.1       0.784            34.94         8.8 %   213.50         intermediate
+    greedy                   1.140            50.76        32.8 %   197.68         casual
+    solver:temperature=2     1.323            59.08        54.1 %   189.36         casual
+    random                   4.466            198.86       90.3 %    49.58         random
+    timeout                  5.060            151.80       75.6 %    96.64         random
+
+    perfect < 0.001 <= expert < 0.1 <= strong < 0.4 <= intermediate < 1 <= casual < 2
+            <= beginner < 4 <= random
+
+``perfect`` is optimal play up to float rounding; ``beginner`` (no built-in bot) lies between
+greedy play and random play. ``timeout`` rates below ``random`` per decision although it loses
+fewer points a game: it makes fewer decisions (it never rerolls), each a costly one.
+
+Rule sets with ``saved_rolls`` are refused (the solved table does not value banked rolls): the
+:class:`~harness.positions.Advisor`'s one-line error is passed on. Partial games (``"complete":
+false``) are listed and skipped: their scores are not final.
+
+Public API::
+
+    from harness.skill import analyse_records, rating, SCALE
+    rep = analyse_records(read_records("games.jsonl"), worst=5)   # -> SkillReport
+    for p in rep.players: p.label, p.adjusted_mean, p.adjusted_ci, p.rating, p.worst
+    rep.to_dict()                                                 # what --json prints
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from harness.analysis import ERROR, Analyser, Decision, SeatAnalysis
+from harness.errors import UserError
+from harness.record import BadGame, GameRecord, ReadResult, Turn
+from harness.stats import Moments, mean_ci
+from harness.summary import Table, _f, _pct
+
+
+@dataclass(frozen=True)
+class Band:
+    """A named band of the rating scale: mean regret per decision below ``below`` points."""
+
+    name: str
+    below: float
+    example: str
+
+
+#: The rating scale (mean regret per decision, points), best first; the last band is open.
+SCALE: tuple[Band, ...] = (
+    Band("perfect", 0.001, "solver"),
+    Band("expert", 0.1, "solver:temperature=0.25"),
+    Band("strong", 0.4, "solver:temperature=0.5, bonus"),
+    Band("intermediate", 1.0, "solver:temperature=1, solver:blunder=0.1"),
+    Band("casual", 2.0, "greedy, solver:temperature=2"),
+    Band("beginner", 4.0, "(no built-in bot: between greedy and random play)"),
+    Band("random", math.inf, "random, timeout"),
+)
+
+#: Decision kinds of the split: keeps (stop included), and boxes written on upper / lower boxes.
+KINDS = ("keep", "upper", "lower")
+#: Edges of the regret histogram (points, log-spaced, 10 bins a decade); regrets outside are
+#: counted in the first / last bin. Regrets <= ERROR are counted apart (``zero_regret``).
+REGRET_EDGES = 10.0 ** np.linspace(-6, 3, 91)
+
+
+def rating(regret_per_decision: float) -> str:
+    """The :data:`SCALE` band holding ``regret_per_decision`` (points)."""
+    for b in SCALE:
+        if regret_per_decision < b.below:
+            return b.name
+    return SCALE[-1].name
+
+
+def _keep_text(x: Any) -> str:
+    if x == "stop":
+        return "stop"
+    if isinstance(x, (list, tuple)):
+        return "keep " + (" ".join(map(str, sorted(x))) or "nothing")  # sorted as the dice are shown
+    return f"-> {x}"
+
+
+@dataclass(frozen=True)
+class Worst:
+    """One costly decision: where (game id, lineup of a run or None, seat, column, turn, roll, all
+    from 1 but the seat), the dice in hand, what was played and what was best, and the cost."""
+
+    game: Any
+    lineup: int | None
+    seat: int
+    column: int
+    turn: int
+    roll: int
+    dice: tuple[int, ...]
+    kind: str
+    played: Any
+    best: Any
+    regret: float
+
+    def text(self) -> str:
+        """``game 3 seat 1 column 1 turn 5 roll 1: 1 4 4 6 6 keep 6 6, best keep 4 4 6 6 (-1.51)``."""
+        lu = f"lineup {self.lineup} " if self.lineup is not None else ""
+        return (f"{lu}game {self.game} seat {self.seat} column {self.column} turn {self.turn} roll {self.roll}: "
+                f"{' '.join(map(str, self.dice))} {_keep_text(self.played)}, best {_keep_text(self.best)} "
+                f"(-{self.regret:.2f})")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"game": self.game, "lineup": self.lineup, "seat": self.seat, "column": self.column,
+                "turn": self.turn, "roll": self.roll, "dice": list(self.dice), "kind": self.kind,
+                "played": self.played, "best": self.best, "regret": self.regret}
+
+
+@dataclass(frozen=True, eq=False)
+class PlayerSkill:
+    """One player's figures (see the module docstring). ``kinds[k]`` is ``(decisions, regret,
+    errors)`` of kind ``k`` of :data:`KINDS`; ``regret_hist`` counts the non-zero regrets per bin of
+    :data:`REGRET_EDGES`; ``finals`` and ``lucks``: per seat-game (float64), for the scatter."""
+
+    label: str
+    rules: str
+    games: int
+    clusters: int
+    mean: float
+    mean_ci: tuple[float, float]
+    adjusted_mean: float
+    adjusted_ci: tuple[float, float]
+    variance_reduction: float | None
+    decisions: int
+    regret: float
+    errors: int
+    kinds: Mapping[str, tuple[int, float, int]]
+    worst: tuple[Worst, ...]
+    zero_regret: int
+    regret_hist: np.ndarray
+    finals: np.ndarray = field(repr=False)
+    lucks: np.ndarray = field(repr=False)
+
+    @property
+    def mean_luck(self) -> float:
+        """``mean - adjusted_mean``: so that the table's adjusted mean is its mean minus its luck."""
+        return self.mean - self.adjusted_mean
+
+    @property
+    def regret_per_decision(self) -> float:
+        return self.regret / max(1, self.decisions)
+
+    @property
+    def rating(self) -> str:
+        return rating(self.regret_per_decision)
+
+    def to_dict(self, confidence: float) -> dict[str, Any]:
+        n = max(1, self.games)
+
+        def kind(nd: int, reg: float, err: int) -> dict[str, Any]:
+            return {"decisions": nd, "per_game": nd / n, "regret": reg, "regret_per_game": reg / n,
+                    "regret_per_decision": reg / nd if nd else None, "error_rate": err / nd if nd else None}
+
+        k = {name: kind(*self.kinds[name]) for name in KINDS}
+        box = tuple(sum(x) for x in zip(self.kinds["upper"], self.kinds["lower"]))
+        return {
+            "player": self.label, "rules": self.rules, "games": self.games, "independent_games": self.clusters,
+            "mean": self.mean, "mean_ci": list(self.mean_ci), "mean_luck": self.mean_luck,
+            "adjusted_mean": self.adjusted_mean, "adjusted_ci": list(self.adjusted_ci),
+            "confidence": confidence, "variance_reduction": self.variance_reduction,
+            "decisions_per_game": self.decisions / n, "regret_per_decision": self.regret_per_decision,
+            "regret_per_game": self.regret / n, "error_rate": self.errors / max(1, self.decisions),
+            "rating": self.rating,
+            "by_kind": {"keep": k["keep"], "box": kind(*box), "upper": k["upper"], "lower": k["lower"]},
+            "zero_regret_decisions": self.zero_regret,
+            "regret_histogram": {"edges": REGRET_EDGES.tolist(), "counts": self.regret_hist.tolist()},
+            "worst": [w.to_json() for w in self.worst],
+        }
+
+
+class PlayerTally:
+    """Streaming accumulator of one player's seat-games (memory: a few numbers per game, the
+    ``worst`` heap and the histogram; decisions are not kept)."""
+
+    def __init__(self, label: str, rules: str, worst: int = 5) -> None:
+        self.label, self.rules, self.n_worst = label, rules, worst
+        self.finals: list[float] = []
+        self.lucks: list[float] = []
+        self.clusters: dict[Hashable, list[float]] = {}  # game -> [sum final, sum adjusted, seat-games]
+        self.kinds = {k: [0, 0.0, 0] for k in KINDS}
+        self.hist = np.zeros(REGRET_EDGES.size - 1, dtype=np.int64)
+        self.zero = 0
+        self.heap: list[tuple[float, int, Worst]] = []
+        self.seq = 0
+
+    def add(self, s: SeatAnalysis, cluster: Hashable, turns: Sequence[Turn], game: Any = None,
+            lineup: int | None = None) -> None:
+        """Fold one seat-game analysed with ``details=True``; ``turns`` are the seat's turns (for
+        the dice of the worst decisions), ``cluster`` identifies its dice (see the module docstring)."""
+        self.finals.append(float(s.final))
+        self.lucks.append(s.luck)
+        c = self.clusters.setdefault(cluster, [0.0, 0.0, 0])
+        c[0] += s.final
+        c[1] += s.adjusted
+        c[2] += 1
+        regrets = np.fromiter((d.regret for d in s.details), dtype=np.float64, count=len(s.details))
+        nonzero = regrets[regrets > ERROR]
+        self.zero += regrets.size - nonzero.size
+        if nonzero.size:
+            i = np.clip(np.searchsorted(REGRET_EDGES, nonzero, side="right") - 1, 0, self.hist.size - 1)
+            np.add.at(self.hist, i, 1)
+        at = None
+        for d, r in zip(s.details, regrets.tolist()):
+            k = self.kinds["keep" if d.kind == "keep" else "upper" if d.upper else "lower"]
+            k[0] += 1
+            k[1] += r
+            k[2] += r > ERROR
+            self.seq += 1
+            if r > ERROR and self.n_worst > 0 and (len(self.heap) < self.n_worst or r > self.heap[0][0]):
+                at = at or {(t.column, t.turn): t for t in turns}
+                item = (r, -self.seq, self._worst(d, at, s.seat, game, lineup))
+                if len(self.heap) < self.n_worst:
+                    heapq.heappush(self.heap, item)
+                else:
+                    heapq.heapreplace(self.heap, item)
+
+    @staticmethod
+    def _worst(d: Decision, at: Mapping[tuple[int, int], Turn], seat: int, game: Any, lineup: int | None) -> Worst:
+        t = at.get((d.column, d.turn))
+        dice = tuple(t.rolls[d.roll - 1]) if t is not None and d.roll <= len(t.rolls) else ()
+        return Worst(game, lineup, seat, d.column, d.turn, d.roll, dice, d.kind, d.chosen, d.best, d.regret)
+
+    def result(self, confidence: float = 0.95) -> PlayerSkill:
+        """The player's figures; intervals at ``confidence`` over independent games."""
+        cl = np.array([(a / n, b / n) for a, b, n in self.clusters.values()], dtype=np.float64).reshape(-1, 2)
+        plain, adj = Moments.of(cl[:, 0]), Moments.of(cl[:, 1])
+        pci, aci = mean_ci(plain, confidence), mean_ci(adj, confidence)
+        # the optimal bot's adjusted score is V(start) every game: float noise, not variance
+        vr = plain.var / adj.var if adj.n > 1 and adj.var > 1e-12 * max(1.0, plain.var) else None
+        kinds = {k: (int(v[0]), float(v[1]), int(v[2])) for k, v in self.kinds.items()}
+        worst = tuple(w for _, _, w in sorted(self.heap, key=lambda x: (-x[0], -x[1])))
+        return PlayerSkill(self.label, self.rules, len(self.finals), len(self.clusters), pci.mean, (pci.lo, pci.hi),
+                           aci.mean, (aci.lo, aci.hi), vr, sum(v[0] for v in kinds.values()),
+                           sum(v[1] for v in kinds.values()), sum(v[2] for v in kinds.values()), kinds, worst,
+                           self.zero, self.hist.copy(), np.array(self.finals), np.array(self.lucks))
+
+
+@dataclass(frozen=True, eq=False)
+class SkillReport:
+    """The analysis of one source: every player, the rule sets (name, settings, V(start) of a
+    column), the games analysed and every game skipped (``bad``)."""
+
+    source: str
+    players: tuple[PlayerSkill, ...]
+    rules: tuple[dict[str, Any], ...]
+    games: int
+    bad: tuple[BadGame, ...]
+    confidence: float = 0.95
+    files: tuple[str, ...] = ()
+
+    @property
+    def regret_edges(self) -> np.ndarray:
+        """:data:`REGRET_EDGES`: the bins of every player's ``regret_hist``."""
+        return REGRET_EDGES
+
+    def to_dict(self) -> dict[str, Any]:
+        from harness.console import jsonable
+
+        return jsonable({
+            "source": self.source, "games": self.games,
+            "bad_games": [{"game": b.game, "message": b.message} for b in self.bad],
+            "rules": list(self.rules), "confidence": self.confidence,
+            "identity": "final = start + luck - regret (exact, per seat-game)",
+            "scale": [{"rating": b.name, "regret_per_decision_below": b.below, "example": b.example} for b in SCALE],
+            "players": [p.to_dict(self.confidence) for p in self.players],
+            "files": list(self.files),
+        })
+
+
+def _rules_key(rec: GameRecord) -> str:
+    return json.dumps([rec.rules, dict(rec.settings)], sort_keys=True)
+
+
+def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | None = None, worst: int = 5,
+                    confidence: float = 0.95, cache_dir: Any = None) -> SkillReport:
+    """Analyse every complete game of ``source`` (a :func:`harness.record.read_records` result, or
+    records), every seat or only ``player``'s. Partial games are skipped into ``bad``.
+
+    :class:`UserError`: a rule set the advisor refuses (``saved_rolls``), ``player`` not in the
+    source, or no game left to analyse.
+    """
+    if isinstance(source, ReadResult):
+        name, records, lineups, bad = source.source, source.games, source.lineups, list(source.errors)
+    else:
+        records = list(source)
+        name, lineups, bad = "<records>", [None] * len(records), []
+    analysers: dict[str, Analyser] = {}
+    names: dict[str, str] = {}
+    tallies: dict[tuple[str, str], PlayerTally] = {}
+    labels: dict[str, None] = {}
+    games = 0
+    for i, (rec, lu) in enumerate(zip(records, lineups)):
+        here = f"{name}{f' lineup {lu}' if lu is not None else ''}: game {rec.game}"
+        if not rec.complete:
+            bad.append(BadGame(rec.game, f"{here}: a partial game (\"complete\": false), not analysed"))
+            continue
+        key = _rules_key(rec)
+        if key not in analysers:
+            rules = rec.load_rules()
+            analysers[key] = Analyser(rules, cache_dir)  # saved_rolls: the advisor's one-line error
+            st = ", ".join(f"{k}={v}" for k, v in rec.settings.items())
+            names[key] = f"{rec.rules} ({st})" if st else str(rec.rules)
+        an = analysers[key]
+        cluster = (key, rec.seed, rec.game, "seeded") if rec.seed is not None else (key, i, "record")
+        seats = []
+        try:
+            for seat, who in enumerate(rec.seats):
+                labels[who.label] = None
+                if player is not None and who.label != player:
+                    continue
+                turns = [t for t in rec.turns if t.seat == seat]
+                seats.append((who.label, an.seat(turns, seat, who.label, details=True), turns))
+        except UserError as exc:
+            bad.append(BadGame(rec.game, f"{here}: {exc}"))
+            continue
+        games += 1
+        for label, s, turns in seats:
+            t = tallies.get((key, label))
+            if t is None:
+                t = tallies[(key, label)] = PlayerTally(label, names[key], worst)
+            t.add(s, cluster, turns, rec.game, lu)
+    if player is not None and not tallies:
+        have = ", ".join(labels) or "none"
+        raise UserError(f"player {player!r} is not in {name} (players: {have})")
+    if not tallies:
+        raise UserError(f"{name}: no game to analyse ({len(bad)} skipped"
+                        f"{f'; the first: {bad[0].message}' if bad else ''})")
+    several = len(analysers) > 1
+    players = []
+    for (key, label), t in tallies.items():
+        p = t.result(confidence)
+        if several:  # one player under two rule sets is two rows
+            p = PlayerSkill(**{**p.__dict__, "label": f"{label} [{names[key]}]"})
+        players.append(p)
+    rules = tuple({"rules": names[k], "start_value": an.adv.turn_start_value(an.adv.state({})),
+                   "columns": an.rules.columns} for k, an in analysers.items())
+    return SkillReport(name, tuple(players), rules, games, tuple(bad), confidence)
+
+
+# ---------------------------------------------------------------------------------------------
+# tables (terminal, Markdown)
+
+
+def tables(d: Mapping[str, Any]) -> list[Table]:
+    """The analysis's tables as (title, header, rows) of strings, from :meth:`SkillReport.to_dict`."""
+    conf = f"{100 * d['confidence']:.4g} %"
+    main, kinds, worst = [], [], []
+    lineups = any(w["lineup"] for p in d["players"] for w in p["worst"])  # a run's lineup 0 alone is noise
+    for p in d["players"]:
+        vr = p["variance_reduction"]
+        lo, hi = p["adjusted_ci"]
+        main.append([p["player"], f"{p['games']:,}", _f(p["mean"]), _f(p["mean_luck"]),
+                     f"{_f(p['adjusted_mean'])} ± {_f((hi - lo) / 2) if lo is not None else '–'}",
+                     "exact" if vr is None else f"{vr:.1f}x", _f(p["decisions_per_game"], 1),
+                     _f(p["regret_per_decision"], 3), _f(p["regret_per_game"]), _pct(p["error_rate"]), p["rating"]])
+        row = [p["player"]]
+        for k in ("keep", "box", "upper", "lower"):
+            x = p["by_kind"][k]
+            per = "–" if x["regret_per_decision"] is None else _f(x["regret_per_decision"], 3)
+            row.append(f"{_f(x['regret_per_game'])} ({per}, {_pct(x['error_rate'])})")
+        kinds.append(row)
+        for w in p["worst"]:
+            lu = [str(w["lineup"])] if lineups else []
+            worst.append([p["player"], *lu, str(w["game"]), str(w["seat"]), str(w["column"]), str(w["turn"]),
+                          str(w["roll"]), " ".join(map(str, w["dice"])), _keep_text(w["played"]),
+                          _keep_text(w["best"]), _f(w["regret"])])
+    out: list[Table] = [
+        (f"Luck and skill per player (exact: final = start + luck - regret; adjusted = final - luck, "
+         f"± {conf} CI over games; variance reduction = var(final) / var(adjusted))",
+         ["player", "games", "mean", "luck", "adjusted", "var. red.", "decisions/game", "regret/decision",
+          "regret/game", "errors", "rating"], main),
+        ("Regret by decision kind: points per game (per decision, error rate)",
+         ["player", "keep", "box", "upper box", "lower box"], kinds)]
+    if worst:
+        out.append(("Worst decisions (cost in points against the best option)",
+                    ["player", *(["lineup"] if lineups else []), "game", "seat", "column", "turn", "roll", "dice",
+                     "played", "best", "cost"], worst))
+    return out
+
+
+def _header(d: Mapping[str, Any]) -> list[str]:
+    def one(r: Mapping[str, Any]) -> str:
+        cols = f" a column, {r['columns']} columns" if r["columns"] > 1 else ""
+        return f"{r['rules']} (start value {r['start_value']:.2f}{cols})"
+
+    bands = ", ".join(f"{b['rating']} < {b['regret_per_decision_below']:g}" for b in d["scale"][:-1])
+    return [f"Source: {d['source']} ({d['games']:,} games analysed, {len(d['bad_games']):,} skipped)",
+            f"Rules: {'; '.join(one(r) for r in d['rules'])}",
+            f"Rating (mean regret per decision, points): {bands}, {d['scale'][-1]['rating']} above"]
+
+
+def text(d: Mapping[str, Any]) -> str:
+    """The terminal form: the header, then each table with aligned columns (one line per player)."""
+    out = _header(d)
+    for title, head, rows in tables(d):
+        widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+        out += ["", title]
+        out += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head] + rows]
+    return "\n".join(out)
+
+
+def markdown(d: Mapping[str, Any]) -> str:
+    """``analysis.md``: the header and every table as GitHub Markdown."""
+    out = ["# Luck and skill", ""] + [f"- {x}" for x in _header(d)] + [""]
+    for title, head, rows in tables(d):
+        out += [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+        out.append("")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# files and the command line
+
+
+def default_out(source: str | Path) -> Path:
+    """Where ``analyse`` writes by default: the run directory itself, else ``<file>.analysis/``."""
+    p = Path(source)
+    return p if p.is_dir() else p.with_name(p.name + ".analysis")
+
+
+def write_analysis(report: SkillReport, out_dir: str | Path, plots: bool = True) -> SkillReport:
+    """Write ``analysis.json``, ``analysis.md`` and the PNGs into ``out_dir``; returns the report
+    with ``files`` set. :class:`UserError` naming the directory when it cannot be written."""
+    from dataclasses import replace
+
+    from harness.rundir import write_bytes_atomic
+
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        pngs: list[Path] = []
+        if plots:
+            import matplotlib.pyplot as plt
+
+            from harness.plot import SKILL_PLOTS
+
+            for fname, fn in SKILL_PLOTS.items():
+                fig = fn(report)
+                if fig is None:
+                    continue
+                fig.savefig(out / fname)
+                plt.close(fig)
+                pngs.append(out / fname)
+        files = [out / "analysis.json", out / "analysis.md", *pngs]
+        report = replace(report, files=tuple(str(f) for f in files))
+        d = report.to_dict()
+        write_bytes_atomic(out / "analysis.json", (json.dumps(d, indent=2) + "\n").encode())
+        write_bytes_atomic(out / "analysis.md", markdown(d).encode())
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename and str(exc.filename) != str(out) else ""
+        raise UserError(f"cannot write the analysis to {out}: {where}{exc.strerror or exc}") from None
+    return report
+
+
+def _cmd_analyse(args: argparse.Namespace) -> int:
+    from harness.console import print_json, use_cache_dir
+    from harness.record import read_records
+
+    cache_dir = use_cache_dir(args.cache_dir)
+    res = read_records(args.source)
+    report = analyse_records(res, player=args.player, worst=args.worst, confidence=args.confidence,
+                             cache_dir=cache_dir)
+    for bad in report.bad:
+        print(bad.message, file=sys.stderr)
+    report = write_analysis(report, args.out or default_out(args.source), plots=not args.no_plots)
+    d = report.to_dict()
+    if args.json:
+        print_json(d)
+        return 0
+    print(text(d))
+    print(f"\nwrote {', '.join(Path(f).name for f in report.files)} to {Path(report.files[0]).parent}")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """The ``analyse`` subcommand."""
+    from harness.console import add_cache_dir_option, confidence_arg, examples, number_arg
+
+    p = sub.add_parser("analyse", help="luck and skill of every player in game records",
+                       description="Exact luck and skill per player from game records (a .jsonl, .jsonl.gz or "
+                                   ".parquet file, or a run directory played with --record): mean score, mean "
+                                   "luck, luck-adjusted mean (final - luck) with its CI and variance reduction, "
+                                   "regret per decision and per game, error rate, regret by decision kind, a "
+                                   "rating and the worst decisions. final = start + luck - regret exactly "
+                                   "(README: Luck and skill). Bad games are listed on stderr and skipped. Writes "
+                                   "analysis.json, analysis.md and PNG plots into --out (default: the run "
+                                   "directory, or FILE.analysis/ next to a file).",
+                       epilog=examples("yatzy-harness analyse games.jsonl",
+                                       "yatzy-harness analyse results/sg --player greedy --worst 10",
+                                       "yatzy-harness analyse results/sg --json --no-plots | jq '.players[0]'"))
+    p.add_argument("source", metavar="SOURCE",
+                   help="a .jsonl, .jsonl.gz or .parquet file of game records, or a run directory played with --record")
+    p.add_argument("--player", metavar="NAME", help="only this player (a person's name or a bot's label)")
+    p.add_argument("--worst", metavar="N", type=number_arg(minimum=0, inclusive=True, integer=True), default=5,
+                   help="list each player's N costliest decisions")
+    p.add_argument("--out", metavar="DIR", help="write analysis.json, analysis.md and the plots here")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
+    p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
+    p.add_argument("--json", action="store_true", help="print everything as JSON")
+    add_cache_dir_option(p)
+    p.set_defaults(func=_cmd_analyse)
+
+
+__all__ = ["KINDS", "SCALE", "Band", "PlayerSkill", "PlayerTally", "SkillReport", "Worst", "analyse_records",
+           "default_out", "rating", "tables", "text", "write_analysis"]
