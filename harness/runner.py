@@ -367,7 +367,10 @@ class _Run:
                         c = next(queue, None)
                         if c is None:
                             break
-                        pending[be.executor.submit(play_chunk, self.job, c)] = c
+                        try:
+                            pending[be.executor.submit(play_chunk, self.job, c)] = c
+                        except cf.BrokenExecutor as exc:  # a worker died before the pool noticed
+                            self._stop(_wrap(exc, c), pending, be, bar)
                     if not pending:
                         break
                     finished, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
