@@ -36,7 +36,7 @@ from typing import Any, Sequence
 from harness.errors import UserError
 from harness.positions import TIE, Advisor, Position
 from harness.record import GameRecord, Turn
-from harness.rules import RuleSet, load_rules
+from harness.rules import RuleSet
 
 #: Decisions whose regret is above this are errors (the tie tolerance of the advisor).
 ERROR = TIE
@@ -191,8 +191,7 @@ class Analyser:
 
 def analyse_record(record: GameRecord, details: bool = False, cache_dir: Any = None) -> list[SeatAnalysis]:
     """:meth:`Analyser.record` with the record's own rule set."""
-    return Analyser(record.load_rules() if hasattr(record, "load_rules") else load_rules(record.rules),
-                    cache_dir).record(record, details)
+    return Analyser(record.load_rules(), cache_dir).record(record, details)
 
 
 def turns_of_recording(rec: Any, rules: RuleSet, game: int, seat: int) -> list[Turn]:
