@@ -20,20 +20,34 @@ player's expected score with a much smaller variance; for the optimal bot every 
 ``final - luck`` is V(start) exactly. Several columns add up their own V(start). Rule sets with
 ``saved_rolls`` are refused (the table does not value banked rolls; :class:`Advisor` says so).
 
+Two implementations of the same walk: :meth:`Analyser.seat` in Python, decision by decision
+through the advisor (the reference, and the one that names each decision for people), and
+:meth:`Analyser.walk`, the numba kernel :func:`harness.analysis_kernels.walk` over whole batches
+(what ``run --analyse``, ``analyse`` and ``fit`` use; tests hold the two equal to 1e-12 on every
+rule set). :func:`decision_table` also gives every decision's option values as the solver bot's
+softmax sees them: the likelihood of a choice under a bot model (:mod:`harness.fit`).
+
 Public API::
 
-    from harness.analysis import analyse_record, Analyser
+    from harness.analysis import analyse_record, Analyser, decision_table
     an = Analyser(rules)                            # one advisor (solved table, plan cache) per rule set
     seats = an.record(record)                       # -> [SeatAnalysis] for a harness.record.GameRecord
     s.start, s.luck, s.regret, s.final, s.decisions, s.errors, s.worst   # per seat
+    sums, table = an.walk(rolls, keeps, boxes, decisions=True)  # (N, T, R) arrays, kernel speed
+    an.recording(res.recording)                     # -> {"luck": (B, S), "regret", ...}: run --analyse
+    table = decision_table(records)                 # -> DecisionTable of every decision of the records
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
+import numpy as np
+
+from harness import analysis_kernels as AK
 from harness.errors import UserError
+from harness.dice import counts_of_faces
 from harness.positions import TIE, Advisor, Position
 from harness.record import GameRecord, Turn
 from harness.rules import RuleSet
@@ -98,6 +112,42 @@ class SeatAnalysis:
         return self.final - (self.start + self.luck - self.regret)
 
 
+@dataclass(frozen=True)
+class DecisionTable:
+    """Every decision of a set of seat-games of one rule set, with the values of all its options.
+
+    values: (D, W) float64 each legal option's value exactly as the solver bot's softmax sees it
+    (keeps: the roll's sub-keeps in ``dice.sub_keep`` order, the last = keep all = stop; boxes: the
+    allowed boxes in sheet order; the sheet's points and the roll's extra bonus, common to every
+    option, left out), -inf past ``n[d]``; n: (D,) int16 legal options; chosen: (D,) int16 the
+    column played; kind: (D,) int8 0 keep (stop included), 1 box; seatgame: (D,) int32 row of the
+    seat-game in ``labels``/``games``/``seats``; turn: (D,) int16 the seat's turn (column x NB + t,
+    from 0); roll: (D,) int8 the roll of the turn (from 0); upper: (D,) bool a box decision that
+    wrote an upper box; regret: (D,) float64 best value - chosen value (as the sums count it).
+    """
+
+    values: np.ndarray
+    n: np.ndarray
+    chosen: np.ndarray
+    kind: np.ndarray
+    seatgame: np.ndarray
+    turn: np.ndarray
+    roll: np.ndarray
+    upper: np.ndarray
+    regret: np.ndarray
+    labels: tuple[str, ...]
+    games: tuple[Any, ...]
+    seats: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.n)
+
+    @property
+    def player(self) -> np.ndarray:
+        """(D,) the label of each decision's player."""
+        return np.asarray(self.labels, dtype=object)[self.seatgame] if len(self.labels) else np.empty(0, object)
+
+
 def _faces_key(faces: Sequence[int]) -> tuple[int, ...]:
     return tuple(sorted((int(f) for f in faces), reverse=True))
 
@@ -108,6 +158,59 @@ class Analyser:
     def __init__(self, rules: RuleSet, cache_dir: Any = None, advisor: Advisor | None = None) -> None:
         self.rules = rules
         self.adv = advisor or Advisor(rules, cache_dir)
+
+    def walk(self, rolls: np.ndarray, keeps: np.ndarray, boxes: np.ndarray,
+             decisions: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+        """The kernel over N seat-games: rolls, keeps (N, T, R) int16 and boxes (N, T) as
+        :class:`harness.engine.Recording` holds them (one seat's slice). Returns the per-seat-game
+        sums {name: (N,)} (:data:`harness.analysis_kernels.SUMS`) and, with ``decisions``, the
+        per-decision arrays of :class:`DecisionTable` (without its labels)."""
+        rules = self.rules
+        rr = rules.rolls_per_turn - 1
+        rolls = np.ascontiguousarray(rolls, dtype=np.int16)
+        if rolls.ndim != 3 or rolls.shape[1] != rules.columns * rules.n_boxes:
+            raise ValueError(f"rolls must be (N, {rules.columns * rules.n_boxes}, R), got {rolls.shape}")
+        if rolls.shape[2] > rr + 1 and (rolls[:, :, rr + 1:] >= 0).any():
+            n, t = np.argwhere((rolls[:, :, rr + 1:] >= 0).any(axis=2))[0]
+            raise UserError(f"seat-game {n} turn {t % rules.n_boxes + 1}: more than {rules.name}'s "
+                            f"{rr + 1} rolls (saved rolls are not analysed)")
+        keeps = np.ascontiguousarray(keeps, dtype=np.int16)
+        boxes = np.ascontiguousarray(boxes, dtype=np.int8)
+        n = rolls.shape[0]
+        sums = np.zeros((n, len(AK.SUMS)))
+        sol = self.adv.sol
+        dk = sol.plan.dice
+        if decisions:
+            most = n * int((rolls[:, :, 0] >= 0).sum(axis=1).max(initial=0)) * (rr + 1)
+            width = max(int(np.diff(dk.sub_ptr).max()), rules.n_boxes)
+        else:
+            most, width = 0, 1
+        d = {"values": np.empty((most, width)), "n": np.empty(most, np.int16), "chosen": np.empty(most, np.int16),
+             "kind": np.empty(most, np.int8), "seatgame": np.empty(most, np.int32), "turn": np.empty(most, np.int16),
+             "roll": np.empty(most, np.int8), "regret": np.empty(most), "upper": np.empty(most, np.bool_)}
+        got = AK.walk(self.adv._ctx, sol.plan.layout, dk, sol.values, rules.n_boxes, rules.threshold,
+                      rules.bonus_value, ERROR, rolls, keeps, boxes, sums, decisions, d["values"], d["n"],
+                      d["chosen"], d["kind"], d["seatgame"], d["turn"], d["roll"], d["regret"], d["upper"])
+        out = {name: sums[:, i] for i, name in enumerate(AK.SUMS)}
+        return out, ({k: v[:got] for k, v in d.items()} if decisions else None)
+
+    def recording(self, rec: Any) -> dict[str, np.ndarray]:
+        """Every seat-game of an engine :class:`~harness.engine.Recording` (B games, S seats):
+        {name: (B, S)} of :data:`harness.analysis_kernels.SUMS` (``run --analyse``)."""
+        b, s = rec.boxes.shape[:2]
+        flat = lambda a: a.reshape(b * s, *a.shape[2:])  # noqa: E731
+        sums, _ = self.walk(flat(rec.rolls), flat(rec.keeps), flat(rec.boxes))
+        return {k: v.reshape(b, s) for k, v in sums.items()}
+
+    def records(self, records: Sequence[GameRecord], decisions: bool = False
+                ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
+        """Every seat of every (valid) game record of this rule set, a row per (game, seat) in that
+        order: the sums, and with ``decisions`` the :class:`DecisionTable`."""
+        rolls, keeps, boxes, games, seats, labels = record_arrays(records, self.rules)
+        sums, d = self.walk(rolls, keeps, boxes, decisions)
+        if d is None:
+            return sums, None
+        return sums, DecisionTable(**d, labels=tuple(labels), games=tuple(games), seats=seats)
 
     def record(self, record: GameRecord, details: bool = False) -> list[SeatAnalysis]:
         """Every seat of a (valid, complete) game record; ``details`` keeps each decision."""
@@ -192,6 +295,63 @@ class Analyser:
 def analyse_record(record: GameRecord, details: bool = False, cache_dir: Any = None) -> list[SeatAnalysis]:
     """:meth:`Analyser.record` with the record's own rule set."""
     return Analyser(record.load_rules(), cache_dir).record(record, details)
+
+
+def record_arrays(records: Sequence[GameRecord], rules: RuleSet
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Any], np.ndarray, list[str]]:
+    """Game records (validated, of ``rules``) as the engine's recording arrays, a row per (game,
+    seat): rolls, keeps (N, T, R) int16, boxes (N, T) int8 (T = columns x NB turns, turn
+    ``(column - 1) x NB + turn - 1``; missing turns of a partial game stay -1), and per row the game
+    id, the seat and the seat's label."""
+    d, nb = rules.dice, rules.n_boxes
+    n_t = rules.columns * nb
+    width = max((len(t.rolls) for r in records for t in r.turns), default=1)
+    rows = [(i, s) for i, r in enumerate(records) for s in range(len(r.seats))]
+    where = {key: n for n, key in enumerate(rows)}
+    rolls = np.full((len(rows), n_t, width), -1, np.int16)
+    keeps = np.full((len(rows), n_t, width), -1, np.int16)
+    boxes = np.full((len(rows), n_t), -1, np.int8)
+    r_at, r_faces, k_at, k_faces, b_at, b_of = [], [], [], [], [], []
+    for i, rec in enumerate(records):
+        for t in rec.turns:
+            n, tt = where[(i, t.seat)], (t.column - 1) * nb + t.turn - 1
+            for j, faces in enumerate(t.rolls):
+                r_at.append((n, tt, j))
+                r_faces.append(faces)
+            for j, faces in enumerate(t.keeps):
+                k_at.append((n, tt, j))
+                k_faces.append(tuple(faces) + (0,) * (d.n - len(faces)))
+            b_at.append((n, tt))
+            b_of.append(rules.box_index(t.box))
+    if r_at:
+        at = np.array(r_at).T
+        rolls[at[0], at[1], at[2]] = d.roll_index_of_faces(np.array(r_faces, dtype=np.int8))
+        at = np.array(b_at).T
+        boxes[at[0], at[1]] = b_of
+    if k_at:
+        at = np.array(k_at).T
+        keeps[at[0], at[1], at[2]] = d.keep_index(counts_of_faces(np.array(k_faces, dtype=np.int8)))
+    games = [records[i].game for i, _ in rows]
+    seats = np.array([s for _, s in rows], dtype=np.int16)
+    labels = [records[i].seats[s].label for i, s in rows]
+    return rolls, keeps, boxes, games, seats, labels
+
+
+def decision_table(records: Iterable[GameRecord], cache_dir: Any = None,
+                   analyser: Analyser | None = None) -> DecisionTable:
+    """Every decision of ``records`` (valid game records of one rule set and settings; a mix is a
+    :class:`UserError`) with its options' values: :meth:`Analyser.records`."""
+    recs = list(records)
+    if not recs:
+        raise UserError("no game records to analyse")
+    keys = {(r.rules, tuple(sorted((k, str(v)) for k, v in r.settings.items()))) for r in recs}
+    if len(keys) > 1:
+        shown = "; ".join(f"{name} {dict(s) or ''}".strip() for name, s in sorted(keys))
+        raise UserError(f"the records mix rule sets ({shown}): give the games of one rule set")
+    an = analyser or Analyser(recs[0].load_rules(), cache_dir)
+    _, table = an.records(recs, decisions=True)
+    assert table is not None
+    return table
 
 
 def turns_of_recording(rec: Any, rules: RuleSet, game: int, seat: int) -> list[Turn]:

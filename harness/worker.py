@@ -248,20 +248,11 @@ ANALYSIS_COLUMNS = ("luck", "regret", "decisions", "errors")
 
 
 def analyse_results(analyser: Any, res: Results) -> dict[str, np.ndarray]:
-    """Each seat-game's exact luck and regret (:mod:`harness.analysis`): (B, S) arrays ``luck``
-    and ``regret`` float64, ``decisions`` and ``errors`` int16."""
-    from harness.analysis import turns_of_recording
-
-    rec, rules = res.recording, res.rules
-    b, s = res.total.shape
-    out = {"luck": np.zeros((b, s)), "regret": np.zeros((b, s)), "decisions": np.zeros((b, s), np.int16),
-           "errors": np.zeros((b, s), np.int16)}
-    for g in range(b):
-        for seat in range(s):
-            a = analyser.seat(turns_of_recording(rec, rules, g, seat), seat)
-            out["luck"][g, seat], out["regret"][g, seat] = a.luck, a.regret
-            out["decisions"][g, seat], out["errors"][g, seat] = a.decisions, a.errors
-    return out
+    """Each seat-game's exact luck and regret (:meth:`harness.analysis.Analyser.recording`, the
+    numba walk): (B, S) arrays ``luck`` and ``regret`` float64, ``decisions`` and ``errors`` int16."""
+    sums = analyser.recording(res.recording)
+    return {"luck": sums["luck"], "regret": sums["regret"], "decisions": sums["decisions"].astype(np.int16),
+            "errors": sums["errors"].astype(np.int16)}
 
 
 def to_parquet(res: Results, lineup: int, categories: Sequence[str],

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness import registry
-from harness.analysis import Analyser, turns_of_recording
+from harness.analysis import Analyser, DecisionTable, decision_table, turns_of_recording
 from harness.engine import play
 from harness.errors import UserError
 from harness.replay import record_of_replay, replay
@@ -48,6 +48,67 @@ def test_final_is_start_plus_luck_minus_regret(name, settings, bot):
         assert s.box_decisions == res.rules.n_boxes * res.rules.columns
         if bot == "solver":
             assert s.regret == 0.0 and s.errors == 0
+
+
+@pytest.mark.parametrize("name,settings", RULE_SETS, ids=[f"{n}{'-' + s[0] if s else ''}" for n, s in RULE_SETS])
+def test_the_kernel_walks_every_game_as_the_python_reference_does(name, settings):
+    """Analyser.walk (numba) and Analyser.seat (Python, through the advisor) give the same sums to
+    the last bit, for every built-in bot at one table."""
+    an = analyser(name, settings)
+    rules = an.rules
+    res = play(rules, [registry.make(b, rules) for b in BOTS], np.arange(8, dtype=np.int64), 21, record=True)
+    fast = an.recording(res.recording)
+    for g in range(8):
+        for s, bot in enumerate(BOTS):
+            ref = an.seat(turns_of_recording(res.recording, rules, g, s), s, bot)
+            for f in ("start", "luck", "regret", "final", "decisions", "errors", "keep_decisions", "box_decisions",
+                      "keep_regret", "box_regret", "upper_regret"):
+                assert fast[f][g, s] == getattr(ref, f), (g, bot, f)
+    assert (fast["final"] == res.total).all()
+
+
+def test_the_decision_table_holds_the_advisors_values_and_the_choice_played():
+    name, bots = "generala", ["greedy", "solver:temperature=2", "solver"]
+    an = analyser(name, [])
+    rules = an.rules
+    res = play(rules, [registry.make(b, rules) for b in bots], np.arange(6, dtype=np.int64), 5, record=True)
+    records = [record_of_replay(*replay(name, [], bots, 5, g), name, bots, 5, g) for g in range(6)]
+    table = decision_table(records, analyser=an)
+    assert isinstance(table, DecisionTable) and len(table) == int(an.recording(res.recording)["decisions"].sum())
+    assert set(table.player) == set(bots)
+    sums, _ = an.records(records)
+    assert np.array_equal(sums["final"], res.total.reshape(-1))
+    checked = 0
+    for i in range(0, len(table), 7):  # a sample of decisions, priced again by the advisor
+        sg, t = int(table.seatgame[i]), int(table.turn[i])
+        rec = records[sg // len(bots)]
+        from harness.positions import position_from_record
+        rp = position_from_record(rec, int(table.seats[sg]), t // rules.n_boxes + 1, t % rules.n_boxes + 1,
+                                  int(table.roll[i]) + 1, an.adv)
+        advice = an.adv.advise(rp.position if table.kind[i] == 0 or rp.keep is not None else rp.box_position)
+        assert advice.decision == ("keep" if table.kind[i] == 0 else "box")
+        n = int(table.n[i])
+        vals = table.values[i, :n]
+        assert np.isneginf(table.values[i, n:]).all() and len(advice.options) == n
+        base = rp.position.state.points
+        extra = 0.0 if table.kind[i] == 0 else advice.options[0].value - base - vals.max()
+        assert sorted(o.value for o in advice.options) == pytest.approx(sorted(base + vals + extra), abs=1e-9)
+        played = rp.played(advice)
+        assert base + vals[table.chosen[i]] + extra == pytest.approx(played.value, abs=1e-9)
+        assert table.regret[i] == pytest.approx(vals.max() - vals[table.chosen[i]], abs=1e-9)
+        if table.player[i] == "solver":
+            assert table.regret[i] == 0.0
+        checked += 1
+    assert checked > 50
+
+
+def test_the_decision_table_refuses_mixed_rule_sets():
+    recs = [record_of_replay(*replay(n, [], ["greedy"], 1, 0), n, ["greedy"], 1, 0)
+            for n in ("scandinavian", "yahtzee")]
+    with pytest.raises(UserError, match="mix rule sets"):
+        decision_table(recs)
+    with pytest.raises(UserError, match="no game records"):
+        decision_table([])
 
 
 def test_the_optimal_bot_has_zero_regret_on_every_decision():

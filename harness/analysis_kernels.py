@@ -1,0 +1,192 @@
+"""The numba kernel of the luck/skill analysis: every roll's luck and every decision's regret of
+many recorded seat-games in one call (:mod:`harness.analysis` is its Python face and its reference).
+
+:func:`walk` follows each seat-game turn by turn. At each turn start it works out the state's turn
+plan with the solver bot's own kernels (:func:`harness.solver_kernels._plan`: stop values and the
+stage values of every keep), so each value is, bit for bit, the one :class:`harness.positions.Advisor`
+gives, and each sum is accumulated in the same order as :meth:`harness.analysis.Analyser.seat` does.
+
+Per seat-game (row n of ``sums``, columns :data:`SUMS`) it writes V(start), luck, regret, the final
+points, the decisions, the errors, the regret split by kind and the largest single regret; with
+``want`` it also writes one row per decision (see :func:`walk`).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from harness.solver_kernels import _plan, _work
+
+#: Columns of the per-seat-game sums written by :func:`walk`.
+SUMS = ("start", "luck", "regret", "final", "decisions", "errors", "keep_decisions", "box_decisions",
+        "keep_regret", "box_regret", "upper_regret", "max_regret")
+#: Decision kinds of the per-decision rows.
+KEEP, BOX = 0, 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _state_value(lay, V, mask, flag, upper):
+    u = min(upper, lay.threshold)
+    return V[lay.base[mask * lay.n_flags + flag] + lay.slot[lay.umask_of[mask], u]]
+
+
+@nb.njit(cache=True, nogil=True)
+def _box_future(lay, V, mask, flag, upper, b, s):
+    """score + bonus crossed + V(next state) of writing score ``s`` in box ``b`` (the extra bonus
+    not included), as :func:`harness.solver_kernels.choose_boxes` computes it."""
+    T = lay.threshold
+    u = min(upper, T)
+    nf = flag
+    if b == lay.key_box:
+        nf = 1 if s > 0 else 0
+    m2 = mask | (np.int64(1) << b)
+    b2 = lay.base[m2 * lay.n_flags + nf]
+    if lay.is_upper[b]:
+        u2 = min(u + s, T)
+        add = s + lay.bonus if (u < T and u2 >= T) else s
+        return add + V[b2 + lay.slot[lay.umask_of[m2], u2]]
+    return s + V[b2 + lay.slot[lay.umask_of[mask], u]]
+
+
+@nb.njit(cache=True, nogil=True)
+def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, boxes, sums, want,
+         d_vals, d_n, d_chosen, d_kind, d_row, d_turn, d_roll, d_regret, d_upper):
+    """Analyse N seat-games: rolls (N, T, R) int16 roll indices (-1 once a turn stopped), keeps
+    (N, T, R) int16 the keep index after roll i (read for i < the turn's last roll only), boxes
+    (N, T) int8 the box written (T = columns x n_boxes turns; a column ends early at its first turn
+    with no roll: a partial game). sums (N, len(SUMS)) float64 is written.
+
+    With ``want`` each decision also gets a row d (in play order; returns how many): d_vals (D, W)
+    the option values as the solver bot's softmax sees them (keeps: the roll's sub-keeps in
+    ``dk.sub_keep`` order, the last = stop; boxes: the allowed boxes in sheet order, extra bonus
+    left out), -inf past d_n[d] options; d_chosen the option played; d_kind :data:`KEEP` or
+    :data:`BOX`; d_row the seat-game; d_turn, d_roll where; d_regret its regret (as in ``sums``);
+    d_upper a box decision that wrote an upper box. With ``want`` False the d_ arrays may be empty.
+    """
+    rr = dk.rerolls
+    nb_ = n_boxes
+    T = rolls.shape[1]
+    work = _work(ctx, lay, dk)
+    rows_l, al_l, ex_l, rows_f, al_f, ex_f = work[0], work[1], work[2], work[3], work[4], work[5]
+    stop_f, stop_l, Es = work[10], work[11], work[12]
+    ncol = T // nb_
+    d = 0
+    neg = -np.inf
+    for n in range(rolls.shape[0]):
+        start = 0.0
+        luck = 0.0
+        regret = 0.0
+        final = 0
+        n_keep = 0
+        n_box = 0
+        errors = 0
+        keep_regret = 0.0
+        box_regret = 0.0
+        upper_regret = 0.0
+        max_regret = 0.0
+        last = np.int64(-1)
+        for c in range(ncol):
+            mask = np.int64(0)
+            upper = np.int64(0)
+            flag = np.int64(0)
+            points = np.int64(0)
+            v = points + _state_value(lay, V, mask, flag, upper)
+            start += v
+            for t in range(c * nb_, (c + 1) * nb_):
+                if rolls[n, t, 0] < 0:
+                    break
+                last = _plan(ctx, lay, dk, V, mask, flag, min(upper, lay.threshold), work, last)
+                nr = 0
+                while nr < rolls.shape[2] and rolls[n, t, nr] >= 0:
+                    nr += 1
+                for i in range(nr):
+                    r = np.int64(rolls[n, t, i])
+                    left = rr - i
+                    first = i == 0
+                    st = stop_f if first else stop_l
+                    lo = dk.sub_ptr[r]
+                    hi = dk.sub_ptr[r + 1]
+                    best = st[r]
+                    if left > 0:
+                        for a in range(lo, hi - 1):
+                            e = Es[left, dk.sub_keep[a]]
+                            if e > best:
+                                best = e
+                    after = points + best
+                    luck += after - v
+                    if i < nr - 1 or left > 0:  # a keep decision: reroll, or stop with rerolls left
+                        if i < nr - 1:
+                            k = np.int64(keeps[n, t, i])
+                            chosen = points + Es[left, k]
+                            v = chosen
+                        else:
+                            k = np.int64(dk.sub_keep[hi - 1])
+                            chosen = points + st[r]
+                        reg = after - chosen
+                        regret += reg
+                        errors += reg > tie
+                        n_keep += 1
+                        keep_regret += reg
+                        max_regret = max(max_regret, reg)
+                        if want:
+                            for a in range(lo, hi - 1):
+                                d_vals[d, a - lo] = Es[left, dk.sub_keep[a]]
+                            d_vals[d, hi - 1 - lo] = st[r]
+                            for a in range(hi - lo, d_vals.shape[1]):
+                                d_vals[d, a] = neg
+                            d_n[d] = hi - lo
+                            d_chosen[d] = dk.sub_pos[r, k]
+                            d_kind[d] = KEEP
+                            d_row[d], d_turn[d], d_roll[d], d_regret[d], d_upper[d] = n, t, i, reg, False
+                            d += 1
+                        if i < nr - 1:
+                            continue
+                        after = chosen
+                    # the box decision
+                    fs = first and lay.servida  # _plan scores the first roll apart only with servida
+                    rows = rows_f if fs else rows_l
+                    allowed = al_f[r] if fs else al_l[r]
+                    extra = np.int64(ex_f[r] if fs else ex_l[r])
+                    b = np.int64(boxes[n, t])
+                    s = np.int64(rows[r, b])
+                    chosen = points + (_box_future(lay, V, mask, flag, upper, b, s) + extra)
+                    reg = after - chosen
+                    regret += reg
+                    errors += reg > tie
+                    n_box += 1
+                    box_regret += reg
+                    is_up = lay.is_upper[b]
+                    if is_up:
+                        upper_regret += reg
+                    max_regret = max(max_regret, reg)
+                    if want:
+                        m = 0
+                        for bb in range(nb_):
+                            if (allowed >> bb) & 1:
+                                d_vals[d, m] = _box_future(lay, V, mask, flag, upper, bb, np.int64(rows[r, bb]))
+                                if bb == b:
+                                    d_chosen[d] = m
+                                m += 1
+                        for a in range(m, d_vals.shape[1]):
+                            d_vals[d, a] = neg
+                        d_n[d] = m
+                        d_kind[d] = BOX
+                        d_row[d], d_turn[d], d_roll[d], d_regret[d], d_upper[d] = n, t, i, reg, is_up
+                        d += 1
+                    # the next turn's state
+                    old = upper
+                    if is_up:
+                        upper += s
+                    if b == lay.key_box:
+                        flag = 1 if s > 0 else 0
+                    crossed = bonus_value if (old < threshold <= upper) else 0
+                    points += s + extra + crossed
+                    mask |= np.int64(1) << b
+                    v = points + _state_value(lay, V, mask, flag, upper)
+            final += points
+        out = sums[n]
+        out[0], out[1], out[2], out[3] = start, luck, regret, final
+        out[4], out[5], out[6], out[7] = n_keep + n_box, errors, n_keep, n_box
+        out[8], out[9], out[10], out[11] = keep_regret, box_regret, upper_regret, max_regret
+    return d
