@@ -123,8 +123,6 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from harness.console import examples
-
     p = sub.add_parser("rules", help="list rule sets, or show one sheet",
                        description="List the built-in rule sets, or show one with its boxes, their maxima and\n"
                                    "the effective settings ('rules NAME' is 'rules show NAME'). The rules\n"

@@ -13,7 +13,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 
 def jsonable(o: Any) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import matplotlib
 
@@ -244,6 +244,59 @@ def plot_luck_adjusted(summary: RunSummary) -> Figure | None:
     return fig
 
 
+def _luck_section(summary: RunSummary) -> Any:
+    return next((x for x in summary.sections if x.key == "luck"), None)
+
+
+def plot_run_luck_vs_score(summary: RunSummary) -> Figure | None:
+    """Per entrant of an analysed run, its first seat-games' luck against final score."""
+    sec = _luck_section(summary)
+    rows = {r["strategy"]: r for r in sec.to_dict()["luck"]} if sec is not None else {}
+    players = []
+    for e, label in enumerate(summary.info.entrants):
+        pts = sec.scatter_points(e) if label in rows else np.zeros((0, 2))
+        if len(pts):
+            players.append((label, pts[:, 0], pts[:, 1], rows[label]["mean"], rows[label]["adjusted_mean"]))
+    if not players:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 6), dpi=DPI, layout="constrained")
+    _luck_scatter(ax, players)
+    ax.set_title(_title(summary, "Luck against final score (dashed: adjusted mean + luck)"))
+    ax.set_xlabel(f"luck of the game (points: the dice against their expectation; the first {sec.SCATTER:,} "
+                  "games per entrant)")
+    return fig
+
+
+def plot_run_regret(summary: RunSummary) -> Figure | None:
+    """Per entrant of an analysed run, the distribution of its regret per game (share of games per
+    1-point bin; the optimal bot's is a spike at 0)."""
+    sec = _luck_section(summary)
+    rows = sec.to_dict()["luck"] if sec is not None else []
+    if not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(9, 5), dpi=DPI, layout="constrained")
+    top, high = 0.0, 0.0
+    for i, r in enumerate(rows):
+        h = r["regret_histogram"]
+        counts, edges = np.array(h["counts"], dtype=float), np.array(h["edges"])
+        share = 100 * counts / max(1.0, counts.sum())
+        ax.stairs(share, edges, color=_color(i), lw=1.6,
+                  label=f"{r['strategy']} (mean {r['regret_per_game']:.2f} a game, {r['rating']})")
+        hit = np.flatnonzero(counts)
+        top = max(top, edges[min(edges.size - 1, hit[-1] + 2)] if hit.size else 1.0)
+        if r["regret_per_game"] >= 1.0:  # a near-perfect entrant's spike at 0 would flatten the rest
+            high = max(high, float(share.max()))
+    ax.set_xlim(0, top)
+    if high > 0:
+        ax.set_ylim(0, 1.15 * high)
+    ax.set_xlabel("regret of a game (points lost to decisions against optimal play; 1-point bins)")
+    ax.set_ylabel("share of the entrant's games (%)")
+    ax.set_title(_title(summary, "Regret per game"))
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    return fig
+
+
 #: Pictures of each report section (keyed by :attr:`harness.summary.Section.key`): file name -> function.
 PLOTS = {
     "entrants": {
@@ -254,6 +307,8 @@ PLOTS = {
     },
     "luck": {
         "luck_adjusted.png": plot_luck_adjusted,
+        "regret_per_game.png": plot_run_regret,
+        "luck_vs_score.png": plot_run_luck_vs_score,
     },
     "head_to_head": {
         "head_to_head.png": plot_head_to_head,
@@ -300,29 +355,33 @@ def plot_regret_distribution(report: SkillReport) -> Figure | None:
     return fig
 
 
-def plot_luck_vs_score(report: SkillReport) -> Figure | None:
-    """Per player, each seat-game's luck (x) against its final score (y), one colour per player,
-    with the line final = adjusted mean + luck (the identity's expectation); at most
-    :data:`SCATTER_MAX` games per player (a fixed random sample)."""
-    players = [p for p in report.players if p.games]
-    if not players:
-        return None
+def _luck_scatter(ax: Any, players: Sequence[tuple[str, np.ndarray, np.ndarray, float, float]]) -> None:
+    """Each player's (label, lucks, finals, mean, adjusted mean): its seat-games' luck (x) against
+    final score (y), at most :data:`SCATTER_MAX` of them (a fixed random sample), and the line
+    final = adjusted mean + luck."""
     rng = np.random.default_rng(0)
-    fig, ax = plt.subplots(figsize=(8, 6), dpi=DPI, layout="constrained")
-    for i, p in enumerate(players):
-        x, y = p.lucks, p.finals
+    for i, (label, x, y, mean, adjusted) in enumerate(players):
         if x.size > SCATTER_MAX:
             keep = np.sort(rng.choice(x.size, SCATTER_MAX, replace=False))
             x, y = x[keep], y[keep]
         ax.scatter(x, y, s=10 if x.size > 500 else 18, alpha=0.5 if x.size > 500 else 0.8, color=_color(i), lw=0,
-                   label=f"{p.label} (mean {p.mean:.1f}, adjusted {p.adjusted_mean:.1f})")
-        span = np.array([p.lucks.min(), p.lucks.max()])
-        ax.plot(span, p.adjusted_mean + span, color=_color(i), lw=1, ls="--")
+                   label=f"{label} (mean {mean:.1f}, adjusted {adjusted:.1f})")
+        span = np.array([x.min(), x.max()])
+        ax.plot(span, adjusted + span, color=_color(i), lw=1, ls="--")
     ax.set_xlabel("luck of the game (points: the dice against their expectation)")
     ax.set_ylabel("final score (points)")
-    ax.set_title(_skill_title(report, "Luck against final score (dashed: adjusted mean + luck)"))
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize="small")
+
+
+def plot_luck_vs_score(report: SkillReport) -> Figure | None:
+    """Per player, each seat-game's luck against its final score (:func:`_luck_scatter`)."""
+    players = [p for p in report.players if p.games]
+    if not players:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 6), dpi=DPI, layout="constrained")
+    _luck_scatter(ax, [(p.label, p.lucks, p.finals, p.mean, p.adjusted_mean) for p in players])
+    ax.set_title(_skill_title(report, "Luck against final score (dashed: adjusted mean + luck)"))
     return fig
 
 

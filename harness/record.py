@@ -582,7 +582,7 @@ def records_of_run(run_dir: str | os.PathLike[str], *, lineup: int | None = None
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from harness.rundir import (MANIFEST, RECORD_DIR, ChunkRef, load_manifest, manifest_chunks, read_chunk,
+    from harness.rundir import (MANIFEST, ChunkRef, load_manifest, manifest_chunks, read_chunk,
                                 rules_of_manifest, settings_changed, sha256_bytes)
 
     run = Path(run_dir)

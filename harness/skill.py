@@ -62,7 +62,6 @@ from __future__ import annotations
 import argparse
 import heapq
 import json
-import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,84 +69,18 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from harness.analysis import ERROR, Analyser, Decision, SeatAnalysis
+from harness.analysis import ERROR, SCALE, Analyser, Band, SeatAnalysis, Worst, keep_text, rating, worst_of
 from harness.errors import UserError
 from harness.record import BadGame, GameRecord, ReadResult, Turn
 from harness.stats import Moments, mean_ci
 from harness.summary import Table, _f, _pct
 
 
-@dataclass(frozen=True)
-class Band:
-    """A named band of the rating scale: mean regret per decision below ``below`` points."""
-
-    name: str
-    below: float
-    example: str
-
-
-#: The rating scale (mean regret per decision, points), best first; the last band is open.
-SCALE: tuple[Band, ...] = (
-    Band("perfect", 0.001, "solver"),
-    Band("expert", 0.1, "solver:temperature=0.25"),
-    Band("strong", 0.4, "solver:temperature=0.5, bonus"),
-    Band("intermediate", 1.0, "solver:temperature=1, solver:blunder=0.1"),
-    Band("casual", 2.0, "greedy, solver:temperature=2"),
-    Band("beginner", 4.0, "(no built-in bot: between greedy and random play)"),
-    Band("random", math.inf, "random, timeout"),
-)
-
 #: Decision kinds of the split: keeps (stop included), and boxes written on upper / lower boxes.
 KINDS = ("keep", "upper", "lower")
 #: Edges of the regret histogram (points, log-spaced, 10 bins a decade); regrets outside are
 #: counted in the first / last bin. Regrets <= ERROR are counted apart (``zero_regret``).
 REGRET_EDGES = 10.0 ** np.linspace(-6, 3, 91)
-
-
-def rating(regret_per_decision: float) -> str:
-    """The :data:`SCALE` band holding ``regret_per_decision`` (points)."""
-    for b in SCALE:
-        if regret_per_decision < b.below:
-            return b.name
-    return SCALE[-1].name
-
-
-def _keep_text(x: Any) -> str:
-    if x == "stop":
-        return "stop"
-    if isinstance(x, (list, tuple)):
-        return "keep " + (" ".join(map(str, sorted(x))) or "nothing")  # sorted as the dice are shown
-    return f"-> {x}"
-
-
-@dataclass(frozen=True)
-class Worst:
-    """One costly decision: where (game id, lineup of a run or None, seat, column, turn, roll, all
-    from 1 but the seat), the dice in hand, what was played and what was best, and the cost."""
-
-    game: Any
-    lineup: int | None
-    seat: int
-    column: int
-    turn: int
-    roll: int
-    dice: tuple[int, ...]
-    kind: str
-    played: Any
-    best: Any
-    regret: float
-
-    def text(self) -> str:
-        """``game 3 seat 1 column 1 turn 5 roll 1: 1 4 4 6 6 keep 6 6, best keep 4 4 6 6 (-1.51)``."""
-        lu = f"lineup {self.lineup} " if self.lineup is not None else ""
-        return (f"{lu}game {self.game} seat {self.seat} column {self.column} turn {self.turn} roll {self.roll}: "
-                f"{' '.join(map(str, self.dice))} {_keep_text(self.played)}, best {_keep_text(self.best)} "
-                f"(-{self.regret:.2f})")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"game": self.game, "lineup": self.lineup, "seat": self.seat, "column": self.column,
-                "turn": self.turn, "roll": self.roll, "dice": list(self.dice), "kind": self.kind,
-                "played": self.played, "best": self.best, "regret": self.regret}
 
 
 @dataclass(frozen=True, eq=False)
@@ -243,7 +176,6 @@ class PlayerTally:
         if nonzero.size:
             i = np.clip(np.searchsorted(REGRET_EDGES, nonzero, side="right") - 1, 0, self.hist.size - 1)
             np.add.at(self.hist, i, 1)
-        at = None
         for d, r in zip(s.details, regrets.tolist()):
             k = self.kinds["keep" if d.kind == "keep" else "upper" if d.upper else "lower"]
             k[0] += 1
@@ -251,18 +183,11 @@ class PlayerTally:
             k[2] += r > ERROR
             self.seq += 1
             if r > ERROR and self.n_worst > 0 and (len(self.heap) < self.n_worst or r > self.heap[0][0]):
-                at = at or {(t.column, t.turn): t for t in turns}
-                item = (r, -self.seq, self._worst(d, at, s.seat, game, lineup))
+                item = (r, -self.seq, worst_of(d, turns, s.seat, game, lineup))
                 if len(self.heap) < self.n_worst:
                     heapq.heappush(self.heap, item)
                 else:
                     heapq.heapreplace(self.heap, item)
-
-    @staticmethod
-    def _worst(d: Decision, at: Mapping[tuple[int, int], Turn], seat: int, game: Any, lineup: int | None) -> Worst:
-        t = at.get((d.column, d.turn))
-        dice = tuple(t.rolls[d.roll - 1]) if t is not None and d.roll <= len(t.rolls) else ()
-        return Worst(game, lineup, seat, d.column, d.turn, d.roll, dice, d.kind, d.chosen, d.best, d.regret)
 
     def result(self, confidence: float = 0.95) -> PlayerSkill:
         """The player's figures; intervals at ``confidence`` over independent games."""
@@ -406,8 +331,8 @@ def tables(d: Mapping[str, Any]) -> list[Table]:
         for w in p["worst"]:
             lu = [str(w["lineup"])] if lineups else []
             worst.append([p["player"], *lu, str(w["game"]), str(w["seat"]), str(w["column"]), str(w["turn"]),
-                          str(w["roll"]), " ".join(map(str, w["dice"])), _keep_text(w["played"]),
-                          _keep_text(w["best"]), _f(w["regret"])])
+                          str(w["roll"]), " ".join(map(str, w["dice"])), keep_text(w["played"]),
+                          keep_text(w["best"]), _f(w["regret"])])
     out: list[Table] = [
         (f"Luck and skill per player (exact: final = start + luck - regret; adjusted = final - luck, "
          f"± {conf} CI over games; variance reduction = var(final) / var(adjusted))",

@@ -482,9 +482,19 @@ class LuckSection(Section):
     """Per entrant, from the rows' exact ``luck`` and ``regret`` (runs played with ``--analyse``):
     the luck-adjusted mean (total − luck: unbiased for the expected score whatever the policy,
     :mod:`harness.analysis`) with its CI over games, the variance-reduction factor against the
-    plain per-game mean, and the regret per game and per decision, the error rate."""
+    plain per-game mean, and the regret per game and per decision, the error rate; the regret per
+    decision split by kind (keeps, upper boxes, lower boxes) and the rating of
+    :data:`harness.skill.SCALE`; the :attr:`WORST` seat-games holding the costliest decisions (each
+    decision named when the run was also recorded, ``--record``); the distribution of the regret
+    per game and the first :attr:`SCATTER` seat-games' (luck, total) for the plots."""
 
     key = "luck"
+    #: Seat-games listed per entrant for their costliest decision.
+    WORST = 5
+    #: Seat-games per entrant kept for the luck-against-score plot (the first ones, in game order).
+    SCATTER = 5000
+    #: Bins of the regret per game (points): 1 point wide; the last bin holds everything above.
+    REGRET_BINS = np.arange(0.0, 401.0)
 
     @staticmethod
     def applies(info: RunInfo) -> bool:
@@ -504,29 +514,118 @@ class LuckSection(Section):
         self.decisions = np.zeros(k, np.int64)
         self.errors = np.zeros(k, np.int64)
         self.rows = np.zeros(k, np.int64)
+        self.keep_decisions = np.zeros(k, np.int64)
+        self.keep_regret = np.zeros(k)
+        self.upper_regret = np.zeros(k)
+        self.hist = np.zeros((k, self.REGRET_BINS.size - 1), np.int64)
+        self.scatter: list[list[np.ndarray]] = [[] for _ in range(k)]  # (n, 2) arrays of (luck, total)
+        self.worst: list[list[tuple[float, int, int, int]]] = [[] for _ in range(k)]  # heaps
+        self.split = self._has_split(info)
+
+    @staticmethod
+    def _has_split(info: RunInfo) -> bool:
+        """Whether the rows carry the split columns (runs analysed before they existed do not)."""
+        import pyarrow.parquet as pq
+
+        first = next((refs[0].path for refs in info.chunks if refs), None)
+        return first is not None and "max_regret" in pq.read_schema(first).names
 
     def columns(self) -> list[str]:
-        return ["total", "luck", "regret", "decisions", "errors"]
+        more = ["keep_decisions", "keep_regret", "upper_regret", "max_regret"] if self.split else []
+        return ["total", "luck", "regret", "decisions", "errors", *more]
 
     def add(self, w: Window) -> None:
+        import heapq
+
         k = self.k
         tot, adj = np.zeros((k, w.games)), np.zeros((k, w.games))
         for li, d in enumerate(w.data):
             for s, e in enumerate(self.eidx[li]):
                 t, lk = d["total"][:, s].astype(np.float64), d["luck"][:, s]
+                reg = d["regret"][:, s]
                 tot[e] += t
                 adj[e] += t - lk
                 self.luck[e] += float(lk.sum())
-                self.regret[e] += float(d["regret"][:, s].sum())
+                self.regret[e] += float(reg.sum())
                 self.decisions[e] += int(d["decisions"][:, s].sum(dtype=np.int64))
                 self.errors[e] += int(d["errors"][:, s].sum(dtype=np.int64))
                 self.rows[e] += w.games
+                i = np.clip(np.searchsorted(self.REGRET_BINS, reg, side="right") - 1, 0, self.hist.shape[1] - 1)
+                self.hist[e] += np.bincount(i, minlength=self.hist.shape[1])
+                have = sum(len(x) for x in self.scatter[e])
+                if have < self.SCATTER:
+                    self.scatter[e].append(np.column_stack([lk, t])[: self.SCATTER - have])
+                if not self.split:
+                    continue
+                self.keep_decisions[e] += int(d["keep_decisions"][:, s].sum(dtype=np.int64))
+                self.keep_regret[e] += float(d["keep_regret"][:, s].sum())
+                self.upper_regret[e] += float(d["upper_regret"][:, s].sum())
+                mx = d["max_regret"][:, s]
+                heap = self.worst[e]
+                for g in np.argsort(-mx, kind="stable")[: self.WORST].tolist():
+                    item = (float(mx[g]), -li, -(w.a + g), s)  # ties: the earlier lineup and game first
+                    if len(heap) < self.WORST:
+                        heapq.heappush(heap, item)
+                    elif item > heap[0]:
+                        heapq.heapreplace(heap, item)
         for e in range(k):
             if self.slots[e]:
                 self.plain[e] = self.plain[e].merge(Moments.of(tot[e] / self.slots[e]))
                 self.adjusted[e] = self.adjusted[e].merge(Moments.of(adj[e] / self.slots[e]))
 
+    def finish(self) -> None:
+        self._worst_rows = self._worst_decisions() if self.split else []
+
+    def scatter_points(self, e: int) -> np.ndarray:
+        """(n, 2) (luck, total) of entrant ``e``'s first :attr:`SCATTER` seat-games."""
+        return np.concatenate(self.scatter[e]) if self.scatter[e] else np.zeros((0, 2))
+
+    def _worst_decisions(self) -> list[list[dict[str, Any]]]:
+        """Per entrant, its worst seat-games (costliest decision first); each decision named from
+        the run's records when it has them."""
+        from harness.analysis import ERROR
+
+        out: list[list[dict[str, Any]]] = []
+        named = self._name_decisions()
+        for e in range(self.k):
+            rows = []
+            for mx, nli, ng, s in sorted(self.worst[e], reverse=True):
+                if mx <= ERROR:
+                    continue
+                li, g = -nli, -ng
+                rows.append({"lineup": li, "game": g, "seat": s, "regret": mx} | named.get((li, g, s), {}))
+            out.append(rows)
+        return out
+
+    def _name_decisions(self) -> dict[tuple[int, int, int], dict[str, Any]]:
+        """{(lineup, game, seat): the costliest decision as :class:`harness.skill.Worst` JSON} for
+        the listed seat-games, when the run was recorded (else empty)."""
+        from harness.analysis import ERROR
+
+        wanted = {(-nli, -ng, s) for heap in self.worst for mx, nli, ng, s in heap if mx > ERROR}
+        if not wanted or not (self.info.path / "records").is_dir():
+            return {}
+        from harness.analysis import Analyser, worst_of
+        from harness.record import records_of_run
+
+        an = Analyser(self.info.rules)
+        out = {}
+        for li in sorted({x[0] for x in wanted}):
+            games = sorted({g for lu, g, _ in wanted if lu == li})
+            for _, rec in records_of_run(self.info.path, lineup=li, games=games):
+                for lu, g, s in (x for x in wanted if x[0] == li and x[1] == rec.game):
+                    turns = [t for t in rec.turns if t.seat == s]
+                    a = an.seat(turns, s, details=True)
+                    d = max(a.details, key=lambda x: x.regret)
+                    out[(lu, g, s)] = worst_of(d, turns, s, g, lu).to_json()
+        return out
+
     def to_dict(self) -> dict[str, Any]:
+        from harness.analysis import rating
+
+        rules = self.info.rules
+        upper = rules.columns * sum(b.is_upper for b in rules.boxes)
+        worst = self._worst_rows if self.split else [[] for _ in range(self.k)]
         out = []
         for e in range(self.k):
             n = int(self.rows[e])
@@ -535,7 +634,8 @@ class LuckSection(Section):
             ci = mean_ci(self.adjusted[e], self.confidence)
             pci = mean_ci(self.plain[e], self.confidence)
             var_a = self.adjusted[e].var
-            out.append({
+            per_dec = self.regret[e] / max(1, self.decisions[e])
+            x = {
                 "strategy": self.info.entrants[e], "games": n,
                 "mean": self.plain[e].mean, "mean_ci": [pci.lo, pci.hi],
                 "mean_luck": self.luck[e] / n,
@@ -545,9 +645,23 @@ class LuckSection(Section):
                                        else math.inf),
                 "regret_per_game": self.regret[e] / n,
                 "decisions_per_game": self.decisions[e] / n,
-                "regret_per_decision": self.regret[e] / max(1, self.decisions[e]),
+                "regret_per_decision": per_dec,
                 "error_rate": self.errors[e] / max(1, self.decisions[e]),
-            })
+                "rating": rating(per_dec),
+                "regret_histogram": {"edges": self.REGRET_BINS.tolist(), "counts": self.hist[e].tolist()},
+            }
+            if self.split:
+                nk = int(self.keep_decisions[e])
+                nbox = int(self.decisions[e]) - nk
+                box_reg = self.regret[e] - self.keep_regret[e]
+                x["by_kind"] = {
+                    "keep": {"decisions": nk, "regret_per_decision": self.keep_regret[e] / max(1, nk)},
+                    "upper": {"decisions": upper * n, "regret_per_decision": self.upper_regret[e] / max(1, upper * n)},
+                    "lower": {"decisions": nbox - upper * n,
+                              "regret_per_decision": (box_reg - self.upper_regret[e]) / max(1, nbox - upper * n)},
+                }
+                x["worst"] = worst[e]
+            out.append(x)
         return {"luck": out}
 
     @staticmethod
@@ -555,17 +669,41 @@ class LuckSection(Section):
         if not d.get("luck"):
             return []
         conf = f"{100 * d['confidence']:.4g} %"
-        rows = []
+        rows, kinds, worst = [], [], []
         for x in d["luck"]:
             vr = x["variance_reduction"]
             rows.append([x["strategy"], f"{x['games']:,}", _f(x["mean"]), _f(x["mean_luck"]),
                          f"{_f(x['adjusted_mean'])} [{_f(x['adjusted_ci'][0])}, {_f(x['adjusted_ci'][1])}]",
                          "exact" if vr is None else f"{vr:.1f}x", _f(x["regret_per_game"]),
-                         _f(x["regret_per_decision"], 3), _pct(x["error_rate"])])
-        return [(f"Luck and skill (exact; adjusted = total - luck, unbiased; {conf} CI over games; "
-                 "variance reduction = var(mean) / var(adjusted mean); exact = zero variance)",
-                 ["entrant", "games", "mean", "mean luck", "adjusted mean", "variance reduction", "regret/game",
-                  "regret/decision", "errors"], rows)]
+                         _f(x["regret_per_decision"], 3), _pct(x["error_rate"]), x.get("rating", "")])
+            if "by_kind" in x:
+                bk = x["by_kind"]
+                kinds.append([x["strategy"], *(_f(bk[k]["regret_per_decision"], 3) for k in ("keep", "upper", "lower")),
+                              _f(bk["keep"]["decisions"] / x["games"], 2)])
+            for w in x.get("worst", []):
+                lu = f"lineup {w['lineup']} " if len(d.get("lineups") or [0]) > 1 else ""
+                where = f"{lu}game {w['game']} seat {w['seat']}"
+                if "turn" in w:
+                    from harness.analysis import Worst
+
+                    what = Worst(**{k: (tuple(v) if k == "dice" else v) for k, v in w.items()}).text()
+                    what = what.split(": ", 1)[1] if ": " in what else what
+                    where += f" column {w['column']} turn {w['turn']} roll {w['roll']}"
+                else:
+                    what = "(record the run with --record to name the decision)"
+                worst.append([x["strategy"], where, what, _f(w["regret"], 2)])
+        tabs: list[Table] = [(f"Luck and skill (exact; adjusted = total - luck, unbiased; {conf} CI over games; "
+                              "variance reduction = var(mean) / var(adjusted mean); exact = zero variance; "
+                              "rating: the scale of `yatzy-harness analyse`)",
+                              ["entrant", "games", "mean", "mean luck", "adjusted mean", "variance reduction",
+                               "regret/game", "regret/decision", "errors", "rating"], rows)]
+        if kinds:
+            tabs.append(("Regret per decision by kind (keeps include stopping; boxes in the upper or lower section)",
+                         ["entrant", "keep", "upper box", "lower box", "keeps/game"], kinds))
+        if worst:
+            tabs.append(("Costliest decisions (per entrant, the seat-games holding the largest single regret)",
+                         ["entrant", "where", "played (dice, choice, best, cost)", "regret"], worst))
+        return tabs
 
 
 #: The report's sections, in the order their tables appear (each applies when its ``applies``

@@ -244,15 +244,19 @@ def to_records_parquet(res: Results, lineup: int) -> bytes:
 
 
 #: Columns that ``analyse = true`` adds to the rows, in this order.
-ANALYSIS_COLUMNS = ("luck", "regret", "decisions", "errors")
+ANALYSIS_COLUMNS = ("luck", "regret", "decisions", "errors", "keep_decisions", "keep_regret", "upper_regret",
+                    "max_regret")
 
 
 def analyse_results(analyser: Any, res: Results) -> dict[str, np.ndarray]:
     """Each seat-game's exact luck and regret (:meth:`harness.analysis.Analyser.recording`, the
-    numba walk): (B, S) arrays ``luck`` and ``regret`` float64, ``decisions`` and ``errors`` int16."""
+    numba walk): (B, S) arrays of :data:`ANALYSIS_COLUMNS`: ``luck``, ``regret`` float64,
+    ``decisions``, ``errors`` int16, the keep decisions (stop included; the rest are the box
+    decisions) int16 and their regret, the regret of boxes written in the upper section, and the
+    largest regret of one decision, float64."""
     sums = analyser.recording(res.recording)
-    return {"luck": sums["luck"], "regret": sums["regret"], "decisions": sums["decisions"].astype(np.int16),
-            "errors": sums["errors"].astype(np.int16)}
+    ints = ("decisions", "errors", "keep_decisions")
+    return {k: sums[k].astype(np.int16) if k in ints else sums[k] for k in ANALYSIS_COLUMNS}
 
 
 def to_parquet(res: Results, lineup: int, categories: Sequence[str],

@@ -262,7 +262,7 @@ def test_softmax_bot_uses_these_values(name, tiny_dir, cache_dir, monkeypatch):
     from strategies.solver import SolverBot
 
     adv = advisor(name, tiny_dir, cache_dir)
-    rules, d = adv.rules, adv.rules.dice
+    rules = adv.rules
     if name in TINY:
         monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache_dir))
     bot = SolverBot(rules, temperature=1.5)

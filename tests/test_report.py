@@ -22,7 +22,7 @@ from harness.errors import UserError
 from harness.outcome import rank_column
 from harness.report import summary_markdown, write_report
 from harness.rundir import load_run
-from harness.summary import PERCENTILES, summarize, yatzy_box
+from harness.summary import PERCENTILES, LuckSection, summarize, yatzy_box
 from harness.rules import load_rules
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.report_helpers import rechunk, write_run
@@ -327,3 +327,40 @@ def test_analysed_runs_get_a_luck_section(tmp_path):
     assert (out / "luck_adjusted.png").is_file()
     plain = run(RunConfig(seats=("greedy",), games=50, seed=2, workers=1), tmp_path / "plain")
     assert "luck" not in summarize(plain).to_dict()
+
+
+def test_an_analysed_recorded_run_reports_the_split_by_kind_and_names_its_costliest_decisions(tmp_path):
+    """The report's luck section on a run played with --analyse --record: the regret split by kind
+    adds up to the regret, the rating follows the scale, and the costliest decisions are the ones
+    `yatzy-harness analyse` finds in the same run (named from its records); without records the
+    seat-games are listed, unnamed."""
+    from harness.record import read_records
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+    from harness.skill import analyse_records, rating
+
+    cfg = RunConfig(seats=("greedy", "solver:temperature=2"), games=120, seed=8, chunk_size=50, workers=1,
+                    analyse=True, record=True)
+    out = run(cfg, tmp_path / "rec")
+    d = write_report(summarize(out), plots=True)
+    skill = {p.label: p for p in analyse_records(read_records(out), worst=LuckSection.WORST).players}
+    for x in d["luck"]:
+        bk = x["by_kind"]
+        total = sum(bk[k]["decisions"] * bk[k]["regret_per_decision"] for k in bk)
+        assert total == pytest.approx(x["regret_per_game"] * x["games"], rel=1e-9)
+        assert sum(bk[k]["decisions"] for k in bk) == pytest.approx(x["decisions_per_game"] * x["games"])
+        assert x["rating"] == rating(x["regret_per_decision"]) == skill[x["strategy"]].rating
+        mine = [(w["game"], w["seat"], w["turn"], w["roll"], w["regret"]) for w in x["worst"]]
+        theirs = [(w.game, w.seat, w.turn, w.roll, w.regret) for w in skill[x["strategy"]].worst]
+        # analyse lists the costliest decisions, the report the costliest decision of each seat-game
+        assert mine[0] == pytest.approx(theirs[0]) and len(mine) == LuckSection.WORST
+        assert all(a[-1] >= b[-1] for a, b in zip(mine, mine[1:]))
+    assert "Costliest decisions" in (out / "summary.md").read_text()
+    assert {"regret_per_game.png", "luck_vs_score.png"} <= {p.name for p in out.iterdir()}
+    bare = run(cfg.with_overrides(record=False), tmp_path / "bare")
+    b = write_report(summarize(bare), plots=False)
+    for x, y in zip(b["luck"], d["luck"]):
+        assert [(w["game"], w["seat"], w["regret"]) for w in x["worst"]] == \
+            [(w["game"], w["seat"], pytest.approx(w["regret"])) for w in y["worst"]]
+        assert all("turn" not in w for w in x["worst"])
+    assert "record the run with --record" in (bare / "summary.md").read_text()
