@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from harness import registry
-from harness.analysis import Analyser, turns_of_recording
+from harness.analysis import Analyser
 from harness.engine import play
 from harness.rules import load_rules
 from harness.skill import PlayerTally
@@ -39,9 +39,14 @@ def tally_of(spec: str, an: Analyser, games: int, seed: int, chunk: int) -> tupl
     tally = PlayerTally(spec, rules.name, worst=0)
     for a in range(0, games, chunk):
         res = play(rules, [bot], np.arange(a, min(a + chunk, games)), seed, record=True)
+        rec = res.recording
+        sums, d = an.walk(rec.rolls[:, 0], rec.keeps[:, 0], rec.boxes[:, 0], decisions=True)
+        kind = np.where(d["kind"] == 0, 0, np.where(d["upper"], 1, 2))  # harness.skill.KINDS
+        cut = np.searchsorted(d["seatgame"], np.arange(res.total.shape[0] + 1))
         for g in range(res.total.shape[0]):
-            turns = turns_of_recording(res.recording, rules, g, 0)
-            tally.add(an.seat(turns, 0, spec, details=True), a + g, turns, a + g)
+            final, luck = sums["final"][g], sums["luck"][g]
+            tally.add(final, luck, final - luck, a + g, d["regret"][cut[g]:cut[g + 1]], kind[cut[g]:cut[g + 1]],
+                      lambda j: None)  # worst=0: no decision is named
     return tally, time.perf_counter() - t
 
 

@@ -65,13 +65,13 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping
 
 import numpy as np
 
-from harness.analysis import ERROR, SCALE, Analyser, Band, SeatAnalysis, Worst, keep_text, rating, worst_of
+from harness.analysis import ERROR, SCALE, Analyser, Band, Worst, keep_text, rating, worst_of
 from harness.errors import UserError
-from harness.record import BadGame, GameRecord, ReadResult, Turn
+from harness.record import BadGame, GameRecord, ReadResult
 from harness.stats import Moments, mean_ci
 from harness.summary import Table, _f, _pct
 
@@ -160,30 +160,38 @@ class PlayerTally:
         self.heap: list[tuple[float, int, Worst]] = []
         self.seq = 0
 
-    def add(self, s: SeatAnalysis, cluster: Hashable, turns: Sequence[Turn], game: Any = None,
-            lineup: int | None = None) -> None:
-        """Fold one seat-game analysed with ``details=True``; ``turns`` are the seat's turns (for
-        the dice of the worst decisions), ``cluster`` identifies its dice (see the module docstring)."""
-        self.finals.append(float(s.final))
-        self.lucks.append(s.luck)
+    def add(self, final: float, luck: float, adjusted: float, cluster: Hashable, regrets: np.ndarray,
+            kinds: np.ndarray, where: Callable[[int], Worst]) -> None:
+        """Fold one seat-game: its final score, luck and adjusted score, ``cluster`` (its dice, see
+        the module docstring), and its decisions in play order: ``regrets``, ``kinds`` (index into
+        :data:`KINDS`), and ``where(i)``, the :class:`Worst` of decision i (asked only of the few
+        that enter the heap)."""
+        self.finals.append(float(final))
+        self.lucks.append(float(luck))
         c = self.clusters.setdefault(cluster, [0.0, 0.0, 0])
-        c[0] += s.final
-        c[1] += s.adjusted
+        c[0] += final
+        c[1] += adjusted
         c[2] += 1
-        regrets = np.fromiter((d.regret for d in s.details), dtype=np.float64, count=len(s.details))
-        nonzero = regrets[regrets > ERROR]
+        err = regrets > ERROR
+        nonzero = regrets[err]
         self.zero += regrets.size - nonzero.size
         if nonzero.size:
             i = np.clip(np.searchsorted(REGRET_EDGES, nonzero, side="right") - 1, 0, self.hist.size - 1)
             np.add.at(self.hist, i, 1)
-        for d, r in zip(s.details, regrets.tolist()):
-            k = self.kinds["keep" if d.kind == "keep" else "upper" if d.upper else "lower"]
-            k[0] += 1
-            k[1] += r
-            k[2] += r > ERROR
-            self.seq += 1
-            if r > ERROR and self.n_worst > 0 and (len(self.heap) < self.n_worst or r > self.heap[0][0]):
-                item = (r, -self.seq, worst_of(d, turns, s.seat, game, lineup))
+        for j, name in enumerate(KINDS):
+            sel = kinds == j
+            k = self.kinds[name]
+            k[0] += int(sel.sum())
+            k[1] += float(regrets[sel].sum())
+            k[2] += int((sel & err).sum())
+        first = self.seq
+        self.seq += regrets.size
+        if self.n_worst <= 0 or not nonzero.size:
+            return
+        for i in np.flatnonzero(err).tolist():  # in play order: ties keep the earlier decision
+            r = float(regrets[i])
+            if len(self.heap) < self.n_worst or r > self.heap[0][0]:
+                item = (r, -(first + i), where(i))
                 if len(self.heap) < self.n_worst:
                     heapq.heappush(self.heap, item)
                 else:
@@ -236,6 +244,25 @@ class SkillReport:
         })
 
 
+#: Games analysed per kernel call (memory: their decisions' option values, ~25 KB a game).
+BATCH = 2000
+
+
+def _worst_at(an: Analyser, rec: GameRecord, seat: int, lineup: int | None, turn: int, roll: int,
+              kind: str, memo: dict[Any, Any]) -> Worst:
+    """The :class:`Worst` of one decision (the seat's ``turn`` and ``roll`` from 0, as the kernel
+    counts them), named by the Python walk of that seat (walked once: ``memo``)."""
+    nb = an.rules.n_boxes
+    key = (id(rec), seat)
+    if key not in memo:
+        turns = [t for t in rec.turns if t.seat == seat]
+        memo[key] = (turns, an.seat(turns, seat, details=True).details)
+    turns, details = memo[key]
+    col, tt = turn // nb + 1, turn % nb + 1
+    d = next(x for x in details if (x.column, x.turn, x.roll, x.kind) == (col, tt, roll + 1, kind))
+    return worst_of(d, turns, seat, rec.game, lineup)
+
+
 def _rules_key(rec: GameRecord) -> str:
     return json.dumps([rec.rules, dict(rec.settings)], sort_keys=True)
 
@@ -258,10 +285,60 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
     tallies: dict[tuple[str, str], PlayerTally] = {}
     labels: dict[str, None] = {}
     games = 0
+    pending: dict[str, list[tuple[int, GameRecord, int | None]]] = {}
+
+    def here(rec: GameRecord, lu: int | None) -> str:
+        return f"{name}{f' lineup {lu}' if lu is not None else ''}: game {rec.game}"
+
+    def flush(key: str) -> None:
+        nonlocal games
+        batch, pending[key] = pending.get(key, []), []
+        if not batch:
+            return
+        an = analysers[key]
+        try:
+            sums, table = an.records([rec for _, rec, _ in batch], decisions=True)
+        except UserError:  # name the bad game(s): one at a time
+            for item in batch:
+                try:
+                    an.records([item[1]])
+                except UserError as exc:
+                    bad.append(BadGame(item[1].game, f"{here(item[1], item[2])}: {exc}"))
+                else:
+                    pending[key].append(item)
+            if len(pending[key]) < len(batch):
+                flush(key)
+            return
+        assert table is not None
+        kind = np.where(table.kind == 0, 0, np.where(table.upper, 1, 2))
+        memo: dict[Any, Any] = {}
+        cut = np.searchsorted(table.seatgame, np.arange(len(table.labels) + 1))
+        row = 0
+        for i, rec, lu in batch:
+            games += 1
+            cluster = (key, rec.seed, rec.game, "seeded") if rec.seed is not None else (key, i, "record")
+            for seat, who in enumerate(rec.seats):
+                n, row = row, row + 1
+                if player is not None and who.label != player:
+                    continue
+                t = tallies.get((key, who.label))
+                if t is None:
+                    t = tallies[(key, who.label)] = PlayerTally(who.label, names[key], worst)
+                lo, hi = cut[n], cut[n + 1]
+
+                def where(j: int, rec: GameRecord = rec, seat: int = seat, lu: int | None = lu,
+                          d: int = int(lo)) -> Worst:
+                    return _worst_at(an, rec, seat, lu, int(table.turn[d + j]), int(table.roll[d + j]),
+                                     "keep" if table.kind[d + j] == 0 else "box", memo)
+
+                t.add(sums["final"][n], sums["luck"][n], sums["final"][n] - sums["luck"][n], cluster,
+                      table.regret[lo:hi], kind[lo:hi], where)
+
     for i, (rec, lu) in enumerate(zip(records, lineups)):
-        here = f"{name}{f' lineup {lu}' if lu is not None else ''}: game {rec.game}"
+        for who in rec.seats:
+            labels[who.label] = None
         if not rec.complete:
-            bad.append(BadGame(rec.game, f"{here}: a partial game (\"complete\": false), not analysed"))
+            bad.append(BadGame(rec.game, f"{here(rec, lu)}: a partial game (\"complete\": false), not analysed"))
             continue
         key = _rules_key(rec)
         if key not in analysers:
@@ -269,25 +346,11 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
             analysers[key] = Analyser(rules, cache_dir)  # saved_rolls: the advisor's one-line error
             st = ", ".join(f"{k}={v}" for k, v in rec.settings.items())
             names[key] = f"{rec.rules} ({st})" if st else str(rec.rules)
-        an = analysers[key]
-        cluster = (key, rec.seed, rec.game, "seeded") if rec.seed is not None else (key, i, "record")
-        seats = []
-        try:
-            for seat, who in enumerate(rec.seats):
-                labels[who.label] = None
-                if player is not None and who.label != player:
-                    continue
-                turns = [t for t in rec.turns if t.seat == seat]
-                seats.append((who.label, an.seat(turns, seat, who.label, details=True), turns))
-        except UserError as exc:
-            bad.append(BadGame(rec.game, f"{here}: {exc}"))
-            continue
-        games += 1
-        for label, s, turns in seats:
-            t = tallies.get((key, label))
-            if t is None:
-                t = tallies[(key, label)] = PlayerTally(label, names[key], worst)
-            t.add(s, cluster, turns, rec.game, lu)
+        pending.setdefault(key, []).append((i, rec, lu))
+        if len(pending[key]) >= BATCH:
+            flush(key)
+    for key in list(pending):
+        flush(key)
     if player is not None and not tallies:
         have = ", ".join(labels) or "none"
         raise UserError(f"player {player!r} is not in {name} (players: {have})")

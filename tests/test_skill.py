@@ -142,10 +142,8 @@ def test_plots_and_files(tmp_path, recs):
 def test_regret_histogram_bins():
     t = PlayerTally("x", "scandinavian")
     assert REGRET_EDGES[0] == pytest.approx(1e-6) and REGRET_EDGES[-1] == pytest.approx(1e3)
-    from harness.analysis import Decision, SeatAnalysis
-
-    ds = tuple(Decision(1, 1, 1, "keep", [6], [6, 6], 0.0, r, r) for r in (0.0, 1e-12, 1e-8, 0.5, 2e3))
-    t.add(SeatAnalysis(0, "x", 0.0, 0.0, 0.0, 0, 5, 3, 5, 0, 0.0, 0.0, 0.0, ds), 0, ())
+    regrets = np.array([0.0, 1e-12, 1e-8, 0.5, 2e3])
+    t.add(0.0, 0.0, 0.0, 0, regrets, np.zeros(5, np.int64), lambda j: None)
     p = t.result()
     assert p.zero_regret == 2 and p.regret_hist.sum() == 3
     assert p.regret_hist[0] == 1 and p.regret_hist[-1] == 1  # below and above the edges: the end bins
