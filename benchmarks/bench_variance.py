@@ -1,6 +1,6 @@
 """Variance reduction by the exact luck adjustment: per bot, in compare, in calibrate, and its cost.
 
-Four parts, each one command (each under ~10 minutes on the 2-core machine):
+Five parts, each one command (each under ~10 minutes on the 2-core machine):
 
 * ``factors``: per bot, one-seat runs of ``--games`` games on scandinavian, played with and
   without ``--analyse`` (2 workers, a fresh process each, set-up included): the variance-reduction
@@ -12,10 +12,13 @@ Four parts, each one command (each under ~10 minutes on the 2-core machine):
 * ``calibrate``: ``calibrate`` solver temperature for a mean of 200 and for a score of 0.4 against
   the optimal bot, with and without the adjustment, same games: the sampling half-width of the
   value and the games either needs for a given half-width (it shrinks like 1 / sqrt(games)).
+* ``kernel``: per bot, in one process, the seat-games per second of the analysis kernel and of
+  the Python reference walk on the same recorded games (both warm): what ``--analyse`` adds.
 
     python benchmarks/bench_variance.py factors --games 20000
     python benchmarks/bench_variance.py compare --seeds 1,2,3,4,5 --step 100
     python benchmarks/bench_variance.py calibrate --games 2000
+    python benchmarks/bench_variance.py kernel --games 5000
 """
 
 from __future__ import annotations
@@ -163,6 +166,33 @@ def calibrate(args: argparse.Namespace, root: Path) -> None:
                   flush=True)
 
 
+def kernel(args: argparse.Namespace, root: Path) -> None:
+    """Per bot, one process: seat-games/s of the analysis kernel (Analyser.recording) and of the
+    Python reference (Analyser.seat) on the same recorded games, warm (compiled, table loaded)."""
+    from harness import registry
+    from harness.analysis import Analyser, turns_of_recording
+    from harness.engine import play
+    from harness.rules import load_rules
+
+    an = Analyser(load_rules("scandinavian"))
+    print("| bot | seat-games | kernel seat-games/s | Python seat-games/s | speed-up |")
+    print("|---|---:|---:|---:|---:|")
+    for spec in args.bots.split(","):
+        bot = registry.make(spec, an.rules)
+        bot.prepare()
+        res = play(an.rules, [bot], np.arange(args.games, dtype=np.int64), 1, record=True)
+        an.recording(res.recording)  # warm
+        t = time.perf_counter()
+        an.recording(res.recording)
+        fast = args.games / (time.perf_counter() - t)
+        few = min(args.games, 500)
+        t = time.perf_counter()
+        for g in range(few):
+            an.seat(turns_of_recording(res.recording, an.rules, g, 0), 0)
+        slow = few / (time.perf_counter() - t)
+        print(f"| {spec} | {args.games:,} | {fast:,.0f} | {slow:,.0f} | {fast / slow:.1f}x |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="part", required=True)
@@ -179,7 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--mu1", type=float, default=1.0)
     k = sub.add_parser("calibrate")
     k.add_argument("--games", type=int, default=2_000)
-    for p in (f, c, k):
+    n = sub.add_parser("kernel")
+    n.add_argument("--games", type=int, default=5_000)
+    n.add_argument("--bots", default=",".join(BOTS))
+    for p in (f, c, k, n):
         p.add_argument("--workers", type=int, default=2)
         p.add_argument("--dir", default="results/bench-variance")
     args = ap.parse_args(argv)
@@ -188,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     root.mkdir(parents=True)
     print(f"# {platform.node()}, Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}, "
           f"load average {_load()}; {' '.join(sys.argv)}", flush=True)
-    {"factors": factors, "compare": compare, "calibrate": calibrate}[args.part](args, root)
+    {"factors": factors, "compare": compare, "calibrate": calibrate, "kernel": kernel}[args.part](args, root)
     print(f"# done {time.strftime('%H:%M')}, load average {_load()}", flush=True)
     return 0
 

@@ -730,8 +730,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         "seat-turn; about 95 bytes per seat-game on scandinavian, 190 MB per million two-seat "
                         "games; any run size)")
     p.add_argument("--analyse", action="store_true",
-                   help="add each seat-game's exact luck and regret (columns luck, regret, decisions, errors; "
-                        "needs the rule set's solved table; about 2 ms a seat-game on one core, see BENCHMARKS.md)")
+                   help="add each seat-game's exact luck and regret (columns luck, regret, decisions, errors, "
+                        "keep_decisions, keep_regret, upper_regret, max_regret; needs the rule set's solved table; "
+                        "about 0.25 ms a seat-game on one core, see BENCHMARKS.md)")
     p.add_argument("--out", metavar="DIR",
                    help="run directory (default: results/<CONFIG name>-<time>; results/run-<time> with no CONFIG)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -684,10 +684,9 @@ class LuckSection(Section):
                 lu = f"lineup {w['lineup']} " if len(d.get("lineups") or [0]) > 1 else ""
                 where = f"{lu}game {w['game']} seat {w['seat']}"
                 if "turn" in w:
-                    from harness.analysis import Worst
+                    from harness.analysis import keep_text
 
-                    what = Worst(**{k: (tuple(v) if k == "dice" else v) for k, v in w.items()}).text()
-                    what = what.split(": ", 1)[1] if ": " in what else what
+                    what = f"{' '.join(map(str, w['dice']))} {keep_text(w['played'])}, best {keep_text(w['best'])}"
                     where += f" column {w['column']} turn {w['turn']} roll {w['roll']}"
                 else:
                     what = "(record the run with --record to name the decision)"
@@ -702,7 +701,7 @@ class LuckSection(Section):
                          ["entrant", "keep", "upper box", "lower box", "keeps/game"], kinds))
         if worst:
             tabs.append(("Costliest decisions (per entrant, the seat-games holding the largest single regret)",
-                         ["entrant", "where", "played (dice, choice, best, cost)", "regret"], worst))
+                         ["entrant", "where", "dice, played, best", "regret"], worst))
         return tabs
 
 
