@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.compare",
     "harness.calibrate",
     "harness.skill",
+    "harness.fit",
 )
 
 EXIT_USAGE = 2

@@ -224,3 +224,56 @@ def test_evaluations_are_luck_adjusted_unless_no_analyse(mini, tmp_path):
     coef, *_ = np.linalg.lstsq(design, y, rcond=None)
     assert w.f == pytest.approx(coef[0], rel=1e-10) and w.beta == pytest.approx(coef[1], rel=1e-10)
     assert w.lo < w.f < w.hi
+
+
+# ---------------------------------------------------------------------------------------------
+# difficulty levels (calibrate --levels)
+
+
+def _levels_file(tmp_path: Path, rules: Path, body: str = "") -> Path:
+    path = tmp_path / "levels.toml"
+    path.write_text(f'rules = "{rules}"\nstrategy = "solver"\nparam = "temperature"\nlo = 0.0\nhi = 20.0\n'
+                    f'games = 300\nseed = 3\n' + (body or '[[level]]\nname = "weak"\ntarget_win_rate = 0.3\n\n'
+                                                   '[[level]]\nname = "fair"\ntarget_mean = 120\n'))
+    return path
+
+
+def test_levels_are_tuned_checked_and_reproducible(mini, tmp_path, capsys):
+    """Each level's spec, its interval and a check on other dice; the same seed gives the same file."""
+    levels = _levels_file(tmp_path, mini)
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        assert main(["calibrate", "--levels", str(levels), "--against", "solver:temperature=1", "--out", str(out),
+                     "--workers", "1"]) == 0
+        outs.append(out)
+    text = capsys.readouterr().out
+    assert "weak" in text and "fair" in text and "levels.json" in text
+    a, b = ((o / "levels.json").read_bytes() for o in outs)
+    assert a == b
+    d = json.loads(a)
+    assert (outs[0] / "levels.png").stat().st_size > 10_000
+    weak, fair = d["levels"]
+    assert weak["spec"].startswith("solver:temperature=") and weak["target"]["against"] == "solver:temperature=1"
+    assert weak["value"] > 1.0 and fair["value"] > 0  # weaker than the reference to win only 30 %
+    for lv in (weak, fair):
+        lo, hi = lv["value_ci"]
+        assert lo <= lv["value"] <= hi
+        ck = lv["check"]
+        assert ck["seed"] == 4 and ck["games"] == 300
+        # the check (other dice) measures the target within a few of its own intervals
+        assert abs(ck["response"] - lv["target"]["value"]) < 2.5 * (ck["ci"][1] - ck["ci"][0])
+
+
+@pytest.mark.parametrize("body,extra,message", [
+    ('[[level]]\nname = "x"\n', [], "needs exactly one of target_win_rate or target_mean"),
+    ('[[level]]\nname = "x"\ntarget_win_rate = 0.3\n', [], "give --against REF"),
+    ('[[level]]\nname = "x"\ntarget_mean = 100\ncolour = 1\n', [], "unknown key 'colour'"),
+    ('[[level]]\nname = "x"\ntarget_mean = 100\n', ["--target-mean", "100"], "drop --target-mean"),
+    ('[[level]]\nname = "x"\ntarget_win_rate = 0.3\n', ["--against", "nofile.json"], "cannot read the fitted model"),
+])
+def test_levels_errors_are_one_line(mini, tmp_path, capsys, body, extra, message):
+    levels = _levels_file(tmp_path, mini, body)
+    assert main(["calibrate", "--levels", str(levels), "--out", str(tmp_path / "o"), *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
