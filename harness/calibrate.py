@@ -702,8 +702,8 @@ def plot_levels(d: dict[str, Any]):  # -> matplotlib Figure
         ax.plot(x, y, color="tab:blue", lw=1, alpha=0.6)
         ax.errorbar(x, y, yerr=err, fmt="o", ms=4, color="tab:blue", ecolor="black", capsize=2,
                     label=f"measured, {d['games']:,} games each, seed {d['seed']}")
-        for i, lv in enumerate(r for r in d["levels"] if r["target"]["kind"] == kind):
-            c = f"C{(i + 1) % 10}"
+        for i, lv in ((i, r) for i, r in enumerate(d["levels"]) if r["target"]["kind"] == kind):
+            c = f"C{(i + 1) % 10}"  # one colour per level across the panels
             t = lv["target"]["value"] * scale
             ax.axhline(t, color=c, ls="--", lw=0.8)
             lo, hi = lv["value_ci"]
