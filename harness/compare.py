@@ -32,6 +32,12 @@ coefficient fitted on the same games. When only one run has luck, the comparison
 a note. ``compare`` turns the analysis on for the configs it plays (``--no-analyse`` to play
 without it) unless a rule set cannot be analysed (``saved_rolls``: then plain, with a note).
 
+Game quality (:mod:`harness.quality`): skill share, upset rate, first-mover edge, lead changes,
+decisive round, close games and comebacks of each run over all its seats, side by side, with
+the paired difference of each (delta method on the joint per-game means), its p-value and the
+Holm-adjusted one (family-wise error rate at 1 - confidence over the metrics compared); JSON under
+``quality``. They inform and do not enter the verdict.
+
 SPRT: :func:`harness.stats.sprt_mean` on the d_g, H0: delta = mu0 (default 0) against H1: delta =
 mu1 (default 1 point). Two-sided by default: the mirrored H1' delta = 2*mu0 - mu1 is tested too,
 each side at alpha/2. Verdict and exit code:
@@ -61,6 +67,15 @@ from harness.errors import UserError
 from harness.outcome import DEFINITION, DRAW, WIN
 from harness.console import confidence_arg, jsonable
 from harness.rundir import RunInfo, iter_windows, load_run
+from harness.quality import (
+    QualityComparison,
+    QualityModel,
+    QualityOptions,
+    add_quality_options,
+    chunk_columns,
+    compare_lines,
+    options_of,
+)
 from harness.summary import yatzy_box
 from harness.stats import (
     CoMoments,
@@ -287,6 +302,8 @@ class CompareSettings:
     unpaired: bool = False
     #: use the rows' luck when both runs carry it (``--no-analyse``: plain totals only)
     adjust: bool = True
+    #: thresholds of the game-quality metrics (:mod:`harness.quality`)
+    quality: QualityOptions = field(default_factory=QualityOptions)
 
     def __post_init__(self) -> None:
         if self.min_games < 2:
@@ -331,6 +348,10 @@ class Comparison:
                               f"luck ({why_c or why_b}); play both with analyse = true (run --analyse) to adjust")
         self.acc = PairedAccumulator(self.focus, boxes, (yatzy_box(self.base.rules), yatzy_box(self.cand.rules)), wins,
                                      self.luck)
+        # game quality over every seat of both runs (not only the focus), on the columns both carry
+        common = chunk_columns(self.base) & chunk_columns(self.cand)
+        self.quality = QualityComparison(QualityModel(self.base, settings.quality, common, self.luck),
+                                         QualityModel(self.cand, settings.quality, common, self.luck))
 
     def update(self, until: int | None = None) -> int:
         """Re-read both manifests and fold the newly available paired games (up to game ``until``,
@@ -344,8 +365,10 @@ class Comparison:
             return self.acc.n
         nl = len(self.base.lineups)
         streams = [(self.base, li) for li in range(nl)] + [(self.cand, li) for li in range(nl)]
-        for a, b, datas in iter_windows(streams, self.acc.columns(), games, start=self.acc.n):
+        columns = list(dict.fromkeys(self.acc.columns() + self.quality.columns()))
+        for a, b, datas in iter_windows(streams, columns, games, start=self.acc.n):
             self.acc.add(datas[:nl], datas[nl:], b - a)
+            self.quality.add(datas[:nl], datas[nl:], b - a)
         return self.acc.n
 
     def verdict(self) -> tuple[str, list[SPRTResult]]:
@@ -427,6 +450,7 @@ class Comparison:
                      "min_games": s.min_games,
                      "tests": [{"h0": t.h0, "h1": t.h1, "llr": t.llr, "lower": t.lower, "upper": t.upper,
                                 "decision": t.decision, "alpha": t.alpha, "beta": t.beta} for t in tests]},
+            "quality": self.quality.result(conf),
             "verdict": verdict,
             "exit_code": code,
             "notes": notes,
@@ -534,7 +558,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     use_cache_dir(args.cache_dir)
     settings = CompareSettings(mu0=args.mu0, mu1=args.mu1, alpha=args.alpha, beta=args.beta,
                                two_sided=not args.one_sided, confidence=args.confidence, entrant=args.entrant,
-                               min_games=args.min_games, unpaired=args.unpaired, adjust=not args.no_analyse)
+                               min_games=args.min_games, unpaired=args.unpaired, adjust=not args.no_analyse,
+                               quality=options_of(args))
     ob, oc, cfg_b, cfg_c, notes = _prepare_inputs(args)
     if args.sequential:
         res = _sequential(ob, oc, cfg_b, cfg_c, settings, args, notes)
@@ -663,6 +688,7 @@ def compare_text(r: dict[str, Any]) -> str:
             flag = " *" if b["p_value"] is not None and b["p_value"] < 1 - r["confidence"] else ""
             lines.append(f"  {b['box']:<{w}} {_num(b['base']):>6} -> {_num(b['candidate']):>6}  "
                          f"{_num(b['diff'], 3, True):>7} {_ci(b['diff_ci'], 3)}{flag}")
+    lines += compare_lines(r.get("quality") or {})
     if "sequential" in r:
         s = r["sequential"]
         lines += ["", f"sequential: {len(s['looks'])} look(s), step {s['step']:,} games, "
@@ -716,5 +742,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-analyse", action="store_true",
                    help="plain comparison: play configs without the luck analysis and ignore the runs' luck columns "
                         "(by default played configs are analysed and runs that carry luck are compared luck-adjusted)")
+    add_quality_options(p)
     add_cache_dir_option(p)
     p.set_defaults(func=_cmd_compare)

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from harness import rng
-from harness.engine_kernels import reroll, throw
-from harness.outcome import outcomes, ranking_scores
+from harness.engine_kernels import follow_leads, reroll, throw
+from harness.outcome import deficit_round, outcomes, ranking_scores
 from harness.rules import RuleSet
 from harness.scoring import context, score_options_batch
 from harness.strategy import CHOOSE_STEP, Strategy, TurnView, keep_error, validate_choice, validate_keep
@@ -97,6 +97,8 @@ class Results:
     games: (B,) int64; total, upper, bonus, extra: (B, S) int32 summed over columns;
     boxes: (B, S, NB) int16 summed over columns; column_totals: (B, S, C) int32;
     outcome: (B, S) int8 (2 win, 1 draw = shared win, 0 loss; :mod:`harness.outcome`).
+    The course of each game (:class:`Leads`, when :func:`play` followed it):
+    lead_changes: (B,) int16; last_behind, deficit: (B, S) int16.
     """
 
     rules: RuleSet
@@ -111,9 +113,14 @@ class Results:
     outcome: np.ndarray
     #: every roll and decision, when :func:`play` was asked to record
     recording: Recording | None = None
+    lead_changes: np.ndarray | None = None
+    last_behind: np.ndarray | None = None
+    deficit: np.ndarray | None = None
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per (game, seat): game, seat, strategy, total, upper, bonus, outcome, then boxes."""
+        """One row per (game, seat): game, seat, strategy, total, upper, bonus, outcome, then boxes,
+        then (when tracked) the game's ``lead_changes`` (on every seat's row), the seat's
+        ``last_behind`` and ``deficit`` (int16; :class:`Leads`)."""
         b, s = self.total.shape
         cats = sorted(set(self.labels))
         cols: dict[str, Any] = {
@@ -133,7 +140,36 @@ class Results:
         flat = self.boxes.reshape(b * s, -1)
         for j, name in enumerate(self.rules.box_names):
             cols[name] = flat[:, j].astype(np.int16)
+        if self.lead_changes is not None:
+            cols["lead_changes"] = np.repeat(self.lead_changes, s).astype(np.int16)
+            cols["last_behind"] = self.last_behind.reshape(-1).astype(np.int16)
+            cols["deficit"] = self.deficit.reshape(-1).astype(np.int16)
         return pd.DataFrame(cols)
+
+
+class Leads:
+    """The course of B games at S seats, folded round by round (definitions: :mod:`harness.outcome`).
+
+    Call :meth:`update` with the (B, S) ranking scores so far after every round, in order; then
+    ``changes`` (B,) int16 lead changes, ``last_behind`` (B, S) int16 the last round after which
+    each seat was behind (0: never), ``deficit`` (B, S) int16 the points behind the highest score
+    after round ``at`` (:func:`harness.outcome.deficit_round`; 0 until that round is played).
+    One numba pass per round (:func:`harness.engine_kernels.follow_leads`).
+    """
+
+    def __init__(self, b: int, s: int, rounds: int) -> None:
+        self.at = deficit_round(rounds)
+        self.round = 0
+        self.leader = np.full(b, -1, dtype=np.int16)
+        self.changes = np.zeros(b, dtype=np.int16)
+        self.last_behind = np.zeros((b, s), dtype=np.int16)
+        self.deficit = np.zeros((b, s), dtype=np.int16)
+
+    def update(self, score: np.ndarray) -> None:
+        """Fold the (B, S) ranking scores after the next round."""
+        self.round += 1
+        follow_leads(np.ascontiguousarray(score, dtype=np.int32), self.round, self.at, self.leader, self.changes,
+                     self.last_behind, self.deficit)
 
 
 class _Seat:
@@ -148,11 +184,13 @@ class _Seat:
 
 
 def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int,
-         trace: list[dict[str, Any]] | None = None, record: bool = False) -> Results:
+         trace: list[dict[str, Any]] | None = None, record: bool = False, leads: bool = True) -> Results:
     """Play games ``games`` (B,) int64 with one strategy per seat; returns :class:`Results`.
 
     ``trace``, when given, receives one dict per roll and per filled box (meant for B = 1: replay).
     ``record``: also return every roll and decision (:class:`Recording`, ``Results.recording``).
+    ``leads``: follow the lead after every round (:class:`Leads`; the rows'
+    ``lead_changes``, ``last_behind`` and ``deficit``); off only to measure what it costs.
     """
     n_seats = len(seats)
     if not 1 <= n_seats <= MAX_SEATS:
@@ -173,6 +211,10 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
     upper_of = rules.upper_face > 0
     allv = np.arange(b)
     rec = Recording.empty(rules, b, n_seats) if record else None
+    course = Leads(b, n_seats, n_cols * nb) if leads else None
+    # ranking score so far = running total, or the best column so far when columns are not added
+    best_of_columns = n_cols > 1 and not rules.add_columns
+    col_now = np.zeros((b, n_seats), dtype=np.int32) if best_of_columns else running
 
     for col in range(n_cols):
         state = [_Seat(b, nb) for _ in range(n_seats)]
@@ -258,12 +300,17 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                 bonus_now = np.where(st.upper >= rules.threshold, rules.bonus_value, 0)
                 col_total = st.sheet.sum(axis=1, dtype=np.int32) + bonus_now + st.extra
                 running[:, s] = col_tot[:, s, :col].sum(axis=1) + col_total
+                if best_of_columns:
+                    col_now[:, s] = col_total
                 if trace is not None:
                     trace.append({"event": "box", "seat": s, "column": col, "turn": t,
                                   "box": rules.box_names[int(box[0])], "score": int(got[0]),
                                   "extra": int(extra[0]), "dice": d.roll_faces[roll[0]].tolist(),
                                   "first_roll": bool(first[0]), "upper": int(st.upper[0]),
                                   "total": int(running[0, s])})
+            if course is not None:
+                course.update(np.maximum(col_now, col_tot[:, :, :col].max(axis=2)) if best_of_columns and col
+                              else col_now)
 
         for s in range(n_seats):
             st = state[s]
@@ -276,4 +323,7 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
 
     total = col_tot.sum(axis=2)
     outcome = outcomes(ranking_scores(total, col_tot, rules.add_columns))
-    return Results(rules, labels, games, total, upper_t, bonus_t, extra_t, boxes_t, col_tot, outcome, rec)
+    if course is None:
+        return Results(rules, labels, games, total, upper_t, bonus_t, extra_t, boxes_t, col_tot, outcome, rec)
+    return Results(rules, labels, games, total, upper_t, bonus_t, extra_t, boxes_t, col_tot, outcome, rec,
+                   course.changes, course.last_behind, course.deficit)

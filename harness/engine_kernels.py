@@ -85,3 +85,31 @@ def uniforms(keys, seat, turn, step, width):
         for j in range(width):
             out[i, j] = unit(word(keys[i], base + np.uint64(j)))
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def follow_leads(score, rnd, at, leader, changes, last_behind, deficit):
+    """Fold round ``rnd``'s (B, S) ranking scores into the course of each game, in place
+    (definitions: :mod:`harness.outcome`): ``leader`` (B,) the most recent sole leader (-1 none yet),
+    ``changes`` (B,) lead changes, ``last_behind`` (B, S) the last round the seat was behind,
+    ``deficit`` (B, S) points behind the highest score, written when ``rnd == at``."""
+    b, s = score.shape
+    for i in range(b):
+        top = score[i, 0]
+        arg = 0
+        n_top = 1
+        for j in range(1, s):
+            v = score[i, j]
+            if v > top:
+                top, arg, n_top = v, j, 1
+            elif v == top:
+                n_top += 1
+        for j in range(s):
+            if score[i, j] < top:
+                last_behind[i, j] = rnd
+            if rnd == at:
+                deficit[i, j] = top - score[i, j]
+        if n_top == 1:
+            if leader[i] >= 0 and leader[i] != arg:
+                changes[i] += 1
+            leader[i] = arg

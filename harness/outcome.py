@@ -13,6 +13,26 @@ The definitions used everywhere (engine rows, ``run``'s summary, ``report``, ``c
 
 At a one-seat table there is nobody to beat: outcomes are recorded (the lone seat "wins") but no
 summary shows a win rate for it.
+
+The course of a game (followed by the engine, :class:`harness.engine.Leads`, and kept as per-game
+aggregates in the rows; read by the game-quality metrics of :mod:`harness.quality`):
+
+* A **round** is one turn of every seat; a rule set with NB boxes and C columns plays C x NB
+  rounds, numbered from 1. After each round every seat's ranking score *so far* is compared: its
+  running total (upper bonus counted once earned, extra yatzy bonuses included), or its best
+  column so far when columns are not added.
+* The **leader** after a round is the seat with the sole highest score; when the highest score is
+  shared, nobody leads (the lead is shared).
+* A **lead change** is a round after which a leader differs from the most recent leader before it.
+  Rounds with a shared lead are skipped, neither a change nor a reset: A leads, shared, B leads is
+  one change; A leads, shared, A leads is none. The first leader is no change.
+* A seat is **behind** after a round when its score is below the highest. ``last_behind`` is the
+  last round after which it was behind (0: never). The game's **decisive round** is its winner's
+  ``last_behind + 1``: the first round from which the final winner is never behind again (1: never
+  behind at all); a shared win counts each co-winner's with an equal weight.
+* ``deficit`` is the points a seat is behind the highest score after round
+  :func:`deficit_round` (10, or the second-last round of a shorter game); 0 when it leads or shares
+  the lead.
 """
 
 from __future__ import annotations
@@ -60,3 +80,13 @@ def wdl_counts(outcome: np.ndarray) -> np.ndarray:
     """(3,) int64 counts (wins, draws, losses) of a block of outcome codes."""
     c = np.bincount(outcome.reshape(-1).astype(np.intp), minlength=3)
     return np.array([c[WIN], c[DRAW], c[LOSS]], dtype=np.int64)
+
+
+#: The round after which each seat's ``deficit`` is recorded (comebacks are counted from it).
+DEFICIT_ROUND = 10
+
+
+def deficit_round(rounds: int) -> int:
+    """The round after which ``deficit`` is taken in a game of ``rounds`` rounds: :data:`DEFICIT_ROUND`,
+    or the second-last round when the game is shorter (at least round 1)."""
+    return max(1, min(DEFICIT_ROUND, rounds - 1))

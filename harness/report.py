@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 from harness.console import confidence_arg, examples
 from harness.errors import UserError
 from harness.outcome import DEFINITION
+from harness.quality import add_quality_options
 from harness.summary import SECTIONS, RunSummary, Table, summarize
 
 
@@ -121,7 +122,9 @@ def write_report(summary: RunSummary, out_dir: str | Path | None = None, plots: 
 def _cmd_report(args: argparse.Namespace) -> int:
     from harness.console import print_json
 
-    summary = summarize(args.run_dir, confidence=args.confidence)
+    from harness.quality import options_of
+
+    summary = summarize(args.run_dir, confidence=args.confidence, quality_options=options_of(args))
     d = write_report(summary, args.out, plots=not args.no_plots)
     if args.json:
         print_json(d)
@@ -137,7 +140,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                        description="Summarise a run directory: per entrant score distribution with a CI, "
                                    "bonus and yatzy rates, win/draw/loss, per-box means; per pairing "
                                    "win/draw/loss with Wilson intervals; head-to-head matrix and Bradley-Terry "
-                                   "ratings. Writes summary.json, summary.md, report.html and PNG plots into "
+                                   "ratings; game quality (skill share, upset rate, first-mover edge, lead "
+                                   "changes, decisive round, close games, comebacks). Writes summary.json, "
+                                   "summary.md, report.html and PNG plots into "
                                    f"the run directory (or --out). {DEFINITION}.",
                        epilog=examples("yatzy-harness report results/gb",
                                        "yatzy-harness report results/gb --no-plots --out /tmp/gb-report",
@@ -147,4 +152,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
     p.add_argument("--out", metavar="DIR", help="write the report files here instead of RUN_DIR")
     p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
+    add_quality_options(p)
     p.set_defaults(func=_cmd_report)

@@ -14,6 +14,8 @@ Contents
   :func:`rate`, :func:`paired_difference`, :func:`paired_difference_from_moments`.
 * Control variates: :class:`CoMoments`, :func:`control_variate_mean` (the
   regression estimator of a mean, with a control of known mean).
+* Functions of means: :func:`delta_estimate` (delta-method interval of a smooth
+  function of streamed means); multiple testing: :func:`holm`.
 * Distributions: :class:`IntHistogram`, :func:`ks_2samp_counts`,
   :func:`anderson_ksamp_counts`.
 * Sequential tests: :func:`sprt_bounds`, :func:`sprt_mean`,
@@ -55,6 +57,9 @@ __all__ = [
     "CoMoments",
     "ControlVariateMean",
     "control_variate_mean",
+    "Estimate",
+    "delta_estimate",
+    "holm",
     "IntHistogram",
     "DistTest",
     "ks_2samp_counts",
@@ -504,6 +509,69 @@ def control_variate_mean(c: CoMoments, y: int, x: int, known_mean: float = 0.0,
     half = float(stats.t.ppf(0.5 + 0.5 * confidence, n - 2)) * se
     p = float(min(1.0, 2.0 * stats.t.sf(abs(est / se), n - 2)))
     return ControlVariateMean(est, est - half, est + half, math.sqrt(s2), n, confidence, p, beta, my, vr)
+
+
+# ---------------------------------------------------------------------------
+# Functions of means (delta method) and multiple testing
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A value with its two-sided interval ``[lo, hi]``, standard error, n and p-value (H0: value = 0)."""
+
+    value: float
+    lo: float
+    hi: float
+    se: float
+    n: int
+    confidence: float
+    p_value: float
+
+
+def delta_estimate(c: CoMoments, value: float, grad: npt.ArrayLike, confidence: float = 0.95,
+                   bounds: tuple[float, float] = (-math.inf, math.inf)) -> Estimate:
+    """Interval of ``value = f(mean)``, a smooth function of the means of the metrics of ``c``,
+    by the delta method: ``se^2 = grad' S grad / n`` with ``S`` the sample covariance of the
+    observations (ddof 1) and ``grad`` (M,) the gradient of f at the sample means.
+
+    Student t on n - 1 degrees of freedom, so for a single mean (``grad`` a unit vector) this is
+    exactly :func:`mean_ci` (Cramér, *Mathematical Methods of Statistics*, 1946, 28.4; the
+    observations must be independent: one per game). The interval is clipped to ``bounds`` (a
+    share stays in [0, 1]); the p-value tests value = 0. Zero variance gives a zero-width
+    interval and p = 1 if the value is 0, else 0. With n < 2 everything but the value is NaN.
+    """
+    confidence = _check_confidence(confidence)
+    n = c.n
+    nan = math.nan
+    if n < 2 or not math.isfinite(value):
+        return Estimate(value, nan, nan, nan, n, confidence, nan)
+    g = np.asarray(grad, dtype=np.float64)
+    var = float(g @ c.cm @ g) / (n - 1) / n
+    lo_b, hi_b = bounds
+    if var <= 0.0:
+        p = 1.0 if value == 0.0 else 0.0
+        return Estimate(value, max(lo_b, value), min(hi_b, value), 0.0, n, confidence, p)
+    se = math.sqrt(var)
+    half = _t_crit(confidence, n - 1) * se
+    p = float(min(1.0, 2.0 * _scipy_stats().t.sf(abs(value / se), n - 1)))
+    return Estimate(value, max(lo_b, value - half), min(hi_b, value + half), se, n, confidence, p)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (Holm 1979, *Scand. J. Statist.* 6:65-70): reject the
+    hypotheses whose adjusted p-value is below alpha and the family-wise error rate is at most
+    alpha, whatever the dependence between the tests. NaN p-values are kept as NaN and do not count
+    as tests."""
+    p = [float(x) for x in p_values]
+    live = sorted((x, i) for i, x in enumerate(p) if not math.isnan(x))
+    m = len(live)
+    out = [math.nan] * len(p)
+    running = 0.0
+    for k, (x, i) in enumerate(live):
+        running = max(running, min(1.0, (m - k) * x))
+        out[i] = running
+    return out
 
 
 # ---------------------------------------------------------------------------

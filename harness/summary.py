@@ -34,8 +34,10 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
+from harness import quality
 from harness.console import jsonable
 from harness.outcome import DEFINITION, pair_points, rank_column, wdl_counts
+from harness.quality import QualityAccumulator, QualityModel, QualityOptions
 from harness.rules import RuleSet
 from harness.rundir import RunInfo, iter_windows, load_run, settings_changed
 from harness.stats import (
@@ -705,9 +707,40 @@ class LuckSection(Section):
         return tabs
 
 
+# ---------------------------------------------------------------------------------------------
+# game quality: skill share, upsets, first-mover edge, lead changes, decisive round, close games, comebacks
+
+
+class QualitySection(Section):
+    """The game-quality metrics of :mod:`harness.quality` (definitions there), each with its
+    interval over games; ``options`` holds the report-time thresholds (close margin, comeback
+    deficit). Metrics a run cannot give (skill share without ``--analyse``, the per-run ones
+    without a table of two seats) are listed with the reason, never silently left out."""
+
+    key = "quality"
+
+    def __init__(self, info: RunInfo, confidence: float, options: QualityOptions | None = None) -> None:
+        super().__init__(info, confidence)
+        self.acc = QualityAccumulator(QualityModel(info, options or QualityOptions()))
+
+    def columns(self) -> list[str]:
+        return self.acc.model.columns()
+
+    def add(self, w: Window) -> None:
+        self.acc.add(w.data, w.games)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"quality": self.acc.summary(self.confidence)}
+
+    @staticmethod
+    def tables(d: Mapping[str, Any]) -> list[Table]:
+        return quality.tables(d)
+
+
 #: The report's sections, in the order their tables appear (each applies when its ``applies``
 #: says so: the luck section only to runs played with ``--analyse``).
-SECTIONS: tuple[type[Section], ...] = (EntrantSection, LuckSection, PairingSection, HeadToHeadSection)
+SECTIONS: tuple[type[Section], ...] = (EntrantSection, LuckSection, PairingSection, HeadToHeadSection,
+                                       QualitySection)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -771,13 +804,16 @@ class RunSummary:
 
 
 def summarize(run: str | Path | RunInfo, confidence: float = 0.95,
-              sections: Sequence[type[Section]] = SECTIONS) -> RunSummary:
-    """Stream every chunk of a run once through ``sections`` and build its :class:`RunSummary`.
+              sections: Sequence[type[Section]] = SECTIONS,
+              quality_options: QualityOptions | None = None) -> RunSummary:
+    """Stream every chunk of a run once through ``sections`` and build its :class:`RunSummary`
+    (``quality_options``: the thresholds of :class:`QualitySection`).
 
     Memory: one chunk per lineup (only the columns the sections use), plus the accumulators.
     """
     info = run if isinstance(run, RunInfo) else load_run(run)
-    secs = tuple(cls(info, confidence) for cls in sections if cls.applies(info))
+    secs = tuple((cls(info, confidence, quality_options) if issubclass(cls, QualitySection)
+                  else cls(info, confidence)) for cls in sections if cls.applies(info))
     cols = list(dict.fromkeys(c for s in secs for c in s.columns()))
     streams = [(info, li) for li in range(len(info.lineups))]
     for a, b, datas in iter_windows(streams, cols, info.games):

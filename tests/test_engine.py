@@ -191,7 +191,8 @@ def test_one_game_rows_have_the_documented_columns():
     rules = load_rules("yahtzee")
     df = play(rules, [registry.make("greedy", rules), registry.make("random", rules)], np.arange(3), 1).to_frame()
     assert list(df.columns[:8]) == ["game", "seat", "strategy", "total", "upper", "bonus", "outcome", "extra_bonus"]
-    assert list(df.columns[8:]) == rules.box_names
+    assert list(df.columns[8:-3]) == rules.box_names
+    assert list(df.columns[-3:]) == ["lead_changes", "last_behind", "deficit"]
     assert df["game"].dtype == np.int64 and df["total"].dtype == np.int16
 
 
