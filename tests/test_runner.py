@@ -336,8 +336,11 @@ def _cli_subprocess(tmp_path: Path, args: list[str], env_extra: dict[str, str]) 
     script = tmp_path / "yh.py"
     script.write_text(SCRIPT.format(root=str(TESTS.parent)))
     env = {**os.environ, **env_extra}
+    # a test session started in the background (``cmd &``, nohup) ignores SIGINT, and the child
+    # would inherit that: Ctrl-C is what these tests send, so give the child the default handling
     return subprocess.run([sys.executable, str(script), *args], env=env, capture_output=True, text=True,
-                          timeout=300, start_new_session=True)
+                          timeout=300, start_new_session=True,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _no_process_mentions(text: str) -> bool:
@@ -405,7 +408,16 @@ def test_ctrl_c_stops_workers_and_resumes_identically(tmp_path, tripwire_ref, mo
     _resume_and_compare(out, tripwire_ref, monkeypatch, capsys)
 
 
-def test_ctrl_c_in_process_run(tmp_path, tripwire_ref, monkeypatch, capsys):
+@pytest.fixture
+def sigint_default():
+    """Ctrl-C raises KeyboardInterrupt during the test, even in a session started in the background
+    (which ignores SIGINT); the session's own handling is restored after."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
+def test_ctrl_c_in_process_run(tmp_path, tripwire_ref, monkeypatch, capsys, sigint_default):
     out, marker = tmp_path / "interrupted", tmp_path / "armed"
     for k, v in _trip_env(marker, "INT", parent=False).items():
         monkeypatch.setenv(k, v)
