@@ -20,7 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.runner",
     "harness.replay",
     "harness.record",
-    "harness.solver",
+    "harness.solve_cmd",
     "harness.positions",
     "harness.report",
     "harness.compare",

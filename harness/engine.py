@@ -226,6 +226,10 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
 
                 def view(idx: np.ndarray, step: int, roll: np.ndarray, left: np.ndarray, first: np.ndarray,
                          **extra: Any) -> TurnView:
+                    if strat.sees_table:
+                        every = [np.stack([x.filled for x in state], 1), np.stack([x.upper for x in state], 1),
+                                 np.stack([x.flag for x in state], 1)]
+                        extra["seats"] = tuple(a if len(idx) == b else a[idx] for a in every)
                     if len(idx) == b:  # every game: no copies (strategies must not write into a view)
                         return TurnView(rules, s, turn, col, step, games, keys, roll, left, first, st.filled,
                                         st.upper, st.flag, st.sheet, running, saved[:, s], **extra)

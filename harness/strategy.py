@@ -77,6 +77,8 @@ class TurnView:
         (B,) int64 bit mask of boxes that may be chosen, (B,) int16 extra bonus earned whatever box.
     saved: (B,) int16 saved rolls (with ``saved_rolls``; rolls_left already includes them).
     totals: (B, S) int32 running totals of every seat (column totals included), for match-aware bots.
+    seats: only for a bot whose class sets ``sees_table``: (filled (B, S) int64, upper (B, S) int16,
+        flag (B, S) bool) of every seat's current column, this seat's included.
     """
 
     rules: RuleSet
@@ -98,6 +100,7 @@ class TurnView:
     options: np.ndarray | None = None
     allowed: np.ndarray | None = None
     extra: np.ndarray | None = None
+    seats: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.games)
@@ -123,6 +126,8 @@ class Strategy:
     description: ClassVar[str] = ""
     params: ClassVar[tuple[Param, ...]] = ()
     classifier: ClassVar[dict[str, Any]] = {"stochastic": False, "lookahead": "none", "long_run_time": False}
+    #: the engine fills :attr:`TurnView.seats` (every seat's sheet state) for a bot that sets this
+    sees_table: ClassVar[bool] = False
 
     def __init__(self, rules: RuleSet, **params: Any) -> None:
         self.rules = rules

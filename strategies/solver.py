@@ -9,6 +9,11 @@ fixed rule, so play is deterministic. Two knobs make it weaker for the site's di
   approaches uniformly random play.
 * ``blunder=P``: with probability P the decision is a uniformly random legal action instead.
 
+``target=T`` plays for a score instead: every keep and box maximises P(final score >= T), from the
+exact target table of :mod:`harness.target` (a "beat this score" opponent); ``blunder`` works as
+above, and ``temperature`` is then in percentage points of that probability (the action values
+are probabilities, not points).
+
 Per-state turn decisions are worked out in numba the first time a state is met and kept in a
 direct-mapped cache for the life of the process (a state recurs across thousands of games), shared
 by every solver bot of the process on the same rule set. For long runs (at least
@@ -29,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from harness import solver_kernels as K
+from harness.errors import UserError
 from harness.registry import register
 from harness.rules import RuleSet
 from harness.scoring import context
@@ -61,6 +67,8 @@ class SolverBot(Strategy):
               lo=0.0),
         Param("blunder", float, 0.0, "probability of a uniformly random legal action at each decision",
               lo=0.0, hi=1.0),
+        Param("target", int, 0, "play to maximise P(final score >= target) instead of the expected score "
+              "(0 = off; exact target table of harness.target)", lo=0),
     )
     classifier = {"stochastic": False, "lookahead": "game", "long_run_time": False}
 
@@ -69,6 +77,11 @@ class SolverBot(Strategy):
         self.temperature = float(self.config["temperature"])
         self.blunder = float(self.config["blunder"])
         self.classifier = {**type(self).classifier, "stochastic": self.temperature > 0 or self.blunder > 0}
+        self.target = int(self.config["target"])
+        if self.target and (rules.columns > 1 or rules.saved_rolls):
+            raise UserError(f"strategy 'solver': target play needs one column without saved rolls "
+                            f"(rule set {rules.name})")
+        self._player = None
         self._sol: Solution | None = None
         self._extra_plans: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._games = 0
@@ -78,7 +91,7 @@ class SolverBot(Strategy):
 
     def __getstate__(self) -> dict[str, Any]:
         # the table and the decision caches are rebuilt by prepare(), not pickled (hundreds of MB)
-        keep = ("rules", "config", "temperature", "blunder", "classifier")
+        keep = ("rules", "config", "temperature", "blunder", "classifier", "target")
         return {k: v for k, v in self.__dict__.items() if k in keep}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -87,13 +100,22 @@ class SolverBot(Strategy):
         self._extra_plans = {}
         self._games = 0
         self._policy = None
+        self._player = None
 
     def expect_games(self, games: int) -> None:
         self._games = max(self._games, int(games))
 
     def prepare(self) -> None:
         """Load (or solve) the value table and compile the decision kernels before workers fork;
-        with T = 0, take the whole keep policy if it is cached on disk or the run is long enough."""
+        with T = 0, take the whole keep policy if it is cached on disk or the run is long enough.
+        With a target, load (or solve) the target table instead."""
+        if self.target:
+            if self._player is None:
+                from harness.target import Player, cached_tmax, target_table
+                tab = target_table(self.rules, "target", cached_tmax(self.rules, "target", self.target))
+                self._player = Player(tab)
+                self._warm_up()
+            return
         if self._sol is None:
             sol = solve(self.rules)
             self._sol = sol
@@ -128,6 +150,13 @@ class SolverBot(Strategy):
         """Compile the kernels on a one-game batch (the empty sheet) so forked workers start at once."""
         one = np.zeros(1, dtype=np.int64)
         roll = np.zeros(1, dtype=np.int16)
+        if self._player is not None:
+            w = np.ones((1, 1))
+            if self._rr_of() > 0:
+                self._player.keeps(one, one, one, one, np.full(1, self._rr_of()), one, w, np.ones(1, dtype=np.int64))
+            self._player.boxes(one, one, one, np.zeros((1, self.rules.n_boxes), np.int16), np.ones(1, np.int64),
+                               one, one, w, np.ones(1, dtype=np.int64))
+            return
         if self._rr > 0:
             self._table_keeps(one, np.zeros(1, dtype=bool), one, roll, np.full(1, self._rr, dtype=np.int16),
                               np.ones(1, dtype=bool), np.full((1, 2), 0.5))
@@ -135,6 +164,9 @@ class SolverBot(Strategy):
         K.choose_boxes(self._lay, self._sol.values, one, np.zeros(1, dtype=bool), one, opts,
                        np.ones(1, dtype=np.int64), self.temperature, self.blunder, np.full((1, 2), 0.5),
                        np.empty(1, dtype=np.int64))
+
+    def _rr_of(self) -> int:
+        return self.rules.rolls_per_turn - 1
 
     @property
     def solution(self) -> Solution:
@@ -170,8 +202,32 @@ class SolverBot(Strategy):
         n = d.sub_ptr[rolls + 1] - lo
         return d.sub_keep[lo + np.minimum((u * n).astype(np.int64), n - 1)]
 
+    def _target_args(self, view: TurnView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        b = len(view)
+        return (self.target - view.totals[:, view.seat].astype(np.int64), np.ones((b, 1)), np.ones(b, dtype=np.int64))
+
+    def _target_keep(self, view: TurnView) -> np.ndarray:
+        unif = view.uniform(2) if (self.temperature > 0 or self.blunder > 0) else None
+        out = self._player.keeps(view.filled, view.flag, view.upper, view.roll, view.rolls_left,
+                                 *self._target_args(view), self.temperature, unif)
+        if self.blunder > 0:
+            hit = unif[:, 0] < self.blunder
+            if hit.any():
+                out[hit] = self._random_keeps(view.roll[hit].astype(np.int64), unif[hit, 1])
+        return out
+
+    def _target_choose(self, view: TurnView) -> np.ndarray:
+        unif = view.uniform(2) if (self.temperature > 0 or self.blunder > 0) else None
+        out = self._player.boxes(view.filled, view.flag, view.upper, view.options, view.allowed, view.extra,
+                                 *self._target_args(view), self.temperature, unif)
+        if self.blunder > 0:
+            out = random_boxes(view, out, self.blunder)
+        return out
+
     def keep(self, view: TurnView) -> np.ndarray:
         self.prepare()
+        if self.target:
+            return self._target_keep(view)
         b = len(view)
         masks = view.filled.astype(np.int64)
         uppers = view.upper.astype(np.int64)
@@ -221,6 +277,8 @@ class SolverBot(Strategy):
 
     def choose(self, view: TurnView) -> np.ndarray:
         self.prepare()
+        if self.target:
+            return self._target_choose(view)
         b = len(view)
         unif = view.uniform(2) if (self.temperature > 0 or self.blunder > 0) else np.zeros((b, 2))
         out = np.empty(b, dtype=np.int64)
@@ -228,3 +286,17 @@ class SolverBot(Strategy):
                        view.upper.astype(np.int64), np.ascontiguousarray(view.options, dtype=np.int16),
                        view.allowed.astype(np.int64), self.temperature, self.blunder, unif, out)
         return out
+
+
+def random_boxes(view: TurnView, boxes: np.ndarray, blunder: float) -> np.ndarray:
+    """``boxes`` with a uniformly random allowed box where the decision's first uniform is below ``blunder``."""
+    unif = view.uniform(2)
+    hit = unif[:, 0] < blunder
+    if hit.any():
+        allowed = view.allowed_matrix()[hit]
+        n = allowed.sum(axis=1)
+        pick = np.minimum((unif[hit, 1] * n).astype(np.int64), n - 1)
+        # the pick-th allowed box of each game
+        boxes = boxes.copy()
+        boxes[hit] = np.argmax(np.cumsum(allowed, axis=1) > pick[:, None], axis=1)
+    return boxes

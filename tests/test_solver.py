@@ -7,11 +7,12 @@ import math
 from functools import lru_cache
 from itertools import combinations, product
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from harness import solver
+from harness import solve_cmd, solver
 from harness.cli import main as cli_main
 from harness.rules import load_rules
 from harness.scoring import context, score_options
@@ -157,13 +158,20 @@ def cache_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("solver-cache")
 
 
-def brute_force(rules) -> tuple[float, dict[tuple[int, int, bool], float]]:
+def brute_force(rules, leaf=None, add=None) -> tuple[Any, dict[tuple[int, int, bool], Any]]:
     """Expected final total under optimal play, by enumerating ordered dice and kept positions.
 
     Independent of the solver's layout: the upper subtotal is not capped and the bonus is added at
     the end of the game from the final subtotal. Returns (expected total, {state: value}) where a
     state's value includes the bonus as decided at the end.
+
+    Other objectives reuse the enumeration: ``leaf(upper)`` is the value of a finished sheet
+    (default: its bonus) and ``add(value, points)`` the value of scoring ``points`` now and
+    ``value`` after (default: their sum); values may be numpy vectors, maxima are elementwise
+    (tests/test_target.py: the best chance of each target).
     """
+    leaf = leaf or (lambda upper: float(rules.bonus_value if upper >= rules.threshold else 0))
+    add = add or (lambda v, x: x + v)
     ctx = context(rules)
     n, nbx = rules.n_dice, rules.n_boxes
     full = (1 << nbx) - 1
@@ -178,7 +186,7 @@ def brute_force(rules) -> tuple[float, dict[tuple[int, int, bool], float]]:
         if key in memo:
             return memo[key]
         if filled == full:
-            v = float(rules.bonus_value if upper >= rules.threshold else 0)
+            v = leaf(upper)
             memo[key] = v
             return v
 
@@ -192,8 +200,9 @@ def brute_force(rules) -> tuple[float, dict[tuple[int, int, bool], float]]:
                 if (allowed >> b) & 1:
                     s = int(scores[b])
                     nf = (s > 0) if b == rules.key_box else flag
-                    best = max(best, s + value(filled | (1 << b), upper + (s if upper_of[b] else 0), nf))
-            return best + extra
+                    nxt = value(filled | (1 << b), upper + (s if upper_of[b] else 0), nf)
+                    best = np.maximum(best, add(nxt, s + extra))
+            return best
 
         @lru_cache(maxsize=None)
         def best(dice: tuple[int, ...], j: int, first: bool) -> float:
@@ -202,7 +211,7 @@ def brute_force(rules) -> tuple[float, dict[tuple[int, int, bool], float]]:
                 return v
             for size in range(n):
                 for pos in combinations(range(n), size):
-                    v = max(v, reroll(tuple(dice[i] for i in pos), j))
+                    v = np.maximum(v, reroll(tuple(dice[i] for i in pos), j))
             return v
 
         @lru_cache(maxsize=None)
@@ -247,18 +256,25 @@ def test_brute_force_threshold_zero(tiny_dir, cache_dir):
 # the exact distribution against enumeration of the bot's own play
 
 
-def _view(rules, filled, upper, flag, rolls, left, first, **extra) -> TurnView:
+def _view(rules, filled, upper, flag, rolls, left, first, points=0, seats=None, **extra) -> TurnView:
+    """Seat 0's view of every roll in one sheet state; ``points`` its total so far, ``seats`` what
+    a table-seeing bot sees: (filled, upper, flag, totals) lists over the seats (None: alone)."""
     b = len(rolls)
     z = np.zeros(b, dtype=np.int64)
+    totals = np.full((b, 1), points, np.int32)
+    if seats is not None:
+        totals = np.tile(np.array(seats[3], np.int32), (b, 1))
+        extra["seats"] = tuple(np.tile(np.array(a), (b, 1)) for a in seats[:3])
     return TurnView(rules, 0, 0, 0, 0, z, z.astype(np.uint64), rolls.astype(np.int16),
                     np.full(b, left, dtype=np.int16), np.full(b, first), np.full(b, filled, dtype=np.int64),
                     np.full(b, upper, dtype=np.int16), np.full(b, flag), np.zeros((b, rules.n_boxes), np.int16),
-                    np.zeros((b, 1), np.int32), np.zeros(b, np.int16), **extra)
+                    totals, np.zeros(b, np.int16), **extra)
 
 
-def enumerate_bot(rules, bot) -> tuple[dict[int, float], float]:
+def enumerate_bot(rules, bot, seats_of=None) -> tuple[dict[int, float], float]:
     """Exact final-score distribution and bonus probability of the bot's play, by enumerating every
-    roll and its decisions."""
+    roll and its decisions. The bot sees its total so far; ``seats_of(filled, upper, flag, points)``
+    gives the (filled, upper, flag, totals) of the table it sees (None: it plays alone)."""
     from harness.scoring import score_options_batch
 
     ctx = context(rules)
@@ -269,12 +285,14 @@ def enumerate_bot(rules, bot) -> tuple[dict[int, float], float]:
     for _ in range(rules.n_boxes):
         nxt: dict[tuple[int, int, bool, int], float] = {}
         for (filled, upper, flag, score), p in states.items():
+            pts = score + (rules.bonus_value if upper >= rules.threshold else 0)
+            table = {"points": pts, "seats": seats_of(filled, upper, flag, pts) if seats_of else None}
             rolls = np.arange(d.n_rolls)
             mass = d.roll_prob.copy()
             fin = {True: np.zeros(d.n_rolls), False: np.zeros(d.n_rolls)}
             first = True
             for left in range(rr, 0, -1):
-                keep = bot.keep(_view(rules, filled, upper, flag, rolls, left, first))
+                keep = bot.keep(_view(rules, filled, upper, flag, rolls, left, first, **table))
                 stop = keep == d.roll_as_keep[rolls]
                 fin[first] += np.where(stop, mass, 0)
                 new = np.zeros(d.n_rolls)
@@ -288,7 +306,8 @@ def enumerate_bot(rules, bot) -> tuple[dict[int, float], float]:
                 n = d.n_rolls
                 sc, al, ex = score_options_batch(ctx, rolls.astype(np.int16), np.full(n, fst),
                                                  np.full(n, flag), np.full(n, filled, dtype=np.int64))
-                box = bot.choose(_view(rules, filled, upper, flag, rolls, 0, fst, options=sc, allowed=al, extra=ex))
+                box = bot.choose(_view(rules, filled, upper, flag, rolls, 0, fst, options=sc, allowed=al, extra=ex,
+                                       **table))
                 for r in np.flatnonzero(m > 0):
                     b = int(box[r])
                     s = int(sc[r, b])
@@ -730,7 +749,7 @@ def test_solve_command_json_and_text(tiny_dir, tmp_path, capsys):
     # saved rolls are not in the solved state, and the output says so
     assert "note" not in out
     assert cli_main(["solve", path, "--cache-dir", str(tmp_path), "--set", "saved_rolls=true", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["note"] == solver.SAVED_ROLLS_NOTE
+    assert json.loads(capsys.readouterr().out)["note"] == solve_cmd.SAVED_ROLLS_NOTE
     assert cli_main(["solve", path, "--cache-dir", str(tmp_path), "--set", "saved_rolls=true"]) == 0
     assert "saved_rolls is not part of the solved state" in capsys.readouterr().out
 

@@ -1,0 +1,473 @@
+"""numba kernels of the target tables: P(future points >= t) for every solver state and target t.
+
+A state's vector ``P[off[s] + t]``, t = 0..len(s) - 1, holds the table's value at target t; below
+0 the value is 1 (nothing more is needed) and from len(s) on it is 0 (more than the state can still
+score, or beyond the table's ``tmax``: the recursion only ever lowers a target, so a table cut at
+tmax is exact for every target up to tmax). The layout of states is the solver's
+(:class:`harness.solver_kernels.Layout`); the vectors are stored one after another in state order,
+so a layer's vectors are one contiguous block.
+
+Within a turn the target plays the role of the solver's upper slot: keep values are averages and
+maxima taken target by target, so the solver's own :func:`~harness.solver_kernels.turn_values`
+(and, for the bot, :func:`~harness.solver_kernels.turn_one` / ``keep_arg_one``) run unchanged on
+(keeps, targets) arrays. Only the stop values differ: a box that adds x points (score, bonus
+crossed, the roll's extra bonus) turns target t into t - x in the next state.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from harness import solver_kernels as K
+from harness.scoring import score_sheet
+
+
+@nb.njit(cache=True, nogil=True)
+def state_lengths(lay, item_mask, item_flag, extra, tmax, lens):
+    """lens (states,) int64: min(most points a state can still score, tmax) + 1 for every state."""
+    T = lay.threshold
+    F = lay.n_flags
+    nbx = lay.n_boxes
+    for t in range(item_mask.shape[0]):
+        mask = item_mask[t]
+        flag = item_flag[t]
+        um = lay.umask_of[mask]
+        off = lay.base[mask * F + flag]
+        low = 0
+        up = 0
+        n_open = 0
+        for b in range(nbx):
+            if (mask >> b) & 1:
+                continue
+            n_open += 1
+            top = lay.box_vals[b, lay.box_nvals[b] - 1]
+            if lay.is_upper[b]:
+                up += top
+            else:
+                low += top
+        ext = 0
+        if extra > 0 and lay.key_box >= 0:
+            if flag:
+                ext = extra * n_open
+            elif not (mask >> lay.key_box) & 1:
+                ext = extra * (n_open - 1)
+        for i in range(lay.nslot[um]):
+            u = lay.ulist[um, i]
+            most = low + up + ext
+            if lay.bonus > 0 and um != lay.full_upper and u < T and u + up >= T:
+                most += lay.bonus
+            lens[off + i] = min(most, tmax) + 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _next(lay, mask, flag, u, i, b, s):
+    """(state index, points added: score + bonus crossed) of writing s in box b from slot i (subtotal u)."""
+    F = lay.n_flags
+    T = lay.threshold
+    nf = flag
+    if b == lay.key_box:
+        nf = 1 if s > 0 else 0
+    m2 = mask | (np.int64(1) << b)
+    if lay.is_upper[b]:
+        u2 = min(u + s, T)
+        add = s + lay.bonus if (u < T and u2 >= T) else s
+        return lay.base[m2 * F + nf] + lay.slot[lay.umask_of[m2], u2], add
+    return lay.base[m2 * F + nf] + i, s
+
+
+@nb.njit(cache=True, nogil=True)
+def _max_shifted(acc, P, o, n, t0, x):
+    """acc[j] = max(acc[j], value at target t0 + j - x of the vector P[o:o + n]) for j < len(acc)."""
+    L = acc.shape[0]
+    j1 = min(L, max(0, x - t0))  # target below 0: 1
+    for j in range(j1):
+        acc[j] = 1.0
+    j2 = min(L, max(j1, x - t0 + n))
+    base = o + t0 - x
+    for j in range(j1, j2):
+        acc[j] = max(acc[j], np.float64(P[base + j]))
+    # from j2 on the next state cannot reach the target: 0, which acc (>= 0) already holds
+
+
+@nb.njit(cache=True, nogil=True)
+def _value(P, off, shift, g, t):
+    """Value of state g at target t (1 below 0, 0 past its vector)."""
+    if t < 0:
+        return 1.0
+    o = off[g] - shift
+    if t >= off[g + 1] - off[g]:
+        return 0.0
+    return np.float64(P[o + t])
+
+
+@nb.njit(cache=True, nogil=True)
+def target_stop(lay, P, off, shift, mask, flag, u, i, rows, allowed, extras, t0, stop, cand):
+    """Stop values stop (R, L) for targets t0..t0+L-1 of state (mask, flag, slot i with subtotal u):
+    the best allowed box of P_next(t - score - bonus crossed - extra). P holds the next layer's
+    vectors from ``off[state] - shift``. cand (sum of box_nvals + 1, L) is scratch: the value of
+    each (open box, score) first (rolls share them, and the next layer is read once), then the best
+    scratch in its last row (for rolls that may go anywhere and earn no extra)."""
+    nbx = lay.n_boxes
+    L = stop.shape[1]
+    open_ = ((np.int64(1) << nbx) - 1) & ~mask
+    Z = cand[cand.shape[0] - 1]
+    for j in range(L):
+        Z[j] = 0.0
+    row0 = 0
+    for b in range(nbx):
+        if (open_ >> b) & 1:
+            for v in range(lay.box_nvals[b]):
+                c = cand[row0 + v]
+                for j in range(L):
+                    c[j] = 0.0
+                g, x = _next(lay, mask, flag, u, i, b, lay.box_vals[b, v])
+                _max_shifted(c, P, off[g] - shift, off[g + 1] - off[g], t0, x)
+            c = cand[row0 + lay.box_vidx[b, 0]]
+            for j in range(L):
+                Z[j] = max(Z[j], c[j])
+        row0 += lay.box_nvals[b]
+    for r in range(stop.shape[0]):
+        al = allowed[r]
+        e = np.int64(extras[r])
+        acc = stop[r]
+        free = al == open_ and e == 0
+        if free:
+            for j in range(L):
+                acc[j] = Z[j]
+        else:
+            for j in range(L):
+                acc[j] = 0.0
+        row0 = 0
+        for b in range(nbx):
+            rb = row0
+            row0 += lay.box_nvals[b]
+            if not (al >> b) & 1:
+                continue
+            s = np.int64(rows[r, b])
+            if free and s == 0:
+                continue
+            if e == 0:
+                c = cand[rb + lay.box_vidx[b, s]]
+                for j in range(L):
+                    acc[j] = max(acc[j], c[j])
+            else:  # an extra bonus (a few rolls): read the next state shifted by it
+                g, x = _next(lay, mask, flag, u, i, b, s)
+                _max_shifted(acc, P, off[g] - shift, off[g + 1] - off[g], t0, x + e)
+
+
+@nb.njit(cache=True, nogil=True)
+def target_items(ctx, lay, dk, P, off, shift, out, oshift, item_mask, item_flag, lo, hi, terminal):
+    """Solve the vectors of items lo..hi-1 of one layer into ``out`` (from ``off[state] - oshift``),
+    reading the next layer's vectors P (from ``off[state] - shift``), both float64.
+
+    A full sheet's vector is [terminal] at target 0: 1 for P(points >= t), 1/2 for the tie-aware
+    table P(points > t) + 1/2 P(points = t).
+    """
+    n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
+    nbx = lay.n_boxes
+    full = (np.int64(1) << nbx) - 1
+    no, yes = np.bool_(False), np.bool_(True)
+    none = np.zeros((0, 0, 0))
+    rows_l = np.empty((n_rolls, nbx), dtype=np.int16)
+    al_l = np.empty(n_rolls, dtype=np.int64)
+    ex_l = np.empty(n_rolls, dtype=np.int16)
+    rows_f = np.empty((n_rolls, nbx), dtype=np.int16)
+    al_f = np.empty(n_rolls, dtype=np.int64)
+    ex_f = np.empty(n_rolls, dtype=np.int16)
+    lmax = 1
+    for t in range(lo, hi):
+        o = lay.base[item_mask[t] * lay.n_flags + item_flag[t]]
+        for i in range(lay.nslot[lay.umask_of[item_mask[t]]]):
+            lmax = max(lmax, off[o + i + 1] - off[o + i])
+    ebuf = np.empty(n_keeps * lmax)
+    mbuf = np.empty(dk.n_small * lmax)
+    sfbuf = np.empty(n_rolls * lmax)
+    slbuf = np.empty(n_rolls * lmax)
+    n_cand = 1
+    for b in range(nbx):
+        n_cand += lay.box_nvals[b]
+    cbuf = np.empty(n_cand * lmax)
+    p = dk.roll_prob
+    ns = dk.n_small
+    for t in range(lo, hi):
+        mask = item_mask[t]
+        flag = item_flag[t]
+        um = lay.umask_of[mask]
+        base = lay.base[mask * lay.n_flags + flag]
+        if mask == full:
+            for i in range(lay.nslot[um]):
+                out[off[base + i] - oshift] = terminal
+            continue
+        score_sheet(ctx, no, flag, mask, rows_l, al_l, ex_l)
+        if lay.servida:
+            score_sheet(ctx, yes, flag, mask, rows_f, al_f, ex_f)
+        for i in range(lay.nslot[um]):
+            s = base + i
+            L = off[s + 1] - off[s]
+            u = np.int64(lay.ulist[um, i])
+            stop_l = slbuf[: n_rolls * L].reshape((n_rolls, L))
+            cand = cbuf[: n_cand * L].reshape((n_cand, L))
+            target_stop(lay, P, off, shift, mask, flag, u, i, rows_l, al_l, ex_l, np.int64(0), stop_l, cand)
+            if lay.servida:
+                stop_f = sfbuf[: n_rolls * L].reshape((n_rolls, L))
+                target_stop(lay, P, off, shift, mask, flag, u, i, rows_f, al_f, ex_f, np.int64(0), stop_f, cand)
+            else:
+                stop_f = stop_l
+            E = ebuf[: n_keeps * L].reshape((n_keeps, L))
+            M = mbuf[: ns * L].reshape((ns, L))
+            K.turn_values(dk, np.int64(L), stop_f, stop_l, E, M, none, none)
+            o = off[s] - oshift
+            for j in range(L):
+                out[o + j] = 0.0
+            for r in range(n_rolls):
+                er = E[ns + r]
+                pr = p[r]
+                for j in range(L):
+                    out[o + j] += pr * er[j]
+
+
+@nb.njit(cache=True, nogil=True)
+def policy_tail_items(lay, oc, outp, row_of, item_mask, item_flag, lo, hi, P, off, shift, out, oshift):
+    """P(points >= t) under a fixed policy for items lo..hi-1, from each state's turn-outcome
+    distribution outp[row_of[t - lo] + i, o] (see :func:`harness.solver_kernels.forward_items`,
+    every slot live) and the next layer's vectors P. A full sheet's vector is [1]."""
+    nbx = lay.n_boxes
+    full = (np.int64(1) << nbx) - 1
+    for t in range(lo, hi):
+        mask = item_mask[t]
+        flag = item_flag[t]
+        um = lay.umask_of[mask]
+        base = lay.base[mask * lay.n_flags + flag]
+        for i in range(lay.nslot[um]):
+            s = base + i
+            o = off[s] - oshift
+            L = off[s + 1] - off[s]
+            if mask == full:
+                out[o] = 1.0
+                continue
+            for j in range(L):
+                out[o + j] = 0.0
+            u = np.int64(lay.ulist[um, i])
+            row = row_of[t - lo] + i
+            for c in range(outp.shape[1]):
+                q = outp[row, c]
+                if q == 0.0:
+                    continue
+                g, x = _next(lay, mask, flag, u, i, oc.o_box[c], np.int64(oc.o_pts[c]))
+                x += oc.o_extra[c]
+                n = off[g + 1] - off[g]
+                src = off[g] - shift
+                for j in range(L):
+                    tt = j - x
+                    if tt < 0:
+                        out[o + j] += q
+                    elif tt < n:
+                        out[o + j] += q * P[src + tt]
+                    else:
+                        break
+
+
+# ---------------------------------------------------------------------------------------------
+# the bots: one state against a weighting of targets
+
+
+@nb.njit(cache=True, nogil=True)
+def _dot(P, off, g, t0, w, nw):
+    """sum_k w[k] * (value of state g at target t0 + k), k < nw."""
+    o = off[g]
+    n = off[g + 1] - o
+    acc = 0.0
+    k1 = min(nw, max(0, -t0))
+    for k in range(k1):
+        acc += w[k]
+    k2 = min(nw, max(k1, n - t0))
+    for k in range(k1, k2):
+        acc += w[k] * np.float64(P[o + t0 + k])
+    return acc
+
+
+@nb.njit(cache=True, nogil=True)
+def mixed_plan(ctx, lay, dk, P, off, V, lam, mask, flag, u, lead, w, nw, work):
+    """One state's turn played for sum_k w[k] P(points >= lead + k) (a single target t: lead = t,
+    w = [1]; against a distribution of scores to beat: the tie-aware table and its weights).
+
+    The value of writing score s in box b is that sum in the next state, shifted by the points the
+    box adds; keeps are then the solver's turn (:func:`harness.solver_kernels.turn_one`) over these
+    stop values. ``lam`` x the solver's value (points added + V(next state), V the solver's
+    table) is added to every option, so that options of equal probability (a target secured, or
+    out of reach) are told apart by the expected score (lam = 1e-12: below any difference of
+    probability a float32 table can hold). Fills ``work`` (see :func:`mixed_work`): C (NB, V) box
+    values per score, the stop values and the stage values Es, Ms of
+    :func:`harness.solver_kernels.keep_arg_one`.
+    """
+    (C, rows_l, al_l, ex_l, rows_f, al_f, ex_f, stop_f, stop_l, E, M, Es, Ms) = work
+    nbx = lay.n_boxes
+    um = lay.umask_of[mask]
+    i = np.int64(lay.slot[um, u])
+    for b in range(nbx):
+        if (mask >> b) & 1:
+            continue
+        for v in range(lay.box_nvals[b]):
+            g, x = _next(lay, mask, flag, u, i, b, lay.box_vals[b, v])
+            C[b, v] = _dot(P, off, g, lead - x, w, nw) + lam * (x + V[g])
+    score_sheet(ctx, np.bool_(False), flag, mask, rows_l, al_l, ex_l)
+    _stops(lay, P, off, V, lam, mask, flag, u, i, lead, w, nw, C, rows_l, al_l, ex_l, stop_l)
+    if lay.servida:
+        score_sheet(ctx, np.bool_(True), flag, mask, rows_f, al_f, ex_f)
+        _stops(lay, P, off, V, lam, mask, flag, u, i, lead, w, nw, C, rows_f, al_f, ex_f, stop_f)
+    else:
+        stop_f[:] = stop_l
+    K.turn_one(dk, stop_f, stop_l, E, M, Es, Ms)
+
+
+@nb.njit(cache=True, nogil=True)
+def _stops(lay, P, off, V, lam, mask, flag, u, i, lead, w, nw, C, rows, allowed, extras, stop):
+    nbx = lay.n_boxes
+    for r in range(stop.shape[0]):
+        al = allowed[r]
+        e = np.int64(extras[r])
+        best = -1.0
+        for b in range(nbx):
+            if not (al >> b) & 1:
+                continue
+            s = np.int64(rows[r, b])
+            if e == 0:
+                v = C[b, lay.box_vidx[b, s]]
+            else:  # an extra bonus shifts every box alike
+                g, x = _next(lay, mask, flag, u, i, b, s)
+                v = _dot(P, off, g, lead - x - e, w, nw) + lam * (x + e + V[g])
+            if v > best:
+                best = v
+        stop[r] = best
+
+
+@nb.njit(cache=True, nogil=True)
+def mixed_work(ctx, lay, dk):
+    """Scratch arrays of :func:`mixed_plan`."""
+    n_rolls = ctx.table.shape[0]
+    nbx = lay.n_boxes
+    nk = dk.add.shape[0]
+    return (np.zeros((nbx, lay.box_vals.shape[1])),
+            np.empty((n_rolls, nbx), dtype=np.int16), np.empty(n_rolls, dtype=np.int64),
+            np.empty(n_rolls, dtype=np.int16), np.empty((n_rolls, nbx), dtype=np.int16),
+            np.empty(n_rolls, dtype=np.int64), np.empty(n_rolls, dtype=np.int16),
+            np.empty(n_rolls), np.empty(n_rolls), np.empty(nk), np.empty(dk.n_small),
+            np.zeros((dk.rerolls + 1, nk)), np.zeros((dk.rerolls + 1, dk.n_small)))
+
+
+@nb.njit(cache=True, nogil=True)
+def mixed_keeps(ctx, lay, dk, P, off, V, lam, masks, flags, uppers, rolls, stage, leads, W, nws,
+                temperature, unif, out):
+    """Keeps for a batch, each game g played for sum_k W[g, k] P(points >= leads[g] + k), k < nws[g]
+    (see :func:`mixed_plan`); stage (B,) rerolls left. Games with the same state and the same
+    single target share one plan (sorted by state, then target). temperature > 0 (percentage
+    points): each keep is drawn with probability proportional to exp(100 x value / temperature)
+    with the uniform unif[g, 1], as the solver's softmax over its values."""
+    work = mixed_work(ctx, lay, dk)
+    stop_f, stop_l, Es, Ms = work[7], work[8], work[11], work[12]
+    rr = dk.rerolls
+    vals = np.empty(dk.sub_keep.shape[0])
+    order = np.argsort((masks * 2 + flags) * 65536 + uppers * 1024 + (leads + 512))
+    last_key = np.int64(-1)
+    last_lead = np.int64(-(1 << 40))
+    for g in order:
+        mask = masks[g]
+        flag = 1 if flags[g] else 0
+        u = min(np.int64(uppers[g]), lay.threshold)
+        key = (mask * 2 + flag) * 65536 + u
+        single = nws[g] == 1 and W[g, 0] == 1.0
+        if not (single and key == last_key and leads[g] == last_lead):
+            mixed_plan(ctx, lay, dk, P, off, V, lam, mask, flag, u, leads[g], W[g], nws[g], work)
+            last_key = key if single else np.int64(-1)
+            last_lead = leads[g]
+        j = stage[g]
+        st = stop_f if j == rr else stop_l
+        r = rolls[g]
+        if temperature > 0.0:
+            lo = dk.sub_ptr[r]
+            n = dk.sub_ptr[r + 1] - lo
+            for a in range(n - 1):  # the last sub-keep is the whole roll: stop
+                vals[a] = 100.0 * Es[j, dk.sub_keep[lo + a]]
+            vals[n - 1] = 100.0 * st[r]
+            out[g] = dk.sub_keep[lo + K._pick(vals, n, temperature, unif[g, 1])]
+        else:
+            out[g] = K.keep_arg_one(dk, Es, Ms, j, st, r)
+
+
+@nb.njit(cache=True, nogil=True)
+def mixed_boxes(lay, P, off, V, lam, masks, flags, uppers, options, allowed, extras, leads, W, nws,
+                temperature, unif, out):
+    """Box choices for a batch (weights and temperature as :func:`mixed_keeps`): the first strict
+    maximum in sheet order, the solver's box rule."""
+    nbx = lay.n_boxes
+    vals = np.empty(nbx)
+    which = np.empty(nbx, dtype=np.int64)
+    for g in range(masks.shape[0]):
+        mask = masks[g]
+        flag = 1 if flags[g] else 0
+        u = min(np.int64(uppers[g]), lay.threshold)
+        i = np.int64(lay.slot[lay.umask_of[mask], u])
+        best = -1.0
+        arg = -1
+        n = 0
+        for b in range(nbx):
+            if not (allowed[g] >> b) & 1:
+                continue
+            gi, x = _next(lay, mask, flag, u, i, b, np.int64(options[g, b]))
+            v = _dot(P, off, gi, leads[g] - x - np.int64(extras[g]), W[g], nws[g]) + lam * (x + V[gi])
+            vals[n] = 100.0 * v
+            which[n] = b
+            n += 1
+            if v > best:
+                best = v
+                arg = b
+        out[g] = which[K._pick(vals, n, temperature, unif[g, 1])] if temperature > 0.0 else arg
+
+
+@nb.njit(cache=True, nogil=True)
+def best_final_weights(lay, P, off, masks, flags, uppers, points, W, lo, nws):
+    """The distribution of the best final score among opponents, each playing on from its state
+    (masks, flags, uppers (B, S') with its points on the sheet) with P(points still to come >= y)
+    the vectors of table P (the "ev" table: EV-optimal play), independently of each other:
+    writes W[g, k] = P(best final = lo[g] + k), k < nws[g], with cells of mass below 1e-12 trimmed
+    from both ends (they are too small to change a decision)."""
+    n_opp = masks.shape[1]
+    width = W.shape[1]
+    for g in range(masks.shape[0]):
+        a = np.int64(-(1 << 40))
+        z = np.int64(-(1 << 40))
+        for j in range(n_opp):
+            u = min(np.int64(uppers[g, j]), lay.threshold)
+            f = 1 if flags[g, j] else 0
+            s = lay.base[masks[g, j] * lay.n_flags + f] + lay.slot[lay.umask_of[masks[g, j]], u]
+            a = max(a, np.int64(points[g, j]))
+            z = max(z, np.int64(points[g, j]) + off[s + 1] - off[s] - 1)
+        n = min(z - a + 1, width)
+        prev = 0.0
+        for k in range(n):
+            # P(best <= a + k) = product over opponents of P(points_j + Y_j <= a + k)
+            cdf = 1.0
+            for j in range(n_opp):
+                u = min(np.int64(uppers[g, j]), lay.threshold)
+                f = 1 if flags[g, j] else 0
+                s = lay.base[masks[g, j] * lay.n_flags + f] + lay.slot[lay.umask_of[masks[g, j]], u]
+                y = a + k + 1 - np.int64(points[g, j])  # P(Y >= y) is the chance of passing a + k
+                cdf *= 1.0 - _value(P, off, np.int64(0), s, y)
+            W[g, k] = cdf - prev
+            prev = cdf
+        if n < width:
+            W[g, n:] = 0.0
+        k0 = 0
+        while k0 < n - 1 and W[g, k0] < 1e-12:
+            k0 += 1
+        k1 = n
+        while k1 > k0 + 1 and W[g, k1 - 1] < 1e-12:
+            k1 -= 1
+        for k in range(k1 - k0):
+            W[g, k] = W[g, k0 + k]
+        for k in range(k1 - k0, n):
+            W[g, k] = 0.0
+        lo[g] = a + k0
+        nws[g] = k1 - k0
