@@ -66,13 +66,12 @@ import numpy as np
 from harness.errors import UserError
 from harness.outcome import DEFINITION, DRAW, WIN
 from harness.console import confidence_arg, jsonable
-from harness.rundir import RunInfo, iter_windows, load_run
+from harness.rundir import RunInfo, chunk_columns, iter_windows, load_run
 from harness.quality import (
     QualityComparison,
     QualityModel,
     QualityOptions,
     add_quality_options,
-    chunk_columns,
     compare_lines,
     options_of,
 )

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from harness.outcome import deficit_round, rank_column
-from harness.rundir import RunInfo
+from harness.rundir import RunInfo, chunk_columns
 from harness.stats import CoMoments, Estimate, delta_estimate, holm, wilson
 
 #: A table of a report: (title, header, rows of cells), all strings (as :data:`harness.summary.Table`).
@@ -98,22 +98,6 @@ def add_quality_options(p: argparse.ArgumentParser) -> None:
 
 def options_of(args: argparse.Namespace) -> QualityOptions:
     return QualityOptions(close_margin=args.close_margin, comeback_deficit=args.comeback_deficit)
-
-
-def chunk_columns(info: RunInfo) -> set[str]:
-    """The row columns present in every chunk of the run (runs played before a column existed, or
-    resumed across that change, lack it in some chunks)."""
-    import pyarrow.parquet as pq
-
-    out: set[str] | None = None
-    for refs in info.chunks:
-        for ref in refs:
-            try:
-                names = set(pq.read_schema(ref.path).names)
-            except (OSError, ValueError):
-                continue  # a damaged file: reading its rows reports it, naming the repair
-            out = names if out is None else out & names
-    return out or set()
 
 
 def run_analysed(info: RunInfo) -> bool:

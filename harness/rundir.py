@@ -469,3 +469,19 @@ def iter_windows(runs: Sequence[tuple[RunInfo, int]], columns: Sequence[str], ga
         b = min(games, min(c.ensure(a) for c in cursors))
         yield a, b, [c.take(a, b) for c in cursors]
         a = b
+
+
+def chunk_columns(info: RunInfo) -> set[str]:
+    """The row columns present in every chunk of the run (runs played before a column existed, or
+    resumed across that change, lack it in some chunks)."""
+    import pyarrow.parquet as pq
+
+    out: set[str] | None = None
+    for refs in info.chunks:
+        for ref in refs:
+            try:
+                names = set(pq.read_schema(ref.path).names)
+            except (OSError, ValueError):
+                continue  # a damaged file: reading its rows reports it, naming the repair
+            out = names if out is None else out & names
+    return out or set()

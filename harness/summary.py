@@ -39,7 +39,7 @@ from harness.console import jsonable
 from harness.outcome import DEFINITION, pair_points, rank_column, wdl_counts
 from harness.quality import QualityAccumulator, QualityModel, QualityOptions
 from harness.rules import RuleSet
-from harness.rundir import RunInfo, iter_windows, load_run, settings_changed
+from harness.rundir import RunInfo, chunk_columns, iter_windows, load_run, settings_changed
 from harness.stats import (
     IntHistogram,
     Moments,
@@ -527,10 +527,7 @@ class LuckSection(Section):
     @staticmethod
     def _has_split(info: RunInfo) -> bool:
         """Whether the rows carry the split columns (runs analysed before they existed do not)."""
-        import pyarrow.parquet as pq
-
-        first = next((refs[0].path for refs in info.chunks if refs), None)
-        return first is not None and "max_regret" in pq.read_schema(first).names
+        return "max_regret" in chunk_columns(info)
 
     def columns(self) -> list[str]:
         more = ["keep_decisions", "keep_regret", "upper_regret", "max_regret"] if self.split else []
