@@ -54,7 +54,6 @@ each side at alpha/2. Verdict and exit code:
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from dataclasses import dataclass, field
@@ -65,15 +64,15 @@ import numpy as np
 
 from harness.errors import UserError
 from harness.outcome import DEFINITION, DRAW, WIN
-from harness.console import confidence_arg, jsonable
-from harness.rundir import RunInfo, chunk_columns, iter_windows, load_run
+from harness.jsonable import jsonable
+from harness.rules import load_rules
+from harness.runconfig import RunConfig, resolve_config_path
+from harness.rundir import RunInfo, chunk_columns, iter_windows, load_manifest, load_run
 from harness.quality import (
     QualityComparison,
     QualityModel,
     QualityOptions,
-    add_quality_options,
     compare_lines,
-    options_of,
 )
 from harness.summary import yatzy_box
 from harness.stats import (
@@ -471,37 +470,51 @@ def compare_runs(base: str | Path, candidate: str | Path, settings: CompareSetti
 # playing configs
 
 
-def _is_run_dir(p: str) -> bool:
+@dataclass(frozen=True)
+class Playing:
+    """How :func:`compare` plays BASE or CANDIDATE when it is a run config (both on one seed).
+
+    ``games``: games per lineup (with ``sequential``: games per step; default the config's games,
+    or its chunk size per step); ``seed``: both sides' root seed (default BASE's); ``out``: where
+    the played runs go (``out/base``, ``out/candidate``; default ``results/compare-<time>``);
+    ``sequential``: play a step at a time until the SPRT decides or ``max_games``.
+    """
+
+    games: int | None = None
+    seed: int | None = None
+    chunk_size: int | None = None
+    workers: int | None = None
+    out: Path | None = None
+    quiet: bool = True
+    sequential: bool = False
+    max_games: int | None = None
+
+
+def _is_run_dir(p: str | Path) -> bool:
     return (Path(p) / "manifest.json").is_file()
 
 
-def _config_of(arg: str, args: argparse.Namespace, which: str):  # -> RunConfig
-    """A run config for BASE/CANDIDATE: a TOML (or config name), with --games/--seed/... applied."""
-    from harness.runconfig import RunConfig, resolve_config_path
-
+def _config_of(arg: str | Path) -> RunConfig:
+    """A run config for BASE/CANDIDATE: a run directory's own config, or a TOML (or config name)."""
     if _is_run_dir(arg):
-        from harness.rundir import load_manifest
-
         m = load_manifest(arg)
         if not m.get("config"):
             raise UserError(f"{arg}: its manifest holds no run config, so no more games can be played into it")
-        cfg = RunConfig.from_dict(m["config"], source=f"{arg}/manifest.json")
-    else:
-        cfg = RunConfig.from_toml(resolve_config_path(arg))
-    return cfg
+        return RunConfig.from_dict(m["config"], source=f"{arg}/manifest.json")
+    return RunConfig.from_toml(resolve_config_path(str(arg)))
 
 
-def _play(cfg: Any, out: Path, games: int, quiet: bool) -> Path:
+def _play(cfg: RunConfig, out: Path, games: int, quiet: bool) -> Path:
+    # the engine is loaded only when configs are played: comparing two run directories (and
+    # `compare --help`, which reads this module's defaults) does not pay for numba
     from harness import runner
 
     cfg = cfg.with_overrides(games=games, out=str(out))
     return runner.run(cfg, out, quiet=quiet, resume=(out / "manifest.json").is_file())
 
 
-def _unanalysable(cfg: Any) -> str | None:
+def _unanalysable(cfg: RunConfig) -> str | None:
     """Why a config's rule set cannot be analysed (``saved_rolls``), or None."""
-    from harness.rules import load_rules
-
     rules = load_rules(cfg.rules, dict(cfg.settings))
     if rules.saved_rolls:
         return (f"rule set {rules.name} has saved_rolls, which the solver's table does not value: "
@@ -509,30 +522,37 @@ def _unanalysable(cfg: Any) -> str | None:
     return None
 
 
-def _prepare_inputs(args: argparse.Namespace) -> tuple[Path, Path, Any, Any, list[str]]:
-    """Run dirs for BASE and CANDIDATE, playing configs when given; (base, cand, cfg_b, cfg_c, notes).
+def compare(base: str | Path, candidate: str | Path, settings: CompareSettings | None = None,
+            playing: Playing | None = None) -> dict[str, Any]:
+    """Compare CANDIDATE with BASE, each a run directory or a run config; returns
+    :meth:`Comparison.result`.
 
-    Configs played here get ``analyse = true`` (luck-adjusted comparison) unless ``--no-analyse``,
-    a rule set cannot be analysed, or an existing run directory on the other side was played
-    without it (its identity cannot change when more games are played into it)."""
-    specs = [args.base, args.candidate]
-    dirs = [_is_run_dir(s) for s in specs]
-    if all(dirs) and not args.sequential:
-        if args.games or args.seed is not None:
+    Configs are played first (on one seed, as ``playing`` says) with ``analyse = true``
+    (luck-adjusted comparison) unless ``settings.adjust`` is off, a rule set cannot be analysed,
+    or an existing run directory on the other side was played without it (its identity cannot
+    change when more games are played into it). With ``playing.sequential`` both sides are played
+    a step at a time until the SPRT decides.
+    """
+    settings = settings or CompareSettings()
+    playing = playing or Playing()
+    specs = [base, candidate]
+    dirs = [_is_run_dir(x) for x in specs]
+    if all(dirs) and not playing.sequential:
+        if playing.games or playing.seed is not None:
             raise UserError("--games/--seed apply when BASE/CANDIDATE are run configs (or with --sequential)")
-        return Path(args.base), Path(args.candidate), None, None, []
-    cfg_b = _config_of(args.base, args, "BASE")
-    cfg_c = _config_of(args.candidate, args, "CANDIDATE")
-    # common random numbers: both sides play the same seed (BASE's unless --seed)
-    seed = args.seed if args.seed is not None else cfg_b.seed
-    over: dict[str, Any] = {"seed": seed}
-    if args.chunk_size:
-        over["chunk_size"] = args.chunk_size
-    if args.workers is not None:
-        over["workers"] = args.workers
+        return compare_runs(base, candidate, settings)
+    if playing.sequential and not playing.max_games:
+        raise UserError("--sequential needs --max-games N (the most games to play per lineup)")
+    cfg_b, cfg_c = _config_of(base), _config_of(candidate)
+    # common random numbers: both sides play the same seed (BASE's unless given)
+    over: dict[str, Any] = {"seed": playing.seed if playing.seed is not None else cfg_b.seed}
+    if playing.chunk_size:
+        over["chunk_size"] = playing.chunk_size
+    if playing.workers is not None:
+        over["workers"] = playing.workers
     cfg_b, cfg_c = cfg_b.with_overrides(**over), cfg_c.with_overrides(**over)
     notes: list[str] = []
-    if not args.no_analyse:
+    if settings.adjust:
         why = _unanalysable(cfg_b) or _unanalysable(cfg_c)
         existing = [c.analyse for c, d in ((cfg_b, dirs[0]), (cfg_c, dirs[1])) if d]
         if why:
@@ -540,52 +560,30 @@ def _prepare_inputs(args: argparse.Namespace) -> tuple[Path, Path, Any, Any, lis
         elif all(existing):
             cfg_b = cfg_b if dirs[0] else cfg_b.with_overrides(analyse=True)
             cfg_c = cfg_c if dirs[1] else cfg_c.with_overrides(analyse=True)
-    root = Path(args.out) if args.out else Path("results") / f"compare-{time.strftime('%Y%m%d-%H%M%S')}"
-    ob = Path(args.base) if dirs[0] else root / "base"
-    oc = Path(args.candidate) if dirs[1] else root / "candidate"
-    if not args.sequential:
-        games = args.games or cfg_b.games
-        _play(cfg_b, ob, games, args.quiet)
-        _play(cfg_c, oc, games, args.quiet)
-    return ob, oc, cfg_b, cfg_c, notes
+    root = playing.out if playing.out else Path("results") / f"compare-{time.strftime('%Y%m%d-%H%M%S')}"
+    ob = Path(base) if dirs[0] else root / "base"
+    oc = Path(candidate) if dirs[1] else root / "candidate"
+    if playing.sequential:
+        return _sequential(ob, oc, cfg_b, cfg_c, settings, playing, notes)
+    games = playing.games or cfg_b.games
+    _play(cfg_b, ob, games, playing.quiet)
+    _play(cfg_c, oc, games, playing.quiet)
+    return compare_runs(ob, oc, settings, notes)
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
-    from harness.console import console_logging, print_json, use_cache_dir
-
-    console_logging()
-    use_cache_dir(args.cache_dir)
-    settings = CompareSettings(mu0=args.mu0, mu1=args.mu1, alpha=args.alpha, beta=args.beta,
-                               two_sided=not args.one_sided, confidence=args.confidence, entrant=args.entrant,
-                               min_games=args.min_games, unpaired=args.unpaired, adjust=not args.no_analyse,
-                               quality=options_of(args))
-    ob, oc, cfg_b, cfg_c, notes = _prepare_inputs(args)
-    if args.sequential:
-        res = _sequential(ob, oc, cfg_b, cfg_c, settings, args, notes)
-    else:
-        res = compare_runs(ob, oc, settings, notes)
-    if args.json:
-        print_json(res)
-    else:
-        print(compare_text(res))
-    return int(res["exit_code"])
-
-
-def _sequential(ob: Path, oc: Path, cfg_b: Any, cfg_c: Any, settings: CompareSettings,
-                args: argparse.Namespace, notes: Sequence[str] = ()) -> dict[str, Any]:
-    """Play both sides a step of games at a time until the SPRT decides or ``--max-games``."""
-    max_games = args.max_games
-    if not max_games:
-        raise UserError("--sequential needs --max-games N (the most games to play per lineup)")
-    step = args.games or cfg_b.chunk_size
+def _sequential(ob: Path, oc: Path, cfg_b: RunConfig, cfg_c: RunConfig, settings: CompareSettings,
+                playing: Playing, notes: Sequence[str] = ()) -> dict[str, Any]:
+    """Play both sides a step of games at a time until the SPRT decides or ``playing.max_games``."""
+    max_games = int(playing.max_games or 0)
+    step = playing.games or cfg_b.chunk_size
     step = max(1, min(step, max_games))
     played = 0
     comp: Comparison | None = None
     looks = []
     while True:
         target = min(max_games, played + step)
-        _play(cfg_b, ob, target, args.quiet)
-        _play(cfg_c, oc, target, args.quiet)
+        _play(cfg_b, ob, target, playing.quiet)
+        _play(cfg_c, oc, target, playing.quiet)
         played = target
         if comp is None:
             comp = Comparison(ob, oc, settings)
@@ -694,53 +692,3 @@ def compare_text(r: dict[str, Any]) -> str:
                       f"limit {s['max_games']:,}"]
     lines += [f"note: {n}" for n in r["notes"]]
     return "\n".join(lines)
-
-
-def add_commands(sub: argparse._SubParsersAction) -> None:
-    """The ``compare`` subcommand (listed in :data:`harness.cli.COMMAND_MODULES`)."""
-    from harness.console import add_cache_dir_option, examples
-
-    p = sub.add_parser(
-        "compare", help="paired comparison of two runs (exit 0 no change, 1 change, 2 inconclusive)",
-        description="Compare CANDIDATE with BASE, game by game on the same dice: paired mean difference "
-                    "with CI, KS distribution test, per-box and rate changes, and an SPRT verdict. "
-                    "BASE/CANDIDATE are run directories or run configs (.toml or a configs/runs name), "
-                    "which are then played on the same seed. Exit code: 0 no change, 1 significant change, "
-                    "2 inconclusive (usage errors also exit 2, with a message on stderr).",
-        epilog=examples(
-            "yatzy-harness compare results/bonus63 results/bonus62",
-            "yatzy-harness compare configs/runs/bonus63.toml configs/runs/bonus62.toml --games 20000 --out results/cmp",
-            "yatzy-harness compare bonus63 bonus62 --sequential --games 1000 --max-games 100000 --quiet",
-            "yatzy-harness compare results/a results/b --entrant greedy --json"))
-    p.add_argument("base", metavar="BASE", help="run directory or run config")
-    p.add_argument("candidate", metavar="CANDIDATE", help="run directory or run config")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--mu0", type=float, default=DEFAULT_MU0, metavar="POINTS",
-                   help="SPRT H0: mean difference in points")
-    p.add_argument("--mu1", type=float, default=DEFAULT_MU1, metavar="POINTS",
-                   help="SPRT H1: mean difference in points (mirrored unless --one-sided)")
-    p.add_argument("--alpha", type=float, default=0.05, metavar="A", help="false-alarm rate")
-    p.add_argument("--beta", type=float, default=0.05, metavar="B", help="miss rate at mu1")
-    p.add_argument("--one-sided", action="store_true", help="test only H1: diff = mu1 (not its mirror)")
-    p.add_argument("--min-games", type=int, default=DEFAULT_MIN_GAMES,
-                   metavar="N", help="fewest paired games for a verdict")
-    p.add_argument("--confidence", type=confidence_arg, default=0.95, metavar="C", help="interval confidence")
-    p.add_argument("--entrant", metavar="LABEL", help="compare only the seats holding this entrant")
-    p.add_argument("--unpaired", action="store_true",
-                   help="allow runs played on different seeds (independent games, not the same dice)")
-    p.add_argument("--sequential", action="store_true",
-                   help="play --games (default: the chunk size) more games at a time until the SPRT decides")
-    p.add_argument("--max-games", type=int, metavar="N", help="with --sequential: most games per lineup")
-    p.add_argument("--games", type=int, metavar="N",
-                   help="games per lineup when playing configs (with --sequential: games per step)")
-    p.add_argument("--seed", type=int, metavar="S", help="root seed for both sides (default: BASE's)")
-    p.add_argument("--chunk-size", type=int, metavar="N", help="games per chunk when playing configs")
-    p.add_argument("--workers", type=int, metavar="N", help="worker processes when playing configs")
-    p.add_argument("--out", metavar="DIR", help="where played runs go (DIR/base, DIR/candidate)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars while playing")
-    p.add_argument("--no-analyse", action="store_true",
-                   help="plain comparison: play configs without the luck analysis and ignore the runs' luck columns "
-                        "(by default played configs are analysed and runs that carry luck are compared luck-adjusted)")
-    add_quality_options(p)
-    add_cache_dir_option(p)
-    p.set_defaults(func=_cmd_compare)

@@ -16,3 +16,8 @@ class RunFailed(RuntimeError):
     """
 
     details: str | None = None
+
+
+#: ``extra=`` of a log record that belongs in the run's log only: the command prints its own
+#: summary of the same event on stderr (a failing bot's traceback, a run that stopped).
+RUN_LOG_ONLY = {"run_log_only": True}

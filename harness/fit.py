@@ -54,10 +54,8 @@ Public API::
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -542,7 +540,7 @@ class FitReport:
         raise UserError(f"no player {name!r} in the fit (players: {', '.join(p.player for p in self.players)})")
 
     def to_dict(self) -> dict[str, Any]:
-        from harness.console import jsonable
+        from harness.jsonable import jsonable
 
         return jsonable({
             "format": "yatzy-fit/1", "source": self.source, "rules": self.rules, "model": self.model,
@@ -730,65 +728,6 @@ def reference_of(ref: str) -> tuple[str, str | None]:
             return p["spec"], f"{path}#{name}" + ("" if sep else " (median player)")
     names = ", ".join(str(p.get("player")) for p in d.get("players", []))
     raise UserError(f"{path}: no player {name!r} (players: {names})")
-
-
-# ---------------------------------------------------------------------------------------------
-# command line
-
-
-def _cmd_fit(args: argparse.Namespace) -> int:
-    from harness.console import print_json, use_cache_dir
-    from harness.record import read_records
-
-    cache_dir = use_cache_dir(args.cache_dir)
-    model = parse_model(args.model)
-    res = read_records(args.source)
-    for bad in res.errors:
-        print(bad.message, file=sys.stderr)
-    rep = fit_records(res, model, player=args.player, confidence=args.confidence, cache_dir=cache_dir)
-    d = rep.to_dict()
-    if args.out:
-        out = Path(args.out)
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(d, indent=2) + "\n")
-        except OSError as exc:
-            raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
-    if args.json:
-        print_json(d)
-        return 0
-    print(text(d))
-    if args.out:
-        print(f"\nwrote {args.out}")
-    return 0
-
-
-def add_commands(sub: argparse._SubParsersAction) -> None:
-    """The ``fit`` subcommand."""
-    from harness.console import add_cache_dir_option, confidence_arg, examples
-
-    p = sub.add_parser(
-        "fit", help="fit a bot model (the solver's temperature / blunder dial) to players' recorded decisions",
-        description="Maximum-likelihood fit of the solver bot's dial to each player's recorded decisions "
-                    "(and to all players pooled): P(option) = blunder/n + (1 - blunder) x softmax(value / "
-                    "temperature) over the n legal options, the bot's own rule on the exact option values. "
-                    "Prints each parameter with its profile-likelihood interval, decisions used, "
-                    "log-likelihood per decision, top-choice agreement, a goodness-of-fit verdict (a player "
-                    "outside the family is flagged POOR) and the fitted spec for --seats. Bad games are "
-                    "listed on stderr and skipped.",
-        epilog=examples("yatzy-harness fit results/sg --model solver:temperature",
-                        "yatzy-harness fit games.jsonl --model solver:temperature,blunder --player alice",
-                        "yatzy-harness fit results/pop --out results/pop/fit.json --json"))
-    p.add_argument("source", metavar="RECORDS",
-                   help="a .jsonl, .jsonl.gz or .parquet file of game records, or a run directory played with --record")
-    p.add_argument("--model", default="solver:temperature,blunder", metavar="MODEL",
-                   help=f"the bot family and parameters to fit: {', '.join(MODELS)}")
-    p.add_argument("--player", metavar="NAME", help="only this player (a person's name or a bot's label)")
-    p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
-    p.add_argument("--out", metavar="FILE", help="also write the fit as JSON here (calibrate --against FILE)")
-    p.add_argument("--json", action="store_true", help="print everything as JSON")
-    add_cache_dir_option(p)
-    p.set_defaults(func=_cmd_fit)
 
 
 __all__ = ["MODELS", "Choices", "Estimate", "FitReport", "Likelihood", "PlayerFit", "fit_choices", "fit_records",

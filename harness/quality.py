@@ -37,7 +37,6 @@ The per-run metrics are over the lineups of two or more seats (each game's lineu
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -84,20 +83,6 @@ class QualityOptions:
             raise UserError(f"--close-margin must be >= 0 points, got {self.close_margin}")
         if self.comeback_deficit < 1:
             raise UserError(f"--comeback-deficit must be >= 1 point, got {self.comeback_deficit}")
-
-
-def add_quality_options(p: argparse.ArgumentParser) -> None:
-    """The game-quality thresholds as command-line options (``report`` and ``compare``)."""
-    d = QualityOptions()
-    p.add_argument("--close-margin", type=int, default=d.close_margin, metavar="POINTS",
-                   help=f"game quality: a close game is won by at most POINTS (default {d.close_margin})")
-    p.add_argument("--comeback-deficit", type=int, default=d.comeback_deficit, metavar="POINTS",
-                   help="game quality: a comeback is a win by a seat POINTS or more behind after round 10 "
-                        f"(default {d.comeback_deficit})")
-
-
-def options_of(args: argparse.Namespace) -> QualityOptions:
-    return QualityOptions(close_margin=args.close_margin, comeback_deficit=args.comeback_deficit)
 
 
 def run_analysed(info: RunInfo) -> bool:

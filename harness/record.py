@@ -10,13 +10,11 @@ so a record and the engine can never disagree on a score.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import math
 import os
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -789,37 +787,6 @@ def record_from_trace(trace: Sequence[Mapping[str, Any]], *, rules_name: str, ru
     return GameRecord(game, rules_name, tuple(Seat(spec=s) for s in seats), tuple(turns),
                       dict(rules.overrides), seed, tuple(int(x) for x in totals) if totals is not None and complete
                       else None, complete)
-
-
-# ---------------------------------------------------------------------------------------------
-# command line (``yatzy-harness records FILE``)
-
-
-def _cmd_records(args: argparse.Namespace) -> int:
-    res = read_records(args.file)
-    for bad in res.errors:
-        print(bad.message, file=sys.stderr)
-    if args.text:
-        for rec in res.games:
-            print(format_game(rec))
-    print(res.summary, file=sys.stderr if args.text else sys.stdout)
-    return 1 if res.errors else 0
-
-
-def add_commands(sub: argparse._SubParsersAction) -> None:
-    from harness.console import examples
-
-    p = sub.add_parser("records", help="check a file of game records and show them as text",
-                       description="Read game records (.jsonl, .jsonl.gz or .parquet, or a run directory "
-                                   "played with --record), check every game against its rule set, list each "
-                                   "bad game on one line (exit 1 if any).",
-                       epilog=examples("yatzy-harness records games.jsonl",
-                                       "yatzy-harness records games.jsonl.gz --text",
-                                       "yatzy-harness records results/sg --text"))
-    p.add_argument("file", metavar="FILE", help="a .jsonl, .jsonl.gz or .parquet file of game records, "
-                                                "or a run directory played with --record")
-    p.add_argument("--text", action="store_true", help="print every valid game, one line per turn")
-    p.set_defaults(func=_cmd_records)
 
 
 __all__ = ["FORMAT", "BadGame", "GameRecord", "ReadResult", "RecordError", "Seat", "Turn", "format_game",

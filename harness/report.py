@@ -7,18 +7,15 @@ accumulators; the statistical choices are documented there), the pictures from
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from harness.console import confidence_arg, examples
 from harness.errors import UserError
 from harness.outcome import DEFINITION
-from harness.quality import add_quality_options
-from harness.summary import SECTIONS, RunSummary, Table, summarize
+from harness.summary import SECTIONS, RunSummary, Table
 
 
 def _tables(d: Mapping[str, Any]) -> list[Table]:
@@ -113,44 +110,3 @@ def write_report(summary: RunSummary, out_dir: str | Path | None = None, plots: 
         where = f"{exc.filename}: " if exc.filename and str(exc.filename) != str(out) else ""
         raise UserError(f"cannot write the report to {out}: {where}{exc.strerror or exc}") from None
     return d
-
-
-# ---------------------------------------------------------------------------------------------
-# CLI
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    from harness.console import print_json
-
-    from harness.quality import options_of
-
-    summary = summarize(args.run_dir, confidence=args.confidence, quality_options=options_of(args))
-    d = write_report(summary, args.out, plots=not args.no_plots)
-    if args.json:
-        print_json(d)
-    else:
-        print(summary_text(d))
-        print(f"\nwrote {', '.join(Path(f).name for f in d['files'])} to {Path(d['files'][0]).parent}")
-    return 0
-
-
-def add_commands(sub: argparse._SubParsersAction) -> None:
-    """The ``report`` subcommand."""
-    p = sub.add_parser("report", help="summarise a run directory (tables, plots, HTML)",
-                       description="Summarise a run directory: per entrant score distribution with a CI, "
-                                   "bonus and yatzy rates, win/draw/loss, per-box means; per pairing "
-                                   "win/draw/loss with Wilson intervals; head-to-head matrix and Bradley-Terry "
-                                   "ratings; game quality (skill share, upset rate, first-mover edge, lead "
-                                   "changes, decisive round, close games, comebacks). Writes summary.json, "
-                                   "summary.md, report.html and PNG plots into "
-                                   f"the run directory (or --out). {DEFINITION}.",
-                       epilog=examples("yatzy-harness report results/gb",
-                                       "yatzy-harness report results/gb --no-plots --out /tmp/gb-report",
-                                       "yatzy-harness report results/gb --json --confidence 0.99 | jq .ratings"))
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by `yatzy-harness run`")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
-    p.add_argument("--out", metavar="DIR", help="write the report files here instead of RUN_DIR")
-    p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
-    add_quality_options(p)
-    p.set_defaults(func=_cmd_report)

@@ -38,12 +38,14 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from harness import tournament
 from harness.errors import UserError
 from harness.rules import RuleSet, load_rules
-from harness.strategy import Strategy
+
+if TYPE_CHECKING:  # the engine's kernels (numba) are not needed to read a config: `run --help` stays fast
+    from harness.strategy import Strategy
 
 MODES = ("run", "tournament", "gauntlet")
 BACKENDS = ("local", "dask")
@@ -263,9 +265,9 @@ class RunConfig:
         """Load the rule set and make every bot (``prepare()`` not yet called); validates the specs.
 
         A ``cache_dir`` becomes the solver cache directory of this process and the processes it
-        starts (:func:`harness.console.use_cache_dir`), where the bots' ``prepare()`` looks.
+        starts (:func:`harness.cache.use_cache_dir`), where the bots' ``prepare()`` looks.
         """
-        from harness.console import use_cache_dir
+        from harness.cache import use_cache_dir
 
         use_cache_dir(self.cache_dir, self._name("cache_dir"))
         try:

@@ -59,10 +59,8 @@ Public API::
 
 from __future__ import annotations
 
-import argparse
 import heapq
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Mapping
@@ -231,7 +229,7 @@ class SkillReport:
         return REGRET_EDGES
 
     def to_dict(self) -> dict[str, Any]:
-        from harness.console import jsonable
+        from harness.jsonable import jsonable
 
         return jsonable({
             "source": self.source, "games": self.games,
@@ -483,55 +481,6 @@ def write_analysis(report: SkillReport, out_dir: str | Path, plots: bool = True)
         where = f"{exc.filename}: " if exc.filename and str(exc.filename) != str(out) else ""
         raise UserError(f"cannot write the analysis to {out}: {where}{exc.strerror or exc}") from None
     return report
-
-
-def _cmd_analyse(args: argparse.Namespace) -> int:
-    from harness.console import print_json, use_cache_dir
-    from harness.record import read_records
-
-    cache_dir = use_cache_dir(args.cache_dir)
-    res = read_records(args.source)
-    report = analyse_records(res, player=args.player, worst=args.worst, confidence=args.confidence,
-                             cache_dir=cache_dir)
-    for bad in report.bad:
-        print(bad.message, file=sys.stderr)
-    report = write_analysis(report, args.out or default_out(args.source), plots=not args.no_plots)
-    d = report.to_dict()
-    if args.json:
-        print_json(d)
-        return 0
-    print(text(d))
-    print(f"\nwrote {', '.join(Path(f).name for f in report.files)} to {Path(report.files[0]).parent}")
-    return 0
-
-
-def add_commands(sub: argparse._SubParsersAction) -> None:
-    """The ``analyse`` subcommand."""
-    from harness.console import add_cache_dir_option, confidence_arg, examples, number_arg
-
-    p = sub.add_parser("analyse", help="luck and skill of every player in game records",
-                       description="Exact luck and skill per player from game records (a .jsonl, .jsonl.gz or "
-                                   ".parquet file, or a run directory played with --record): mean score, mean "
-                                   "luck, luck-adjusted mean (final - luck) with its CI and variance reduction, "
-                                   "regret per decision and per game, error rate, regret by decision kind, a "
-                                   "rating and the worst decisions. final = start + luck - regret exactly "
-                                   "(README: Luck and skill). Bad games are listed on stderr and skipped. Writes "
-                                   "analysis.json, analysis.md and PNG plots into --out (default: the run "
-                                   "directory, or FILE.analysis/ next to a file).",
-                       epilog=examples("yatzy-harness analyse games.jsonl",
-                                       "yatzy-harness analyse results/sg --player greedy --worst 10",
-                                       "yatzy-harness analyse results/sg --json --no-plots | jq '.players[0]'"))
-    p.add_argument("source", metavar="SOURCE",
-                   help="a .jsonl, .jsonl.gz or .parquet file of game records, or a run directory played with --record")
-    p.add_argument("--player", metavar="NAME", help="only this player (a person's name or a bot's label)")
-    p.add_argument("--worst", metavar="N", type=number_arg(minimum=0, inclusive=True, integer=True), default=5,
-                   help="list each player's N costliest decisions")
-    p.add_argument("--out", metavar="DIR", help="write analysis.json, analysis.md and the plots here")
-    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
-    p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
-    p.add_argument("--json", action="store_true", help="print everything as JSON")
-    add_cache_dir_option(p)
-    p.set_defaults(func=_cmd_analyse)
 
 
 __all__ = ["KINDS", "SCALE", "Band", "PlayerSkill", "PlayerTally", "SkillReport", "Worst", "analyse_records",

@@ -287,7 +287,7 @@ def default_cache_dir() -> Path:
     """``$YATZY_HARNESS_CACHE``, else ``$XDG_CACHE_HOME/yatzy-harness``, else ``~/.cache/yatzy-harness``.
 
     Read at every call: the ``--cache-dir`` option of every command and a run config's
-    ``cache_dir`` key set ``$YATZY_HARNESS_CACHE`` (:func:`harness.console.use_cache_dir`), so the
+    ``cache_dir`` key set ``$YATZY_HARNESS_CACHE`` (:func:`harness.cache.use_cache_dir`), so the
     bots of a run and its workers find the tables ``solve --cache-dir`` wrote.
     """
     env = os.environ.get("YATZY_HARNESS_CACHE")

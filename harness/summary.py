@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from harness import quality
-from harness.console import jsonable
+from harness.jsonable import jsonable
 from harness.outcome import DEFINITION, pair_points, rank_column, wdl_counts
 from harness.quality import QualityAccumulator, QualityModel, QualityOptions
 from harness.rules import RuleSet

@@ -293,16 +293,6 @@ def target_report(rules: RuleSet, target: int, cache_dir: str | os.PathLike | No
             "cached": tab.cached, "seconds": time.perf_counter() - t0}
 
 
-def print_target(out: dict[str, Any]) -> None:
-    t = out["target"]
-    ev = "n/a (distribution skipped)" if out["p_ev_play"] is None else f"{100 * out['p_ev_play']:.4f} %"
-    print(f"  P(score >= {t})  {100 * out['p_target_play']:.4f} % playing for it  (EV-optimal play: {ev})")
-    how = "loaded from cache" if out["cached"] else "solved"
-    print(f"  target table    {out['entries']:,} entries, {out['table_bytes'] / 2**20:.1f} MiB float32, "
-          f"tmax {out['tmax']} ({how}; solve took {out['table_seconds']:.1f} s)")
-
-
-
 # ---------------------------------------------------------------------------------------------
 # playing from a table (the bots)
 

@@ -21,8 +21,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from harness.console import RUN_LOG_ONLY
 from harness.engine import Results, StrategyError, play
+from harness.errors import RUN_LOG_ONLY
 from harness.rundir import Chunk
 from harness.rules import RuleSet, compile_rules
 from harness.strategy import Strategy

@@ -14,7 +14,8 @@ import pytest
 from harness import solver_kernels as K
 from harness.cli import main as cli_main
 from harness.errors import UserError
-from harness.positions import TIE, Advisor, Position, State, parse_filled
+from harness.commands.advise import parse_filled
+from harness.positions import TIE, Advisor, Position, State
 from harness.rules import load_rules
 from harness.scoring import context, score_options
 from harness.strategy import Strategy

@@ -327,7 +327,6 @@ SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     import tests.runner_bots
     from harness import cli
-    cli.COMMAND_MODULES = ("harness.cli", "harness.runner", "harness.replay")
     sys.exit(cli.main(sys.argv[1:]))
 """)
 
@@ -374,7 +373,6 @@ def _resume_and_compare(out: Path, ref: Path, monkeypatch, capsys, workers: int 
     m = load_manifest(out)
     assert m["complete"] is False
     assert "part-L0000-G000000000600.parquet" not in files(out)
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("harness.cli", "harness.runner"))
     assert cli.main(["run", "--resume", str(out), "--workers", "2", "--quiet"]) == 0
     assert "tripwire  mean" in capsys.readouterr().out
     assert files(out) == files(ref) and len(files(ref)) == 12
@@ -421,7 +419,6 @@ def test_ctrl_c_in_process_run(tmp_path, tripwire_ref, monkeypatch, capsys, sigi
     out, marker = tmp_path / "interrupted", tmp_path / "armed"
     for k, v in _trip_env(marker, "INT", parent=False).items():
         monkeypatch.setenv(k, v)
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("harness.cli", "harness.runner"))
     assert cli.main(TRIP_ARGS + ["--workers", "1", "--out", str(out)]) == 130
     assert not marker.exists()
     assert f"finish with: yatzy-harness run --resume {out}" in capsys.readouterr().err
@@ -434,7 +431,6 @@ def test_ctrl_c_in_process_run(tmp_path, tripwire_ref, monkeypatch, capsys, sigi
 
 
 def test_cli_flags_override_the_file(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("harness.cli", "harness.runner"))
     conf = tmp_path / "c.toml"
     conf.write_text('mode = "tournament"\nentrants = ["random", "timeout", "greedy"]\ngames = 5000\nseed = 3\n')
     out = tmp_path / "o"
@@ -510,7 +506,6 @@ def test_dask_cluster_plays_identically_and_forwards_failures(tmp_path, dask_clu
 
 
 def _cli(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("harness.cli", "harness.runner", "harness.replay"))
     code = cli.main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err

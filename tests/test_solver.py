@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import solve_cmd, solver
+from harness import solver
+from harness.commands import solve as solve_cmd
 from harness.cli import main as cli_main
 from harness.rules import load_rules
 from harness.scoring import context, score_options
@@ -804,7 +805,6 @@ def test_run_finds_the_table_solve_wrote_with_cache_dir(tiny_dir, tmp_path, monk
         raise AssertionError("solved again instead of loading the cached table")
 
     monkeypatch.setattr(solver, "solve_values", no_solving)
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("harness.cli", "harness.runner", "harness.replay"))
     flags = ["--rules", tiny, "--seats", "solver,timeout", "--games", "20", "--workers", "1", "--quiet"]
     solver.clear_memo()
     assert cli.main(["run", *flags, "--cache-dir", str(cache), "--out", str(tmp_path / "a")]) == 0
@@ -817,7 +817,6 @@ def test_run_finds_the_table_solve_wrote_with_cache_dir(tiny_dir, tmp_path, monk
     solver.clear_memo()
     assert cli.main(["replay", "--run", str(tmp_path / "b"), "--game", "3", "--cache-dir", str(cache)]) == 0
     # compare and calibrate take the same option (a solve would raise AssertionError out of main)
-    monkeypatch.setattr(cli, "COMMAND_MODULES", cli.COMMAND_MODULES + ("harness.compare", "harness.calibrate"))
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(elsewhere))
     solver.clear_memo()
     plain = tmp_path / "plain.toml"  # no cache_dir key: only the flag can point at the table

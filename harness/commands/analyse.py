@@ -1,0 +1,56 @@
+"""``yatzy-harness analyse``: exact luck and skill of every player in game records (or a recorded run)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.commands.options import add_cache_dir_option, confidence_arg, describe, number_arg, print_json
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    describe(p, "Exact luck and skill per player from game records (a .jsonl, .jsonl.gz or "
+                ".parquet file, or a run directory played with --record): mean score, mean "
+                "luck, luck-adjusted mean (final - luck) with its CI and variance reduction, "
+                "regret per decision and per game, error rate, regret by decision kind, a "
+                "rating and the worst decisions. final = start + luck - regret exactly "
+                "(README: Luck and skill). Bad games are listed on stderr and skipped. Writes "
+                "analysis.json, analysis.md and PNG plots into --out (default: the run "
+                "directory, or FILE.analysis/ next to a file).",
+             "yatzy-harness analyse games.jsonl",
+             "yatzy-harness analyse results/sg --player greedy --worst 10",
+             "yatzy-harness analyse results/sg --json --no-plots | jq '.players[0]'")
+    p.add_argument("source", metavar="SOURCE",
+                   help="a .jsonl, .jsonl.gz or .parquet file of game records, or a run directory played with --record")
+    p.add_argument("--player", metavar="NAME", help="only this player (a person's name or a bot's label)")
+    p.add_argument("--worst", metavar="N", type=number_arg(minimum=0, inclusive=True, integer=True), default=5,
+                   help="list each player's N costliest decisions")
+    p.add_argument("--out", metavar="DIR", help="write analysis.json, analysis.md and the plots here")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
+    p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
+    p.add_argument("--json", action="store_true", help="print everything as JSON")
+    add_cache_dir_option(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    # the library is imported here, not at the top: `analyse --help` must not pay for numba and pandas
+    # (benchmarks/BENCHMARKS.md, 'Start-up')
+    from harness.cache import use_cache_dir
+    from harness.record import read_records
+    from harness.skill import analyse_records, default_out, text, write_analysis
+
+    cache_dir = use_cache_dir(args.cache_dir)
+    res = read_records(args.source)
+    report = analyse_records(res, player=args.player, worst=args.worst, confidence=args.confidence,
+                             cache_dir=cache_dir)
+    for bad in report.bad:
+        print(bad.message, file=sys.stderr)
+    report = write_analysis(report, args.out or default_out(args.source), plots=not args.no_plots)
+    d = report.to_dict()
+    if args.json:
+        print_json(d)
+        return 0
+    print(text(d))
+    print(f"\nwrote {', '.join(Path(f).name for f in report.files)} to {Path(report.files[0]).parent}")
+    return 0

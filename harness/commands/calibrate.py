@@ -1,0 +1,176 @@
+"""``yatzy-harness calibrate``: the bot parameter value that hits a target mean score or score rate,
+or every difficulty level of a levels file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from harness.commands.options import (add_cache_dir_option, add_set_option, confidence_arg, console_logging,
+                                      describe, new_out_dir, print_json, say as progress_line)
+from harness.cache import use_cache_dir
+from harness.calibrate import (DEFAULT_MAX_EVALS, Levels, Point, Problem, RunnerEvaluator, calibrate, calibrate_levels,
+                               check_problem, default_bracket, levels_text, load_levels, plot_levels, plot_response)
+from harness.errors import UserError
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    describe(p, "Bracketing search (Illinois regula falsi) for the value of a bot parameter that hits a "
+                "target mean score, or a target score against a reference bot (win 1, draw ½, both "
+                "seatings on the same dice). Every evaluation plays the same games (common random "
+                "numbers). Writes calibration.png and calibration.json.",
+             "yatzy-harness calibrate --strategy solver --param temperature --target-mean 200 --lo 0 --hi 20",
+             "yatzy-harness calibrate --strategy solver --param temperature --target-win-rate 0.4 --against solver "
+             "--lo 0 --hi 10",
+             "yatzy-harness calibrate --rules standard --strategy solver --param blunder --target-mean 180 "
+             "--games 20000 --json",
+             "yatzy-harness calibrate --levels configs/difficulty/default.toml --against results/pop/fit.json")
+    p.add_argument("--rules", default="scandinavian", metavar="RULES", help="rule set name or .toml path")
+    add_set_option(p)
+    p.add_argument("--strategy", metavar="SPEC", help="the bot, e.g. solver or solver:blunder=0.1")
+    p.add_argument("--param", metavar="NAME", help="the float parameter to tune, e.g. temperature")
+    p.add_argument("--levels", metavar="FILE",
+                   help="tune every difficulty level of a levels file (configs/difficulty/default.toml): writes "
+                        "levels.json (each level's spec, its interval and an independent check) and levels.png")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--target-mean", type=float, metavar="X", help="target mean final score (points)")
+    g.add_argument("--target-win-rate", type=float, metavar="P",
+                   help="target score against --against, 0..1: win 1, draw ½ (as in harness.outcome)")
+    p.add_argument("--against", metavar="REF",
+                   help="the reference player for win rates: a bot spec, or a fit file written by 'fit --out' "
+                        "(FIT.json: its median player's fitted spec; FIT.json#PLAYER: that player's)")
+    p.add_argument("--lo", type=float, metavar="V", help="lower end of the search bracket (default: parameter's minimum)")
+    p.add_argument("--hi", type=float, metavar="V", help="upper end of the search bracket (default: parameter's maximum)")
+    p.add_argument("--games", type=int, metavar="N", help="games per evaluation (default 10,000; with --levels, "
+                                                           "the file's games)")
+    p.add_argument("--seed", type=int, metavar="S", help="root seed shared by every evaluation (default 1; with "
+                                                         "--levels, the file's seed)")
+    p.add_argument("--tol", type=float, metavar="T", help="stop when the response is this close to the target "
+                                                          "(default 0.1 points / 0.002 win rate)")
+    p.add_argument("--xtol", type=float, metavar="T", help="stop when the bracket is this narrow (default 1e-4 x (hi-lo))")
+    p.add_argument("--max-evals", type=int, default=DEFAULT_MAX_EVALS, metavar="N",
+                   help="most evaluations, bracket ends included")
+    p.add_argument("--confidence", type=confidence_arg, default=0.95, metavar="C", help="interval confidence")
+    p.add_argument("--chunk-size", type=int, metavar="N", help="games per chunk (default: games / (2 x workers), at least 500)")
+    p.add_argument("--workers", type=int, default=0, metavar="N", help="worker processes (0 = every core)")
+    p.add_argument("--out", metavar="DIR", help="where evaluation runs and the plot go (default results/calibrate-<time>)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--no-analyse", action="store_true",
+                   help="plain estimates: play without the luck analysis (by default each evaluation is analysed "
+                        "and measured luck-adjusted, or with the luck difference as control variate)")
+    add_cache_dir_option(p)
+
+
+def _levels(args: argparse.Namespace) -> int:
+    # fitting code (numba) and matplotlib load only when they are used, not for `calibrate --help`
+    from harness.fit import reference_of
+    from harness.plot import plt
+
+    for flag in ("strategy", "param", "target_mean", "target_win_rate", "lo", "hi", "tol", "xtol"):
+        if getattr(args, flag) is not None:
+            raise UserError(f"--levels takes the bot, parameter, bracket and targets from {args.levels}: "
+                            f"drop --{flag.replace('_', '-')}")
+    lv = load_levels(args.levels)
+    if args.games is not None:
+        lv = Levels(**{**lv.__dict__, "games": args.games})
+    if args.seed is not None:
+        lv = Levels(**{**lv.__dict__, "seed": args.seed})
+    ref_text = args.against or lv.against
+    against, source = reference_of(ref_text) if ref_text else (None, None)
+    out = new_out_dir(args.out, "calibrate")
+    say = None if args.json else progress_line
+    if say:
+        ref = f"{against}" + (f" (from {source})" if source else "") if against else "none"
+        say(f"difficulty levels of {args.levels}: {lv.strategy} {lv.param} in [{lv.lo:g}, {lv.hi:g}], "
+            f"{lv.games:,} games per evaluation, seed {lv.seed}; reference {ref}")
+    d = calibrate_levels(lv, against, out, workers=args.workers, analyse=not args.no_analyse,
+                         confidence=args.confidence, max_evals=args.max_evals, progress=say)
+    d["reference_source"] = source
+    fig = plot_levels(d)
+    png = out / "levels.png"
+    fig.savefig(png)
+    plt.close(fig)
+    (out / "levels.json").write_text(json.dumps(d, indent=2) + "\n")
+    if args.json:
+        print_json(d)
+        return 0
+    print("\n".join(levels_text(d)))
+    print(f"wrote {out / 'levels.json'} and {png}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    # matplotlib loads only when there is a plot to draw, not for `calibrate --help`
+    from harness.plot import plt
+
+    console_logging()
+    use_cache_dir(args.cache_dir)
+    if args.levels:
+        return _levels(args)
+    if not args.strategy or not args.param:
+        raise UserError("calibrate needs --strategy SPEC and --param NAME (or --levels FILE)")
+    if (args.target_mean is None) == (args.target_win_rate is None):
+        raise UserError("give exactly one of --target-mean X or --target-win-rate P (or --levels FILE)")
+    if args.against:
+        from harness.fit import reference_of
+
+        args.against = reference_of(args.against)[0]
+    args.games = 10_000 if args.games is None else args.games
+    args.seed = 1 if args.seed is None else args.seed
+    lo, hi = args.lo, args.hi
+    if lo is None or hi is None:
+        dlo, dhi = default_bracket(args.strategy, args.param)
+        lo = dlo if lo is None else lo
+        hi = dhi if hi is None else hi
+        if lo is None or hi is None:
+            raise UserError(f"{args.strategy}:{args.param} has no declared range: give --lo and --hi")
+    problem = Problem(rules=args.rules, settings=tuple(args.settings), strategy=args.strategy, param=args.param,
+                      lo=float(lo), hi=float(hi), target_mean=args.target_mean, target_win_rate=args.target_win_rate,
+                      against=args.against, games=args.games, seed=args.seed, tol=args.tol, xtol=args.xtol,
+                      max_evals=args.max_evals, confidence=args.confidence, chunk_size=args.chunk_size,
+                      workers=args.workers, analyse=not args.no_analyse)
+    check_problem(problem)
+    out = new_out_dir(args.out, "calibrate")
+    unit = "points" if problem.kind == "mean" else ""
+
+    def show(pt: Point) -> None:
+        if not args.json:
+            scale, u = (1.0, " points") if problem.kind == "mean" else (100.0, " %")
+            vr = ""
+            if pt.variance_reduction is not None:
+                vr = "  variance / " + ("∞" if math.isinf(pt.variance_reduction) else f"{pt.variance_reduction:.3g}")
+                if pt.beta is not None:
+                    vr += f", beta = {pt.beta:+.4f}"
+            print(f"  {args.param}={pt.value:<10.6g} response {scale * pt.f:8.3f}{u} "
+                  f"[{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]{vr}", flush=True)
+
+    if not args.json:
+        tgt = (f"mean {problem.target:g} points" if unit
+               else f"score {problem.target:g} (win 1, draw ½) against {problem.against}")
+        print(f"calibrating {args.strategy} {args.param} in [{lo:g}, {hi:g}] for {tgt}; "
+              f"{problem.games:,} games per evaluation, seed {problem.seed}")
+    evaluator = RunnerEvaluator(problem, out, quiet=True)
+    if not args.json:
+        print(f"response: {evaluator.estimator}" + ("" if evaluator.analyse else " (no luck adjustment)"))
+    cal = calibrate(problem, evaluator, show)
+    fig = plot_response(cal)
+    png = out / "calibration.png"
+    fig.savefig(png)
+    plt.close(fig)
+    d = cal.to_dict()
+    d["estimator"] = evaluator.estimator
+    d["notes"] = list(evaluator.notes) + d["notes"]
+    d["files"] = [str(png), str(out / "calibration.json")]
+    (out / "calibration.json").write_text(json.dumps(d, indent=2) + "\n")
+    if args.json:
+        print_json(d)
+    else:
+        print(f"{args.param} = {cal.value:.4g}  [{cal.value_ci[0]:.4g}, {cal.value_ci[1]:.4g}] "
+              f"({100 * problem.confidence:.4g} %: sampling ±{cal.sampling_error:.2g}, search ±{cal.search_error:.2g})"
+              f"  -> {d['spec']}")
+        print(f"{len(cal.points)} evaluations, final bracket [{cal.bracket[0]:.6g}, {cal.bracket[1]:.6g}]; "
+              f"wrote {png} and calibration.json")
+        for n in d["notes"]:
+            print(f"note: {n}")
+    return 0

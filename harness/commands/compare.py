@@ -1,0 +1,73 @@
+"""``yatzy-harness compare``: paired comparison of two runs or run configs, with an SPRT verdict as exit code."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.commands.options import (add_cache_dir_option, add_quality_options, confidence_arg, console_logging,
+                                      describe, print_json, quality_options)
+from harness.compare import DEFAULT_MIN_GAMES, DEFAULT_MU0, DEFAULT_MU1, CompareSettings, Playing, compare, compare_text
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    describe(p, "Compare CANDIDATE with BASE, game by game on the same dice: paired mean difference "
+                "with CI, KS distribution test, per-box and rate changes, and an SPRT verdict. "
+                "BASE/CANDIDATE are run directories or run configs (.toml or a configs/runs name), "
+                "which are then played on the same seed. Exit code: 0 no change, 1 significant change, "
+                "2 inconclusive (usage errors also exit 2, with a message on stderr).",
+             "yatzy-harness compare results/bonus63 results/bonus62",
+             "yatzy-harness compare configs/runs/bonus63.toml configs/runs/bonus62.toml --games 20000 --out results/cmp",
+             "yatzy-harness compare bonus63 bonus62 --sequential --games 1000 --max-games 100000 --quiet",
+             "yatzy-harness compare results/a results/b --entrant greedy --json")
+    p.add_argument("base", metavar="BASE", help="run directory or run config")
+    p.add_argument("candidate", metavar="CANDIDATE", help="run directory or run config")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--mu0", type=float, default=DEFAULT_MU0, metavar="POINTS",
+                   help="SPRT H0: mean difference in points")
+    p.add_argument("--mu1", type=float, default=DEFAULT_MU1, metavar="POINTS",
+                   help="SPRT H1: mean difference in points (mirrored unless --one-sided)")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A", help="false-alarm rate")
+    p.add_argument("--beta", type=float, default=0.05, metavar="B", help="miss rate at mu1")
+    p.add_argument("--one-sided", action="store_true", help="test only H1: diff = mu1 (not its mirror)")
+    p.add_argument("--min-games", type=int, default=DEFAULT_MIN_GAMES,
+                   metavar="N", help="fewest paired games for a verdict")
+    p.add_argument("--confidence", type=confidence_arg, default=0.95, metavar="C", help="interval confidence")
+    p.add_argument("--entrant", metavar="LABEL", help="compare only the seats holding this entrant")
+    p.add_argument("--unpaired", action="store_true",
+                   help="allow runs played on different seeds (independent games, not the same dice)")
+    p.add_argument("--sequential", action="store_true",
+                   help="play --games (default: the chunk size) more games at a time until the SPRT decides")
+    p.add_argument("--max-games", type=int, metavar="N", help="with --sequential: most games per lineup")
+    p.add_argument("--games", type=int, metavar="N",
+                   help="games per lineup when playing configs (with --sequential: games per step)")
+    p.add_argument("--seed", type=int, metavar="S", help="root seed for both sides (default: BASE's)")
+    p.add_argument("--chunk-size", type=int, metavar="N", help="games per chunk when playing configs")
+    p.add_argument("--workers", type=int, metavar="N", help="worker processes when playing configs")
+    p.add_argument("--out", metavar="DIR", help="where played runs go (DIR/base, DIR/candidate)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars while playing")
+    p.add_argument("--no-analyse", action="store_true",
+                   help="plain comparison: play configs without the luck analysis and ignore the runs' luck columns "
+                        "(by default played configs are analysed and runs that carry luck are compared luck-adjusted)")
+    add_quality_options(p)
+    add_cache_dir_option(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.cache import use_cache_dir
+
+    console_logging()
+    use_cache_dir(args.cache_dir)
+    settings = CompareSettings(mu0=args.mu0, mu1=args.mu1, alpha=args.alpha, beta=args.beta,
+                               two_sided=not args.one_sided, confidence=args.confidence, entrant=args.entrant,
+                               min_games=args.min_games, unpaired=args.unpaired, adjust=not args.no_analyse,
+                               quality=quality_options(args))
+    playing = Playing(games=args.games, seed=args.seed, chunk_size=args.chunk_size, workers=args.workers,
+                      out=Path(args.out) if args.out else None, quiet=args.quiet, sequential=args.sequential,
+                      max_games=args.max_games)
+    res = compare(args.base, args.candidate, settings, playing)
+    if args.json:
+        print_json(res)
+    else:
+        print(compare_text(res))
+    return int(res["exit_code"])

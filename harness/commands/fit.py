@@ -1,0 +1,64 @@
+"""``yatzy-harness fit``: maximum-likelihood fit of the solver bot's dial to players' recorded decisions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from harness.commands.options import add_cache_dir_option, confidence_arg, describe, print_json
+from harness.errors import UserError
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    describe(p, "Maximum-likelihood fit of the solver bot's dial to each player's recorded decisions "
+                "(and to all players pooled): P(option) = blunder/n + (1 - blunder) x softmax(value / "
+                "temperature) over the n legal options, the bot's own rule on the exact option values. "
+                "Prints each parameter with its profile-likelihood interval, decisions used, "
+                "log-likelihood per decision, top-choice agreement, a goodness-of-fit verdict (a player "
+                "outside the family is flagged POOR) and the fitted spec for --seats. Bad games are "
+                "listed on stderr and skipped.",
+             "yatzy-harness fit results/sg --model solver:temperature",
+             "yatzy-harness fit games.jsonl --model solver:temperature,blunder --player alice",
+             "yatzy-harness fit results/pop --out results/pop/fit.json --json")
+    p.add_argument("source", metavar="RECORDS",
+                   help="a .jsonl, .jsonl.gz or .parquet file of game records, or a run directory played with --record")
+    p.add_argument("--model", default="solver:temperature,blunder", metavar="MODEL",
+                   help="the bot family and the dial parameters to fit: solver:temperature, solver:blunder, or "
+                        "solver:temperature,blunder (both)")
+    p.add_argument("--player", metavar="NAME", help="only this player (a person's name or a bot's label)")
+    p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
+    p.add_argument("--out", metavar="FILE", help="also write the fit as JSON here (calibrate --against FILE)")
+    p.add_argument("--json", action="store_true", help="print everything as JSON")
+    add_cache_dir_option(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    # the library is imported here, not at the top: `fit --help` must not pay for numba and scipy
+    # (benchmarks/BENCHMARKS.md, 'Start-up')
+    from harness.cache import use_cache_dir
+    from harness.fit import fit_records, parse_model, text
+    from harness.record import read_records
+
+    cache_dir = use_cache_dir(args.cache_dir)
+    model = parse_model(args.model)
+    res = read_records(args.source)
+    for bad in res.errors:
+        print(bad.message, file=sys.stderr)
+    rep = fit_records(res, model, player=args.player, confidence=args.confidence, cache_dir=cache_dir)
+    d = rep.to_dict()
+    if args.out:
+        out = Path(args.out)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(d, indent=2) + "\n")
+        except OSError as exc:
+            raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    if args.json:
+        print_json(d)
+        return 0
+    print(text(d))
+    if args.out:
+        print(f"\nwrote {args.out}")
+    return 0

@@ -1,0 +1,178 @@
+"""What every command shares: the help formatter, examples, common options, JSON output, console logging.
+
+Only the commands wing and :mod:`harness.cli` import this module (the library takes typed
+arguments and never reads argparse namespaces).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from harness.errors import RUN_LOG_ONLY, UserError
+
+if TYPE_CHECKING:
+    from harness.quality import QualityOptions
+
+#: The environment variable behind ``--cache-dir`` (:data:`harness.cache.CACHE_ENV`; repeated here
+#: as text so that ``--help`` does not import the library).
+CACHE_ENV = "YATZY_HARNESS_CACHE"
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps epilogs as written and shows an option's default when it has a meaningful one.
+
+    A default of None, False or an empty list is not shown (it means "not given"); a help text
+    that already says ``default`` is left alone.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        d = action.default
+        if ("default" in text or d is None or d is False or d == [] or d is argparse.SUPPRESS
+                or not action.option_strings or isinstance(action, argparse._HelpAction)):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def examples(*lines: str) -> str:
+    """An ``epilog`` listing example command lines (kept as written by :class:`HelpFormatter`)."""
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def describe(p: argparse.ArgumentParser, description: str, *example_lines: str) -> None:
+    """Set a command's description and its examples (the registry gave it its one-line summary)."""
+    p.description = description
+    p.epilog = examples(*example_lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# option types
+
+
+def confidence_arg(raw: str) -> float:
+    """argparse type for a confidence level in (0, 1)."""
+    try:
+        v = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {raw!r}") from None
+    if not 0.0 < v < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {raw!r}")
+    return v
+
+
+def number_arg(*, minimum: float = 0.0, inclusive: bool = False, integer: bool = False,
+               maximum: float | None = None) -> Callable[[str], float | int]:
+    """argparse type: a finite number above ``minimum`` (or at least it, when ``inclusive``) and at
+    most ``maximum``; a whole number when ``integer``. argparse names the option in the error."""
+    def parse(raw: str) -> float | int:
+        kind = "a whole number" if integer else "a number"
+        try:
+            v: float | int = int(raw) if integer else float(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {kind}, got {raw!r}") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {raw!r}")
+        low_ok = v >= minimum if inclusive else v > minimum
+        if not low_ok or (maximum is not None and v > maximum):
+            low = f"{'at least' if inclusive else 'more than'} {minimum:g}"
+            span = f"{low} and at most {maximum:g}" if maximum is not None else low
+            raise argparse.ArgumentTypeError(f"must be {span}, got {raw}")
+        return v
+    return parse
+
+
+# ---------------------------------------------------------------------------------------------
+# options more than one command takes
+
+
+def add_set_option(p: argparse.ArgumentParser) -> None:
+    """The repeatable ``--set KEY=VALUE`` rule-setting override."""
+    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                   help="change a rule setting (repeatable), e.g. --set upper_bonus_threshold=62")
+
+
+def add_cache_dir_option(p: argparse.ArgumentParser) -> None:
+    """``--cache-dir DIR``: where solved value tables and keep policies are found and written.
+
+    The command then calls :func:`harness.cache.use_cache_dir` with ``args.cache_dir`` before it
+    makes any bot.
+    """
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help=f"solver cache directory: value tables and keep policies are read and written here "
+                        f"(default: ${CACHE_ENV}, else $XDG_CACHE_HOME/yatzy-harness or ~/.cache/yatzy-harness)")
+
+
+def add_quality_options(p: argparse.ArgumentParser) -> None:
+    """The game-quality thresholds as command-line options (``report`` and ``compare``)."""
+    # imported here: the two commands that take these options pay for numpy, not every command's --help
+    from harness.quality import QualityOptions
+
+    d = QualityOptions()
+    p.add_argument("--close-margin", type=int, default=d.close_margin, metavar="POINTS",
+                   help=f"game quality: a close game is won by at most POINTS (default {d.close_margin})")
+    p.add_argument("--comeback-deficit", type=int, default=d.comeback_deficit, metavar="POINTS",
+                   help="game quality: a comeback is a win by a seat POINTS or more behind after round 10 "
+                        f"(default {d.comeback_deficit})")
+
+
+def quality_options(args: argparse.Namespace) -> QualityOptions:
+    from harness.quality import QualityOptions
+
+    return QualityOptions(close_margin=args.close_margin, comeback_deficit=args.comeback_deficit)
+
+
+def new_out_dir(path: str | None, prefix: str) -> Path:
+    """``--out`` of a command that writes a directory of its own: the given one (new or empty) or
+    ``results/<prefix>-<time>``; made here, so that an unwritable place fails before any work."""
+    out = Path(path) if path else Path("results") / f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UserError(f"{out} exists and is not empty; choose another --out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# output
+
+
+def print_json(obj: Any) -> None:
+    """Print ``obj`` as indented JSON on stdout (NaN and inf as null)."""
+    from harness.jsonable import jsonable
+
+    json.dump(jsonable(obj), sys.stdout, indent=2, sort_keys=False)
+    sys.stdout.write("\n")
+
+
+def say(message: str) -> None:
+    """A progress line on stdout, flushed at once (a command's running commentary)."""
+    print(message, flush=True)
+
+
+class _NotRunLogOnly(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(record, "run_log_only", False)
+
+
+def console_logging(level: int = logging.WARNING) -> None:
+    """Warnings and errors on stderr, one line each, without the records marked :data:`RUN_LOG_ONLY`."""
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    for h in logging.getLogger().handlers:
+        if type(h) is logging.StreamHandler and not any(isinstance(f, _NotRunLogOnly) for f in h.filters):
+            if h.level == logging.NOTSET:
+                h.setLevel(level)
+            h.addFilter(_NotRunLogOnly())
+
+
+__all__ = ["RUN_LOG_ONLY", "HelpFormatter", "add_cache_dir_option", "add_quality_options", "add_set_option",
+           "confidence_arg", "console_logging", "describe", "examples", "new_out_dir", "number_arg", "print_json",
+           "quality_options", "say"]

@@ -1,0 +1,44 @@
+"""``yatzy-harness report``: summarise a run directory into tables, plots and one HTML/Markdown report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.commands.options import add_quality_options, confidence_arg, describe, print_json, quality_options
+from harness.outcome import DEFINITION
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    describe(p, "Summarise a run directory: per entrant score distribution with a CI, "
+                "bonus and yatzy rates, win/draw/loss, per-box means; per pairing "
+                "win/draw/loss with Wilson intervals; head-to-head matrix and Bradley-Terry "
+                "ratings; game quality (skill share, upset rate, first-mover edge, lead "
+                "changes, decisive round, close games, comebacks). Writes summary.json, "
+                "summary.md, report.html and PNG plots into "
+                f"the run directory (or --out). {DEFINITION}.",
+             "yatzy-harness report results/gb",
+             "yatzy-harness report results/gb --no-plots --out /tmp/gb-report",
+             "yatzy-harness report results/gb --json --confidence 0.99 | jq .ratings")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by `yatzy-harness run`")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
+    p.add_argument("--out", metavar="DIR", help="write the report files here instead of RUN_DIR")
+    p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
+    add_quality_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    # the library is imported here, not at the top: `report --help` must not pay for pandas and numba
+    # (benchmarks/BENCHMARKS.md, 'Start-up')
+    from harness.report import summary_text, write_report
+    from harness.summary import summarize
+
+    summary = summarize(args.run_dir, confidence=args.confidence, quality_options=quality_options(args))
+    d = write_report(summary, args.out, plots=not args.no_plots)
+    if args.json:
+        print_json(d)
+    else:
+        print(summary_text(d))
+        print(f"\nwrote {', '.join(Path(f).name for f in d['files'])} to {Path(d['files'][0]).parent}")
+    return 0
