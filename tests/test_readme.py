@@ -133,10 +133,10 @@ class Workspace:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        root.mkdir(parents=True, exist_ok=True)
         (root / "configs").symlink_to(ROOT / "configs", target_is_directory=True)
-        for name, (_, content) in SHOWN_FILES.items():
-            if not (ROOT / name).exists():
-                (root / name).write_text(content, encoding="utf-8")
+        for name, (_, content) in SHOWN_FILES.items():  # whatever the clone holds under that name
+            (root / name).write_text(content, encoding="utf-8")
         self.env = {k: v for k, v in os.environ.items() if k != "YATZY_HARNESS_CONFIGS"}
         self.env["YATZY_HARNESS_CACHE"] = str(root / ".solver-cache")
         script = Path(sys.executable).with_name("yatzy-harness")
@@ -297,3 +297,19 @@ def test_readme_command(command: Command, workspace: Workspace, capsys: pytest.C
         if "--scheduler" in argv or "--resume" in argv:
             continue  # needs a Dask cluster, or the run one played on it
         workspace.play(_as_played(argv), command)
+
+
+def test_a_file_the_user_keeps_in_the_clone_does_not_change_the_readme_run(tmp_path, monkeypatch) -> None:
+    """The README says to save my_house.toml where the commands run: a user who does so at the
+    top of the clone must still see the README's own file in the commands' directory."""
+    clone = tmp_path / "clone"
+    (clone / "configs").mkdir(parents=True)
+    (clone / "my_house.toml").write_text('extends = "standard"\nname = "theirs"\n')
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", clone)
+    ws = Workspace(tmp_path / "ws")
+    assert "my_house.toml" in SHOWN_FILES
+    assert (ws.root / "my_house.toml").read_text() == SHOWN_FILES["my_house.toml"][1]
+
+
+def test_every_test_runs_in_a_directory_of_its_own() -> None:
+    assert Path.cwd().resolve() != ROOT and not any(Path.cwd().iterdir())

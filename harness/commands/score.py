@@ -39,8 +39,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"dice must be 1..6, got {' '.join(args.dice)}")
     roll = int(rules.dice.roll_index_of_faces(np.array(faces)))
     out = np.empty(rules.n_boxes, dtype=np.int16)
-    # an empty sheet, not on the first roll: the plain score of each box (servida via --first-roll)
-    score_options(context(rules), roll, args.first_roll, False, 0, out)
+    # an empty sheet, not on the first roll: the plain score of each box (servida via --first-roll).
+    # The scoring kernel's own source, run as Python (numba's py_func): one roll does not need the
+    # compiled kernel, whose first call costs 0.5-0.9 s (benchmarks/BENCHMARKS.md, 'Start-up')
+    score_options.py_func(context(rules), roll, args.first_roll, False, 0, out)
     scores = {name: int(v) for name, v in zip(rules.box_names, out)}
     if args.json:
         print_json(scores)
