@@ -614,6 +614,7 @@ def play_table(analyser: Any, specs: Sequence[str], games: int | np.ndarray, see
     (no records written; for tests and benchmarks). Each seat-game is labelled with its bot's label."""
     from harness import registry
     from harness.analysis import DecisionTable
+    from harness.codec import arrays_of_recording
     from harness.engine import play
 
     rules = analyser.rules
@@ -621,8 +622,7 @@ def play_table(analyser: Any, specs: Sequence[str], games: int | np.ndarray, see
     bots = [registry.make(s, rules) for s in specs]
     rec = play(rules, bots, idx, seed, record=True).recording
     b, s = rec.boxes.shape[:2]
-    flat = lambda a: a.reshape(b * s, *a.shape[2:])  # noqa: E731
-    _, d = analyser.walk(flat(rec.rolls), flat(rec.keeps), flat(rec.boxes), decisions=True)
+    _, d = analyser.walk(*arrays_of_recording(rec), decisions=True)
     return DecisionTable(**d, labels=tuple(bot.label for _ in range(b) for bot in bots),
                          games=tuple(int(g) for g in idx for _ in range(s)),
                          seats=np.tile(np.arange(s, dtype=np.int16), b))
