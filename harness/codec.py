@@ -12,7 +12,7 @@ A game is held in five forms:
 * :class:`GameRecord` (``yatzy-record/1``): the typed object of JSON Lines files and human logs;
 * the arrays the analysis kernel walks (:func:`harness.analysis_kernels.walk`): rolls, keeps (N, T,
   R) int16 and boxes (N, T) int8, a row per seat-game (:func:`arrays_of_records`,
-  :func:`arrays_of_recording`).
+  :meth:`RunRecords.arrays`, :func:`arrays_of_recording`).
 
 The conversions::
 
@@ -20,7 +20,8 @@ The conversions::
     Recording -> Turn objects         turns_of_recording(rec, rules, game, seat)
     Recording -> kernel arrays        arrays_of_recording(rec)
     trace     -> GameRecord           record_from_trace(trace, ...)
-    records Parquet -> GameRecord     records_of_run(run_dir, lineup=, games=)
+    records Parquet -> GameRecord     records_of_run(run_dir, lineup=, games=), RunRecords.record(i)
+    records Parquet -> kernel arrays  read_run(run_dir).arrays(lo, hi)   (vectorised: no Turn objects)
     GameRecord -> kernel arrays       arrays_of_records(records, rules)
     GameRecord <-> JSON               GameRecord.to_json / from_json (to_dict / from_dict)
 
@@ -28,7 +29,8 @@ No other module knows the face code or the records Parquet layout. A per-turn nu
 record carries (a score, the extra bonus) is declared once, in :data:`TURN_FIELDS`, with its
 :class:`Turn` attribute and JSON key, its Parquet column and type, the :class:`Recording` array
 and the trace key it comes from; every conversion above walks that table. Checking a record
-against the rules is :mod:`harness.record`'s (``validate_record``).
+against the rules is :mod:`harness.record`'s (``validate_record``, and ``check_seat_games`` over
+the arrays of a run).
 """
 
 from __future__ import annotations
@@ -720,6 +722,191 @@ def records_of_run(run_dir: str | os.PathLike[str], *, lineup: int | None = None
             yield c.lineup, _record_of(run, cols, g - c.start)
 
 
+@dataclass(frozen=True, eq=False)
+class RunRecords:
+    """Every game of a run played with ``--record``, as the kernel's arrays (a row per seat-game,
+    games lineup by lineup and in order, seats in order), read straight from the records Parquet.
+
+    Per game: ``game`` (G,) its index, ``lineup`` (G,), ``ptr`` (G + 1,) its rows
+    ``ptr[i]:ptr[i + 1]``; per row: ``rolls``, ``keeps`` (N, T, R) int16 (the keeps before each
+    reroll, as :func:`arrays_of_records` gives them: a stop is no keep), ``boxes`` (N, T) int8,
+    ``numbers`` {name: (N, T)} of :data:`TURN_FIELDS` and ``totals`` (N,) of the run's rows.
+    ``regular`` (G,): False for a game whose file holds something the arrays cannot say (a code
+    that is no roll of the rule set, a gap between rolls, an unknown box); such a game is read as
+    a :class:`GameRecord` (:meth:`record`) and, once valid, put in with :meth:`patch`.
+    """
+
+    run: _Run
+    game: np.ndarray
+    lineup: np.ndarray
+    ptr: np.ndarray
+    rolls: np.ndarray
+    keeps: np.ndarray
+    boxes: np.ndarray
+    numbers: Mapping[str, np.ndarray]
+    totals: np.ndarray
+    regular: np.ndarray
+    _records: dict[int, GameRecord] = field(default_factory=dict, repr=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.game)
+
+    @property
+    def source(self) -> str:
+        return str(self.run.path)
+
+    @property
+    def rules_name(self) -> str:
+        """What the records name their rules by (:class:`GameRecord` ``rules``)."""
+        return self.run.rules_name
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings the run changed (:class:`GameRecord` ``settings``)."""
+        return self.run.settings
+
+    @property
+    def seed(self) -> int:
+        return self.run.seed
+
+    def labels(self, i: int) -> tuple[str, ...]:
+        """The seat labels of game ``i``."""
+        return tuple(s.label for s in self.run.seats_of[int(self.lineup[i])])
+
+    def load_rules(self, cache: dict[str, RuleSet] | None = None) -> RuleSet:
+        """The rule set the records name, loaded as :meth:`GameRecord.load_rules` loads it."""
+        return record_rules(self.rules_name, self.settings, int(self.game[0]) if len(self.game) else 0, cache)
+
+    def arrays(self, lo: int = 0, hi: int | None = None) -> KernelArrays:
+        """Games ``lo..hi-1`` as :func:`arrays_of_records` gives them: rolls, keeps, boxes, and per
+        row the game id, seat and label."""
+        hi = len(self) if hi is None else hi
+        a, b = int(self.ptr[lo]), int(self.ptr[hi])
+        lus = self.lineup[lo:hi]
+        sizes = np.diff(self.ptr[lo:hi + 1])
+        games = np.repeat(self.game[lo:hi], sizes).tolist()
+        seats = (np.arange(b - a) - np.repeat(self.ptr[lo:hi] - a, sizes)).astype(np.int16)
+        labels_of = [[s.label for s in seats_] for seats_ in self.run.seats_of]
+        labels = [labels_of[lu][s] for lu, s in zip(np.repeat(lus, sizes).tolist(), seats.tolist())]
+        return self.rolls[a:b], self.keeps[a:b], self.boxes[a:b], games, seats, labels
+
+    def record(self, i: int) -> GameRecord:
+        """Game ``i`` as a :class:`GameRecord` (its chunk's file read again, the last one kept)."""
+        got = self._records.get(i)
+        if got is not None:
+            return got
+        lu, g = int(self.lineup[i]), int(self.game[i])
+        chunk = next(c for c in self.run.chunks if c.lineup == lu and c.start <= g < c.stop)
+        cols = self._cache.get("columns")
+        if cols is None or (cols.lineup, cols.start) != (chunk.lineup, chunk.start):
+            cols = self._cache["columns"] = _read_columns(self.run, chunk)
+        return _record_of(self.run, cols, g - chunk.start)
+
+    def patch(self, i: int, record: GameRecord, rules: RuleSet) -> None:
+        """Put game ``i``'s (valid) ``record`` into the arrays: the rows of a game not
+        :attr:`regular`."""
+        rolls, keeps, boxes, *_ = arrays_of_records([record], rules)
+        a, b = int(self.ptr[i]), int(self.ptr[i + 1])
+        w = min(rolls.shape[2], self.rolls.shape[2])
+        for dst, src in ((self.rolls, rolls), (self.keeps, keeps)):
+            dst[a:b] = -1
+            dst[a:b, :, :w] = src[:, :, :w]
+        self.boxes[a:b] = boxes
+        self._records[i] = record
+        self.regular[i] = True
+
+    def select(self, keep: np.ndarray) -> RunRecords:
+        """The games where ``keep`` (G,) bool is true."""
+        keep = np.asarray(keep, dtype=bool)
+        sizes = np.diff(self.ptr)
+        rows = np.repeat(keep, sizes)
+        ptr = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
+        np.cumsum(sizes[keep], out=ptr[1:])
+        old = np.flatnonzero(keep)
+        new_of = {int(o): n for n, o in enumerate(old)}
+        return RunRecords(self.run, self.game[keep], self.lineup[keep], ptr, self.rolls[rows], self.keeps[rows],
+                          self.boxes[rows], {k: v[rows] for k, v in self.numbers.items()}, self.totals[rows],
+                          self.regular[keep], {new_of[i]: r for i, r in self._records.items() if i in new_of})
+
+
+def read_run(run_dir: str | os.PathLike[str]) -> RunRecords:
+    """Every game of a run played with ``--record`` as :class:`RunRecords`, decoded from the
+    records Parquet in whole-chunk numpy operations (no :class:`Turn` objects). The checks and
+    their messages are :func:`records_of_run`'s (a game whose file holds a code that is no dice is
+    a :class:`UserError`, as there)."""
+    run = _open_run(run_dir)
+    rules = run.rules
+    d = rules.dice
+    parts: list[dict[str, Any]] = []
+    irregular: dict[int, GameRecord] = {}
+    first = 0
+    for c in run.chunks:
+        cols = _read_columns(run, c)
+        b, s, t = cols.boxes.shape
+        r = cols.rolls.shape[3]
+        counts, size, ok = decode_faces(cols.rolls, d.n)
+        present = cols.rolls != 0
+        n_rolls = present.sum(axis=-1)
+        full = ok & (size == d.n)
+        rolls = np.where(present & full, d.roll_index(counts), -1).astype(np.int16)
+        regular = ((full | ~present).all(axis=-1) & (n_rolls >= 1)
+                   & (present == (np.arange(r) < n_rolls[..., None])).all(axis=-1))
+        kcounts, _, kok = decode_faces(cols.keeps, d.n)
+        asked = np.arange(r - 1) < (n_rolls - 1)[..., None]
+        keeps = np.full((b, s, t, r), -1, dtype=np.int16)
+        keeps[..., :r - 1] = np.where(asked & kok, d.keep_index(kcounts), -1)
+        regular &= (kok | ~asked).all(axis=-1)
+        box_of = np.array([rules.box_names.index(x) if x in rules.box_names else -1 for x in cols.box_names] or [-1],
+                          dtype=np.int8)
+        boxes = box_of[cols.boxes]
+        regular &= boxes >= 0
+        games_ok = regular.all(axis=(1, 2))
+        for i in np.flatnonzero(~games_ok).tolist():
+            irregular[first + i] = _record_of(run, cols, i)  # the code that is no dice raises here, as before
+        parts.append({"game": np.arange(c.start, c.stop, dtype=np.int64), "lineup": np.full(b, c.lineup),
+                      "sizes": np.full(b, s), "rolls": rolls.reshape(b * s, t, r),
+                      "keeps": keeps.reshape(b * s, t, r), "boxes": boxes.reshape(b * s, t),
+                      "totals": cols.totals.reshape(b * s).astype(np.int64), "regular": games_ok,
+                      **{f"n:{k}": v.reshape(b * s, t) for k, v in cols.numbers.items()}})
+        first += b
+
+    def cat(key: str) -> np.ndarray:
+        return np.concatenate([p[key] for p in parts])
+
+    ptr = np.zeros(first + 1, dtype=np.int64)
+    np.cumsum(cat("sizes"), out=ptr[1:])
+    return RunRecords(run, cat("game"), cat("lineup"), ptr, cat("rolls"), cat("keeps"), cat("boxes"),
+                      {f.name: cat(f"n:{f.name}") for f in TURN_FIELDS}, cat("totals"), cat("regular"), irregular)
+
+
+class RunGames(Sequence[GameRecord]):
+    """The games of :class:`RunRecords` as a sequence of :class:`GameRecord`, each built when it is
+    asked for (``read_records`` of a run directory: its ``games``)."""
+
+    def __init__(self, runrec: RunRecords) -> None:
+        self.runrec = runrec
+
+    def __len__(self) -> int:
+        return len(self.runrec)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.runrec.record(j) for j in range(len(self))[i]]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(i)
+        return self.runrec.record(i % n)
+
+    def __iter__(self) -> Iterator[GameRecord]:
+        for i in range(len(self)):
+            yield self.runrec.record(i)
+
+    def __repr__(self) -> str:
+        return f"RunGames({self.runrec.source!r}, {len(self)} games)"
+
+
 __all__ = ["FORMAT", "MAX_SEATS", "PARQUET_OPTIONS", "RECORD_KEYS", "TURN_FIELDS", "GameRecord", "RecordError",
-           "Seat", "Turn", "TurnField", "arrays_of_recording", "arrays_of_records", "decode_faces", "faces_code",
-           "record_from_trace", "record_rules", "records_of_run", "records_parquet", "turns_of_recording"]
+           "RunGames", "RunRecords", "Seat", "Turn", "TurnField", "arrays_of_recording", "arrays_of_records",
+           "decode_faces", "faces_code", "read_run", "record_from_trace", "record_rules", "records_of_run",
+           "records_parquet", "turns_of_recording"]

@@ -6,8 +6,9 @@ reference. Human games fit it without any bot. The record itself (:class:`GameRe
 form) and every conversion to and from it (the engine's games: :func:`record_from_trace`; a run
 played with ``--record``: :func:`records_of_run`) are :mod:`harness.codec`'s, imported here as
 they always were. This module checks records (:func:`validate_record` replays the sheet through
-:func:`harness.scoring.score_options`, so a record and the engine can never disagree on a score),
-reads and writes files of them, and gives the one-line-per-turn text form.
+:func:`harness.scoring.score_options`, so a record and the engine can never disagree on a score;
+:func:`check_seat_games`, the same checks over a run's arrays), reads and writes files of them,
+and gives the one-line-per-turn text form.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from harness.codec import (FORMAT, MAX_SEATS, GameId, GameRecord, RecordError, S
                            record_rules, records_of_run)
 from harness.errors import UserError
 from harness.rules import RuleSet
-from harness.scoring import context, score_options
+from harness.scoring import context, score_options, score_options_batch
 
 # ---------------------------------------------------------------------------------------------
 # validation against the rule set
@@ -187,12 +188,16 @@ class BadGame(NamedTuple):
 @dataclass(frozen=True)
 class ReadResult:
     """Games read from one source: the valid ``games`` (with their ``lineups`` from Parquet, else
-    None), and every game skipped in ``errors``."""
+    None), and every game skipped in ``errors``. From a run directory, ``games`` builds each
+    record when asked (:class:`harness.codec.RunGames`) and ``arrays`` holds the valid games as
+    the analysis kernel's arrays (:class:`harness.codec.RunRecords`), which ``analyse`` and ``fit``
+    use without building a record."""
 
     source: str
-    games: list[GameRecord]
+    games: Sequence[GameRecord]
     errors: list[BadGame]
     lineups: list[int | None]
+    arrays: Any = None
 
     @property
     def summary(self) -> str:
@@ -313,25 +318,104 @@ def write_records_parquet(path: str | os.PathLike[str], records: Sequence[GameRe
 # a run's records (``yatzy-harness run --record``)
 
 
+def check_seat_games(rules: RuleSet, rolls: np.ndarray, keeps: np.ndarray, boxes: np.ndarray, scores: np.ndarray,
+                     extras: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """(N,) bool: True where :func:`validate_record` finds nothing wrong with a seat-game given as
+    the analysis kernel's arrays (:class:`harness.codec.RunRecords`: rolls, keeps (N, T, R) roll and
+    keep indices, the rolls of a turn first and the keeps before each reroll, boxes (N, T) box
+    indices, scores and extra bonuses (N, T), the seat's total (N,)).
+
+    The checks of :func:`validate_record` on every turn at once, through the engine's own batched
+    scoring (:func:`harness.scoring.score_options_batch`): rolls allowed (saved rolls banked), each
+    keep within its roll and the next one and not every die, a box not yet filled and allowed
+    (forced order, joker), its score, the extra bonus when stated, the total. A seat-game found
+    False is given to :func:`validate_record`, which names what is wrong (``read_records``)."""
+    d = rules.dice
+    n, nb = d.n, rules.n_boxes
+    count, n_turns, width = rolls.shape
+    ctx = context(rules)
+    idx = np.arange(count)
+    n_rolls = (rolls >= 0).sum(axis=2)
+    is_upper = np.array([b.is_upper for b in rules.boxes])
+    ok = np.ones(count, dtype=bool)
+    done = np.zeros(count, dtype=np.int64)
+
+    def column_total() -> np.ndarray:
+        return upper + np.where(upper >= rules.threshold, rules.bonus_value, 0) + lower + extra
+
+    for t in range(n_turns):
+        if t % nb == 0:  # a fresh column: a fresh sheet, no rolls saved
+            if t:
+                done += column_total()
+            filled = np.zeros(count, dtype=np.int64)
+            flag = np.zeros(count, dtype=bool)
+            upper, lower, extra, saved = (np.zeros(count, dtype=np.int64) for _ in range(4))
+        nr = n_rolls[:, t]
+        allowed = rules.rolls_per_turn + (saved if rules.saved_rolls else 0)
+        ok &= (nr >= 1) & (nr <= allowed)
+        for j in range(width - 1):
+            k, r0, r1 = (np.maximum(a, 0) for a in (keeps[:, t, j], rolls[:, t, j], rolls[:, t, j + 1]))
+            kc = d.keep_counts[k]
+            good = (keeps[:, t, j] >= 0) & (d.keep_size[k] < n) & (kc <= d.roll_counts[r0]).all(axis=1) \
+                & (kc <= d.roll_counts[r1]).all(axis=1)
+            ok &= (j >= nr - 1) | good
+        if rules.saved_rolls:
+            saved = allowed - nr
+        last = np.maximum(rolls[idx, t, np.maximum(nr - 1, 0)], 0).astype(np.int16)
+        box = boxes[:, t].astype(np.int64)
+        b = np.clip(box, 0, nb - 1)
+        got, may, bonus = score_options_batch(ctx, last, nr == 1, flag, filled)
+        want = got[idx, b].astype(np.int64)
+        ok &= (box == b) & ((filled >> b) & 1 == 0) & ((may >> b) & 1 == 1) & (scores[:, t] == want)
+        ok &= (extras[:, t] == 0) | (extras[:, t] == bonus)  # a record states the extra bonus when not 0
+        filled |= np.int64(1) << b
+        if rules.key_box >= 0:
+            flag = np.where(b == rules.key_box, want > 0, flag)
+        upper += np.where(is_upper[b], want, 0)
+        lower += np.where(is_upper[b], 0, want)
+        extra += bonus
+    if n_turns:
+        done += column_total()
+    return ok & (np.asarray(totals) == done)
+
+
 def _read_run(run: Path, validate: bool) -> ReadResult:
-    """:func:`read_records` of a run directory."""
-    games: list[GameRecord] = []
-    lineups: list[int | None] = []
+    """:func:`read_records` of a run directory: the records Parquet read as arrays
+    (:func:`harness.codec.read_run`), checked by :func:`check_seat_games`; only the games it
+    flags become records, for :func:`validate_record` to name (or pass)."""
+    from harness.codec import RunGames, read_run
+
+    runrec = read_run(run)
     errors: list[BadGame] = []
     cache: dict[str, RuleSet] = {}
-    for lineup, rec in records_of_run(run):
-        if validate:
-            try:
+    suspect = ~runrec.regular
+    if validate:
+        try:
+            rules = runrec.load_rules(cache)
+        except UserError:
+            suspect = np.ones(len(runrec), dtype=bool)  # every game names the error below
+        else:
+            rows = check_seat_games(rules, runrec.rolls, runrec.keeps, runrec.boxes, runrec.numbers["score"],
+                                    runrec.numbers["extra"], runrec.totals)
+            suspect = suspect | ~np.logical_and.reduceat(rows, runrec.ptr[:-1])
+    bad = np.zeros(len(runrec), dtype=bool)
+    for i in np.flatnonzero(suspect).tolist():
+        rec = runrec.record(i)
+        try:
+            if validate:
                 validate_record(rec, _load_rules(rec, cache))
-            except UserError as exc:
-                errors.append(BadGame(rec.game, f"{run} lineup {lineup}: {exc}"))
-                continue
-        games.append(rec)
-        lineups.append(lineup)
-    if not games:
+            if not runrec.regular[i]:
+                runrec.patch(i, rec, _load_rules(rec, cache))
+        except UserError as exc:
+            errors.append(BadGame(rec.game, f"{run} lineup {int(runrec.lineup[i])}: {exc}"))
+            bad[i] = True
+        except (KeyError, ValueError, IndexError):  # validate=False: a game the arrays cannot hold
+            bad[i] = True
+    if bad.any():
+        runrec = runrec.select(~bad)
+    if not len(runrec):
         raise UserError(f"{run}: no usable game ({len(errors)} bad; the first: {errors[0].message})")
-    return ReadResult(str(run), games, errors, lineups)
-
+    return ReadResult(str(run), RunGames(runrec), errors, runrec.lineup.tolist(), runrec)
 
 # ---------------------------------------------------------------------------------------------
 # the text form: one line per turn
@@ -420,5 +504,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 
 __all__ = ["FORMAT", "MAX_SEATS", "BadGame", "GameId", "GameRecord", "ReadResult", "RecordError", "Seat", "Turn",
-           "format_game", "format_turn", "parse_turn", "read_records", "record_from_trace",
+           "check_seat_games", "format_game", "format_turn", "parse_turn", "read_records", "record_from_trace",
            "records_of_run", "validate_record", "write_records_jsonl", "write_records_parquet"]
