@@ -47,7 +47,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from harness import analysis_kernels as AK
-from harness.codec import GameRecord, Turn, arrays_of_recording, arrays_of_records
+from harness.codec import GameRecord, KernelArrays, RunRecords, Turn, arrays_of_recording, arrays_of_records
 from harness.errors import UserError
 from harness.positions import TIE, Advisor, Position
 from harness.rules import RuleSet
@@ -281,7 +281,13 @@ class Analyser:
                 ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
         """Every seat of every (valid) game record of this rule set, a row per (game, seat) in that
         order: the sums, and with ``decisions`` the :class:`DecisionTable`."""
-        rolls, keeps, boxes, games, seats, labels = arrays_of_records(records, self.rules)
+        return self.arrays(arrays_of_records(records, self.rules), decisions)
+
+    def arrays(self, arrays: KernelArrays, decisions: bool = False
+               ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
+        """:meth:`records` of games already in the kernel's arrays (:func:`harness.codec.arrays_of_records`,
+        :meth:`harness.codec.RunRecords.arrays`)."""
+        rolls, keeps, boxes, games, seats, labels = arrays
         sums, d = self.walk(rolls, keeps, boxes, decisions)
         if d is None:
             return sums, None
@@ -372,10 +378,18 @@ def analyse_record(record: GameRecord, details: bool = False, cache_dir: Any = N
     return Analyser(record.load_rules(), cache_dir).record(record, details)
 
 
-def decision_table(records: Iterable[GameRecord], cache_dir: Any = None,
+def decision_table(records: Iterable[GameRecord] | RunRecords, cache_dir: Any = None,
                    analyser: Analyser | None = None) -> DecisionTable:
     """Every decision of ``records`` (valid game records of one rule set and settings; a mix is a
-    :class:`UserError`) with its options' values: :meth:`Analyser.records`."""
+    :class:`UserError`; or a run's :class:`harness.codec.RunRecords`, straight from its arrays)
+    with its options' values: :meth:`Analyser.records`."""
+    if isinstance(records, RunRecords):
+        if not len(records):
+            raise UserError("no game records to analyse")
+        an = analyser or Analyser(records.load_rules(), cache_dir)
+        _, table = an.arrays(records.arrays(), decisions=True)
+        assert table is not None
+        return table
     recs = list(records)
     if not recs:
         raise UserError("no game records to analyse")

@@ -595,15 +595,20 @@ def fit_records(source: Any, model: str, *, player: str | None = None, confidenc
     from harness.record import ReadResult
 
     model = parse_model(model)
-    if isinstance(source, ReadResult):
-        name, recs, bad = source.source, list(source.games), [b.message for b in source.errors]
+    if isinstance(source, ReadResult) and source.arrays is not None:
+        # a run directory: its arrays straight to the kernel, no record built
+        name, recs, bad = source.source, source.arrays, [b.message for b in source.errors]
+        rules_name, settings = recs.rules_name, recs.settings
     else:
-        name, recs, bad = "<records>", list(source), []
-    if not recs:
+        if isinstance(source, ReadResult):
+            name, recs, bad = source.source, list(source.games), [b.message for b in source.errors]
+        else:
+            name, recs, bad = "<records>", list(source), []
+        rules_name, settings = (recs[0].rules, recs[0].settings) if recs else ("", {})
+    if not len(recs):
         raise UserError(f"{name}: no game records to fit")
     table = decision_table(recs, cache_dir=cache_dir)
-    r0 = recs[0]
-    rules = r0.rules + "".join(f" {k}={v}" for k, v in sorted(r0.settings.items()))
+    rules = rules_name + "".join(f" {k}={v}" for k, v in sorted(settings.items()))
     return fit_table(table, model, player=player, confidence=confidence, source=name, rules=rules,
                      games=len(recs), bad=bad)
 
