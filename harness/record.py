@@ -473,6 +473,10 @@ def format_game(record: GameRecord) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# from the engine: harness.codec.record_from_trace (a trace) and records_of_run (a run), imported above
+
+
+# ---------------------------------------------------------------------------------------------
 # command line (``yatzy-harness records FILE``)
 
 
@@ -503,6 +507,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_records)
 
 
-__all__ = ["FORMAT", "MAX_SEATS", "BadGame", "GameId", "GameRecord", "ReadResult", "RecordError", "Seat", "Turn",
-           "check_seat_games", "format_game", "format_turn", "parse_turn", "read_records", "record_from_trace",
-           "records_of_run", "validate_record", "write_records_jsonl", "write_records_parquet"]
+__all__ = ["FORMAT", "BadGame", "GameRecord", "ReadResult", "RecordError", "Seat", "Turn", "format_game",
+           "format_turn", "parse_turn", "read_records", "record_from_trace", "records_of_run", "validate_record",
+           "write_records_jsonl", "write_records_parquet"]
