@@ -170,7 +170,8 @@ def kernel(args: argparse.Namespace, root: Path) -> None:
     """Per bot, one process: seat-games/s of the analysis kernel (Analyser.recording) and of the
     Python reference (Analyser.seat) on the same recorded games, warm (compiled, table loaded)."""
     from harness import registry
-    from harness.analysis import Analyser, turns_of_recording
+    from harness.analysis import Analyser
+    from harness.codec import turns_of_recording
     from harness.engine import play
     from harness.rules import load_rules
 

@@ -47,10 +47,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from harness import analysis_kernels as AK
+from harness.codec import GameRecord, KernelArrays, RunRecords, Turn, arrays_of_recording, arrays_of_records
 from harness.errors import UserError
-from harness.dice import counts_of_faces
 from harness.positions import TIE, Advisor, Position
-from harness.record import GameRecord, Turn
 from harness.rules import RuleSet
 
 #: Decisions whose regret is above this are errors (the tie tolerance of the advisor).
@@ -275,15 +274,20 @@ class Analyser:
         """Every seat-game of an engine :class:`~harness.engine.Recording` (B games, S seats):
         {name: (B, S)} of :data:`harness.analysis_kernels.SUMS` (``run --analyse``)."""
         b, s = rec.boxes.shape[:2]
-        flat = lambda a: a.reshape(b * s, *a.shape[2:])  # noqa: E731
-        sums, _ = self.walk(flat(rec.rolls), flat(rec.keeps), flat(rec.boxes))
+        sums, _ = self.walk(*arrays_of_recording(rec))
         return {k: v.reshape(b, s) for k, v in sums.items()}
 
     def records(self, records: Sequence[GameRecord], decisions: bool = False
                 ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
         """Every seat of every (valid) game record of this rule set, a row per (game, seat) in that
         order: the sums, and with ``decisions`` the :class:`DecisionTable`."""
-        rolls, keeps, boxes, games, seats, labels = record_arrays(records, self.rules)
+        return self.arrays(arrays_of_records(records, self.rules), decisions)
+
+    def arrays(self, arrays: KernelArrays, decisions: bool = False
+               ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
+        """:meth:`records` of games already in the kernel's arrays (:func:`harness.codec.arrays_of_records`,
+        :meth:`harness.codec.RunRecords.arrays`)."""
+        rolls, keeps, boxes, games, seats, labels = arrays
         sums, d = self.walk(rolls, keeps, boxes, decisions)
         if d is None:
             return sums, None
@@ -374,50 +378,18 @@ def analyse_record(record: GameRecord, details: bool = False, cache_dir: Any = N
     return Analyser(record.load_rules(), cache_dir).record(record, details)
 
 
-def record_arrays(records: Sequence[GameRecord], rules: RuleSet
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Any], np.ndarray, list[str]]:
-    """Game records (validated, of ``rules``) as the engine's recording arrays, a row per (game,
-    seat): rolls, keeps (N, T, R) int16, boxes (N, T) int8 (T = columns x NB turns, turn
-    ``(column - 1) x NB + turn - 1``; missing turns of a partial game stay -1), and per row the game
-    id, the seat and the seat's label."""
-    d, nb = rules.dice, rules.n_boxes
-    n_t = rules.columns * nb
-    width = max((len(t.rolls) for r in records for t in r.turns), default=1)
-    rows = [(i, s) for i, r in enumerate(records) for s in range(len(r.seats))]
-    where = {key: n for n, key in enumerate(rows)}
-    rolls = np.full((len(rows), n_t, width), -1, np.int16)
-    keeps = np.full((len(rows), n_t, width), -1, np.int16)
-    boxes = np.full((len(rows), n_t), -1, np.int8)
-    r_at, r_faces, k_at, k_faces, b_at, b_of = [], [], [], [], [], []
-    for i, rec in enumerate(records):
-        for t in rec.turns:
-            n, tt = where[(i, t.seat)], (t.column - 1) * nb + t.turn - 1
-            for j, faces in enumerate(t.rolls):
-                r_at.append((n, tt, j))
-                r_faces.append(faces)
-            for j, faces in enumerate(t.keeps):
-                k_at.append((n, tt, j))
-                k_faces.append(tuple(faces) + (0,) * (d.n - len(faces)))
-            b_at.append((n, tt))
-            b_of.append(rules.box_index(t.box))
-    if r_at:
-        at = np.array(r_at).T
-        rolls[at[0], at[1], at[2]] = d.roll_index_of_faces(np.array(r_faces, dtype=np.int8))
-        at = np.array(b_at).T
-        boxes[at[0], at[1]] = b_of
-    if k_at:
-        at = np.array(k_at).T
-        keeps[at[0], at[1], at[2]] = d.keep_index(counts_of_faces(np.array(k_faces, dtype=np.int8)))
-    games = [records[i].game for i, _ in rows]
-    seats = np.array([s for _, s in rows], dtype=np.int16)
-    labels = [records[i].seats[s].label for i, s in rows]
-    return rolls, keeps, boxes, games, seats, labels
-
-
-def decision_table(records: Iterable[GameRecord], cache_dir: Any = None,
+def decision_table(records: Iterable[GameRecord] | RunRecords, cache_dir: Any = None,
                    analyser: Analyser | None = None) -> DecisionTable:
     """Every decision of ``records`` (valid game records of one rule set and settings; a mix is a
-    :class:`UserError`) with its options' values: :meth:`Analyser.records`."""
+    :class:`UserError`; or a run's :class:`harness.codec.RunRecords`, straight from its arrays)
+    with its options' values: :meth:`Analyser.records`."""
+    if isinstance(records, RunRecords):
+        if not len(records):
+            raise UserError("no game records to analyse")
+        an = analyser or Analyser(records.load_rules(), cache_dir)
+        _, table = an.arrays(records.arrays(), decisions=True)
+        assert table is not None
+        return table
     recs = list(records)
     if not recs:
         raise UserError("no game records to analyse")
@@ -429,22 +401,3 @@ def decision_table(records: Iterable[GameRecord], cache_dir: Any = None,
     _, table = an.records(recs, decisions=True)
     assert table is not None
     return table
-
-
-def turns_of_recording(rec: Any, rules: RuleSet, game: int, seat: int) -> list[Turn]:
-    """The turns of row ``game`` (an index into the batch) and ``seat`` of an engine
-    :class:`~harness.engine.Recording`, as record :class:`Turn` objects (columns and turns from 1)."""
-    d, nb = rules.dice, rules.n_boxes
-    out = []
-    faces = d.roll_faces
-    counts = d.keep_counts
-    names = rules.box_names
-    for t in range(rec.rolls.shape[2]):
-        rolls = [r for r in rec.rolls[game, seat, t].tolist() if r >= 0]
-        keeps = [k for k in rec.keeps[game, seat, t].tolist()[:len(rolls) - 1]]
-        out.append(Turn(seat, t // nb + 1, t % nb + 1,
-                        tuple(tuple(int(x) for x in faces[r]) for r in rolls),
-                        tuple(tuple(int(f) for f in range(1, 7) for _ in range(int(counts[k][f - 1]))) for k in keeps),
-                        names[int(rec.boxes[game, seat, t])], int(rec.scores[game, seat, t]),
-                        int(rec.extras[game, seat, t]) or None))
-    return out

@@ -593,15 +593,20 @@ def fit_records(source: Any, model: str, *, player: str | None = None, confidenc
     from harness.record import ReadResult
 
     model = parse_model(model)
-    if isinstance(source, ReadResult):
-        name, recs, bad = source.source, list(source.games), [b.message for b in source.errors]
+    if isinstance(source, ReadResult) and source.arrays is not None:
+        # a run directory: its arrays straight to the kernel, no record built
+        name, recs, bad = source.source, source.arrays, [b.message for b in source.errors]
+        rules_name, settings = recs.rules_name, recs.settings
     else:
-        name, recs, bad = "<records>", list(source), []
-    if not recs:
+        if isinstance(source, ReadResult):
+            name, recs, bad = source.source, list(source.games), [b.message for b in source.errors]
+        else:
+            name, recs, bad = "<records>", list(source), []
+        rules_name, settings = (recs[0].rules, recs[0].settings) if recs else ("", {})
+    if not len(recs):
         raise UserError(f"{name}: no game records to fit")
     table = decision_table(recs, cache_dir=cache_dir)
-    r0 = recs[0]
-    rules = r0.rules + "".join(f" {k}={v}" for k, v in sorted(r0.settings.items()))
+    rules = rules_name + "".join(f" {k}={v}" for k, v in sorted(settings.items()))
     return fit_table(table, model, player=player, confidence=confidence, source=name, rules=rules,
                      games=len(recs), bad=bad)
 
@@ -612,6 +617,7 @@ def play_table(analyser: Any, specs: Sequence[str], games: int | np.ndarray, see
     (no records written; for tests and benchmarks). Each seat-game is labelled with its bot's label."""
     from harness import registry
     from harness.analysis import DecisionTable
+    from harness.codec import arrays_of_recording
     from harness.engine import play
 
     rules = analyser.rules
@@ -619,8 +625,7 @@ def play_table(analyser: Any, specs: Sequence[str], games: int | np.ndarray, see
     bots = [registry.make(s, rules) for s in specs]
     rec = play(rules, bots, idx, seed, record=True).recording
     b, s = rec.boxes.shape[:2]
-    flat = lambda a: a.reshape(b * s, *a.shape[2:])  # noqa: E731
-    _, d = analyser.walk(flat(rec.rolls), flat(rec.keeps), flat(rec.boxes), decisions=True)
+    _, d = analyser.walk(*arrays_of_recording(rec), decisions=True)
     return DecisionTable(**d, labels=tuple(bot.label for _ in range(b) for bot in bots),
                          games=tuple(int(g) for g in idx for _ in range(s)),
                          seats=np.tile(np.arange(s, dtype=np.int16), b))

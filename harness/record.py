@@ -2,270 +2,40 @@
 
 A record holds one game (rule set and settings, seats, and for every turn the faces after each roll,
 the dice kept before each reroll, the box written and its score); README.md "Game records" is the
-reference. Human games fit it without any bot; the engine's games convert to it
-(:func:`record_from_trace`), and a run played with ``--record`` reads back as records
-(:func:`records_of_run`). Validation replays the sheet through :func:`harness.scoring.score_options`,
-so a record and the engine can never disagree on a score.
+reference. Human games fit it without any bot. The record itself (:class:`GameRecord`, its JSON
+form) and every conversion to and from it (the engine's games: :func:`record_from_trace`; a run
+played with ``--record``: :func:`records_of_run`) are :mod:`harness.codec`'s, imported here as
+they always were. This module checks records (:func:`validate_record` replays the sheet through
+:func:`harness.scoring.score_options`, so a record and the engine can never disagree on a score;
+:func:`check_seat_games`, the same checks over a run's arrays), reads and writes files of them,
+and gives the one-line-per-turn text form.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-import math
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
+from harness.codec import (FORMAT, MAX_SEATS, GameId, GameRecord, RecordError, Seat, Turn, record_from_trace,
+                           record_rules, records_of_run)
 from harness.errors import UserError
-from harness.rules import RuleSet, load_rules
-from harness.scoring import context, score_options
-
-#: The ``format`` field of every record this module writes and reads.
-FORMAT = "yatzy-record/1"
-#: A table seats 1..8 players (as in the engine).
-MAX_SEATS = 8
-
-GameId = str | int | float
-_TOP_KEYS = ("format", "game", "rules", "seats", "seed", "turns", "totals", "complete", "meta")
-_TURN_KEYS = ("seat", "column", "turn", "rolls", "keeps", "box", "score", "extra")
-
-
-class RecordError(UserError):
-    """One game is not a valid record; the message is one line naming the game, seat and turn."""
-
-
-# ---------------------------------------------------------------------------------------------
-# the data
-
-
-@dataclass(frozen=True)
-class Seat:
-    """A player at the table: a person's ``name``, a bot ``spec`` (``solver:temperature=1``), or both."""
-
-    name: str | None = None
-    spec: str | None = None
-
-    @property
-    def label(self) -> str:
-        return self.name or self.spec or "?"
-
-    def to_dict(self) -> dict[str, str]:
-        return {k: v for k, v in (("name", self.name), ("spec", self.spec)) if v is not None}
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One turn of one seat. ``rolls``: the faces after each roll (1..``rolls_per_turn`` of them);
-    ``keeps``: the dice kept before each reroll (``len(keeps) == len(rolls) - 1``); ``box`` and
-    ``score``: what was written; ``extra``: the extra yatzy bonus the turn earned, when stated.
-    ``column`` and ``turn`` count from 1, ``seat`` from 0."""
-
-    seat: int
-    column: int
-    turn: int
-    rolls: tuple[tuple[int, ...], ...]
-    keeps: tuple[tuple[int, ...], ...]
-    box: str
-    score: int
-    extra: int | None = None
-
-    @property
-    def first_roll(self) -> bool:
-        """The box was written on the turn's first roll (servida)."""
-        return len(self.rolls) == 1
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"seat": self.seat, "column": self.column, "turn": self.turn,
-                             "rolls": [list(r) for r in self.rolls], "keeps": [list(k) for k in self.keeps],
-                             "box": self.box, "score": self.score}
-        if self.extra is not None:
-            d["extra"] = self.extra
-        return d
-
-    @classmethod
-    def from_dict(cls, raw: Any, where: str = "turn", seats: Sequence[Seat] = ()) -> Turn:
-        """A turn from its JSON object; a wrong type or key raises :class:`RecordError` naming
-        ``where`` (``game 17, turns[3]``), or the game, seat (named from ``seats``) and turn."""
-        if not isinstance(raw, dict):
-            raise RecordError(f"{where}: a turn must be a JSON object, got {_show(raw)}")
-        unknown = [k for k in raw if k not in _TURN_KEYS]
-        if unknown:
-            raise RecordError(f"{where}: unknown key {unknown[0]!r} (keys: {', '.join(_TURN_KEYS)})")
-        for key in ("seat", "turn", "rolls", "keeps", "box", "score"):
-            if key not in raw:
-                raise RecordError(f"{where}: missing {key!r}")
-        seat = _int(raw["seat"], f"{where}: seat")
-        column = _int(raw.get("column", 1), f"{where}: column")
-        turn = _int(raw["turn"], f"{where}: turn")
-        game = where.rsplit(", turns[", 1)[0]
-        name = f" ({seats[seat].label})" if 0 <= seat < len(seats) else ""
-        at = f"{game}, seat {seat}{name}, column {column} turn {turn}"
-        if not isinstance(raw["box"], str):
-            raise RecordError(f"{at}: box must be a box name, got {_show(raw['box'])}")
-        extra = raw.get("extra")
-        return cls(seat, column, turn, _faces_list(raw["rolls"], f"{at}: rolls"),
-                   _faces_list(raw["keeps"], f"{at}: keeps"), raw["box"], _int(raw["score"], f"{at}: score"),
-                   None if extra is None else _int(extra, f"{at}: extra"))
-
-
-@dataclass(frozen=True)
-class GameRecord:
-    """One whole game (or a partial one with ``complete=False``) in play order.
-
-    ``rules`` is a built-in rule-set name or a rule-file path, ``settings`` the overrides of it
-    (as ``--set`` takes them); ``totals`` (per seat, columns added) are checked when given;
-    ``meta`` is free-form JSON (a site's date, table, ...) kept as is.
-    """
-
-    game: GameId
-    rules: str
-    seats: tuple[Seat, ...]
-    turns: tuple[Turn, ...]
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    seed: int | None = None
-    totals: tuple[int, ...] | None = None
-    complete: bool = True
-    meta: Mapping[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"format": FORMAT, "game": self.game,
-                             "rules": {"name": self.rules, "settings": dict(self.settings)},
-                             "seats": [s.to_dict() for s in self.seats]}
-        if self.seed is not None:
-            d["seed"] = self.seed
-        d["turns"] = [t.to_dict() for t in self.turns]
-        if self.totals is not None:
-            d["totals"] = list(self.totals)
-        if not self.complete:
-            d["complete"] = False
-        if self.meta is not None:
-            d["meta"] = dict(self.meta)
-        return d
-
-    def to_json(self) -> str:
-        """The record as one line of JSON (a line of a ``.jsonl`` file)."""
-        return json.dumps(self.to_dict(), separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> GameRecord:
-        """Parse one record (one line of a ``.jsonl`` file); :class:`RecordError` when it is not one."""
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-        return cls.from_dict(raw)
-
-    @classmethod
-    def from_dict(cls, raw: Any) -> GameRecord:
-        """A record from its parsed JSON; checks the shape (keys and types), not the play."""
-        if not isinstance(raw, dict):
-            raise RecordError(f"a record must be a JSON object, got {_show(raw)}")
-        game = raw.get("game")
-        if isinstance(game, bool) or not isinstance(game, (str, int, float)) or (
-                isinstance(game, float) and not math.isfinite(game)):
-            raise RecordError(f"'game' must be a string or a number (the game's id), got {_show(game)}")
-        at = f"game {game}"
-        if raw.get("format") != FORMAT:
-            raise RecordError(f"{at}: format must be {FORMAT!r}, got {_show(raw.get('format'))}")
-        unknown = [k for k in raw if k not in _TOP_KEYS]
-        if unknown:
-            raise RecordError(f"{at}: unknown key {unknown[0]!r} (keys: {', '.join(_TOP_KEYS)})")
-        rules = raw.get("rules")
-        if not isinstance(rules, dict) or not isinstance(rules.get("name"), str) or not rules["name"]:
-            raise RecordError(f"{at}: rules must be {{\"name\": NAME, \"settings\": {{...}}}}, got {_show(rules)}")
-        if set(rules) - {"name", "settings"}:
-            raise RecordError(f"{at}: rules: unknown key {sorted(set(rules) - {'name', 'settings'})[0]!r} "
-                              f"(keys: name, settings)")
-        settings = rules.get("settings", {})
-        if not isinstance(settings, dict):
-            raise RecordError(f"{at}: rules.settings must be an object of setting overrides, got {_show(settings)}")
-        seats = raw.get("seats")
-        if not isinstance(seats, list) or not 1 <= len(seats) <= MAX_SEATS:
-            raise RecordError(f"{at}: seats must be a list of 1..{MAX_SEATS} seats, got {_show(seats)}")
-        parsed_seats = []
-        for i, s in enumerate(seats):
-            ok = isinstance(s, dict) and set(s) <= {"name", "spec"} and (s.get("name") or s.get("spec")) and all(
-                isinstance(v, str) for v in s.values())
-            if not ok:
-                raise RecordError(f"{at}: seat {i} must be {{\"name\": ...}}, {{\"spec\": ...}} or both "
-                                  f"(strings), got {_show(s)}")
-            parsed_seats.append(Seat(s.get("name"), s.get("spec")))
-        turns = raw.get("turns")
-        if not isinstance(turns, list):
-            raise RecordError(f"{at}: turns must be a list, got {_show(turns)}")
-        seed = raw.get("seed")
-        if seed is not None:
-            seed = _int(seed, f"{at}: seed")
-        totals = raw.get("totals")
-        if totals is not None:
-            if not isinstance(totals, list):
-                raise RecordError(f"{at}: totals must be a list of one total per seat, got {_show(totals)}")
-            totals = tuple(_int(t, f"{at}: totals") for t in totals)
-        complete = raw.get("complete", True)
-        if not isinstance(complete, bool):
-            raise RecordError(f"{at}: complete must be true or false, got {_show(complete)}")
-        meta = raw.get("meta")
-        if meta is not None and not isinstance(meta, dict):
-            raise RecordError(f"{at}: meta must be an object, got {_show(meta)}")
-        return cls(game, rules["name"], tuple(parsed_seats),
-                   tuple(Turn.from_dict(t, f"{at}, turns[{i}]", parsed_seats) for i, t in enumerate(turns)),
-                   settings, seed, totals, complete, meta)
-
-    def load_rules(self) -> RuleSet:
-        """The record's rule set with its settings (the rules' own checks refuse a setting that
-        does not apply); :class:`RecordError` naming the game."""
-        return _load_rules(self)
-
-    def validate(self, rules: RuleSet | None = None) -> tuple[int, ...]:
-        """:func:`validate_record`."""
-        return validate_record(self, rules)
-
-
-def _show(v: Any) -> str:
-    text = json.dumps(v) if not isinstance(v, (set, tuple)) else repr(v)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _int(v: Any, where: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise RecordError(f"{where} must be a whole number, got {_show(v)}")
-    return v
-
-
-def _faces_list(v: Any, where: str) -> tuple[tuple[int, ...], ...]:
-    if not isinstance(v, list) or not all(isinstance(x, list) for x in v):
-        raise RecordError(f"{where} must be a list of lists of faces, got {_show(v)}")
-    out = []
-    for x in v:
-        if not all(isinstance(f, int) and not isinstance(f, bool) for f in x):
-            raise RecordError(f"{where}: faces must be whole numbers, got {_show(x)}")
-        out.append(tuple(x))
-    return tuple(out)
-
+from harness.rules import RuleSet
+from harness.scoring import context, score_options, score_options_batch
 
 # ---------------------------------------------------------------------------------------------
 # validation against the rule set
 
 
 def _load_rules(record: GameRecord, cache: dict[str, RuleSet] | None = None) -> RuleSet:
-    key = json.dumps([record.rules, dict(record.settings)], sort_keys=True)
-    if cache is not None and key in cache:
-        return cache[key]
-    try:
-        rules = load_rules(record.rules, dict(record.settings))
-    except UserError as exc:
-        # the rules speak of "--set KEY" for an override; in a record the override is a setting
-        raise RecordError(f"game {record.game}: rules {record.rules}: "
-                          + str(exc).replace("--set ", "setting ", 1)) from None
-    if cache is not None:
-        cache[key] = rules
-    return rules
+    return record_rules(record.rules, record.settings, record.game, cache)
 
 
 def _faces(faces: Sequence[int]) -> str:
@@ -416,12 +186,16 @@ class BadGame(NamedTuple):
 @dataclass(frozen=True)
 class ReadResult:
     """Games read from one source: the valid ``games`` (with their ``lineups`` from Parquet, else
-    None), and every game skipped in ``errors``."""
+    None), and every game skipped in ``errors``. From a run directory, ``games`` builds each
+    record when asked (:class:`harness.codec.RunGames`) and ``arrays`` holds the valid games as
+    the analysis kernel's arrays (:class:`harness.codec.RunRecords`), which ``analyse`` and ``fit``
+    use without building a record."""
 
     source: str
-    games: list[GameRecord]
+    games: Sequence[GameRecord]
     errors: list[BadGame]
     lineups: list[int | None]
+    arrays: Any = None
 
     @property
     def summary(self) -> str:
@@ -542,162 +316,104 @@ def write_records_parquet(path: str | os.PathLike[str], records: Sequence[GameRe
 # a run's records (``yatzy-harness run --record``)
 
 
-def _dice_codes(limit: int) -> dict[int, tuple[int, ...]]:
-    """:func:`harness.worker.faces_code` inverted for every multiset of up to ``limit`` dice
-    (0: no dice)."""
-    out: dict[int, tuple[int, ...]] = {0: ()}
-    level = [()]
-    for _ in range(limit):
-        level = [f + (x,) for f in level for x in range(f[-1] if f else 1, 7)]
-        out.update((int("".join(map(str, f))), f) for f in level)
-    return out
+def check_seat_games(rules: RuleSet, rolls: np.ndarray, keeps: np.ndarray, boxes: np.ndarray, scores: np.ndarray,
+                     extras: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """(N,) bool: True where :func:`validate_record` finds nothing wrong with a seat-game given as
+    the analysis kernel's arrays (:class:`harness.codec.RunRecords`: rolls, keeps (N, T, R) roll and
+    keep indices, the rolls of a turn first and the keeps before each reroll, boxes (N, T) box
+    indices, scores and extra bonuses (N, T), the seat's total (N,)).
 
+    The checks of :func:`validate_record` on every turn at once, through the engine's own batched
+    scoring (:func:`harness.scoring.score_options_batch`): rolls allowed (saved rolls banked), each
+    keep within its roll and the next one and not every die, a box not yet filled and allowed
+    (forced order, joker), its score, the extra bonus when stated, the total. A seat-game found
+    False is given to :func:`validate_record`, which names what is wrong (``read_records``)."""
+    d = rules.dice
+    n, nb = d.n, rules.n_boxes
+    count, n_turns, width = rolls.shape
+    ctx = context(rules)
+    idx = np.arange(count)
+    n_rolls = (rolls >= 0).sum(axis=2)
+    is_upper = np.array([b.is_upper for b in rules.boxes])
+    ok = np.ones(count, dtype=bool)
+    done = np.zeros(count, dtype=np.int64)
 
-def _run_rules_name(manifest: Mapping[str, Any], rules: RuleSet) -> str:
-    """What a record of the run names its rules by: the built-in name when the run's rule file is
-    the built-in one, else the rule file's path."""
-    from harness.rules import rules_dir
+    def column_total() -> np.ndarray:
+        return upper + np.where(upper >= rules.threshold, rules.bonus_value, 0) + lower + extra
 
-    name = str(manifest["rules"]["name"])
-    builtin = rules_dir() / f"{name}.toml"
-    return name if builtin.is_file() and builtin.resolve() == Path(rules.source).resolve() else rules.source
-
-
-def records_of_run(run_dir: str | os.PathLike[str], *, lineup: int | None = None,
-                   games: Iterable[int] | None = None) -> Iterator[tuple[int, GameRecord]]:
-    """The game records of a run played with ``--record``: ``(lineup, record)`` for every game of
-    every complete chunk in the manifest (lineup by lineup, games in order), or of ``lineup`` and
-    ``games`` (game indices) only.
-
-    Each ``records/`` file is checked against the manifest's sha256 first. A record names the run's
-    rules (its built-in name, else the rule file's path) with the settings the run changed, the
-    run's seed, its seats (``Seat(spec=...)``, plus ``name`` when the run's label differs from the
-    spec) and the totals of the run's own rows (``chunks/``), so validating a record checks it
-    against the run's results. Turns are in play order; the keep that kept every die (stop) is
-    not a keep of the record. :class:`UserError` (one line) for a run without records, a lineup or
-    game not in the run, or a damaged file (naming it and ``yatzy-harness run --resume DIR``).
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from harness.rundir import (MANIFEST, ChunkRef, load_manifest, manifest_chunks, read_chunk,
-                                rules_of_manifest, settings_changed, sha256_bytes)
-
-    run = Path(run_dir)
-    manifest = load_manifest(run)
-    where = str(run / MANIFEST)
-    rules, _ = rules_of_manifest(manifest, where)
-    try:
-        lineups = [[str(x) for x in lu] for lu in manifest["lineups"]]
-        specs = {str(e["label"]): str(e["spec"]) for e in manifest["entrants"]}
-        seed = int(manifest["seed"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UserError(f"{where}: incomplete manifest ({exc})") from None
-    chunks = manifest_chunks(manifest)
-    if not chunks:
-        raise UserError(f"{run}: no complete chunk yet, so no game records")
-    if not any(c.records_sha256 for c in chunks):
-        raise UserError(f"{run} was played without --record, so it has no game records "
-                        f"(play it again with: yatzy-harness run ... --record)")
-    if lineup is not None and not 0 <= lineup < len(lineups):
-        have = "lineup 0 only" if len(lineups) == 1 else f"lineups 0..{len(lineups) - 1}"
-        raise UserError(f"lineup {lineup} is not in run {run}: it has {have}")
-    wanted = None if games is None else sorted({int(g) for g in games})
-    if wanted is not None:
-        for li in range(len(lineups)) if lineup is None else [lineup]:
-            have_games = {g for c in chunks if c.lineup == li for g in range(c.start, c.stop)}
-            missing = [g for g in wanted if g not in have_games]
-            if missing:
-                n = max(have_games, default=-1) + 1
-                span = f"games 0..{n - 1}" if len(have_games) == n else f"{len(have_games):,} games"
-                raise UserError(f"game {missing[0]} is not in run {run}: lineup {li} has {span}")
-    rules_name = _run_rules_name(manifest, rules)
-    settings = settings_changed(rules)
-    nb, n_cols = rules.n_boxes, rules.columns
-    n_turns = nb * n_cols
-    codes = _dice_codes(rules.n_dice)
-    resume = f"yatzy-harness run --resume {run}"
-    seats_of = [tuple(Seat(name=lab if lab != specs.get(lab) else None, spec=specs.get(lab)) for lab in lu)
-                for lu in lineups]
-    for c in chunks:
-        if lineup is not None and c.lineup != lineup:
-            continue
-        pick = range(c.start, c.stop) if wanted is None else [g for g in wanted if c.start <= g < c.stop]
-        if not pick:
-            continue
-        path = run / c.records_file
-        if c.records_sha256 is None:
-            raise UserError(f"{path}: the manifest has no checksum for this chunk's records; "
-                            f"replay it with: {resume}")
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise UserError(f"{path}: cannot read ({exc.strerror or exc}); replay it with: {resume}") from None
-        if sha256_bytes(data) != c.records_sha256:
-            raise UserError(f"{path}: damaged (its sha256 differs from the manifest's); replay it with: {resume}")
-        try:
-            table = pq.read_table(pa.BufferReader(data))
-        except Exception as exc:  # pyarrow raises many types for a file that is not Parquet
-            raise UserError(f"{path}: cannot read: {exc}") from None
-        n_seats = len(lineups[c.lineup])
-        b = c.stop - c.start
-        if table.num_rows != b * n_seats * n_turns:
-            raise UserError(f"{path}: {table.num_rows} rows, expected {b} games x {n_seats} seats x {n_turns} turns")
-        col = {k: table.column(k).to_numpy().reshape(b, n_seats, n_turns)
-               for k in table.column_names if k != "box"}
-        order = (col["game"] == c.start + np.arange(b)[:, None, None]).all() \
-            and (col["seat"] == np.arange(n_seats)[None, :, None]).all() \
-            and ((col["column"].astype(np.int64) - 1) * nb + col["turn"] - 1 == np.arange(n_turns)).all()
-        if not order:
-            raise UserError(f"{path}: rows are not games {c.start}..{c.stop - 1} in (game, seat, turn) order")
-        box_col = table.column("box").combine_chunks()
-        box_names = box_col.dictionary.to_pylist()
-        boxes = box_col.indices.to_numpy().reshape(b, n_seats, n_turns)
-        n_rolls = sum(k.startswith("roll_") for k in col)
-        rows = read_chunk(ChunkRef(c.lineup, c.start, c.stop, run / c.file, c.sha256), ["game", "total"])
-        if rows.num_rows != b * n_seats or (rows.column("game").to_numpy() != np.repeat(np.arange(c.start, c.stop),
-                                                                                     n_seats)).any():
-            raise UserError(f"{run / c.file}: rows are not games {c.start}..{c.stop - 1} x {n_seats} seats")
-        totals_of = rows.column("total").to_numpy().reshape(b, n_seats)
-        for g in pick:
-            i = g - c.start
-            rolls = np.stack([col[f"roll_{j + 1}"][i] for j in range(n_rolls)], axis=-1)
-            keeps = np.stack([col[f"keep_{j + 1}"][i] for j in range(n_rolls - 1)], axis=-1) if n_rolls > 1 \
-                else np.zeros((n_seats, n_turns, 0), dtype=np.int64)
-            turns = []
-            for t in range(n_turns):
-                for s in range(n_seats):
-                    try:
-                        r = tuple(codes[x] for x in rolls[s, t].tolist() if x)
-                        k = tuple(codes[x] for x in keeps[s, t, :len(r) - 1].tolist())
-                    except KeyError as exc:
-                        raise UserError(f"{path}: game {g} seat {s}: {exc.args[0]} is not a dice code") from None
-                    extra = int(col["extra"][i, s, t])
-                    turns.append(Turn(s, t // nb + 1, t % nb + 1, r, k, box_names[boxes[i, s, t]],
-                                      int(col["score"][i, s, t]), extra or None))
-            yield c.lineup, GameRecord(g, rules_name, seats_of[c.lineup], tuple(turns), dict(settings), seed,
-                                       tuple(int(x) for x in totals_of[i]))
+    for t in range(n_turns):
+        if t % nb == 0:  # a fresh column: a fresh sheet, no rolls saved
+            if t:
+                done += column_total()
+            filled = np.zeros(count, dtype=np.int64)
+            flag = np.zeros(count, dtype=bool)
+            upper, lower, extra, saved = (np.zeros(count, dtype=np.int64) for _ in range(4))
+        nr = n_rolls[:, t]
+        allowed = rules.rolls_per_turn + (saved if rules.saved_rolls else 0)
+        ok &= (nr >= 1) & (nr <= allowed)
+        for j in range(width - 1):
+            k, r0, r1 = (np.maximum(a, 0) for a in (keeps[:, t, j], rolls[:, t, j], rolls[:, t, j + 1]))
+            kc = d.keep_counts[k]
+            good = (keeps[:, t, j] >= 0) & (d.keep_size[k] < n) & (kc <= d.roll_counts[r0]).all(axis=1) \
+                & (kc <= d.roll_counts[r1]).all(axis=1)
+            ok &= (j >= nr - 1) | good
+        if rules.saved_rolls:
+            saved = allowed - nr
+        last = np.maximum(rolls[idx, t, np.maximum(nr - 1, 0)], 0).astype(np.int16)
+        box = boxes[:, t].astype(np.int64)
+        b = np.clip(box, 0, nb - 1)
+        got, may, bonus = score_options_batch(ctx, last, nr == 1, flag, filled)
+        want = got[idx, b].astype(np.int64)
+        ok &= (box == b) & ((filled >> b) & 1 == 0) & ((may >> b) & 1 == 1) & (scores[:, t] == want)
+        ok &= (extras[:, t] == 0) | (extras[:, t] == bonus)  # a record states the extra bonus when not 0
+        filled |= np.int64(1) << b
+        if rules.key_box >= 0:
+            flag = np.where(b == rules.key_box, want > 0, flag)
+        upper += np.where(is_upper[b], want, 0)
+        lower += np.where(is_upper[b], 0, want)
+        extra += bonus
+    if n_turns:
+        done += column_total()
+    return ok & (np.asarray(totals) == done)
 
 
 def _read_run(run: Path, validate: bool) -> ReadResult:
-    """:func:`read_records` of a run directory."""
-    games: list[GameRecord] = []
-    lineups: list[int | None] = []
+    """:func:`read_records` of a run directory: the records Parquet read as arrays
+    (:func:`harness.codec.read_run`), checked by :func:`check_seat_games`; only the games it
+    flags become records, for :func:`validate_record` to name (or pass)."""
+    from harness.codec import RunGames, read_run
+
+    runrec = read_run(run)
     errors: list[BadGame] = []
     cache: dict[str, RuleSet] = {}
-    for lineup, rec in records_of_run(run):
-        if validate:
-            try:
+    suspect = ~runrec.regular
+    if validate:
+        try:
+            rules = runrec.load_rules(cache)
+        except UserError:
+            suspect = np.ones(len(runrec), dtype=bool)  # every game names the error below
+        else:
+            rows = check_seat_games(rules, runrec.rolls, runrec.keeps, runrec.boxes, runrec.numbers["score"],
+                                    runrec.numbers["extra"], runrec.totals)
+            suspect = suspect | ~np.logical_and.reduceat(rows, runrec.ptr[:-1])
+    bad = np.zeros(len(runrec), dtype=bool)
+    for i in np.flatnonzero(suspect).tolist():
+        rec = runrec.record(i)
+        try:
+            if validate:
                 validate_record(rec, _load_rules(rec, cache))
-            except UserError as exc:
-                errors.append(BadGame(rec.game, f"{run} lineup {lineup}: {exc}"))
-                continue
-        games.append(rec)
-        lineups.append(lineup)
-    if not games:
+            if not runrec.regular[i]:
+                runrec.patch(i, rec, _load_rules(rec, cache))
+        except UserError as exc:
+            errors.append(BadGame(rec.game, f"{run} lineup {int(runrec.lineup[i])}: {exc}"))
+            bad[i] = True
+        except (KeyError, ValueError, IndexError):  # validate=False: a game the arrays cannot hold
+            bad[i] = True
+    if bad.any():
+        runrec = runrec.select(~bad)
+    if not len(runrec):
         raise UserError(f"{run}: no usable game ({len(errors)} bad; the first: {errors[0].message})")
-    return ReadResult(str(run), games, errors, lineups)
-
+    return ReadResult(str(run), RunGames(runrec), errors, runrec.lineup.tolist(), runrec)
 
 # ---------------------------------------------------------------------------------------------
 # the text form: one line per turn
@@ -755,38 +471,7 @@ def format_game(record: GameRecord) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# from the engine
-
-
-def record_from_trace(trace: Sequence[Mapping[str, Any]], *, rules_name: str, rules: RuleSet,
-                      seats: Sequence[str], game: GameId, seed: int | None = None,
-                      totals: Sequence[int] | None = None) -> GameRecord:
-    """The record of one game from :func:`harness.replay.replay`'s trace.
-
-    ``rules_name`` is what the rules were loaded by (a built-in name or a path: what the record
-    names), ``rules`` the loaded rule set (its ``--set`` overrides become the record's settings),
-    ``seats`` the bot specs. Keeping every die (``stop``) is not a reroll, so it is no keep.
-    A trace cut short by a failing bot gives the turns it finished, marked incomplete.
-    """
-    turns: list[Turn] = []
-    rolls: list[tuple[int, ...]] = []
-    keeps: list[tuple[int, ...]] = []
-    for e in trace:
-        if e["event"] == "roll":
-            if e["roll"] == 0:
-                rolls, keeps = [], []
-            rolls.append(tuple(int(f) for f in e["dice"]))
-        elif e["event"] == "keep":
-            if not e["stop"]:
-                keeps.append(tuple(int(f) for f in e["keep"]))
-        elif e["event"] == "box":
-            extra = int(e.get("extra", 0))
-            turns.append(Turn(int(e["seat"]), int(e["column"]) + 1, int(e["turn"]) + 1, tuple(rolls),
-                              tuple(keeps), str(e["box"]), int(e["score"]), extra or None))
-    complete = len(turns) == len(seats) * rules.n_boxes * rules.columns
-    return GameRecord(game, rules_name, tuple(Seat(spec=s) for s in seats), tuple(turns),
-                      dict(rules.overrides), seed, tuple(int(x) for x in totals) if totals is not None and complete
-                      else None, complete)
+# from the engine: harness.codec.record_from_trace (a trace) and records_of_run (a run), imported above
 
 
 __all__ = ["FORMAT", "BadGame", "GameRecord", "ReadResult", "RecordError", "Seat", "Turn", "format_game",

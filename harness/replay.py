@@ -30,7 +30,7 @@ def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[st
 def record_of_replay(trace: list[dict[str, Any]], res: Any, rules_name: str, seats: list[str], seed: int,
                      game: int) -> Any:
     """The :class:`harness.record.GameRecord` of a replayed game (``replay``'s trace and Results)."""
-    from harness.record import record_from_trace
+    from harness.codec import record_from_trace
 
     return record_from_trace(trace, rules_name=rules_name, rules=res.rules, seats=seats, game=game, seed=seed,
                              totals=res.total[0].tolist())

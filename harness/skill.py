@@ -63,11 +63,12 @@ import heapq
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterable, Mapping
+from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from harness.analysis import ERROR, SCALE, Analyser, Band, Worst, keep_text, rating, worst_of
+from harness.codec import KernelArrays, RunRecords, arrays_of_records, record_rules
 from harness.errors import UserError
 from harness.record import BadGame, GameRecord, ReadResult
 from harness.stats import Moments, mean_ci
@@ -261,20 +262,75 @@ def _worst_at(an: Analyser, rec: GameRecord, seat: int, lineup: int | None, turn
     return worst_of(d, turns, seat, rec.game, lineup)
 
 
-def _rules_key(rec: GameRecord) -> str:
-    return json.dumps([rec.rules, dict(rec.settings)], sort_keys=True)
+def _rules_key(rules: str, settings: Mapping[str, Any]) -> str:
+    return json.dumps([rules, dict(settings)], sort_keys=True)
+
+
+class _Game(NamedTuple):
+    """What the analysis needs of a game before its turns: its place ``i`` in the source, lineup,
+    id, seed, seat labels, whether it is complete, its rules and settings, and ``record()``, the
+    :class:`GameRecord` (built only for a game whose decisions are named)."""
+
+    i: int
+    lineup: int | None
+    game: Any
+    seed: int | None
+    labels: tuple[str, ...]
+    complete: bool
+    rules: str
+    settings: Mapping[str, Any]
+    record: Callable[[], GameRecord]
+
+
+def _games(records: Sequence[GameRecord], lineups: Sequence[int | None], run: RunRecords | None) -> Iterator[_Game]:
+    """The games of a source: records, or a run's arrays (no record built until asked, then kept)."""
+    if run is None:
+        for i, (rec, lu) in enumerate(zip(records, lineups)):
+            yield _Game(i, lu, rec.game, rec.seed, tuple(s.label for s in rec.seats), rec.complete, rec.rules,
+                        rec.settings, lambda rec=rec: rec)
+        return
+    built: dict[int, GameRecord] = {}
+
+    def record(i: int) -> GameRecord:
+        if i not in built:
+            built[i] = run.record(i)
+        return built[i]
+
+    labels: dict[int, tuple[str, ...]] = {}
+    for i, (g, lu) in enumerate(zip(run.game.tolist(), run.lineup.tolist())):
+        if lu not in labels:
+            labels[lu] = run.labels(i)
+        yield _Game(i, lu, g, run.seed, labels[lu], True, run.rules_name, run.settings,
+                    lambda i=i: record(i))
+
+
+def _batch_arrays(an: Analyser, batch: Sequence[_Game], run: RunRecords | None) -> KernelArrays:
+    """The kernel's arrays of ``batch``: a run's straight from its arrays, records through the codec."""
+    if run is None:
+        return arrays_of_records([x.record() for x in batch], an.rules)
+    lo, hi = batch[0].i, batch[-1].i + 1
+    if hi - lo == len(batch):
+        return run.arrays(lo, hi)
+    parts = [run.arrays(x.i, x.i + 1) for x in batch]
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]), [g for p in parts for g in p[3]],
+            np.concatenate([p[4] for p in parts]), [x for p in parts for x in p[5]])
 
 
 def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | None = None, worst: int = 5,
                     confidence: float = 0.95, cache_dir: Any = None) -> SkillReport:
     """Analyse every complete game of ``source`` (a :func:`harness.record.read_records` result, or
-    records), every seat or only ``player``'s. Partial games are skipped into ``bad``.
+    records), every seat or only ``player``'s. Partial games are skipped into ``bad``. A run
+    directory's games go from its arrays (``ReadResult.arrays``) to the kernel: only the games
+    whose decisions enter a ``worst`` list become records.
 
     :class:`UserError`: a rule set the advisor refuses (``saved_rolls``), ``player`` not in the
     source, or no game left to analyse.
     """
+    run: RunRecords | None = None
     if isinstance(source, ReadResult):
         name, records, lineups, bad = source.source, source.games, source.lineups, list(source.errors)
+        run = source.arrays
     else:
         records = list(source)
         name, lineups, bad = "<records>", [None] * len(records), []
@@ -283,10 +339,10 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
     tallies: dict[tuple[str, str], PlayerTally] = {}
     labels: dict[str, None] = {}
     games = 0
-    pending: dict[str, list[tuple[int, GameRecord, int | None]]] = {}
+    pending: dict[str, list[_Game]] = {}
 
-    def here(rec: GameRecord, lu: int | None) -> str:
-        return f"{name}{f' lineup {lu}' if lu is not None else ''}: game {rec.game}"
+    def here(g: _Game) -> str:
+        return f"{name}{f' lineup {g.lineup}' if g.lineup is not None else ''}: game {g.game}"
 
     def flush(key: str) -> None:
         nonlocal games
@@ -295,13 +351,13 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
             return
         an = analysers[key]
         try:
-            sums, table = an.records([rec for _, rec, _ in batch], decisions=True)
+            sums, table = an.arrays(_batch_arrays(an, batch, run), decisions=True)
         except UserError:  # name the bad game(s): one at a time
             for item in batch:
                 try:
-                    an.records([item[1]])
+                    an.arrays(_batch_arrays(an, [item], run))
                 except UserError as exc:
-                    bad.append(BadGame(item[1].game, f"{here(item[1], item[2])}: {exc}"))
+                    bad.append(BadGame(item.game, f"{here(item)}: {exc}"))
                 else:
                     pending[key].append(item)
             if len(pending[key]) < len(batch):
@@ -312,39 +368,38 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
         memo: dict[Any, Any] = {}
         cut = np.searchsorted(table.seatgame, np.arange(len(table.labels) + 1))
         row = 0
-        for i, rec, lu in batch:
+        for g in batch:
             games += 1
-            cluster = (key, rec.seed, rec.game, "seeded") if rec.seed is not None else (key, i, "record")
-            for seat, who in enumerate(rec.seats):
+            cluster = (key, g.seed, g.game, "seeded") if g.seed is not None else (key, g.i, "record")
+            for seat, label in enumerate(g.labels):
                 n, row = row, row + 1
-                if player is not None and who.label != player:
+                if player is not None and label != player:
                     continue
-                t = tallies.get((key, who.label))
+                t = tallies.get((key, label))
                 if t is None:
-                    t = tallies[(key, who.label)] = PlayerTally(who.label, names[key], worst)
+                    t = tallies[(key, label)] = PlayerTally(label, names[key], worst)
                 lo, hi = cut[n], cut[n + 1]
 
-                def where(j: int, rec: GameRecord = rec, seat: int = seat, lu: int | None = lu,
-                          d: int = int(lo)) -> Worst:
-                    return _worst_at(an, rec, seat, lu, int(table.turn[d + j]), int(table.roll[d + j]),
+                def where(j: int, g: _Game = g, seat: int = seat, d: int = int(lo)) -> Worst:
+                    return _worst_at(an, g.record(), seat, g.lineup, int(table.turn[d + j]), int(table.roll[d + j]),
                                      "keep" if table.kind[d + j] == 0 else "box", memo)
 
                 t.add(sums["final"][n], sums["luck"][n], sums["final"][n] - sums["luck"][n], cluster,
                       table.regret[lo:hi], kind[lo:hi], where)
 
-    for i, (rec, lu) in enumerate(zip(records, lineups)):
-        for who in rec.seats:
-            labels[who.label] = None
-        if not rec.complete:
-            bad.append(BadGame(rec.game, f"{here(rec, lu)}: a partial game (\"complete\": false), not analysed"))
+    for g in _games(records, lineups, run):
+        for label in g.labels:
+            labels[label] = None
+        if not g.complete:
+            bad.append(BadGame(g.game, f"{here(g)}: a partial game (\"complete\": false), not analysed"))
             continue
-        key = _rules_key(rec)
+        key = _rules_key(g.rules, g.settings)
         if key not in analysers:
-            rules = rec.load_rules()
+            rules = record_rules(g.rules, g.settings, g.game)
             analysers[key] = Analyser(rules, cache_dir)  # saved_rolls: the advisor's one-line error
-            st = ", ".join(f"{k}={v}" for k, v in rec.settings.items())
-            names[key] = f"{rec.rules} ({st})" if st else str(rec.rules)
-        pending.setdefault(key, []).append((i, rec, lu))
+            st = ", ".join(f"{k}={v}" for k, v in g.settings.items())
+            names[key] = f"{g.rules} ({st})" if st else str(g.rules)
+        pending.setdefault(key, []).append(g)
         if len(pending[key]) >= BATCH:
             flush(key)
     for key in list(pending):

@@ -605,7 +605,7 @@ class LuckSection(Section):
         if not wanted or not (self.info.path / "records").is_dir():
             return {}
         from harness.analysis import Analyser, worst_of
-        from harness.record import records_of_run
+        from harness.codec import records_of_run
 
         an = Analyser(self.info.rules)
         out = {}

@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from harness.codec import records_parquet
 from harness.engine import Results, StrategyError, play
 from harness.errors import RUN_LOG_ONLY
 from harness.rundir import Chunk
@@ -87,7 +88,7 @@ class ChunkResult:
     data: bytes
     rows: int
     sums: Mapping[str, list[int]]
-    #: the records file's bytes (``to_records_parquet``) when the job records
+    #: the records file's bytes (:func:`harness.codec.records_parquet`) when the job records
     records: bytes | None = None
 
 
@@ -178,69 +179,8 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
         raise _report(job, chunk, p, seats, failed) from None
     luck = analyse_results(p.analyser, res) if job.analyse else None
     data, rows = to_parquet(res, chunk.lineup, job.categories, luck)
-    records = to_records_parquet(res, chunk.lineup) if job.record else None
+    records = records_parquet(res.recording, res.rules, res.games, chunk.lineup) if job.record else None
     return ChunkResult(chunk, data, rows, seat_sums(res, labels), records)
-
-
-def faces_code(faces: np.ndarray) -> np.ndarray:
-    """Dice as the decimal number of their faces in ascending order: (6, 6, 2, 4, 1) -> 12466;
-    no dice -> 0. ``faces``: (N, n) int faces, 0 for an absent die (sorted away)."""
-    f = np.sort(np.asarray(faces, dtype=np.int64), axis=1)
-    code = np.zeros(len(f), dtype=np.int64)
-    for j in range(f.shape[1]):
-        code = np.where(f[:, j] > 0, code * 10 + f[:, j], code)
-    return code
-
-
-def to_records_parquet(res: Results, lineup: int) -> bytes:
-    """The records file of one chunk: one row per (game, seat, turn), in that order.
-
-    Columns: ``lineup`` int16, ``game`` int64, ``seat`` int8, ``column`` int8 and ``turn`` int16
-    (both from 1, as ``replay`` counts), ``roll_1..roll_R`` int32 the dice after each roll
-    (:func:`faces_code`: 12466 is 1 2 4 6 6; 0 = not rolled), ``keep_1..keep_{R-1}`` int32 the
-    dice kept after that roll (0 = none kept, -1 = no keep asked; keeping the whole roll stops the
-    turn), ``box`` (dictionary string), ``score`` and ``extra`` int16 (points written; extra yatzy
-    bonus earned), ``first_roll`` bool (the box was written on the turn's first roll).
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rec, rules = res.recording, res.rules
-    d = rules.dice
-    b, s, t, r = rec.rolls.shape
-    roll_code = faces_code(d.roll_faces)
-    keep_faces = np.zeros((d.n_keeps, d.n), dtype=np.int64)
-    for k in range(d.n_keeps):
-        f = np.repeat(np.arange(1, 7), d.keep_counts[k])
-        keep_faces[k, :len(f)] = f
-    keep_code = faces_code(keep_faces)
-    n = b * s * t
-    nb = rules.n_boxes
-    turn = np.tile(np.arange(t), b * s)
-    cols: dict[str, Any] = {
-        "lineup": pa.array(np.full(n, lineup, np.int16)),
-        "game": pa.array(np.repeat(res.games, s * t).astype(np.int64)),
-        "seat": pa.array(np.tile(np.repeat(np.arange(s, dtype=np.int8), t), b)),
-        "column": pa.array((turn // nb + 1).astype(np.int8)),
-        "turn": pa.array((turn % nb + 1).astype(np.int16)),
-    }
-    rolls = rec.rolls.reshape(n, r)
-    keeps = rec.keeps.reshape(n, r)
-    for i in range(r):
-        ri = rolls[:, i]
-        cols[f"roll_{i + 1}"] = pa.array(np.where(ri >= 0, roll_code[np.maximum(ri, 0)], 0).astype(np.int32))
-    for i in range(r - 1):
-        ki = keeps[:, i]
-        cols[f"keep_{i + 1}"] = pa.array(np.where(ki >= 0, keep_code[np.maximum(ki, 0)], -1).astype(np.int32))
-    names = pa.array(rules.box_names, pa.string())
-    cols["box"] = pa.DictionaryArray.from_arrays(pa.array(rec.boxes.reshape(n).astype(np.int8)), names)
-    cols["score"] = pa.array(rec.scores.reshape(n).astype(np.int16))
-    cols["extra"] = pa.array(rec.extras.reshape(n).astype(np.int16))
-    cols["first_roll"] = pa.array(rec.first.reshape(n))
-    table = pa.table(cols)
-    buf = io.BytesIO()
-    pq.write_table(table, buf, **PARQUET_OPTIONS)
-    return buf.getvalue()
 
 
 #: Columns that ``analyse = true`` adds to the rows, in this order.

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from harness import registry
-from harness.analysis import Analyser, DecisionTable, decision_table, turns_of_recording
+from harness.analysis import Analyser, DecisionTable, decision_table
+from harness.codec import turns_of_recording
 from harness.engine import play
 from harness.errors import UserError
 from harness.replay import record_of_replay, replay

@@ -159,7 +159,7 @@ def test_run_records_hold_every_roll_and_decision_reproducibly(tmp_path):
     from harness.engine import play
     from harness.registry import make
     from harness.rules import load_rules
-    from harness.worker import faces_code
+    from harness.codec import faces_code
 
     one = run(cfg(seats=("greedy", "random"), record=True, games=200, workers=1), tmp_path / "one")
     two = run(cfg(seats=("greedy", "random"), record=True, games=200, workers=2), tmp_path / "two")
@@ -184,7 +184,7 @@ def test_run_records_hold_every_roll_and_decision_reproducibly(tmp_path):
 def test_faces_code():
     import numpy as np
 
-    from harness.worker import faces_code
+    from harness.codec import faces_code
 
     assert faces_code(np.array([[6, 6, 2, 4, 1], [0, 0, 0, 0, 0], [5, 0, 5, 0, 0]])).tolist() == [12466, 0, 55]
 

@@ -176,7 +176,8 @@ def _same_game(game: Any, wanted: str) -> bool:
 
 def _record_of(source: str, game: str, lineup: int | None) -> Any:
     """The record of ``game`` (and ``lineup``) in a file of records or a run directory."""
-    from harness.record import read_records, records_of_run
+    from harness.codec import records_of_run
+    from harness.record import read_records
 
     if Path(source).is_dir():
         try:
