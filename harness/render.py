@@ -9,23 +9,19 @@ marked *ci* take ``ci=(lo, hi)`` and append the interval in the value's own form
 scale included; a missing value or end is a dash too: ``– [–, –]``), or nothing when ``ci`` is
 None or empty:
 
-====================  =====================================================  ==========================
-function              what                                                   example
-====================  =====================================================  ==========================
-``num(x, nd)``        fixed decimals; ``sign=True`` always signed; *ci*      ``198.30 [196.63, 199.97]``
-``sig(x, digits)``    significant digits (Python's ``g``); *ci*              ``0.353 [0.348, inf]``
-``plain(x, digits)``  significant digits, never an exponent (specs)          ``0.0001234``
-``count(n)``          an integer with thousands separators                   ``2,000``
-``pct(x, nd)``        a share in percent; *ci* (in percent, no unit)         ``8.5 % [7.4, 9.8]``
-``pts(x, nd)``        a difference of shares in percentage points; *ci*      ``+5.30 pts [+4.53, +6.07]``
-``pm(x, half, nd)``   a value and its interval's half-width                  ``197.68 ± 0.66``
-``interval(ci, nd)``  an interval alone (``sign``, ``scale``)                ``[-0.041, +0.005]``
-``p_value(p)``        3 significant digits, exponent below 1e-4              ``0.0286``, ``6.9e-103``
-``statistic(s, df, p)``  a test statistic, its df and a 2-digit p-value     ``12.3 (df 2, p 0.05)``
-``factor(x, std)``    a variance-reduction factor (∞: no variance left)      ``8.15``, ``∞``
-``times(x, nd)``      a multiple                                             ``6.4x``
-``ci_level(c)``       a confidence level                                     ``95 %``
-====================  =====================================================  ==========================
+* ``num(x, nd)``: fixed decimals, ``sign=True`` always signed; *ci*: ``198.30 [196.63, 199.97]``
+* ``sig(x, digits)``: significant digits (Python's ``g``); *ci*: ``0.353 [0.348, inf]``
+* ``plain(x, digits)``: significant digits, never an exponent (numbers in specs): ``0.0001234``
+* ``count(n)``: an integer with thousands separators: ``2,000``
+* ``pct(x, nd)``: a share in percent; *ci* (in percent, no unit): ``8.5 % [7.4, 9.8]``
+* ``pts(x, nd)``: a difference of shares in percentage points; *ci*: ``+5.30 pts [+4.53, +6.07]``
+* ``pm(x, half, nd)``: a value and its interval's half-width: ``197.68 ± 0.66``
+* ``interval(ci, nd)``: an interval alone (``sign``, ``scale``): ``[-0.041, +0.005]``
+* ``p_value(p)``: 3 significant digits, an exponent below 1e-4: ``0.0286``, ``6.9e-103``
+* ``statistic(s, df, p)``: a test statistic, its df and a 2-digit p-value: ``12.3 (df 2, p 0.05)``
+* ``factor(x, std)``: a variance-reduction factor (∞: no variance left): ``8.15``, ``∞``
+* ``times(x, nd)``: a multiple: ``6.4x``
+* ``ci_level(c)``: a confidence level: ``95 %``
 
 Tables. :func:`table_lines` and :func:`text` give the terminal form (columns left-aligned to the
 widest cell, two spaces apart, indented two spaces, the title above, the notes below);
