@@ -57,6 +57,7 @@ import numpy as np
 
 from harness.errors import UserError
 from harness.jsonable import jsonable
+from harness.render import Table, ci_level, num, pct, sig, table_lines
 from harness.stats import CoMoments, Moments, control_variate_mean, mean_ci, pentanomial_moments
 from harness.summary import summarize
 
@@ -722,25 +723,22 @@ def plot_levels(d: dict[str, Any]):  # -> matplotlib Figure
     return fig
 
 
-def levels_text(d: dict[str, Any]) -> list[str]:
-    """The levels as an aligned table."""
-    conf = f"{100 * d['confidence']:.4g} %"
+def levels_table(d: dict[str, Any]) -> Table:
+    """The levels (untitled): each level's target, spec, value with its interval and the check."""
+    conf = ci_level(d["confidence"])
     head = ["level", "target", "spec", f"{d['param']} [{conf}]", f"check, seed {d['seed'] + CHECK_SEED_OFFSET} [{conf}]"]
     rows = []
     for lv in d["levels"]:
         t = lv["target"]
         win = t["kind"] == "win_rate"
-        tgt = f"score {100 * t['value']:g} % vs ref" if win else f"mean {t['value']:g}"
-        lo, hi = lv["value_ci"]
+        tgt = f"score {sig(100 * t['value'], 6)} % vs ref" if win else f"mean {sig(t['value'], 6)}"
         ck = lv["check"]
-        s = 100.0 if win else 1.0
-        u = " %" if win else ""
-        rows.append([lv["name"], tgt, lv["spec"], f"{lv['value']:.4g} [{_g(lo)}, {_g(hi)}]",
-                     f"{s * ck['response']:.2f}{u} [{s * ck['ci'][0]:.2f}, {s * ck['ci'][1]:.2f}]"
-                     + ("" if ck["target_inside"] else "  (off target)")])
-    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-    return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head] + rows]
+        check = pct(ck["response"], 2, ci=ck["ci"]) if win else num(ck["response"], ci=ck["ci"])
+        rows.append([lv["name"], tgt, lv["spec"], sig(lv["value"], 4, ci=lv["value_ci"]),
+                     check + ("" if ck["target_inside"] else "  (off target)")])
+    return Table("", head, rows)
 
 
-def _g(x: float | None) -> str:
-    return "–" if x is None else f"{x:.4g}"
+def levels_text(d: dict[str, Any]) -> list[str]:
+    """The levels as an aligned table."""
+    return table_lines(levels_table(d))

@@ -74,6 +74,7 @@ from harness.quality import (
     QualityOptions,
     compare_lines,
 )
+from harness.render import ci_level, count, factor, interval, num, p_value, pct, pts, sig
 from harness.summary import yatzy_box
 from harness.stats import (
     CoMoments,
@@ -602,35 +603,9 @@ def _sequential(ob: Path, oc: Path, cfg_b: RunConfig, cfg_c: RunConfig, settings
 # text
 
 
-def _num(x: Any, nd: int = 2, sign: bool = False) -> str:
-    if x is None:
-        return "–"
-    return f"{x:+.{nd}f}" if sign else f"{x:.{nd}f}"
-
-
-def _ci(ci: Sequence[Any], nd: int = 2) -> str:
-    return f"[{_num(ci[0], nd, True)}, {_num(ci[1], nd, True)}]"
-
-
-def _pv(p: Any) -> str:
-    if p is None:
-        return "–"
-    if p < 1e-300:  # below what a double's t tail reaches: say so rather than print 0
-        return "<1e-300"
-    return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
-
-
-def _factor(x: Any, std: Any = None) -> str:
-    """A variance-reduction factor, 3 significant digits; "∞" when the reduced variance is zero up
-    to float rounding (JSON holds null for it, and a standard deviation of ~0)."""
-    if x is None:
-        return "∞" if std is not None and std < 1e-6 else "–"
-    return f"{x:.3g}"
-
-
 def compare_text(r: dict[str, Any]) -> str:
     """The terminal rendering: one dense headline, the SPRT line, the verdict, then the details."""
-    conf = f"{100 * r['confidence']:.4g} %"
+    conf = ci_level(r["confidence"])
     sc = r["score"]
     sp = r["sprt"]
     changed = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in r["settings_changed"].items()) or "none"
@@ -646,36 +621,37 @@ def compare_text(r: dict[str, Any]) -> str:
         "",
     ]
     adjusted = bool((r.get("luck") or {}).get("adjusted"))
-    label = (f"score (luck-adjusted: total − luck, variance / {_factor(sc['variance_reduction'], sc['diff_std'])})  "
+    label = (f"score (luck-adjusted: total − luck, variance / {factor(sc['variance_reduction'], sc['diff_std'])})  "
              if adjusted else "score  ")
-    lines.append(f"{label}{_num(sc['base'])} -> {_num(sc['candidate'])}   diff {_num(sc['diff'], 3, True)} "
-                 f"{_ci(sc['diff_ci'], 3)} ({conf} CI)  p={_pv(sc['p_value'])}  n={r['games']:,} games")
+    lines.append(f"{label}{num(sc['base'])} -> {num(sc['candidate'])}   diff "
+                 f"{num(sc['diff'], 3, sign=True, ci=sc['diff_ci'])} ({conf} CI)  p={p_value(sc['p_value'])}  "
+                 f"n={count(r['games'])} games")
     if adjusted:
         pl = r["score_plain"]
-        lines.append(f"score (plain)  {_num(pl['base'])} -> {_num(pl['candidate'])}   diff "
-                     f"{_num(pl['diff'], 3, True)} {_ci(pl['diff_ci'], 3)}  p={_pv(pl['p_value'])}")
-    mu_alt = [f"{t['h1']:+g}" for t in sp["tests"]]
-    llrs = "  ".join(f"LLR {t['llr']:+.2f} [{t['lower']:.2f}, {t['upper']:.2f}] ({t['decision']})" for t in sp["tests"])
-    lines.append(f"SPRT   H0 diff={sp['mu0']:g} vs H1 diff={' or '.join(mu_alt)} points, alpha={sp['alpha']:g}, "
-                 f"beta={sp['beta']:g}:  {llrs}")
+        lines.append(f"score (plain)  {num(pl['base'])} -> {num(pl['candidate'])}   diff "
+                     f"{num(pl['diff'], 3, sign=True, ci=pl['diff_ci'])}  p={p_value(pl['p_value'])}")
+    mu_alt = [sig(t["h1"], 6, sign=True) for t in sp["tests"]]
+    llrs = "  ".join(f"LLR {num(t['llr'], sign=True)} {interval((t['lower'], t['upper']))} ({t['decision']})"
+                     for t in sp["tests"])
+    lines.append(f"SPRT   H0 diff={sig(sp['mu0'], 6)} vs H1 diff={' or '.join(mu_alt)} points, "
+                 f"alpha={sig(sp['alpha'], 6)}, beta={sig(sp['beta'], 6)}:  {llrs}")
     short = r["games"] < sp["min_games"]
     lines.append(f"verdict: {r['verdict'].upper()} (exit {r['exit_code']})"
                  + (f": fewer than --min-games {sp['min_games']} paired games" if short else ""))
     lines.append("")
     if r["distribution"]:
         d = r["distribution"]
-        lines.append(f"distribution (KS two-sample): D={d['statistic']:.4f} p={_pv(d['p_value'])}")
+        lines.append(f"distribution (KS two-sample): D={num(d['statistic'], 4)} p={p_value(d['p_value'])}")
     for key, label in (("bonus_rate", "upper bonus rate"), ("yatzy_rate", "yatzy rate"), ("win_rate", "win rate"),
                        ("draw_rate", "draw rate")):
         x = r.get(key)
         if x:
             cv = ""
             if x.get("estimator") == CONTROL:
-                beta = "–" if x["beta"] is None else f"{x['beta']:+.4f}"
-                cv = (f"  ({CONTROL}, beta = {beta}, variance / {_factor(x['variance_reduction'], x['diff_std'])}; "
-                      f"plain {100 * x['plain_diff']:+.2f} pts)")
-            lines.append(f"{label:<17}{100 * x['base']:.2f} % -> {100 * x['candidate']:.2f} %  diff "
-                         f"{100 * x['diff']:+.2f} pts [{100 * x['diff_ci'][0]:+.2f}, {100 * x['diff_ci'][1]:+.2f}]{cv}")
+                cv = (f"  ({CONTROL}, beta = {num(x['beta'], 4, sign=True)}, variance / "
+                      f"{factor(x['variance_reduction'], x['diff_std'])}; plain {pts(x['plain_diff'])})")
+            lines.append(f"{label:<17}{pct(x['base'], 2)} -> {pct(x['candidate'], 2)}  diff "
+                         f"{pts(x['diff'], ci=x['diff_ci'])}{cv}")
     if r.get("win_rate"):
         lines.append(f"({DEFINITION})")
     if r["boxes"]:
@@ -683,12 +659,12 @@ def compare_text(r: dict[str, Any]) -> str:
         w = max(len(b["box"]) for b in r["boxes"])
         for b in r["boxes"]:
             flag = " *" if b["p_value"] is not None and b["p_value"] < 1 - r["confidence"] else ""
-            lines.append(f"  {b['box']:<{w}} {_num(b['base']):>6} -> {_num(b['candidate']):>6}  "
-                         f"{_num(b['diff'], 3, True):>7} {_ci(b['diff_ci'], 3)}{flag}")
+            lines.append(f"  {b['box']:<{w}} {num(b['base']):>6} -> {num(b['candidate']):>6}  "
+                         f"{num(b['diff'], 3, sign=True):>7} {interval(b['diff_ci'], 3, sign=True)}{flag}")
     lines += compare_lines(r.get("quality") or {})
     if "sequential" in r:
         s = r["sequential"]
-        lines += ["", f"sequential: {len(s['looks'])} look(s), step {s['step']:,} games, "
-                      f"limit {s['max_games']:,}"]
+        lines += ["", f"sequential: {len(s['looks'])} look(s), step {count(s['step'])} games, "
+                      f"limit {count(s['max_games'])}"]
     lines += [f"note: {n}" for n in r["notes"]]
     return "\n".join(lines)

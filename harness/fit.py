@@ -65,6 +65,8 @@ import numpy as np
 from harness import fit_kernels as FK
 from harness.errors import UserError
 from harness.positions import TIE
+from harness.render import MISSING, Table, ci_level, count, num, pct, plain, sig, statistic
+from harness.render import text as render_text
 
 #: The models ``fit`` knows: name -> the solver parameters it fits (the others stay 0).
 MODELS: dict[str, tuple[str, ...]] = {
@@ -351,18 +353,8 @@ class Test:
 
 def _spec(model: str, m: Mle) -> str:
     """The fitted bot as a spec; parameters at 0 are left out (``solver`` when all are)."""
-    parts = [f"{name}={_num(getattr(m, name))}" for name in MODELS[model] if getattr(m, name) > 0]
+    parts = [f"{name}={plain(getattr(m, name), 4)}" for name in MODELS[model] if getattr(m, name) > 0]
     return "solver" + (":" + ",".join(parts) if parts else "")
-
-
-def _num(x: float) -> str:
-    """4 significant digits, plain notation for the spec (0.000123 not 1.23e-04)."""
-    if x == 0:
-        return "0"
-    s = f"{x:.4g}"
-    if "e" in s:
-        s = f"{x:.{max(0, 3 - math.floor(math.log10(abs(x))))}f}".rstrip("0").rstrip(".")
-    return s
 
 
 @dataclass(frozen=True)
@@ -635,75 +627,54 @@ def play_table(analyser: Any, specs: Sequence[str], games: int | np.ndarray, see
 # text
 
 
-def _interval(e: Estimate, pct: bool = False) -> str:
-    if math.isnan(e.value):
-        return "–"
-
-    def f(x: float) -> str:
-        if math.isinf(x):
-            return "inf"
-        return f"{x:.3g}"
-    return f"{f(e.value)} [{f(e.lo)}, {f(e.hi)}]"
+def _test(t: Mapping[str, Any] | None) -> str:
+    return MISSING if t is None else statistic(t["statistic"], t["df"], t["p"])
 
 
-def _p(t: Mapping[str, Any] | None) -> str:
-    if t is None:
-        return "–"
-    p = t["p"]
-    ps = "<1e-300" if p is None or p < 1e-300 else (f"{p:.2g}" if p < 0.01 else f"{p:.2f}")
-    return f"{t['statistic']:.1f} (df {t['df']}, p {ps})"
-
-
-def tables(d: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
-    """The report's tables (title, header, rows) from :meth:`FitReport.to_dict`."""
+def tables(d: Mapping[str, Any]) -> list[Table]:
+    """The report's tables (:class:`harness.render.Table`) from :meth:`FitReport.to_dict`."""
     params = MODELS[d["model"]]
     rows, gof = [], []
     every = list(d["players"]) + ([d["pooled"]] if d["pooled"] else [])
     for p in every:
         ests = []
         for k in params:
-            e = p["params"][k]
-            ests.append(_interval(Estimate(k, e["value"] if e["value"] is not None else math.nan,
-                                           e["ci"][0] if e["ci"][0] is not None else math.nan,
-                                           math.inf if e["ci"][1] is None else e["ci"][1]), pct=k == "blunder"))
-        lpd = p["loglik_per_decision"]
+            e = p["params"][k]  # an upper end of None is beyond T_MAX: infinite
+            ests.append(sig(e["value"], 3, ci=(e["ci"][0], math.inf if e["ci"][1] is None else e["ci"][1])))
         top = p["top_choice"]
         fit = "POOR" if p["goodness_of_fit"]["poor"] else "ok"
-        rows.append([p["player"], f"{p['seat_games']:,}", f"{p['decisions']:,}", *ests,
-                     "–" if lpd is None else f"{lpd:.3f}",
-                     "–" if top["observed"] is None else f"{100 * top['observed']:.1f} % / {100 * top['model']:.1f} %",
+        rows.append([p["player"], count(p["seat_games"]), count(p["decisions"]), *ests,
+                     num(p["loglik_per_decision"], 3),
+                     MISSING if top["observed"] is None else f"{pct(top['observed'])} / {pct(top['model'])}",
                      fit, p["spec"]])
         g = p["goodness_of_fit"]
         kinds = []
         for k in KINDS:
             x = p["by_kind"][k]
-            kinds.append("–" if x["regret_per_decision"] is None else
-                         f"{x['regret_per_decision']:.3f} / {x['regret_per_decision_model']:.3f}")
-        gof.append([p["player"], _p(g["lr_vs_per_kind"]), _p(g["regret_distribution"]), *kinds])
-    conf = f"{100 * d['confidence']:.4g} %"
+            kinds.append(MISSING if x["regret_per_decision"] is None else
+                         f"{num(x['regret_per_decision'], 3)} / {num(x['regret_per_decision_model'], 3)}")
+        gof.append([p["player"], _test(g["lr_vs_per_kind"]), _test(g["regret_distribution"]), *kinds])
+    conf = ci_level(d["confidence"])
     return [
-        (f"Model {d['model']}: P(option) = blunder/n + (1 - blunder) x softmax(value / temperature) over the n "
-         f"legal options; maximum likelihood, {conf} profile-likelihood intervals",
-         ["player", "games", "decisions", *params, "loglik/decision", "top choice (obs / model)", "fit", "spec"], rows),
-        (f"Goodness of fit (POOR when a test gives p < {POOR_P:g}): likelihood ratio against (temperature, "
-         "blunder) fitted separately to keeps and boxes; observed vs predicted regret distribution (bins 0, "
-         "0.5, 2, 8 points, per kind)",
-         ["player", "LR vs per-kind", "regret distribution X2", "keep regret/decision (obs / model)",
-          "box regret/decision (obs / model)"], gof)]
+        Table(f"Model {d['model']}: P(option) = blunder/n + (1 - blunder) x softmax(value / temperature) over the n "
+              f"legal options; maximum likelihood, {conf} profile-likelihood intervals",
+              ["player", "games", "decisions", *params, "loglik/decision", "top choice (obs / model)", "fit", "spec"],
+              rows),
+        Table(f"Goodness of fit (POOR when a test gives p < {sig(POOR_P, 6)}): likelihood ratio against (temperature, "
+              "blunder) fitted separately to keeps and boxes; observed vs predicted regret distribution (bins 0, "
+              "0.5, 2, 8 points, per kind)",
+              ["player", "LR vs per-kind", "regret distribution X2", "keep regret/decision (obs / model)",
+               "box regret/decision (obs / model)"], gof)]
 
 
 def text(d: Mapping[str, Any]) -> str:
-    out = [f"Source: {d['source']} ({d['games']:,} games, {len(d['bad_games']):,} bad games skipped); "
-           f"rules {d['rules']}"]
-    for title, head, rows in tables(d):
-        widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-        out += ["", title]
-        out += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head] + rows]
+    out = render_text(tables(d), [f"Source: {d['source']} ({count(d['games'])} games, {count(len(d['bad_games']))} "
+                                  f"bad games skipped); rules {d['rules']}"])
     if d["median_player"] is not None and len(d["players"]) > 1:
         med = next(p for p in d["players"] if p["player"] == d["median_player"])
-        out += ["", f"median player (by regret per game, {med['regret_per_game']:.2f}): {med['player']}, "
-                    f"fitted {med['spec']}"]
-    return "\n".join(out)
+        out += (f"\n\nmedian player (by regret per game, {num(med['regret_per_game'])}): {med['player']}, "
+                f"fitted {med['spec']}")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

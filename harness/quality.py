@@ -45,11 +45,9 @@ from typing import Any
 import numpy as np
 
 from harness.outcome import deficit_round, rank_column
+from harness.render import MISSING, Table, ci_level, count, interval, num, p_value, pct, pts, sig, table_lines
 from harness.rundir import RunInfo, chunk_columns
 from harness.stats import CoMoments, Estimate, delta_estimate, holm, wilson
-
-#: A table of a report: (title, header, rows of cells), all strings (as :data:`harness.summary.Table`).
-Table = tuple[str, list[str], list[list[str]]]
 
 #: Row columns the engine records for the course of a game (:class:`harness.outcome.Leads`).
 ROUND_COLUMNS = ("lead_changes", "last_behind", "deficit")
@@ -483,25 +481,27 @@ def definition(metric: str, options: Mapping[str, Any]) -> str:
     return _DEFS[metric].format(**options)
 
 
-def fmt(metric: str, x: Any, signed: bool = False) -> str:
-    """A metric's value: shares as % (differences as percentage points), counts and rounds as numbers."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
+def _value(metric: str, x: Any, signed: bool = False) -> str:
+    """A metric's value (``signed``: a difference): shares in %, differences of shares (and the
+    first-mover edge, itself one) in percentage points, counts and rounds as numbers."""
     if metric in SHARES:
-        v = 100 * x
-        return f"{v:+.2f} pts" if signed or metric == "first_mover_edge" else f"{v:.2f} %"
-    return f"{x:+.3f}" if signed else f"{x:.3f}"
+        return pts(x) if signed or metric == "first_mover_edge" else pct(x, 2)
+    return num(x, 3, sign=signed)
 
 
-def fmt_ci(metric: str, ci: Sequence[Any] | None, signed: bool = False) -> str:
+def _interval(metric: str, ci: Sequence[Any] | None, signed: bool = False) -> str:
+    """A metric's interval in the unit of :func:`_value` (the adjusted mean, in points, to 2
+    decimals); "" when the games cannot give one (fewer than two)."""
     if not ci or ci[0] is None:
         return ""
-    lo, hi = ci
     if metric in SHARES:
-        return f"[{100 * lo:+.2f}, {100 * hi:+.2f}]" if signed or metric == "first_mover_edge" \
-            else f"[{100 * lo:.2f}, {100 * hi:.2f}]"
-    nd = 2 if metric == "adjusted" else 3
-    return f"[{lo:+.{nd}f}, {hi:+.{nd}f}]" if signed else f"[{lo:.{nd}f}, {hi:.{nd}f}]"
+        return interval(ci, 2, sign=signed or metric == "first_mover_edge", scale=100)
+    return interval(ci, 2 if metric == "adjusted" else 3, sign=signed)
+
+
+def _with(value: str, ci: str) -> str:
+    """A value and its interval in one cell (the value alone without one)."""
+    return f"{value} {ci}" if ci else value
 
 
 def tables(d: Mapping[str, Any]) -> list[Table]:
@@ -509,36 +509,34 @@ def tables(d: Mapping[str, Any]) -> list[Table]:
     q = d.get("quality")
     if not q:
         return []
-    conf = f"{100 * q['confidence']:.4g} %"
+    conf = ci_level(q["confidence"])
     opts = q["options"]
     out: list[Table] = []
     rows = []
     for m in RUN_METRICS:
         x = q.get(m)
         if x is None:
-            rows.append([m, "–", "", f"does not apply: {q['why'].get(m, '')}"])
+            rows.append([m, MISSING, "", f"does not apply: {q['why'].get(m, '')}"])
         else:
-            rows.append([m, fmt(m, x["value"]), fmt_ci(m, x["ci"]), definition(m, opts)])
-    title = (f"Game quality ({conf} CI over games, {q['games']:,} games, tables of 2+ seats; "
+            rows.append([m, _value(m, x["value"]), _interval(m, x["ci"]), definition(m, opts)])
+    title = (f"Game quality ({conf} CI over games, {count(q['games'])} games, tables of 2+ seats; "
              f"{opts['rounds']} rounds a game; harness.quality)")
-    out.append((title, ["metric", "value", "interval", "definition"], rows))
+    out.append(Table(title, ["metric", "value", "interval", "definition"], rows))
     rows = []
     for e in q["entrants"]:
-        ss = (f"{fmt('skill_share', e['skill_share'])} {fmt_ci('skill_share', e['skill_share_ci'])}"
-              if e["skill_share"] is not None else "–")
-        rows.append([e["strategy"], f"{e['seat_games']:,}", ss,
-                     "–" if e.get("var_luck") is None else f"{e['var_luck']:.1f}",
-                     "–" if e.get("var_regret") is None else f"{e['var_regret']:.1f}",
-                     f"{e['adjusted_mean']:.2f} {fmt_ci('adjusted', e['adjusted_ci'])}"])
+        rows.append([e["strategy"], count(e["seat_games"]),
+                     _with(_value("skill_share", e["skill_share"]), _interval("skill_share", e["skill_share_ci"])),
+                     num(e.get("var_luck"), 1), num(e.get("var_regret"), 1),
+                     _with(num(e["adjusted_mean"]), _interval("adjusted", e["adjusted_ci"]))])
     why = q["why"].get("skill_share")
-    out.append((f"Skill share per entrant ({definition('skill_share', opts)}; adjusted mean = total - luck"
-                + (f"; skill_share does not apply: {why}, so the mean is plain" if why else "") + ")",
-                ["entrant", "seat-games", "skill_share", "Var(luck)", "Var(regret)", "adjusted mean"], rows))
+    out.append(Table(f"Skill share per entrant ({definition('skill_share', opts)}; adjusted mean = total - luck"
+                     + (f"; skill_share does not apply: {why}, so the mean is plain" if why else "") + ")",
+                     ["entrant", "seat-games", "skill_share", "Var(luck)", "Var(regret)", "adjusted mean"], rows))
     if q["pairings"]:
-        rows = [[p["name"], p["weaker"], f"{p['gap']:.2f}", fmt("upset_rate", p["upset_rate"]),
-                 fmt_ci("upset_rate", p["upset_ci"])] for p in q["pairings"]]
-        out.append((f"Upsets ({definition('upset_rate', opts)})",
-                    ["pairing", "weaker", "mean gap", "upset_rate", "interval"], rows))
+        rows = [[p["name"], p["weaker"], num(p["gap"]), _value("upset_rate", p["upset_rate"]),
+                 _interval("upset_rate", p["upset_ci"])] for p in q["pairings"]]
+        out.append(Table(f"Upsets ({definition('upset_rate', opts)})",
+                         ["pairing", "weaker", "mean gap", "upset_rate", "interval"], rows))
     return out
 
 
@@ -547,25 +545,18 @@ def compare_lines(q: Mapping[str, Any]) -> list[str]:
     difference with its interval, Holm-adjusted p; ``*`` marks a significant change."""
     if not q or not q["metrics"]:
         return []
-    conf = f"{100 * q['confidence']:.4g} %"
     rows = []
     for r in q["metrics"]:
         m = r["metric"]
         name = m if r["scope"] == "run" else f"{m} ({r['scope']})"
         flag = " *" if r["significant"] else ""
-        p = r["p_holm"]
-        ps = "–" if p is None or (isinstance(p, float) and math.isnan(p)) else (f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}")
-        rows.append([name, fmt(m, r["base"]), fmt(m, r["candidate"]), fmt(m, r["diff"], True),
-                     fmt_ci(m, r["diff_ci"], True), ps + flag])
-    head = ["metric", "base", "candidate", "diff", f"{conf} CI", "p (Holm)"]
-    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+        rows.append([name, _value(m, r["base"]), _value(m, r["candidate"]), _value(m, r["diff"], True),
+                     _interval(m, r["diff_ci"], True), p_value(r["p_holm"]) + flag])
     o = q["options"]
     title = (f"game quality (paired on the same games; close = won by <= {o['close_margin']}, comeback = "
              f"{o['comeback_deficit']}+ behind after round {o['deficit_round']}; p-values Holm-corrected for "
-             f"{len(rows)} tests, * = significant at {q['alpha']:.3g} family-wise):")
-    lines = ["", title]
-    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head] + rows]
-    for m, why in sorted(q["why"].items()):
-        lines.append(f"  {m}: does not apply ({why})")
-    lines += [f"  note: {n}" for n in q["notes"]]
-    return lines
+             f"{len(rows)} tests, * = significant at {sig(q['alpha'])} family-wise):")
+    notes = [f"{m}: does not apply ({why})" for m, why in sorted(q["why"].items())]
+    notes += [f"note: {n}" for n in q["notes"]]
+    head = ["metric", "base", "candidate", "diff", f"{ci_level(q['confidence'])} CI", "p (Holm)"]
+    return ["", *table_lines(Table(title, head, rows, notes))]

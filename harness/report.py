@@ -2,85 +2,57 @@
 
 The numbers come from :func:`harness.summary.summarize` (one streaming pass, per-section
 accumulators; the statistical choices are documented there), the pictures from
-:mod:`harness.plot`. This module renders and writes them, and holds the ``report`` command.
+:mod:`harness.plot`, the look of every table from :mod:`harness.render`. This module puts the
+report together, writes it, and holds the ``report`` command.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from harness.errors import UserError
 from harness.outcome import DEFINITION
-from harness.summary import SECTIONS, RunSummary, Table
+from harness.render import Table, count, html_page, markdown, text
+from harness.summary import SECTIONS, RunSummary
 
 
 def _tables(d: Mapping[str, Any]) -> list[Table]:
-    """The report's tables as (title, header, rows) of strings: shared by Markdown, HTML and stdout."""
+    """The report's tables, shared by Markdown, HTML and stdout."""
     return [t for cls in SECTIONS for t in cls.tables(d)]
 
 
 def _header_lines(d: Mapping[str, Any]) -> list[str]:
+    """What the run is (its notes apart: :func:`_notes`)."""
     r = d["run"]
     st = ", ".join(f"{k}={v}" for k, v in r["rules"]["settings_changed"].items()) or "settings as in the rule file"
-    lines = [f"Run: {r['path']} ({r['kind']}, {'complete' if r['complete'] else 'INCOMPLETE'})",
-             f"Rules: {r['rules']['name']} ({st})",
-             f"Games: {r['games']:,} per lineup x {len(r['lineups'])} lineup(s), seed {r['seed']}",
-             f"Outcomes: {r.get('outcomes', DEFINITION)}"]
-    return lines + [f"Note: {n}" for n in d["notes"]]
+    return [f"Run: {r['path']} ({r['kind']}, {'complete' if r['complete'] else 'INCOMPLETE'})",
+            f"Rules: {r['rules']['name']} ({st})",
+            f"Games: {count(r['games'])} per lineup x {len(r['lineups'])} lineup(s), seed {r['seed']}",
+            f"Outcomes: {r.get('outcomes', DEFINITION)}"]
+
+
+def _notes(d: Mapping[str, Any]) -> list[str]:
+    return [f"Note: {n}" for n in d["notes"]]
 
 
 def summary_markdown(d: Mapping[str, Any]) -> str:
     """``summary.md``: the header and every table as GitHub Markdown."""
-    out = ["# Run report", ""] + [f"- {x}" for x in _header_lines(d)] + [""]
-    for title, head, rows in _tables(d):
-        out += [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-        out.append("")
-    return "\n".join(out)
+    return markdown(_tables(d), "Run report", _header_lines(d) + _notes(d))
 
 
 def summary_text(d: Mapping[str, Any]) -> str:
     """A plain-text rendering for the terminal (aligned columns)."""
-    out = _header_lines(d)
-    for title, head, rows in _tables(d):
-        widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-        out += ["", title]
-        out += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head] + rows]
-    return "\n".join(out)
-
-
-_CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}th,td{border:1px solid #ccc;padding:3px 8px;
-text-align:right}th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}img{max-width:100%;
-margin:0.5em 0 1.5em;border:1px solid #eee}h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.5em}
-.note{color:#a40}"""
+    return text(_tables(d), _header_lines(d) + _notes(d))
 
 
 def report_html(d: Mapping[str, Any], pngs: Sequence[Path]) -> str:
-    """``report.html``: self-contained (CSS inline, every PNG embedded as base64)."""
-    esc = html.escape
-    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-             f"<title>Run report: {esc(str(d['run']['path']))}</title><style>{_CSS}</style></head><body>",
-             "<h1>Run report</h1><ul>"]
-    for line in _header_lines(d):
-        cls = " class='note'" if line.startswith("Note:") else ""
-        parts.append(f"<li{cls}>{esc(line)}</li>")
-    parts.append("</ul>")
-    for title, head, rows in _tables(d):
-        parts.append(f"<h2>{esc(title)}</h2><table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr>")
-        parts += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in rows]
-        parts.append("</table>")
-    if pngs:
-        parts.append("<h2>Plots</h2>")
-    for p in pngs:
-        b64 = base64.b64encode(Path(p).read_bytes()).decode("ascii")
-        parts.append(f"<img alt='{esc(Path(p).stem)}' src='data:image/png;base64,{b64}'>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    """``report.html``: self-contained (CSS inline, every PNG embedded as base64); no number or
+    interval of a table breaks across lines (:func:`harness.render.html_table`)."""
+    images = [(Path(p).stem, Path(p).read_bytes()) for p in pngs]
+    return html_page(f"Run report: {d['run']['path']}", "Run report", _header_lines(d), _tables(d), images,
+                     notes=_notes(d))
 
 
 def write_report(summary: RunSummary, out_dir: str | Path | None = None, plots: bool = True) -> dict[str, Any]:

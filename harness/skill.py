@@ -71,8 +71,9 @@ from harness.analysis import ERROR, SCALE, Analyser, Band, Worst, keep_text, rat
 from harness.codec import KernelArrays, RunRecords, arrays_of_records, record_rules
 from harness.errors import UserError
 from harness.record import BadGame, GameRecord, ReadResult
+from harness.render import Table, ci_level, count, num, pct, pm, sig, times
+from harness.render import markdown as md_document, text as render_text
 from harness.stats import Moments, mean_ci
-from harness.summary import Table, _f, _pct
 
 
 #: Decision kinds of the split: keeps (stop included), and boxes written on upper / lower boxes.
@@ -427,71 +428,60 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
 
 
 def tables(d: Mapping[str, Any]) -> list[Table]:
-    """The analysis's tables as (title, header, rows) of strings, from :meth:`SkillReport.to_dict`."""
-    conf = f"{100 * d['confidence']:.4g} %"
+    """The analysis's tables (:class:`harness.render.Table`), from :meth:`SkillReport.to_dict`."""
+    conf = ci_level(d["confidence"])
     main, kinds, worst = [], [], []
     lineups = any(w["lineup"] for p in d["players"] for w in p["worst"])  # a run's lineup 0 alone is noise
     for p in d["players"]:
         vr = p["variance_reduction"]
         lo, hi = p["adjusted_ci"]
-        main.append([p["player"], f"{p['games']:,}", _f(p["mean"]), _f(p["mean_luck"]),
-                     f"{_f(p['adjusted_mean'])} ± {_f((hi - lo) / 2) if lo is not None else '–'}",
-                     "exact" if vr is None else f"{vr:.1f}x", _f(p["decisions_per_game"], 1),
-                     _f(p["regret_per_decision"], 3), _f(p["regret_per_game"]), _pct(p["error_rate"]), p["rating"]])
+        main.append([p["player"], count(p["games"]), num(p["mean"]), num(p["mean_luck"]),
+                     pm(p["adjusted_mean"], (hi - lo) / 2 if lo is not None else None),
+                     "exact" if vr is None else times(vr), num(p["decisions_per_game"], 1),
+                     num(p["regret_per_decision"], 3), num(p["regret_per_game"]), pct(p["error_rate"]), p["rating"]])
         row = [p["player"]]
         for k in ("keep", "box", "upper", "lower"):
             x = p["by_kind"][k]
-            per = "–" if x["regret_per_decision"] is None else _f(x["regret_per_decision"], 3)
-            row.append(f"{_f(x['regret_per_game'])} ({per}, {_pct(x['error_rate'])})")
+            row.append(f"{num(x['regret_per_game'])} ({num(x['regret_per_decision'], 3)}, {pct(x['error_rate'])})")
         kinds.append(row)
         for w in p["worst"]:
             lu = [str(w["lineup"])] if lineups else []
             worst.append([p["player"], *lu, str(w["game"]), str(w["seat"]), str(w["column"]), str(w["turn"]),
                           str(w["roll"]), " ".join(map(str, w["dice"])), keep_text(w["played"]),
-                          keep_text(w["best"]), _f(w["regret"])])
-    out: list[Table] = [
-        (f"Luck and skill per player (exact: final = start + luck - regret; adjusted = final - luck, "
-         f"± {conf} CI over games; variance reduction = var(final) / var(adjusted))",
-         ["player", "games", "mean", "luck", "adjusted", "var. red.", "decisions/game", "regret/decision",
-          "regret/game", "errors", "rating"], main),
-        ("Regret by decision kind: points per game (per decision, error rate)",
-         ["player", "keep", "box", "upper box", "lower box"], kinds)]
+                          keep_text(w["best"]), num(w["regret"])])
+    out = [
+        Table(f"Luck and skill per player (exact: final = start + luck - regret; adjusted = final - luck, "
+              f"± {conf} CI over games; variance reduction = var(final) / var(adjusted))",
+              ["player", "games", "mean", "luck", "adjusted", "var. red.", "decisions/game", "regret/decision",
+               "regret/game", "errors", "rating"], main),
+        Table("Regret by decision kind: points per game (per decision, error rate)",
+              ["player", "keep", "box", "upper box", "lower box"], kinds)]
     if worst:
-        out.append(("Worst decisions (cost in points against the best option)",
-                    ["player", *(["lineup"] if lineups else []), "game", "seat", "column", "turn", "roll", "dice",
-                     "played", "best", "cost"], worst))
+        out.append(Table("Worst decisions (cost in points against the best option)",
+                         ["player", *(["lineup"] if lineups else []), "game", "seat", "column", "turn", "roll",
+                          "dice", "played", "best", "cost"], worst))
     return out
 
 
 def _header(d: Mapping[str, Any]) -> list[str]:
     def one(r: Mapping[str, Any]) -> str:
         cols = f" a column, {r['columns']} columns" if r["columns"] > 1 else ""
-        return f"{r['rules']} (start value {r['start_value']:.2f}{cols})"
+        return f"{r['rules']} (start value {num(r['start_value'])}{cols})"
 
-    bands = ", ".join(f"{b['rating']} < {b['regret_per_decision_below']:g}" for b in d["scale"][:-1])
-    return [f"Source: {d['source']} ({d['games']:,} games analysed, {len(d['bad_games']):,} skipped)",
+    bands = ", ".join(f"{b['rating']} < {sig(b['regret_per_decision_below'], 6)}" for b in d["scale"][:-1])
+    return [f"Source: {d['source']} ({count(d['games'])} games analysed, {count(len(d['bad_games']))} skipped)",
             f"Rules: {'; '.join(one(r) for r in d['rules'])}",
             f"Rating (mean regret per decision, points): {bands}, {d['scale'][-1]['rating']} above"]
 
 
 def text(d: Mapping[str, Any]) -> str:
     """The terminal form: the header, then each table with aligned columns (one line per player)."""
-    out = _header(d)
-    for title, head, rows in tables(d):
-        widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-        out += ["", title]
-        out += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head] + rows]
-    return "\n".join(out)
+    return render_text(tables(d), _header(d))
 
 
 def markdown(d: Mapping[str, Any]) -> str:
     """``analysis.md``: the header and every table as GitHub Markdown."""
-    out = ["# Luck and skill", ""] + [f"- {x}" for x in _header(d)] + [""]
-    for title, head, rows in tables(d):
-        out += [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-        out.append("")
-    return "\n".join(out)
+    return md_document(tables(d), "Luck and skill", _header(d))
 
 
 # ---------------------------------------------------------------------------------------------

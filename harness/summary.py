@@ -2,9 +2,10 @@
 
 A report is made of *sections*. Each section is one accumulator class here: it names the row
 columns it needs, folds every :class:`Window` of games, and gives its part of ``summary.json``
-and its tables (rendered from that JSON, so Markdown, HTML and the terminal agree); its pictures
-are listed under its key in :data:`harness.plot.PLOTS`. A new report section is one accumulator
-in :data:`SECTIONS`, its tables and, optionally, its plots.
+and its tables (:class:`harness.render.Table`, built from that JSON, so Markdown, HTML and the
+terminal agree; :mod:`harness.render` decides how they look); its pictures are listed under its
+key in :data:`harness.plot.PLOTS`. A new report section is one accumulator in :data:`SECTIONS`,
+its tables and, optionally, its plots.
 
 Statistical choices (the "why" behind the numbers):
 
@@ -38,6 +39,7 @@ from harness import quality
 from harness.jsonable import jsonable
 from harness.outcome import DEFINITION, pair_points, rank_column, wdl_counts
 from harness.quality import QualityAccumulator, QualityModel, QualityOptions
+from harness.render import Table, ci_level, count, interval, num, pct, times
 from harness.rules import RuleSet
 from harness.rundir import RunInfo, chunk_columns, iter_windows, load_run, settings_changed
 from harness.stats import (
@@ -53,9 +55,6 @@ from harness.stats import (
 
 #: Percentiles reported for every entrant (same keys as ``solve --json``).
 PERCENTILES: tuple[int, ...] = (1, 5, 25, 50, 75, 95, 99)
-
-#: A table of a report: (title, header, rows of cells), all strings.
-Table = tuple[str, list[str], list[list[str]]]
 
 
 def yatzy_box(rules: RuleSet) -> str | None:
@@ -221,22 +220,21 @@ class EntrantSection(Section):
 
     @staticmethod
     def tables(d: Mapping[str, Any]) -> list[Table]:
-        conf = f"{100 * d['confidence']:.4g} %"
+        conf = ci_level(d["confidence"])
         rows = []
         for e in d["entrants"]:
             p = e["percentiles"]
-            rows.append([e["strategy"], f"{e['games']:,}",
-                         f"{_f(e['mean'])} [{_f(e['mean_ci'][0])}, {_f(e['mean_ci'][1])}]",
-                         _f(e["std"]), " / ".join(str(p[str(k)]) for k in PERCENTILES),
-                         _pct(e["bonus_rate"], e["bonus_ci"]), _pct(e["yatzy_rate"], e["yatzy_ci"]),
-                         _pct(e["win_rate"]), _pct(e["draw_rate"]), _pct(e["loss_rate"])])
-        out = [(f"Entrants (mean with {conf} CI over games; {DEFINITION})",
-                ["entrant", "games", "mean score", "std", "percentiles 1/5/25/50/75/95/99", "upper bonus",
-                 "yatzy", "win", "draw", "loss"], rows)]
+            rows.append([e["strategy"], count(e["games"]), num(e["mean"], ci=e["mean_ci"]),
+                         num(e["std"]), " / ".join(str(p[str(k)]) for k in PERCENTILES),
+                         pct(e["bonus_rate"], ci=e["bonus_ci"]), pct(e["yatzy_rate"], ci=e["yatzy_ci"]),
+                         pct(e["win_rate"]), pct(e["draw_rate"]), pct(e["loss_rate"])])
+        out = [Table(f"Entrants (mean with {conf} CI over games; {DEFINITION})",
+                     ["entrant", "games", "mean score", "std", "percentiles 1/5/25/50/75/95/99", "upper bonus",
+                      "yatzy", "win", "draw", "loss"], rows)]
         if d["entrants"]:
             boxes = list(d["entrants"][0]["box_means"])
-            rows = [[b] + [_f(e["box_means"][b]) for e in d["entrants"]] for b in boxes]
-            out.append(("Mean score per box (points)", ["box"] + [e["strategy"] for e in d["entrants"]], rows))
+            rows = [[b] + [num(e["box_means"][b]) for e in d["entrants"]] for b in boxes]
+            out.append(Table("Mean score per box (points)", ["box"] + [e["strategy"] for e in d["entrants"]], rows))
         return out
 
 
@@ -244,7 +242,7 @@ def entrant_dict(e: EntrantStats, boxes: Sequence[str], confidence: float) -> di
     """One entrant's JSON summary (see the module docstring for the definitions)."""
     ci = mean_ci(e.per_game, confidence)
     n = e.rows
-    pct = e.hist.percentiles(np.array(PERCENTILES, dtype=float))
+    pcts = e.hist.percentiles(np.array(PERCENTILES, dtype=float))
     br, yr = rate(e.bonus, n, confidence), rate(e.yatzy, n, confidence)
     w, d, l = (rate(x, e.played, confidence) for x in (e.wins, e.draws, e.losses))
     return {
@@ -255,7 +253,7 @@ def entrant_dict(e: EntrantStats, boxes: Sequence[str], confidence: float) -> di
         "std": e.hist.std,
         "min": e.hist.min,
         "max": e.hist.max,
-        "percentiles": {str(p): int(v) for p, v in zip(PERCENTILES, pct)},
+        "percentiles": {str(p): int(v) for p, v in zip(PERCENTILES, pcts)},
         "bonus_rate": br.rate, "bonus_ci": [br.lo, br.hi],
         "yatzy_rate": yr.rate, "yatzy_ci": [yr.lo, yr.hi],
         "played": e.played, "wins": e.wins, "draws": e.draws, "losses": e.losses,
@@ -367,16 +365,14 @@ class PairingSection(Section):
     def tables(d: Mapping[str, Any]) -> list[Table]:
         if not d["pairings"]:
             return []
-        conf = f"{100 * d['confidence']:.4g} %"
+        conf = ci_level(d["confidence"])
         rows = []
         for p in d["pairings"]:
-            elo = _f(p["elo"], 1)
-            if p["elo_ci"]:
-                elo += f" [{_f(p['elo_ci'][0], 1)}, {_f(p['elo_ci'][1], 1)}]"
-            rows.append([p["name"], f"{p['games']:,}", _pct(p["win_rate"], p["win_ci"]),
-                         _pct(p["draw_rate"], p["draw_ci"]), _pct(p["loss_rate"], p["loss_ci"]), elo])
-        return [(f"Pairings (Wilson {conf} intervals; Elo interval from game pairs when seats were swapped)",
-                 ["pairing", "games", "win", "draw", "loss", "Elo"], rows)]
+            rows.append([p["name"], count(p["games"]), pct(p["win_rate"], ci=p["win_ci"]),
+                         pct(p["draw_rate"], ci=p["draw_ci"]), pct(p["loss_rate"], ci=p["loss_ci"]),
+                         num(p["elo"], 1, ci=p["elo_ci"])])
+        return [Table(f"Pairings (Wilson {conf} intervals; Elo interval from game pairs when seats were swapped)",
+                      ["pairing", "games", "win", "draw", "loss", "Elo"], rows)]
 
 
 def pairing_dict(p: PairingStats, confidence: float) -> dict[str, Any]:
@@ -456,24 +452,24 @@ class HeadToHeadSection(Section):
     @staticmethod
     def tables(d: Mapping[str, Any]) -> list[Table]:
         out = []
-        conf = f"{100 * d['confidence']:.4g} %"
+        conf = ci_level(d["confidence"])
         if d["ratings"]:
-            rows = [[str(r["rank"]), r["name"], _bound(r), f"[{_f(r['lo'], 1)}, {_f(r['hi'], 1)}]",
+            rows = [[str(r["rank"]), r["name"], _bound(r), interval((r["lo"], r["hi"]), 1),
                      r["note"] or ""] for r in d["ratings"]]
-            out.append((f"Bradley-Terry ratings (Elo scale, mean 0, {conf} intervals; prior: one virtual draw "
-                        "per pair; >= / <= : a bound, the entrant won or lost every game against another)",
-                        ["rank", "entrant", "Elo", "interval", "note"], rows))
+            out.append(Table(f"Bradley-Terry ratings (Elo scale, mean 0, {conf} intervals; prior: one virtual draw "
+                             "per pair; >= / <= : a bound, the entrant won or lost every game against another)",
+                             ["rank", "entrant", "Elo", "interval", "note"], rows))
         if d["head_to_head"] and len(d["head_to_head"]["names"]) >= 3:
             h = d["head_to_head"]
-            rows = [[n] + [("–" if x is None else f"{100 * x:.1f} %") for x in r]
-                    for n, r in zip(h["names"], h["score"])]
-            out.append(("Head to head (row's score against column: win 1, draw ½)", ["entrant"] + h["names"], rows))
+            rows = [[n] + [pct(x) for x in r] for n, r in zip(h["names"], h["score"])]
+            out.append(Table("Head to head (row's score against column: win 1, draw ½)", ["entrant"] + h["names"],
+                             rows))
         return out
 
 
 def _bound(r: Mapping[str, Any]) -> str:
     mark = {"lower": ">= ", "upper": "<= ", "both": "~ "}.get(r.get("bound") or "", "")
-    return mark + _f(r["elo"], 1)
+    return mark + num(r["elo"], 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -667,18 +663,19 @@ class LuckSection(Section):
     def tables(d: Mapping[str, Any]) -> list[Table]:
         if not d.get("luck"):
             return []
-        conf = f"{100 * d['confidence']:.4g} %"
+        conf = ci_level(d["confidence"])
         rows, kinds, worst = [], [], []
         for x in d["luck"]:
             vr = x["variance_reduction"]
-            rows.append([x["strategy"], f"{x['games']:,}", _f(x["mean"]), _f(x["mean_luck"]),
-                         f"{_f(x['adjusted_mean'])} [{_f(x['adjusted_ci'][0])}, {_f(x['adjusted_ci'][1])}]",
-                         "exact" if vr is None else f"{vr:.1f}x", _f(x["regret_per_game"]),
-                         _f(x["regret_per_decision"], 3), _pct(x["error_rate"]), x.get("rating", "")])
+            rows.append([x["strategy"], count(x["games"]), num(x["mean"]), num(x["mean_luck"]),
+                         num(x["adjusted_mean"], ci=x["adjusted_ci"]), "exact" if vr is None else times(vr),
+                         num(x["regret_per_game"]), num(x["regret_per_decision"], 3), pct(x["error_rate"]),
+                         x.get("rating", "")])
             if "by_kind" in x:
                 bk = x["by_kind"]
-                kinds.append([x["strategy"], *(_f(bk[k]["regret_per_decision"], 3) for k in ("keep", "upper", "lower")),
-                              _f(bk["keep"]["decisions"] / x["games"], 2)])
+                kinds.append([x["strategy"], *(num(bk[k]["regret_per_decision"], 3)
+                                               for k in ("keep", "upper", "lower")),
+                              num(bk["keep"]["decisions"] / x["games"], 2)])
             for w in x.get("worst", []):
                 lu = f"lineup {w['lineup']} " if len(d.get("lineups") or [0]) > 1 else ""
                 where = f"{lu}game {w['game']} seat {w['seat']}"
@@ -689,18 +686,18 @@ class LuckSection(Section):
                     where += f" column {w['column']} turn {w['turn']} roll {w['roll']}"
                 else:
                     what = "(record the run with --record to name the decision)"
-                worst.append([x["strategy"], where, what, _f(w["regret"], 2)])
-        tabs: list[Table] = [(f"Luck and skill (exact; adjusted = total - luck, unbiased; {conf} CI over games; "
-                              "variance reduction = var(mean) / var(adjusted mean); exact = zero variance; "
-                              "rating: the scale of `yatzy-harness analyse`)",
-                              ["entrant", "games", "mean", "mean luck", "adjusted mean", "variance reduction",
-                               "regret/game", "regret/decision", "errors", "rating"], rows)]
+                worst.append([x["strategy"], where, what, num(w["regret"], 2)])
+        tabs = [Table(f"Luck and skill (exact; adjusted = total - luck, unbiased; {conf} CI over games; "
+                      "variance reduction = var(mean) / var(adjusted mean); exact = zero variance; "
+                      "rating: the scale of `yatzy-harness analyse`)",
+                      ["entrant", "games", "mean", "mean luck", "adjusted mean", "variance reduction",
+                       "regret/game", "regret/decision", "errors", "rating"], rows)]
         if kinds:
-            tabs.append(("Regret per decision by kind (keeps include stopping; boxes in the upper or lower section)",
-                         ["entrant", "keep", "upper box", "lower box", "keeps/game"], kinds))
+            tabs.append(Table("Regret per decision by kind (keeps include stopping; boxes in the upper or lower "
+                              "section)", ["entrant", "keep", "upper box", "lower box", "keeps/game"], kinds))
         if worst:
-            tabs.append(("Costliest decisions (per entrant, the seat-games holding the largest single regret)",
-                         ["entrant", "where", "dice, played, best", "regret"], worst))
+            tabs.append(Table("Costliest decisions (per entrant, the seat-games holding the largest single regret)",
+                              ["entrant", "where", "dice, played, best", "regret"], worst))
         return tabs
 
 
@@ -820,24 +817,3 @@ def summarize(run: str | Path | RunInfo, confidence: float = 0.95,
     for s in secs:
         s.finish()
     return RunSummary(info, secs, confidence, info.warnings)
-
-
-# ---------------------------------------------------------------------------------------------
-# cell formatting
-
-
-def _f(x: Any, nd: int = 2) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if isinstance(x, float) and math.isinf(x):
-        return "+inf" if x > 0 else "-inf"
-    return f"{x:.{nd}f}"
-
-
-def _pct(x: Any, ci: Sequence[Any] | None = None) -> str:
-    if x is None:
-        return "–"
-    s = f"{100 * x:.1f} %"
-    if ci and ci[0] is not None:
-        s += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
-    return s

@@ -25,8 +25,10 @@ from harness.rundir import load_run
 from harness.summary import PERCENTILES, LuckSection, summarize, yatzy_box
 from harness.rules import load_rules
 try:  # tests/ as a package or as a plain directory on sys.path
+    from tests.html_check import assert_numbers_unbreakable
     from tests.report_helpers import rechunk, write_run
 except ModuleNotFoundError:
+    from html_check import assert_numbers_unbreakable
     from report_helpers import rechunk, write_run
 
 ENTRANTS = ["timeout", "greedy", "random"]
@@ -149,6 +151,9 @@ def test_report_files(tmp_path, tourney, tsummary):
     html = (tmp_path / "report.html").read_text()
     assert html.count("data:image/png;base64,") == 6
     assert not re.search(r"(src|href)=['\"](?!data:)", html), "report.html must be self-contained"
+    # no number, percentage or interval of any table can wrap: "32.8 %" and "198.30 [196.63,
+    # 199.97]" used to break onto two lines with width to spare
+    assert assert_numbers_unbreakable(html) > 60
     md = (tmp_path / "summary.md").read_text()
     assert "| greedy vs random | 480 |" in md
     assert summary_markdown(js) == md
@@ -356,6 +361,7 @@ def test_an_analysed_recorded_run_reports_the_split_by_kind_and_names_its_costli
         assert mine[0] == pytest.approx(theirs[0]) and len(mine) == LuckSection.WORST
         assert all(a[-1] >= b[-1] for a, b in zip(mine, mine[1:]))
     assert "Costliest decisions" in (out / "summary.md").read_text()
+    assert assert_numbers_unbreakable((out / "report.html").read_text()) > 40  # luck, quality, named decisions
     assert {"regret_per_game.png", "luck_vs_score.png"} <= {p.name for p in out.iterdir()}
     bare = run(cfg.with_overrides(record=False), tmp_path / "bare")
     b = write_report(summarize(bare), plots=False)

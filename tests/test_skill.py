@@ -124,8 +124,8 @@ def test_tables_and_text_one_line_per_player(recs):
     assert d["players"][0]["variance_reduction"] is None and d["players"][0]["rating"] == "perfect"
     assert d["players"][1]["by_kind"]["box"]["decisions"] == 15 * 12
     main_table, kinds, worst = tables(d)
-    assert [r[0] for r in main_table[2]] == SEATS and main_table[2][0][5] == "exact"
-    assert len(worst[2]) == 2 and all(r[0] == "greedy" for r in worst[2])
+    assert [r[0] for r in main_table.rows] == SEATS and main_table.rows[0][5] == "exact"
+    assert len(worst.rows) == 2 and all(r[0] == "greedy" for r in worst.rows)
     lines = text(d).splitlines()
     assert sum(line.lstrip().startswith("greedy ") for line in lines) == 1 + 1 + 2  # skill, kinds, 2 worst
 
