@@ -677,7 +677,7 @@ class LuckSection(Section):
                                                for k in ("keep", "upper", "lower")),
                               num(bk["keep"]["decisions"] / x["games"], 2)])
             for w in x.get("worst", []):
-                lu = f"lineup {w['lineup']} " if len(d.get("lineups") or [0]) > 1 else ""
+                lu = f"lineup {w['lineup']} " if len(d["run"]["lineups"]) > 1 else ""
                 where = f"{lu}game {w['game']} seat {w['seat']}"
                 if "turn" in w:
                     from harness.analysis import keep_text

@@ -370,3 +370,16 @@ def test_an_analysed_recorded_run_reports_the_split_by_kind_and_names_its_costli
             [(w["game"], w["seat"], pytest.approx(w["regret"])) for w in y["worst"]]
         assert all("turn" not in w for w in x["worst"])
     assert "record the run with --record" in (bare / "summary.md").read_text()
+
+
+def test_the_costliest_decisions_of_a_run_with_several_lineups_name_their_lineup(tmp_path):
+    """Game g of lineup 0 and game g of lineup 1 are different games: the table must say which."""
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    cfg = RunConfig(mode="gauntlet", candidate="greedy", entrants=("timeout",), games=30, seed=3, workers=1,
+                    analyse=True)
+    out = run(cfg, tmp_path / "g")
+    write_report(summarize(out), plots=False)
+    text = (out / "summary.md").read_text()
+    assert "Costliest decisions" in text and "lineup 0 game" in text and "lineup 1 game" in text
