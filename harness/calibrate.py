@@ -57,7 +57,6 @@ import numpy as np
 
 from harness.errors import UserError
 from harness.jsonable import jsonable
-from harness.render import Table, ci_level, num, pct, sig, table_lines
 from harness.stats import CoMoments, Moments, control_variate_mean, mean_ci, pentanomial_moments
 from harness.summary import summarize
 
@@ -176,7 +175,7 @@ def spec_with(spec: str, param: str, value: float) -> str:
     return name + ":" + ",".join(f"{k}={v}" for k, v in params.items())
 
 
-def _round(v: float) -> float:
+def round_value(v: float) -> float:
     """The value actually played (specs carry 6 significant digits)."""
     return float(f"{v:.6g}")
 
@@ -344,7 +343,7 @@ def calibrate(problem: Problem, evaluate: Callable[[float], Point],
     points: list[Point] = []
 
     def ev(v: float) -> Point:
-        pt = evaluate(_round(v))
+        pt = evaluate(round_value(v))
         points.append(pt)
         if progress:
             progress(pt)
@@ -366,7 +365,7 @@ def calibrate(problem: Problem, evaluate: Callable[[float], Point],
             converged = True
             break
         v = (a.value * gb - b.value * ga) / (gb - ga)
-        v = _round(min(max(v, min(a.value, b.value)), max(a.value, b.value)))
+        v = round_value(min(max(v, min(a.value, b.value)), max(a.value, b.value)))
         if v in (a.value, b.value):  # rounding collapsed the step: the bracket is as narrow as specs allow
             converged = True
             break
@@ -453,292 +452,3 @@ def _finish(problem: Problem, best: Point, a: Point, b: Point, points: list[Poin
     lo, hi = (value - unc, value + unc) if math.isfinite(unc) else (math.nan, math.nan)
     return Calibration(problem, value, (lo, hi), samp, search, slope,
                        (min(a.value, b.value), max(a.value, b.value)), tuple(points), converged, tuple(notes))
-
-
-# ---------------------------------------------------------------------------------------------
-# picture
-
-
-def plot_response(cal: Calibration):  # -> matplotlib Figure
-    """The response curve: evaluated points with CIs, the target, and the solution with its interval."""
-    from harness.plot import plt
-
-    p = cal.problem
-    pts = sorted((q for q in cal.points), key=lambda q: q.value)
-    scale = 1.0 if p.kind == "mean" else 100.0
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100, layout="constrained")
-    x = np.array([q.value for q in pts])
-    y = np.array([q.f for q in pts]) * scale
-    err = np.array([[q.f - q.lo for q in pts], [q.hi - q.f for q in pts]]) * scale
-    ax.plot(x, y, color="tab:blue", lw=1, alpha=0.6)
-    each = f"{p.games:,} games each" if p.kind == "mean" else f"{p.games:,} game pairs (seats swapped) each"
-    ax.errorbar(x, y, yerr=err, fmt="o", color="tab:blue", ecolor="black", capsize=3,
-                label=f"measured ({100 * p.confidence:.4g} % CI), {each}")
-    unit = " points" if p.kind == "mean" else " %"
-    ax.axhline(p.target * scale, color="tab:red", ls="--", lw=1, label=f"target {p.target * scale:g}{unit}")
-    if math.isfinite(cal.value):
-        xerr = None
-        if all(math.isfinite(v) for v in cal.value_ci):
-            xerr = [[cal.value - cal.value_ci[0]], [cal.value_ci[1] - cal.value]]
-        ax.errorbar([cal.value], [p.target * scale], xerr=xerr, fmt="*", ms=14, color="tab:red",
-                    ecolor="tab:red", capsize=5, label=f"{p.param} = {cal.value:.4g}")
-    ax.set_xlabel(f"{p.param} (parameter of {p.strategy})")
-    if p.kind == "mean":
-        ax.set_ylabel("mean final score (points)")
-        what = "mean score"
-    else:
-        ax.set_ylabel(f"score rate against {p.against} (%; win 1, draw 1/2)")
-        what = f"win rate against {p.against}"
-    rules = Path(p.rules).stem if p.rules.endswith(".toml") else p.rules
-    changed = f" ({', '.join(p.settings)})" if p.settings else ""
-    ax.set_title(f"Calibration of {p.strategy} {p.param}: {what}\n{rules} rules{changed}, seed {p.seed}, "
-                 f"same games at every value")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small", loc="best")
-    return fig
-
-
-# ---------------------------------------------------------------------------------------------
-# difficulty levels
-
-
-@dataclass(frozen=True)
-class Level:
-    """A named difficulty level: a target mean score, or a target score rate against the reference."""
-
-    name: str
-    target_mean: float | None = None
-    target_win_rate: float | None = None
-
-    @property
-    def kind(self) -> str:
-        return "mean" if self.target_mean is not None else "win_rate"
-
-
-@dataclass(frozen=True)
-class Levels:
-    """A levels file (``configs/difficulty/*.toml``): the bot and parameter to tune, the search
-    bracket, the games, the reference player for win-rate levels, and the levels in order."""
-
-    path: str
-    rules: str
-    settings: tuple[str, ...]
-    strategy: str
-    param: str
-    lo: float
-    hi: float
-    games: int
-    seed: int
-    against: str | None
-    levels: tuple[Level, ...]
-
-
-_LEVELS_KEYS = {"rules", "settings", "strategy", "param", "lo", "hi", "games", "seed", "against", "level"}
-
-
-def load_levels(path: str | os.PathLike[str]) -> Levels:
-    """Read and check a levels file; every mistake is a one-line :class:`UserError` naming the key."""
-    import tomllib
-
-    where = str(path)
-    try:
-        raw = tomllib.loads(Path(path).read_text())
-    except OSError as exc:
-        raise UserError(f"cannot read levels file {where}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{where}: not valid TOML ({exc})") from None
-    unknown = sorted(set(raw) - _LEVELS_KEYS)
-    if unknown:
-        raise UserError(f"{where}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(_LEVELS_KEYS))})")
-
-    def need(key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
-        v = raw.get(key, default)
-        if v is None:
-            raise UserError(f"{where}: missing key {key!r}")
-        if not isinstance(v, kind) or isinstance(v, bool):
-            raise UserError(f"{where}: {key} = {v!r} is not a {getattr(kind, '__name__', 'number')}")
-        return v
-
-    settings = raw.get("settings", {})
-    if not isinstance(settings, dict):
-        raise UserError(f"{where}: settings must be a table (settings = {{ upper_bonus_threshold = 62 }})")
-    levels = []
-    items = raw.get("level")
-    if not isinstance(items, list) or not items:
-        raise UserError(f"{where}: no [[level]] (each: name and target_win_rate or target_mean)")
-    for i, lv in enumerate(items, 1):
-        if not isinstance(lv, dict) or not isinstance(lv.get("name"), str):
-            raise UserError(f"{where}: level {i} has no name")
-        extra = sorted(set(lv) - {"name", "target_mean", "target_win_rate"})
-        if extra:
-            raise UserError(f"{where}: level {lv['name']!r}: unknown key {extra[0]!r}")
-        if ("target_mean" in lv) == ("target_win_rate" in lv):
-            raise UserError(f"{where}: level {lv['name']!r} needs exactly one of target_win_rate or target_mean")
-        for k in ("target_mean", "target_win_rate"):
-            if k in lv and (not isinstance(lv[k], (int, float)) or isinstance(lv[k], bool)):
-                raise UserError(f"{where}: level {lv['name']!r}: {k} = {lv[k]!r} is not a number")
-        levels.append(Level(lv["name"], lv.get("target_mean"), lv.get("target_win_rate")))
-    names = [lv.name for lv in levels]
-    if len(set(names)) != len(names):
-        raise UserError(f"{where}: two levels named {next(n for n in names if names.count(n) > 1)!r}")
-    against = raw.get("against")
-    if against is not None and not isinstance(against, str):
-        raise UserError(f"{where}: against = {against!r} is not a strategy spec or a fit file")
-    strategy = need("strategy", str, "solver")
-    param = need("param", str, "temperature")
-    dlo, dhi = default_bracket(strategy, param)
-    return Levels(where, need("rules", str, "scandinavian"), tuple(f"{k}={v}" for k, v in settings.items()),
-                  strategy, param, float(need("lo", (int, float), dlo)), float(need("hi", (int, float), dhi)),
-                  int(need("games", int, 2000)), int(need("seed", int, 1)), against, tuple(levels))
-
-
-class _Memo:
-    """An evaluator that plays each value once (levels sharing a response share its points)."""
-
-    def __init__(self, evaluate: Callable[[float], Point]) -> None:
-        self.evaluate = evaluate
-        self.seen: dict[float, Point] = {}
-
-    def __call__(self, value: float) -> Point:
-        if value not in self.seen:
-            self.seen[value] = self.evaluate(value)
-        return self.seen[value]
-
-
-def _bracket(memo: _Memo | None, level: Level, lv: Levels) -> tuple[float, float]:
-    """The search bracket of a level: the file's, or the narrowest pair of adjacent points already
-    measured on the same response (same games) whose responses straddle the level's target."""
-    target = level.target_mean if level.target_mean is not None else level.target_win_rate
-    if memo is None or len(memo.seen) < 2:
-        return lv.lo, lv.hi
-    pts = sorted(memo.seen.values(), key=lambda q: q.value)
-    pairs = [(a.value, b.value) for a, b in zip(pts, pts[1:]) if (a.f - target) * (b.f - target) < 0]
-    return min(pairs, key=lambda ab: ab[1] - ab[0]) if pairs else (lv.lo, lv.hi)
-
-
-#: The independent check of each level plays this seed offset (other dice than the search's).
-CHECK_SEED_OFFSET = 1
-
-
-def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int = 0, analyse: bool = True,
-                     confidence: float = 0.95, max_evals: int = DEFAULT_MAX_EVALS,
-                     progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Tune every level of ``lv`` (win-rate levels against ``against``, a spec), then play each
-    level's spec once more on an independent seed (``seed + CHECK_SEED_OFFSET``) as a check: the
-    check is on target when |check - target| is within the hypot of the check's CI half-width and
-    the search's (the response's half-width at the point nearest the target).
-    Returns the levels result (what ``levels.json`` holds: no paths, no times, so the same seed
-    gives the same file); every evaluation's run goes under ``out``."""
-    say = progress or (lambda _: None)
-    memos: dict[str, _Memo] = {}
-    evaluators: dict[str, RunnerEvaluator] = {}
-    rows, cals = [], []
-    for level in lv.levels:
-        if level.kind == "win_rate" and not against:
-            raise UserError(f"level {level.name!r} aims at a win rate: give --against REF (or against = in {lv.path})")
-        lo, hi = _bracket(memos.get(level.kind), level, lv)
-        p = Problem(rules=lv.rules, settings=lv.settings, strategy=lv.strategy, param=lv.param, lo=lo, hi=hi,
-                    target_mean=level.target_mean, target_win_rate=level.target_win_rate,
-                    against=against if level.kind == "win_rate" else None, games=lv.games, seed=lv.seed,
-                    max_evals=max_evals, confidence=confidence, workers=workers, analyse=analyse)
-        try:
-            check_problem(p)
-        except UserError as exc:
-            raise UserError(f"level {level.name!r}: {exc}") from None
-        if level.kind not in memos:
-            evaluators[level.kind] = RunnerEvaluator(p, out / level.kind, quiet=True)
-            memos[level.kind] = _Memo(evaluators[level.kind])
-        say(f"level {level.name}: " + (f"mean {level.target_mean:g} points" if level.kind == "mean"
-                                        else f"score {level.target_win_rate:g} against {against}"))
-        try:
-            cal = calibrate(p, memos[level.kind])
-        except UserError as exc:
-            raise UserError(f"level {level.name!r}: {exc}") from None
-        # the check: the calibrated spec played on other dice than the search's
-        cp = Problem(**{**p.__dict__, "seed": lv.seed + CHECK_SEED_OFFSET})
-        check = RunnerEvaluator(cp, out / "check" / level.name, quiet=True)(_round(cal.value))
-        cals.append((level, cal, check))
-        # the check and the search measured on independent dice: their difference has both errors
-        h_cal = cal.sampling_error * abs(cal.slope) if math.isfinite(cal.sampling_error * cal.slope) else 0.0
-        allowed = math.hypot((check.hi - check.lo) / 2, h_cal)
-        inside = abs(check.f - p.target) <= allowed
-        say(f"  {spec_with(lv.strategy, lv.param, cal.value)}: check {check.f:.4g} [{check.lo:.4g}, {check.hi:.4g}]"
-            + ("" if inside else " (the target is outside the check's interval combined with the search's)"))
-        rows.append({
-            "name": level.name,
-            "target": {"kind": level.kind, "value": p.target, "against": p.against},
-            "spec": spec_with(lv.strategy, lv.param, cal.value), "value": cal.value,
-            "value_ci": list(cal.value_ci), "converged": cal.converged,
-            "search": {"evaluations": len(cal.points), "bracket": list(cal.bracket),
-                       "sampling_error": cal.sampling_error, "search_error": cal.search_error, "slope": cal.slope},
-            "check": {"response": check.f, "ci": [check.lo, check.hi], "games": check.games,
-                      "seed": lv.seed + CHECK_SEED_OFFSET, "target_inside": inside,
-                      "difference": check.f - p.target, "difference_halfwidth": allowed,
-                      "variance_reduction": check.variance_reduction},
-            "notes": list(cal.notes)})
-    curves = {kind: [{k: v for k, v in pt.to_dict().items() if k != "run_dir"}
-                     for pt in sorted(m.seen.values(), key=lambda q: q.value)] for kind, m in memos.items()}
-    est = {kind: e.estimator for kind, e in evaluators.items()}
-    return jsonable({"format": "yatzy-levels/1", "levels_file": lv.path, "rules": lv.rules,
-                     "settings": list(lv.settings), "strategy": lv.strategy, "param": lv.param,
-                     "bracket": [lv.lo, lv.hi], "against": against, "games": lv.games, "seed": lv.seed,
-                     "confidence": confidence, "estimators": est, "levels": rows, "curves": curves})
-
-
-def plot_levels(d: dict[str, Any]):  # -> matplotlib Figure
-    """The response curve(s) with every level's target, calibrated value and independent check."""
-    from harness.plot import plt
-
-    kinds = [k for k in ("win_rate", "mean") if k in d["curves"]]
-    fig, axes = plt.subplots(1, len(kinds), figsize=(7 * len(kinds), 5), dpi=100, layout="constrained", squeeze=False)
-    for ax, kind in zip(axes[0], kinds):
-        scale = 100.0 if kind == "win_rate" else 1.0
-        pts = d["curves"][kind]
-        x = np.array([q["value"] for q in pts])
-        y = np.array([q["response"] for q in pts]) * scale
-        err = np.array([[q["response"] - q["ci"][0] for q in pts], [q["ci"][1] - q["response"] for q in pts]]) * scale
-        ax.plot(x, y, color="tab:blue", lw=1, alpha=0.6)
-        ax.errorbar(x, y, yerr=err, fmt="o", ms=4, color="tab:blue", ecolor="black", capsize=2,
-                    label=f"measured, {d['games']:,} games each, seed {d['seed']}")
-        for i, lv in ((i, r) for i, r in enumerate(d["levels"]) if r["target"]["kind"] == kind):
-            c = f"C{(i + 1) % 10}"  # one colour per level across the panels
-            t = lv["target"]["value"] * scale
-            ax.axhline(t, color=c, ls="--", lw=0.8)
-            lo, hi = lv["value_ci"]
-            xerr = None if lo is None else [[lv["value"] - lo], [hi - lv["value"]]]
-            ax.errorbar([lv["value"]], [t], xerr=xerr, fmt="*", ms=13, color=c, ecolor=c, capsize=4,
-                        label=f"{lv['name']}: {d['param']} = {lv['value']:.4g}")
-            ck = lv["check"]
-            ax.errorbar([lv["value"]], [ck["response"] * scale],
-                        yerr=[[(ck["response"] - ck["ci"][0]) * scale], [(ck["ci"][1] - ck["response"]) * scale]],
-                        fmt="D", ms=5, mfc="white", color=c, capsize=3)
-        ax.set_xlabel(f"{d['param']} (parameter of {d['strategy']})")
-        ax.set_ylabel(f"score rate against {d['against']} (%; win 1, draw 1/2)" if kind == "win_rate"
-                      else "mean final score (points)")
-        ax.set_title(f"Difficulty levels on {Path(d['rules']).stem} rules: " +
-                     ("win rate" if kind == "win_rate" else "mean score") +
-                     "\n(stars: calibrated level; diamonds: check on independent games)", fontsize="medium")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize="small", loc="best")
-    return fig
-
-
-def levels_table(d: dict[str, Any]) -> Table:
-    """The levels (untitled): each level's target, spec, value with its interval and the check."""
-    conf = ci_level(d["confidence"])
-    head = ["level", "target", "spec", f"{d['param']} [{conf}]", f"check, seed {d['seed'] + CHECK_SEED_OFFSET} [{conf}]"]
-    rows = []
-    for lv in d["levels"]:
-        t = lv["target"]
-        win = t["kind"] == "win_rate"
-        tgt = f"score {sig(100 * t['value'], 6)} % vs ref" if win else f"mean {sig(t['value'], 6)}"
-        ck = lv["check"]
-        check = pct(ck["response"], 2, ci=ck["ci"]) if win else num(ck["response"], ci=ck["ci"])
-        rows.append([lv["name"], tgt, lv["spec"], sig(lv["value"], 4, ci=lv["value_ci"]),
-                     check + ("" if ck["target_inside"] else "  (off target)")])
-    return Table("", head, rows)
-
-
-def levels_text(d: dict[str, Any]) -> list[str]:
-    """The levels as an aligned table."""
-    return table_lines(levels_table(d))

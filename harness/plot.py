@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import matplotlib
 
@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 if TYPE_CHECKING:
+    from harness.calibrate import Calibration
     from harness.skill import SkillReport
     from harness.summary import EntrantStats, RunSummary
 
@@ -406,3 +407,80 @@ def save_all_plots(summary: RunSummary, out_dir: str | Path) -> list[Path]:
         plt.close(fig)
         written.append(path)
     return written
+
+
+# ---------------------------------------------------------------------------------------------
+# calibration (harness.calibrate) and difficulty levels (harness.levels)
+
+
+def plot_response(cal: Calibration) -> Figure:
+    """The response curve: evaluated points with CIs, the target, and the solution with its interval."""
+    p = cal.problem
+    pts = sorted((q for q in cal.points), key=lambda q: q.value)
+    scale = 1.0 if p.kind == "mean" else 100.0
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=100, layout="constrained")
+    x = np.array([q.value for q in pts])
+    y = np.array([q.f for q in pts]) * scale
+    err = np.array([[q.f - q.lo for q in pts], [q.hi - q.f for q in pts]]) * scale
+    ax.plot(x, y, color="tab:blue", lw=1, alpha=0.6)
+    each = f"{p.games:,} games each" if p.kind == "mean" else f"{p.games:,} game pairs (seats swapped) each"
+    ax.errorbar(x, y, yerr=err, fmt="o", color="tab:blue", ecolor="black", capsize=3,
+                label=f"measured ({100 * p.confidence:.4g} % CI), {each}")
+    unit = " points" if p.kind == "mean" else " %"
+    ax.axhline(p.target * scale, color="tab:red", ls="--", lw=1, label=f"target {p.target * scale:g}{unit}")
+    if math.isfinite(cal.value):
+        xerr = None
+        if all(math.isfinite(v) for v in cal.value_ci):
+            xerr = [[cal.value - cal.value_ci[0]], [cal.value_ci[1] - cal.value]]
+        ax.errorbar([cal.value], [p.target * scale], xerr=xerr, fmt="*", ms=14, color="tab:red",
+                    ecolor="tab:red", capsize=5, label=f"{p.param} = {cal.value:.4g}")
+    ax.set_xlabel(f"{p.param} (parameter of {p.strategy})")
+    if p.kind == "mean":
+        ax.set_ylabel("mean final score (points)")
+        what = "mean score"
+    else:
+        ax.set_ylabel(f"score rate against {p.against} (%; win 1, draw 1/2)")
+        what = f"win rate against {p.against}"
+    rules = Path(p.rules).stem if p.rules.endswith(".toml") else p.rules
+    changed = f" ({', '.join(p.settings)})" if p.settings else ""
+    ax.set_title(f"Calibration of {p.strategy} {p.param}: {what}\n{rules} rules{changed}, seed {p.seed}, "
+                 f"same games at every value")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="best")
+    return fig
+
+
+def plot_levels(d: Mapping[str, Any]) -> Figure:
+    """The response curve(s) with every level's target, calibrated value and independent check."""
+    kinds = [k for k in ("win_rate", "mean") if k in d["curves"]]
+    fig, axes = plt.subplots(1, len(kinds), figsize=(7 * len(kinds), 5), dpi=100, layout="constrained", squeeze=False)
+    for ax, kind in zip(axes[0], kinds):
+        scale = 100.0 if kind == "win_rate" else 1.0
+        pts = d["curves"][kind]
+        x = np.array([q["value"] for q in pts])
+        y = np.array([q["response"] for q in pts]) * scale
+        err = np.array([[q["response"] - q["ci"][0] for q in pts], [q["ci"][1] - q["response"] for q in pts]]) * scale
+        ax.plot(x, y, color="tab:blue", lw=1, alpha=0.6)
+        ax.errorbar(x, y, yerr=err, fmt="o", ms=4, color="tab:blue", ecolor="black", capsize=2,
+                    label=f"measured, {d['games']:,} games each, seed {d['seed']}")
+        for i, lv in ((i, r) for i, r in enumerate(d["levels"]) if r["target"]["kind"] == kind):
+            c = f"C{(i + 1) % 10}"  # one colour per level across the panels
+            t = lv["target"]["value"] * scale
+            ax.axhline(t, color=c, ls="--", lw=0.8)
+            lo, hi = lv["value_ci"]
+            xerr = None if lo is None else [[lv["value"] - lo], [hi - lv["value"]]]
+            ax.errorbar([lv["value"]], [t], xerr=xerr, fmt="*", ms=13, color=c, ecolor=c, capsize=4,
+                        label=f"{lv['name']}: {d['param']} = {lv['value']:.4g}")
+            ck = lv["check"]
+            ax.errorbar([lv["value"]], [ck["response"] * scale],
+                        yerr=[[(ck["response"] - ck["ci"][0]) * scale], [(ck["ci"][1] - ck["response"]) * scale]],
+                        fmt="D", ms=5, mfc="white", color=c, capsize=3)
+        ax.set_xlabel(f"{d['param']} (parameter of {d['strategy']})")
+        ax.set_ylabel(f"score rate against {d['against']} (%; win 1, draw 1/2)" if kind == "win_rate"
+                      else "mean final score (points)")
+        ax.set_title(f"Difficulty levels on {Path(d['rules']).stem} rules: " +
+                     ("win rate" if kind == "win_rate" else "mean score") +
+                     "\n(stars: calibrated level; diamonds: check on independent games)", fontsize="medium")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small", loc="best")
+    return fig

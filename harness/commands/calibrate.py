@@ -10,8 +10,9 @@ import math
 from harness.commands.options import (add_cache_dir_option, add_set_option, confidence_arg, console_logging,
                                       describe, new_out_dir, print_json, say as progress_line)
 from harness.cache import use_cache_dir
-from harness.calibrate import (DEFAULT_MAX_EVALS, Levels, Point, Problem, RunnerEvaluator, calibrate, calibrate_levels,
-                               check_problem, default_bracket, levels_text, load_levels, plot_levels, plot_response)
+from harness.calibrate import (DEFAULT_MAX_EVALS, Point, Problem, RunnerEvaluator, calibrate, check_problem,
+                               default_bracket)
+from harness.levels import Levels, calibrate_levels, levels_text, load_levels
 from harness.errors import UserError
 
 
@@ -65,7 +66,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 def _levels(args: argparse.Namespace) -> int:
     # fitting code (numba) and matplotlib load only when they are used, not for `calibrate --help`
     from harness.fit import reference_of
-    from harness.plot import plt
+    from harness.plot import plot_levels, plt
 
     for flag in ("strategy", "param", "target_mean", "target_win_rate", "lo", "hi", "tol", "xtol"):
         if getattr(args, flag) is not None:
@@ -102,7 +103,7 @@ def _levels(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     # matplotlib loads only when there is a plot to draw, not for `calibrate --help`
-    from harness.plot import plt
+    from harness.plot import plot_response, plt
 
     console_logging()
     use_cache_dir(args.cache_dir)

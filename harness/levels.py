@@ -1,0 +1,225 @@
+"""Difficulty levels: a levels file (``configs/difficulty/*.toml``) read and checked, and every level
+tuned by :func:`harness.calibrate.calibrate` on one shared response, each checked on independent dice.
+
+The result (:func:`calibrate_levels`) is what ``levels.json`` holds: no paths, no times, so the
+same seed gives the same file byte for byte; :func:`levels_table` is its table and
+:func:`harness.plot.plot_levels` its picture.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.calibrate import (DEFAULT_MAX_EVALS, Point, Problem, RunnerEvaluator, calibrate, check_problem,
+                               default_bracket, round_value, spec_with)
+from harness.errors import UserError
+from harness.jsonable import jsonable
+from harness.render import Table, ci_level, num, pct, sig, table_lines
+
+
+@dataclass(frozen=True)
+class Level:
+    """A named difficulty level: a target mean score, or a target score rate against the reference."""
+
+    name: str
+    target_mean: float | None = None
+    target_win_rate: float | None = None
+
+    @property
+    def kind(self) -> str:
+        return "mean" if self.target_mean is not None else "win_rate"
+
+
+@dataclass(frozen=True)
+class Levels:
+    """A levels file (``configs/difficulty/*.toml``): the bot and parameter to tune, the search
+    bracket, the games, the reference player for win-rate levels, and the levels in order."""
+
+    path: str
+    rules: str
+    settings: tuple[str, ...]
+    strategy: str
+    param: str
+    lo: float
+    hi: float
+    games: int
+    seed: int
+    against: str | None
+    levels: tuple[Level, ...]
+
+
+_LEVELS_KEYS = {"rules", "settings", "strategy", "param", "lo", "hi", "games", "seed", "against", "level"}
+
+
+def load_levels(path: str | os.PathLike[str]) -> Levels:
+    """Read and check a levels file; every mistake is a one-line :class:`UserError` naming the key."""
+    import tomllib
+
+    where = str(path)
+    try:
+        raw = tomllib.loads(Path(path).read_text())
+    except OSError as exc:
+        raise UserError(f"cannot read levels file {where}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{where}: not valid TOML ({exc})") from None
+    unknown = sorted(set(raw) - _LEVELS_KEYS)
+    if unknown:
+        raise UserError(f"{where}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(_LEVELS_KEYS))})")
+
+    def need(key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+        v = raw.get(key, default)
+        if v is None:
+            raise UserError(f"{where}: missing key {key!r}")
+        if not isinstance(v, kind) or isinstance(v, bool):
+            raise UserError(f"{where}: {key} = {v!r} is not a {getattr(kind, '__name__', 'number')}")
+        return v
+
+    settings = raw.get("settings", {})
+    if not isinstance(settings, dict):
+        raise UserError(f"{where}: settings must be a table (settings = {{ upper_bonus_threshold = 62 }})")
+    levels = []
+    items = raw.get("level")
+    if not isinstance(items, list) or not items:
+        raise UserError(f"{where}: no [[level]] (each: name and target_win_rate or target_mean)")
+    for i, lv in enumerate(items, 1):
+        if not isinstance(lv, dict) or not isinstance(lv.get("name"), str):
+            raise UserError(f"{where}: level {i} has no name")
+        extra = sorted(set(lv) - {"name", "target_mean", "target_win_rate"})
+        if extra:
+            raise UserError(f"{where}: level {lv['name']!r}: unknown key {extra[0]!r}")
+        if ("target_mean" in lv) == ("target_win_rate" in lv):
+            raise UserError(f"{where}: level {lv['name']!r} needs exactly one of target_win_rate or target_mean")
+        for k in ("target_mean", "target_win_rate"):
+            if k in lv and (not isinstance(lv[k], (int, float)) or isinstance(lv[k], bool)):
+                raise UserError(f"{where}: level {lv['name']!r}: {k} = {lv[k]!r} is not a number")
+        levels.append(Level(lv["name"], lv.get("target_mean"), lv.get("target_win_rate")))
+    names = [lv.name for lv in levels]
+    if len(set(names)) != len(names):
+        raise UserError(f"{where}: two levels named {next(n for n in names if names.count(n) > 1)!r}")
+    against = raw.get("against")
+    if against is not None and not isinstance(against, str):
+        raise UserError(f"{where}: against = {against!r} is not a strategy spec or a fit file")
+    strategy = need("strategy", str, "solver")
+    param = need("param", str, "temperature")
+    dlo, dhi = default_bracket(strategy, param)
+    return Levels(where, need("rules", str, "scandinavian"), tuple(f"{k}={v}" for k, v in settings.items()),
+                  strategy, param, float(need("lo", (int, float), dlo)), float(need("hi", (int, float), dhi)),
+                  int(need("games", int, 2000)), int(need("seed", int, 1)), against, tuple(levels))
+
+
+class _Memo:
+    """An evaluator that plays each value once (levels sharing a response share its points)."""
+
+    def __init__(self, evaluate: Callable[[float], Point]) -> None:
+        self.evaluate = evaluate
+        self.seen: dict[float, Point] = {}
+
+    def __call__(self, value: float) -> Point:
+        if value not in self.seen:
+            self.seen[value] = self.evaluate(value)
+        return self.seen[value]
+
+
+def _bracket(memo: _Memo | None, level: Level, lv: Levels) -> tuple[float, float]:
+    """The search bracket of a level: the file's, or the narrowest pair of adjacent points already
+    measured on the same response (same games) whose responses straddle the level's target."""
+    target = level.target_mean if level.target_mean is not None else level.target_win_rate
+    if memo is None or len(memo.seen) < 2:
+        return lv.lo, lv.hi
+    pts = sorted(memo.seen.values(), key=lambda q: q.value)
+    pairs = [(a.value, b.value) for a, b in zip(pts, pts[1:]) if (a.f - target) * (b.f - target) < 0]
+    return min(pairs, key=lambda ab: ab[1] - ab[0]) if pairs else (lv.lo, lv.hi)
+
+
+#: The independent check of each level plays this seed offset (other dice than the search's).
+CHECK_SEED_OFFSET = 1
+
+
+def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int = 0, analyse: bool = True,
+                     confidence: float = 0.95, max_evals: int = DEFAULT_MAX_EVALS,
+                     progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Tune every level of ``lv`` (win-rate levels against ``against``, a spec), then play each
+    level's spec once more on an independent seed (``seed + CHECK_SEED_OFFSET``) as a check: the
+    check is on target when |check - target| is within the hypot of the check's CI half-width and
+    the search's (the response's half-width at the point nearest the target).
+    Returns the levels result (what ``levels.json`` holds: no paths, no times, so the same seed
+    gives the same file); every evaluation's run goes under ``out``."""
+    say = progress or (lambda _: None)
+    memos: dict[str, _Memo] = {}
+    evaluators: dict[str, RunnerEvaluator] = {}
+    rows, cals = [], []
+    for level in lv.levels:
+        if level.kind == "win_rate" and not against:
+            raise UserError(f"level {level.name!r} aims at a win rate: give --against REF (or against = in {lv.path})")
+        lo, hi = _bracket(memos.get(level.kind), level, lv)
+        p = Problem(rules=lv.rules, settings=lv.settings, strategy=lv.strategy, param=lv.param, lo=lo, hi=hi,
+                    target_mean=level.target_mean, target_win_rate=level.target_win_rate,
+                    against=against if level.kind == "win_rate" else None, games=lv.games, seed=lv.seed,
+                    max_evals=max_evals, confidence=confidence, workers=workers, analyse=analyse)
+        try:
+            check_problem(p)
+        except UserError as exc:
+            raise UserError(f"level {level.name!r}: {exc}") from None
+        if level.kind not in memos:
+            evaluators[level.kind] = RunnerEvaluator(p, out / level.kind, quiet=True)
+            memos[level.kind] = _Memo(evaluators[level.kind])
+        say(f"level {level.name}: " + (f"mean {level.target_mean:g} points" if level.kind == "mean"
+                                        else f"score {level.target_win_rate:g} against {against}"))
+        try:
+            cal = calibrate(p, memos[level.kind])
+        except UserError as exc:
+            raise UserError(f"level {level.name!r}: {exc}") from None
+        # the check: the calibrated spec played on other dice than the search's
+        cp = Problem(**{**p.__dict__, "seed": lv.seed + CHECK_SEED_OFFSET})
+        check = RunnerEvaluator(cp, out / "check" / level.name, quiet=True)(round_value(cal.value))
+        cals.append((level, cal, check))
+        # the check and the search measured on independent dice: their difference has both errors
+        h_cal = cal.sampling_error * abs(cal.slope) if math.isfinite(cal.sampling_error * cal.slope) else 0.0
+        allowed = math.hypot((check.hi - check.lo) / 2, h_cal)
+        inside = abs(check.f - p.target) <= allowed
+        say(f"  {spec_with(lv.strategy, lv.param, cal.value)}: check {check.f:.4g} [{check.lo:.4g}, {check.hi:.4g}]"
+            + ("" if inside else " (the target is outside the check's interval combined with the search's)"))
+        rows.append({
+            "name": level.name,
+            "target": {"kind": level.kind, "value": p.target, "against": p.against},
+            "spec": spec_with(lv.strategy, lv.param, cal.value), "value": cal.value,
+            "value_ci": list(cal.value_ci), "converged": cal.converged,
+            "search": {"evaluations": len(cal.points), "bracket": list(cal.bracket),
+                       "sampling_error": cal.sampling_error, "search_error": cal.search_error, "slope": cal.slope},
+            "check": {"response": check.f, "ci": [check.lo, check.hi], "games": check.games,
+                      "seed": lv.seed + CHECK_SEED_OFFSET, "target_inside": inside,
+                      "difference": check.f - p.target, "difference_halfwidth": allowed,
+                      "variance_reduction": check.variance_reduction},
+            "notes": list(cal.notes)})
+    curves = {kind: [{k: v for k, v in pt.to_dict().items() if k != "run_dir"}
+                     for pt in sorted(m.seen.values(), key=lambda q: q.value)] for kind, m in memos.items()}
+    est = {kind: e.estimator for kind, e in evaluators.items()}
+    return jsonable({"format": "yatzy-levels/1", "levels_file": lv.path, "rules": lv.rules,
+                     "settings": list(lv.settings), "strategy": lv.strategy, "param": lv.param,
+                     "bracket": [lv.lo, lv.hi], "against": against, "games": lv.games, "seed": lv.seed,
+                     "confidence": confidence, "estimators": est, "levels": rows, "curves": curves})
+
+
+def levels_table(d: dict[str, Any]) -> Table:
+    """The levels (untitled): each level's target, spec, value with its interval and the check."""
+    conf = ci_level(d["confidence"])
+    head = ["level", "target", "spec", f"{d['param']} [{conf}]", f"check, seed {d['seed'] + CHECK_SEED_OFFSET} [{conf}]"]
+    rows = []
+    for lv in d["levels"]:
+        t = lv["target"]
+        win = t["kind"] == "win_rate"
+        tgt = f"score {sig(100 * t['value'], 6)} % vs ref" if win else f"mean {sig(t['value'], 6)}"
+        ck = lv["check"]
+        check = pct(ck["response"], 2, ci=ck["ci"]) if win else num(ck["response"], ci=ck["ci"])
+        rows.append([lv["name"], tgt, lv["spec"], sig(lv["value"], 4, ci=lv["value_ci"]),
+                     check + ("" if ck["target_inside"] else "  (off target)")])
+    return Table("", head, rows)
+
+
+def levels_text(d: dict[str, Any]) -> list[str]:
+    """The levels as an aligned table."""
+    return table_lines(levels_table(d))
