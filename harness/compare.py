@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -317,6 +317,49 @@ class CompareSettings:
             raise UserError(f"--confidence must be in (0, 1), got {self.confidence}")
 
 
+@dataclass(frozen=True)
+class ComparisonResult:
+    """What a comparison found: the fields of ``compare --json``, in its order.
+
+    Nested parts are JSON-able dicts documented by the README's "Compare a rule change"; ``score``
+    is the headline (luck-adjusted when both runs carry luck, else ``score_plain``), ``verdict``
+    the SPRT's word and ``exit_code`` the command's exit status for it (0 no change, 1 change, 2
+    inconclusive). :meth:`to_dict` is the JSON form.
+    """
+
+    base: dict[str, Any]
+    candidate: dict[str, Any]
+    settings_changed: dict[str, list[Any]]
+    games: int
+    focus: list[dict[str, Any]]
+    rows_per_game: int
+    paired: bool
+    boxes_only: dict[str, list[str]]
+    confidence: float
+    score: dict[str, Any]
+    score_plain: dict[str, Any]
+    luck: dict[str, Any]
+    distribution: dict[str, Any] | None
+    boxes: list[dict[str, Any]]
+    bonus_rate: dict[str, Any] | None
+    yatzy_rate: dict[str, Any] | None
+    win_rate: dict[str, Any] | None
+    draw_rate: dict[str, Any] | None
+    sprt: dict[str, Any]
+    quality: dict[str, Any]
+    verdict: str
+    exit_code: int
+    notes: list[str]
+    #: with ``Playing(sequential=True)``: the step, the limit and every look at the data
+    sequential: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.sequential is None:
+            del d["sequential"]
+        return d
+
+
 class Comparison:
     """A streaming paired comparison of two run directories; :meth:`update` reads new games only."""
 
@@ -374,8 +417,8 @@ class Comparison:
         s = self.settings
         return _sprt(self.acc.moments(self.acc.score_metric)[0], s.mu0, s.mu1, s.alpha, s.beta, s.two_sided, s.min_games)
 
-    def result(self) -> dict[str, Any]:
-        """The comparison as a JSON-able dict (``exit_code`` included)."""
+    def result(self) -> ComparisonResult:
+        """What the games folded so far show (``exit_code`` included)."""
         s, acc, conf = self.settings, self.acc, self.settings.confidence
         verdict, tests = self.verdict()
         code = {"no change": EXIT_NO_CHANGE, "change": EXIT_CHANGE, "inconclusive": EXIT_INCONCLUSIVE}[verdict]
@@ -454,11 +497,11 @@ class Comparison:
             "exit_code": code,
             "notes": notes,
         }
-        return jsonable(out)
+        return ComparisonResult(**jsonable(out))
 
 
 def compare_runs(base: str | Path, candidate: str | Path, settings: CompareSettings | None = None,
-                 notes: Sequence[str] = ()) -> dict[str, Any]:
+                 notes: Sequence[str] = ()) -> ComparisonResult:
     """Compare two finished run directories (one streaming pass); returns :meth:`Comparison.result`
     (``notes``: extra lines for its notes)."""
     c = Comparison(base, candidate, settings or CompareSettings())
@@ -524,7 +567,7 @@ def _unanalysable(cfg: RunConfig) -> str | None:
 
 
 def compare(base: str | Path, candidate: str | Path, settings: CompareSettings | None = None,
-            playing: Playing | None = None) -> dict[str, Any]:
+            playing: Playing | None = None) -> ComparisonResult:
     """Compare CANDIDATE with BASE, each a run directory or a run config; returns
     :meth:`Comparison.result`.
 
@@ -573,7 +616,7 @@ def compare(base: str | Path, candidate: str | Path, settings: CompareSettings |
 
 
 def _sequential(ob: Path, oc: Path, cfg_b: RunConfig, cfg_c: RunConfig, settings: CompareSettings,
-                playing: Playing, notes: Sequence[str] = ()) -> dict[str, Any]:
+                playing: Playing, notes: Sequence[str] = ()) -> ComparisonResult:
     """Play both sides a step of games at a time until the SPRT decides or ``playing.max_games``."""
     max_games = int(playing.max_games or 0)
     step = playing.games or cfg_b.chunk_size
@@ -594,17 +637,16 @@ def _sequential(ob: Path, oc: Path, cfg_b: RunConfig, cfg_c: RunConfig, settings
         looks.append({"games": comp.acc.n, "verdict": verdict, "llr": [t.llr for t in tests]})
         if verdict != "inconclusive" or played >= max_games:
             break
-    res = comp.result()
-    res["sequential"] = {"max_games": max_games, "step": step, "looks": jsonable(looks)}
-    return res
+    return replace(comp.result(), sequential={"max_games": max_games, "step": step, "looks": jsonable(looks)})
 
 
 # ---------------------------------------------------------------------------------------------
 # text
 
 
-def compare_text(r: dict[str, Any]) -> str:
+def compare_text(res: ComparisonResult) -> str:
     """The terminal rendering: one dense headline, the SPRT line, the verdict, then the details."""
+    r = res.to_dict()
     conf = ci_level(r["confidence"])
     sc = r["score"]
     sp = r["sprt"]

@@ -41,22 +41,22 @@ def test_paired_statistics_match_pandas(fh_pair):
     per_game = m.assign(d=m["total_c"] - m["total_b"]).groupby("game")["d"].mean()
     t = sps.ttest_1samp(per_game, 0.0)
     half = sps.t.ppf(0.975, 399) * per_game.std(ddof=1) / math.sqrt(400)
-    sc = r["score"]
-    assert r["games"] == 400 and r["rows_per_game"] == 2
+    sc = r.score
+    assert r.games == 400 and r.rows_per_game == 2
     assert sc["diff"] == pytest.approx(per_game.mean(), rel=1e-12)
     assert sc["diff_ci"] == pytest.approx([per_game.mean() - half, per_game.mean() + half], rel=1e-9)
     assert sc["p_value"] == pytest.approx(t.pvalue, rel=1e-6, abs=1e-300)
     assert sc["base"] == pytest.approx(brows["total"].mean()) and sc["candidate"] == pytest.approx(crows["total"].mean())
     ks = sps.ks_2samp(brows["total"], crows["total"])
-    assert r["distribution"]["statistic"] == pytest.approx(ks.statistic, abs=1e-12)
-    boxes = {b["box"]: b for b in r["boxes"]}
+    assert r.distribution["statistic"] == pytest.approx(ks.statistic, abs=1e-12)
+    boxes = {b["box"]: b for b in r.boxes}
     fh = m.assign(d=m["full_house_c"] - m["full_house_b"]).groupby("game")["d"].mean()
     assert boxes["full_house"]["diff"] == pytest.approx(fh.mean())
     # total = boxes + upper bonus (50): the paired differences add up the same way
-    assert sc["diff"] == pytest.approx(sum(b["diff"] for b in r["boxes"]) + 50 * r["bonus_rate"]["diff"])
+    assert sc["diff"] == pytest.approx(sum(b["diff"] for b in r.boxes) + 50 * r.bonus_rate["diff"])
     win = m.assign(d=(m["outcome_c"] - m["outcome_b"]) / 2).groupby("game")["d"].mean()
-    assert r["win_rate"]["diff"] == pytest.approx(win.mean(), abs=1e-15)
-    assert r["settings_changed"] == {"full_house_scoring": ["sum", "flat"]}
+    assert r.win_rate["diff"] == pytest.approx(win.mean(), abs=1e-15)
+    assert r.settings_changed == {"full_house_scoring": ["sum", "flat"]}
 
 
 def test_real_change_is_detected_exit_1(fh_pair, capsys):
@@ -107,13 +107,13 @@ def test_boxes_on_one_side_only_are_listed(tmp_path, capsys):
     a, _ = write_run(tmp_path / "a", "scandinavian", TT, 200, 1, 200)
     b, _ = write_run(tmp_path / "b", "standard", TT, 200, 1, 200)
     r = compare_runs(a, b)
-    assert r["boxes_only"] == {"base": ["one_pair", "two_pairs"], "candidate": []}
+    assert r.boxes_only == {"base": ["one_pair", "two_pairs"], "candidate": []}
     assert "boxes only in BASE: one_pair, two_pairs (not compared box by box; their points are in the totals)" \
-        in r["notes"]
-    assert not {x["box"] for x in r["boxes"]} & {"one_pair", "two_pairs"}
+        in r.notes
+    assert not {x["box"] for x in r.boxes} & {"one_pair", "two_pairs"}
     r = compare_runs(b, a)
-    assert r["boxes_only"] == {"base": [], "candidate": ["one_pair", "two_pairs"]}
-    assert any(n.startswith("boxes only in CANDIDATE: one_pair, two_pairs") for n in r["notes"])
+    assert r.boxes_only == {"base": [], "candidate": ["one_pair", "two_pairs"]}
+    assert any(n.startswith("boxes only in CANDIDATE: one_pair, two_pairs") for n in r.notes)
 
 
 def test_no_op_change_is_not_flagged_more_often_than_alpha(tmp_path):
@@ -149,15 +149,15 @@ def test_bot_against_bot_focuses_on_the_changed_seat(tmp_path):
     a, arows = write_run(tmp_path / "a", "scandinavian", [["timeout", "random"]], 200, 3, 200)
     b, brows = write_run(tmp_path / "b", "scandinavian", [["random", "random"]], 200, 3, 200)
     r = compare_runs(a, b, CompareSettings(mu1=5))
-    assert r["focus"] == [{"lineup": 0, "seat": 0, "base": "timeout", "candidate": "random"}]
-    assert r["rows_per_game"] == 1
+    assert r.focus == [{"lineup": 0, "seat": 0, "base": "timeout", "candidate": "random"}]
+    assert r.rows_per_game == 1
     want = brows.loc[brows["seat"] == 0, "total"].mean() - arows.loc[arows["seat"] == 0, "total"].mean()
-    assert r["score"]["diff"] == pytest.approx(want)
-    assert r["verdict"] == "change" and r["exit_code"] == 1
+    assert r.score["diff"] == pytest.approx(want)
+    assert r.verdict == "change" and r.exit_code == 1
     # the random bot in seat 1 saw the same dice and uniforms in both runs: identical play
     assert (arows.loc[arows["seat"] == 1, "total"].to_numpy() == brows.loc[brows["seat"] == 1, "total"].to_numpy()).all()
     r2 = compare_runs(a, b, CompareSettings(mu1=5, entrant="timeout"))
-    assert r2["focus"] == r["focus"]
+    assert r2.focus == r.focus
     with pytest.raises(UserError, match="--entrant 'greedy' sits in no seat"):
         compare_runs(a, b, CompareSettings(entrant="greedy"))
 
@@ -303,25 +303,25 @@ def test_luck_adjusted_score_and_controlled_win_rate_match_numpy(bot_change, cap
 
     (bdir, b), (cdir, c) = bot_change
     r = compare_runs(bdir, cdir)
-    assert r["focus"] == [{"lineup": 0, "seat": 0, "base": "timeout", "candidate": "greedy"}]
+    assert r.focus == [{"lineup": 0, "seat": 0, "base": "timeout", "candidate": "greedy"}]
     bs, cs = b[b["seat"] == 0], c[c["seat"] == 0]
     d_plain = cs["total"].to_numpy() - bs["total"].to_numpy()
     d_adj = (cs["total"] - cs["luck"]).to_numpy() - (bs["total"] - bs["luck"]).to_numpy()
     n = len(d_adj)
     t = sps.ttest_1samp(d_adj, 0.0)
     half = sps.t.ppf(0.975, n - 1) * d_adj.std(ddof=1) / math.sqrt(n)
-    sc = r["score"]
-    assert r["luck"] == {"adjusted": True, "estimator": "luck-adjusted: total − luck",
+    sc = r.score
+    assert r.luck == {"adjusted": True, "estimator": "luck-adjusted: total − luck",
                          "variance_reduction": pytest.approx(d_plain.var(ddof=1) / d_adj.var(ddof=1), rel=1e-9)}
     assert sc["diff"] == pytest.approx(d_adj.mean(), rel=1e-12)
     assert sc["diff_ci"] == pytest.approx([d_adj.mean() - half, d_adj.mean() + half], rel=1e-9)
     assert sc["p_value"] == pytest.approx(t.pvalue, rel=1e-6, abs=1e-300)
-    assert r["score_plain"]["diff"] == pytest.approx(d_plain.mean(), rel=1e-12)
+    assert r.score_plain["diff"] == pytest.approx(d_plain.mean(), rel=1e-12)
     # the adjustment pays: greedy and timeout play different games on the same dice, so most of
     # the plain difference's variance is luck
     assert sc["variance_reduction"] > 3
     # the SPRT reads the adjusted difference
-    llr = r["sprt"]["tests"][0]["llr"]
+    llr = r.sprt["tests"][0]["llr"]
     assert llr == pytest.approx(n * 1.0 * (2 * d_adj.mean() - 1.0) / (2 * d_adj.var(ddof=1)), rel=1e-9)
 
     def edge(rows):
@@ -334,7 +334,7 @@ def test_luck_adjusted_score_and_controlled_win_rate_match_numpy(bot_change, cap
     coef, rss, *_ = np.linalg.lstsq(design, y, rcond=None)
     s2 = float(rss[0]) / (n - 2)
     se = math.sqrt(s2 * np.linalg.inv(design.T @ design)[0, 0])
-    w = r["win_rate"]
+    w = r.win_rate
     assert w["estimator"] == "control variate luck difference"
     assert w["beta"] == pytest.approx(coef[1], rel=1e-9) and w["beta"] > 0
     assert w["diff"] == pytest.approx(coef[0], rel=1e-9)
@@ -354,12 +354,12 @@ def test_luck_on_one_side_only_falls_back_to_plain(bot_change, mini_rules, tmp_p
     (bdir, _), (cdir, _) = bot_change
     plain_dir, _ = _played(tmp_path / "plain", mini_rules, ["greedy", "greedy"], 800, 5, analyse=False)
     r = compare_runs(bdir, plain_dir)
-    assert not r["luck"]["adjusted"] and "estimator" not in r["score"]
-    assert r["score"] == r["score_plain"]
-    assert any(n.startswith("plain comparison (no luck adjustment): only BASE carries luck") for n in r["notes"])
-    assert "estimator" not in r["win_rate"]
+    assert not r.luck["adjusted"] and "estimator" not in r.score
+    assert r.score == r.score_plain
+    assert any(n.startswith("plain comparison (no luck adjustment): only BASE carries luck") for n in r.notes)
+    assert "estimator" not in r.win_rate
     # and the same rows give the same plain figures as the analysed candidate's plain line
-    assert r["score"]["diff"] == pytest.approx(compare_runs(bdir, cdir)["score_plain"]["diff"], rel=1e-12)
+    assert r.score["diff"] == pytest.approx(compare_runs(bdir, cdir).score_plain["diff"], rel=1e-12)
     # --no-analyse: plain even when both runs carry luck
     assert main(["compare", str(bdir), str(cdir), "--no-analyse", "--json"]) == 1
     d = json.loads(capsys.readouterr().out)

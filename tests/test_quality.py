@@ -308,7 +308,7 @@ def test_compare_prints_quality_side_by_side_with_holm(mini_rules, tmp_path, cap
     a = _analysed(tmp_path / "a", mini_rules, ["solver", "greedy"], 400, 7)
     b = _analysed(tmp_path / "b", mini_rules, ["solver", "greedy"], 400, 7, {"upper_bonus_threshold": 30})
     r = compare_runs(a, b)
-    q = r["quality"]
+    q = r.quality
     assert q["correction"].startswith("Holm") and q["games"] == 400
     rows = {(m["metric"], m["scope"]): m for m in q["metrics"]}
     assert set(rows) == {("lead_changes", "run"), ("decisive_round", "run"), ("close_games", "run"),

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
                       max_games=args.max_games)
     res = compare(args.base, args.candidate, settings, playing)
     if args.json:
-        print_json(res)
+        print_json(res.to_dict())
     else:
         print(compare_text(res))
-    return int(res["exit_code"])
+    return res.exit_code
