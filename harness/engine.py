@@ -20,8 +20,7 @@ from harness.outcome import deficit_round, outcomes, ranking_scores
 from harness.rules import RuleSet
 from harness.scoring import context, score_options_batch
 from harness.strategy import CHOOSE_STEP, Strategy, TurnView, keep_error, validate_choice, validate_keep
-
-MAX_SEATS = 8
+from harness.tournament import MAX_SEATS
 
 
 class StrategyError(RuntimeError):

@@ -44,6 +44,7 @@ from harness import tournament
 from harness.errors import UserError
 from harness.rules import RuleSet, load_rules
 from harness.strategy import Strategy
+from harness.tournament import MAX_SEATS
 
 MODES = ("run", "tournament", "gauntlet")
 BACKENDS = ("local", "dask")
@@ -54,7 +55,6 @@ DEFAULT_CHUNK_SIZE = 50_000
 MAX_CHUNK_SIZE = 1_000_000
 #: Chunk file names hold the first game in 12 digits.
 MAX_GAMES = 10**12 - 1
-MAX_SEATS = 8
 #: Seats at a tournament table (a one-seat game is mode run with one seat).
 MIN_TABLE = 2
 MAX_SEED = 2**64 - 1
