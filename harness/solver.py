@@ -88,7 +88,9 @@ _MAGIC = "yatzy-harness-solver"
 _HEADER = 4096
 #: Largest sheet the solver accepts (2**24 masks: the layout alone would take several GiB beyond).
 MAX_BOXES = 24
-PERCENTILES = ("1", "5", "25", "50", "75", "95", "99")
+#: Percentiles of the final score reported: of the exact distribution (:class:`Figures`, ``solve --json``;
+#: keys ``str(q)``) and of every entrant's scores in a run's report (:mod:`harness.summary`).
+PERCENTILES: tuple[int, ...] = (1, 5, 25, 50, 75, 95, 99)
 
 _IN_CHILD = False
 _POOL: ThreadPoolExecutor | None = None
@@ -585,7 +587,7 @@ def _outcome_codes(rules: RuleSet, lay: K.Layout) -> K.Outcomes:
 def _percentiles(dist: np.ndarray) -> dict[str, int]:
     """Inverted-CDF percentiles (smallest score whose CDF reaches q; 1e-12 absorbs rounding)."""
     cdf = np.cumsum(dist)
-    return {q: int(np.searchsorted(cdf, float(q) / 100 - 1e-12, side="left")) for q in PERCENTILES}
+    return {str(q): int(np.searchsorted(cdf, q / 100 - 1e-12, side="left")) for q in PERCENTILES}
 
 
 def _layer_windows(plan: Plan, k: int, cap: int, extra: int) -> tuple[np.ndarray, np.ndarray]:

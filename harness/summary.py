@@ -40,6 +40,7 @@ from harness.outcome import DEFINITION, pair_points, rank_column, wdl_counts
 from harness.quality import QualityAccumulator, QualityModel, QualityOptions
 from harness.rules import RuleSet
 from harness.rundir import RunInfo, chunk_columns, iter_windows, load_run, settings_changed
+from harness.solver import PERCENTILES
 from harness.stats import (
     IntHistogram,
     Moments,
@@ -50,9 +51,6 @@ from harness.stats import (
     mean_ci,
     rate,
 )
-
-#: Percentiles reported for every entrant (same keys as ``solve --json``).
-PERCENTILES: tuple[int, ...] = (1, 5, 25, 50, 75, 95, 99)
 
 #: A table of a report: (title, header, rows of cells), all strings.
 Table = tuple[str, list[str], list[list[str]]]
