@@ -55,6 +55,8 @@ from harness.rules import RuleSet
 
 #: Decisions whose regret is above this are errors (the tie tolerance of the advisor).
 ERROR = TIE
+#: The kinds of decision, by their code in :attr:`DecisionTable.kind`: 0 keep (stop included), 1 box.
+DECISION_KINDS = ("keep", "box")
 
 
 @dataclass(frozen=True)

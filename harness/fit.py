@@ -65,6 +65,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from harness import fit_kernels as FK
+from harness.analysis import DECISION_KINDS
 from harness.errors import UserError
 from harness.positions import TIE
 
@@ -81,7 +82,6 @@ T_MAX = 1e3
 #: Regret bins of the goodness-of-fit check (points): 0 (a best option), (0, 0.5], (0.5, 2], (2, 8], > 8.
 REGRET_BINS = (0.0, 0.5, 2.0, 8.0)
 BIN_NAMES = ("0", "(0, 0.5]", "(0.5, 2]", "(2, 8]", "> 8")
-KINDS = ("keep", "box")
 #: A player is a poor fit when a goodness-of-fit test gives p below this.
 POOR_P = 1e-3
 
@@ -410,8 +410,8 @@ class PlayerFit:
                     "lr_vs_per_kind": None if self.lr is None else self.lr.to_dict(),
                     "regret_distribution": None if self.regret_test is None else self.regret_test.to_dict(),
                     "regret_bins": list(BIN_NAMES),
-                    "observed": {k: self.observed_bins[i].tolist() for i, k in enumerate(KINDS)},
-                    "expected": {k: self.expected_bins[i].tolist() for i, k in enumerate(KINDS)}},
+                    "observed": {k: self.observed_bins[i].tolist() for i, k in enumerate(DECISION_KINDS)},
+                    "expected": {k: self.expected_bins[i].tolist() for i, k in enumerate(DECISION_KINDS)}},
                 "notes": list(self.notes)}
 
 
@@ -452,10 +452,10 @@ def _regret_test(ch: Choices, t: float, p: float) -> tuple[Test | None, np.ndarr
     mean = np.empty(len(ch))
     FK.option_bins(ch.ptr, ch.r, float(t), float(p), edges, probs, mean)
     obs_bin = np.searchsorted(edges, ch.rc, side="left")
-    observed = np.zeros((len(KINDS), nb))
-    expected = np.zeros((len(KINDS), nb))
+    observed = np.zeros((len(DECISION_KINDS), nb))
+    expected = np.zeros((len(DECISION_KINDS), nb))
     stat, df = 0.0, 0
-    for k in range(len(KINDS)):
+    for k in range(len(DECISION_KINDS)):
         m = ch.kind == k
         if not m.any():
             continue
@@ -488,7 +488,7 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
     notes = []
     # the richer model: (T, blunder) fitted separately to keep and to box decisions
     rich, kinds = 0.0, 0
-    for k in range(len(KINDS)):
+    for k in range(len(DECISION_KINDS)):
         mk = ch.kind == k
         if mk.any():
             rich += mle(Likelihood(ch.subset(mk)), "solver:temperature,blunder").loglik
@@ -500,7 +500,7 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
         lr = Test(stat, df, float(chi2.sf(stat, df)))
     rt, observed, expected, mean = _regret_test(ch, m.temperature, m.blunder)
     by_kind = {}
-    for k, name in enumerate(KINDS):
+    for k, name in enumerate(DECISION_KINDS):
         mk = ch.kind == k
         nk = int(mk.sum())
         by_kind[name] = {"decisions": nk,
@@ -672,7 +672,7 @@ def tables(d: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
                      fit, p["spec"]])
         g = p["goodness_of_fit"]
         kinds = []
-        for k in KINDS:
+        for k in DECISION_KINDS:
             x = p["by_kind"][k]
             kinds.append("–" if x["regret_per_decision"] is None else
                          f"{x['regret_per_decision']:.3f} / {x['regret_per_decision_model']:.3f}")

@@ -70,7 +70,9 @@ log = logging.getLogger(__name__)
 
 #: Version of the target tables' file layout; bump when it changes.
 TFORMAT = 1
-KINDS = {"target": 1.0, "tie": 0.5, "ev": 1.0}
+#: The kinds of target table, each with a full sheet's value at target 0 (1: P(points >= t); the
+#: tie-aware table's 1/2: P(points > t) + 1/2 P(points = t)).
+TABLE_KINDS = {"target": 1.0, "tie": 0.5, "ev": 1.0}
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,8 +157,8 @@ def target_table(rules: RuleSet, kind: str = "target", tmax: int | None = None,
                  progress: bool = False) -> TargetTable:
     """The ``kind`` table of ``rules`` ("target", "tie" or "ev"): from memory, the disk cache or a
     fresh solve (written to the cache; an unwritable cache only logs a warning)."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if kind not in TABLE_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(TABLE_KINDS)}, got {kind!r}")
     if rules.saved_rolls:
         raise UserError(f"rule set {rules.name}: saved_rolls is on, and the solver's states do not model "
                         "rolls carried over, so there is no exact target table")
@@ -207,7 +209,7 @@ def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: n
     ctx = context(rules)
     lay, dk = plan.layout, plan.dice
     threads = S.n_threads()
-    terminal = KINDS[kind]
+    terminal = TABLE_KINDS[kind]
     if kind == "ev":
         sol = S.solve(rules)
         oc = S._outcome_codes(rules, lay)
