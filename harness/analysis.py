@@ -267,7 +267,7 @@ class Analyser:
         d = {"values": np.empty((most, width)), "n": np.empty(most, np.int16), "chosen": np.empty(most, np.int16),
              "kind": np.empty(most, np.int8), "seatgame": np.empty(most, np.int32), "turn": np.empty(most, np.int16),
              "roll": np.empty(most, np.int8), "regret": np.empty(most), "upper": np.empty(most, np.bool_)}
-        got = AK.walk(self.adv._ctx, sol.plan.layout, dk, sol.values, rules.n_boxes, rules.threshold,
+        got = AK.walk(self.adv.ctx, sol.plan.layout, dk, sol.values, rules.n_boxes, rules.threshold,
                       rules.bonus_value, ERROR, rolls, keeps, boxes, sums, decisions, d["values"], d["n"],
                       d["chosen"], d["kind"], d["seatgame"], d["turn"], d["roll"], d["regret"], d["upper"])
         out = {name: sums[:, i] for i, name in enumerate(AK.SUMS)}

@@ -185,7 +185,7 @@ def target_table(rules: RuleSet, kind: str = "target", tmax: int | None = None,
         if 4 * int(off[-1]) > max_bytes:
             scratch = Path(scratch_dir) if scratch_dir is not None else path.parent
             scratch.mkdir(parents=True, exist_ok=True)
-        values = S._zeros(int(off[-1]), scratch, np.float32)
+        values = S.scratch_zeros(int(off[-1]), scratch, np.float32)
         _solve_into(rules, plan, kind, off, values, progress)
         seconds = time.perf_counter() - t0
         tab = TargetTable(rules, plan, kind, tmax, off, values, seconds, False, path if use_cache else None)
@@ -212,7 +212,7 @@ def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: n
     terminal = TABLE_KINDS[kind]
     if kind == "ev":
         sol = S.solve(rules)
-        oc = S._outcome_codes(rules, lay)
+        oc = S.outcome_codes(rules, lay)
     nxt = np.zeros(1)
     nshift = 0
     bar = tqdm(total=rules.n_boxes + 1, desc=f"{kind} table {rules.name}", unit="layer", disable=not progress,
@@ -227,7 +227,7 @@ def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: n
                 TK.target_items(ctx, lay, dk, nxt, off, nshift, cur, oshift, plan.item_mask, plan.item_flag,
                                 a, b, terminal)
 
-            S._run_blocks(run, S._split(lo, hi, 8 * threads if hi - lo > 64 else 1), threads)
+            S.run_blocks(run, S.split_range(lo, hi, 8 * threads if hi - lo > 64 else 1), threads)
         else:
             _policy_layer(ctx, lay, dk, oc, sol.values, plan, lo, hi, s0, s1, nxt, off, nshift, cur, oshift, threads)
         out[oshift:int(off[s1])] = cur
@@ -258,7 +258,7 @@ def _policy_layer(ctx, lay, dk, oc, V, plan, lo, hi, s0, s1, nxt, off, nshift, c
             TK.policy_tail_items(lay, oc, outp, row_of[c - a:], plan.item_mask, plan.item_flag, c, d, nxt, off,
                                  nshift, cur, oshift)
 
-        S._run_blocks(fwd, S._split(a, b, 4 * threads if b - a > 16 else 1), threads)
+        S.run_blocks(fwd, S.split_range(a, b, 4 * threads if b - a > 16 else 1), threads)
         a = b
 
 
