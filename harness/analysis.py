@@ -49,8 +49,9 @@ import numpy as np
 from harness import analysis_kernels as AK
 from harness.errors import UserError
 from harness.dice import counts_of_faces
+from harness.engine import Recording
 from harness.positions import TIE, Advisor, Position
-from harness.record import GameRecord, Turn
+from harness.record import GameId, GameRecord, Turn
 from harness.rules import RuleSet
 
 #: Decisions whose regret is above this are errors (the tie tolerance of the advisor).
@@ -139,7 +140,7 @@ class DecisionTable:
     upper: np.ndarray
     regret: np.ndarray
     labels: tuple[str, ...]
-    games: tuple[Any, ...]
+    games: tuple[GameId, ...]
     seats: np.ndarray
 
     def __len__(self) -> int:
@@ -196,7 +197,7 @@ class Worst:
     """One costly decision: where (game id, lineup of a run or None, seat, column, turn, roll, all
     from 1 but the seat), the dice in hand, what was played and what was best, and the cost."""
 
-    game: Any
+    game: GameId
     lineup: int | None
     seat: int
     column: int
@@ -220,7 +221,7 @@ class Worst:
                 "turn": self.turn, "roll": self.roll, "dice": list(self.dice), "kind": self.kind,
                 "played": self.played, "best": self.best, "regret": self.regret}
 
-def worst_of(d: Decision, turns: Sequence[Turn], seat: int, game: Any, lineup: int | None) -> Worst:
+def worst_of(d: Decision, turns: Sequence[Turn], seat: int, game: GameId, lineup: int | None) -> Worst:
     """The :class:`Worst` of decision ``d`` of a seat whose ``turns`` hold the dice."""
     t = next((x for x in turns if (x.column, x.turn) == (d.column, d.turn)), None)
     dice = tuple(t.rolls[d.roll - 1]) if t is not None and d.roll <= len(t.rolls) else ()
@@ -273,7 +274,7 @@ class Analyser:
         out = {name: sums[:, i] for i, name in enumerate(AK.SUMS)}
         return out, ({k: v[:got] for k, v in d.items()} if decisions else None)
 
-    def recording(self, rec: Any) -> dict[str, np.ndarray]:
+    def recording(self, rec: Recording) -> dict[str, np.ndarray]:
         """Every seat-game of an engine :class:`~harness.engine.Recording` (B games, S seats):
         {name: (B, S)} of :data:`harness.analysis_kernels.SUMS` (``run --analyse``)."""
         b, s = rec.boxes.shape[:2]

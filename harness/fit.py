@@ -60,14 +60,15 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from harness import fit_kernels as FK
-from harness.analysis import DECISION_KINDS
+from harness.analysis import DECISION_KINDS, Analyser, DecisionTable
 from harness.errors import UserError
 from harness.positions import TIE
+from harness.record import GameRecord, ReadResult
 
 #: The models ``fit`` knows: name -> the solver parameters it fits (the others stay 0).
 MODELS: dict[str, tuple[str, ...]] = {
@@ -136,7 +137,7 @@ class Choices:
                    np.asarray(kind, dtype=np.int8))
 
     @classmethod
-    def of_table(cls, table: Any, rows: np.ndarray | None = None) -> Choices:
+    def of_table(cls, table: DecisionTable, rows: np.ndarray | None = None) -> Choices:
         """The informative decisions of a :class:`~harness.analysis.DecisionTable` (``rows``: a
         boolean mask or indices of the decisions to keep)."""
         sel = slice(None) if rows is None else rows
@@ -552,7 +553,7 @@ class FitReport:
             "bad_games": list(self.bad)})
 
 
-def fit_table(table: Any, model: str, *, player: str | None = None, confidence: float = 0.95,
+def fit_table(table: DecisionTable, model: str, *, player: str | None = None, confidence: float = 0.95,
               source: str = "", rules: str = "", games: int = 0, pooled: bool = True,
               bad: Sequence[str] = ()) -> FitReport:
     """Fit ``model`` to every player of a :class:`harness.analysis.DecisionTable` (or ``player``
@@ -588,11 +589,10 @@ def fit_table(table: Any, model: str, *, player: str | None = None, confidence: 
     return FitReport(source, rules, model, confidence, games, tuple(fits), pool, median, tuple(bad))
 
 
-def fit_records(source: Any, model: str, *, player: str | None = None, confidence: float = 0.95,
-                cache_dir: Any = None) -> FitReport:
+def fit_records(source: ReadResult | Iterable[GameRecord], model: str, *, player: str | None = None,
+                confidence: float = 0.95, cache_dir: Any = None) -> FitReport:
     """Fit ``model`` to game records: a :class:`harness.record.ReadResult` or records of one rule set."""
     from harness.analysis import decision_table
-    from harness.record import ReadResult
 
     model = parse_model(model)
     if isinstance(source, ReadResult):
@@ -608,12 +608,11 @@ def fit_records(source: Any, model: str, *, player: str | None = None, confidenc
                      games=len(recs), bad=bad)
 
 
-def play_table(analyser: Any, specs: Sequence[str], games: int | np.ndarray, seed: int) -> Any:
+def play_table(analyser: Analyser, specs: Sequence[str], games: int | np.ndarray, seed: int) -> DecisionTable:
     """The :class:`~harness.analysis.DecisionTable` of bots ``specs`` playing ``games`` games (a
     count, or the game indices) at one table with ``seed``, straight from the engine's recording
     (no records written; for tests and benchmarks). Each seat-game is labelled with its bot's label."""
     from harness import registry
-    from harness.analysis import DecisionTable
     from harness.engine import play
 
     rules = analyser.rules

@@ -55,6 +55,7 @@ import numpy as np
 from harness import solver_kernels as K
 from harness.dice import counts_of_faces
 from harness.errors import UserError
+from harness.record import GameId, GameRecord
 from harness.rules import RuleSet
 from harness.scoring import context, score_options
 from harness.solver import Solution, solve
@@ -434,7 +435,7 @@ class RecordPosition:
     ``extra``: the extra-bonus points on it), the dice, and what the player did there: ``keep``,
     the dice kept for the next roll, or None when the turn stopped here and ``box`` was written."""
 
-    game: Any
+    game: GameId
     seat: int
     label: str
     column: int
@@ -467,7 +468,7 @@ class RecordPosition:
         return hit[0]
 
 
-def position_from_record(record: Any, seat: int, column: int, turn: int, roll: int,
+def position_from_record(record: GameRecord, seat: int, column: int, turn: int, roll: int,
                          advisor: Advisor | None = None) -> RecordPosition:
     """The decision of ``record`` (a :class:`harness.record.GameRecord`) just after roll ``roll``
     of ``seat``'s turn ``turn`` in ``column`` (seat from 0, the others from 1, as records count).

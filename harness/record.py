@@ -26,7 +26,7 @@ import numpy as np
 
 from harness.errors import UserError
 from harness.rules import RuleSet, load_rules
-from harness.scoring import context, score_options
+from harness.scoring import Context, context, score_options
 from harness.tournament import MAX_SEATS
 
 #: The ``format`` field of every record this module writes and reads.
@@ -342,7 +342,7 @@ def validate_record(record: GameRecord, rules: RuleSet | None = None) -> tuple[i
     return totals
 
 
-def _check_turn(rules: RuleSet, ctx: Any, out: np.ndarray, t: Turn, sheet: _Sheet, saved: list[int],
+def _check_turn(rules: RuleSet, ctx: Context, out: np.ndarray, t: Turn, sheet: _Sheet, saved: list[int],
                 at: str) -> None:
     n = rules.n_dice
     if not t.rolls:

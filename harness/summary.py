@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -741,6 +741,8 @@ SECTIONS: tuple[type[Section], ...] = (EntrantSection, LuckSection, PairingSecti
 # ---------------------------------------------------------------------------------------------
 # the summary
 
+SectionT = TypeVar("SectionT", bound=Section)
+
 
 @dataclass(frozen=True, eq=False)
 class RunSummary:
@@ -751,7 +753,8 @@ class RunSummary:
     confidence: float = 0.95
     notes: tuple[str, ...] = field(default=())
 
-    def section(self, cls: type[Section]) -> Any:
+    def section(self, cls: type[SectionT]) -> SectionT:
+        """The summary's section of type ``cls``."""
         return next(s for s in self.sections if isinstance(s, cls))
 
     @property
