@@ -41,7 +41,7 @@ def tally_of(spec: str, an: Analyser, games: int, seed: int, chunk: int) -> tupl
         res = play(rules, [bot], np.arange(a, min(a + chunk, games)), seed, record=True)
         rec = res.recording
         sums, d = an.walk(rec.rolls[:, 0], rec.keeps[:, 0], rec.boxes[:, 0], decisions=True)
-        kind = np.where(d["kind"] == 0, 0, np.where(d["upper"], 1, 2))  # harness.skill.KINDS
+        kind = np.where(d["kind"] == 0, 0, np.where(d["upper"], 1, 2))  # harness.skill.REGRET_KINDS
         cut = np.searchsorted(d["seatgame"], np.arange(res.total.shape[0] + 1))
         for g in range(res.total.shape[0]):
             final, luck = sums["final"][g], sums["luck"][g]

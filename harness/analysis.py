@@ -47,13 +47,16 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from harness import analysis_kernels as AK
-from harness.codec import GameRecord, KernelArrays, RunRecords, Turn, arrays_of_recording, arrays_of_records
+from harness.codec import GameId, GameRecord, KernelArrays, RunRecords, Turn, arrays_of_recording, arrays_of_records
 from harness.errors import UserError
+from harness.engine import Recording
 from harness.positions import TIE, Advisor, Position
 from harness.rules import RuleSet
 
 #: Decisions whose regret is above this are errors (the tie tolerance of the advisor).
 ERROR = TIE
+#: The kinds of decision, by their code in :attr:`DecisionTable.kind`: 0 keep (stop included), 1 box.
+DECISION_KINDS = ("keep", "box")
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,7 @@ class DecisionTable:
     upper: np.ndarray
     regret: np.ndarray
     labels: tuple[str, ...]
-    games: tuple[Any, ...]
+    games: tuple[GameId, ...]
     seats: np.ndarray
 
     def __len__(self) -> int:
@@ -193,7 +196,7 @@ class Worst:
     """One costly decision: where (game id, lineup of a run or None, seat, column, turn, roll, all
     from 1 but the seat), the dice in hand, what was played and what was best, and the cost."""
 
-    game: Any
+    game: GameId
     lineup: int | None
     seat: int
     column: int
@@ -217,7 +220,7 @@ class Worst:
                 "turn": self.turn, "roll": self.roll, "dice": list(self.dice), "kind": self.kind,
                 "played": self.played, "best": self.best, "regret": self.regret}
 
-def worst_of(d: Decision, turns: Sequence[Turn], seat: int, game: Any, lineup: int | None) -> Worst:
+def worst_of(d: Decision, turns: Sequence[Turn], seat: int, game: GameId, lineup: int | None) -> Worst:
     """The :class:`Worst` of decision ``d`` of a seat whose ``turns`` hold the dice."""
     t = next((x for x in turns if (x.column, x.turn) == (d.column, d.turn)), None)
     dice = tuple(t.rolls[d.roll - 1]) if t is not None and d.roll <= len(t.rolls) else ()
@@ -264,13 +267,13 @@ class Analyser:
         d = {"values": np.empty((most, width)), "n": np.empty(most, np.int16), "chosen": np.empty(most, np.int16),
              "kind": np.empty(most, np.int8), "seatgame": np.empty(most, np.int32), "turn": np.empty(most, np.int16),
              "roll": np.empty(most, np.int8), "regret": np.empty(most), "upper": np.empty(most, np.bool_)}
-        got = AK.walk(self.adv._ctx, sol.plan.layout, dk, sol.values, rules.n_boxes, rules.threshold,
+        got = AK.walk(self.adv.ctx, sol.plan.layout, dk, sol.values, rules.n_boxes, rules.threshold,
                       rules.bonus_value, ERROR, rolls, keeps, boxes, sums, decisions, d["values"], d["n"],
                       d["chosen"], d["kind"], d["seatgame"], d["turn"], d["roll"], d["regret"], d["upper"])
         out = {name: sums[:, i] for i, name in enumerate(AK.SUMS)}
         return out, ({k: v[:got] for k, v in d.items()} if decisions else None)
 
-    def recording(self, rec: Any) -> dict[str, np.ndarray]:
+    def recording(self, rec: Recording) -> dict[str, np.ndarray]:
         """Every seat-game of an engine :class:`~harness.engine.Recording` (B games, S seats):
         {name: (B, S)} of :data:`harness.analysis_kernels.SUMS` (``run --analyse``)."""
         b, s = rec.boxes.shape[:2]

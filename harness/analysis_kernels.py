@@ -2,7 +2,7 @@
 many recorded seat-games in one call (:mod:`harness.analysis` is its Python face and its reference).
 
 :func:`walk` follows each seat-game turn by turn. At each turn start it works out the state's turn
-plan with the solver bot's own kernels (:func:`harness.solver_kernels._plan`: stop values and the
+plan with the solver bot's own kernels (:func:`harness.solver_kernels.state_plan`: stop values and the
 stage values of every keep), so each value is, bit for bit, the one :class:`harness.positions.Advisor`
 gives, and each sum is accumulated in the same order as :meth:`harness.analysis.Analyser.seat` does.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from harness.solver_kernels import _plan, _work
+from harness.solver_kernels import state_plan, state_work
 
 #: Columns of the per-seat-game sums written by :func:`walk`.
 SUMS = ("start", "luck", "regret", "final", "decisions", "errors", "keep_decisions", "box_decisions",
@@ -67,7 +67,7 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
     rr = dk.rerolls
     nb_ = n_boxes
     T = rolls.shape[1]
-    work = _work(ctx, lay, dk)
+    work = state_work(ctx, lay, dk)
     rows_l, al_l, ex_l, rows_f, al_f, ex_f = work[0], work[1], work[2], work[3], work[4], work[5]
     stop_f, stop_l, Es = work[10], work[11], work[12]
     ncol = T // nb_
@@ -96,7 +96,7 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
             for t in range(c * nb_, (c + 1) * nb_):
                 if rolls[n, t, 0] < 0:
                     break
-                last = _plan(ctx, lay, dk, V, mask, flag, min(upper, lay.threshold), work, last)
+                last = state_plan(ctx, lay, dk, V, mask, flag, min(upper, lay.threshold), work, last)
                 nr = 0
                 while nr < rolls.shape[2] and rolls[n, t, nr] >= 0:
                     nr += 1
@@ -144,7 +144,7 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
                             continue
                         after = chosen
                     # the box decision
-                    fs = first and lay.servida  # _plan scores the first roll apart only with servida
+                    fs = first and lay.servida  # state_plan scores the first roll apart only with servida
                     rows = rows_f if fs else rows_l
                     allowed = al_f[r] if fs else al_l[r]
                     extra = np.int64(ex_f[r] if fs else ex_l[r])

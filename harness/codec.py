@@ -47,11 +47,10 @@ import numpy as np
 
 from harness.errors import UserError
 from harness.rules import RuleSet, load_rules
+from harness.tournament import MAX_SEATS
 
 #: The ``format`` field of every record.
 FORMAT = "yatzy-record/1"
-#: A table seats 1..8 players (as in the engine).
-MAX_SEATS = 8
 
 GameId = str | int | float
 

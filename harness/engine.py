@@ -20,8 +20,7 @@ from harness.outcome import deficit_round, outcomes, ranking_scores
 from harness.rules import RuleSet
 from harness.scoring import context, score_options_batch
 from harness.strategy import CHOOSE_STEP, Strategy, TurnView, keep_error, validate_choice, validate_keep
-
-MAX_SEATS = 8
+from harness.tournament import MAX_SEATS
 
 
 class StrategyError(RuntimeError):
@@ -183,6 +182,170 @@ class _Seat:
         self.extra = np.zeros(b, dtype=np.int32)
 
 
+class _Table:
+    """Every seat's sheets of B games as :func:`play` fills them: the column being played, the
+    running and ranking scores, the rolls saved, the sums over the columns played; and what a seat
+    sees of it all at a decision (:meth:`view`)."""
+
+    def __init__(self, rules: RuleSet, n_seats: int, games: np.ndarray, seed: int) -> None:
+        b, nb, n_cols = len(games), rules.n_boxes, rules.columns
+        self.rules, self.n_seats, self.b, self.games = rules, n_seats, b, games
+        self.keys = rng.game_keys(seed, games)
+        self.ctx = context(rules)
+        self.upper_of = rules.upper_face > 0
+        self.all = np.arange(b)
+        self.col = 0
+        self.sheets: list[_Seat] = []  # the column's, from :meth:`start_column`
+        self.col_tot = np.zeros((b, n_seats, n_cols), dtype=np.int32)
+        self.upper_t = np.zeros((b, n_seats), dtype=np.int32)
+        self.bonus_t = np.zeros((b, n_seats), dtype=np.int32)
+        self.extra_t = np.zeros((b, n_seats), dtype=np.int32)
+        self.boxes_t = np.zeros((b, n_seats, nb), dtype=np.int16)
+        self.running = np.zeros((b, n_seats), dtype=np.int32)
+        self.saved = np.zeros((b, n_seats), dtype=np.int16)
+        # ranking score so far = running total, or the best column so far when columns are not added
+        self.best_of_columns = n_cols > 1 and not rules.add_columns
+        self.col_now = np.zeros((b, n_seats), dtype=np.int32) if self.best_of_columns else self.running
+
+    def start_column(self, col: int) -> None:
+        """Fresh sheets: each column is a fresh game, and rolls saved in one do not carry into the next."""
+        self.col = col
+        self.sheets = [_Seat(self.b, self.rules.n_boxes) for _ in range(self.n_seats)]
+        self.saved[:] = 0
+
+    def view(self, s: int, strat: Strategy, turn: int, step: int, idx: np.ndarray, roll: np.ndarray,
+             left: np.ndarray, first: np.ndarray, **fields: Any) -> TurnView:
+        """What seat ``s`` sees of games ``idx`` at this decision (``fields``: those of a box choice)."""
+        st, every_game = self.sheets[s], len(idx) == self.b
+        if strat.sees_table:
+            every = [np.stack([x.filled for x in self.sheets], 1), np.stack([x.upper for x in self.sheets], 1),
+                     np.stack([x.flag for x in self.sheets], 1)]
+            fields["seats"] = tuple(a if every_game else a[idx] for a in every)
+        if every_game:  # no copies (strategies must not write into a view)
+            return TurnView(self.rules, s, turn, self.col, step, self.games, self.keys, roll, left, first, st.filled,
+                            st.upper, st.flag, st.sheet, self.running, self.saved[:, s], **fields)
+        return TurnView(self.rules, s, turn, self.col, step, self.games[idx], self.keys[idx], roll, left, first,
+                        st.filled[idx], st.upper[idx], st.flag[idx], st.sheet[idx], self.running[idx],
+                        self.saved[idx, s], **fields)
+
+    def write(self, s: int, box: np.ndarray, got: np.ndarray, extra: np.ndarray) -> None:
+        """Seat ``s`` writes ``got`` points in ``box`` and earns ``extra`` bonus points, in every game."""
+        rules, st, allv = self.rules, self.sheets[s], self.all
+        st.sheet[allv, box] = got
+        st.filled |= np.int64(1) << box
+        is_up = self.upper_of[box]
+        st.upper += np.where(is_up, got, 0).astype(np.int16)
+        if rules.key_box >= 0:
+            hit = box == rules.key_box
+            st.flag = np.where(hit, got > 0, st.flag)
+        st.extra += extra
+        bonus_now = np.where(st.upper >= rules.threshold, rules.bonus_value, 0)
+        col_total = st.sheet.sum(axis=1, dtype=np.int32) + bonus_now + st.extra
+        self.running[:, s] = self.col_tot[:, s, :self.col].sum(axis=1) + col_total
+        if self.best_of_columns:
+            self.col_now[:, s] = col_total
+
+    def ranking_so_far(self) -> np.ndarray:
+        """(B, S) every seat's ranking score so far (:mod:`harness.outcome`)."""
+        if self.best_of_columns and self.col:
+            return np.maximum(self.col_now, self.col_tot[:, :, :self.col].max(axis=2))
+        return self.col_now
+
+    def end_column(self) -> None:
+        """Fold the column's sheets into the sums over the columns."""
+        rules, col = self.rules, self.col
+        for s, st in enumerate(self.sheets):
+            bonus = np.where(st.upper >= rules.threshold, rules.bonus_value, 0)
+            self.col_tot[:, s, col] = st.sheet.sum(axis=1, dtype=np.int32) + bonus + st.extra
+            self.upper_t[:, s] += st.upper
+            self.bonus_t[:, s] += bonus
+            self.extra_t[:, s] += st.extra
+            self.boxes_t[:, s, :] += st.sheet
+
+    def results(self, labels: tuple[str, ...], rec: Recording | None, course: Leads | None) -> Results:
+        total = self.col_tot.sum(axis=2)
+        outcome = outcomes(ranking_scores(total, self.col_tot, self.rules.add_columns))
+        sums = (self.rules, labels, self.games, total, self.upper_t, self.bonus_t, self.extra_t, self.boxes_t,
+                self.col_tot, outcome, rec)
+        if course is None:
+            return Results(*sums)
+        return Results(*sums, course.changes, course.last_behind, course.deficit)
+
+
+class _Watcher:
+    """What :func:`play` tells of a batch as it goes (the seat ``s``, its column ``col`` and turn
+    ``t`` from 0 within the column). Subclasses: :class:`_Recorder`, :class:`_Tracer`."""
+
+    def rolled(self, s: int, col: int, t: int, roll: np.ndarray) -> None:
+        """The turn's first roll (B,) of every game."""
+
+    def kept(self, s: int, col: int, t: int, step: int, idx: np.ndarray, keep: np.ndarray, held: np.ndarray,
+             roll: np.ndarray) -> None:
+        """Games ``idx`` kept ``keep`` of ``held`` (their dice after roll ``step``); ``roll`` (B,) the
+        dice of every game after the reroll."""
+
+    def wrote(self, s: int, col: int, t: int, box: np.ndarray, got: np.ndarray, extra: np.ndarray,
+              first: np.ndarray, roll: np.ndarray, upper: np.ndarray, total: np.ndarray) -> None:
+        """Box ``box`` written with ``got`` points and ``extra`` bonus points on ``roll`` (made on
+        the first roll: ``first``), leaving the column's upper subtotal ``upper`` and the running
+        total ``total``; all (B,)."""
+
+
+class _Recorder(_Watcher):
+    """Writes every roll and decision into a :class:`Recording` (``play(record=True)``)."""
+
+    def __init__(self, rec: Recording, rules: RuleSet) -> None:
+        self.rec, self.nb, self.roll_as_keep = rec, rules.n_boxes, rules.dice.roll_as_keep
+
+    def rolled(self, s: int, col: int, t: int, roll: np.ndarray) -> None:
+        self.rec.rolls[:, s, col * self.nb + t, 0] = roll
+
+    def kept(self, s: int, col: int, t: int, step: int, idx: np.ndarray, keep: np.ndarray, held: np.ndarray,
+             roll: np.ndarray) -> None:
+        turn = col * self.nb + t
+        self.rec.keeps[idx, s, turn, step] = keep
+        go = keep != self.roll_as_keep[held]
+        self.rec.rolls[idx[go], s, turn, step + 1] = roll[idx[go]]
+
+    def wrote(self, s: int, col: int, t: int, box: np.ndarray, got: np.ndarray, extra: np.ndarray,
+              first: np.ndarray, roll: np.ndarray, upper: np.ndarray, total: np.ndarray) -> None:
+        turn = col * self.nb + t
+        self.rec.boxes[:, s, turn] = box
+        self.rec.scores[:, s, turn] = got
+        self.rec.extras[:, s, turn] = extra
+        self.rec.first[:, s, turn] = first
+
+
+class _Tracer(_Watcher):
+    """Appends one dict per roll, keep and box of the batch's first game to ``trace`` (replay)."""
+
+    def __init__(self, trace: list[dict[str, Any]], rules: RuleSet) -> None:
+        self.trace, self.rules, self.d = trace, rules, rules.dice
+
+    def _roll(self, s: int, col: int, t: int, step: int, roll: np.ndarray) -> None:
+        self.trace.append({"event": "roll", "seat": s, "column": col, "turn": t, "roll": step,
+                           "dice": self.d.roll_faces[roll[0]].tolist()})
+
+    def rolled(self, s: int, col: int, t: int, roll: np.ndarray) -> None:
+        self._roll(s, col, t, 0, roll)
+
+    def kept(self, s: int, col: int, t: int, step: int, idx: np.ndarray, keep: np.ndarray, held: np.ndarray,
+             roll: np.ndarray) -> None:
+        d = self.d
+        stop = bool(keep[0] == d.roll_as_keep[held[0]])
+        self.trace.append({"event": "keep", "seat": s, "column": col, "turn": t, "roll": step,
+                           "keep": np.repeat(np.arange(1, 7), d.keep_counts[keep[0]]).tolist(), "stop": stop})
+        if not stop:
+            self._roll(s, col, t, step + 1, roll)
+
+    def wrote(self, s: int, col: int, t: int, box: np.ndarray, got: np.ndarray, extra: np.ndarray,
+              first: np.ndarray, roll: np.ndarray, upper: np.ndarray, total: np.ndarray) -> None:
+        self.trace.append({"event": "box", "seat": s, "column": col, "turn": t,
+                           "box": self.rules.box_names[int(box[0])], "score": int(got[0]),
+                           "extra": int(extra[0]), "dice": self.d.roll_faces[roll[0]].tolist(),
+                           "first_roll": bool(first[0]), "upper": int(upper[0]), "total": int(total[0])})
+
+
 def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int,
          trace: list[dict[str, Any]] | None = None, record: bool = False, leads: bool = True) -> Results:
     """Play games ``games`` (B,) int64 with one strategy per seat; returns :class:`Results`.
@@ -196,64 +359,38 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
     if not 1 <= n_seats <= MAX_SEATS:
         raise ValueError(f"a table seats 1..{MAX_SEATS} players, got {n_seats}")
     games = np.ascontiguousarray(games, dtype=np.int64)
-    b, nb, d = len(games), rules.n_boxes, rules.dice
-    ctx = context(rules)
-    keys = rng.game_keys(seed, games)
     labels = tuple(s.label for s in seats)
-    n_cols = rules.columns
-    col_tot = np.zeros((b, n_seats, n_cols), dtype=np.int32)
-    upper_t = np.zeros((b, n_seats), dtype=np.int32)
-    bonus_t = np.zeros((b, n_seats), dtype=np.int32)
-    extra_t = np.zeros((b, n_seats), dtype=np.int32)
-    boxes_t = np.zeros((b, n_seats, nb), dtype=np.int16)
-    running = np.zeros((b, n_seats), dtype=np.int32)
-    saved = np.zeros((b, n_seats), dtype=np.int16)
-    upper_of = rules.upper_face > 0
-    allv = np.arange(b)
-    rec = Recording.empty(rules, b, n_seats) if record else None
-    course = Leads(b, n_seats, n_cols * nb) if leads else None
-    # ranking score so far = running total, or the best column so far when columns are not added
-    best_of_columns = n_cols > 1 and not rules.add_columns
-    col_now = np.zeros((b, n_seats), dtype=np.int32) if best_of_columns else running
+    table = _Table(rules, n_seats, games, seed)
+    rec = Recording.empty(rules, len(games), n_seats) if record else None
+    course = Leads(len(games), n_seats, rules.columns * rules.n_boxes) if leads else None
+    watchers: list[_Watcher] = []
+    if rec is not None:
+        watchers.append(_Recorder(rec, rules))
+    if trace is not None:
+        watchers.append(_Tracer(trace, rules))
 
-    for col in range(n_cols):
-        state = [_Seat(b, nb) for _ in range(n_seats)]
-        saved[:] = 0  # each column is a fresh game: rolls saved in one do not carry into the next
+    d, keys, allv, b, nb = rules.dice, table.keys, table.all, len(games), rules.n_boxes
+    for col in range(rules.columns):
+        table.start_column(col)
         for t in range(nb):
             turn = col * nb + t
             for s, strat in enumerate(seats):
-                st = state[s]
-
-                def view(idx: np.ndarray, step: int, roll: np.ndarray, left: np.ndarray, first: np.ndarray,
-                         **extra: Any) -> TurnView:
-                    if strat.sees_table:
-                        every = [np.stack([x.filled for x in state], 1), np.stack([x.upper for x in state], 1),
-                                 np.stack([x.flag for x in state], 1)]
-                        extra["seats"] = tuple(a if len(idx) == b else a[idx] for a in every)
-                    if len(idx) == b:  # every game: no copies (strategies must not write into a view)
-                        return TurnView(rules, s, turn, col, step, games, keys, roll, left, first, st.filled,
-                                        st.upper, st.flag, st.sheet, running, saved[:, s], **extra)
-                    return TurnView(rules, s, turn, col, step, games[idx], keys[idx], roll, left, first,
-                                    st.filled[idx], st.upper[idx], st.flag[idx], st.sheet[idx], running[idx],
-                                    saved[idx, s], **extra)
-
+                st = table.sheets[s]
+                # the rolls: the first, then keeps and rerolls until every game stopped or has no reroll left
                 roll = throw(keys, s, turn, d.n, d.roll_lookup, d.radix)
                 first = np.ones(b, dtype=bool)
                 left = np.full(b, rules.rolls_per_turn - 1, dtype=np.int16)
                 if rules.saved_rolls:
-                    left += saved[:, s]
-                if trace is not None:
-                    trace.append({"event": "roll", "seat": s, "column": col, "turn": t, "roll": 0,
-                                  "dice": d.roll_faces[roll[0]].tolist()})
-                if rec is not None:
-                    rec.rolls[:, s, turn, 0] = roll
+                    left += table.saved[:, s]
+                for w in watchers:
+                    w.rolled(s, col, t, roll)
                 active = left > 0
                 step = 0
                 while True:
                     idx = np.flatnonzero(active)
                     if idx.size == 0:
                         break
-                    v = view(idx, step, roll[idx], left[idx], first[idx])
+                    v = table.view(s, strat, turn, step, idx, roll[idx], left[idx], first[idx])
                     try:
                         keep = validate_keep(v, strat.keep(v), strat.label)
                         bad = reroll(keys, idx, s, turn, step, d.n, roll, keep, d.keep_counts, d.keep_size,
@@ -262,72 +399,26 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                             raise keep_error(rules, v, keep, strat.label, bad)
                     except Exception as exc:
                         raise StrategyError(strat.label, s, t + 1, games[idx], exc, roll=step + 1,
-                                            column=col + 1, columns=n_cols) from exc
-                    if rec is not None:
-                        rec.keeps[idx, s, turn, step] = keep
-                        go = keep != d.roll_as_keep[v.roll]
-                        rec.rolls[idx[go], s, turn, step + 1] = roll[idx[go]]
-                    if trace is not None:
-                        stop = bool(keep[0] == d.roll_as_keep[v.roll[0]])
-                        trace.append({"event": "keep", "seat": s, "column": col, "turn": t, "roll": step,
-                                      "keep": np.repeat(np.arange(1, 7), d.keep_counts[keep[0]]).tolist(),
-                                      "stop": stop})
-                        if not stop:
-                            trace.append({"event": "roll", "seat": s, "column": col, "turn": t, "roll": step + 1,
-                                          "dice": d.roll_faces[roll[0]].tolist()})
+                                            column=col + 1, columns=rules.columns) from exc
+                    for w in watchers:
+                        w.kept(s, col, t, step, idx, keep, v.roll, roll)
                     step += 1
                 if rules.saved_rolls:
-                    saved[:, s] = left
-
-                scores, allowed, extra = score_options_batch(ctx, roll, first, st.flag, st.filled)
-                v = view(allv, CHOOSE_STEP, roll, np.zeros(b, dtype=np.int16), first,
-                         options=scores, allowed=allowed, extra=extra)
+                    table.saved[:, s] = left
+                # the box: the strategy writes the dice in hand in one of the boxes they may go in
+                scores, allowed, extra = score_options_batch(table.ctx, roll, first, st.flag, st.filled)
+                v = table.view(s, strat, turn, CHOOSE_STEP, allv, roll, np.zeros(b, dtype=np.int16), first,
+                               options=scores, allowed=allowed, extra=extra)
                 try:
                     box = validate_choice(v, strat.choose(v), strat.label)
                 except Exception as exc:
                     raise StrategyError(strat.label, s, t + 1, games, exc, column=col + 1,
-                                        columns=n_cols) from exc
+                                        columns=rules.columns) from exc
                 got = scores[allv, box]
-                st.sheet[allv, box] = got
-                st.filled |= np.int64(1) << box
-                is_up = upper_of[box]
-                st.upper += np.where(is_up, got, 0).astype(np.int16)
-                if rules.key_box >= 0:
-                    hit = box == rules.key_box
-                    st.flag = np.where(hit, got > 0, st.flag)
-                st.extra += extra
-                if rec is not None:
-                    rec.boxes[:, s, turn] = box
-                    rec.scores[:, s, turn] = got
-                    rec.extras[:, s, turn] = extra
-                    rec.first[:, s, turn] = first
-                bonus_now = np.where(st.upper >= rules.threshold, rules.bonus_value, 0)
-                col_total = st.sheet.sum(axis=1, dtype=np.int32) + bonus_now + st.extra
-                running[:, s] = col_tot[:, s, :col].sum(axis=1) + col_total
-                if best_of_columns:
-                    col_now[:, s] = col_total
-                if trace is not None:
-                    trace.append({"event": "box", "seat": s, "column": col, "turn": t,
-                                  "box": rules.box_names[int(box[0])], "score": int(got[0]),
-                                  "extra": int(extra[0]), "dice": d.roll_faces[roll[0]].tolist(),
-                                  "first_roll": bool(first[0]), "upper": int(st.upper[0]),
-                                  "total": int(running[0, s])})
+                table.write(s, box, got, extra)
+                for w in watchers:
+                    w.wrote(s, col, t, box, got, extra, first, roll, st.upper, table.running[:, s])
             if course is not None:
-                course.update(np.maximum(col_now, col_tot[:, :, :col].max(axis=2)) if best_of_columns and col
-                              else col_now)
-
-        for s in range(n_seats):
-            st = state[s]
-            bonus = np.where(st.upper >= rules.threshold, rules.bonus_value, 0)
-            col_tot[:, s, col] = st.sheet.sum(axis=1, dtype=np.int32) + bonus + st.extra
-            upper_t[:, s] += st.upper
-            bonus_t[:, s] += bonus
-            extra_t[:, s] += st.extra
-            boxes_t[:, s, :] += st.sheet
-
-    total = col_tot.sum(axis=2)
-    outcome = outcomes(ranking_scores(total, col_tot, rules.add_columns))
-    if course is None:
-        return Results(rules, labels, games, total, upper_t, bonus_t, extra_t, boxes_t, col_tot, outcome, rec)
-    return Results(rules, labels, games, total, upper_t, bonus_t, extra_t, boxes_t, col_tot, outcome, rec,
-                   course.changes, course.last_behind, course.deficit)
+                course.update(table.ranking_so_far())
+        table.end_column()
+    return table.results(labels, rec, course)

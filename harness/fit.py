@@ -58,15 +58,17 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from harness import fit_kernels as FK
+from harness.analysis import DECISION_KINDS, Analyser, DecisionTable
 from harness.errors import UserError
 from harness.positions import TIE
 from harness.render import MISSING, Table, ci_level, count, num, pct, plain, sig, statistic
 from harness.render import text as render_text
+from harness.record import GameRecord, ReadResult
 
 #: The models ``fit`` knows: name -> the solver parameters it fits (the others stay 0).
 MODELS: dict[str, tuple[str, ...]] = {
@@ -81,7 +83,6 @@ T_MAX = 1e3
 #: Regret bins of the goodness-of-fit check (points): 0 (a best option), (0, 0.5], (0.5, 2], (2, 8], > 8.
 REGRET_BINS = (0.0, 0.5, 2.0, 8.0)
 BIN_NAMES = ("0", "(0, 0.5]", "(0.5, 2]", "(2, 8]", "> 8")
-KINDS = ("keep", "box")
 #: A player is a poor fit when a goodness-of-fit test gives p below this.
 POOR_P = 1e-3
 
@@ -136,7 +137,7 @@ class Choices:
                    np.asarray(kind, dtype=np.int8))
 
     @classmethod
-    def of_table(cls, table: Any, rows: np.ndarray | None = None) -> Choices:
+    def of_table(cls, table: DecisionTable, rows: np.ndarray | None = None) -> Choices:
         """The informative decisions of a :class:`~harness.analysis.DecisionTable` (``rows``: a
         boolean mask or indices of the decisions to keep)."""
         sel = slice(None) if rows is None else rows
@@ -400,8 +401,8 @@ class PlayerFit:
                     "lr_vs_per_kind": None if self.lr is None else self.lr.to_dict(),
                     "regret_distribution": None if self.regret_test is None else self.regret_test.to_dict(),
                     "regret_bins": list(BIN_NAMES),
-                    "observed": {k: self.observed_bins[i].tolist() for i, k in enumerate(KINDS)},
-                    "expected": {k: self.expected_bins[i].tolist() for i, k in enumerate(KINDS)}},
+                    "observed": {k: self.observed_bins[i].tolist() for i, k in enumerate(DECISION_KINDS)},
+                    "expected": {k: self.expected_bins[i].tolist() for i, k in enumerate(DECISION_KINDS)}},
                 "notes": list(self.notes)}
 
 
@@ -442,10 +443,10 @@ def _regret_test(ch: Choices, t: float, p: float) -> tuple[Test | None, np.ndarr
     mean = np.empty(len(ch))
     FK.option_bins(ch.ptr, ch.r, float(t), float(p), edges, probs, mean)
     obs_bin = np.searchsorted(edges, ch.rc, side="left")
-    observed = np.zeros((len(KINDS), nb))
-    expected = np.zeros((len(KINDS), nb))
+    observed = np.zeros((len(DECISION_KINDS), nb))
+    expected = np.zeros((len(DECISION_KINDS), nb))
     stat, df = 0.0, 0
-    for k in range(len(KINDS)):
+    for k in range(len(DECISION_KINDS)):
         m = ch.kind == k
         if not m.any():
             continue
@@ -478,7 +479,7 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
     notes = []
     # the richer model: (T, blunder) fitted separately to keep and to box decisions
     rich, kinds = 0.0, 0
-    for k in range(len(KINDS)):
+    for k in range(len(DECISION_KINDS)):
         mk = ch.kind == k
         if mk.any():
             rich += mle(Likelihood(ch.subset(mk)), "solver:temperature,blunder").loglik
@@ -490,7 +491,7 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
         lr = Test(stat, df, float(chi2.sf(stat, df)))
     rt, observed, expected, mean = _regret_test(ch, m.temperature, m.blunder)
     by_kind = {}
-    for k, name in enumerate(KINDS):
+    for k, name in enumerate(DECISION_KINDS):
         mk = ch.kind == k
         nk = int(mk.sum())
         by_kind[name] = {"decisions": nk,
@@ -542,7 +543,7 @@ class FitReport:
             "bad_games": list(self.bad)})
 
 
-def fit_table(table: Any, model: str, *, player: str | None = None, confidence: float = 0.95,
+def fit_table(table: DecisionTable, model: str, *, player: str | None = None, confidence: float = 0.95,
               source: str = "", rules: str = "", games: int = 0, pooled: bool = True,
               bad: Sequence[str] = ()) -> FitReport:
     """Fit ``model`` to every player of a :class:`harness.analysis.DecisionTable` (or ``player``
@@ -578,11 +579,10 @@ def fit_table(table: Any, model: str, *, player: str | None = None, confidence: 
     return FitReport(source, rules, model, confidence, games, tuple(fits), pool, median, tuple(bad))
 
 
-def fit_records(source: Any, model: str, *, player: str | None = None, confidence: float = 0.95,
-                cache_dir: Any = None) -> FitReport:
+def fit_records(source: ReadResult | Iterable[GameRecord], model: str, *, player: str | None = None,
+                confidence: float = 0.95, cache_dir: Any = None) -> FitReport:
     """Fit ``model`` to game records: a :class:`harness.record.ReadResult` or records of one rule set."""
     from harness.analysis import decision_table
-    from harness.record import ReadResult
 
     model = parse_model(model)
     if isinstance(source, ReadResult) and source.arrays is not None:
@@ -603,7 +603,7 @@ def fit_records(source: Any, model: str, *, player: str | None = None, confidenc
                      games=len(recs), bad=bad)
 
 
-def play_table(analyser: Any, specs: Sequence[str], games: int | np.ndarray, seed: int) -> Any:
+def play_table(analyser: Analyser, specs: Sequence[str], games: int | np.ndarray, seed: int) -> DecisionTable:
     """The :class:`~harness.analysis.DecisionTable` of bots ``specs`` playing ``games`` games (a
     count, or the game indices) at one table with ``seed``, straight from the engine's recording
     (no records written; for tests and benchmarks). Each seat-game is labelled with its bot's label."""
@@ -649,7 +649,7 @@ def tables(d: Mapping[str, Any]) -> list[Table]:
                      fit, p["spec"]])
         g = p["goodness_of_fit"]
         kinds = []
-        for k in KINDS:
+        for k in DECISION_KINDS:
             x = p["by_kind"][k]
             kinds.append(MISSING if x["regret_per_decision"] is None else
                          f"{num(x['regret_per_decision'], 3)} / {num(x['regret_per_decision_model'], 3)}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import matplotlib
 
@@ -20,8 +20,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 if TYPE_CHECKING:
     from harness.calibrate import Calibration
-    from harness.skill import SkillReport
-    from harness.summary import EntrantStats, RunSummary
+    from harness.summary import EntrantStats, LuckSection, RunSummary
 
 DPI = 100
 _COLORS = plt.get_cmap("tab10").colors
@@ -245,7 +244,7 @@ def plot_luck_adjusted(summary: RunSummary) -> Figure | None:
     return fig
 
 
-def _luck_section(summary: RunSummary) -> Any:
+def _luck_section(summary: RunSummary) -> LuckSection | None:
     return next((x for x in summary.sections if x.key == "luck"), None)
 
 
@@ -326,12 +325,53 @@ PLOTS = {
 SCATTER_MAX = 5000
 
 
-def _skill_title(report: SkillReport, what: str) -> str:
+class PlayerSkillLike(Protocol):
+    """What the pictures of game records draw of one player (:class:`harness.skill.PlayerSkill`)."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def games(self) -> int: ...
+    @property
+    def mean(self) -> float: ...
+    @property
+    def adjusted_mean(self) -> float: ...
+    @property
+    def decisions(self) -> int: ...
+    @property
+    def zero_regret(self) -> int: ...
+    @property
+    def regret_per_decision(self) -> float: ...
+    @property
+    def regret_hist(self) -> np.ndarray: ...
+    @property
+    def finals(self) -> np.ndarray: ...
+    @property
+    def lucks(self) -> np.ndarray: ...
+
+
+class SkillReportLike(Protocol):
+    """What the pictures of game records draw of their analysis (:class:`harness.skill.SkillReport`;
+    described here so that the pictures need not import the analysis that draws them)."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def rules(self) -> Sequence[Mapping[str, Any]]: ...
+    @property
+    def games(self) -> int: ...
+    @property
+    def players(self) -> Sequence[PlayerSkillLike]: ...
+    @property
+    def regret_edges(self) -> np.ndarray: ...
+
+
+def _skill_title(report: SkillReportLike, what: str) -> str:
     rules = ", ".join(r["rules"] for r in report.rules)
     return f"{what}\n{rules} rules, {report.games:,} games of {Path(report.source).name}"
 
 
-def plot_regret_distribution(report: SkillReport) -> Figure | None:
+def plot_regret_distribution(report: SkillReportLike) -> Figure | None:
     """Per player, a step histogram of the non-zero regrets per decision (log-scale x, share of all
     the player's decisions per bin); the legend gives the share of zero-regret decisions."""
     players = [p for p in report.players if p.decisions]
@@ -375,7 +415,7 @@ def _luck_scatter(ax: Any, players: Sequence[tuple[str, np.ndarray, np.ndarray, 
     ax.legend(loc="upper left", fontsize="small")
 
 
-def plot_luck_vs_score(report: SkillReport) -> Figure | None:
+def plot_luck_vs_score(report: SkillReportLike) -> Figure | None:
     """Per player, each seat-game's luck against its final score (:func:`_luck_scatter`)."""
     players = [p for p in report.players if p.games]
     if not players:

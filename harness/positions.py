@@ -54,6 +54,7 @@ import numpy as np
 from harness import solver_kernels as K
 from harness.dice import counts_of_faces
 from harness.errors import UserError
+from harness.record import GameId, GameRecord
 from harness.rules import RuleSet
 from harness.scoring import context, score_options
 from harness.solver import Solution, solve
@@ -141,7 +142,8 @@ class Advisor:
     """Exact option values of one rule set's positions (one column), from its solved table.
 
     ``cache_dir`` is the solver's (:func:`harness.solver.solve`); the turn plans of the last
-    ``plans`` states met are kept (least recently used dropped first).
+    ``plans`` states met are kept (least recently used dropped first). ``sol`` is the solution,
+    ``ctx`` the rule set's scoring context (:func:`harness.scoring.context`).
     """
 
     def __init__(self, rules: RuleSet, cache_dir: str | os.PathLike[str] | None = None, *, plans: int = PLAN_CACHE,
@@ -151,7 +153,7 @@ class Advisor:
                             "rolls carried over between turns, so it has no exact values for these positions")
         self.rules = rules
         self.sol = solution if solution is not None else solve(rules, cache_dir)
-        self._ctx = context(rules)
+        self.ctx = context(rules)
         self._lay = self.sol.plan.layout
         self._dk = self.sol.plan.dice
         self._rr = rules.rolls_per_turn - 1
@@ -335,7 +337,7 @@ class Advisor:
     def _scores(self, state: State, r: int, first: bool) -> tuple[np.ndarray, int, int]:
         """:func:`harness.scoring.score_options` of roll r: (scores (NB,) int16, allowed mask, extra)."""
         row = np.empty(self.rules.n_boxes, dtype=np.int16)
-        allowed, extra = score_options(self._ctx, np.int64(r), bool(first), bool(state.flag),
+        allowed, extra = score_options(self.ctx, np.int64(r), bool(first), bool(state.flag),
                                        np.int64(state.filled), row)
         return row, int(allowed), int(extra)
 
@@ -386,7 +388,7 @@ class Advisor:
         return float(max(st[r], plan.Es[j, subs].max()))
 
     def _plan(self, state: State) -> _Plan:
-        """The state's turn plan, as the bot's :func:`harness.solver_kernels._plan` makes it."""
+        """The state's turn plan, as the bot's :func:`harness.solver_kernels.state_plan` makes it."""
         idx = self._index(state)
         hit = self._plans.get(idx)
         if hit is not None:
@@ -394,7 +396,7 @@ class Advisor:
             return hit
         if state.filled == (1 << self.rules.n_boxes) - 1:
             raise UserError("every box is filled: the column is over, there is no decision left")
-        ctx, lay, dk, V = self._ctx, self._lay, self._dk, self.sol.values
+        ctx, lay, dk, V = self.ctx, self._lay, self._dk, self.sol.values
         n_rolls, nbx, rr = ctx.table.shape[0], lay.n_boxes, self._rr
         mask, flag = np.int64(state.filled), np.int64(int(state.flag))
         u = np.int64(min(state.upper, lay.threshold))
@@ -432,7 +434,7 @@ class RecordPosition:
     ``extra``: the extra-bonus points on it), the dice, and what the player did there: ``keep``,
     the dice kept for the next roll, or None when the turn stopped here and ``box`` was written."""
 
-    game: Any
+    game: GameId
     seat: int
     label: str
     column: int
@@ -465,7 +467,7 @@ class RecordPosition:
         return hit[0]
 
 
-def position_from_record(record: Any, seat: int, column: int, turn: int, roll: int,
+def position_from_record(record: GameRecord, seat: int, column: int, turn: int, roll: int,
                          advisor: Advisor | None = None) -> RecordPosition:
     """The decision of ``record`` (a :class:`harness.record.GameRecord`) just after roll ``roll``
     of ``seat``'s turn ``turn`` in ``column`` (seat from 0, the others from 1, as records count).

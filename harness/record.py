@@ -28,7 +28,7 @@ from harness.codec import (FORMAT, MAX_SEATS, GameId, GameRecord, RecordError, S
                            record_rules, records_of_run)
 from harness.errors import UserError
 from harness.rules import RuleSet
-from harness.scoring import context, score_options, score_options_batch
+from harness.scoring import Context, context, score_options, score_options_batch
 
 # ---------------------------------------------------------------------------------------------
 # validation against the rule set
@@ -111,7 +111,7 @@ def validate_record(record: GameRecord, rules: RuleSet | None = None) -> tuple[i
     return totals
 
 
-def _check_turn(rules: RuleSet, ctx: Any, out: np.ndarray, t: Turn, sheet: _Sheet, saved: list[int],
+def _check_turn(rules: RuleSet, ctx: Context, out: np.ndarray, t: Turn, sheet: _Sheet, saved: list[int],
                 at: str) -> None:
     n = rules.n_dice
     if not t.rolls:

@@ -6,9 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from harness.engine import Results
+from harness.record import GameRecord
+
 
 def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[str], seed: int,
-           game: int, trace: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], Any]:
+           game: int, trace: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], Results]:
     """Play game ``game`` alone; returns (trace events, engine Results of that one game).
 
     ``trace``, when given, receives the events as they happen, so that it holds the game up to
@@ -27,8 +30,8 @@ def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[st
     return trace, res
 
 
-def record_of_replay(trace: list[dict[str, Any]], res: Any, rules_name: str, seats: list[str], seed: int,
-                     game: int) -> Any:
+def record_of_replay(trace: list[dict[str, Any]], res: Results, rules_name: str, seats: list[str], seed: int,
+                     game: int) -> GameRecord:
     """The :class:`harness.record.GameRecord` of a replayed game (``replay``'s trace and Results)."""
     from harness.codec import record_from_trace
 

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from harness import tournament
 from harness.errors import UserError
 from harness.rules import RuleSet, load_rules
+from harness.tournament import MAX_SEATS
 
 if TYPE_CHECKING:  # the engine's kernels (numba) are not needed to read a config: `run --help` stays fast
     from harness.strategy import Strategy
@@ -56,7 +57,6 @@ DEFAULT_CHUNK_SIZE = 50_000
 MAX_CHUNK_SIZE = 1_000_000
 #: Chunk file names hold the first game in 12 digits.
 MAX_GAMES = 10**12 - 1
-MAX_SEATS = 8
 #: Seats at a tournament table (a one-seat game is mode run with one seat).
 MIN_TABLE = 2
 MAX_SEED = 2**64 - 1

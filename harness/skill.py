@@ -77,7 +77,7 @@ from harness.stats import Moments, mean_ci
 
 
 #: Decision kinds of the split: keeps (stop included), and boxes written on upper / lower boxes.
-KINDS = ("keep", "upper", "lower")
+REGRET_KINDS = ("keep", "upper", "lower")
 #: Edges of the regret histogram (points, log-spaced, 10 bins a decade); regrets outside are
 #: counted in the first / last bin. Regrets <= ERROR are counted apart (``zero_regret``).
 REGRET_EDGES = 10.0 ** np.linspace(-6, 3, 91)
@@ -86,7 +86,7 @@ REGRET_EDGES = 10.0 ** np.linspace(-6, 3, 91)
 @dataclass(frozen=True, eq=False)
 class PlayerSkill:
     """One player's figures (see the module docstring). ``kinds[k]`` is ``(decisions, regret,
-    errors)`` of kind ``k`` of :data:`KINDS`; ``regret_hist`` counts the non-zero regrets per bin of
+    errors)`` of kind ``k`` of :data:`REGRET_KINDS`; ``regret_hist`` counts the non-zero regrets per bin of
     :data:`REGRET_EDGES`; ``finals`` and ``lucks``: per seat-game (float64), for the scatter."""
 
     label: str
@@ -128,7 +128,7 @@ class PlayerSkill:
             return {"decisions": nd, "per_game": nd / n, "regret": reg, "regret_per_game": reg / n,
                     "regret_per_decision": reg / nd if nd else None, "error_rate": err / nd if nd else None}
 
-        k = {name: kind(*self.kinds[name]) for name in KINDS}
+        k = {name: kind(*self.kinds[name]) for name in REGRET_KINDS}
         box = tuple(sum(x) for x in zip(self.kinds["upper"], self.kinds["lower"]))
         return {
             "player": self.label, "rules": self.rules, "games": self.games, "independent_games": self.clusters,
@@ -154,7 +154,7 @@ class PlayerTally:
         self.finals: list[float] = []
         self.lucks: list[float] = []
         self.clusters: dict[Hashable, list[float]] = {}  # game -> [sum final, sum adjusted, seat-games]
-        self.kinds = {k: [0, 0.0, 0] for k in KINDS}
+        self.kinds = {k: [0, 0.0, 0] for k in REGRET_KINDS}
         self.hist = np.zeros(REGRET_EDGES.size - 1, dtype=np.int64)
         self.zero = 0
         self.heap: list[tuple[float, int, Worst]] = []
@@ -164,7 +164,7 @@ class PlayerTally:
             kinds: np.ndarray, where: Callable[[int], Worst]) -> None:
         """Fold one seat-game: its final score, luck and adjusted score, ``cluster`` (its dice, see
         the module docstring), and its decisions in play order: ``regrets``, ``kinds`` (index into
-        :data:`KINDS`), and ``where(i)``, the :class:`Worst` of decision i (asked only of the few
+        :data:`REGRET_KINDS`), and ``where(i)``, the :class:`Worst` of decision i (asked only of the few
         that enter the heap)."""
         self.finals.append(float(final))
         self.lucks.append(float(luck))
@@ -178,7 +178,7 @@ class PlayerTally:
         if nonzero.size:
             i = np.clip(np.searchsorted(REGRET_EDGES, nonzero, side="right") - 1, 0, self.hist.size - 1)
             np.add.at(self.hist, i, 1)
-        for j, name in enumerate(KINDS):
+        for j, name in enumerate(REGRET_KINDS):
             sel = kinds == j
             k = self.kinds[name]
             k[0] += int(sel.sum())
@@ -528,5 +528,5 @@ def write_analysis(report: SkillReport, out_dir: str | Path, plots: bool = True)
     return report
 
 
-__all__ = ["KINDS", "SCALE", "Band", "PlayerSkill", "PlayerTally", "SkillReport", "Worst", "analyse_records",
+__all__ = ["REGRET_KINDS", "SCALE", "Band", "PlayerSkill", "PlayerTally", "SkillReport", "Worst", "analyse_records",
            "default_out", "rating", "tables", "text", "write_analysis"]

@@ -88,16 +88,19 @@ _MAGIC = "yatzy-harness-solver"
 _HEADER = 4096
 #: Largest sheet the solver accepts (2**24 masks: the layout alone would take several GiB beyond).
 MAX_BOXES = 24
-PERCENTILES = ("1", "5", "25", "50", "75", "95", "99")
+#: Percentiles of the final score reported: of the exact distribution (:class:`Figures`, ``solve --json``;
+#: keys ``str(q)``) and of every entrant's scores in a run's report (:mod:`harness.summary`).
+PERCENTILES: tuple[int, ...] = (1, 5, 25, 50, 75, 95, 99)
 
 _IN_CHILD = False
 _POOL: ThreadPoolExecutor | None = None
+_POOL_THREADS = 0  # the threads _POOL was made with
 
 
 def _mark_child() -> None:
-    global _IN_CHILD, _POOL
+    global _IN_CHILD, _POOL, _POOL_THREADS
     _IN_CHILD = True
-    _POOL = None  # its threads did not survive the fork
+    _POOL, _POOL_THREADS = None, 0  # its threads did not survive the fork
 
 
 # a forked worker shares the cores with its siblings: it solves on one thread
@@ -391,20 +394,21 @@ def n_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _split(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
+def split_range(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
+    """[lo, hi) cut into at most ``parts`` blocks (lo, hi) of about equal size, empty ones left out."""
     edges = np.linspace(lo, hi, parts + 1).round().astype(int)
     return [(int(a), int(b)) for a, b in zip(edges, edges[1:]) if b > a]
 
 
-def _run_blocks(fn, blocks: list[tuple[int, int]], threads: int) -> None:
+def run_blocks(fn, blocks: list[tuple[int, int]], threads: int) -> None:
     """fn(lo, hi) for every block, on ``threads`` threads (the kernels release the GIL)."""
-    global _POOL
+    global _POOL, _POOL_THREADS
     if threads <= 1 or len(blocks) <= 1:
         for a, b in blocks:
             fn(a, b)
         return
-    if _POOL is None or _POOL._max_workers < threads:
-        _POOL = ThreadPoolExecutor(threads, thread_name_prefix="yatzy-solver")
+    if _POOL is None or _POOL_THREADS < threads:
+        _POOL, _POOL_THREADS = ThreadPoolExecutor(threads, thread_name_prefix="yatzy-solver"), threads
     for f in [_POOL.submit(fn, a, b) for a, b in blocks]:
         f.result()
 
@@ -430,7 +434,7 @@ def solve_values(rules: RuleSet, plan: Plan | None = None, threads: int | None =
     for k in range(rules.n_boxes, -1, -1):
         lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
         # blocks interleave cheap and costly items well enough; 4 per thread evens out the rest
-        _run_blocks(run, _split(lo, hi, 4 * threads if hi - lo > 64 else 1), threads)
+        run_blocks(run, split_range(lo, hi, 4 * threads if hi - lo > 64 else 1), threads)
     return V
 
 
@@ -525,7 +529,7 @@ def policy_table(sol: Solution, *, compute: bool = True) -> np.ndarray | None:
             K.policy_items(ctx, plan.layout, plan.dice, sol.values, plan.item_mask, plan.item_flag, a, b, codes)
 
         n_items = len(plan.item_mask)
-        _run_blocks(run, _split(0, n_items, 16 * threads if n_items > 256 else 1), threads)
+        run_blocks(run, split_range(0, n_items, 16 * threads if n_items > 256 else 1), threads)
         log.info("keep policy of %s: %d states in %.1f s", rules.name, sol.states, time.perf_counter() - t0)
         if path is not None:
             try:
@@ -571,7 +575,8 @@ class Figures:
                 "cached": self.cached, "forward_mean": self.forward_mean, "distribution_storage": self.storage}
 
 
-def _outcome_codes(rules: RuleSet, lay: K.Layout) -> K.Outcomes:
+def outcome_codes(rules: RuleSet, lay: K.Layout) -> K.Outcomes:
+    """The codes of one turn's outcomes (box, points, extra bonus) of a layout (:class:`K.Outcomes`)."""
     nbx = rules.n_boxes
     off = (np.cumsum(lay.box_nvals) - lay.box_nvals).astype(np.int32)
     half = int(lay.box_nvals.sum())
@@ -585,7 +590,7 @@ def _outcome_codes(rules: RuleSet, lay: K.Layout) -> K.Outcomes:
 def _percentiles(dist: np.ndarray) -> dict[str, int]:
     """Inverted-CDF percentiles (smallest score whose CDF reaches q; 1e-12 absorbs rounding)."""
     cdf = np.cumsum(dist)
-    return {q: int(np.searchsorted(cdf, float(q) / 100 - 1e-12, side="left")) for q in PERCENTILES}
+    return {str(q): int(np.searchsorted(cdf, q / 100 - 1e-12, side="left")) for q in PERCENTILES}
 
 
 def _layer_windows(plan: Plan, k: int, cap: int, extra: int) -> tuple[np.ndarray, np.ndarray]:
@@ -599,7 +604,7 @@ def _layer_windows(plan: Plan, k: int, cap: int, extra: int) -> tuple[np.ndarray
     return wlo, woff
 
 
-def _zeros(n: int, scratch: Path | None, dtype: Any = np.float64) -> np.ndarray:
+def scratch_zeros(n: int, scratch: Path | None, dtype: Any = np.float64) -> np.ndarray:
     """n zeros (float64 by default): in memory, or (``scratch`` a directory) in a memory-mapped file there.
 
     The file is unlinked as soon as it is mapped, so it disappears with the array, also when the
@@ -631,12 +636,12 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_ch
     """One forward pass: (mean, E[S^2], p_bonus, distribution or None).
 
     With ``scratch`` the score windows live in memory-mapped files in that directory (see
-    :func:`_zeros`) instead of memory; ``progress`` shows a bar of the layers on stderr.
+    :func:`scratch_zeros`) instead of memory; ``progress`` shows a bar of the layers on stderr.
     """
     rules, plan = sol.rules, sol.plan
     lay, dk = plan.layout, plan.dice
     ctx = context(rules)
-    oc = _outcome_codes(rules, lay)
+    oc = outcome_codes(rules, lay)
     extra = int(rules.extra_yatzy_bonus)
     nthreads = threads
     nbx = rules.n_boxes
@@ -645,7 +650,7 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_ch
     P[0] = 1.0
     if want_dist:
         wlo, woff = _layer_windows(plan, 0, cap, extra)
-        D = _zeros(int(woff[-1]), scratch)
+        D = scratch_zeros(int(woff[-1]), scratch)
         D[0] = 1.0
     else:
         wlo = woff = np.zeros(2, dtype=np.int64)
@@ -657,7 +662,7 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_ch
         P2, S12, S22 = np.zeros(n2), np.zeros(n2), np.zeros(n2)
         if want_dist:
             wlo2, woff2 = _layer_windows(plan, k + 1, cap, extra)
-            D2 = _zeros(int(woff2[-1]), scratch)
+            D2 = scratch_zeros(int(woff2[-1]), scratch)
         else:
             wlo2 = woff2 = np.zeros(2, dtype=np.int64)
             D2 = np.zeros(1)
@@ -686,8 +691,8 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_ch
                                 start, P, S1, S2, wlo, woff, D, start2, P2, S12, S22, wlo2, woff2, D2,
                                 want_dist, pbonus)
 
-                _run_blocks(fwd, _split(a, b, 4 * nthreads if b - a > 16 else 1), nthreads)
-                _run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
+                run_blocks(fwd, split_range(a, b, 4 * nthreads if b - a > 16 else 1), nthreads)
+                run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
             a = b
         P, S1, S2, wlo, woff, D = P2, S12, S22, wlo2, woff2, D2
         bar.update()

@@ -781,7 +781,7 @@ def stop_one(lay, V, mask, flag, u, rows, allowed, extras, wv, nxt, stop):
 
 
 @nb.njit(cache=True, nogil=True)
-def _work(ctx, lay, dk):
+def state_work(ctx, lay, dk):
     """Scratch arrays of the bot's kernels."""
     n_rolls = ctx.table.shape[0]
     nbx = lay.n_boxes
@@ -794,8 +794,8 @@ def _work(ctx, lay, dk):
 
 
 @nb.njit(cache=True, nogil=True)
-def _plan(ctx, lay, dk, V, mask, flag, u, work, last_sheet):
-    """Stop values and stage values of one state into ``work`` (see :func:`_work`): the score rows
+def state_plan(ctx, lay, dk, V, mask, flag, u, work, last_sheet):
+    """Stop values and stage values of one state into ``work`` (see :func:`state_work`): the score rows
     are worked out again only when the sheet (mask, flag) differs from ``last_sheet``."""
     rows_l, al_l, ex_l, rows_f, al_f, ex_f, wv, nxt, E, M, stop_f, stop_l, Es, Ms = work
     sheet = mask * lay.n_flags + flag
@@ -824,7 +824,7 @@ def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stag
     cap = tags.shape[0]
     n_rolls = ctx.table.shape[0]
     rr = dk.rerolls
-    work = _work(ctx, lay, dk)
+    work = state_work(ctx, lay, dk)
     stop_f, stop_l, Es, Ms = work[10], work[11], work[12], work[13]
     order = np.argsort(masks * 2 + flags)
     last = np.int64(-1)
@@ -835,7 +835,7 @@ def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stag
         idx = lay.base[mask * lay.n_flags + flag] + lay.slot[lay.umask_of[mask], u]
         line = idx & (cap - 1)
         if tags[line] != idx:
-            last = _plan(ctx, lay, dk, V, mask, flag, u, work, last)
+            last = state_plan(ctx, lay, dk, V, mask, flag, u, work, last)
             for j in range(1, rr + 1):
                 st = stop_f if j == rr else stop_l
                 for r in range(n_rolls):
@@ -964,7 +964,7 @@ def table_keeps(lay, dk, codes, masks, flags, uppers, rolls, stage, out):
 
 
 @nb.njit(cache=True, nogil=True)
-def _pick(vals, n, temperature, u):
+def softmax_pick(vals, n, temperature, u):
     """Index drawn with probability proportional to exp(vals / temperature) over vals[:n]."""
     top = vals[0]
     for a in range(1, n):
@@ -998,7 +998,7 @@ def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage
     cap = tags.shape[0]
     n_rolls = ctx.table.shape[0]
     rr = dk.rerolls
-    work = _work(ctx, lay, dk)
+    work = state_work(ctx, lay, dk)
     stop_f, stop_l, Es = work[10], work[11], work[12]
     vals = np.empty(dk.sub_keep.shape[0])
     order = np.argsort(masks * 2 + flags)
@@ -1016,7 +1016,7 @@ def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage
         idx = lay.base[mask * lay.n_flags + flag] + lay.slot[lay.umask_of[mask], u]
         line = idx & (cap - 1)
         if tags[line] != idx:
-            last = _plan(ctx, lay, dk, V, mask, flag, u, work, last)
+            last = state_plan(ctx, lay, dk, V, mask, flag, u, work, last)
             for j in range(1, rr + 1):
                 for k in range(Es.shape[1]):
                     ev[line, j - 1, k] = Es[j, k]
@@ -1029,7 +1029,7 @@ def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage
         for a in range(n - 1):
             vals[a] = ev[line, j - 1, dk.sub_keep[lo + a]]
         vals[n - 1] = sv[line, 1 if first[g] else 0, r]
-        out[g] = dk.sub_keep[lo + _pick(vals, n, temperature, unif[g, 1])]
+        out[g] = dk.sub_keep[lo + softmax_pick(vals, n, temperature, unif[g, 1])]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -1073,7 +1073,7 @@ def choose_boxes(lay, V, masks, flags, uppers, options, allowed, temperature, bl
             else:
                 vals[a] = s + V[b2 + lay.slot[um, u]]
         if temperature > 0.0:
-            out[g] = which[_pick(vals, n, temperature, unif[g, 1])]
+            out[g] = which[softmax_pick(vals, n, temperature, unif[g, 1])]
         else:
             best = vals[0]
             arg = 0

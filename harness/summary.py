@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from harness.quality import QualityAccumulator, QualityModel, QualityOptions
 from harness.render import Table, ci_level, count, interval, num, pct, times
 from harness.rules import RuleSet
 from harness.rundir import RunInfo, chunk_columns, iter_windows, load_run, settings_changed
+from harness.solver import PERCENTILES
 from harness.stats import (
     IntHistogram,
     Moments,
@@ -53,8 +54,6 @@ from harness.stats import (
     rate,
 )
 
-#: Percentiles reported for every entrant (same keys as ``solve --json``).
-PERCENTILES: tuple[int, ...] = (1, 5, 25, 50, 75, 95, 99)
 
 
 def yatzy_box(rules: RuleSet) -> str | None:
@@ -740,6 +739,8 @@ SECTIONS: tuple[type[Section], ...] = (EntrantSection, LuckSection, PairingSecti
 # ---------------------------------------------------------------------------------------------
 # the summary
 
+SectionT = TypeVar("SectionT", bound=Section)
+
 
 @dataclass(frozen=True, eq=False)
 class RunSummary:
@@ -750,7 +751,8 @@ class RunSummary:
     confidence: float = 0.95
     notes: tuple[str, ...] = field(default=())
 
-    def section(self, cls: type[Section]) -> Any:
+    def section(self, cls: type[SectionT]) -> SectionT:
+        """The summary's section of type ``cls``."""
         return next(s for s in self.sections if isinstance(s, cls))
 
     @property

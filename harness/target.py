@@ -70,7 +70,9 @@ log = logging.getLogger(__name__)
 
 #: Version of the target tables' file layout; bump when it changes.
 TFORMAT = 1
-KINDS = {"target": 1.0, "tie": 0.5, "ev": 1.0}
+#: The kinds of target table, each with a full sheet's value at target 0 (1: P(points >= t); the
+#: tie-aware table's 1/2: P(points > t) + 1/2 P(points = t)).
+TABLE_KINDS = {"target": 1.0, "tie": 0.5, "ev": 1.0}
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,8 +157,8 @@ def target_table(rules: RuleSet, kind: str = "target", tmax: int | None = None,
                  progress: bool = False) -> TargetTable:
     """The ``kind`` table of ``rules`` ("target", "tie" or "ev"): from memory, the disk cache or a
     fresh solve (written to the cache; an unwritable cache only logs a warning)."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if kind not in TABLE_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(TABLE_KINDS)}, got {kind!r}")
     if rules.saved_rolls:
         raise UserError(f"rule set {rules.name}: saved_rolls is on, and the solver's states do not model "
                         "rolls carried over, so there is no exact target table")
@@ -183,7 +185,7 @@ def target_table(rules: RuleSet, kind: str = "target", tmax: int | None = None,
         if 4 * int(off[-1]) > max_bytes:
             scratch = Path(scratch_dir) if scratch_dir is not None else path.parent
             scratch.mkdir(parents=True, exist_ok=True)
-        values = S._zeros(int(off[-1]), scratch, np.float32)
+        values = S.scratch_zeros(int(off[-1]), scratch, np.float32)
         _solve_into(rules, plan, kind, off, values, progress)
         seconds = time.perf_counter() - t0
         tab = TargetTable(rules, plan, kind, tmax, off, values, seconds, False, path if use_cache else None)
@@ -207,10 +209,10 @@ def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: n
     ctx = context(rules)
     lay, dk = plan.layout, plan.dice
     threads = S.n_threads()
-    terminal = KINDS[kind]
+    terminal = TABLE_KINDS[kind]
     if kind == "ev":
         sol = S.solve(rules)
-        oc = S._outcome_codes(rules, lay)
+        oc = S.outcome_codes(rules, lay)
     nxt = np.zeros(1)
     nshift = 0
     bar = tqdm(total=rules.n_boxes + 1, desc=f"{kind} table {rules.name}", unit="layer", disable=not progress,
@@ -225,7 +227,7 @@ def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: n
                 TK.target_items(ctx, lay, dk, nxt, off, nshift, cur, oshift, plan.item_mask, plan.item_flag,
                                 a, b, terminal)
 
-            S._run_blocks(run, S._split(lo, hi, 8 * threads if hi - lo > 64 else 1), threads)
+            S.run_blocks(run, S.split_range(lo, hi, 8 * threads if hi - lo > 64 else 1), threads)
         else:
             _policy_layer(ctx, lay, dk, oc, sol.values, plan, lo, hi, s0, s1, nxt, off, nshift, cur, oshift, threads)
         out[oshift:int(off[s1])] = cur
@@ -256,7 +258,7 @@ def _policy_layer(ctx, lay, dk, oc, V, plan, lo, hi, s0, s1, nxt, off, nshift, c
             TK.policy_tail_items(lay, oc, outp, row_of[c - a:], plan.item_mask, plan.item_flag, c, d, nxt, off,
                                  nshift, cur, oshift)
 
-        S._run_blocks(fwd, S._split(a, b, 4 * threads if b - a > 16 else 1), threads)
+        S.run_blocks(fwd, S.split_range(a, b, 4 * threads if b - a > 16 else 1), threads)
         a = b
 
 

@@ -391,7 +391,7 @@ def mixed_keeps(ctx, lay, dk, P, off, V, lam, masks, flags, uppers, rolls, stage
             for a in range(n - 1):  # the last sub-keep is the whole roll: stop
                 vals[a] = 100.0 * Es[j, dk.sub_keep[lo + a]]
             vals[n - 1] = 100.0 * st[r]
-            out[g] = dk.sub_keep[lo + K._pick(vals, n, temperature, unif[g, 1])]
+            out[g] = dk.sub_keep[lo + K.softmax_pick(vals, n, temperature, unif[g, 1])]
         else:
             out[g] = K.keep_arg_one(dk, Es, Ms, j, st, r)
 
@@ -423,7 +423,7 @@ def mixed_boxes(lay, P, off, V, lam, masks, flags, uppers, options, allowed, ext
             if v > best:
                 best = v
                 arg = b
-        out[g] = which[K._pick(vals, n, temperature, unif[g, 1])] if temperature > 0.0 else arg
+        out[g] = which[K.softmax_pick(vals, n, temperature, unif[g, 1])] if temperature > 0.0 else arg
 
 
 @nb.njit(cache=True, nogil=True)

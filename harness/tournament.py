@@ -12,6 +12,10 @@ from typing import Sequence
 
 Lineup = tuple[str, ...]
 
+#: The most seats at one table (the longest lineup): what the engine plays, a run config and a game
+#: record accept.
+MAX_SEATS = 8
+
 
 def single(seats: Sequence[str]) -> list[Lineup]:
     """One table exactly as given (a label may sit in several seats)."""

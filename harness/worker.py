@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from harness.analysis import Analyser
 from harness.codec import records_parquet
 from harness.engine import Results, StrategyError, play
 from harness.errors import RUN_LOG_ONLY
@@ -73,8 +74,8 @@ class Job:
 class Prepared:
     rules: RuleSet
     strategies: Mapping[str, Strategy]
-    #: the run's :class:`harness.analysis.Analyser` (solved table, plan cache) when it analyses
-    analyser: Any = None
+    #: the run's analyser (solved table, plan cache) when it analyses
+    analyser: Analyser | None = None
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ _PREPARED: dict[str, Prepared] = {}
 _LOCK = threading.Lock()
 
 
-def install(job: Job, rules: RuleSet, strategies: Mapping[str, Strategy], analyser: Any = None) -> None:
+def install(job: Job, rules: RuleSet, strategies: Mapping[str, Strategy], analyser: Analyser | None = None) -> None:
     """Register the parent's prepared rules, bots and analyser for ``job`` (before forking workers)."""
     _PREPARED[job.token] = Prepared(rules, dict(strategies), analyser)
 
@@ -188,7 +189,7 @@ ANALYSIS_COLUMNS = ("luck", "regret", "decisions", "errors", "keep_decisions", "
                     "max_regret")
 
 
-def analyse_results(analyser: Any, res: Results) -> dict[str, np.ndarray]:
+def analyse_results(analyser: Analyser, res: Results) -> dict[str, np.ndarray]:
     """Each seat-game's exact luck and regret (:meth:`harness.analysis.Analyser.recording`, the
     numba walk): (B, S) arrays of :data:`ANALYSIS_COLUMNS`: ``luck``, ``regret`` float64,
     ``decisions``, ``errors`` int16, the keep decisions (stop included; the rest are the box

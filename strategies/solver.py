@@ -192,10 +192,10 @@ class SolverBot(Strategy):
         if self.blunder > 0:
             hit = unif[:, 0] < self.blunder
             if hit.any():
-                out[hit] = self._random_keeps(rolls[hit], unif[hit, 1])
+                out[hit] = self.random_keeps(rolls[hit], unif[hit, 1])
         return out
 
-    def _random_keeps(self, rolls: np.ndarray, u: np.ndarray) -> np.ndarray:
+    def random_keeps(self, rolls: np.ndarray, u: np.ndarray) -> np.ndarray:
         """A uniformly random sub-keep (stop included) of each roll."""
         d = self.rules.dice
         lo = d.sub_ptr[rolls]
@@ -213,7 +213,7 @@ class SolverBot(Strategy):
         if self.blunder > 0:
             hit = unif[:, 0] < self.blunder
             if hit.any():
-                out[hit] = self._random_keeps(view.roll[hit].astype(np.int64), unif[hit, 1])
+                out[hit] = self.random_keeps(view.roll[hit].astype(np.int64), unif[hit, 1])
         return out
 
     def _target_choose(self, view: TurnView) -> np.ndarray:
@@ -254,7 +254,7 @@ class SolverBot(Strategy):
         """A keep in a turn longer than the table's (saved rolls): optimal against the table's values."""
         d = self.rules.dice
         if self.blunder > 0 and unif[0] < self.blunder:
-            return int(self._random_keeps(np.array([roll]), np.array([unif[1]]))[0])
+            return int(self.random_keeps(np.array([roll]), np.array([unif[1]]))[0])
         sol = self.solution
         key = (sol.index(mask, upper, flag), left, first)
         plan = self._extra_plans.get(key)

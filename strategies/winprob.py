@@ -130,7 +130,7 @@ class WinProbBot(Strategy):
         if self.blunder > 0:
             hit = unif[:, 0] < self.blunder
             if hit.any():
-                out[hit] = self._alone._random_keeps(view.roll[hit].astype(np.int64), unif[hit, 1])
+                out[hit] = self._alone.random_keeps(view.roll[hit].astype(np.int64), unif[hit, 1])
         return out
 
     def choose(self, view: TurnView) -> np.ndarray:

@@ -9,9 +9,9 @@ import pytest
 from harness import registry
 from harness.engine import StrategyError, play
 from harness.outcome import DRAW, WIN
-from harness.replay import replay
+from harness.record import validate_record
+from harness.replay import record_of_replay, replay
 from harness.rules import load_rules
-from harness.scorecard import Scorecard
 from strategies.greedy import GreedyBot
 
 
@@ -84,17 +84,18 @@ def test_replay_matches_the_batch_row():
 
 
 @pytest.mark.parametrize("name", ["yahtzee", "generala", "scandinavian", "maxi"])
-def test_engine_totals_agree_with_a_scorecard_built_from_the_trace(name):
+def test_engine_totals_agree_with_the_trace_scored_again(name):
+    """The record validator scores every box of the trace again from its dice; the sums agree."""
+    rules = load_rules(name)
+    upper_box = {b.name for b in rules.boxes if b.is_upper}
     for game in range(6):
         trace, res = replay(name, [], ["greedy"], 3, game)
-        card = Scorecard(load_rules(name))
-        for e in trace:
-            if e["event"] == "box":
-                assert card.write(e["box"], e["dice"], e["first_roll"]) == e["score"]
-        t = card.totals()
-        assert t.complete
-        assert (t.total, t.upper, t.bonus, t.extra) == (int(res.total[0, 0]), int(res.upper[0, 0]),
-                                                        int(res.bonus[0, 0]), int(res.extra[0, 0]))
+        rec = record_of_replay(trace, res, name, ["greedy"], 3, game)
+        assert rec.complete and validate_record(rec) == (int(res.total[0, 0]),)
+        upper = sum(t.score for t in rec.turns if t.box in upper_box)
+        bonus = rules.bonus_value if upper >= rules.threshold else 0
+        assert (upper, bonus, sum(t.extra or 0 for t in rec.turns)) == (int(res.upper[0, 0]), int(res.bonus[0, 0]),
+                                                                   int(res.extra[0, 0]))
 
 
 @pytest.mark.parametrize("n_seats", [2, 3, 8])

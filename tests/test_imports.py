@@ -1,8 +1,9 @@
 """The harness's import graph has no loops: no two modules import each other, directly or through others.
 
-Every import counts, at module level or inside a function (a lazy import is still a dependency);
-imports under ``if TYPE_CHECKING:`` do not (they never run). The commands registry
-(``harness.commands``) imports the command modules it lists by name, so those count as its imports too.
+Every import counts, at module level, inside a function (a lazy import is still a dependency) or
+under ``if TYPE_CHECKING:`` (a type named there is a dependency too, even if the import never runs).
+The commands registry (``harness.commands``) imports the command modules it lists by name, so those
+count as its imports too.
 """
 
 from __future__ import annotations
@@ -16,20 +17,9 @@ from harness.commands import COMMANDS
 HARNESS = Path(harness.__file__).resolve().parent
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    t = node.test
-    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
-
-
 def _imports(tree: ast.AST) -> set[str]:
     found: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("harness."))
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -37,10 +27,6 @@ def _imports(tree: ast.AST) -> set[str]:
                 found.update(f"harness.{a.name}" for a in node.names)
             elif node.module.startswith("harness."):
                 found.add(node.module)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
     return found
 
 
@@ -89,7 +75,8 @@ def test_the_cycle_finder_finds_loops():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     assert _imports(ast.parse("def f():\n    from harness.report import x\n")) == {"harness.report"}
-    assert _imports(ast.parse("if TYPE_CHECKING:\n    from harness.report import x\n")) == set()
+    assert _imports(ast.parse("if TYPE_CHECKING:\n    from harness.report import x\n")) == {"harness.report"}
+    assert _imports(ast.parse("if typing.TYPE_CHECKING:\n    import harness.report\n")) == {"harness.report"}
 
 
 def test_every_registered_command_is_a_module_of_the_wing_named_after_it():

@@ -16,7 +16,7 @@ from harness.errors import UserError
 from harness.record import GameRecord, read_records, write_records_jsonl
 from harness.replay import record_of_replay, replay
 from harness.rules import load_rules
-from harness.skill import (KINDS, REGRET_EDGES, SCALE, PlayerTally, analyse_records, default_out, rating, tables,
+from harness.skill import (REGRET_KINDS, REGRET_EDGES, SCALE, PlayerTally, analyse_records, default_out, rating, tables,
                            text, write_analysis)
 
 SEATS = ["solver", "greedy"]
@@ -56,7 +56,7 @@ def test_each_player_adds_up_to_its_seat_games(recs, analyser):
         assert p.decisions == len(decisions) and p.regret == pytest.approx(sum(s.regret for s in seats))
         assert p.errors == sum(d.regret > ERROR for d in decisions)
         assert p.zero_regret + int(p.regret_hist.sum()) == p.decisions
-        assert sum(p.kinds[k][0] for k in KINDS) == p.decisions
+        assert sum(p.kinds[k][0] for k in REGRET_KINDS) == p.decisions
         assert p.kinds["keep"][1] == pytest.approx(sum(s.keep_regret for s in seats), abs=1e-9)
         assert p.kinds["upper"][1] == pytest.approx(sum(s.upper_regret for s in seats), abs=1e-9)
         assert p.kinds["upper"][1] + p.kinds["lower"][1] == pytest.approx(sum(s.box_regret for s in seats), abs=1e-9)

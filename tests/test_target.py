@@ -83,7 +83,7 @@ def test_tables_match_brute_force(name, kind, tiny_dir, cache_dir):
 @pytest.mark.parametrize("name", NAMES)
 def test_invariants(name, tiny_dir, cache_dir):
     rules = load_rules(str(tiny_dir / f"{name}.toml"))
-    for kind in target.KINDS:
+    for kind in target.TABLE_KINDS:
         tab = target.target_table(rules, kind, cache_dir=cache_dir)
         v, off = tab.values, tab.off
         assert v.dtype == np.float32 and (v >= 0).all() and (v <= 1).all()
