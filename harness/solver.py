@@ -78,6 +78,7 @@ from harness.dice import Dice
 from harness.errors import UserError
 from harness.rules import RuleSet
 from harness.scoring import context
+from harness.stats import PERCENTILES
 from harness.turn import turn_policy
 
 log = logging.getLogger(__name__)
@@ -88,9 +89,6 @@ _MAGIC = "yatzy-harness-solver"
 _HEADER = 4096
 #: Largest sheet the solver accepts (2**24 masks: the layout alone would take several GiB beyond).
 MAX_BOXES = 24
-#: Percentiles of the final score reported: of the exact distribution (:class:`Figures`, ``solve --json``;
-#: keys ``str(q)``) and of every entrant's scores in a run's report (:mod:`harness.summary`).
-PERCENTILES: tuple[int, ...] = (1, 5, 25, 50, 75, 95, 99)
 
 _IN_CHILD = False
 _POOL: ThreadPoolExecutor | None = None

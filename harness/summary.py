@@ -42,8 +42,8 @@ from harness.quality import QualityAccumulator, QualityModel, QualityOptions
 from harness.render import Table, ci_level, count, interval, num, pct, times
 from harness.rules import RuleSet
 from harness.rundir import RunInfo, chunk_columns, iter_windows, load_run, settings_changed
-from harness.solver import PERCENTILES
 from harness.stats import (
+    PERCENTILES,
     IntHistogram,
     Moments,
     Ratings,
@@ -53,7 +53,6 @@ from harness.stats import (
     mean_ci,
     rate,
 )
-
 
 
 def yatzy_box(rules: RuleSet) -> str | None:

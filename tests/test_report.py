@@ -22,7 +22,8 @@ from harness.errors import UserError
 from harness.outcome import rank_column
 from harness.report import summary_markdown, write_report
 from harness.rundir import load_run
-from harness.summary import PERCENTILES, LuckSection, summarize, yatzy_box
+from harness.stats import PERCENTILES
+from harness.summary import LuckSection, summarize, yatzy_box
 from harness.rules import load_rules
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.html_check import assert_numbers_unbreakable

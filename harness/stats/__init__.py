@@ -64,7 +64,7 @@ from harness.stats.sprt import (
 
 # Public constants of the single module that were not in its __all__: still harness.stats.X.
 from harness.stats.control_variates import CV_MIN_VAR  # noqa: F401
-from harness.stats.histogram import HIST_MAX_VALUE  # noqa: F401
+from harness.stats.histogram import HIST_MAX_VALUE, PERCENTILES  # noqa: F401
 
 # The same list, in the same order, as when harness.stats was one module.
 __all__ = [

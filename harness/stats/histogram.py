@@ -20,6 +20,9 @@ from harness.stats.moments import Moments
 #: value silently allocating gigabytes in ``np.bincount``.
 HIST_MAX_VALUE: int = 1 << 24
 
+#: The percentiles reported of every score distribution, exact (``solve``) or sampled (``report``).
+PERCENTILES: tuple[int, ...] = (1, 5, 25, 50, 75, 95, 99)
+
 
 def _int_values(values: npt.ArrayLike) -> np.ndarray:
     """Validate and flatten integer-valued scores to an int64 array."""
