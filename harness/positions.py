@@ -54,6 +54,7 @@ import numpy as np
 from harness import solver_kernels as K
 from harness.dice import counts_of_faces
 from harness.errors import UserError
+from harness.record import validate_record
 from harness.record import GameId, GameRecord
 from harness.rules import RuleSet
 from harness.scoring import context, score_options
@@ -478,8 +479,6 @@ def position_from_record(record: GameRecord, seat: int, column: int, turn: int, 
     validated against it first. :class:`UserError` (one line) for a seat, column, turn or roll
     not in the record, and for rule sets with ``saved_rolls`` (as :class:`Advisor`).
     """
-    from harness.record import validate_record
-
     adv = advisor if advisor is not None else Advisor(record.load_rules())
     rules = adv.rules
     validate_record(record, rules)

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.errors import UserError
 from harness.outcome import deficit_round, rank_column
 from harness.render import MISSING, Table, ci_level, count, interval, num, p_value, pct, pts, sig, table_lines
 from harness.rundir import RunInfo, chunk_columns
@@ -75,8 +76,6 @@ class QualityOptions:
     comeback_deficit: int = 30
 
     def __post_init__(self) -> None:
-        from harness.errors import UserError
-
         if self.close_margin < 0:
             raise UserError(f"--close-margin must be >= 0 points, got {self.close_margin}")
         if self.comeback_deficit < 1:

@@ -6,8 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine import Results
-from harness.record import GameRecord
+from harness import registry
+from harness.codec import GameRecord, record_from_trace
+from harness.engine import Results, play
+from harness.rules import load_rules
 
 
 def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[str], seed: int,
@@ -17,10 +19,6 @@ def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[st
     ``trace``, when given, receives the events as they happen, so that it holds the game up to
     the failure when a bot raises (:class:`~harness.engine.StrategyError`).
     """
-    from harness import registry
-    from harness.engine import play
-    from harness.rules import load_rules
-
     rules = load_rules(rules_name, settings)
     bots = [registry.make(s, rules) for s in seats]
     for b in bots:
@@ -33,8 +31,6 @@ def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[st
 def record_of_replay(trace: list[dict[str, Any]], res: Results, rules_name: str, seats: list[str], seed: int,
                      game: int) -> GameRecord:
     """The :class:`harness.record.GameRecord` of a replayed game (``replay``'s trace and Results)."""
-    from harness.codec import record_from_trace
-
     return record_from_trace(trace, rules_name=rules_name, rules=res.rules, seats=seats, game=game, seed=seed,
                              totals=res.total[0].tolist())
 

@@ -29,14 +29,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
 
 from harness.errors import UserError
-
-if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
-
-    from harness.rules import RuleSet
+from harness.rules import RuleSet, load_rules
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -199,6 +197,8 @@ def parse_chunk_name(name: str) -> tuple[int, int] | None:
 
 def parquet_rows(path: Path) -> int | None:
     """Row count from a Parquet footer, None if the file is unreadable."""
+    # pyarrow (~0.3 s) loads where a Parquet file is read: reading a manifest, and `compare --help`
+    # or `report --help` (which import this module), do not pay for it
     import pyarrow.parquet as pq
 
     try:
@@ -215,8 +215,7 @@ def rows_digest(run_dir: str | os.PathLike[str]) -> str:
     types and column hashes. Two runs with the same config and seed give the same digest whatever
     their chunk size, worker count or backend.
     """
-    import numpy as np
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazily, as in parquet_rows
 
     run = Path(run_dir)
     manifest = load_manifest(run)
@@ -290,8 +289,6 @@ class RunInfo:
 
 @functools.lru_cache(maxsize=32)
 def _cached_rules(name: str, over: tuple[tuple[str, Any], ...]) -> RuleSet:
-    from harness.rules import load_rules
-
     # compiling a rule set takes ~0.2 s; compare --sequential re-reads both manifests at every look
     return load_rules(name, dict(over))
 
@@ -322,8 +319,6 @@ def rules_of_manifest(manifest: Mapping[str, Any], where: str) -> tuple[RuleSet,
 
 def settings_changed(rules: RuleSet) -> dict[str, Any]:
     """The settings that differ from the rule file's own (what a ``--set`` changed)."""
-    from harness.rules import load_rules
-
     try:
         base = load_rules(rules.source)
     except UserError:
@@ -429,8 +424,6 @@ class _Cursor:
 
     def ensure(self, a: int) -> int:
         """Load the chunk holding game ``a``; returns that chunk's stop."""
-        import numpy as np
-
         while a >= self.stop:
             self.i += 1
             if self.i >= len(self.refs):
