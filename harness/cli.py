@@ -43,7 +43,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; with ``only``, every command is listed but only that one is configured
     (its module imported), which is what a run of the program needs."""
     parser = _Parser(prog="yatzy-harness", description="Yatzy-family bots playing each other by the million.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the program's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for c in COMMANDS:
         p = sub.add_parser(c.name, help=c.summary)
@@ -54,13 +54,19 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+class _Version(argparse.Action):
+    """``--version``: the installed package's version, looked up only when asked (importlib.metadata
+    costs every other command ~50 ms)."""
 
-    try:
-        return version("yatzy-harness")
-    except PackageNotFoundError:  # running from a checkout that was not installed
-        return "(not installed)"
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            text = version("yatzy-harness")
+        except PackageNotFoundError:  # running from a checkout that was not installed
+            text = "(not installed)"
+        print(f"{parser.prog} {text}")
+        parser.exit()
 
 
 def _quiet_broken_pipe() -> int:
