@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from math import comb
+
 import numpy as np
 
 from harness.registry import register
-from harness.strategy import Strategy, TurnView
+from harness.strategy import Policy, Sheets, Strategy, TurnView
 from strategies.kernels import random_boxes, random_keeps
 
 
@@ -21,3 +23,16 @@ class RandomBot(Strategy):
 
     def choose(self, view: TurnView) -> np.ndarray:
         return random_boxes(view.allowed, view.uniform(1)[:, 0], self.rules.n_boxes)
+
+    def policy(self, sheets: Sheets) -> Policy:
+        """Each die kept with probability 1/2: a keep of counts k from a roll of counts c has
+        probability prod_f C(c_f, k_f) / 2^n; the box is uniform over the allowed ones."""
+        d = self.rules.dice
+        rr = max(self.rules.rolls_per_turn - 1, 1)
+        probs = np.empty(len(d.sub_keep))
+        for r in range(d.n_rolls):
+            lo, hi = d.sub_ptr[r], d.sub_ptr[r + 1]
+            c, k = d.roll_counts[r].astype(np.int64), d.keep_counts[d.sub_keep[lo:hi]].astype(np.int64)
+            probs[lo:hi] = np.prod([[comb(int(cf), int(kf)) for cf, kf in zip(c, row)] for row in k], axis=1) / 2 ** d.n
+        allowed = ((sheets.allowed[..., None] >> np.arange(self.rules.n_boxes)) & 1).astype(np.float64)
+        return Policy(np.broadcast_to(probs, (1, rr, len(probs))).copy(), allowed / allowed.sum(axis=-1, keepdims=True))
