@@ -133,6 +133,7 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
     """One column's forward pass under the bot: (mean, E[S^2], p_bonus, distribution, box means,
     P(box > 0), mean extra bonus, lumped)."""
     strat.prepare()
+    threads = S.n_threads()
     plan = S.build_plan(rules)
     lay, dk = plan.layout, plan.dice
     ctx = context(rules)
@@ -164,22 +165,31 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
         s0 = int(first_state[a]) - start
         s1 = int(first_state[b]) - start if b < len(first_state) else len(P)
         idx = np.flatnonzero(P[s0:s1] > 0) + s0  # the live slots, in row order
-        g = idx + start
-        masks, flags, uppers = st_mask[g], st_flag[g], st_upper[g]
-        n = len(g)
-        options = np.empty((n, 2, d.n_rolls, nbx), dtype=np.int16)
-        allowed = np.empty((n, 2, d.n_rolls), dtype=np.int64)
-        extras = np.empty((n, 2, d.n_rolls), dtype=np.int16)
-        EK.sheet_scores(ctx, masks, flags, bool(rules.has_servida), options, allowed, extras)
-        pol = strat.policy(Sheets(rules, masks, flags, uppers, options, allowed, extras))
-        args = _as_policy(pol, n, rr, d.n_rolls, len(d.sub_keep), nbx)
-        EK.policy_outcomes(dk, oc, options, extras, *args, np.arange(n, dtype=np.int64), outp)
-        vec = P[idx] @ outp[:n]
+        parts = S.split_range(0, len(idx), threads if len(idx) >= 64 else 1)
+        sums = [None] * len(parts)
+
+        def part(k: int, _: int) -> None:
+            lo, hi = parts[k]
+            g = idx[lo:hi] + start
+            masks, flags, uppers = st_mask[g], st_flag[g], st_upper[g]
+            n = len(g)
+            options = np.empty((n, 2, d.n_rolls, nbx), dtype=np.int16)
+            allowed = np.empty((n, 2, d.n_rolls), dtype=np.int64)
+            extras = np.empty((n, 2, d.n_rolls), dtype=np.int16)
+            EK.sheet_scores(ctx, masks, flags, bool(rules.has_servida), options, allowed, extras)
+            pol = strat.policy(Sheets(rules, masks, flags, uppers, options, allowed, extras))
+            args = _as_policy(pol, n, rr, d.n_rolls, len(d.sub_keep), nbx)
+            EK.policy_outcomes(dk, oc, options, extras, *args, np.arange(lo, hi, dtype=np.int64), outp)
+            sums[k] = P[idx[lo:hi]] @ outp[lo:hi]
+
+        # the bots' kernels release the GIL; each part writes its own rows
+        S.run_blocks(part, [(k, k + 1) for k in range(len(parts))], threads)
+        vec = np.sum(sums, axis=0)
         box_pts[:] += np.bincount(oc.o_box, weights=vec * oc.o_pts, minlength=nbx)
         box_pos[:] += np.bincount(oc.o_box, weights=vec * pos_pts, minlength=nbx)
         extra_sum[0] += float(vec @ oc.o_extra)
 
-    mean, m2, p_bonus, dist = S.forward_pass(rules, plan, fill, cap, True, S.n_threads(),
+    mean, m2, p_bonus, dist = S.forward_pass(rules, plan, fill, cap, True, threads,
                                              rows_per_chunk=ROWS_PER_CHUNK, progress=progress)
     assert dist is not None
     return mean, m2, p_bonus, dist, box_pts, box_pos, extra_sum[0], lumped

@@ -8,7 +8,7 @@ import numpy as np
 
 from harness.registry import register
 from harness.strategy import Policy, Sheets, Strategy, TurnView
-from strategies.kernels import random_boxes, random_keeps
+from strategies.kernels import random_boxes, random_keeps, uniform_boxes
 
 
 @register
@@ -34,5 +34,7 @@ class RandomBot(Strategy):
             lo, hi = d.sub_ptr[r], d.sub_ptr[r + 1]
             c, k = d.roll_counts[r].astype(np.int64), d.keep_counts[d.sub_keep[lo:hi]].astype(np.int64)
             probs[lo:hi] = np.prod([[comb(int(cf), int(kf)) for cf, kf in zip(c, row)] for row in k], axis=1) / 2 ** d.n
-        allowed = ((sheets.allowed[..., None] >> np.arange(self.rules.n_boxes)) & 1).astype(np.float64)
-        return Policy(np.broadcast_to(probs, (1, rr, len(probs))).copy(), allowed / allowed.sum(axis=-1, keepdims=True))
+        nbx = self.rules.n_boxes
+        box = np.empty(sheets.allowed.shape + (nbx,))
+        uniform_boxes(sheets.allowed.reshape(-1), nbx, box.reshape(-1, nbx))
+        return Policy(probs.reshape(1, 1, -1).repeat(rr, axis=1), box)
