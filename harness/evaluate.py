@@ -294,3 +294,79 @@ def seats(entrants: list[Evaluation | np.ndarray]) -> list[tuple[float, float]]:
 def score_rate(sole: float, shared: float) -> float:
     """P(win) + 1/2 P(draw)."""
     return sole + 0.5 * shared
+
+
+# ---------------------------------------------------------------------------------------------
+# a head-to-head of several bots: JSON and tables
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """Exact figures of several solitaire bots on one rule set, every pair at two seats and, with
+    ``k`` seats, each bot against k - 1 copies of each other bot."""
+
+    rules: str
+    evaluations: tuple[Evaluation, ...]
+    k: int = 2
+
+    def pairs(self) -> list[tuple[str, str, float, float, float]]:
+        ev = self.evaluations
+        return [(a.bot, b.bot, *versus(a, b)) for i, a in enumerate(ev) for b in ev[i + 1:]]
+
+    def tables_k(self) -> list[tuple[str, str, float, float]]:
+        """(bot, other, P(sole best), P(shares the top)) against k - 1 copies of the other."""
+        ev = self.evaluations
+        return [(a.bot, b.bot, *seats([a] + [b] * (self.k - 1))[0]) for a in ev for b in ev if b is not a]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rules": self.rules, "bots": [e.to_json() for e in self.evaluations],
+                               "pairs": [{"a": a, "b": b, "p_a_wins": w, "p_draw": d, "p_b_wins": lo,
+                                          "a_score_rate": w + 0.5 * d} for a, b, w, d, lo in self.pairs()]}
+        if self.k > 2:
+            out["seats"] = self.k
+            out["against_copies"] = [{"bot": a, "others": f"{self.k - 1} x {b}", "p_sole_best": s,
+                                      "p_shares_top": t, "score_rate": score_rate(s, t)}
+                                     for a, b, s, t in self.tables_k()]
+        return out
+
+    def tables(self) -> list[Any]:
+        from harness import render as R
+
+        ev = self.evaluations
+        qs = [str(q) for q in S.PERCENTILES]
+        figs = R.Table("Exact figures (one seat, solitaire play)",
+                       ["bot", "mean", "std", *[f"p{q}" for q in qs], "P(bonus)", "P(yatzy)", "time"],
+                       [[e.bot, f"{e.mean:.6f}", R.num(e.std), *[str(e.percentiles[q]) for q in qs],
+                         R.pct(e.p_bonus, 2), R.pct(_p_key(e), 2),
+                         "cached" if e.cached else f"{e.seconds:.1f} s"] for e in ev],
+                       ["exact forward pass of each bot's own choice probabilities; percentiles inverted-CDF"])
+        boxes = R.Table("Box means (one column; P(score > 0) in brackets)", ["box", *[e.bot for e in ev]],
+                        [[n, *[f"{e.box_mean[b]:.3f} ({R.pct(e.box_scored[b], 1)})" for e in ev]]
+                         for b, n in enumerate(ev[0].box_names)])
+        pairs = R.Table("Head-to-head at two seats (exact, independent finals)",
+                        ["A", "B", "P(A wins)", "P(draw)", "P(B wins)", "A's score rate"],
+                        [[a, b, R.pct(w, 3), R.pct(d, 3), R.pct(lo, 3), R.pct(w + 0.5 * d, 3)]
+                         for a, b, w, d, lo in self.pairs()])
+        out = [figs, boxes, pairs]
+        if self.k > 2:
+            out.append(R.Table(f"{self.k} seats: each bot against {self.k - 1} copies of another",
+                               ["bot", "others", "P(sole best)", "P(shares top)", "score rate"],
+                               [[a, f"{self.k - 1} x {b}", R.pct(s, 3), R.pct(t, 3), R.pct(score_rate(s, t), 3)]
+                                for a, b, s, t in self.tables_k()]))
+        return out
+
+
+def _p_key(e: Evaluation) -> float:
+    """P(the yatzy / generala box scores), or NaN without one."""
+    for b, n in enumerate(e.box_names):
+        if n in ("yatzy", "yahtzee", "generala"):
+            return float(e.box_scored[b])
+    return float("nan")
+
+
+def head_to_head(rules: RuleSet, bots: list[str], k: int = 2, cache_dir: str | os.PathLike | None = None, *,
+                 progress: bool = False) -> HeadToHead:
+    """Evaluate every bot (cached) and pit them against each other exactly."""
+    if k < 2:
+        raise UserError(f"--seats must be at least 2, got {k}")
+    return HeadToHead(rules.name, tuple(evaluate(rules, b, cache_dir, progress=progress) for b in bots), k)
