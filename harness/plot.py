@@ -524,3 +524,20 @@ def plot_levels(d: Mapping[str, Any]) -> Figure:
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small", loc="best")
     return fig
+
+
+def plot_exact_distributions(evaluations: Sequence[Any]) -> Figure:
+    """The exact final-score distributions of several bots (:class:`harness.evaluate.Evaluation`), overlaid."""
+    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=DPI)
+    for i, e in enumerate(evaluations):
+        p = np.asarray(e.distribution)
+        nz = np.flatnonzero(p > 1e-9)
+        if nz.size:
+            s = np.arange(nz[0], nz[-1] + 1)
+            ax.plot(s, p[s], color=_color(i), lw=1.2, label=f"{e.bot} (mean {e.mean:.1f})")
+    ax.set_xlabel("final score")
+    ax.set_ylabel("P(score)")
+    ax.set_title(f"Exact score distributions, {evaluations[0].rules}" if evaluations else "Exact score distributions")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -68,7 +68,7 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from tqdm import tqdm
@@ -339,6 +339,12 @@ def save_table(path: Path, rules: RuleSet, values: np.ndarray, meta: dict[str, A
         raise
 
 
+def load_table_header(path: Path) -> dict[str, Any]:
+    """The JSON header of a file :func:`save_table` wrote (not checked: :func:`load_table` checks it)."""
+    with open(path, "rb") as fh:
+        return json.loads(fh.read(_HEADER).decode())
+
+
 def load_table(path: Path, rules: RuleSet, shape: int | tuple[int, ...],
                dtype: Any = np.float64, *, mmap: bool = False) -> tuple[np.ndarray, dict[str, Any]] | None:
     """The cached array if the file is complete and matches the rules; None (with a warning) if not.
@@ -585,13 +591,13 @@ def outcome_codes(rules: RuleSet, lay: K.Layout) -> K.Outcomes:
                       np.repeat(np.array(extras, dtype=np.int64), half))
 
 
-def _percentiles(dist: np.ndarray) -> dict[str, int]:
+def percentiles_of(dist: np.ndarray) -> dict[str, int]:
     """Inverted-CDF percentiles (smallest score whose CDF reaches q; 1e-12 absorbs rounding)."""
     cdf = np.cumsum(dist)
     return {str(q): int(np.searchsorted(cdf, q / 100 - 1e-12, side="left")) for q in PERCENTILES}
 
 
-def _layer_windows(plan: Plan, k: int, cap: int, extra: int) -> tuple[np.ndarray, np.ndarray]:
+def layer_windows(plan: Plan, k: int, cap: int, extra: int) -> tuple[np.ndarray, np.ndarray]:
     lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
     start, stop = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
     wlo = np.zeros(stop - start, dtype=np.int64)
@@ -629,16 +635,39 @@ def scratch_zeros(n: int, scratch: Path | None, dtype: Any = np.float64) -> np.n
     return mm.view(np.ndarray)[:n]  # a plain ndarray over the mapping (the kernels compile for ndarray)
 
 
-def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_chunk: int = 8192,
-             scratch: Path | None = None, progress: bool = False) -> tuple[float, float, float, np.ndarray | None]:
-    """One forward pass: (mean, E[S^2], p_bonus, distribution or None).
+#: fill(a, b, row_of, live, outp, P, start): the outcome distribution of the turn of every live
+#: slot of items a..b-1 into outp (see :func:`forward_pass`)
+OutcomeFill = Callable[[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int], None]
 
+
+def optimal_fill(sol: Solution, threads: int) -> OutcomeFill:
+    """The :data:`OutcomeFill` of the T=0 optimal policy (:func:`harness.solver_kernels.forward_items`)."""
+    rules, plan = sol.rules, sol.plan
+    ctx, oc = context(rules), outcome_codes(rules, plan.layout)
+
+    def fill(a: int, b: int, row_of: np.ndarray, live: np.ndarray, outp: np.ndarray, P: np.ndarray,
+             start: int) -> None:
+        def fwd(c: int, d: int) -> None:
+            K.forward_items(ctx, plan.layout, plan.dice, oc, sol.values, plan.item_mask, plan.item_flag, c, d,
+                            row_of[c - a:], live[c - a:], outp, P, start)
+
+        run_blocks(fwd, split_range(a, b, 4 * threads if b - a > 16 else 1), threads)
+    return fill
+
+
+def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_dist: bool, threads: int,
+                 rows_per_chunk: int = 8192, scratch: Path | None = None,
+                 progress: bool = False) -> tuple[float, float, float, np.ndarray | None]:
+    """One forward pass of a policy over the states of ``plan``: (mean, E[S^2], p_bonus, distribution or None).
+
+    ``fill`` gives the policy: for a chunk of items a..b-1 of one layer it writes, for the j-th live
+    slot (P[state - start] > 0, in slot order) of item t, the probability of each turn outcome code
+    (:class:`harness.solver_kernels.Outcomes`) into outp[row_of[t - a] + j]; items not ``live[t - a]``
+    have no rows. The pass then moves probability, moments and score windows to the next layer.
     With ``scratch`` the score windows live in memory-mapped files in that directory (see
     :func:`scratch_zeros`) instead of memory; ``progress`` shows a bar of the layers on stderr.
     """
-    rules, plan = sol.rules, sol.plan
-    lay, dk = plan.layout, plan.dice
-    ctx = context(rules)
+    lay = plan.layout
     oc = outcome_codes(rules, lay)
     extra = int(rules.extra_yatzy_bonus)
     nthreads = threads
@@ -647,7 +676,7 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_ch
     P, S1, S2 = np.zeros(1), np.full(1, float(plan.bonus0)), np.full(1, float(plan.bonus0) ** 2)
     P[0] = 1.0
     if want_dist:
-        wlo, woff = _layer_windows(plan, 0, cap, extra)
+        wlo, woff = layer_windows(plan, 0, cap, extra)
         D = scratch_zeros(int(woff[-1]), scratch)
         D[0] = 1.0
     else:
@@ -659,7 +688,7 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_ch
         n2 = size(k + 1)
         P2, S12, S22 = np.zeros(n2), np.zeros(n2), np.zeros(n2)
         if want_dist:
-            wlo2, woff2 = _layer_windows(plan, k + 1, cap, extra)
+            wlo2, woff2 = layer_windows(plan, k + 1, cap, extra)
             D2 = scratch_zeros(int(woff2[-1]), scratch)
         else:
             wlo2 = woff2 = np.zeros(2, dtype=np.int64)
@@ -680,16 +709,12 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_ch
             row_of = np.cumsum(rows) - rows
             outp = np.zeros((max(int(rows.sum()), 1), len(oc.o_box)))
             if live.any():
-                def fwd(c: int, d: int) -> None:
-                    K.forward_items(ctx, lay, dk, oc, sol.values, plan.item_mask, plan.item_flag, c, d,
-                                    row_of[c - a:], live[c - a:], outp, P, start)
-
                 def push(t: int, _: int) -> None:
                     K.push_part(t, nthreads, lay, oc, plan.item_mask, plan.item_flag, a, b, row_of, live, outp,
                                 start, P, S1, S2, wlo, woff, D, start2, P2, S12, S22, wlo2, woff2, D2,
                                 want_dist, pbonus)
 
-                run_blocks(fwd, split_range(a, b, 4 * nthreads if b - a > 16 else 1), nthreads)
+                fill(a, b, row_of, live, outp, P, start)
                 run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
             a = b
         P, S1, S2, wlo, woff, D = P2, S12, S22, wlo2, woff2, D2
@@ -709,15 +734,23 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_ch
     return mean, m2, p_bonus, dist
 
 
+def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_chunk: int = 8192,
+             scratch: Path | None = None, progress: bool = False) -> tuple[float, float, float, np.ndarray | None]:
+    """The forward pass of the optimal policy (see :func:`forward_pass`)."""
+    return forward_pass(sol.rules, sol.plan, optimal_fill(sol, threads), cap, want_dist, threads,
+                        rows_per_chunk, scratch, progress)
+
+
 def distribution_bytes(rules: RuleSet, cap: int | None = None) -> int:
     """Peak bytes of the score windows of two adjacent layers in the forward pass."""
     plan = build_plan(rules)
-    cap = cap if cap is not None else _cap(rules, 2)
-    cells = [int(_layer_windows(plan, k, cap, int(rules.extra_yatzy_bonus))[1][-1]) for k in range(rules.n_boxes + 1)]
+    cap = cap if cap is not None else score_cap(rules, 2)
+    cells = [int(layer_windows(plan, k, cap, int(rules.extra_yatzy_bonus))[1][-1]) for k in range(rules.n_boxes + 1)]
     return 8 * max(a + b for a, b in zip(cells, cells[1:]))
 
 
-def _cap(rules: RuleSet, extras: int) -> int:
+def score_cap(rules: RuleSet, extras: int) -> int:
+    """The perfect sheet plus ``extras`` extra yatzy bonuses: where the score windows stop."""
     return int(rules.perfect_score()) + extras * int(rules.extra_yatzy_bonus)
 
 
@@ -766,7 +799,7 @@ def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = Non
     fpath = _figures_path(rules, cache_dir)
     scratch = Path(scratch_dir) if scratch_dir is not None else fpath.parent
     extras = 2
-    storage, where = _storage(rules, _cap(rules, extras), max_bytes, max_disk_bytes, scratch)
+    storage, where = _storage(rules, score_cap(rules, extras), max_bytes, max_disk_bytes, scratch)
     if use_cache:
         try:
             cached = json.loads(fpath.read_text())
@@ -782,7 +815,7 @@ def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = Non
         except (OSError, ValueError, KeyError, TypeError):
             pass
     while True:
-        cap = _cap(rules, extras)
+        cap = score_cap(rules, extras)
         if extras > 2:
             storage, where = _storage(rules, cap, max_bytes, max_disk_bytes, scratch)
         want = not storage.startswith("skipped")
@@ -806,7 +839,7 @@ def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = Non
         extras *= 2
     var = max(m2 - mean * mean, 0.0)
     fig = Figures(rules.name, rules.digest, sol.expected_score, mean, math.sqrt(var), p_bonus,
-                  _percentiles(dist) if dist is not None else None, sol.states,
+                  percentiles_of(dist) if dist is not None else None, sol.states,
                   time.perf_counter() - t0, sol.seconds, sol.cached, dist, storage)
     if use_cache:
         try:

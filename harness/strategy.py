@@ -115,6 +115,53 @@ class TurnView:
         return ((self.allowed[:, None] >> np.arange(self.rules.n_boxes)) & 1).astype(bool)
 
 
+@dataclass
+class Sheets:
+    """A batch of B sheet states of one column, and the scores of every roll in each, for :meth:`Strategy.policy`.
+
+    masks (B,) int64 filled boxes; flags (B,) bool key box holds a score; uppers (B,) int64 upper
+    subtotal capped at the threshold (0 once every upper box is filled or when the subtotal cannot
+    matter: the solver's state, see :mod:`harness.solver`). options (B, 2, R, NB) int16, allowed
+    (B, 2, R) int64 and extra (B, 2, R) int16 are what a box choice with roll r in hand would see
+    (:class:`TurnView`), index 1 when the dice were made on the turn's first roll, 0 after a reroll.
+    """
+
+    rules: RuleSet
+    masks: np.ndarray
+    flags: np.ndarray
+    uppers: np.ndarray
+    options: np.ndarray
+    allowed: np.ndarray
+    extra: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.masks)
+
+
+@dataclass
+class Policy:
+    """A solitaire bot's choices at every position of a batch of B sheet states (R rolls, NB boxes,
+    rr = rolls per turn - 1 rerolls, S = len(rules.dice.sub_keep)). The leading axis may be 1 when
+    the answer is the same for every state.
+
+    keep: with j rerolls left (row j - 1; row rr - 1 is the turn's first roll) and roll r in hand
+        either (B, rr, R) integers, the keep index chosen (``dice.roll_as_keep[r]`` stops), or
+        (B, rr, S) float64, the probability of each sub-keep ``dice.sub_keep[dice.sub_ptr[r] + i]``
+        of roll r at column ``dice.sub_ptr[r] + i`` (each roll's row sums to 1).
+    box: with roll r in hand (index 1: made on the first roll, 0: after a reroll), either (B, 2, R)
+        integers, the box chosen, or (B, 2, R, NB) float64, the probability of each box.
+    """
+
+    keep: np.ndarray
+    box: np.ndarray
+
+
+def not_solitaire(label: str) -> str:
+    """The refusal of a bot that does not give its choice probabilities."""
+    return (f"strategy {label!r} does not give its choice probabilities (Strategy.policy): it can be "
+            f"sampled with `run` but not evaluated exactly")
+
+
 class Strategy:
     """Base of every bot. Subclasses set the class attributes and implement keep and choose.
 
@@ -161,6 +208,21 @@ class Strategy:
     def choose(self, view: TurnView) -> np.ndarray:
         """Box decision: (B,) int box indices, each allowed for its game."""
         raise NotImplementedError
+
+    # -- exact evaluation (solitaire bots) ---------------------------------------------------------
+
+    def solitaire_refusal(self) -> str | None:
+        """None when this bot is *solitaire* (its choices depend only on its own sheet and dice, so
+        :meth:`policy` gives them exactly); else one line saying why it cannot be evaluated exactly."""
+        if type(self).policy is Strategy.policy:
+            return not_solitaire(self.label)
+        return None
+
+    def policy(self, sheets: Sheets) -> Policy:
+        """The bot's choices (or choice probabilities) at every position of a batch of sheet states,
+        exactly the distribution of what :meth:`keep` and :meth:`choose` answer there, ties broken as
+        they break them. Only for a solitaire bot (see :meth:`solitaire_refusal`)."""
+        raise UserError(not_solitaire(self.label))
 
 
 @dataclass

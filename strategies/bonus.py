@@ -14,7 +14,7 @@ import numpy as np
 
 from harness.registry import register
 from harness.rules import RuleSet
-from harness.strategy import Param, TurnView
+from harness.strategy import Param, Policy, Sheets, TurnView
 from harness.turn import turn_policy
 from strategies.greedy import TurnPlanner, best_box
 from strategies.kernels import bonus_stop_values, bonus_values_batch
@@ -87,3 +87,14 @@ class BonusBot(TurnPlanner):
         values = bonus_values_batch(view.options, view.allowed, view.extra, view.filled, view.upper, r.threshold,
                                     float(r.bonus_value), r.upper_face, self._p, self._opp, float(self.config["weight"]))
         return best_box(r, values)
+
+    def policy(self, sheets: Sheets) -> Policy:
+        r = self.rules
+        b, _, n_rolls, nbx = sheets.options.shape
+        rep = lambda a: np.repeat(a, 2 * n_rolls)  # noqa: E731
+        values = bonus_values_batch(sheets.options.reshape(-1, nbx), sheets.allowed.reshape(-1),
+                                    sheets.extra.reshape(-1), rep(sheets.masks.astype(np.int64)),
+                                    rep(np.minimum(sheets.uppers, r.threshold).astype(np.int16)), r.threshold,
+                                    float(r.bonus_value), r.upper_face, self._p, self._opp,
+                                    float(self.config["weight"]))
+        return Policy(self.policy_keeps(sheets), best_box(r, values).reshape(b, 2, n_rolls))

@@ -8,7 +8,7 @@ from harness.registry import register
 from harness.rules import RuleSet
 from harness.scoring import best_immediate, context
 from strategies.kernels import best_gain_box
-from harness.strategy import Strategy, TurnView
+from harness.strategy import Policy, Sheets, Strategy, TurnView
 from harness.turn import turn_policy
 
 
@@ -20,6 +20,23 @@ def best_gain(view: TurnView) -> np.ndarray:
     r = view.rules
     return best_gain_box(view.options, view.allowed, view.extra, view.upper, r.threshold, r.bonus_value,
                          r.upper_face, _cheapest_first(r))
+
+
+def sheet_boxes(sheets: Sheets, box_of) -> np.ndarray:
+    """(B, 2, R) the box ``box_of(options, allowed, extra, upper)`` (a batch rule, rows of a
+    :class:`TurnView`) picks with each roll in hand in each state of ``sheets``."""
+    b, _, n_rolls, nbx = sheets.options.shape
+    upper = np.repeat(sheets.uppers.astype(np.int16), 2 * n_rolls)
+    return box_of(sheets.options.reshape(-1, nbx), sheets.allowed.reshape(-1), sheets.extra.reshape(-1),
+                  upper).reshape(b, 2, n_rolls)
+
+
+def gain_boxes(sheets: Sheets) -> np.ndarray:
+    """(B, 2, R) :func:`best_gain`'s box for every roll of every state of ``sheets``."""
+    r = sheets.rules
+    order = _cheapest_first(r)
+    return sheet_boxes(sheets, lambda o, a, e, u: best_gain_box(o, a, e, u, r.threshold, r.bonus_value,
+                                                                r.upper_face, order))
 
 
 def _cheapest_first(rules: RuleSet) -> np.ndarray:
@@ -43,6 +60,12 @@ class TimeoutBot(Strategy):
 
     def choose(self, view: TurnView) -> np.ndarray:
         return best_gain(view)
+
+    def policy(self, sheets: Sheets) -> Policy:
+        d = self.rules.dice
+        rr = self.rules.rolls_per_turn - 1
+        return Policy(np.broadcast_to(d.roll_as_keep.astype(np.int32), (1, max(rr, 1), d.n_rolls)).copy(),
+                      gain_boxes(sheets))
 
 
 class TurnPlanner(Strategy):
@@ -109,6 +132,40 @@ class TurnPlanner(Strategy):
                                          (k >> 41) & 0x7FFF, bool(k >> 56))
         return tables[inv.reshape(-1), view.roll]
 
+    def policy_keeps(self, sheets: Sheets) -> np.ndarray:
+        """(B, rr, R) the keeps :meth:`keep` answers in each state of ``sheets``: the tables of
+        :meth:`_keep_table` (first roll: ``rr`` rerolls left; after a reroll: j of them). States whose
+        stop values are bit-identical share one plan (``turn_policy`` is a function of them)."""
+        d, rr = self.rules.dice, self.rules.rolls_per_turn - 1
+        out = np.empty((len(sheets), max(rr, 1), d.n_rolls), dtype=np.int32)
+        if rr == 0:
+            out[:] = d.roll_as_keep
+            return out
+        uppers = sheets.uppers if self.uses_upper else np.zeros(len(sheets), dtype=np.int64)
+        key = (sheets.masks | (uppers.astype(np.int64) << 32) | (sheets.flags.astype(np.int64) << 40))
+        uniq, first_of, inv = np.unique(key, return_index=True, return_inverse=True)
+        tables = np.empty((len(uniq), max(rr, 1), d.n_rolls), dtype=np.int32)
+        by_stops: dict[bytes, np.ndarray] = {}
+        for g, k in enumerate(uniq.tolist()):
+            filled, upper, flag = k & 0xFFFFFFFF, (k >> 32) & 0xFF, bool((k >> 40) & 1)
+            plans = self._plans
+            if (filled, upper, flag, rr, True) in plans and all((filled, upper, flag, j, False) in plans
+                                                               for j in range(1, rr)):
+                tables[g, rr - 1] = plans[(filled, upper, flag, rr, True)]
+                for j in range(1, rr):
+                    tables[g, j - 1] = plans[(filled, upper, flag, j, False)]
+                continue
+            tl = self.stop_values(filled, upper, flag, False)
+            tf = self.stop_values(filled, upper, flag, True) if self._servida else tl
+            sig = tl.tobytes() + tf.tobytes()
+            got = by_stops.get(sig)
+            if got is None:
+                _, k_first, _, keeps = turn_policy(d, tf, tl, rr)
+                got = np.concatenate([keeps[1:rr], k_first[None]]).astype(np.int32)
+                by_stops[sig] = got
+            tables[g] = got
+        return tables[inv.reshape(-1)]
+
 
 @register
 class GreedyBot(TurnPlanner):
@@ -122,3 +179,6 @@ class GreedyBot(TurnPlanner):
 
     def choose(self, view: TurnView) -> np.ndarray:
         return best_gain(view)
+
+    def policy(self, sheets: Sheets) -> Policy:
+        return Policy(self.policy_keeps(sheets), gain_boxes(sheets))

@@ -110,3 +110,15 @@ def random_boxes(allowed, u, n_boxes):
                     break
                 k -= 1
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def uniform_boxes(allowed, n_boxes, out):
+    """out[..., b] = 1 / (number allowed) for every allowed box b of allowed (...) int64 masks:
+    :func:`random_boxes`'s distribution. allowed is flattened to (N,), out to (N, n_boxes)."""
+    for i in range(allowed.shape[0]):
+        count = 0
+        for b in range(n_boxes):
+            count += (allowed[i] >> b) & 1
+        for b in range(n_boxes):
+            out[i, b] = 1.0 / count if (allowed[i] >> b) & 1 else 0.0

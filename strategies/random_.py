@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from math import comb
+
 import numpy as np
 
 from harness.registry import register
-from harness.strategy import Strategy, TurnView
-from strategies.kernels import random_boxes, random_keeps
+from harness.strategy import Policy, Sheets, Strategy, TurnView
+from strategies.kernels import random_boxes, random_keeps, uniform_boxes
 
 
 @register
@@ -21,3 +23,18 @@ class RandomBot(Strategy):
 
     def choose(self, view: TurnView) -> np.ndarray:
         return random_boxes(view.allowed, view.uniform(1)[:, 0], self.rules.n_boxes)
+
+    def policy(self, sheets: Sheets) -> Policy:
+        """Each die kept with probability 1/2: a keep of counts k from a roll of counts c has
+        probability prod_f C(c_f, k_f) / 2^n; the box is uniform over the allowed ones."""
+        d = self.rules.dice
+        rr = max(self.rules.rolls_per_turn - 1, 1)
+        probs = np.empty(len(d.sub_keep))
+        for r in range(d.n_rolls):
+            lo, hi = d.sub_ptr[r], d.sub_ptr[r + 1]
+            c, k = d.roll_counts[r].astype(np.int64), d.keep_counts[d.sub_keep[lo:hi]].astype(np.int64)
+            probs[lo:hi] = np.prod([[comb(int(cf), int(kf)) for cf, kf in zip(c, row)] for row in k], axis=1) / 2 ** d.n
+        nbx = self.rules.n_boxes
+        box = np.empty(sheets.allowed.shape + (nbx,))
+        uniform_boxes(sheets.allowed.reshape(-1), nbx, box.reshape(-1, nbx))
+        return Policy(probs.reshape(1, 1, -1).repeat(rr, axis=1), box)

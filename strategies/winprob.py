@@ -98,6 +98,10 @@ class WinProbBot(Strategy):
                                lo, W, nws)
         self._alone.prepare()
 
+    def solitaire_refusal(self) -> str | None:
+        return (f"strategy {self.label!r} is not solitaire: it reads the other sheets at the table, so its "
+                f"choices and its opponents' finals are not independent (sample it with `run`)")
+
     # -- the model of the others ------------------------------------------------------------------
 
     def weights(self, view: TurnView, idx: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -38,6 +38,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("replay", "replay one game alone with a turn-by-turn trace"),
     Command("records", "check a file of game records and show them as text"),
     Command("solve", "exact optimal expected score and score distribution"),
+    Command("evaluate", "exact score distribution and head-to-heads of solitaire bots (no sampling)"),
     Command("odds", "probability of making each lower box within one turn"),
     Command("advise", "exact value and regret of every option of a position"),
     Command("report", "summarise a run directory (tables, plots, HTML)"),

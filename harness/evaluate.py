@@ -1,0 +1,372 @@
+"""Exact evaluation of solitaire bots: the final-score distribution of a bot's own play, and head-to-heads.
+
+A bot is *solitaire* when its choices depend only on its own sheet and dice (every built-in bot but
+``winprob``); it then gives its choice probabilities at every position through
+:meth:`harness.strategy.Strategy.policy`, which makes its play a Markov chain over the solver's
+states. Its score distribution is the solver's forward pass (:func:`harness.solver.forward_pass`)
+with the bot's choices in place of the argmax::
+
+    from harness.evaluate import evaluate, versus, seats
+    ev = evaluate(rules, "greedy")            # -> Evaluation (cached per rules, bot and FORMAT)
+    ev.mean, ev.std, ev.percentiles, ev.p_bonus, ev.box_mean, ev.box_scored, ev.distribution
+    versus(ev_a, ev_b)                        # -> (P(A > B), P(A = B), P(A < B)), exact
+    seats([ev_a, ev_b, ev_b])                 # -> per seat (P(sole best), P(shares the top))
+
+Two solitaire bots never interact, so their finals are independent and every head-to-head figure
+follows from the two distributions. With ``columns`` > 1 each column is a fresh game: the total is
+the sum of independent columns, the ranking score the total or (``add_columns = false``) the best
+column. ``saved_rolls`` carry rolls between turns, outside the solver's state: refused.
+
+Cache: one file per (rule-set digest, bot label with its parameters, :data:`FORMAT`) in the solver
+cache directory, checked like the value table (:func:`harness.solver.load_table`: header, digest,
+shape, crc32); a damaged file is recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness import evaluate_kernels as EK
+from harness import solver as S
+from harness.errors import UserError
+from harness.registry import make
+from harness.rules import RuleSet
+from harness.scoring import context
+from harness.strategy import Policy, Sheets, Strategy
+
+log = logging.getLogger(__name__)
+
+#: Version of the evaluation's cache files; bump when what they hold or how it is computed changes.
+FORMAT = 1
+#: Largest pair of layers of score windows kept in memory (beyond: the top score cell is lumped).
+MAX_BYTES = 1 << 30
+#: Sheet states whose policy is asked for at once.
+ROWS_PER_CHUNK = 1024
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Exact figures of one solitaire bot's play on one rule set.
+
+    distribution: (cap + 1,) P(final score = s), the total over the columns; ``ranking`` the same
+    for the ranking score (the total, or the best column); ``column`` for one column.
+    box_mean / box_scored: per box, mean score and P(score > 0) in one column. p_bonus: P(upper
+    bonus) in one column. ``lumped``: the last cell of ``column`` holds P(score >= cap) (only when
+    the exact score range would not fit :data:`MAX_BYTES`).
+    """
+
+    rules: str
+    digest: str
+    bot: str
+    mean: float
+    std: float
+    p_bonus: float
+    percentiles: dict[str, int]
+    box_names: tuple[str, ...]
+    box_mean: np.ndarray
+    box_scored: np.ndarray
+    extra_mean: float
+    columns: int
+    column: np.ndarray = field(repr=False)
+    distribution: np.ndarray = field(repr=False)
+    ranking: np.ndarray = field(repr=False)
+    lumped: bool = False
+    seconds: float = 0.0
+    cached: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rules": self.rules, "digest": self.digest, "bot": self.bot, "mean": self.mean, "std": self.std,
+                "p_bonus": self.p_bonus, "percentiles": self.percentiles, "columns": self.columns,
+                "boxes": {n: {"mean": float(m), "p_scored": float(p)}
+                          for n, m, p in zip(self.box_names, self.box_mean, self.box_scored)},
+                "extra_mean": self.extra_mean, "lumped": self.lumped, "seconds": self.seconds,
+                "cached": self.cached, "distribution": {int(s): float(p) for s, p in enumerate(self.distribution)
+                                                        if p > 0}}
+
+
+def cache_path(rules: RuleSet, label: str, cache_dir: str | os.PathLike | None = None) -> Path:
+    """The cache file of a bot's evaluation on a rule set."""
+    d = Path(cache_dir) if cache_dir is not None else S.default_cache_dir()
+    tag = hashlib.sha256(label.encode()).hexdigest()[:16]
+    return d / f"evaluate-{rules.digest[:40]}-{tag}-v{FORMAT}.bin"
+
+
+def _bot(rules: RuleSet, bot: str | Strategy) -> Strategy:
+    if rules.saved_rolls:
+        raise UserError(f"rule set {rules.name!r}: saved rolls carry between turns, outside the solver's "
+                        f"state, so a bot's play there is not evaluated exactly (sample it with `run`)")
+    strat = make(bot, rules) if isinstance(bot, str) else bot
+    refusal = strat.solitaire_refusal()
+    if refusal:
+        raise UserError(refusal)
+    return strat
+
+
+def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, nbx: int) -> tuple[Any, ...]:
+    """(det_keep, keep_idx, keep_prob, det_box, box_idx, box_prob) for the kernel, shapes checked."""
+    keep, box = np.asarray(pol.keep), np.asarray(pol.box)
+    det_keep, det_box = keep.dtype.kind in "iu", box.dtype.kind in "iu"
+    if keep.shape[0] not in (1, b) or keep.shape[1:] != ((rr, n_rolls) if det_keep else (rr, n_sub)):
+        raise RuntimeError(f"policy keeps of shape {keep.shape}, expected ({b} or 1, {rr}, "
+                           f"{n_rolls if det_keep else n_sub})")
+    if box.shape[0] not in (1, b) or box.shape[1:] != ((2, n_rolls) if det_box else (2, n_rolls, nbx)):
+        raise RuntimeError(f"policy boxes of shape {box.shape}, expected ({b} or 1, 2, {n_rolls}"
+                           f"{'' if det_box else f', {nbx}'})")
+    none_i, none_f = np.zeros((1, 1, 1), np.int64), np.zeros((1, 1, 1))
+    return (det_keep, np.ascontiguousarray(keep, np.int64) if det_keep else none_i,
+            none_f if det_keep else np.ascontiguousarray(keep, np.float64),
+            det_box, np.ascontiguousarray(box, np.int64) if det_box else none_i,
+            np.zeros((1, 1, 1, 1)) if det_box else np.ascontiguousarray(box, np.float64))
+
+
+def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, float, float, np.ndarray,
+                                                                         np.ndarray, np.ndarray, float, bool]:
+    """One column's forward pass under the bot: (mean, E[S^2], p_bonus, distribution, box means,
+    P(box > 0), mean extra bonus, lumped)."""
+    strat.prepare()
+    threads = S.n_threads()
+    plan = S.build_plan(rules)
+    lay, dk = plan.layout, plan.dice
+    ctx = context(rules)
+    oc = S.outcome_codes(rules, lay)
+    d = rules.dice
+    rr = max(rules.rolls_per_turn - 1, 1)
+    nbx = rules.n_boxes
+    nflag = lay.n_flags
+    extra = int(rules.extra_yatzy_bonus)
+    cap = S.score_cap(rules, max(nbx - 1, 0))
+    lumped = False
+    if extra and S.distribution_bytes(rules, cap) > MAX_BYTES:
+        cap, lumped = S.score_cap(rules, 2), True
+    # state -> (mask, flag, upper) of every state
+    sizes = lay.nslot[lay.umask_of[plan.item_mask]].astype(np.int64)
+    st_item = np.repeat(np.arange(len(sizes)), sizes)
+    st_mask = plan.item_mask[st_item]
+    st_flag = plan.item_flag[st_item].astype(bool)
+    first_state = lay.base[plan.item_mask * nflag + plan.item_flag]
+    st_slot = np.arange(plan.n_states) - first_state[st_item]
+    st_upper = lay.ulist[lay.umask_of[st_mask], st_slot].astype(np.int64)
+    box_pts = np.zeros(nbx)
+    box_pos = np.zeros(nbx)
+    extra_sum = [0.0]
+    pos_pts = (oc.o_pts > 0).astype(np.float64)
+
+    def fill(a: int, b: int, row_of: np.ndarray, live: np.ndarray, outp: np.ndarray, P: np.ndarray,
+             start: int) -> None:
+        s0 = int(first_state[a]) - start
+        s1 = int(first_state[b]) - start if b < len(first_state) else len(P)
+        idx = np.flatnonzero(P[s0:s1] > 0) + s0  # the live slots, in row order
+        parts = S.split_range(0, len(idx), threads if len(idx) >= 64 else 1)
+        sums = [None] * len(parts)
+
+        def part(k: int, _: int) -> None:
+            lo, hi = parts[k]
+            g = idx[lo:hi] + start
+            masks, flags, uppers = st_mask[g], st_flag[g], st_upper[g]
+            n = len(g)
+            options = np.empty((n, 2, d.n_rolls, nbx), dtype=np.int16)
+            allowed = np.empty((n, 2, d.n_rolls), dtype=np.int64)
+            extras = np.empty((n, 2, d.n_rolls), dtype=np.int16)
+            EK.sheet_scores(ctx, masks, flags, bool(rules.has_servida), options, allowed, extras)
+            pol = strat.policy(Sheets(rules, masks, flags, uppers, options, allowed, extras))
+            args = _as_policy(pol, n, rr, d.n_rolls, len(d.sub_keep), nbx)
+            EK.policy_outcomes(dk, oc, options, extras, *args, np.arange(lo, hi, dtype=np.int64), outp)
+            sums[k] = P[idx[lo:hi]] @ outp[lo:hi]
+
+        # the bots' kernels release the GIL; each part writes its own rows
+        S.run_blocks(part, [(k, k + 1) for k in range(len(parts))], threads)
+        vec = np.sum(sums, axis=0)
+        box_pts[:] += np.bincount(oc.o_box, weights=vec * oc.o_pts, minlength=nbx)
+        box_pos[:] += np.bincount(oc.o_box, weights=vec * pos_pts, minlength=nbx)
+        extra_sum[0] += float(vec @ oc.o_extra)
+
+    mean, m2, p_bonus, dist = S.forward_pass(rules, plan, fill, cap, True, threads,
+                                             rows_per_chunk=ROWS_PER_CHUNK, progress=progress)
+    assert dist is not None
+    return mean, m2, p_bonus, dist, box_pts, box_pos, extra_sum[0], lumped
+
+
+def _columns(rules: RuleSet, col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(total, ranking score) distributions of ``rules.columns`` independent columns."""
+    total = col.copy()
+    for _ in range(rules.columns - 1):
+        total = np.convolve(total, col)
+    if rules.columns == 1 or rules.add_columns:
+        return total, total
+    cdf = np.cumsum(col) ** rules.columns  # the best of the columns
+    return total, np.diff(cdf, prepend=0.0)
+
+
+def _figures(rules: RuleSet, label: str, parts: tuple[Any, ...], seconds: float, cached: bool) -> Evaluation:
+    mean_c, m2_c, p_bonus, col, box_pts, box_pos, extra_mean, lumped = parts
+    total, ranking = _columns(rules, col)
+    var_c = max(m2_c - mean_c * mean_c, 0.0)
+    c = rules.columns
+    return Evaluation(rules.name, rules.digest, label, c * mean_c, math.sqrt(c * var_c), p_bonus,
+                      S.percentiles_of(total), tuple(rules.box_names), box_pts, box_pos, extra_mean, c, col,
+                      total, ranking, lumped, seconds, cached)
+
+
+def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike | None = None, *,
+             use_cache: bool = True, progress: bool = False) -> Evaluation:
+    """Exact figures of a solitaire bot (a spec ``name:key=value`` or an instance) on ``rules``:
+    from the cache, or by a forward pass of its policy (then cached)."""
+    t0 = time.perf_counter()
+    strat = _bot(rules, bot)
+    label = strat.label
+    path = cache_path(rules, label, cache_dir)
+    nbx = rules.n_boxes
+    if use_cache and path.exists():
+        try:
+            n_cells = int(S.load_table_header(path).get("cells", -1))
+        except (OSError, ValueError):
+            n_cells = -1
+        loaded = S.load_table(path, rules, n_cells + 2 * nbx) if n_cells > 0 else None
+        if loaded is not None:
+            arr, head = loaded
+            if head.get("evaluate_format") == FORMAT and head.get("bot") == label:
+                parts = (head["mean"], head["m2"], head["p_bonus"], arr[:n_cells].copy(),
+                         arr[n_cells:n_cells + nbx].copy(), arr[n_cells + nbx:].copy(), head["extra_mean"],
+                         bool(head["lumped"]))
+                return _figures(rules, label, parts, time.perf_counter() - t0, True)
+    parts = _column(rules, strat, progress)
+    mean, m2, p_bonus, col, box_pts, box_pos, extra_mean, lumped = parts
+    if abs(float(col @ np.arange(len(col))) - mean) > 1e-6 and not lumped:
+        raise AssertionError(f"evaluation of {label}: distribution mean {col @ np.arange(len(col))} != {mean}")
+    seconds = time.perf_counter() - t0
+    if use_cache:
+        try:
+            S.save_table(path, rules, np.concatenate([col, box_pts, box_pos]),
+                         {"evaluate_format": FORMAT, "bot": label, "rules": rules.name, "cells": len(col),
+                          "mean": mean, "m2": m2, "p_bonus": p_bonus, "extra_mean": extra_mean,
+                          "lumped": lumped, "seconds": round(seconds, 3)})
+        except OSError as exc:
+            log.warning("cannot write evaluation cache %s: %s", path, exc)
+    return _figures(rules, label, parts, seconds, False)
+
+
+# ---------------------------------------------------------------------------------------------
+# head-to-heads of independent finals
+
+
+def _pad(*dists: np.ndarray) -> list[np.ndarray]:
+    n = max(len(x) for x in dists)
+    return [np.pad(np.asarray(x, dtype=np.float64), (0, n - len(x))) for x in dists]
+
+
+def versus(a: Evaluation | np.ndarray, b: Evaluation | np.ndarray) -> tuple[float, float, float]:
+    """(P(A > B), P(A = B), P(A < B)) of independent ranking scores (Evaluations or distributions)."""
+    pa, pb = _pad(*(x.ranking if isinstance(x, Evaluation) else x for x in (a, b)))
+    cb = np.cumsum(pb)
+    below = np.concatenate([[0.0], cb[:-1]])  # P(B < s)
+    win = float(pa @ below)
+    draw = float(pa @ pb)
+    return win, draw, max(0.0, 1.0 - win - draw)
+
+
+def seats(entrants: list[Evaluation | np.ndarray]) -> list[tuple[float, float]]:
+    """Per seat of a table of independent players: (P(sole best), P(shares the top with another))."""
+    ps = _pad(*(x.ranking if isinstance(x, Evaluation) else x for x in entrants))
+    cdf = [np.cumsum(p) for p in ps]
+    below = [np.concatenate([[0.0], c[:-1]]) for c in cdf]
+    out = []
+    for i, p in enumerate(ps):
+        le = np.ones(len(p))
+        lt = np.ones(len(p))
+        for j in range(len(ps)):
+            if j != i:
+                le *= cdf[j]
+                lt *= below[j]
+        sole = float(p @ lt)
+        out.append((sole, float(p @ (le - lt))))
+    return out
+
+
+def score_rate(sole: float, shared: float) -> float:
+    """P(win) + 1/2 P(draw)."""
+    return sole + 0.5 * shared
+
+
+# ---------------------------------------------------------------------------------------------
+# a head-to-head of several bots: JSON and tables
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """Exact figures of several solitaire bots on one rule set, every pair at two seats and, with
+    ``k`` seats, each bot against k - 1 copies of each other bot."""
+
+    rules: str
+    evaluations: tuple[Evaluation, ...]
+    k: int = 2
+
+    def pairs(self) -> list[tuple[str, str, float, float, float]]:
+        ev = self.evaluations
+        return [(a.bot, b.bot, *versus(a, b)) for i, a in enumerate(ev) for b in ev[i + 1:]]
+
+    def tables_k(self) -> list[tuple[str, str, float, float]]:
+        """(bot, other, P(sole best), P(shares the top)) against k - 1 copies of the other."""
+        ev = self.evaluations
+        return [(a.bot, b.bot, *seats([a] + [b] * (self.k - 1))[0]) for a in ev for b in ev if b is not a]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rules": self.rules, "bots": [e.to_json() for e in self.evaluations],
+                               "pairs": [{"a": a, "b": b, "p_a_wins": w, "p_draw": d, "p_b_wins": lo,
+                                          "a_score_rate": w + 0.5 * d} for a, b, w, d, lo in self.pairs()]}
+        if self.k > 2:
+            out["seats"] = self.k
+            out["against_copies"] = [{"bot": a, "others": f"{self.k - 1} x {b}", "p_sole_best": s,
+                                      "p_shares_top": t, "score_rate": score_rate(s, t)}
+                                     for a, b, s, t in self.tables_k()]
+        return out
+
+    def tables(self) -> list[Any]:
+        from harness import render as R
+
+        ev = self.evaluations
+        qs = [str(q) for q in S.PERCENTILES]
+        figs = R.Table("Exact figures (one seat, solitaire play)",
+                       ["bot", "mean", "std", *[f"p{q}" for q in qs], "P(bonus)", "P(yatzy)", "time"],
+                       [[e.bot, f"{e.mean:.6f}", R.num(e.std), *[str(e.percentiles[q]) for q in qs],
+                         R.pct(e.p_bonus, 2), R.pct(_p_key(e), 2),
+                         "cached" if e.cached else f"{e.seconds:.1f} s"] for e in ev],
+                       ["exact forward pass of each bot's own choice probabilities; percentiles inverted-CDF"])
+        boxes = R.Table("Box means (one column; P(score > 0) in brackets)", ["box", *[e.bot for e in ev]],
+                        [[n, *[f"{e.box_mean[b]:.3f} ({R.pct(e.box_scored[b], 1)})" for e in ev]]
+                         for b, n in enumerate(ev[0].box_names)])
+        pairs = R.Table("Head-to-head at two seats (exact, independent finals)",
+                        ["A", "B", "P(A wins)", "P(draw)", "P(B wins)", "A's score rate"],
+                        [[a, b, R.pct(w, 3), R.pct(d, 3), R.pct(lo, 3), R.pct(w + 0.5 * d, 3)]
+                         for a, b, w, d, lo in self.pairs()])
+        out = [figs, boxes, pairs]
+        if self.k > 2:
+            out.append(R.Table(f"{self.k} seats: each bot against {self.k - 1} copies of another",
+                               ["bot", "others", "P(sole best)", "P(shares top)", "score rate"],
+                               [[a, f"{self.k - 1} x {b}", R.pct(s, 3), R.pct(t, 3), R.pct(score_rate(s, t), 3)]
+                                for a, b, s, t in self.tables_k()]))
+        return out
+
+
+def _p_key(e: Evaluation) -> float:
+    """P(the yatzy / generala box scores), or NaN without one."""
+    for b, n in enumerate(e.box_names):
+        if n in ("yatzy", "yahtzee", "generala"):
+            return float(e.box_scored[b])
+    return float("nan")
+
+
+def head_to_head(rules: RuleSet, bots: list[str], k: int = 2, cache_dir: str | os.PathLike | None = None, *,
+                 progress: bool = False) -> HeadToHead:
+    """Evaluate every bot (cached) and pit them against each other exactly."""
+    if k < 2:
+        raise UserError(f"--seats must be at least 2, got {k}")
+    return HeadToHead(rules.name, tuple(evaluate(rules, b, cache_dir, progress=progress) for b in bots), k)
