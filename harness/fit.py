@@ -244,13 +244,13 @@ class Likelihood:
     """log L(T, blunder) of a :class:`Choices` and its profiles (the chosen options' softmax
     probabilities are cached per temperature)."""
 
-    #: The cache of chosen-option probabilities holds at most this many bytes (and 4 temperatures at least).
-    CACHE_BYTES = 64 << 20
+    #: The cache of chosen-option probabilities holds at most this many bytes (and 2 temperatures at least).
+    CACHE_BYTES = 16 << 20
 
     def __init__(self, ch: Choices) -> None:
         self.ch = ch
         self._q: dict[float, np.ndarray] = {}
-        self._most = min(257, max(4, self.CACHE_BYTES // max(1, 8 * len(ch))))
+        self._most = min(257, max(2, self.CACHE_BYTES // max(1, 8 * len(ch))))
 
     def q(self, t: float) -> np.ndarray:
         q = self._q.get(t)
