@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -381,6 +381,40 @@ def analyse_record(record: GameRecord, details: bool = False, cache_dir: Any = N
     return Analyser(record.load_rules(), cache_dir).record(record, details)
 
 
+def decision_batches(records: Sequence[GameRecord] | RunRecords, games: int, cache_dir: Any = None,
+                     analyser: Analyser | None = None) -> Iterator[tuple[int, DecisionTable]]:
+    """:func:`decision_table` of ``records`` ``games`` games at a time: (games in the batch, its
+    table) per batch, in order (a big log walked in bounded memory; the same checks)."""
+    if isinstance(records, RunRecords):
+        if not len(records):
+            raise UserError("no game records to analyse")
+        an = analyser or Analyser(records.load_rules(), cache_dir)
+        for lo in range(0, len(records), games):
+            hi = min(lo + games, len(records))
+            _, table = an.arrays(records.arrays(lo, hi), decisions=True)
+            assert table is not None
+            yield hi - lo, table
+        return
+    recs = list(records)
+    an = _analyser_of(recs, cache_dir, analyser)
+    for lo in range(0, len(recs), games):
+        part = recs[lo:lo + games]
+        _, table = an.records(part, decisions=True)
+        assert table is not None
+        yield len(part), table
+
+
+def _analyser_of(recs: Sequence[GameRecord], cache_dir: Any, analyser: Analyser | None) -> Analyser:
+    """The analyser of records of one rule set and settings (a mix, or none, is a :class:`UserError`)."""
+    if not recs:
+        raise UserError("no game records to analyse")
+    keys = {(r.rules, tuple(sorted((k, str(v)) for k, v in r.settings.items()))) for r in recs}
+    if len(keys) > 1:
+        shown = "; ".join(f"{name} {dict(s) or ''}".strip() for name, s in sorted(keys))
+        raise UserError(f"the records mix rule sets ({shown}): give the games of one rule set")
+    return analyser or Analyser(recs[0].load_rules(), cache_dir)
+
+
 def decision_table(records: Iterable[GameRecord] | RunRecords, cache_dir: Any = None,
                    analyser: Analyser | None = None) -> DecisionTable:
     """Every decision of ``records`` (valid game records of one rule set and settings; a mix is a
@@ -394,13 +428,7 @@ def decision_table(records: Iterable[GameRecord] | RunRecords, cache_dir: Any = 
         assert table is not None
         return table
     recs = list(records)
-    if not recs:
-        raise UserError("no game records to analyse")
-    keys = {(r.rules, tuple(sorted((k, str(v)) for k, v in r.settings.items()))) for r in recs}
-    if len(keys) > 1:
-        shown = "; ".join(f"{name} {dict(s) or ''}".strip() for name, s in sorted(keys))
-        raise UserError(f"the records mix rule sets ({shown}): give the games of one rule set")
-    an = analyser or Analyser(recs[0].load_rules(), cache_dir)
+    an = _analyser_of(recs, cache_dir, analyser)
     _, table = an.records(recs, decisions=True)
     assert table is not None
     return table

@@ -85,6 +85,21 @@ REGRET_BINS = (0.0, 0.5, 2.0, 8.0)
 BIN_NAMES = ("0", "(0, 0.5]", "(0.5, 2]", "(2, 8]", "> 8")
 #: A player is a poor fit when a goodness-of-fit test gives p below this.
 POOR_P = 1e-3
+#: The least evidence a fit needs to be an answer (``fit --min-decisions``): informative decisions
+#: (about a dozen games). The goodness-of-fit tests flag ``greedy`` in every one of 10 records from
+#: about 220 decisions (5 games) under the default model, and a temperature is known to +-10 % from
+#: about 500 (benchmarks/BENCHMARKS.md, "Player models"): twice the first, the second.
+MIN_DECISIONS = 500
+#: ... and every parameter's interval no wider than this fraction of its estimate on either side
+#: (``fit --max-half-width``: (hi - lo) / 2 <= MAX_HALF_WIDTH x max(estimate, RESOLUTION)).
+MAX_HALF_WIDTH = 0.25
+#: An estimate near 0 is measured against these instead (a temperature below 0.1 points plays
+#: within about 0.01 points per decision of perfect; a blunder rate below 2 %).
+RESOLUTION = {"temperature": 0.1, "blunder": 0.02}
+#: The verdicts of a fit.
+OK, POOR, TOO_LITTLE = "ok", "POOR", "too little data"
+#: Games walked per batch when a fit reads its records (the per-option table of a batch only).
+BATCH_GAMES = 2000
 
 
 def parse_model(text: str) -> str:
@@ -104,9 +119,12 @@ def parse_model(text: str) -> str:
 class Choices:
     """The informative decisions (two legal options or more) of a player or a pool, flat.
 
-    ptr: (D + 1,) int64 decision d's options are r[ptr[d]:ptr[d + 1]]; r: (M,) float64 each legal
-    option's regret (best value - its value; exactly 0 within :data:`TIE` of the best); rc: (D,)
-    float64 the regret of the option played; u: (D,) float64 1 / n; kind: (D,) int8 0 keep, 1 box.
+    ptr: (D0 + 1,) int64 and r: (M,) float64 the options of a store of D0 decisions: decision j's
+    are r[ptr[j]:ptr[j + 1]], each legal option's regret (best value - its value; exactly 0 within
+    :data:`TIE` of the best); rows: (D,) int64 which decisions of the store these are (None: all of
+    them, in order); per decision of these: rc (D,) float64 the regret of the option played, u (D,)
+    float64 1 / n, kind (D,) int8 0 keep, 1 box. A player's decisions and their subsets share the
+    store's options (:meth:`subset` copies no option).
     """
 
     ptr: np.ndarray
@@ -114,6 +132,11 @@ class Choices:
     rc: np.ndarray
     u: np.ndarray
     kind: np.ndarray
+    rows: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.rows is None:
+            object.__setattr__(self, "rows", np.arange(len(self.rc), dtype=np.int64))
 
     def __len__(self) -> int:
         return len(self.rc)
@@ -121,20 +144,9 @@ class Choices:
     @classmethod
     def of_arrays(cls, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray) -> Choices:
         """From a :class:`harness.analysis.DecisionTable`'s columns (values (D, W), -inf past n[d])."""
-        n = np.asarray(n, dtype=np.int64)
-        keep = n >= 2
-        values, n, chosen, kind = values[keep], n[keep], np.asarray(chosen, np.int64)[keep], kind[keep]
-        legal = np.arange(values.shape[1])[None, :] < n[:, None]
-        v = np.where(legal, values, -np.inf)
-        reg = v.max(axis=1, initial=-np.inf)[:, None] - v
-        reg[legal & (reg <= TIE)] = 0.0
-        rc = reg[np.arange(len(n)), chosen]
-        if len(n) and not np.isfinite(rc).all():
-            raise ValueError("a chosen option outside the legal ones")
-        ptr = np.zeros(len(n) + 1, dtype=np.int64)
-        np.cumsum(n, out=ptr[1:])
-        return cls(ptr, np.ascontiguousarray(reg[legal]), np.ascontiguousarray(rc), 1.0 / n,
-                   np.asarray(kind, dtype=np.int8))
+        b = ChoicesBuilder()
+        b.add(values, n, chosen, kind, np.zeros(len(n), np.int32))
+        return b.choices()
 
     @classmethod
     def of_table(cls, table: DecisionTable, rows: np.ndarray | None = None) -> Choices:
@@ -144,29 +156,109 @@ class Choices:
         return cls.of_arrays(table.values[sel], table.n[sel], table.chosen[sel], table.kind[sel])
 
     def subset(self, mask: np.ndarray) -> Choices:
-        idx = np.flatnonzero(mask)
-        lens = (self.ptr[1:] - self.ptr[:-1])[idx]
-        ptr = np.zeros(len(idx) + 1, dtype=np.int64)
-        np.cumsum(lens, out=ptr[1:])
-        take = np.concatenate([np.arange(self.ptr[i], self.ptr[i + 1]) for i in idx]) if len(idx) else np.zeros(0, np.int64)
-        return Choices(ptr, self.r[take], self.rc[idx], self.u[idx], self.kind[idx])
+        """The decisions where ``mask`` (D,) bool is true (their options are not copied)."""
+        mask = np.asarray(mask, dtype=bool)
+        if mask.all():
+            return self
+        return Choices(self.ptr, self.r, self.rc[mask], self.u[mask], self.kind[mask], self.rows[mask])
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.ptr, self.r, self.rc, self.u, self.kind, self.rows))
+
+
+class _Buffer:
+    """A growing 1-d array (capacity doubled as needed; :meth:`view` of what is filled)."""
+
+    def __init__(self, dtype: Any, capacity: int = 1024) -> None:
+        self.a = np.empty(max(capacity, 16), dtype=dtype)
+        self.n = 0
+
+    def extend(self, x: np.ndarray) -> None:
+        need = self.n + len(x)
+        if need > len(self.a):
+            grown = np.empty(max(need, 2 * len(self.a)), dtype=self.a.dtype)
+            grown[:self.n] = self.a[:self.n]
+            self.a = grown
+        self.a[self.n:need] = x
+        self.n = need
+
+    def view(self) -> np.ndarray:
+        return self.a[:self.n]
+
+
+class ChoicesBuilder:
+    """The store of :class:`Choices` built batch by batch (``fit`` streams a big log through it):
+    only what the likelihood needs is kept, the options of the informative decisions as regrets in
+    CSR form (:class:`Choices`), and per decision (every one, for the model-free regret per game)
+    its player and its regret. ``add`` takes a batch of a :class:`~harness.analysis.DecisionTable`'s
+    columns and each decision's player code."""
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self.r = _Buffer(np.float64, capacity * 16)
+        self.ptr = _Buffer(np.int64, capacity)
+        self.ptr.extend(np.zeros(1, np.int64))
+        self.rc = _Buffer(np.float64, capacity)
+        self.u = _Buffer(np.float64, capacity)
+        self.kind = _Buffer(np.int8, capacity)
+        self.who = _Buffer(np.int32, capacity)  # player of each informative decision
+        self.all_who = _Buffer(np.int32, capacity)  # player of each decision
+        self.all_regret = _Buffer(np.float64, capacity)  # best value - chosen value, as the sums count it
+
+    def add(self, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray, who: np.ndarray) -> None:
+        n = np.asarray(n, dtype=np.int64)
+        chosen = np.asarray(chosen, np.int64)
+        who = np.asarray(who, np.int32)
+        legal = np.arange(values.shape[1])[None, :] < n[:, None]
+        best = np.where(legal, values, -np.inf).max(axis=1)
+        self.all_regret.extend(best - values[np.arange(len(n)), chosen])
+        self.all_who.extend(who)
+        keep = n >= 2
+        values, n, chosen, kind, legal = values[keep], n[keep], chosen[keep], kind[keep], legal[keep]
+        v = np.where(legal, values, -np.inf)
+        reg = v.max(axis=1, initial=-np.inf)[:, None] - v
+        reg[legal & (reg <= TIE)] = 0.0
+        rc = reg[np.arange(len(n)), chosen]
+        if len(n) and not np.isfinite(rc).all():
+            raise ValueError("a chosen option outside the legal ones")
+        self.ptr.extend(self.ptr.a[self.ptr.n - 1] + np.cumsum(n))
+        self.r.extend(reg[legal])
+        self.rc.extend(rc)
+        self.u.extend(1.0 / n)
+        self.kind.extend(np.asarray(kind, dtype=np.int8))
+        self.who.extend(who[keep])
+
+    def choices(self, players: Sequence[int] | None = None) -> Choices:
+        """The informative decisions of ``players`` (codes; None: every decision), in order."""
+        ch = Choices(self.ptr.view(), self.r.view(), self.rc.view(), self.u.view(), self.kind.view())
+        if players is None:
+            return ch
+        return ch.subset(np.isin(self.who.view(), np.asarray(players, np.int32)))
+
+    def regret_sum(self, players: Sequence[int]) -> float:
+        """The summed regret of every decision of ``players``."""
+        return float(self.all_regret.view()[np.isin(self.all_who.view(), np.asarray(players, np.int32))].sum())
 
 
 class Likelihood:
     """log L(T, blunder) of a :class:`Choices` and its profiles (the chosen options' softmax
     probabilities are cached per temperature)."""
 
+    #: The cache of chosen-option probabilities holds at most this many bytes (and 2 temperatures at least).
+    CACHE_BYTES = 16 << 20
+
     def __init__(self, ch: Choices) -> None:
         self.ch = ch
         self._q: dict[float, np.ndarray] = {}
+        self._most = min(257, max(2, self.CACHE_BYTES // max(1, 8 * len(ch))))
 
     def q(self, t: float) -> np.ndarray:
         q = self._q.get(t)
         if q is None:
-            if len(self._q) > 256:
-                self._q.clear()
+            if len(self._q) >= self._most:
+                self._q.pop(next(iter(self._q)))
             q = np.empty(len(self.ch))
-            FK.chosen_probs(self.ch.ptr, self.ch.r, self.ch.rc, float(t), q)
+            FK.chosen_probs(self.ch.ptr, self.ch.r, self.ch.rows, self.ch.rc, float(t), q)
             self._q[t] = q
         return q
 
@@ -358,6 +450,22 @@ def _spec(model: str, m: Mle) -> str:
     return "solver" + (":" + ",".join(parts) if parts else "")
 
 
+def evidence(decisions: int, params: Mapping[str, tuple[float, float, float]], min_decisions: int = MIN_DECISIONS,
+             max_half_width: float = MAX_HALF_WIDTH) -> list[str]:
+    """Why a fit of ``decisions`` informative decisions and parameter estimates {name: (value, lo,
+    hi)} is too little data to be an answer (empty: it is enough): fewer than ``min_decisions``, or
+    an interval wider than ``max_half_width`` x max(value, :data:`RESOLUTION`) on either side."""
+    why = []
+    if decisions < min_decisions:
+        why.append(f"{decisions:,} decisions, fewer than {min_decisions:,}")
+    for name, (value, lo, hi) in params.items():
+        scale = max(value, RESOLUTION.get(name, 0.0)) if math.isfinite(value) else math.nan
+        if not (math.isfinite(hi) and math.isfinite(lo) and (hi - lo) / 2 <= max_half_width * scale):
+            why.append(f"the {name}'s interval [{sig(lo, 3)}, {sig(hi, 3)}] is wider than "
+                       f"±{100 * max_half_width:g} % of {sig(scale, 3)}")
+    return why
+
+
 @dataclass(frozen=True)
 class PlayerFit:
     """The fit of one player (or the pool): see the module docstring for each figure."""
@@ -380,6 +488,18 @@ class PlayerFit:
     expected_bins: np.ndarray
     poor: bool
     notes: tuple[str, ...] = field(default=())
+    #: why the fit is too little data to be an answer (:func:`evidence`; empty: enough)
+    too_little: tuple[str, ...] = field(default=())
+
+    @property
+    def enough(self) -> bool:
+        """Enough evidence for an answer (:data:`MIN_DECISIONS`, :data:`MAX_HALF_WIDTH`)."""
+        return not self.too_little
+
+    @property
+    def verdict(self) -> str:
+        """``too little data`` (below the minimum of evidence, whatever the tests say), ``POOR`` or ``ok``."""
+        return TOO_LITTLE if self.too_little else POOR if self.poor else OK
 
     @property
     def spec(self) -> str:
@@ -395,7 +515,7 @@ class PlayerFit:
                 "decisions": self.decisions, "seat_games": self.seat_games, "regret_per_game": self.regret_per_game,
                 "loglik": self.loglik, "loglik_per_decision": self.loglik_per_decision,
                 "top_choice": {"observed": self.agreement, "model": self.agreement_model},
-                "by_kind": self.by_kind,
+                "by_kind": self.by_kind, "verdict": self.verdict, "too_little_data": list(self.too_little),
                 "goodness_of_fit": {
                     "poor": self.poor, "threshold_p": POOR_P,
                     "lr_vs_per_kind": None if self.lr is None else self.lr.to_dict(),
@@ -432,50 +552,72 @@ def _groups(expected: np.ndarray) -> np.ndarray:
     return g
 
 
+#: The regret check walks the decisions in blocks of this many (its per-decision bins stay small).
+BLOCK = 1 << 18
+
+
 def _regret_test(ch: Choices, t: float, p: float) -> tuple[Test | None, np.ndarray, np.ndarray, np.ndarray]:
-    """The regret-distribution check at (t, p): (test, observed (2, B), expected (2, B), each
-    decision's model mean regret (D,))."""
+    """The regret-distribution check at (t, p): (test, observed (2, B), expected (2, B), the model's
+    mean regret per decision of each kind (2,), nan for a kind without decisions)."""
     from scipy.stats import chi2
 
     edges = np.array(REGRET_BINS)
     nb = len(edges) + 1
-    probs = np.empty((len(ch), nb))
-    mean = np.empty(len(ch))
-    FK.option_bins(ch.ptr, ch.r, float(t), float(p), edges, probs, mean)
-    obs_bin = np.searchsorted(edges, ch.rc, side="left")
-    observed = np.zeros((len(DECISION_KINDS), nb))
-    expected = np.zeros((len(DECISION_KINDS), nb))
+    nk = len(DECISION_KINDS)
+    observed = np.zeros((nk, nb))
+    expected = np.zeros((nk, nb))
+    second = np.zeros((nk, nb, nb))  # sum over decisions of p p' (p: the decision's bin probabilities)
+    regret = np.zeros(nk)
+    for lo in range(0, len(ch), BLOCK):
+        hi = min(lo + BLOCK, len(ch))
+        probs = np.empty((hi - lo, nb))
+        mean = np.empty(hi - lo)
+        FK.option_bins(ch.ptr, ch.r, ch.rows[lo:hi], float(t), float(p), edges, probs, mean)
+        obs_bin = np.searchsorted(edges, ch.rc[lo:hi], side="left")
+        kind = ch.kind[lo:hi]
+        for k in range(nk):
+            m = kind == k
+            if m.any():
+                pm = probs[m]
+                observed[k] += np.bincount(obs_bin[m], minlength=nb)
+                expected[k] += pm.sum(axis=0)
+                second[k] += pm.T @ pm
+                regret[k] += mean[m].sum()
     stat, df = 0.0, 0
-    for k in range(len(DECISION_KINDS)):
-        m = ch.kind == k
-        if not m.any():
+    counts = observed.sum(axis=1)
+    for k in range(nk):
+        if not counts[k]:
             continue
-        observed[k] = np.bincount(obs_bin[m], minlength=nb)
-        expected[k] = probs[m].sum(axis=0)
         # adjacent bins merged until each expects MIN_EXPECTED decisions (the chi-square
         # approximation fails for rare cells: one decision where 0.04 are expected is not p = 1e-14)
         g = _groups(expected[k])
-        pk = probs[m] @ g.T
-        cov = np.diag(g @ expected[k]) - pk.T @ pk
+        cov = np.diag(g @ expected[k]) - g @ second[k] @ g.T
         w, vec = np.linalg.eigh(cov)
         keep = w > max(1e-9 * w.max(initial=0.0), 1e-12)
         z = vec[:, keep].T @ (g @ (observed[k] - expected[k]))
         stat += float(np.sum(z * z / w[keep]))
         df += int(keep.sum())
     test = Test(stat, df, float(chi2.sf(stat, df))) if df else None
-    return test, observed, expected, mean
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return test, observed, expected, regret / counts
 
 
 def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0.95, seat_games: int = 0,
-                regret_per_game: float = math.nan) -> PlayerFit:
-    """Fit ``model`` to one player's (or a pool's) decisions, with intervals and goodness of fit."""
+                regret_per_game: float = math.nan, *, min_decisions: int = MIN_DECISIONS,
+                max_half_width: float = MAX_HALF_WIDTH, step: Callable[[], None] | None = None) -> PlayerFit:
+    """Fit ``model`` to one player's (or a pool's) decisions, with intervals, goodness of fit and
+    the verdict (``too little data`` below ``min_decisions`` or ``max_half_width``: :func:`evidence`).
+    ``step`` is called after each of the fit's :data:`STEPS` stages (a progress bar)."""
     from scipy.stats import chi2
 
+    tick = step or (lambda: None)
     model = parse_model(model)
     lik = Likelihood(ch)
     m = mle(lik, model)
+    tick()
     params = intervals(lik, model, m, confidence) if len(ch) else {
         k: Estimate(k, math.nan, math.nan, math.nan) for k in MODELS[model]}
+    tick()
     notes = []
     # the richer model: (T, blunder) fitted separately to keep and to box decisions
     rich, kinds = 0.0, 0
@@ -484,19 +626,21 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
         if mk.any():
             rich += mle(Likelihood(ch.subset(mk)), "solver:temperature,blunder").loglik
             kinds += 1
+    tick()
     df = 2 * kinds - len(MODELS[model])
     lr = None
     if df > 0:
         stat = max(0.0, 2 * (rich - m.loglik))
         lr = Test(stat, df, float(chi2.sf(stat, df)))
     rt, observed, expected, mean = _regret_test(ch, m.temperature, m.blunder)
+    tick()
     by_kind = {}
     for k, name in enumerate(DECISION_KINDS):
         mk = ch.kind == k
         nk = int(mk.sum())
         by_kind[name] = {"decisions": nk,
                          "regret_per_decision": float(ch.rc[mk].mean()) if nk else None,
-                         "regret_per_decision_model": float(mean[mk].mean()) if nk else None}
+                         "regret_per_decision_model": float(mean[k]) if nk else None}
     poor = any(t is not None and t.p < POOR_P for t in (lr, rt))
     if "temperature" in params and math.isinf(params["temperature"].hi):
         notes.append(f"the temperature's interval reaches {T_MAX:g} points: play indistinguishable from random")
@@ -504,8 +648,16 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
         notes.append("no decision with a choice: nothing to fit")
     agree = float(np.mean(ch.rc == 0.0)) if len(ch) else math.nan
     agree_model = float(expected[:, 0].sum() / len(ch)) if len(ch) else math.nan
+    too_little = evidence(len(ch), {k: (e.value, e.lo, e.hi) for k, e in params.items()}, min_decisions,
+                          max_half_width)
     return PlayerFit(player, model, params, m.temperature, m.blunder, len(ch), seat_games, regret_per_game,
-                     m.loglik, agree, agree_model, by_kind, lr, rt, observed, expected, poor, tuple(notes))
+                     m.loglik, agree, agree_model, by_kind, lr, rt, observed, expected, poor, tuple(notes),
+                     tuple(too_little))
+
+
+#: The stages of :func:`fit_choices` (its ``step`` calls): the maximum, the intervals, the per-kind
+#: fits, the regret check.
+STEPS = 4
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,6 +677,8 @@ class FitReport:
     pooled: PlayerFit | None
     median: str | None
     bad: tuple[str, ...] = field(default=())
+    min_decisions: int = MIN_DECISIONS
+    max_half_width: float = MAX_HALF_WIDTH
 
     def player(self, name: str) -> PlayerFit:
         for p in self.players:
@@ -538,6 +692,8 @@ class FitReport:
         return jsonable({
             "format": "yatzy-fit/1", "source": self.source, "rules": self.rules, "model": self.model,
             "confidence": self.confidence, "games": self.games, "median_player": self.median,
+            "evidence": {"min_decisions": self.min_decisions, "max_half_width": self.max_half_width,
+                         "resolution": RESOLUTION},
             "players": [p.to_dict() for p in self.players],
             "pooled": None if self.pooled is None else self.pooled.to_dict(),
             "bad_games": list(self.bad)})
@@ -545,44 +701,79 @@ class FitReport:
 
 def fit_table(table: DecisionTable, model: str, *, player: str | None = None, confidence: float = 0.95,
               source: str = "", rules: str = "", games: int = 0, pooled: bool = True,
-              bad: Sequence[str] = ()) -> FitReport:
+              bad: Sequence[str] = (), min_decisions: int = MIN_DECISIONS, max_half_width: float = MAX_HALF_WIDTH,
+              quiet: bool = True) -> FitReport:
     """Fit ``model`` to every player of a :class:`harness.analysis.DecisionTable` (or ``player``
     alone), and to all of them pooled (when more than one)."""
-    model = parse_model(model)
-    labels = np.asarray(table.labels, dtype=object)
-    names = list(dict.fromkeys(table.labels))
-    if player is not None:
-        if player not in names:
-            raise UserError(f"no player {player!r} in the records (players: {', '.join(names)})")
-        names = [player]
-    sg_of = np.asarray(table.seatgame)
-    who = labels[sg_of] if len(labels) else np.empty(0, object)
-    n = np.asarray(table.n)
-    values = table.values
-    best = np.where(np.arange(values.shape[1])[None, :] < n[:, None], values, -np.inf).max(axis=1)
-    regret = best - values[np.arange(len(n)), np.asarray(table.chosen, np.int64)]
-    fits = []
-    per_game = {}
-    for name in names:
-        rows = who == name
-        sgs = np.flatnonzero(labels == name)
-        per_game[name] = float(regret[rows].sum() / len(sgs)) if len(sgs) else math.nan
-        fits.append(fit_choices(Choices.of_table(table, rows), model, name, confidence, len(sgs), per_game[name]))
-    pool = None
-    if pooled and len(names) > 1:
-        rows = np.isin(who, names)
-        sgs = int(np.isin(labels, names).sum())
-        pool = fit_choices(Choices.of_table(table, rows), model, "(pooled)", confidence, sgs,
-                           float(regret[rows].sum() / sgs) if sgs else math.nan)
-    ranked = sorted(names, key=lambda x: (per_game[x], x))
-    median = ranked[(len(ranked) - 1) // 2] if ranked else None
-    return FitReport(source, rules, model, confidence, games, tuple(fits), pool, median, tuple(bad))
+    store = _Store()
+    store.add(table)
+    return store.fit(model, player=player, confidence=confidence, source=source, rules=rules, games=games,
+                     pooled=pooled, bad=bad, min_decisions=min_decisions, max_half_width=max_half_width,
+                     quiet=quiet)
+
+
+class _Store:
+    """The players' decisions of a fit, added a :class:`~harness.analysis.DecisionTable` (a batch
+    of games) at a time: a :class:`ChoicesBuilder` and the players' seat-games."""
+
+    def __init__(self) -> None:
+        self.b = ChoicesBuilder(1 << 16)
+        self.code: dict[str, int] = {}
+        self.seat_games: dict[str, int] = {}
+
+    def add(self, table: DecisionTable) -> None:
+        for x in table.labels:
+            self.code.setdefault(x, len(self.code))
+            self.seat_games[x] = self.seat_games.get(x, 0) + 1
+        codes = np.array([self.code[x] for x in table.labels], dtype=np.int32)
+        who = codes[np.asarray(table.seatgame)] if len(codes) else np.zeros(len(table), np.int32)
+        self.b.add(table.values, table.n, table.chosen, table.kind, who)
+
+    def fit(self, model: str, *, player: str | None, confidence: float, source: str, rules: str, games: int,
+            pooled: bool, bad: Sequence[str], min_decisions: int, max_half_width: float, quiet: bool) -> FitReport:
+        from tqdm import tqdm
+
+        model = parse_model(model)
+        names = list(self.code)
+        if player is not None:
+            if player not in names:
+                raise UserError(f"no player {player!r} in the records (players: {', '.join(names)})")
+            names = [player]
+        pool = pooled and len(names) > 1
+        opts = {"min_decisions": min_decisions, "max_half_width": max_half_width}
+        per_game = {x: self.b.regret_sum([self.code[x]]) / self.seat_games[x] for x in names}
+        with tqdm(total=STEPS * (len(names) + pool), unit="step", desc="fitting", disable=quiet,
+                  dynamic_ncols=True, leave=False) as bar:
+            fits = []
+            for name in names:
+                bar.set_postfix_str(name, refresh=False)
+                fits.append(fit_choices(self.b.choices([self.code[name]]), model, name, confidence,
+                                        self.seat_games[name], per_game[name], **opts, step=bar.update))
+            together = None
+            if pool:
+                bar.set_postfix_str("(pooled)", refresh=False)
+                codes = [self.code[x] for x in names]
+                sgs = sum(self.seat_games[x] for x in names)
+                together = fit_choices(self.b.choices(None if len(names) == len(self.code) else codes), model,
+                                       "(pooled)", confidence, sgs, self.b.regret_sum(codes) / sgs, **opts,
+                                       step=bar.update)
+        # the median player: among the players with enough evidence (a fit below it is no answer)
+        ranked = sorted((f.player for f in fits if f.enough), key=lambda x: (per_game[x], x))
+        median = ranked[(len(ranked) - 1) // 2] if ranked else None
+        return FitReport(source, rules, model, confidence, games, tuple(fits), together, median, tuple(bad),
+                         min_decisions, max_half_width)
 
 
 def fit_records(source: ReadResult | Iterable[GameRecord], model: str, *, player: str | None = None,
-                confidence: float = 0.95, cache_dir: Any = None) -> FitReport:
-    """Fit ``model`` to game records: a :class:`harness.record.ReadResult` or records of one rule set."""
-    from harness.analysis import decision_table
+                confidence: float = 0.95, cache_dir: Any = None, min_decisions: int = MIN_DECISIONS,
+                max_half_width: float = MAX_HALF_WIDTH, quiet: bool = True) -> FitReport:
+    """Fit ``model`` to game records: a :class:`harness.record.ReadResult` or records of one rule
+    set. The records are walked :data:`BATCH_GAMES` games at a time and only what the likelihood
+    needs is kept (:class:`ChoicesBuilder`), so memory grows by about 150 bytes a decision;
+    ``quiet=False`` shows progress bars on stderr."""
+    from tqdm import tqdm
+
+    from harness.analysis import decision_batches
 
     model = parse_model(model)
     if isinstance(source, ReadResult) and source.arrays is not None:
@@ -597,10 +788,15 @@ def fit_records(source: ReadResult | Iterable[GameRecord], model: str, *, player
         rules_name, settings = (recs[0].rules, recs[0].settings) if recs else ("", {})
     if not len(recs):
         raise UserError(f"{name}: no game records to fit")
-    table = decision_table(recs, cache_dir=cache_dir)
+    store = _Store()
+    with tqdm(total=len(recs), unit="game", unit_scale=True, desc="decisions", disable=quiet, dynamic_ncols=True,
+              leave=False) as bar:
+        for games, table in decision_batches(recs, BATCH_GAMES, cache_dir=cache_dir):
+            store.add(table)
+            bar.update(games)
     rules = rules_name + "".join(f" {k}={v}" for k, v in sorted(settings.items()))
-    return fit_table(table, model, player=player, confidence=confidence, source=name, rules=rules,
-                     games=len(recs), bad=bad)
+    return store.fit(model, player=player, confidence=confidence, source=name, rules=rules, games=len(recs),
+                     pooled=True, bad=bad, min_decisions=min_decisions, max_half_width=max_half_width, quiet=quiet)
 
 
 def play_table(analyser: Analyser, specs: Sequence[str], games: int | np.ndarray, seed: int) -> DecisionTable:
@@ -627,6 +823,26 @@ def play_table(analyser: Analyser, specs: Sequence[str], games: int | np.ndarray
 # text
 
 
+def _evidence_of(d: Mapping[str, Any]) -> tuple[int, float]:
+    """(min_decisions, max_half_width) a fit file was made with (the defaults for an older file)."""
+    e = d.get("evidence") or {}
+    return int(e.get("min_decisions", MIN_DECISIONS)), float(e.get("max_half_width", MAX_HALF_WIDTH))
+
+
+def _too_little(p: Mapping[str, Any], d: Mapping[str, Any]) -> list[str]:
+    """Why player ``p`` of fit file ``d`` is too little data (its own list, or :func:`evidence` of
+    its figures for a file written before the verdict was)."""
+    if "too_little_data" in p:
+        return list(p["too_little_data"])
+    params = {k: (math.nan if e["value"] is None else e["value"], math.nan if e["ci"][0] is None else e["ci"][0],
+                  math.inf if e["ci"][1] is None else e["ci"][1]) for k, e in p["params"].items()}
+    return evidence(int(p["decisions"]), params, *_evidence_of(d))
+
+
+def _verdict(p: Mapping[str, Any], d: Mapping[str, Any]) -> str:
+    return TOO_LITTLE if _too_little(p, d) else POOR if p["goodness_of_fit"]["poor"] else OK
+
+
 def _test(t: Mapping[str, Any] | None) -> str:
     return MISSING if t is None else statistic(t["statistic"], t["df"], t["p"])
 
@@ -642,7 +858,7 @@ def tables(d: Mapping[str, Any]) -> list[Table]:
             e = p["params"][k]  # an upper end of None is beyond T_MAX: infinite
             ests.append(sig(e["value"], 3, ci=(e["ci"][0], math.inf if e["ci"][1] is None else e["ci"][1])))
         top = p["top_choice"]
-        fit = "POOR" if p["goodness_of_fit"]["poor"] else "ok"
+        fit = _verdict(p, d)
         rows.append([p["player"], count(p["seat_games"]), count(p["decisions"]), *ests,
                      num(p["loglik_per_decision"], 3),
                      MISSING if top["observed"] is None else f"{pct(top['observed'])} / {pct(top['model'])}",
@@ -667,10 +883,24 @@ def tables(d: Mapping[str, Any]) -> list[Table]:
                "box regret/decision (obs / model)"], gof)]
 
 
+def evidence_line(min_decisions: int, max_half_width: float) -> str:
+    """The minimum of evidence, in words (fit's output header)."""
+    return (f"A fit is an answer (ok or POOR) from {min_decisions:,} decisions and with every interval within "
+            f"±{100 * max_half_width:g} % of its estimate (of {sig(RESOLUTION['temperature'], 3)} for a temperature, "
+            f"{sig(RESOLUTION['blunder'], 3)} for a blunder rate, when the estimate is below); else: too little "
+            "data (never the median player, never a calibrate reference)")
+
+
 def text(d: Mapping[str, Any]) -> str:
     out = render_text(tables(d), [f"Source: {d['source']} ({count(d['games'])} games, {count(len(d['bad_games']))} "
-                                  f"bad games skipped); rules {d['rules']}"])
-    if d["median_player"] is not None and len(d["players"]) > 1:
+                                  f"bad games skipped); rules {d['rules']}", evidence_line(*_evidence_of(d))])
+    short = [(p["player"], _too_little(p, d)) for p in list(d["players"]) + ([d["pooled"]] if d["pooled"] else [])]
+    short = [(x, why) for x, why in short if why]
+    if short:
+        out += "\n\ntoo little data:\n" + "\n".join(f"  {x}: {'; '.join(why)}" for x, why in short)
+    if d["median_player"] is None and d["players"]:
+        out += "\n\nno median player: every player's fit is too little data"
+    elif d["median_player"] is not None and len(d["players"]) > 1:
         med = next(p for p in d["players"] if p["player"] == d["median_player"])
         out += (f"\n\nmedian player (by regret per game, {num(med['regret_per_game'])}): {med['player']}, "
                 f"fitted {med['spec']}")
@@ -697,8 +927,14 @@ def reference_of(ref: str) -> tuple[str, str | None]:
     if not isinstance(d, dict) or d.get("format") != "yatzy-fit/1":
         raise UserError(f"{path}: not a fit file (write one with: yatzy-harness fit RECORDS --out {path})")
     name = who if sep else d.get("median_player")
+    if name is None:
+        raise UserError(f"{path}: no median player, every player's fit is too little data (fit more games, "
+                        f"or name one: {path}#PLAYER)")
     for p in d.get("players", []):
         if p.get("player") == name:
+            why = _too_little(p, d)
+            if why:
+                raise UserError(f"{path}: player {name!r} is too little data for a reference ({'; '.join(why)})")
             if p["goodness_of_fit"]["poor"]:
                 raise UserError(f"{path}: player {name!r} is a poor fit of {d['model']}: its spec does not play like it")
             return p["spec"], f"{path}#{name}" + ("" if sep else " (median player)")
@@ -706,5 +942,5 @@ def reference_of(ref: str) -> tuple[str, str | None]:
     raise UserError(f"{path}: no player {name!r} (players: {names})")
 
 
-__all__ = ["MODELS", "Choices", "Estimate", "FitReport", "Likelihood", "PlayerFit", "fit_choices", "fit_records",
-           "fit_table", "mle", "parse_model", "reference_of", "text"]
+__all__ = ["MAX_HALF_WIDTH", "MIN_DECISIONS", "MODELS", "RESOLUTION", "Choices", "ChoicesBuilder", "Estimate",
+           "FitReport", "Likelihood", "PlayerFit", "evidence", "fit_choices", "fit_records", "fit_table", "mle", "parse_model", "reference_of", "text"]

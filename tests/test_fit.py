@@ -201,3 +201,141 @@ def test_bad_records_are_named_and_a_file_without_games_is_an_error(recorded, tm
     empty.write_text("{not json\n")
     assert main(["fit", str(empty)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# the minimum of evidence (small samples are no answer)
+
+
+def test_a_few_decisions_are_too_little_data_never_ok_nor_the_median_player(analyser):
+    """3 decisions, or one game of greedy (44 decisions, which the blunder model fits as a near
+    perfect solver): the verdict is 'too little data', whatever the tests say, and no such player
+    is the median player; the same players with enough games are answers."""
+    from harness.fit import MIN_DECISIONS, TOO_LITTLE, text
+
+    few = fit_choices(Choices.of_table(synthetic(np.random.default_rng(3), 3, 2.0, 0.0)), "solver:temperature")
+    assert few.verdict == TOO_LITTLE and not few.enough and few.decisions == 3
+    assert any("fewer than" in why for why in few.too_little) and any("interval" in why for why in few.too_little)
+    assert few.to_dict()["verdict"] == TOO_LITTLE
+    one = play_table(analyser, ["greedy", "solver:temperature=1"], 1, 4)
+    for model in ("solver:blunder", "solver:temperature", "solver:temperature,blunder"):
+        rep = fit_table(one, model)
+        assert all(p.verdict == TOO_LITTLE for p in (*rep.players, rep.pooled)), model
+        assert rep.median is None
+        shown = text(rep.to_dict())
+        assert "too little data" in shown and " ok " not in shown and "no median player" in shown
+        assert f"from {MIN_DECISIONS:,} decisions" in shown  # the minimum is stated in the header
+    # the options move the minimum: with none, the same fit is an answer again
+    rep = fit_table(one, "solver:temperature", min_decisions=1, max_half_width=100.0)
+    assert rep.player("solver:temperature=1.0").verdict == "ok" and rep.median is not None
+    # a player with enough decisions next to one with too few: only the first can be the median
+    mixed = play_table(analyser, ["solver:temperature=1"], 15, 4)
+    both = DecisionTable(*(np.concatenate([getattr(mixed, k), getattr(one, k)[one.player == "greedy"]])
+                           for k in ("values", "n", "chosen", "kind")),
+                         np.concatenate([mixed.seatgame, np.full((one.player == "greedy").sum(), len(mixed.labels),
+                                                                 np.int32)]),
+                         *(np.concatenate([getattr(mixed, k), getattr(one, k)[one.player == "greedy"]])
+                           for k in ("turn", "roll", "upper", "regret")),
+                         (*mixed.labels, "greedy"), (*mixed.games, 0), np.append(mixed.seats, 0))
+    rep = fit_table(both, "solver:temperature")
+    assert rep.player("greedy").verdict == TOO_LITTLE and rep.player("solver:temperature=1.0").enough
+    assert rep.median == "solver:temperature=1.0"
+
+
+def test_a_fit_with_too_little_data_is_refused_as_a_calibrate_reference(tmp_path, capsys):
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    rec = tmp_path / "run"
+    run(RunConfig(seats=("solver:temperature=1", "greedy"), games=2, seed=2, record=True, workers=1), rec)
+    out = tmp_path / "fit.json"
+    assert main(["fit", str(rec), "--model", "solver:blunder", "--out", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert "too little data" in shown and "ok" not in shown.split("Goodness of fit")[0].split("\n", 3)[3]
+    d = json.loads(out.read_text())
+    assert d["median_player"] is None and {p["verdict"] for p in d["players"]} == {"too little data"}
+    assert d["evidence"]["min_decisions"] == 500
+    for ref, message in ((str(out), "no median player"), (f"{out}#greedy", "too little data"),
+                         (f"{out}#solver:temperature=1.0", "too little data")):
+        with pytest.raises(UserError, match=message) as exc:
+            reference_of(ref)
+        assert "\n" not in str(exc.value)
+    # an older fit file (no verdict in it) is judged by its own figures
+    for p in d["players"]:
+        del p["verdict"], p["too_little_data"]
+    d["median_player"] = "greedy"
+    del d["evidence"]
+    out.write_text(json.dumps(d))
+    with pytest.raises(UserError, match="too little data"):
+        reference_of(str(out))
+    # calibrate --levels --against says so in one line, exit 2
+    levels = tmp_path / "levels.toml"
+    levels.write_text('rules = "scandinavian"\nstrategy = "solver"\nparam = "temperature"\nlo = 0.0\nhi = 20.0\n'
+                      'games = 30\n[[level]]\nname = "x"\ntarget_win_rate = 0.3\n')
+    assert main(["calibrate", "--levels", str(levels), "--against", f"{out}#greedy", "--out",
+                 str(tmp_path / "lv")]) == 2
+    err = capsys.readouterr().err
+    assert "too little data" in err and err.count("\n") == 1
+    # the options of fit lower the minimum
+    assert main(["fit", str(rec), "--model", "solver:temperature", "--min-decisions", "1", "--max-half-width",
+                 "1000", "--out", str(out)]) == 0
+    assert reference_of(f"{out}#solver:temperature=1.0")[0].startswith("solver")
+
+
+def test_the_fit_commands_defaults_are_the_librarys_constants():
+    import argparse
+
+    from harness.commands import fit as command
+    from harness.fit import MAX_HALF_WIDTH, MIN_DECISIONS
+
+    p = argparse.ArgumentParser()
+    command.configure(p)
+    args = p.parse_args(["x"])
+    assert (args.min_decisions, args.max_half_width) == (MIN_DECISIONS, MAX_HALF_WIDTH)
+
+
+# ---------------------------------------------------------------------------------------------
+# big logs: streamed in batches of games, options shared, progress on stderr
+
+
+def test_a_fit_streams_its_records_in_batches_and_gives_the_numbers_of_one_table(recorded, monkeypatch, capsys):
+    """fit_records walks BATCH_GAMES games at a time (no table of every option of every decision)
+    and finds the numbers of fit_table on the whole decision table; a player's decisions and their
+    per-kind subsets share the store's options (nothing copied per subset)."""
+    import harness.analysis as A
+    import harness.fit as F
+    from harness.record import read_records
+
+    res = read_records(recorded)
+    whole = fit_table(A.decision_table(res.arrays), "solver:temperature,blunder", source=res.source,
+                      rules="scandinavian", games=30).to_dict()
+    sizes = []
+    real = A.decision_batches
+
+    def spy(recs, games, **kw):
+        for n, t in real(recs, games, **kw):
+            sizes.append(n)
+            yield n, t
+
+    monkeypatch.setattr(F, "BATCH_GAMES", 7)
+    monkeypatch.setattr(A, "decision_batches", spy)
+    got = F.fit_records(res, "solver:temperature,blunder", quiet=False).to_dict()
+    assert sizes == [7, 7, 7, 7, 2]
+    assert "decisions" in capsys.readouterr().err  # the progress bar (quiet=False), on stderr
+
+    def close(a, b):
+        if isinstance(a, dict):
+            return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+        if isinstance(a, list):
+            return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+        if isinstance(a, float) and isinstance(b, float):
+            return a == pytest.approx(b, rel=1e-9, abs=1e-300) or (math.isnan(a) and math.isnan(b))
+        return a == b
+
+    assert close(got, whole)
+    table = A.decision_table(res.arrays)
+    ch = Choices.of_table(table)
+    sub = ch.subset(ch.kind == 1)
+    assert sub.r is ch.r and sub.ptr is ch.ptr and len(sub) == int((ch.kind == 1).sum())
+    assert Likelihood(sub).at(1.0, 0.1) == pytest.approx(
+        Likelihood(Choices.of_table(table, (table.kind == 1) & (table.n >= 2))).at(1.0, 0.1), rel=1e-12)

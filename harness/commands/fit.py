@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.commands.options import add_cache_dir_option, confidence_arg, describe, print_json
+from harness.commands.options import add_cache_dir_option, confidence_arg, describe, number_arg, print_json
 from harness.errors import UserError
 
 
@@ -17,8 +17,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "temperature) over the n legal options, the bot's own rule on the exact option values. "
                 "Prints each parameter with its profile-likelihood interval, decisions used, "
                 "log-likelihood per decision, top-choice agreement, a goodness-of-fit verdict (a player "
-                "outside the family is flagged POOR) and the fitted spec for --seats. Bad games are "
-                "listed on stderr and skipped.",
+                "outside the family is flagged POOR) and the fitted spec for --seats. A fit below the "
+                "minimum of evidence (--min-decisions, --max-half-width) is 'too little data': never ok, "
+                "never the median player, refused by calibrate --against. Bad games are listed on stderr "
+                "and skipped.",
              "yatzy-harness fit results/sg --model solver:temperature",
              "yatzy-harness fit games.jsonl --model solver:temperature,blunder --player alice",
              "yatzy-harness fit results/pop --out results/pop/fit.json --json")
@@ -29,6 +31,16 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "solver:temperature,blunder (both)")
     p.add_argument("--player", metavar="NAME", help="only this player (a person's name or a bot's label)")
     p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
+    # the defaults are harness.fit.MIN_DECISIONS and MAX_HALF_WIDTH (not imported here: `fit --help`
+    # must not load numba; tests/test_fit.py holds the two equal)
+    p.add_argument("--min-decisions", metavar="N", type=number_arg(minimum=1, inclusive=True, integer=True),
+                   default=500, help="the fewest informative decisions a fit is an answer with (below: too little "
+                                     "data; default %(default)s, where the tests reliably flag greedy)")
+    p.add_argument("--max-half-width", metavar="F", type=number_arg(), default=0.25,
+                   help="the widest interval a fit is an answer with, as half-width / estimate (an estimate "
+                        "below 0.1 for a temperature, 0.02 for a blunder rate, counts as that; default "
+                        "%(default)s)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (there is none when stderr is no terminal)")
     p.add_argument("--out", metavar="FILE", help="also write the fit as JSON here (calibrate --against FILE)")
     p.add_argument("--json", action="store_true", help="print everything as JSON")
     add_cache_dir_option(p)
@@ -46,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
     res = read_records(args.source)
     for bad in res.errors:
         print(bad.message, file=sys.stderr)
-    rep = fit_records(res, model, player=args.player, confidence=args.confidence, cache_dir=cache_dir)
+    rep = fit_records(res, model, player=args.player, confidence=args.confidence, cache_dir=cache_dir,
+                      min_decisions=args.min_decisions, max_half_width=args.max_half_width,
+                      quiet=args.quiet or not sys.stderr.isatty())
     d = rep.to_dict()
     if args.out:
         out = Path(args.out)
