@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from harness import evaluate_kernels as EK
+from harness import render as R
 from harness import solver as S
 from harness.errors import UserError
 from harness.registry import make
@@ -330,7 +331,6 @@ class HeadToHead:
         return out
 
     def tables(self) -> list[Any]:
-        from harness import render as R
 
         ev = self.evaluations
         qs = [str(q) for q in S.PERCENTILES]

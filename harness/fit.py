@@ -61,10 +61,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+from scipy.optimize import brentq, minimize_scalar
+from scipy.stats import chi2
+from tqdm import tqdm
 
 from harness import fit_kernels as FK
-from harness.analysis import DECISION_KINDS, Analyser, DecisionTable
+from harness import registry
+from harness.analysis import DECISION_KINDS, Analyser, DecisionTable, decision_batches
+from harness.codec import arrays_of_recording
+from harness.engine import play
 from harness.errors import UserError
+from harness.jsonable import jsonable
 from harness.positions import TIE
 from harness.render import MISSING, Table, ci_level, count, num, pct, plain, sig, statistic
 from harness.render import text as render_text
@@ -286,7 +293,6 @@ class Likelihood:
             return 0.0, self.at(t, 0.0)
         if slope(1.0) >= 0:
             return 1.0, self.at(t, 1.0)
-        from scipy.optimize import brentq
 
         lo, hi = (1e-15 if not math.isfinite(s0) else 0.0), 1.0
         if slope(lo) <= 0:
@@ -306,7 +312,6 @@ def _max_over_t(f: Callable[[float], float], center: float | None = None) -> tup
     """(T, f(T)) maximising f over T in {0} and [T_MIN, T_MAX]: a grid in log T (around log
     ``center`` when given, widened while the best point is at its edge), then Brent's method
     between the best point's neighbours."""
-    from scipy.optimize import minimize_scalar
 
     lo, hi = math.log(T_MIN), math.log(T_MAX)
     if center is None or center <= 0:
@@ -388,7 +393,6 @@ def mle(lik: Likelihood, model: str) -> Mle:
 
 def intervals(lik: Likelihood, model: str, m: Mle, confidence: float) -> dict[str, Estimate]:
     """Profile-likelihood intervals of each parameter of ``model`` at its maximum ``m``."""
-    from scipy.stats import chi2
 
     level = m.loglik - chi2.ppf(confidence, 1) / 2
     params = MODELS[model]
@@ -559,7 +563,6 @@ BLOCK = 1 << 18
 def _regret_test(ch: Choices, t: float, p: float) -> tuple[Test | None, np.ndarray, np.ndarray, np.ndarray]:
     """The regret-distribution check at (t, p): (test, observed (2, B), expected (2, B), the model's
     mean regret per decision of each kind (2,), nan for a kind without decisions)."""
-    from scipy.stats import chi2
 
     edges = np.array(REGRET_BINS)
     nb = len(edges) + 1
@@ -608,7 +611,6 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
     """Fit ``model`` to one player's (or a pool's) decisions, with intervals, goodness of fit and
     the verdict (``too little data`` below ``min_decisions`` or ``max_half_width``: :func:`evidence`).
     ``step`` is called after each of the fit's :data:`STEPS` stages (a progress bar)."""
-    from scipy.stats import chi2
 
     tick = step or (lambda: None)
     model = parse_model(model)
@@ -687,7 +689,6 @@ class FitReport:
         raise UserError(f"no player {name!r} in the fit (players: {', '.join(p.player for p in self.players)})")
 
     def to_dict(self) -> dict[str, Any]:
-        from harness.jsonable import jsonable
 
         return jsonable({
             "format": "yatzy-fit/1", "source": self.source, "rules": self.rules, "model": self.model,
@@ -731,7 +732,6 @@ class _Store:
 
     def fit(self, model: str, *, player: str | None, confidence: float, source: str, rules: str, games: int,
             pooled: bool, bad: Sequence[str], min_decisions: int, max_half_width: float, quiet: bool) -> FitReport:
-        from tqdm import tqdm
 
         model = parse_model(model)
         names = list(self.code)
@@ -771,9 +771,7 @@ def fit_records(source: ReadResult | Iterable[GameRecord], model: str, *, player
     set. The records are walked :data:`BATCH_GAMES` games at a time and only what the likelihood
     needs is kept (:class:`ChoicesBuilder`), so memory grows by about 150 bytes a decision;
     ``quiet=False`` shows progress bars on stderr."""
-    from tqdm import tqdm
 
-    from harness.analysis import decision_batches
 
     model = parse_model(model)
     if isinstance(source, ReadResult) and source.arrays is not None:
@@ -803,10 +801,6 @@ def play_table(analyser: Analyser, specs: Sequence[str], games: int | np.ndarray
     """The :class:`~harness.analysis.DecisionTable` of bots ``specs`` playing ``games`` games (a
     count, or the game indices) at one table with ``seed``, straight from the engine's recording
     (no records written; for tests and benchmarks). Each seat-game is labelled with its bot's label."""
-    from harness import registry
-    from harness.analysis import DecisionTable
-    from harness.codec import arrays_of_recording
-    from harness.engine import play
 
     rules = analyser.rules
     idx = np.arange(games, dtype=np.int64) if np.isscalar(games) else np.asarray(games, dtype=np.int64)

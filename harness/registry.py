@@ -44,7 +44,7 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    import strategies
+    import strategies  # here: the bots import harness.registry to register themselves (an import loop at the top)
 
     for mod in pkgutil.iter_modules(strategies.__path__):
         importlib.import_module(f"strategies.{mod.name}")

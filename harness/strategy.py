@@ -11,6 +11,7 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
+from harness.dice import counts_of_faces
 from harness.engine_kernels import uniforms
 from harness.errors import UserError
 from harness.rules import RuleSet
@@ -271,7 +272,6 @@ class PerGameStrategy(Strategy):
         return out
 
     def keep(self, view: TurnView) -> np.ndarray:
-        from harness.dice import counts_of_faces
         d = self.rules.dice
         faces = np.zeros((len(view), d.n), dtype=np.int8)
         for i, state in enumerate(self._states(view)):

@@ -28,7 +28,7 @@ def bonus_chance_table(rules: RuleSet) -> np.ndarray:
     """
     n, thr = rules.n_dice, rules.threshold
     q = 1 - (5 / 6) ** rules.rolls_per_turn
-    from scipy.stats import binom
+    from scipy.stats import binom  # scipy.stats costs ~1 s to import: only when a bonus bot is made
 
     pmf = binom.pmf(np.arange(n + 1), n, q)
     table = np.zeros((64, thr + 1))

@@ -111,7 +111,9 @@ class SolverBot(Strategy):
         With a target, load (or solve) the target table instead."""
         if self.target:
             if self._player is None:
+                # only solver:target=T needs the target tables' module and kernels: loaded then
                 from harness.target import Player, cached_tmax, target_table
+
                 tab = target_table(self.rules, "target", cached_tmax(self.rules, "target", self.target))
                 self._player = Player(tab)
                 self._warm_up()
@@ -301,7 +303,8 @@ class SolverBot(Strategy):
         """The bot's keeps and boxes from the very kernels and arithmetic of :meth:`keep` and
         :meth:`choose`: T = 0 the first-strict-maximum plans, T > 0 their softmax probabilities,
         each mixed with a uniform legal action at the blunder rate."""
-        from harness import evaluate_kernels as EK
+        from harness import evaluate_kernels as EK  # the exact evaluation's kernels, only when evaluating
+
         refusal = self.solitaire_refusal()
         if refusal:
             raise UserError(refusal)

@@ -318,7 +318,7 @@ def test_a_fit_streams_its_records_in_batches_and_gives_the_numbers_of_one_table
             yield n, t
 
     monkeypatch.setattr(F, "BATCH_GAMES", 7)
-    monkeypatch.setattr(A, "decision_batches", spy)
+    monkeypatch.setattr(F, "decision_batches", spy)  # the name fit_records calls
     got = F.fit_records(res, "solver:temperature,blunder", quiet=False).to_dict()
     assert sizes == [7, 7, 7, 7, 2]
     assert "decisions" in capsys.readouterr().err  # the progress bar (quiet=False), on stderr
