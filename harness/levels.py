@@ -139,15 +139,22 @@ def _bracket(memo: _Memo | None, level: Level, lv: Levels) -> tuple[float, float
 CHECK_SEED_OFFSET = 1
 
 
+def _evaluation_line(param: str, kind: str, pt: Point) -> str:
+    """One evaluation of a level's search: the value tried and the response with its interval."""
+    scale, unit = (1.0, " points") if kind == "mean" else (100.0, " %")
+    return f"    {param}={pt.value:<10.6g} response {scale * pt.f:8.3f}{unit} [{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]"
+
+
 def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int = 0, analyse: bool = True,
                      confidence: float = 0.95, max_evals: int = DEFAULT_MAX_EVALS,
-                     progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+                     progress: Callable[[str], None] | None = None, quiet: bool = True) -> dict[str, Any]:
     """Tune every level of ``lv`` (win-rate levels against ``against``, a spec), then play each
     level's spec once more on an independent seed (``seed + CHECK_SEED_OFFSET``) as a check: the
     check is on target when |check - target| is within the hypot of the check's CI half-width and
     the search's (the response's half-width at the point nearest the target).
     Returns the levels result (what ``levels.json`` holds: no paths, no times, so the same seed
-    gives the same file); every evaluation's run goes under ``out``."""
+    gives the same file); every evaluation's run goes under ``out``. ``progress`` gets a line per
+    level, per evaluation and per check; ``quiet=False`` shows each evaluation's progress bar."""
     say = progress or (lambda _: None)
     memos: dict[str, _Memo] = {}
     evaluators: dict[str, RunnerEvaluator] = {}
@@ -165,17 +172,17 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int
         except UserError as exc:
             raise UserError(f"level {level.name!r}: {exc}") from None
         if level.kind not in memos:
-            evaluators[level.kind] = RunnerEvaluator(p, out / level.kind, quiet=True)
+            evaluators[level.kind] = RunnerEvaluator(p, out / level.kind, quiet=quiet)
             memos[level.kind] = _Memo(evaluators[level.kind])
         say(f"level {level.name}: " + (f"mean {level.target_mean:g} points" if level.kind == "mean"
                                         else f"score {level.target_win_rate:g} against {against}"))
         try:
-            cal = calibrate(p, memos[level.kind])
+            cal = calibrate(p, memos[level.kind], progress=lambda pt: say(_evaluation_line(lv.param, level.kind, pt)))
         except UserError as exc:
             raise UserError(f"level {level.name!r}: {exc}") from None
         # the check: the calibrated spec played on other dice than the search's
         cp = Problem(**{**p.__dict__, "seed": lv.seed + CHECK_SEED_OFFSET})
-        check = RunnerEvaluator(cp, out / "check" / level.name, quiet=True)(round_value(cal.value))
+        check = RunnerEvaluator(cp, out / "check" / level.name, quiet=quiet)(round_value(cal.value))
         cals.append((level, cal, check))
         # the check and the search measured on independent dice: their difference has both errors
         h_cal = cal.sampling_error * abs(cal.slope) if math.isfinite(cal.sampling_error * cal.slope) else 0.0

@@ -194,11 +194,13 @@ def plot_head_to_head(summary: RunSummary) -> Figure | None:
 
 
 def plot_ratings(summary: RunSummary) -> Figure | None:
-    """Bradley-Terry ratings (Elo scale, mean 0) with their confidence intervals, best on top."""
+    """Bradley-Terry ratings (Elo scale, mean 0) with their confidence intervals, the entrants in
+    the run's order from the top (as every table and ``luck_adjusted.png`` list them)."""
     r = summary.ratings
     if r is None:
         return None
-    rows = r.table()
+    rank = {label: i for i, label in enumerate(summary.info.entrants)}
+    rows = sorted(r.table(), key=lambda x: rank.get(x["name"], len(rank)))
     k = len(rows)
     fig, ax = plt.subplots(figsize=(8, max(3.0, 0.45 * k + 1.6)), dpi=DPI, layout="constrained")
     y = np.arange(k)
@@ -213,7 +215,7 @@ def plot_ratings(summary: RunSummary) -> Figure | None:
     names = [x["name"] + (" (bound)" if x.get("bound") else "") for x in rows]
     ax.set_yticks(y, names)
     ax.invert_yaxis()
-    bounds = "; red arrow: a bound (won or lost every game against someone)" if any(x.get("bound") for x in rows) else ""
+    bounds = ";\nred arrow: a bound (won or lost every game against someone)" if any(x.get("bound") for x in rows) else ""
     ax.set_xlabel(f"rating (Elo points, field mean 0; bars: {100 * r.confidence:.4g} % CI{bounds})")
     ax.set_title(_title(summary, "Bradley-Terry ratings"))
     ax.grid(axis="x", alpha=0.3)
@@ -269,13 +271,15 @@ def plot_run_luck_vs_score(summary: RunSummary) -> Figure | None:
 
 def plot_run_regret(summary: RunSummary) -> Figure | None:
     """Per entrant of an analysed run, the distribution of its regret per game (share of games per
-    1-point bin; the optimal bot's is a spike at 0)."""
+    1-point bin, the first bin [0, 1) drawn from x = 0). Every bar is drawn whole: when one entrant's
+    bin (the optimal bot's spike at 0, 100 % of its games) towers over the others' the share axis
+    is logarithmic, so the spike and the others' tails are both visible."""
     sec = _luck_section(summary)
     rows = sec.to_dict()["luck"] if sec is not None else []
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(9, 5), dpi=DPI, layout="constrained")
-    top, high = 0.0, 0.0
+    top, high, rest, low = 0.0, 0.0, 0.0, math.inf
     for i, r in enumerate(rows):
         h = r["regret_histogram"]
         counts, edges = np.array(h["counts"], dtype=float), np.array(h["edges"])
@@ -284,16 +288,23 @@ def plot_run_regret(summary: RunSummary) -> Figure | None:
                   label=f"{r['strategy']} (mean {r['regret_per_game']:.2f} a game, {r['rating']})")
         hit = np.flatnonzero(counts)
         top = max(top, edges[min(edges.size - 1, hit[-1] + 2)] if hit.size else 1.0)
-        if r["regret_per_game"] >= 1.0:  # a near-perfect entrant's spike at 0 would flatten the rest
-            high = max(high, float(share.max()))
-    ax.set_xlim(0, top)
-    if high > 0:
-        ax.set_ylim(0, 1.15 * high)
-    ax.set_xlabel("regret of a game (points lost to decisions against optimal play; 1-point bins)")
-    ax.set_ylabel("share of the entrant's games (%)")
+        high = max(high, float(share.max()))
+        if r["regret_per_game"] >= 1.0:
+            rest = max(rest, float(share.max()))
+        if hit.size:
+            low = min(low, float(share[hit].min()))
+    ax.set_xlim(-0.02 * max(top, 1.0) - 0.5, top)  # the bin at 0 clear of the axis
+    if rest > 0 and high > 3 * rest:  # a near-perfect entrant's spike would flatten the rest
+        ax.set_yscale("log")
+        ax.set_ylim(max(low / 2, 1e-4), 1.6 * high)
+        ax.set_ylabel("share of the entrant's games (%, log scale)")
+    else:
+        ax.set_ylim(0, 1.15 * high if high > 0 else 1.0)
+        ax.set_ylabel("share of the entrant's games (%)")
+    ax.set_xlabel("regret of a game (points lost to decisions against optimal play; 1-point bins from 0)")
     ax.set_title(_title(summary, "Regret per game"))
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize="small")
+    ax.legend(loc="upper right", fontsize="small")
     return fig
 
 
@@ -392,7 +403,8 @@ def plot_regret_distribution(report: SkillReportLike) -> Figure | None:
     ax.set_ylabel("share of the player's decisions (%)")
     ax.set_title(_skill_title(report, "Regret per decision (non-zero regrets)"))
     ax.grid(alpha=0.3)
-    fig.legend(loc="outside lower center", ncols=1 if len(players) > 2 else len(players), fontsize="small")
+    # one player a row: two long labels side by side were wider than the figure (clipped at both edges)
+    fig.legend(loc="outside lower center", ncols=1, fontsize="small")
     return fig
 
 
@@ -453,6 +465,38 @@ def save_all_plots(summary: RunSummary, out_dir: str | Path) -> list[Path]:
 # calibration (harness.calibrate) and difficulty levels (harness.levels)
 
 
+#: Consecutive evaluations are joined by a line only when they are at most this share of the
+#: evaluated range apart: a straight line through two or three far-apart points hides the curve.
+DENSE = 0.1
+
+
+def dense_segments(x: Sequence[float]) -> list[tuple[int, int]]:
+    """(start, stop) index ranges of sorted ``x`` measured densely enough to draw a connecting
+    curve through (neighbours at most :data:`DENSE` of the whole range apart, 3 points at least)."""
+    x = np.asarray(x, dtype=float)
+    if x.size < 3:
+        return []
+    span = float(x[-1] - x[0])
+    if span <= 0:
+        return []
+    near = np.diff(x) <= DENSE * span
+    out, start = [], None
+    for i, ok in enumerate(near):
+        if ok and start is None:
+            start = i
+        if not ok and start is not None:
+            out.append((start, i + 1))
+            start = None
+    if start is not None:
+        out.append((start, x.size))
+    return [(a, b) for a, b in out if b - a >= 3]
+
+
+def _curve(ax: Any, x: np.ndarray, y: np.ndarray) -> None:
+    for a, b in dense_segments(x):
+        ax.plot(x[a:b], y[a:b], color="tab:blue", lw=1, alpha=0.6)
+
+
 def plot_response(cal: Calibration) -> Figure:
     """The response curve: evaluated points with CIs, the target, and the solution with its interval."""
     p = cal.problem
@@ -462,7 +506,7 @@ def plot_response(cal: Calibration) -> Figure:
     x = np.array([q.value for q in pts])
     y = np.array([q.f for q in pts]) * scale
     err = np.array([[q.f - q.lo for q in pts], [q.hi - q.f for q in pts]]) * scale
-    ax.plot(x, y, color="tab:blue", lw=1, alpha=0.6)
+    _curve(ax, x, y)
     each = f"{p.games:,} games each" if p.kind == "mean" else f"{p.games:,} game pairs (seats swapped) each"
     ax.errorbar(x, y, yerr=err, fmt="o", color="tab:blue", ecolor="black", capsize=3,
                 label=f"measured ({100 * p.confidence:.4g} % CI), {each}")
@@ -500,7 +544,7 @@ def plot_levels(d: Mapping[str, Any]) -> Figure:
         x = np.array([q["value"] for q in pts])
         y = np.array([q["response"] for q in pts]) * scale
         err = np.array([[q["response"] - q["ci"][0] for q in pts], [q["ci"][1] - q["response"] for q in pts]]) * scale
-        ax.plot(x, y, color="tab:blue", lw=1, alpha=0.6)
+        _curve(ax, x, y)  # the points always; a line only where they are dense enough to show the curve
         ax.errorbar(x, y, yerr=err, fmt="o", ms=4, color="tab:blue", ecolor="black", capsize=2,
                     label=f"measured, {d['games']:,} games each, seed {d['seed']}")
         for i, lv in ((i, r) for i, r in enumerate(d["levels"]) if r["target"]["kind"] == kind):

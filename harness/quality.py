@@ -109,6 +109,8 @@ class QualityModel:
     def __init__(self, info: RunInfo, options: QualityOptions = QualityOptions(),
                  columns: set[str] | None = None, use_luck: bool = True) -> None:
         self.info, self.options = info, options
+        #: the entrant order pairings are named in (compare names both runs' in BASE's)
+        self.order: tuple[str, ...] = tuple(info.entrants)
         have = chunk_columns(info) if columns is None else set(columns)
         self.rcol = rank_column(info.rules)
         self.rounds = info.rules.columns * info.rules.n_boxes
@@ -274,7 +276,7 @@ class QualityModel:
             low = under[(a, b)]
             p = float(mean[j])
             value, g = (p, unit(j)) if low == a else (1.0 - p, unit(j, -1.0))
-            out.append(Item("upset_rate", pair_name(names[a], names[b]), value, g, (0.0, 1.0),
+            out.append(Item("upset_rate", pair_name(names[a], names[b], self.order), value, g, (0.0, 1.0),
                             {"weaker": names[low], "stronger": names[b if low == a else a],
                              "gap": abs(float(mean[pos[f"adj:{a}"]] - mean[pos[f"adj:{b}"]]))}))
         return out
@@ -282,7 +284,10 @@ class QualityModel:
     def summary(self, c: CoMoments, confidence: float) -> dict[str, Any]:
         """The ``quality`` part of ``summary.json`` from the streamed co-moments of ``z``."""
         out: dict[str, Any] = {
-            "confidence": confidence, "games": c.n, "analysed": self.luck,
+            # games as everywhere in a report: games played in the run, every lineup's; the intervals'
+            # unit is the game index (each index is played once by every lineup, on the same dice)
+            "confidence": confidence, "games": c.n * len(self.info.lineups), "game_indices": c.n,
+            "lineups": len(self.info.lineups), "analysed": self.luck,
             "options": self.option_dict(),
             "applies": {m: m not in self.why for m in METRICS}, "why": dict(self.why),
         }
@@ -302,12 +307,12 @@ class QualityModel:
         for it in self.items(mean):
             est = estimate(c, it, confidence)
             if it.scope == "run":
-                out[it.metric] = {"value": est.value, "ci": [est.lo, est.hi], "games": c.n}
+                out[it.metric] = {"value": est.value, "ci": [est.lo, est.hi], "game_indices": c.n}
             elif it.metric == "skill_share":
                 by_entrant[it.scope].update(skill_share=est.value, skill_share_ci=[est.lo, est.hi], **it.extra)
             else:
                 pairings.append({"name": it.scope, **it.extra, "upset_rate": est.value, "upset_ci": [est.lo, est.hi],
-                                 "games": c.n})
+                                 "game_indices": c.n})
         out["entrants"] = list(by_entrant.values())
         out["pairings"] = pairings
         return out
@@ -339,9 +344,11 @@ def _unit(n: int, j: int) -> np.ndarray:
     return g
 
 
-def pair_name(a: str, b: str) -> str:
-    """A pairing's name, the same whichever run (and entrant order) it comes from."""
-    x, y = sorted((a, b))
+def pair_name(a: str, b: str, order: Sequence[str] = ()) -> str:
+    """A pairing's name, its entrants in ``order`` (the run's entrants, as every table of report
+    and compare lists them; labels not in it after, sorted)."""
+    rank = {x: i for i, x in enumerate(order)}
+    x, y = sorted((a, b), key=lambda lab: (rank.get(lab, len(rank)), lab))
     return f"{x} vs {y}"
 
 
@@ -395,6 +402,8 @@ class QualityComparison:
 
     def __init__(self, base: QualityModel, cand: QualityModel) -> None:
         self.base, self.cand = base, cand
+        # one pairing name in both runs: BASE's entrant order, then the candidate's other entrants
+        cand.order = base.order + tuple(e for e in cand.order if e not in base.order)
         self.co = CoMoments.empty(len(base.names) + len(cand.names))
 
     def columns(self) -> list[str]:
@@ -430,7 +439,7 @@ class QualityComparison:
         for key, low in weaker_c.items():
             if own_c[key] != low:
                 cn = self.cand.info.entrants
-                notes.append(f"upset_rate {pair_name(cn[key[0]], cn[key[1]])}: the underdog of BASE "
+                notes.append(f"upset_rate {pair_name(cn[key[0]], cn[key[1]], self.cand.order)}: the underdog of BASE "
                              f"({cn[low]}) is the favourite in CANDIDATE; both rates are of BASE's underdog")
         for key in self.cand.pairs:
             weaker_c.setdefault(key, own_c[key])
@@ -518,7 +527,9 @@ def tables(d: Mapping[str, Any]) -> list[Table]:
             rows.append([m, MISSING, "", f"does not apply: {q['why'].get(m, '')}"])
         else:
             rows.append([m, _value(m, x["value"]), _interval(m, x["ci"]), definition(m, opts)])
-    title = (f"Game quality ({conf} CI over games, {count(q['games'])} games, tables of 2+ seats; "
+    per = (f"; {count(q['game_indices'])} per lineup x {q['lineups']} lineups, one observation per game index"
+           if q.get("lineups", 1) > 1 else "")
+    title = (f"Game quality ({conf} CI over game indices, {count(q['games'])} games{per}; tables of 2+ seats; "
              f"{opts['rounds']} rounds a game; harness.quality)")
     out.append(Table(title, ["metric", "value", "interval", "definition"], rows))
     rows = []

@@ -52,7 +52,7 @@ from harness.rundir import (CHUNK_DIR, FORMAT, LOG, MANIFEST, RECORD_DIR, TMP_SU
                               file_sha256, manifest_chunks, parquet_rows, parse_chunk_name, plan, rows_digest,
                               sha256_bytes, write_bytes_atomic, write_json_atomic)
 from harness.runconfig import DEFAULT_CHUNK_SIZE, ResolvedRun, RunConfig
-from harness.worker import ChunkFailed, ChunkResult, Job, forget, install, play_chunk
+from harness.worker import ChunkFailed, ChunkResult, Job, forget, install, play_chunk, set_progress
 
 __all__ = ["RunConfig", "RunStopped", "run", "extend", "load_manifest", "rows_digest", "config_of",
            "DEFAULT_CHUNK_SIZE"]
@@ -61,6 +61,9 @@ log = logging.getLogger("harness.runner")
 
 #: Rewrite the manifest's chunk list at most this often while a run goes (seconds).
 MANIFEST_EVERY = 2.0
+
+#: How often the parent looks at the games its workers report while chunks play (seconds).
+PROGRESS_EVERY = 0.5
 
 
 class RunStopped(RunFailed):
@@ -172,6 +175,10 @@ class _Run:
         self.done: dict[tuple[int, int], Chunk] = {}
         self.sums: dict[str, list[int]] = {label: [0] * 5 for label, _ in resolved.entrants}
         self.started = _now()
+        #: games of the chunks written by this invocation; games its workers report played so far
+        self._collected = 0
+        self._reported: Any = None
+        self._initial = 0
         self._last_write = 0.0
         self._write_cost = 0.0
 
@@ -348,12 +355,14 @@ class _Run:
 
         cfg = self.r.config
         total = self.games * len(self.seats)
-        initial = sum(c.games for c in self.done.values())
+        initial = self._initial = sum(c.games for c in self.done.values())
         with _sigterm_as_interrupt(), \
                 backends.open_backend(cfg.backend, n_workers, cfg.scheduler) as be, \
                 tqdm(total=total, initial=initial, unit="game", unit_scale=True, disable=self.quiet,
                      dynamic_ncols=True, smoothing=0.05) as bar:
             log.info("executing on %s", be.description)
+            hook = None if self.quiet else self._progress_hook(bar)
+            old_hook = set_progress(hook)
             pending: dict[cf.Future, Chunk] = {}
             queue = iter(todo)
             ahead = be.slots + max(1, be.slots // 2)  # keep every slot busy, hold few results in memory
@@ -369,7 +378,9 @@ class _Run:
                             self._stop(_wrap(exc, c), pending, be, bar)
                     if not pending:
                         break
-                    finished, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                    # wake up now and then: the bar shows the games the workers report per batch
+                    finished, _ = cf.wait(pending, timeout=PROGRESS_EVERY if hook else None,
+                                          return_when=cf.FIRST_COMPLETED)
                     failure = self._collect(finished, pending, bar)
                     if failure is not None:
                         self._stop(failure, pending, be, bar)
@@ -388,6 +399,36 @@ class _Run:
                 log.warning("interrupted: %d chunk(s) complete; finish with: yatzy-harness run --resume %s",
                             len(self.done), self.out)
                 raise
+            finally:
+                set_progress(old_hook)
+
+    def _progress_hook(self, bar: Any) -> Any:
+        """The workers' progress hook (:func:`harness.worker.set_progress`): it adds a batch's games
+        to a counter shared with the forked workers (set before the pool forks them); in this
+        process (one worker, Dask threads) it also moves the bar at once. A Dask worker process
+        has no hook: its chunks count when they finish."""
+        import multiprocessing
+
+        counter = multiprocessing.get_context("fork").Value("q", 0)
+        self._reported = counter
+        parent = os.getpid()
+
+        def hook(games: int) -> None:
+            with counter.get_lock():
+                counter.value += games
+            if os.getpid() == parent:
+                self._show(bar)
+
+        return hook
+
+    def _show(self, bar: Any) -> None:
+        """Move the bar to the games written, or reported played if more (never past the total)."""
+        played = self._collected
+        if self._reported is not None:
+            played = max(played, int(self._reported.value))
+        target = min(self.games * len(self.seats), self._initial + played)
+        if target > bar.n:
+            bar.update(target - bar.n)
 
     def _collect(self, finished: set[cf.Future], pending: dict[cf.Future, Chunk], bar: Any) -> BaseException | None:
         """Write every successful finished chunk; return the first failure, if any."""
@@ -400,7 +441,8 @@ class _Run:
                     failure = exc if isinstance(exc, ChunkFailed) else _wrap(exc, c)
                 continue
             self._write(f.result())
-            bar.update(c.games)
+            self._collected += c.games
+        self._show(bar)
         self.write_manifest(force=False)
         return failure
 

@@ -14,10 +14,11 @@ import io
 import json
 import logging
 import threading
+import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -158,15 +159,49 @@ def prepared(job: Job) -> Prepared:
     return got
 
 
+#: This process's progress hook: called with the number of games of every engine batch finished
+#: (played, and analysed when the job analyses). The runner sets it before it forks its workers,
+#: so forked workers inherit it; a Dask worker process of its own has none (its chunks then count
+#: when they finish). With a hook a chunk is played in batches of about :data:`BATCH_SECONDS`.
+_progress: Callable[[int], None] | None = None
+
+#: Target duration of one batch when a progress hook is set (the first batch has
+#: :data:`FIRST_BATCH` games, later ones are sized from the games per second measured so far).
+BATCH_SECONDS = 1.0
+FIRST_BATCH = 256
+
+
+def set_progress(hook: Callable[[int], None] | None) -> Callable[[int], None] | None:
+    """Set this process's progress hook (None: none); returns the previous one."""
+    global _progress
+    old, _progress = _progress, hook
+    return old
+
+
 def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
-    """Play ``chunk`` of ``job``; raise :class:`ChunkFailed` (logged here too) if a bot fails."""
+    """Play ``chunk`` of ``job``; raise :class:`ChunkFailed` (logged here too) if a bot fails.
+
+    With a progress hook (:func:`set_progress`) the games are played (and analysed) in batches,
+    the hook told after each: the dice and every bot's answers for a game depend on (seed, game)
+    only, so the rows and bytes are those of one batch."""
     p = prepared(job)
     labels = job.lineups[chunk.lineup]
     seats = [p.strategies[label] for label in labels]
     games = np.arange(chunk.start, chunk.stop, dtype=np.int64)
+    hook = _progress
     failed: StrategyError | None = None
+    parts: list[tuple[Results, dict[str, np.ndarray] | None]] = []
     try:
-        res = play(p.rules, seats, games, job.seed, record=job.record or job.analyse)
+        at, size, t0 = 0, len(games) if hook is None else FIRST_BATCH, time.monotonic()
+        while at < len(games):
+            batch = games[at:at + size]
+            part = play(p.rules, seats, batch, job.seed, record=job.record or job.analyse)
+            parts.append((part, analyse_results(p.analyser, part) if job.analyse else None))
+            at += len(batch)
+            if hook is not None:
+                hook(len(batch))
+                rate = at / max(time.monotonic() - t0, 1e-6)
+                size = int(min(max(rate * BATCH_SECONDS, FIRST_BATCH), len(games) - at)) or 1
     except StrategyError as exc:
         failed = exc
     except Exception as exc:
@@ -178,10 +213,30 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
         # outside the except block: the bisection's own failures must not chain onto this one,
         # or the log would show the bot's traceback twice
         raise _report(job, chunk, p, seats, failed) from None
-    luck = analyse_results(p.analyser, res) if job.analyse else None
+    res = concat_results([r for r, _ in parts])
+    luck = None if not job.analyse else {k: np.concatenate([a[k] for _, a in parts if a is not None])
+                                         for k in ANALYSIS_COLUMNS}
     data, rows = to_parquet(res, chunk.lineup, job.categories, luck)
     records = records_parquet(res.recording, res.rules, res.games, chunk.lineup) if job.record else None
     return ChunkResult(chunk, data, rows, seat_sums(res, labels), records)
+
+
+def concat_results(parts: Sequence[Results]) -> Results:
+    """Batches of one lineup's games as one :class:`Results` (every array joined along the games;
+    the recording too): what one batch of all those games would have given."""
+    if len(parts) == 1:
+        return parts[0]
+
+    def join(xs: Sequence[Any]) -> Any:
+        if xs[0] is None:
+            return None
+        if isinstance(xs[0], np.ndarray):
+            return np.concatenate(xs)
+        return replace(xs[0], **{f.name: np.concatenate([getattr(x, f.name) for x in xs]) for f in fields(xs[0])})
+
+    first = parts[0]
+    return replace(first, **{f.name: join([getattr(r, f.name) for r in parts]) for f in fields(first)
+                             if f.name not in ("rules", "labels")})
 
 
 #: Columns that ``analyse = true`` adds to the rows, in this order.

@@ -249,6 +249,10 @@ def test_levels_are_tuned_checked_and_reproducible(mini, tmp_path, capsys):
         outs.append(out)
     text = capsys.readouterr().out
     assert "weak" in text and "fair" in text and "levels.json" in text
+    # a line per evaluation while it plays (the same value may serve two levels: counted once a level)
+    d0 = json.loads((outs[0] / "levels.json").read_text())
+    evals = [ln for ln in text.splitlines() if ln.startswith("    temperature=") and "response" in ln]
+    assert len(evals) == 2 * sum(lv["search"]["evaluations"] for lv in d0["levels"]) > 2
     a, b = ((o / "levels.json").read_bytes() for o in outs)
     assert a == b
     d = json.loads(a)

@@ -313,7 +313,7 @@ def test_compare_prints_quality_side_by_side_with_holm(mini_rules, tmp_path, cap
     rows = {(m["metric"], m["scope"]): m for m in q["metrics"]}
     assert set(rows) == {("lead_changes", "run"), ("decisive_round", "run"), ("close_games", "run"),
                          ("comeback_rate", "run"), ("skill_share", "solver"), ("skill_share", "greedy"),
-                         ("upset_rate", "greedy vs solver")}
+                         ("upset_rate", "solver vs greedy")}
     assert "first_mover_edge" in q["why"]
     assert [m["p_holm"] for m in q["metrics"]] == pytest.approx(holm([m["p_value"] for m in q["metrics"]]))
     for m in q["metrics"]:
@@ -331,3 +331,35 @@ def test_compare_prints_quality_side_by_side_with_holm(mini_rules, tmp_path, cap
     assert "game quality (paired on the same games" in out and "Holm-corrected for 7 tests" in out
     assert "comeback = 20+ behind after round 7" in out  # mini rules: 8 rounds, deficit after the 7th
     assert "first_mover_edge: does not apply" in out
+
+
+# ---------------------------------------------------------------------------------------------
+# one meaning of "games", one pairing order (hardening issue items 11 and 15)
+
+
+def test_quality_games_are_the_games_played_in_every_lineup(tmp_path):
+    """Two lineups of three games each: the run played 6 games, as every other table says; the
+    intervals' unit (one observation per game index) is named apart, and the header says both."""
+    rows = []
+    for li in range(2):
+        for g in range(3):
+            rows += _game(g, [200 + g, 190 + li], 0, [0, 0], [0, 0], li=li)
+    run = _write_rows(tmp_path / "two", [["a", "b"], ["b", "a"]], rows)
+    d = summarize(run, sections=[QualitySection]).to_dict()
+    q = d["quality"]
+    assert q["games"] == 6 and q["game_indices"] == 3  # the pairings table's games of a vs b: 6 too
+    assert q["lineups"] == 2 and q["close_games"]["game_indices"] == 3
+    from harness.quality import tables
+
+    head = tables(d)[0].title
+    assert "6 games" in head and "3 per lineup x 2 lineups" in head
+
+
+def test_pairings_are_named_in_the_entrants_order_in_every_table(tmp_path):
+    """Entrants random, greedy (the run's order): the pairings table and the upsets table both say
+    "random vs greedy" (the upsets used to sort the labels: "greedy vs random")."""
+    run, _ = write_run(tmp_path / "ord", "scandinavian", [["random", "greedy"], ["greedy", "random"]], 200, 3, 200)
+    d = summarize(run).to_dict()
+    assert [e["strategy"] for e in d["entrants"]] == ["random", "greedy"]
+    assert [p["name"] for p in d["pairings"]] == ["random vs greedy"]
+    assert [p["name"] for p in d["quality"]["pairings"]] == ["random vs greedy"]

@@ -384,3 +384,91 @@ def test_the_costliest_decisions_of_a_run_with_several_lineups_name_their_lineup
     write_report(summarize(out), plots=False)
     text = (out / "summary.md").read_text()
     assert "Costliest decisions" in text and "lineup 0 game" in text and "lineup 1 game" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# the pictures' data and layout (hardening issue item 14; properties of the figures, not pixels)
+
+
+@pytest.fixture(scope="module")
+def analysed_tournament(tmp_path_factory):
+    """An analysed round robin whose entrants (run order random, solver, greedy) are not in rating
+    order, with the optimal bot (regret 0 in every game)."""
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    cfg = RunConfig(mode="tournament", entrants=("random", "solver", "greedy"), games=60, seed=4, chunk_size=60,
+                    workers=1, analyse=True)
+    return summarize(run(cfg, tmp_path_factory.mktemp("pics") / "rr"))
+
+
+def _inside(fig, artist) -> bool:
+    fig.canvas.draw()
+    box, bb = artist.get_window_extent(), fig.bbox
+    return bb.x0 <= box.x0 and box.x1 <= bb.x1 and bb.y0 <= box.y0 and box.y1 <= bb.y1
+
+
+def test_ratings_and_luck_adjusted_list_the_entrants_in_one_order(analysed_tournament):
+    from harness.plot import plot_luck_adjusted, plot_ratings
+
+    def labels(fig):
+        ax = fig.axes[0]
+        ticks = sorted(zip(ax.get_yticks(), (t.get_text() for t in ax.get_yticklabels())))
+        top_first = [t for _, t in ticks]  # both invert the y axis: the smallest y is on top
+        return [t.replace(" (bound)", "") for t in top_first]
+
+    order = list(analysed_tournament.info.entrants)
+    assert labels(plot_luck_adjusted(analysed_tournament)) == order
+    assert labels(plot_ratings(analysed_tournament)) == order
+
+
+def test_regret_per_game_shows_the_optimal_spike_whole_from_zero(analysed_tournament):
+    from harness.plot import plot_run_regret
+
+    fig = plot_run_regret(analysed_tournament)
+    ax = fig.axes[0]
+    luck = {r["strategy"]: r for r in analysed_tournament.to_dict()["luck"]}
+    counts = np.array(luck["solver"]["regret_histogram"]["counts"])
+    assert counts[0] == counts.sum()  # every game of the optimal bot in the bin at 0
+    assert ax.get_ylim()[1] >= 100.0  # its spike (100 % of its games) is not cut off
+    assert ax.get_xlim()[0] < 0  # and it is drawn from x = 0, clear of the axis, not seen at x = 1
+    assert ax.get_yscale() == "log"  # the others' tails stay visible under it
+    assert _inside(fig, ax.get_legend())
+
+
+def test_regret_per_decision_legend_is_inside_the_figure():
+    from types import SimpleNamespace
+
+    from harness.plot import plot_regret_distribution
+
+    edges = 10.0 ** np.arange(-3, 2.01, 0.1)
+    hist = np.zeros(edges.size - 1)
+    hist[10:30] = 5
+    players = [SimpleNamespace(label=f"solver:temperature={t},blunder=0.0{t}", decisions=123_456_789,
+                               regret_hist=hist, zero_regret=100_000_000, regret_per_decision=0.123) for t in (1, 2)]
+    report = SimpleNamespace(players=players, regret_edges=edges, rules=[{"rules": "scandinavian"}],
+                             games=1_000_000, source="results/some-long-run-name")
+    fig = plot_regret_distribution(report)
+    assert _inside(fig, fig.legends[0])
+
+
+def test_levels_curve_is_drawn_only_where_it_was_measured_densely():
+    from harness.plot import dense_segments, plot_levels
+
+    assert dense_segments([0.0, 5.0, 10.0]) == []  # three far-apart points: no straight lines between them
+    assert dense_segments([0.0, 0.5, 1.0, 1.5, 10.0]) == [(0, 4)]
+
+    def d(values):
+        pts = [{"value": v, "response": 240 - 3 * v * v, "ci": [239 - 3 * v * v, 241 - 3 * v * v]} for v in values]
+        lv = {"name": "easy", "target": {"kind": "mean", "value": 200.0}, "value": 3.6, "value_ci": [3.5, 3.7],
+              "check": {"response": 200.5, "ci": [199.0, 202.0]}}
+        return {"curves": {"mean": pts}, "levels": [lv], "games": 100, "seed": 1, "param": "temperature",
+                "strategy": "solver", "against": None, "rules": "scandinavian"}
+
+    def joined(fig):  # drawn lines through more than two x (the targets are horizontal; markers have none)
+        return [ln for ln in fig.axes[0].get_lines()
+                if ln.get_linestyle() not in ("None", "") and len(set(np.atleast_1d(ln.get_xdata()))) > 2]
+
+    assert joined(plot_levels(d([0.0, 2.0, 5.0]))) == []
+    dense = joined(plot_levels(d(list(np.linspace(0, 5, 21)))))
+    assert len(dense) == 1 and len(dense[0].get_xdata()) == 21

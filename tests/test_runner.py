@@ -627,3 +627,89 @@ def test_a_shipped_config_is_found_by_name_or_bare_file_name(tmp_path, monkeypat
     with pytest.raises(UserError, match=r"run config not found: sub/bonus63\.toml \(not a file; shipped configs: "
                                         r"bonus62, bonus63, .*quick"):
         resolve_config_path("sub/bonus63.toml")
+
+
+# ---------------------------------------------------------------------------------------------
+# progress while chunks play (hardening issue item 10)
+
+
+def _bar_positions(monkeypatch) -> list[list[int]]:
+    """Record every position each of the runner's progress bars is moved to."""
+    import tqdm as tqdm_module
+
+    seen: list[list[int]] = []
+
+    class Recording(tqdm_module.tqdm):
+        def __init__(self, *a, **kw):
+            kw["file"] = open(os.devnull, "w")
+            super().__init__(*a, **kw)
+            seen.append([])
+            self._mine = seen[-1]
+
+        def update(self, n=1):
+            out = super().update(n)
+            self._mine.append(self.n)
+            return out
+
+    monkeypatch.setattr(tqdm_module, "tqdm", Recording)
+    return seen
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_progress_moves_per_batch_within_a_chunk_and_rows_stay_identical(tmp_path, monkeypatch, workers):
+    """One chunk of 600 games per lineup: the bar moves in batches of the engine (here 64 games:
+    every batch is reported, from this process and from forked workers), not once per chunk; the
+    files are byte for byte those of a quiet run, which plays each chunk as one batch."""
+    import time
+
+    from harness import runner, worker
+
+    quiet = run(cfg(games=600, chunk_size=600, workers=workers), tmp_path / "quiet")
+    monkeypatch.setattr(worker, "FIRST_BATCH", 64)
+    monkeypatch.setattr(worker, "BATCH_SECONDS", 1e-9)  # every batch the smallest
+    monkeypatch.setattr(runner, "PROGRESS_EVERY", 0.005)
+    engine_play = worker.play
+
+    def slow_play(*a, **kw):  # a batch takes 50 ms at least, so the parent sees each one
+        time.sleep(0.05)
+        return engine_play(*a, **kw)
+
+    monkeypatch.setattr(worker, "play", slow_play)
+    seen = _bar_positions(monkeypatch)
+    loud = run(cfg(games=600, chunk_size=600, workers=workers), tmp_path / "loud", quiet=False)
+    assert files(loud) == files(quiet)
+    (positions,) = seen
+    assert positions[-1] == 600
+    # more positions than the single chunk of the one lineup: the bar moved inside the chunk
+    assert len(set(positions)) >= 3 and min(positions) < 600
+    assert worker._progress is None  # the hook is this run's only
+
+
+def test_progress_batches_join_to_the_chunk_of_one_batch(tmp_path, monkeypatch):
+    """play_chunk with a progress hook: the batches' games add up to the chunk, and the Parquet
+    bytes (analysis columns and records included) equal one batch's."""
+    from harness import worker
+    from harness.runconfig import RunConfig as RC
+
+    r = RC(seats=("greedy", "random"), rules="scandinavian", games=300, seed=5, record=True).resolve()
+    rules = r.rules
+    job = worker.Job(dict(rules.spec), rules.source, {}, rules.digest, r.entrants,
+                     tuple(tuple(x) for x in r.lineups), 5, record=True)
+    for s in r.strategies.values():
+        s.prepare()
+    worker.install(job, rules, r.strategies)
+    try:
+        chunk = Chunk(0, 0, 300)
+        one = worker.play_chunk(job, chunk)
+        monkeypatch.setattr(worker, "FIRST_BATCH", 50)
+        monkeypatch.setattr(worker, "BATCH_SECONDS", 1e-9)
+        ticks: list[int] = []
+        worker.set_progress(ticks.append)
+        try:
+            many = worker.play_chunk(job, chunk)
+        finally:
+            worker.set_progress(None)
+    finally:
+        worker.forget(job)
+    assert ticks == [50] * 6
+    assert many.data == one.data and many.records == one.records and many.sums == one.sums

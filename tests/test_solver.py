@@ -755,6 +755,18 @@ def test_solve_command_json_and_text(tiny_dir, tmp_path, capsys):
     assert "saved_rolls is not part of the solved state" in capsys.readouterr().out
 
 
+def test_solve_cli_says_no_upper_bonus_for_rules_without_one(tiny_dir, tmp_path, capsys):
+    """Generala has no upper bonus (value 0): no "bonus 0.0000 %" line, the JSON keeps p_bonus."""
+    path = str(tiny_dir / "tiny_bonus.toml")
+    assert cli_main(["solve", path, "--cache-dir", str(tmp_path), "--set", "upper_bonus_value=0"]) == 0
+    text = capsys.readouterr().out
+    assert "no upper bonus" in text and "bonus           0" not in text and " % " not in text.split("bonus")[1][:25]
+    assert cli_main(["solve", path, "--cache-dir", str(tmp_path), "--set", "upper_bonus_value=0", "--json"]) == 0
+    assert "p_bonus" in json.loads(capsys.readouterr().out)
+    assert cli_main(["solve", path, "--cache-dir", str(tmp_path), "--set", "upper_bonus_value=20"]) == 0
+    assert "no upper bonus" not in capsys.readouterr().out
+
+
 # ---------------------------------------------------------------------------------------------
 # every built-in rule set (maxi: see benchmarks/BENCHMARKS.md, about an hour of CPU)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 
 from harness.commands.options import (add_cache_dir_option, add_set_option, confidence_arg, console_logging,
                                       describe, new_out_dir, print_json, say as progress_line)
@@ -86,7 +87,7 @@ def _levels(args: argparse.Namespace) -> int:
         say(f"difficulty levels of {args.levels}: {lv.strategy} {lv.param} in [{lv.lo:g}, {lv.hi:g}], "
             f"{lv.games:,} games per evaluation, seed {lv.seed}; reference {ref}")
     d = calibrate_levels(lv, against, out, workers=args.workers, analyse=not args.no_analyse,
-                         confidence=args.confidence, max_evals=args.max_evals, progress=say)
+                         confidence=args.confidence, max_evals=args.max_evals, progress=say, quiet=_quiet(args))
     d["reference_source"] = source
     fig = plot_levels(d)
     png = out / "levels.png"
@@ -151,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
                else f"score {problem.target:g} (win 1, draw ½) against {problem.against}")
         print(f"calibrating {args.strategy} {args.param} in [{lo:g}, {hi:g}] for {tgt}; "
               f"{problem.games:,} games per evaluation, seed {problem.seed}")
-    evaluator = RunnerEvaluator(problem, out, quiet=True)
+    evaluator = RunnerEvaluator(problem, out, quiet=_quiet(args))
     if not args.json:
         print(f"response: {evaluator.estimator}" + ("" if evaluator.analyse else " (no luck adjustment)"))
     cal = calibrate(problem, evaluator, show)
@@ -175,3 +176,9 @@ def run(args: argparse.Namespace) -> int:
         for n in d["notes"]:
             print(f"note: {n}")
     return 0
+
+
+def _quiet(args: argparse.Namespace) -> bool:
+    """No progress bar of each evaluation's games with --json or when stderr is not a terminal
+    (the line per evaluation stays: a bar would only fill a log)."""
+    return bool(args.json) or not sys.stderr.isatty()

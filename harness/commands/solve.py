@@ -80,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"  note            {SAVED_ROLLS_NOTE}")
     if "std" in out:
         print(f"  std             {out['std']:.6f}")
-        print(f"  bonus           {100 * out['p_bonus']:.4f} %")
+        # a rule set without an upper bonus (value 0, as in generala) has no bonus to earn: its
+        # p_bonus (the chance of reaching the threshold) stays in the JSON, the text says so
+        print("  bonus           " + (f"{100 * out['p_bonus']:.4f} %" if rules.bonus_value else "no upper bonus"))
         if out["percentiles"] is not None:
             print("  percentiles     " + "  ".join(f"p{q}={v}" for q, v in out["percentiles"].items()))
         else:
