@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import ctypes
 import logging
 import multiprocessing
 import os
@@ -23,6 +24,11 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
+
+import multiprocessing_logging
+
+from harness.errors import UserError
+from harness.runconfig import INPROCESS
 
 log = logging.getLogger("harness.runner")
 
@@ -63,7 +69,6 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent may have turned SIGTERM into Ctrl-C
     try:  # die with the parent, even when it is SIGKILLed (Linux)
-        import ctypes
 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -98,12 +103,10 @@ def open_backend(backend: str, workers: int, scheduler: str | None) -> Iterator[
 
 def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
     try:
-        import distributed
+        import distributed  # an optional dependency (the dask extra): only for --backend dask
     except ImportError:
-        from harness.errors import UserError
 
         raise UserError("backend dask needs dask[distributed]: pip install 'yatzy-harness[dask]'") from None
-    from harness.runconfig import INPROCESS
 
     cluster = None
     if scheduler == INPROCESS:
@@ -113,7 +116,6 @@ def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
         try:
             client = distributed.Client(scheduler, timeout="30s")
         except (OSError, TimeoutError) as exc:
-            from harness.errors import UserError
 
             raise UserError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
         what = f"dask scheduler {scheduler}"
@@ -159,7 +161,6 @@ def run_logging(log_path: Path, forked_workers: bool) -> Iterator[None]:
     root.addHandler(fh)
     wrapped = False
     if forked_workers:
-        import multiprocessing_logging
 
         if multiprocessing.get_start_method(allow_none=True) in (None, "fork"):
             multiprocessing_logging.install_mp_handler(root)
@@ -171,7 +172,6 @@ def run_logging(log_path: Path, forked_workers: bool) -> Iterator[None]:
         yield
     finally:
         if wrapped:
-            import multiprocessing_logging
 
             for h in list(root.handlers):
                 if isinstance(h, multiprocessing_logging.MultiProcessingHandler):

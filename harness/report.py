@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 from harness.errors import UserError
 from harness.outcome import DEFINITION
 from harness.render import Table, count, html_page, markdown, text
+from harness.rundir import write_bytes_atomic
 from harness.summary import SECTIONS, RunSummary
 
 
@@ -62,7 +63,6 @@ def write_report(summary: RunSummary, out_dir: str | Path | None = None, plots: 
     A directory that cannot be made or written raises :class:`UserError` naming it; each file is
     written through a temporary name, so a failure leaves no half-written file.
     """
-    from harness.rundir import write_bytes_atomic
 
     out = Path(out_dir) if out_dir is not None else summary.info.path
     d = summary.to_dict()
@@ -70,7 +70,7 @@ def write_report(summary: RunSummary, out_dir: str | Path | None = None, plots: 
         out.mkdir(parents=True, exist_ok=True)
         pngs: list[Path] = []
         if plots:
-            from harness.plot import save_all_plots
+            from harness.plot import save_all_plots  # matplotlib (~0.3 s) only when plots are drawn (not --no-plots)
 
             pngs = save_all_plots(summary, out)
         files = [out / "summary.json", out / "summary.md", out / "report.html"] + pngs

@@ -34,6 +34,7 @@ import concurrent.futures as cf
 import datetime as _dt
 import logging
 import math
+import multiprocessing
 import os
 import platform
 import shutil
@@ -43,11 +44,19 @@ import threading
 import time
 import traceback
 from concurrent.futures.process import BrokenProcessPool
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
 from harness import backends
+from harness.analysis import Analyser
+from harness.engine import StrategyError, play
 from harness.errors import RUN_LOG_ONLY, RunFailed, UserError
+from harness.outcome import DEFINITION
 from harness.rundir import (CHUNK_DIR, FORMAT, LOG, MANIFEST, RECORD_DIR, TMP_SUFFIX, Chunk, load_manifest,
                               file_sha256, manifest_chunks, parquet_rows, parse_chunk_name, plan, rows_digest,
                               sha256_bytes, write_bytes_atomic, write_json_atomic)
@@ -317,9 +326,7 @@ class _Run:
 
     def _prepare(self) -> None:
         """Heavy set-up in the parent before any fork: bot tables, then one game per lineup to compile kernels."""
-        import numpy as np
 
-        from harness.engine import StrategyError, play
 
         for label, s in self.r.strategies.items():
             s.expect_games(self.games * sum(labels.count(label) for labels in self.r.lineups))
@@ -345,13 +352,11 @@ class _Run:
                 warm.update(labels)
         analyser = None
         if self.r.config.analyse:  # the solved table, loaded (or solved) once before the fork
-            from harness.analysis import Analyser
 
             analyser = Analyser(self.r.rules)
         install(self.job, self.r.rules, self.r.strategies, analyser)
 
     def _play(self, todo: list[Chunk], n_workers: int) -> None:
-        from tqdm import tqdm
 
         cfg = self.r.config
         total = self.games * len(self.seats)
@@ -407,7 +412,6 @@ class _Run:
         to a counter shared with the forked workers (set before the pool forks them); in this
         process (one worker, Dask threads) it also moves the bar at once. A Dask worker process
         has no hook: its chunks count when they finish."""
-        import multiprocessing
 
         counter = multiprocessing.get_context("fork").Value("q", 0)
         self._reported = counter
@@ -497,8 +501,6 @@ def _wrap(exc: BaseException, c: Chunk) -> ChunkFailed:
 
 def _file_sums(out: Path, c: Chunk, job: Job) -> dict[str, list[int]]:
     """Per-label sums of a chunk already on disk (resume)."""
-    import numpy as np
-    import pyarrow.parquet as pq
 
     t = pq.read_table(out / c.file, columns=["seat", "total", "outcome"])
     seat = t.column("seat").to_numpy()
@@ -536,7 +538,6 @@ def _now() -> str:
 
 
 def _versions(backend: str) -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": platform.python_version()}
     names = ["yatzy-harness", "numpy", "numba", "pandas", "pyarrow"]
@@ -582,7 +583,6 @@ def summary_lines(manifest: Mapping[str, Any]) -> list[str]:
 
     (A normal interval: n is in the thousands; the full statistics are ``yatzy-harness report``'s.)
     """
-    from harness.outcome import DEFINITION
 
     rows = []
     width = max([len(e["label"]) for e in manifest["entrants"]] + [5])

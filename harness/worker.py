@@ -21,11 +21,14 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from harness.analysis import Analyser
 from harness.codec import records_parquet
 from harness.engine import Results, StrategyError, play
 from harness.errors import RUN_LOG_ONLY
+from harness.registry import make
 from harness.rundir import Chunk
 from harness.rules import RuleSet, compile_rules
 from harness.strategy import Strategy
@@ -141,7 +144,6 @@ def prepared(job: Job) -> Prepared:
     with _LOCK:  # Dask workers may run several threads
         got = _PREPARED.get(token)
         if got is None:
-            from harness.registry import make
 
             rules = compile_rules(dict(job.rules_spec), dict(job.settings), source=job.rules_source)
             if rules.digest != job.digest:
@@ -152,7 +154,6 @@ def prepared(job: Job) -> Prepared:
                 s.prepare()
             analyser = None
             if job.analyse:
-                from harness.analysis import Analyser
 
                 analyser = Analyser(rules)
             got = _PREPARED[token] = Prepared(rules, strategies, analyser)
@@ -264,8 +265,6 @@ def to_parquet(res: Results, lineup: int, categories: Sequence[str],
     of a tournament concatenate as one categorical. No schema metadata (pandas version, times):
     the bytes depend only on the rows and the pyarrow version.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     frame = res.to_frame()
     frame["strategy"] = frame["strategy"].cat.set_categories(list(categories))

@@ -652,6 +652,9 @@ def _bar_positions(monkeypatch) -> list[list[int]]:
             return out
 
     monkeypatch.setattr(tqdm_module, "tqdm", Recording)
+    import harness.runner
+
+    monkeypatch.setattr(harness.runner, "tqdm", Recording)  # the name the runner draws its bar with
     return seen
 
 
