@@ -576,6 +576,8 @@ class LuckSection(Section):
     def _worst_decisions(self) -> list[list[dict[str, Any]]]:
         """Per entrant, its worst seat-games (costliest decision first); each decision named from
         the run's records when it has them."""
+        # the analysis (numba kernels, the solver) loads only for a run that was analysed: the
+        # luck section's methods import it, so that compare (and `compare --help`) does not
         from harness.analysis import ERROR
 
         out: list[list[dict[str, Any]]] = []
