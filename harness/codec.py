@@ -303,8 +303,35 @@ def record_rules(name: str, settings: Mapping[str, Any], game: GameId,
 
 
 def _show(v: Any) -> str:
-    text = json.dumps(v) if not isinstance(v, (set, tuple)) else repr(v)
+    """A value of a record in a message: its JSON, cut to 40 characters."""
+    text = _brief(v, 41) if not isinstance(v, (set, tuple)) else repr(v)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _brief(v: Any, budget: int) -> str:
+    """``json.dumps(v)`` as far as its first ``budget`` characters go, built from no more of ``v``
+    than that needs (each level of nesting costs one of the budget): a value read from a file may
+    be megabytes long or nested a thousand deep."""
+    if budget <= 0:
+        return "..."
+    if isinstance(v, (list, dict)):
+        items = v.items() if isinstance(v, dict) else ((None, x) for x in v)
+        parts: list[str] = []
+        used = 1
+        for k, x in items:
+            if used >= budget:
+                parts.append("...")
+                break
+            part = _brief(x, budget - used)
+            if k is not None:
+                part = f"{_brief(str(k), budget - used)}: {part}"
+            parts.append(part)
+            used += len(part) + 2
+        inner = ", ".join(parts)
+        return f"[{inner}]" if isinstance(v, list) else f"{{{inner}}}"
+    if isinstance(v, str):
+        return json.dumps(v[:budget])
+    return json.dumps(v)
 
 
 def _int(v: Any, where: str) -> int:

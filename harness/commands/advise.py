@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from harness.commands.options import add_cache_dir_option, add_set_option, describe, print_json
+from harness.commands.options import (add_cache_dir_option, add_records_options, add_set_option, describe, print_json,
+                                      read_games)
 from harness.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: the library loads in run(), so that `advise --help` stays fast
@@ -51,6 +52,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     rec.add_argument("--column", type=int, metavar="N", help="the column, from 1 (default 1)")
     rec.add_argument("--turn", type=int, metavar="N", help="the seat's turn in that column, from 1")
     rec.add_argument("--roll", type=int, metavar="N", help="the roll of that turn, from 1: the position just after it")
+    add_records_options(rec)
     add_cache_dir_option(p)
     p.add_argument("--json", action="store_true",
                    help='print {"decision", "position", "options": [{"keep"|"box", "value", "regret", "best"}]}, '
@@ -174,10 +176,9 @@ def _same_game(game: Any, wanted: str) -> bool:
         return False
 
 
-def _record_of(source: str, game: str, lineup: int | None) -> Any:
+def _record_of(source: str, game: str, lineup: int | None, args: argparse.Namespace) -> Any:
     """The record of ``game`` (and ``lineup``) in a file of records or a run directory."""
     from harness.codec import records_of_run
-    from harness.record import read_records
 
     if Path(source).is_dir():
         try:
@@ -186,7 +187,7 @@ def _record_of(source: str, game: str, lineup: int | None) -> Any:
             raise UserError(f"--game {game}: a run's games are numbered from 0") from None
         ((_, rec),) = list(records_of_run(source, lineup=lineup or 0, games=[g]))
         return rec  # checked by position_from_record
-    res = read_records(source)
+    res = read_games(source, args, show=False)
     if lineup is not None and all(lu is None for lu in res.lineups):
         raise UserError(f"{source} has no lineups (only a run's Parquet records do): leave out --lineup")
     hits = [(rec, lu) for rec, lu in zip(res.games, res.lineups)
@@ -219,7 +220,7 @@ def _advise_record(args: argparse.Namespace, cache_dir: Any) -> int:
                                     ("--roll", args.roll)) if v is None]
     if missing:
         raise UserError(f"--record needs --game, --seat, --turn and --roll; missing {', '.join(missing)}")
-    rec = _record_of(args.record, args.game, args.lineup)
+    rec = _record_of(args.record, args.game, args.lineup, args)
     adv = Advisor(rec.load_rules(), cache_dir)
     rp = position_from_record(rec, args.seat, args.column or 1, args.turn, args.roll, adv)
     advice = adv.advise(rp.position)

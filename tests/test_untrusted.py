@@ -1,0 +1,173 @@
+"""Game records are untrusted input (issue "Untrusted logs"): whatever a line of a site's log holds,
+reading it never crashes, never loses the other games, and every line is a game or one bad game
+named with its line number and one reason."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.record import GameRecord, read_records, record_from_trace
+from harness.replay import replay
+
+SEATS = ("greedy", "timeout")
+#: a line nested 1,000 lists deep, and a number of more digits than Python converts (4,300)
+NESTED = "[" * 1000 + "]" * 1000
+HUGE_NUMBER = '{"format": "yatzy-record/1", "game": ' + "9" * 4301 + "}"
+
+
+def _record(game: int, rules: str = "scandinavian", settings: tuple[str, ...] = (), seats=SEATS) -> GameRecord:
+    trace, res = replay(rules, list(settings), list(seats), 7, game)
+    return record_from_trace(trace, rules_name=rules, rules=res.rules, seats=seats, game=game, seed=7,
+                             totals=res.total[0].tolist())
+
+
+@pytest.fixture(scope="module")
+def lines() -> list[str]:
+    """Three valid records (games 0, 1, 2), one JSON line each."""
+    return [_record(g).to_json() for g in range(3)]
+
+
+def _write(path: Path, rows: list[str | bytes]) -> Path:
+    data = b"".join((r if isinstance(r, bytes) else r.encode()) + b"\n" for r in rows)
+    path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
+    return path
+
+
+def _commands(path: Path, out: Path) -> list[list[str]]:
+    """Every command that reads records, on ``path`` (game 0 is valid in every file here)."""
+    return [["records", str(path)],
+            ["analyse", str(path), "--no-plots", "--out", str(out)],
+            ["fit", str(path), "--model", "solver:temperature"],
+            ["advise", "--record", str(path), "--game", "0", "--seat", "0", "--turn", "1", "--roll", "1"]]
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. nesting and numbers past what JSON reading allows
+
+
+@pytest.mark.parametrize("poison", [NESTED, HUGE_NUMBER, NESTED.replace("[", '{"a":').replace("]", "}")],
+                         ids=["lists", "number", "objects"])
+def test_a_line_nested_too_deep_or_with_too_long_a_number_is_one_bad_game(tmp_path, lines, poison):
+    path = _write(tmp_path / "games.jsonl", [lines[0], poison, lines[1]])
+    res = read_records(path)
+    assert [g.game for g in res.games] == [0, 1]
+    (bad,) = res.errors
+    assert bad.message.startswith(f"{path} line 2: not a record: ") and "\n" not in bad.message
+    assert res.summary == f"{path}: 2 games read, 1 bad game skipped"
+
+
+def test_deep_values_inside_a_record_are_one_bad_game_each(tmp_path, lines):
+    deep: object = 1
+    for _ in range(900):
+        deep = [deep]
+    rows = []
+    for key in ("meta", "seats", "totals", "seed"):
+        d = json.loads(lines[0])
+        d["game"], d[key] = key, {"x": deep} if key == "meta" else deep
+        rows.append(json.dumps(d))
+    res = read_records(_write(tmp_path / "g.jsonl", [lines[1], *rows]))
+    assert [g.game for g in res.games] == [1] and [b.game for b in res.errors] == ["meta", "seats", "totals", "seed"]
+    assert all(len(b.message) < 300 for b in res.errors)  # the value is shown cut short, not whole
+
+
+@pytest.mark.parametrize("poison", [NESTED, HUGE_NUMBER], ids=["nested", "number"])
+def test_every_command_reading_records_survives_such_a_line(tmp_path, lines, poison, capsys):
+    path = _write(tmp_path / "games.jsonl", [lines[0], poison, lines[1]])
+    for argv in _commands(path, tmp_path / "out"):
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == (1 if argv[0] == "records" else 0), (argv, err)
+        assert "Traceback" not in err
+        if argv[0] != "advise":
+            assert f"{path} line 2: not a record" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. bytes: each line decoded on its own
+
+
+@pytest.mark.parametrize("name", ["games.jsonl", "games.jsonl.gz"])
+def test_a_line_that_is_not_utf8_is_one_bad_game_with_its_line_number(tmp_path, lines, name):
+    d = json.loads(lines[1])
+    d["seats"][0] = {"name": "Jørgen"}
+    latin1 = json.dumps(d, ensure_ascii=False).encode("latin-1")  # a site that wrote latin-1
+    path = _write(tmp_path / name, [lines[0], latin1, lines[2]])
+    res = read_records(path)
+    assert [g.game for g in res.games] == [0, 2]
+    (bad,) = res.errors
+    col = latin1.index(b"\xf8") + 1
+    assert bad.message == f"{path} line 2: not UTF-8 text (byte 0xf8 at byte {col} of the line)"
+
+
+def test_a_byte_order_mark_at_the_start_is_skipped(tmp_path, lines):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode() + b"\n")
+    res = read_records(path)
+    assert [g.game for g in res.games] == [0, 1, 2] and res.errors == []
+    # only at the start: inside the file it is a byte of a line like any other
+    path.write_bytes(("\n".join(lines[:1]) + "\n").encode() + b"\xef\xbb\xbf" + lines[1].encode() + b"\n")
+    assert [b.message.split(": ", 1)[1] for b in read_records(path).errors] == [
+        "not valid JSON (Unexpected UTF-8 BOM (decode using utf-8-sig) at column 1)"]
+
+
+def test_windows_line_ends_and_blank_lines(tmp_path, lines):
+    path = tmp_path / "crlf.jsonl"
+    path.write_bytes(b"\r\n".join(x.encode() for x in [lines[0], "", " \t", lines[1]]) + b"\r\n")
+    res = read_records(path)
+    assert [g.game for g in res.games] == [0, 1] and res.errors == []
+
+
+def test_a_gzip_file_damaged_part_way_keeps_the_games_before_the_damage(tmp_path):
+    recs = [_record(g).to_json() for g in range(3)] * 1
+    many = [json.dumps({**json.loads(recs[g % 3]), "game": g}) for g in range(60)]
+    data = gzip.compress(("\n".join(many) + "\n").encode())
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(data[: len(data) * 2 // 3])
+    res = read_records(path, validate=False)
+    assert 0 < len(res.games) < 60 and [g.game for g in res.games] == list(range(len(res.games)))
+    (bad,) = res.errors
+    assert bad.message.startswith(f"{path} line ") and "cannot be read from here on" in bad.message
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. a line over the size limit is a bad game, read in bounded pieces
+
+
+def test_a_line_over_the_limit_is_a_bad_game_and_is_never_held_whole(tmp_path, lines):
+    import tracemalloc
+
+    path = tmp_path / "long.jsonl"
+    with path.open("wb") as fh:
+        fh.write(lines[0].encode() + b"\n")
+        fh.write(b'{"game": 7, "meta": "' + b"x" * (24 << 20) + b'"}\n')  # 24 MiB on one line
+        fh.write(lines[1].encode() + b"\n")
+    tracemalloc.start()
+    try:
+        res = read_records(path, max_line_bytes=1 << 20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [g.game for g in res.games] == [0, 1]
+    assert [b.message for b in res.errors] == [
+        f"{path} line 2: a line of {(24 << 20) + 23:,} bytes, over the limit of 1,048,576 (--max-line-bytes); not read"]
+    assert peak < 4 << 20, peak
+
+
+def test_max_line_bytes_on_the_command_line(tmp_path, lines, capsys):
+    from harness.commands import options
+    from harness.record import MAX_LINE_BYTES
+
+    assert options.MAX_LINE_BYTES == MAX_LINE_BYTES  # the --help default is the library's
+    n = max(len(x) for x in lines[:2])
+    path = _write(tmp_path / "g.jsonl", [lines[0], lines[1], lines[2] + " " * 4096])
+    assert main(["records", str(path), "--max-line-bytes", str(n)]) == 1
+    cap = capsys.readouterr()
+    assert "line 3: a line of" in cap.err and cap.out == f"{path}: 2 games read, 1 bad game skipped\n"
+    assert main(["records", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["records", str(path), "--max-line-bytes", "0"]) == 2
