@@ -390,7 +390,7 @@ def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bo
     A file is untrusted input: it is read line by line, each line decoded (UTF-8) and parsed on
     its own, so whatever a line holds it is either a game or one :class:`BadGame` naming its line
     and why: not UTF-8, over ``max_line_bytes``, not JSON (or nested or numbered past what JSON
-    reading allows), not a record, not valid play.
+    reading allows), not a record, a game id already read (of the same lineup), not valid play.
     Every game is checked (:func:`validate_record`, unless ``validate=False``: shape only); a bad
     game is skipped and listed in ``errors`` as ``(game id, "SOURCE line N: message")``. Raises :class:`UserError` when the source cannot be
     read or holds no usable game.
@@ -402,6 +402,7 @@ def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bo
     lineups: list[int | None] = []
     errors: list[BadGame] = []
     cache: dict[str, RuleSet] = {}
+    first_on: dict[tuple[Any, GameId], str] = {}  # (lineup, game id) -> where it was first
     for row in rows:
         if row.problem is not None:
             errors.append(BadGame(None, f"{name} {row.where}: {row.problem}"))
@@ -410,6 +411,12 @@ def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bo
         try:
             raw = _parse(row.text or "")
             game_id = _game_id(raw)
+            if game_id is not None:
+                # a game is its id (of its lineup): a second line with it is not a second game
+                first = first_on.setdefault((row.lineup, game_id), row.where)
+                if first != row.where:
+                    of = f" of lineup {row.lineup}" if row.lineup is not None else ""
+                    raise RecordError(f"duplicate game id {game_id}{of}, first on {first}")
             rec = _from_dict(raw)
             if validate:
                 validate_record(rec, _load_rules(rec, cache))

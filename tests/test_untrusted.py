@@ -135,6 +135,39 @@ def test_a_gzip_file_damaged_part_way_keeps_the_games_before_the_damage(tmp_path
 
 
 # ---------------------------------------------------------------------------------------------
+# 3. duplicate game ids
+
+
+def test_a_second_line_with_a_game_id_is_a_bad_game_for_every_reader(tmp_path, lines, capsys):
+    path = _write(tmp_path / "dup.jsonl", [lines[0], lines[1], lines[0], lines[0]])
+    res = read_records(path)
+    assert [g.game for g in res.games] == [0, 1]
+    assert [b.message for b in res.errors] == [f"{path} line 3: duplicate game id 0, first on line 1",
+                                               f"{path} line 4: duplicate game id 0, first on line 1"]
+    assert [b.game for b in res.errors] == [0, 0]
+    assert main(["records", str(path)]) == 1
+    assert capsys.readouterr().out == f"{path}: 2 games read, 2 bad games skipped\n"
+    assert main(["analyse", str(path), "--no-plots", "--out", str(tmp_path / "a"), "--json"]) == 0
+    cap = capsys.readouterr()
+    d = json.loads(cap.out)
+    assert d["games"] == 2 and [p["games"] for p in d["players"]] == [2, 2] and cap.err.count("duplicate") == 2
+    assert main(["fit", str(path), "--model", "solver:temperature", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["games"] == 2
+    # advise takes the game the id names: its first line
+    assert main(["advise", "--record", str(path), "--game", "0", "--seat", "0", "--turn", "1", "--roll", "1"]) == 0
+
+
+def test_the_same_id_in_two_lineups_of_a_parquet_file_is_two_games(tmp_path, lines):
+    from harness.record import write_records_parquet
+
+    recs = [GameRecord.from_json(x) for x in (lines[0], lines[0], lines[1], lines[1])]
+    path = write_records_parquet(tmp_path / "g.parquet", recs, lineups=[0, 1, 0, 0])
+    res = read_records(path)
+    assert res.lineups == [0, 1, 0] and [b.message for b in res.errors] == [
+        f"{path} row 3: duplicate game id 1 of lineup 0, first on row 2"]
+
+
+# ---------------------------------------------------------------------------------------------
 # 7. a line over the size limit is a bad game, read in bounded pieces
 
 
