@@ -187,19 +187,33 @@ class BadGame(NamedTuple):
     message: str
 
 
+class NoUsableGame(UserError):
+    """A source holds no game that could be used: ``bad`` lists every game skipped, so that a
+    command can show them all, then ``headline`` (``games.jsonl: no usable game (3 bad)``);
+    the message is the headline with the first bad game's line."""
+
+    def __init__(self, headline: str, bad: Sequence[BadGame] = ()) -> None:
+        self.headline = headline
+        self.bad = list(bad)
+        first = f"; the first: {self.bad[0].message}" if self.bad else ""
+        super().__init__(f"{headline[:-1]}{first})" if headline.endswith(")") else headline + first)
+
+
 @dataclass(frozen=True)
 class ReadResult:
     """Games read from one source: the valid ``games`` (with their ``lineups`` from Parquet, else
     None), and every game skipped in ``errors``. From a run directory, ``games`` builds each
     record when asked (:class:`harness.codec.RunGames`) and ``arrays`` holds the valid games as
     the analysis kernel's arrays (:class:`harness.codec.RunRecords`), which ``analyse`` and ``fit``
-    use without building a record."""
+    use without building a record. From a file, ``places`` says on which line each game is."""
 
     source: str
     games: Sequence[GameRecord]
     errors: list[BadGame]
     lineups: list[int | None]
     arrays: Any = None
+    #: where each game is in the source (``line 3``, ``row 2``), when it is a file
+    places: Sequence[str] | None = None
 
     @property
     def summary(self) -> str:
@@ -393,13 +407,14 @@ def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bo
     reading allows), not a record, a game id already read (of the same lineup), not valid play.
     Every game is checked (:func:`validate_record`, unless ``validate=False``: shape only); a bad
     game is skipped and listed in ``errors`` as ``(game id, "SOURCE line N: message")``. Raises :class:`UserError` when the source cannot be
-    read or holds no usable game.
+    read, :class:`NoUsableGame` (listing every bad game) when it holds no usable game.
     """
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
         return _read_run(Path(source), validate)
     name, rows = _read_lines(source, max_line_bytes)
     games: list[GameRecord] = []
     lineups: list[int | None] = []
+    places: list[str] = []
     errors: list[BadGame] = []
     cache: dict[str, RuleSet] = {}
     first_on: dict[tuple[Any, GameId], str] = {}  # (lineup, game id) -> where it was first
@@ -428,15 +443,17 @@ def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bo
             continue
         games.append(rec)
         lineups.append(row.lineup)
+        places.append(row.where)
     if not games:
         if not errors:
             raise UserError(f"{name}: no game records")
         raise _no_usable(name, errors)
-    return ReadResult(name, games, errors, lineups)
+    return ReadResult(name, games, errors, lineups, places=places)
 
 
-def _no_usable(name: str, errors: Sequence[BadGame]) -> UserError:
-    return UserError(f"{name}: no usable game ({len(errors):,} bad; the first: {errors[0].message})")
+def _no_usable(name: str, errors: Sequence[BadGame]) -> NoUsableGame:
+    n = len(errors)
+    return NoUsableGame(f"{name}: no usable game ({n:,} bad)", errors)
 
 
 def _from_dict(raw: Any) -> GameRecord:
@@ -644,6 +661,6 @@ def format_game(record: GameRecord) -> str:
 # from the engine: harness.codec.record_from_trace (a trace) and records_of_run (a run), imported above
 
 
-__all__ = ["FORMAT", "MAX_LINE_BYTES", "BadGame", "GameRecord", "ReadResult", "RecordError", "Seat",
+__all__ = ["FORMAT", "MAX_LINE_BYTES", "BadGame", "GameRecord", "NoUsableGame", "ReadResult", "RecordError", "Seat",
            "Turn", "format_game", "format_turn", "parse_turn", "read_records", "record_from_trace", "records_of_run",
            "validate_record", "write_records_jsonl", "write_records_parquet"]

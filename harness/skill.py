@@ -45,9 +45,10 @@ keeps, ``stop`` included, and a box - or two for a bot that never rerolls)::
 greedy play and random play. ``timeout`` rates below ``random`` per decision although it loses
 fewer points a game: it makes fewer decisions (it never rerolls), each a costly one.
 
-Rule sets with ``saved_rolls`` are refused (the solved table does not value banked rolls): the
-:class:`~harness.positions.Advisor`'s one-line error is passed on. Partial games (``"complete":
-false``) are listed and skipped: their scores are not final.
+Games of a rule set with ``saved_rolls`` cannot be valued (the solved table does not value banked
+rolls): each is listed with the :class:`~harness.positions.Advisor`'s one-line reason and skipped,
+and the other games are analysed. Partial games (``"complete": false``) are listed and skipped:
+their scores are not final.
 
 Public API::
 
@@ -70,7 +71,7 @@ import numpy as np
 from harness.analysis import ERROR, SCALE, Analyser, Band, Worst, keep_text, rating, worst_of
 from harness.codec import KernelArrays, RunRecords, arrays_of_records, record_rules
 from harness.errors import UserError
-from harness.record import BadGame, GameRecord, ReadResult
+from harness.record import BadGame, GameRecord, NoUsableGame, ReadResult
 from harness.stats import Moments, mean_ci
 from harness.summary import Table, _f, _pct
 
@@ -324,17 +325,21 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
     directory's games go from its arrays (``ReadResult.arrays``) to the kernel: only the games
     whose decisions enter a ``worst`` list become records.
 
-    :class:`UserError`: a rule set the advisor refuses (``saved_rolls``), ``player`` not in the
-    source, or no game left to analyse.
+    The games of a rule set the advisor refuses (``saved_rolls``: the solver's table does not
+    value banked rolls) are skipped into ``bad``, each named, and the others analysed.
+    :class:`UserError`: ``player`` not in the source; :class:`harness.record.NoUsableGame` (every
+    game skipped in its ``bad``): no game left to analyse.
     """
     run: RunRecords | None = None
+    places: Sequence[str] | None = None
     if isinstance(source, ReadResult):
         name, records, lineups, bad = source.source, source.games, source.lineups, list(source.errors)
-        run = source.arrays
+        run, places = source.arrays, source.places
     else:
         records = list(source)
         name, lineups, bad = "<records>", [None] * len(records), []
     analysers: dict[str, Analyser] = {}
+    refused: dict[str, str] = {}  # rules key -> why its games cannot be analysed
     names: dict[str, str] = {}
     tallies: dict[tuple[str, str], PlayerTally] = {}
     labels: dict[str, None] = {}
@@ -342,7 +347,8 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
     pending: dict[str, list[_Game]] = {}
 
     def here(g: _Game) -> str:
-        return f"{name}{f' lineup {g.lineup}' if g.lineup is not None else ''}: game {g.game}"
+        at = f" {places[g.i]}" if places is not None else f" lineup {g.lineup}" if g.lineup is not None else ""
+        return f"{name}{at}: game {g.game}"
 
     def flush(key: str) -> None:
         nonlocal games
@@ -394,11 +400,17 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
             bad.append(BadGame(g.game, f"{here(g)}: a partial game (\"complete\": false), not analysed"))
             continue
         key = _rules_key(g.rules, g.settings)
-        if key not in analysers:
-            rules = record_rules(g.rules, g.settings, g.game)
-            analysers[key] = Analyser(rules, cache_dir)  # saved_rolls: the advisor's one-line error
+        if key not in analysers and key not in refused:
+            try:
+                rules = record_rules(g.rules, g.settings, g.game)
+                analysers[key] = Analyser(rules, cache_dir)
+            except UserError as exc:  # saved_rolls: the solver's table cannot value these games
+                refused[key] = str(exc)
             st = ", ".join(f"{k}={v}" for k, v in g.settings.items())
             names[key] = f"{g.rules} ({st})" if st else str(g.rules)
+        if key in refused:
+            bad.append(BadGame(g.game, f"{here(g)}: not analysed: {refused[key]}"))
+            continue
         pending.setdefault(key, []).append(g)
         if len(pending[key]) >= BATCH:
             flush(key)
@@ -408,8 +420,7 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
         have = ", ".join(labels) or "none"
         raise UserError(f"player {player!r} is not in {name} (players: {have})")
     if not tallies:
-        raise UserError(f"{name}: no game to analyse ({len(bad)} skipped"
-                        f"{f'; the first: {bad[0].message}' if bad else ''})")
+        raise NoUsableGame(f"{name}: no game to analyse ({len(bad):,} skipped)", bad)
     several = len(analysers) > 1
     players = []
     for (key, label), t in tallies.items():

@@ -119,7 +119,7 @@ def test_windows_line_ends_and_blank_lines(tmp_path, lines):
     path = tmp_path / "crlf.jsonl"
     path.write_bytes(b"\r\n".join(x.encode() for x in [lines[0], "", " \t", lines[1]]) + b"\r\n")
     res = read_records(path)
-    assert [g.game for g in res.games] == [0, 1] and res.errors == []
+    assert [g.game for g in res.games] == [0, 1] and res.errors == [] and res.places == ["line 1", "line 4"]
 
 
 def test_a_gzip_file_damaged_part_way_keeps_the_games_before_the_damage(tmp_path):
@@ -165,6 +165,42 @@ def test_the_same_id_in_two_lineups_of_a_parquet_file_is_two_games(tmp_path, lin
     res = read_records(path)
     assert res.lineups == [0, 1, 0] and [b.message for b in res.errors] == [
         f"{path} row 3: duplicate game id 1 of lineup 0, first on row 2"]
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. analyse lists every bad game and skips what it cannot value
+
+
+def test_analyse_skips_games_it_cannot_value_and_lists_every_bad_game(tmp_path, lines, capsys):
+    saved = _record(5, "standard", ("saved_rolls=true",), ("greedy",)).to_json()
+    partial = json.loads(lines[2])
+    partial["turns"], partial["complete"] = partial["turns"][:4], False
+    del partial["totals"]
+    path = _write(tmp_path / "mixed.jsonl", [saved, lines[0], "{not json", json.dumps(partial), lines[1]])
+    assert main(["analyse", str(path), "--no-plots", "--out", str(tmp_path / "a"), "--json"]) == 0
+    cap = capsys.readouterr()
+    d = json.loads(cap.out)
+    assert d["games"] == 2 and len(d["bad_games"]) == 3
+    err = cap.err.splitlines()
+    assert len(err) == 3
+    assert err[0].startswith(f"{path} line 3: not valid JSON")
+    assert err[1].startswith(f"{path} line 1: game 5: not analysed: rule set standard: saved_rolls is on")
+    assert err[2].startswith(f"{path} line 4: game 2: a partial game")
+
+
+def test_no_usable_game_lists_every_bad_game(tmp_path, lines, capsys):
+    saved = [_record(g, "standard", ("saved_rolls=true",), ("greedy",)).to_json() for g in (5, 6)]
+    path = _write(tmp_path / "none.jsonl", ["{", "[]", lines[0].replace('"score":', '"score": 1000, "x":', 1)])
+    for argv in _commands(path, tmp_path / "out"):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert [x.split(": ", 1)[0] for x in err[:3]] == [f"{path} line {i}" for i in (1, 2, 3)], argv
+        assert err[3] == f"yatzy-harness: error: {path}: no usable game (3 bad, listed above)" and len(err) == 4
+    path = _write(tmp_path / "saved.jsonl", ["{", *saved])
+    assert main(["analyse", str(path), "--no-plots", "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 4 and sum("saved_rolls is on" in x for x in err) == 2
+    assert err[-1] == f"yatzy-harness: error: {path}: no game to analyse (3 skipped, listed above)"
 
 
 # ---------------------------------------------------------------------------------------------

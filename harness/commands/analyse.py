@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.commands.options import (add_cache_dir_option, add_records_options, confidence_arg, describe,
+from harness.commands.options import (add_cache_dir_option, add_records_options, confidence_arg, describe, listed,
                                       number_arg, print_json, read_games, show_bad)
 
 
@@ -38,12 +38,16 @@ def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `analyse --help` must not pay for numba and pandas
     # (benchmarks/BENCHMARKS.md, 'Start-up')
     from harness.cache import use_cache_dir
+    from harness.record import NoUsableGame
     from harness.skill import analyse_records, default_out, text, write_analysis
 
     cache_dir = use_cache_dir(args.cache_dir)
     res = read_games(args.source, args, show=False)  # the report lists them with its own
-    report = analyse_records(res, player=args.player, worst=args.worst, confidence=args.confidence,
-                             cache_dir=cache_dir)
+    try:
+        report = analyse_records(res, player=args.player, worst=args.worst, confidence=args.confidence,
+                                 cache_dir=cache_dir)
+    except NoUsableGame as exc:
+        raise listed(exc) from None
     show_bad(report.bad)
     report = write_analysis(report, args.out or default_out(args.source), plots=not args.no_plots)
     d = report.to_dict()

@@ -126,12 +126,15 @@ def add_records_options(p: argparse.ArgumentParser) -> None:
 
 def read_games(source: str, args: argparse.Namespace, *, show: bool = True) -> Any:
     """:func:`harness.record.read_records` of ``source`` with the options of
-    :func:`add_records_options`; every bad game on stderr, one line each (with ``show``; else the
-    command shows them)."""
+    :func:`add_records_options`: every bad game on stderr, one line each (with ``show``; else the
+    command shows them), and when none is usable, every one of them before the error."""
     # imported here: `COMMAND --help` must not pay for numpy (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.record import read_records
+    from harness.record import NoUsableGame, read_records
 
-    res = read_records(source, max_line_bytes=args.max_line_bytes)
+    try:
+        res = read_records(source, max_line_bytes=args.max_line_bytes)
+    except NoUsableGame as exc:
+        raise listed(exc) from None
     if show:
         show_bad(res.errors)
     return res
@@ -141,6 +144,14 @@ def show_bad(bad: Iterable[Any]) -> None:
     """Bad games (:class:`harness.record.BadGame`) on stderr, one line each."""
     for b in bad:
         print(b.message, file=sys.stderr)
+
+
+def listed(exc: Any) -> UserError:
+    """A :class:`harness.record.NoUsableGame`'s every bad game on stderr; returns the error to
+    raise, its headline (the first bad game not repeated)."""
+    show_bad(exc.bad)
+    h = exc.headline
+    return UserError(f"{h[:-1]}, listed above)" if h.endswith(")") and exc.bad else h)
 
 
 def add_quality_options(p: argparse.ArgumentParser) -> None:
@@ -209,5 +220,5 @@ def console_logging(level: int = logging.WARNING) -> None:
 
 __all__ = ["MAX_LINE_BYTES", "RUN_LOG_ONLY", "HelpFormatter", "add_cache_dir_option", "add_quality_options",
            "add_records_options", "add_set_option", "confidence_arg", "console_logging", "describe", "examples",
-           "new_out_dir", "number_arg", "print_json", "quality_options", "read_games", "say",
+           "listed", "new_out_dir", "number_arg", "print_json", "quality_options", "read_games", "say",
            "show_bad"]
