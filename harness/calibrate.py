@@ -537,15 +537,10 @@ _LEVELS_KEYS = {"rules", "settings", "strategy", "param", "lo", "hi", "games", "
 
 def load_levels(path: str | os.PathLike[str]) -> Levels:
     """Read and check a levels file; every mistake is a one-line :class:`UserError` naming the key."""
-    import tomllib
+    from harness.rules import read_toml
 
     where = str(path)
-    try:
-        raw = tomllib.loads(Path(path).read_text())
-    except OSError as exc:
-        raise UserError(f"cannot read levels file {where}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{where}: not valid TOML ({exc})") from None
+    raw = read_toml(path, "levels file")
     unknown = sorted(set(raw) - _LEVELS_KEYS)
     if unknown:
         raise UserError(f"{where}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(_LEVELS_KEYS))})")

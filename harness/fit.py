@@ -718,9 +718,11 @@ def reference_of(ref: str) -> tuple[str, str | None]:
     if not path.endswith(".json"):
         return ref, None
     try:
-        d = json.loads(Path(path).read_text())
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise UserError(f"cannot read the fitted model {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not a fit file (not UTF-8 text)") from None
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}: not a fit file (invalid JSON: {exc.msg})") from None
     if not isinstance(d, dict) or d.get("format") != "yatzy-fit/1":

@@ -435,6 +435,27 @@ def _box_from_spec(i: int, raw: Any, where: str) -> tuple[Box, dict[str, Any]]:
     return box, params
 
 
+def read_toml(path: str | os.PathLike[str], what: str) -> dict[str, Any]:
+    """A TOML file (a rule set, a run config, a levels file: ``what``) as a dict. One-line
+    :class:`UserError` naming the file when it cannot be read, is not UTF-8 (TOML is; the line and
+    column of the first byte that is not) or not TOML."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - data.rfind(b"\n", 0, exc.start)
+        raise UserError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at line {line}, column {col}); "
+                        f"a {what} is a TOML file, which is UTF-8") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: not valid TOML: {exc}") from None
+
+
 def read_rules_file(path: Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     """Parse a rule-set TOML file, resolving ``extends`` (a built-in name, or a path relative to the
     extending file's directory).
@@ -446,13 +467,7 @@ def read_rules_file(path: Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]
     chain = (*_chain, path)
     if path.resolve() in {p.resolve() for p in _chain}:
         raise UserError("circular extends: " + " -> ".join(str(p) for p in chain))
-    try:
-        with open(path, "rb") as fh:
-            spec = tomllib.load(fh)
-    except OSError as exc:
-        raise UserError(f"cannot read rule set {path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path}: not valid TOML: {exc}") from None
+    spec = read_toml(path, "rule set")
     spec.setdefault("name", path.stem)
     if "extends" in spec:
         ext = spec["extends"]

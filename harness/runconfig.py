@@ -35,14 +35,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from harness import tournament
 from harness.errors import UserError
-from harness.rules import RuleSet, load_rules
+from harness.rules import RuleSet, load_rules, read_toml
 
 if TYPE_CHECKING:  # the engine's kernels (numba) are not needed to read a config: `run --help` stays fast
     from harness.strategy import Strategy
@@ -203,11 +202,7 @@ class RunConfig:
         p = Path(path)
         if not p.is_file():
             raise UserError(f"run config not found: {p}")
-        try:
-            with p.open("rb") as f:
-                data = tomllib.load(f)
-        except tomllib.TOMLDecodeError as exc:
-            raise UserError(f"{p}: not valid TOML: {exc}") from None
+        data = read_toml(p, "run config")
         return cls.from_dict(data, source=str(p), base=p.parent, name=p.stem)
 
     @classmethod

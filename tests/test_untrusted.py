@@ -204,6 +204,52 @@ def test_no_usable_game_lists_every_bad_game(tmp_path, lines, capsys):
 
 
 # ---------------------------------------------------------------------------------------------
+# 5. a rule file, run config or levels file that is not UTF-8
+
+
+LATIN1_RULES = 'name = "hus"\ntitle = "J\xf8rgens hus"\n[[boxes]]\nname = "chance"\nkind = "chance"\n'.encode("latin-1")
+
+
+def _not_utf8(path: Path) -> str:
+    return f"{path}: not UTF-8 text (byte 0xf8 at line 2, column 11)"
+
+
+@pytest.mark.parametrize("what", ["rules", "run config", "levels"])
+def test_a_toml_file_that_is_not_utf8_is_one_line_naming_it(tmp_path, capsys, what):
+    from harness.calibrate import load_levels
+    from harness.errors import UserError
+    from harness.rules import load_rules
+    from harness.runconfig import RunConfig
+
+    path = tmp_path / f"{what.replace(' ', '_')}.toml"
+    if what == "rules":
+        path.write_bytes(LATIN1_RULES)
+        load, argv = load_rules, ["rules", "show", str(path)]
+    elif what == "run config":
+        path.write_bytes('seats = ["greedy"]\n# Jorgen J\xf8rgen\n'.encode("latin-1"))
+        load, argv = RunConfig.from_toml, ["run", str(path)]
+    else:
+        path.write_bytes('rules = "scandinavian"\n# Jorgen J\xf8rgen\n'.encode("latin-1"))
+        load, argv = load_levels, ["calibrate", "--levels", str(path)]
+    with pytest.raises(UserError) as exc:
+        load(str(path))
+    assert str(exc.value).startswith(_not_utf8(path))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"yatzy-harness: error: {_not_utf8(path)}") and err.count("\n") == 1
+
+
+def test_a_record_whose_rule_file_is_not_utf8_is_a_bad_game_naming_the_file(tmp_path, lines):
+    rules = tmp_path / "hus.toml"
+    rules.write_bytes(LATIN1_RULES)
+    d = json.loads(lines[0])
+    d["game"], d["rules"] = 9, {"name": str(rules), "settings": {}}
+    res = read_records(_write(tmp_path / "g.jsonl", [lines[1], json.dumps(d)]))
+    assert [g.game for g in res.games] == [1]
+    assert res.errors[0].message.startswith(f"{tmp_path / 'g.jsonl'} line 2: game 9: rules {rules}: {_not_utf8(rules)}")
+
+
+# ---------------------------------------------------------------------------------------------
 # 7. a line over the size limit is a bad game, read in bounded pieces
 
 
