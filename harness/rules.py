@@ -320,17 +320,17 @@ def _parse_value(key: str, raw: Any, kind: type, where: str) -> Any:
                 return True
             if text in ("false", "0", "no", "off"):
                 return False
-            raise UserError(f"{where}: setting {key} must be true or false, got {raw!r}")
+            raise UserError(f"{where}: setting {key} must be true or false, got {_shown(raw)}")
         try:
             return int(text)
         except ValueError:
-            raise UserError(f"{where}: setting {key} must be a whole number, got {raw!r}") from None
+            raise UserError(f"{where}: setting {key} must be a whole number, got {_shown(raw)}") from None
     if kind is bool and not isinstance(raw, bool):
-        raise UserError(f"{where}: setting {key} must be true or false, got {raw!r}")
+        raise UserError(f"{where}: setting {key} must be true or false, got {_shown(raw)}")
     if kind is int and (isinstance(raw, bool) or not isinstance(raw, int)):
-        raise UserError(f"{where}: setting {key} must be a whole number, got {raw!r}")
+        raise UserError(f"{where}: setting {key} must be a whole number, got {_shown(raw)}")
     if kind is str and not isinstance(raw, str):
-        raise UserError(f"{where}: setting {key} must be a string, got {raw!r}")
+        raise UserError(f"{where}: setting {key} must be a string, got {_shown(raw)}")
     return raw
 
 
@@ -398,34 +398,66 @@ def _check_fixed_scores(parsed: list[tuple[Box, dict[str, Any]]], settings: Mapp
                         f"{' / '.join(fixed)}; only {key}={fits} fits)")
 
 
+#: The most points a box's value, servida, joker value or the extra bonus may be.
+MAX_POINTS = 1000
+
+
+def _is_whole(v: Any, lo: int, hi: int) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+
+def _shown(v: Any) -> str:
+    """``repr(v)`` for a message, cut to 40 characters (a value may come from a game record)."""
+    if isinstance(v, (list, dict)) and len(v) > 40:
+        return f"a {'list' if isinstance(v, list) else 'table'} of {len(v)} items"
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _box_from_spec(i: int, raw: Any, where: str) -> tuple[Box, dict[str, Any]]:
     w = f"{where}: boxes[{i}]"
     if not isinstance(raw, dict):
         raise UserError(f"{w} must be a table")
     name, kind = raw.get("name"), raw.get("kind")
     if not isinstance(name, str) or not name.isidentifier() or name != name.lower():
-        raise UserError(f"{w}: name must be a snake_case identifier, got {name!r}")
-    if kind not in KINDS:
-        raise UserError(f"{w} ({name}): unknown kind {kind!r} (kinds: {', '.join(KINDS)})")
+        raise UserError(f"{w}: name must be a snake_case identifier, got {_shown(name)}")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise UserError(f"{w} ({name}): unknown kind {_shown(kind)} (kinds: {', '.join(KINDS)})")
     allowed = set(KINDS[kind]) | _COMMON
     for key in raw:
         if key not in allowed:
-            raise UserError(f"{w} ({name}): unknown key {key!r} for kind {kind} (keys: {', '.join(sorted(allowed))})")
+            raise UserError(f"{w} ({name}): unknown key {_shown(key)} for kind {kind} (keys: {', '.join(sorted(allowed))})")
     params = {}
     for key, default in KINDS[kind].items():
         if key not in raw and default is None:
             raise UserError(f"{w} ({name}): kind {kind} needs key {key!r}")
         params[key] = raw.get(key, default)
     if "score" in params and params["score"] not in _SCORE_MODES:
-        raise UserError(f"{w} ({name}): score must be one of {', '.join(_SCORE_MODES)}, got {params['score']!r}")
+        raise UserError(f"{w} ({name}): score must be one of {', '.join(_SCORE_MODES)}, got {_shown(params['score'])}")
+    # every value is checked for its type and range before it is used: a rule set may come from
+    # a game record (inline), which is untrusted input
     for key in ("servida", "joker_value"):
-        if key in raw and (not isinstance(raw[key], int) or isinstance(raw[key], bool) or raw[key] < 0):
-            raise UserError(f"{w} ({name}): {key} must be a non-negative whole number")
-    if kind == "upper" and params["face"] not in range(1, 7):
+        if key in raw and not _is_whole(raw[key], 0, MAX_POINTS):
+            raise UserError(f"{w} ({name}): {key} must be a whole number 0..{MAX_POINTS}, got {_shown(raw[key])}")
+    for key in ("requires_key", "five_alike"):
+        if key in raw and not isinstance(raw[key], bool):
+            raise UserError(f"{w} ({name}): {key} must be true or false, got {_shown(raw[key])}")
+    if "value" in params and not _is_whole(params["value"], 0, MAX_POINTS):
+        raise UserError(f"{w} ({name}): value must be a whole number 0..{MAX_POINTS}, got {_shown(params['value'])}")
+    for key, lo, hi in (("n", 1, 8), ("count", 1, 4), ("length", 1, 6)):
+        if key in params and not _is_whole(params[key], lo, hi):
+            raise UserError(f"{w} ({name}): {key} must be a whole number {lo}..{hi}, got {_shown(params[key])}")
+    if kind == "upper" and not _is_whole(params["face"], 1, 6):
         raise UserError(f"{w} ({name}): face must be 1..6")
-    if kind == "straight" and (not isinstance(params["faces"], list) or not set(params["faces"]) <= set(range(1, 7))
+    if kind == "straight" and (not isinstance(params["faces"], list) or not params["faces"]
+                               or not all(_is_whole(f, 1, 6) for f in params["faces"])
                                or len(set(params["faces"])) != len(params["faces"])):
         raise UserError(f"{w} ({name}): faces must be a list of distinct faces 1..6")
+    if kind == "groups" and (not isinstance(params["sizes"], list) or not 1 <= len(params["sizes"]) <= 6
+                             or not all(_is_whole(n, 1, 8) for n in params["sizes"])):
+        raise UserError(f"{w} ({name}): sizes must be a list of 1..6 group sizes (1..8 dice each)")
+    if "label" in raw and not isinstance(raw["label"], str):
+        raise UserError(f"{w} ({name}): label must be a string, got {_shown(raw['label'])}")
     box = Box(
         name=name, kind=kind, label=str(raw.get("label", name.replace("_", " ").capitalize())),
         params=tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items())),
@@ -530,12 +562,17 @@ def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterab
         if key not in _TOP_KEYS:
             raise UserError(f"{where}: unknown key {key!r} (keys: {', '.join(sorted(_TOP_KEYS - {'_source'}))})")
     n_dice = spec.get("dice", 5)
-    if not isinstance(n_dice, int) or not 1 <= n_dice <= 8:
-        raise UserError(f"{where}: dice must be 1..8, got {n_dice!r}")
+    if not _is_whole(n_dice, 1, 8):
+        raise UserError(f"{where}: dice must be 1..8, got {_shown(n_dice)}")
     rolls = spec.get("rolls", 3)
-    if not isinstance(rolls, int) or not 1 <= rolls <= 10:
-        raise UserError(f"{where}: rolls must be 1..10, got {rolls!r}")
+    if not _is_whole(rolls, 1, 10):
+        raise UserError(f"{where}: rolls must be 1..10, got {_shown(rolls)}")
+    for key in ("name", "title", "description"):
+        if key in spec and not isinstance(spec[key], str):
+            raise UserError(f"{where}: {key} must be a string, got {_shown(spec[key])}")
     file_settings = spec.get("settings", {})
+    if not isinstance(file_settings, dict):
+        raise UserError(f"{where}: [settings] must be a table of KEY = VALUE, got {_shown(file_settings)}")
     for key in file_settings:
         if key not in SETTINGS:
             raise UserError(f"{where}: [settings] unknown setting {key!r} (settings: {', '.join(SETTINGS)})")
@@ -550,6 +587,8 @@ def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterab
     raw_boxes = spec.get("boxes")
     if not isinstance(raw_boxes, list) or not raw_boxes:
         raise UserError(f"{where}: needs a non-empty [[boxes]] list")
+    if len(raw_boxes) > 30:
+        raise UserError(f"{where}: at most 30 boxes, got {len(raw_boxes)}")
     parsed = [_box_from_spec(i, rb, where) for i, rb in enumerate(raw_boxes)]
     kinds = {b.kind for b, _ in parsed}
     for key, needs in (("include_pairs", _PAIR_KINDS), ("full_house_scoring", {"full_house"}),
@@ -580,11 +619,15 @@ def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterab
     key_name = spec.get("key_box")
     key_box = -1
     if key_name is not None:
-        if key_name not in names:
-            raise UserError(f"{where}: key_box {key_name!r} is not a box")
+        if not isinstance(key_name, str) or key_name not in names:
+            raise UserError(f"{where}: key_box {_shown(key_name)} is not a box")
         key_box = names.index(key_name)
-    joker = bool(spec.get("joker", False))
-    extra = int(spec.get("extra_yatzy_bonus", 0))
+    joker = spec.get("joker", False)
+    if not isinstance(joker, bool):
+        raise UserError(f"{where}: joker must be true or false, got {_shown(joker)}")
+    extra = spec.get("extra_yatzy_bonus", 0)
+    if not _is_whole(extra, 0, MAX_POINTS):
+        raise UserError(f"{where}: extra_yatzy_bonus must be a whole number 0..{MAX_POINTS}, got {_shown(extra)}")
     requires = np.array([b.requires_key for b, _ in parsed], dtype=bool)
     if (joker or extra or requires.any()) and key_box < 0:
         raise UserError(f"{where}: joker, extra_yatzy_bonus and requires_key need key_box")

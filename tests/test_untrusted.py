@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.record import GameRecord, read_records, record_from_trace
@@ -247,6 +249,63 @@ def test_a_record_whose_rule_file_is_not_utf8_is_a_bad_game_naming_the_file(tmp_
     res = read_records(_write(tmp_path / "g.jsonl", [lines[1], json.dumps(d)]))
     assert [g.game for g in res.games] == [1]
     assert res.errors[0].message.startswith(f"{tmp_path / 'g.jsonl'} line 2: game 9: rules {rules}: {_not_utf8(rules)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. a rule set from a record: every value checked before it is used
+
+#: a small rule set with a box of every kind (two dice: it compiles in milliseconds)
+TINY = {"name": "tiny", "dice": 2, "rolls": 2, "key_box": "yatzy", "joker": True, "extra_yatzy_bonus": 10,
+        "settings": {"upper_bonus_threshold": 6, "upper_bonus_value": 5},
+        "boxes": [{"name": "sixes", "kind": "upper", "face": 6},
+                  {"name": "pair", "kind": "n_of_a_kind", "n": 2, "score": "matching"},
+                  {"name": "pairs", "kind": "pairs", "count": 1},
+                  {"name": "house", "kind": "full_house", "value": 25, "five_alike": False},
+                  {"name": "castle", "kind": "castle"}, {"name": "tower", "kind": "tower"},
+                  {"name": "groups", "kind": "groups", "sizes": [1, 1]},
+                  {"name": "ends", "kind": "straight", "faces": [1, 6], "value": 7},
+                  {"name": "run", "kind": "run", "length": 2, "score": "sum", "servida": 9},
+                  {"name": "chance", "kind": "chance", "label": "Any"},
+                  {"name": "yatzy", "kind": "yatzy", "value": 50, "joker_value": 3, "requires_key": False}]}
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers(-10, 10) | st.integers(-2**70, 2**70)
+                           | st.floats(allow_nan=True) | st.text(max_size=5),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
+                                                                                       max_size=3),
+                           max_leaves=6)
+
+
+def _paths(v, at=()):
+    """Every place in a JSON value (a key of an object, an item of a list)."""
+    yield at
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from _paths(x, (*at, k))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from _paths(x, (*at, i))
+
+
+TINY_PATHS = [p for p in _paths(TINY) if p]
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(where=st.sampled_from(TINY_PATHS), value=json_values)
+def test_a_rule_set_with_any_value_anywhere_compiles_or_is_a_user_error(where, value):
+    import copy
+
+    from harness.errors import UserError
+    from harness.rules import compile_rules
+
+    spec = copy.deepcopy(TINY)
+    node = spec
+    for k in where[:-1]:
+        node = node[k]
+    node[where[-1]] = value
+    try:
+        compile_rules(spec, source="tiny")
+    except UserError as exc:
+        assert "\n" not in str(exc) and len(str(exc)) < 400
 
 
 # ---------------------------------------------------------------------------------------------
