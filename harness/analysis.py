@@ -40,6 +40,7 @@ Public API::
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -379,10 +380,11 @@ def analyse_record(record: GameRecord, details: bool = False, cache_dir: Any = N
 
 
 def decision_table(records: Iterable[GameRecord] | RunRecords, cache_dir: Any = None,
-                   analyser: Analyser | None = None) -> DecisionTable:
+                   analyser: Analyser | None = None, rules: RuleSet | None = None) -> DecisionTable:
     """Every decision of ``records`` (valid game records of one rule set and settings; a mix is a
     :class:`UserError`; or a run's :class:`harness.codec.RunRecords`, straight from its arrays)
-    with its options' values: :meth:`Analyser.records`."""
+    with its options' values: :meth:`Analyser.records`. ``rules``: the records' rule set as
+    reading loaded it (:attr:`harness.record.ReadResult.rules`), else loaded from what they name."""
     if isinstance(records, RunRecords):
         if not len(records):
             raise UserError("no game records to analyse")
@@ -393,11 +395,13 @@ def decision_table(records: Iterable[GameRecord] | RunRecords, cache_dir: Any = 
     recs = list(records)
     if not recs:
         raise UserError("no game records to analyse")
-    keys = {(r.rules, tuple(sorted((k, str(v)) for k, v in r.settings.items()))) for r in recs}
+    keys = {(r.rules, tuple(sorted((k, str(v)) for k, v in r.settings.items())),
+             None if r.rules_spec is None else json.dumps(r.rules_spec, sort_keys=True, default=str)) for r in recs}
     if len(keys) > 1:
-        shown = "; ".join(f"{name} {dict(s) or ''}".strip() for name, s in sorted(keys))
+        shown = "; ".join(f"{name}{' (inline)' if spec else ''} {dict(s) or ''}".strip()
+                          for name, s, spec in sorted(keys, key=str))
         raise UserError(f"the records mix rule sets ({shown}): give the games of one rule set")
-    an = analyser or Analyser(recs[0].load_rules(), cache_dir)
+    an = analyser or Analyser(rules or recs[0].load_rules(), cache_dir)
     _, table = an.records(recs, decisions=True)
     assert table is not None
     return table

@@ -593,6 +593,7 @@ def fit_records(source: Any, model: str, *, player: str | None = None, confidenc
     from harness.record import ReadResult
 
     model = parse_model(model)
+    loaded = None  # the records' rule set as reading loaded it (what a record read from a file may name)
     if isinstance(source, ReadResult) and source.arrays is not None:
         # a run directory: its arrays straight to the kernel, no record built
         name, recs, bad = source.source, source.arrays, [b.message for b in source.errors]
@@ -600,12 +601,13 @@ def fit_records(source: Any, model: str, *, player: str | None = None, confidenc
     else:
         if isinstance(source, ReadResult):
             name, recs, bad = source.source, list(source.games), [b.message for b in source.errors]
+            loaded = source.rules[0] if source.rules else None
         else:
             name, recs, bad = "<records>", list(source), []
         rules_name, settings = (recs[0].rules, recs[0].settings) if recs else ("", {})
     if not len(recs):
         raise UserError(f"{name}: no game records to fit")
-    table = decision_table(recs, cache_dir=cache_dir)
+    table = decision_table(recs, cache_dir=cache_dir, rules=loaded)
     rules = rules_name + "".join(f" {k}={v}" for k, v in sorted(settings.items()))
     return fit_table(table, model, player=player, confidence=confidence, source=name, rules=rules,
                      games=len(recs), bad=bad)

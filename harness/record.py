@@ -14,7 +14,6 @@ and gives the one-line-per-turn text form.
 from __future__ import annotations
 
 import gzip
-import itertools
 import json
 import math
 import os
@@ -31,15 +30,16 @@ import numpy as np
 from harness.codec import (FORMAT, MAX_SEATS, GameId, GameRecord, RecordError, Seat, Turn, record_from_trace,
                            record_rules, records_of_run)
 from harness.errors import UserError
-from harness.rules import RuleSet
+from harness.rules import AllowedRules, RuleSet
 from harness.scoring import context, score_options, score_options_batch
 
 # ---------------------------------------------------------------------------------------------
 # validation against the rule set
 
 
-def _load_rules(record: GameRecord, cache: dict[str, RuleSet] | None = None) -> RuleSet:
-    return record_rules(record.rules, record.settings, record.game, cache)
+def _load_rules(record: GameRecord, cache: dict[str, RuleSet] | None = None,
+                allowed: AllowedRules | None = None) -> RuleSet:
+    return record_rules(record.rules, record.settings, record.game, cache, spec=record.rules_spec, allowed=allowed)
 
 
 def _faces(faces: Sequence[int]) -> str:
@@ -205,7 +205,9 @@ class ReadResult:
     None), and every game skipped in ``errors``. From a run directory, ``games`` builds each
     record when asked (:class:`harness.codec.RunGames`) and ``arrays`` holds the valid games as
     the analysis kernel's arrays (:class:`harness.codec.RunRecords`), which ``analyse`` and ``fit``
-    use without building a record. From a file, ``places`` says on which line each game is."""
+    use without building a record. From a file, ``places`` says on which line each game is.
+    ``rules`` holds each game's rule set as reading loaded it (a record's name resolved as
+    ``rules_dirs`` allows): the analysis, the fit and advise take it from there."""
 
     source: str
     games: Sequence[GameRecord]
@@ -214,6 +216,8 @@ class ReadResult:
     arrays: Any = None
     #: where each game is in the source (``line 3``, ``row 2``), when it is a file
     places: Sequence[str] | None = None
+    #: each game's rule set, as reading loaded it (None: not loaded, for a result made by hand)
+    rules: Sequence[RuleSet] | None = None
 
     @property
     def summary(self) -> str:
@@ -396,7 +400,8 @@ def _game_id(raw: Any) -> GameId | None:
 
 
 def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bool = True,
-                 max_line_bytes: int = MAX_LINE_BYTES) -> ReadResult:
+                 max_line_bytes: int = MAX_LINE_BYTES,
+                 rules_dirs: Iterable[str | os.PathLike[str]] = ()) -> ReadResult:
     """Read game records from a ``.jsonl`` / ``.jsonl.gz`` / ``.parquet`` file, from lines of JSON,
     or from a run directory played with ``--record`` (:func:`records_of_run`: every lineup's games,
     ``lineups`` filled).
@@ -405,14 +410,20 @@ def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bo
     its own, so whatever a line holds it is either a game or one :class:`BadGame` naming its line
     and why: not UTF-8, over ``max_line_bytes``, not JSON (or nested or numbered past what JSON
     reading allows), not a record, a game id already read (of the same lineup), not valid play.
-    Every game is checked (:func:`validate_record`, unless ``validate=False``: shape only); a bad
-    game is skipped and listed in ``errors`` as ``(game id, "SOURCE line N: message")``. Raises :class:`UserError` when the source cannot be
+    A record may name a built-in rule set, carry its rule set inline, or name a rule file inside
+    one of ``rules_dirs`` (:class:`harness.rules.AllowedRules`); any other name is a bad game, and
+    nothing outside those directories is opened. Every game is checked (:func:`validate_record`,
+    unless ``validate=False``: shape and rule set only); a bad game is skipped and listed in
+    ``errors`` as ``(game id, "SOURCE line N: message")``. A run directory's records are read
+    through its manifest, rules included. Raises :class:`UserError` when the source cannot be
     read, :class:`NoUsableGame` (listing every bad game) when it holds no usable game.
     """
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
         return _read_run(Path(source), validate)
+    allowed = AllowedRules.of(rules_dirs)
     name, rows = _read_lines(source, max_line_bytes)
     games: list[GameRecord] = []
+    rule_sets: list[RuleSet] = []
     lineups: list[int | None] = []
     places: list[str] = []
     errors: list[BadGame] = []
@@ -433,8 +444,9 @@ def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bo
                     of = f" of lineup {row.lineup}" if row.lineup is not None else ""
                     raise RecordError(f"duplicate game id {game_id}{of}, first on {first}")
             rec = _from_dict(raw)
+            rules = _load_rules(rec, cache, allowed)
             if validate:
-                validate_record(rec, _load_rules(rec, cache))
+                validate_record(rec, rules)
         except UserError as exc:
             errors.append(BadGame(game_id, f"{name} {row.where}: {exc}"))
             continue
@@ -444,11 +456,12 @@ def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bo
         games.append(rec)
         lineups.append(row.lineup)
         places.append(row.where)
+        rule_sets.append(rules)
     if not games:
         if not errors:
             raise UserError(f"{name}: no game records")
         raise _no_usable(name, errors)
-    return ReadResult(name, games, errors, lineups, places=places)
+    return ReadResult(name, games, errors, lineups, places=places, rules=rule_sets)
 
 
 def _no_usable(name: str, errors: Sequence[BadGame]) -> NoUsableGame:
@@ -572,25 +585,20 @@ def _read_run(run: Path, validate: bool) -> ReadResult:
 
     runrec = read_run(run)
     errors: list[BadGame] = []
-    cache: dict[str, RuleSet] = {}
+    rules = runrec.load_rules()  # the manifest's: the records name the run's own rule file
     suspect = ~runrec.regular
     if validate:
-        try:
-            rules = runrec.load_rules(cache)
-        except UserError:
-            suspect = np.ones(len(runrec), dtype=bool)  # every game names the error below
-        else:
-            rows = check_seat_games(rules, runrec.rolls, runrec.keeps, runrec.boxes, runrec.numbers["score"],
-                                    runrec.numbers["extra"], runrec.totals)
-            suspect = suspect | ~np.logical_and.reduceat(rows, runrec.ptr[:-1])
+        rows = check_seat_games(rules, runrec.rolls, runrec.keeps, runrec.boxes, runrec.numbers["score"],
+                                runrec.numbers["extra"], runrec.totals)
+        suspect = suspect | ~np.logical_and.reduceat(rows, runrec.ptr[:-1])
     bad = np.zeros(len(runrec), dtype=bool)
     for i in np.flatnonzero(suspect).tolist():
         rec = runrec.record(i)
         try:
             if validate:
-                validate_record(rec, _load_rules(rec, cache))
+                validate_record(rec, rules)
             if not runrec.regular[i]:
-                runrec.patch(i, rec, _load_rules(rec, cache))
+                runrec.patch(i, rec, rules)
         except UserError as exc:
             errors.append(BadGame(rec.game, f"{run} lineup {int(runrec.lineup[i])}: {exc}"))
             bad[i] = True
@@ -600,7 +608,25 @@ def _read_run(run: Path, validate: bool) -> ReadResult:
         runrec = runrec.select(~bad)
     if not len(runrec):
         raise _no_usable(str(run), errors)
-    return ReadResult(str(run), RunGames(runrec), errors, runrec.lineup.tolist(), runrec)
+    return ReadResult(str(run), RunGames(runrec), errors, runrec.lineup.tolist(), runrec,
+                      rules=_Repeated(rules, len(runrec)))
+
+
+class _Repeated(Sequence[RuleSet]):
+    """One rule set for each of ``n`` games (a run's)."""
+
+    def __init__(self, rules: RuleSet, n: int) -> None:
+        self.item, self.n = rules, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.item] * len(range(self.n)[i])
+        if not -self.n <= i < self.n:
+            raise IndexError(i)
+        return self.item
 
 # ---------------------------------------------------------------------------------------------
 # the text form: one line per turn

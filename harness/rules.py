@@ -504,25 +504,33 @@ def read_rules_file(path: Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]
     if "extends" in spec:
         ext = spec["extends"]
         if not isinstance(ext, str) or not ext:
-            raise UserError(f"{path}: extends must be a rule-set name or a .toml path, got {ext!r}")
+            raise UserError(f"{path}: extends must be a rule-set name or a .toml path, got {_shown(ext)}")
         try:
             parent_path = resolve_rules_path(ext, relative_to=path.parent)
         except UserError as exc:
             raise UserError(f"{path}: extends: {exc}") from None
-        parent = read_rules_file(parent_path, chain)
-        own = spec.get("settings", {})
-        if not isinstance(own, dict):
-            raise UserError(f"{path}: [settings] must be a table")
-        changes = [f"{k}={v}" for k, v in own.items()]
-        changes += [f"own {k}" for k in spec if k not in ("extends", "settings", "name", "title", "description")]
-        merged = {**{k: v for k, v in parent.items() if k not in ("title", "description")},
-                  **{k: v for k, v in spec.items() if k not in ("extends", "settings")}}
-        merged["settings"] = {**parent.get("settings", {}), **own}
-        merged.setdefault("description", f"{parent.get('title') or parent['name']} with "
-                          + (", ".join(changes) if changes else "no changes"))
-        spec = merged
+        spec = _extend(spec, read_rules_file(parent_path, chain), str(path))
     spec["_source"] = str(path)
     return spec
+
+
+def _extend(spec: Mapping[str, Any], parent: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``spec`` (which ``extends`` ``parent``) merged onto its parent: top-level keys replace the
+    parent's, ``[settings]`` merge key by key, ``title`` and ``description`` are not inherited."""
+    own = spec.get("settings", {})
+    if not isinstance(own, dict):
+        raise UserError(f"{where}: [settings] must be a table")
+    theirs = parent.get("settings", {})
+    if not isinstance(theirs, dict):
+        raise UserError(f"{parent.get('_source', 'extends')}: [settings] must be a table")
+    changes = [f"{k}={v}" for k, v in own.items()]
+    changes += [f"own {k}" for k in spec if k not in ("extends", "settings", "name", "title", "description")]
+    merged = {**{k: v for k, v in parent.items() if k not in ("title", "description")},
+              **{k: v for k, v in spec.items() if k not in ("extends", "settings")}}
+    merged["settings"] = {**theirs, **own}
+    merged.setdefault("description", f"{parent.get('title') or parent['name']} with "
+                      + (", ".join(changes) if changes else "no changes"))
+    return merged
 
 
 def resolve_rules_path(name_or_path: str, relative_to: Path | None = None) -> Path:
@@ -544,6 +552,88 @@ def resolve_rules_path(name_or_path: str, relative_to: Path | None = None) -> Pa
     return candidate
 
 
+def looks_like_path(name: str) -> bool:
+    """A rule set named this is a file (``.toml``, or a directory in it), not a built-in name."""
+    return name.endswith(".toml") or os.sep in name or "/" in name
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+@dataclass(frozen=True)
+class AllowedRules:
+    """Which rule sets a name from untrusted input (a game record) may load: a built-in rule set
+    always, a rule file only inside ``dirs``, the directories the user allowed (``--rules-dir``;
+    the current directory is not implied).
+
+    A relative path is taken from the current directory, else from each allowed directory; either
+    way the file must lie inside one of them, symbolic links followed. A name outside them is
+    refused before anything is opened, and no message shows a file's content.
+    """
+
+    dirs: tuple[Path, ...] = ()
+
+    @classmethod
+    def of(cls, dirs: Iterable[str | os.PathLike[str]] = ()) -> AllowedRules:
+        """The rule sets allowed with ``dirs``; :class:`UserError` for one that is no directory."""
+        out = []
+        for d in dirs:
+            p = Path(d)
+            if not p.is_dir():
+                raise UserError(f"rules directory {p}: not a directory")
+            out.append(Path(os.path.abspath(p)))
+        return cls(tuple(out))
+
+    def path_of(self, name: str) -> Path:
+        """The file a record's rules ``name`` loads; :class:`UserError` when it may not."""
+        if not looks_like_path(name):
+            if name not in builtin_rule_sets():  # no file system look-up with the record's text
+                raise UserError(f"unknown rule set {_shown(name)} (built-in: {', '.join(builtin_rule_sets())}; "
+                                "or carry the rule set in the record, or name a rule file in a --rules-dir)")
+            return rules_dir() / f"{name}.toml"
+        given = Path(name)
+        tries = [given] if given.is_absolute() else [Path.cwd() / given, *(d / given for d in self.dirs)]
+        for t in tries:
+            lexical = Path(os.path.abspath(t))
+            if not any(_within(lexical, d) for d in self.dirs):
+                continue
+            try:
+                real = lexical.resolve()
+                if any(_within(real, d.resolve()) for d in self.dirs) and real.is_file():
+                    return lexical
+            except (OSError, ValueError):  # a name too long, a NUL byte: no such file
+                continue
+        if any(_within(Path(os.path.abspath(t)), d) for t in tries for d in self.dirs):
+            raise UserError(f"rule set file not found: {_shown(name)} (in the rules directories "
+                            f"{', '.join(map(str, self.dirs))})")
+        allowed = f"the rules directories {', '.join(map(str, self.dirs))}" if self.dirs else "no rules directory"
+        raise UserError(f"rule file {_shown(name)} is outside the rules directories allowed ({allowed}; "
+                        "allow one with --rules-dir DIR, or carry the rule set in the record)")
+
+    def load(self, name: str, overrides: Mapping[str, Any] | None = None, *, spec: Mapping[str, Any] | None = None,
+             where: str = "") -> RuleSet:
+        """The rule set a record names (``name``), or carries (``spec``: the keys of a rule file,
+        its ``extends`` allowed as ``name`` is), with setting ``overrides``."""
+        if spec is None:
+            path = self.path_of(name)
+            return compile_rules(read_rules_file(path), overrides, source=str(path))
+        full = dict(spec)
+        unknown = sorted(set(full) - INLINE_KEYS)
+        if unknown:
+            raise UserError(f"{where}: unknown key {_shown(unknown[0])} (keys: {', '.join(sorted(INLINE_KEYS))})")
+        if "extends" in full:
+            ext = full["extends"]
+            if not isinstance(ext, str) or not ext:
+                raise UserError(f"{where}: extends must be a rule-set name or a .toml path, got {_shown(ext)}")
+            try:
+                parent = read_rules_file(self.path_of(ext))
+            except UserError as exc:
+                raise UserError(f"{where}: extends: {exc}") from None
+            full = _extend(full, parent, where)
+        return compile_rules(full, overrides, source=where)
+
+
 def load_rules(name_or_path: str, overrides: Mapping[str, Any] | Iterable[str] | None = None) -> RuleSet:
     """Load and compile a rule set by built-in name or TOML path, with optional setting overrides."""
     path = resolve_rules_path(name_or_path)
@@ -552,6 +642,8 @@ def load_rules(name_or_path: str, overrides: Mapping[str, Any] | Iterable[str] |
 
 _TOP_KEYS = {"name", "title", "description", "dice", "rolls", "settings", "boxes", "key_box", "joker",
              "extra_yatzy_bonus", "_source"}
+#: The keys of a rule set carried inline (in a game record): a rule file's.
+INLINE_KEYS = (_TOP_KEYS - {"_source"}) | {"extends"}
 
 
 def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterable[str] | None = None,

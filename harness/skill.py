@@ -72,6 +72,7 @@ from harness.analysis import ERROR, SCALE, Analyser, Band, Worst, keep_text, rat
 from harness.codec import KernelArrays, RunRecords, arrays_of_records, record_rules
 from harness.errors import UserError
 from harness.record import BadGame, GameRecord, NoUsableGame, ReadResult
+from harness.rules import RuleSet
 from harness.stats import Moments, mean_ci
 from harness.summary import Table, _f, _pct
 
@@ -263,14 +264,15 @@ def _worst_at(an: Analyser, rec: GameRecord, seat: int, lineup: int | None, turn
     return worst_of(d, turns, seat, rec.game, lineup)
 
 
-def _rules_key(rules: str, settings: Mapping[str, Any]) -> str:
-    return json.dumps([rules, dict(settings)], sort_keys=True)
+def _rules_key(rules: str, settings: Mapping[str, Any], spec: Mapping[str, Any] | None = None) -> str:
+    return json.dumps([rules, dict(settings), spec], sort_keys=True, default=str)
 
 
 class _Game(NamedTuple):
     """What the analysis needs of a game before its turns: its place ``i`` in the source, lineup,
-    id, seed, seat labels, whether it is complete, its rules and settings, and ``record()``, the
-    :class:`GameRecord` (built only for a game whose decisions are named)."""
+    id, seed, seat labels, whether it is complete, its rules and settings (and the rule set it
+    carries, ``spec``), the rule set reading loaded (``ruleset``, None when not read), and
+    ``record()``, the :class:`GameRecord` (built only for a game whose decisions are named)."""
 
     i: int
     lineup: int | None
@@ -281,14 +283,18 @@ class _Game(NamedTuple):
     rules: str
     settings: Mapping[str, Any]
     record: Callable[[], GameRecord]
+    spec: Mapping[str, Any] | None = None
+    ruleset: RuleSet | None = None
 
 
-def _games(records: Sequence[GameRecord], lineups: Sequence[int | None], run: RunRecords | None) -> Iterator[_Game]:
+def _games(records: Sequence[GameRecord], lineups: Sequence[int | None], run: RunRecords | None,
+           rule_sets: Sequence[RuleSet] | None = None) -> Iterator[_Game]:
     """The games of a source: records, or a run's arrays (no record built until asked, then kept)."""
     if run is None:
         for i, (rec, lu) in enumerate(zip(records, lineups)):
             yield _Game(i, lu, rec.game, rec.seed, tuple(s.label for s in rec.seats), rec.complete, rec.rules,
-                        rec.settings, lambda rec=rec: rec)
+                        rec.settings, lambda rec=rec: rec, rec.rules_spec,
+                        rule_sets[i] if rule_sets is not None else None)
         return
     built: dict[int, GameRecord] = {}
 
@@ -302,7 +308,7 @@ def _games(records: Sequence[GameRecord], lineups: Sequence[int | None], run: Ru
         if lu not in labels:
             labels[lu] = run.labels(i)
         yield _Game(i, lu, g, run.seed, labels[lu], True, run.rules_name, run.settings,
-                    lambda i=i: record(i))
+                    lambda i=i: record(i), None, run.load_rules())
 
 
 def _batch_arrays(an: Analyser, batch: Sequence[_Game], run: RunRecords | None) -> KernelArrays:
@@ -332,9 +338,10 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
     """
     run: RunRecords | None = None
     places: Sequence[str] | None = None
+    rule_sets: Sequence[RuleSet] | None = None
     if isinstance(source, ReadResult):
         name, records, lineups, bad = source.source, source.games, source.lineups, list(source.errors)
-        run, places = source.arrays, source.places
+        run, places, rule_sets = source.arrays, source.places, source.rules
     else:
         records = list(source)
         name, lineups, bad = "<records>", [None] * len(records), []
@@ -393,16 +400,17 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
                 t.add(sums["final"][n], sums["luck"][n], sums["final"][n] - sums["luck"][n], cluster,
                       table.regret[lo:hi], kind[lo:hi], where)
 
-    for g in _games(records, lineups, run):
+    for g in _games(records, lineups, run, rule_sets):
         for label in g.labels:
             labels[label] = None
         if not g.complete:
             bad.append(BadGame(g.game, f"{here(g)}: a partial game (\"complete\": false), not analysed"))
             continue
-        key = _rules_key(g.rules, g.settings)
+        key = _rules_key(g.rules, g.settings, g.spec)
         if key not in analysers and key not in refused:
             try:
-                rules = record_rules(g.rules, g.settings, g.game)
+                # the rule set reading loaded (a record read from a file names only what it may)
+                rules = g.ruleset or record_rules(g.rules, g.settings, g.game, spec=g.spec)
                 analysers[key] = Analyser(rules, cache_dir)
             except UserError as exc:  # saved_rolls: the solver's table cannot value these games
                 refused[key] = str(exc)

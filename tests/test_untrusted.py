@@ -246,13 +246,13 @@ def test_a_record_whose_rule_file_is_not_utf8_is_a_bad_game_naming_the_file(tmp_
     rules.write_bytes(LATIN1_RULES)
     d = json.loads(lines[0])
     d["game"], d["rules"] = 9, {"name": str(rules), "settings": {}}
-    res = read_records(_write(tmp_path / "g.jsonl", [lines[1], json.dumps(d)]))
+    res = read_records(_write(tmp_path / "g.jsonl", [lines[1], json.dumps(d)]), rules_dirs=[tmp_path])
     assert [g.game for g in res.games] == [1]
     assert res.errors[0].message.startswith(f"{tmp_path / 'g.jsonl'} line 2: game 9: rules {rules}: {_not_utf8(rules)}")
 
 
 # ---------------------------------------------------------------------------------------------
-# 6. a rule set from a record: every value checked before it is used
+# 6. a rule set from a record: every value checked before it is used (the inline form)
 
 #: a small rule set with a box of every kind (two dice: it compiles in milliseconds)
 TINY = {"name": "tiny", "dice": 2, "rolls": 2, "key_box": "yatzy", "joker": True, "extra_yatzy_bonus": 10,
@@ -306,6 +306,159 @@ def test_a_rule_set_with_any_value_anywhere_compiles_or_is_a_user_error(where, v
         compile_rules(spec, source="tiny")
     except UserError as exc:
         assert "\n" not in str(exc) and len(str(exc)) < 400
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. which rule files a record may name
+
+
+SECRET = 'password = "hunter2"\n'  # a file that is no rule set: its keys must never be shown
+
+
+def _naming(line: str, game, rules) -> str:
+    d = json.loads(line)
+    d["game"], d["rules"] = game, rules
+    return json.dumps(d)
+
+
+@pytest.fixture
+def secret(tmp_path) -> Path:
+    path = tmp_path / "private" / "secret.toml"
+    path.parent.mkdir()
+    path.write_text(SECRET)
+    return path
+
+
+@pytest.fixture
+def opened(monkeypatch) -> list[str]:
+    """Every file the harness reads as TOML (or as bytes) from here on."""
+    import tomllib
+
+    seen: list[str] = []
+    load, read_bytes = tomllib.load, Path.read_bytes
+
+    def spy_load(fh, **kw):  # a file handle: its name
+        seen.append(str(Path(fh.name).resolve()))
+        return load(fh, **kw)
+
+    def spy_read_bytes(self):
+        seen.append(str(self.resolve()))
+        return read_bytes(self)
+
+    monkeypatch.setattr(tomllib, "load", spy_load)
+    monkeypatch.setattr(Path, "read_bytes", spy_read_bytes)  # rules.read_toml reads a file's bytes
+    return seen
+
+
+def test_a_record_naming_a_file_outside_the_allowed_directories_is_a_bad_game_and_it_is_not_opened(
+        tmp_path, lines, secret, opened, capsys, monkeypatch):
+    monkeypatch.chdir(secret.parent)  # the current directory is not implied
+    names = [str(secret), "secret.toml", "./secret.toml", "/etc/passwd", "../private/secret.toml",
+             str(secret.parent / ".." / "private" / "secret.toml")]
+    rows = [lines[0]] + [_naming(lines[1], 10 + i, {"name": n, "settings": {}}) for i, n in enumerate(names)]
+    path = _write(tmp_path / "games.jsonl", rows)
+    allowed = tmp_path / "rules"
+    allowed.mkdir()
+    for extra in ([], ["--rules-dir", str(allowed)]):
+        for argv in _commands(path, tmp_path / "out"):
+            code = main(argv + extra)
+            cap = capsys.readouterr()
+            assert code == (1 if argv[0] == "records" else 0), (argv, cap.err)
+            assert "password" not in cap.out + cap.err and "hunter2" not in cap.out + cap.err
+            if argv[0] in ("records", "analyse", "fit"):
+                bad = [x for x in cap.err.splitlines() if "game 1" in x]
+                # (a relative name is also looked for inside the allowed directory: not found there)
+                assert len(bad) == len(names) and all("outside the rules directories allowed" in x
+                                                      or "not found: " in x and "in the rules directories" in x
+                                                      for x in bad)
+    assert str(secret) not in opened and "/etc/passwd" not in opened
+
+
+def test_rules_dir_allows_the_rule_files_inside_it_and_nothing_outside(tmp_path, lines, secret, opened,
+                                                                       monkeypatch):
+    import os
+
+    rules = tmp_path / "rules"
+    (rules / "sub").mkdir(parents=True)
+    (rules / "sub" / "house.toml").write_text('extends = "scandinavian"\nname = "house"\n'
+                                              '[settings]\nupper_bonus_value = 50\n')
+    os.symlink(secret, rules / "link.toml")  # a link out of the directory
+    monkeypatch.chdir(tmp_path)
+    ok = [str(rules / "sub" / "house.toml"), "rules/sub/house.toml", "sub/house.toml",
+          str(rules / "sub" / ".." / "sub" / "house.toml")]
+    refused = {"link.toml": "rule set file not found",  # it leads outside: as if it were not there
+               str(rules / ".." / "private" / "secret.toml"): "outside the rules directories allowed",
+               "sub/none.toml": "rule set file not found"}
+    rows = [_naming(lines[0], i, {"name": n, "settings": {}}) for i, n in enumerate([*ok, *refused])]
+    res = read_records(_write(tmp_path / "g.jsonl", rows), rules_dirs=[rules])
+    assert [g.game for g in res.games] == list(range(len(ok)))
+    assert {r.name for r in res.rules} == {"house"}
+    assert len(res.errors) == len(refused) and all(w in m.message for w, m in zip(refused.values(), res.errors))
+    assert str(secret) not in opened
+    with pytest.raises(Exception, match="rules directory .*: not a directory"):
+        read_records(tmp_path / "g.jsonl", rules_dirs=[tmp_path / "nope"])
+
+
+def test_a_record_may_carry_its_rule_set_inline(tmp_path, lines, capsys):
+    import tomllib
+
+    from harness.rules import rules_dir
+
+    spec = tomllib.loads((rules_dir() / "scandinavian.toml").read_text())
+    inline = dict(spec, name="kitchen")
+    house = {"name": "house", "extends": "scandinavian", "settings": {"upper_bonus_value": 50}}
+    rows = [_naming(lines[0], 0, inline), _naming(lines[1], 1, house),
+            _naming(lines[2], 2, {"name": "x", "extends": "/etc/passwd"}),
+            _naming(lines[2], 3, {"name": "x", "_source": "/etc/passwd", "boxes": []}),
+            _naming(lines[2], 4, dict(spec, name="kitchen", dice=9))]
+    path = _write(tmp_path / "inline.jsonl", rows)
+    res = read_records(path)
+    assert [g.game for g in res.games] == [0, 1] and [r.name for r in res.rules] == ["kitchen", "house"]
+    assert res.games[0].rules == "kitchen" and res.games[0].rules_spec == inline and res.games[0].settings == {}
+    assert GameRecord.from_json(res.games[0].to_json()) == res.games[0]
+    assert json.loads(res.games[0].to_json())["rules"] == inline
+    msgs = [b.message.split(": ", 1)[1] for b in res.errors]
+    assert msgs[0].startswith("game 2: rules x (inline): extends: rule file '/etc/passwd' is outside")
+    assert msgs[1].startswith("game 3: rules: unknown key \"_source\"")
+    assert msgs[2] == "game 4: rules kitchen (inline): dice must be 1..8, got 9"
+    assert main(["analyse", str(path), "--no-plots", "--out", str(tmp_path / "a"), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["games"] == 2 and [r["rules"] for r in d["rules"]] == ["kitchen", "house"]
+    assert d["rules"][0]["start_value"] == pytest.approx(d["rules"][1]["start_value"])  # the same rules
+
+
+def test_the_readmes_inline_rule_set_reads(tmp_path, lines):
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Game records"):text.index("### Where results land")]
+    shown = re.search(r'```json\n("rules": .*?)\n```', section, re.S).group(1)
+    rules = json.loads("{" + shown + "}")["rules"]
+    res = read_records(_write(tmp_path / "g.jsonl", [_naming(lines[0], 0, rules)]), validate=False)  # bonus 100
+    assert res.errors == [] and res.rules[0].name == "kitchen" and res.rules[0].bonus_value == 100
+    assert "--rules-dir DIR" in section and "--max-line-bytes" in section
+
+
+def test_a_run_directorys_own_records_keep_their_rule_file(tmp_path, lines, capsys):
+    from harness.record import write_records_parquet
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    house = tmp_path / "elsewhere" / "house.toml"
+    house.parent.mkdir()
+    house.write_text('extends = "scandinavian"\nname = "house"\n[settings]\nupper_bonus_value = 50\n')
+    out = tmp_path / "run"
+    run(RunConfig(rules=str(house), seats=("greedy", "timeout"), games=3, seed=4, workers=1, record=True), out,
+        quiet=True)
+    res = read_records(out)
+    assert len(res.games) == 3 and res.errors == [] and res.games[0].rules == str(house.resolve())
+    for argv in _commands(out, tmp_path / "a"):
+        assert main(argv) == 0, (argv, capsys.readouterr().err)
+    capsys.readouterr()
+    # the same records in a file of their own name the rule file: allowed only with --rules-dir
+    pq = write_records_parquet(tmp_path / "g.parquet", list(res.games))
+    assert main(["records", str(pq)]) == 2 and "outside the rules directories allowed" in capsys.readouterr().err
+    assert main(["records", str(pq), "--rules-dir", str(house.parent)]) == 0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -114,10 +114,13 @@ def add_cache_dir_option(p: argparse.ArgumentParser) -> None:
 MAX_LINE_BYTES = 4 << 20
 
 
-def add_records_options(p: argparse.ArgumentParser) -> None:
-    """How game records (untrusted input) are read: ``--max-line-bytes``.
-
-    The command then reads them with :func:`read_games`."""
+def add_records_options(p: Any) -> None:
+    """How game records (untrusted input) are read: ``--rules-dir`` (repeatable) and
+    ``--max-line-bytes``. The command then reads them with :func:`read_games`."""
+    p.add_argument("--rules-dir", action="append", metavar="DIR",
+                   help="a directory whose rule files the records may name (repeatable); without it a record "
+                        "names a built-in rule set or carries its rule set inline (a run directory's records "
+                        "use the run's rules)")
     p.add_argument("--max-line-bytes", type=number_arg(minimum=1, inclusive=True, integer=True),
                    default=MAX_LINE_BYTES, metavar="N",
                    help="a line of a records file (a Parquet row's record) longer than N bytes is a bad game, "
@@ -132,7 +135,7 @@ def read_games(source: str, args: argparse.Namespace, *, show: bool = True) -> A
     from harness.record import NoUsableGame, read_records
 
     try:
-        res = read_records(source, max_line_bytes=args.max_line_bytes)
+        res = read_records(source, max_line_bytes=args.max_line_bytes, rules_dirs=args.rules_dir or ())
     except NoUsableGame as exc:
         raise listed(exc) from None
     if show:
