@@ -309,15 +309,15 @@ def record_rules(name: str, settings: Mapping[str, Any], game: GameId, cache: di
     if cache is not None and key in cache:
         return cache[key]
     try:
+        # an override is named as the record gives it: rules.settings.KEY (not the flag --set)
         if spec is not None or allowed is not None:
-            rules = (allowed or AllowedRules()).load(name, dict(settings), spec=spec, where="inline")
+            rules = (allowed or AllowedRules()).load(name, dict(settings), spec=spec, where="inline",
+                                                     origin="rules.settings")
         else:
-            rules = load_rules(name, dict(settings))
+            rules = load_rules(name, dict(settings), origin="rules.settings")
     except UserError as exc:
-        # the rules speak of "--set KEY" for an override; in a record the override is a setting
         what = f"rules {name} (inline)" if spec is not None else f"rules {name}"
-        msg = str(exc).removeprefix("inline: ")
-        raise RecordError(f"game {game}: {what}: " + msg.replace("--set ", "setting ", 1)) from None
+        raise RecordError(f"game {game}: {what}: " + str(exc).removeprefix("inline: ")) from None
     if cache is not None:
         cache[key] = rules
     return rules

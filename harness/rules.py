@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import permutations
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -334,8 +334,25 @@ def _parse_value(key: str, raw: Any, kind: type, where: str) -> Any:
     return raw
 
 
-def parse_overrides(overrides: Mapping[str, Any] | Iterable[str] | None, where: str = "--set") -> dict[str, Any]:
-    """``KEY=VALUE`` strings (or a mapping) -> dict of raw values; unknown keys are rejected."""
+#: Where setting overrides come from, for messages: a name (``--set``, a record's
+#: ``rules.settings``) or a function of the setting's key (a run config's ``--set`` and file keys).
+Origin = str | Callable[[str], str]
+
+
+def _origin(origin: Origin, key: str) -> str:
+    """The place a setting ``key`` came from: ``--set``, ``rules.settings``, ``bad.toml: settings``."""
+    return origin(key) if callable(origin) else origin
+
+
+def _setting_at(origin: Origin, key: str) -> str:
+    """One setting where it came from: ``--set KEY`` (a flag), else ``PLACE.KEY``."""
+    o = _origin(origin, key)
+    return f"{o} {key}" if o.startswith("--") else f"{o}.{key}"
+
+
+def parse_overrides(overrides: Mapping[str, Any] | Iterable[str] | None, where: Origin = "--set") -> dict[str, Any]:
+    """``KEY=VALUE`` strings (or a mapping) -> dict of raw values; unknown keys are rejected,
+    named as coming from ``where``."""
     if overrides is None:
         return {}
     if isinstance(overrides, Mapping):
@@ -344,25 +361,26 @@ def parse_overrides(overrides: Mapping[str, Any] | Iterable[str] | None, where: 
         items = []
         for text in overrides:
             if "=" not in text:
-                raise UserError(f"{where}: expected KEY=VALUE, got {text!r}")
+                raise UserError(f"{_origin(where, '')}: expected KEY=VALUE, got {text!r}")
             key, value = text.split("=", 1)
             items.append((key.strip(), value.strip()))
     out = {}
     for key, value in items:
         if key not in SETTINGS:
-            raise UserError(f"{where}: unknown setting {key!r} (settings: {', '.join(SETTINGS)})")
+            raise UserError(f"{_origin(where, key)}: unknown setting {_shown(key)} (settings: {', '.join(SETTINGS)})")
         out[key] = value
     return out
 
 
-def _check_settings(s: dict[str, Any], n_dice: int, where: str) -> None:
+def _check_settings(s: dict[str, Any], n_dice: int, where: Callable[[str], str]) -> None:
+    """The settings' ranges; ``where(key)`` names where a setting came from."""
     max_upper = 21 * n_dice
 
     def rng(key: str, lo: int, hi: int, step: int = 1) -> None:
         v = s[key]
         if not lo <= v <= hi or (v - lo) % step:
             extra = f", step {step}" if step > 1 else ""
-            raise UserError(f"{where}: setting {key}={v} is out of range {lo}..{hi}{extra}")
+            raise UserError(f"{where(key)}: setting {key}={v} is out of range {lo}..{hi}{extra}")
 
     rng("upper_bonus_threshold", 0, max_upper)
     rng("upper_bonus_value", 0, 100, 5)
@@ -370,7 +388,7 @@ def _check_settings(s: dict[str, Any], n_dice: int, where: str) -> None:
     rng("columns", 1, 6)
     for key, allowed in (("yatzy_scoring", ("flat", "flat_plus_sum")), ("full_house_scoring", ("sum", "flat"))):
         if s[key] not in allowed:
-            raise UserError(f"{where}: setting {key}={s[key]!r} must be one of {', '.join(allowed)}")
+            raise UserError(f"{where(key)}: setting {key}={_shown(s[key])} must be one of {', '.join(allowed)}")
 
 
 #: Box kind -> (the setting that changes its score, the only value that keeps a fixed score).
@@ -378,7 +396,7 @@ _FIXED_BY = {"yatzy": ("yatzy_scoring", "flat"), "full_house": ("full_house_scor
 
 
 def _check_fixed_scores(parsed: list[tuple[Box, dict[str, Any]]], settings: Mapping[str, Any],
-                        over: Mapping[str, Any], name: Any, where: str) -> None:
+                        over: Mapping[str, Any], name: Any, where: str, origin: Origin = "--set") -> None:
     """Refuse a scoring setting that contradicts a box's fixed servida or joker score.
 
     A servida or joker score is a fixed number written next to the box's plain value (generala 50 /
@@ -393,7 +411,7 @@ def _check_fixed_scores(parsed: list[tuple[Box, dict[str, Any]]], settings: Mapp
             continue
         fixed = [f"{params['value']}"] + [f"{label} {v}" for label, v in (("servida", box.servida),
                                                                          ("joker", box.joker_value)) if v is not None]
-        at = f"--set {key}={settings[key]}" if key in over else f"{where} [settings] {key}={settings[key]!r}"
+        at = f"{_setting_at(origin, key)}={settings[key]}" if key in over else f"{where} [settings] {key}={settings[key]!r}"
         raise UserError(f"{at}: not allowed on rule set {name!r} (box {box.name!r} has fixed scores "
                         f"{' / '.join(fixed)}; only {key}={fits} fits)")
 
@@ -612,12 +630,12 @@ class AllowedRules:
                         "allow one with --rules-dir DIR, or carry the rule set in the record)")
 
     def load(self, name: str, overrides: Mapping[str, Any] | None = None, *, spec: Mapping[str, Any] | None = None,
-             where: str = "") -> RuleSet:
+             where: str = "", origin: Origin = "--set") -> RuleSet:
         """The rule set a record names (``name``), or carries (``spec``: the keys of a rule file,
         its ``extends`` allowed as ``name`` is), with setting ``overrides``."""
         if spec is None:
             path = self.path_of(name)
-            return compile_rules(read_rules_file(path), overrides, source=str(path))
+            return compile_rules(read_rules_file(path), overrides, source=str(path), origin=origin)
         full = dict(spec)
         unknown = sorted(set(full) - INLINE_KEYS)
         if unknown:
@@ -631,13 +649,15 @@ class AllowedRules:
             except UserError as exc:
                 raise UserError(f"{where}: extends: {exc}") from None
             full = _extend(full, parent, where)
-        return compile_rules(full, overrides, source=where)
+        return compile_rules(full, overrides, source=where, origin=origin)
 
 
-def load_rules(name_or_path: str, overrides: Mapping[str, Any] | Iterable[str] | None = None) -> RuleSet:
-    """Load and compile a rule set by built-in name or TOML path, with optional setting overrides."""
+def load_rules(name_or_path: str, overrides: Mapping[str, Any] | Iterable[str] | None = None,
+               origin: Origin = "--set") -> RuleSet:
+    """Load and compile a rule set by built-in name or TOML path, with optional setting overrides
+    (from ``origin``, for messages)."""
     path = resolve_rules_path(name_or_path)
-    return compile_rules(read_rules_file(path), overrides, source=str(path))
+    return compile_rules(read_rules_file(path), overrides, source=str(path), origin=origin)
 
 
 _TOP_KEYS = {"name", "title", "description", "dice", "rolls", "settings", "boxes", "key_box", "joker",
@@ -647,8 +667,9 @@ INLINE_KEYS = (_TOP_KEYS - {"_source"}) | {"extends"}
 
 
 def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterable[str] | None = None,
-                  source: str | None = None) -> RuleSet:
-    """Validate a parsed rule-set spec, apply overrides and compile its score tables."""
+                  source: str | None = None, origin: Origin = "--set") -> RuleSet:
+    """Validate a parsed rule-set spec, apply overrides and compile its score tables. ``origin``
+    names where the overrides came from in messages (``--set``, a record's ``rules.settings``)."""
     where = source or str(spec.get("_source", spec.get("name", "<rules>")))
     for key in spec:
         if key not in _TOP_KEYS:
@@ -671,10 +692,10 @@ def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterab
     settings = dict(DEFAULT_SETTINGS)
     for key, raw in file_settings.items():
         settings[key] = _parse_value(key, raw, SETTINGS[key][0], f"{where} [settings]")
-    over = parse_overrides(overrides)
+    over = parse_overrides(overrides, origin)
     for key, raw in over.items():
-        settings[key] = _parse_value(key, raw, SETTINGS[key][0], "--set")
-    _check_settings(settings, n_dice, "--set" if over else where)
+        settings[key] = _parse_value(key, raw, SETTINGS[key][0], _origin(origin, key))
+    _check_settings(settings, n_dice, lambda key: _origin(origin, key) if key in over else where)
 
     raw_boxes = spec.get("boxes")
     if not isinstance(raw_boxes, list) or not raw_boxes:
@@ -686,8 +707,9 @@ def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterab
     for key, needs in (("include_pairs", _PAIR_KINDS), ("full_house_scoring", {"full_house"}),
                        ("yatzy_scoring", {"yatzy"})):
         if key in over and not kinds & needs:
-            raise UserError(f"--set {key}: does not apply to rule set {spec.get('name')!r} (it has no {'/'.join(sorted(needs))} box)")
-    _check_fixed_scores(parsed, settings, over, spec.get("name"), where)
+            raise UserError(f"{_setting_at(origin, key)}: does not apply to rule set {spec.get('name')!r} "
+                            f"(it has no {'/'.join(sorted(needs))} box)")
+    _check_fixed_scores(parsed, settings, over, spec.get("name"), where, origin)
     if not settings["include_pairs"]:
         parsed = [(b, p) for b, p in parsed if b.kind not in _PAIR_KINDS]
     names = [b.name for b, _ in parsed]

@@ -265,10 +265,15 @@ class RunConfig:
         from harness.cache import use_cache_dir
 
         use_cache_dir(self.cache_dir, self._name("cache_dir"))
+        def origin(key: str) -> str:  # a setting from --set is named so; one from the file as its key
+            return "--set" if self.origins.get(f"settings.{key}") == "--set" else "settings"
+
         try:
-            rules = load_rules(self.rules, self.settings)
+            rules = load_rules(self.rules, self.settings, origin=origin)
         except UserError as exc:
-            raise UserError(f"{self._rules_origin(str(exc))}: {exc}") from None
+            where, msg = self._rules_origin(str(exc)), str(exc)
+            raise UserError(msg if msg.startswith(f"{where}:") or msg.startswith(f"{where} ") else f"{where}: {msg}") \
+                from None
         made: dict[str, tuple[str, Strategy]] = {}
 
         def make(spec: str, key: str, i: int | None = None) -> str:

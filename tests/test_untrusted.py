@@ -498,3 +498,62 @@ def test_max_line_bytes_on_the_command_line(tmp_path, lines, capsys):
     assert main(["records", str(path)]) == 0
     capsys.readouterr()
     assert main(["records", str(path), "--max-line-bytes", "0"]) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# 12. a message about a value from a file names the file, the entry and the key (no flag the
+# user never typed), and nothing is printed before the input is known to be good
+
+
+LEVELS = 'strategy = "solver"\nparam = "temperature"\nlo = 0.0\nhi = 5.0\ngames = 100\n'
+
+
+@pytest.mark.parametrize("text, message", [
+    (LEVELS + 'against = "solver"\n[[level]]\nname = "hard"\ntarget_win_rate = 1.5\n',
+     "level 'hard': target_win_rate = 1.5 must be in (0, 1)"),
+    (LEVELS.replace("lo = 0.0", "lo = 6.0") + '[[level]]\nname = "a"\ntarget_mean = 200\n',
+     "lo = 6, hi = 5: need lo < hi"),
+    (LEVELS.replace("games = 100", "games = 1") + '[[level]]\nname = "a"\ntarget_mean = 200\n',
+     "games = 1 must be at least 2"),
+    (LEVELS + 'settings = { bonus = 1 }\n[[level]]\nname = "a"\ntarget_mean = 200\n',
+     "settings: unknown setting 'bonus'"),
+    (LEVELS + 'settings = { include_pairs = false }\nrules = "standard"\n[[level]]\nname = "a"\ntarget_mean = 200\n',
+     "settings.include_pairs: does not apply to rule set 'standard'"),
+], ids=["rate", "bracket", "games", "setting", "not-applying"])
+def test_a_levels_file_mistake_names_the_file_entry_and_key_and_nothing_is_printed_first(tmp_path, capsys, text,
+                                                                                          message):
+    path = tmp_path / "levels.toml"
+    path.write_text(text)
+    assert main(["calibrate", "--levels", str(path), "--out", str(tmp_path / "out")]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and cap.err.startswith(f"yatzy-harness: error: {path}: {message}") and cap.err.count("\n") == 1
+    assert "--" not in cap.err.split("error: ", 1)[1] and not (tmp_path / "out").exists()
+
+
+def test_a_levels_problem_found_later_is_told_before_the_first_line_too(tmp_path, capsys):
+    path = tmp_path / "levels.toml"
+    path.write_text(LEVELS + '[[level]]\nname = "casual"\ntarget_win_rate = 0.4\n')  # no reference player
+    assert main(["calibrate", "--levels", str(path), "--out", str(tmp_path / "out")]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and "level 'casual' aims at a win rate: give --against REF" in cap.err
+
+
+def test_a_records_setting_is_named_as_the_record_gives_it(tmp_path, lines):
+    rows = [_naming(lines[0], 10, {"name": "scandinavian", "settings": {"nonsense": 1}}),
+            _naming(lines[0], 11, {"name": "generala", "settings": {"include_pairs": False}}),
+            _naming(lines[0], 12, {"name": "scandinavian", "settings": {"columns": 9}}), lines[2]]
+    res = read_records(_write(tmp_path / "g.jsonl", rows))
+    msgs = [b.message.split(": ", 1)[1] for b in res.errors]
+    assert msgs[0].startswith("game 10: rules scandinavian: rules.settings: unknown setting 'nonsense' (settings: ")
+    assert msgs[1].startswith("game 11: rules generala: rules.settings.include_pairs: does not apply")
+    assert msgs[2] == "game 12: rules scandinavian: rules.settings: setting columns=9 is out of range 1..6"
+    assert not any("--set" in m for m in msgs)
+
+
+def test_a_run_configs_setting_is_named_as_the_file_gives_it(tmp_path, capsys):
+    path = tmp_path / "bad.toml"
+    path.write_text('seats = ["greedy"]\ngames = 10\nsettings = { columns = 9 }\n')
+    assert main(["run", str(path), "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err == f"yatzy-harness: error: {path}: settings: setting columns=9 is out of range 1..6\n"
+    assert main(["run", str(path), "--set", "columns=8", "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err == "yatzy-harness: error: --set: setting columns=8 is out of range 1..6\n"

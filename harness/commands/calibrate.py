@@ -11,7 +11,8 @@ from harness.commands.options import (add_cache_dir_option, add_set_option, conf
                                       describe, new_out_dir, print_json, say as progress_line)
 from harness.cache import use_cache_dir
 from harness.calibrate import (DEFAULT_MAX_EVALS, Levels, Point, Problem, RunnerEvaluator, calibrate, calibrate_levels,
-                               check_problem, default_bracket, levels_text, load_levels, plot_levels, plot_response)
+                               check_levels, check_problem, default_bracket, levels_text, load_levels, plot_levels,
+                               plot_response)
 from harness.errors import UserError
 
 
@@ -78,6 +79,9 @@ def _levels(args: argparse.Namespace) -> int:
         lv = Levels(**{**lv.__dict__, "seed": args.seed})
     ref_text = args.against or lv.against
     against, source = reference_of(ref_text) if ref_text else (None, None)
+    # every level checked before the first line is printed: nothing on stdout for input that is not good
+    check_levels(lv, against, workers=args.workers, analyse=not args.no_analyse, confidence=args.confidence,
+                 max_evals=args.max_evals)
     out = new_out_dir(args.out, "calibrate")
     say = None if args.json else progress_line
     if say:
