@@ -537,7 +537,7 @@ _LEVELS_KEYS = {"rules", "settings", "strategy", "param", "lo", "hi", "games", "
 
 def load_levels(path: str | os.PathLike[str]) -> Levels:
     """Read and check a levels file; every mistake is a one-line :class:`UserError` naming the key."""
-    from harness.rules import read_toml
+    from harness.rules import check_toml_settings, read_toml
 
     where = str(path)
     raw = read_toml(path, "levels file")
@@ -556,6 +556,7 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
     settings = raw.get("settings", {})
     if not isinstance(settings, dict):
         raise UserError(f"{where}: settings must be a table (settings = {{ upper_bonus_threshold = 62 }})")
+    check_toml_settings(settings, lambda key: f"{where}: settings.{key}")
     levels = []
     items = raw.get("level")
     if not isinstance(items, list) or not items:

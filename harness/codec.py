@@ -317,7 +317,9 @@ def record_rules(name: str, settings: Mapping[str, Any], game: GameId, cache: di
             rules = load_rules(name, dict(settings), origin="rules.settings")
     except UserError as exc:
         what = f"rules {name} (inline)" if spec is not None else f"rules {name}"
-        raise RecordError(f"game {game}: {what}: " + str(exc).removeprefix("inline: ")) from None
+        msg = str(exc)  # a rule set's messages start with its place: here, the record's inline rules
+        msg = msg.removeprefix("inline: ") if msg.startswith("inline: ") else msg.removeprefix("inline ")
+        raise RecordError(f"game {game}: {what}: {msg}") from None
     if cache is not None:
         cache[key] = rules
     return rules

@@ -695,7 +695,8 @@ def tables(d: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
 
 
 def text(d: Mapping[str, Any]) -> str:
-    out = [f"Source: {d['source']} ({d['games']:,} games, {len(d['bad_games']):,} bad games skipped); "
+    n, bad = d["games"], len(d["bad_games"])
+    out = [f"Source: {d['source']} ({n:,} game{'s' * (n != 1)}, {bad:,} bad game{'s' * (bad != 1)} skipped); "
            f"rules {d['rules']}"]
     for title, head, rows in tables(d):
         widths = [max(len(x) for x in col) for col in zip(head, *rows)]

@@ -372,6 +372,18 @@ def parse_overrides(overrides: Mapping[str, Any] | Iterable[str] | None, where: 
     return out
 
 
+def check_toml_settings(settings: Mapping[str, Any], at: Callable[[str], str]) -> None:
+    """Settings written in a file (TOML, or a rule set's JSON) have their file's types: a boolean
+    is ``true``/``false`` and a number a number, not a string that reads as one (``--set`` on the
+    command line gives strings, and is parsed). :class:`UserError` naming ``at(key)``."""
+    for key, v in settings.items():
+        kind = SETTINGS.get(key, (None,))[0] if isinstance(key, str) else None
+        if kind in (bool, int) and isinstance(v, str):
+            what = "true or false (a boolean" if kind is bool else "a whole number (an integer"
+            example = "true" if kind is bool else "2"
+            raise UserError(f"{at(key)} = {_shown(v)}: must be {what}, unquoted: {key} = {example}), not a string")
+
+
 def _check_settings(s: dict[str, Any], n_dice: int, where: Callable[[str], str]) -> None:
     """The settings' ranges; ``where(key)`` names where a setting came from."""
     max_upper = 21 * n_dice
@@ -689,6 +701,7 @@ def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterab
     for key in file_settings:
         if key not in SETTINGS:
             raise UserError(f"{where}: [settings] unknown setting {key!r} (settings: {', '.join(SETTINGS)})")
+    check_toml_settings(file_settings, lambda key: f"{where} [settings] {key}")
     settings = dict(DEFAULT_SETTINGS)
     for key, raw in file_settings.items():
         settings[key] = _parse_value(key, raw, SETTINGS[key][0], f"{where} [settings]")

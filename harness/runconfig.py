@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from harness import tournament
 from harness.errors import UserError
-from harness.rules import RuleSet, load_rules, read_toml
+from harness.rules import RuleSet, check_toml_settings, load_rules, read_toml
 
 if TYPE_CHECKING:  # the engine's kernels (numba) are not needed to read a config: `run --help` stays fast
     from harness.strategy import Strategy
@@ -203,6 +203,8 @@ class RunConfig:
         if not p.is_file():
             raise UserError(f"run config not found: {p}")
         data = read_toml(p, "run config")
+        if isinstance(data.get("settings"), dict):  # a file's settings have TOML's types; --set gives strings
+            check_toml_settings(data["settings"], lambda key: f"{p}: settings.{key}")
         return cls.from_dict(data, source=str(p), base=p.parent, name=p.stem)
 
     @classmethod

@@ -488,7 +488,8 @@ def _header(d: Mapping[str, Any]) -> list[str]:
         return f"{r['rules']} (start value {r['start_value']:.2f}{cols})"
 
     bands = ", ".join(f"{b['rating']} < {b['regret_per_decision_below']:g}" for b in d["scale"][:-1])
-    return [f"Source: {d['source']} ({d['games']:,} games analysed, {len(d['bad_games']):,} skipped)",
+    n = d["games"]
+    return [f"Source: {d['source']} ({n:,} game{'s' * (n != 1)} analysed, {len(d['bad_games']):,} skipped)",
             f"Rules: {'; '.join(one(r) for r in d['rules'])}",
             f"Rating (mean regret per decision, points): {bands}, {d['scale'][-1]['rating']} above"]
 

@@ -557,3 +557,46 @@ def test_a_run_configs_setting_is_named_as_the_file_gives_it(tmp_path, capsys):
     assert capsys.readouterr().err == f"yatzy-harness: error: {path}: settings: setting columns=9 is out of range 1..6\n"
     assert main(["run", str(path), "--set", "columns=8", "--out", str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err == "yatzy-harness: error: --set: setting columns=8 is out of range 1..6\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# 15. counts in words, and a file's booleans are booleans
+
+
+def test_one_bad_game_is_one_bad_game(tmp_path, lines, capsys):
+    path = _write(tmp_path / "g.jsonl", [lines[0], "{"])
+    assert main(["fit", str(path), "--model", "solver:temperature"]) == 0
+    assert f"Source: {path} (1 game, 1 bad game skipped); rules scandinavian" in capsys.readouterr().out
+    assert main(["analyse", str(path), "--no-plots", "--out", str(tmp_path / "a")]) == 0
+    assert f"Source: {path} (1 game analysed, 1 skipped)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("what", ["rules", "run config", "levels", "inline"])
+def test_a_boolean_written_as_a_string_in_a_file_is_refused_naming_file_and_key(tmp_path, capsys, lines, what):
+    from harness.calibrate import load_levels
+    from harness.errors import UserError
+    from harness.rules import load_rules
+    from harness.runconfig import RunConfig
+
+    path = tmp_path / "f.toml"
+    said = "saved_rolls = 'yes': must be true or false (a boolean, unquoted: saved_rolls = true), not a string"
+    if what == "rules":
+        path.write_text('extends = "maxi"\n[settings]\nsaved_rolls = "yes"\n')
+        load, at = load_rules, f"{path} [settings] {said}"
+    elif what == "run config":
+        path.write_text('seats = ["greedy"]\nsettings = { saved_rolls = "yes" }\n')
+        load, at = RunConfig.from_toml, f"{path}: settings.{said}"
+    elif what == "levels":
+        path.write_text(LEVELS + 'settings = { saved_rolls = "yes" }\n[[level]]\nname = "a"\ntarget_mean = 200\n')
+        load, at = load_levels, f"{path}: settings.{said}"
+    else:
+        rules = {"name": "kitchen", "extends": "scandinavian", "settings": {"saved_rolls": "yes"}}
+        res = read_records(_write(tmp_path / "g.jsonl", [lines[0], _naming(lines[1], 5, rules)]))
+        assert res.errors[0].message.endswith(f"game 5: rules kitchen (inline): [settings] {said}")
+        return
+    with pytest.raises(UserError) as exc:
+        load(str(path))
+    assert str(exc.value) == at
+    # on the command line a setting is text: --set saved_rolls=true still works
+    assert load_rules("maxi", ["saved_rolls=true"]).saved_rolls
+    assert load_rules("maxi", {"saved_rolls": True}).saved_rolls
