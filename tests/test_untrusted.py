@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -289,7 +290,7 @@ def _paths(v, at=()):
 TINY_PATHS = [p for p in _paths(TINY) if p]
 
 
-@settings(max_examples=150, derandomize=True, deadline=None)
+@settings(max_examples=100, derandomize=True, deadline=None)
 @given(where=st.sampled_from(TINY_PATHS), value=json_values)
 def test_a_rule_set_with_any_value_anywhere_compiles_or_is_a_user_error(where, value):
     import copy
@@ -600,3 +601,139 @@ def test_a_boolean_written_as_a_string_in_a_file_is_refused_naming_file_and_key(
     # on the command line a setting is text: --set saved_rolls=true still works
     assert load_rules("maxi", ["saved_rolls=true"]).saved_rolls
     assert load_rules("maxi", {"saved_rolls": True}).saved_rolls
+
+
+# ---------------------------------------------------------------------------------------------
+# whatever a line holds: valid records mutated at random, every line a game or one bad game
+
+MUTATIONS = ("truncate", "nest", "flip", "duplicate", "reorder", "inflate", "pad", "bom", "cr", "blank")
+#: what an inflated number becomes
+BIG = ("9" * 20, "9" * 4301, "1" + "0" * 5000, "1e999", "-0", "0.5", "NaN", "-99999999999999999999")
+_NUMBER = re.compile(rb"-?\d+")
+
+
+def _mutate(lines: list[bytes], ops: list[tuple[str, int, int]]) -> list[bytes]:
+    out = list(lines)
+    for op, a, b in ops:
+        i = a % len(out)
+        line = out[i]
+        if op == "truncate":
+            out[i] = line[:b % (len(line) + 1)]
+        elif op == "nest":
+            depth = (1, 5, 40, 1000, 5000)[b % 5]
+            cut = a % (len(line) + 1)
+            out[i] = line[:cut] + b"[" * depth + line[cut:] + b"]" * depth
+        elif op == "flip" and line:
+            j = b % len(line)
+            out[i] = line[:j] + bytes([line[j] ^ (1 + a % 255)]) + line[j + 1:]
+        elif op == "duplicate":
+            out.insert(b % (len(out) + 1), line)
+        elif op == "reorder":
+            j = b % len(out)
+            out[i], out[j] = out[j], out[i]
+        elif op == "inflate":
+            nums = list(_NUMBER.finditer(line))
+            if nums:
+                m = nums[b % len(nums)]
+                out[i] = line[:m.start()] + BIG[a % len(BIG)].encode() + line[m.end():]
+        elif op == "pad":
+            out[i] = line + b" " * (1 + b % 300)
+        elif op == "bom":
+            out[i] = b"\xef\xbb\xbf" + line
+        elif op == "cr":
+            out[i] = line + b"\r"
+        elif op == "blank":
+            out.insert(b % (len(out) + 1), b" \t" if a % 2 else b"")
+    return out
+
+
+def _counted(data: bytes, limit: int) -> set[int]:
+    """The line numbers of ``data`` that a reader must account for: a line over ``limit`` bytes,
+    or one holding anything but JSON whitespace (a byte-order mark at the start aside)."""
+    out = set()
+    for n, content in enumerate(data.split(b"\n")[:-1], 1):
+        text = content[3:] if n == 1 and content.startswith(b"\xef\xbb\xbf") else content
+        if len(content) > limit or text.strip(b" \t\r\n"):
+            out.add(n)
+    return out
+
+
+def _line_of(message: str, path: Path) -> int:
+    head = f"{path} line "
+    assert message.startswith(head), message
+    return int(message[len(head):].split(":", 1)[0])
+
+
+mutations = st.lists(st.tuples(st.sampled_from(MUTATIONS), st.integers(0, 2**20), st.integers(0, 2**20)),
+                     min_size=1, max_size=4)
+
+
+@pytest.fixture(scope="module")
+def fuzz_file(tmp_path_factory, lines):
+    """(path, limit, write(ops) -> expected line numbers): one file rewritten for every example."""
+    path = tmp_path_factory.mktemp("fuzz") / "games.jsonl"
+    limit = max(len(x) for x in lines) + 100  # a padded line goes over it
+
+    def write(ops):
+        data = b"\n".join(_mutate([x.encode() for x in lines], ops)) + b"\n"
+        path.write_bytes(data)
+        return _counted(data, limit)
+
+    return path, limit, write
+
+
+@settings(max_examples=80, derandomize=True, deadline=None)
+@given(ops=mutations)
+def test_every_line_of_a_mutated_file_is_a_game_or_one_bad_game(fuzz_file, ops):
+    import contextlib
+    import io
+
+    from harness.errors import UserError
+    from harness.record import NoUsableGame
+
+    path, limit, write = fuzz_file
+    expected = write(ops)
+    try:
+        res = read_records(path, max_line_bytes=limit)
+    except NoUsableGame as exc:
+        assert sorted(_line_of(b.message, path) for b in exc.bad) == sorted(expected)
+    except UserError as exc:
+        assert not expected and "no game records" in str(exc)
+    else:
+        used = [int(p.split()[1]) for p in res.places]
+        bad = [_line_of(b.message, path) for b in res.errors]
+        assert sorted(used + bad) == sorted(expected)  # each line once: used, or bad for one reason
+        assert all("\n" not in b.message for b in res.errors)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["records", str(path), "--max-line-bytes", str(limit)])
+    assert code in (0, 1, 2) and "Traceback" not in err.getvalue()
+    if code != 2:
+        m = re.fullmatch(rf"{re.escape(str(path))}: (\d+) games? read, (\d+) bad games? skipped\n", out.getvalue())
+        assert m and int(m[1]) + int(m[2]) == len(expected)
+
+
+@settings(max_examples=8, derandomize=True, deadline=None)
+@given(ops=mutations)
+def test_analyse_and_fit_of_a_mutated_file_account_for_every_line(fuzz_file, ops):
+    from harness.errors import UserError
+    from harness.fit import fit_records
+    from harness.skill import analyse_records
+
+    path, limit, write = fuzz_file
+    expected = write(ops)
+    try:
+        res = read_records(path, max_line_bytes=limit)
+    except UserError:
+        return  # nothing usable: the test above
+    try:
+        rep = analyse_records(res)
+    except UserError:
+        rep = None
+    if rep is not None:
+        assert rep.games + len(rep.bad) == len(expected)
+    try:
+        fit = fit_records(res, "solver:temperature")
+    except UserError:  # e.g. a flipped digit made a second rule set: the fit takes one
+        return
+    assert fit.games + len(fit.bad) == len(expected)
