@@ -40,6 +40,7 @@ Public API::
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
@@ -382,7 +383,8 @@ def analyse_record(record: GameRecord, details: bool = False, cache_dir: Any = N
 
 
 def decision_batches(records: Sequence[GameRecord] | RunRecords, games: int, cache_dir: Any = None,
-                     analyser: Analyser | None = None) -> Iterator[tuple[int, DecisionTable]]:
+                     analyser: Analyser | None = None, rules: RuleSet | None = None
+                     ) -> Iterator[tuple[int, DecisionTable]]:
     """:func:`decision_table` of ``records`` ``games`` games at a time: (games in the batch, its
     table) per batch, in order (a big log walked in bounded memory; the same checks)."""
     if isinstance(records, RunRecords):
@@ -396,7 +398,7 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords, games: int, cac
             yield hi - lo, table
         return
     recs = list(records)
-    an = _analyser_of(recs, cache_dir, analyser)
+    an = _analyser_of(recs, cache_dir, analyser, rules)
     for lo in range(0, len(recs), games):
         part = recs[lo:lo + games]
         _, table = an.records(part, decisions=True)
@@ -404,22 +406,27 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords, games: int, cac
         yield len(part), table
 
 
-def _analyser_of(recs: Sequence[GameRecord], cache_dir: Any, analyser: Analyser | None) -> Analyser:
-    """The analyser of records of one rule set and settings (a mix, or none, is a :class:`UserError`)."""
+def _analyser_of(recs: Sequence[GameRecord], cache_dir: Any, analyser: Analyser | None,
+                 rules: RuleSet | None = None) -> Analyser:
+    """The analyser of records of one rule set and settings (a mix, or none, is a :class:`UserError`);
+    ``rules``: their rule set as reading loaded it, else loaded from what they name."""
     if not recs:
         raise UserError("no game records to analyse")
-    keys = {(r.rules, tuple(sorted((k, str(v)) for k, v in r.settings.items()))) for r in recs}
+    keys = {(r.rules, tuple(sorted((k, str(v)) for k, v in r.settings.items())),
+             None if r.rules_spec is None else json.dumps(r.rules_spec, sort_keys=True, default=str)) for r in recs}
     if len(keys) > 1:
-        shown = "; ".join(f"{name} {dict(s) or ''}".strip() for name, s in sorted(keys))
+        shown = "; ".join(f"{name}{' (inline)' if spec else ''} {dict(s) or ''}".strip()
+                          for name, s, spec in sorted(keys, key=str))
         raise UserError(f"the records mix rule sets ({shown}): give the games of one rule set")
-    return analyser or Analyser(recs[0].load_rules(), cache_dir)
+    return analyser or Analyser(rules or recs[0].load_rules(), cache_dir)
 
 
 def decision_table(records: Iterable[GameRecord] | RunRecords, cache_dir: Any = None,
-                   analyser: Analyser | None = None) -> DecisionTable:
+                   analyser: Analyser | None = None, rules: RuleSet | None = None) -> DecisionTable:
     """Every decision of ``records`` (valid game records of one rule set and settings; a mix is a
     :class:`UserError`; or a run's :class:`harness.codec.RunRecords`, straight from its arrays)
-    with its options' values: :meth:`Analyser.records`."""
+    with its options' values: :meth:`Analyser.records`. ``rules``: the records' rule set as
+    reading loaded it (:attr:`harness.record.ReadResult.rules`), else loaded from what they name."""
     if isinstance(records, RunRecords):
         if not len(records):
             raise UserError("no game records to analyse")
@@ -428,7 +435,7 @@ def decision_table(records: Iterable[GameRecord] | RunRecords, cache_dir: Any = 
         assert table is not None
         return table
     recs = list(records)
-    an = _analyser_of(recs, cache_dir, analyser)
+    an = _analyser_of(recs, cache_dir, analyser, rules)
     _, table = an.records(recs, decisions=True)
     assert table is not None
     return table

@@ -187,7 +187,7 @@ def check_problem(p: Problem) -> None:
 
     name, _ = parse_spec(p.strategy)
     params = {x.name: x for x in get(name).params}
-    _param(p.strategy, p.param)
+    declared_param(p.strategy, p.param)
     if params[p.param].type is not float:
         raise UserError(f"strategy {name!r}: parameter {p.param} is {params[p.param].type.__name__}; "
                         "calibrate tunes float parameters")
@@ -210,7 +210,7 @@ def check_problem(p: Problem) -> None:
         raise UserError(f"--max-evals must be >= 3, got {p.max_evals}")
 
 
-def _param(strategy: str, param: str):  # -> harness.strategy.Param
+def declared_param(strategy: str, param: str):  # -> harness.strategy.Param
     """The strategy's declared parameter ``param``; a UserError naming the parameters it has."""
     from harness.registry import get
     from harness.strategy import parse_spec
@@ -224,7 +224,7 @@ def _param(strategy: str, param: str):  # -> harness.strategy.Param
 
 def default_bracket(strategy: str, param: str) -> tuple[float | None, float | None]:
     """The parameter's declared range (None where it has none); UserError for an unknown parameter."""
-    x = _param(strategy, param)
+    x = declared_param(strategy, param)
     return x.lo, x.hi
 
 

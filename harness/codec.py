@@ -46,7 +46,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from harness.errors import UserError
-from harness.rules import RuleSet, load_rules
+from harness.rules import INLINE_KEYS, AllowedRules, RuleSet, load_rules
 from harness.tournament import MAX_SEATS
 
 #: The ``format`` field of every record.
@@ -180,9 +180,11 @@ class GameRecord:
     """One whole game (or a partial one with ``complete=False``) in play order.
 
     ``rules`` is a built-in rule-set name or a rule-file path, ``settings`` the overrides of it
-    (as ``--set`` takes them); ``totals`` (per seat, columns added) are checked when given;
-    ``meta`` is free-form JSON (a site's date, table, ...) kept as is. Checking the play against
-    the rules: :func:`harness.record.validate_record`.
+    (as ``--set`` takes them); or the record carries its rule set inline, ``rules_spec`` (the keys
+    of a rule file, ``name`` among them; ``rules`` is then that name and ``settings`` empty).
+    ``totals`` (per seat, columns added) are checked when given; ``meta`` is free-form JSON (a
+    site's date, table, ...) kept as is. Checking the play against the rules:
+    :func:`harness.record.validate_record`.
     """
 
     game: GameId
@@ -194,10 +196,12 @@ class GameRecord:
     totals: tuple[int, ...] | None = None
     complete: bool = True
     meta: Mapping[str, Any] | None = None
+    rules_spec: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"format": FORMAT, "game": self.game,
-                             "rules": {"name": self.rules, "settings": dict(self.settings)},
+        rules = dict(self.rules_spec) if self.rules_spec is not None else {"name": self.rules,
+                                                                           "settings": dict(self.settings)}
+        d: dict[str, Any] = {"format": FORMAT, "game": self.game, "rules": rules,
                              "seats": [s.to_dict() for s in self.seats]}
         if self.seed is not None:
             d["seed"] = self.seed
@@ -240,13 +244,20 @@ class GameRecord:
             raise RecordError(f"{at}: unknown key {unknown[0]!r} (keys: {', '.join(_TOP_KEYS)})")
         rules = raw.get("rules")
         if not isinstance(rules, dict) or not isinstance(rules.get("name"), str) or not rules["name"]:
-            raise RecordError(f"{at}: rules must be {{\"name\": NAME, \"settings\": {{...}}}}, got {_show(rules)}")
-        if set(rules) - {"name", "settings"}:
-            raise RecordError(f"{at}: rules: unknown key {sorted(set(rules) - {'name', 'settings'})[0]!r} "
-                              f"(keys: name, settings)")
-        settings = rules.get("settings", {})
-        if not isinstance(settings, dict):
-            raise RecordError(f"{at}: rules.settings must be an object of setting overrides, got {_show(settings)}")
+            raise RecordError(f"{at}: rules must be {{\"name\": NAME, \"settings\": {{...}}}} or a rule set "
+                              f"(the keys of a rule file, name among them), got {_show(rules)}")
+        spec = None
+        if set(rules) - {"name", "settings"}:  # a rule set carried inline: the keys of a rule file
+            unknown = sorted(set(rules) - INLINE_KEYS)
+            if unknown:
+                raise RecordError(f"{at}: rules: unknown key {_show(unknown[0])} (keys: name, settings; or, for a "
+                                  f"rule set carried inline, a rule file's: {', '.join(sorted(INLINE_KEYS))})")
+            spec, settings = rules, {}
+        else:
+            settings = rules.get("settings", {})
+            if not isinstance(settings, dict):
+                raise RecordError(f"{at}: rules.settings must be an object of setting overrides, "
+                                  f"got {_show(settings)}")
         seats = raw.get("seats")
         if not isinstance(seats, list) or not 1 <= len(seats) <= MAX_SEATS:
             raise RecordError(f"{at}: seats must be a list of 1..{MAX_SEATS} seats, got {_show(seats)}")
@@ -277,33 +288,72 @@ class GameRecord:
             raise RecordError(f"{at}: meta must be an object, got {_show(meta)}")
         return cls(game, rules["name"], tuple(parsed_seats),
                    tuple(Turn.from_dict(t, f"{at}, turns[{i}]", parsed_seats) for i, t in enumerate(turns)),
-                   settings, seed, totals, complete, meta)
+                   settings, seed, totals, complete, meta, spec)
 
-    def load_rules(self) -> RuleSet:
+    def load_rules(self, allowed: AllowedRules | None = None) -> RuleSet:
         """The record's rule set with its settings (the rules' own checks refuse a setting that
-        does not apply); :class:`RecordError` naming the game."""
-        return record_rules(self.rules, self.settings, self.game)
+        does not apply); :class:`RecordError` naming the game. ``allowed``: what a record read
+        from a file may load (:class:`harness.rules.AllowedRules`); None trusts the name, for a
+        record made in Python."""
+        return record_rules(self.rules, self.settings, self.game, spec=self.rules_spec, allowed=allowed)
 
 
-def record_rules(name: str, settings: Mapping[str, Any], game: GameId,
-                 cache: dict[str, RuleSet] | None = None) -> RuleSet:
-    """The rule set a record names (``name`` with ``settings``); :class:`RecordError` naming ``game``."""
-    key = json.dumps([name, dict(settings)], sort_keys=True)
+def record_rules(name: str, settings: Mapping[str, Any], game: GameId, cache: dict[str, RuleSet] | None = None, *,
+                 spec: Mapping[str, Any] | None = None, allowed: AllowedRules | None = None) -> RuleSet:
+    """The rule set a record names (``name`` with ``settings``) or carries (``spec``);
+    :class:`RecordError` naming ``game``. With ``allowed`` (a record read from a file: untrusted),
+    a name loads a built-in rule set or a file in an allowed directory only
+    (:meth:`harness.rules.AllowedRules.path_of`); without, any rule set or file by that name."""
+    key = json.dumps([name, dict(settings), spec], sort_keys=True, default=str)
     if cache is not None and key in cache:
         return cache[key]
     try:
-        rules = load_rules(name, dict(settings))
+        # an override is named as the record gives it: rules.settings.KEY (not the flag --set)
+        if spec is not None or allowed is not None:
+            rules = (allowed or AllowedRules()).load(name, dict(settings), spec=spec, where="inline",
+                                                     origin="rules.settings")
+        else:
+            rules = load_rules(name, dict(settings), origin="rules.settings")
     except UserError as exc:
-        # the rules speak of "--set KEY" for an override; in a record the override is a setting
-        raise RecordError(f"game {game}: rules {name}: " + str(exc).replace("--set ", "setting ", 1)) from None
+        what = f"rules {name} (inline)" if spec is not None else f"rules {name}"
+        msg = str(exc)  # a rule set's messages start with its place: here, the record's inline rules
+        msg = msg.removeprefix("inline: ") if msg.startswith("inline: ") else msg.removeprefix("inline ")
+        raise RecordError(f"game {game}: {what}: {msg}") from None
     if cache is not None:
         cache[key] = rules
     return rules
 
 
 def _show(v: Any) -> str:
-    text = json.dumps(v) if not isinstance(v, (set, tuple)) else repr(v)
+    """A value of a record in a message: its JSON, cut to 40 characters."""
+    text = _brief(v, 41) if not isinstance(v, (set, tuple)) else repr(v)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _brief(v: Any, budget: int) -> str:
+    """``json.dumps(v)`` as far as its first ``budget`` characters go, built from no more of ``v``
+    than that needs (each level of nesting costs one of the budget): a value read from a file may
+    be megabytes long or nested a thousand deep."""
+    if budget <= 0:
+        return "..."
+    if isinstance(v, (list, dict)):
+        items = v.items() if isinstance(v, dict) else ((None, x) for x in v)
+        parts: list[str] = []
+        used = 1
+        for k, x in items:
+            if used >= budget:
+                parts.append("...")
+                break
+            part = _brief(x, budget - used)
+            if k is not None:
+                part = f"{_brief(str(k), budget - used)}: {part}"
+            parts.append(part)
+            used += len(part) + 2
+        inner = ", ".join(parts)
+        return f"[{inner}]" if isinstance(v, list) else f"{{{inner}}}"
+    if isinstance(v, str):
+        return json.dumps(v[:budget])
+    return json.dumps(v)
 
 
 def _int(v: Any, where: str) -> int:
@@ -721,6 +771,11 @@ def records_of_run(run_dir: str | os.PathLike[str], *, lineup: int | None = None
             yield c.lineup, _record_of(run, cols, g - c.start)
 
 
+def run_rules(run_dir: str | os.PathLike[str]) -> RuleSet:
+    """The rule set of a run played with ``--record`` (from its manifest), which its records name."""
+    return _open_run(run_dir).rules
+
+
 @dataclass(frozen=True, eq=False)
 class RunRecords:
     """Every game of a run played with ``--record``, as the kernel's arrays (a row per seat-game,
@@ -774,8 +829,9 @@ class RunRecords:
         return tuple(s.label for s in self.run.seats_of[int(self.lineup[i])])
 
     def load_rules(self, cache: dict[str, RuleSet] | None = None) -> RuleSet:
-        """The rule set the records name, loaded as :meth:`GameRecord.load_rules` loads it."""
-        return record_rules(self.rules_name, self.settings, int(self.game[0]) if len(self.game) else 0, cache)
+        """The run's rule set, from its manifest (what the records name: the run directory is the
+        user's own, so its rule file is read wherever it is)."""
+        return self.run.rules
 
     def arrays(self, lo: int = 0, hi: int | None = None) -> KernelArrays:
         """Games ``lo..hi-1`` as :func:`arrays_of_records` gives them: rolls, keeps, boxes, and per
@@ -908,4 +964,4 @@ class RunGames(Sequence[GameRecord]):
 __all__ = ["FORMAT", "MAX_SEATS", "PARQUET_OPTIONS", "RECORD_KEYS", "TURN_FIELDS", "GameRecord", "RecordError",
            "RunGames", "RunRecords", "Seat", "Turn", "TurnField", "arrays_of_recording", "arrays_of_records",
            "decode_faces", "faces_code", "read_run", "record_from_trace", "record_rules", "records_of_run",
-           "records_parquet", "turns_of_recording"]
+           "records_parquet", "run_rules", "turns_of_recording"]

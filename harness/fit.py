@@ -774,6 +774,7 @@ def fit_records(source: ReadResult | Iterable[GameRecord], model: str, *, player
 
 
     model = parse_model(model)
+    loaded = None  # the records' rule set as reading loaded it (what a record read from a file may name)
     if isinstance(source, ReadResult) and source.arrays is not None:
         # a run directory: its arrays straight to the kernel, no record built
         name, recs, bad = source.source, source.arrays, [b.message for b in source.errors]
@@ -781,6 +782,7 @@ def fit_records(source: ReadResult | Iterable[GameRecord], model: str, *, player
     else:
         if isinstance(source, ReadResult):
             name, recs, bad = source.source, list(source.games), [b.message for b in source.errors]
+            loaded = source.rules[0] if source.rules else None
         else:
             name, recs, bad = "<records>", list(source), []
         rules_name, settings = (recs[0].rules, recs[0].settings) if recs else ("", {})
@@ -789,7 +791,7 @@ def fit_records(source: ReadResult | Iterable[GameRecord], model: str, *, player
     store = _Store()
     with tqdm(total=len(recs), unit="game", unit_scale=True, desc="decisions", disable=quiet, dynamic_ncols=True,
               leave=False) as bar:
-        for games, table in decision_batches(recs, BATCH_GAMES, cache_dir=cache_dir):
+        for games, table in decision_batches(recs, BATCH_GAMES, cache_dir=cache_dir, rules=loaded):
             store.add(table)
             bar.update(games)
     rules = rules_name + "".join(f" {k}={v}" for k, v in sorted(settings.items()))
@@ -886,8 +888,10 @@ def evidence_line(min_decisions: int, max_half_width: float) -> str:
 
 
 def text(d: Mapping[str, Any]) -> str:
-    out = render_text(tables(d), [f"Source: {d['source']} ({count(d['games'])} games, {count(len(d['bad_games']))} "
-                                  f"bad games skipped); rules {d['rules']}", evidence_line(*_evidence_of(d))])
+    n, bad = d["games"], len(d["bad_games"])
+    out = render_text(tables(d), [f"Source: {d['source']} ({count(n)} game{'s' * (n != 1)}, {count(bad)} "
+                                  f"bad game{'s' * (bad != 1)} skipped); rules {d['rules']}",
+                                  evidence_line(*_evidence_of(d))])
     short = [(p["player"], _too_little(p, d)) for p in list(d["players"]) + ([d["pooled"]] if d["pooled"] else [])]
     short = [(x, why) for x, why in short if why]
     if short:
@@ -913,9 +917,11 @@ def reference_of(ref: str) -> tuple[str, str | None]:
     if not path.endswith(".json"):
         return ref, None
     try:
-        d = json.loads(Path(path).read_text())
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise UserError(f"cannot read the fitted model {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not a fit file (not UTF-8 text)") from None
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}: not a fit file (invalid JSON: {exc.msg})") from None
     if not isinstance(d, dict) or d.get("format") != "yatzy-fit/1":

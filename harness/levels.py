@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.calibrate import (DEFAULT_MAX_EVALS, Point, Problem, RunnerEvaluator, calibrate, check_problem,
+from harness.calibrate import (DEFAULT_MAX_EVALS, Point, Problem, RunnerEvaluator, calibrate, check_problem, declared_param,
                                default_bracket, round_value, spec_with)
 from harness.errors import UserError
 from harness.jsonable import jsonable
@@ -57,15 +57,10 @@ _LEVELS_KEYS = {"rules", "settings", "strategy", "param", "lo", "hi", "games", "
 
 def load_levels(path: str | os.PathLike[str]) -> Levels:
     """Read and check a levels file; every mistake is a one-line :class:`UserError` naming the key."""
-    import tomllib
+    from harness.rules import check_toml_settings, read_toml
 
     where = str(path)
-    try:
-        raw = tomllib.loads(Path(path).read_text())
-    except OSError as exc:
-        raise UserError(f"cannot read levels file {where}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{where}: not valid TOML ({exc})") from None
+    raw = read_toml(path, "levels file")
     unknown = sorted(set(raw) - _LEVELS_KEYS)
     if unknown:
         raise UserError(f"{where}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(_LEVELS_KEYS))})")
@@ -81,6 +76,7 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
     settings = raw.get("settings", {})
     if not isinstance(settings, dict):
         raise UserError(f"{where}: settings must be a table (settings = {{ upper_bonus_threshold = 62 }})")
+    check_toml_settings(settings, lambda key: f"{where}: settings.{key}")
     levels = []
     items = raw.get("level")
     if not isinstance(items, list) or not items:
@@ -103,12 +99,64 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
     against = raw.get("against")
     if against is not None and not isinstance(against, str):
         raise UserError(f"{where}: against = {against!r} is not a strategy spec or a fit file")
+    for lv in levels:  # each value is named as the file gives it, not as the flag it stands for
+        at = f"{where}: level {lv.name!r}"
+        if lv.target_win_rate is not None and not 0.0 < lv.target_win_rate < 1.0:
+            raise UserError(f"{at}: target_win_rate = {lv.target_win_rate!r} must be in (0, 1)")
+        if lv.target_mean is not None and not math.isfinite(lv.target_mean):
+            raise UserError(f"{at}: target_mean = {lv.target_mean!r} is not a finite number")
     strategy = need("strategy", str, "solver")
     param = need("param", str, "temperature")
-    dlo, dhi = default_bracket(strategy, param)
-    return Levels(where, need("rules", str, "scandinavian"), tuple(f"{k}={v}" for k, v in settings.items()),
-                  strategy, param, float(need("lo", (int, float), dlo)), float(need("hi", (int, float), dhi)),
-                  int(need("games", int, 2000)), int(need("seed", int, 1)), against, tuple(levels))
+    try:
+        dlo, dhi = default_bracket(strategy, param)
+        declared = declared_param(strategy, param)
+    except UserError as exc:
+        raise UserError(f"{where}: strategy = {strategy!r}, param = {param!r}: {exc}") from None
+    if declared.type is not float:
+        raise UserError(f"{where}: param = {param!r} is a {declared.type.__name__} parameter of {strategy}; "
+                        "calibrate tunes float parameters")
+    lo, hi = float(need("lo", (int, float), dlo)), float(need("hi", (int, float), dhi))
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise UserError(f"{where}: lo = {lo:g}, hi = {hi:g}: need lo < hi")
+    for key, v in (("lo", lo), ("hi", hi)):
+        if (declared.lo is not None and v < declared.lo) or (declared.hi is not None and v > declared.hi):
+            raise UserError(f"{where}: {key} = {v:g} is outside {strategy}:{param}'s range {declared.lo}..{declared.hi}")
+    games, seed = need("games", int, 2000), need("seed", int, 1)
+    if games < 2:
+        raise UserError(f"{where}: games = {games} must be at least 2")
+    if not 0 <= seed < 2**64:
+        raise UserError(f"{where}: seed = {seed} must be 0..2**64-1")
+    rules = need("rules", str, "scandinavian")
+    from harness.rules import load_rules
+
+    try:  # the rule set and its settings, as the evaluations will load them
+        load_rules(rules, dict(settings), origin=f"{where}: settings")
+    except UserError as exc:
+        msg = str(exc)
+        raise UserError(msg if msg.startswith(f"{where}:") else f"{where}: rules = {rules!r}: {msg}") from None
+    return Levels(where, rules, tuple(f"{k}={v}" for k, v in settings.items()), strategy, param, lo, hi, games, seed,
+                  against, tuple(levels))
+
+
+def check_levels(lv: Levels, against: str | None, *, workers: int = 0, analyse: bool = True,
+                 confidence: float = 0.95, max_evals: int = DEFAULT_MAX_EVALS) -> list[Problem]:
+    """The calibration problem of every level of ``lv`` (win-rate levels against ``against``),
+    each checked (:func:`check_problem`) before anything is played; :class:`UserError` naming the
+    level for the first that is not good."""
+    out = []
+    for level in lv.levels:
+        if level.kind == "win_rate" and not against:
+            raise UserError(f"level {level.name!r} aims at a win rate: give --against REF (or against = in {lv.path})")
+        p = Problem(rules=lv.rules, settings=lv.settings, strategy=lv.strategy, param=lv.param, lo=lv.lo, hi=lv.hi,
+                    target_mean=level.target_mean, target_win_rate=level.target_win_rate,
+                    against=against if level.kind == "win_rate" else None, games=lv.games, seed=lv.seed,
+                    max_evals=max_evals, confidence=confidence, workers=workers, analyse=analyse)
+        try:
+            check_problem(p)
+        except UserError as exc:
+            raise UserError(f"level {level.name!r}: {exc}") from None
+        out.append(p)
+    return out
 
 
 class _Memo:
@@ -159,9 +207,8 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int
     memos: dict[str, _Memo] = {}
     evaluators: dict[str, RunnerEvaluator] = {}
     rows, cals = [], []
+    check_levels(lv, against, workers=workers, analyse=analyse, confidence=confidence, max_evals=max_evals)
     for level in lv.levels:
-        if level.kind == "win_rate" and not against:
-            raise UserError(f"level {level.name!r} aims at a win rate: give --against REF (or against = in {lv.path})")
         lo, hi = _bracket(memos.get(level.kind), level, lv)
         p = Problem(rules=lv.rules, settings=lv.settings, strategy=lv.strategy, param=lv.param, lo=lo, hi=hi,
                     target_mean=level.target_mean, target_win_rate=level.target_win_rate,

@@ -15,27 +15,31 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import re
+import sys
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
 from harness.codec import (FORMAT, MAX_SEATS, GameId, GameRecord, RecordError, Seat, Turn, record_from_trace,
                            record_rules, records_of_run)
 from harness.errors import UserError
-from harness.rules import RuleSet
+from harness.rules import AllowedRules, RuleSet
 from harness.scoring import Context, context, score_options, score_options_batch
 
 # ---------------------------------------------------------------------------------------------
 # validation against the rule set
 
 
-def _load_rules(record: GameRecord, cache: dict[str, RuleSet] | None = None) -> RuleSet:
-    return record_rules(record.rules, record.settings, record.game, cache)
+def _load_rules(record: GameRecord, cache: dict[str, RuleSet] | None = None,
+                allowed: AllowedRules | None = None) -> RuleSet:
+    return record_rules(record.rules, record.settings, record.game, cache, spec=record.rules_spec, allowed=allowed)
 
 
 def _faces(faces: Sequence[int]) -> str:
@@ -183,19 +187,37 @@ class BadGame(NamedTuple):
     message: str
 
 
+class NoUsableGame(UserError):
+    """A source holds no game that could be used: ``bad`` lists every game skipped, so that a
+    command can show them all, then ``headline`` (``games.jsonl: no usable game (3 bad)``);
+    the message is the headline with the first bad game's line."""
+
+    def __init__(self, headline: str, bad: Sequence[BadGame] = ()) -> None:
+        self.headline = headline
+        self.bad = list(bad)
+        first = f"; the first: {self.bad[0].message}" if self.bad else ""
+        super().__init__(f"{headline[:-1]}{first})" if headline.endswith(")") else headline + first)
+
+
 @dataclass(frozen=True)
 class ReadResult:
     """Games read from one source: the valid ``games`` (with their ``lineups`` from Parquet, else
     None), and every game skipped in ``errors``. From a run directory, ``games`` builds each
     record when asked (:class:`harness.codec.RunGames`) and ``arrays`` holds the valid games as
     the analysis kernel's arrays (:class:`harness.codec.RunRecords`), which ``analyse`` and ``fit``
-    use without building a record."""
+    use without building a record. From a file, ``places`` says on which line each game is.
+    ``rules`` holds each game's rule set as reading loaded it (a record's name resolved as
+    ``rules_dirs`` allows): the analysis, the fit and advise take it from there."""
 
     source: str
     games: Sequence[GameRecord]
     errors: list[BadGame]
     lineups: list[int | None]
     arrays: Any = None
+    #: where each game is in the source (``line 3``, ``row 2``), when it is a file
+    places: Sequence[str] | None = None
+    #: each game's rule set, as reading loaded it (None: not loaded, for a result made by hand)
+    rules: Sequence[RuleSet] | None = None
 
     @property
     def summary(self) -> str:
@@ -205,26 +227,105 @@ class ReadResult:
                 f"{bad:,} bad game{'s' * (bad != 1)} skipped")
 
 
-def _read_lines(source: str | os.PathLike[str] | Iterable[str]) -> tuple[str, list[tuple[str, str, int | None]]]:
-    """(name of the source, [(where, text, lineup)])."""
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        name = str(path)
-        try:
-            if path.suffix == ".parquet":
-                return name, _parquet_rows(path)
-            opener = gzip.open if path.suffix == ".gz" else open
-            with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
-                lines = fh.read().splitlines()
-        except (OSError, EOFError, UnicodeDecodeError) as exc:
-            raise UserError(f"cannot read game records {name}: {getattr(exc, 'strerror', None) or exc}") from None
-    else:
-        name = "<lines>"
-        lines = [line.rstrip("\n") for line in source]
-    return name, [(f"line {i}", text, None) for i, text in enumerate(lines, 1) if text.strip()]
+#: A line of a records file longer than this (bytes, without its newline) is a bad game, skipped
+#: without being held in memory. A record of a six-seat maxi game with every field is ~60 KB.
+MAX_LINE_BYTES = 4 << 20
+#: How much of an over-long line is read at a time while skipping to its end.
+_PIECE = 1 << 16
+_BOM = b"\xef\xbb\xbf"
+#: JSON's whitespace: a line of nothing else is blank (not a game).
+_BLANK = b" \t\r\n"
+#: Free-form parts of a record (``meta``, the rules) nest at most this deep.
+MAX_NESTING = 32
 
 
-def _parquet_rows(path: Path) -> list[tuple[str, str, int | None]]:
+class _Row(NamedTuple):
+    """One line (or Parquet row) of a source: where it is (``line 3``), its text, its lineup, and
+    ``problem``, why it is a bad game before it is parsed (its text is then None)."""
+
+    where: str
+    text: str | None
+    lineup: Any = None
+    problem: str | None = None
+
+
+def _byte_lines(fh: Any, limit: int) -> Iterator[_Row]:
+    """The lines of a binary file, read line by line in pieces of at most ``limit`` + 1 bytes:
+    each decoded on its own (UTF-8; a byte-order mark at the start is skipped), a line over
+    ``limit`` bytes skipped to its newline unread. Blank lines are not rows. A read that fails
+    part-way (a damaged gzip stream) ends the rows with one that says so."""
+    n = 0
+    try:
+        while True:
+            line = fh.readline(limit + 1)
+            if not line:
+                return
+            n += 1
+            if len(line) > limit and not line.endswith(b"\n"):
+                size = len(line)
+                while line and not line.endswith(b"\n"):
+                    line = fh.readline(_PIECE)
+                    size += len(line)
+                size -= line.endswith(b"\n")
+                yield _Row(f"line {n}", None, problem=f"a line of {size:,} bytes, over the limit of {limit:,} "
+                                                      "(--max-line-bytes); not read")
+                continue
+            if n == 1 and line.startswith(_BOM):
+                line = line[len(_BOM):]
+            if not line.strip(_BLANK):
+                continue
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield _Row(f"line {n}", None, problem=f"not UTF-8 text (byte 0x{line[exc.start]:02x} at byte "
+                                                      f"{exc.start + 1} of the line)")
+                continue
+            yield _Row(f"line {n}", text.rstrip("\r\n"))
+    except (OSError, EOFError, zlib.error) as exc:
+        if n == 0:
+            raise
+        yield _Row(f"line {n + 1}", None, problem=f"the file cannot be read from here on "
+                                                  f"({getattr(exc, 'strerror', None) or exc})")
+
+
+def _read_lines(source: str | os.PathLike[str] | Iterable[str], limit: int) -> tuple[str, Iterator[_Row]]:
+    """(name of the source, its rows); a file that cannot be opened is a :class:`UserError`."""
+    if not isinstance(source, (str, os.PathLike)):
+        def lines() -> Iterator[_Row]:
+            for i, text in enumerate(source, 1):
+                text = text.rstrip("\n")
+                if len(text) > limit:
+                    yield _Row(f"line {i}", None, problem=f"a line of {len(text):,} characters, over the limit "
+                                                          f"of {limit:,} (--max-line-bytes); not read")
+                elif text.strip():
+                    yield _Row(f"line {i}", text)
+        return "<lines>", lines()
+    path = Path(source)
+    name = str(path)
+    if path.suffix == ".parquet":
+        return name, iter(_parquet_rows(path, limit))
+    try:
+        fh = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+    except OSError as exc:
+        raise UserError(f"cannot read game records {name}: {exc.strerror or exc}") from None
+    lines = _byte_lines(fh, limit)
+    try:
+        first = next(lines, None)  # a file that is no gzip stream at all fails here, as a whole
+    except (OSError, EOFError, zlib.error) as exc:
+        fh.close()
+        raise UserError(f"cannot read game records {name}: {getattr(exc, 'strerror', None) or exc}") from None
+
+    def rows() -> Iterator[_Row]:
+        with fh:
+            if first is not None:
+                yield first
+                yield from lines
+
+    return name, rows()
+
+
+def _parquet_rows(path: Path, limit: int) -> list[_Row]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
@@ -233,50 +334,149 @@ def _parquet_rows(path: Path) -> list[tuple[str, str, int | None]]:
         raise UserError(f"cannot read game records {path}: {exc}") from None
     if "record" not in table.column_names:
         raise UserError(f"{path}: no 'record' column (columns: {', '.join(table.column_names)})")
-    records = table.column("record").to_pylist()
-    lineups = table.column("lineup").to_pylist() if "lineup" in table.column_names else [None] * len(records)
-    return [(f"row {i}", text or "", lu) for i, (text, lu) in enumerate(zip(records, lineups))]
+    col = table.column("record")
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_binary(col.type)
+            or pa.types.is_large_binary(col.type)):
+        raise UserError(f"{path}: the 'record' column holds {col.type}, not the records' JSON text")
+    records = col.cast(pa.large_binary()).to_pylist()  # bytes: each row decoded on its own, as a line is
+    if "lineup" in table.column_names:
+        lu = table.column("lineup")
+        if not pa.types.is_integer(lu.type):
+            raise UserError(f"{path}: the 'lineup' column holds {lu.type}, not whole numbers")
+        lineups = lu.to_pylist()
+    else:
+        lineups = [None] * len(records)
+    out = []
+    for i, (data, lineup) in enumerate(zip(records, lineups)):
+        where = f"row {i}"
+        data = data or b""
+        if len(data) > limit:
+            out.append(_Row(where, None, lineup, f"a record of {len(data):,} bytes, over the limit of {limit:,} "
+                                                 "(--max-line-bytes); not read"))
+            continue
+        try:
+            out.append(_Row(where, data.decode("utf-8"), lineup))
+        except UnicodeDecodeError as exc:
+            out.append(_Row(where, None, lineup, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte "
+                                                 f"{exc.start + 1} of the record)"))
+    return out
 
 
-def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bool = True) -> ReadResult:
+def _nests_within(v: Any, limit: int) -> bool:
+    """``v`` (parsed JSON) has no list or object nested more than ``limit`` deep (walked without recursion)."""
+    stack = [(v, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, (list, dict)):
+            if d > limit:
+                return False
+            stack.extend((y, d + 1) for y in (x.values() if isinstance(x, dict) else x))
+    return True
+
+
+def _parse(text: str) -> Any:
+    """A line's JSON, or :class:`RecordError` saying in one line why it is none (also for what
+    the JSON reader refuses beyond the grammar: nesting deeper than it recurses, a number of more
+    digits than Python converts)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise RecordError("not a record: lists or objects nested too deep to read") from None
+    except ValueError as exc:  # the int conversion limit (sys.get_int_max_str_digits)
+        if "digits" in str(exc):
+            raise RecordError(f"not a record: a number of more than {sys.get_int_max_str_digits():,} digits") from None
+        raise RecordError(f"not valid JSON ({exc})") from None
+
+
+def _game_id(raw: Any) -> GameId | None:
+    """The id a parsed line gives, if it gives one a record may have."""
+    if isinstance(raw, dict):
+        g = raw.get("game")
+        if (isinstance(g, (str, int)) and not isinstance(g, bool)) or (isinstance(g, float) and math.isfinite(g)):
+            return g
+    return None
+
+
+def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bool = True,
+                 max_line_bytes: int = MAX_LINE_BYTES,
+                 rules_dirs: Iterable[str | os.PathLike[str]] = ()) -> ReadResult:
     """Read game records from a ``.jsonl`` / ``.jsonl.gz`` / ``.parquet`` file, from lines of JSON,
     or from a run directory played with ``--record`` (:func:`records_of_run`: every lineup's games,
     ``lineups`` filled).
 
-    Every game is checked (:func:`validate_record`, unless ``validate=False``: shape only); a bad
-    game is skipped and listed in ``errors`` as ``(game id, "SOURCE line N: message")``. Raises
-    :class:`UserError` when the source cannot be read or holds no usable game.
+    A file is untrusted input: it is read line by line, each line decoded (UTF-8) and parsed on
+    its own, so whatever a line holds it is either a game or one :class:`BadGame` naming its line
+    and why: not UTF-8, over ``max_line_bytes``, not JSON (or nested or numbered past what JSON
+    reading allows), not a record, a game id already read (of the same lineup), not valid play.
+    A record may name a built-in rule set, carry its rule set inline, or name a rule file inside
+    one of ``rules_dirs`` (:class:`harness.rules.AllowedRules`); any other name is a bad game, and
+    nothing outside those directories is opened. Every game is checked (:func:`validate_record`,
+    unless ``validate=False``: shape and rule set only); a bad game is skipped and listed in
+    ``errors`` as ``(game id, "SOURCE line N: message")``. A run directory's records are read
+    through its manifest, rules included. Raises :class:`UserError` when the source cannot be
+    read, :class:`NoUsableGame` (listing every bad game) when it holds no usable game.
     """
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
         return _read_run(Path(source), validate)
-    name, rows = _read_lines(source)
+    allowed = AllowedRules.of(rules_dirs)
+    name, rows = _read_lines(source, max_line_bytes)
     games: list[GameRecord] = []
+    rule_sets: list[RuleSet] = []
     lineups: list[int | None] = []
+    places: list[str] = []
     errors: list[BadGame] = []
     cache: dict[str, RuleSet] = {}
-    for where, text, lineup in rows:
+    first_on: dict[tuple[Any, GameId], str] = {}  # (lineup, game id) -> where it was first
+    for row in rows:
+        if row.problem is not None:
+            errors.append(BadGame(None, f"{name} {row.where}: {row.problem}"))
+            continue
         game_id: GameId | None = None
         try:
-            raw = json.loads(text)
-            if isinstance(raw, dict) and isinstance(raw.get("game"), (str, int, float)) \
-                    and not isinstance(raw["game"], bool):
-                game_id = raw["game"]
-            rec = GameRecord.from_dict(raw)
+            raw = _parse(row.text or "")
+            game_id = _game_id(raw)
+            if game_id is not None:
+                # a game is its id (of its lineup): a second line with it is not a second game
+                first = first_on.setdefault((row.lineup, game_id), row.where)
+                if first != row.where:
+                    of = f" of lineup {row.lineup}" if row.lineup is not None else ""
+                    raise RecordError(f"duplicate game id {game_id}{of}, first on {first}")
+            rec = _from_dict(raw)
+            rules = _load_rules(rec, cache, allowed)
             if validate:
-                validate_record(rec, _load_rules(rec, cache))
-        except json.JSONDecodeError as exc:
-            errors.append(BadGame(None, f"{name} {where}: not valid JSON ({exc.msg} at column {exc.colno})"))
-            continue
+                validate_record(rec, rules)
         except UserError as exc:
-            errors.append(BadGame(game_id, f"{name} {where}: {exc}"))
+            errors.append(BadGame(game_id, f"{name} {row.where}: {exc}"))
+            continue
+        except RecursionError:  # past the nesting checks: still one bad game, not a lost file
+            errors.append(BadGame(game_id, f"{name} {row.where}: not a record: nested too deep to read"))
             continue
         games.append(rec)
-        lineups.append(lineup)
+        lineups.append(row.lineup)
+        places.append(row.where)
+        rule_sets.append(rules)
     if not games:
         if not errors:
             raise UserError(f"{name}: no game records")
-        raise UserError(f"{name}: no usable game ({len(errors)} bad; the first: {errors[0].message})")
-    return ReadResult(name, games, errors, lineups)
+        raise _no_usable(name, errors)
+    return ReadResult(name, games, errors, lineups, places=places, rules=rule_sets)
+
+
+def _no_usable(name: str, errors: Sequence[BadGame]) -> NoUsableGame:
+    n = len(errors)
+    return NoUsableGame(f"{name}: no usable game ({n:,} bad)", errors)
+
+
+def _from_dict(raw: Any) -> GameRecord:
+    """:meth:`GameRecord.from_dict`, with the free-form parts' nesting bounded first."""
+    if isinstance(raw, dict):
+        for key in ("meta", "rules"):
+            if not _nests_within(raw.get(key), MAX_NESTING):
+                at = f"game {raw['game']}: " if _game_id(raw) is not None else ""
+                raise RecordError(f"{at}{key} nests lists or objects more than {MAX_NESTING} deep")
+    return GameRecord.from_dict(raw)
 
 
 def write_records_jsonl(path: str | os.PathLike[str], records: Iterable[GameRecord]) -> Path:
@@ -385,25 +585,20 @@ def _read_run(run: Path, validate: bool) -> ReadResult:
 
     runrec = read_run(run)
     errors: list[BadGame] = []
-    cache: dict[str, RuleSet] = {}
+    rules = runrec.load_rules()  # the manifest's: the records name the run's own rule file
     suspect = ~runrec.regular
     if validate:
-        try:
-            rules = runrec.load_rules(cache)
-        except UserError:
-            suspect = np.ones(len(runrec), dtype=bool)  # every game names the error below
-        else:
-            rows = check_seat_games(rules, runrec.rolls, runrec.keeps, runrec.boxes, runrec.numbers["score"],
-                                    runrec.numbers["extra"], runrec.totals)
-            suspect = suspect | ~np.logical_and.reduceat(rows, runrec.ptr[:-1])
+        rows = check_seat_games(rules, runrec.rolls, runrec.keeps, runrec.boxes, runrec.numbers["score"],
+                                runrec.numbers["extra"], runrec.totals)
+        suspect = suspect | ~np.logical_and.reduceat(rows, runrec.ptr[:-1])
     bad = np.zeros(len(runrec), dtype=bool)
     for i in np.flatnonzero(suspect).tolist():
         rec = runrec.record(i)
         try:
             if validate:
-                validate_record(rec, _load_rules(rec, cache))
+                validate_record(rec, rules)
             if not runrec.regular[i]:
-                runrec.patch(i, rec, _load_rules(rec, cache))
+                runrec.patch(i, rec, rules)
         except UserError as exc:
             errors.append(BadGame(rec.game, f"{run} lineup {int(runrec.lineup[i])}: {exc}"))
             bad[i] = True
@@ -412,8 +607,26 @@ def _read_run(run: Path, validate: bool) -> ReadResult:
     if bad.any():
         runrec = runrec.select(~bad)
     if not len(runrec):
-        raise UserError(f"{run}: no usable game ({len(errors)} bad; the first: {errors[0].message})")
-    return ReadResult(str(run), RunGames(runrec), errors, runrec.lineup.tolist(), runrec)
+        raise _no_usable(str(run), errors)
+    return ReadResult(str(run), RunGames(runrec), errors, runrec.lineup.tolist(), runrec,
+                      rules=_Repeated(rules, len(runrec)))
+
+
+class _Repeated(Sequence[RuleSet]):
+    """One rule set for each of ``n`` games (a run's)."""
+
+    def __init__(self, rules: RuleSet, n: int) -> None:
+        self.item, self.n = rules, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.item] * len(range(self.n)[i])
+        if not -self.n <= i < self.n:
+            raise IndexError(i)
+        return self.item
 
 # ---------------------------------------------------------------------------------------------
 # the text form: one line per turn
@@ -474,6 +687,6 @@ def format_game(record: GameRecord) -> str:
 # from the engine: harness.codec.record_from_trace (a trace) and records_of_run (a run), imported above
 
 
-__all__ = ["FORMAT", "BadGame", "GameRecord", "ReadResult", "RecordError", "Seat", "Turn", "format_game",
-           "format_turn", "parse_turn", "read_records", "record_from_trace", "records_of_run", "validate_record",
-           "write_records_jsonl", "write_records_parquet"]
+__all__ = ["FORMAT", "MAX_LINE_BYTES", "BadGame", "GameRecord", "NoUsableGame", "ReadResult", "RecordError", "Seat",
+           "Turn", "format_game", "format_turn", "parse_turn", "read_records", "record_from_trace", "records_of_run",
+           "validate_record", "write_records_jsonl", "write_records_parquet"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import permutations
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -320,22 +320,39 @@ def _parse_value(key: str, raw: Any, kind: type, where: str) -> Any:
                 return True
             if text in ("false", "0", "no", "off"):
                 return False
-            raise UserError(f"{where}: setting {key} must be true or false, got {raw!r}")
+            raise UserError(f"{where}: setting {key} must be true or false, got {_shown(raw)}")
         try:
             return int(text)
         except ValueError:
-            raise UserError(f"{where}: setting {key} must be a whole number, got {raw!r}") from None
+            raise UserError(f"{where}: setting {key} must be a whole number, got {_shown(raw)}") from None
     if kind is bool and not isinstance(raw, bool):
-        raise UserError(f"{where}: setting {key} must be true or false, got {raw!r}")
+        raise UserError(f"{where}: setting {key} must be true or false, got {_shown(raw)}")
     if kind is int and (isinstance(raw, bool) or not isinstance(raw, int)):
-        raise UserError(f"{where}: setting {key} must be a whole number, got {raw!r}")
+        raise UserError(f"{where}: setting {key} must be a whole number, got {_shown(raw)}")
     if kind is str and not isinstance(raw, str):
-        raise UserError(f"{where}: setting {key} must be a string, got {raw!r}")
+        raise UserError(f"{where}: setting {key} must be a string, got {_shown(raw)}")
     return raw
 
 
-def parse_overrides(overrides: Mapping[str, Any] | Iterable[str] | None, where: str = "--set") -> dict[str, Any]:
-    """``KEY=VALUE`` strings (or a mapping) -> dict of raw values; unknown keys are rejected."""
+#: Where setting overrides come from, for messages: a name (``--set``, a record's
+#: ``rules.settings``) or a function of the setting's key (a run config's ``--set`` and file keys).
+Origin = str | Callable[[str], str]
+
+
+def _origin(origin: Origin, key: str) -> str:
+    """The place a setting ``key`` came from: ``--set``, ``rules.settings``, ``bad.toml: settings``."""
+    return origin(key) if callable(origin) else origin
+
+
+def _setting_at(origin: Origin, key: str) -> str:
+    """One setting where it came from: ``--set KEY`` (a flag), else ``PLACE.KEY``."""
+    o = _origin(origin, key)
+    return f"{o} {key}" if o.startswith("--") else f"{o}.{key}"
+
+
+def parse_overrides(overrides: Mapping[str, Any] | Iterable[str] | None, where: Origin = "--set") -> dict[str, Any]:
+    """``KEY=VALUE`` strings (or a mapping) -> dict of raw values; unknown keys are rejected,
+    named as coming from ``where``."""
     if overrides is None:
         return {}
     if isinstance(overrides, Mapping):
@@ -344,25 +361,38 @@ def parse_overrides(overrides: Mapping[str, Any] | Iterable[str] | None, where: 
         items = []
         for text in overrides:
             if "=" not in text:
-                raise UserError(f"{where}: expected KEY=VALUE, got {text!r}")
+                raise UserError(f"{_origin(where, '')}: expected KEY=VALUE, got {text!r}")
             key, value = text.split("=", 1)
             items.append((key.strip(), value.strip()))
     out = {}
     for key, value in items:
         if key not in SETTINGS:
-            raise UserError(f"{where}: unknown setting {key!r} (settings: {', '.join(SETTINGS)})")
+            raise UserError(f"{_origin(where, key)}: unknown setting {_shown(key)} (settings: {', '.join(SETTINGS)})")
         out[key] = value
     return out
 
 
-def _check_settings(s: dict[str, Any], n_dice: int, where: str) -> None:
+def check_toml_settings(settings: Mapping[str, Any], at: Callable[[str], str]) -> None:
+    """Settings written in a file (TOML, or a rule set's JSON) have their file's types: a boolean
+    is ``true``/``false`` and a number a number, not a string that reads as one (``--set`` on the
+    command line gives strings, and is parsed). :class:`UserError` naming ``at(key)``."""
+    for key, v in settings.items():
+        kind = SETTINGS.get(key, (None,))[0] if isinstance(key, str) else None
+        if kind in (bool, int) and isinstance(v, str):
+            what = "true or false (a boolean" if kind is bool else "a whole number (an integer"
+            example = "true" if kind is bool else "2"
+            raise UserError(f"{at(key)} = {_shown(v)}: must be {what}, unquoted: {key} = {example}), not a string")
+
+
+def _check_settings(s: dict[str, Any], n_dice: int, where: Callable[[str], str]) -> None:
+    """The settings' ranges; ``where(key)`` names where a setting came from."""
     max_upper = 21 * n_dice
 
     def rng(key: str, lo: int, hi: int, step: int = 1) -> None:
         v = s[key]
         if not lo <= v <= hi or (v - lo) % step:
             extra = f", step {step}" if step > 1 else ""
-            raise UserError(f"{where}: setting {key}={v} is out of range {lo}..{hi}{extra}")
+            raise UserError(f"{where(key)}: setting {key}={v} is out of range {lo}..{hi}{extra}")
 
     rng("upper_bonus_threshold", 0, max_upper)
     rng("upper_bonus_value", 0, 100, 5)
@@ -370,7 +400,7 @@ def _check_settings(s: dict[str, Any], n_dice: int, where: str) -> None:
     rng("columns", 1, 6)
     for key, allowed in (("yatzy_scoring", ("flat", "flat_plus_sum")), ("full_house_scoring", ("sum", "flat"))):
         if s[key] not in allowed:
-            raise UserError(f"{where}: setting {key}={s[key]!r} must be one of {', '.join(allowed)}")
+            raise UserError(f"{where(key)}: setting {key}={_shown(s[key])} must be one of {', '.join(allowed)}")
 
 
 #: Box kind -> (the setting that changes its score, the only value that keeps a fixed score).
@@ -378,7 +408,7 @@ _FIXED_BY = {"yatzy": ("yatzy_scoring", "flat"), "full_house": ("full_house_scor
 
 
 def _check_fixed_scores(parsed: list[tuple[Box, dict[str, Any]]], settings: Mapping[str, Any],
-                        over: Mapping[str, Any], name: Any, where: str) -> None:
+                        over: Mapping[str, Any], name: Any, where: str, origin: Origin = "--set") -> None:
     """Refuse a scoring setting that contradicts a box's fixed servida or joker score.
 
     A servida or joker score is a fixed number written next to the box's plain value (generala 50 /
@@ -393,9 +423,25 @@ def _check_fixed_scores(parsed: list[tuple[Box, dict[str, Any]]], settings: Mapp
             continue
         fixed = [f"{params['value']}"] + [f"{label} {v}" for label, v in (("servida", box.servida),
                                                                          ("joker", box.joker_value)) if v is not None]
-        at = f"--set {key}={settings[key]}" if key in over else f"{where} [settings] {key}={settings[key]!r}"
+        at = f"{_setting_at(origin, key)}={settings[key]}" if key in over else f"{where} [settings] {key}={settings[key]!r}"
         raise UserError(f"{at}: not allowed on rule set {name!r} (box {box.name!r} has fixed scores "
                         f"{' / '.join(fixed)}; only {key}={fits} fits)")
+
+
+#: The most points a box's value, servida, joker value or the extra bonus may be.
+MAX_POINTS = 1000
+
+
+def _is_whole(v: Any, lo: int, hi: int) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+
+def _shown(v: Any) -> str:
+    """``repr(v)`` for a message, cut to 40 characters (a value may come from a game record)."""
+    if isinstance(v, (list, dict)) and len(v) > 40:
+        return f"a {'list' if isinstance(v, list) else 'table'} of {len(v)} items"
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _box_from_spec(i: int, raw: Any, where: str) -> tuple[Box, dict[str, Any]]:
@@ -404,28 +450,44 @@ def _box_from_spec(i: int, raw: Any, where: str) -> tuple[Box, dict[str, Any]]:
         raise UserError(f"{w} must be a table")
     name, kind = raw.get("name"), raw.get("kind")
     if not isinstance(name, str) or not name.isidentifier() or name != name.lower():
-        raise UserError(f"{w}: name must be a snake_case identifier, got {name!r}")
-    if kind not in KINDS:
-        raise UserError(f"{w} ({name}): unknown kind {kind!r} (kinds: {', '.join(KINDS)})")
+        raise UserError(f"{w}: name must be a snake_case identifier, got {_shown(name)}")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise UserError(f"{w} ({name}): unknown kind {_shown(kind)} (kinds: {', '.join(KINDS)})")
     allowed = set(KINDS[kind]) | _COMMON
     for key in raw:
         if key not in allowed:
-            raise UserError(f"{w} ({name}): unknown key {key!r} for kind {kind} (keys: {', '.join(sorted(allowed))})")
+            raise UserError(f"{w} ({name}): unknown key {_shown(key)} for kind {kind} (keys: {', '.join(sorted(allowed))})")
     params = {}
     for key, default in KINDS[kind].items():
         if key not in raw and default is None:
             raise UserError(f"{w} ({name}): kind {kind} needs key {key!r}")
         params[key] = raw.get(key, default)
     if "score" in params and params["score"] not in _SCORE_MODES:
-        raise UserError(f"{w} ({name}): score must be one of {', '.join(_SCORE_MODES)}, got {params['score']!r}")
+        raise UserError(f"{w} ({name}): score must be one of {', '.join(_SCORE_MODES)}, got {_shown(params['score'])}")
+    # every value is checked for its type and range before it is used: a rule set may come from
+    # a game record (inline), which is untrusted input
     for key in ("servida", "joker_value"):
-        if key in raw and (not isinstance(raw[key], int) or isinstance(raw[key], bool) or raw[key] < 0):
-            raise UserError(f"{w} ({name}): {key} must be a non-negative whole number")
-    if kind == "upper" and params["face"] not in range(1, 7):
+        if key in raw and not _is_whole(raw[key], 0, MAX_POINTS):
+            raise UserError(f"{w} ({name}): {key} must be a whole number 0..{MAX_POINTS}, got {_shown(raw[key])}")
+    for key in ("requires_key", "five_alike"):
+        if key in raw and not isinstance(raw[key], bool):
+            raise UserError(f"{w} ({name}): {key} must be true or false, got {_shown(raw[key])}")
+    if "value" in params and not _is_whole(params["value"], 0, MAX_POINTS):
+        raise UserError(f"{w} ({name}): value must be a whole number 0..{MAX_POINTS}, got {_shown(params['value'])}")
+    for key, lo, hi in (("n", 1, 8), ("count", 1, 4), ("length", 1, 6)):
+        if key in params and not _is_whole(params[key], lo, hi):
+            raise UserError(f"{w} ({name}): {key} must be a whole number {lo}..{hi}, got {_shown(params[key])}")
+    if kind == "upper" and not _is_whole(params["face"], 1, 6):
         raise UserError(f"{w} ({name}): face must be 1..6")
-    if kind == "straight" and (not isinstance(params["faces"], list) or not set(params["faces"]) <= set(range(1, 7))
+    if kind == "straight" and (not isinstance(params["faces"], list) or not params["faces"]
+                               or not all(_is_whole(f, 1, 6) for f in params["faces"])
                                or len(set(params["faces"])) != len(params["faces"])):
         raise UserError(f"{w} ({name}): faces must be a list of distinct faces 1..6")
+    if kind == "groups" and (not isinstance(params["sizes"], list) or not 1 <= len(params["sizes"]) <= 6
+                             or not all(_is_whole(n, 1, 8) for n in params["sizes"])):
+        raise UserError(f"{w} ({name}): sizes must be a list of 1..6 group sizes (1..8 dice each)")
+    if "label" in raw and not isinstance(raw["label"], str):
+        raise UserError(f"{w} ({name}): label must be a string, got {_shown(raw['label'])}")
     box = Box(
         name=name, kind=kind, label=str(raw.get("label", name.replace("_", " ").capitalize())),
         params=tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items())),
@@ -433,6 +495,27 @@ def _box_from_spec(i: int, raw: Any, where: str) -> tuple[Box, dict[str, Any]]:
         joker_value=raw.get("joker_value"),
     )
     return box, params
+
+
+def read_toml(path: str | os.PathLike[str], what: str) -> dict[str, Any]:
+    """A TOML file (a rule set, a run config, a levels file: ``what``) as a dict. One-line
+    :class:`UserError` naming the file when it cannot be read, is not UTF-8 (TOML is; the line and
+    column of the first byte that is not) or not TOML."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - data.rfind(b"\n", 0, exc.start)
+        raise UserError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at line {line}, column {col}); "
+                        f"a {what} is a TOML file, which is UTF-8") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: not valid TOML: {exc}") from None
 
 
 def read_rules_file(path: Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
@@ -446,36 +529,38 @@ def read_rules_file(path: Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]
     chain = (*_chain, path)
     if path.resolve() in {p.resolve() for p in _chain}:
         raise UserError("circular extends: " + " -> ".join(str(p) for p in chain))
-    try:
-        with open(path, "rb") as fh:
-            spec = tomllib.load(fh)
-    except OSError as exc:
-        raise UserError(f"cannot read rule set {path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path}: not valid TOML: {exc}") from None
+    spec = read_toml(path, "rule set")
     spec.setdefault("name", path.stem)
     if "extends" in spec:
         ext = spec["extends"]
         if not isinstance(ext, str) or not ext:
-            raise UserError(f"{path}: extends must be a rule-set name or a .toml path, got {ext!r}")
+            raise UserError(f"{path}: extends must be a rule-set name or a .toml path, got {_shown(ext)}")
         try:
             parent_path = resolve_rules_path(ext, relative_to=path.parent)
         except UserError as exc:
             raise UserError(f"{path}: extends: {exc}") from None
-        parent = read_rules_file(parent_path, chain)
-        own = spec.get("settings", {})
-        if not isinstance(own, dict):
-            raise UserError(f"{path}: [settings] must be a table")
-        changes = [f"{k}={v}" for k, v in own.items()]
-        changes += [f"own {k}" for k in spec if k not in ("extends", "settings", "name", "title", "description")]
-        merged = {**{k: v for k, v in parent.items() if k not in ("title", "description")},
-                  **{k: v for k, v in spec.items() if k not in ("extends", "settings")}}
-        merged["settings"] = {**parent.get("settings", {}), **own}
-        merged.setdefault("description", f"{parent.get('title') or parent['name']} with "
-                          + (", ".join(changes) if changes else "no changes"))
-        spec = merged
+        spec = _extend(spec, read_rules_file(parent_path, chain), str(path))
     spec["_source"] = str(path)
     return spec
+
+
+def _extend(spec: Mapping[str, Any], parent: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``spec`` (which ``extends`` ``parent``) merged onto its parent: top-level keys replace the
+    parent's, ``[settings]`` merge key by key, ``title`` and ``description`` are not inherited."""
+    own = spec.get("settings", {})
+    if not isinstance(own, dict):
+        raise UserError(f"{where}: [settings] must be a table")
+    theirs = parent.get("settings", {})
+    if not isinstance(theirs, dict):
+        raise UserError(f"{parent.get('_source', 'extends')}: [settings] must be a table")
+    changes = [f"{k}={v}" for k, v in own.items()]
+    changes += [f"own {k}" for k in spec if k not in ("extends", "settings", "name", "title", "description")]
+    merged = {**{k: v for k, v in parent.items() if k not in ("title", "description")},
+              **{k: v for k, v in spec.items() if k not in ("extends", "settings")}}
+    merged["settings"] = {**theirs, **own}
+    merged.setdefault("description", f"{parent.get('title') or parent['name']} with "
+                      + (", ".join(changes) if changes else "no changes"))
+    return merged
 
 
 def resolve_rules_path(name_or_path: str, relative_to: Path | None = None) -> Path:
@@ -497,51 +582,161 @@ def resolve_rules_path(name_or_path: str, relative_to: Path | None = None) -> Pa
     return candidate
 
 
-def load_rules(name_or_path: str, overrides: Mapping[str, Any] | Iterable[str] | None = None) -> RuleSet:
-    """Load and compile a rule set by built-in name or TOML path, with optional setting overrides."""
+def looks_like_path(name: str) -> bool:
+    """A rule set named this is a file (``.toml``, or a directory in it), not a built-in name."""
+    return name.endswith(".toml") or os.sep in name or "/" in name
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+@dataclass(frozen=True)
+class AllowedRules:
+    """Which rule sets a name from untrusted input (a game record) may load: a built-in rule set
+    always, a rule file only inside ``dirs``, the directories the user allowed (``--rules-dir``;
+    the current directory is not implied).
+
+    A relative path is taken from the current directory, else from each allowed directory; either
+    way the file must lie inside one of them, symbolic links followed. A name outside them is
+    refused before anything is opened, and no message shows a file's content.
+    """
+
+    dirs: tuple[Path, ...] = ()
+
+    @classmethod
+    def of(cls, dirs: Iterable[str | os.PathLike[str]] = ()) -> AllowedRules:
+        """The rule sets allowed with ``dirs``; :class:`UserError` for one that is no directory."""
+        out = []
+        for d in dirs:
+            p = Path(d)
+            if not p.is_dir():
+                raise UserError(f"rules directory {p}: not a directory")
+            out.append(Path(os.path.abspath(p)))
+        return cls(tuple(out))
+
+    def path_of(self, name: str) -> Path:
+        """The file a record's rules ``name`` loads; :class:`UserError` when it may not."""
+        if not looks_like_path(name):
+            if name not in builtin_rule_sets():  # no file system look-up with the record's text
+                raise UserError(f"unknown rule set {_shown(name)} (built-in: {', '.join(builtin_rule_sets())}; "
+                                "or carry the rule set in the record, or name a rule file in a --rules-dir)")
+            return rules_dir() / f"{name}.toml"
+        given = Path(name)
+        tries = [given] if given.is_absolute() else [Path.cwd() / given, *(d / given for d in self.dirs)]
+        for t in tries:
+            lexical = Path(os.path.abspath(t))
+            if not any(_within(lexical, d) for d in self.dirs):
+                continue
+            try:
+                real = lexical.resolve()
+                if any(_within(real, d.resolve()) for d in self.dirs) and real.is_file():
+                    return lexical
+            except (OSError, ValueError):  # a name too long, a NUL byte: no such file
+                continue
+        if any(_within(Path(os.path.abspath(t)), d) for t in tries for d in self.dirs):
+            raise UserError(f"rule set file not found: {_shown(name)} (in the rules directories "
+                            f"{', '.join(map(str, self.dirs))})")
+        allowed = f"the rules directories {', '.join(map(str, self.dirs))}" if self.dirs else "no rules directory"
+        raise UserError(f"rule file {_shown(name)} is outside the rules directories allowed ({allowed}; "
+                        "allow one with --rules-dir DIR, or carry the rule set in the record)")
+
+    def load(self, name: str, overrides: Mapping[str, Any] | None = None, *, spec: Mapping[str, Any] | None = None,
+             where: str = "", origin: Origin = "--set") -> RuleSet:
+        """The rule set a record names (``name``), or carries (``spec``: the keys of a rule file,
+        its ``extends`` allowed as ``name`` is), with setting ``overrides``."""
+        if spec is None:
+            path = self.path_of(name)
+            if isinstance(origin, str):
+                try:
+                    st = path.stat()
+                    return _compiled_file(str(path), st.st_mtime_ns, st.st_size,
+                                          json.dumps(dict(overrides or {}), sort_keys=True), origin)
+                except (OSError, TypeError, ValueError):  # not cached: compiled below, errors and all
+                    pass
+            return compile_rules(read_rules_file(path), overrides, source=str(path), origin=origin)
+        full = dict(spec)
+        unknown = sorted(set(full) - INLINE_KEYS)
+        if unknown:
+            raise UserError(f"{where}: unknown key {_shown(unknown[0])} (keys: {', '.join(sorted(INLINE_KEYS))})")
+        if "extends" in full:
+            ext = full["extends"]
+            if not isinstance(ext, str) or not ext:
+                raise UserError(f"{where}: extends must be a rule-set name or a .toml path, got {_shown(ext)}")
+            try:
+                parent = read_rules_file(self.path_of(ext))
+            except UserError as exc:
+                raise UserError(f"{where}: extends: {exc}") from None
+            full = _extend(full, parent, where)
+        return compile_rules(full, overrides, source=where, origin=origin)
+
+
+@lru_cache(maxsize=32)
+def _compiled_file(path: str, mtime_ns: int, size: int, overrides: str, origin: str) -> RuleSet:
+    """A rule file compiled once per process while it is unchanged (reading a records file names
+    the same few rule sets over and over; compiling one takes ~0.1 s)."""
+    return compile_rules(read_rules_file(Path(path)), json.loads(overrides), source=path, origin=origin)
+
+
+def load_rules(name_or_path: str, overrides: Mapping[str, Any] | Iterable[str] | None = None,
+               origin: Origin = "--set") -> RuleSet:
+    """Load and compile a rule set by built-in name or TOML path, with optional setting overrides
+    (from ``origin``, for messages)."""
     path = resolve_rules_path(name_or_path)
-    return compile_rules(read_rules_file(path), overrides, source=str(path))
+    return compile_rules(read_rules_file(path), overrides, source=str(path), origin=origin)
 
 
 _TOP_KEYS = {"name", "title", "description", "dice", "rolls", "settings", "boxes", "key_box", "joker",
              "extra_yatzy_bonus", "_source"}
+#: The keys of a rule set carried inline (in a game record): a rule file's.
+INLINE_KEYS = (_TOP_KEYS - {"_source"}) | {"extends"}
 
 
 def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterable[str] | None = None,
-                  source: str | None = None) -> RuleSet:
-    """Validate a parsed rule-set spec, apply overrides and compile its score tables."""
+                  source: str | None = None, origin: Origin = "--set") -> RuleSet:
+    """Validate a parsed rule-set spec, apply overrides and compile its score tables. ``origin``
+    names where the overrides came from in messages (``--set``, a record's ``rules.settings``)."""
     where = source or str(spec.get("_source", spec.get("name", "<rules>")))
     for key in spec:
         if key not in _TOP_KEYS:
             raise UserError(f"{where}: unknown key {key!r} (keys: {', '.join(sorted(_TOP_KEYS - {'_source'}))})")
     n_dice = spec.get("dice", 5)
-    if not isinstance(n_dice, int) or not 1 <= n_dice <= 8:
-        raise UserError(f"{where}: dice must be 1..8, got {n_dice!r}")
+    if not _is_whole(n_dice, 1, 8):
+        raise UserError(f"{where}: dice must be 1..8, got {_shown(n_dice)}")
     rolls = spec.get("rolls", 3)
-    if not isinstance(rolls, int) or not 1 <= rolls <= 10:
-        raise UserError(f"{where}: rolls must be 1..10, got {rolls!r}")
+    if not _is_whole(rolls, 1, 10):
+        raise UserError(f"{where}: rolls must be 1..10, got {_shown(rolls)}")
+    for key in ("name", "title", "description"):
+        if key in spec and not isinstance(spec[key], str):
+            raise UserError(f"{where}: {key} must be a string, got {_shown(spec[key])}")
     file_settings = spec.get("settings", {})
+    if not isinstance(file_settings, dict):
+        raise UserError(f"{where}: [settings] must be a table of KEY = VALUE, got {_shown(file_settings)}")
     for key in file_settings:
         if key not in SETTINGS:
             raise UserError(f"{where}: [settings] unknown setting {key!r} (settings: {', '.join(SETTINGS)})")
+    check_toml_settings(file_settings, lambda key: f"{where} [settings] {key}")
     settings = dict(DEFAULT_SETTINGS)
     for key, raw in file_settings.items():
         settings[key] = _parse_value(key, raw, SETTINGS[key][0], f"{where} [settings]")
-    over = parse_overrides(overrides)
+    over = parse_overrides(overrides, origin)
     for key, raw in over.items():
-        settings[key] = _parse_value(key, raw, SETTINGS[key][0], "--set")
-    _check_settings(settings, n_dice, "--set" if over else where)
+        settings[key] = _parse_value(key, raw, SETTINGS[key][0], _origin(origin, key))
+    _check_settings(settings, n_dice, lambda key: _origin(origin, key) if key in over else where)
 
     raw_boxes = spec.get("boxes")
     if not isinstance(raw_boxes, list) or not raw_boxes:
         raise UserError(f"{where}: needs a non-empty [[boxes]] list")
+    if len(raw_boxes) > 30:
+        raise UserError(f"{where}: at most 30 boxes, got {len(raw_boxes)}")
     parsed = [_box_from_spec(i, rb, where) for i, rb in enumerate(raw_boxes)]
     kinds = {b.kind for b, _ in parsed}
     for key, needs in (("include_pairs", _PAIR_KINDS), ("full_house_scoring", {"full_house"}),
                        ("yatzy_scoring", {"yatzy"})):
         if key in over and not kinds & needs:
-            raise UserError(f"--set {key}: does not apply to rule set {spec.get('name')!r} (it has no {'/'.join(sorted(needs))} box)")
-    _check_fixed_scores(parsed, settings, over, spec.get("name"), where)
+            raise UserError(f"{_setting_at(origin, key)}: does not apply to rule set {spec.get('name')!r} "
+                            f"(it has no {'/'.join(sorted(needs))} box)")
+    _check_fixed_scores(parsed, settings, over, spec.get("name"), where, origin)
     if not settings["include_pairs"]:
         parsed = [(b, p) for b, p in parsed if b.kind not in _PAIR_KINDS]
     names = [b.name for b, _ in parsed]
@@ -565,11 +760,15 @@ def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterab
     key_name = spec.get("key_box")
     key_box = -1
     if key_name is not None:
-        if key_name not in names:
-            raise UserError(f"{where}: key_box {key_name!r} is not a box")
+        if not isinstance(key_name, str) or key_name not in names:
+            raise UserError(f"{where}: key_box {_shown(key_name)} is not a box")
         key_box = names.index(key_name)
-    joker = bool(spec.get("joker", False))
-    extra = int(spec.get("extra_yatzy_bonus", 0))
+    joker = spec.get("joker", False)
+    if not isinstance(joker, bool):
+        raise UserError(f"{where}: joker must be true or false, got {_shown(joker)}")
+    extra = spec.get("extra_yatzy_bonus", 0)
+    if not _is_whole(extra, 0, MAX_POINTS):
+        raise UserError(f"{where}: extra_yatzy_bonus must be a whole number 0..{MAX_POINTS}, got {_shown(extra)}")
     requires = np.array([b.requires_key for b, _ in parsed], dtype=bool)
     if (joker or extra or requires.any()) and key_box < 0:
         raise UserError(f"{where}: joker, extra_yatzy_bonus and requires_key need key_box")

@@ -35,14 +35,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from harness import tournament
 from harness.errors import UserError
-from harness.rules import RuleSet, load_rules
+from harness.rules import RuleSet, check_toml_settings, load_rules, read_toml
 from harness.tournament import MAX_SEATS
 
 if TYPE_CHECKING:  # the engine's kernels (numba) are not needed to read a config: `run --help` stays fast
@@ -203,11 +202,9 @@ class RunConfig:
         p = Path(path)
         if not p.is_file():
             raise UserError(f"run config not found: {p}")
-        try:
-            with p.open("rb") as f:
-                data = tomllib.load(f)
-        except tomllib.TOMLDecodeError as exc:
-            raise UserError(f"{p}: not valid TOML: {exc}") from None
+        data = read_toml(p, "run config")
+        if isinstance(data.get("settings"), dict):  # a file's settings have TOML's types; --set gives strings
+            check_toml_settings(data["settings"], lambda key: f"{p}: settings.{key}")
         return cls.from_dict(data, source=str(p), base=p.parent, name=p.stem)
 
     @classmethod
@@ -270,10 +267,15 @@ class RunConfig:
         from harness.cache import use_cache_dir
 
         use_cache_dir(self.cache_dir, self._name("cache_dir"))
+        def origin(key: str) -> str:  # a setting from --set is named so; one from the file as its key
+            return "--set" if self.origins.get(f"settings.{key}") == "--set" else "settings"
+
         try:
-            rules = load_rules(self.rules, self.settings)
+            rules = load_rules(self.rules, self.settings, origin=origin)
         except UserError as exc:
-            raise UserError(f"{self._rules_origin(str(exc))}: {exc}") from None
+            where, msg = self._rules_origin(str(exc)), str(exc)
+            raise UserError(msg if msg.startswith(f"{where}:") or msg.startswith(f"{where} ") else f"{where}: {msg}") \
+                from None
         made: dict[str, tuple[str, Strategy]] = {}
 
         def make(spec: str, key: str, i: int | None = None) -> str:

@@ -170,7 +170,7 @@ def load_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         raise UserError(f"{run_dir} is not a run directory (no {MANIFEST})")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
         raise UserError(f"{path}: unreadable manifest: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise UserError(f"{path}: unknown manifest format {data.get('format') if isinstance(data, dict) else None!r} "

@@ -45,9 +45,10 @@ keeps, ``stop`` included, and a box - or two for a bot that never rerolls)::
 greedy play and random play. ``timeout`` rates below ``random`` per decision although it loses
 fewer points a game: it makes fewer decisions (it never rerolls), each a costly one.
 
-Rule sets with ``saved_rolls`` are refused (the solved table does not value banked rolls): the
-:class:`~harness.positions.Advisor`'s one-line error is passed on. Partial games (``"complete":
-false``) are listed and skipped: their scores are not final.
+Games of a rule set with ``saved_rolls`` cannot be valued (the solved table does not value banked
+rolls): each is listed with the :class:`~harness.positions.Advisor`'s one-line reason and skipped,
+and the other games are analysed. Partial games (``"complete": false``) are listed and skipped:
+their scores are not final.
 
 Public API::
 
@@ -70,9 +71,10 @@ import numpy as np
 from harness.analysis import ERROR, SCALE, Analyser, Band, Worst, keep_text, rating, worst_of
 from harness.codec import KernelArrays, RunRecords, arrays_of_records, record_rules
 from harness.errors import UserError
-from harness.record import BadGame, GameRecord, ReadResult
+from harness.record import BadGame, GameRecord, NoUsableGame, ReadResult
 from harness.render import Table, ci_level, count, num, pct, pm, sig, times
 from harness.render import markdown as md_document, text as render_text
+from harness.rules import RuleSet
 from harness.stats import Moments, mean_ci
 
 
@@ -263,14 +265,15 @@ def _worst_at(an: Analyser, rec: GameRecord, seat: int, lineup: int | None, turn
     return worst_of(d, turns, seat, rec.game, lineup)
 
 
-def _rules_key(rules: str, settings: Mapping[str, Any]) -> str:
-    return json.dumps([rules, dict(settings)], sort_keys=True)
+def _rules_key(rules: str, settings: Mapping[str, Any], spec: Mapping[str, Any] | None = None) -> str:
+    return json.dumps([rules, dict(settings), spec], sort_keys=True, default=str)
 
 
 class _Game(NamedTuple):
     """What the analysis needs of a game before its turns: its place ``i`` in the source, lineup,
-    id, seed, seat labels, whether it is complete, its rules and settings, and ``record()``, the
-    :class:`GameRecord` (built only for a game whose decisions are named)."""
+    id, seed, seat labels, whether it is complete, its rules and settings (and the rule set it
+    carries, ``spec``), the rule set reading loaded (``ruleset``, None when not read), and
+    ``record()``, the :class:`GameRecord` (built only for a game whose decisions are named)."""
 
     i: int
     lineup: int | None
@@ -281,14 +284,18 @@ class _Game(NamedTuple):
     rules: str
     settings: Mapping[str, Any]
     record: Callable[[], GameRecord]
+    spec: Mapping[str, Any] | None = None
+    ruleset: RuleSet | None = None
 
 
-def _games(records: Sequence[GameRecord], lineups: Sequence[int | None], run: RunRecords | None) -> Iterator[_Game]:
+def _games(records: Sequence[GameRecord], lineups: Sequence[int | None], run: RunRecords | None,
+           rule_sets: Sequence[RuleSet] | None = None) -> Iterator[_Game]:
     """The games of a source: records, or a run's arrays (no record built until asked, then kept)."""
     if run is None:
         for i, (rec, lu) in enumerate(zip(records, lineups)):
             yield _Game(i, lu, rec.game, rec.seed, tuple(s.label for s in rec.seats), rec.complete, rec.rules,
-                        rec.settings, lambda rec=rec: rec)
+                        rec.settings, lambda rec=rec: rec, rec.rules_spec,
+                        rule_sets[i] if rule_sets is not None else None)
         return
     built: dict[int, GameRecord] = {}
 
@@ -302,7 +309,7 @@ def _games(records: Sequence[GameRecord], lineups: Sequence[int | None], run: Ru
         if lu not in labels:
             labels[lu] = run.labels(i)
         yield _Game(i, lu, g, run.seed, labels[lu], True, run.rules_name, run.settings,
-                    lambda i=i: record(i))
+                    lambda i=i: record(i), None, run.load_rules())
 
 
 def _batch_arrays(an: Analyser, batch: Sequence[_Game], run: RunRecords | None) -> KernelArrays:
@@ -325,17 +332,22 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
     directory's games go from its arrays (``ReadResult.arrays``) to the kernel: only the games
     whose decisions enter a ``worst`` list become records.
 
-    :class:`UserError`: a rule set the advisor refuses (``saved_rolls``), ``player`` not in the
-    source, or no game left to analyse.
+    The games of a rule set the advisor refuses (``saved_rolls``: the solver's table does not
+    value banked rolls) are skipped into ``bad``, each named, and the others analysed.
+    :class:`UserError`: ``player`` not in the source; :class:`harness.record.NoUsableGame` (every
+    game skipped in its ``bad``): no game left to analyse.
     """
     run: RunRecords | None = None
+    places: Sequence[str] | None = None
+    rule_sets: Sequence[RuleSet] | None = None
     if isinstance(source, ReadResult):
         name, records, lineups, bad = source.source, source.games, source.lineups, list(source.errors)
-        run = source.arrays
+        run, places, rule_sets = source.arrays, source.places, source.rules
     else:
         records = list(source)
         name, lineups, bad = "<records>", [None] * len(records), []
     analysers: dict[str, Analyser] = {}
+    refused: dict[str, str] = {}  # rules key -> why its games cannot be analysed
     names: dict[str, str] = {}
     tallies: dict[tuple[str, str], PlayerTally] = {}
     labels: dict[str, None] = {}
@@ -343,7 +355,8 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
     pending: dict[str, list[_Game]] = {}
 
     def here(g: _Game) -> str:
-        return f"{name}{f' lineup {g.lineup}' if g.lineup is not None else ''}: game {g.game}"
+        at = f" {places[g.i]}" if places is not None else f" lineup {g.lineup}" if g.lineup is not None else ""
+        return f"{name}{at}: game {g.game}"
 
     def flush(key: str) -> None:
         nonlocal games
@@ -388,18 +401,25 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
                 t.add(sums["final"][n], sums["luck"][n], sums["final"][n] - sums["luck"][n], cluster,
                       table.regret[lo:hi], kind[lo:hi], where)
 
-    for g in _games(records, lineups, run):
+    for g in _games(records, lineups, run, rule_sets):
         for label in g.labels:
             labels[label] = None
         if not g.complete:
             bad.append(BadGame(g.game, f"{here(g)}: a partial game (\"complete\": false), not analysed"))
             continue
-        key = _rules_key(g.rules, g.settings)
-        if key not in analysers:
-            rules = record_rules(g.rules, g.settings, g.game)
-            analysers[key] = Analyser(rules, cache_dir)  # saved_rolls: the advisor's one-line error
+        key = _rules_key(g.rules, g.settings, g.spec)
+        if key not in analysers and key not in refused:
+            try:
+                # the rule set reading loaded (a record read from a file names only what it may)
+                rules = g.ruleset or record_rules(g.rules, g.settings, g.game, spec=g.spec)
+                analysers[key] = Analyser(rules, cache_dir)
+            except UserError as exc:  # saved_rolls: the solver's table cannot value these games
+                refused[key] = str(exc)
             st = ", ".join(f"{k}={v}" for k, v in g.settings.items())
             names[key] = f"{g.rules} ({st})" if st else str(g.rules)
+        if key in refused:
+            bad.append(BadGame(g.game, f"{here(g)}: not analysed: {refused[key]}"))
+            continue
         pending.setdefault(key, []).append(g)
         if len(pending[key]) >= BATCH:
             flush(key)
@@ -409,8 +429,7 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
         have = ", ".join(labels) or "none"
         raise UserError(f"player {player!r} is not in {name} (players: {have})")
     if not tallies:
-        raise UserError(f"{name}: no game to analyse ({len(bad)} skipped"
-                        f"{f'; the first: {bad[0].message}' if bad else ''})")
+        raise NoUsableGame(f"{name}: no game to analyse ({len(bad):,} skipped)", bad)
     several = len(analysers) > 1
     players = []
     for (key, label), t in tallies.items():
@@ -469,7 +488,8 @@ def _header(d: Mapping[str, Any]) -> list[str]:
         return f"{r['rules']} (start value {num(r['start_value'])}{cols})"
 
     bands = ", ".join(f"{b['rating']} < {sig(b['regret_per_decision_below'], 6)}" for b in d["scale"][:-1])
-    return [f"Source: {d['source']} ({count(d['games'])} games analysed, {count(len(d['bad_games']))} skipped)",
+    n = d["games"]
+    return [f"Source: {d['source']} ({count(n)} game{'s' * (n != 1)} analysed, {count(len(d['bad_games']))} skipped)",
             f"Rules: {'; '.join(one(r) for r in d['rules'])}",
             f"Rating (mean regret per decision, points): {bands}, {d['scale'][-1]['rating']} above"]
 

@@ -200,7 +200,8 @@ def test_bad_records_are_named_and_a_file_without_games_is_an_error(recorded, tm
     empty = tmp_path / "empty.jsonl"
     empty.write_text("{not json\n")
     assert main(["fit", str(empty)]) == 2
-    assert capsys.readouterr().err.count("\n") == 1
+    err = capsys.readouterr().err.splitlines()  # every bad game, then the error
+    assert len(err) == 2 and "line 1: not valid JSON" in err[0] and err[1].endswith("(1 bad, listed above)")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -374,8 +374,9 @@ def test_a_malformed_turn_is_refused_in_one_line(change, message):
 
 
 def _some_records():
+    """Four games of ids 0..3 (a file's game ids are its games: a second line with one is a duplicate)."""
     return [engine_record("scandinavian", (), ("greedy", "timeout"), g)[0] for g in range(3)] + \
-           [engine_record("generala", (), ("random",), 0)[0]]
+           [dataclasses.replace(engine_record("generala", (), ("random",), 0)[0], game=3)]
 
 
 @pytest.mark.parametrize("name", ["games.jsonl", "games.jsonl.gz", "games.parquet"])
@@ -525,8 +526,9 @@ def test_the_readme_error_lines_are_what_reading_prints(tmp_path, monkeypatch):
     bad = _with_turn(bad, 2, keeps=((6, 6, 6),) + bad.turns[2].keeps[1:])
     wrong_score = _with_turn(dataclasses.replace(r, game=18), 5, score=r.turns[5].score + 1)
     wrong_total = dataclasses.replace(r, game=20, totals=(r.totals[0] + 1, r.totals[1]))
-    lines = [r.to_json(), bad.to_json(), wrong_score.to_json(), '{"format": "yatzy-record/1", "game": 19',
-             wrong_total.to_json()]
+    # the valid game of line 1 is game 16: game 17 is line 2's (one id, one game)
+    lines = [dataclasses.replace(r, game=16).to_json(), bad.to_json(), wrong_score.to_json(),
+             '{"format": "yatzy-record/1", "game": 19', wrong_total.to_json()]
     monkeypatch.chdir(tmp_path)
     Path("games.jsonl").write_text("\n".join(lines) + "\n")
     res = read_records("games.jsonl")

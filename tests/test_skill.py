@@ -176,8 +176,8 @@ def test_analyse_command_lists_bad_games_and_analyses_the_rest(tmp_path, capsys,
 
     path.write_text("{not json\n")
     assert main(["analyse", str(path)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "no usable game" in err
+    err = capsys.readouterr().err.splitlines()  # every bad game, then the error
+    assert len(err) == 2 and "line 1: not valid JSON" in err[0] and "no usable game (1 bad, listed above)" in err[1]
     write_records_jsonl(path, records(1, seats=["greedy"], settings=["saved_rolls=true"]))
     assert main(["analyse", str(path), "--no-plots"]) == 2
     assert capsys.readouterr().err.count("saved_rolls is on") == 1

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from harness.commands.options import add_cache_dir_option, add_set_option, describe, print_json
+from harness.commands.options import (add_cache_dir_option, add_records_options, add_set_option, describe, print_json,
+                                      read_games)
 from harness.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: the library loads in run(), so that `advise --help` stays fast
@@ -51,6 +52,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     rec.add_argument("--column", type=int, metavar="N", help="the column, from 1 (default 1)")
     rec.add_argument("--turn", type=int, metavar="N", help="the seat's turn in that column, from 1")
     rec.add_argument("--roll", type=int, metavar="N", help="the roll of that turn, from 1: the position just after it")
+    add_records_options(rec)
     add_cache_dir_option(p)
     p.add_argument("--json", action="store_true",
                    help='print {"decision", "position", "options": [{"keep"|"box", "value", "regret", "best"}]}, '
@@ -105,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
     if args.record:
         return _advise_record(args, cache_dir)
     asked = [flag for flag, v in (("--game", args.game), ("--seat", args.seat), ("--turn", args.turn),
-                                  ("--roll", args.roll), ("--column", args.column), ("--lineup", args.lineup))
+                                  ("--roll", args.roll), ("--column", args.column), ("--lineup", args.lineup),
+                                  ("--rules-dir", args.rules_dir))
              if v is not None]
     if asked:
         raise UserError(f"{', '.join(asked)} need{'s' * (len(asked) == 1)} --record FILE (a decision of a game record)")
@@ -174,10 +177,10 @@ def _same_game(game: Any, wanted: str) -> bool:
         return False
 
 
-def _record_of(source: str, game: str, lineup: int | None) -> Any:
-    """The record of ``game`` (and ``lineup``) in a file of records or a run directory."""
-    from harness.codec import records_of_run
-    from harness.record import read_records
+def _record_of(source: str, game: str, lineup: int | None, args: argparse.Namespace) -> tuple[Any, RuleSet]:
+    """The record of ``game`` (and ``lineup``) in a file of records or a run directory, and its
+    rule set as reading loaded it (a run's from its manifest)."""
+    from harness.codec import records_of_run, run_rules
 
     if Path(source).is_dir():
         try:
@@ -185,11 +188,11 @@ def _record_of(source: str, game: str, lineup: int | None) -> Any:
         except ValueError:
             raise UserError(f"--game {game}: a run's games are numbered from 0") from None
         ((_, rec),) = list(records_of_run(source, lineup=lineup or 0, games=[g]))
-        return rec  # checked by position_from_record
-    res = read_records(source)
+        return rec, run_rules(source)  # checked by position_from_record
+    res = read_games(source, args, show=False)
     if lineup is not None and all(lu is None for lu in res.lineups):
         raise UserError(f"{source} has no lineups (only a run's Parquet records do): leave out --lineup")
-    hits = [(rec, lu) for rec, lu in zip(res.games, res.lineups)
+    hits = [(rec, lu, rules) for rec, lu, rules in zip(res.games, res.lineups, res.rules)
             if _same_game(rec.game, game) and (lineup is None or lu == lineup)]
     if not hits:
         for bad in res.errors:
@@ -200,10 +203,10 @@ def _record_of(source: str, game: str, lineup: int | None) -> Any:
         where = f" lineup {lineup}" if lineup is not None else ""
         raise UserError(f"game {game} is not in {source}{where} ({len(ids)} game{'s' * (len(ids) != 1)}: {shown})")
     if len(hits) > 1:
-        lus = sorted({lu for _, lu in hits if lu is not None})
+        lus = sorted({lu for _, lu, _ in hits if lu is not None})
         how = f"give --lineup ({', '.join(map(str, lus))})" if len(lus) > 1 else "keep one game per id"
         raise UserError(f"game {game} appears {len(hits)} times in {source}: {how}")
-    return hits[0][0]
+    return hits[0][0], hits[0][2]
 
 
 def _advise_record(args: argparse.Namespace, cache_dir: Any) -> int:
@@ -219,8 +222,8 @@ def _advise_record(args: argparse.Namespace, cache_dir: Any) -> int:
                                     ("--roll", args.roll)) if v is None]
     if missing:
         raise UserError(f"--record needs --game, --seat, --turn and --roll; missing {', '.join(missing)}")
-    rec = _record_of(args.record, args.game, args.lineup)
-    adv = Advisor(rec.load_rules(), cache_dir)
+    rec, rules = _record_of(args.record, args.game, args.lineup, args)
+    adv = Advisor(rules, cache_dir)
     rp = position_from_record(rec, args.seat, args.column or 1, args.turn, args.roll, adv)
     advice = adv.advise(rp.position)
     chosen = rp.played(advice)

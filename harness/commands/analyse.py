@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from harness.commands.options import add_cache_dir_option, confidence_arg, describe, number_arg, print_json
+from harness.commands.options import (add_cache_dir_option, add_records_options, confidence_arg, describe, listed,
+                                      number_arg, print_json, read_games, show_bad)
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -30,6 +30,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
     p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
     p.add_argument("--json", action="store_true", help="print everything as JSON")
+    add_records_options(p)
     add_cache_dir_option(p)
 
 
@@ -37,15 +38,17 @@ def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `analyse --help` must not pay for numba and pandas
     # (benchmarks/BENCHMARKS.md, 'Start-up')
     from harness.cache import use_cache_dir
-    from harness.record import read_records
+    from harness.record import NoUsableGame
     from harness.skill import analyse_records, default_out, text, write_analysis
 
     cache_dir = use_cache_dir(args.cache_dir)
-    res = read_records(args.source)
-    report = analyse_records(res, player=args.player, worst=args.worst, confidence=args.confidence,
-                             cache_dir=cache_dir)
-    for bad in report.bad:
-        print(bad.message, file=sys.stderr)
+    res = read_games(args.source, args, show=False)  # the report lists them with its own
+    try:
+        report = analyse_records(res, player=args.player, worst=args.worst, confidence=args.confidence,
+                                 cache_dir=cache_dir)
+    except NoUsableGame as exc:
+        raise listed(exc) from None
+    show_bad(report.bad)
     report = write_analysis(report, args.out or default_out(args.source), plots=not args.no_plots)
     d = report.to_dict()
     if args.json:

@@ -13,7 +13,7 @@ from harness.commands.options import (add_cache_dir_option, add_set_option, conf
 from harness.cache import use_cache_dir
 from harness.calibrate import (DEFAULT_MAX_EVALS, Point, Problem, RunnerEvaluator, calibrate, check_problem,
                                default_bracket)
-from harness.levels import Levels, calibrate_levels, levels_text, load_levels
+from harness.levels import Levels, calibrate_levels, check_levels, levels_text, load_levels
 from harness.errors import UserError
 
 
@@ -80,6 +80,9 @@ def _levels(args: argparse.Namespace) -> int:
         lv = Levels(**{**lv.__dict__, "seed": args.seed})
     ref_text = args.against or lv.against
     against, source = reference_of(ref_text) if ref_text else (None, None)
+    # every level checked before the first line is printed: nothing on stdout for input that is not good
+    check_levels(lv, against, workers=args.workers, analyse=not args.no_analyse, confidence=args.confidence,
+                 max_evals=args.max_evals)
     out = new_out_dir(args.out, "calibrate")
     say = None if args.json else progress_line
     if say:

@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from harness.commands.options import add_cache_dir_option, confidence_arg, describe, number_arg, print_json
+from harness.commands.options import (add_cache_dir_option, add_records_options, confidence_arg, describe, number_arg,
+                                      print_json, read_games)
 from harness.errors import UserError
 
 
@@ -43,6 +44,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar (there is none when stderr is no terminal)")
     p.add_argument("--out", metavar="FILE", help="also write the fit as JSON here (calibrate --against FILE)")
     p.add_argument("--json", action="store_true", help="print everything as JSON")
+    add_records_options(p)
     add_cache_dir_option(p)
 
 
@@ -51,13 +53,10 @@ def run(args: argparse.Namespace) -> int:
     # (benchmarks/BENCHMARKS.md, 'Start-up')
     from harness.cache import use_cache_dir
     from harness.fit import fit_records, parse_model, text
-    from harness.record import read_records
 
     cache_dir = use_cache_dir(args.cache_dir)
     model = parse_model(args.model)
-    res = read_records(args.source)
-    for bad in res.errors:
-        print(bad.message, file=sys.stderr)
+    res = read_games(args.source, args)
     rep = fit_records(res, model, player=args.player, confidence=args.confidence, cache_dir=cache_dir,
                       min_decisions=args.min_decisions, max_half_width=args.max_half_width,
                       quiet=args.quiet or not sys.stderr.isatty())

@@ -13,7 +13,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from harness.errors import RUN_LOG_ONLY, UserError
 
@@ -109,6 +109,54 @@ def add_cache_dir_option(p: argparse.ArgumentParser) -> None:
                         f"(default: ${CACHE_ENV}, else $XDG_CACHE_HOME/yatzy-harness or ~/.cache/yatzy-harness)")
 
 
+#: ``--max-line-bytes``'s default, :data:`harness.record.MAX_LINE_BYTES` (repeated here so that
+#: ``--help`` does not import the library; tests/test_untrusted.py checks that they agree).
+MAX_LINE_BYTES = 4 << 20
+
+
+def add_records_options(p: Any) -> None:
+    """How game records (untrusted input) are read: ``--rules-dir`` (repeatable) and
+    ``--max-line-bytes``. The command then reads them with :func:`read_games`."""
+    p.add_argument("--rules-dir", action="append", metavar="DIR",
+                   help="a directory whose rule files the records may name (repeatable); without it a record "
+                        "names a built-in rule set or carries its rule set inline (a run directory's records "
+                        "use the run's rules)")
+    p.add_argument("--max-line-bytes", type=number_arg(minimum=1, inclusive=True, integer=True),
+                   default=MAX_LINE_BYTES, metavar="N",
+                   help="a line of a records file (a Parquet row's record) longer than N bytes is a bad game, "
+                        "skipped without being read")
+
+
+def read_games(source: str, args: argparse.Namespace, *, show: bool = True) -> Any:
+    """:func:`harness.record.read_records` of ``source`` with the options of
+    :func:`add_records_options`: every bad game on stderr, one line each (with ``show``; else the
+    command shows them), and when none is usable, every one of them before the error."""
+    # imported here: `COMMAND --help` must not pay for numpy (benchmarks/BENCHMARKS.md, 'Start-up')
+    from harness.record import NoUsableGame, read_records
+
+    try:
+        res = read_records(source, max_line_bytes=args.max_line_bytes, rules_dirs=args.rules_dir or ())
+    except NoUsableGame as exc:
+        raise listed(exc) from None
+    if show:
+        show_bad(res.errors)
+    return res
+
+
+def show_bad(bad: Iterable[Any]) -> None:
+    """Bad games (:class:`harness.record.BadGame`) on stderr, one line each."""
+    for b in bad:
+        print(b.message, file=sys.stderr)
+
+
+def listed(exc: Any) -> UserError:
+    """A :class:`harness.record.NoUsableGame`'s every bad game on stderr; returns the error to
+    raise, its headline (the first bad game not repeated)."""
+    show_bad(exc.bad)
+    h = exc.headline
+    return UserError(f"{h[:-1]}, listed above)" if h.endswith(")") and exc.bad else h)
+
+
 def add_quality_options(p: argparse.ArgumentParser) -> None:
     """The game-quality thresholds as command-line options (``report`` and ``compare``)."""
     # imported here: the two commands that take these options pay for numpy, not every command's --help
@@ -173,6 +221,7 @@ def console_logging(level: int = logging.WARNING) -> None:
             h.addFilter(_NotRunLogOnly())
 
 
-__all__ = ["RUN_LOG_ONLY", "HelpFormatter", "add_cache_dir_option", "add_quality_options", "add_set_option",
-           "confidence_arg", "console_logging", "describe", "examples", "new_out_dir", "number_arg", "print_json",
-           "quality_options", "say"]
+__all__ = ["MAX_LINE_BYTES", "RUN_LOG_ONLY", "HelpFormatter", "add_cache_dir_option", "add_quality_options",
+           "add_records_options", "add_set_option", "confidence_arg", "console_logging", "describe", "examples",
+           "listed", "new_out_dir", "number_arg", "print_json", "quality_options", "read_games", "say",
+           "show_bad"]

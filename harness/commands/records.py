@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.commands.options import describe
+from harness.commands.options import add_records_options, describe, read_games
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -18,16 +18,15 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="a .jsonl, .jsonl.gz or .parquet file of game records, "
                                                 "or a run directory played with --record")
     p.add_argument("--text", action="store_true", help="print every valid game, one line per turn")
+    add_records_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `records --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.record import format_game, read_records
+    from harness.record import format_game
 
-    res = read_records(args.file)
-    for bad in res.errors:
-        print(bad.message, file=sys.stderr)
+    res = read_games(args.file, args)
     if args.text:
         for rec in res.games:
             print(format_game(rec))
