@@ -219,7 +219,7 @@ def _not_utf8(path: Path) -> str:
 
 @pytest.mark.parametrize("what", ["rules", "run config", "levels"])
 def test_a_toml_file_that_is_not_utf8_is_one_line_naming_it(tmp_path, capsys, what):
-    from harness.calibrate import load_levels
+    from harness.levels import load_levels
     from harness.errors import UserError
     from harness.rules import load_rules
     from harness.runconfig import RunConfig
@@ -574,7 +574,7 @@ def test_one_bad_game_is_one_bad_game(tmp_path, lines, capsys):
 
 @pytest.mark.parametrize("what", ["rules", "run config", "levels", "inline"])
 def test_a_boolean_written_as_a_string_in_a_file_is_refused_naming_file_and_key(tmp_path, capsys, lines, what):
-    from harness.calibrate import load_levels
+    from harness.levels import load_levels
     from harness.errors import UserError
     from harness.rules import load_rules
     from harness.runconfig import RunConfig
