@@ -168,6 +168,8 @@ class Calibration:
 
 def spec_with(spec: str, param: str, value: float) -> str:
     """``spec`` with ``param`` set to ``value`` (6 significant digits), other parameters kept."""
+    # the strategy contract, the registry and the runner are imported where they are used: the
+    # calibrate command imports this module for `calibrate --help`, which must not load numba
     from harness.strategy import parse_spec
 
     name, params = parse_spec(spec)

@@ -44,9 +44,14 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from harness.dice import counts_of_faces
 from harness.errors import UserError
-from harness.rules import INLINE_KEYS, AllowedRules, RuleSet, load_rules
+from harness.rules import INLINE_KEYS, AllowedRules, RuleSet, load_rules, rules_dir
+from harness.rundir import (MANIFEST, ChunkRef, load_manifest, manifest_chunks, read_chunk, rules_of_manifest,
+                            settings_changed, sha256_bytes)
 from harness.tournament import MAX_SEATS
 
 #: The ``format`` field of every record.
@@ -438,8 +443,6 @@ def records_parquet(rec: Any, rules: RuleSet, games: np.ndarray, lineup: int) ->
     games ``games`` (B,) of lineup ``lineup``): one row per (game, seat, turn), in that order;
     ``column`` and ``turn`` count from 1, as ``replay`` does. Columns: :data:`RECORD_KEYS`, the
     rolls, keeps and box, :data:`TURN_FIELDS`."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     d = rules.dice
     b, s, t, r = rec.rolls.shape
@@ -569,7 +572,6 @@ def arrays_of_records(records: Sequence[GameRecord], rules: RuleSet) -> KernelAr
             b_at.append((n, tt))
             b_of.append(rules.box_index(t.box))
     if r_at:
-        from harness.dice import counts_of_faces
 
         at = np.array(r_at).T
         rolls[at[0], at[1], at[2]] = d.roll_index_of_faces(np.array(r_faces, dtype=np.int8))
@@ -605,7 +607,6 @@ class _Run:
 def _run_rules_name(manifest: Mapping[str, Any], rules: RuleSet) -> str:
     """What a record of the run names its rules by: the built-in name when the run's rule file is
     the built-in one, else the rule file's path."""
-    from harness.rules import rules_dir
 
     name = str(manifest["rules"]["name"])
     builtin = rules_dir() / f"{name}.toml"
@@ -613,7 +614,6 @@ def _run_rules_name(manifest: Mapping[str, Any], rules: RuleSet) -> str:
 
 
 def _open_run(run_dir: str | os.PathLike[str]) -> _Run:
-    from harness.rundir import MANIFEST, load_manifest, manifest_chunks, rules_of_manifest, settings_changed
 
     run = Path(run_dir)
     manifest = load_manifest(run)
@@ -655,11 +655,6 @@ class _Columns:
 
 def _read_columns(run: _Run, c: Any) -> _Columns:
     """Chunk ``c``'s records file, checked against the manifest's sha256 and against its rows."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from harness.rundir import ChunkRef, read_chunk, sha256_bytes
-
     rules = run.rules
     nb = rules.n_boxes
     n_turns = nb * rules.columns

@@ -771,8 +771,6 @@ def fit_records(source: ReadResult | Iterable[GameRecord], model: str, *, player
     set. The records are walked :data:`BATCH_GAMES` games at a time and only what the likelihood
     needs is kept (:class:`ChoicesBuilder`), so memory grows by about 150 bytes a decision;
     ``quiet=False`` shows progress bars on stderr."""
-
-
     model = parse_model(model)
     loaded = None  # the records' rule set as reading loaded it (what a record read from a file may name)
     if isinstance(source, ReadResult) and source.arrays is not None:

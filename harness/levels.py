@@ -19,6 +19,7 @@ from harness.calibrate import (DEFAULT_MAX_EVALS, Point, Problem, RunnerEvaluato
 from harness.errors import UserError
 from harness.jsonable import jsonable
 from harness.render import Table, ci_level, num, pct, sig, table_lines
+from harness.rules import check_toml_settings, load_rules, read_toml
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,6 @@ _LEVELS_KEYS = {"rules", "settings", "strategy", "param", "lo", "hi", "games", "
 
 def load_levels(path: str | os.PathLike[str]) -> Levels:
     """Read and check a levels file; every mistake is a one-line :class:`UserError` naming the key."""
-    from harness.rules import check_toml_settings, read_toml
 
     where = str(path)
     raw = read_toml(path, "levels file")
@@ -127,7 +127,6 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
     if not 0 <= seed < 2**64:
         raise UserError(f"{where}: seed = {seed} must be 0..2**64-1")
     rules = need("rules", str, "scandinavian")
-    from harness.rules import load_rules
 
     try:  # the rule set and its settings, as the evaluations will load them
         load_rules(rules, dict(settings), origin=f"{where}: settings")

@@ -17,6 +17,8 @@ matplotlib.use("Agg")  # files only: never needs a display, safe in workers and 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 if TYPE_CHECKING:
     from harness.calibrate import Calibration
@@ -129,8 +131,6 @@ def plot_score_violins(summary: RunSummary) -> Figure | None:
     ax.set_ylabel("final score (points)")
     ax.set_title(_title(summary, "Score distribution per entrant"))
     ax.grid(axis="y", alpha=0.3)
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch, Rectangle
 
     handles = [Patch(color="grey", alpha=0.35, label="density"),
                Rectangle((0, 0), 1, 1, fill=False, ec="black", label="25th-75th percentile"),
@@ -146,7 +146,7 @@ def plot_box_means(summary: RunSummary) -> Figure | None:
     ents = [e for e in summary.entrants if e.rows]
     if not ents:
         return None
-    from scipy import stats as sps
+    from scipy import stats as sps  # scipy.stats costs ~1 s to import: only for this plot
 
     boxes = summary.info.box_names
     k, nb = len(ents), len(boxes)

@@ -26,8 +26,10 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from harness.codec import (FORMAT, MAX_SEATS, GameId, GameRecord, RecordError, Seat, Turn, record_from_trace,
+from harness.codec import (FORMAT, MAX_SEATS, GameId, GameRecord, RecordError, RunGames, Seat, Turn, read_run, record_from_trace,
                            record_rules, records_of_run)
 from harness.errors import UserError
 from harness.rules import AllowedRules, RuleSet
@@ -325,8 +327,6 @@ def _read_lines(source: str | os.PathLike[str] | Iterable[str], limit: int) -> t
 
 
 def _parquet_rows(path: Path, limit: int) -> list[_Row]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     try:
         table = pq.read_table(path)
@@ -493,8 +493,6 @@ def write_records_parquet(path: str | os.PathLike[str], records: Sequence[GameRe
                           lineups: Sequence[int] | None = None) -> Path:
     """One row per game: ``game`` (int64 when every id is a whole number, else string), ``lineup``
     (int32, when given) and ``record`` (the record's JSON line, which is what is read back)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     ids = [r.game for r in records]
     if all(isinstance(g, int) and not isinstance(g, bool) for g in ids):
@@ -581,7 +579,6 @@ def _read_run(run: Path, validate: bool) -> ReadResult:
     """:func:`read_records` of a run directory: the records Parquet read as arrays
     (:func:`harness.codec.read_run`), checked by :func:`check_seat_games`; only the games it
     flags become records, for :func:`validate_record` to name (or pass)."""
-    from harness.codec import RunGames, read_run
 
     runrec = read_run(run)
     errors: list[BadGame] = []

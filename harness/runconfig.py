@@ -34,14 +34,17 @@ change when it is resumed. Relative ``out`` and ``cache_dir`` are taken from the
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from harness import tournament
+from harness.cache import use_cache_dir
 from harness.errors import UserError
-from harness.rules import RuleSet, check_toml_settings, load_rules, read_toml
+from harness.rules import SETTINGS, RuleSet, check_toml_settings, load_rules, read_toml
 from harness.tournament import MAX_SEATS
 
 if TYPE_CHECKING:  # the engine's kernels (numba) are not needed to read a config: `run --help` stays fast
@@ -190,7 +193,6 @@ class RunConfig:
         return self.origins.get(key) or f"{self.source}: {key}"
 
     def __hash__(self) -> int:  # settings is a dict: hash the canonical JSON instead
-        import json
 
         return hash(json.dumps(self.to_dict(), sort_keys=True))
 
@@ -264,7 +266,6 @@ class RunConfig:
         A ``cache_dir`` becomes the solver cache directory of this process and the processes it
         starts (:func:`harness.cache.use_cache_dir`), where the bots' ``prepare()`` looks.
         """
-        from harness.cache import use_cache_dir
 
         use_cache_dir(self.cache_dir, self._name("cache_dir"))
         def origin(key: str) -> str:  # a setting from --set is named so; one from the file as its key
@@ -279,6 +280,8 @@ class RunConfig:
         made: dict[str, tuple[str, Strategy]] = {}
 
         def make(spec: str, key: str, i: int | None = None) -> str:
+            # the bots (and the engine's numba kernels under them) load when a config is resolved, not
+            # when one is read: `run --help` imports this module (benchmarks/BENCHMARKS.md, 'Start-up')
             from harness.registry import make as registry_make
 
             # a flag names itself; a file names the key and index (``bad.toml: seats[1]``)
@@ -320,7 +323,6 @@ class RunConfig:
         """``out`` if set, else ``results/<name>-<YYYYmmdd-HHMMSS>`` (a fresh directory)."""
         if self.out:
             return Path(self.out)
-        import time
 
         base = Path("results") / f"{self.name}-{time.strftime('%Y%m%d-%H%M%S')}"
         p, i = base, 1
@@ -385,7 +387,6 @@ def _setting_value(key: str, value: Any) -> Any:
     """``--set`` gives strings: store ``"45"`` as 45 and ``"true"`` as True (as TOML would), so that
     a config is the same whether a setting came from the file or the command line. Wrong values are
     left for the rule set to reject with its own message."""
-    from harness.rules import SETTINGS
 
     kind = SETTINGS.get(key, (str,))[0]
     if not isinstance(value, str) or kind is str:

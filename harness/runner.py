@@ -326,8 +326,6 @@ class _Run:
 
     def _prepare(self) -> None:
         """Heavy set-up in the parent before any fork: bot tables, then one game per lineup to compile kernels."""
-
-
         for label, s in self.r.strategies.items():
             s.expect_games(self.games * sum(labels.count(label) for labels in self.r.lineups))
             s.prepare()

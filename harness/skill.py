@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import heapq
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
@@ -71,10 +71,12 @@ import numpy as np
 from harness.analysis import ERROR, SCALE, Analyser, Band, Worst, keep_text, rating, worst_of
 from harness.codec import KernelArrays, RunRecords, arrays_of_records, record_rules
 from harness.errors import UserError
+from harness.jsonable import jsonable
 from harness.record import BadGame, GameRecord, NoUsableGame, ReadResult
 from harness.render import Table, ci_level, count, num, pct, pm, sig, times
 from harness.render import markdown as md_document, text as render_text
 from harness.rules import RuleSet
+from harness.rundir import write_bytes_atomic
 from harness.stats import Moments, mean_ci
 
 
@@ -233,7 +235,6 @@ class SkillReport:
         return REGRET_EDGES
 
     def to_dict(self) -> dict[str, Any]:
-        from harness.jsonable import jsonable
 
         return jsonable({
             "source": self.source, "games": self.games,
@@ -517,15 +518,12 @@ def default_out(source: str | Path) -> Path:
 def write_analysis(report: SkillReport, out_dir: str | Path, plots: bool = True) -> SkillReport:
     """Write ``analysis.json``, ``analysis.md`` and the PNGs into ``out_dir``; returns the report
     with ``files`` set. :class:`UserError` naming the directory when it cannot be written."""
-    from dataclasses import replace
-
-    from harness.rundir import write_bytes_atomic
-
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
         pngs: list[Path] = []
         if plots:
+            # matplotlib (~0.3 s) and the plots load only when plots are drawn (not with --no-plots)
             import matplotlib.pyplot as plt
 
             from harness.plot import SKILL_PLOTS

@@ -28,6 +28,7 @@ Statistical choices (the "why" behind the numbers):
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -528,7 +529,6 @@ class LuckSection(Section):
         return ["total", "luck", "regret", "decisions", "errors", *more]
 
     def add(self, w: Window) -> None:
-        import heapq
 
         k = self.k
         tot, adj = np.zeros((k, w.games)), np.zeros((k, w.games))
