@@ -142,20 +142,22 @@ def check_levels(lv: Levels, against: str | None, *, workers: int = 0, analyse: 
     """The calibration problem of every level of ``lv`` (win-rate levels against ``against``),
     each checked (:func:`check_problem`) before anything is played; :class:`UserError` naming the
     level for the first that is not good."""
-    out = []
-    for level in lv.levels:
-        if level.kind == "win_rate" and not against:
-            raise UserError(f"level {level.name!r} aims at a win rate: give --against REF (or against = in {lv.path})")
-        p = Problem(rules=lv.rules, settings=lv.settings, strategy=lv.strategy, param=lv.param, lo=lv.lo, hi=lv.hi,
-                    target_mean=level.target_mean, target_win_rate=level.target_win_rate,
-                    against=against if level.kind == "win_rate" else None, games=lv.games, seed=lv.seed,
-                    max_evals=max_evals, confidence=confidence, workers=workers, analyse=analyse)
-        try:
-            check_problem(p)
-        except UserError as exc:
-            raise UserError(f"level {level.name!r}: {exc}") from None
-        out.append(p)
-    return out
+    return [_problem(lv, level, against, lv.lo, lv.hi, workers=workers, analyse=analyse, confidence=confidence,
+                     max_evals=max_evals) for level in lv.levels]
+
+
+def _problem(lv: Levels, level: Level, against: str | None, lo: float, hi: float, **options: Any) -> Problem:
+    """The checked calibration problem of one level searched in [lo, hi]; a mistake names the level."""
+    if level.kind == "win_rate" and not against:
+        raise UserError(f"level {level.name!r} aims at a win rate: give --against REF (or against = in {lv.path})")
+    p = Problem(rules=lv.rules, settings=lv.settings, strategy=lv.strategy, param=lv.param, lo=lo, hi=hi,
+                target_mean=level.target_mean, target_win_rate=level.target_win_rate,
+                against=against if level.kind == "win_rate" else None, games=lv.games, seed=lv.seed, **options)
+    try:
+        check_problem(p)
+    except UserError as exc:
+        raise UserError(f"level {level.name!r}: {exc}") from None
+    return p
 
 
 class _Memo:
@@ -209,14 +211,8 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int
     check_levels(lv, against, workers=workers, analyse=analyse, confidence=confidence, max_evals=max_evals)
     for level in lv.levels:
         lo, hi = _bracket(memos.get(level.kind), level, lv)
-        p = Problem(rules=lv.rules, settings=lv.settings, strategy=lv.strategy, param=lv.param, lo=lo, hi=hi,
-                    target_mean=level.target_mean, target_win_rate=level.target_win_rate,
-                    against=against if level.kind == "win_rate" else None, games=lv.games, seed=lv.seed,
-                    max_evals=max_evals, confidence=confidence, workers=workers, analyse=analyse)
-        try:
-            check_problem(p)
-        except UserError as exc:
-            raise UserError(f"level {level.name!r}: {exc}") from None
+        p = _problem(lv, level, against, lo, hi, max_evals=max_evals, confidence=confidence, workers=workers,
+                     analyse=analyse)
         if level.kind not in memos:
             evaluators[level.kind] = RunnerEvaluator(p, out / level.kind, quiet=quiet)
             memos[level.kind] = _Memo(evaluators[level.kind])
