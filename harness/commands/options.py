@@ -15,14 +15,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from harness.cache import CACHE_ENV
 from harness.errors import RUN_LOG_ONLY, UserError
 
 if TYPE_CHECKING:
     from harness.quality import QualityOptions
 
-#: The environment variable behind ``--cache-dir`` (:data:`harness.cache.CACHE_ENV`; repeated here
-#: as text so that ``--help`` does not import the library).
-CACHE_ENV = "YATZY_HARNESS_CACHE"
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
