@@ -129,11 +129,13 @@ def test_luck_has_mean_zero_whatever_the_policy():
     is a mean of zero-mean terms, so its t statistic is about N(0, 1). A biased luck (a value
     measured against the wrong expectation) shifts every run the same way and fails the pooled
     test by a wide margin; with the fixed seeds the outcome is deterministic."""
+    an = analyser("scandinavian", [])
     for bot in ("greedy", "timeout", "solver:temperature=2"):
         ts, all_luck = [], []
-        for k in range(20):
-            _, seats = analysed("scandinavian", [], bot, 60, 1000 + k)
-            luck = np.array([s.luck for s in seats])
+        seat = registry.make(bot, an.rules)
+        for k in range(20):  # the kernel's luck (the per-game walk's: test_the_kernel_walks_...)
+            res = play(an.rules, [seat], np.arange(60, dtype=np.int64), 1000 + k, record=True)
+            luck = an.recording(res.recording)["luck"][:, 0]
             ts.append(luck.mean() / (luck.std(ddof=1) / math.sqrt(len(luck))))
             all_luck.append(luck)
         pooled = np.concatenate(all_luck)
