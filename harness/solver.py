@@ -74,6 +74,7 @@ import numpy as np
 from tqdm import tqdm
 
 from harness import solver_kernels as K
+from harness.cache import default_cache_dir
 from harness.dice import Dice
 from harness.errors import UserError
 from harness.rules import RuleSet
@@ -282,20 +283,6 @@ class Solution:
     def value(self, filled: int, upper: int = 0, flag: bool = False) -> float:
         """Expected future score (boxes still open, a bonus still to cross, extras) under optimal play."""
         return float(self.values[self.index(filled, upper, flag)])
-
-
-def default_cache_dir() -> Path:
-    """``$YATZY_HARNESS_CACHE``, else ``$XDG_CACHE_HOME/yatzy-harness``, else ``~/.cache/yatzy-harness``.
-
-    Read at every call: the ``--cache-dir`` option of every command and a run config's
-    ``cache_dir`` key set ``$YATZY_HARNESS_CACHE`` (:func:`harness.cache.use_cache_dir`), so the
-    bots of a run and its workers find the tables ``solve --cache-dir`` wrote.
-    """
-    env = os.environ.get("YATZY_HARNESS_CACHE")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "yatzy-harness"
 
 
 def cache_path(rules: RuleSet, cache_dir: str | os.PathLike | None = None) -> Path:
