@@ -225,7 +225,8 @@ class PairedAccumulator:
         self.diff.add(dg)
         if self.luck and self.wins:
             self.cv.add(dg[:, self._cv_cols])
-        self.hists = [(hb.add(tb[:, cols]), hc.add(tc[:, cols])) for (hb, hc), cols in zip(self.hists, self._group_cols)]
+        self.hists = [(hb.add(tb[:, cols]), hc.add(tc[:, cols]))
+                      for (hb, hc), cols in zip(self.hists, self._group_cols)]
         self.n += rows
 
     def moments(self, metric: str) -> tuple[Moments, Moments, Moments]:

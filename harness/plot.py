@@ -473,7 +473,11 @@ def _group_name(h: Mapping[str, Any]) -> str:
     return h["base"] if h["base"] == h["candidate"] else f"{h['base']} -> {h['candidate']}"
 
 
-def _differences(res: ComparisonResult) -> tuple[list[tuple[str, Mapping[str, Any]]], list[tuple[str, Mapping[str, Any]]]]:
+#: A differences panel's rows: (label, the dict of one paired difference).
+_Rows = list[tuple[str, Mapping[str, Any]]]
+
+
+def _differences(res: ComparisonResult) -> tuple[_Rows, _Rows]:
     """The paired differences ``compare`` gives intervals for: (in points: the score, plain and
     luck-adjusted, and every box; in shares: the rates), as (label, its dict) in text order."""
     points = [("score, luck-adjusted" if res.luck.get("adjusted") else "score", res.score)]
@@ -530,7 +534,8 @@ def plot_comparison(res: ComparisonResult) -> Figure | None:
     panels = [(points, 1.0, f"candidate − base (points; bars: {conf} CI)"),
               (shares, 100.0, f"candidate − base (percentage points; bars: {conf} CI)")]
     panels = [p for p in panels if p[0]]
-    daxes = right.subplots(len(panels), 1, squeeze=False, gridspec_kw={"height_ratios": [len(p[0]) + 1.5 for p in panels]})[:, 0]
+    heights = [len(p[0]) + 1.5 for p in panels]
+    daxes = right.subplots(len(panels), 1, squeeze=False, gridspec_kw={"height_ratios": heights})[:, 0]
     for ax, (rows, scale, xlabel) in zip(daxes, panels):
         y = np.arange(len(rows))
         _errorbars(ax, [x["diff"] for _, x in rows], [x["diff_ci"] for _, x in rows], y, "black", scale,
@@ -569,7 +574,8 @@ def plot_compare_quality(res: ComparisonResult) -> Figure | None:
     return _quality_figure(panels, q["options"], _sides(res), title, q["why"], 0.75)
 
 
-#: Pictures of ``yatzy-harness compare --out DIR``: file name -> function of a :class:`~harness.compare.ComparisonResult`.
+#: Pictures of ``yatzy-harness compare --out DIR``: file name -> function of a
+#: :class:`~harness.compare.ComparisonResult`.
 COMPARE_PLOTS = {
     "compare.png": plot_comparison,
     "compare_quality.png": plot_compare_quality,

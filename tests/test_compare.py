@@ -441,7 +441,8 @@ def test_compare_picture_draws_the_score_distributions_and_every_difference(fh_p
     for patch, side in zip(hist_ax.patches, ("base", "candidate"), strict=True):
         share, edges, _ = patch.get_data()
         scores = h["min"] + np.arange(len(h[f"{side}_counts"]))
-        per_bin = [np.sum(np.array(h[f"{side}_counts"])[(scores >= a) & (scores < b)]) for a, b in zip(edges, edges[1:])]
+        counts = np.array(h[f"{side}_counts"])
+        per_bin = [counts[(scores >= a) & (scores < b)].sum() for a, b in zip(edges, edges[1:])]
         assert share == pytest.approx(100 * np.array(per_bin) / 800) and sum(per_bin) == 800
     assert [t.get_text() for t in hist_ax.get_legend().get_texts()] == \
         [f"BASE (mean {h['base_mean']:.2f})", f"CANDIDATE (mean {h['candidate_mean']:.2f})"]
