@@ -15,7 +15,8 @@ The unit of every interval and test is the *game index*: for game g the focus ro
 are averaged into one number d_g (in a tournament all lineups share game g's dice, so their rows
 are correlated; games are independent). Reported: the mean paired difference of final scores with
 a t interval and p-value, both runs' means, a two-sample KS test on the focus rows' score
-histograms, the per-box mean differences, the change of win and draw rates (:mod:`harness.outcome`), of
+histograms (the histograms themselves are in ``score_histograms``, per group of focus seats), the
+per-box mean differences, the change of win and draw rates (:mod:`harness.outcome`), of
 upper-bonus rate and of yatzy rate, each paired with its interval; and the SPRT verdict.
 
 Luck adjustment: when both runs were played with ``analyse = true`` (rows carry each seat-game's
@@ -143,7 +144,9 @@ class PairedAccumulator:
     minus the mean luck of the other seats at its table). For each game the focus rows are averaged per
     side; ``base``/``cand`` hold the moments of those per-game means and ``diff`` of their
     difference (candidate - base). ``cv``: co-moments of the (win, draw, edge) differences, for the
-    control-variate estimates. ``h_base``/``h_cand``: histograms of the focus rows' totals.
+    control-variate estimates. :attr:`groups`: the focus seats' (BASE entrant, CANDIDATE entrant)
+    pairs in focus order, and :attr:`hists` each one's histograms of its rows' totals, (BASE,
+    CANDIDATE); ``h_base``/``h_cand`` are their sums over the groups (all focus rows).
     """
 
     focus: list[Slot]
@@ -156,8 +159,8 @@ class PairedAccumulator:
     base: VecMoments = field(init=False)
     cand: VecMoments = field(init=False)
     diff: VecMoments = field(init=False)
-    h_base: IntHistogram = field(default_factory=IntHistogram.empty)
-    h_cand: IntHistogram = field(default_factory=IntHistogram.empty)
+    groups: list[tuple[str, str]] = field(init=False)
+    hists: list[tuple[IntHistogram, IntHistogram]] = field(init=False)
     cv: CoMoments = field(init=False)
 
     def __post_init__(self) -> None:
@@ -170,6 +173,17 @@ class PairedAccumulator:
         self.base, self.cand, self.diff = VecMoments.empty(m), VecMoments.empty(m), VecMoments.empty(m)
         self._cv_cols = [self.metrics.index(k) for k in ("win", "draw", "edge") if k in self.metrics]
         self.cv = CoMoments.empty(len(self._cv_cols))
+        self.groups = list(dict.fromkeys((s.base, s.candidate) for s in self.focus))
+        self._group_cols = [[f for f, s in enumerate(self.focus) if (s.base, s.candidate) == g] for g in self.groups]
+        self.hists = [(IntHistogram.empty(), IntHistogram.empty()) for _ in self.groups]
+
+    @property
+    def h_base(self) -> IntHistogram:
+        return sum((hb for hb, _ in self.hists), IntHistogram.empty())
+
+    @property
+    def h_cand(self) -> IntHistogram:
+        return sum((hc for _, hc in self.hists), IntHistogram.empty())
 
     def columns(self) -> list[str]:
         extra = [y for y in self.ybox if y]
@@ -211,7 +225,8 @@ class PairedAccumulator:
         self.diff.add(dg)
         if self.luck and self.wins:
             self.cv.add(dg[:, self._cv_cols])
-        self.h_base, self.h_cand = self.h_base.add(tb), self.h_cand.add(tc)
+        self.hists = [(hb.add(tb[:, cols]), hc.add(tc[:, cols]))
+                      for (hb, hc), cols in zip(self.hists, self._group_cols)]
         self.n += rows
 
     def moments(self, metric: str) -> tuple[Moments, Moments, Moments]:
@@ -247,6 +262,22 @@ def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sid
     if all(t.decision == "H0" for t in tests):
         return "no change", tests
     return "inconclusive", tests
+
+
+def score_histograms(acc: PairedAccumulator) -> list[dict[str, Any]]:
+    """``compare --json``'s ``score_histograms``: per group of focus seats (one BASE entrant and
+    one CANDIDATE entrant, in focus order) the final scores of its rows in both runs, as counts per
+    point from ``min`` to the highest score of either (``base_counts[i]`` rows scored ``min + i``
+    in BASE), with each side's mean; ``rows`` = games x the group's seats, the same in both runs."""
+    out = []
+    for (b, c), (hb, hc) in zip(acc.groups, acc.hists):
+        if not hb.n:
+            continue
+        lo, hi = min(hb.min, hc.min), max(hb.max, hc.max)
+        counts = [np.pad(h.counts, (0, max(0, hi + 1 - h.counts.size)))[lo:hi + 1].tolist() for h in (hb, hc)]
+        out.append({"base": b, "candidate": c, "rows": hb.n, "min": lo, "base_counts": counts[0],
+                    "candidate_counts": counts[1], "base_mean": hb.mean, "candidate_mean": hc.mean})
+    return out
 
 
 def _diff_dict(p: PairedDiff, base: Moments, cand: Moments, confidence: float) -> dict[str, Any]:
@@ -340,6 +371,7 @@ class ComparisonResult:
     score_plain: dict[str, Any]
     luck: dict[str, Any]
     distribution: dict[str, Any] | None
+    score_histograms: list[dict[str, Any]]
     boxes: list[dict[str, Any]]
     bonus_rate: dict[str, Any] | None
     yatzy_rate: dict[str, Any] | None
@@ -483,6 +515,7 @@ class Comparison:
             "luck": luck,
             "distribution": None if dist is None else {"test": "ks_2samp", "statistic": dist.statistic,
                                                        "p_value": dist.p_value, "method": dist.method},
+            "score_histograms": score_histograms(acc),
             "boxes": [{"box": b} | paired(f"box:{b}") for b in acc.boxes],
             "bonus_rate": paired("bonus"),
             "yatzy_rate": paired("yatzy"),

@@ -1,4 +1,7 @@
-"""Report pictures: one function per plot of a :class:`~harness.summary.RunSummary`, plus :func:`save_all_plots`.
+"""Pictures: one function per plot of a :class:`~harness.summary.RunSummary` (:data:`PLOTS`, written by
+:func:`save_all_plots`), of a :class:`~harness.compare.ComparisonResult` (:data:`COMPARE_PLOTS`), of an
+analysis of game records (:data:`SKILL_PLOTS`), of a calibration and of difficulty levels;
+:func:`save_plots` writes a set of them.
 
 Every function returns a matplotlib ``Figure`` (Agg backend, no display needed) or ``None`` when
 the picture does not apply (e.g. a head-to-head heatmap for a single entrant). Everything is drawn
@@ -8,8 +11,9 @@ from the streamed summaries (histograms, counts), never from raw rows.
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 import matplotlib
 
@@ -20,8 +24,13 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
+from harness.errors import UserError  # noqa: E402
+from harness.quality import RUN_METRICS, SHARES, change_text, definition  # noqa: E402
+from harness.render import num  # noqa: E402
+
 if TYPE_CHECKING:
     from harness.calibrate import Calibration
+    from harness.compare import ComparisonResult
     from harness.summary import EntrantStats, LuckSection, RunSummary
 
 DPI = 100
@@ -32,21 +41,28 @@ def _color(i: int) -> tuple[float, float, float]:
     return _COLORS[i % len(_COLORS)]
 
 
-def _bin_width(entrants: Sequence[EntrantStats]) -> int:
-    """A score bin width giving ~60-90 bins over the joint score range (Yatzy scores are spiky)."""
-    lo = min(e.hist.min for e in entrants)
-    hi = max(e.hist.max for e in entrants)
+def _width(lo: int, hi: int) -> int:
+    """A score bin width giving ~60-90 bins over [lo, hi] (Yatzy scores are spiky)."""
     return max(1, int(math.ceil((hi - lo + 1) / 80)))
+
+
+def _bin_width(entrants: Sequence[EntrantStats]) -> int:
+    """:func:`_width` over the entrants' joint score range."""
+    return _width(min(e.hist.min for e in entrants), max(e.hist.max for e in entrants))
+
+
+def _rebin(c: np.ndarray, width: int) -> np.ndarray:
+    """Sums of consecutive runs of ``width`` counts (the last run padded with zeros)."""
+    n_bins = int(math.ceil(c.size / width))
+    return np.pad(c, (0, n_bins * width - c.size)).reshape(n_bins, width).sum(axis=1)
 
 
 def _binned(e: EntrantStats, width: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     """(left edges, share of rows per bin) over [lo, hi]: float64 arrays."""
     c = np.zeros(hi + 1, dtype=np.int64)
     c[: e.hist.counts.size] = e.hist.counts[: hi + 1]
-    c = c[lo:]
-    n_bins = int(math.ceil(c.size / width))
-    c = np.pad(c, (0, n_bins * width - c.size)).reshape(n_bins, width).sum(axis=1)
-    return lo + width * np.arange(n_bins), c / max(1, e.hist.n)
+    c = _rebin(c[lo:], width)
+    return lo + width * np.arange(c.size), c / max(1, e.hist.n)
 
 
 def _title(summary: RunSummary, what: str) -> str:
@@ -308,6 +324,112 @@ def plot_run_regret(summary: RunSummary) -> Figure | None:
     return fig
 
 
+# ---------------------------------------------------------------------------------------------
+# game quality (harness.quality): one panel per metric, a marker and its interval per side
+
+
+#: Axis label of each game-quality metric (shares drawn in %).
+QUALITY_UNITS = {
+    "first_mover_edge": "seat 0's win share − 1/seats (percentage points)",
+    "lead_changes": "lead changes per game",
+    "decisive_round": "round (1 = the winner never behind)",
+    "close_games": "share of games (%)",
+    "comeback_rate": "share of games (%)",
+    "skill_share": "share of the variance of results (%)",
+    "upset_rate": "share of the meetings (%)",
+}
+
+#: The sides of a comparison: label and colour (BASE, CANDIDATE); a report has one side.
+SIDE_COLORS = (_color(0), _color(1))
+
+
+def _finite(x: Any) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+def _errorbars(ax: Any, xs: Sequence[Any], cis: Sequence[Any], ys: np.ndarray, color: Any, scale: float,
+               label: str | None = None, filled: Sequence[bool] | None = None) -> None:
+    """Horizontal markers at ``xs`` (times ``scale``) on rows ``ys`` with their intervals ``cis``;
+    a point without a value is left out, one without an interval drawn bare. ``filled``: a
+    marker per point, solid where True (hollow otherwise)."""
+    for i, (x, ci, y) in enumerate(zip(xs, cis, ys)):
+        if not _finite(x):
+            continue
+        err = None
+        if ci and _finite(ci[0]) and _finite(ci[1]):
+            err = [[max(0.0, (x - ci[0]) * scale)], [max(0.0, (ci[1] - x) * scale)]]
+        solid = True if filled is None else filled[i]
+        ax.errorbar([x * scale], [y], xerr=err, fmt="o", ms=6, color=color, mfc=color if solid else "white",
+                    ecolor=color, capsize=4, label=label)
+        label = None  # one legend entry per series
+
+
+def _quality_figure(panels: Sequence[tuple[str, list[str], list[list[tuple[Any, Any]]]]], options: Mapping[str, Any],
+                    sides: Sequence[str], title: str, why: Mapping[str, str], row_height: float) -> Figure:
+    """One axes per metric: ``(metric, row labels, per side the (value, interval) of each row)``,
+    two columns when there are more than two; with two sides (BASE, CANDIDATE) each row holds
+    both, BASE above, and a legend names them. The metrics ``why`` gives a reason for and that
+    have no panel are named under the panels."""
+    ncols = 2 if len(panels) > 2 else 1
+    nrows = int(math.ceil(len(panels) / ncols))
+    heights = [max(len(p[1]) for p in panels[r * ncols:(r + 1) * ncols]) + 1.2 for r in range(nrows)]
+    fig = plt.figure(figsize=(12 if ncols == 2 else 7, 1.6 + row_height * sum(heights)), dpi=DPI,
+                     layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False, gridspec_kw={"height_ratios": heights}).ravel()
+    offsets = np.linspace(-0.18, 0.18, len(sides)) if len(sides) > 1 else np.zeros(1)
+    for ax, (metric, labels, per_side) in zip(axes, panels):
+        scale = 100.0 if metric in SHARES else 1.0
+        y = np.arange(len(labels))
+        for k, (side, rows) in enumerate(zip(sides, per_side)):
+            _errorbars(ax, [v for v, _ in rows], [ci for _, ci in rows], y + offsets[k], SIDE_COLORS[k], scale,
+                       label=side)
+        ax.set_yticks(y, labels)
+        ax.set_ylim(len(labels) - 0.5, -0.5)  # first row on top
+        ax.set_xlabel(QUALITY_UNITS[metric])
+        # wrapped to the panel: a definition one line long ran into the next panel's title
+        ax.set_title(textwrap.fill(f"{metric}: {definition(metric, options)}", 56), fontsize="small", loc="left")
+        ax.grid(axis="x", alpha=0.3)
+        if metric == "first_mover_edge":
+            ax.axvline(0, color="grey", lw=0.8, ls="--")
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle(title)
+    skipped = [f"{m} ({r})" for m, r in why.items() if not any(p[0] == m for p in panels)]
+    note = textwrap.fill("does not apply: " + "; ".join(skipped), 150) if skipped else None
+    if len(sides) > 1:  # the note heads the legend: a supxlabel would sit on it
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=len(sides),
+                   fontsize="small", title=note, title_fontsize="small")
+    elif note:
+        fig.supxlabel(note, fontsize="small")
+    return fig
+
+
+def plot_quality(summary: RunSummary) -> Figure | None:
+    """The report's game-quality metrics (:class:`harness.summary.QualitySection`), one panel per
+    metric that applies: the run's value with its interval, per entrant (skill share) and per
+    pairing (upset rate); the metrics that do not apply are named under the panels."""
+    sec = next((x for x in summary.sections if x.key == "quality"), None)
+    if sec is None:
+        return None
+    q = sec.to_dict()["quality"]
+    panels = []
+    for m in RUN_METRICS:
+        if q.get(m):
+            panels.append((m, ["the run"], [[(q[m]["value"], q[m]["ci"])]]))
+    ents = [e for e in q["entrants"] if _finite(e.get("skill_share"))]
+    if ents:
+        panels.append(("skill_share", [e["strategy"] for e in ents], [[(e["skill_share"], e["skill_share_ci"])
+                                                                      for e in ents]]))
+    if q["pairings"]:
+        panels.append(("upset_rate", [f"{p['name']} (weaker: {p['weaker']})" for p in q["pairings"]],
+                       [[(p["upset_rate"], p["upset_ci"]) for p in q["pairings"]]]))
+    if not panels:
+        return None
+    return _quality_figure(panels, q["options"], ["the run"],
+                           _title(summary, f"Game quality (bars: {100 * q['confidence']:.4g} % CI over game indices)"),
+                           q["why"], 0.55)
+
+
 #: Pictures of each report section (keyed by :attr:`harness.summary.Section.key`): file name -> function.
 PLOTS = {
     "entrants": {
@@ -325,6 +447,138 @@ PLOTS = {
         "head_to_head.png": plot_head_to_head,
         "ratings.png": plot_ratings,
     },
+    "quality": {
+        "quality.png": plot_quality,
+    },
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# paired comparisons (``yatzy-harness compare``, :mod:`harness.compare`)
+
+
+def _sides(res: ComparisonResult) -> list[str]:
+    return [f"BASE {res.base['path']}", f"CANDIDATE {res.candidate['path']}"]
+
+
+def _compare_title(res: ComparisonResult, what: str) -> str:
+    changed = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in res.settings_changed.items())
+    rules = res.base["rules"] if res.base["rules"] == res.candidate["rules"] else \
+        f"{res.base['rules']} -> {res.candidate['rules']}"
+    paired = "paired on the same dice" if res.paired else "UNPAIRED (different seeds)"
+    return f"{what}\n{rules} rules{': ' + changed if changed else ''}; {res.games:,} games, {paired}"
+
+
+def _group_name(h: Mapping[str, Any]) -> str:
+    return h["base"] if h["base"] == h["candidate"] else f"{h['base']} -> {h['candidate']}"
+
+
+#: A differences panel's rows: (label, the dict of one paired difference).
+_Rows = list[tuple[str, Mapping[str, Any]]]
+
+
+def _differences(res: ComparisonResult) -> tuple[_Rows, _Rows]:
+    """The paired differences ``compare`` gives intervals for: (in points: the score, plain and
+    luck-adjusted, and every box; in shares: the rates), as (label, its dict) in text order."""
+    points = [("score, luck-adjusted" if res.luck.get("adjusted") else "score", res.score)]
+    if res.luck.get("adjusted"):
+        points.append(("score, plain", res.score_plain))
+    points += [(f"box {b['box'].replace('_', ' ')}", b) for b in res.boxes]
+    shares = [(label, x) for label, x in (("upper bonus rate", res.bonus_rate), ("yatzy rate", res.yatzy_rate),
+                                          ("win rate", res.win_rate), ("draw rate", res.draw_rate)) if x]
+    return points, shares
+
+
+def _excludes_zero(ci: Sequence[Any]) -> bool:
+    return bool(ci) and _finite(ci[0]) and _finite(ci[1]) and (ci[0] > 0 or ci[1] < 0)
+
+
+def plot_comparison(res: ComparisonResult) -> Figure | None:
+    """``compare.png``: on the left, per group of compared seats (one per bot when the seats hold
+    several), BASE's and CANDIDATE's score distributions overlaid (share of the group's
+    seat-games per bin); on the right, every paired difference (candidate − base) with its
+    interval, in points (score and boxes) and in percentage points (rates). A solid marker's
+    interval excludes 0."""
+    hists = res.score_histograms
+    if not hists:
+        return None
+    points, shares = _differences(res)
+    k = len(hists)
+    n_rows = len(points) + len(shares)
+    fig = plt.figure(figsize=(14, max(5.5, 2.4 * k + 1.6, 0.3 * n_rows + 3.0)), dpi=DPI, layout="constrained")
+    left, right = fig.subfigures(1, 2, width_ratios=[1.2, 1])
+    lo = min(h["min"] for h in hists)
+    hi = max(h["min"] + len(h["base_counts"]) - 1 for h in hists)
+    w = _width(lo, hi)
+    lo = lo // w * w
+    axes = left.subplots(k, 1, sharex=True, squeeze=False)[:, 0]
+    for ax, h in zip(axes, hists):
+        top = 0.0
+        for side, key, color in (("BASE", "base", SIDE_COLORS[0]), ("CANDIDATE", "candidate", SIDE_COLORS[1])):
+            c = np.zeros(hi + 1 - lo, dtype=np.int64)
+            counts = np.asarray(h[f"{key}_counts"], dtype=np.int64)
+            c[h["min"] - lo:h["min"] - lo + counts.size] = counts
+            share = 100 * _rebin(c, w) / max(1, h["rows"])
+            edges = lo + w * np.arange(share.size + 1)
+            ax.stairs(share, edges, color=color, lw=1.6, label=f"{side} (mean {h[f'{key}_mean']:.2f})")
+            top = max(top, float(share.max()))
+        ax.set_ylim(0, 1.35 * top if top > 0 else 1.0)  # headroom for the legend
+        ax.set_ylabel(f"seat-games (%) per {w}-point bin")
+        ax.set_title(f"{_group_name(h)}: {h['rows']:,} seat-games a run", fontsize="medium", loc="left")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="upper left", fontsize="small")
+    axes[-1].set_xlabel("final score (points)")
+    left.suptitle("Score distributions of the compared seats", fontsize="medium")
+
+    conf = f"{100 * res.confidence:.4g} %"
+    panels = [(points, 1.0, f"candidate − base (points; bars: {conf} CI)"),
+              (shares, 100.0, f"candidate − base (percentage points; bars: {conf} CI)")]
+    panels = [p for p in panels if p[0]]
+    heights = [len(p[0]) + 1.5 for p in panels]
+    daxes = right.subplots(len(panels), 1, squeeze=False, gridspec_kw={"height_ratios": heights})[:, 0]
+    for ax, (rows, scale, xlabel) in zip(daxes, panels):
+        y = np.arange(len(rows))
+        _errorbars(ax, [x["diff"] for _, x in rows], [x["diff_ci"] for _, x in rows], y, "black", scale,
+                   filled=[_excludes_zero(x["diff_ci"]) for _, x in rows])
+        ax.axvline(0, color="grey", lw=0.8, ls="--")
+        ax.set_yticks(y, [label for label, _ in rows])
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="x", alpha=0.3)
+    sc = res.score
+    right.suptitle(f"Paired differences (solid: the interval excludes 0)\nscore "
+                   f"{num(sc['diff'], 3, sign=True, ci=sc['diff_ci'])} points; verdict {res.verdict.upper()}",
+                   fontsize="medium")
+    fig.suptitle(_compare_title(res, f"Compare {res.base['path']} -> {res.candidate['path']}"))
+    return fig
+
+
+def plot_compare_quality(res: ComparisonResult) -> Figure | None:
+    """``compare_quality.png``: every game-quality metric both runs have (:mod:`harness.quality`),
+    BASE's and CANDIDATE's value with its interval side by side, one panel per metric; ``*`` marks
+    a change significant family-wise (Holm)."""
+    q = res.quality
+    if not q or not q["metrics"]:
+        return None
+    by_metric: dict[str, list[Mapping[str, Any]]] = {}
+    for r in q["metrics"]:
+        by_metric.setdefault(r["metric"], []).append(r)
+    panels = []
+    for m, rows in by_metric.items():
+        labels = [("the run" if r["scope"] == "run" else r["scope"]) + (" *" if r["significant"] else "")
+                  + f"\ndiff {change_text(m, r['diff'], r['diff_ci'])}" for r in rows]
+        panels.append((m, labels, [[(r["base"], r["base_ci"]) for r in rows],
+                                   [(r["candidate"], r["candidate_ci"]) for r in rows]]))
+    title = _compare_title(res, f"Game quality (bars: {100 * q['confidence']:.4g} % CI; * = change significant "
+                                f"at {q['alpha']:.3g} family-wise, Holm)")
+    return _quality_figure(panels, q["options"], _sides(res), title, q["why"], 0.75)
+
+
+#: Pictures of ``yatzy-harness compare --out DIR``: file name -> function of a
+#: :class:`~harness.compare.ComparisonResult`.
+COMPARE_PLOTS = {
+    "compare.png": plot_comparison,
+    "compare_quality.png": plot_compare_quality,
 }
 
 
@@ -445,20 +699,33 @@ SKILL_PLOTS = {
 }
 
 
-def save_all_plots(summary: RunSummary, out_dir: str | Path) -> list[Path]:
-    """Write every applicable picture as PNG into ``out_dir``; returns the paths written."""
+def save_plots(plots: Mapping[str, Callable[[Any], Figure | None]], what: Any, out_dir: str | Path) -> list[Path]:
+    """Draw each of ``plots`` (file name -> function) of ``what`` and write the applicable ones as
+    PNG into ``out_dir`` (made if missing); returns the paths written. A directory that cannot
+    be made or written is a :class:`UserError` naming it."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, fn in ((n, f) for sec in summary.sections for n, f in PLOTS.get(sec.key, {}).items()):
-        fig = fn(summary)
-        if fig is None:
-            continue
-        path = out / name
-        fig.savefig(path)
-        plt.close(fig)
-        written.append(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, fn in plots.items():
+            fig = fn(what)
+            if fig is None:
+                continue
+            path = out / name
+            try:
+                fig.savefig(path)
+            finally:
+                plt.close(fig)
+            written.append(path)
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename and str(exc.filename) != str(out) else ""
+        raise UserError(f"cannot write the pictures to {out}: {where}{exc.strerror or exc}") from None
     return written
+
+
+def save_all_plots(summary: RunSummary, out_dir: str | Path) -> list[Path]:
+    """Write every applicable picture of the summary's sections as PNG into ``out_dir``; returns the paths written."""
+    return save_plots({n: f for sec in summary.sections for n, f in PLOTS.get(sec.key, {}).items()}, summary, out_dir)
 
 
 # ---------------------------------------------------------------------------------------------

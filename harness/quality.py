@@ -512,6 +512,12 @@ def _with(value: str, ci: str) -> str:
     return f"{value} {ci}" if ci else value
 
 
+def change_text(metric: str, diff: Any, ci: Sequence[Any] | None) -> str:
+    """A paired difference of ``metric`` with its interval, as ``compare`` prints it (percentage
+    points for shares)."""
+    return _with(_value(metric, diff, True), _interval(metric, ci, True))
+
+
 def tables(d: Mapping[str, Any]) -> list[Table]:
     """The report's game-quality tables from ``summary.json``'s ``quality``."""
     q = d.get("quality")

@@ -89,6 +89,62 @@ def rechunk(run_dir: Path, out: Path, chunk_size: int) -> Path:
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# reading a drawn matplotlib Figure back (what the pictures' tests assert on)
+
+
+# The layout (constrained) is computed at draw time: draw_without_rendering runs it without
+# rasterising the picture, several times cheaper than canvas.draw() for the same extents.
+
+
+def inside(fig, artist) -> bool:
+    """Whether ``artist`` (a legend, an axes, a title) is drawn wholly inside ``fig``."""
+    fig.draw_without_rendering()
+    box, bb = artist.get_window_extent(), fig.bbox
+    return bb.x0 <= box.x0 and box.x1 <= bb.x1 and bb.y0 <= box.y0 and box.y1 <= bb.y1
+
+
+def layout_problems(fig) -> list[str]:
+    """What is wrong with ``fig``'s layout (one layout pass): an artist (axes with their labels and
+    titles, legends, suptitles) reaching outside the figure, or two of the figure's parts -- each
+    visible axes with everything it draws, each figure legend, each (sub)figure's suptitle and
+    supxlabel -- overlapping. [] when nothing is."""
+    fig.draw_without_rendering()
+    r = fig.canvas.get_renderer()
+    out = []
+    box, bb = fig.get_tightbbox(r), fig.bbox_inches
+    eps = 1e-6
+    if not (bb.x0 - eps <= box.x0 and box.x1 <= bb.x1 + eps and bb.y0 - eps <= box.y0 and box.y1 <= bb.y1 + eps):
+        out.append(f"drawn {box.bounds} outside the figure {bb.bounds} (inches)")
+    parts = [(f"axes {i}", ax.get_tightbbox(r)) for i, ax in enumerate(fig.axes) if ax.get_visible()]
+    for k, f in enumerate([fig, *fig.subfigs]):
+        parts += [(f"legend {j} of figure {k}", g.get_window_extent(r)) for j, g in enumerate(f.legends)]
+        for name in ("_suptitle", "_supxlabel"):
+            t = getattr(f, name, None)
+            if t is not None and t.get_text() and t.get_visible():
+                parts.append((f"{name[1:]} of figure {k}", t.get_window_extent(r)))
+    out += [f"{m} and {n} overlap" for k, (m, a) in enumerate(parts) for n, b in parts[k + 1:]
+            if a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1]
+    return out
+
+
+def errorbars(ax) -> list[tuple[float, float, float | None, float | None]]:
+    """(x, y, low end, high end) of every horizontal error bar drawn on ``ax`` (ends None without a bar)."""
+    from matplotlib.container import ErrorbarContainer
+
+    out = []
+    for c in ax.containers:
+        if isinstance(c, ErrorbarContainer):
+            line, _, bars = c.lines
+            for k, (x, y) in enumerate(zip(line.get_xdata(), line.get_ydata())):
+                if bars:
+                    (x0, _), (x1, _) = bars[0].get_segments()[k]
+                    out.append((float(x), float(y), float(x0), float(x1)))
+                else:
+                    out.append((float(x), float(y), None, None))
+    return out
+
+
 #: A rule set with the upper boxes, chance and yatzy only: the solver solves it in about a second.
 MINI_RULES = """name = "mini"
 title = "Mini Yatzy"

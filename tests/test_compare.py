@@ -16,9 +16,9 @@ from harness.cli import main
 from harness.compare import Comparison, CompareSettings, compare_runs
 from harness.errors import UserError
 try:  # tests/ as a package or as a plain directory on sys.path
-    from tests.report_helpers import MINI_RULES, write_run
+    from tests.report_helpers import MINI_RULES, errorbars, layout_problems, write_run
 except ModuleNotFoundError:
-    from report_helpers import MINI_RULES, write_run
+    from report_helpers import MINI_RULES, errorbars, layout_problems, write_run
 
 TT = [["timeout", "timeout"]]
 
@@ -387,3 +387,113 @@ def test_compare_no_analyse_plays_plain_and_saved_rolls_fall_back(mini_rules, tm
     assert code == 0
     assert "note: rule set mini has saved_rolls" in text and "plain comparison (no luck adjustment)" in text
     assert "luck-adjusted" not in text.split("note:")[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# the pictures: compare.png and compare_quality.png (issue 18, item 14)
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _intervals(ax, scale: float = 1.0):
+    """The (value, low, high) drawn on ``ax``, and the ones to compare them with, as arrays."""
+    import numpy as np
+
+    return np.array([(x, lo, hi) for x, _, lo, hi in errorbars(ax)]) / scale
+
+
+def test_compare_out_writes_the_pictures_and_no_plots_none(fh_pair, tmp_path, capsys):
+    (bdir, _), (cdir, _) = fh_pair
+    out = tmp_path / "pics"
+    assert main(["compare", str(bdir), str(cdir), "--mu1", "4", "--out", str(out)]) == 1
+    assert capsys.readouterr().out.rstrip().endswith(f"wrote compare.png, compare_quality.png to {out}")
+    assert sorted(p.name for p in out.iterdir()) == ["compare.png", "compare_quality.png"]
+    assert all(p.read_bytes()[:8] == PNG for p in out.iterdir())
+    none = tmp_path / "none"
+    assert main(["compare", str(bdir), str(cdir), "--mu1", "4", "--out", str(none), "--no-plots"]) == 1
+    assert "wrote" not in capsys.readouterr().out and not list(none.glob("*.png"))
+    # a directory that cannot be written: one line, nothing on stdout
+    assert main(["compare", str(bdir), str(cdir), "--out", "/proc/yatzy-harness-x"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("yatzy-harness: error: cannot write the pictures to /proc/")
+    assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_compare_picture_draws_the_score_distributions_and_every_difference(fh_pair):
+    """compare.png: both runs' score distributions (from the result's counts per point, which are
+    the rows' own) and each paired difference the result gives an interval for, at its value with
+    its interval; solid where the interval excludes 0."""
+    import numpy as np
+
+    from harness.plot import plot_comparison
+
+    (bdir, brows), (cdir, crows) = fh_pair
+    r = compare_runs(bdir, cdir, CompareSettings(mu1=4))
+    (h,) = r.score_histograms
+    assert (h["base"], h["candidate"], h["rows"]) == ("timeout", "timeout", 800)
+    assert h["min"] == min(brows["total"].min(), crows["total"].min())
+    for side, rows in (("base", brows), ("candidate", crows)):
+        n = len(h[f"{side}_counts"])
+        assert h[f"{side}_counts"] == np.bincount(rows["total"], minlength=h["min"] + n)[h["min"]:].tolist()
+        assert h[f"{side}_mean"] == pytest.approx(rows["total"].mean(), rel=1e-12)
+    fig = plot_comparison(r)
+    hist_ax, points_ax, rates_ax = fig.axes
+    for patch, side in zip(hist_ax.patches, ("base", "candidate"), strict=True):
+        share, edges, _ = patch.get_data()
+        scores = h["min"] + np.arange(len(h[f"{side}_counts"]))
+        counts = np.array(h[f"{side}_counts"])
+        per_bin = [counts[(scores >= a) & (scores < b)].sum() for a, b in zip(edges, edges[1:])]
+        assert share == pytest.approx(100 * np.array(per_bin) / 800) and sum(per_bin) == 800
+    assert [t.get_text() for t in hist_ax.get_legend().get_texts()] == \
+        [f"BASE (mean {h['base_mean']:.2f})", f"CANDIDATE (mean {h['candidate_mean']:.2f})"]
+    points = [("score", r.score)] + [(f"box {b['box'].replace('_', ' ')}", b) for b in r.boxes]
+    rates = [("upper bonus rate", r.bonus_rate), ("yatzy rate", r.yatzy_rate), ("win rate", r.win_rate),
+             ("draw rate", r.draw_rate)]
+    for ax, rows, scale in ((points_ax, points, 1.0), (rates_ax, rates, 100.0)):
+        assert [t.get_text() for t in ax.get_yticklabels()] == [label for label, _ in rows]
+        assert _intervals(ax, scale) == pytest.approx(np.array([(x["diff"], *x["diff_ci"]) for _, x in rows]),
+                                                      abs=1e-12)
+    solid = {t.get_text(): c.lines[0].get_markerfacecolor() for t, c in zip(points_ax.get_yticklabels(),
+                                                                            points_ax.containers)}
+    assert solid["box full house"] == solid["score"] == "black" and solid["box ones"] == "white"
+    assert layout_problems(fig) == []
+
+
+def test_compare_pictures_of_a_luck_adjusted_bot_change(bot_change):
+    """A bot change (timeout -> greedy in seat 0) compared luck-adjusted: the distributions of the
+    changed seat, the adjusted and the plain score difference; compare_quality.png draws each
+    metric both runs have, BASE's and CANDIDATE's value with its interval, a change significant
+    family-wise marked with *."""
+    import numpy as np
+
+    from harness.plot import plot_compare_quality, plot_comparison
+    from harness.quality import SHARES
+
+    (bdir, b), (cdir, c) = bot_change
+    r = compare_runs(bdir, cdir)
+    (h,) = r.score_histograms
+    assert (h["base"], h["candidate"], h["rows"]) == ("timeout", "greedy", 800)
+    assert h["base_mean"] == pytest.approx(b.loc[b["seat"] == 0, "total"].mean())
+    fig = plot_comparison(r)
+    assert fig.axes[0].get_title(loc="left") == "timeout -> greedy: 800 seat-games a run"
+    points_ax = fig.axes[1]
+    assert [t.get_text() for t in points_ax.get_yticklabels()][:2] == ["score, luck-adjusted", "score, plain"]
+    assert _intervals(points_ax)[:2] == pytest.approx(np.array([(x["diff"], *x["diff_ci"])
+                                                                for x in (r.score, r.score_plain)]), abs=1e-12)
+    assert layout_problems(fig) == []
+
+    q = plot_compare_quality(r)
+    rows = r.quality["metrics"]
+    panels = [ax for ax in q.axes if ax.get_visible()]
+    metrics = list(dict.fromkeys(x["metric"] for x in rows))
+    assert [ax.get_title(loc="left").split(":")[0] for ax in panels] == metrics
+    assert "skill_share" in metrics and any(x["significant"] for x in rows)
+    for ax, m in zip(panels, metrics):
+        mine = [x for x in rows if x["metric"] == m]
+        want = [(x["base"], *x["base_ci"]) for x in mine] + [(x["candidate"], *x["candidate_ci"]) for x in mine]
+        assert _intervals(ax, 100.0 if m in SHARES else 1.0) == pytest.approx(np.array(want), abs=1e-12)
+        labels = [t.get_text().split("\n")[0] for t in ax.get_yticklabels()]
+        assert labels == [("the run" if x["scope"] == "run" else x["scope"]) + (" *" if x["significant"] else "")
+                          for x in mine]
+    assert [t.get_text() for t in q.legends[0].get_texts()] == [f"BASE {bdir}", f"CANDIDATE {cdir}"]
+    assert layout_problems(q) == []

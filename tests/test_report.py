@@ -27,10 +27,10 @@ from harness.summary import LuckSection, summarize, yatzy_box
 from harness.rules import load_rules
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.html_check import assert_numbers_unbreakable
-    from tests.report_helpers import rechunk, write_run
+    from tests.report_helpers import errorbars, inside, layout_problems, rechunk, write_run
 except ModuleNotFoundError:
     from html_check import assert_numbers_unbreakable
-    from report_helpers import rechunk, write_run
+    from report_helpers import errorbars, inside, layout_problems, rechunk, write_run
 
 ENTRANTS = ["timeout", "greedy", "random"]
 LINEUPS = [[a, b] for i, a in enumerate(ENTRANTS) for b in ENTRANTS[i + 1:]]
@@ -141,7 +141,7 @@ def test_report_files(tmp_path, tourney, tsummary):
     d = write_report(tsummary, tmp_path)
     names = sorted(Path(f).name for f in d["files"])
     assert names == sorted(["summary.json", "summary.md", "report.html", "score_histogram.png", "score_cdf.png",
-                            "score_violin.png", "box_means.png", "head_to_head.png", "ratings.png"])
+                            "score_violin.png", "box_means.png", "head_to_head.png", "ratings.png", "quality.png"])
     js = json.loads((tmp_path / "summary.json").read_text())
     for e in js["entrants"]:
         assert {"strategy", "games", "mean", "mean_ci", "std", "win_rate", "draw_rate", "loss_rate"} <= set(e)
@@ -150,7 +150,7 @@ def test_report_files(tmp_path, tourney, tsummary):
         if f.endswith(".png"):
             assert (tmp_path / f).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = (tmp_path / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 6
+    assert html.count("data:image/png;base64,") == 7
     assert not re.search(r"(src|href)=['\"](?!data:)", html), "report.html must be self-contained"
     # no number, percentage or interval of any table can wrap: "32.8 %" and "198.30 [196.63,
     # 199.97]" used to break onto two lines with width to spare
@@ -402,12 +402,6 @@ def analysed_tournament(tmp_path_factory):
     return summarize(run(cfg, tmp_path_factory.mktemp("pics") / "rr"))
 
 
-def _inside(fig, artist) -> bool:
-    fig.canvas.draw()
-    box, bb = artist.get_window_extent(), fig.bbox
-    return bb.x0 <= box.x0 and box.x1 <= bb.x1 and bb.y0 <= box.y0 and box.y1 <= bb.y1
-
-
 def test_ratings_and_luck_adjusted_list_the_entrants_in_one_order(analysed_tournament):
     from harness.plot import plot_luck_adjusted, plot_ratings
 
@@ -430,10 +424,12 @@ def test_regret_per_game_shows_the_optimal_spike_whole_from_zero(analysed_tourna
     luck = {r["strategy"]: r for r in analysed_tournament.to_dict()["luck"]}
     counts = np.array(luck["solver"]["regret_histogram"]["counts"])
     assert counts[0] == counts.sum()  # every game of the optimal bot in the bin at 0
+    share, edges, _ = ax.patches[list(luck).index("solver")].get_data()
+    assert edges[0] == 0.0 and share[0] == 100.0  # drawn as the bin [0, 1), not at x = 1
     assert ax.get_ylim()[1] >= 100.0  # its spike (100 % of its games) is not cut off
     assert ax.get_xlim()[0] < 0  # and it is drawn from x = 0, clear of the axis, not seen at x = 1
     assert ax.get_yscale() == "log"  # the others' tails stay visible under it
-    assert _inside(fig, ax.get_legend())
+    assert inside(fig, ax.get_legend())
 
 
 def test_regret_per_decision_legend_is_inside_the_figure():
@@ -449,7 +445,7 @@ def test_regret_per_decision_legend_is_inside_the_figure():
     report = SimpleNamespace(players=players, regret_edges=edges, rules=[{"rules": "scandinavian"}],
                              games=1_000_000, source="results/some-long-run-name")
     fig = plot_regret_distribution(report)
-    assert _inside(fig, fig.legends[0])
+    assert inside(fig, fig.legends[0])
 
 
 def test_levels_curve_is_drawn_only_where_it_was_measured_densely():
@@ -469,6 +465,37 @@ def test_levels_curve_is_drawn_only_where_it_was_measured_densely():
         return [ln for ln in fig.axes[0].get_lines()
                 if ln.get_linestyle() not in ("None", "") and len(set(np.atleast_1d(ln.get_xdata()))) > 2]
 
-    assert joined(plot_levels(d([0.0, 2.0, 5.0]))) == []
+    sparse = plot_levels(d([0.0, 2.0, 5.0]))
+    assert joined(sparse) == []
+    assert {0.0, 2.0, 5.0} <= {x for x, *_ in errorbars(sparse.axes[0])}  # the evaluated points are drawn
     dense = joined(plot_levels(d(list(np.linspace(0, 5, 21)))))
     assert len(dense) == 1 and len(dense[0].get_xdata()) == 21
+
+
+def test_quality_picture_draws_each_metric_with_its_interval(analysed_tournament):
+    """quality.png: one panel per game-quality metric that applies, each marker and interval the
+    summary's figure (shares in %), the rows labelled; nothing drawn outside the figure, no panel
+    running into another."""
+    from harness.plot import plot_quality
+    from harness.quality import RUN_METRICS, SHARES
+
+    q = analysed_tournament.to_dict()["quality"]
+    fig = plot_quality(analysed_tournament)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    metrics = [ax.get_title(loc="left").split(":")[0] for ax in panels]
+    assert metrics == [m for m in RUN_METRICS if q[m]] + ["skill_share", "upset_rate"]
+    for ax, m in zip(panels, metrics):
+        if m in RUN_METRICS:
+            want, labels = [(q[m]["value"], *q[m]["ci"])], ["the run"]
+        elif m == "skill_share":
+            want = [(e["skill_share"], *e["skill_share_ci"]) for e in q["entrants"]]
+            labels = [e["strategy"] for e in q["entrants"]]
+        else:
+            want = [(p["upset_rate"], *p["upset_ci"]) for p in q["pairings"]]
+            labels = [f"{p['name']} (weaker: {p['weaker']})" for p in q["pairings"]]
+        scale = 100.0 if m in SHARES else 1.0
+        got = np.array([(x, lo, hi) for x, _, lo, hi in errorbars(ax)])
+        assert got == pytest.approx(scale * np.array(want), abs=1e-9)
+        assert [t.get_text() for t in ax.get_yticklabels()] == labels
+    assert len(q["entrants"]) == 3 and len(q["pairings"]) == 3
+    assert layout_problems(fig) == []

@@ -14,7 +14,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     describe(p, "Compare CANDIDATE with BASE, game by game on the same dice: paired mean difference "
                 "with CI, KS distribution test, per-box and rate changes, and an SPRT verdict. "
                 "BASE/CANDIDATE are run directories or run configs (.toml or a configs/runs name), "
-                "which are then played on the same seed. Exit code: 0 no change, 1 significant change, "
+                "which are then played on the same seed. With --out DIR, also draws compare.png and "
+                "compare_quality.png there. Exit code: 0 no change, 1 significant change, "
                 "2 inconclusive (usage errors also exit 2, with a message on stderr).",
              "yatzy-harness compare results/bonus63 results/bonus62",
              "yatzy-harness compare configs/runs/bonus63.toml configs/runs/bonus62.toml --games 20000 --out results/cmp",
@@ -44,7 +45,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, metavar="S", help="root seed for both sides (default: BASE's)")
     p.add_argument("--chunk-size", type=int, metavar="N", help="games per chunk when playing configs")
     p.add_argument("--workers", type=int, metavar="N", help="worker processes when playing configs")
-    p.add_argument("--out", metavar="DIR", help="where played runs go (DIR/base, DIR/candidate)")
+    p.add_argument("--out", metavar="DIR",
+                   help="where played runs go (DIR/base, DIR/candidate) and the pictures: DIR/compare.png (score "
+                        "distributions and paired differences), DIR/compare_quality.png (game quality)")
+    p.add_argument("--no-plots", action="store_true", help="with --out: skip the PNG pictures (faster)")
     p.add_argument("--quiet", action="store_true", help="no progress bars while playing")
     p.add_argument("--no-analyse", action="store_true",
                    help="plain comparison: play configs without the luck analysis and ignore the runs' luck columns "
@@ -66,8 +70,15 @@ def run(args: argparse.Namespace) -> int:
                       out=Path(args.out) if args.out else None, quiet=args.quiet, sequential=args.sequential,
                       max_games=args.max_games)
     res = compare(args.base, args.candidate, settings, playing)
+    pngs = []
+    if args.out and not args.no_plots:
+        from harness.plot import COMPARE_PLOTS, save_plots  # matplotlib (~0.3 s) only when pictures are drawn
+
+        pngs = save_plots(COMPARE_PLOTS, res, args.out)
     if args.json:
         print_json(res.to_dict())
     else:
         print(compare_text(res))
+        if pngs:
+            print(f"\nwrote {', '.join(p.name for p in pngs)} to {args.out}")
     return res.exit_code
