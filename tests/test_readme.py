@@ -41,7 +41,7 @@ README = ROOT / "README.md"
 GAME_LIMITS: dict[str, tuple[int, int]] = {"run": (5_000, 2_000), "compare": (20_000, 2_000),
                                           "calibrate": (150, 150)}
 #: A README command that runs away fails instead of hanging CI.
-TIMEOUT_S = 180
+TIMEOUT_S = 600  # far above any command idle (the slowest ~35 s), not hit by a loaded machine
 
 #: The commands share one scratch directory and run in README order (a later one reads an earlier
 #: one's results/): with pytest-xdist, one worker runs them all.
