@@ -180,8 +180,10 @@ def annotate(sampled: dict[str, Any], block: Mapping[str, Any]) -> list[str]:
         x["outside"] = [k for k in ("base", "candidate", "diff") if outside(ex[k], x.get(f"{k}_ci"))]
         missed.extend(f"{name} {k}" for k in x["outside"])
 
+    adjusted = bool((sampled.get("luck") or {}).get("adjusted"))
     for key, ekey in _BESIDE:
-        mark(sampled.get(key), block.get(ekey), key)
+        if key != "score_plain" or adjusted:  # unadjusted, score_plain is the score itself
+            mark(sampled.get(key), block.get(ekey), key)
     exact_boxes = {b["box"]: b for b in block["boxes"]}
     for b in sampled.get("boxes") or []:
         mark(b, exact_boxes.get(b["box"]), f"box {b['box']}")
