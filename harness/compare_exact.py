@@ -85,7 +85,10 @@ def _is_rule_file(path: Path) -> bool:
 def side(arg: str, which: str, entrants: Sequence[str] | None = None, settings: Sequence[str] = ()) -> Side:
     """Resolve BASE or CANDIDATE (``which``, for messages) as the module docstring says."""
     arg = str(arg)
-    labels = lambda rules: tuple(make(e, rules).label for e in entrants or ())  # noqa: E731
+
+    def labels(rules: RuleSet) -> tuple[str, ...]:
+        return tuple(make(e, rules).label for e in entrants or ())
+
     if is_run_dir(arg):
         if settings or entrants:
             raise UserError(f"{which} {arg} is a run directory: its games were played with its own rules and "

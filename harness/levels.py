@@ -257,7 +257,9 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int
         if lv.exact:
             at = cal.answer
             spec = spec_with(lv.strategy, lv.param, cal.value, p.digits)
-            say(f"  {spec}: exact response {at.f:.10g} (target {p.target:g})")
+            shown = (f"{100 * at.f:.6f} % (target {100 * p.target:g} %)" if level.kind == "win_rate"
+                     else f"{at.f:.6f} points (target {p.target:g})")
+            say(f"  {spec}: exact response {shown}")
             rows.append({
                 "name": level.name,
                 "target": {"kind": level.kind, "value": p.target, "against": p.against},

@@ -732,7 +732,8 @@ class SummaryOptions:
 #: ``exact`` modes of :func:`summarize` (``report --exact`` / ``--no-exact`` / neither).
 EXACT_MODES = ("auto", "on", "off")
 #: With ``auto``, evaluations not yet cached are computed only on rule sets of at most this many
-#: solver states (a few seconds there; scandinavian's 1.4 M states take about a minute a bot).
+#: solver states (seconds there; on scandinavian's 1.4 M states a bot takes from half a minute of
+#: CPU, greedy or solver, to several minutes, a softmax solver: benchmarks/BENCHMARKS.md).
 EXACT_AUTO_STATES = 100_000
 
 
@@ -792,7 +793,7 @@ class ExactSection(Section):
             states = build_plan(rules).n_states
             if missing and states > EXACT_AUTO_STATES:
                 self.why = (f"{len(missing)} of the {len(labels)} exact evaluations are not cached and {rules.name} has "
-                            f"{states:,} solver states (about a minute each): `report --exact` computes them "
+                            f"{states:,} solver states (half a minute to minutes of CPU each): `report --exact` computes them "
                             f"(cached for next time), `report --no-exact` silences this note")
                 return
         self.result = self._compare()

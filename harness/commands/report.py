@@ -31,7 +31,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_quality_options(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--exact", dest="exact", action="store_const", const="on", default="auto",
-                   help="compute the exact column even where it is costly (about a minute per bot on scandinavian; "
+                   help="compute the exact column even where it is costly (half a minute to minutes of CPU per bot on scandinavian; "
                         "cached for next time); by default it is shown when every evaluation is cached or the rule "
                         "set is small, else a note says so")
     g.add_argument("--no-exact", dest="exact", action="store_const", const="off", help="no exact column")
