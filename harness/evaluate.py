@@ -90,7 +90,7 @@ class Evaluation:
     @property
     def p_bonus_row(self) -> float:
         """P(the upper bonus in at least one column): what a run's ``bonus > 0`` counts."""
-        return 1.0 - (1.0 - self.p_bonus) ** self.columns
+        return _any_column(self.p_bonus, self.columns)
 
     def box_mean_row(self, b: int) -> float:
         """Mean of a run's box column (the box's points summed over the columns)."""
@@ -98,7 +98,7 @@ class Evaluation:
 
     def box_scored_row(self, b: int) -> float:
         """P(the box scores in at least one column): a run's ``box > 0``."""
-        return 1.0 - (1.0 - float(self.box_scored[b])) ** self.columns
+        return _any_column(float(self.box_scored[b]), self.columns)
 
     def to_json(self) -> dict[str, Any]:
         return {"rules": self.rules, "digest": self.digest, "bot": self.bot, "mean": self.mean, "std": self.std,
@@ -108,6 +108,11 @@ class Evaluation:
                 "extra_mean": self.extra_mean, "lumped": self.lumped, "seconds": self.seconds,
                 "cached": self.cached, "distribution": {int(s): float(p) for s, p in enumerate(self.distribution)
                                                         if p > 0}}
+
+
+def _any_column(p: float, columns: int) -> float:
+    """P(at least one of ``columns`` independent columns), each ``p``; ``p`` itself for one column."""
+    return p if columns == 1 else 1.0 - (1.0 - p) ** columns
 
 
 def cache_path(rules: RuleSet, label: str, cache_dir: str | os.PathLike | None = None) -> Path:

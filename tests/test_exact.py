@@ -308,6 +308,19 @@ def test_report_shows_each_figure_exact_beside_the_sampled_one(solitaire_run, ti
     assert "Note: exact check: every sampled mean, rate and percentile holds its exact value in its 99.9 % interval" in text
 
 
+def test_report_exact_column_with_two_columns_counts_what_a_run_counts(tiny, tmp_path):
+    """A run's bonus and yatzy columns count a seat-game with the bonus (a yatzy) in any column, its
+    total the sum of both columns: the exact values are those of the row, and an honest run holds them."""
+    run, rows = write_run(tmp_path / "two", str(tiny / "tiny_joker.toml"), [["greedy", "timeout"]], 3000, 2, 1500,
+                          settings=["columns=2"])
+    x = summarize(run, exact="on").to_dict()["exact"]
+    one = evaluate(load_rules(str(tiny / "tiny_joker.toml")), "greedy")
+    e = x["entrants"][0]
+    assert e["mean"]["exact"] == pytest.approx(2 * one.mean, abs=1e-9)
+    assert e["bonus_rate"]["exact"] == pytest.approx(1 - (1 - one.p_bonus) ** 2, abs=1e-12)
+    assert x["outside"] == []
+
+
 def test_report_flags_a_sampled_figure_made_wrong(solitaire_run, tmp_path):
     wrong = tmp_path / "wrong"
     shutil.copytree(solitaire_run, wrong)
