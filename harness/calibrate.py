@@ -43,6 +43,18 @@ relative error is at most about 1/``SLOPE_SIGNAL`` even without the help of comm
 numbers; with no such pair, the widest bracket's secant, with a note. The interval is therefore
 about the *true* response crossing the target, at the run's confidence level; with more games it
 shrinks like 1/sqrt(games).
+
+Exact (``Problem.exact``, ``calibrate --exact``): for a solitaire bot (and reference) f(v) is an
+exact function of the dial, no game is played: :class:`ExactEvaluator` gives the mean of the bot's
+exact score distribution (:func:`harness.evaluate.evaluate`), or its exact score rate P(win) +
+P(draw) / 2 against the reference's independent final (:func:`harness.evaluate.versus`), each value
+evaluated once (and cached on disk per spec). :func:`calibrate_exact` then finds the root of
+f(v) - target by Brent's method (:func:`scipy.optimize.brentq`) to ``xtol`` in the dial (default
+:data:`EXACT_XTOL`): the answer is an evaluated value, its ``value_ci`` the final bracket (two
+evaluated values whose responses straddle the target, at most ``xtol`` from the answer), so the
+dial that hits the target exactly lies in it; the exact response at the answer is its point's.
+Values are played with every digit (specs carry the float's shortest exact form instead of 6
+significant digits).
 """
 
 from __future__ import annotations
@@ -62,6 +74,10 @@ from harness.summary import summarize
 
 #: Default largest number of response evaluations (two of them are the bracket ends).
 DEFAULT_MAX_EVALS = 12
+#: The same for an exact search (Brent's method to :data:`EXACT_XTOL` takes about 10 on a smooth response).
+DEFAULT_EXACT_MAX_EVALS = 40
+#: Default tolerance of an exact search in the dial (absolute).
+EXACT_XTOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -88,6 +104,8 @@ class Problem:
     workers: int = 0
     #: play with analyse = true and measure the luck-adjusted response (module docstring)
     analyse: bool = True
+    #: the response is exact (solitaire bots, no games; module docstring)
+    exact: bool = False
 
     @property
     def kind(self) -> str:
@@ -106,7 +124,14 @@ class Problem:
 
     @property
     def v_tol(self) -> float:
-        return self.xtol if self.xtol is not None else 1e-4 * abs(self.hi - self.lo)
+        if self.xtol is not None:
+            return self.xtol
+        return EXACT_XTOL if self.exact else 1e-4 * abs(self.hi - self.lo)
+
+    @property
+    def digits(self) -> int | None:
+        """Significant digits of the dial in the specs played (None: every digit, an exact search)."""
+        return None if self.exact else 6
 
 
 @dataclass(frozen=True)
@@ -132,6 +157,7 @@ class Point:
 
 
 #: Estimators of the response (``Point.estimator``).
+EXACT = "exact (forward pass of the bot's own choice probabilities, no games)"
 PLAIN = "plain"
 ADJUSTED_MEAN = "luck-adjusted mean (total − luck)"
 CONTROLLED_RATE = "score rate, control variate luck difference (regression estimator over game pairs)"
@@ -152,28 +178,39 @@ class Calibration:
     converged: bool
     notes: tuple[str, ...] = field(default=())
 
+    @property
+    def answer(self) -> Point | None:
+        """The evaluated point at :attr:`value` (an exact search's answer always is one)."""
+        return next((q for q in self.points if q.value == self.value), None)
+
     def to_dict(self) -> dict[str, Any]:
         p = self.problem
-        return jsonable({
+        out = {
             "strategy": p.strategy, "param": p.param, "rules": p.rules, "settings": list(p.settings),
             "target": {"kind": p.kind, "value": p.target, "against": p.against},
             "value": self.value, "value_ci": list(self.value_ci),
-            "spec": spec_with(p.strategy, p.param, self.value),
+            "spec": spec_with(p.strategy, p.param, self.value, p.digits),
             "sampling_error": self.sampling_error, "search_error": self.search_error,
             "slope": self.slope, "bracket": list(self.bracket), "converged": self.converged,
-            "games": p.games, "seed": p.seed, "confidence": p.confidence,
+            "exact": p.exact,
+            "games": None if p.exact else p.games, "seed": None if p.exact else p.seed, "confidence": p.confidence,
             "evaluations": [pt.to_dict() for pt in self.points], "notes": list(self.notes),
-        })
+        }
+        if p.exact:
+            at = self.answer
+            out |= {"xtol": p.v_tol, "response": at.f if at else None}
+        return jsonable(out)
 
 
-def spec_with(spec: str, param: str, value: float) -> str:
-    """``spec`` with ``param`` set to ``value`` (6 significant digits), other parameters kept."""
+def spec_with(spec: str, param: str, value: float, digits: int | None = 6) -> str:
+    """``spec`` with ``param`` set to ``value`` (``digits`` significant digits; None: the float's
+    shortest exact form), other parameters kept."""
     # the strategy contract, the registry and the runner are imported where they are used: the
     # calibrate command imports this module for `calibrate --help`, which must not load numba
     from harness.strategy import parse_spec
 
     name, params = parse_spec(spec)
-    params[param] = f"{value:.6g}"
+    params[param] = repr(float(value)) if digits is None else f"{value:.{digits}g}"
     return name + ":" + ",".join(f"{k}={v}" for k, v in params.items())
 
 
@@ -333,6 +370,46 @@ class RunnerEvaluator:
                      cv.beta)
 
 
+class ExactEvaluator:
+    """Measures f(v) exactly (module docstring): the bot's exact mean, or its exact score rate
+    against the reference; every value and the reference evaluated once (and cached on disk)."""
+
+    estimator = EXACT
+    analyse = False
+
+    def __init__(self, problem: Problem, cache_dir: str | os.PathLike | None = None) -> None:
+        # the evaluation (numba kernels) loads only for an exact search, not for `calibrate --help`
+        from harness.evaluate import evaluate, refusal
+        from harness.rules import load_rules
+
+        self.p, self.cache_dir = problem, cache_dir
+        self.rules = load_rules(problem.rules, list(problem.settings))
+        self.notes: list[str] = []
+        self.count = 0
+        bots = [spec_with(problem.strategy, problem.param, v, problem.digits) for v in (problem.lo, problem.hi)]
+        why = refusal(self.rules, bots + ([problem.against] if problem.kind == "win_rate" and problem.against else []))
+        if why:
+            raise UserError(f"no exact calibration: {why}")
+        self._evaluate = evaluate
+        self.ref = evaluate(self.rules, problem.against, cache_dir) if problem.kind == "win_rate" else None
+        self.seen: dict[float, Point] = {}
+
+    def __call__(self, value: float) -> Point:
+        from harness.evaluate import score_rate, versus
+
+        if value not in self.seen:
+            p = self.p
+            ev = self._evaluate(self.rules, spec_with(p.strategy, p.param, value, p.digits), self.cache_dir)
+            if self.ref is None:
+                f = ev.mean
+            else:
+                win, draw, _ = versus(ev, self.ref)
+                f = score_rate(win, draw)
+            self.count += 1
+            self.seen[value] = Point(value, f, f, f, 0, None, EXACT)
+        return self.seen[value]
+
+
 # ---------------------------------------------------------------------------------------------
 # the search
 
@@ -389,6 +466,61 @@ def calibrate(problem: Problem, evaluate: Callable[[float], Point],
             side = 1
     best = min(points, key=lambda q: abs(q.f - target))
     return _finish(problem, best, a, b, points, converged)
+
+
+def calibrate_exact(problem: Problem, evaluate: Callable[[float], Point],
+                    progress: Callable[[Point], None] | None = None) -> Calibration:
+    """The root of f(v) = target for an exact response (module docstring): Brent's method to
+    ``problem.v_tol`` in the dial; ``evaluate(v)`` gives f(v) exactly (its interval a point)."""
+    from scipy.optimize import brentq  # scipy (~0.5 s) only for an exact search
+
+    check_problem(problem)
+    target = problem.target
+    points: list[Point] = []
+    seen: dict[float, Point] = {}
+
+    def ev(v: float) -> Point:
+        v = float(v)
+        if v not in seen:
+            seen[v] = evaluate(v)
+            points.append(seen[v])
+            if progress:
+                progress(seen[v])
+        return seen[v]
+
+    a, b = ev(problem.lo), ev(problem.hi)
+    ga, gb = a.f - target, b.f - target
+    notes: list[str] = []
+    converged = True
+    if ga == 0 or gb == 0:
+        value = a.value if ga == 0 else b.value
+    elif (ga > 0) == (gb > 0):
+        unit = " points" if problem.kind == "mean" else ""
+        raise UserError(f"target {target:g} is not bracketed: the exact response at --lo {a.value:g} is "
+                        f"{a.f:.6g}{unit}, at --hi {b.value:g} it is {b.f:.6g}; widen --lo/--hi (or check the target)")
+    else:
+        # brentq counts its evaluations after the two ends; its rtol at float precision leaves xtol in charge
+        value, res = brentq(lambda v: ev(v).f - target, problem.lo, problem.hi, xtol=problem.v_tol,
+                            maxiter=max(1, problem.max_evals - 2), full_output=True, disp=False)
+        value = ev(value).value
+        converged = bool(res.converged)
+        if not converged:
+            notes.append(f"stopped after {len(points)} evaluations before the bracket was {problem.v_tol:g} wide")
+    at = seen[value]
+    # the final bracket: the answer and the nearest evaluated value whose response is on the other
+    # side of the target (none needed when the answer hits it)
+    other = [q for q in points if q is not at and (q.f - target) * (at.f - target) <= 0]
+    side = min(other, key=lambda q: abs(q.value - value)) if other and at.f != target else at
+    bracket = (min(value, side.value), max(value, side.value))
+    near = side if side is not at else min((q for q in points if q is not at), key=lambda q: abs(q.value - value))
+    slope = (near.f - at.f) / (near.value - at.value)
+    ordered = sorted(points, key=lambda q: q.value)
+    steps = np.diff([q.f for q in ordered])
+    if steps.size and not (np.all(steps >= 0) or np.all(steps <= 0)):
+        notes.append("the exact response is not monotone over the evaluated values: another value may hit the "
+                     "target too")
+    search = max(value - bracket[0], bracket[1] - value)
+    return Calibration(problem, value, bracket, 0.0, search, slope, bracket, tuple(points), converged, tuple(notes))
 
 
 #: How many CI half-widths two responses must differ by before their secant is trusted as the slope.

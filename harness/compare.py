@@ -59,7 +59,7 @@ import math
 import time
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -113,13 +113,15 @@ class Slot:
     candidate: str
 
 
-def match_slots(base: RunInfo, cand: RunInfo, entrant: str | None = None) -> tuple[list[Slot], list[Slot]]:
-    """(every matched slot, the focus slots) per the module docstring's rules; UserError if unmatched."""
-    if len(base.lineups) != len(cand.lineups):
-        raise UserError(f"cannot pair the runs: BASE has {len(base.lineups)} lineups, CANDIDATE "
-                        f"{len(cand.lineups)} (lineups are matched by position)")
+def match_slots(base: Sequence[Sequence[str]], cand: Sequence[Sequence[str]], entrant: str | None = None
+                ) -> tuple[list[Slot], list[Slot]]:
+    """(every matched slot, the focus slots) of the two runs' lineups (labels per seat) per the
+    module docstring's rules; UserError if unmatched."""
+    if len(base) != len(cand):
+        raise UserError(f"cannot pair the runs: BASE has {len(base)} lineups, CANDIDATE "
+                        f"{len(cand)} (lineups are matched by position)")
     slots = []
-    for li, (lb, lc) in enumerate(zip(base.lineups, cand.lineups)):
+    for li, (lb, lc) in enumerate(zip(base, cand)):
         if len(lb) != len(lc):
             raise UserError(f"cannot pair the runs: lineup {li} has {len(lb)} seats in BASE, {len(lc)} in CANDIDATE")
         slots += [Slot(li, s, a, b) for s, (a, b) in enumerate(zip(lb, lc))]
@@ -395,7 +397,8 @@ class ComparisonResult:
 class Comparison:
     """A streaming paired comparison of two run directories; :meth:`update` reads new games only."""
 
-    def __init__(self, base: str | Path, candidate: str | Path, settings: CompareSettings) -> None:
+    def __init__(self, base: str | Path, candidate: str | Path, settings: CompareSettings,
+                 focus: Sequence[Slot] | None = None) -> None:
         self.base_dir, self.cand_dir, self.settings = Path(base), Path(candidate), settings
         self.base, self.cand = load_run(base), load_run(candidate)
         if self.base.seed != self.cand.seed and not settings.unpaired:
@@ -403,7 +406,9 @@ class Comparison:
                             f"{self.cand.seed}): their games are not on the same dice, so they cannot be paired. "
                             "Replay one with the other's --seed, or pass --unpaired to compare them as "
                             "independent samples (valid, much noisier)")
-        self.slots, self.focus = match_slots(self.base, self.cand, settings.entrant)
+        self.slots, self.focus = match_slots(self.base.lineups, self.cand.lineups, settings.entrant)
+        if focus is not None:  # the caller's own choice of seats (``compare --exact``: one bot's)
+            self.focus = list(focus)
         cboxes, bboxes = set(self.cand.box_names), set(self.base.box_names)
         boxes = [b for b in self.base.box_names if b in cboxes]
         #: boxes present on one side only: not compared box by box (their points are in the totals)
@@ -534,10 +539,11 @@ class Comparison:
 
 
 def compare_runs(base: str | Path, candidate: str | Path, settings: CompareSettings | None = None,
-                 notes: Sequence[str] = ()) -> ComparisonResult:
+                 notes: Sequence[str] = (), focus: Sequence[Slot] | None = None) -> ComparisonResult:
     """Compare two finished run directories (one streaming pass); returns :meth:`Comparison.result`
-    (``notes``: extra lines for its notes)."""
-    c = Comparison(base, candidate, settings or CompareSettings())
+    (``notes``: extra lines for its notes; ``focus``: the slots compared, instead of the module
+    docstring's choice)."""
+    c = Comparison(base, candidate, settings or CompareSettings(), focus)
     c.extra_notes = list(notes)
     c.update()
     return c.result()
@@ -567,13 +573,13 @@ class Playing:
     max_games: int | None = None
 
 
-def _is_run_dir(p: str | Path) -> bool:
+def is_run_dir(p: str | Path) -> bool:
     return (Path(p) / "manifest.json").is_file()
 
 
-def _config_of(arg: str | Path) -> RunConfig:
+def config_of(arg: str | Path) -> RunConfig:
     """A run config for BASE/CANDIDATE: a run directory's own config, or a TOML (or config name)."""
-    if _is_run_dir(arg):
+    if is_run_dir(arg):
         m = load_manifest(arg)
         if not m.get("config"):
             raise UserError(f"{arg}: its manifest holds no run config, so no more games can be played into it")
@@ -613,14 +619,14 @@ def compare(base: str | Path, candidate: str | Path, settings: CompareSettings |
     settings = settings or CompareSettings()
     playing = playing or Playing()
     specs = [base, candidate]
-    dirs = [_is_run_dir(x) for x in specs]
+    dirs = [is_run_dir(x) for x in specs]
     if all(dirs) and not playing.sequential:
         if playing.games or playing.seed is not None:
             raise UserError("--games/--seed apply when BASE/CANDIDATE are run configs (or with --sequential)")
         return compare_runs(base, candidate, settings)
     if playing.sequential and not playing.max_games:
         raise UserError("--sequential needs --max-games N (the most games to play per lineup)")
-    cfg_b, cfg_c = _config_of(base), _config_of(candidate)
+    cfg_b, cfg_c = config_of(base), config_of(candidate)
     # common random numbers: both sides play the same seed (BASE's unless given)
     over: dict[str, Any] = {"seed": playing.seed if playing.seed is not None else cfg_b.seed}
     if playing.chunk_size:
@@ -680,12 +686,14 @@ def _sequential(ob: Path, oc: Path, cfg_b: RunConfig, cfg_c: RunConfig, settings
 def compare_text(res: ComparisonResult) -> str:
     """The terminal rendering: one dense headline, the SPRT line, the verdict, then the details."""
     r = res.to_dict()
-    conf = ci_level(r["confidence"])
-    sc = r["score"]
-    sp = r["sprt"]
+    return "\n".join(header_lines(r) + body_lines(r))
+
+
+def header_lines(r: Mapping[str, Any]) -> list[str]:
+    """What is compared: both runs, the settings that changed, the seats (and the pairing)."""
     changed = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in r["settings_changed"].items()) or "none"
     focus = sorted({(f["base"], f["candidate"]) for f in r["focus"]})
-    lines = [
+    return [
         f"BASE      {r['base']['path']}  ({r['base']['rules']}, seed {r['base']['seed']})",
         f"CANDIDATE {r['candidate']['path']}  ({r['candidate']['rules']}, seed {r['candidate']['seed']})",
         f"settings changed: {changed}",
@@ -695,16 +703,50 @@ def compare_text(res: ComparisonResult) -> str:
           ["pairing: NONE: the runs have different seeds, games are independent (--unpaired)"]),
         "",
     ]
+
+
+#: How a sampled figure's line shows the exact value beside it (``compare --exact`` on run directories).
+EXACT_MARK = "  | exact "
+
+
+def exact_beside(x: Mapping[str, Any], one: Any, diff: Any) -> str:
+    """The exact values beside a sampled figure ``x`` (its ``exact`` key, set by ``compare --exact``),
+    each end formatted by ``one`` and the difference by ``diff``, then which of them lie outside the
+    sampled intervals (``outside``); "" when ``x`` has no exact values."""
+    ex = x.get("exact")
+    if not ex:
+        return ""
+    out = f"{EXACT_MARK}{one(ex['base'])} -> {one(ex['candidate'])}  diff {diff(ex['diff'])}"
+    if x.get("outside"):
+        out += "  OUTSIDE: " + ", ".join(x["outside"])
+    return out
+
+
+def _exact_score(v: float) -> str:
+    return f"{v:.6f}"
+
+
+def _exact_diff(v: float) -> str:
+    return f"{v:+.6f}"
+
+
+def body_lines(r: Mapping[str, Any]) -> list[str]:
+    """The figures of a sampled comparison (and, with ``compare --exact``, the exact ones beside)."""
+    conf = ci_level(r["confidence"])
+    sc = r["score"]
+    sp = r["sprt"]
+    lines: list[str] = []
     adjusted = bool((r.get("luck") or {}).get("adjusted"))
     label = (f"score (luck-adjusted: total − luck, variance / {factor(sc['variance_reduction'], sc['diff_std'])})  "
              if adjusted else "score  ")
     lines.append(f"{label}{num(sc['base'])} -> {num(sc['candidate'])}   diff "
                  f"{num(sc['diff'], 3, sign=True, ci=sc['diff_ci'])} ({conf} CI)  p={p_value(sc['p_value'])}  "
-                 f"n={count(r['games'])} games")
+                 f"n={count(r['games'])} games" + exact_beside(sc, _exact_score, _exact_diff))
     if adjusted:
         pl = r["score_plain"]
         lines.append(f"score (plain)  {num(pl['base'])} -> {num(pl['candidate'])}   diff "
-                     f"{num(pl['diff'], 3, sign=True, ci=pl['diff_ci'])}  p={p_value(pl['p_value'])}")
+                     f"{num(pl['diff'], 3, sign=True, ci=pl['diff_ci'])}  p={p_value(pl['p_value'])}"
+                     + exact_beside(pl, _exact_score, _exact_diff))
     mu_alt = [sig(t["h1"], 6, sign=True) for t in sp["tests"]]
     llrs = "  ".join(f"LLR {num(t['llr'], sign=True)} {interval((t['lower'], t['upper']))} ({t['decision']})"
                      for t in sp["tests"])
@@ -717,8 +759,7 @@ def compare_text(res: ComparisonResult) -> str:
     if r["distribution"]:
         d = r["distribution"]
         lines.append(f"distribution (KS two-sample): D={num(d['statistic'], 4)} p={p_value(d['p_value'])}")
-    for key, label in (("bonus_rate", "upper bonus rate"), ("yatzy_rate", "yatzy rate"), ("win_rate", "win rate"),
-                       ("draw_rate", "draw rate")):
+    for key, label in RATE_LINES:
         x = r.get(key)
         if x:
             cv = ""
@@ -726,7 +767,7 @@ def compare_text(res: ComparisonResult) -> str:
                 cv = (f"  ({CONTROL}, beta = {num(x['beta'], 4, sign=True)}, variance / "
                       f"{factor(x['variance_reduction'], x['diff_std'])}; plain {pts(x['plain_diff'])})")
             lines.append(f"{label:<17}{pct(x['base'], 2)} -> {pct(x['candidate'], 2)}  diff "
-                         f"{pts(x['diff'], ci=x['diff_ci'])}{cv}")
+                         f"{pts(x['diff'], ci=x['diff_ci'])}{cv}" + exact_beside(x, _exact_pct, _exact_pts))
     if r.get("win_rate"):
         lines.append(f"({DEFINITION})")
     if r["boxes"]:
@@ -735,11 +776,33 @@ def compare_text(res: ComparisonResult) -> str:
         for b in r["boxes"]:
             flag = " *" if b["p_value"] is not None and b["p_value"] < 1 - r["confidence"] else ""
             lines.append(f"  {b['box']:<{w}} {num(b['base']):>6} -> {num(b['candidate']):>6}  "
-                         f"{num(b['diff'], 3, sign=True):>7} {interval(b['diff_ci'], 3, sign=True)}{flag}")
+                         f"{num(b['diff'], 3, sign=True):>7} {interval(b['diff_ci'], 3, sign=True)}{flag}"
+                         + exact_beside(b, _exact_box, _exact_box_diff))
     lines += compare_lines(r.get("quality") or {})
     if "sequential" in r:
         s = r["sequential"]
         lines += ["", f"sequential: {len(s['looks'])} look(s), step {count(s['step'])} games, "
                       f"limit {count(s['max_games'])}"]
     lines += [f"note: {n}" for n in r["notes"]]
-    return "\n".join(lines)
+    return lines
+
+
+#: The rate lines of a comparison: (key of the result, label).
+RATE_LINES = (("bonus_rate", "upper bonus rate"), ("yatzy_rate", "yatzy rate"), ("win_rate", "win rate"),
+              ("draw_rate", "draw rate"))
+
+
+def _exact_pct(v: float) -> str:
+    return pct(v, 3)
+
+
+def _exact_pts(v: float) -> str:
+    return pts(v, 3)
+
+
+def _exact_box(v: float) -> str:
+    return num(v, 4)
+
+
+def _exact_box_diff(v: float) -> str:
+    return num(v, 4, sign=True)

@@ -31,7 +31,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -84,6 +84,22 @@ class Evaluation:
     seconds: float = 0.0
     cached: bool = False
 
+    # what one row of a run holds (a seat-game, every column summed): the ``bonus`` and box columns
+    # are sums over the columns, each column a fresh game
+
+    @property
+    def p_bonus_row(self) -> float:
+        """P(the upper bonus in at least one column): what a run's ``bonus > 0`` counts."""
+        return _any_column(self.p_bonus, self.columns)
+
+    def box_mean_row(self, b: int) -> float:
+        """Mean of a run's box column (the box's points summed over the columns)."""
+        return self.columns * float(self.box_mean[b])
+
+    def box_scored_row(self, b: int) -> float:
+        """P(the box scores in at least one column): a run's ``box > 0``."""
+        return _any_column(float(self.box_scored[b]), self.columns)
+
     def to_json(self) -> dict[str, Any]:
         return {"rules": self.rules, "digest": self.digest, "bot": self.bot, "mean": self.mean, "std": self.std,
                 "p_bonus": self.p_bonus, "percentiles": self.percentiles, "columns": self.columns,
@@ -92,6 +108,11 @@ class Evaluation:
                 "extra_mean": self.extra_mean, "lumped": self.lumped, "seconds": self.seconds,
                 "cached": self.cached, "distribution": {int(s): float(p) for s, p in enumerate(self.distribution)
                                                         if p > 0}}
+
+
+def _any_column(p: float, columns: int) -> float:
+    """P(at least one of ``columns`` independent columns), each ``p``; ``p`` itself for one column."""
+    return p if columns == 1 else 1.0 - (1.0 - p) ** columns
 
 
 def cache_path(rules: RuleSet, label: str, cache_dir: str | os.PathLike | None = None) -> Path:
@@ -110,6 +131,24 @@ def _bot(rules: RuleSet, bot: str | Strategy) -> Strategy:
     if refusal:
         raise UserError(refusal)
     return strat
+
+
+def refusal(rules: RuleSet, bots: Sequence[str | Strategy]) -> str | None:
+    """None when every bot can be evaluated exactly on ``rules``; else the one-line reason of the
+    first that cannot (saved rolls, a bot that is not solitaire, an unknown spec)."""
+    try:
+        for b in bots:
+            _bot(rules, b)
+    except UserError as exc:
+        return str(exc)
+    return None
+
+
+def is_cached(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike | None = None) -> bool:
+    """Whether the bot's evaluation on ``rules`` has a cache file (not checked: :func:`evaluate`
+    checks it, and recomputes a damaged one)."""
+    label = (make(bot, rules) if isinstance(bot, str) else bot).label
+    return cache_path(rules, label, cache_dir).exists()
 
 
 def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, nbx: int) -> tuple[Any, ...]:

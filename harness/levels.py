@@ -4,6 +4,13 @@ tuned by :func:`harness.calibrate.calibrate` on one shared response, each checke
 The result (:func:`calibrate_levels`) is what ``levels.json`` holds: no paths, no times, so the
 same seed gives the same file byte for byte; :func:`levels_table` is its table and
 :func:`harness.plot.plot_levels` its picture.
+
+Exact levels (``exact = true`` in the file, or ``calibrate --exact``): the bot and the reference
+are solitaire, every response is exact (:class:`harness.calibrate.ExactEvaluator`) and each level
+is the root of its response to ``xtol`` in the dial (:func:`harness.calibrate.calibrate_exact`);
+no game is played, so ``games``, ``seed`` and the independent check do not apply. ``levels.json``
+then says ``"exact": true``, gives each level's exact response at its value, and its ``value_ci``
+is the final bracket (the value that hits the target exactly lies in it).
 """
 
 from __future__ import annotations
@@ -14,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.calibrate import (DEFAULT_MAX_EVALS, Point, Problem, RunnerEvaluator, calibrate, check_problem, declared_param,
-                               default_bracket, round_value, spec_with)
+from harness.calibrate import (DEFAULT_MAX_EVALS, EXACT, ExactEvaluator, Point, Problem, RunnerEvaluator, calibrate,
+                               calibrate_exact, check_problem, declared_param, default_bracket, round_value, spec_with)
 from harness.errors import UserError
 from harness.jsonable import jsonable
 from harness.render import Table, ci_level, num, pct, sig, table_lines
@@ -51,9 +58,11 @@ class Levels:
     seed: int
     against: str | None
     levels: tuple[Level, ...]
+    #: the values are exact (solitaire bots; module docstring)
+    exact: bool = False
 
 
-_LEVELS_KEYS = {"rules", "settings", "strategy", "param", "lo", "hi", "games", "seed", "against", "level"}
+_LEVELS_KEYS = {"rules", "settings", "strategy", "param", "lo", "hi", "games", "seed", "against", "exact", "level"}
 
 
 def load_levels(path: str | os.PathLike[str]) -> Levels:
@@ -127,6 +136,9 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
     if not 0 <= seed < 2**64:
         raise UserError(f"{where}: seed = {seed} must be 0..2**64-1")
     rules = need("rules", str, "scandinavian")
+    exact = raw.get("exact", False)
+    if not isinstance(exact, bool):
+        raise UserError(f"{where}: exact = {exact!r} is not true or false")
 
     try:  # the rule set and its settings, as the evaluations will load them
         load_rules(rules, dict(settings), origin=f"{where}: settings")
@@ -134,16 +146,29 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
         msg = str(exc)
         raise UserError(msg if msg.startswith(f"{where}:") else f"{where}: rules = {rules!r}: {msg}") from None
     return Levels(where, rules, tuple(f"{k}={v}" for k, v in settings.items()), strategy, param, lo, hi, games, seed,
-                  against, tuple(levels))
+                  against, tuple(levels), exact)
 
 
 def check_levels(lv: Levels, against: str | None, *, workers: int = 0, analyse: bool = True,
-                 confidence: float = 0.95, max_evals: int = DEFAULT_MAX_EVALS) -> list[Problem]:
+                 confidence: float = 0.95, max_evals: int = DEFAULT_MAX_EVALS,
+                 xtol: float | None = None) -> list[Problem]:
     """The calibration problem of every level of ``lv`` (win-rate levels against ``against``),
     each checked (:func:`check_problem`) before anything is played; :class:`UserError` naming the
-    level for the first that is not good."""
-    return [_problem(lv, level, against, lv.lo, lv.hi, workers=workers, analyse=analyse, confidence=confidence,
-                     max_evals=max_evals) for level in lv.levels]
+    level for the first that is not good. Exact levels (``lv.exact``) are also checked to be
+    evaluable exactly (the bot at both ends of the bracket and the reference solitaire, the rule
+    set without saved rolls)."""
+    problems = [_problem(lv, level, against, lv.lo, lv.hi, workers=workers, analyse=analyse, confidence=confidence,
+                         max_evals=max_evals, xtol=xtol) for level in lv.levels]
+    if lv.exact:
+        from harness.evaluate import refusal  # the evaluation (numba) only for exact levels
+
+        rules = load_rules(lv.rules, list(lv.settings))
+        for level, p in zip(lv.levels, problems):
+            bots = [spec_with(p.strategy, p.param, v, p.digits) for v in (p.lo, p.hi)] + ([p.against] if p.against else [])
+            why = refusal(rules, bots)
+            if why:
+                raise UserError(f"level {level.name!r}: no exact calibration: {why}")
+    return problems
 
 
 def _problem(lv: Levels, level: Level, against: str | None, lo: float, hi: float, **options: Any) -> Problem:
@@ -152,7 +177,8 @@ def _problem(lv: Levels, level: Level, against: str | None, lo: float, hi: float
         raise UserError(f"level {level.name!r} aims at a win rate: give --against REF (or against = in {lv.path})")
     p = Problem(rules=lv.rules, settings=lv.settings, strategy=lv.strategy, param=lv.param, lo=lo, hi=hi,
                 target_mean=level.target_mean, target_win_rate=level.target_win_rate,
-                against=against if level.kind == "win_rate" else None, games=lv.games, seed=lv.seed, **options)
+                against=against if level.kind == "win_rate" else None, games=lv.games, seed=lv.seed,
+                exact=lv.exact, **options)
     try:
         check_problem(p)
     except UserError as exc:
@@ -191,37 +217,58 @@ CHECK_SEED_OFFSET = 1
 def _evaluation_line(param: str, kind: str, pt: Point) -> str:
     """One evaluation of a level's search: the value tried and the response with its interval."""
     scale, unit = (1.0, " points") if kind == "mean" else (100.0, " %")
+    if pt.estimator == EXACT:
+        return f"    {param}={pt.value:<16.10g} response {scale * pt.f:12.6f}{unit} (exact)"
     return f"    {param}={pt.value:<10.6g} response {scale * pt.f:8.3f}{unit} [{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]"
 
 
 def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int = 0, analyse: bool = True,
                      confidence: float = 0.95, max_evals: int = DEFAULT_MAX_EVALS,
-                     progress: Callable[[str], None] | None = None, quiet: bool = True) -> dict[str, Any]:
+                     progress: Callable[[str], None] | None = None, quiet: bool = True,
+                     xtol: float | None = None) -> dict[str, Any]:
     """Tune every level of ``lv`` (win-rate levels against ``against``, a spec), then play each
     level's spec once more on an independent seed (``seed + CHECK_SEED_OFFSET``) as a check: the
     check is on target when |check - target| is within the hypot of the check's CI half-width and
     the search's (the response's half-width at the point nearest the target).
     Returns the levels result (what ``levels.json`` holds: no paths, no times, so the same seed
     gives the same file); every evaluation's run goes under ``out``. ``progress`` gets a line per
-    level, per evaluation and per check; ``quiet=False`` shows each evaluation's progress bar."""
+    level, per evaluation and per check; ``quiet=False`` shows each evaluation's progress bar.
+    Exact levels (``lv.exact``, module docstring) play nothing and have no check: each level's
+    row gives its exact response at its value; ``xtol`` is their tolerance in the dial."""
     say = progress or (lambda _: None)
     memos: dict[str, _Memo] = {}
-    evaluators: dict[str, RunnerEvaluator] = {}
+    evaluators: dict[str, RunnerEvaluator | ExactEvaluator] = {}
     rows, cals = [], []
-    check_levels(lv, against, workers=workers, analyse=analyse, confidence=confidence, max_evals=max_evals)
+    check_levels(lv, against, workers=workers, analyse=analyse, confidence=confidence, max_evals=max_evals, xtol=xtol)
     for level in lv.levels:
         lo, hi = _bracket(memos.get(level.kind), level, lv)
         p = _problem(lv, level, against, lo, hi, max_evals=max_evals, confidence=confidence, workers=workers,
-                     analyse=analyse)
+                     analyse=analyse, xtol=xtol)
         if level.kind not in memos:
-            evaluators[level.kind] = RunnerEvaluator(p, out / level.kind, quiet=quiet)
+            evaluators[level.kind] = ExactEvaluator(p) if lv.exact else RunnerEvaluator(p, out / level.kind, quiet=quiet)
             memos[level.kind] = _Memo(evaluators[level.kind])
         say(f"level {level.name}: " + (f"mean {level.target_mean:g} points" if level.kind == "mean"
                                         else f"score {level.target_win_rate:g} against {against}"))
+        search = calibrate_exact if lv.exact else calibrate
         try:
-            cal = calibrate(p, memos[level.kind], progress=lambda pt: say(_evaluation_line(lv.param, level.kind, pt)))
+            cal = search(p, memos[level.kind], progress=lambda pt: say(_evaluation_line(lv.param, level.kind, pt)))
         except UserError as exc:
             raise UserError(f"level {level.name!r}: {exc}") from None
+        if lv.exact:
+            at = cal.answer
+            spec = spec_with(lv.strategy, lv.param, cal.value, p.digits)
+            shown = (f"{100 * at.f:.6f} % (target {100 * p.target:g} %)" if level.kind == "win_rate"
+                     else f"{at.f:.6f} points (target {p.target:g})")
+            say(f"  {spec}: exact response {shown}")
+            rows.append({
+                "name": level.name,
+                "target": {"kind": level.kind, "value": p.target, "against": p.against},
+                "spec": spec, "value": cal.value, "value_ci": list(cal.value_ci), "converged": cal.converged,
+                "search": {"evaluations": len(cal.points), "bracket": list(cal.bracket), "xtol": p.v_tol,
+                           "search_error": cal.search_error, "slope": cal.slope},
+                "exact_response": at.f, "difference": at.f - p.target, "check": None,
+                "notes": list(cal.notes)})
+            continue
         # the check: the calibrated spec played on other dice than the search's
         cp = Problem(**{**p.__dict__, "seed": lv.seed + CHECK_SEED_OFFSET})
         check = RunnerEvaluator(cp, out / "check" / level.name, quiet=quiet)(round_value(cal.value))
@@ -249,19 +296,28 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int
     est = {kind: e.estimator for kind, e in evaluators.items()}
     return jsonable({"format": "yatzy-levels/1", "levels_file": lv.path, "rules": lv.rules,
                      "settings": list(lv.settings), "strategy": lv.strategy, "param": lv.param,
-                     "bracket": [lv.lo, lv.hi], "against": against, "games": lv.games, "seed": lv.seed,
+                     "bracket": [lv.lo, lv.hi], "against": against, "exact": lv.exact,
+                     "games": None if lv.exact else lv.games, "seed": None if lv.exact else lv.seed,
                      "confidence": confidence, "estimators": est, "levels": rows, "curves": curves})
 
 
 def levels_table(d: dict[str, Any]) -> Table:
-    """The levels (untitled): each level's target, spec, value with its interval and the check."""
+    """The levels (untitled): each level's target, spec, value with its interval and the check
+    (exact levels: the final bracket and the exact response at the value)."""
     conf = ci_level(d["confidence"])
-    head = ["level", "target", "spec", f"{d['param']} [{conf}]", f"check, seed {d['seed'] + CHECK_SEED_OFFSET} [{conf}]"]
+    exact = bool(d.get("exact"))
+    head = (["level", "target", "spec", f"{d['param']} [bracket]", "exact response"] if exact else
+            ["level", "target", "spec", f"{d['param']} [{conf}]", f"check, seed {d['seed'] + CHECK_SEED_OFFSET} [{conf}]"])
     rows = []
     for lv in d["levels"]:
         t = lv["target"]
         win = t["kind"] == "win_rate"
         tgt = f"score {sig(100 * t['value'], 6)} % vs ref" if win else f"mean {sig(t['value'], 6)}"
+        if exact:
+            r = lv["exact_response"]
+            rows.append([lv["name"], tgt, lv["spec"], sig(lv["value"], 10, ci=lv["value_ci"]),
+                         pct(r, 6) if win else num(r, 6)])
+            continue
         ck = lv["check"]
         check = pct(ck["response"], 2, ci=ck["ci"]) if win else num(ck["response"], ci=ck["ci"])
         rows.append([lv["name"], tgt, lv["spec"], sig(lv["value"], 4, ci=lv["value_ci"]),

@@ -776,7 +776,7 @@ def plot_response(cal: Calibration) -> Figure:
     _curve(ax, x, y)
     each = f"{p.games:,} games each" if p.kind == "mean" else f"{p.games:,} game pairs (seats swapped) each"
     ax.errorbar(x, y, yerr=err, fmt="o", color="tab:blue", ecolor="black", capsize=3,
-                label=f"measured ({100 * p.confidence:.4g} % CI), {each}")
+                label="exact response (no games)" if p.exact else f"measured ({100 * p.confidence:.4g} % CI), {each}")
     unit = " points" if p.kind == "mean" else " %"
     ax.axhline(p.target * scale, color="tab:red", ls="--", lw=1, label=f"target {p.target * scale:g}{unit}")
     if math.isfinite(cal.value):
@@ -794,8 +794,8 @@ def plot_response(cal: Calibration) -> Figure:
         what = f"win rate against {p.against}"
     rules = Path(p.rules).stem if p.rules.endswith(".toml") else p.rules
     changed = f" ({', '.join(p.settings)})" if p.settings else ""
-    ax.set_title(f"Calibration of {p.strategy} {p.param}: {what}\n{rules} rules{changed}, seed {p.seed}, "
-                 f"same games at every value")
+    how = f"exact, to {p.v_tol:g} in {p.param}" if p.exact else f"seed {p.seed}, same games at every value"
+    ax.set_title(f"Calibration of {p.strategy} {p.param}: {what}\n{rules} rules{changed}, {how}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", loc="best")
     return fig
@@ -813,7 +813,8 @@ def plot_levels(d: Mapping[str, Any]) -> Figure:
         err = np.array([[q["response"] - q["ci"][0] for q in pts], [q["ci"][1] - q["response"] for q in pts]]) * scale
         _curve(ax, x, y)  # the points always; a line only where they are dense enough to show the curve
         ax.errorbar(x, y, yerr=err, fmt="o", ms=4, color="tab:blue", ecolor="black", capsize=2,
-                    label=f"measured, {d['games']:,} games each, seed {d['seed']}")
+                    label="exact responses (no games)" if d.get("exact")
+                    else f"measured, {d['games']:,} games each, seed {d['seed']}")
         for i, lv in ((i, r) for i, r in enumerate(d["levels"]) if r["target"]["kind"] == kind):
             c = f"C{(i + 1) % 10}"  # one colour per level across the panels
             t = lv["target"]["value"] * scale
@@ -823,6 +824,8 @@ def plot_levels(d: Mapping[str, Any]) -> Figure:
             ax.errorbar([lv["value"]], [t], xerr=xerr, fmt="*", ms=13, color=c, ecolor=c, capsize=4,
                         label=f"{lv['name']}: {d['param']} = {lv['value']:.4g}")
             ck = lv["check"]
+            if ck is None:  # exact levels: the response at the value is the target, no check to draw
+                continue
             ax.errorbar([lv["value"]], [ck["response"] * scale],
                         yerr=[[(ck["response"] - ck["ci"][0]) * scale], [(ck["ci"][1] - ck["response"]) * scale]],
                         fmt="D", ms=5, mfc="white", color=c, capsize=3)
@@ -831,7 +834,8 @@ def plot_levels(d: Mapping[str, Any]) -> Figure:
                       else "mean final score (points)")
         ax.set_title(f"Difficulty levels on {Path(d['rules']).stem} rules: " +
                      ("win rate" if kind == "win_rate" else "mean score") +
-                     "\n(stars: calibrated level; diamonds: check on independent games)", fontsize="medium")
+                     ("\n(stars: level, exact)" if d.get("exact")
+                      else "\n(stars: calibrated level; diamonds: check on independent games)"), fontsize="medium")
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small", loc="best")
     return fig

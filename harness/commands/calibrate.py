@@ -11,8 +11,8 @@ import sys
 from harness.commands.options import (add_cache_dir_option, add_set_option, confidence_arg, console_logging,
                                       describe, new_out_dir, print_json, say as progress_line)
 from harness.cache import use_cache_dir
-from harness.calibrate import (DEFAULT_MAX_EVALS, Point, Problem, RunnerEvaluator, calibrate, check_problem,
-                               default_bracket)
+from harness.calibrate import (DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, EXACT_XTOL, ExactEvaluator, Point,
+                               Problem, RunnerEvaluator, calibrate, calibrate_exact, check_problem, default_bracket)
 from harness.levels import Levels, calibrate_levels, check_levels, levels_text, load_levels
 from harness.errors import UserError
 
@@ -21,13 +21,17 @@ def configure(p: argparse.ArgumentParser) -> None:
     describe(p, "Bracketing search (Illinois regula falsi) for the value of a bot parameter that hits a "
                 "target mean score, or a target score against a reference bot (win 1, draw ½, both "
                 "seatings on the same dice). Every evaluation plays the same games (common random "
-                "numbers). Writes calibration.png and calibration.json.",
+                "numbers). With --exact (solitaire bot and reference) no game is played: the response "
+                "is exact and Brent's method finds the value to --xtol (default 1e-6) in the dial. "
+                "Writes calibration.png and calibration.json.",
              "yatzy-harness calibrate --strategy solver --param temperature --target-mean 200 --lo 0 --hi 20",
              "yatzy-harness calibrate --strategy solver --param temperature --target-win-rate 0.4 --against solver "
              "--lo 0 --hi 10",
              "yatzy-harness calibrate --rules standard --strategy solver --param blunder --target-mean 180 "
              "--games 20000 --json",
-             "yatzy-harness calibrate --levels configs/difficulty/default.toml --against results/pop/fit.json")
+             "yatzy-harness calibrate --levels configs/difficulty/default.toml --against results/pop/fit.json",
+             "yatzy-harness calibrate --exact --strategy solver --param temperature --target-mean 200 --lo 0 --hi 20",
+             "yatzy-harness calibrate --exact --levels configs/difficulty/default.toml")
     p.add_argument("--rules", default="scandinavian", metavar="RULES", help="rule set name or .toml path")
     add_set_option(p)
     p.add_argument("--strategy", metavar="SPEC", help="the bot, e.g. solver or solver:blunder=0.1")
@@ -50,9 +54,13 @@ def configure(p: argparse.ArgumentParser) -> None:
                                                          "--levels, the file's seed)")
     p.add_argument("--tol", type=float, metavar="T", help="stop when the response is this close to the target "
                                                           "(default 0.1 points / 0.002 win rate)")
-    p.add_argument("--xtol", type=float, metavar="T", help="stop when the bracket is this narrow (default 1e-4 x (hi-lo))")
-    p.add_argument("--max-evals", type=int, default=DEFAULT_MAX_EVALS, metavar="N",
-                   help="most evaluations, bracket ends included")
+    p.add_argument("--xtol", type=float, metavar="T", help="stop when the bracket is this narrow (default 1e-4 x (hi-lo); "
+                                                           f"with --exact {EXACT_XTOL:g})")
+    p.add_argument("--max-evals", type=int, metavar="N",
+                   help=f"most evaluations, bracket ends included (default {DEFAULT_MAX_EVALS}; with --exact "
+                        f"{DEFAULT_EXACT_MAX_EVALS})")
+    p.add_argument("--exact", action="store_true",
+                   help="exact response (solitaire bot and reference: no games) and root-finding to --xtol in the dial")
     p.add_argument("--confidence", type=confidence_arg, default=0.95, metavar="C", help="interval confidence")
     p.add_argument("--chunk-size", type=int, metavar="N", help="games per chunk (default: games / (2 x workers), at least 500)")
     p.add_argument("--workers", type=int, default=0, metavar="N", help="worker processes (0 = every core)")
@@ -64,33 +72,53 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_cache_dir_option(p)
 
 
+#: Options that only sampled evaluations use: refused with --exact (no game is played).
+_SAMPLING_OPTIONS = ("games", "seed", "tol", "chunk_size", "no_analyse")
+
+
+def _no_sampling_options(args: argparse.Namespace) -> None:
+    given = [f"--{k.replace('_', '-')}" for k in _SAMPLING_OPTIONS if getattr(args, k) not in (None, False)]
+    if args.workers:
+        given.append("--workers")
+    if given:
+        raise UserError(f"--exact plays no games: drop {', '.join(given)}")
+
+
 def _levels(args: argparse.Namespace) -> int:
     # fitting code (numba) and matplotlib load only when they are used, not for `calibrate --help`
     from harness.fit import reference_of
     from harness.plot import plot_levels, plt
 
+    lv = load_levels(args.levels)
+    if args.exact:
+        lv = Levels(**{**lv.__dict__, "exact": True})
     for flag in ("strategy", "param", "target_mean", "target_win_rate", "lo", "hi", "tol", "xtol"):
-        if getattr(args, flag) is not None:
+        if getattr(args, flag) is not None and not (flag == "xtol" and lv.exact):  # an exact search's tolerance
             raise UserError(f"--levels takes the bot, parameter, bracket and targets from {args.levels}: "
                             f"drop --{flag.replace('_', '-')}")
-    lv = load_levels(args.levels)
+    if lv.exact:
+        _no_sampling_options(args)
     if args.games is not None:
         lv = Levels(**{**lv.__dict__, "games": args.games})
     if args.seed is not None:
         lv = Levels(**{**lv.__dict__, "seed": args.seed})
     ref_text = args.against or lv.against
     against, source = reference_of(ref_text) if ref_text else (None, None)
+    max_evals = args.max_evals or (DEFAULT_EXACT_MAX_EVALS if lv.exact else DEFAULT_MAX_EVALS)
     # every level checked before the first line is printed: nothing on stdout for input that is not good
     check_levels(lv, against, workers=args.workers, analyse=not args.no_analyse, confidence=args.confidence,
-                 max_evals=args.max_evals)
+                 max_evals=max_evals, xtol=args.xtol)
     out = new_out_dir(args.out, "calibrate")
     say = None if args.json else progress_line
     if say:
         ref = f"{against}" + (f" (from {source})" if source else "") if against else "none"
+        how = ("exact responses (no games)" if lv.exact
+               else f"{lv.games:,} games per evaluation, seed {lv.seed}")
         say(f"difficulty levels of {args.levels}: {lv.strategy} {lv.param} in [{lv.lo:g}, {lv.hi:g}], "
-            f"{lv.games:,} games per evaluation, seed {lv.seed}; reference {ref}")
+            f"{how}; reference {ref}")
     d = calibrate_levels(lv, against, out, workers=args.workers, analyse=not args.no_analyse,
-                         confidence=args.confidence, max_evals=args.max_evals, progress=say, quiet=_quiet(args))
+                         confidence=args.confidence, max_evals=max_evals, progress=say, quiet=_quiet(args),
+                         xtol=args.xtol)
     d["reference_source"] = source
     fig = plot_levels(d)
     png = out / "levels.png"
@@ -117,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("calibrate needs --strategy SPEC and --param NAME (or --levels FILE)")
     if (args.target_mean is None) == (args.target_win_rate is None):
         raise UserError("give exactly one of --target-mean X or --target-win-rate P (or --levels FILE)")
+    if args.exact:
+        _no_sampling_options(args)
     if args.against:
         from harness.fit import reference_of
 
@@ -130,35 +160,42 @@ def run(args: argparse.Namespace) -> int:
         hi = dhi if hi is None else hi
         if lo is None or hi is None:
             raise UserError(f"{args.strategy}:{args.param} has no declared range: give --lo and --hi")
+    max_evals = args.max_evals or (DEFAULT_EXACT_MAX_EVALS if args.exact else DEFAULT_MAX_EVALS)
     problem = Problem(rules=args.rules, settings=tuple(args.settings), strategy=args.strategy, param=args.param,
                       lo=float(lo), hi=float(hi), target_mean=args.target_mean, target_win_rate=args.target_win_rate,
                       against=args.against, games=args.games, seed=args.seed, tol=args.tol, xtol=args.xtol,
-                      max_evals=args.max_evals, confidence=args.confidence, chunk_size=args.chunk_size,
-                      workers=args.workers, analyse=not args.no_analyse)
+                      max_evals=max_evals, confidence=args.confidence, chunk_size=args.chunk_size,
+                      workers=args.workers, analyse=not args.no_analyse, exact=args.exact)
     check_problem(problem)
     out = new_out_dir(args.out, "calibrate")
     unit = "points" if problem.kind == "mean" else ""
+    scale, u = (1.0, " points") if problem.kind == "mean" else (100.0, " %")
 
     def show(pt: Point) -> None:
-        if not args.json:
-            scale, u = (1.0, " points") if problem.kind == "mean" else (100.0, " %")
-            vr = ""
-            if pt.variance_reduction is not None:
-                vr = "  variance / " + ("∞" if math.isinf(pt.variance_reduction) else f"{pt.variance_reduction:.3g}")
-                if pt.beta is not None:
-                    vr += f", beta = {pt.beta:+.4f}"
-            print(f"  {args.param}={pt.value:<10.6g} response {scale * pt.f:8.3f}{u} "
-                  f"[{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]{vr}", flush=True)
+        if args.json:
+            return
+        if problem.exact:
+            print(f"  {args.param}={pt.value:<16.10g} response {scale * pt.f:12.6f}{u} (exact)", flush=True)
+            return
+        vr = ""
+        if pt.variance_reduction is not None:
+            vr = "  variance / " + ("∞" if math.isinf(pt.variance_reduction) else f"{pt.variance_reduction:.3g}")
+            if pt.beta is not None:
+                vr += f", beta = {pt.beta:+.4f}"
+        print(f"  {args.param}={pt.value:<10.6g} response {scale * pt.f:8.3f}{u} "
+              f"[{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]{vr}", flush=True)
 
     if not args.json:
         tgt = (f"mean {problem.target:g} points" if unit
                else f"score {problem.target:g} (win 1, draw ½) against {problem.against}")
-        print(f"calibrating {args.strategy} {args.param} in [{lo:g}, {hi:g}] for {tgt}; "
-              f"{problem.games:,} games per evaluation, seed {problem.seed}")
-    evaluator = RunnerEvaluator(problem, out, quiet=_quiet(args))
+        how = (f"exact responses, to {problem.v_tol:g} in {args.param}" if problem.exact
+               else f"{problem.games:,} games per evaluation, seed {problem.seed}")
+        print(f"calibrating {args.strategy} {args.param} in [{lo:g}, {hi:g}] for {tgt}; {how}")
+    evaluator = ExactEvaluator(problem) if problem.exact else RunnerEvaluator(problem, out, quiet=_quiet(args))
     if not args.json:
-        print(f"response: {evaluator.estimator}" + ("" if evaluator.analyse else " (no luck adjustment)"))
-    cal = calibrate(problem, evaluator, show)
+        print(f"response: {evaluator.estimator}"
+              + ("" if evaluator.analyse or problem.exact else " (no luck adjustment)"))
+    cal = (calibrate_exact if problem.exact else calibrate)(problem, evaluator, show)
     fig = plot_response(cal)
     png = out / "calibration.png"
     fig.savefig(png)
@@ -170,14 +207,22 @@ def run(args: argparse.Namespace) -> int:
     (out / "calibration.json").write_text(json.dumps(d, indent=2) + "\n")
     if args.json:
         print_json(d)
+        return 0
+    if problem.exact:
+        lo_, hi_ = cal.value_ci
+        print(f"{args.param} = {cal.value:.10g}: exact response {scale * d['response']:.6f}{u} "
+              f"(target {scale * problem.target:g}); the value hitting it lies in [{lo_:.10g}, {hi_:.10g}] "
+              f"(within {problem.v_tol:g})  -> {d['spec']}")
+        print(f"{len(cal.points)} exact evaluations" + ("" if cal.converged else " (not converged)")
+              + f"; wrote {png} and calibration.json")
     else:
         print(f"{args.param} = {cal.value:.4g}  [{cal.value_ci[0]:.4g}, {cal.value_ci[1]:.4g}] "
               f"({100 * problem.confidence:.4g} %: sampling ±{cal.sampling_error:.2g}, search ±{cal.search_error:.2g})"
               f"  -> {d['spec']}")
         print(f"{len(cal.points)} evaluations, final bracket [{cal.bracket[0]:.6g}, {cal.bracket[1]:.6g}]; "
               f"wrote {png} and calibration.json")
-        for n in d["notes"]:
-            print(f"note: {n}")
+    for n in d["notes"]:
+        print(f"note: {n}")
     return 0
 
 

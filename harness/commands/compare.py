@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.commands.options import (add_cache_dir_option, add_quality_options, confidence_arg, console_logging,
-                                      describe, print_json, quality_options)
+from harness.commands.options import (add_cache_dir_option, add_quality_options, add_set_option, confidence_arg,
+                                      console_logging, describe, print_json, quality_options)
 from harness.compare import DEFAULT_MIN_GAMES, DEFAULT_MU0, DEFAULT_MU1, CompareSettings, Playing, compare, compare_text
 
 
@@ -16,11 +16,18 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "BASE/CANDIDATE are run directories or run configs (.toml or a configs/runs name), "
                 "which are then played on the same seed. With --out DIR, also draws compare.png and "
                 "compare_quality.png there. Exit code: 0 no change, 1 significant change, "
-                "2 inconclusive (usage errors also exit 2, with a message on stderr).",
+                "2 inconclusive (usage errors also exit 2, with a message on stderr). With --exact, for "
+                "solitaire bots: the exact difference per bot (mean, sd, percentiles, P(bonus), P(yatzy), "
+                "box means, win rates), no games played; BASE/CANDIDATE may then also be rule sets; "
+                "with two run directories their sampled figures are shown beside, each flagged when its "
+                "interval misses the exact value. Exit code 0/1 from the exact difference.",
              "yatzy-harness compare results/bonus63 results/bonus62",
              "yatzy-harness compare configs/runs/bonus63.toml configs/runs/bonus62.toml --games 20000 --out results/cmp",
              "yatzy-harness compare bonus63 bonus62 --sequential --games 1000 --max-games 100000 --quiet",
-             "yatzy-harness compare results/a results/b --entrant greedy --json")
+             "yatzy-harness compare results/a results/b --entrant greedy --json",
+             "yatzy-harness compare --exact bonus63 bonus62 --entrants greedy,solver",
+             "yatzy-harness compare --exact scandinavian scandinavian --entrants greedy --candidate-entrants bonus",
+             "yatzy-harness compare --exact results/bonus63 results/bonus62")
     p.add_argument("base", metavar="BASE", help="run directory or run config")
     p.add_argument("candidate", metavar="CANDIDATE", help="run directory or run config")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -55,17 +62,33 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "(by default played configs are analysed and runs that carry luck are compared luck-adjusted)")
     add_quality_options(p)
     add_cache_dir_option(p)
+    x = p.add_argument_group("exact (--exact: solitaire bots, no sampling)")
+    x.add_argument("--exact", action="store_true",
+                   help="the exact difference per bot; BASE/CANDIDATE: run directories, run configs or rule sets")
+    x.add_argument("--entrants", metavar="A,B,...",
+                   help="the bots compared (one table of them; a rule set side needs it; replaces a config's tables)")
+    x.add_argument("--candidate-entrants", metavar="A,B,...",
+                   help="CANDIDATE's bots instead, paired with --entrants seat by seat (a change of bot)")
+    add_set_option(x)
+    x.add_argument("--candidate-set", dest="candidate_settings", action="append", default=[], metavar="KEY=VALUE",
+                   help="a rule setting of CANDIDATE only, after --set (repeatable)")
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.cache import use_cache_dir
+    from harness.errors import UserError
 
     console_logging()
     use_cache_dir(args.cache_dir)
+    exact_only = ("entrants", "candidate_entrants", "settings", "candidate_settings")
+    if not args.exact and any(getattr(args, k) for k in exact_only):
+        raise UserError("--entrants, --candidate-entrants, --set and --candidate-set are options of --exact")
     settings = CompareSettings(mu0=args.mu0, mu1=args.mu1, alpha=args.alpha, beta=args.beta,
                                two_sided=not args.one_sided, confidence=args.confidence, entrant=args.entrant,
                                min_games=args.min_games, unpaired=args.unpaired, adjust=not args.no_analyse,
                                quality=quality_options(args))
+    if args.exact:
+        return _exact(args, settings)
     playing = Playing(games=args.games, seed=args.seed, chunk_size=args.chunk_size, workers=args.workers,
                       out=Path(args.out) if args.out else None, quiet=args.quiet, sequential=args.sequential,
                       max_games=args.max_games)
@@ -82,3 +105,24 @@ def run(args: argparse.Namespace) -> int:
         if pngs:
             print(f"\nwrote {', '.join(p.name for p in pngs)} to {args.out}")
     return res.exit_code
+
+
+def _exact(args: argparse.Namespace, settings: CompareSettings) -> int:
+    # the exact comparison loads the evaluation's numba kernels: imported here, not for `compare --help`
+    from harness.compare_exact import compare_exact, exact_text
+    from harness.errors import UserError
+    from harness.runconfig import split_specs
+
+    played = [f"--{k.replace('_', '-')}" for k in ("sequential", "max_games", "games", "seed", "chunk_size",
+                                                   "workers", "out") if getattr(args, k)]
+    if played:
+        raise UserError(f"--exact plays no games: drop {', '.join(played)}")
+    r = compare_exact(args.base, args.candidate, settings,
+                      entrants=split_specs(args.entrants) if args.entrants else None,
+                      candidate_entrants=split_specs(args.candidate_entrants) if args.candidate_entrants else None,
+                      set_both=args.settings, set_candidate=args.candidate_settings, progress=False)
+    if args.json:
+        print_json(r)
+    else:
+        print(exact_text(r))
+    return r["exit_code"]

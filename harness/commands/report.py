@@ -14,18 +14,27 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "bonus and yatzy rates, win/draw/loss, per-box means; per pairing "
                 "win/draw/loss with Wilson intervals; head-to-head matrix and Bradley-Terry "
                 "ratings; game quality (skill share, upset rate, first-mover edge, lead "
-                "changes, decisive round, close games, comebacks). Writes summary.json, "
-                "summary.md, report.html and PNG plots into "
-                f"the run directory (or --out). {DEFINITION}.",
+                "changes, decisive round, close games, comebacks); when every entrant is solitaire, "
+                "each figure's exact value beside the sampled one, flagging a sampled mean, rate or "
+                "percentile whose 99.9 % interval misses it (by default only when the exact "
+                "evaluations are cached or cheap). Writes summary.json, summary.md, report.html and "
+                f"PNG plots into the run directory (or --out). {DEFINITION}.",
              "yatzy-harness report results/gb",
              "yatzy-harness report results/gb --no-plots --out /tmp/gb-report",
-             "yatzy-harness report results/gb --json --confidence 0.99 | jq .ratings")
+             "yatzy-harness report results/gb --json --confidence 0.99 | jq .ratings",
+             "yatzy-harness report results/gb --exact")
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by `yatzy-harness run`")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
     p.add_argument("--out", metavar="DIR", help="write the report files here instead of RUN_DIR")
     p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
     add_quality_options(p)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--exact", dest="exact", action="store_const", const="on", default="auto",
+                   help="compute the exact column even where it is costly (half a minute to minutes of CPU per bot on scandinavian; "
+                        "cached for next time); by default it is shown when every evaluation is cached or the rule "
+                        "set is small, else a note says so")
+    g.add_argument("--no-exact", dest="exact", action="store_const", const="off", help="no exact column")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.report import summary_text, write_report
     from harness.summary import summarize
 
-    summary = summarize(args.run_dir, confidence=args.confidence, quality_options=quality_options(args))
+    summary = summarize(args.run_dir, confidence=args.confidence, quality_options=quality_options(args),
+                        exact=args.exact)
     d = write_report(summary, args.out, plots=not args.no_plots)
     if args.json:
         print_json(d)

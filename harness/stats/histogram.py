@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from harness.stats.common import check_confidence, scipy_stats
 from harness.stats.moments import Moments
 
 
@@ -217,3 +218,39 @@ class IntHistogram:
         if np.any(~((qa >= 0.0) & (qa <= 1.0))):
             raise ValueError("percentiles must be in [0, 100]")
         return self.quantile(qa)
+
+    def quantile_interval(self, q: float, confidence: float = 0.95, n: int | None = None) -> tuple[float, float]:
+        """Distribution-free interval for the population's inverted-CDF ``q``-quantile (0 < q < 1).
+
+        The order statistics ``X_(l)`` and ``X_(u)`` (1-based), with ``l`` the binomial(n, q)
+        quantile at (1 - confidence) / 2 and ``u`` one above the quantile at (1 + confidence) / 2:
+        for any distribution, discrete ones included, ``P(X_(l) <= xi_q) >= P(Bin(n, q) >= l)`` and
+        ``P(X_(u) >= xi_q) >= P(Bin(n, q) < u)``, so the interval holds ``xi_q`` with probability at
+        least ``confidence`` (David & Nagaraja, *Order Statistics*, 3rd ed., 2003, section 7.1).
+        An end with no order statistic (``l`` = 0, ``u`` > n) is -inf / +inf.
+
+        ``n``: the number of independent observations when it is fewer than the histogram's count
+        (rows that share dice, e.g. one bot in several lineups of a tournament): the ranks are then
+        taken as the fractions l / n and u / n of the count, the interval of n observations.
+        """
+        total = self.n
+        if total == 0:
+            raise ValueError("quantile interval of an empty histogram")
+        if not 0.0 < q < 1.0:
+            raise ValueError(f"q must be in (0, 1), got {q!r}")
+        m = total if n is None else int(n)
+        if not 1 <= m <= total:
+            raise ValueError(f"need 1 <= n <= {total}, got {n!r}")
+        alpha = 1.0 - check_confidence(confidence)
+        binom = scipy_stats().binom
+        lo_rank = int(binom.ppf(alpha / 2, m, q))
+        hi_rank = int(binom.ppf(1.0 - alpha / 2, m, q)) + 1
+        cum = np.cumsum(self.counts)
+
+        def value(rank: int) -> int:  # X_(rank) of m observations, as a fraction of the count
+            r = math.ceil(rank * total / m - 1e-9)
+            return int(np.searchsorted(cum, r, side="left"))
+
+        lo = -math.inf if lo_rank < 1 else value(lo_rank)
+        hi = math.inf if hi_rank > m else value(hi_rank)
+        return float(lo), float(hi)

@@ -24,15 +24,24 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     k, n = int(k), int(n)
     if n < 0 or k < 0 or k > n:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
-    z = z_crit(confidence)
     if n == 0:
         return (0.0, 1.0)
+    return wilson_share(k / n, n, confidence)
+
+
+def wilson_share(share: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson interval of a proportion ``share`` observed on ``n`` trials, ``n`` possibly an
+    effective count (rows that share dice count as fewer independent trials); see :func:`wilson`."""
+    if not 0.0 <= share <= 1.0 or n <= 0:
+        raise ValueError(f"need 0 <= share <= 1 and n > 0, got share={share}, n={n}")
+    z = z_crit(confidence)
     z2 = z * z
+    k = share * n
     denom = n + z2
     centre = (k + z2 / 2.0) / denom
-    half = (z / denom) * math.sqrt(k * (n - k) / n + z2 / 4.0)
-    lo = 0.0 if k == 0 else max(0.0, centre - half)
-    hi = 1.0 if k == n else min(1.0, centre + half)
+    half = (z / denom) * math.sqrt(max(k * (n - k) / n, 0.0) + z2 / 4.0)
+    lo = 0.0 if share == 0.0 else max(0.0, centre - half)
+    hi = 1.0 if share == 1.0 else min(1.0, centre + half)
     return (lo, hi)
 
 
