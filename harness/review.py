@@ -31,7 +31,7 @@ Public API::
     rev = rv.review(record)                      # -> GameReview
     rev.steps, rev.turns, rev.seats, rev.moments, rev.win_note
     write_review(rev, "game-17.html")            # review_html(rev) written atomically
-    write_reviews(read_result, [(lineup, game), ...], out_dir)   # several pages, one reviewer
+    write_reviews(games_of(read_result, [(lineup, game), ...]), out_dir)   # several pages
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from harness.analysis import ERROR, Analyser, Decision, keep_text, rating
 from harness.codec import GameId, GameRecord, Turn
 from harness.errors import UserError
 from harness.positions import Advisor, State
-from harness.record import validate_record
+from harness.record import ReadResult, validate_record
 from harness.render import Table, count, html_table, num, pct
 from harness.rules import RuleSet
 from harness.rundir import write_bytes_atomic
@@ -66,6 +66,8 @@ MOMENTS = 5
 #: ``"ev"`` tables up to this size are built when missing by the callers that only add pages to
 #: other output (``report``): generala's is 2.1 MiB, scandinavian's 999 MiB.
 QUICK_TABLE_BYTES = 64 << 20
+#: What a page without win chances suggests (``yatzy-harness review`` has the limit as an option).
+LIMIT_HINT = " (`yatzy-harness review SOURCE --game ID --max-memory GIB` builds it, up to GIB)"
 
 
 def decision_class(regret: float) -> str:
@@ -227,9 +229,10 @@ def _add(acc: np.ndarray, p: np.ndarray, shift: int = 0, w: float = 1.0) -> np.n
     return acc
 
 
-def win_model(adv: Advisor, cache_dir: Any = None, *, build_up_to: int = 3 << 30) -> tuple[WinModel | None, str | None]:
+def win_model(adv: Advisor, cache_dir: Any = None, *, build_up_to: int = 3 << 30,
+              hint: str = "") -> tuple[WinModel | None, str | None]:
     """The :class:`WinModel` of ``adv``'s rule set, from the "ev" table in the solver cache, or
-    built when it is missing and at most ``build_up_to`` bytes; else (None, why not)."""
+    built when it is missing and at most ``build_up_to`` bytes; else (None, why not, then ``hint``)."""
     rules = adv.rules
     tmax = default_tmax(rules)
     path = table_path(rules, "ev", tmax, cache_dir)
@@ -237,8 +240,8 @@ def win_model(adv: Advisor, cache_dir: Any = None, *, build_up_to: int = 3 << 30
         size = 4 * int(offsets(rules, adv.sol.plan, tmax)[-1])
         if size > build_up_to:
             return None, (f"win chances are not shown: {rules.name}'s EV-play table (the 'ev' target table, "
-                          f"{_size(size)}) is not in the solver cache and above the {_size(build_up_to)} this "
-                          f"command builds")
+                          f"{_size(size)}) is not in the solver cache, and tables above {_size(build_up_to)} "
+                          f"are not built here{hint}")
     return WinModel(adv, target_table(rules, "ev", tmax, cache_dir, max_bytes=max(build_up_to, 1))), None
 
 
@@ -306,9 +309,9 @@ class ReviewTurn:
 @dataclass(frozen=True)
 class ReviewStep:
     """One step of the game: the start (``turn`` -1), a roll (its ``luck``) or a decision (its
-    ``regret`` and class); ``expected`` every seat's expected final after it, ``win`` every seat's
-    chance to win (None without the win model); ``where`` (seat and turn) and ``what`` (the dice
-    rolled, or the choice) say what happened."""
+    ``regret`` and class), at roll ``roll`` of its turn (from 1); ``expected`` every seat's
+    expected final after it, ``win`` every seat's chance to win (None without the win model);
+    ``where`` (seat and turn) and ``what`` (the dice rolled, or the choice) say what happened."""
 
     turn: int
     seat: int
@@ -320,6 +323,7 @@ class ReviewStep:
     luck: float | None = None
     regret: float | None = None
     cls: str | None = None
+    roll: int = 0
 
     @property
     def text(self) -> str:
@@ -429,17 +433,19 @@ class Reviewer:
     two or more seats, one :class:`WinModel` (built on first need, see :func:`win_model`)."""
 
     def __init__(self, rules: RuleSet, cache_dir: Any = None, *, analyser: Analyser | None = None,
-                 win_tables_up_to: int = 3 << 30) -> None:
+                 win_tables_up_to: int = 3 << 30, win_hint: str = LIMIT_HINT) -> None:
         self.rules = rules
         self.cache_dir = cache_dir
         self.an = analyser or Analyser(rules, cache_dir)
         self.adv = self.an.adv
         self.build_up_to = win_tables_up_to
+        self.hint = win_hint
         self._win: tuple[WinModel | None, str | None] | None = None
 
     def win(self) -> tuple[WinModel | None, str | None]:
+        """The win model and, without it, why not (:func:`win_model`), made once."""
         if self._win is None:
-            self._win = win_model(self.adv, self.cache_dir, build_up_to=self.build_up_to)
+            self._win = win_model(self.adv, self.cache_dir, build_up_to=self.build_up_to, hint=self.hint)
         return self._win
 
     def review(self, record: GameRecord, lineup: int | None = None, source: str = "") -> GameReview:
@@ -501,7 +507,7 @@ class Reviewer:
                 if model:
                     rest[s] = model.after_roll(st, roll, rr - i, i == 0)
                 steps.append(ReviewStep(len(turns), s, "roll", where, f"roll {i + 1}: {_faces(sorted(dice))}",
-                                        expected(), chances(), luck=luck))
+                                        expected(), chances(), luck=luck, roll=i + 1))
                 for d in mine:
                     kind = "stop" if d.chosen == "stop" else d.kind
                     cls = decision_class(d.regret)
@@ -519,7 +525,7 @@ class Reviewer:
                             rest[s] = model.at_start(state[s])
                     what = f"→ {t.box} {t.score}" if kind == "box" else shown.chosen
                     steps.append(ReviewStep(len(turns), s, kind, where, what, expected(), chances(),
-                                            regret=d.regret, cls=cls))
+                                            regret=d.regret, cls=cls, roll=i + 1))
             after = state[s]
             bonus = rules.bonus_value if st.upper < rules.threshold <= after.upper else 0
             turns.append(ReviewTurn(s, t.column, t.turn, tuple(tuple(sorted(r)) for r in t.rolls),
@@ -594,20 +600,24 @@ def tables(rev: GameReview) -> list[Table]:
     start = rev.seats[0].start
     out = [Table(f"Summary (final = start {num(start)} + luck - regret, exact)", head, rows)]
     labels = [s.label for s in rev.seats]
-    dec = [[str(i + 1), labels[rev.turns[i].seat], _where(rev, rev.turns[i], d.roll), _faces(rev.turns[i].rolls[d.roll - 1]),
-            d.chosen, d.best, num(d.best_value), num(d.regret), d.cls] for i, d in rev.decisions()]
-    out.append(Table("Decisions that gave points away (value: the best option's; regret: what the choice cost)",
-                     ["turn", "player", "where", "dice", "played", "best", "value", "regret", "class"], dec))
+    dec = [[str(i + 1), labels[rev.turns[i].seat], _where(rev, rev.turns[i], d.roll),
+            _faces(rev.turns[i].rolls[d.roll - 1]), d.chosen, d.best, num(d.best_value), num(d.regret), d.cls]
+           for i, d in rev.decisions()]
+    out.append(Table("Decisions that gave points away (#: the page's turn; value: the best option's; regret: what "
+                     "the choice cost)", ["#", "player", "where", "dice", "played", "best", "value", "regret", "class"],
+                     dec))
     if rev.moments:
         mom = []
         for m in rev.moments:
             st = rev.steps[m.step]
             cause = f"dice (luck {num(st.luck, sign=True)})" if st.kind == "roll" else \
                 f"choice (regret {num(st.regret)}, {st.cls})"
-            mom.append([str(st.turn + 1), labels[m.seat], st.what, cause, pct(m.before),
-                        pct(m.after), f"{100 * m.swing:+.1f} pts"])
+            t = rev.turns[st.turn]
+            what = _faces(t.rolls[st.roll - 1]) if st.kind == "roll" else st.what
+            mom.append([str(st.turn + 1), labels[m.seat], _where(rev, t, st.roll), what, cause,
+                        pct(m.before), pct(m.after), f"{100 * m.swing:+.1f} pts"])
         out.append(Table("Decisive moments (the largest swings of the mover's chance to win)",
-                         ["turn", "player", "what", "cause", "before", "after", "swing"], mom))
+                         ["#", "player", "where", "what", "cause", "before", "after", "swing"], mom))
     return out
 
 
@@ -686,19 +696,44 @@ def write_review(rev: GameReview, path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def write_reviews(games: Iterable[tuple[GameRecord, int | None]], rules: RuleSet, out_dir: str | os.PathLike[str],
-                  *, cache_dir: Any = None, source: str = "", reviewer: Reviewer | None = None,
-                  win_tables_up_to: int = 3 << 30) -> list[tuple[GameReview, Path]]:
-    """One page per (record, lineup) of ``games`` (one rule set) into ``out_dir``, named by
-    :func:`page_name`, with one :class:`Reviewer`; returns each review and its page."""
-    rv = reviewer or Reviewer(rules, cache_dir, win_tables_up_to=win_tables_up_to)
+def write_reviews(games: Iterable[tuple[GameRecord, int | None, RuleSet]], out_dir: str | os.PathLike[str], *,
+                  cache_dir: Any = None, source: str = "", win_tables_up_to: int = 3 << 30,
+                  win_hint: str = LIMIT_HINT) -> list[tuple[GameReview, Path]]:
+    """One page per (record, lineup, rule set) of ``games`` into ``out_dir``, named by
+    :func:`page_name` (a game met twice is written once), one :class:`Reviewer` per rule set;
+    returns each review and its page."""
+    reviewers: dict[str, Reviewer] = {}
+    out, seen = [], set()
+    for rec, lu, rules in games:
+        name = page_name(rec.game, lu)
+        if name in seen:
+            continue
+        seen.add(name)
+        if rules.digest not in reviewers:
+            reviewers[rules.digest] = Reviewer(rules, cache_dir, win_tables_up_to=win_tables_up_to, win_hint=win_hint)
+        rev = reviewers[rules.digest].review(rec, lu, source)
+        out.append((rev, write_review(rev, Path(out_dir) / name)))
+    return out
+
+
+def games_of(res: ReadResult, wanted: Iterable[tuple[int | None, GameId]]) -> list[tuple[GameRecord, int | None, RuleSet]]:
+    """The (record, lineup, rule set) of each (lineup, game id) of ``wanted`` in a source read by
+    :func:`harness.record.read_records` (a run's records are built only for these games)."""
+    run = res.arrays
+    ids = (list(zip(run.lineup.tolist(), run.game.tolist())) if run is not None
+           else [(lu, g.game) for lu, g in zip(res.lineups, res.games)])
+    where = {key: i for i, key in enumerate(ids)}
     out = []
-    for rec, lu in games:
-        rev = rv.review(rec, lu, source)
-        out.append((rev, write_review(rev, Path(out_dir) / page_name(rec.game, lu))))
+    for key in wanted:
+        if key not in where:
+            lu, g = key
+            raise UserError(f"game {g}{f' of lineup {lu}' if lu is not None else ''} is not in {res.source}")
+        i = where[key]
+        rules = res.rules[i] if res.rules is not None else res.games[i].load_rules()
+        out.append((res.games[i], key[0], rules))
     return out
 
 
 __all__ = ["CLASSES", "MOMENTS", "QUICK_TABLE_BYTES", "GameReview", "Moment", "ReviewDecision", "ReviewStep",
-           "ReviewTurn", "Reviewer", "SeatReview", "WinModel", "classes_text", "decision_class", "page_name",
+           "ReviewTurn", "Reviewer", "SeatReview", "WinModel", "classes_text", "decision_class", "games_of", "page_name",
            "review_html", "tables", "turn_anchor", "win_model", "write_review", "write_reviews"]

@@ -164,7 +164,8 @@ def test_a_rule_set_without_its_table_says_so(tiny_dir, cache_dir, tmp_path):
     rev = rv.review(game(tiny_dir / "tiny_forced.toml", SEATS[:2]))
     assert rev.steps[0].win is None and rev.moments == ()
     assert re.fullmatch(r"win chances are not shown: tiny_forced's EV-play table \(the 'ev' target table, "
-                        r"[\d.]+ KiB\) is not in the solver cache and above the 1 bytes this command builds",
+                        r"[\d.]+ KiB\) is not in the solver cache, and tables above 1 bytes are not built here "
+                        r"\(`yatzy-harness review SOURCE --game ID --max-memory GIB` builds it, up to GIB\)",
                         rev.win_note), rev.win_note
     page = review_html(rev)
     assert rev.win_note in page and "id='win-chart'" not in page
@@ -173,3 +174,71 @@ def test_a_rule_set_without_its_table_says_so(tiny_dir, cache_dir, tmp_path):
 def test_anchors_and_names():
     assert turn_anchor(2, 15, 1, 1, 8) == "#turn=16" and turn_anchor(3, 15, 0, 2, 1) == "#turn=46"
     assert page_name(17) == "game-17.html" and page_name("a b/c", 2) == "lineup-2-game-a_b_c.html"
+
+
+# ---------------------------------------------------------------------------------------------
+# the commands
+
+
+def page_data(path) -> dict:
+    page = path.read_text()
+    return json.loads(re.search(r"id='review-data'>(.*?)</script>", page).group(1))
+
+
+def test_review_of_a_records_file_of_people(tiny_dir, cache_dir, tmp_path, capsys):
+    """A game of two people (no bot seat) from a records file: the summary printed, the page
+    written beside the file by default, or where --out says; a game not in the file named."""
+    from harness.record import validate_record, write_records_jsonl
+
+    rec = mirrored(game(tiny_dir / "tiny_bonus.toml", SEATS[:2], seed=9))
+    src = write_records_jsonl(tmp_path / "kitchen.jsonl", [rec])
+    args = ["review", str(src), "--game", "kitchen-1", "--rules-dir", str(tiny_dir), "--cache-dir", str(cache_dir)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    page = tmp_path / "kitchen.jsonl.reviews" / "game-kitchen-1.html"
+    total = validate_record(rec)[0]
+    assert out.splitlines()[0] == f"Game review: game kitchen-1 (tiny_bonus): alice {total} vs bob {total}"
+    assert re.search(rf"^  alice +{total} .* 50\.0 % / 50\.0 %$", out, re.M), out
+    assert out.rstrip().endswith(f"wrote {page} ({page.stat().st_size / 1024:.0f} KB): open it in a browser; "
+                                 "← → step through the turns")
+    d = page_data(page)
+    assert [s["label"] for s in d["seats"]] == ["alice", "bob"] and d["steps"][-1]["win"] == [0.5, 0.5]
+    assert main([*args, "--out", str(tmp_path / "x.html"), "--json"]) == 0
+    js = json.loads(capsys.readouterr().out)
+    assert js["page"] == str(tmp_path / "x.html") and js["turns"] == d["turns"]
+    assert main([*args[:3], "nope", *args[4:]]) == 2
+    assert "game nope is not in" in capsys.readouterr().err
+
+
+def test_pages_from_report_analyse_and_replay(tiny_dir, cache_dir, tmp_path, capsys):
+    """A run played with --analyse --record: `report` writes the costliest decisions' games' pages
+    and links each decision to its turn; `analyse --review` writes the worst decisions' games;
+    `replay --review` writes a replayed game's page, the same numbers as `review`'s."""
+    rules = str(tiny_dir / "tiny_bonus.toml")
+    run = tmp_path / "run"
+    cache = ["--cache-dir", str(cache_dir)]
+    assert main(["run", "--rules", rules, "--seats", "greedy,random", "--games", "12", "--seed", "4", "--record",
+                 "--analyse", "--quiet", "--out", str(run), *cache]) == 0
+    assert main(["report", str(run), "--no-plots"]) == 0
+    assert re.search(r"^wrote summary\.json, summary\.md, report\.html, reviews/ \(\d+ review pages\) to ",
+                     capsys.readouterr().out, re.M)
+    html = (run / "report.html").read_text()
+    links = re.findall(r"<a href='(reviews/game-(\d+)\.html#turn=(\d+))'>game (\d+) seat (\d) column 1 turn (\d+)",
+                       html)
+    assert len(links) >= 5
+    for _, g, anchor, g2, seat, turn in links:
+        assert g == g2 and int(anchor) == (int(turn) - 1) * 2 + int(seat) + 1
+        d = page_data(run / "reviews" / f"game-{g}.html")
+        t = d["turns"][int(anchor) - 1]
+        assert (t["seat"], t["turn"]) == (int(seat), int(turn))
+        assert any(x["regret"] > 1e-9 for x in t["decisions"])  # the costliest decision is on that turn
+    assert main(["analyse", str(run), "--worst", "2", "--no-plots", "--review", str(tmp_path / "worst"), *cache]) == 0
+    out = capsys.readouterr().out
+    worst = set(re.findall(r"^  (?:greedy|random) +(\d+) +\d ", out, re.M))
+    assert sorted(p.name for p in (tmp_path / "worst").iterdir()) == sorted(f"game-{g}.html" for g in worst)
+    assert f"wrote {len(worst)} review pages to {tmp_path / 'worst'}: " in out
+    g = sorted(worst)[0]
+    assert main(["replay", "--run", str(run), "--game", g, "--review", str(tmp_path / "replayed.html"), *cache]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"wrote the review page {tmp_path / 'replayed.html'}")
+    a, b = page_data(tmp_path / "replayed.html"), page_data(tmp_path / "worst" / f"game-{g}.html")
+    assert a["steps"] == b["steps"] and a["turns"] == b["turns"] and a["seats"] == b["seats"]
