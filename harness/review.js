@@ -214,14 +214,14 @@
 
   function tip(node, text) { var t = sv("title", {}); t.textContent = text; node.appendChild(t); return node; }
 
-  function expectedMarks() {
-    var out = [];
+  function expectedMarks(small) {
+    var k = small ? 0.7 : 1, out = [];
     steps.forEach(function (st, i) {
       if (st.seat < 0) return;
       var v = st.expected[st.seat];
       if (st.kind === "roll" && Math.abs(st.luck) >= 0.5) {
         out.push(function (X, Y) {
-          var up = st.luck > 0, r = Math.min(9, 2.5 + Math.sqrt(Math.abs(st.luck)));
+          var up = st.luck > 0, r = k * Math.min(9, 2.5 + Math.sqrt(Math.abs(st.luck)));
           var x = X(i), y = Y(v);
           var p = up ? [x, y - r, x - r, y + r * 0.8, x + r, y + r * 0.8] : [x, y + r, x - r, y - r * 0.8, x + r, y - r * 0.8];
           return tip(sv("polygon", {points: p.join(" "), fill: up ? "#1a7f37" : "#cf222e", opacity: 0.75,
@@ -230,7 +230,7 @@
         });
       } else if (st.regret !== undefined && CLASS_COLOR[st["class"]]) {
         out.push(function (X, Y) {
-          var r = st["class"] === "blunder" ? 6 : st["class"] === "mistake" ? 5 : 4, x = X(i), y = Y(v);
+          var r = k * (st["class"] === "blunder" ? 6 : st["class"] === "mistake" ? 5 : 4), x = X(i), y = Y(v);
           return tip(sv("rect", {x: x - r, y: y - r, width: 2 * r, height: 2 * r, fill: CLASS_COLOR[st["class"]],
                                  transform: "rotate(45 " + x + " " + y + ")", "class": "regret-mark"}),
                      st.text + " · regret " + fix(st.regret, 2) + " (" + st["class"] + ")");
@@ -246,7 +246,8 @@
         var st = steps[m.step], g = sv("g", {"class": "moment-mark"});
         g.appendChild(sv("circle", {cx: X(m.step), cy: Y(m.after), r: 7, fill: "none", stroke: color(m.seat),
                                     "stroke-width": 2}));
-        var tx = sv("text", {x: X(m.step), y: Y(m.after) - 10, "text-anchor": "middle", style: "font-weight:700"});
+        var ty = Y(m.after) < 24 ? Y(m.after) + 20 : Y(m.after) - 10;  // below the ring at the top
+        var tx = sv("text", {x: X(m.step), y: ty, "text-anchor": "middle", style: "font-weight:700"});
         tx.textContent = String(j + 1);
         g.appendChild(tx);
         return tip(g, (j + 1) + ". " + st.text + " · " + pc(m.before) + " → " + pc(m.after));
@@ -262,7 +263,9 @@
     hi = Math.ceil((hi + span * 0.05) / stepTick) * stepTick;
     var ticks = [];
     for (var v = lo; v <= hi + 1e-9; v += stepTick) ticks.push(v);
-    chart("expected-chart", "expected", lo, hi, ticks, function (v) { return String(v); }, expectedMarks());
+    var host = document.getElementById("expected-chart");
+    chart("expected-chart", "expected", lo, hi, ticks, function (v) { return String(v); },
+          expectedMarks(host && host.clientWidth < 560));
     if (steps[0].win) chart("win-chart", "win", 0, 1, [0, 0.25, 0.5, 0.75, 1],
                             function (v) { return (100 * v) + "%"; }, winMarks());
   }

@@ -592,11 +592,11 @@ def tables(rev: GameReview) -> list[Table]:
     """The page's tables: the summary, the decisions that gave points away, the decisive moments."""
     win = rev.seats[0].win_end is not None
     named = [c for c, _ in CLASSES[:3]]  # blunder, mistake, inaccuracy
-    head = ["player", "final", "luck", "regret", "decisions", "regret/decision", "rating",
-            "inaccuracies / mistakes / blunders"] + (["chance to win: start / end"] if win else [])
-    rows = [[s.label, count(s.final), num(s.luck, sign=True), num(s.regret), count(s.decisions),
-             num(s.regret_per_decision, 3), s.rating, " / ".join(count(s.classes[c]) for c in reversed(named))]
-            + ([f"{pct(s.win_start)} / {pct(s.win_end)}"] if win else []) for s in rev.seats]
+    head = ["player", "final", "rating", "luck", "regret", "regret/decision"] + (["win: start / end"] if win else []) \
+        + ["decisions", "inacc. / mistakes / blunders"]
+    rows = [[s.label, count(s.final), s.rating, num(s.luck, sign=True), num(s.regret), num(s.regret_per_decision, 3)]
+            + ([f"{pct(s.win_start)} / {pct(s.win_end)}"] if win else [])
+            + [count(s.decisions), " / ".join(count(s.classes[c]) for c in reversed(named))] for s in rev.seats]
     start = rev.seats[0].start
     out = [Table(f"Summary (final = start {num(start)} + luck - regret, exact)", head, rows)]
     labels = [s.label for s in rev.seats]
@@ -659,10 +659,10 @@ def review_html(rev: GameReview) -> str:
         f"<header><h1>{esc(rev.title)}</h1><p class='sub'>{esc(seats)}"
         f"{' · ' + esc(rev.source) if rev.source else ''}</p></header>",
         f"<section id='summary'>{html_table(t[0])}</section>",
-        "<section id='board'><div id='turn'></div><div id='sheet'></div></section>",
-        "<section id='charts'><h2>Expected final</h2><div id='expected-chart' class='chart'></div>"
+        "<section id='board'><div id='turn'></div><div id='sheet'></div>"
+        "<div id='charts'><h2>Expected final</h2><div id='expected-chart' class='chart'></div>"
         + ("<h2>Chance to win</h2><div id='win-chart' class='chart'></div>" if rev.steps[0].win is not None else "")
-        + "</section>",
+        + "</div></section>",
         *(f"<section id='{k}'>{html_table(x)}</section>" for k, x in zip(("decisions", "moments"), t[1:])),
         "<section id='notes'><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>"
         "<p class='keys'>Keys: ← → previous / next turn, Home / End first / last; click a chart, a row or "

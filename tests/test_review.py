@@ -198,7 +198,7 @@ def test_review_of_a_records_file_of_people(tiny_dir, cache_dir, tmp_path, capsy
     page = tmp_path / "kitchen.jsonl.reviews" / "game-kitchen-1.html"
     total = validate_record(rec)[0]
     assert out.splitlines()[0] == f"Game review: game kitchen-1 (tiny_bonus): alice {total} vs bob {total}"
-    assert re.search(rf"^  alice +{total} .* 50\.0 % / 50\.0 %$", out, re.M), out
+    assert re.search(rf"^  alice +{total} .* 50\.0 % / 50\.0 % +\d+ +\d+ / \d+ / \d+$", out, re.M), out
     assert out.rstrip().endswith(f"wrote {page} ({page.stat().st_size / 1024:.0f} KB): open it in a browser; "
                                  "← → step through the turns")
     d = page_data(page)
