@@ -47,7 +47,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from harness import solver_kernels as K
-from harness.analysis import ERROR, Analyser, Decision, keep_text, rating
+from harness.analysis import ERROR, Analyser, Decision, Rated, keep_text
 from harness.codec import GameId, GameRecord, Turn
 from harness.errors import UserError
 from harness.positions import Advisor, State
@@ -341,7 +341,7 @@ class ReviewStep:
 
 
 @dataclass(frozen=True)
-class SeatReview:
+class SeatReview(Rated):
     """One seat's summary: its final, V(start) of its columns, luck and regret (sums; final =
     start + luck - regret), decisions, regret per decision and rating band, decisions per class,
     and its chance to win at the start and the end (None without the win model)."""
@@ -356,14 +356,6 @@ class SeatReview:
     classes: Mapping[str, int]
     win_start: float | None
     win_end: float | None
-
-    @property
-    def regret_per_decision(self) -> float:
-        return self.regret / max(1, self.decisions)
-
-    @property
-    def rating(self) -> str:
-        return rating(self.regret_per_decision)
 
     def to_dict(self) -> dict[str, Any]:
         return {"seat": self.seat, "label": self.label, "final": self.final, "start": self.start, "luck": self.luck,

@@ -23,8 +23,8 @@ from tests.test_solver import cache_dir, tiny_dir  # noqa: F401
 SEATS = ["greedy", "random", "solver:temperature=2", "timeout"]
 
 
-def game(rules_path, seats, seed=5, g=2) -> GameRecord:
-    trace, res = replay(str(rules_path), [], seats, seed, g)
+def game(rules_path, seats, seed=5, g=2, settings=()) -> GameRecord:
+    trace, res = replay(str(rules_path), list(settings), seats, seed, g)
     return record_of_replay(trace, res, str(rules_path), seats, seed, g)
 
 
@@ -41,15 +41,19 @@ def mirrored(rec: GameRecord) -> GameRecord:
     return GameRecord("kitchen-1", rec.rules, (Seat(name="alice"), Seat(name="bob")), tuple(both))
 
 
-@pytest.mark.parametrize("name", ["tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced"])
-def test_expected_final_moves_by_luck_and_regret(name, tiny_dir, cache_dir):
-    rules = load_rules(str(tiny_dir / f"{name}.toml"))
-    rec = game(tiny_dir / f"{name}.toml", SEATS[:3])
+@pytest.mark.parametrize("name,settings", [("tiny_bonus", []), ("tiny_joker", []), ("tiny_generala", []),
+                                           ("tiny_forced", []), ("tiny_bonus", ["columns=2"])])
+def test_expected_final_moves_by_luck_and_regret(name, settings, tiny_dir, cache_dir):
+    rules = load_rules(str(tiny_dir / f"{name}.toml"), settings)
+    rec = game(tiny_dir / f"{name}.toml", SEATS[:3], settings=settings)
     rev = Reviewer(rules, cache_dir).review(rec)
     an = Analyser(rules, cache_dir)
     ref = an.record(rec)
     v0 = an.adv.turn_start_value(an.adv.state({}))
-    assert rev.steps[0].expected == pytest.approx([v0] * 3, abs=1e-12)
+    assert rev.steps[0].expected == pytest.approx([v0 * rules.columns] * 3, abs=1e-12)
+    assert rev.steps[0].win == pytest.approx((1 / 3,) * 3, abs=1e-12)
+    top = [s.final == max(x.final for x in rev.seats) for s in rev.seats]
+    assert rev.steps[-1].win == pytest.approx([t / sum(top) for t in top], abs=1e-12)
     for prev, st in zip(rev.steps, rev.steps[1:]):
         moved = st.expected[st.seat] - prev.expected[st.seat]
         assert moved == pytest.approx(st.luck if st.kind == "roll" else -st.regret, abs=1e-9), st
@@ -62,10 +66,10 @@ def test_expected_final_moves_by_luck_and_regret(name, tiny_dir, cache_dir):
         assert sum(t.luck[i] for t in rev.turns if t.seat == s.seat for i in range(len(t.rolls))) == \
             pytest.approx(a.luck, abs=1e-9)
         assert sum(s.classes.values()) == a.errors
-    # the turns are the record's, in play order, with the sheet after each
+    # the turns are the record's, in play order, with the sheet (its column's) after each
     assert [(t.seat, t.box, t.score) for t in rev.turns] == [(t.seat, t.box, t.score) for t in rec.turns]
-    last = {t.seat: t.total for t in rev.turns}
-    assert [last[s] for s in range(3)] == list(rec.totals)
+    columns = {(t.seat, t.column): t.total for t in rev.turns}
+    assert [sum(v for (s, _), v in columns.items() if s == seat) for seat in range(3)] == list(rec.totals)
 
 
 def test_win_chance_starts_at_the_seats_chances_and_ends_by_the_scores(reviewer, tiny_dir):
@@ -169,6 +173,13 @@ def test_a_rule_set_without_its_table_says_so(tiny_dir, cache_dir, tmp_path):
                         rev.win_note), rev.win_note
     page = review_html(rev)
     assert rev.win_note in page and "id='win-chart'" not in page
+
+
+def test_a_game_alone_has_no_win_chances(reviewer, tiny_dir):
+    rev = reviewer.review(game(tiny_dir / "tiny_bonus.toml", ["greedy"]))
+    assert rev.win_note is None and rev.moments == () and all(st.win is None for st in rev.steps)
+    page = review_html(rev)
+    assert "id='expected-chart'" in page and "id='win-chart'" not in page and "win: start" not in page
 
 
 def test_anchors_and_names():
