@@ -508,7 +508,7 @@ class Reviewer:
                     out.append(shown)
                     value[s] = d.value
                     if model and kind == "keep":
-                        rest[s] = model.after_keep(st, _keep_index(rules, t.keeps[i]), rr - i - 1)
+                        rest[s] = model.after_keep(st, adv.keep_index(t.keeps[i]), rr - i - 1)
                     elif model and kind == "stop":
                         rest[s] = model.after_roll(st, roll, 0, i == 0)
                     elif kind == "box":
@@ -552,14 +552,6 @@ def _option(x: Any) -> str:
 
 def _faces(faces: Iterable[int]) -> str:
     return " ".join(map(str, faces))
-
-
-def _keep_index(rules: RuleSet, keep: Sequence[int]) -> int:
-    from harness.dice import counts_of_faces
-
-    padded = np.zeros(rules.n_dice, dtype=np.int8)
-    padded[: len(keep)] = keep
-    return int(rules.dice.keep_index(counts_of_faces(padded)))
 
 
 def _kept(t: Turn) -> tuple[tuple[bool, ...], ...]:
