@@ -81,15 +81,17 @@ def walk(drv: Any, page: str | Path) -> dict[str, Any]:
     def at() -> int:
         return int(body.get_attribute("data-turn"))
 
+    shown = ("var c = document.getElementById('turn-card'), now = document.querySelector('#sheet td.now');"
+             "return [Number(document.body.getAttribute('data-turn')), c.textContent,"
+             " c.querySelectorAll('.dice svg').length, now ? now.textContent : null];")
     assert at() == 0
     for k in range(1, n):
         body.send_keys(Keys.ARROW_RIGHT)
-        assert at() == k, f"→ went to turn {at()}, not {k}"
+        turn, card, dice, now = drv.execute_script(shown)  # one round trip a turn
+        assert turn == k, f"→ went to turn {turn}, not {k}"
         t = data["turns"][k]
-        card = drv.find_element(By.ID, "turn-card").text
         assert f"turn {t['turn']}" in card and data["seats"][t["seat"]]["label"] in card, card
-        assert len(drv.find_elements(By.CSS_SELECTOR, "#turn-card .dice svg")) == sum(map(len, t["rolls"]))
-        assert drv.find_element(By.CSS_SELECTOR, "#sheet td.now").text == str(t["score"])
+        assert dice == sum(map(len, t["rolls"])) and now == str(t["score"]), (k, dice, now)
     body.send_keys(Keys.ARROW_RIGHT)
     assert at() == n - 1  # no turn past the last
     body.send_keys(Keys.ARROW_LEFT)
