@@ -77,7 +77,7 @@
         var line = el("div", {"class": "dec"});
         line.appendChild(el("span", {"class": "k"}, d.kind === "box" ? "box " + d.chosen : d.chosen));
         line.appendChild(el("span", {"class": "v"}, "value " + fix(d.value, 2)));
-        if (d.regret > 1e-9) {
+        if (d["class"] !== "best") {
           line.appendChild(el("span", {}, "best " + d.best + " "));
           line.lastChild.appendChild(el("span", {"class": "v"}, "(" + fix(d.best_value, 2) + ")"));
           line.appendChild(el("span", {"class": "v"}, "regret " + fix(d.regret, 2)));

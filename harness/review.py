@@ -614,6 +614,26 @@ def _asset(name: str) -> str:
     return (Path(__file__).with_name(name)).read_text(encoding="utf-8")
 
 
+#: Decimals of the numbers in a page's data (it shows two at most; ``review --json`` keeps them all).
+PAGE_DECIMALS = 6
+
+
+def page_data(rev: GameReview) -> Any:
+    """The data a page holds: :meth:`GameReview.to_dict`, JSON-safe, numbers to :data:`PAGE_DECIMALS`."""
+    from harness.jsonable import jsonable
+
+    def short(x: Any) -> Any:
+        if isinstance(x, float):
+            return round(x, PAGE_DECIMALS)
+        if isinstance(x, list):
+            return [short(v) for v in x]
+        if isinstance(x, dict):
+            return {k: short(v) for k, v in x.items()}
+        return x
+
+    return short(jsonable(rev.to_dict()))
+
+
 def _json_in_html(d: Any) -> str:
     """JSON safe inside ``<script>``: no ``</`` (nor ``<!--``) can end or open anything."""
     return json.dumps(d, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
@@ -622,8 +642,6 @@ def _json_in_html(d: Any) -> str:
 def review_html(rev: GameReview) -> str:
     """The self-contained page (see the module docstring)."""
     import html
-
-    from harness.jsonable import jsonable
 
     esc = html.escape
     seats = " vs ".join(f"{s.label} {s.final}" for s in rev.seats)
@@ -635,7 +653,7 @@ def review_html(rev: GameReview) -> str:
              f"it made, a decision's regret what it gave away against the best option.",
              f"Decision classes by regret: {classes_text()}."] + ([model] if model else [])
     t = tables(rev)
-    data = _json_in_html(jsonable(rev.to_dict()))
+    data = _json_in_html(page_data(rev))
     return "\n".join([
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
@@ -719,5 +737,6 @@ def games_of(res: ReadResult, wanted: Iterable[tuple[int | None, GameId]]) -> li
 
 
 __all__ = ["CLASSES", "MOMENTS", "QUICK_TABLE_BYTES", "GameReview", "Moment", "ReviewDecision", "ReviewStep",
-           "ReviewTurn", "Reviewer", "SeatReview", "WinModel", "classes_text", "decision_class", "games_of", "page_name",
+           "ReviewTurn", "Reviewer", "SeatReview", "WinModel", "classes_text", "decision_class", "games_of", "page_data",
+           "page_name",
            "review_html", "tables", "turn_anchor", "win_model", "write_review", "write_reviews"]

@@ -14,8 +14,8 @@ from harness.analysis import Analyser
 from harness.cli import main
 from harness.codec import GameRecord, Seat
 from harness.replay import record_of_replay, replay
-from harness.review import (CLASSES, Reviewer, WinModel, decision_class, page_name, review_html, turn_anchor,
-                            write_review)
+from harness.review import (CLASSES, Reviewer, WinModel, decision_class, page_data, page_name, review_html,
+                            turn_anchor, write_review)
 from harness.rules import load_rules
 from tests.html_check import assert_numbers_unbreakable
 from tests.test_solver import cache_dir, tiny_dir  # noqa: F401
@@ -153,7 +153,7 @@ def test_the_page_is_one_self_contained_file(reviewer, tiny_dir, tmp_path):
     assert not re.search(r"<link|\bsrc=|url\(|@import|@font-face", page)
     assert set(re.findall(r"https?://[^\s\"'<>]+", page)) == {"http://www.w3.org/2000/svg"}
     data = json.loads(re.search(r"<script type='application/json' id='review-data'>(.*?)</script>", page).group(1))
-    assert data == json.loads(json.dumps(rev.to_dict()))
+    assert data == page_data(rev) and data["steps"][5]["expected"] == pytest.approx(rev.steps[5].expected, abs=1e-6)
     assert len(data["turns"]) == len(rev.turns) and data["steps"][0]["win"] == [0.5, 0.5]
     for part in ("id='summary'", "id='board'", "id='expected-chart'", "id='win-chart'", "id='decisions'",
                  "id='moments'", "inaccuracy (1 to 4)"):
@@ -191,7 +191,7 @@ def test_anchors_and_names():
 # the commands
 
 
-def page_data(path) -> dict:
+def data_of(path) -> dict:
     page = path.read_text()
     return json.loads(re.search(r"id='review-data'>(.*?)</script>", page).group(1))
 
@@ -212,11 +212,12 @@ def test_review_of_a_records_file_of_people(tiny_dir, cache_dir, tmp_path, capsy
     assert re.search(rf"^  alice +{total} .* 50\.0 % / 50\.0 % +\d+ +\d+ / \d+ / \d+$", out, re.M), out
     assert out.rstrip().endswith(f"wrote {page} ({page.stat().st_size / 1024:.0f} KB): open it in a browser; "
                                  "← → step through the turns")
-    d = page_data(page)
+    d = data_of(page)
     assert [s["label"] for s in d["seats"]] == ["alice", "bob"] and d["steps"][-1]["win"] == [0.5, 0.5]
     assert main([*args, "--out", str(tmp_path / "x.html"), "--json"]) == 0
     js = json.loads(capsys.readouterr().out)
-    assert js["page"] == str(tmp_path / "x.html") and js["turns"] == d["turns"]
+    assert js["page"] == str(tmp_path / "x.html") and js["steps"][-1]["win"] == [0.5, 0.5]
+    assert [(t["seat"], t["box"], t["rolls"]) for t in js["turns"]] == [(t["seat"], t["box"], t["rolls"]) for t in d["turns"]]
     assert main([*args[:3], "nope", *args[4:]]) == 2
     assert "game nope is not in" in capsys.readouterr().err
 
@@ -239,7 +240,7 @@ def test_pages_from_report_analyse_and_replay(tiny_dir, cache_dir, tmp_path, cap
     assert len(links) >= 5
     for _, g, anchor, g2, seat, turn in links:
         assert g == g2 and int(anchor) == (int(turn) - 1) * 2 + int(seat) + 1
-        d = page_data(run / "reviews" / f"game-{g}.html")
+        d = data_of(run / "reviews" / f"game-{g}.html")
         t = d["turns"][int(anchor) - 1]
         assert (t["seat"], t["turn"]) == (int(seat), int(turn))
         assert any(x["regret"] > 1e-9 for x in t["decisions"])  # the costliest decision is on that turn
@@ -251,5 +252,5 @@ def test_pages_from_report_analyse_and_replay(tiny_dir, cache_dir, tmp_path, cap
     g = sorted(worst)[0]
     assert main(["replay", "--run", str(run), "--game", g, "--review", str(tmp_path / "replayed.html"), *cache]) == 0
     assert capsys.readouterr().out.rstrip().endswith(f"wrote the review page {tmp_path / 'replayed.html'}")
-    a, b = page_data(tmp_path / "replayed.html"), page_data(tmp_path / "worst" / f"game-{g}.html")
+    a, b = data_of(tmp_path / "replayed.html"), data_of(tmp_path / "worst" / f"game-{g}.html")
     assert a["steps"] == b["steps"] and a["turns"] == b["turns"] and a["seats"] == b["seats"]
