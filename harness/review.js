@@ -48,8 +48,8 @@
     var box = document.getElementById("turn");
     box.textContent = "";
     var nav = el("div", {"class": "nav"});
-    [["«", 0, "first turn (Home)"], ["‹ prev", cur - 1, "previous turn (←)"], ["next ›", cur + 1, "next turn (→)"],
-     ["»", turns.length - 1, "last turn (End)"]].forEach(function (b) {
+    [["«", 0, "first turn (Home)"], ["‹ prev", cur - 1, "previous turn (←)"],
+     ["next ›", cur + 1, "next turn (→)"], ["»", turns.length - 1, "last turn (End)"]].forEach(function (b) {
       var btn = el("button", {type: "button", title: b[2], "aria-label": b[2]}, b[0]);
       btn.disabled = b[1] < 0 || b[1] >= turns.length || b[1] === cur;
       btn.addEventListener("click", function () { go(b[1]); });
@@ -157,7 +157,9 @@
     if (last.win) {
       tr = el("tr", {"class": "sum"});
       tr.appendChild(el("th", {}, "chance to win"));
-      seats.forEach(function (s, si) { tr.appendChild(el("td", {"class": "num", colspan: D.columns}, pc(last.win[si]))); });
+      seats.forEach(function (s, si) {
+        tr.appendChild(el("td", {"class": "num", colspan: D.columns}, pc(last.win[si])));
+      });
       tab.appendChild(tr);
     }
     wrap.appendChild(tab);
@@ -223,7 +225,8 @@
         out.push(function (X, Y) {
           var up = st.luck > 0, r = k * Math.min(9, 2.5 + Math.sqrt(Math.abs(st.luck)));
           var x = X(i), y = Y(v);
-          var p = up ? [x, y - r, x - r, y + r * 0.8, x + r, y + r * 0.8] : [x, y + r, x - r, y - r * 0.8, x + r, y - r * 0.8];
+          var d = up ? -1 : 1;  // the triangle points up for good luck, down for bad
+          var p = [x, y + d * r, x - r, y - d * r * 0.8, x + r, y - d * r * 0.8];
           return tip(sv("polygon", {points: p.join(" "), fill: up ? "#1a7f37" : "#cf222e", opacity: 0.75,
                                     "class": "luck-mark"}),
                      st.text + " · luck " + signed(st.luck, 2));
@@ -288,7 +291,9 @@
   }
   function markRows() {
     var rows = document.querySelectorAll("tr[data-turn]");
-    for (var i = 0; i < rows.length; i++) rows[i].classList.toggle("here", Number(rows[i].getAttribute("data-turn")) === cur);
+    for (var i = 0; i < rows.length; i++) {
+      rows[i].classList.toggle("here", Number(rows[i].getAttribute("data-turn")) === cur);
+    }
   }
 
   function go(k) {

@@ -718,7 +718,8 @@ def write_reviews(games: Iterable[tuple[GameRecord, int | None, RuleSet]], out_d
     return out
 
 
-def games_of(res: ReadResult, wanted: Iterable[tuple[int | None, GameId]]) -> list[tuple[GameRecord, int | None, RuleSet]]:
+def games_of(res: ReadResult, wanted: Iterable[tuple[int | None, GameId]]
+             ) -> list[tuple[GameRecord, int | None, RuleSet]]:
     """The (record, lineup, rule set) of each (lineup, game id) of ``wanted`` in a source read by
     :func:`harness.record.read_records` (a run's records are built only for these games)."""
     run = res.arrays
@@ -737,6 +738,6 @@ def games_of(res: ReadResult, wanted: Iterable[tuple[int | None, GameId]]) -> li
 
 
 __all__ = ["CLASSES", "MOMENTS", "QUICK_TABLE_BYTES", "GameReview", "Moment", "ReviewDecision", "ReviewStep",
-           "ReviewTurn", "Reviewer", "SeatReview", "WinModel", "classes_text", "decision_class", "games_of", "page_data",
-           "page_name",
+           "ReviewTurn", "Reviewer", "SeatReview", "WinModel", "classes_text", "decision_class", "games_of",
+           "page_data", "page_name",
            "review_html", "tables", "turn_anchor", "win_model", "write_review", "write_reviews"]
