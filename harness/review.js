@@ -116,8 +116,10 @@
     var hr = el("tr", {});
     hr.appendChild(el("th", {}, "box"));
     cols.forEach(function (sc) {
-      hr.appendChild(el("th", {"class": "num seat", style: "--seat:" + color(sc[0])},
-                        seats[sc[0]].label + (D.columns > 1 ? " " + sc[1] : "")));
+      var name = seats[sc[0]].label + (D.columns > 1 ? " " + sc[1] : "");
+      var th = el("th", {"class": "num seat", style: "--seat:" + color(sc[0]), title: name});
+      th.appendChild(el("span", {"class": "name"}, name));
+      hr.appendChild(th);
     });
     tab.appendChild(hr);
     function row(label, fn, cls) {
@@ -320,6 +322,7 @@
     resized = setTimeout(renderCharts, 120);
   });
 
+  document.getElementById("board").classList.toggle("many", nSeats * D.columns > 2);
   hookRows("decisions", function (k) { return D.decisions[k]; });
   hookRows("moments", function (k) { return D.moments[k] === undefined ? undefined : steps[D.moments[k].step].turn; });
   function fromHash() {
