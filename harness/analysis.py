@@ -184,6 +184,22 @@ def rating(regret_per_decision: float) -> str:
     return SCALE[-1].name
 
 
+class Rated:
+    """A mixin for a tally of ``regret`` over ``decisions`` (a player's, a seat's): the regret per
+    decision and its :data:`SCALE` band."""
+
+    regret: float
+    decisions: int
+
+    @property
+    def regret_per_decision(self) -> float:
+        return self.regret / max(1, self.decisions)
+
+    @property
+    def rating(self) -> str:
+        return rating(self.regret_per_decision)
+
+
 def keep_text(x: Any) -> str:
     if x == "stop":
         return "stop"

@@ -388,6 +388,15 @@ class Advisor:
         subs = d.sub_keep[d.sub_ptr[r]:d.sub_ptr[r + 1] - 1]
         return float(max(st[r], plan.Es[j, subs].max()))
 
+    def keep_index(self, keep: Sequence[int] | int) -> int:
+        """The index in ``rules.dice`` of a keep given as faces (or already an index)."""
+        return self._keep_index(keep)
+
+    def plan(self, state: State) -> _Plan:
+        """The state's turn plan (``stop_f``, ``stop_l``, ``Es``, ``Ms``: what the T=0 bot's keep,
+        :func:`harness.solver_kernels.keep_arg_one`, decides from), from the LRU cache."""
+        return self._plan(state)
+
     def _plan(self, state: State) -> _Plan:
         """The state's turn plan, as the bot's :func:`harness.solver_kernels.state_plan` makes it."""
         idx = self._index(state)

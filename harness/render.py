@@ -179,26 +179,32 @@ def ci_level(c: float) -> str:
 @dataclass(frozen=True)
 class Table:
     """A titled table of strings: ``header`` and every row hold one cell per column; ``notes``
-    are lines shown under it. Lists are accepted and stored as tuples."""
+    are lines shown under it; ``links``, when given, one entry per row of one per cell: the
+    address the cell links to in HTML, or None. Lists are accepted and stored as tuples."""
 
     title: str
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     notes: tuple[str, ...] = ()
+    links: tuple[tuple[str | None, ...], ...] = ()
 
     def __post_init__(self) -> None:
         header = tuple(self.header)
         rows = tuple(tuple(r) for r in self.rows)
         notes = tuple(self.notes)
+        links = tuple(tuple(r) for r in self.links)
         for i, r in enumerate(rows):
             if len(r) != len(header):
                 raise ValueError(f"table {self.title!r}: row {i} has {len(r)} cells for {len(header)} columns")
+        if links and (len(links) != len(rows) or any(len(r) != len(header) for r in links)):
+            raise ValueError(f"table {self.title!r}: links must have one entry per cell")
         bad = next((c for r in (header, *rows) for c in r if not isinstance(c, str)), None)
         if bad is not None or not all(isinstance(n, str) for n in notes):
             raise TypeError(f"table {self.title!r}: cells and notes are strings, got {bad!r}")
         object.__setattr__(self, "header", header)
         object.__setattr__(self, "rows", rows)
         object.__setattr__(self, "notes", notes)
+        object.__setattr__(self, "links", links)
 
 
 def table_lines(t: Table) -> list[str]:
@@ -282,27 +288,31 @@ def _html_cell(cell: str) -> str:
     return "".join(out)
 
 
-def _html_td(cell: str, numeric: bool) -> str:
+def _html_td(cell: str, numeric: bool, link: str | None = None) -> str:
+    def a(inner: str) -> str:
+        return inner if link is None else f"<a href='{html.escape(link, quote=True)}'>{inner}</a>"
+
     if not numeric:
-        return f"<td>{_html_cell(cell)}</td>"
+        return f"<td>{a(_html_cell(cell))}</td>"
     if LIST_SEP in cell:  # a list of values may break between them, never inside one
         items = LIST_SEP.join(f"<span class='num'>{html.escape(x)}</span>" for x in cell.split(LIST_SEP))
-        return f"<td class='num list'>{items}</td>"
-    return f"<td class='num'>{html.escape(cell)}</td>"
+        return f"<td class='num list'>{a(items)}</td>"
+    return f"<td class='num'>{a(html.escape(cell))}</td>"
 
 
 def html_table(t: Table) -> str:
     """One table as HTML: ``<h2>`` title, the table in a horizontally scrolling block, its notes;
     numeric cells (:func:`is_numeric`) are ``class='num'``, and so is the header of a column whose
-    every cell is."""
+    every cell is; a cell with a link (:attr:`Table.links`) holds its text in ``<a href>``."""
     esc = html.escape
     numeric = [[is_numeric(c) for c in r] for r in t.rows]
     cols = [bool(t.rows) and all(r[j] for r in numeric) for j in range(len(t.header))]
     num_th = " class='num'"
     parts = [f"<h2>{esc(t.title)}</h2><div class='wide'><table><tr>"
              + "".join(f"<th{num_th if n else ''}>{esc(h)}</th>" for h, n in zip(t.header, cols)) + "</tr>"]
-    for r, flags in zip(t.rows, numeric):
-        parts.append("<tr>" + "".join(_html_td(c, n) for c, n in zip(r, flags)) + "</tr>")
+    for i, (r, flags) in enumerate(zip(t.rows, numeric)):
+        links = t.links[i] if t.links else (None,) * len(r)
+        parts.append("<tr>" + "".join(_html_td(c, n, h) for c, n, h in zip(r, flags, links)) + "</tr>")
     parts.append("</table></div>")
     parts += [f"<p class='note'>{esc(n)}</p>" for n in t.notes]
     return "\n".join(parts)

@@ -56,12 +56,40 @@ def report_html(d: Mapping[str, Any], pngs: Sequence[Path]) -> str:
                      notes=_notes(d))
 
 
-def write_report(summary: RunSummary, out_dir: str | Path | None = None, plots: bool = True) -> dict[str, Any]:
+def write_review_pages(summary: RunSummary, d: Mapping[str, Any], out: Path) -> list[Path]:
+    """The review page (:mod:`harness.review`) of every game in the costliest decisions of ``d``
+    (a run played with ``--analyse`` and ``--record``) into ``out/reviews/``; each listed decision
+    gains ``"review"``: its page, opened at its turn. Win chances come with the pages when the
+    rule set's "ev" table is in the solver cache or small (:data:`harness.review.QUICK_TABLE_BYTES`)."""
+    rows = [w for x in d.get("luck", []) for w in x.get("worst", []) if "turn" in w]
+    path = summary.info.path
+    if not rows or not (path / "records").is_dir():
+        return []
+    # the reviews (the analysis, the win tables) load only for a run that has costliest decisions to show
+    from harness.codec import records_of_run
+    from harness.review import QUICK_TABLE_BYTES, page_name, turn_anchor, write_reviews
+
+    rules = summary.info.rules
+    wanted = sorted({(w["lineup"], w["game"]) for w in rows})
+    games = [(rec, lu, rules) for li in sorted({lu for lu, _ in wanted})
+             for lu, rec in records_of_run(path, lineup=li, games=[g for lu, g in wanted if lu == li])]
+    pages = write_reviews(games, out / "reviews", source=str(path), win_tables_up_to=QUICK_TABLE_BYTES)
+    seats = {(rev.lineup, rev.game): len(rev.seats) for rev, _ in pages}
+    for w in rows:
+        at = turn_anchor(seats[(w["lineup"], w["game"])], rules.n_boxes, w["seat"], w["column"], w["turn"])
+        w["review"] = f"reviews/{page_name(w['game'], w['lineup'])}{at}"
+    return [p for _, p in pages]
+
+
+def write_report(summary: RunSummary, out_dir: str | Path | None = None, plots: bool = True,
+                 reviews: bool = False) -> dict[str, Any]:
     """Write ``summary.json``, ``summary.md``, ``report.html`` and the PNGs; returns the summary dict.
 
     ``out_dir`` defaults to the run directory. The dict gains ``"files"``: the paths written.
-    A directory that cannot be made or written raises :class:`UserError` naming it; each file is
-    written through a temporary name, so a failure leaves no half-written file.
+    With ``reviews``, the review pages of the costliest decisions' games too
+    (:func:`write_review_pages`), linked from ``report.html``. A directory that cannot be made or
+    written raises :class:`UserError` naming it; each file is written through a temporary name,
+    so a failure leaves no half-written file.
     """
 
     out = Path(out_dir) if out_dir is not None else summary.info.path
@@ -73,7 +101,8 @@ def write_report(summary: RunSummary, out_dir: str | Path | None = None, plots: 
             from harness.plot import save_all_plots  # matplotlib (~0.3 s) only when plots are drawn (not --no-plots)
 
             pngs = save_all_plots(summary, out)
-        files = [out / "summary.json", out / "summary.md", out / "report.html"] + pngs
+        pages = write_review_pages(summary, d, out) if reviews else []
+        files = [out / "summary.json", out / "summary.md", out / "report.html"] + pngs + pages
         d["files"] = [str(f) for f in files]
         write_bytes_atomic(out / "summary.json", (json.dumps(d, indent=2) + "\n").encode())
         write_bytes_atomic(out / "summary.md", summary_markdown(d).encode())

@@ -68,7 +68,7 @@ from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, NamedTu
 
 import numpy as np
 
-from harness.analysis import ERROR, SCALE, Analyser, Band, Worst, keep_text, rating, worst_of
+from harness.analysis import ERROR, SCALE, Analyser, Band, Rated, Worst, keep_text, rating, worst_of
 from harness.codec import KernelArrays, RunRecords, arrays_of_records, record_rules
 from harness.errors import UserError
 from harness.jsonable import jsonable
@@ -88,7 +88,7 @@ REGRET_EDGES = 10.0 ** np.linspace(-6, 3, 91)
 
 
 @dataclass(frozen=True, eq=False)
-class PlayerSkill:
+class PlayerSkill(Rated):
     """One player's figures (see the module docstring). ``kinds[k]`` is ``(decisions, regret,
     errors)`` of kind ``k`` of :data:`REGRET_KINDS`; ``regret_hist`` counts the non-zero regrets per bin of
     :data:`REGRET_EDGES`; ``finals`` and ``lucks``: per seat-game (float64), for the scatter."""
@@ -116,14 +116,6 @@ class PlayerSkill:
     def mean_luck(self) -> float:
         """``mean - adjusted_mean``: so that the table's adjusted mean is its mean minus its luck."""
         return self.mean - self.adjusted_mean
-
-    @property
-    def regret_per_decision(self) -> float:
-        return self.regret / max(1, self.decisions)
-
-    @property
-    def rating(self) -> str:
-        return rating(self.regret_per_decision)
 
     def to_dict(self, confidence: float) -> dict[str, Any]:
         n = max(1, self.games)

@@ -675,7 +675,7 @@ class LuckSection(Section):
         if not d.get("luck"):
             return []
         conf = ci_level(d["confidence"])
-        rows, kinds, worst = [], [], []
+        rows, kinds, worst, links = [], [], [], []
         for x in d["luck"]:
             vr = x["variance_reduction"]
             rows.append([x["strategy"], count(x["games"]), num(x["mean"]), num(x["mean_luck"]),
@@ -698,6 +698,7 @@ class LuckSection(Section):
                 else:
                     what = "(record the run with --record to name the decision)"
                 worst.append([x["strategy"], where, what, num(w["regret"], 2)])
+                links.append([None, w.get("review"), None, None])  # the game's review page (report.py)
         tabs = [Table(f"Luck and skill (exact; adjusted = total - luck, unbiased; {conf} CI over games; "
                       "variance reduction = var(mean) / var(adjusted mean); exact = zero variance; "
                       "rating: the scale of `yatzy-harness analyse`)",
@@ -708,7 +709,8 @@ class LuckSection(Section):
                               "section)", ["entrant", "keep", "upper box", "lower box", "keeps/game"], kinds))
         if worst:
             tabs.append(Table("Costliest decisions (per entrant, the seat-games holding the largest single regret)",
-                              ["entrant", "where", "dice, played, best", "regret"], worst))
+                              ["entrant", "where", "dice, played, best", "regret"], worst,
+                              links=links if any(h for _, h, _, _ in links) else ()))
         return tabs
 
 

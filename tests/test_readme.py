@@ -115,13 +115,17 @@ def parse_readme(text: str) -> tuple[list[Command], dict[str, tuple[int, str]]]:
 COMMANDS, SHOWN_FILES = parse_readme(README.read_text(encoding="utf-8"))
 
 
+#: The options whose value is a path a command writes (``--review``: the review pages of analyse and replay).
+OUTPUT_FLAGS = ("--out", "--review")
+
+
 def _out_dirs() -> dict[str, Command]:
-    """results/... directory -> the first README command that writes it (``--out``)."""
+    """results/... directory -> the first README command that writes it (``--out``, ``--review``)."""
     outs: dict[str, Command] = {}
     for c in COMMANDS:
         for argv in c.parts:
             for flag, value in zip(argv, argv[1:]):
-                if flag == "--out":
+                if flag in OUTPUT_FLAGS:
                     outs.setdefault(value.rstrip("/"), c)
     return outs
 
@@ -191,9 +195,9 @@ def _succeeded(argv: tuple[str, ...], res: subprocess.CompletedProcess[str]) -> 
 
 
 def _inputs(argv: tuple[str, ...]) -> list[str]:
-    """The results/... paths a command reads (every one but the value of ``--out``)."""
+    """The results/... paths a command reads (every one but the value of an :data:`OUTPUT_FLAGS` option)."""
     return [t.rstrip("/") for prev, t in zip(("",) + argv, argv)
-            if t.startswith("results/") and prev != "--out"]
+            if t.startswith("results/") and prev not in OUTPUT_FLAGS]
 
 
 def _as_played(argv: tuple[str, ...]) -> tuple[str, ...]:

@@ -41,6 +41,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("evaluate", "exact score distribution and head-to-heads of solitaire bots (no sampling)"),
     Command("odds", "probability of making each lower box within one turn"),
     Command("advise", "exact value and regret of every option of a position"),
+    Command("review", "one game's review page: every decision, its luck and regret, the chances to win (HTML)"),
     Command("report", "summarise a run directory (tables, plots, HTML)"),
     Command("compare", "paired comparison of two runs (exit 0 no change, 1 change, 2 inconclusive)"),
     Command("calibrate", "find the bot parameter value that hits a target mean score or win rate"),

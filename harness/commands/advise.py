@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from harness.commands.options import (add_cache_dir_option, add_records_options, add_set_option, describe, print_json,
-                                      read_games)
+                                      record_of)
 from harness.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: the library loads in run(), so that `advise --help` stays fast
@@ -168,47 +167,6 @@ def _played(advice: Advice, o: Option) -> str:
     return f"{name(o)}, regret {o.regret:.4f} ({best})"
 
 
-def _same_game(game: Any, wanted: str) -> bool:
-    if str(game) == wanted:
-        return True
-    try:
-        return not isinstance(game, str) and float(wanted) == game
-    except ValueError:
-        return False
-
-
-def _record_of(source: str, game: str, lineup: int | None, args: argparse.Namespace) -> tuple[Any, RuleSet]:
-    """The record of ``game`` (and ``lineup``) in a file of records or a run directory, and its
-    rule set as reading loaded it (a run's from its manifest)."""
-    from harness.codec import records_of_run, run_rules
-
-    if Path(source).is_dir():
-        try:
-            g = int(game)
-        except ValueError:
-            raise UserError(f"--game {game}: a run's games are numbered from 0") from None
-        ((_, rec),) = list(records_of_run(source, lineup=lineup or 0, games=[g]))
-        return rec, run_rules(source)  # checked by position_from_record
-    res = read_games(source, args, show=False)
-    if lineup is not None and all(lu is None for lu in res.lineups):
-        raise UserError(f"{source} has no lineups (only a run's Parquet records do): leave out --lineup")
-    hits = [(rec, lu, rules) for rec, lu, rules in zip(res.games, res.lineups, res.rules)
-            if _same_game(rec.game, game) and (lineup is None or lu == lineup)]
-    if not hits:
-        for bad in res.errors:
-            if bad.game is not None and _same_game(bad.game, game):
-                raise UserError(bad.message)
-        ids = [str(r.game) for r in res.games]
-        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-        where = f" lineup {lineup}" if lineup is not None else ""
-        raise UserError(f"game {game} is not in {source}{where} ({len(ids)} game{'s' * (len(ids) != 1)}: {shown})")
-    if len(hits) > 1:
-        lus = sorted({lu for _, lu, _ in hits if lu is not None})
-        how = f"give --lineup ({', '.join(map(str, lus))})" if len(lus) > 1 else "keep one game per id"
-        raise UserError(f"game {game} appears {len(hits)} times in {source}: {how}")
-    return hits[0][0], hits[0][2]
-
-
 def _advise_record(args: argparse.Namespace, cache_dir: Any) -> int:
     from harness.positions import Advisor, position_from_record
 
@@ -222,7 +180,7 @@ def _advise_record(args: argparse.Namespace, cache_dir: Any) -> int:
                                     ("--roll", args.roll)) if v is None]
     if missing:
         raise UserError(f"--record needs --game, --seat, --turn and --roll; missing {', '.join(missing)}")
-    rec, rules = _record_of(args.record, args.game, args.lineup, args)
+    rec, rules, _ = record_of(args.record, args.game, args.lineup, args)
     adv = Advisor(rules, cache_dir)
     rp = position_from_record(rec, args.seat, args.column or 1, args.turn, args.roll, adv)
     advice = adv.advise(rp.position)

@@ -20,13 +20,17 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "directory, or FILE.analysis/ next to a file).",
              "yatzy-harness analyse games.jsonl",
              "yatzy-harness analyse results/sg --player greedy --worst 10",
-             "yatzy-harness analyse results/sg --json --no-plots | jq '.players[0]'")
+             "yatzy-harness analyse results/sg --json --no-plots | jq '.players[0]'",
+             "yatzy-harness analyse results/sg --worst 3 --review results/sg/reviews")
     p.add_argument("source", metavar="SOURCE",
                    help="a .jsonl, .jsonl.gz or .parquet file of game records, or a run directory played with --record")
     p.add_argument("--player", metavar="NAME", help="only this player (a person's name or a bot's label)")
     p.add_argument("--worst", metavar="N", type=number_arg(minimum=0, inclusive=True, integer=True), default=5,
                    help="list each player's N costliest decisions")
     p.add_argument("--out", metavar="DIR", help="write analysis.json, analysis.md and the plots here")
+    p.add_argument("--review", metavar="DIR",
+                   help="also write a review page (as `yatzy-harness review` does) of every game holding one of the "
+                        "--worst decisions listed, into DIR")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
     p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
     p.add_argument("--json", action="store_true", help="print everything as JSON")
@@ -50,10 +54,22 @@ def run(args: argparse.Namespace) -> int:
         raise listed(exc) from None
     show_bad(report.bad)
     report = write_analysis(report, args.out or default_out(args.source), plots=not args.no_plots)
+    pages = []
+    if args.review:
+        from harness.review import games_of, write_reviews
+
+        worst = [(w.lineup, w.game) for p in report.players for w in p.worst]
+        pages = write_reviews(games_of(res, dict.fromkeys(worst)), args.review, cache_dir=cache_dir,
+                              source=args.source)
     d = report.to_dict()
+    if pages:
+        d["reviews"] = [str(path) for _, path in pages]
     if args.json:
         print_json(d)
         return 0
     print(text(d))
     print(f"\nwrote {', '.join(Path(f).name for f in report.files)} to {Path(report.files[0]).parent}")
+    if args.review:
+        names = ", ".join(path.name for _, path in pages) or "none: no decision gave points away"
+        print(f"wrote {len(pages)} review page{'s' * (len(pages) != 1)} to {args.review}: {names}")
     return 0

@@ -141,6 +141,50 @@ def read_games(source: str, args: argparse.Namespace, *, show: bool = True) -> A
     return res
 
 
+def same_game(game: Any, wanted: str) -> bool:
+    """Whether a record's id ``game`` is the ``--game`` given (``17`` is game 17 and 17.0)."""
+    if str(game) == wanted:
+        return True
+    try:
+        return not isinstance(game, str) and float(wanted) == game
+    except ValueError:
+        return False
+
+
+def record_of(source: str, game: str, lineup: int | None, args: argparse.Namespace) -> tuple[Any, Any, int | None]:
+    """The record of ``--game`` (and ``--lineup``) in a file of records (read with
+    :func:`read_games`) or a run directory, its rule set as reading loaded it (a run's from its
+    manifest) and its lineup (None in a file without lineups). A run's record is not checked here:
+    what takes it does (``position_from_record``, the review)."""
+    from harness.codec import records_of_run, run_rules
+
+    if Path(source).is_dir():
+        try:
+            g = int(game)
+        except ValueError:
+            raise UserError(f"--game {game}: a run's games are numbered from 0") from None
+        ((lu, rec),) = list(records_of_run(source, lineup=lineup or 0, games=[g]))
+        return rec, run_rules(source), lu
+    res = read_games(source, args, show=False)
+    if lineup is not None and all(lu is None for lu in res.lineups):
+        raise UserError(f"{source} has no lineups (only a run's Parquet records do): leave out --lineup")
+    hits = [(rec, lu, rules) for rec, lu, rules in zip(res.games, res.lineups, res.rules)
+            if same_game(rec.game, game) and (lineup is None or lu == lineup)]
+    if not hits:
+        for bad in res.errors:
+            if bad.game is not None and same_game(bad.game, game):
+                raise UserError(bad.message)
+        ids = [str(r.game) for r in res.games]
+        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+        where = f" lineup {lineup}" if lineup is not None else ""
+        raise UserError(f"game {game} is not in {source}{where} ({len(ids)} game{'s' * (len(ids) != 1)}: {shown})")
+    if len(hits) > 1:
+        lus = sorted({lu for _, lu, _ in hits if lu is not None})
+        how = f"give --lineup ({', '.join(map(str, lus))})" if len(lus) > 1 else "keep one game per id"
+        raise UserError(f"game {game} appears {len(hits)} times in {source}: {how}")
+    return hits[0][0], hits[0][2], hits[0][1]
+
+
 def show_bad(bad: Iterable[Any]) -> None:
     """Bad games (:class:`harness.record.BadGame`) on stderr, one line each."""
     for b in bad:
@@ -221,5 +265,5 @@ def console_logging(level: int = logging.WARNING) -> None:
 
 __all__ = ["MAX_LINE_BYTES", "RUN_LOG_ONLY", "HelpFormatter", "add_cache_dir_option", "add_quality_options",
            "add_records_options", "add_set_option", "confidence_arg", "console_logging", "describe", "examples",
-           "listed", "new_out_dir", "number_arg", "print_json", "quality_options", "read_games", "say",
-           "show_bad"]
+           "listed", "new_out_dir", "number_arg", "print_json", "quality_options", "read_games", "record_of",
+           "same_game", "say", "show_bad"]

@@ -18,7 +18,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "--rules, --seats and --seed.",
              "yatzy-harness replay --run results/gr --game 17",
              "yatzy-harness replay --run results/quick-20260101-120000 --lineup 3 --game 0 --json",
-             "yatzy-harness replay --rules scandinavian --seats greedy,timeout --seed 7 --game 3")
+             "yatzy-harness replay --rules scandinavian --seats greedy,timeout --seed 7 --game 3",
+             "yatzy-harness replay --run results/gr --game 17 --review game-17.html")
     p.add_argument("--run", metavar="DIR", help="take rules, seats and seed from this run directory")
     p.add_argument("--lineup", type=int, default=0, metavar="N", help="lineup of the run (tournaments, gauntlets)")
     p.add_argument("--game", type=int, required=True, metavar="N", help="game index, from 0")
@@ -29,6 +30,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_cache_dir_option(p)
     p.add_argument("--json", action="store_true",
                    help="print the game record (README: Game records) as one line of JSON")
+    p.add_argument("--review", metavar="FILE.html",
+                   help="also write the game's review page (as `yatzy-harness review` does) to FILE.html")
 
 
 def _from_run(args: argparse.Namespace) -> tuple[str, Any, list[str], int]:
@@ -96,9 +99,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"yatzy-harness: replay: {exc}", file=sys.stderr)
         return 1
     labels = list(res.labels)
+    record = record_of_replay(trace, res, rules_name, seats, seed, args.game)
+    page = None
+    if args.review:
+        from harness.review import Reviewer, write_review
+
+        page = write_review(Reviewer(res.rules).review(record, args.lineup if args.run else None,
+                                                       args.run or "replay"), args.review)
     if args.json:
         # the game record (README "Game records"), on one line: a line of a .jsonl file
-        print(record_of_replay(trace, res, rules_name, seats, seed, args.game).to_json())
+        print(record.to_json())
         return 0
     print(f"game {args.game}, seed {seed}, rules {res.rules.name}: " + " vs ".join(labels))
     print(format_trace(trace, labels))
@@ -106,4 +116,6 @@ def run(args: argparse.Namespace) -> int:
         result = {2: "wins", 1: "shares the win", 0: "loses"}[int(res.outcome[0, s])]
         print(f"seat {s} {label}: total {int(res.total[0, s])} "
               f"(upper {int(res.upper[0, s])}, bonus {int(res.bonus[0, s])}) {result}")
+    if page is not None:
+        print(f"wrote the review page {page}")
     return 0

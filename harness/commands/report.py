@@ -27,6 +27,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
     p.add_argument("--out", metavar="DIR", help="write the report files here instead of RUN_DIR")
+    p.add_argument("--no-reviews", action="store_true",
+                   help="skip the review pages of the costliest decisions' games (written into OUT/reviews/ for a "
+                        "run played with --analyse and --record, and linked from report.html)")
     p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
     add_quality_options(p)
     g = p.add_mutually_exclusive_group()
@@ -45,10 +48,13 @@ def run(args: argparse.Namespace) -> int:
 
     summary = summarize(args.run_dir, confidence=args.confidence, quality_options=quality_options(args),
                         exact=args.exact)
-    d = write_report(summary, args.out, plots=not args.no_plots)
+    d = write_report(summary, args.out, plots=not args.no_plots, reviews=not args.no_reviews)
     if args.json:
         print_json(d)
     else:
         print(summary_text(d))
-        print(f"\nwrote {', '.join(Path(f).name for f in d['files'])} to {Path(d['files'][0]).parent}")
+        files = [Path(f) for f in d["files"]]
+        pages = [f for f in files if f.parent.name == "reviews"]
+        shown = [f.name for f in files if f not in pages] + ([f"reviews/ ({len(pages)} review pages)"] if pages else [])
+        print(f"\nwrote {', '.join(shown)} to {files[0].parent}")
     return 0
