@@ -18,6 +18,13 @@ a t interval and p-value, both runs' means, a two-sample KS test on the focus ro
 histograms, the per-box mean differences, the change of win and draw rates (:mod:`harness.outcome`), of
 upper-bonus rate and of yatzy rate, each paired with its interval; and the SPRT verdict.
 
+Intervals are Student t intervals over games, except where a figure's per-game value is bounded
+(a total, a box's score, a 0/1 rate: :func:`value_limits`) and every game gave the same value
+(rare figures in small runs: no game's draw or box moved): a t interval would then have zero
+width, and missed the exact value in most of such comparisons (benchmarks/BENCHMARKS.md,
+"Sampled statistics against the exact truth"); those get the interval the bounds allow,
+:func:`harness.stats.moments.constant_interval` (e.g. about ±3.7 / n for a rate over n games).
+
 Luck adjustment: when both runs were played with ``analyse = true`` (rows carry each seat-game's
 exact ``luck``, :mod:`harness.analysis`), the score's interval, p-value and SPRT use the paired
 difference of luck-adjusted scores ``total - luck`` instead of the plain totals. Each luck term has
@@ -65,7 +72,7 @@ import numpy as np
 from harness.errors import UserError
 from harness.outcome import DEFINITION, DRAW, WIN
 from harness.jsonable import jsonable
-from harness.rules import load_rules
+from harness.rules import RuleSet, load_rules
 from harness.runconfig import RunConfig, resolve_config_path
 from harness.rundir import RunInfo, chunk_columns, iter_windows, load_manifest, load_run
 from harness.quality import (
@@ -151,6 +158,8 @@ class PairedAccumulator:
     ybox: tuple[str | None, str | None]
     wins: bool
     luck: bool = False
+    #: per metric whose values are known to lie in [0, hi]: (hi in BASE, hi in CANDIDATE)
+    limits: dict[str, tuple[float, float]] = field(default_factory=dict)
     n: int = 0
     metrics: list[str] = field(default_factory=list)
     base: VecMoments = field(init=False)
@@ -219,6 +228,13 @@ class PairedAccumulator:
         j = self.metrics.index(metric)
         return self.diff.get(j), self.base.get(j), self.cand.get(j)
 
+    def bounds(self, metric: str) -> tuple[tuple[float, float], ...] | None:
+        """(difference, base, candidate) bounds of a per-game value, or None (luck terms)."""
+        if metric not in self.limits:
+            return None
+        hb, hc = self.limits[metric]
+        return (-hb, hc), (0.0, hb), (0.0, hc)
+
     @property
     def score_metric(self) -> str:
         """What the score's interval and the SPRT use: ``adjusted`` when both runs carry luck."""
@@ -231,6 +247,17 @@ class PairedAccumulator:
             return None
         names = [self.metrics[j] for j in self._cv_cols]
         return control_variate_mean(self.cv, names.index(metric), names.index("edge"), 0.0, confidence)
+
+
+def value_limits(base: RuleSet, cand: RuleSet, boxes: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """The largest per-game value of each bounded metric in each rule set (the lowest is 0): the
+    total, the 0/1 rates and each shared box's score; luck terms have no such bound."""
+    out: dict[str, tuple[float, float]] = {"total": (base.max_total(), cand.max_total())}
+    out |= {k: (1.0, 1.0) for k in ("bonus", "yatzy", "win", "draw")}
+    bm, cm = base.box_max(), cand.box_max()
+    for b in boxes:
+        out[f"box:{b}"] = (base.columns * float(bm[base.box_index(b)]), cand.columns * float(cm[cand.box_index(b)]))
+    return out
 
 
 def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sided: bool, min_games: int = 0
@@ -249,8 +276,9 @@ def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sid
     return "inconclusive", tests
 
 
-def _diff_dict(p: PairedDiff, base: Moments, cand: Moments, confidence: float) -> dict[str, Any]:
-    cb, cc = mean_ci(base, confidence), mean_ci(cand, confidence)
+def _diff_dict(p: PairedDiff, base: Moments, cand: Moments, confidence: float,
+               bounds: tuple[tuple[float, float], ...] | None = None) -> dict[str, Any]:
+    cb, cc = (mean_ci(base, confidence, bounds and bounds[1]), mean_ci(cand, confidence, bounds and bounds[2]))
     return {"base": cb.mean, "base_ci": [cb.lo, cb.hi], "candidate": cc.mean, "candidate_ci": [cc.lo, cc.hi],
             "diff": p.mean, "diff_ci": [p.lo, p.hi], "diff_std": p.std, "p_value": p.p_value, "games": p.n}
 
@@ -389,7 +417,7 @@ class Comparison:
             self.luck_note = (f"plain comparison (no luck adjustment): only {'BASE' if lb else 'CANDIDATE'} carries "
                               f"luck ({why_c or why_b}); play both with analyse = true (run --analyse) to adjust")
         self.acc = PairedAccumulator(self.focus, boxes, (yatzy_box(self.base.rules), yatzy_box(self.cand.rules)), wins,
-                                     self.luck)
+                                     self.luck, limits=value_limits(self.base.rules, self.cand.rules, boxes))
         # game quality over every seat of both runs (not only the focus), on the columns both carry
         common = chunk_columns(self.base) & chunk_columns(self.cand)
         self.quality = QualityComparison(QualityModel(self.base, settings.quality, common, self.luck),
@@ -427,7 +455,8 @@ class Comparison:
             if metric not in acc.metrics:
                 return None
             d, b, c = acc.moments(metric)
-            return _diff_dict(paired_difference_from_moments(d, conf), b, c, conf)
+            bounds = acc.bounds(metric)
+            return _diff_dict(paired_difference_from_moments(d, conf, bounds and bounds[0]), b, c, conf, bounds)
 
         def controlled(metric: str) -> dict[str, Any] | None:
             base = paired(metric)

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as sps
 
 from harness.cli import main
-from harness.compare import Comparison, CompareSettings, compare_runs
+from harness.compare import Comparison, CompareSettings, compare_runs, compare_text
 from harness.errors import UserError
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.report_helpers import MINI_RULES, write_run
@@ -30,6 +30,30 @@ def fh_pair(tmp_path_factory):
     base = write_run(root / "base", "scandinavian", TT, 400, 1, 150)
     cand = write_run(root / "cand", "scandinavian", TT, 400, 1, 100, settings=["full_house_scoring=flat"])
     return base, cand
+
+
+def test_figures_no_game_moved_get_the_interval_their_bounds_allow(fh_pair):
+    """A flat full house leaves most boxes' scores unchanged in every one of the 400 games: their
+    interval is the Clopper-Pearson bound on a change no game showed, scaled by the box's highest
+    score (a t interval would have zero width and claim the box cannot move; in small comparisons
+    such intervals missed the exact difference most of the time, benchmarks/BENCHMARKS.md)."""
+    from harness.rules import load_rules
+
+    (bdir, brows), (cdir, crows) = fh_pair
+    r = compare_runs(bdir, cdir, CompareSettings(mu1=4))
+    m = brows.merge(crows, on=["lineup", "game", "seat"], suffixes=("_b", "_c"))
+    rules = load_rules("scandinavian")
+    q = 1 - 0.025 ** (1 / 400)
+    still = [b for b in rules.box_names if (m[f"{b}_c"] == m[f"{b}_b"]).all()]
+    assert len(still) >= 5
+    boxes = {b["box"]: b for b in r.boxes}
+    for b in still:
+        top = float(rules.box_max()[rules.box_index(b)])
+        assert boxes[b]["diff"] == 0 and boxes[b]["p_value"] == 1
+        assert boxes[b]["diff_ci"] == pytest.approx([-top * q, top * q], rel=1e-12)
+    assert boxes["full_house"]["diff_ci"][0] > 0  # it moved: a t interval, excluding 0
+    lines = {ln.split()[0]: ln for ln in compare_text(r).splitlines() if ln.startswith("  ")}
+    assert not any(lines[b].endswith("*") for b in still) and lines["full_house"].endswith("*")
 
 
 def test_paired_statistics_match_pandas(fh_pair):

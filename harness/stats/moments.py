@@ -199,12 +199,34 @@ class MeanCI:
     confidence: float
 
 
-def mean_ci(x: npt.ArrayLike | Moments, confidence: float = 0.95) -> MeanCI:
+def is_constant(m: Moments, bounds: tuple[float, float]) -> bool:
+    """Whether every observation of ``m`` (n >= 1) had the same value, up to float rounding on the
+    scale of ``bounds``."""
+    return m.n >= 1 and m.m2 <= m.n * (1e-12 * (bounds[1] - bounds[0])) ** 2
+
+
+def constant_interval(value: float, n: int, bounds: tuple[float, float], confidence: float) -> tuple[float, float]:
+    """Interval for the mean of a variable known to lie in ``bounds`` = (a, b) when all ``n``
+    observations equal ``value``: ``[value - (value - a) q, value + (b - value) q]``, where
+    ``q = 1 - ((1 - confidence) / 2) ** (1 / n)`` is the Clopper-Pearson upper limit for 0 events in
+    n (Clopper & Pearson 1934, *Biometrika* 26:404-413; about 3.7 / n at 95 %, the "rule of three"):
+    at that confidence a value other than ``value`` has probability at most q, and lies in [a, b].
+    Without it a sample in which no game moved (a rare event that never happened) would claim a
+    zero-width interval."""
+    a, b = float(bounds[0]), float(bounds[1])
+    q = 1.0 - (0.5 * (1.0 - check_confidence(confidence))) ** (1.0 / n)
+    return value - (value - a) * q, value + (b - value) * q
+
+
+def mean_ci(x: npt.ArrayLike | Moments, confidence: float = 0.95,
+            bounds: tuple[float, float] | None = None) -> MeanCI:
     """Student-t confidence interval for the mean.
 
     ``x`` is a 1-D array of observations (any real dtype) or a :class:`Moments`
     built from them. ``std`` is the sample standard deviation (ddof=1).
     With n < 2 the interval (and std) is NaN; with n == 0 the mean is NaN too.
+    ``bounds`` = (a, b): every value is known to lie in [a, b] (a rate: (0, 1)); a sample whose
+    values are all equal then gets :func:`constant_interval` instead of a zero-width interval.
     """
     confidence = check_confidence(confidence)
     m = x if isinstance(x, Moments) else Moments.of(x)
@@ -212,5 +234,7 @@ def mean_ci(x: npt.ArrayLike | Moments, confidence: float = 0.95) -> MeanCI:
         return MeanCI(math.nan, math.nan, math.nan, math.nan, 0, confidence)
     if m.n < 2:
         return MeanCI(m.mean, math.nan, math.nan, math.nan, m.n, confidence)
+    if bounds is not None and is_constant(m, bounds):
+        return MeanCI(m.mean, *constant_interval(m.mean, m.n, bounds, confidence), m.std, m.n, confidence)
     half = t_crit(confidence, m.n - 1) * m.sem
     return MeanCI(m.mean, m.mean - half, m.mean + half, m.std, m.n, confidence)

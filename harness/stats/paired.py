@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.stats.common import check_confidence, scipy_stats, t_crit
-from harness.stats.moments import Moments
+from harness.stats.moments import Moments, constant_interval, is_constant
 
 
 def _as_1d_float(x: npt.ArrayLike, name: str) -> np.ndarray:
@@ -38,19 +38,31 @@ class PairedDiff:
     p_value: float
 
 
-def paired_difference_from_moments(d: Moments, confidence: float = 0.95) -> PairedDiff:
+def paired_difference_from_moments(d: Moments, confidence: float = 0.95,
+                                   bounds: tuple[float, float] | None = None) -> PairedDiff:
     """Paired t analysis from streamed :class:`Moments` of the differences.
 
     The p-value is the two-sided one-sample t test of ``mean(d) == 0``
     (Student 1908), identical to ``scipy.stats.ttest_rel(b, a)``. Degenerate
     cases: n < 2 gives NaN interval and p-value; zero variance gives a
     zero-width interval and p = 1 if the mean is 0, else p = 0.
+
+    ``bounds`` = (a, b), a < 0 < b: every difference is known to lie in [a, b] (of two rates:
+    (-1, 1)). When all differences are equal (e.g. no game moved a rare figure) the interval is
+    then :func:`~harness.stats.moments.constant_interval` rather than zero-width, and the p-value
+    the smallest ``1 - confidence`` at which that interval excludes 0 (1 when the value is 0).
     """
     confidence = check_confidence(confidence)
     if d.n < 2:
         mean = d.mean if d.n else math.nan
         return PairedDiff(mean, math.nan, math.nan, math.nan, d.n, confidence, math.nan)
     std = d.std
+    if bounds is not None and is_constant(d, bounds):
+        lo, hi = constant_interval(d.mean, d.n, bounds, confidence)
+        a, b = float(bounds[0]), float(bounds[1])
+        # the interval holds 0 while q >= c / (c - a) (c > 0), i.e. while 1 - confidence <= 2 (-a / (c - a)) ** n
+        r = 1.0 if d.mean == 0.0 else (-a / (d.mean - a) if d.mean > 0 else b / (b - d.mean))
+        return PairedDiff(d.mean, lo, hi, std, d.n, confidence, min(1.0, 2.0 * max(r, 0.0) ** d.n))
     if d.m2 <= 0.0:
         p = 1.0 if d.mean == 0.0 else 0.0
         return PairedDiff(d.mean, d.mean, d.mean, 0.0, d.n, confidence, p)

@@ -40,3 +40,34 @@ def test_paired_difference_errors_and_degenerate():
     assert same.p_value == 1.0 and same.std == 0.0 and same.lo == same.hi == 0.0
     shifted = paired_difference(np.arange(10), np.arange(10) + 2)
     assert shifted.p_value == 0.0 and shifted.mean == 2.0
+
+
+def _rare_coverage(p: float, n: int, bounds) -> float:
+    """Exact coverage of paired_difference_from_moments's 95 % interval when each of n paired
+    differences is 1 with probability p, else 0 (a rare figure a change moves up): every count k of
+    ones enumerated, no sampling."""
+    pmf = sps.binom.pmf(np.arange(n + 1), n, p)
+    hit = 0.0
+    for k in range(n + 1):
+        r = paired_difference_from_moments(Moments(n, k / n, k * (1 - k / n)), 0.95, bounds)
+        hit += pmf[k] * (r.lo <= p <= r.hi)
+    return hit
+
+
+def test_bounded_differences_that_never_moved_get_the_interval_the_bounds_allow():
+    """A sample of identical differences of a bounded figure: its interval is the Clopper-Pearson
+    bound on an unseen change, not zero width (which missed rare figures' exact differences in most
+    small comparisons, benchmarks/BENCHMARKS.md)."""
+    q = 1 - 0.025 ** (1 / 200)
+    r = paired_difference_from_moments(Moments(200, 0.0, 0.0), 0.95, (-1.0, 1.0))
+    assert (r.lo, r.hi, r.p_value) == (pytest.approx(-q, rel=1e-12), pytest.approx(q, rel=1e-12), 1.0)
+    # a constant non-zero difference: p is the level at which the interval's end reaches 0
+    c = paired_difference_from_moments(Moments(10, 0.5, 0.0), 0.95, (-1.0, 1.0))
+    assert c.p_value == pytest.approx(2 * (1 / 1.5) ** 10, rel=1e-12)
+    at = paired_difference_from_moments(Moments(10, 0.5, 0.0), 1 - c.p_value, (-1.0, 1.0))
+    assert at.lo == pytest.approx(0.0, abs=1e-12) and c.lo > 0
+    # unbounded (e.g. a luck-adjusted score, constant because it is exact): zero width as before
+    assert paired_difference_from_moments(Moments(200, 2.0, 0.0)).lo == 2.0
+    # the coverage this buys, exactly: a figure moved in 0.5 % of games, 200 games
+    assert _rare_coverage(0.005, 200, None) == pytest.approx(0.6325, abs=1e-4)  # zero width at k = 0
+    assert _rare_coverage(0.005, 200, (-1.0, 1.0)) >= 0.95
