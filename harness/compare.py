@@ -18,12 +18,15 @@ a t interval and p-value, both runs' means, a two-sample KS test on the focus ro
 histograms, the per-box mean differences, the change of win and draw rates (:mod:`harness.outcome`), of
 upper-bonus rate and of yatzy rate, each paired with its interval; and the SPRT verdict.
 
-Intervals are Student t intervals over games, except where a figure's per-game value is bounded
-(a total, a box's score, a 0/1 rate: :func:`value_limits`) and every game gave the same value
-(rare figures in small runs: no game's draw or box moved): a t interval would then have zero
-width, and missed the exact value in most of such comparisons (benchmarks/BENCHMARKS.md,
-"Sampled statistics against the exact truth"); those get the interval the bounds allow,
-:func:`harness.stats.moments.constant_interval` (e.g. about ±3.7 / n for a rate over n games).
+Intervals are Student t intervals over games, except for a figure whose per-game value is bounded
+(a total, a box's score, a 0/1 rate: :func:`value_limits`) and that few games moved: when fewer
+than :data:`harness.stats.moments.RARE_MIN` (5) games have a non-zero difference (rare figures in
+small runs: a box, the draw rate), its difference gets the interval the bounds allow
+(:func:`harness.stats.moments.rare_interval`, e.g. about ±3.7 / n for a rate no game of n moved)
+and p = 1, and a side whose every game gave the same value (no draw at all) gets the same kind of
+interval around that value. Measured against the exact truth, t intervals there had zero width
+or followed the sign of one or two games, and missed the exact value in most such comparisons
+(benchmarks/BENCHMARKS.md, "Sampled statistics against the exact truth").
 
 Luck adjustment: when both runs were played with ``analyse = true`` (rows carry each seat-game's
 exact ``luck``, :mod:`harness.analysis`), the score's interval, p-value and SPRT use the paired
@@ -177,6 +180,8 @@ class PairedAccumulator:
                         + (["adjusted", "edge"] if self.luck else []))
         m = len(self.metrics)
         self.base, self.cand, self.diff = VecMoments.empty(m), VecMoments.empty(m), VecMoments.empty(m)
+        #: per metric, the games whose difference is not 0 (the games that moved it)
+        self.moved = np.zeros(m, dtype=np.int64)
         self._cv_cols = [self.metrics.index(k) for k in ("win", "draw", "edge") if k in self.metrics]
         self.cv = CoMoments.empty(len(self._cv_cols))
 
@@ -218,6 +223,7 @@ class PairedAccumulator:
         self.cand.add(gc)
         dg = gc - gb
         self.diff.add(dg)
+        self.moved += np.count_nonzero(dg, axis=0)
         if self.luck and self.wins:
             self.cv.add(dg[:, self._cv_cols])
         self.h_base, self.h_cand = self.h_base.add(tb), self.h_cand.add(tc)
@@ -234,6 +240,15 @@ class PairedAccumulator:
             return None
         hb, hc = self.limits[metric]
         return (-hb, hc), (0.0, hb), (0.0, hc)
+
+    def paired(self, metric: str, confidence: float) -> tuple[PairedDiff, Moments, Moments,
+                                                               tuple[tuple[float, float], ...] | None]:
+        """The paired difference of one metric (bounded where its values are: module docstring),
+        its base and candidate moments, and its bounds."""
+        d, b, c = self.moments(metric)
+        bounds = self.bounds(metric)
+        moved = int(self.moved[self.metrics.index(metric)])
+        return paired_difference_from_moments(d, confidence, bounds and bounds[0], moved), b, c, bounds
 
     @property
     def score_metric(self) -> str:
@@ -454,9 +469,8 @@ class Comparison:
         def paired(metric: str) -> dict[str, Any] | None:
             if metric not in acc.metrics:
                 return None
-            d, b, c = acc.moments(metric)
-            bounds = acc.bounds(metric)
-            return _diff_dict(paired_difference_from_moments(d, conf, bounds and bounds[0]), b, c, conf, bounds)
+            p, b, c, bounds = acc.paired(metric, conf)
+            return _diff_dict(p, b, c, conf, bounds)
 
         def controlled(metric: str) -> dict[str, Any] | None:
             base = paired(metric)

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.stats.common import check_confidence, scipy_stats, t_crit
-from harness.stats.moments import Moments, constant_interval, is_constant
+from harness.stats.moments import RARE_MIN, Moments, is_constant, rare_interval
 
 
 def _as_1d_float(x: npt.ArrayLike, name: str) -> np.ndarray:
@@ -39,7 +39,8 @@ class PairedDiff:
 
 
 def paired_difference_from_moments(d: Moments, confidence: float = 0.95,
-                                   bounds: tuple[float, float] | None = None) -> PairedDiff:
+                                   bounds: tuple[float, float] | None = None,
+                                   moved: int | None = None) -> PairedDiff:
     """Paired t analysis from streamed :class:`Moments` of the differences.
 
     The p-value is the two-sided one-sample t test of ``mean(d) == 0``
@@ -48,20 +49,28 @@ def paired_difference_from_moments(d: Moments, confidence: float = 0.95,
     zero-width interval and p = 1 if the mean is 0, else p = 0.
 
     ``bounds`` = (a, b), a < 0 < b: every difference is known to lie in [a, b] (of two rates:
-    (-1, 1)). When all differences are equal (e.g. no game moved a rare figure) the interval is
-    then :func:`~harness.stats.moments.constant_interval` rather than zero-width, and the p-value
-    the smallest ``1 - confidence`` at which that interval excludes 0 (1 when the value is 0).
+    (-1, 1)); ``moved``: how many differences are not 0. When fewer than
+    :data:`~harness.stats.moments.RARE_MIN` are (a rare figure the change moved in a few games, or
+    in none) the interval is :func:`~harness.stats.moments.rare_interval` around 0 and p = 1: so
+    few games cannot tell the change's sign (a t interval from them follows the sign they happen
+    to have, or has zero width; either missed the exact difference far more often than
+    1 - confidence, benchmarks/BENCHMARKS.md). When every difference is the same non-zero value,
+    the interval is ``rare_interval`` around it and p the smallest ``1 - confidence`` at which it
+    excludes 0.
     """
     confidence = check_confidence(confidence)
     if d.n < 2:
         mean = d.mean if d.n else math.nan
         return PairedDiff(mean, math.nan, math.nan, math.nan, d.n, confidence, math.nan)
     std = d.std
+    if bounds is not None and (moved is not None and moved < RARE_MIN or is_constant(d, bounds) and d.mean == 0.0):
+        lo, hi = rare_interval(0.0, moved or 0, d.n, bounds, confidence)
+        return PairedDiff(d.mean, lo, hi, std, d.n, confidence, 1.0)
     if bounds is not None and is_constant(d, bounds):
-        lo, hi = constant_interval(d.mean, d.n, bounds, confidence)
+        lo, hi = rare_interval(d.mean, 0, d.n, bounds, confidence)
         a, b = float(bounds[0]), float(bounds[1])
         # the interval holds 0 while q >= c / (c - a) (c > 0), i.e. while 1 - confidence <= 2 (-a / (c - a)) ** n
-        r = 1.0 if d.mean == 0.0 else (-a / (d.mean - a) if d.mean > 0 else b / (b - d.mean))
+        r = -a / (d.mean - a) if d.mean > 0 else b / (b - d.mean)
         return PairedDiff(d.mean, lo, hi, std, d.n, confidence, min(1.0, 2.0 * max(r, 0.0) ** d.n))
     if d.m2 <= 0.0:
         p = 1.0 if d.mean == 0.0 else 0.0
