@@ -250,7 +250,7 @@ def sprt_cmd(args: argparse.Namespace, root: Path) -> None:
         if mine != theirs:
             raise AssertionError(f"{scn}: looks on the played runs gave {mine}, compare --sequential {theirs}")
         print(f"  check, replicate 0, {scn}: compare --sequential and the looks here agree: {theirs}", flush=True)
-    log = (root / "sprt.jsonl").open("w")
+    log = (root / f"sprt-step{args.step}-{args.estimators.replace(',', '+')}.jsonl").open("w")
     counts: dict[tuple[str, str], dict[str, list[int]]] = {}
     for i in range(args.reps):
         base, cand, _ = replicate(root, i, args.games)

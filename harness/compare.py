@@ -18,15 +18,15 @@ a t interval and p-value, both runs' means, a two-sample KS test on the focus ro
 histograms, the per-box mean differences, the change of win and draw rates (:mod:`harness.outcome`), of
 upper-bonus rate and of yatzy rate, each paired with its interval; and the SPRT verdict.
 
-Intervals are Student t intervals over games, except for a figure whose per-game value is bounded
-(a total, a box's score, a 0/1 rate: :func:`value_limits`) and that few games moved: when fewer
-than :data:`harness.stats.moments.RARE_MIN` (5) games have a non-zero difference (rare figures in
-small runs: a box, the draw rate), its difference gets the interval the bounds allow
-(:func:`harness.stats.moments.rare_interval`, e.g. about ±3.7 / n for a rate no game of n moved)
-and p = 1, and a side whose every game gave the same value (no draw at all) gets the same kind of
-interval around that value. Measured against the exact truth, t intervals there had zero width
-or followed the sign of one or two games, and missed the exact value in most such comparisons
-(benchmarks/BENCHMARKS.md, "Sampled statistics against the exact truth").
+Intervals are Student t intervals over games, with two exceptions for rare figures (a box, the
+draw rate) in small runs, where the t interval was measured to miss the exact value far more
+often than stated (benchmarks/BENCHMARKS.md, "Sampled statistics against the exact truth"). A
+paired difference whose per-game value is 0 in most games takes its variance from the k games
+that moved it, so its t quantile has k - 1 degrees of freedom (n - 1 when every game moved). A
+figure whose per-game value is bounded (a total, a box's score, a 0/1 rate: :func:`value_limits`)
+and that no game or one game moved gets the interval the bounds allow,
+:func:`harness.stats.moments.rare_interval` (about ±3.7 / n of the range at 95 % when no game of n
+moved it), and p = 1; so does a side whose every game gave the same value (no draw at all).
 
 Luck adjustment: when both runs were played with ``analyse = true`` (rows carry each seat-game's
 exact ``luck``, :mod:`harness.analysis`), the score's interval, p-value and SPRT use the paired
@@ -57,7 +57,11 @@ each side at alpha/2. Verdict and exit code:
 * 1 "change": a side accepts H1;
 * 2 "inconclusive": no decision with the games played (or fewer than ``--min-games`` paired
   games, default 100: the SPRT's variance comes from the data, and a change that only shows in
-  rare games can look like zero variance in a small sample). A usage error also exits 2 (through
+  rare games can look like zero variance in a small sample; or only 1 to :data:`MIN_MOVED` - 1
+  games whose totals differ between the runs: a variance from so few games made the SPRT decide
+  wrongly at its first looks, measured against the exact difference in
+  benchmarks/BENCHMARKS.md; with none, the runs agree game for game and the SPRT decides on
+  that). A usage error also exits 2 (through
   :class:`~harness.errors.UserError`, one line on stderr, no JSON on stdout): in CI, treat 2 as
   "not proven either way" and read stderr/the JSON to tell the two apart.
 """
@@ -105,6 +109,10 @@ EXIT_NO_CHANGE, EXIT_CHANGE, EXIT_INCONCLUSIVE = 0, 1, 2
 
 #: Default SPRT hypotheses, in points of final score per game.
 DEFAULT_MU0, DEFAULT_MU1 = 0.0, 1.0
+
+#: Fewest games whose totals differ between the runs for a verdict, unless no game's does (module
+#: docstring, "inconclusive").
+MIN_MOVED = 5
 
 #: Fewest paired games for a verdict. The SPRT estimates the variance from the data; a rule change
 #: that only matters in rare games (e.g. yatzy scoring) can show zero variance in a small sample,
@@ -247,8 +255,11 @@ class PairedAccumulator:
         its base and candidate moments, and its bounds."""
         d, b, c = self.moments(metric)
         bounds = self.bounds(metric)
-        moved = int(self.moved[self.metrics.index(metric)])
-        return paired_difference_from_moments(d, confidence, bounds and bounds[0], moved), b, c, bounds
+        return paired_difference_from_moments(d, confidence, bounds and bounds[0], self.moved_games(metric)), b, c, bounds
+
+    def moved_games(self, metric: str) -> int:
+        """How many games the metric's difference is not 0 in."""
+        return int(self.moved[self.metrics.index(metric)])
 
     @property
     def score_metric(self) -> str:
@@ -275,14 +286,15 @@ def value_limits(base: RuleSet, cand: RuleSet, boxes: Sequence[str]) -> dict[str
     return out
 
 
-def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sided: bool, min_games: int = 0
-          ) -> tuple[str, list[SPRTResult]]:
-    """Verdict ("change" / "no change" / "inconclusive") and the SPRT(s) behind it."""
+def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sided: bool, min_games: int = 0,
+          moved: int = 0) -> tuple[str, list[SPRTResult]]:
+    """Verdict ("change" / "no change" / "inconclusive") and the SPRT(s) behind it; ``moved``: the
+    games whose totals differ."""
     if two_sided:
         tests = [sprt_mean(d, mu0, mu1, alpha / 2, beta), sprt_mean(d, mu0, 2 * mu0 - mu1, alpha / 2, beta)]
     else:
         tests = [sprt_mean(d, mu0, mu1, alpha, beta)]
-    if d.n < min_games:
+    if d.n < min_games or 0 < moved < MIN_MOVED:
         return "inconclusive", tests
     if any(t.decision == "H1" for t in tests):
         return "change", tests
@@ -458,7 +470,8 @@ class Comparison:
 
     def verdict(self) -> tuple[str, list[SPRTResult]]:
         s = self.settings
-        return _sprt(self.acc.moments(self.acc.score_metric)[0], s.mu0, s.mu1, s.alpha, s.beta, s.two_sided, s.min_games)
+        return _sprt(self.acc.moments(self.acc.score_metric)[0], s.mu0, s.mu1, s.alpha, s.beta, s.two_sided, s.min_games,
+                     self.acc.moved_games("total"))
 
     def result(self) -> ComparisonResult:
         """What the games folded so far show (``exit_code`` included)."""
@@ -532,7 +545,7 @@ class Comparison:
             "win_rate": controlled("win"),
             "draw_rate": controlled("draw"),
             "sprt": {"mu0": s.mu0, "mu1": s.mu1, "alpha": s.alpha, "beta": s.beta, "two_sided": s.two_sided,
-                     "min_games": s.min_games,
+                     "min_games": s.min_games, "min_moved": MIN_MOVED, "moved": acc.moved_games("total"),
                      "tests": [{"h0": t.h0, "h1": t.h1, "llr": t.llr, "lower": t.lower, "upper": t.upper,
                                 "decision": t.decision, "alpha": t.alpha, "beta": t.beta} for t in tests]},
             "quality": self.quality.result(conf),
@@ -721,8 +734,11 @@ def compare_text(res: ComparisonResult) -> str:
     lines.append(f"SPRT   H0 diff={sig(sp['mu0'], 6)} vs H1 diff={' or '.join(mu_alt)} points, "
                  f"alpha={sig(sp['alpha'], 6)}, beta={sig(sp['beta'], 6)}:  {llrs}")
     short = r["games"] < sp["min_games"]
+    few = 0 < sp["moved"] < sp["min_moved"]
     lines.append(f"verdict: {r['verdict'].upper()} (exit {r['exit_code']})"
-                 + (f": fewer than --min-games {sp['min_games']} paired games" if short else ""))
+                 + (f": fewer than --min-games {sp['min_games']} paired games" if short else "")
+                 + (f"{' and' if short else ':'} the totals differ in only {sp['moved']} games (the SPRT waits "
+                    f"for {sp['min_moved']})" if few else ""))
     lines.append("")
     if r["distribution"]:
         d = r["distribution"]

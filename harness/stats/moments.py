@@ -205,11 +205,6 @@ def is_constant(m: Moments, bounds: tuple[float, float]) -> bool:
     return m.n >= 1 and m.m2 <= m.n * (1e-12 * (bounds[1] - bounds[0])) ** 2
 
 
-#: Fewest observations away from a bounded variable's usual value for a t interval: with fewer
-#: (a rare figure that moved in only a few games), :func:`rare_interval`.
-RARE_MIN = 5
-
-
 def rare_interval(usual: float, k: int, n: int, bounds: tuple[float, float], confidence: float) -> tuple[float, float]:
     """Interval for the mean of a variable known to lie in ``bounds`` = (a, b) that took a value
     other than ``usual`` in only ``k`` of ``n`` observations: ``[usual - (usual - a) q, usual + (b -
