@@ -19,6 +19,16 @@ histograms (the histograms themselves are in ``score_histograms``, per group of 
 per-box mean differences, the change of win and draw rates (:mod:`harness.outcome`), of
 upper-bonus rate and of yatzy rate, each paired with its interval; and the SPRT verdict.
 
+Intervals are Student t intervals over games, with two exceptions for rare figures (a box, the
+draw rate) in small runs, where the t interval was measured to miss the exact value far more
+often than stated (benchmarks/BENCHMARKS.md, "Sampled statistics against the exact truth"). A
+paired difference whose per-game value is 0 in most games takes its variance from the k games
+that moved it, so its t quantile has k - 1 degrees of freedom (n - 1 when every game moved). A
+figure whose per-game value is bounded (a total, a box's score, a 0/1 rate: :func:`value_limits`)
+and that no game or one game moved gets the interval the bounds allow,
+:func:`harness.stats.moments.rare_interval` (about ±3.7 / n of the range at 95 % when no game of n
+moved it), and p = 1; so does a side whose every game gave the same value (no draw at all).
+
 Luck adjustment: when both runs were played with ``analyse = true`` (rows carry each seat-game's
 exact ``luck``, :mod:`harness.analysis`), the score's interval, p-value and SPRT use the paired
 difference of luck-adjusted scores ``total - luck`` instead of the plain totals. Each luck term has
@@ -48,7 +58,11 @@ each side at alpha/2. Verdict and exit code:
 * 1 "change": a side accepts H1;
 * 2 "inconclusive": no decision with the games played (or fewer than ``--min-games`` paired
   games, default 100: the SPRT's variance comes from the data, and a change that only shows in
-  rare games can look like zero variance in a small sample). A usage error also exits 2 (through
+  rare games can look like zero variance in a small sample; or only 1 to :data:`MIN_MOVED` - 1
+  games whose totals differ between the runs: a variance from so few games made the SPRT decide
+  wrongly at its first looks, measured against the exact difference in
+  benchmarks/BENCHMARKS.md; with none, the runs agree game for game and the SPRT decides on
+  that). A usage error also exits 2 (through
   :class:`~harness.errors.UserError`, one line on stderr, no JSON on stdout): in CI, treat 2 as
   "not proven either way" and read stderr/the JSON to tell the two apart.
 """
@@ -66,7 +80,7 @@ import numpy as np
 from harness.errors import UserError
 from harness.outcome import DEFINITION, DRAW, WIN
 from harness.jsonable import jsonable
-from harness.rules import load_rules
+from harness.rules import RuleSet, load_rules
 from harness.runconfig import RunConfig, resolve_config_path
 from harness.rundir import RunInfo, chunk_columns, iter_windows, load_manifest, load_run
 from harness.quality import (
@@ -96,6 +110,10 @@ EXIT_NO_CHANGE, EXIT_CHANGE, EXIT_INCONCLUSIVE = 0, 1, 2
 
 #: Default SPRT hypotheses, in points of final score per game.
 DEFAULT_MU0, DEFAULT_MU1 = 0.0, 1.0
+
+#: Fewest games whose totals differ between the runs for a verdict, unless no game's does (module
+#: docstring, "inconclusive").
+MIN_MOVED = 5
 
 #: Fewest paired games for a verdict. The SPRT estimates the variance from the data; a rule change
 #: that only matters in rare games (e.g. yatzy scoring) can show zero variance in a small sample,
@@ -156,6 +174,8 @@ class PairedAccumulator:
     ybox: tuple[str | None, str | None]
     wins: bool
     luck: bool = False
+    #: per metric whose values are known to lie in [0, hi]: (hi in BASE, hi in CANDIDATE)
+    limits: dict[str, tuple[float, float]] = field(default_factory=dict)
     n: int = 0
     metrics: list[str] = field(default_factory=list)
     base: VecMoments = field(init=False)
@@ -173,6 +193,8 @@ class PairedAccumulator:
                         + (["adjusted", "edge"] if self.luck else []))
         m = len(self.metrics)
         self.base, self.cand, self.diff = VecMoments.empty(m), VecMoments.empty(m), VecMoments.empty(m)
+        #: per metric, the games whose difference is not 0 (the games that moved it)
+        self.moved = np.zeros(m, dtype=np.int64)
         self._cv_cols = [self.metrics.index(k) for k in ("win", "draw", "edge") if k in self.metrics]
         self.cv = CoMoments.empty(len(self._cv_cols))
         self.groups = list(dict.fromkeys((s.base, s.candidate) for s in self.focus))
@@ -225,6 +247,7 @@ class PairedAccumulator:
         self.cand.add(gc)
         dg = gc - gb
         self.diff.add(dg)
+        self.moved += np.count_nonzero(dg, axis=0)
         if self.luck and self.wins:
             self.cv.add(dg[:, self._cv_cols])
         self.hists = [(hb.add(tb[:, cols]), hc.add(tc[:, cols]))
@@ -235,6 +258,25 @@ class PairedAccumulator:
         """(difference, base, candidate) moments of one metric."""
         j = self.metrics.index(metric)
         return self.diff.get(j), self.base.get(j), self.cand.get(j)
+
+    def bounds(self, metric: str) -> tuple[tuple[float, float], ...] | None:
+        """(difference, base, candidate) bounds of a per-game value, or None (luck terms)."""
+        if metric not in self.limits:
+            return None
+        hb, hc = self.limits[metric]
+        return (-hb, hc), (0.0, hb), (0.0, hc)
+
+    def paired(self, metric: str, confidence: float) -> tuple[PairedDiff, Moments, Moments,
+                                                               tuple[tuple[float, float], ...] | None]:
+        """The paired difference of one metric (bounded where its values are: module docstring),
+        its base and candidate moments, and its bounds."""
+        d, b, c = self.moments(metric)
+        bounds = self.bounds(metric)
+        return paired_difference_from_moments(d, confidence, bounds and bounds[0], self.moved_games(metric)), b, c, bounds
+
+    def moved_games(self, metric: str) -> int:
+        """How many games the metric's difference is not 0 in."""
+        return int(self.moved[self.metrics.index(metric)])
 
     @property
     def score_metric(self) -> str:
@@ -250,14 +292,26 @@ class PairedAccumulator:
         return control_variate_mean(self.cv, names.index(metric), names.index("edge"), 0.0, confidence)
 
 
-def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sided: bool, min_games: int = 0
-          ) -> tuple[str, list[SPRTResult]]:
-    """Verdict ("change" / "no change" / "inconclusive") and the SPRT(s) behind it."""
+def value_limits(base: RuleSet, cand: RuleSet, boxes: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """The largest per-game value of each bounded metric in each rule set (the lowest is 0): the
+    total, the 0/1 rates and each shared box's score; luck terms have no such bound."""
+    out: dict[str, tuple[float, float]] = {"total": (base.max_total(), cand.max_total())}
+    out |= {k: (1.0, 1.0) for k in ("bonus", "yatzy", "win", "draw")}
+    bm, cm = base.box_max(), cand.box_max()
+    for b in boxes:
+        out[f"box:{b}"] = (base.columns * float(bm[base.box_index(b)]), cand.columns * float(cm[cand.box_index(b)]))
+    return out
+
+
+def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sided: bool, min_games: int = 0,
+          moved: int = 0) -> tuple[str, list[SPRTResult]]:
+    """Verdict ("change" / "no change" / "inconclusive") and the SPRT(s) behind it; ``moved``: the
+    games whose totals differ."""
     if two_sided:
         tests = [sprt_mean(d, mu0, mu1, alpha / 2, beta), sprt_mean(d, mu0, 2 * mu0 - mu1, alpha / 2, beta)]
     else:
         tests = [sprt_mean(d, mu0, mu1, alpha, beta)]
-    if d.n < min_games:
+    if d.n < min_games or 0 < moved < MIN_MOVED:
         return "inconclusive", tests
     if any(t.decision == "H1" for t in tests):
         return "change", tests
@@ -282,8 +336,9 @@ def score_histograms(acc: PairedAccumulator) -> list[dict[str, Any]]:
     return out
 
 
-def _diff_dict(p: PairedDiff, base: Moments, cand: Moments, confidence: float) -> dict[str, Any]:
-    cb, cc = mean_ci(base, confidence), mean_ci(cand, confidence)
+def _diff_dict(p: PairedDiff, base: Moments, cand: Moments, confidence: float,
+               bounds: tuple[tuple[float, float], ...] | None = None) -> dict[str, Any]:
+    cb, cc = (mean_ci(base, confidence, bounds and bounds[1]), mean_ci(cand, confidence, bounds and bounds[2]))
     return {"base": cb.mean, "base_ci": [cb.lo, cb.hi], "candidate": cc.mean, "candidate_ci": [cc.lo, cc.hi],
             "diff": p.mean, "diff_ci": [p.lo, p.hi], "diff_std": p.std, "p_value": p.p_value, "games": p.n}
 
@@ -426,7 +481,7 @@ class Comparison:
             self.luck_note = (f"plain comparison (no luck adjustment): only {'BASE' if lb else 'CANDIDATE'} carries "
                               f"luck ({why_c or why_b}); play both with analyse = true (run --analyse) to adjust")
         self.acc = PairedAccumulator(self.focus, boxes, (yatzy_box(self.base.rules), yatzy_box(self.cand.rules)), wins,
-                                     self.luck)
+                                     self.luck, limits=value_limits(self.base.rules, self.cand.rules, boxes))
         # game quality over every seat of both runs (not only the focus), on the columns both carry
         common = chunk_columns(self.base) & chunk_columns(self.cand)
         self.quality = QualityComparison(QualityModel(self.base, settings.quality, common, self.luck),
@@ -452,7 +507,8 @@ class Comparison:
 
     def verdict(self) -> tuple[str, list[SPRTResult]]:
         s = self.settings
-        return _sprt(self.acc.moments(self.acc.score_metric)[0], s.mu0, s.mu1, s.alpha, s.beta, s.two_sided, s.min_games)
+        return _sprt(self.acc.moments(self.acc.score_metric)[0], s.mu0, s.mu1, s.alpha, s.beta, s.two_sided, s.min_games,
+                     self.acc.moved_games("total"))
 
     def result(self) -> ComparisonResult:
         """What the games folded so far show (``exit_code`` included)."""
@@ -463,8 +519,8 @@ class Comparison:
         def paired(metric: str) -> dict[str, Any] | None:
             if metric not in acc.metrics:
                 return None
-            d, b, c = acc.moments(metric)
-            return _diff_dict(paired_difference_from_moments(d, conf), b, c, conf)
+            p, b, c, bounds = acc.paired(metric, conf)
+            return _diff_dict(p, b, c, conf, bounds)
 
         def controlled(metric: str) -> dict[str, Any] | None:
             base = paired(metric)
@@ -527,7 +583,7 @@ class Comparison:
             "win_rate": controlled("win"),
             "draw_rate": controlled("draw"),
             "sprt": {"mu0": s.mu0, "mu1": s.mu1, "alpha": s.alpha, "beta": s.beta, "two_sided": s.two_sided,
-                     "min_games": s.min_games,
+                     "min_games": s.min_games, "min_moved": MIN_MOVED, "moved": acc.moved_games("total"),
                      "tests": [{"h0": t.h0, "h1": t.h1, "llr": t.llr, "lower": t.lower, "upper": t.upper,
                                 "decision": t.decision, "alpha": t.alpha, "beta": t.beta} for t in tests]},
             "quality": self.quality.result(conf),
@@ -753,8 +809,11 @@ def body_lines(r: Mapping[str, Any]) -> list[str]:
     lines.append(f"SPRT   H0 diff={sig(sp['mu0'], 6)} vs H1 diff={' or '.join(mu_alt)} points, "
                  f"alpha={sig(sp['alpha'], 6)}, beta={sig(sp['beta'], 6)}:  {llrs}")
     short = r["games"] < sp["min_games"]
+    few = 0 < sp["moved"] < sp["min_moved"]
     lines.append(f"verdict: {r['verdict'].upper()} (exit {r['exit_code']})"
-                 + (f": fewer than --min-games {sp['min_games']} paired games" if short else ""))
+                 + (f": fewer than --min-games {sp['min_games']} paired games" if short else "")
+                 + (f"{' and' if short else ':'} the totals differ in only {sp['moved']} games (the SPRT waits "
+                    f"for {sp['min_moved']})" if few else ""))
     lines.append("")
     if r["distribution"]:
         d = r["distribution"]

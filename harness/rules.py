@@ -193,6 +193,11 @@ class RuleSet:
         bonus = self.bonus_value if upper >= self.threshold else 0
         return int(m.sum()) + bonus
 
+    def max_total(self) -> int:
+        """An upper bound of a player's total: every column perfect and every box but one scored
+        with an extra yatzy bonus (scores are never negative, so 0 is the lower bound)."""
+        return self.columns * (self.perfect_score() + max(self.n_boxes - 1, 0) * int(self.extra_yatzy_bonus))
+
     def with_settings(self, overrides: Mapping[str, Any] | Iterable[str]) -> RuleSet:
         """A new rule set from the same spec with settings changed (a dict or ``KEY=VALUE`` strings);
         the overrides this rule set already had are kept unless changed again."""

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as sps
 
 from harness.cli import main
-from harness.compare import Comparison, CompareSettings, compare_runs
+from harness.compare import Comparison, CompareSettings, compare_runs, compare_text
 from harness.errors import UserError
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.report_helpers import MINI_RULES, errorbars, layout_problems, write_run
@@ -32,6 +32,46 @@ def fh_pair(tmp_path_factory):
     return base, cand
 
 
+def test_figures_few_games_moved_get_the_interval_their_bounds_allow(fh_pair):
+    """A flat full house leaves most boxes' scores unchanged in every one of the 400 games and
+    moves some in one game: their interval is the Clopper-Pearson bound on the games that move
+    them, scaled by the box's highest score (a t interval would have zero width, or follow that
+    game's sign; in small comparisons such intervals missed the exact difference most of the time,
+    benchmarks/BENCHMARKS.md). A box moved in some games has a t interval whose degrees of
+    freedom are those games'."""
+    from harness.rules import load_rules
+
+    (bdir, brows), (cdir, crows) = fh_pair
+    r = compare_runs(bdir, cdir, CompareSettings(mu1=4))
+    m = brows.merge(crows, on=["lineup", "game", "seat"], suffixes=("_b", "_c"))
+    rules = load_rules("scandinavian")
+    q = 1 - 0.025 ** (1 / 400)
+    still = [b for b in rules.box_names if (m[f"{b}_c"] == m[f"{b}_b"]).all()]
+    assert len(still) >= 5
+    boxes = {b["box"]: b for b in r.boxes}
+    for b in still:
+        top = float(rules.box_max()[rules.box_index(b)])
+        assert boxes[b]["diff"] == 0 and boxes[b]["p_value"] == 1
+        assert boxes[b]["diff_ci"] == pytest.approx([-top * q, top * q], rel=1e-12)
+    # boxes that moved in 1..4 games: the Clopper-Pearson bound for that many games, p = 1
+    moved = {b: int((m.groupby("game")[f"{b}_c"].sum() != m.groupby("game")[f"{b}_b"].sum()).sum())
+             for b in rules.box_names}
+    once = [b for b, k in moved.items() if k == 1]
+    assert once
+    q1 = sps.beta.ppf(0.975, 2, 399)
+    for b in once:
+        top = float(rules.box_max()[rules.box_index(b)])
+        assert boxes[b]["diff_ci"] == pytest.approx([-top * q1, top * q1], rel=1e-9) and boxes[b]["p_value"] == 1
+    # full house moved in some games, not all: a t interval with (games moved - 1) degrees of freedom
+    d = m.assign(d=m["full_house_c"] - m["full_house_b"]).groupby("game")["d"].mean()
+    assert 1 < moved["full_house"] < 400
+    half = sps.t.ppf(0.975, moved["full_house"] - 1) * d.std(ddof=1) / math.sqrt(400)
+    assert boxes["full_house"]["diff_ci"] == pytest.approx([d.mean() - half, d.mean() + half], rel=1e-9)
+    assert boxes["full_house"]["diff_ci"][0] > 0
+    lines = {ln.split()[0]: ln for ln in compare_text(r).splitlines() if ln.startswith("  ")}
+    assert not any(lines[b].endswith("*") for b in still) and lines["full_house"].endswith("*")
+
+
 def test_paired_statistics_match_pandas(fh_pair):
     (bdir, brows), (cdir, crows) = fh_pair
     r = compare_runs(bdir, cdir, CompareSettings(mu1=4))
@@ -39,13 +79,17 @@ def test_paired_statistics_match_pandas(fh_pair):
     assert len(m) == 800
     # the unit is the game: the mean over both seats of each game's difference
     per_game = m.assign(d=m["total_c"] - m["total_b"]).groupby("game")["d"].mean()
-    t = sps.ttest_1samp(per_game, 0.0)
-    half = sps.t.ppf(0.975, 399) * per_game.std(ddof=1) / math.sqrt(400)
+    # the t statistic of the paired differences, with k - 1 degrees of freedom for the k games the
+    # change moved (the other games' differences are exact zeros)
+    k = int((per_game != 0).sum())
+    assert 1 < k < 400 and r.sprt["moved"] == k
+    t = sps.ttest_1samp(per_game, 0.0).statistic
+    half = sps.t.ppf(0.975, k - 1) * per_game.std(ddof=1) / math.sqrt(400)
     sc = r.score
     assert r.games == 400 and r.rows_per_game == 2
     assert sc["diff"] == pytest.approx(per_game.mean(), rel=1e-12)
     assert sc["diff_ci"] == pytest.approx([per_game.mean() - half, per_game.mean() + half], rel=1e-9)
-    assert sc["p_value"] == pytest.approx(t.pvalue, rel=1e-6, abs=1e-300)
+    assert sc["p_value"] == pytest.approx(2 * sps.t.sf(abs(t), k - 1), rel=1e-6, abs=1e-300)
     assert sc["base"] == pytest.approx(brows["total"].mean()) and sc["candidate"] == pytest.approx(crows["total"].mean())
     ks = sps.ks_2samp(brows["total"], crows["total"])
     assert r.distribution["statistic"] == pytest.approx(ks.statistic, abs=1e-12)
@@ -211,11 +255,16 @@ def test_sequential_stops_when_the_sprt_decides(tmp_path, capsys):
     d = json.loads(capsys.readouterr().out)
     looks = d["sequential"]["looks"]
     # yatzies score their dice on top: ~ +0.2 points a game, nearer 0 than 1: H0 at the first look
-    # with at least --min-games (100) paired games; before that the verdict waits
+    # with at least --min-games (100) paired games and 5 games whose totals differ (a yatzy in
+    # either run: fewer than 5 of the first 120 games here); before that the verdict waits
     assert code == 0 and d["verdict"] == "no change"
-    assert [x["games"] for x in looks] == [40, 80, 120]
-    assert [x["verdict"] for x in looks] == ["inconclusive", "inconclusive", "no change"]
-    assert d["games"] == 120
+    assert [x["games"] for x in looks] == [40, 80, 120, 160]
+    assert [x["verdict"] for x in looks] == ["inconclusive", "inconclusive", "inconclusive", "no change"]
+    assert d["games"] == 160 and d["sprt"]["moved"] >= d["sprt"]["min_moved"] == 5
+    c = Comparison(out / "base", out / "candidate", CompareSettings(mu1=1))
+    c.update(until=120)
+    assert c.verdict()[0] == "inconclusive" and 0 < c.acc.moved_games("total") < 5
+    assert "the totals differ in only" in compare_text(c.result())
     m = json.loads((out / "base" / "manifest.json").read_text())
     assert m["games"] == d["games"]
     assert main(["compare", str(base), str(cand), "--sequential", "--out", str(tmp_path / "x")]) == 2

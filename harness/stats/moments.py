@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from harness.stats.common import check_confidence, t_crit
+from harness.stats.common import check_confidence, scipy_stats, t_crit
 
 
 @dataclass(frozen=True)
@@ -199,12 +199,38 @@ class MeanCI:
     confidence: float
 
 
-def mean_ci(x: npt.ArrayLike | Moments, confidence: float = 0.95) -> MeanCI:
+def is_constant(m: Moments, bounds: tuple[float, float]) -> bool:
+    """Whether every observation of ``m`` (n >= 1) had the same value, up to float rounding on the
+    scale of ``bounds``."""
+    return m.n >= 1 and m.m2 <= m.n * (1e-12 * (bounds[1] - bounds[0])) ** 2
+
+
+def rare_interval(usual: float, k: int, n: int, bounds: tuple[float, float], confidence: float) -> tuple[float, float]:
+    """Interval for the mean of a variable known to lie in ``bounds`` = (a, b) that took a value
+    other than ``usual`` in only ``k`` of ``n`` observations: ``[usual - (usual - a) q, usual + (b -
+    usual) q]``, where q is the Clopper-Pearson upper limit for k events in n (Clopper & Pearson
+    1934, *Biometrika* 26:404-413; for k = 0, ``1 - ((1 - confidence) / 2) ** (1 / n)``, about
+    3.7 / n at 95 %): at that confidence another value has probability at most q, and lies in
+    [a, b]. Valid whatever those few values were; a t interval from them is not (with all n equal
+    it has zero width, with one or two it follows their sign)."""
+    a, b = float(bounds[0]), float(bounds[1])
+    alpha = 1.0 - check_confidence(confidence)
+    if k == 0:
+        q = 1.0 - (0.5 * alpha) ** (1.0 / n)
+    else:
+        q = 1.0 if k >= n else float(scipy_stats().beta.ppf(1.0 - 0.5 * alpha, k + 1, n - k))
+    return usual - (usual - a) * q, usual + (b - usual) * q
+
+
+def mean_ci(x: npt.ArrayLike | Moments, confidence: float = 0.95,
+            bounds: tuple[float, float] | None = None) -> MeanCI:
     """Student-t confidence interval for the mean.
 
     ``x`` is a 1-D array of observations (any real dtype) or a :class:`Moments`
     built from them. ``std`` is the sample standard deviation (ddof=1).
     With n < 2 the interval (and std) is NaN; with n == 0 the mean is NaN too.
+    ``bounds`` = (a, b): every value is known to lie in [a, b] (a rate: (0, 1)); a sample whose
+    values are all equal then gets :func:`rare_interval` (k = 0) instead of a zero-width interval.
     """
     confidence = check_confidence(confidence)
     m = x if isinstance(x, Moments) else Moments.of(x)
@@ -212,5 +238,7 @@ def mean_ci(x: npt.ArrayLike | Moments, confidence: float = 0.95) -> MeanCI:
         return MeanCI(math.nan, math.nan, math.nan, math.nan, 0, confidence)
     if m.n < 2:
         return MeanCI(m.mean, math.nan, math.nan, math.nan, m.n, confidence)
+    if bounds is not None and is_constant(m, bounds):
+        return MeanCI(m.mean, *rare_interval(m.mean, 0, m.n, bounds, confidence), m.std, m.n, confidence)
     half = t_crit(confidence, m.n - 1) * m.sem
     return MeanCI(m.mean, m.mean - half, m.mean + half, m.std, m.n, confidence)

@@ -73,6 +73,19 @@ def test_mean_ci_degenerate():
         mean_ci(np.array([1.0, 2.0]), confidence=1.0)
 
 
+def test_mean_ci_of_a_constant_bounded_sample():
+    """A rate that never happened in n games (no draw in 300): [0, Clopper-Pearson's 0-of-n upper
+    limit] instead of [0, 0]; a constant value inside the bounds widens towards both."""
+    q = 1 - 0.025 ** (1 / 300)
+    r = mean_ci(np.zeros(300), 0.95, (0.0, 1.0))
+    assert (r.lo, r.hi) == (0.0, pytest.approx(q, rel=1e-12)) and q == pytest.approx(3.69 / 300, rel=0.01)
+    h = mean_ci(np.full(300, 0.5), 0.95, (0.0, 1.0))
+    assert (h.lo, h.hi) == (pytest.approx(0.5 - 0.5 * q, rel=1e-12), pytest.approx(0.5 + 0.5 * q, rel=1e-12))
+    assert mean_ci(np.zeros(300)).hi == 0.0  # no bounds: unchanged
+    x = np.array([0.0, 1.0, 0.0])
+    assert mean_ci(x, 0.95, (0.0, 1.0)) == mean_ci(x, 0.95)  # values differ: the t interval
+
+
 def test_comoments_streamed_in_blocks_match_numpy():
     rng = np.random.default_rng(11)
     x = rng.normal(size=(1000, 3)) @ np.array([[1.0, 0.5, 0.0], [0.0, 1.0, 0.3], [0.0, 0.0, 2.0]]) + 100.0
