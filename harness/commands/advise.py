@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from harness.commands.options import (add_cache_dir_option, add_records_options, add_set_option, describe, print_json,
-                                      read_games)
+from harness.commands.options import (add_cache_dir_option, add_records_options, add_set_option, describe, listed,
+                                      print_json, stream_games)
 from harness.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: the library loads in run(), so that `advise --help` stays fast
@@ -189,19 +189,28 @@ def _record_of(source: str, game: str, lineup: int | None, args: argparse.Namesp
             raise UserError(f"--game {game}: a run's games are numbered from 0") from None
         ((_, rec),) = list(records_of_run(source, lineup=lineup or 0, games=[g]))
         return rec, run_rules(source)  # checked by position_from_record
-    res = read_games(source, args, show=False)
-    if lineup is not None and all(lu is None for lu in res.lineups):
+    from harness.record import NoUsableGame
+
+    stream = stream_games(source, args, show=False)  # a batch at a time: only the game asked for is kept
+    hits, ids, lineups = [], [], False
+    try:
+        for part in stream:
+            lineups = lineups or any(lu is not None for lu in part.lineups)
+            ids += [str(r.game) for r in part.games[:max(0, 6 - len(ids))]]
+            hits += [(rec, lu, rules) for rec, lu, rules in zip(part.games, part.lineups, part.rules)
+                     if _same_game(rec.game, game) and (lineup is None or lu == lineup)]
+    except NoUsableGame as exc:
+        raise listed(exc) from None
+    if lineup is not None and not lineups:
         raise UserError(f"{source} has no lineups (only a run's Parquet records do): leave out --lineup")
-    hits = [(rec, lu, rules) for rec, lu, rules in zip(res.games, res.lineups, res.rules)
-            if _same_game(rec.game, game) and (lineup is None or lu == lineup)]
     if not hits:
-        for bad in res.errors:
+        for bad in stream.errors:
             if bad.game is not None and _same_game(bad.game, game):
                 raise UserError(bad.message)
-        ids = [str(r.game) for r in res.games]
-        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+        n = stream.games
+        shown = ", ".join(ids[:5]) + (", ..." if n > 5 else "")
         where = f" lineup {lineup}" if lineup is not None else ""
-        raise UserError(f"game {game} is not in {source}{where} ({len(ids)} game{'s' * (len(ids) != 1)}: {shown})")
+        raise UserError(f"game {game} is not in {source}{where} ({n} game{'s' * (n != 1)}: {shown})")
     if len(hits) > 1:
         lus = sorted({lu for _, lu, _ in hits if lu is not None})
         how = f"give --lineup ({', '.join(map(str, lus))})" if len(lus) > 1 else "keep one game per id"

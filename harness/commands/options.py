@@ -113,8 +113,9 @@ MAX_LINE_BYTES = 4 << 20
 
 
 def add_records_options(p: Any) -> None:
-    """How game records (untrusted input) are read: ``--rules-dir`` (repeatable) and
-    ``--max-line-bytes``. The command then reads them with :func:`read_games`."""
+    """How game records (untrusted input) are read: ``--rules-dir`` (repeatable),
+    ``--max-line-bytes`` and ``--quiet`` (:func:`add_quiet_option`). The command then reads them
+    with :func:`stream_games`."""
     p.add_argument("--rules-dir", action="append", metavar="DIR",
                    help="a directory whose rule files the records may name (repeatable); without it a record "
                         "names a built-in rule set or carries its rule set inline (a run directory's records "
@@ -123,34 +124,51 @@ def add_records_options(p: Any) -> None:
                    default=MAX_LINE_BYTES, metavar="N",
                    help="a line of a records file (a Parquet row's record) longer than N bytes is a bad game, "
                         "skipped without being read")
+    add_quiet_option(p)
 
 
-def read_games(source: str, args: argparse.Namespace, *, show: bool = True) -> Any:
-    """:func:`harness.record.read_records` of ``source`` with the options of
-    :func:`add_records_options`: every bad game on stderr, one line each (with ``show``; else the
-    command shows them), and when none is usable, every one of them before the error."""
+def add_quiet_option(p: Any) -> None:
+    """``--quiet``: no progress bar; :func:`quiet` says whether to draw one."""
+    p.add_argument("--quiet", action="store_true", help="no progress bar (there is none when stderr is no terminal)")
+
+
+def quiet(args: argparse.Namespace) -> bool:
+    """No progress bar: ``--quiet`` was given, or stderr is no terminal (a log file, a pipe)."""
+    return bool(getattr(args, "quiet", False)) or not sys.stderr.isatty()
+
+
+def stream_games(source: str, args: argparse.Namespace, *, show: bool = True) -> Any:
+    """A :class:`harness.record.RecordStream` of ``source`` with the options of
+    :func:`add_records_options`: a progress bar on stderr (unless :func:`quiet`), and with ``show``
+    every bad game on stderr, one line each, as its batch is read. A source that cannot be read
+    is a :class:`UserError` at once; one without a usable game ends its walk with
+    :class:`harness.record.NoUsableGame` (:func:`listed` makes its error)."""
     # imported here: `COMMAND --help` must not pay for numpy (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.record import NoUsableGame, read_records
+    from harness.record import NoUsableGame, RecordStream
 
     try:
-        res = read_records(source, max_line_bytes=args.max_line_bytes, rules_dirs=args.rules_dir or ())
-    except NoUsableGame as exc:
+        return RecordStream(source, max_line_bytes=args.max_line_bytes, rules_dirs=args.rules_dir or (),
+                            quiet=quiet(args), on_bad=_show_one if show else None)
+    except NoUsableGame as exc:  # a run directory is read (and checked) whole at once
         raise listed(exc) from None
-    if show:
-        show_bad(res.errors)
-    return res
+
+
+def _show_one(b: Any) -> None:
+    from tqdm import tqdm  # imported here, as numpy is: `COMMAND --help` does not load it
+
+    tqdm.write(b.message, file=sys.stderr)  # above a progress bar, which is drawn again below it
 
 
 def show_bad(bad: Iterable[Any]) -> None:
     """Bad games (:class:`harness.record.BadGame`) on stderr, one line each."""
     for b in bad:
-        print(b.message, file=sys.stderr)
+        _show_one(b)
 
 
-def listed(exc: Any) -> UserError:
-    """A :class:`harness.record.NoUsableGame`'s every bad game on stderr; returns the error to
-    raise, its headline (the first bad game not repeated)."""
-    show_bad(exc.bad)
+def listed(exc: Any, shown: int = 0) -> UserError:
+    """A :class:`harness.record.NoUsableGame`'s every bad game on stderr (but the first ``shown``,
+    listed already); returns the error to raise, its headline (the first bad game not repeated)."""
+    show_bad(exc.bad[shown:])
     h = exc.headline
     return UserError(f"{h[:-1]}, listed above)" if h.endswith(")") and exc.bad else h)
 
@@ -220,6 +238,6 @@ def console_logging(level: int = logging.WARNING) -> None:
 
 
 __all__ = ["MAX_LINE_BYTES", "RUN_LOG_ONLY", "HelpFormatter", "add_cache_dir_option", "add_quality_options",
-           "add_records_options", "add_set_option", "confidence_arg", "console_logging", "describe", "examples",
-           "listed", "new_out_dir", "number_arg", "print_json", "quality_options", "read_games", "say",
-           "show_bad"]
+           "add_quiet_option", "add_records_options", "add_set_option", "confidence_arg", "console_logging", "describe",
+           "examples", "listed", "new_out_dir", "number_arg", "print_json", "quality_options", "quiet", "say", "show_bad",
+           "stream_games"]
