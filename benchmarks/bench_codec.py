@@ -31,6 +31,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,16 +60,26 @@ def _play(tree: Path, root: Path, games: int, seats: str) -> Path:
     return out
 
 
-def _measure(tree: Path, cmd: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS MiB) of ``cmd`` under /usr/bin/time -v, with ``tree`` first on the path."""
-    p = subprocess.run(["/usr/bin/time", "-v", *_cli(tree), *cmd], cwd=tree, env=_env(tree), capture_output=True,
-                       text=True)
+class Measured(NamedTuple):
+    """One command under ``/usr/bin/time -v``: wall clock, CPU (user + system) seconds, peak RSS MiB."""
+
+    wall: float
+    cpu: float
+    rss: float
+
+
+def _measure(tree: Path, cmd: list[str], cli: list[str] | None = None) -> Measured:
+    """``cmd`` under /usr/bin/time -v, with ``tree`` first on the path (it must succeed); ``cli``: how
+    the command line starts (default: the ``yatzy-harness`` script, else ``python -m harness.cli``)."""
+    p = subprocess.run(["/usr/bin/time", "-v", *(cli or _cli(tree)), *cmd], cwd=tree, env=_env(tree),
+                       capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{cmd} failed in {tree}:\n{p.stderr[-3000:]}")
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", p.stderr).group(1)
     secs = sum(float(x) * 60 ** i for i, x in enumerate(reversed(wall.split(":"))))
+    cpu = sum(float(re.search(rf"{what} time \(seconds\): (\S+)", p.stderr).group(1)) for what in ("User", "System"))
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1))
-    return secs, rss / 1024
+    return Measured(secs, cpu, rss / 1024)
 
 
 def _commands(run: Path, out: Path) -> dict[str, tuple[list[str], Path]]:
@@ -112,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             got = {}
             for i, tree in enumerate(trees):
                 cmd, path = _commands(runs[g], root / f"out-{i}-{g}")[what]
-                secs, rss = _measure(tree, cmd)
+                secs, _, rss = _measure(tree, cmd)
                 got[tree] = _result(what, path)
                 rows.append((what, g, tree, secs, rss))
                 print(f"{what} {g:,} games, {tree}: {secs:.1f} s, {rss:.0f} MiB", flush=True)

@@ -52,6 +52,7 @@ from harness.codec import GameId, GameRecord, KernelArrays, RunRecords, Turn, ar
 from harness.errors import UserError
 from harness.engine import Recording
 from harness.positions import TIE, Advisor, Position
+from harness.record import RecordStream
 from harness.rules import RuleSet
 
 #: Decisions whose regret is above this are errors (the tie tolerance of the advisor).
@@ -398,11 +399,25 @@ def analyse_record(record: GameRecord, details: bool = False, cache_dir: Any = N
     return Analyser(record.load_rules(), cache_dir).record(record, details)
 
 
-def decision_batches(records: Sequence[GameRecord] | RunRecords, games: int, cache_dir: Any = None,
+def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, games: int, cache_dir: Any = None,
                      analyser: Analyser | None = None, rules: RuleSet | None = None
                      ) -> Iterator[tuple[int, DecisionTable]]:
     """:func:`decision_table` of ``records`` ``games`` games at a time: (games in the batch, its
-    table) per batch, in order (a big log walked in bounded memory; the same checks)."""
+    table) per batch, in order (a big log walked in bounded memory; the same checks). A
+    :class:`harness.record.RecordStream` is walked batch by batch with one analyser (a batch of
+    another rule set than those before is the same :class:`UserError` as a mix)."""
+    if isinstance(records, RecordStream):
+        an, keys = analyser, set()
+        for part in records:
+            if part.arrays is not None:
+                an = an or Analyser(part.arrays.load_rules(), cache_dir)
+                yield from decision_batches(part.arrays, games, analyser=an)
+                continue
+            recs = list(part.games)
+            keys |= _rules_keys(recs)
+            an = _analyser_of(recs, cache_dir, an, part.rules[0] if part.rules else None, keys)
+            yield from decision_batches(recs, games, analyser=an)
+        return
     if isinstance(records, RunRecords):
         if not len(records):
             raise UserError("no game records to analyse")
@@ -422,14 +437,20 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords, games: int, cac
         yield len(part), table
 
 
+def _rules_keys(recs: Sequence[GameRecord]) -> set[tuple[Any, ...]]:
+    """The rule sets and settings of ``recs``, each as a key (inline rule sets by their content)."""
+    return {(r.rules, tuple(sorted((k, str(v)) for k, v in r.settings.items())),
+             None if r.rules_spec is None else json.dumps(r.rules_spec, sort_keys=True, default=str)) for r in recs}
+
+
 def _analyser_of(recs: Sequence[GameRecord], cache_dir: Any, analyser: Analyser | None,
-                 rules: RuleSet | None = None) -> Analyser:
+                 rules: RuleSet | None = None, keys: set[tuple[Any, ...]] | None = None) -> Analyser:
     """The analyser of records of one rule set and settings (a mix, or none, is a :class:`UserError`);
-    ``rules``: their rule set as reading loaded it, else loaded from what they name."""
+    ``rules``: their rule set as reading loaded it, else loaded from what they name; ``keys``: the
+    rule sets of the records before them too (:func:`_rules_keys`)."""
     if not recs:
         raise UserError("no game records to analyse")
-    keys = {(r.rules, tuple(sorted((k, str(v)) for k, v in r.settings.items())),
-             None if r.rules_spec is None else json.dumps(r.rules_spec, sort_keys=True, default=str)) for r in recs}
+    keys = _rules_keys(recs) if keys is None else keys
     if len(keys) > 1:
         shown = "; ".join(f"{name}{' (inline)' if spec else ''} {dict(s) or ''}".strip()
                           for name, s, spec in sorted(keys, key=str))

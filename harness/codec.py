@@ -40,14 +40,15 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.dice import counts_of_faces
+from harness.dice import dice
 from harness.errors import UserError
 from harness.rules import INLINE_KEYS, AllowedRules, RuleSet, load_rules, rules_dir
 from harness.rundir import (MANIFEST, ChunkRef, load_manifest, manifest_chunks, read_chunk, rules_of_manifest,
@@ -101,6 +102,8 @@ _RECORD_FIELDS = tuple(f for f in TURN_FIELDS if f.in_record)
 
 _TOP_KEYS = ("format", "game", "rules", "seats", "seed", "turns", "totals", "complete", "meta")
 _TURN_KEYS = ("seat", "column", "turn", "rolls", "keeps", "box", *(f.name for f in _RECORD_FIELDS))
+_TURN_KEY_SET = frozenset(_TURN_KEYS)
+_TURN_REQUIRED = ("seat", "turn", "rolls", "keeps", "box", *(f.name for f in _RECORD_FIELDS if not f.optional))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,23 +163,33 @@ class Turn:
         ``where`` (``game 17, turns[3]``), or the game, seat (named from ``seats``) and turn."""
         if not isinstance(raw, dict):
             raise RecordError(f"{where}: a turn must be a JSON object, got {_show(raw)}")
-        unknown = [k for k in raw if k not in _TURN_KEYS]
-        if unknown:
+        if not _TURN_KEY_SET.issuperset(raw):
+            unknown = [k for k in raw if k not in _TURN_KEY_SET]
             raise RecordError(f"{where}: unknown key {unknown[0]!r} (keys: {', '.join(_TURN_KEYS)})")
-        for key in ("seat", "turn", "rolls", "keeps", "box", *(f.name for f in _RECORD_FIELDS if not f.optional)):
+        for key in _TURN_REQUIRED:
             if key not in raw:
                 raise RecordError(f"{where}: missing {key!r}")
         seat = _int(raw["seat"], f"{where}: seat")
         column = _int(raw.get("column", 1), f"{where}: column")
         turn = _int(raw["turn"], f"{where}: turn")
-        game = where.rsplit(", turns[", 1)[0]
-        name = f" ({seats[seat].label})" if 0 <= seat < len(seats) else ""
-        at = f"{game}, seat {seat}{name}, column {column} turn {turn}"
+
+        def at() -> str:  # where the turn is, for a message (built only for one)
+            game = where.rsplit(", turns[", 1)[0]
+            name = f" ({seats[seat].label})" if 0 <= seat < len(seats) else ""
+            return f"{game}, seat {seat}{name}, column {column} turn {turn}"
+
         if not isinstance(raw["box"], str):
-            raise RecordError(f"{at}: box must be a box name, got {_show(raw['box'])}")
-        rolls, keeps = _faces_list(raw["rolls"], f"{at}: rolls"), _faces_list(raw["keeps"], f"{at}: keeps")
-        numbers = {f.name: None if f.optional and raw.get(f.name) is None else _int(raw[f.name], f"{at}: {f.name}")
-                   for f in _RECORD_FIELDS}
+            raise RecordError(f"{at()}: box must be a box name, got {_show(raw['box'])}")
+        rolls, keeps = _faces_list(raw["rolls"], at, "rolls"), _faces_list(raw["keeps"], at, "keeps")
+        numbers = {}
+        for f in _RECORD_FIELDS:
+            v = raw.get(f.name)
+            if v is None and f.optional:
+                numbers[f.name] = None
+            elif type(v) is int:
+                numbers[f.name] = v
+            else:
+                numbers[f.name] = _int(raw[f.name], f"{at()}: {f.name}")
         return cls(seat, column, turn, rolls, keeps, raw["box"], **numbers)
 
 
@@ -367,15 +380,21 @@ def _int(v: Any, where: str) -> int:
     return v
 
 
-def _faces_list(v: Any, where: str) -> tuple[tuple[int, ...], ...]:
-    if not isinstance(v, list) or not all(isinstance(x, list) for x in v):
-        raise RecordError(f"{where} must be a list of lists of faces, got {_show(v)}")
+def _faces_list(v: Any, at: Callable[[], str], what: str) -> tuple[tuple[int, ...], ...]:
+    """A turn's ``rolls`` or ``keeps`` (``what``): lists of whole numbers; ``at()`` names the turn."""
+    if not isinstance(v, list) or not _LIST_ONLY.issuperset(map(type, v)):
+        if not isinstance(v, list) or not all(isinstance(x, list) for x in v):
+            raise RecordError(f"{at()}: {what} must be a list of lists of faces, got {_show(v)}")
     out = []
     for x in v:
-        if not all(isinstance(f, int) and not isinstance(f, bool) for f in x):
-            raise RecordError(f"{where}: faces must be whole numbers, got {_show(x)}")
+        if not _INT_ONLY.issuperset(map(type, x)):  # bool is no int here
+            if not all(isinstance(f, int) and not isinstance(f, bool) for f in x):
+                raise RecordError(f"{at()}: {what}: faces must be whole numbers, got {_show(x)}")
         out.append(tuple(x))
     return tuple(out)
+
+
+_LIST_ONLY, _INT_ONLY = frozenset({list}), frozenset({int})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -554,36 +573,71 @@ def arrays_of_records(records: Sequence[GameRecord], rules: RuleSet) -> KernelAr
     d, nb = rules.dice, rules.n_boxes
     n_t = rules.columns * nb
     width = max((len(t.rolls) for r in records for t in r.turns), default=1)
-    rows = [(i, s) for i, r in enumerate(records) for s in range(len(r.seats))]
-    where = {key: n for n, key in enumerate(rows)}
+    rows, where = _rows_of(records)
     rolls = np.full((len(rows), n_t, width), -1, np.int16)
     keeps = np.full((len(rows), n_t, width), -1, np.int16)
     boxes = np.full((len(rows), n_t), -1, np.int8)
-    r_at, r_faces, k_at, k_faces, b_at, b_of = [], [], [], [], [], []
+    roll_of, keep_of = _multiset_index(d.n)
+    box_of = {name: i for i, name in enumerate(rules.box_names)}
+    r_at, r_ix, k_at, k_ix, b_at, b_ix = [], [], [], [], [], []  # flat places in the arrays, and the indices
     for i, rec in enumerate(records):
         for t in rec.turns:
-            n, tt = where[(i, t.seat)], (t.column - 1) * nb + t.turn - 1
+            at = where[(i, t.seat)] * n_t + (t.column - 1) * nb + t.turn - 1
             for j, faces in enumerate(t.rolls):
-                r_at.append((n, tt, j))
-                r_faces.append(faces)
+                r_at.append(at * width + j)
+                r_ix.append(roll_of[tuple(sorted(faces))])
             for j, faces in enumerate(t.keeps):
-                k_at.append((n, tt, j))
-                k_faces.append(tuple(faces) + (0,) * (d.n - len(faces)))
-            b_at.append((n, tt))
-            b_of.append(rules.box_index(t.box))
-    if r_at:
-
-        at = np.array(r_at).T
-        rolls[at[0], at[1], at[2]] = d.roll_index_of_faces(np.array(r_faces, dtype=np.int8))
-        at = np.array(b_at).T
-        boxes[at[0], at[1]] = b_of
-        if k_at:
-            at = np.array(k_at).T
-            keeps[at[0], at[1], at[2]] = d.keep_index(counts_of_faces(np.array(k_faces, dtype=np.int8)))
+                k_at.append(at * width + j)
+                k_ix.append(keep_of[tuple(sorted(faces))])
+            b_at.append(at)
+            b_ix.append(box_of[t.box])
+    rolls.reshape(-1)[r_at] = r_ix
+    keeps.reshape(-1)[k_at] = k_ix
+    boxes.reshape(-1)[b_at] = b_ix
     games = [records[i].game for i, _ in rows]
     seats = np.array([s for _, s in rows], dtype=np.int16)
     labels = [records[i].seats[s].label for i, s in rows]
     return rolls, keeps, boxes, games, seats, labels
+
+
+@lru_cache(maxsize=None)
+def _multiset_index(n: int) -> tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], int]]:
+    """{sorted faces: roll index} of every roll of ``n`` dice, and {sorted faces: keep index} of
+    every keep (0..n dice): :class:`harness.dice.Dice`'s numbering, looked up by the faces."""
+    d = dice(n)
+
+    def faces(counts: np.ndarray) -> tuple[int, ...]:
+        return tuple(f + 1 for f in range(6) for _ in range(int(counts[f])))
+
+    return ({faces(c): i for i, c in enumerate(d.roll_counts)}, {faces(c): i for i, c in enumerate(d.keep_counts)})
+
+
+def _rows_of(records: Sequence[GameRecord]) -> tuple[list[tuple[int, int]], dict[tuple[int, int], int]]:
+    """The (game, seat) of each row of the kernel's arrays, and the row of each."""
+    rows = [(i, s) for i, r in enumerate(records) for s in range(len(r.seats))]
+    return rows, {key: n for n, key in enumerate(rows)}
+
+
+def numbers_of_records(records: Sequence[GameRecord], rules: RuleSet) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """What game records state beside their dice and boxes, in the rows of :func:`arrays_of_records`:
+    {name: (N, T) int64} of each number of :data:`TURN_FIELDS` a record carries (-1 where an optional
+    one is not stated, and in missing turns), and each seat's total (N,) (-1 when the record gives
+    none): what :func:`harness.record.check_seat_games` checks."""
+    n_t = rules.columns * rules.n_boxes
+    rows, where = _rows_of(records)
+    numbers = {f.name: np.full((len(rows), n_t), -1, np.int64) for f in _RECORD_FIELDS}
+    totals = np.full(len(rows), -1, np.int64)
+    for i, rec in enumerate(records):
+        for t in rec.turns:
+            n, tt = where[(i, t.seat)], (t.column - 1) * rules.n_boxes + t.turn - 1
+            for f in _RECORD_FIELDS:
+                v = getattr(t, f.name)
+                if v is not None:
+                    numbers[f.name][n, tt] = v
+        if rec.totals is not None:
+            for seat, v in enumerate(rec.totals):
+                totals[where[(i, seat)]] = v
+    return numbers, totals
 
 
 # ---------------------------------------------------------------------------------------------
@@ -958,5 +1012,5 @@ class RunGames(Sequence[GameRecord]):
 
 __all__ = ["FORMAT", "MAX_SEATS", "PARQUET_OPTIONS", "RECORD_KEYS", "TURN_FIELDS", "GameRecord", "RecordError",
            "RunGames", "RunRecords", "Seat", "Turn", "TurnField", "arrays_of_recording", "arrays_of_records",
-           "decode_faces", "faces_code", "read_run", "record_from_trace", "record_rules", "records_of_run",
+           "decode_faces", "faces_code", "numbers_of_records", "read_run", "record_from_trace", "record_rules", "records_of_run",
            "records_parquet", "run_rules", "turns_of_recording"]

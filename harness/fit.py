@@ -63,7 +63,6 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 from scipy.stats import chi2
-from tqdm import tqdm
 
 from harness import fit_kernels as FK
 from harness import registry
@@ -75,7 +74,9 @@ from harness.jsonable import jsonable
 from harness.positions import TIE
 from harness.render import MISSING, Table, ci_level, count, num, pct, plain, sig, statistic
 from harness.render import text as render_text
-from harness.record import GameRecord, ReadResult
+from harness.progress import bar
+from harness.record import GameRecord, ReadResult, RecordStream
+from harness.solver import n_threads, run_blocks, split_range
 
 #: The models ``fit`` knows: name -> the solver parameters it fits (the others stay 0).
 MODELS: dict[str, tuple[str, ...]] = {
@@ -124,14 +125,16 @@ def parse_model(text: str) -> str:
 
 @dataclass(frozen=True)
 class Choices:
-    """The informative decisions (two legal options or more) of a player or a pool, flat.
+    """The informative decisions (two legal options or more) of a player or a pool, flat, identical
+    decisions merged into one row with their count.
 
-    ptr: (D0 + 1,) int64 and r: (M,) float64 the options of a store of D0 decisions: decision j's
+    ptr: (D0 + 1,) int64 and r: (M,) float32 (or float64) the options of a store of D0 rows: row j's
     are r[ptr[j]:ptr[j + 1]], each legal option's regret (best value - its value; exactly 0 within
-    :data:`TIE` of the best); rows: (D,) int64 which decisions of the store these are (None: all of
-    them, in order); per decision of these: rc (D,) float64 the regret of the option played, u (D,)
-    float64 1 / n, kind (D,) int8 0 keep, 1 box. A player's decisions and their subsets share the
-    store's options (:meth:`subset` copies no option).
+    :data:`TIE` of the best) in ascending order; rows: (D,) int64 which rows of the store these are
+    (None: all of them, in order); per row of these: rc (D,) the regret of the option played (r's
+    type), u (D,) float64 1 / n, kind (D,) int8 0 keep, 1 box, w (D,) float64 the number of decisions
+    it stands for (None: 1 each; any number type). ``len`` is the rows, :attr:`decisions` the decisions. A player's
+    decisions and their subsets share the store's options (:meth:`subset` copies no option).
     """
 
     ptr: np.ndarray
@@ -140,111 +143,157 @@ class Choices:
     u: np.ndarray
     kind: np.ndarray
     rows: np.ndarray | None = None
+    w: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.rows is None:
             object.__setattr__(self, "rows", np.arange(len(self.rc), dtype=np.int64))
+        if self.w is None:
+            object.__setattr__(self, "w", np.ones(len(self.rc)))
 
     def __len__(self) -> int:
         return len(self.rc)
 
+    @property
+    def decisions(self) -> int:
+        """The decisions these rows stand for (each row's count added)."""
+        return int(self.w.sum())
+
     @classmethod
-    def of_arrays(cls, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray) -> Choices:
-        """From a :class:`harness.analysis.DecisionTable`'s columns (values (D, W), -inf past n[d])."""
-        b = ChoicesBuilder()
+    def of_arrays(cls, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray,
+                  dtype: Any = np.float32) -> Choices:
+        """From a :class:`harness.analysis.DecisionTable`'s columns (values (D, W), -inf past n[d]);
+        ``dtype`` of the stored regrets."""
+        b = ChoicesBuilder(dtype=dtype)
         b.add(values, n, chosen, kind, np.zeros(len(n), np.int32))
         return b.choices()
 
     @classmethod
-    def of_table(cls, table: DecisionTable, rows: np.ndarray | None = None) -> Choices:
+    def of_table(cls, table: DecisionTable, rows: np.ndarray | None = None, dtype: Any = np.float32) -> Choices:
         """The informative decisions of a :class:`~harness.analysis.DecisionTable` (``rows``: a
         boolean mask or indices of the decisions to keep)."""
         sel = slice(None) if rows is None else rows
-        return cls.of_arrays(table.values[sel], table.n[sel], table.chosen[sel], table.kind[sel])
+        return cls.of_arrays(table.values[sel], table.n[sel], table.chosen[sel], table.kind[sel], dtype)
 
     def subset(self, mask: np.ndarray) -> Choices:
-        """The decisions where ``mask`` (D,) bool is true (their options are not copied)."""
+        """The rows where ``mask`` (D,) bool is true (their options are not copied)."""
         mask = np.asarray(mask, dtype=bool)
         if mask.all():
             return self
-        return Choices(self.ptr, self.r, self.rc[mask], self.u[mask], self.kind[mask], self.rows[mask])
+        return Choices(self.ptr, self.r, self.rc[mask], self.u[mask], self.kind[mask], self.rows[mask], self.w[mask])
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.ptr, self.r, self.rc, self.u, self.kind, self.rows))
+        return sum(a.nbytes for a in (self.ptr, self.r, self.rc, self.u, self.kind, self.rows, self.w))
 
 
 class _Buffer:
-    """A growing 1-d array (capacity doubled as needed; :meth:`view` of what is filled)."""
+    """A 1-d array grown by half at a time with ``ndarray.resize`` (``realloc``: a large block is
+    usually moved by remapping its pages, not copied, so growing seldom holds two copies);
+    :meth:`view` of what is filled, once everything has been added (no view lives while it grows)."""
 
     def __init__(self, dtype: Any, capacity: int = 1024) -> None:
-        self.a = np.empty(max(capacity, 16), dtype=dtype)
+        self.a = np.zeros(max(capacity, 16), dtype=dtype)
         self.n = 0
+        self.viewed = False
 
-    def extend(self, x: np.ndarray) -> None:
-        need = self.n + len(x)
+    def reserve(self, need: int) -> np.ndarray:
+        """Room for ``need`` items in all (the array, to be filled by the caller)."""
         if need > len(self.a):
-            grown = np.empty(max(need, 2 * len(self.a)), dtype=self.a.dtype)
-            grown[:self.n] = self.a[:self.n]
-            self.a = grown
-        self.a[self.n:need] = x
-        self.n = need
+            self.a.resize(max(need, len(self.a) + len(self.a) // 2), refcheck=False)
+        return self.a
 
     def view(self) -> np.ndarray:
+        self.viewed = True
         return self.a[:self.n]
 
 
 class ChoicesBuilder:
     """The store of :class:`Choices` built batch by batch (``fit`` streams a big log through it):
-    only what the likelihood needs is kept, the options of the informative decisions as regrets in
-    CSR form (:class:`Choices`), and per decision (every one, for the model-free regret per game)
-    its player and its regret. ``add`` takes a batch of a :class:`~harness.analysis.DecisionTable`'s
-    columns and each decision's player code."""
+    only what the likelihood needs is kept, the informative decisions' option regrets in CSR form,
+    sorted and of ``dtype`` (float32: 4 bytes an option), identical decisions of a player merged
+    into one row and a count (:func:`harness.fit_kernels.merge`, a hash table of the rows), and each
+    player's summed regret over every decision (the model-free regret per game). ``add`` takes a
+    batch of a :class:`~harness.analysis.DecisionTable`'s columns and each decision's player code.
 
-    def __init__(self, capacity: int = 1024) -> None:
-        self.r = _Buffer(np.float64, capacity * 16)
-        self.ptr = _Buffer(np.int64, capacity)
-        self.ptr.extend(np.zeros(1, np.int64))
-        self.rc = _Buffer(np.float64, capacity)
-        self.u = _Buffer(np.float64, capacity)
+    Memory: per row, its options (4 bytes each, 16.6 on average on scandinavian) and 37 bytes
+    (ptr, rc, kind, player, count, hash) plus 8 to 16 of hash table; nothing per merged decision."""
+
+    def __init__(self, capacity: int = 1024, dtype: Any = np.float32) -> None:
+        self.dtype = np.dtype(dtype)
+        self.bits_type = np.dtype(f"u{self.dtype.itemsize}")
+        self.r = _Buffer(self.bits_type, capacity * 16)
+        self.ptr = _Buffer(np.int64, capacity + 1)
+        self.ptr.n = 1
+        self.rc = _Buffer(self.bits_type, capacity)
         self.kind = _Buffer(np.int8, capacity)
-        self.who = _Buffer(np.int32, capacity)  # player of each informative decision
-        self.all_who = _Buffer(np.int32, capacity)  # player of each decision
-        self.all_regret = _Buffer(np.float64, capacity)  # best value - chosen value, as the sums count it
+        self.who = _Buffer(np.int32, capacity)  # player of each row
+        self.w = _Buffer(np.int64, capacity)  # decisions of each row
+        self.hashes = _Buffer(np.uint64, capacity)
+        self.table = np.full(1 << max(4, (2 * capacity - 1).bit_length()), -1, np.int64)
+        self.regret = np.zeros(0)  # per player code: best value - chosen value over every decision, as the sums count it
+
+    @property
+    def rows(self) -> int:
+        return self.kind.n
 
     def add(self, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray, who: np.ndarray) -> None:
+        if self.ptr.viewed:
+            raise RuntimeError("a store takes no decisions once its choices were asked for")
         n = np.asarray(n, dtype=np.int64)
         chosen = np.asarray(chosen, np.int64)
         who = np.asarray(who, np.int32)
         legal = np.arange(values.shape[1])[None, :] < n[:, None]
         best = np.where(legal, values, -np.inf).max(axis=1)
-        self.all_regret.extend(best - values[np.arange(len(n)), chosen])
-        self.all_who.extend(who)
+        if len(who):
+            top = int(who.max()) + 1
+            if top > len(self.regret):
+                self.regret = np.concatenate([self.regret, np.zeros(top - len(self.regret))])
+            self.regret[:top] += np.bincount(who, weights=best - values[np.arange(len(n)), chosen], minlength=top)
         keep = n >= 2
         values, n, chosen, kind, legal = values[keep], n[keep], chosen[keep], kind[keep], legal[keep]
         v = np.where(legal, values, -np.inf)
-        reg = v.max(axis=1, initial=-np.inf)[:, None] - v
+        reg = v.max(axis=1, initial=-np.inf)[:, None] - v  # +inf past the legal options
         reg[legal & (reg <= TIE)] = 0.0
         rc = reg[np.arange(len(n)), chosen]
         if len(n) and not np.isfinite(rc).all():
             raise ValueError("a chosen option outside the legal ones")
-        self.ptr.extend(self.ptr.a[self.ptr.n - 1] + np.cumsum(n))
-        self.r.extend(reg[legal])
-        self.rc.extend(rc)
-        self.u.extend(1.0 / n)
-        self.kind.extend(np.asarray(kind, dtype=np.int8))
-        self.who.extend(who[keep])
+        reg.sort(axis=1)  # ascending: the legal options stay first, the kernels stop at the cut
+        opts = reg.astype(self.dtype)[legal].view(self.bits_type)
+        bptr = np.zeros(len(n) + 1, np.int64)
+        np.cumsum(n, out=bptr[1:])
+        need = self.rows + len(n)
+        if 2 * need > len(self.table):
+            self.table = np.full(1 << (2 * need - 1).bit_length(), -1, np.int64)
+            FK.rehash(self.table, self.hashes.a, self.rows)
+        rows, m = FK.merge(bptr, opts, rc.astype(self.dtype).view(self.bits_type), np.asarray(kind, np.int8),
+                           who[keep], self.table, self.hashes.reserve(need), self.ptr.reserve(need + 1),
+                           self.r.reserve(self.r.n + len(opts)), self.rc.reserve(need), self.kind.reserve(need),
+                           self.who.reserve(need), self.w.reserve(need), self.rows, self.r.n)
+        for b in (self.kind, self.rc, self.who, self.w, self.hashes):
+            b.n = rows
+        self.ptr.n, self.r.n = rows + 1, m
 
     def choices(self, players: Sequence[int] | None = None) -> Choices:
-        """The informative decisions of ``players`` (codes; None: every decision), in order."""
-        ch = Choices(self.ptr.view(), self.r.view(), self.rc.view(), self.u.view(), self.kind.view())
+        """The informative decisions of ``players`` (codes; None: every decision), in order. Once
+        asked, the store takes no more decisions (its hash table is dropped)."""
+        self.table, self.hashes.a = np.zeros(0, np.int64), np.zeros(0, np.uint64)
+        ptr = self.ptr.view()
+        ch = Choices(ptr, self.r.view().view(self.dtype), self.rc.view().view(self.dtype), 1.0 / np.diff(ptr),
+                     self.kind.view(), None, self.w.view())
         if players is None:
             return ch
         return ch.subset(np.isin(self.who.view(), np.asarray(players, np.int32)))
 
     def regret_sum(self, players: Sequence[int]) -> float:
         """The summed regret of every decision of ``players``."""
-        return float(self.all_regret.view()[np.isin(self.all_who.view(), np.asarray(players, np.int32))].sum())
+        return float(sum(self.regret[c] for c in players if c < len(self.regret)))
+
+    @property
+    def nbytes(self) -> int:
+        """The store's bytes (buffers as allocated, hash table included)."""
+        return sum(b.a.nbytes for b in (self.r, self.ptr, self.rc, self.kind, self.who, self.w, self.hashes)) + \
+            self.table.nbytes
 
 
 class Likelihood:
@@ -253,6 +302,8 @@ class Likelihood:
 
     #: The cache of chosen-option probabilities holds at most this many bytes (and 2 temperatures at least).
     CACHE_BYTES = 16 << 20
+    #: From this many rows a pass is split between the cores (the kernel releases the GIL).
+    PARALLEL_ROWS = 20_000
 
     def __init__(self, ch: Choices) -> None:
         self.ch = ch
@@ -264,26 +315,29 @@ class Likelihood:
         if q is None:
             if len(self._q) >= self._most:
                 self._q.pop(next(iter(self._q)))
-            q = np.empty(len(self.ch))
-            FK.chosen_probs(self.ch.ptr, self.ch.r, self.ch.rows, self.ch.rc, float(t), q)
+            ch, q = self.ch, np.empty(len(self.ch))
+
+            def part(a: int, b: int) -> None:
+                FK.chosen_probs(ch.ptr, ch.r, ch.rows[a:b], ch.rc[a:b], float(t), q[a:b])
+
+            threads = n_threads() if len(ch) >= self.PARALLEL_ROWS else 1
+            run_blocks(part, split_range(0, len(ch), threads), threads)
             self._q[t] = q
         return q
 
     def at(self, t: float, p: float) -> float:
         q = self.q(t)
-        with np.errstate(divide="ignore"):
-            return float(np.log(q + p * (self.ch.u - q)).sum())
+        return float(FK.loglik(q, self.ch.u, self.ch.w, float(p)))
 
     def best_blunder(self, t: float) -> tuple[float, float]:
         """(blunder, log L) maximising over the blunder rate at temperature t (concave in it)."""
-        q, u = self.q(t), self.ch.u
+        q, u, w = self.q(t), self.ch.u, self.ch.w
         a = u - q
         if not len(q):
             return 0.0, 0.0
 
         def slope(p: float) -> float:
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return float(np.sum(a / (q + p * a)))
+            return float(FK.blunder_slope(q, u, w, float(p)))
 
         if np.any((q == 0) & (a > 0)):
             s0 = math.inf
@@ -341,18 +395,48 @@ def _max_over_t(f: Callable[[float], float], center: float | None = None) -> tup
     return math.exp(best_x), best_v
 
 
-def _crossing(f: Callable[[float], float], inside: float, outside: float, level: float, tol: float) -> float:
-    """The x between ``inside`` (f >= level) and ``outside`` (f < level) where f crosses level (bisection)."""
+def _crossing(f: Callable[[float], float], inside: float, outside: float, level: float, tol: float,
+              top: float | None = None) -> float:
+    """The x between ``inside`` (the maximum of f, ``top`` when known) and ``outside`` (f < level)
+    where f crosses level, to ``tol``.
+
+    Near its maximum a log-likelihood profile is close to a parabola, so its signed root deviance
+    s(x) = sqrt(2 (top - f(x))) is close to a line: one small step from the maximum and a linear
+    extrapolation of s put a point just past the crossing, and Brent's method on s finishes in the
+    close bracket. About 6 evaluations of f where bisection from the bounds took 20 (each is a
+    likelihood pass, and a blunder profile's a maximisation over T)."""
+    seen: dict[float, float] = {}
+    if top is not None:
+        seen[inside] = top
+
+    def fx(x: float) -> float:  # brentq asks for the ends again: each x evaluated once
+        if x not in seen:
+            seen[x] = _finite(f(x))
+        return seen[x]
+
+    top = fx(inside)
+    if top <= level:
+        return inside
+    if fx(outside) >= level:  # a profile's inner maximum found higher this time: no crossing inside
+        return outside
+    target = math.sqrt(2 * (top - level))
+
+    def h(x: float) -> float:
+        return math.sqrt(2 * max(0.0, top - fx(x))) - target
+
     a, b = inside, outside
-    for _ in range(200):
-        if abs(b - a) <= tol:
+    x = inside + (outside - inside) * 1e-3
+    for _ in range(64):
+        if h(x) >= 0:
+            b = x
             break
-        m = (a + b) / 2
-        if f(m) >= level:
-            a = m
-        else:
-            b = m
-    return (a + b) / 2
+        a = x
+        s = h(x) + target
+        # past the crossing if s is a line (10 % beyond its extrapolation), else 16 times further
+        x = inside + (x - inside) * (1.1 * target / s if s > 0 else 16.0)
+        if (x - outside) * (outside - inside) >= 0:  # beyond the outer end: bracket with it
+            break
+    return float(brentq(h, a, b, xtol=tol, rtol=4 * np.finfo(float).eps))
 
 
 @dataclass(frozen=True)
@@ -407,11 +491,11 @@ def intervals(lik: Likelihood, model: str, m: Mle, confidence: float) -> dict[st
         elif g(math.log(T_MIN)) >= level:
             lo = T_MIN
         else:
-            lo = math.exp(_crossing(g, x0, math.log(T_MIN), level, 1e-5))
+            lo = math.exp(_crossing(g, x0, math.log(T_MIN), level, 1e-5, m.loglik))
         if g(math.log(T_MAX)) >= level:
             hi = math.inf
         else:
-            hi = math.exp(_crossing(g, x0, math.log(T_MAX), level, 1e-5))
+            hi = math.exp(_crossing(g, x0, math.log(T_MAX), level, 1e-5, m.loglik))
         out["temperature"] = Estimate("temperature", m.temperature, lo, hi)
     if "blunder" in params:
         if "temperature" in params:
@@ -428,10 +512,13 @@ def intervals(lik: Likelihood, model: str, m: Mle, confidence: float) -> dict[st
         for end in (0.0, 1.0):
             if "temperature" in params:
                 state["t"] = m.temperature
-            if prof_p(end) >= level:
+            v = prof_p(end)
+            if v >= level:
                 bounds.append(end)
-            else:
-                bounds.append(_crossing(prof_p, m.blunder, end, level, 1e-6))
+                continue
+            if "temperature" in params:  # the walk from the maximum starts at its temperature
+                state["t"] = m.temperature
+            bounds.append(_crossing(lambda p: v if p == end else prof_p(p), m.blunder, end, level, 1e-6, m.loglik))
         out["blunder"] = Estimate("blunder", m.blunder, bounds[0], bounds[1])
     return out
 
@@ -577,15 +664,15 @@ def _regret_test(ch: Choices, t: float, p: float) -> tuple[Test | None, np.ndarr
         mean = np.empty(hi - lo)
         FK.option_bins(ch.ptr, ch.r, ch.rows[lo:hi], float(t), float(p), edges, probs, mean)
         obs_bin = np.searchsorted(edges, ch.rc[lo:hi], side="left")
-        kind = ch.kind[lo:hi]
+        kind, w = ch.kind[lo:hi], ch.w[lo:hi]
         for k in range(nk):
             m = kind == k
             if m.any():
-                pm = probs[m]
-                observed[k] += np.bincount(obs_bin[m], minlength=nb)
-                expected[k] += pm.sum(axis=0)
-                second[k] += pm.T @ pm
-                regret[k] += mean[m].sum()
+                pm, wm = probs[m], w[m]
+                observed[k] += np.bincount(obs_bin[m], weights=wm, minlength=nb)
+                expected[k] += wm @ pm
+                second[k] += pm.T @ (pm * wm[:, None])
+                regret[k] += wm @ mean[m]
     stat, df = 0.0, 0
     counts = observed.sum(axis=1)
     for k in range(nk):
@@ -617,6 +704,7 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
     lik = Likelihood(ch)
     m = mle(lik, model)
     tick()
+    decisions = ch.decisions
     params = intervals(lik, model, m, confidence) if len(ch) else {
         k: Estimate(k, math.nan, math.nan, math.nan) for k in MODELS[model]}
     tick()
@@ -639,20 +727,20 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
     by_kind = {}
     for k, name in enumerate(DECISION_KINDS):
         mk = ch.kind == k
-        nk = int(mk.sum())
+        nk = int(ch.w[mk].sum())
         by_kind[name] = {"decisions": nk,
-                         "regret_per_decision": float(ch.rc[mk].mean()) if nk else None,
+                         "regret_per_decision": float(ch.w[mk] @ ch.rc[mk].astype(np.float64)) / nk if nk else None,
                          "regret_per_decision_model": float(mean[k]) if nk else None}
     poor = any(t is not None and t.p < POOR_P for t in (lr, rt))
     if "temperature" in params and math.isinf(params["temperature"].hi):
         notes.append(f"the temperature's interval reaches {T_MAX:g} points: play indistinguishable from random")
     if len(ch) == 0:
         notes.append("no decision with a choice: nothing to fit")
-    agree = float(np.mean(ch.rc == 0.0)) if len(ch) else math.nan
-    agree_model = float(expected[:, 0].sum() / len(ch)) if len(ch) else math.nan
-    too_little = evidence(len(ch), {k: (e.value, e.lo, e.hi) for k, e in params.items()}, min_decisions,
+    agree = float(ch.w @ (ch.rc == 0.0)) / decisions if len(ch) else math.nan
+    agree_model = float(expected[:, 0].sum() / decisions) if len(ch) else math.nan
+    too_little = evidence(decisions, {k: (e.value, e.lo, e.hi) for k, e in params.items()}, min_decisions,
                           max_half_width)
-    return PlayerFit(player, model, params, m.temperature, m.blunder, len(ch), seat_games, regret_per_game,
+    return PlayerFit(player, model, params, m.temperature, m.blunder, decisions, seat_games, regret_per_game,
                      m.loglik, agree, agree_model, by_kind, lr, rt, observed, expected, poor, tuple(notes),
                      tuple(too_little))
 
@@ -742,21 +830,20 @@ class _Store:
         pool = pooled and len(names) > 1
         opts = {"min_decisions": min_decisions, "max_half_width": max_half_width}
         per_game = {x: self.b.regret_sum([self.code[x]]) / self.seat_games[x] for x in names}
-        with tqdm(total=STEPS * (len(names) + pool), unit="step", desc="fitting", disable=quiet,
-                  dynamic_ncols=True, leave=False) as bar:
+        with bar(STEPS * (len(names) + pool), "fitting", "step", quiet=quiet) as shown:
             fits = []
             for name in names:
-                bar.set_postfix_str(name, refresh=False)
+                shown.set_postfix_str(name, refresh=False)
                 fits.append(fit_choices(self.b.choices([self.code[name]]), model, name, confidence,
-                                        self.seat_games[name], per_game[name], **opts, step=bar.update))
+                                        self.seat_games[name], per_game[name], **opts, step=shown.update))
             together = None
             if pool:
-                bar.set_postfix_str("(pooled)", refresh=False)
+                shown.set_postfix_str("(pooled)", refresh=False)
                 codes = [self.code[x] for x in names]
                 sgs = sum(self.seat_games[x] for x in names)
                 together = fit_choices(self.b.choices(None if len(names) == len(self.code) else codes), model,
                                        "(pooled)", confidence, sgs, self.b.regret_sum(codes) / sgs, **opts,
-                                       step=bar.update)
+                                       step=shown.update)
         # the median player: among the players with enough evidence (a fit below it is no answer)
         ranked = sorted((f.player for f in fits if f.enough), key=lambda x: (per_game[x], x))
         median = ranked[(len(ranked) - 1) // 2] if ranked else None
@@ -764,37 +851,34 @@ class _Store:
                          min_decisions, max_half_width)
 
 
-def fit_records(source: ReadResult | Iterable[GameRecord], model: str, *, player: str | None = None,
+def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model: str, *, player: str | None = None,
                 confidence: float = 0.95, cache_dir: Any = None, min_decisions: int = MIN_DECISIONS,
                 max_half_width: float = MAX_HALF_WIDTH, quiet: bool = True) -> FitReport:
-    """Fit ``model`` to game records: a :class:`harness.record.ReadResult` or records of one rule
-    set. The records are walked :data:`BATCH_GAMES` games at a time and only what the likelihood
-    needs is kept (:class:`ChoicesBuilder`), so memory grows by about 150 bytes a decision;
-    ``quiet=False`` shows progress bars on stderr."""
+    """Fit ``model`` to game records: a :class:`harness.record.ReadResult`, a
+    :class:`harness.record.RecordStream` (a log of any size, read a batch at a time: memory does not
+    grow with the records held) or records of one rule set. The records are walked
+    :data:`BATCH_GAMES` games at a time and only what the likelihood needs is kept
+    (:class:`ChoicesBuilder`: the distinct decisions, about 110 bytes each); ``quiet=False`` shows
+    progress bars on stderr (a stream draws its own while it is read)."""
     model = parse_model(model)
-    loaded = None  # the records' rule set as reading loaded it (what a record read from a file may name)
-    if isinstance(source, ReadResult) and source.arrays is not None:
-        # a run directory: its arrays straight to the kernel, no record built
-        name, recs, bad = source.source, source.arrays, [b.message for b in source.errors]
-        rules_name, settings = recs.rules_name, recs.settings
-    else:
-        if isinstance(source, ReadResult):
-            name, recs, bad = source.source, list(source.games), [b.message for b in source.errors]
-            loaded = source.rules[0] if source.rules else None
-        else:
-            name, recs, bad = "<records>", list(source), []
-        rules_name, settings = (recs[0].rules, recs[0].settings) if recs else ("", {})
-    if not len(recs):
-        raise UserError(f"{name}: no game records to fit")
+    stream = RecordStream.of(source)
+    held = stream.held
+    if held is not None and not len(held.games):
+        raise UserError(f"{held.source}: no game records to fit")
     store = _Store()
-    with tqdm(total=len(recs), unit="game", unit_scale=True, desc="decisions", disable=quiet, dynamic_ncols=True,
-              leave=False) as bar:
-        for games, table in decision_batches(recs, BATCH_GAMES, cache_dir=cache_dir, rules=loaded):
+    games = 0
+    with bar(None if held is None else len(held.games), "decisions", "game", quiet=quiet or held is None,
+             unit_scale=True) as shown:
+        for n, table in decision_batches(stream, BATCH_GAMES, cache_dir=cache_dir):
             store.add(table)
-            bar.update(games)
+            games += n
+            shown.update(n)
+    assert stream.named is not None
+    rules_name, settings = stream.named
     rules = rules_name + "".join(f" {k}={v}" for k, v in sorted(settings.items()))
-    return store.fit(model, player=player, confidence=confidence, source=name, rules=rules, games=len(recs),
-                     pooled=True, bad=bad, min_decisions=min_decisions, max_half_width=max_half_width, quiet=quiet)
+    return store.fit(model, player=player, confidence=confidence, source=stream.source, rules=rules, games=games,
+                     pooled=True, bad=[b.message for b in stream.errors], min_decisions=min_decisions,
+                     max_half_width=max_half_width, quiet=quiet)
 
 
 def play_table(analyser: Analyser, specs: Sequence[str], games: int | np.ndarray, seed: int) -> DecisionTable:

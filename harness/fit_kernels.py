@@ -1,14 +1,16 @@
-"""numba kernels of the player-model likelihood (:mod:`harness.fit`): per-decision choice probabilities.
+"""numba kernels of the player-model likelihood (:mod:`harness.fit`): per-decision choice
+probabilities, and the store that merges identical decisions.
 
 Decisions are stored flat: decision d's legal options are ``r[ptr[d]:ptr[d + 1]]``, each option's
-regret (best value - its value, >= 0, exactly 0 for the best and for options tied with it). A
-kernel walks the decisions ``rows`` (indices into ``ptr``: a player's, or one kind of them, without
-copying their options); out[i] is decision rows[i]'s.
+regret (best value - its value, >= 0, exactly 0 for the best and for options tied with it), in
+ascending order. A kernel walks the decisions ``rows`` (indices into ``ptr``: a player's, or one
+kind of them, without copying their options); out[i] is decision rows[i]'s.
 
 Options whose regret is above :data:`CUT` x temperature are left out of the softmax's sum: each
 adds less than exp(-CUT) = 4e-18 to a sum that is at least 1 (the best option's exp(0)), which
 float64 cannot hold (half an ulp of 1 is 1.1e-16), so the sums are the same to the last bit or
-two, and at low temperatures most options cost a comparison instead of an exp.
+two, and at low temperatures most options cost a comparison instead of an exp. The options being
+in ascending order, the walk of a decision stops at its first option past the cut.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ CUT = 40.0
 @nb.njit(cache=True, nogil=True)
 def chosen_probs(ptr, r, rows, rc, temperature, out):
     """out[i] = the probability of the chosen option (regret rc[i]) under the softmax of -regret /
-    temperature over decision rows[i]'s options; temperature 0 is its limit: 1/k for a choice among
-    the k options of regret 0, else 0."""
+    temperature over decision rows[i]'s options (ascending); temperature 0 is its limit: 1/k for a
+    choice among the k options of regret 0, else 0."""
     cut = CUT * temperature
     for i in range(rows.shape[0]):
         d = rows[i]
@@ -32,14 +34,17 @@ def chosen_probs(ptr, r, rows, rc, temperature, out):
         if temperature > 0.0:
             tot = 0.0
             for a in range(lo, hi):
-                if r[a] <= cut:
-                    tot += np.exp(-r[a] / temperature)
-            out[i] = np.exp(-rc[i] / temperature) / tot
+                x = np.float64(r[a])
+                if x > cut:
+                    break
+                tot += np.exp(-x / temperature)
+            out[i] = np.exp(-np.float64(rc[i]) / temperature) / tot
         else:
             k = 0
             for a in range(lo, hi):
-                if r[a] == 0.0:
-                    k += 1
+                if r[a] != 0.0:
+                    break
+                k += 1
             out[i] = 1.0 / k if rc[i] == 0.0 else 0.0
 
 
@@ -59,21 +64,114 @@ def option_bins(ptr, r, rows, temperature, blunder, edges, bins, mean_regret):
         tot = 0.0
         k = 0
         for a in range(lo, hi):
+            x = np.float64(r[a])
             if temperature > 0.0:
-                if r[a] <= cut:
-                    tot += np.exp(-r[a] / temperature)
-            elif r[a] == 0.0:
+                if x > cut:
+                    break
+                tot += np.exp(-x / temperature)
+            elif x == 0.0:
                 k += 1
+            else:
+                break
         er = 0.0
         for a in range(lo, hi):
+            x = np.float64(r[a])
             if temperature > 0.0:
-                s = np.exp(-r[a] / temperature) / tot if r[a] <= cut else 0.0
+                s = np.exp(-x / temperature) / tot if x <= cut else 0.0
             else:
-                s = 1.0 / k if r[a] == 0.0 else 0.0
+                s = 1.0 / k if x == 0.0 else 0.0
             p = blunder / n + (1.0 - blunder) * s
             j = 0
-            while j < edges.shape[0] and edges[j] < r[a]:
+            while j < edges.shape[0] and edges[j] < x:
                 j += 1
             bins[i, j] += p
-            er += p * r[a]
+            er += p * x
         mean_regret[i] = er
+
+
+_OFFSET = np.uint64(14695981039346656037)  # FNV-1a
+_PRIME = np.uint64(1099511628211)
+
+
+@nb.njit(cache=True, nogil=True)
+def _slot(table, h):
+    return np.int64(h & np.uint64(table.shape[0] - 1))
+
+
+@nb.njit(cache=True, nogil=True)
+def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who, w, rows, opts):
+    """Add a batch of decisions to the store, each decision to the row of an identical one (same
+    player ``who``, ``kind``, chosen option's regret ``rc`` and options, compared as bit patterns)
+    or to a new row. The batch: ``bptr`` (B + 1,), ``bbits`` its options' bits, ``brc``, ``bkind``,
+    ``bwho`` (B,). The store: ``rows`` rows and ``opts`` options filled of ``ptr``, ``bits``, ``rc``,
+    ``kind``, ``who``, ``w`` (the count of decisions of each row) and ``hashes``; ``table`` (a power
+    of two, more than twice the rows) maps a hash to its row (-1: empty), linear probing. The
+    caller makes room for the whole batch. Returns (rows, opts) after it."""
+    for i in range(bkind.shape[0]):
+        lo, hi = bptr[i], bptr[i + 1]
+        h = _OFFSET
+        h = (h ^ np.uint64(bwho[i])) * _PRIME
+        h = (h ^ np.uint64(bkind[i])) * _PRIME
+        h = (h ^ np.uint64(brc[i])) * _PRIME
+        h = (h ^ np.uint64(hi - lo)) * _PRIME
+        for a in range(lo, hi):
+            h = (h ^ np.uint64(bbits[a])) * _PRIME
+        s = _slot(table, h)
+        while True:
+            j = table[s]
+            if j < 0:
+                table[s] = rows
+                hashes[rows] = h
+                for a in range(lo, hi):
+                    bits[opts + a - lo] = bbits[a]
+                opts += hi - lo
+                ptr[rows + 1] = opts
+                rc[rows] = brc[i]
+                kind[rows] = bkind[i]
+                who[rows] = bwho[i]
+                w[rows] = 1
+                rows += 1
+                break
+            if (hashes[j] == h and who[j] == bwho[i] and kind[j] == bkind[i] and rc[j] == brc[i]
+                    and ptr[j + 1] - ptr[j] == hi - lo):
+                same = True
+                base = ptr[j]
+                for a in range(lo, hi):
+                    if bits[base + a - lo] != bbits[a]:
+                        same = False
+                        break
+                if same:
+                    w[j] += 1
+                    break
+            s = (s + 1) & (table.shape[0] - 1)
+    return rows, opts
+
+
+@nb.njit(cache=True, nogil=True)
+def rehash(table, hashes, rows):
+    """Fill ``table`` (all -1) with the first ``rows`` rows' ``hashes`` (after it grew)."""
+    for j in range(rows):
+        s = _slot(table, hashes[j])
+        while table[s] >= 0:
+            s = (s + 1) & (table.shape[0] - 1)
+        table[s] = j
+
+
+@nb.njit(cache=True, nogil=True)
+def loglik(q, u, w, blunder):
+    """sum_i w[i] log(blunder u[i] + (1 - blunder) q[i]): the log-likelihood at one temperature
+    (q: the chosen options' softmax probabilities, u: 1 / n) and blunder rate, in one pass."""
+    tot = 0.0
+    for i in range(q.shape[0]):
+        tot += w[i] * np.log(q[i] + blunder * (u[i] - q[i]))
+    return tot
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy")
+def blunder_slope(q, u, w, blunder):
+    """d/d blunder of :func:`loglik`: sum_i w[i] a[i] / (q[i] + blunder a[i]), a = u - q."""
+    tot = 0.0
+    for i in range(q.shape[0]):
+        a = u[i] - q[i]
+        tot += w[i] * a / (q[i] + blunder * a)
+    return tot

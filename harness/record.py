@@ -23,15 +23,16 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.codec import (FORMAT, MAX_SEATS, GameId, GameRecord, RecordError, RunGames, Seat, Turn, read_run, record_from_trace,
-                           record_rules, records_of_run)
+from harness.codec import (FORMAT, MAX_SEATS, GameId, GameRecord, RecordError, RunGames, Seat, Turn, arrays_of_records,
+                           numbers_of_records, read_run, record_from_trace, record_rules, records_of_run)
 from harness.errors import UserError
+from harness.progress import bar
 from harness.rules import AllowedRules, RuleSet
 from harness.scoring import Context, context, score_options, score_options_batch
 
@@ -224,9 +225,11 @@ class ReadResult:
     @property
     def summary(self) -> str:
         """``games.jsonl: 98 games read, 2 bad games skipped``."""
-        n, bad = len(self.games), len(self.errors)
-        return (f"{self.source}: {n:,} game{'s' * (n != 1)} read, "
-                f"{bad:,} bad game{'s' * (bad != 1)} skipped")
+        return _summary(self.source, len(self.games), len(self.errors))
+
+
+def _summary(source: str, n: int, bad: int) -> str:
+    return f"{source}: {n:,} game{'s' * (n != 1)} read, {bad:,} bad game{'s' * (bad != 1)} skipped"
 
 
 #: A line of a records file longer than this (bytes, without its newline) is a bad game, skipped
@@ -242,47 +245,62 @@ MAX_NESTING = 32
 
 
 class _Row(NamedTuple):
-    """One line (or Parquet row) of a source: where it is (``line 3``), its text, its lineup, and
-    ``problem``, why it is a bad game before it is parsed (its text is then None)."""
+    """One line (or Parquet row) of a source: where it is (``line 3``), its text, its lineup,
+    ``problem``, why it is a bad game before it is parsed (its text is then None), and ``at``, how
+    far through the source it ends (bytes of the file, or rows: a progress bar's position)."""
 
     where: str
     text: str | None
     lineup: Any = None
     problem: str | None = None
+    at: int = 0
 
 
-def _byte_lines(fh: Any, limit: int) -> Iterator[_Row]:
+class _Lines(NamedTuple):
+    """A source's name, its rows, and their extent in the rows' ``at`` (None: not known) and its unit."""
+
+    name: str
+    rows: Iterator[_Row]
+    total: int | None
+    unit: str
+
+
+def _byte_lines(fh: Any, limit: int, tell: Callable[[], int] | None = None) -> Iterator[_Row]:
     """The lines of a binary file, read line by line in pieces of at most ``limit`` + 1 bytes:
     each decoded on its own (UTF-8; a byte-order mark at the start is skipped), a line over
     ``limit`` bytes skipped to its newline unread. Blank lines are not rows. A read that fails
-    part-way (a damaged gzip stream) ends the rows with one that says so."""
-    n = 0
+    part-way (a damaged gzip stream) ends the rows with one that says so. A row's ``at`` is the
+    bytes read so far (``tell()``, when given: a compressed file's own position)."""
+    n = pos = 0
     try:
         while True:
             line = fh.readline(limit + 1)
             if not line:
                 return
             n += 1
+            pos += len(line)
             if len(line) > limit and not line.endswith(b"\n"):
                 size = len(line)
                 while line and not line.endswith(b"\n"):
                     line = fh.readline(_PIECE)
                     size += len(line)
+                pos += size - limit - 1
                 size -= line.endswith(b"\n")
                 yield _Row(f"line {n}", None, problem=f"a line of {size:,} bytes, over the limit of {limit:,} "
-                                                      "(--max-line-bytes); not read")
+                                                      "(--max-line-bytes); not read", at=tell() if tell else pos)
                 continue
             if n == 1 and line.startswith(_BOM):
                 line = line[len(_BOM):]
             if not line.strip(_BLANK):
                 continue
+            at = tell() if tell else pos
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as exc:
                 yield _Row(f"line {n}", None, problem=f"not UTF-8 text (byte 0x{line[exc.start]:02x} at byte "
-                                                      f"{exc.start + 1} of the line)")
+                                                      f"{exc.start + 1} of the line)", at=at)
                 continue
-            yield _Row(f"line {n}", text.rstrip("\r\n"))
+            yield _Row(f"line {n}", text.rstrip("\r\n"), at=at)
     except (OSError, EOFError, zlib.error) as exc:
         if n == 0:
             raise
@@ -290,27 +308,30 @@ def _byte_lines(fh: Any, limit: int) -> Iterator[_Row]:
                                                   f"({getattr(exc, 'strerror', None) or exc})")
 
 
-def _read_lines(source: str | os.PathLike[str] | Iterable[str], limit: int) -> tuple[str, Iterator[_Row]]:
-    """(name of the source, its rows); a file that cannot be opened is a :class:`UserError`."""
+def _read_lines(source: str | os.PathLike[str] | Iterable[str], limit: int) -> _Lines:
+    """The source's name and rows; a file that cannot be opened is a :class:`UserError`."""
     if not isinstance(source, (str, os.PathLike)):
         def lines() -> Iterator[_Row]:
             for i, text in enumerate(source, 1):
                 text = text.rstrip("\n")
                 if len(text) > limit:
                     yield _Row(f"line {i}", None, problem=f"a line of {len(text):,} characters, over the limit "
-                                                          f"of {limit:,} (--max-line-bytes); not read")
+                                                          f"of {limit:,} (--max-line-bytes); not read", at=i)
                 elif text.strip():
-                    yield _Row(f"line {i}", text)
-        return "<lines>", lines()
+                    yield _Row(f"line {i}", text, at=i)
+        return _Lines("<lines>", lines(), None, "line")
     path = Path(source)
     name = str(path)
     if path.suffix == ".parquet":
-        return name, iter(_parquet_rows(path, limit))
+        n, rows = _parquet_rows(path, limit)
+        return _Lines(name, rows, n, "row")
     try:
         fh = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+        size = os.fstat(fh.fileno()).st_size
     except OSError as exc:
         raise UserError(f"cannot read game records {name}: {exc.strerror or exc}") from None
-    lines = _byte_lines(fh, limit)
+    raw = getattr(fh, "fileobj", None)  # a gzip file's compressed stream: how far through the file
+    lines = _byte_lines(fh, limit, raw.tell if raw is not None else None)
     try:
         first = next(lines, None)  # a file that is no gzip stream at all fails here, as a whole
     except (OSError, EOFError, zlib.error) as exc:
@@ -323,11 +344,11 @@ def _read_lines(source: str | os.PathLike[str] | Iterable[str], limit: int) -> t
                 yield first
                 yield from lines
 
-    return name, rows()
+    return _Lines(name, rows(), size, "B")
 
 
-def _parquet_rows(path: Path, limit: int) -> list[_Row]:
-
+def _parquet_rows(path: Path, limit: int) -> tuple[int, Iterator[_Row]]:
+    """The number of rows of a Parquet file of records, and the rows (decoded one at a time)."""
     try:
         table = pq.read_table(path)
     except Exception as exc:  # pyarrow raises many types for a file that is not Parquet
@@ -346,20 +367,22 @@ def _parquet_rows(path: Path, limit: int) -> list[_Row]:
         lineups = lu.to_pylist()
     else:
         lineups = [None] * len(records)
-    out = []
-    for i, (data, lineup) in enumerate(zip(records, lineups)):
-        where = f"row {i}"
-        data = data or b""
-        if len(data) > limit:
-            out.append(_Row(where, None, lineup, f"a record of {len(data):,} bytes, over the limit of {limit:,} "
-                                                 "(--max-line-bytes); not read"))
-            continue
-        try:
-            out.append(_Row(where, data.decode("utf-8"), lineup))
-        except UnicodeDecodeError as exc:
-            out.append(_Row(where, None, lineup, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte "
-                                                 f"{exc.start + 1} of the record)"))
-    return out
+
+    def rows() -> Iterator[_Row]:
+        for i, (data, lineup) in enumerate(zip(records, lineups)):
+            where = f"row {i}"
+            data = data or b""
+            if len(data) > limit:
+                yield _Row(where, None, lineup, f"a record of {len(data):,} bytes, over the limit of {limit:,} "
+                                                "(--max-line-bytes); not read", i + 1)
+                continue
+            try:
+                yield _Row(where, data.decode("utf-8"), lineup, at=i + 1)
+            except UnicodeDecodeError as exc:
+                yield _Row(where, None, lineup, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte "
+                                                f"{exc.start + 1} of the record)", i + 1)
+
+    return len(records), rows()
 
 
 def _nests_within(v: Any, limit: int) -> bool:
@@ -416,52 +439,247 @@ def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bo
     unless ``validate=False``: shape and rule set only); a bad game is skipped and listed in
     ``errors`` as ``(game id, "SOURCE line N: message")``. A run directory's records are read
     through its manifest, rules included. Raises :class:`UserError` when the source cannot be
-    read, :class:`NoUsableGame` (listing every bad game) when it holds no usable game.
+    read, :class:`NoUsableGame` (listing every bad game) when it holds no usable game. The whole
+    source is held: :class:`RecordStream` reads a big one a batch at a time.
     """
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
         return _read_run(Path(source), validate)
-    allowed = AllowedRules.of(rules_dirs)
-    name, rows = _read_lines(source, max_line_bytes)
+    stream = RecordStream(source, validate=validate, max_line_bytes=max_line_bytes, rules_dirs=rules_dirs)
     games: list[GameRecord] = []
     rule_sets: list[RuleSet] = []
     lineups: list[int | None] = []
     places: list[str] = []
-    errors: list[BadGame] = []
-    cache: dict[str, RuleSet] = {}
-    first_on: dict[tuple[Any, GameId], str] = {}  # (lineup, game id) -> where it was first
-    for row in rows:
-        if row.problem is not None:
-            errors.append(BadGame(None, f"{name} {row.where}: {row.problem}"))
-            continue
-        game_id: GameId | None = None
-        try:
-            raw = _parse(row.text or "")
-            game_id = _game_id(raw)
-            if game_id is not None:
-                # a game is its id (of its lineup): a second line with it is not a second game
-                first = first_on.setdefault((row.lineup, game_id), row.where)
-                if first != row.where:
-                    of = f" of lineup {row.lineup}" if row.lineup is not None else ""
-                    raise RecordError(f"duplicate game id {game_id}{of}, first on {first}")
-            rec = _from_dict(raw)
-            rules = _load_rules(rec, cache, allowed)
-            if validate:
-                validate_record(rec, rules)
-        except UserError as exc:
-            errors.append(BadGame(game_id, f"{name} {row.where}: {exc}"))
-            continue
-        except RecursionError:  # past the nesting checks: still one bad game, not a lost file
-            errors.append(BadGame(game_id, f"{name} {row.where}: not a record: nested too deep to read"))
-            continue
-        games.append(rec)
-        lineups.append(row.lineup)
-        places.append(row.where)
-        rule_sets.append(rules)
-    if not games:
-        if not errors:
-            raise UserError(f"{name}: no game records")
-        raise _no_usable(name, errors)
-    return ReadResult(name, games, errors, lineups, places=places, rules=rule_sets)
+    for part in stream:
+        games += part.games
+        lineups += part.lineups
+        places += part.places or ()
+        rule_sets += part.rules or ()
+    return ReadResult(stream.source, games, stream.errors, lineups, places=places, rules=rule_sets)
+
+
+#: Games a :class:`RecordStream` reads at a time: checked together, handed on as one batch.
+BATCH = 2000
+#: The progress bar of a stream moves at least every this many rows read.
+_BAR_ROWS = 256
+
+
+class _Read(NamedTuple):
+    """A line read as a record, not yet checked against its rules: its order among the source's
+    bad games and games (``seq``), place, lineup, record and rule set."""
+
+    seq: int
+    where: str
+    lineup: Any
+    record: GameRecord
+    rules: RuleSet
+
+
+class RecordStream:
+    """:func:`read_records` a batch at a time, for a log too big to hold.
+
+    Iterating it (once) gives each batch of up to ``batch`` consecutive games as a
+    :class:`ReadResult` (from a run directory, a stretch of its arrays' games), each game checked as
+    :func:`read_records` checks it; each bad game is in its batch's ``errors`` and in
+    :attr:`errors`, in the source's order. After the walk: :attr:`games` (the count of valid games)
+    and :attr:`summary`; the walk ends with :class:`NoUsableGame` (:class:`UserError` for a source
+    without a line) when no game was usable. A source that cannot be opened is a
+    :class:`UserError` at once. ``quiet=False`` draws a progress bar on stderr (bytes of the file,
+    rows of a Parquet file, games of a run), moved as the records are read and the batches taken;
+    ``on_bad`` is called with each bad game as its batch is done (a command lists them as they come).
+
+    The checks of a batch are vectorised: :func:`check_seat_games` over its records' arrays, a rule
+    set at a time, and :func:`validate_record` only for the games it flags (naming what is wrong,
+    or passing a game that the arrays cannot hold as it is: a partial one, turns out of order).
+
+    Memory: one batch of records (about 20 KB a two-seat game while it is held), the game ids seen
+    (a second line with one is a bad game) and the bad games' messages.
+    """
+
+    def __init__(self, source: str | os.PathLike[str] | Iterable[str], *, validate: bool = True,
+                 max_line_bytes: int = MAX_LINE_BYTES, rules_dirs: Iterable[str | os.PathLike[str]] = (),
+                 batch: int = BATCH, quiet: bool = True, on_bad: Callable[[BadGame], None] | None = None) -> None:
+        self.validate, self.batch, self.quiet, self.on_bad = validate, max(1, int(batch)), quiet, on_bad
+        self.games = 0
+        self.errors: list[BadGame] = []
+        self._walked = False
+        self._run: ReadResult | None = None
+        self._held: ReadResult | None = None
+        #: what the first game read names its rules by: (name, settings), once it is read
+        self.named: tuple[str, dict[str, Any]] | None = None
+        if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
+            self._run = _read_run(Path(source), validate)
+            self.source, self._total, self._unit = self._run.source, len(self._run.arrays), "game"
+        else:
+            self._allowed = AllowedRules.of(rules_dirs)
+            lines = _read_lines(source, max_line_bytes)
+            self.source, self._rows, self._total, self._unit = lines
+
+    @classmethod
+    def of(cls, source: RecordStream | ReadResult | Iterable[GameRecord]) -> RecordStream:
+        """``source`` as a stream: itself, or games already read (a :class:`ReadResult`, or records
+        made in Python) as its one batch."""
+        if isinstance(source, RecordStream):
+            return source
+        if not isinstance(source, ReadResult):
+            recs = list(source)
+            source = ReadResult("<records>", recs, [], [None] * len(recs))
+        out = cls.__new__(cls)
+        out.validate, out.batch, out.quiet, out.on_bad = True, max(1, len(source.games)), True, None
+        out.games, out.errors, out._walked, out._run, out._held, out.named = 0, [], False, None, source, None
+        out.source, out._total, out._unit = source.source, len(source.games), "game"
+        return out
+
+    @property
+    def held(self) -> ReadResult | None:
+        """The games already read that this stream hands on (:meth:`of`), or None."""
+        return self._held
+
+    @property
+    def summary(self) -> str:
+        """``games.jsonl: 98 games read, 2 bad games skipped`` (after the walk)."""
+        return _summary(self.source, self.games, len(self.errors))
+
+    def __iter__(self) -> Iterator[ReadResult]:
+        if self._walked:
+            raise RuntimeError(f"{self.source}: a record stream is read once")
+        self._walked = True
+        scale = {"unit_scale": True, "unit_divisor": 1024} if self._unit == "B" else {"unit_scale": True}
+        with bar(self._total, "reading records", self._unit, quiet=self.quiet, **scale) as shown:
+            if self._held is not None:
+                parts: Iterator[ReadResult] = iter([self._held])
+            else:
+                parts = self._run_parts() if self._run is not None else self._file_parts(shown)
+            for part in parts:
+                self.games += len(part.games)
+                self.errors += part.errors
+                for b in part.errors if self.on_bad is not None else ():
+                    self.on_bad(b)
+                shown.set_postfix_str(f"{self.games:,} games, {len(self.errors):,} bad")
+                if self._unit == "game":
+                    shown.update(len(part.games))
+                if part.games:
+                    if self.named is None:
+                        self.named = ((part.arrays.rules_name, dict(part.arrays.settings)) if part.arrays is not None
+                                      else (part.games[0].rules, dict(part.games[0].settings)))
+                    yield part
+        if not self.games:
+            if not self.errors:
+                raise UserError(f"{self.source}: no game records")
+            raise _no_usable(self.source, self.errors)
+
+    def _run_parts(self) -> Iterator[ReadResult]:
+        run = self._run
+        assert run is not None
+        arrays = run.arrays
+        for lo in range(0, len(arrays), self.batch):
+            hi = min(lo + self.batch, len(arrays))
+            keep = np.zeros(len(arrays), dtype=bool)
+            keep[lo:hi] = True
+            part = arrays.select(keep)
+            yield ReadResult(run.source, RunGames(part), run.errors if lo == 0 else [], part.lineup.tolist(), part,
+                             rules=_Repeated(run.rules[0], len(part)))
+
+    def _file_parts(self, shown: Any) -> Iterator[ReadResult]:
+        name, allowed, validate = self.source, self._allowed, self.validate
+        cache: dict[str, RuleSet] = {}
+        first_on: dict[tuple[Any, GameId], str] = {}  # (lineup, game id) -> where it was first
+        read: list[_Read] = []
+        bad: list[tuple[int, BadGame]] = []
+        for seq, row in enumerate(self._rows):
+            if seq % _BAR_ROWS == 0:
+                shown.update(row.at - shown.n)
+            if row.problem is not None:
+                bad.append((seq, BadGame(None, f"{name} {row.where}: {row.problem}")))
+                continue
+            game_id: GameId | None = None
+            try:
+                raw = _parse(row.text or "")
+                game_id = _game_id(raw)
+                if game_id is not None:
+                    # a game is its id (of its lineup): a second line with it is not a second game
+                    first = first_on.setdefault((row.lineup, game_id), row.where)
+                    if first != row.where:
+                        of = f" of lineup {row.lineup}" if row.lineup is not None else ""
+                        raise RecordError(f"duplicate game id {game_id}{of}, first on {first}")
+                rec = _from_dict(raw)
+                rules = _load_rules(rec, cache, allowed)
+            except UserError as exc:
+                bad.append((seq, BadGame(game_id, f"{name} {row.where}: {exc}")))
+                continue
+            except RecursionError:  # past the nesting checks: still one bad game, not a lost file
+                bad.append((seq, BadGame(game_id, f"{name} {row.where}: not a record: nested too deep to read")))
+                continue
+            read.append(_Read(seq, row.where, row.lineup, rec, rules))
+            if len(read) >= self.batch:
+                yield _checked(name, read, bad, validate)
+                read, bad = [], []
+                shown.update(row.at - shown.n)
+        yield _checked(name, read, bad, validate)
+        shown.update(shown.total - shown.n if shown.total is not None else 0)
+
+
+def _checked(name: str, read: Sequence[_Read], bad: list[tuple[int, BadGame]], validate: bool) -> ReadResult:
+    """A batch of a :class:`RecordStream`: the records ``read`` checked against their rules, and
+    the bad games among them and ``bad`` (the lines that were no record) in the source's order."""
+    good = _fast_checks(read) if validate else np.ones(len(read), dtype=bool)
+    kept: list[_Read] = []
+    for item, ok in zip(read, good.tolist()):
+        if not ok:
+            try:
+                validate_record(item.record, item.rules)  # names what is wrong, or passes what the arrays cannot hold
+            except UserError as exc:
+                bad.append((item.seq, BadGame(item.record.game, f"{name} {item.where}: {exc}")))
+                continue
+        kept.append(item)
+    bad.sort(key=lambda x: x[0])
+    return ReadResult(name, [x.record for x in kept], [b for _, b in bad], [x.lineup for x in kept],
+                      places=[x.where for x in kept], rules=[x.rules for x in kept])
+
+
+_FACES = frozenset(range(1, 7))
+
+
+def _plain(rec: GameRecord, rules: RuleSet) -> bool:
+    """A complete record that the kernel's arrays hold as it is (every turn in play order, rolls of
+    the rule set's dice, fewer dice kept, known boxes, no stated number below 0): what
+    :func:`check_seat_games` can check. Any other goes to :func:`validate_record`."""
+    n_seats, nb, n = len(rec.seats), rules.n_boxes, rules.n_dice
+    if not rec.complete or not 1 <= n_seats <= MAX_SEATS or len(rec.turns) != n_seats * nb * rules.columns:
+        return False
+    if rec.totals is not None and (len(rec.totals) != n_seats or min(rec.totals) < 0):
+        return False
+    names = rules.box_names
+    for i, t in enumerate(rec.turns):
+        if (t.seat, t.column, t.turn) != (i % n_seats, i // (n_seats * nb) + 1, (i // n_seats) % nb + 1):
+            return False
+        if t.box not in names or (t.extra is not None and t.extra < 0) or len(t.keeps) != len(t.rolls) - 1:
+            return False
+        for r in t.rolls:
+            if len(r) != n or not _FACES.issuperset(r):
+                return False
+        for k in t.keeps:
+            if len(k) >= n or not _FACES.issuperset(k):
+                return False
+    return True
+
+
+def _fast_checks(read: Sequence[_Read]) -> np.ndarray:
+    """(len(read),) bool: True for a game :func:`check_seat_games` finds valid (:func:`_plain`
+    ones, a rule set at a time); False for the others, which :func:`validate_record` then judges."""
+    ok = np.zeros(len(read), dtype=bool)
+    groups: dict[int, list[int]] = {}
+    for i, item in enumerate(read):
+        if _plain(item.record, item.rules):
+            groups.setdefault(id(item.rules), []).append(i)
+    for idx in groups.values():
+        rules = read[idx[0]].rules
+        recs = [read[i].record for i in idx]
+        rolls, keeps, boxes, *_ = arrays_of_records(recs, rules)
+        numbers, totals = numbers_of_records(recs, rules)
+        rows = check_seat_games(rules, rolls, keeps, boxes, numbers["score"], numbers["extra"], totals)
+        starts = np.cumsum([0] + [len(r.seats) for r in recs[:-1]])
+        ok[idx] = np.logical_and.reduceat(rows, starts)
+    return ok
 
 
 def _no_usable(name: str, errors: Sequence[BadGame]) -> NoUsableGame:
@@ -519,7 +737,8 @@ def check_seat_games(rules: RuleSet, rolls: np.ndarray, keeps: np.ndarray, boxes
     """(N,) bool: True where :func:`validate_record` finds nothing wrong with a seat-game given as
     the analysis kernel's arrays (:class:`harness.codec.RunRecords`: rolls, keeps (N, T, R) roll and
     keep indices, the rolls of a turn first and the keeps before each reroll, boxes (N, T) box
-    indices, scores and extra bonuses (N, T), the seat's total (N,)).
+    indices, scores and extra bonuses (N, T), the seat's total (N,); an extra bonus or a total
+    below 0 is one the record does not state, and is not checked).
 
     The checks of :func:`validate_record` on every turn at once, through the engine's own batched
     scoring (:func:`harness.scoring.score_options_batch`): rolls allowed (saved rolls banked), each
@@ -563,7 +782,7 @@ def check_seat_games(rules: RuleSet, rolls: np.ndarray, keeps: np.ndarray, boxes
         got, may, bonus = score_options_batch(ctx, last, nr == 1, flag, filled)
         want = got[idx, b].astype(np.int64)
         ok &= (box == b) & ((filled >> b) & 1 == 0) & ((may >> b) & 1 == 1) & (scores[:, t] == want)
-        ok &= (extras[:, t] == 0) | (extras[:, t] == bonus)  # a record states the extra bonus when not 0
+        ok &= (extras[:, t] < 0) | (extras[:, t] == bonus)
         filled |= np.int64(1) << b
         if rules.key_box >= 0:
             flag = np.where(b == rules.key_box, want > 0, flag)
@@ -572,7 +791,8 @@ def check_seat_games(rules: RuleSet, rolls: np.ndarray, keeps: np.ndarray, boxes
         extra += bonus
     if n_turns:
         done += column_total()
-    return ok & (np.asarray(totals) == done)
+    totals = np.asarray(totals)
+    return ok & ((totals < 0) | (totals == done))
 
 
 def _read_run(run: Path, validate: bool) -> ReadResult:
@@ -585,8 +805,9 @@ def _read_run(run: Path, validate: bool) -> ReadResult:
     rules = runrec.load_rules()  # the manifest's: the records name the run's own rule file
     suspect = ~runrec.regular
     if validate:
+        extras = runrec.numbers["extra"]  # a run's record states an extra bonus when it is not 0
         rows = check_seat_games(rules, runrec.rolls, runrec.keeps, runrec.boxes, runrec.numbers["score"],
-                                runrec.numbers["extra"], runrec.totals)
+                                np.where(extras == 0, -1, extras), runrec.totals)
         suspect = suspect | ~np.logical_and.reduceat(rows, runrec.ptr[:-1])
     bad = np.zeros(len(runrec), dtype=bool)
     for i in np.flatnonzero(suspect).tolist():
@@ -684,6 +905,6 @@ def format_game(record: GameRecord) -> str:
 # from the engine: harness.codec.record_from_trace (a trace) and records_of_run (a run), imported above
 
 
-__all__ = ["FORMAT", "MAX_LINE_BYTES", "BadGame", "GameRecord", "NoUsableGame", "ReadResult", "RecordError", "Seat",
-           "Turn", "format_game", "format_turn", "parse_turn", "read_records", "record_from_trace", "records_of_run",
+__all__ = ["BATCH", "FORMAT", "MAX_LINE_BYTES", "BadGame", "GameRecord", "NoUsableGame", "ReadResult", "RecordError",
+           "RecordStream", "Seat", "Turn", "format_game", "format_turn", "parse_turn", "read_records", "record_from_trace", "records_of_run",
            "validate_record", "write_records_jsonl", "write_records_parquet"]

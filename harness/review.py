@@ -37,7 +37,6 @@ Public API::
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -51,7 +50,7 @@ from harness.analysis import ERROR, Analyser, Decision, Rated, keep_text
 from harness.codec import GameId, GameRecord, Turn
 from harness.errors import UserError
 from harness.positions import Advisor, State
-from harness.record import ReadResult, validate_record
+from harness.record import ReadResult, RecordStream, validate_record
 from harness.render import Table, count, html_table, num, pct
 from harness.rules import RuleSet
 from harness.rundir import write_bytes_atomic
@@ -718,23 +717,28 @@ def write_reviews(games: Iterable[tuple[GameRecord, int | None, RuleSet]], out_d
     return out
 
 
-def games_of(res: ReadResult, wanted: Iterable[tuple[int | None, GameId]]
+def games_of(source: RecordStream | ReadResult, wanted: Iterable[tuple[int | None, GameId]]
              ) -> list[tuple[GameRecord, int | None, RuleSet]]:
     """The (record, lineup, rule set) of each (lineup, game id) of ``wanted`` in a source read by
-    :func:`harness.record.read_records` (a run's records are built only for these games)."""
-    run = res.arrays
-    ids = (list(zip(run.lineup.tolist(), run.game.tolist())) if run is not None
-           else [(lu, g.game) for lu, g in zip(res.lineups, res.games)])
-    where = {key: i for i, key in enumerate(ids)}
-    out = []
+    :func:`harness.record.read_records` or walked by a :class:`harness.record.RecordStream` (a batch
+    at a time: only the wanted games are kept; a run's records are built only for these games)."""
+    wanted = list(wanted)
+    keys = set(wanted)
+    found: dict[tuple[int | None, GameId], tuple[GameRecord, int | None, RuleSet]] = {}
+    stream = RecordStream.of(source)
+    for part in stream:
+        run = part.arrays
+        ids = (list(zip(run.lineup.tolist(), run.game.tolist())) if run is not None
+               else [(lu, g.game) for lu, g in zip(part.lineups, part.games)])
+        for i, key in enumerate(ids):
+            if key in keys and key not in found:
+                rules = part.rules[i] if part.rules is not None else part.games[i].load_rules()
+                found[key] = (part.games[i], key[0], rules)
     for key in wanted:
-        if key not in where:
+        if key not in found:
             lu, g = key
-            raise UserError(f"game {g}{f' of lineup {lu}' if lu is not None else ''} is not in {res.source}")
-        i = where[key]
-        rules = res.rules[i] if res.rules is not None else res.games[i].load_rules()
-        out.append((res.games[i], key[0], rules))
-    return out
+            raise UserError(f"game {g}{f' of lineup {lu}' if lu is not None else ''} is not in {stream.source}")
+    return [found[key] for key in wanted]
 
 
 __all__ = ["CLASSES", "MOMENTS", "QUICK_TABLE_BYTES", "GameReview", "Moment", "ReviewDecision", "ReviewStep",

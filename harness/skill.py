@@ -72,7 +72,7 @@ from harness.analysis import ERROR, SCALE, Analyser, Band, Rated, Worst, keep_te
 from harness.codec import KernelArrays, RunRecords, arrays_of_records, record_rules
 from harness.errors import UserError
 from harness.jsonable import jsonable
-from harness.record import BadGame, GameRecord, NoUsableGame, ReadResult
+from harness.record import BadGame, GameRecord, NoUsableGame, ReadResult, RecordStream
 from harness.render import Table, ci_level, count, num, pct, pm, sig, times
 from harness.render import markdown as md_document, text as render_text
 from harness.rules import RuleSet
@@ -318,27 +318,25 @@ def _batch_arrays(an: Analyser, batch: Sequence[_Game], run: RunRecords | None) 
             np.concatenate([p[4] for p in parts]), [x for p in parts for x in p[5]])
 
 
-def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | None = None, worst: int = 5,
-                    confidence: float = 0.95, cache_dir: Any = None) -> SkillReport:
-    """Analyse every complete game of ``source`` (a :func:`harness.record.read_records` result, or
-    records), every seat or only ``player``'s. Partial games are skipped into ``bad``. A run
-    directory's games go from its arrays (``ReadResult.arrays``) to the kernel: only the games
-    whose decisions enter a ``worst`` list become records.
+def analyse_records(source: ReadResult | RecordStream | Iterable[GameRecord], *, player: str | None = None,
+                    worst: int = 5, confidence: float = 0.95, cache_dir: Any = None) -> SkillReport:
+    """Analyse every complete game of ``source`` (a :func:`harness.record.read_records` result, a
+    :class:`harness.record.RecordStream`, walked a batch at a time, or records), every seat or
+    only ``player``'s. Partial games are skipped into ``bad``. A run directory's games go from its
+    arrays (``ReadResult.arrays``) to the kernel: only the games whose decisions enter a ``worst``
+    list become records. Memory: a few numbers per seat-game (the tallies), besides a batch.
 
     The games of a rule set the advisor refuses (``saved_rolls``: the solver's table does not
     value banked rolls) are skipped into ``bad``, each named, and the others analysed.
     :class:`UserError`: ``player`` not in the source; :class:`harness.record.NoUsableGame` (every
     game skipped in its ``bad``): no game left to analyse.
     """
+    stream = RecordStream.of(source)
+    name = stream.source
     run: RunRecords | None = None
     places: Sequence[str] | None = None
-    rule_sets: Sequence[RuleSet] | None = None
-    if isinstance(source, ReadResult):
-        name, records, lineups, bad = source.source, source.games, source.lineups, list(source.errors)
-        run, places, rule_sets = source.arrays, source.places, source.rules
-    else:
-        records = list(source)
-        name, lineups, bad = "<records>", [None] * len(records), []
+    bad: list[BadGame] = []  # the games the analysis skips (after the reading's bad games)
+    offset = 0  # games of the batches before this one
     analysers: dict[str, Analyser] = {}
     refused: dict[str, str] = {}  # rules key -> why its games cannot be analysed
     names: dict[str, str] = {}
@@ -377,7 +375,7 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
         row = 0
         for g in batch:
             games += 1
-            cluster = (key, g.seed, g.game, "seeded") if g.seed is not None else (key, g.i, "record")
+            cluster = (key, g.seed, g.game, "seeded") if g.seed is not None else (key, offset + g.i, "record")
             for seat, label in enumerate(g.labels):
                 n, row = row, row + 1
                 if player is not None and label != player:
@@ -394,12 +392,12 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
                 t.add(sums["final"][n], sums["luck"][n], sums["final"][n] - sums["luck"][n], cluster,
                       table.regret[lo:hi], kind[lo:hi], where)
 
-    for g in _games(records, lineups, run, rule_sets):
+    def take(g: _Game) -> None:
         for label in g.labels:
             labels[label] = None
         if not g.complete:
             bad.append(BadGame(g.game, f"{here(g)}: a partial game (\"complete\": false), not analysed"))
-            continue
+            return
         key = _rules_key(g.rules, g.settings, g.spec)
         if key not in analysers and key not in refused:
             try:
@@ -412,12 +410,19 @@ def analyse_records(source: ReadResult | Iterable[GameRecord], *, player: str | 
             names[key] = f"{g.rules} ({st})" if st else str(g.rules)
         if key in refused:
             bad.append(BadGame(g.game, f"{here(g)}: not analysed: {refused[key]}"))
-            continue
+            return
         pending.setdefault(key, []).append(g)
         if len(pending[key]) >= BATCH:
             flush(key)
-    for key in list(pending):
-        flush(key)
+
+    for part in stream:
+        run, places = part.arrays, part.places
+        for g in _games(part.games, part.lineups, run, part.rules):
+            take(g)
+        for key in list(pending):  # a batch's games are indexed in it: analysed before the next
+            flush(key)
+        offset += len(part.games)
+    bad = [*stream.errors, *bad]
     if player is not None and not tallies:
         have = ", ".join(labels) or "none"
         raise UserError(f"player {player!r} is not in {name} (players: {have})")

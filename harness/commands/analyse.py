@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from harness.commands.options import (add_cache_dir_option, add_records_options, confidence_arg, describe, listed,
-                                      number_arg, print_json, read_games, show_bad)
+                                      number_arg, print_json, show_bad, stream_games)
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -46,20 +46,21 @@ def run(args: argparse.Namespace) -> int:
     from harness.skill import analyse_records, default_out, text, write_analysis
 
     cache_dir = use_cache_dir(args.cache_dir)
-    res = read_games(args.source, args, show=False)  # the report lists them with its own
+    stream = stream_games(args.source, args)  # a batch at a time; the bad games read listed as they come
     try:
-        report = analyse_records(res, player=args.player, worst=args.worst, confidence=args.confidence,
+        report = analyse_records(stream, player=args.player, worst=args.worst, confidence=args.confidence,
                                  cache_dir=cache_dir)
     except NoUsableGame as exc:
-        raise listed(exc) from None
-    show_bad(report.bad)
+        raise listed(exc, shown=len(stream.errors)) from None
+    show_bad(report.bad[len(stream.errors):])  # then those the analysis skips
     report = write_analysis(report, args.out or default_out(args.source), plots=not args.no_plots)
     pages = []
     if args.review:
         from harness.review import games_of, write_reviews
 
         worst = [(w.lineup, w.game) for p in report.players for w in p.worst]
-        pages = write_reviews(games_of(res, dict.fromkeys(worst)), args.review, cache_dir=cache_dir,
+        again = stream_games(args.source, args, show=False)  # a second walk keeps only these games
+        pages = write_reviews(games_of(again, dict.fromkeys(worst)), args.review, cache_dir=cache_dir,
                               source=args.source)
     d = report.to_dict()
     if pages:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from harness.commands.options import (add_cache_dir_option, add_records_options, confidence_arg, describe, number_arg,
-                                      print_json, read_games)
+from harness.commands.options import (add_cache_dir_option, add_records_options, confidence_arg, describe, listed,
+                                      number_arg, print_json, quiet, stream_games)
 from harness.errors import UserError
 
 
@@ -41,7 +40,6 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="the widest interval a fit is an answer with, as half-width / estimate (an estimate "
                         "below 0.1 for a temperature, 0.02 for a blunder rate, counts as that; default "
                         "%(default)s)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar (there is none when stderr is no terminal)")
     p.add_argument("--out", metavar="FILE", help="also write the fit as JSON here (calibrate --against FILE)")
     p.add_argument("--json", action="store_true", help="print everything as JSON")
     add_records_options(p)
@@ -53,13 +51,16 @@ def run(args: argparse.Namespace) -> int:
     # (benchmarks/BENCHMARKS.md, 'Start-up')
     from harness.cache import use_cache_dir
     from harness.fit import fit_records, parse_model, text
+    from harness.record import NoUsableGame
 
     cache_dir = use_cache_dir(args.cache_dir)
     model = parse_model(args.model)
-    res = read_games(args.source, args)
-    rep = fit_records(res, model, player=args.player, confidence=args.confidence, cache_dir=cache_dir,
-                      min_decisions=args.min_decisions, max_half_width=args.max_half_width,
-                      quiet=args.quiet or not sys.stderr.isatty())
+    stream = stream_games(args.source, args)  # read a batch at a time while the decisions are stored
+    try:
+        rep = fit_records(stream, model, player=args.player, confidence=args.confidence, cache_dir=cache_dir,
+                          min_decisions=args.min_decisions, max_half_width=args.max_half_width, quiet=quiet(args))
+    except NoUsableGame as exc:
+        raise listed(exc, shown=len(exc.bad)) from None  # each listed as its batch was read
     d = rep.to_dict()
     if args.out:
         out = Path(args.out)

@@ -113,8 +113,9 @@ MAX_LINE_BYTES = 4 << 20
 
 
 def add_records_options(p: Any) -> None:
-    """How game records (untrusted input) are read: ``--rules-dir`` (repeatable) and
-    ``--max-line-bytes``. The command then reads them with :func:`read_games`."""
+    """How game records (untrusted input) are read: ``--rules-dir`` (repeatable),
+    ``--max-line-bytes`` and ``--quiet`` (:func:`add_quiet_option`). The command then reads them
+    with :func:`stream_games`."""
     p.add_argument("--rules-dir", action="append", metavar="DIR",
                    help="a directory whose rule files the records may name (repeatable); without it a record "
                         "names a built-in rule set or carries its rule set inline (a run directory's records "
@@ -123,22 +124,39 @@ def add_records_options(p: Any) -> None:
                    default=MAX_LINE_BYTES, metavar="N",
                    help="a line of a records file (a Parquet row's record) longer than N bytes is a bad game, "
                         "skipped without being read")
+    add_quiet_option(p)
 
 
-def read_games(source: str, args: argparse.Namespace, *, show: bool = True) -> Any:
-    """:func:`harness.record.read_records` of ``source`` with the options of
-    :func:`add_records_options`: every bad game on stderr, one line each (with ``show``; else the
-    command shows them), and when none is usable, every one of them before the error."""
+def add_quiet_option(p: Any) -> None:
+    """``--quiet``: no progress bar; :func:`quiet` says whether to draw one."""
+    p.add_argument("--quiet", action="store_true", help="no progress bar (there is none when stderr is no terminal)")
+
+
+def quiet(args: argparse.Namespace) -> bool:
+    """No progress bar: ``--quiet`` was given, or stderr is no terminal (a log file, a pipe)."""
+    return bool(getattr(args, "quiet", False)) or not sys.stderr.isatty()
+
+
+def stream_games(source: str, args: argparse.Namespace, *, show: bool = True) -> Any:
+    """A :class:`harness.record.RecordStream` of ``source`` with the options of
+    :func:`add_records_options`: a progress bar on stderr (unless :func:`quiet`), and with ``show``
+    every bad game on stderr, one line each, as its batch is read. A source that cannot be read
+    is a :class:`UserError` at once; one without a usable game ends its walk with
+    :class:`harness.record.NoUsableGame` (:func:`listed` makes its error)."""
     # imported here: `COMMAND --help` must not pay for numpy (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.record import NoUsableGame, read_records
+    from harness.record import NoUsableGame, RecordStream
 
     try:
-        res = read_records(source, max_line_bytes=args.max_line_bytes, rules_dirs=args.rules_dir or ())
-    except NoUsableGame as exc:
+        return RecordStream(source, max_line_bytes=args.max_line_bytes, rules_dirs=args.rules_dir or (),
+                            quiet=quiet(args), on_bad=_show_one if show else None)
+    except NoUsableGame as exc:  # a run directory is read (and checked) whole at once
         raise listed(exc) from None
-    if show:
-        show_bad(res.errors)
-    return res
+
+
+def _show_one(b: Any) -> None:
+    from tqdm import tqdm  # imported here, as numpy is: `COMMAND --help` does not load it
+
+    tqdm.write(b.message, file=sys.stderr)  # above a progress bar, which is drawn again below it
 
 
 def same_game(game: Any, wanted: str) -> bool:
@@ -152,8 +170,8 @@ def same_game(game: Any, wanted: str) -> bool:
 
 
 def record_of(source: str, game: str, lineup: int | None, args: argparse.Namespace) -> tuple[Any, Any, int | None]:
-    """The record of ``--game`` (and ``--lineup``) in a file of records (read with
-    :func:`read_games`) or a run directory, its rule set as reading loaded it (a run's from its
+    """The record of ``--game`` (and ``--lineup``) in a file of records (streamed with
+    :func:`stream_games`, only the game asked for kept) or a run directory, its rule set as reading loaded it (a run's from its
     manifest) and its lineup (None in a file without lineups). A run's record is not checked here:
     what takes it does (``position_from_record``, the review)."""
     from harness.codec import records_of_run, run_rules
@@ -165,19 +183,28 @@ def record_of(source: str, game: str, lineup: int | None, args: argparse.Namespa
             raise UserError(f"--game {game}: a run's games are numbered from 0") from None
         ((lu, rec),) = list(records_of_run(source, lineup=lineup or 0, games=[g]))
         return rec, run_rules(source), lu
-    res = read_games(source, args, show=False)
-    if lineup is not None and all(lu is None for lu in res.lineups):
+    from harness.record import NoUsableGame
+
+    stream = stream_games(source, args, show=False)  # a batch at a time: only the game asked for is kept
+    hits, ids, lineups = [], [], False
+    try:
+        for part in stream:
+            lineups = lineups or any(lu is not None for lu in part.lineups)
+            ids += [str(r.game) for r in part.games[:max(0, 6 - len(ids))]]
+            hits += [(rec, lu, rules) for rec, lu, rules in zip(part.games, part.lineups, part.rules)
+                     if same_game(rec.game, game) and (lineup is None or lu == lineup)]
+    except NoUsableGame as exc:
+        raise listed(exc) from None
+    if lineup is not None and not lineups:
         raise UserError(f"{source} has no lineups (only a run's Parquet records do): leave out --lineup")
-    hits = [(rec, lu, rules) for rec, lu, rules in zip(res.games, res.lineups, res.rules)
-            if same_game(rec.game, game) and (lineup is None or lu == lineup)]
     if not hits:
-        for bad in res.errors:
+        for bad in stream.errors:
             if bad.game is not None and same_game(bad.game, game):
                 raise UserError(bad.message)
-        ids = [str(r.game) for r in res.games]
-        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+        n = stream.games
+        shown = ", ".join(ids[:5]) + (", ..." if n > 5 else "")
         where = f" lineup {lineup}" if lineup is not None else ""
-        raise UserError(f"game {game} is not in {source}{where} ({len(ids)} game{'s' * (len(ids) != 1)}: {shown})")
+        raise UserError(f"game {game} is not in {source}{where} ({n} game{'s' * (n != 1)}: {shown})")
     if len(hits) > 1:
         lus = sorted({lu for _, lu, _ in hits if lu is not None})
         how = f"give --lineup ({', '.join(map(str, lus))})" if len(lus) > 1 else "keep one game per id"
@@ -188,13 +215,13 @@ def record_of(source: str, game: str, lineup: int | None, args: argparse.Namespa
 def show_bad(bad: Iterable[Any]) -> None:
     """Bad games (:class:`harness.record.BadGame`) on stderr, one line each."""
     for b in bad:
-        print(b.message, file=sys.stderr)
+        _show_one(b)
 
 
-def listed(exc: Any) -> UserError:
-    """A :class:`harness.record.NoUsableGame`'s every bad game on stderr; returns the error to
-    raise, its headline (the first bad game not repeated)."""
-    show_bad(exc.bad)
+def listed(exc: Any, shown: int = 0) -> UserError:
+    """A :class:`harness.record.NoUsableGame`'s every bad game on stderr (but the first ``shown``,
+    listed already); returns the error to raise, its headline (the first bad game not repeated)."""
+    show_bad(exc.bad[shown:])
     h = exc.headline
     return UserError(f"{h[:-1]}, listed above)" if h.endswith(")") and exc.bad else h)
 
@@ -264,6 +291,6 @@ def console_logging(level: int = logging.WARNING) -> None:
 
 
 __all__ = ["MAX_LINE_BYTES", "RUN_LOG_ONLY", "HelpFormatter", "add_cache_dir_option", "add_quality_options",
-           "add_records_options", "add_set_option", "confidence_arg", "console_logging", "describe", "examples",
-           "listed", "new_out_dir", "number_arg", "print_json", "quality_options", "read_games", "record_of",
-           "same_game", "say", "show_bad"]
+           "add_quiet_option", "add_records_options", "add_set_option", "confidence_arg", "console_logging", "describe",
+           "examples", "listed", "new_out_dir", "number_arg", "print_json", "quality_options", "quiet", "record_of",
+           "same_game", "say", "show_bad", "stream_games"]

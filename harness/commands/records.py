@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.commands.options import add_records_options, describe, read_games
+from harness.commands.options import add_records_options, describe, listed, stream_games
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -24,11 +24,15 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `records --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.record import format_game
+    from harness.record import NoUsableGame, format_game
 
-    res = read_games(args.file, args)
-    if args.text:
-        for rec in res.games:
-            print(format_game(rec))
-    print(res.summary, file=sys.stderr if args.text else sys.stdout)
-    return 1 if res.errors else 0
+    stream = stream_games(args.file, args)  # a batch at a time: a log of any size
+    try:
+        for part in stream:
+            if args.text:
+                for rec in part.games:
+                    print(format_game(rec))
+    except NoUsableGame as exc:
+        raise listed(exc, shown=len(exc.bad)) from None  # each listed as its batch was read
+    print(stream.summary, file=sys.stderr if args.text else sys.stdout)
+    return 1 if stream.errors else 0
