@@ -364,9 +364,14 @@ def _p_key(e: Evaluation) -> float:
     return float("nan")
 
 
+def check_seats(k: int) -> None:
+    """A table of ``k`` seats has at least two."""
+    if k < 2:
+        raise UserError(f"--seats must be at least 2, got {k}")
+
+
 def head_to_head(rules: RuleSet, bots: list[str], k: int = 2, cache_dir: str | os.PathLike | None = None, *,
                  progress: bool = False) -> HeadToHead:
     """Evaluate every bot (cached) and pit them against each other exactly."""
-    if k < 2:
-        raise UserError(f"--seats must be at least 2, got {k}")
+    check_seats(k)
     return HeadToHead(rules.name, tuple(evaluate(rules, b, cache_dir, progress=progress) for b in bots), k)

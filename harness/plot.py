@@ -8,6 +8,7 @@ from the streamed summaries (histograms, counts), never from raw rows.
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
@@ -584,4 +585,30 @@ def plot_exact_distributions(evaluations: Sequence[Any]) -> Figure:
     ax.set_title(f"Exact score distributions, {evaluations[0].rules}" if evaluations else "Exact score distributions")
     ax.legend(fontsize=8)
     fig.tight_layout()
+    return fig
+
+
+def plot_depth(depth: Any) -> Figure:
+    """The chains of a :class:`harness.depth.DepthOfSkill`: each level's exact mean and dial value."""
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.5), dpi=DPI, layout="constrained")
+    for i, c in enumerate(depth.chains):
+        lv = c.levels
+        ax.plot([x.index for x in lv], [x.mean for x in lv], "o-", color=_color(i), ms=4,
+                label=f"p = {100 * c.p:.0f} %: {c.steps:.2f} steps")
+        dial = [x for x in lv if x.value is not None]
+        bx.plot([x.index for x in dial], [x.value for x in dial], "o-", color=_color(i), ms=4,
+                label=f"p = {100 * c.p:.0f} %")
+    ax.set_xlabel("level (0 = the weakest bot)")
+    ax.set_ylabel("exact mean final score")
+    ax.set_title(f"Depth of skill, {depth.rules}: each level scores p against the one below", fontsize="medium")
+    ax.legend(fontsize="small")
+    ax.grid(alpha=0.3)
+    param = depth.dial.split(":")[-1]
+    bx.set_xlabel("level")
+    bx.set_ylabel(f"{param} of the level ({depth.dial})")
+    if param == "temperature":
+        bx.set_yscale("symlog", linthresh=0.5)
+    bx.set_title(textwrap.fill(f"the ladder: {depth.ladder()}", 70), fontsize="small")
+    bx.legend(fontsize="small")
+    bx.grid(alpha=0.3)
     return fig
