@@ -46,6 +46,7 @@ from typing import Any, Callable, Generator, Sequence
 from harness import render as R
 from harness.errors import UserError
 from harness.evaluate import Evaluation, evaluate, versus
+from harness.registry import make
 from harness.rules import RuleSet
 
 log = logging.getLogger(__name__)
@@ -250,20 +251,31 @@ def _evaluate_one(rules: RuleSet, spec: str) -> Evaluation:
 
 
 class Evaluator:
-    """Evaluations of (rule set, bot spec), each once: in this process, or on ``executor`` (forked
-    workers; the cache directory reaches them through the environment, see :mod:`harness.cache`).
-    ``on_done(rules, spec, evaluation)`` is called as each one arrives."""
+    """Evaluations of (rule set, bot spec), each (rule-set digest, bot label) once: in this process,
+    or on ``executor`` (forked workers; the cache directory reaches them through the environment,
+    see :mod:`harness.cache`). ``on_done(rules, spec, evaluation)`` is called as each one arrives."""
 
     def __init__(self, executor: Any = None,
                  on_done: Callable[[RuleSet, str, Evaluation], None] | None = None) -> None:
         self.executor = executor
         self.on_done = on_done
         self.memo: dict[tuple[str, str], Evaluation] = {}
+        self._labels: dict[tuple[str, str], str] = {}
+
+    def key(self, rules: RuleSet, spec: str) -> tuple[str, str]:
+        """(digest, label): ``solver:temperature=1`` and ``solver:temperature=1.0`` are one bot."""
+        k = (rules.digest, spec)
+        if k not in self._labels:
+            self._labels[k] = make(spec, rules).label
+        return rules.digest, self._labels[k]
+
+    def get(self, rules: RuleSet, spec: str) -> Evaluation:
+        return self.memo[self.key(rules, spec)]
 
     def many(self, requests: Sequence[Request]) -> list[Evaluation]:
         todo: dict[tuple[str, str], Request] = {}
         for rules, spec in requests:
-            key = (rules.digest, spec)
+            key = self.key(rules, spec)
             if key not in self.memo and key not in todo:
                 todo[key] = (rules, spec)
         if self.executor is None or len(todo) <= 1:
@@ -274,7 +286,7 @@ class Evaluator:
             for key, fut in futures.items():
                 rules, spec = todo[key]
                 self._done(key, rules, spec, fut.result())
-        return [self.memo[(rules.digest, spec)] for rules, spec in requests]
+        return [self.get(rules, spec) for rules, spec in requests]
 
     def _done(self, key: tuple[str, str], rules: RuleSet, spec: str, ev: Evaluation) -> None:
         self.memo[key] = ev
@@ -302,7 +314,7 @@ def drive(tasks: Sequence[tuple[RuleSet, Task]], evaluator: Evaluator) -> list[A
         pending.clear()
         evaluator.many([(tasks[i][0], s) for i, specs in asked.items() for s in specs])
         for i, specs in asked.items():
-            step(i, [evaluator.memo[(tasks[i][0].digest, s)] for s in specs])
+            step(i, [evaluator.get(tasks[i][0], s) for s in specs])
     return results
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
@@ -16,21 +15,7 @@ from harness.backends import open_backend
 from harness.errors import UserError
 from harness.jsonable import jsonable
 from harness.rules import load_rules
-from tests.test_solver import TINY
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("rules")
-    for name, text in TINY.items():
-        (d / f"{name}.toml").write_text(text)
-    return d
-
-
-@pytest.fixture()
-def cache(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+from tests.test_evaluate import cache, tiny_dir  # noqa: F401  (fixtures)
 
 
 def _without_time(d: D.DepthOfSkill) -> str:
@@ -125,7 +110,8 @@ def test_evaluate_prints_the_depth_of_skill(tiny_dir, cache, capsys, tmp_path):
     out = tmp_path / "out"
     assert main(["evaluate", path, "--entrants", "greedy", "--depth", "--rates", "0.6", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "evaluated solver:temperature=1000.0: mean" in text  # progress, one line per evaluation
+    # progress: a line per evaluation computed, none for those the first command cached (the grid)
+    assert "evaluated greedy: mean" in text and "evaluated solver:temperature=1000.0" not in text
     c = D.depth_of_skill(load_rules(path), (0.6,)).chains[0]
     row = next(line.split() for line in text.splitlines() if line.startswith("  60 %"))
     assert row[2:4] == [f"{c.steps:.2f}", str(c.full_steps)] and "Chain at p = 60 %" in text

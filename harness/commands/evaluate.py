@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from harness import render
     from harness.backends import open_backend
     from harness.cache import use_cache_dir
-    from harness.commands.options import depth_settings, evaluated_line, say
+    from harness.commands.options import depth_settings, evaluated_line
     from harness.depth import Evaluator, depth_of_skill
     from harness.evaluate import HeadToHead, check_seats, head_to_head
     from harness.rules import load_rules
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         rates, weakest, dial = depth_settings(args)
         with open_backend("local", args.workers, None) as backend:
             ev = Evaluator(backend.executor if args.workers > 1 else None,
-                           None if args.json else lambda r, s, e: say(evaluated_line(r, s, e)))
+                           None if args.json else evaluated_line)
             if bots:
                 h2h = HeadToHead(rules.name, tuple(ev.many([(rules, b) for b in bots])), args.seats)
             depth = depth_of_skill(rules, rates, weakest, dial, ev)

@@ -208,12 +208,13 @@ def depth_settings(args: argparse.Namespace) -> tuple[tuple[float, ...], str, st
     return check_rates(rates), args.weakest.strip(), dial_of(args.dial.strip()).name
 
 
-def evaluated_line(rules: Any, spec: str, ev: Any) -> str:
-    """A progress line for one exact evaluation (:class:`harness.evaluate.Evaluation`) of a bot
-    on a rule set, with its setting overrides."""
+def evaluated_line(rules: Any, spec: str, ev: Any) -> None:
+    """A progress line on stdout for one exact evaluation (:class:`harness.evaluate.Evaluation`)
+    of a bot on a rule set, with its setting overrides; nothing for one from the cache."""
+    if ev.cached:
+        return
     at = " ".join(f"{k}={v}" for k, v in rules.overrides.items())
-    took = "cached" if ev.cached else f"{ev.seconds:.1f} s"
-    return f"evaluated {spec}{f' at {at}' if at else ''}: mean {ev.mean:.6f} ({took})"
+    say(f"evaluated {spec}{f' at {at}' if at else ''}: mean {ev.mean:.6f} ({ev.seconds:.1f} s)")
 
 
 def new_out_dir(path: str | None, prefix: str) -> Path:
