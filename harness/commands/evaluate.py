@@ -28,6 +28,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_cache_dir_option(p)
     p.add_argument("--seats", type=int, default=2, metavar="K",
                    help="also each bot's chance of being sole best / sharing the top against K-1 copies of each other")
+    p.add_argument("--close-margin", type=int, default=None, metavar="POINTS",
+                   help="game quality: a close game is won by at most POINTS (default: report's --close-margin)")
     p.add_argument("--depth", action="store_true",
                    help="also the exact depth of skill (see --rates, --weakest, --dial)")
     add_depth_options(p)
@@ -43,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.commands.options import depth_settings, evaluated_line
     from harness.depth import Evaluator, depth_of_skill
     from harness.evaluate import HeadToHead, check_seats, head_to_head
+    from harness.quality import QualityOptions, exact_pair, exact_quality_table
     from harness.rules import load_rules
 
     cache_dir = use_cache_dir(args.cache_dir)
@@ -51,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if not bots and not args.depth:
         raise UserError("give --entrants A,B,... (or --depth)")
     check_seats(args.seats)
+    qopt = QualityOptions() if args.close_margin is None else QualityOptions(close_margin=args.close_margin)
     out = new_out_dir(args.out, "evaluate") if args.out else None
     h2h = depth = None
     if args.depth:
@@ -63,8 +67,13 @@ def run(args: argparse.Namespace) -> int:
             depth = depth_of_skill(rules, rates, weakest, dial, ev)
     elif bots:
         h2h = head_to_head(rules, bots, args.seats, cache_dir, progress=not args.json)
-    tables = (h2h.tables() if h2h else []) + (depth.tables() if depth else [])
-    data = {**(h2h.to_json() if h2h else {"rules": rules.name}), **({"depth": depth.to_json()} if depth else {})}
+    quality = [exact_pair(a, b, qopt) for i, a in enumerate(h2h.evaluations) for b in h2h.evaluations[i + 1:]] \
+        if h2h else []
+    tables = (h2h.tables() if h2h else []) + ([exact_quality_table(quality)] if quality else []) \
+        + (depth.tables() if depth else [])
+    data = {**(h2h.to_json() if h2h else {"rules": rules.name}),
+            **({"quality": [q.to_json() for q in quality]} if quality else {}),
+            **({"depth": depth.to_json()} if depth else {})}
     if out is not None:
         from harness.plot import plot_depth, plot_exact_distributions
 
