@@ -50,8 +50,9 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 #: Largest pair of layers of score windows kept in memory (beyond: the top score cell is lumped).
 MAX_BYTES = 1 << 30
-#: Sheet states whose policy is asked for at once.
+#: Sheet states whose policy is asked for at once, in PARTS parts (run on the solver's threads).
 ROWS_PER_CHUNK = 1024
+PARTS = 8
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,9 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
         s0 = int(first_state[a]) - start
         s1 = int(first_state[b]) - start if b < len(first_state) else len(P)
         idx = np.flatnonzero(P[s0:s1] > 0) + s0  # the live slots, in row order
-        parts = S.split_range(0, len(idx), threads if len(idx) >= 64 else 1)
+        # a fixed number of parts, not one per thread: the sums below are then the same on any
+        # number of threads (a forked worker evaluates on one), to the last bit
+        parts = S.split_range(0, len(idx), PARTS if len(idx) >= 64 else 1)
         sums = [None] * len(parts)
 
         def part(k: int, _: int) -> None:
@@ -403,9 +406,14 @@ def _p_key(e: Evaluation) -> float:
     return float("nan")
 
 
+def check_seats(k: int) -> None:
+    """A table of ``k`` seats has at least two."""
+    if k < 2:
+        raise UserError(f"--seats must be at least 2, got {k}")
+
+
 def head_to_head(rules: RuleSet, bots: list[str], k: int = 2, cache_dir: str | os.PathLike | None = None, *,
                  progress: bool = False) -> HeadToHead:
     """Evaluate every bot (cached) and pit them against each other exactly."""
-    if k < 2:
-        raise UserError(f"--seats must be at least 2, got {k}")
+    check_seats(k)
     return HeadToHead(rules.name, tuple(evaluate(rules, b, cache_dir, progress=progress) for b in bots), k)

@@ -576,3 +576,59 @@ def compare_lines(q: Mapping[str, Any]) -> list[str]:
     notes += [f"note: {n}" for n in q["notes"]]
     head = ["metric", "base", "candidate", "diff", f"{ci_level(q['confidence'])} CI", "p (Holm)"]
     return ["", *table_lines(Table(title, head, rows, notes))]
+
+
+# ---------------------------------------------------------------------------------------------
+# exact metrics of two solitaire players (harness.evaluate): those that depend only on the finals
+
+
+#: The metrics of two solitaire players computed exactly from their final-score distributions, and
+#: those that stay sampled (they follow the course of a game round by round), with the reason.
+EXACT_METRICS = ("close_games", "draw_rate", "upset_rate")
+SAMPLED_METRICS = {m: "depends on the course of the game (each player's running total round by round, jointly "
+                      "over the rounds), not on the two finals alone: sample it with `run` and `report`"
+                   for m in ("lead_changes", "decisive_round", "comeback_rate")}
+
+
+@dataclass(frozen=True)
+class ExactPair:
+    """Exact game quality of two independent (solitaire) players A and B at two seats, with the
+    definitions above: ``close_games`` P(|A - B| <= close_margin) (a draw is close), ``draw_rate``
+    P(A = B), ``upset_rate`` the weaker's (lower exact mean; A on a tie) P(win) + P(draw) / 2."""
+
+    a: str
+    b: str
+    weaker: str
+    close_margin: int
+    close_games: float
+    draw_rate: float
+    upset_rate: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "weaker": self.weaker, "close_margin": self.close_margin,
+                "close_games": self.close_games, "draw_rate": self.draw_rate, "upset_rate": self.upset_rate}
+
+
+def exact_pair(a: Any, b: Any, options: QualityOptions = QualityOptions()) -> ExactPair:
+    """:class:`ExactPair` of two :class:`harness.evaluate.Evaluation` (their ranking-score
+    distributions and means)."""
+    pa, pb = np.asarray(a.ranking, dtype=np.float64), np.asarray(b.ranking, dtype=np.float64)
+    diff = np.convolve(pa, pb[::-1])  # P(A - B = k) at index k + len(pb) - 1
+    zero = len(pb) - 1
+    m = options.close_margin
+    close = float(diff[max(zero - m, 0):zero + m + 1].sum())
+    draw = float(diff[zero])
+    a_wins = float(diff[zero + 1:].sum())
+    b_wins = max(0.0, 1.0 - a_wins - draw)
+    a_weaker = a.mean <= b.mean
+    upset = (a_wins if a_weaker else b_wins) + 0.5 * draw
+    return ExactPair(a.bot, b.bot, a.bot if a_weaker else b.bot, m, close, draw, upset)
+
+
+def exact_quality_table(pairs: Sequence[ExactPair]) -> Table:
+    m = pairs[0].close_margin if pairs else QualityOptions().close_margin
+    return Table("Game quality at two seats (exact, from the two final-score distributions)",
+                 ["A", "B", f"close games (<= {m} points)", "draws", "upset rate", "weaker"],
+                 [[p.a, p.b, pct(p.close_games, 2), pct(p.draw_rate, 3), pct(p.upset_rate, 2), p.weaker] for p in pairs],
+                 ["upset rate: the weaker bot's (lower exact mean) score rate, win 1, draw 1/2; "
+                  "lead changes, decisive round and comebacks follow the course of a game: sampled (run, report)"])

@@ -339,6 +339,12 @@ def _parse_value(key: str, raw: Any, kind: type, where: str) -> Any:
     return raw
 
 
+def parse_setting(key: str, raw: Any, where: str = "--set") -> Any:
+    """One known setting's value parsed to its type as the compiler parses it (``--set`` gives
+    strings: ``true``, ``62``); :class:`UserError` naming ``where``."""
+    return _parse_value(key, raw, SETTINGS[key][0], where)
+
+
 #: Where setting overrides come from, for messages: a name (``--set``, a record's
 #: ``rules.settings``) or a function of the setting's key (a run config's ``--set`` and file keys).
 Origin = str | Callable[[str], str]

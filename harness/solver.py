@@ -669,11 +669,11 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
     else:
         wlo = woff = np.zeros(2, dtype=np.int64)
         D = np.zeros(1)
-    pbonus = np.zeros(nthreads)
+    pbonus = 0.0
     bar = tqdm(total=nbx, desc=f"forward pass {rules.name}", unit="layer", disable=not progress, leave=False)
     for k in range(nbx):
         n2 = size(k + 1)
-        P2, S12, S22 = np.zeros(n2), np.zeros(n2), np.zeros(n2)
+        P2, S12, S22, B2 = np.zeros(n2), np.zeros(n2), np.zeros(n2), np.zeros(n2)
         if want_dist:
             wlo2, woff2 = layer_windows(plan, k + 1, cap, extra)
             D2 = scratch_zeros(int(woff2[-1]), scratch)
@@ -699,19 +699,20 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
                 def push(t: int, _: int) -> None:
                     K.push_part(t, nthreads, lay, oc, plan.item_mask, plan.item_flag, a, b, row_of, live, outp,
                                 start, P, S1, S2, wlo, woff, D, start2, P2, S12, S22, wlo2, woff2, D2,
-                                want_dist, pbonus)
+                                want_dist, B2)
 
                 fill(a, b, row_of, live, outp, P, start)
                 run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
             a = b
         P, S1, S2, wlo, woff, D = P2, S12, S22, wlo2, woff2, D2
+        pbonus += float(B2.sum())
         bar.update()
     bar.close()
     total_p = float(P.sum())
     if abs(total_p - 1.0) > 1e-9:
         raise AssertionError(f"forward pass lost probability: {total_p}")
     mean, m2 = float(S1.sum()), float(S2.sum())
-    p_bonus = float(pbonus.sum()) + (1.0 if plan.bonus0 > 0 else 0.0)
+    p_bonus = pbonus + (1.0 if plan.bonus0 > 0 else 0.0)
     dist = None
     if want_dist:
         dist = np.zeros(cap + 1)

@@ -564,13 +564,14 @@ def layer_windows(lay, item_mask, item_flag, lo, hi, start, cap, extra_max, bonu
 @nb.njit(cache=True, nogil=True)
 def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, outp,
                start, P, S1, S2, wlo, woff, D,
-               start2, P2, S12, S22, wlo2, woff2, D2, want_dist, pbonus):
+               start2, P2, S12, S22, wlo2, woff2, D2, want_dist, B2):
     """Move the probability of items lo..hi-1 along their turn outcomes to the next layer.
 
     Moments P (probability of the state), S1 = E[S; state], S2 = E[S^2; state] and, with
     ``want_dist``, the score distribution windows D. Successor state g2 is written only by thread
-    g2 % nthreads, so parts run on threads without races; pbonus[t] collects the probability of
-    crossing the bonus.
+    g2 % nthreads, so parts run on threads without races; B2 collects the probability of crossing
+    the bonus per successor state (summed after the layer, so the total does not depend on the
+    number of threads).
     """
     T = lay.threshold
     F = lay.n_flags
@@ -633,7 +634,7 @@ def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, 
                 S12[l2] += p * (S1[loc] + x * p0)
                 S22[l2] += p * (S2[loc] + 2.0 * x * S1[loc] + x * x * p0)
                 if cross:
-                    pbonus[t] += p * p0
+                    B2[l2] += p * p0
                 if want_dist:
                     b0 = woff2[l2]
                     n2 = woff2[l2 + 1] - b0

@@ -363,3 +363,42 @@ def test_pairings_are_named_in_the_entrants_order_in_every_table(tmp_path):
     assert [e["strategy"] for e in d["entrants"]] == ["random", "greedy"]
     assert [p["name"] for p in d["pairings"]] == ["random vs greedy"]
     assert [p["name"] for p in d["quality"]["pairings"]] == ["random vs greedy"]
+
+
+# ---------------------------------------------------------------------------------------------
+# exact metrics of two solitaire players, against a sampled run
+
+
+def test_exact_close_games_draws_and_upsets_are_the_enumerated_ones_and_lie_in_a_sampled_runs_intervals(
+        tmp_path, monkeypatch):
+    from harness import evaluate as E
+    from harness.quality import exact_pair
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+    from tests.test_solver import TINY
+
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "tiny_bonus.toml"
+    path.write_text(TINY["tiny_bonus"])
+    rules = load_rules(str(path))
+    a, b = E.evaluate(rules, "solver"), E.evaluate(rules, "greedy")
+    ex = exact_pair(a, b)
+    pa, pb = a.ranking, b.ranking
+    cells = [(pa[i] * pb[j], i - j) for i in range(len(pa)) for j in range(len(pb))]
+    assert ex.close_games == pytest.approx(sum(p for p, d in cells if abs(d) <= 5), abs=1e-14)
+    assert ex.draw_rate == pytest.approx(sum(p for p, d in cells if d == 0), abs=1e-14)
+    assert ex.weaker == "greedy" and b.mean < a.mean
+    assert ex.upset_rate == pytest.approx(sum(p for p, d in cells if d < 0) + ex.draw_rate / 2, abs=1e-14)
+    assert exact_pair(b, a).upset_rate == pytest.approx(ex.upset_rate, abs=1e-15)  # the order does not matter
+    assert exact_pair(a, b, QualityOptions(close_margin=0)).close_games == ex.draw_rate
+    # a seeded run of the two bots: every exact value inside the sampled 99.9 % interval
+    out = run(RunConfig(mode="run", rules=str(path), seats=("solver", "greedy"), games=6000, seed=5, workers=1),
+              tmp_path / "run", quiet=True)
+    s = summarize(out, confidence=0.999).to_dict()
+    q, pair = s["quality"], s["pairings"][0]
+    lo, hi = q["close_games"]["ci"]
+    assert lo < ex.close_games < hi
+    lo, hi = pair["draw_ci"]
+    assert lo < ex.draw_rate < hi
+    (up,) = q["pairings"]
+    assert up["weaker"] == "greedy" and up["upset_ci"][0] < ex.upset_rate < up["upset_ci"][1]

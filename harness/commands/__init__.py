@@ -39,6 +39,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("records", "check a file of game records and show them as text"),
     Command("solve", "exact optimal expected score and score distribution"),
     Command("evaluate", "exact score distribution and head-to-heads of solitaire bots (no sampling)"),
+    Command("sweep", "exact figures, head-to-heads and depth of skill across values of rule settings"),
     Command("odds", "probability of making each lower box within one turn"),
     Command("advise", "exact value and regret of every option of a position"),
     Command("review", "one game's review page: every decision, its luck and regret, the chances to win (HTML)"),

@@ -1,51 +1,90 @@
-"""``yatzy-harness evaluate``: exact figures of solitaire bots and their exact head-to-heads (:mod:`harness.evaluate`)."""
+"""``yatzy-harness evaluate``: exact figures of solitaire bots, their exact head-to-heads (:mod:`harness.evaluate`)
+and the exact depth of skill (:mod:`harness.depth`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from harness.commands.options import add_cache_dir_option, add_set_option, describe, new_out_dir, print_json
+from harness.commands.options import (add_cache_dir_option, add_depth_options, add_set_option, describe,
+                                      new_out_dir, print_json)
+from harness.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     describe(p, "Evaluate solitaire bots exactly: the distribution of each bot's final score by a forward "
                 "pass of its own choice probabilities (no sampling), and every head-to-head from the "
-                "distributions (two solitaire bots never interact). Cached per rule set and bot.",
+                "distributions (two solitaire bots never interact). Cached per rule set and bot. With "
+                "--depth, also the exact depth of skill: the chain of levels from --weakest up the "
+                "solver's dial to the optimal bot, each scoring p against the one below.",
              "yatzy-harness evaluate scandinavian --entrants random,timeout,greedy,bonus,solver",
              "yatzy-harness evaluate scandinavian --entrants solver,solver:temperature=2 --seats 4 --json",
-             "yatzy-harness evaluate yahtzee --entrants greedy,solver --out results/exact")
+             "yatzy-harness evaluate yahtzee --entrants greedy,solver --out results/exact",
+             "yatzy-harness evaluate generala --depth --rates 0.6,0.75 --weakest random")
     p.add_argument("rules", metavar="RULES", help="rule set name or .toml path")
-    p.add_argument("--entrants", required=True, metavar="A,B,...", help="bots (name or name:key=value) to evaluate")
+    p.add_argument("--entrants", metavar="A,B,...",
+                   help="bots (name or name:key=value) to evaluate (required without --depth)")
     add_set_option(p)
     add_cache_dir_option(p)
     p.add_argument("--seats", type=int, default=2, metavar="K",
                    help="also each bot's chance of being sole best / sharing the top against K-1 copies of each other")
+    p.add_argument("--close-margin", type=int, default=None, metavar="POINTS",
+                   help="game quality: a close game is won by at most POINTS (default: report's --close-margin)")
+    p.add_argument("--depth", action="store_true",
+                   help="also the exact depth of skill (see --rates, --weakest, --dial)")
+    add_depth_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--out", default=None, metavar="DIR", help="write evaluate.json, evaluate.md and a plot there")
+    p.add_argument("--out", default=None, metavar="DIR", help="write evaluate.json, evaluate.md and plots there")
 
 
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `evaluate --help` must not pay for numba
     from harness import render
+    from harness.backends import open_backend
     from harness.cache import use_cache_dir
-    from harness.evaluate import head_to_head
+    from harness.commands.options import depth_settings, evaluated_line
+    from harness.depth import Evaluator, depth_of_skill
+    from harness.evaluate import HeadToHead, check_seats, head_to_head
+    from harness.quality import QualityOptions, exact_pair, exact_quality_table
     from harness.rules import load_rules
 
     cache_dir = use_cache_dir(args.cache_dir)
     rules = load_rules(args.rules, args.settings)
-    bots = [b for b in (x.strip() for x in args.entrants.split(",")) if b]
-    h2h = head_to_head(rules, bots, args.seats, cache_dir, progress=not args.json)
-    if args.out:
-        from harness.plot import plot_exact_distributions
+    bots = [b for b in (x.strip() for x in (args.entrants or "").split(",")) if b]
+    if not bots and not args.depth:
+        raise UserError("give --entrants A,B,... (or --depth)")
+    check_seats(args.seats)
+    qopt = QualityOptions() if args.close_margin is None else QualityOptions(close_margin=args.close_margin)
+    out = new_out_dir(args.out, "evaluate") if args.out else None
+    h2h = depth = None
+    if args.depth:
+        rates, weakest, dial = depth_settings(args)
+        with open_backend("local", args.workers, None) as backend:
+            ev = Evaluator(backend.executor if args.workers > 1 else None,
+                           None if args.json else evaluated_line)
+            if bots:
+                h2h = HeadToHead(rules.name, tuple(ev.many([(rules, b) for b in bots])), args.seats)
+            depth = depth_of_skill(rules, rates, weakest, dial, ev)
+    elif bots:
+        h2h = head_to_head(rules, bots, args.seats, cache_dir, progress=not args.json)
+    quality = [exact_pair(a, b, qopt) for i, a in enumerate(h2h.evaluations) for b in h2h.evaluations[i + 1:]] \
+        if h2h else []
+    tables = (h2h.tables() if h2h else []) + ([exact_quality_table(quality)] if quality else []) \
+        + (depth.tables() if depth else [])
+    data = {**(h2h.to_json() if h2h else {"rules": rules.name}),
+            **({"quality": [q.to_json() for q in quality]} if quality else {}),
+            **({"depth": depth.to_json()} if depth else {})}
+    if out is not None:
+        from harness.plot import plot_depth, plot_exact_distributions
 
-        out = new_out_dir(args.out, "evaluate")
-        (out / "evaluate.json").write_text(json.dumps(h2h.to_json(), indent=2))
-        (out / "evaluate.md").write_text(render.markdown(h2h.tables(), f"Exact evaluation, {rules.name}",
-                                                         [rules.summary()]))
-        plot_exact_distributions(h2h.evaluations).savefig(out / "distributions.png")
+        (out / "evaluate.json").write_text(json.dumps(data, indent=2))
+        (out / "evaluate.md").write_text(render.markdown(tables, f"Exact evaluation, {rules.name}", [rules.summary()]))
+        if h2h:
+            plot_exact_distributions(h2h.evaluations).savefig(out / "distributions.png")
+        if depth:
+            plot_depth(depth).savefig(out / "depth.png")
     if args.json:
-        print_json(h2h.to_json())
+        print_json(data)
     else:
-        print(render.text(h2h.tables(), [f"exact evaluation: {rules.name} ({rules.summary()})"]))
+        print(render.text(tables, [f"exact evaluation: {rules.name} ({rules.summary()})"]))
     return 0

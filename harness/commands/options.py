@@ -245,6 +245,49 @@ def quality_options(args: argparse.Namespace) -> QualityOptions:
     return QualityOptions(close_margin=args.close_margin, comeback_deficit=args.comeback_deficit)
 
 
+#: The depth of skill's defaults, :data:`harness.depth.DEFAULT_RATES`, ``DEFAULT_WEAKEST`` and
+#: ``DEFAULT_DIAL`` (repeated here so that ``--help`` does not import the library; tests/test_depth.py
+#: checks that they agree).
+DEPTH_RATES = "0.6,0.75"
+DEPTH_WEAKEST = "random"
+DEPTH_DIAL = "solver:temperature"
+
+
+def add_depth_options(p: argparse.ArgumentParser) -> None:
+    """The depth of skill's ladder and rates (``evaluate --depth``, ``sweep``) and the workers that
+    evaluate; the command then reads them with :func:`depth_settings`."""
+    p.add_argument("--rates", default=DEPTH_RATES, metavar="P,...",
+                   help="depth of skill: the score rate of every step of a chain, one chain per rate "
+                        "(60 %%: Garfield/Elias's skill chain; 75 %%: Robertie's complexity number)")
+    p.add_argument("--weakest", default=DEPTH_WEAKEST, metavar="BOT",
+                   help="depth of skill: the ladder's bottom, any solitaire bot")
+    p.add_argument("--dial", default=DEPTH_DIAL, metavar="BOT:PARAM",
+                   help="depth of skill: the dial the ladder climbs to the optimal bot "
+                        "(solver:temperature or solver:blunder)")
+    p.add_argument("--workers", type=number_arg(minimum=1, inclusive=True, integer=True), default=2, metavar="N",
+                   help="exact evaluations run on N forked processes at once (1: in this process)")
+
+
+def depth_settings(args: argparse.Namespace) -> tuple[tuple[float, ...], str, str]:
+    """(rates, weakest bot, dial) of :func:`add_depth_options`, the rates checked."""
+    from harness.depth import check_rates, dial_of
+
+    try:
+        rates = [float(x) for x in args.rates.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--rates: expected numbers like 0.6,0.75, got {args.rates!r}") from None
+    return check_rates(rates), args.weakest.strip(), dial_of(args.dial.strip()).name
+
+
+def evaluated_line(rules: Any, spec: str, ev: Any) -> None:
+    """A progress line on stdout for one exact evaluation (:class:`harness.evaluate.Evaluation`)
+    of a bot on a rule set, with its setting overrides; nothing for one from the cache."""
+    if ev.cached:
+        return
+    at = " ".join(f"{k}={v}" for k, v in rules.overrides.items())
+    say(f"evaluated {spec}{f' at {at}' if at else ''}: mean {ev.mean:.6f} ({ev.seconds:.1f} s)")
+
+
 def new_out_dir(path: str | None, prefix: str) -> Path:
     """``--out`` of a command that writes a directory of its own: the given one (new or empty) or
     ``results/<prefix>-<time>``; made here, so that an unwritable place fails before any work."""
@@ -290,7 +333,8 @@ def console_logging(level: int = logging.WARNING) -> None:
             h.addFilter(_NotRunLogOnly())
 
 
-__all__ = ["MAX_LINE_BYTES", "RUN_LOG_ONLY", "HelpFormatter", "add_cache_dir_option", "add_quality_options",
-           "add_quiet_option", "add_records_options", "add_set_option", "confidence_arg", "console_logging", "describe",
-           "examples", "listed", "new_out_dir", "number_arg", "print_json", "quality_options", "quiet", "record_of",
-           "same_game", "say", "show_bad", "stream_games"]
+__all__ = ["DEPTH_DIAL", "DEPTH_RATES", "DEPTH_WEAKEST", "MAX_LINE_BYTES", "RUN_LOG_ONLY", "HelpFormatter",
+           "add_cache_dir_option", "add_depth_options", "add_quality_options", "add_quiet_option",
+           "add_records_options", "add_set_option", "confidence_arg", "console_logging", "depth_settings", "describe",
+           "evaluated_line", "examples", "listed", "new_out_dir", "number_arg", "print_json", "quality_options",
+           "quiet", "record_of", "same_game", "say", "show_bad", "stream_games"]

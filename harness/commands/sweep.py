@@ -1,0 +1,72 @@
+"""``yatzy-harness sweep``: exact figures, head-to-heads and depth of skill across values of rule settings (:mod:`harness.sweep`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from harness.commands.options import add_cache_dir_option, add_depth_options, describe, new_out_dir, print_json
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    describe(p, "Sweep one or two rule settings: at every value (every cell of a two-setting grid) the exact "
+                "figures of solitaire bots (mean, sd, P(bonus), percentiles), their exact pairwise win rates "
+                "and, with --depth, the exact depth of skill. One table with a row per value, CSV, JSON and "
+                "plots against the setting (heat maps for two). Evaluations run on --workers forked "
+                "processes and are cached per rule set and bot: a rerun computes only what is missing.",
+             "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55..70 --entrants greedy,solver",
+             "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55,60,63 --entrants greedy,solver "
+             "--depth --rates 0.75 --out results/sweep",
+             "yatzy-harness sweep standard --set upper_bonus_threshold=55..70:5 --set upper_bonus_value=25..50:5 "
+             "--entrants greedy,solver --json")
+    p.add_argument("rules", metavar="RULES", help="rule set name or .toml path")
+    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=LO..HI[:STEP]",
+                   help="a setting to sweep, KEY=LO..HI[:STEP] (whole numbers) or KEY=A,B,C (any setting), at most "
+                        "two; KEY=VALUE holds for every value (repeatable)")
+    p.add_argument("--entrants", metavar="A,B,...", help="solitaire bots (name or name:key=value) to evaluate")
+    p.add_argument("--depth", action="store_true", help="also the exact depth of skill at every value")
+    add_depth_options(p)
+    add_cache_dir_option(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--out", default=None, metavar="DIR", help="write sweep.json, sweep.csv, sweep.md and the plots there")
+
+
+def run(args: argparse.Namespace) -> int:
+    # the library is imported here, not at the top: `sweep --help` must not pay for numba
+    from harness import render
+    from harness.backends import open_backend
+    from harness.cache import use_cache_dir
+    from harness.commands.options import depth_settings, evaluated_line
+    from harness.depth import Evaluator
+    from harness.sweep import parse_settings, sweep
+
+    use_cache_dir(args.cache_dir)
+    axes, fixed = parse_settings(args.settings)
+    bots = [b for b in (x.strip() for x in (args.entrants or "").split(",")) if b]
+    rates, weakest, dial = depth_settings(args) if args.depth else ((), args.weakest, args.dial)
+    out = new_out_dir(args.out, "sweep") if args.out else None
+    with open_backend("local", args.workers, None) as backend:
+        ev = Evaluator(backend.executor if args.workers > 1 else None,
+                       None if args.json else evaluated_line)
+        res = sweep(args.rules, axes, fixed, bots, rates, weakest, dial, ev)
+    table = res.table()
+    if out is not None:
+        from harness.plot import plot_sweep
+
+        (out / "sweep.json").write_text(json.dumps(render_json(res), indent=2))
+        (out / "sweep.csv").write_text(res.csv())
+        (out / "sweep.md").write_text(render.markdown([table], f"Sweep, {res.rules}"))
+        for stem, fig in plot_sweep(res).items():
+            fig.savefig(out / f"{stem}.png")
+    if args.json:
+        print_json(res.to_json())
+    else:
+        print(render.text([table], [f"sweep: {res.rules}, {len(res.cells)} cells, {res.evaluated} evaluations "
+                                    f"({res.from_cache} from the cache) in {res.seconds:.1f} s"]))
+    return 0
+
+
+def render_json(res) -> dict:
+    from harness.jsonable import jsonable
+
+    return jsonable(res.to_json())

@@ -1,0 +1,447 @@
+"""Depth of skill, exact: how many steps of a fixed winning margin lie between a weak bot and the optimal one.
+
+Robertie's *complexity number* counts the steps from a beginner to the best player in which each
+step beats the one below 75 % of the time; Garfield and Elias's *skill chain* uses 60 %. For other
+games both are estimates from human ratings. Here they are exact for a stated ladder of solitaire
+bots (:mod:`harness.evaluate`: two solitaire bots never interact, so every head-to-head is exact)::
+
+    from harness.depth import depth_of_skill
+    d = depth_of_skill(rules)                    # p = 0.60 and 0.75, from `random` along solver:temperature
+    d.chains[0].steps, d.chains[0].levels        # 9.43..., (Level(value=None, bot='random', ...), ...)
+
+Definitions:
+
+* **the ladder**: the weakest bot W (``random`` by default, any solitaire bot), then a dial of the
+  solver bot (:data:`DIALS`; by default ``solver:temperature=T`` from T = 1000, nearly uniform
+  play, down to T = 0, the optimal bot). A smaller T is a stronger level.
+* **the chain**: level 0 is W; level i + 1 is the dial value whose exact score rate (win 1, draw
+  1/2: :func:`harness.evaluate.versus`) against level i is p, found by root-finding on exact
+  evaluations to :data:`RATE_TOL`; the chain stops when the top of the dial (the optimal bot)
+  scores less than p against the last level.
+* **steps**: the full steps plus the last, fractional one, logit(r) / logit(p) where r is the top's
+  score rate against the last level (a step of p is logit(p) on the logistic, Elo, scale; r <= 1/2
+  counts nothing). When the dial's weakest end already scores r > p against W, the first step is
+  counted the same way (it may exceed 1) and the chain goes on from there.
+
+Cost: every trial value is one exact evaluation (a forward pass over the solver's states, cached
+per rule set and bot). A chain first asks for W and a fixed grid of dial values (:attr:`Dial.grid`,
+shared by every p and every level: it brackets each root and starts the interpolation); a level
+then costs a few evaluations of a safeguarded inverse interpolation in x = log(value + offset)
+through the four known points nearest the root (bisection when it would leave the bracket or
+stalls). A chain depends only on (rule set, W, dial, p): never on what was cached or on the order
+chains are computed in. Chains are generators that yield the bot specs they need next
+(:func:`chain`); :func:`drive` runs any number of them together (several p, several rule sets)
+and evaluates each round's requests at once, in this process or on forked workers
+(:class:`Evaluator`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Generator, Sequence
+
+from harness import render as R
+from harness.errors import UserError
+from harness.evaluate import Evaluation, evaluate, versus
+from harness.registry import make
+from harness.rules import RuleSet
+
+log = logging.getLogger(__name__)
+
+#: The score rates of the two published kinds of chain: Garfield/Elias (60 %) and Robertie (75 %).
+DEFAULT_RATES = (0.60, 0.75)
+DEFAULT_WEAKEST = "random"
+#: How close each step's exact score rate comes to p.
+RATE_TOL = 1e-10
+#: More levels than any chain has (a runaway guard).
+MAX_LEVELS = 500
+#: Root-finding evaluations per level before giving up (bisection alone needs about 45).
+MAX_ITER = 80
+
+
+@dataclass(frozen=True)
+class Dial:
+    """A monotone dial of the solver bot: ``grid`` its values from the strongest (the optimal bot)
+    to the weakest, ``offset`` the shift of the interpolation variable x = log(value + offset)."""
+
+    bot: str
+    param: str
+    grid: tuple[float, ...]
+    offset: float
+
+    @property
+    def name(self) -> str:
+        return f"{self.bot}:{self.param}"
+
+    @property
+    def top(self) -> float:
+        return self.grid[0]
+
+    @property
+    def bottom(self) -> float:
+        return self.grid[-1]
+
+    def spec(self, v: float) -> str:
+        return f"{self.bot}:{self.param}={float(v)!r}"
+
+    def x(self, v: float) -> float:
+        return math.log(v + self.offset)
+
+    def value(self, x: float) -> float:
+        return min(max(math.exp(x) - self.offset, self.top), self.bottom)
+
+
+#: The dials a ladder can climb. Temperature: the softmax of the exact action values (points);
+#: blunder: the chance of a uniformly random legal action at each decision.
+DIALS: dict[str, Dial] = {
+    "solver:temperature": Dial("solver", "temperature", (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0,
+                                                         1000.0), 0.5),
+    "solver:blunder": Dial("solver", "blunder", (0.0, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0), 0.02),
+}
+DEFAULT_DIAL = "solver:temperature"
+
+
+def dial_of(name: str) -> Dial:
+    if name not in DIALS:
+        raise UserError(f"unknown dial {name!r} (dials: {', '.join(DIALS)})")
+    return DIALS[name]
+
+
+def check_rates(rates: Sequence[float]) -> tuple[float, ...]:
+    """Score rates of a chain's steps: each in (1/2, 1)."""
+    out = tuple(float(p) for p in rates)
+    if not out:
+        raise UserError("give at least one score rate for the depth of skill")
+    for p in out:
+        if not 0.5 < p < 1.0:
+            raise UserError(f"a depth-of-skill step's score rate must be above 0.5 and below 1, got {p:g}")
+    return out
+
+
+def score_rate(a: Evaluation, b: Evaluation) -> float:
+    """A's exact score rate against B: P(A wins) + P(draw) / 2 (exactly 1/2 for a bot against itself)."""
+    if a.bot == b.bot and a.digest == b.digest:
+        return 0.5
+    win, draw, _ = versus(a, b)
+    return win + 0.5 * draw
+
+
+def _logit(r: float) -> float:
+    r = min(max(r, 1e-300), 1.0 - 1e-16)
+    return math.log(r / (1.0 - r))
+
+
+def step_fraction(r: float, p: float) -> float:
+    """A gap of score rate r counted in steps of p: logit(r) / logit(p), at least 0."""
+    if r <= 0.5:
+        return 0.0
+    if r >= 1.0:
+        return math.inf
+    return _logit(r) / _logit(p)
+
+
+@dataclass(frozen=True)
+class Level:
+    """One level of a chain: ``value`` its dial value (None for the weakest bot), its exact mean and
+    sd, and its exact score rate against the level below (NaN for level 0); ``iterations`` the
+    evaluations its root took (0 when a grid value was the root or for level 0); ``exact``:
+    its rate is p (False for a first step counted by its logit ratio)."""
+
+    index: int
+    value: float | None
+    bot: str
+    mean: float
+    std: float
+    rate: float
+    p_win: float
+    p_draw: float
+    iterations: int = 0
+    exact: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {"level": self.index, "value": self.value, "bot": self.bot, "mean": self.mean, "std": self.std,
+                "score_rate_vs_below": None if math.isnan(self.rate) else self.rate, "p_win": self.p_win,
+                "p_draw": self.p_draw, "iterations": self.iterations, "exact": self.exact}
+
+
+@dataclass(frozen=True)
+class Chain:
+    """The chain of levels at score rate ``p`` (see the module's definitions)."""
+
+    p: float
+    weakest: str
+    dial: str
+    levels: tuple[Level, ...]
+    first_fraction: float | None   # the first step counted by its logit ratio (W far below the dial)
+    top_rate: float                # the top's exact score rate against the last level
+    last_fraction: float
+    evaluations: int               # distinct evaluations this chain asked for (grid and W included)
+
+    @property
+    def full_steps(self) -> int:
+        return len(self.levels) - 1 - (self.first_fraction is not None)
+
+    @property
+    def steps(self) -> float:
+        return self.full_steps + self.last_fraction + (self.first_fraction or 0.0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"p": self.p, "steps": self.steps, "full_steps": self.full_steps, "last_fraction": self.last_fraction,
+                "first_fraction": self.first_fraction, "top_score_rate_vs_last": self.top_rate,
+                "weakest": self.weakest, "dial": self.dial, "evaluations": self.evaluations,
+                "levels": [lv.to_json() for lv in self.levels]}
+
+
+@dataclass(frozen=True)
+class DepthOfSkill:
+    """Chains of one rule set along one ladder, one per score rate."""
+
+    rules: str
+    weakest: str
+    dial: str
+    chains: tuple[Chain, ...]
+    seconds: float = 0.0
+
+    def ladder(self) -> str:
+        d = DIALS[self.dial]
+        return (f"{self.weakest}, then {d.name} from {d.bottom:g} (weakest) to {d.top:g} "
+                f"({d.bot}{'' if d.top == 0 else f':{d.param}={d.top:g}'}, the top)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rules": self.rules, "ladder": self.ladder(), "weakest": self.weakest, "dial": self.dial,
+                "rate_tolerance": RATE_TOL, "seconds": self.seconds, "chains": [c.to_json() for c in self.chains]}
+
+    def tables(self) -> list[R.Table]:
+        d = DIALS[self.dial]
+        summary = R.Table(
+            "Depth of skill (exact): steps from the weakest bot to the optimal one, each scoring p against the one below",
+            ["p", "steps", "full steps", "last step", "top's score rate vs last level", "evaluations"],
+            [[R.pct(c.p, 0), f"{c.steps:.2f}", str(c.full_steps), f"{c.last_fraction:.2f}", R.pct(c.top_rate, 2),
+              str(c.evaluations)] for c in self.chains],
+            [f"ladder: {self.ladder()}; every step's exact score rate (win 1, draw 1/2) is p to {RATE_TOL:g}",
+             "last step: logit(top's score rate against the last level) / logit(p); evaluations: distinct "
+             f"exact evaluations of the chain, its {len(d.grid)} grid values and the weakest bot included"]
+            + [f"p = {R.pct(c.p, 0)}: the dial's weakest end scores {R.pct(c.levels[1].rate, 1)} against "
+               f"{self.weakest}, counted as {c.first_fraction:.2f} steps" for c in self.chains
+               if c.first_fraction is not None])
+        out = [summary]
+        for c in self.chains:
+            out.append(R.Table(f"Chain at p = {R.pct(c.p, 0)}", ["level", "bot", d.param, "mean", "std",
+                                                                 "score rate vs below"],
+                               [[str(lv.index), lv.bot if lv.value is None else d.bot,
+                                 R.MISSING if lv.value is None else f"{lv.value:.6g}", f"{lv.mean:.3f}", R.num(lv.std),
+                                 R.MISSING if math.isnan(lv.rate) else R.pct(lv.rate, 4)] for lv in c.levels]))
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluations on demand
+
+
+Request = tuple[RuleSet, str]
+#: A task: a generator that yields the bot specs it needs next and receives their evaluations.
+Task = Generator[list[str], list[Evaluation], Any]
+
+
+def _evaluate_one(rules: RuleSet, spec: str) -> Evaluation:
+    return evaluate(rules, spec)
+
+
+class Evaluator:
+    """Evaluations of (rule set, bot spec), each (rule-set digest, bot label) once: in this process,
+    or on ``executor`` (forked workers; the cache directory reaches them through the environment,
+    see :mod:`harness.cache`). ``on_done(rules, spec, evaluation)`` is called as each one arrives."""
+
+    def __init__(self, executor: Any = None,
+                 on_done: Callable[[RuleSet, str, Evaluation], None] | None = None) -> None:
+        self.executor = executor
+        self.on_done = on_done
+        self.memo: dict[tuple[str, str], Evaluation] = {}
+        self._labels: dict[tuple[str, str], str] = {}
+
+    def key(self, rules: RuleSet, spec: str) -> tuple[str, str]:
+        """(digest, label): ``solver:temperature=1`` and ``solver:temperature=1.0`` are one bot."""
+        k = (rules.digest, spec)
+        if k not in self._labels:
+            self._labels[k] = make(spec, rules).label
+        return rules.digest, self._labels[k]
+
+    def get(self, rules: RuleSet, spec: str) -> Evaluation:
+        return self.memo[self.key(rules, spec)]
+
+    def many(self, requests: Sequence[Request]) -> list[Evaluation]:
+        todo: dict[tuple[str, str], Request] = {}
+        for rules, spec in requests:
+            key = self.key(rules, spec)
+            if key not in self.memo and key not in todo:
+                todo[key] = (rules, spec)
+        if self.executor is None or len(todo) <= 1:
+            for key, (rules, spec) in todo.items():
+                self._done(key, rules, spec, _evaluate_one(rules, spec))
+        else:
+            futures = {key: self.executor.submit(_evaluate_one, rules, spec) for key, (rules, spec) in todo.items()}
+            for key, fut in futures.items():
+                rules, spec = todo[key]
+                self._done(key, rules, spec, fut.result())
+        return [self.get(rules, spec) for rules, spec in requests]
+
+    def _done(self, key: tuple[str, str], rules: RuleSet, spec: str, ev: Evaluation) -> None:
+        self.memo[key] = ev
+        if self.on_done is not None:
+            self.on_done(rules, spec, ev)
+
+
+def drive(tasks: Sequence[tuple[RuleSet, Task]], evaluator: Evaluator) -> list[Any]:
+    """Run tasks together: each round, every task's pending requests are evaluated at once (so
+    several chains and rule sets share the workers), then each task resumes. Returns their results."""
+    results: list[Any] = [None] * len(tasks)
+    pending: dict[int, list[str]] = {}
+
+    def step(i: int, answer: list[Evaluation] | None) -> None:
+        gen = tasks[i][1]
+        try:
+            pending[i] = next(gen) if answer is None else gen.send(answer)
+        except StopIteration as stop:
+            results[i] = stop.value
+
+    for i in range(len(tasks)):
+        step(i, None)
+    while pending:
+        asked = dict(pending)
+        pending.clear()
+        evaluator.many([(tasks[i][0], s) for i, specs in asked.items() for s in specs])
+        for i, specs in asked.items():
+            step(i, [evaluator.get(tasks[i][0], s) for s in specs])
+    return results
+
+
+def fetch(specs: Sequence[str]) -> Task:
+    """A task that asks for ``specs`` at once and returns their evaluations."""
+    got = yield list(specs)
+    return got
+
+
+# ---------------------------------------------------------------------------------------------
+# the chain
+
+
+def _inverse_interpolation(fs: Sequence[float], xs: Sequence[float]) -> float:
+    """Neville's scheme for the x where the polynomial through (f_i, x_i) has f = 0."""
+    p = list(xs)
+    n = len(p)
+    for k in range(1, n):
+        for i in range(n - k):
+            p[i] = (-fs[i + k] * p[i] + fs[i] * p[i + 1]) / (fs[i] - fs[i + k])
+    return p[0]
+
+
+def _nearest(f: dict[float, float], a: float, b: float, p: float, dial: Dial) -> tuple[list[float], list[float]]:
+    """The interpolation's points around the bracket [a, b]: (logit(rate) - logit(p), x) of the
+    bracket's ends and the two known values nearest to it in x, distinct rates only."""
+    xa, xb = dial.x(a), dial.x(b)
+    order = sorted(f, key=lambda v: (v not in (a, b), max(xa - dial.x(v), dial.x(v) - xb, 0.0), v))
+    near: list[float] = []
+    for v in order:
+        if all(f[u] != f[v] for u in near):
+            near.append(v)
+        if len(near) == 4:
+            break
+    lp = _logit(p)
+    return [_logit(p + f[v]) - lp for v in near], [dial.x(v) for v in near]
+
+
+def chain(p: float, weakest: str = DEFAULT_WEAKEST, dial: Dial = DIALS[DEFAULT_DIAL],
+          tol: float = RATE_TOL) -> Task:
+    """The chain of levels at score rate ``p`` (a task for :func:`drive`; returns a :class:`Chain`)."""
+    got = yield [weakest, *[dial.spec(v) for v in dial.grid]]
+    w = got[0]
+    known: dict[float, Evaluation] = dict(zip(dial.grid, got[1:]))
+    levels = [Level(0, None, w.bot, w.mean, w.std, math.nan, math.nan, math.nan)]
+
+    def level(v: float, below: Evaluation, iterations: int, exact: bool = True) -> Level:
+        ev = known[v]
+        win, draw, _ = versus(ev, below)
+        return Level(len(levels), v, ev.bot, ev.mean, ev.std, win + 0.5 * draw, win, draw, iterations, exact)
+
+    below, below_v = w, None
+    first = None
+    r_bottom = score_rate(known[dial.bottom], w)
+    if r_bottom > p:  # the whole dial is more than a step above W
+        first = step_fraction(r_bottom, p)
+        levels.append(level(dial.bottom, w, 0, exact=False))
+        below, below_v = known[dial.bottom], dial.bottom
+    while True:
+        r_top = score_rate(known[dial.top], below)
+        if r_top < p or below_v == dial.top:
+            break
+        if len(levels) > MAX_LEVELS:
+            raise RuntimeError(f"depth of skill: more than {MAX_LEVELS} levels at p = {p}")
+        v, n = yield from _root(p, below, below_v, known, dial, tol)
+        levels.append(level(v, below, n))
+        below, below_v = known[v], v
+    evaluations = len({e.bot for e in known.values()} | {w.bot})
+    return Chain(p, w.bot, dial.name, tuple(levels), first, r_top, step_fraction(r_top, p), evaluations)
+
+
+def _root(p: float, below: Evaluation, below_v: float | None, known: dict[float, Evaluation], dial: Dial,
+          tol: float) -> Generator[list[str], list[Evaluation], tuple[float, int]]:
+    """The dial value scoring p against ``below`` (at value ``below_v`` of the dial, or None):
+    returns (value, evaluations it took)."""
+    f = {v: score_rate(ev, below) - p for v, ev in known.items() if below_v is None or v <= below_v}
+    if below_v is not None:
+        f[below_v] = 0.5 - p  # a bot against itself scores 1/2: the bracket's weak end
+    # the bracket: a the weakest value that still scores >= p, b the next weaker known value
+    a = max(v for v, fv in f.items() if fv >= 0.0)
+    if f[a] == 0.0:
+        return a, 0
+    b = min(v for v in f if v > a)
+    n = 0
+    last = math.inf
+    slow = False
+    while n < MAX_ITER:
+        xa, xb = dial.x(a), dial.x(b)
+        guess = _inverse_interpolation(*_nearest(f, a, b, p, dial))
+        bisect = slow or not xa < guess < xb
+        if bisect:
+            guess = 0.5 * (xa + xb)
+        v = dial.value(guess)
+        if not a < v < b:  # the bracket is as narrow as floats allow
+            return (a if abs(f[a]) <= abs(f[b]) else b), n
+        (ev,) = yield [dial.spec(v)]
+        n += 1
+        known[v] = ev
+        f[v] = score_rate(ev, below) - p
+        log.debug("p=%s against %s: %s=%r scores %+.3e from p%s", p, below.bot, dial.param, v, f[v],
+                  " (bisection)" if bisect else "")
+        if abs(f[v]) <= tol:
+            return v, n
+        if f[v] > 0.0:
+            a = v
+        else:
+            b = v
+        # an interpolation that did not cut the last distance from p by 4 is followed by a bisection
+        slow = not bisect and abs(f[v]) > 0.25 * last
+        last = abs(f[v])
+    raise RuntimeError(f"depth of skill: no root within {MAX_ITER} evaluations at p = {p} against {below.bot}")
+
+
+# ---------------------------------------------------------------------------------------------
+# entry points
+
+
+def chains_for(rates: Sequence[float], weakest: str, dial: Dial) -> list[Task]:
+    return [chain(p, weakest, dial) for p in check_rates(rates)]
+
+
+def depth_of_skill(rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weakest: str = DEFAULT_WEAKEST,
+                   dial: str = DEFAULT_DIAL, evaluator: Evaluator | None = None) -> DepthOfSkill:
+    """The exact chains of ``rules`` at each score rate, along ``weakest`` then ``dial`` (see the
+    module's definitions); evaluations through ``evaluator`` (default: in this process)."""
+    t0 = time.perf_counter()
+    d = dial_of(dial)
+    tasks = chains_for(rates, weakest, d)
+    chains = drive([(rules, t) for t in tasks], evaluator or Evaluator())
+    return DepthOfSkill(rules.name, chains[0].weakest, d.name, tuple(chains), time.perf_counter() - t0)

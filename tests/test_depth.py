@@ -1,0 +1,129 @@
+"""Depth of skill, exact: every step of a chain scores p to 1e-9 by fresh exact evaluations; the
+chain does not depend on the order of computation, the cache or the workers; the partial first and
+last steps; the refusals."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from harness import depth as D
+from harness import evaluate as E
+from harness.backends import open_backend
+from harness.errors import UserError
+from harness.jsonable import jsonable
+from harness.rules import load_rules
+from tests.test_evaluate import cache, tiny_dir  # noqa: F401  (fixtures)
+
+
+def _without_time(d: D.DepthOfSkill) -> str:
+    j = d.to_json()
+    j.pop("seconds")
+    return json.dumps(j, sort_keys=True)
+
+
+@pytest.mark.parametrize("name", ["tiny_bonus", "tiny_generala"])
+def test_every_step_scores_p_against_the_level_below(name, tiny_dir, cache):
+    rules = load_rules(str(tiny_dir / f"{name}.toml"))
+    d = D.depth_of_skill(rules)
+    assert [c.p for c in d.chains] == [0.60, 0.75]
+    for c in d.chains:
+        assert c.levels[0].bot == "random" and c.first_fraction is None
+        assert c.full_steps == len(c.levels) - 1 >= 1
+        # fresh evaluations (no cache) of each level, pitted against the level below
+        evs = [E.evaluate(rules, lv.bot if lv.value is None else D.DIALS["solver:temperature"].spec(lv.value),
+                          use_cache=False) for lv in c.levels]
+        for lo, hi, lv in zip(evs, evs[1:], c.levels[1:]):
+            win, draw, _ = E.versus(hi, lo)
+            assert abs(win + 0.5 * draw - c.p) <= 1e-9
+            assert lv.rate == win + 0.5 * draw and lv.mean == hi.mean
+        values = [lv.value for lv in c.levels[1:]]
+        assert values == sorted(values, reverse=True) and values[-1] > 0  # stronger and stronger, never the top
+        top = E.evaluate(rules, "solver")
+        r = D.score_rate(top, evs[-1])
+        assert r < c.p and c.top_rate == r
+        assert c.last_fraction == math.log(r / (1 - r)) / math.log(c.p / (1 - c.p))
+        assert c.steps == c.full_steps + c.last_fraction
+    # a 75 % step is longer than a 60 % step: fewer of them
+    assert d.chains[1].steps < d.chains[0].steps
+
+
+def test_the_chain_is_the_same_in_any_order_from_the_cache_and_on_workers(tiny_dir, cache, tmp_path, monkeypatch):
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    both = D.depth_of_skill(rules, (0.75, 0.6))
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "other"))
+    alone = [D.depth_of_skill(rules, (p,)).chains[0] for p in (0.6, 0.75)]
+    assert [c.to_json() for c in alone] == [c.to_json() for c in both.chains[::-1]]
+    again = D.depth_of_skill(rules, (0.75, 0.6))  # every evaluation from the cache now
+    assert _without_time(again) == _without_time(both)
+    with open_backend("local", 2, None) as backend:
+        pooled = D.depth_of_skill(rules, (0.75, 0.6), evaluator=D.Evaluator(backend.executor))
+    assert _without_time(pooled) == _without_time(both)
+
+
+def test_a_ladder_whose_weakest_end_is_far_above_the_weakest_bot_counts_that_gap_by_its_logit(tiny_dir, cache,
+                                                                                             monkeypatch):
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    short = D.Dial("solver", "temperature", (0.0, 0.5, 1.0, 2.0), 0.5)
+    monkeypatch.setitem(D.DIALS, "short", short)
+    d = D.depth_of_skill(rules, (0.6,), dial="short")
+    c = d.chains[0]
+    r = D.score_rate(E.evaluate(rules, short.spec(2.0)), E.evaluate(rules, "random"))
+    assert r > 0.6 and c.first_fraction == D.step_fraction(r, 0.6) > 1
+    assert c.levels[1].value == 2.0 and not c.levels[1].exact and c.levels[1].rate == r
+    assert all(abs(lv.rate - 0.6) <= 1e-9 for lv in c.levels[2:])
+    assert c.steps == c.first_fraction + (len(c.levels) - 2) + c.last_fraction
+    assert "counted as" in "\n".join(d.tables()[0].notes)
+
+
+def test_the_blunder_dial_and_a_weakest_bot_at_the_top(tiny_dir, cache):
+    rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
+    c = D.depth_of_skill(rules, (0.6,), dial="solver:blunder").chains[0]
+    assert c.full_steps >= 1 and all(abs(lv.rate - 0.6) <= 1e-9 for lv in c.levels[1:])
+    assert all(0 < lv.value < 1 for lv in c.levels[1:])
+    top = D.depth_of_skill(rules, (0.6,), weakest="solver").chains[0]
+    assert top.steps == 0 and len(top.levels) == 1 and top.last_fraction == 0
+
+
+def test_refusals(tiny_dir, cache):
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    for rates in [(0.5,), (1.0,), ()]:
+        with pytest.raises(UserError, match="score rate"):
+            D.depth_of_skill(rules, rates)
+    with pytest.raises(UserError, match="unknown dial"):
+        D.depth_of_skill(rules, dial="solver:target")
+    with pytest.raises(UserError, match="winprob"):
+        D.depth_of_skill(rules, weakest="winprob")
+
+
+def test_evaluate_prints_the_depth_of_skill(tiny_dir, cache, capsys, tmp_path):
+    from harness.cli import main
+
+    path = str(tiny_dir / "tiny_bonus.toml")
+    assert main(["evaluate", path, "--depth", "--rates", "0.75", "--workers", "1", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["depth"]
+    want = D.depth_of_skill(load_rules(path), (0.75,)).to_json()
+    assert got["chains"] == jsonable(want["chains"])
+    assert got["ladder"] == "random, then solver:temperature from 1000 (weakest) to 0 (solver, the top)"
+    out = tmp_path / "out"
+    assert main(["evaluate", path, "--entrants", "greedy", "--depth", "--rates", "0.6", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    # progress: a line per evaluation computed, none for those the first command cached (the grid)
+    assert "evaluated greedy: mean" in text and "evaluated solver:temperature=1000.0" not in text
+    c = D.depth_of_skill(load_rules(path), (0.6,)).chains[0]
+    row = next(line.split() for line in text.splitlines() if line.startswith("  60 %"))
+    assert row[2:4] == [f"{c.steps:.2f}", str(c.full_steps)] and "Chain at p = 60 %" in text
+    assert {p.name for p in out.iterdir()} == {"evaluate.json", "evaluate.md", "distributions.png", "depth.png"}
+    assert main(["evaluate", path]) == 2
+    assert "give --entrants" in capsys.readouterr().err
+    assert main(["evaluate", path, "--depth", "--rates", "0.4"]) == 2
+    assert main(["evaluate", path, "--depth", "--dial", "greedy:x"]) == 2
+
+
+def test_the_help_defaults_are_the_librarys():
+    from harness.commands import options
+
+    assert options.DEPTH_RATES == ",".join(f"{p:g}" for p in D.DEFAULT_RATES)
+    assert options.DEPTH_WEAKEST == D.DEFAULT_WEAKEST and options.DEPTH_DIAL == D.DEFAULT_DIAL
