@@ -50,8 +50,10 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 #: Largest pair of layers of score windows kept in memory (beyond: the top score cell is lumped).
 MAX_BYTES = 1 << 30
-#: Sheet states whose policy is asked for at once.
-ROWS_PER_CHUNK = 1024
+#: Live sheet states of one chunk of the forward pass (outcome rows in memory at once).
+ROWS_PER_CHUNK = 4096
+#: Sheet states whose policy is asked for at once (a chunk's states are cut into such parts).
+PART_STATES = 128
 
 
 @dataclass(frozen=True)
@@ -112,21 +114,46 @@ def _bot(rules: RuleSet, bot: str | Strategy) -> Strategy:
     return strat
 
 
-def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, nbx: int) -> tuple[Any, ...]:
-    """(det_keep, keep_idx, keep_prob, det_box, box_idx, box_prob) for the kernel, shapes checked."""
+def _rows(row: np.ndarray | None, n_rows: int, b: int, what: str) -> np.ndarray:
+    """Each state's row of a policy array with ``n_rows`` rows (see :class:`Policy`)."""
+    if row is None:
+        if n_rows not in (1, b):
+            raise RuntimeError(f"policy {what} have {n_rows} rows for {b} states and no {what[:-1]}_row")
+        return np.zeros(b, np.int64) if n_rows == 1 else np.arange(b, dtype=np.int64)
+    row = np.asarray(row).reshape(-1)
+    if row.shape != (b,) or row.dtype.kind not in "iu" or (b and (row.min() < 0 or row.max() >= n_rows)):
+        raise RuntimeError(f"policy {what[:-1]}_row must be {b} row numbers below {n_rows}")
+    return row.astype(np.int64)
+
+
+def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, n_keeps: int, nbx: int,
+               max_score: int) -> tuple[Any, ...]:
+    """The arguments of :func:`harness.evaluate_kernels.policy_outcomes` from keep_kind to blunder,
+    shapes checked (see :class:`Policy`)."""
     keep, box = np.asarray(pol.keep), np.asarray(pol.box)
-    det_keep, det_box = keep.dtype.kind in "iu", box.dtype.kind in "iu"
-    if keep.shape[0] not in (1, b) or keep.shape[1:] != ((rr, n_rolls) if det_keep else (rr, n_sub)):
-        raise RuntimeError(f"policy keeps of shape {keep.shape}, expected ({b} or 1, {rr}, "
-                           f"{n_rolls if det_keep else n_sub})")
-    if box.shape[0] not in (1, b) or box.shape[1:] != ((2, n_rolls) if det_box else (2, n_rolls, nbx)):
-        raise RuntimeError(f"policy boxes of shape {box.shape}, expected ({b} or 1, 2, {n_rolls}"
-                           f"{'' if det_box else f', {nbx}'})")
+    soft = pol.temperature > 0
+    if not (math.isfinite(pol.temperature) and pol.temperature >= 0 and 0 <= pol.blunder <= 1):
+        raise RuntimeError(f"policy temperature {pol.temperature} / blunder {pol.blunder} out of range")
+    kk = EK.DET if keep.dtype.kind in "iu" else EK.VALUES if soft else EK.PROB
+    bk = EK.DET if box.dtype.kind in "iu" else EK.VALUES if soft else EK.PROB
+    want = {EK.DET: (rr, n_rolls), EK.PROB: (rr, n_sub), EK.VALUES: (rr, n_keeps)}[kk]
+    if keep.ndim != 3 or keep.shape[1:] != want:
+        raise RuntimeError(f"policy keeps of shape {keep.shape}, expected (rows, {want[0]}, {want[1]})")
+    if bk == EK.VALUES:
+        if box.ndim != 3 or box.shape[1] != nbx or box.shape[2] <= max_score:
+            raise RuntimeError(f"policy box values of shape {box.shape}, expected (rows, {nbx}, > {max_score})")
+    elif (box.ndim != (3 if bk == EK.DET else 4) or box.shape[1] not in (1, 2)
+            or box.shape[2:] != ((n_rolls,) if bk == EK.DET else (n_rolls, nbx))):
+        raise RuntimeError(f"policy boxes of shape {box.shape}, expected (rows, 2 or 1, {n_rolls}"
+                           f"{'' if bk == EK.DET else f', {nbx}'})")
     none_i, none_f = np.zeros((1, 1, 1), np.int64), np.zeros((1, 1, 1))
-    return (det_keep, np.ascontiguousarray(keep, np.int64) if det_keep else none_i,
-            none_f if det_keep else np.ascontiguousarray(keep, np.float64),
-            det_box, np.ascontiguousarray(box, np.int64) if det_box else none_i,
-            np.zeros((1, 1, 1, 1)) if det_box else np.ascontiguousarray(box, np.float64))
+    return (kk, np.ascontiguousarray(keep, np.int64) if kk == EK.DET else none_i,
+            none_f if kk == EK.DET else np.ascontiguousarray(keep, np.float64), _rows(pol.keep_row, len(keep), b, "keeps"),
+            bk, np.ascontiguousarray(box, np.int64) if bk == EK.DET else none_i,
+            np.ascontiguousarray(box, np.float64) if bk == EK.PROB else np.zeros((1, 1, 1, 1)),
+            np.ascontiguousarray(box, np.float64) if bk == EK.VALUES else none_f,
+            _rows(pol.box_row, len(box), b, "boxes"),
+            float(pol.temperature) or 1.0, float(pol.blunder))  # (a temperature of 0 is never divided by)
 
 
 def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, float, float, np.ndarray,
@@ -166,21 +193,30 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
         s0 = int(first_state[a]) - start
         s1 = int(first_state[b]) - start if b < len(first_state) else len(P)
         idx = np.flatnonzero(P[s0:s1] > 0) + s0  # the live slots, in row order
-        parts = S.split_range(0, len(idx), threads if len(idx) >= 64 else 1)
+        # parts of at most PART_STATES states: a policy's arrays stay in the processor's cache between
+        # the bot and the kernel
+        parts = S.split_range(0, len(idx), max(threads, -(-len(idx) // PART_STATES)))
         sums = [None] * len(parts)
 
         def part(k: int, _: int) -> None:
             lo, hi = parts[k]
             g = idx[lo:hi] + start
             masks, flags, uppers = st_mask[g], st_flag[g], st_upper[g]
-            n = len(g)
+            # the states of one sheet are consecutive (slots of one item): one score row each
+            new = np.ones(len(g), dtype=bool)
+            new[1:] = (masks[1:] != masks[:-1]) | (flags[1:] != flags[:-1])
+            heads = np.flatnonzero(new)
+            n = len(heads)
             options = np.empty((n, 2, d.n_rolls, nbx), dtype=np.int16)
             allowed = np.empty((n, 2, d.n_rolls), dtype=np.int64)
             extras = np.empty((n, 2, d.n_rolls), dtype=np.int16)
-            EK.sheet_scores(ctx, masks, flags, bool(rules.has_servida), options, allowed, extras)
-            pol = strat.policy(Sheets(rules, masks, flags, uppers, options, allowed, extras))
-            args = _as_policy(pol, n, rr, d.n_rolls, len(d.sub_keep), nbx)
-            EK.policy_outcomes(dk, oc, options, extras, *args, np.arange(lo, hi, dtype=np.int64), outp)
+            EK.sheet_scores(ctx, masks[heads], flags[heads], bool(rules.has_servida), options, allowed, extras)
+            sheet = np.cumsum(new) - 1
+            pol = strat.policy(Sheets(rules, masks, flags, uppers, sheet, options, allowed, extras))
+            args = _as_policy(pol, len(g), rr, d.n_rolls, len(d.sub_keep), d.n_keeps, nbx,
+                              int(options.max(initial=0)))
+            EK.policy_outcomes(dk, oc, options, allowed, extras, not rules.has_servida, sheet, *args,
+                               np.arange(lo, hi, dtype=np.int64), outp)
             sums[k] = P[idx[lo:hi]] @ outp[lo:hi]
 
         # the bots' kernels release the GIL; each part writes its own rows

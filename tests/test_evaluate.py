@@ -172,7 +172,7 @@ CASES = ([(name, bot) for name in ("tiny_bonus", "tiny_joker", "tiny_generala", 
           for bot in ("random", "timeout", "greedy", "bonus", "solver")]
          + [(name, bot) for name in ("tiny_bonus", "tiny_generala")
             for bot in ("solver:temperature=2,blunder=0.1", "solver:blunder=0.2")]
-         + [("tiny_joker", "solver:temperature=0.5")])
+         + [("tiny_joker", "solver:temperature=0.5"), ("tiny_bonus", "solver:temperature=0.02")])
 
 
 @pytest.mark.parametrize("name,spec", CASES)
