@@ -4,7 +4,9 @@ A bot is *solitaire* when its choices depend only on its own sheet and dice (eve
 ``winprob``); it then gives its choice probabilities at every position through
 :meth:`harness.strategy.Strategy.policy`, which makes its play a Markov chain over the solver's
 states. Its score distribution is the solver's forward pass (:func:`harness.solver.forward_pass`)
-with the bot's choices in place of the argmax::
+with the bot's choices in place of the argmax. Target play (``solver:target=T``) also looks at
+its own points so far (:meth:`harness.strategy.Strategy.target_play`): its chain is over (state,
+score), walked by :func:`_target_column` with one turn per live (state, points still needed)::
 
     from harness.evaluate import evaluate, versus, seats
     ev = evaluate(rules, "greedy")            # -> Evaluation (cached per rules, bot and FORMAT)
@@ -34,15 +36,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from harness import evaluate_kernels as EK
 from harness import render as R
 from harness import solver as S
+from harness import target_kernels as TK
 from harness.errors import UserError
 from harness.registry import make
 from harness.rules import RuleSet
 from harness.scoring import context
-from harness.strategy import Policy, Sheets, Strategy
+from harness.strategy import Policy, Sheets, Strategy, TargetPlay
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +58,8 @@ MAX_BYTES = 1 << 30
 ROWS_PER_CHUNK = 4096
 #: Sheet states whose policy is asked for at once (a chunk's states are cut into such parts).
 PART_STATES = 128
+#: (state, target) outcome rows of target play in memory at once.
+TARGET_ROWS = 8192
 
 
 @dataclass(frozen=True)
@@ -232,6 +238,98 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
     return mean, m2, p_bonus, dist, box_pts, box_pos, extra_sum[0], lumped
 
 
+def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool) -> tuple[float, float, float, np.ndarray,
+                                                                           np.ndarray, np.ndarray, float, bool]:
+    """One column's forward pass of target play over (state, score so far): :func:`_column`'s figures.
+
+    A state's cells hold the probability of each running total s; the bot needs t = target - s
+    more points (before its first box a bonus earned before play is not yet on the sheet), so every
+    live (state, t) asks its own turn (:func:`harness.target_kernels.target_outcomes`), t folded
+    into [-1, the state's vector length] where the choices no longer change. Scores are kept exact
+    (no lumped top cell: the targets need them), which the score windows' memory must allow.
+    """
+    plan = S.build_plan(rules)
+    lay, dk = plan.layout, plan.dice
+    ctx = context(rules)
+    oc = S.outcome_codes(rules, lay)
+    nbx = rules.n_boxes
+    extra = int(rules.extra_yatzy_bonus)
+    cap = S.score_cap(rules, max(nbx - 1, 0))
+    need = S.distribution_bytes(rules, cap)
+    if need > MAX_BYTES:
+        raise UserError(f"rule set {rules.name!r}: target play needs the exact score of every state, "
+                        f"{need / 2**30:.1f} GiB of score windows (more than {MAX_BYTES / 2**30:.0f} GiB)")
+    tab = tp.table
+    off, values = tab.off, tab.values
+    threads = S.n_threads()
+    sizes = lay.nslot[lay.umask_of[plan.item_mask]].astype(np.int64)
+    st_item = np.repeat(np.arange(len(sizes)), sizes)
+    st_mask = plan.item_mask[st_item]
+    st_flag = plan.item_flag[st_item]
+    first_state = lay.base[plan.item_mask * lay.n_flags + plan.item_flag]
+    st_slot = np.arange(plan.n_states) - first_state[st_item]
+    st_upper = lay.ulist[lay.umask_of[st_mask], st_slot].astype(np.int64)
+    n_out = len(oc.o_box)
+    vec = np.zeros((threads, n_out))
+    pbonus = np.zeros(threads)
+    P = np.ones(1)
+    wlo, woff = S.layer_windows(plan, 0, cap, extra)
+    D = np.zeros(int(woff[-1]))
+    D[0] = 1.0
+    bar = tqdm(total=nbx, desc=f"forward pass {rules.name} (target {tp.target})", unit="layer",
+               disable=not progress, leave=False)
+    for k in range(nbx):
+        start, start2 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
+        wlo2, woff2 = S.layer_windows(plan, k + 1, cap, extra)
+        D2 = np.zeros(int(woff2[-1]))
+        P2 = np.zeros(int(plan.layer_states[k + 2]) - start2)
+        live = np.flatnonzero(P > 0)
+        jlo = np.empty(len(live), np.int64)
+        jhi = np.empty(len(live), np.int64)
+        TK.live_cells(D, woff, live, jlo, jhi)
+        g = live + start
+        n_vec = off[g + 1] - off[g]
+        run_shift = plan.bonus0 if k == 0 else 0  # the sheet shows a bonus earned before play from its first box
+        c_lo = np.clip(tp.target - (wlo[live] + jhi - run_shift), -1, n_vec)
+        c_n = np.clip(tp.target - (wlo[live] + jlo - run_shift), -1, n_vec) - c_lo + 1
+        cum = np.cumsum(c_n)
+        a = 0
+        while a < len(live):
+            done = int(cum[a - 1]) if a else 0
+            b = min(len(live), max(a + 1, int(np.searchsorted(cum, done + TARGET_ROWS, side="right"))))
+            row0 = cum[a:b] - c_n[a:b] - done
+            outp = np.zeros((int(cum[b - 1]) - done, n_out))
+            args = (st_mask[g[a:b]], st_flag[g[a:b]], st_upper[g[a:b]], st_slot[g[a:b]], c_lo[a:b], c_n[a:b], row0)
+
+            def outcomes(lo: int, hi: int, args=args, outp=outp) -> None:
+                TK.target_outcomes(ctx, lay, dk, oc, values, off, tp.values, tp.lam, tp.temperature, tp.blunder,
+                                   *args, lo, hi, outp)
+
+            def push(t: int, _: int, a=a, b=b, args=args, outp=outp) -> None:
+                TK.target_push(t, threads, lay, oc, off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b],
+                               *args[:4], start, args[4], args[6], outp, wlo, woff, D, start2, P2, wlo2, woff2, D2,
+                               pbonus, vec)
+
+            S.run_blocks(outcomes, S.split_range(0, b - a, threads if b - a >= 8 else 1), threads)
+            S.run_blocks(push, [(t, t + 1) for t in range(threads)], threads)
+            a = b
+        P, D, wlo, woff = P2, D2, wlo2, woff2
+        bar.update()
+    bar.close()
+    if abs(float(P.sum()) - 1.0) > 1e-9:
+        raise AssertionError(f"forward pass lost probability: {float(P.sum())}")
+    dist = np.zeros(cap + 1)
+    for i in range(len(P)):
+        w = D[woff[i]:woff[i + 1]]
+        dist[wlo[i]:wlo[i] + len(w)] += w
+    s = np.arange(cap + 1)
+    v = vec.sum(axis=0)
+    box_pts = np.bincount(oc.o_box, weights=v * oc.o_pts, minlength=nbx)
+    box_pos = np.bincount(oc.o_box, weights=v * (oc.o_pts > 0), minlength=nbx)
+    p_bonus = float(pbonus.sum()) + (1.0 if plan.bonus0 > 0 else 0.0)
+    return float(dist @ s), float(dist @ s**2), p_bonus, dist, box_pts, box_pos, float(v @ oc.o_extra), False
+
+
 def _columns(rules: RuleSet, col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(total, ranking score) distributions of ``rules.columns`` independent columns."""
     total = col.copy()
@@ -275,7 +373,8 @@ def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike |
                          arr[n_cells:n_cells + nbx].copy(), arr[n_cells + nbx:].copy(), head["extra_mean"],
                          bool(head["lumped"]))
                 return _figures(rules, label, parts, time.perf_counter() - t0, True)
-    parts = _column(rules, strat, progress)
+    tp = strat.target_play()
+    parts = _target_column(rules, tp, progress) if tp is not None else _column(rules, strat, progress)
     mean, m2, p_bonus, col, box_pts, box_pos, extra_mean, lumped = parts
     if abs(float(col @ np.arange(len(col))) - mean) > 1e-6 and not lumped:
         raise AssertionError(f"evaluation of {label}: distribution mean {col @ np.arange(len(col))} != {mean}")

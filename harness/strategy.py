@@ -189,6 +189,22 @@ class Policy:
     blunder: float = 0.0
 
 
+@dataclass(frozen=True)
+class TargetPlay:
+    """What a solitaire bot that plays for a target decides from (see :meth:`Strategy.target_play`):
+    at every decision it needs ``target`` - (its column's running total) more points and takes the
+    option maximising ``table``'s P(points >= that) + ``lam`` x (points added + ``values`` of the
+    next state) (:class:`harness.target.Player` with one target), drawn by a softmax over 100 x
+    value at ``temperature`` > 0, mixed with a uniform legal action at the ``blunder`` rate."""
+
+    table: Any  # harness.target.TargetTable
+    values: np.ndarray
+    lam: float
+    target: int
+    temperature: float = 0.0
+    blunder: float = 0.0
+
+
 def not_solitaire(label: str) -> str:
     """The refusal of a bot that does not give its choice probabilities."""
     return (f"strategy {label!r} does not give its choice probabilities (Strategy.policy): it can be "
@@ -247,7 +263,7 @@ class Strategy:
     def solitaire_refusal(self) -> str | None:
         """None when this bot is *solitaire* (its choices depend only on its own sheet and dice, so
         :meth:`policy` gives them exactly); else one line saying why it cannot be evaluated exactly."""
-        if type(self).policy is Strategy.policy:
+        if type(self).policy is Strategy.policy and type(self).target_play is Strategy.target_play:
             return not_solitaire(self.label)
         return None
 
@@ -256,6 +272,13 @@ class Strategy:
         exactly the distribution of what :meth:`keep` and :meth:`choose` answer there, ties broken as
         they break them. Only for a solitaire bot (see :meth:`solitaire_refusal`)."""
         raise UserError(not_solitaire(self.label))
+
+    def target_play(self) -> TargetPlay | None:
+        """For a solitaire bot whose choices also depend on its own points so far, through what it
+        still needs for a target: what it plays from (its chain is over (state, score), and
+        :func:`harness.evaluate.evaluate` walks it instead of asking :meth:`policy`). None for
+        every other bot."""
+        return None
 
 
 @dataclass

@@ -39,7 +39,7 @@ from harness.registry import register
 from harness.rules import RuleSet
 from harness.scoring import context
 from harness.solver import Solution, policy_table, solve
-from harness.strategy import Param, Policy, Sheets, Strategy, TurnView
+from harness.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView
 from harness.turn import keep_expectations, turn_policy
 
 #: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0).
@@ -292,12 +292,14 @@ class SolverBot(Strategy):
 
     # -- exact evaluation ---------------------------------------------------------------------------
 
-    def solitaire_refusal(self) -> str | None:
-        if self.target:
-            return (f"strategy {self.label!r}: target play depends on the points scored so far, so its chain is "
-                    f"over (state, score) (scandinavian: 1.4 M states x ~375 scores); not evaluated exactly yet "
-                    f"(sample it with `run`)")
-        return None
+    def target_play(self) -> TargetPlay | None:
+        """Target play decides from the target table, the solver's values and the tie weight of
+        :class:`harness.target.Player` (None without a target)."""
+        if not self.target:
+            return None
+        self.prepare()
+        p = self._player
+        return TargetPlay(p.tab, p.V, p.LAM, self.target, self.temperature, self.blunder)
 
     def policy(self, sheets: Sheets) -> Policy:
         """The bot's keeps and boxes from the very kernels and arithmetic of :meth:`keep` and
@@ -305,9 +307,9 @@ class SolverBot(Strategy):
         from, each mixed with a uniform legal action at the blunder rate."""
         from harness import evaluate_kernels as EK  # the exact evaluation's kernels, only when evaluating
 
-        refusal = self.solitaire_refusal()
-        if refusal:
-            raise UserError(refusal)
+        if self.target:
+            raise UserError(f"strategy {self.label!r}: target play depends on the points scored so far; "
+                            f"its exact evaluation walks (state, score) from target_play(), not policy()")
         self.prepare()
         d = self.rules.dice
         rr = max(self._rr, 1)
