@@ -4,7 +4,9 @@ A bot is *solitaire* when its choices depend only on its own sheet and dice (eve
 ``winprob``); it then gives its choice probabilities at every position through
 :meth:`harness.strategy.Strategy.policy`, which makes its play a Markov chain over the solver's
 states. Its score distribution is the solver's forward pass (:func:`harness.solver.forward_pass`)
-with the bot's choices in place of the argmax::
+with the bot's choices in place of the argmax. Target play (``solver:target=T``) also looks at
+its own points so far (:meth:`harness.strategy.Strategy.target_play`): its chain is over (state,
+score), walked by :func:`_target_column` with one turn per live (state, points still needed)::
 
     from harness.evaluate import evaluate, versus, seats
     ev = evaluate(rules, "greedy")            # -> Evaluation (cached per rules, bot and FORMAT)
@@ -34,15 +36,17 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+from tqdm import tqdm
 
 from harness import evaluate_kernels as EK
 from harness import render as R
 from harness import solver as S
+from harness import target_kernels as TK
 from harness.errors import UserError
 from harness.registry import make
 from harness.rules import RuleSet
 from harness.scoring import context
-from harness.strategy import Policy, Sheets, Strategy
+from harness.strategy import Policy, Sheets, Strategy, TargetPlay
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +54,12 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 #: Largest pair of layers of score windows kept in memory (beyond: the top score cell is lumped).
 MAX_BYTES = 1 << 30
-#: Sheet states whose policy is asked for at once, in PARTS parts (run on the solver's threads).
-ROWS_PER_CHUNK = 1024
-PARTS = 8
+#: Live sheet states of one chunk of the forward pass (outcome rows in memory at once).
+ROWS_PER_CHUNK = 4096
+#: Sheet states whose policy is asked for at once (a chunk's states are cut into such parts).
+PART_STATES = 128
+#: (state, target) outcome rows of target play in memory at once.
+TARGET_ROWS = 8192
 
 
 @dataclass(frozen=True)
@@ -152,21 +159,46 @@ def is_cached(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike 
     return cache_path(rules, label, cache_dir).exists()
 
 
-def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, nbx: int) -> tuple[Any, ...]:
-    """(det_keep, keep_idx, keep_prob, det_box, box_idx, box_prob) for the kernel, shapes checked."""
+def _rows(row: np.ndarray | None, n_rows: int, b: int, what: str) -> np.ndarray:
+    """Each state's row of a policy array with ``n_rows`` rows (see :class:`Policy`)."""
+    if row is None:
+        if n_rows not in (1, b):
+            raise RuntimeError(f"policy {what} have {n_rows} rows for {b} states and no {what[:-1]}_row")
+        return np.zeros(b, np.int64) if n_rows == 1 else np.arange(b, dtype=np.int64)
+    row = np.asarray(row).reshape(-1)
+    if row.shape != (b,) or row.dtype.kind not in "iu" or (b and (row.min() < 0 or row.max() >= n_rows)):
+        raise RuntimeError(f"policy {what[:-1]}_row must be {b} row numbers below {n_rows}")
+    return row.astype(np.int64)
+
+
+def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, n_keeps: int, nbx: int,
+               max_score: int) -> tuple[Any, ...]:
+    """The arguments of :func:`harness.evaluate_kernels.policy_outcomes` from keep_kind to blunder,
+    shapes checked (see :class:`Policy`)."""
     keep, box = np.asarray(pol.keep), np.asarray(pol.box)
-    det_keep, det_box = keep.dtype.kind in "iu", box.dtype.kind in "iu"
-    if keep.shape[0] not in (1, b) or keep.shape[1:] != ((rr, n_rolls) if det_keep else (rr, n_sub)):
-        raise RuntimeError(f"policy keeps of shape {keep.shape}, expected ({b} or 1, {rr}, "
-                           f"{n_rolls if det_keep else n_sub})")
-    if box.shape[0] not in (1, b) or box.shape[1:] != ((2, n_rolls) if det_box else (2, n_rolls, nbx)):
-        raise RuntimeError(f"policy boxes of shape {box.shape}, expected ({b} or 1, 2, {n_rolls}"
-                           f"{'' if det_box else f', {nbx}'})")
+    soft = pol.temperature > 0
+    if not (math.isfinite(pol.temperature) and pol.temperature >= 0 and 0 <= pol.blunder <= 1):
+        raise RuntimeError(f"policy temperature {pol.temperature} / blunder {pol.blunder} out of range")
+    kk = EK.DET if keep.dtype.kind in "iu" else EK.VALUES if soft else EK.PROB
+    bk = EK.DET if box.dtype.kind in "iu" else EK.VALUES if soft else EK.PROB
+    want = {EK.DET: (rr, n_rolls), EK.PROB: (rr, n_sub), EK.VALUES: (rr, n_keeps)}[kk]
+    if keep.ndim != 3 or keep.shape[1:] != want:
+        raise RuntimeError(f"policy keeps of shape {keep.shape}, expected (rows, {want[0]}, {want[1]})")
+    if bk == EK.VALUES:
+        if box.ndim != 3 or box.shape[1] != nbx or box.shape[2] <= max_score:
+            raise RuntimeError(f"policy box values of shape {box.shape}, expected (rows, {nbx}, > {max_score})")
+    elif (box.ndim != (3 if bk == EK.DET else 4) or box.shape[1] not in (1, 2)
+            or box.shape[2:] != ((n_rolls,) if bk == EK.DET else (n_rolls, nbx))):
+        raise RuntimeError(f"policy boxes of shape {box.shape}, expected (rows, 2 or 1, {n_rolls}"
+                           f"{'' if bk == EK.DET else f', {nbx}'})")
     none_i, none_f = np.zeros((1, 1, 1), np.int64), np.zeros((1, 1, 1))
-    return (det_keep, np.ascontiguousarray(keep, np.int64) if det_keep else none_i,
-            none_f if det_keep else np.ascontiguousarray(keep, np.float64),
-            det_box, np.ascontiguousarray(box, np.int64) if det_box else none_i,
-            np.zeros((1, 1, 1, 1)) if det_box else np.ascontiguousarray(box, np.float64))
+    return (kk, np.ascontiguousarray(keep, np.int64) if kk == EK.DET else none_i,
+            none_f if kk == EK.DET else np.ascontiguousarray(keep, np.float64), _rows(pol.keep_row, len(keep), b, "keeps"),
+            bk, np.ascontiguousarray(box, np.int64) if bk == EK.DET else none_i,
+            np.ascontiguousarray(box, np.float64) if bk == EK.PROB else np.zeros((1, 1, 1, 1)),
+            np.ascontiguousarray(box, np.float64) if bk == EK.VALUES else none_f,
+            _rows(pol.box_row, len(box), b, "boxes"),
+            float(pol.temperature) or 1.0, float(pol.blunder))  # (a temperature of 0 is never divided by)
 
 
 def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, float, float, np.ndarray,
@@ -206,23 +238,31 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
         s0 = int(first_state[a]) - start
         s1 = int(first_state[b]) - start if b < len(first_state) else len(P)
         idx = np.flatnonzero(P[s0:s1] > 0) + s0  # the live slots, in row order
-        # a fixed number of parts, not one per thread: the sums below are then the same on any
-        # number of threads (a forked worker evaluates on one), to the last bit
-        parts = S.split_range(0, len(idx), PARTS if len(idx) >= 64 else 1)
+        # parts of at most PART_STATES states (a policy's arrays stay in the processor's cache between
+        # the bot and the kernel), as many whatever the threads: the sums below are then the same on
+        # any number of threads (a forked worker evaluates on one), to the last bit
+        parts = S.split_range(0, len(idx), max(1, -(-len(idx) // PART_STATES)))
         sums = [None] * len(parts)
 
         def part(k: int, _: int) -> None:
             lo, hi = parts[k]
             g = idx[lo:hi] + start
             masks, flags, uppers = st_mask[g], st_flag[g], st_upper[g]
-            n = len(g)
+            # the states of one sheet are consecutive (slots of one item): one score row each
+            new = np.ones(len(g), dtype=bool)
+            new[1:] = (masks[1:] != masks[:-1]) | (flags[1:] != flags[:-1])
+            heads = np.flatnonzero(new)
+            n = len(heads)
             options = np.empty((n, 2, d.n_rolls, nbx), dtype=np.int16)
             allowed = np.empty((n, 2, d.n_rolls), dtype=np.int64)
             extras = np.empty((n, 2, d.n_rolls), dtype=np.int16)
-            EK.sheet_scores(ctx, masks, flags, bool(rules.has_servida), options, allowed, extras)
-            pol = strat.policy(Sheets(rules, masks, flags, uppers, options, allowed, extras))
-            args = _as_policy(pol, n, rr, d.n_rolls, len(d.sub_keep), nbx)
-            EK.policy_outcomes(dk, oc, options, extras, *args, np.arange(lo, hi, dtype=np.int64), outp)
+            EK.sheet_scores(ctx, masks[heads], flags[heads], bool(rules.has_servida), options, allowed, extras)
+            sheet = np.cumsum(new) - 1
+            pol = strat.policy(Sheets(rules, masks, flags, uppers, sheet, options, allowed, extras))
+            args = _as_policy(pol, len(g), rr, d.n_rolls, len(d.sub_keep), d.n_keeps, nbx,
+                              int(options.max(initial=0)))
+            EK.policy_outcomes(dk, oc, options, allowed, extras, not rules.has_servida, sheet, *args,
+                               np.arange(lo, hi, dtype=np.int64), outp)
             sums[k] = P[idx[lo:hi]] @ outp[lo:hi]
 
         # the bots' kernels release the GIL; each part writes its own rows
@@ -236,6 +276,98 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
                                              rows_per_chunk=ROWS_PER_CHUNK, progress=progress)
     assert dist is not None
     return mean, m2, p_bonus, dist, box_pts, box_pos, extra_sum[0], lumped
+
+
+def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool) -> tuple[float, float, float, np.ndarray,
+                                                                           np.ndarray, np.ndarray, float, bool]:
+    """One column's forward pass of target play over (state, score so far): :func:`_column`'s figures.
+
+    A state's cells hold the probability of each running total s; the bot needs t = target - s
+    more points (before its first box a bonus earned before play is not yet on the sheet), so every
+    live (state, t) asks its own turn (:func:`harness.target_kernels.target_outcomes`), t folded
+    into [-1, the state's vector length] where the choices no longer change. Scores are kept exact
+    (no lumped top cell: the targets need them), which the score windows' memory must allow.
+    """
+    plan = S.build_plan(rules)
+    lay, dk = plan.layout, plan.dice
+    ctx = context(rules)
+    oc = S.outcome_codes(rules, lay)
+    nbx = rules.n_boxes
+    extra = int(rules.extra_yatzy_bonus)
+    cap = S.score_cap(rules, max(nbx - 1, 0))
+    need = S.distribution_bytes(rules, cap)
+    if need > MAX_BYTES:
+        raise UserError(f"rule set {rules.name!r}: target play needs the exact score of every state, "
+                        f"{need / 2**30:.1f} GiB of score windows (more than {MAX_BYTES / 2**30:.0f} GiB)")
+    tab = tp.table
+    off, values = tab.off, tab.values
+    threads = S.n_threads()
+    sizes = lay.nslot[lay.umask_of[plan.item_mask]].astype(np.int64)
+    st_item = np.repeat(np.arange(len(sizes)), sizes)
+    st_mask = plan.item_mask[st_item]
+    st_flag = plan.item_flag[st_item]
+    first_state = lay.base[plan.item_mask * lay.n_flags + plan.item_flag]
+    st_slot = np.arange(plan.n_states) - first_state[st_item]
+    st_upper = lay.ulist[lay.umask_of[st_mask], st_slot].astype(np.int64)
+    n_out = len(oc.o_box)
+    vec = np.zeros((threads, n_out))
+    pbonus = np.zeros(threads)
+    P = np.ones(1)
+    wlo, woff = S.layer_windows(plan, 0, cap, extra)
+    D = np.zeros(int(woff[-1]))
+    D[0] = 1.0
+    bar = tqdm(total=nbx, desc=f"forward pass {rules.name} (target {tp.target})", unit="layer",
+               disable=not progress, leave=False)
+    for k in range(nbx):
+        start, start2 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
+        wlo2, woff2 = S.layer_windows(plan, k + 1, cap, extra)
+        D2 = np.zeros(int(woff2[-1]))
+        P2 = np.zeros(int(plan.layer_states[k + 2]) - start2)
+        live = np.flatnonzero(P > 0)
+        jlo = np.empty(len(live), np.int64)
+        jhi = np.empty(len(live), np.int64)
+        TK.live_cells(D, woff, live, jlo, jhi)
+        g = live + start
+        n_vec = off[g + 1] - off[g]
+        run_shift = plan.bonus0 if k == 0 else 0  # the sheet shows a bonus earned before play from its first box
+        c_lo = np.clip(tp.target - (wlo[live] + jhi - run_shift), -1, n_vec)
+        c_n = np.clip(tp.target - (wlo[live] + jlo - run_shift), -1, n_vec) - c_lo + 1
+        cum = np.cumsum(c_n)
+        a = 0
+        while a < len(live):
+            done = int(cum[a - 1]) if a else 0
+            b = min(len(live), max(a + 1, int(np.searchsorted(cum, done + TARGET_ROWS, side="right"))))
+            row0 = cum[a:b] - c_n[a:b] - done
+            outp = np.zeros((int(cum[b - 1]) - done, n_out))
+            args = (st_mask[g[a:b]], st_flag[g[a:b]], st_upper[g[a:b]], st_slot[g[a:b]], c_lo[a:b], c_n[a:b], row0)
+
+            def outcomes(lo: int, hi: int, args=args, outp=outp) -> None:
+                TK.target_outcomes(ctx, lay, dk, oc, values, off, tp.values, tp.lam, tp.temperature, tp.blunder,
+                                   *args, lo, hi, outp)
+
+            def push(t: int, _: int, a=a, b=b, args=args, outp=outp) -> None:
+                TK.target_push(t, threads, lay, oc, off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b],
+                               *args[:4], start, args[4], args[6], outp, wlo, woff, D, start2, P2, wlo2, woff2, D2,
+                               pbonus, vec)
+
+            S.run_blocks(outcomes, S.split_range(0, b - a, threads if b - a >= 8 else 1), threads)
+            S.run_blocks(push, [(t, t + 1) for t in range(threads)], threads)
+            a = b
+        P, D, wlo, woff = P2, D2, wlo2, woff2
+        bar.update()
+    bar.close()
+    if abs(float(P.sum()) - 1.0) > 1e-9:
+        raise AssertionError(f"forward pass lost probability: {float(P.sum())}")
+    dist = np.zeros(cap + 1)
+    for i in range(len(P)):
+        w = D[woff[i]:woff[i + 1]]
+        dist[wlo[i]:wlo[i] + len(w)] += w
+    s = np.arange(cap + 1)
+    v = vec.sum(axis=0)
+    box_pts = np.bincount(oc.o_box, weights=v * oc.o_pts, minlength=nbx)
+    box_pos = np.bincount(oc.o_box, weights=v * (oc.o_pts > 0), minlength=nbx)
+    p_bonus = float(pbonus.sum()) + (1.0 if plan.bonus0 > 0 else 0.0)
+    return float(dist @ s), float(dist @ s**2), p_bonus, dist, box_pts, box_pos, float(v @ oc.o_extra), False
 
 
 def _columns(rules: RuleSet, col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -281,7 +413,8 @@ def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike |
                          arr[n_cells:n_cells + nbx].copy(), arr[n_cells + nbx:].copy(), head["extra_mean"],
                          bool(head["lumped"]))
                 return _figures(rules, label, parts, time.perf_counter() - t0, True)
-    parts = _column(rules, strat, progress)
+    tp = strat.target_play()
+    parts = _target_column(rules, tp, progress) if tp is not None else _column(rules, strat, progress)
     mean, m2, p_bonus, col, box_pts, box_pos, extra_mean, lumped = parts
     if abs(float(col @ np.arange(len(col))) - mean) > 1e-6 and not lumped:
         raise AssertionError(f"evaluation of {label}: distribution mean {col @ np.arange(len(col))} != {mean}")

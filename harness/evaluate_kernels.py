@@ -3,11 +3,13 @@
 The forward pass of :func:`harness.solver.forward_pass` needs, for every live state of a chunk, the
 distribution of its turn's outcome (box, points, extra bonus) under the bot's policy:
 :func:`policy_outcomes` pushes the probability of the first roll through the rerolls (each keep of
-the policy, deterministic or a distribution over sub-keeps) and the box choice. The rest are the
-pieces a built-in bot needs to give its policy for a batch of states: the score rows of each state
-(:func:`sheet_scores`) and the solver bot's keeps and boxes with temperature and blunder, computed
-from the very kernels and in the very order of arithmetic of the bot's own decisions
-(:mod:`harness.solver_kernels`), so that probabilities and ties are the bot's.
+the policy, deterministic or a distribution over sub-keeps) and the box choice, once per distinct
+policy row. The rest are the pieces a built-in bot needs to give its policy for a batch of states:
+the score rows of each sheet (:func:`sheet_scores`) and the solver bot's keeps and boxes with
+temperature and blunder (:func:`solver_policy`), computed from the very kernels and in the very
+order of arithmetic of the bot's own decisions (:mod:`harness.solver_kernels`), so that ties are
+the bot's; its softmax probabilities are the bot's ratios of exponentials, each exponential taken
+once per state and keep rather than once per roll (equal to rounding, ~1e-16).
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ import numba as nb
 import numpy as np
 
 from harness.scoring import score_sheet
-from harness.solver_kernels import keep_arg_one, state_plan, state_work
+from harness.solver_kernels import NEG, keep_arg_one, state_plan, state_work
 
 
 @nb.njit(cache=True, nogil=True)
 def sheet_scores(ctx, masks, flags, servida, options, allowed, extras):
-    """options (B, 2, R, NB) int16, allowed (B, 2, R) int64, extras (B, 2, R) int16 of every state
-    (index 1: the first roll). Without servida the first roll scores like any other: copied."""
+    """options (U, 2, R, NB) int16, allowed (U, 2, R) int64, extras (U, 2, R) int16 of every sheet
+    (mask, flag) (index 1: the first roll). Without servida the first roll scores like any other: copied."""
     last_mask = np.int64(-1)
     last_flag = False
     for g in range(masks.shape[0]):
@@ -44,185 +46,334 @@ def sheet_scores(ctx, masks, flags, servida, options, allowed, extras):
         last_flag = flag
 
 
-@nb.njit(cache=True, nogil=True)
-def policy_outcomes(dk, oc, options, extras, det_keep, keep_idx, keep_prob, det_box, box_idx, box_prob,
-                    rows, outp):
-    """Turn outcome distribution of every state g under a bot's policy: outp[rows[g], o] += P(outcome o).
+#: Kinds of a policy's keep and box arrays for :func:`policy_outcomes`.
+DET, PROB, VALUES = 0, 1, 2
+#: (v - max) / T below which a softmax weight taken against the largest value of a whole state
+#: could lose its precision (exp underflows near -708): such a roll's weights are taken against
+#: its own best value instead; TINY the total weight of a roll that close to the edge
+FAR = -600.0
+TINY = 1e-250
 
-    det_keep: keeps from keep_idx (B or 1, rr, R) int, else keep_prob (B or 1, rr, S) float64;
-    det_box: boxes from box_idx (B or 1, 2, R) int, else box_prob (B or 1, 2, R, NB) float64.
+
+@nb.njit(cache=True, nogil=True)
+def _up_sums(dk, s):
+    """s[k] += the sum of s over every keep holding k (k < n_small; s lives on whole rolls): the
+    superset sums of the keep lattice, one face at a time."""
+    for f in range(6):
+        for k in range(dk.n_small - 1, -1, -1):
+            s[k] += s[dk.add[k, f]]
+
+
+@nb.njit(cache=True, nogil=True)
+def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, temperature, blunder, mass, fin, km, x, z, s, v):
+    """The keeps' part of a turn under keep row gk: fin[fi, r] the probability that the turn stops
+    with roll r (fi = 1: on its first roll); mass, km, x, z, s, v are scratch. See :func:`policy_outcomes`.
+
+    A softmax and the blunder's uniform sub-keep go through sums over the keep lattice rather than
+    over every (roll, sub-keep) pair: a roll's total weight is the sum of its sub-keeps' weights
+    (sub-multiset sums, one face at a time), and a keep's mass the sum over the rolls holding it of
+    their mass over their total (superset sums), about 6 operations a keep instead of 4,368 pairs.
     """
-    n_rolls = options.shape[2]
+    n_rolls = mass.shape[0]
     n_keeps = dk.add.shape[0]
-    nbx = options.shape[3]
+    ns = dk.n_small
     rr = dk.rerolls
     sixth = 1.0 / 6.0
-    mass = np.empty(n_rolls)
-    fin = np.zeros((2, n_rolls))
-    km = np.zeros(n_keeps)
-    for g in range(options.shape[0]):
-        gk = g if (keep_idx.shape[0] if det_keep else keep_prob.shape[0]) > 1 else 0
-        gb = g if (box_idx.shape[0] if det_box else box_prob.shape[0]) > 1 else 0
-        for r in range(n_rolls):
-            mass[r] = dk.roll_prob[r]
-            fin[0, r] = 0.0
-            fin[1, r] = 0.0
-        for j in range(rr, -1, -1):
-            fi = 1 if j == rr else 0
-            if j == 0:  # no reroll left: every roll stops
-                for r in range(n_rolls):
-                    fin[fi, r] += mass[r]
-                break
-            for k in range(n_keeps):
-                km[k] = 0.0
+    for r in range(n_rolls):
+        mass[r] = dk.roll_prob[r]
+        fin[0, r] = 0.0
+        fin[1, r] = 0.0
+    for j in range(rr, -1, -1):
+        fi = 1 if j == rr else 0
+        if j == 0:  # no reroll left: every roll stops
+            for r in range(n_rolls):
+                fin[fi, r] += mass[r]
+            break
+        for k in range(n_keeps):
+            km[k] = 0.0
+            s[k] = 0.0
+            v[k] = 0.0
+        if keep_kind == PROB:
             for r in range(n_rolls):
                 m = mass[r]
                 if m == 0.0:
                     continue
                 kr = dk.roll_as_keep[r]
-                if det_keep:
-                    a = keep_idx[gk, j - 1, r]
+                for i in range(dk.sub_ptr[r], dk.sub_ptr[r + 1]):
+                    p = keep_f[gk, j - 1, i]
+                    if p == 0.0:
+                        continue
+                    a = dk.sub_keep[i]
                     if a == kr:
-                        fin[fi, r] += m
+                        fin[fi, r] += m * p
                     else:
-                        km[a] += m
-                else:
-                    for s in range(dk.sub_ptr[r], dk.sub_ptr[r + 1]):
-                        p = keep_prob[gk, j - 1, s]
-                        if p == 0.0:
-                            continue
-                        a = dk.sub_keep[s]
-                        if a == kr:
-                            fin[fi, r] += m * p
-                        else:
-                            km[a] += m * p
-            # rerolled dice arrive one at a time, each face with probability 1/6
-            for k in range(dk.n_small):
-                for f in range(6):
-                    km[dk.add[k, f]] += km[k] * sixth
+                        km[a] += m * p
+        elif keep_kind == DET:
             for r in range(n_rolls):
-                mass[r] = km[dk.roll_as_keep[r]]
+                m = mass[r]
+                if m == 0.0:
+                    continue
+                kr = dk.roll_as_keep[r]
+                a = keep_idx[gk, j - 1, r]
+                if blunder > 0.0:
+                    n = dk.sub_ptr[r + 1] - dk.sub_ptr[r]
+                    v[kr] = m * (blunder / n)  # the uniform sub-keep: spread below
+                    fin[fi, r] += v[kr]
+                    m *= 1.0 - blunder
+                if a == kr:
+                    fin[fi, r] += m
+                else:
+                    km[a] += m
+        else:
+            vals = keep_f[gk, j - 1]
+            top = vals[0]
+            for k in range(n_keeps):
+                top = max(top, vals[k])
+            for k in range(n_keeps):
+                x[k] = np.exp((vals[k] - top) / temperature)
+                z[k] = x[k]
+            for f in range(6):  # z[k]: the weight of k's sub-keeps (a whole roll's: its total)
+                for k in range(n_keeps):
+                    q = dk.rem[k, f]
+                    if q >= 0:
+                        z[k] += z[q]
+            for r in range(n_rolls):
+                m = mass[r]
+                if m == 0.0:
+                    continue
+                kr = dk.roll_as_keep[r]
+                lo = dk.sub_ptr[r]
+                n = dk.sub_ptr[r + 1] - lo
+                tot = z[kr]
+                if blunder > 0.0:
+                    v[kr] = m * (blunder / n)
+                    fin[fi, r] += v[kr]
+                if tot > TINY:
+                    q = (1.0 - blunder) / tot
+                    s[kr] = m * q
+                    fin[fi, r] += m * (x[kr] * q)
+                    continue
+                # far below the state's best: against the roll's own best, as the bot does
+                best = vals[dk.sub_keep[lo]]
+                for i in range(lo + 1, lo + n):
+                    best = max(best, vals[dk.sub_keep[i]])
+                tot = 0.0
+                for i in range(lo, lo + n):
+                    tot += np.exp((vals[dk.sub_keep[i]] - best) / temperature)
+                q = (1.0 - blunder) / tot
+                for i in range(lo, lo + n):
+                    a = dk.sub_keep[i]
+                    p = np.exp((vals[a] - best) / temperature) * q
+                    if a == kr:
+                        fin[fi, r] += m * p
+                    else:
+                        km[a] += m * p
+            _up_sums(dk, s)
+            for k in range(ns):
+                km[k] += x[k] * s[k]
+        if blunder > 0.0 and keep_kind != PROB:
+            _up_sums(dk, v)
+            for k in range(ns):
+                km[k] += v[k]
+        # rerolled dice arrive one at a time, each face with probability 1/6
+        for k in range(ns):
+            for f in range(6):
+                km[dk.add[k, f]] += km[k] * sixth
+        for r in range(n_rolls):
+            mass[r] = km[dk.roll_as_keep[r]]
+
+
+@nb.njit(cache=True, nogil=True)
+def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_kind, keep_idx, keep_f, keep_row,
+                    box_kind, box_idx, box_p, box_v, box_row, temperature, blunder, rows, outp):
+    """Turn outcome distribution of every state g under a bot's policy: outp[rows[g], o] = P(outcome o).
+
+    options (U, 2, R, NB), allowed / extras (U, 2, R) are per sheet, sheet (B,) each state's row
+    there; ``same_first``: the first roll scores like the later ones (no servida). Keeps (row
+    keep_row[g]): keep_kind DET, keep_idx (N, rr, R) the keep; PROB, keep_f (N, rr, S) each
+    sub-keep's probability; VALUES, keep_f (N, rr, K) each keep's value (a whole roll's:
+    stopping), drawn by softmax at ``temperature``. Boxes (row box_row[g]; a second axis of 1
+    serves the first roll and the later ones): DET, box_idx (N, 2 or 1, R); PROB, box_p (N, 2 or
+    1, R, NB); VALUES, box_v (N, NB, W) the value of writing score s in box b at [b, s], drawn by
+    softmax. DET and VALUES choices are mixed with a uniform sub-keep / allowed box at the
+    ``blunder`` rate (see :class:`harness.strategy.Policy`). outp's rows start at zero.
+
+    The keeps' part of a turn (where each roll stops, :func:`_keep_stops`) depends only on the keep
+    row: it is worked out once for a run of states with the same row; a state with the keep row,
+    box row and sheet of the state before it has its outcome row copied; when the first roll
+    scores and chooses like the later ones, a roll's box is chosen once for both. A softmax takes
+    each exponential once per keep (or per box and score) against the largest value of the state
+    rather than once per roll against the roll's best: the same ratios, equal to the last bits (a
+    roll whose weights could underflow that way is taken against its own best, as the bot does).
+    """
+    n_rolls = options.shape[2]
+    n_keeps = dk.add.shape[0]
+    nbx = options.shape[3]
+    n_out = outp.shape[1]
+    nfb = box_p.shape[1] if box_kind == PROB else box_idx.shape[1]
+    merge = same_first and (box_kind == VALUES or nfb == 1)
+    mass = np.empty(n_rolls)
+    fin = np.zeros((2, n_rolls))
+    km = np.zeros(n_keeps)
+    x = np.empty(n_keeps)
+    z = np.empty(n_keeps)
+    s = np.empty(n_keeps)
+    v = np.empty(n_keeps)
+    zc = np.empty((box_v.shape[1], box_v.shape[2]))
+    have = np.zeros(zc.shape, dtype=np.bool_)
+    last_k = -1
+    for g in range(rows.shape[0]):
+        gk = keep_row[g]
+        gb = box_row[g]
+        sh = sheet[g]
         row = rows[g]
-        for fi in range(2):
+        if g > 0 and gk == keep_row[g - 1] and gb == box_row[g - 1] and sh == sheet[g - 1]:
+            prev = rows[g - 1]
+            for o in range(n_out):
+                outp[row, o] = outp[prev, o]
+            continue
+        if gk != last_k:
+            last_k = gk
+            _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, temperature, blunder, mass, fin, km, x, z, s, v)
+            if merge:
+                for r in range(n_rolls):
+                    fin[0, r] += fin[1, r]
+        top = 0.0
+        if box_kind == VALUES:
+            vb = box_v[gb]
+            top = -np.inf
+            for fi in range(1 if merge else 2):
+                for r in range(n_rolls):
+                    if fin[fi, r] != 0.0:
+                        for b in range(nbx):
+                            if (allowed[sh, fi, r] >> b) & 1:
+                                top = max(top, vb[b, options[sh, fi, r, b]])
+            have[:] = False
+        for fi in range(1 if merge else 2):
+            fb = fi if nfb == 2 else 0
             for r in range(n_rolls):
                 m = fin[fi, r]
                 if m == 0.0:
                     continue
-                half = oc.half if extras[g, fi, r] > 0 else 0
-                if det_box:
-                    b = box_idx[gb, fi, r]
-                    outp[row, oc.off[b] + oc.vidx[b, options[g, fi, r, b]] + half] += m
-                else:
+                half = oc.half if extras[sh, fi, r] > 0 else 0
+                al = allowed[sh, fi, r]
+                opt = options[sh, fi, r]
+                if box_kind == PROB:
                     for b in range(nbx):
-                        p = box_prob[gb, fi, r, b]
-                        if p == 0.0:
-                            continue
-                        outp[row, oc.off[b] + oc.vidx[b, options[g, fi, r, b]] + half] += m * p
+                        p = box_p[gb, fb, r, b]
+                        if p != 0.0:
+                            outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += m * p
+                    continue
+                if box_kind == DET:
+                    a = box_idx[gb, fb, r]
+                    if blunder > 0.0:
+                        n = 0
+                        for b in range(nbx):
+                            n += (al >> b) & 1
+                        u = m * (blunder / n)
+                        for b in range(nbx):
+                            if (al >> b) & 1:
+                                outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += u
+                        m *= 1.0 - blunder
+                    outp[row, oc.off[a] + oc.vidx[a, opt[a]] + half] += m
+                    continue
+                vb = box_v[gb]
+                tot = 0.0
+                n = 0
+                for b in range(nbx):
+                    if (al >> b) & 1:
+                        n += 1
+                        sc = opt[b]
+                        if not have[b, sc]:
+                            zc[b, sc] = np.exp((vb[b, sc] - top) / temperature)
+                            have[b, sc] = True
+                        tot += zc[b, sc]
+                u = m * (blunder / n)
+                if tot > TINY:
+                    q = m * ((1.0 - blunder) / tot)
+                    for b in range(nbx):
+                        if (al >> b) & 1:
+                            outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += zc[b, opt[b]] * q + u
+                    continue
+                # far below the state's best: against the roll's own best, as the bot does
+                best = -np.inf
+                for b in range(nbx):
+                    if (al >> b) & 1:
+                        best = max(best, vb[b, opt[b]])
+                tot = 0.0
+                for b in range(nbx):
+                    if (al >> b) & 1:
+                        tot += np.exp((vb[b, opt[b]] - best) / temperature)
+                q = m * ((1.0 - blunder) / tot)
+                for b in range(nbx):
+                    if (al >> b) & 1:
+                        outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += (
+                            np.exp((vb[b, opt[b]] - best) / temperature) * q + u)
 
 
 @nb.njit(cache=True, nogil=True)
-def solver_keeps(ctx, lay, dk, V, masks, flags, uppers, temperature, blunder, det, prob):
-    """The solver bot's keeps for every state, stage and roll.
+def solver_policy(ctx, lay, dk, V, masks, flags, uppers, soft, keeps, keep_vals, boxes, box_vals):
+    """The solver bot's keeps and boxes for every state, stage and roll, from the bot's own per-state
+    plan (:func:`harness.solver_kernels.state_plan`: the same values, so ties break as the bot's).
 
-    temperature 0: det (B, rr, R) int32 the T=0 keep (:func:`harness.solver_kernels.policy_keeps`'s,
-    the same plan and tie rule); with blunder > 0 also prob (B, rr, S): 1 - blunder on that keep plus
-    blunder spread evenly over the roll's sub-keeps. temperature > 0: prob only, the softmax of
-    :func:`harness.solver_kernels.soft_keeps` (values exp((v - max) / T), the stop value for the
-    whole roll) mixed with the blunder as above.
+    Not ``soft`` (temperature 0): keeps (B, rr, R) int32 the T=0 keep
+    (:func:`harness.solver_kernels.keep_arg_one`), boxes (B, F, R) the first strict maximum in
+    sheet order (:func:`harness.solver_kernels.choose_boxes`; F = 2 with servida, else 1: the first
+    roll scores like any other). ``soft``: the values the bot's softmax draws from, keep_vals
+    (B, rr, K) (a keep's E with j rerolls left at row j - 1, a whole roll's the stop value, as
+    :func:`harness.solver_kernels.soft_keeps`) and box_vals (B, NB, W) the value of writing score s
+    in open box b (score + bonus crossed + V(next state)) at [b, s].
     """
     n_rolls = ctx.table.shape[0]
     rr = dk.rerolls
+    ns = dk.n_small
+    nbx = lay.n_boxes
     work = state_work(ctx, lay, dk)
+    rows_l, al_l, rows_f, al_f, wv, nxt = work[0], work[1], work[3], work[4], work[6], work[7]
     stop_f, stop_l, Es, Ms = work[10], work[11], work[12], work[13]
-    w = np.empty(dk.sub_keep.shape[0])
+    nf = boxes.shape[1]
     last = np.int64(-1)
     for g in range(masks.shape[0]):
         mask = masks[g]
         flag = 1 if flags[g] else 0
         u = min(np.int64(uppers[g]), lay.threshold)
         last = state_plan(ctx, lay, dk, V, mask, flag, u, work, last)
+        if soft:
+            for j in range(1, rr + 1):
+                st = stop_f if j == rr else stop_l
+                for k in range(ns):
+                    keep_vals[g, j - 1, k] = Es[j, k]
+                for r in range(n_rolls):
+                    keep_vals[g, j - 1, dk.roll_as_keep[r]] = st[r]
+            for b in range(nbx):
+                if not (mask >> b) & 1:
+                    for v in range(lay.box_nvals[b]):
+                        s = lay.box_vals[b, v]
+                        box_vals[g, b, s] = _box_value(lay, wv, nxt, b, s)
+            continue
         for j in range(1, rr + 1):
             st = stop_f if j == rr else stop_l
             for r in range(n_rolls):
-                lo = dk.sub_ptr[r]
-                n = dk.sub_ptr[r + 1] - lo
-                if temperature <= 0.0:
-                    a = keep_arg_one(dk, Es, Ms, j, st, r)
-                    det[g, j - 1, r] = a
-                    if blunder > 0.0:
-                        for i in range(n):
-                            prob[g, j - 1, lo + i] = blunder / n
-                        prob[g, j - 1, lo + dk.sub_pos[r, a]] += 1.0 - blunder
-                    continue
-                for i in range(n - 1):
-                    w[i] = Es[j, dk.sub_keep[lo + i]]
-                w[n - 1] = st[r]
-                top = w[0]
-                for i in range(1, n):
-                    top = max(top, w[i])
-                tot = 0.0
-                for i in range(n):
-                    w[i] = np.exp((w[i] - top) / temperature)
-                    tot += w[i]
-                for i in range(n):
-                    prob[g, j - 1, lo + i] = (1.0 - blunder) * (w[i] / tot) + blunder / n
+                keeps[g, j - 1, r] = keep_arg_one(dk, Es, Ms, j, st, r)
+        for fi in range(nf):
+            rows = rows_f if fi == 1 else rows_l
+            al = al_f if fi == 1 else al_l
+            for r in range(n_rolls):
+                best = NEG
+                arg = -1
+                for b in range(nbx):
+                    if (al[r] >> b) & 1:
+                        val = _box_value(lay, wv, nxt, b, np.int64(rows[r, b]))
+                        if val > best:
+                            best = val
+                            arg = b
+                boxes[g, fi, r] = arg
 
 
 @nb.njit(cache=True, nogil=True)
-def solver_boxes(lay, V, masks, flags, uppers, options, allowed, temperature, blunder, out):
-    """The solver bot's box probabilities out (B, 2, R, NB) with temperature > 0 or blunder > 0:
-    the values of :func:`harness.solver_kernels.choose_boxes` (score + bonus crossed + V(next)),
-    their softmax (or the first strict maximum at T = 0) mixed with a uniform allowed box."""
-    nbx = lay.n_boxes
-    T = lay.threshold
-    F = lay.n_flags
-    vals = np.empty(nbx)
-    which = np.empty(nbx, dtype=np.int64)
-    for g in range(masks.shape[0]):
-        mask = masks[g]
-        flag = 1 if flags[g] else 0
-        u = min(np.int64(uppers[g]), T)
-        um = lay.umask_of[mask]
-        for fi in range(2):
-            for r in range(options.shape[2]):
-                al = allowed[g, fi, r]
-                n = 0
-                for b in range(nbx):
-                    out[g, fi, r, b] = 0.0
-                    if (al >> b) & 1:
-                        which[n] = b
-                        n += 1
-                for a in range(n):
-                    b = which[a]
-                    s = np.int64(options[g, fi, r, b])
-                    nf = flag
-                    if b == lay.key_box:
-                        nf = 1 if s > 0 else 0
-                    m2 = mask | (np.int64(1) << b)
-                    b2 = lay.base[m2 * F + nf]
-                    if lay.is_upper[b]:
-                        u2 = min(u + s, T)
-                        add = s + lay.bonus if (u < T and u2 >= T) else s
-                        vals[a] = add + V[b2 + lay.slot[lay.umask_of[m2], u2]]
-                    else:
-                        vals[a] = s + V[b2 + lay.slot[um, u]]
-                for a in range(n):
-                    out[g, fi, r, which[a]] = blunder / n
-                if temperature > 0.0:
-                    top = vals[0]
-                    for a in range(1, n):
-                        top = max(top, vals[a])
-                    tot = 0.0
-                    for a in range(n):
-                        vals[a] = np.exp((vals[a] - top) / temperature)
-                        tot += vals[a]
-                    for a in range(n):
-                        out[g, fi, r, which[a]] += (1.0 - blunder) * (vals[a] / tot)
-                else:
-                    best = vals[0]
-                    arg = 0
-                    for a in range(1, n):
-                        if vals[a] > best:
-                            best = vals[a]
-                            arg = a
-                    out[g, fi, r, which[arg]] += 1.0 - blunder
+def _box_value(lay, wv, nxt, b, s):
+    """The solver's value of writing s in open box b (:func:`harness.solver_kernels.choose_boxes`'s
+    score + bonus crossed + V(next state)), from :func:`harness.solver_kernels.stop_one`'s tables."""
+    if lay.is_upper[b]:
+        return wv[lay.wrow[b] + lay.box_vidx[b, s]]
+    return float(s) + nxt[2 * b + (1 if s > 0 else 0)]

@@ -7,6 +7,7 @@ one decision per game. :class:`PerGameStrategy` adapts a plain one-game-at-a-tim
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, ClassVar
 
 import numpy as np
@@ -122,39 +123,86 @@ class Sheets:
 
     masks (B,) int64 filled boxes; flags (B,) bool key box holds a score; uppers (B,) int64 upper
     subtotal capped at the threshold (0 once every upper box is filled or when the subtotal cannot
-    matter: the solver's state, see :mod:`harness.solver`). options (B, 2, R, NB) int16, allowed
-    (B, 2, R) int64 and extra (B, 2, R) int16 are what a box choice with roll r in hand would see
-    (:class:`TurnView`), index 1 when the dice were made on the turn's first roll, 0 after a reroll.
+    matter: the solver's state, see :mod:`harness.solver`). The states of one sheet (mask, flag)
+    share its scores: ``sheet`` (B,) int64 is each state's row in ``sheet_options`` (U, 2, R, NB)
+    int16, ``sheet_allowed`` (U, 2, R) int64 and ``sheet_extra`` (U, 2, R) int16, what a box choice
+    with roll r in hand would see (:class:`TurnView`), index 1 when the dice were made on the turn's
+    first roll, 0 after a reroll. ``options``, ``allowed`` and ``extra`` are the same per state
+    ((B, 2, R, NB), ...; made on first use: a bot that works per sheet never pays for them).
     """
 
     rules: RuleSet
     masks: np.ndarray
     flags: np.ndarray
     uppers: np.ndarray
-    options: np.ndarray
-    allowed: np.ndarray
-    extra: np.ndarray
+    sheet: np.ndarray
+    sheet_options: np.ndarray
+    sheet_allowed: np.ndarray
+    sheet_extra: np.ndarray
 
     def __len__(self) -> int:
         return len(self.masks)
+
+    @cached_property
+    def options(self) -> np.ndarray:
+        return self.sheet_options[self.sheet]
+
+    @cached_property
+    def allowed(self) -> np.ndarray:
+        return self.sheet_allowed[self.sheet]
+
+    @cached_property
+    def extra(self) -> np.ndarray:
+        return self.sheet_extra[self.sheet]
 
 
 @dataclass
 class Policy:
     """A solitaire bot's choices at every position of a batch of B sheet states (R rolls, NB boxes,
-    rr = rolls per turn - 1 rerolls, S = len(rules.dice.sub_keep)). The leading axis may be 1 when
-    the answer is the same for every state.
+    rr = rolls per turn - 1 rerolls, K = rules.dice.n_keeps, S = len(rules.dice.sub_keep)).
 
-    keep: with j rerolls left (row j - 1; row rr - 1 is the turn's first roll) and roll r in hand
-        either (B, rr, R) integers, the keep index chosen (``dice.roll_as_keep[r]`` stops), or
-        (B, rr, S) float64, the probability of each sub-keep ``dice.sub_keep[dice.sub_ptr[r] + i]``
-        of roll r at column ``dice.sub_ptr[r] + i`` (each roll's row sums to 1).
-    box: with roll r in hand (index 1: made on the first roll, 0: after a reroll), either (B, 2, R)
-        integers, the box chosen, or (B, 2, R, NB) float64, the probability of each box.
+    keep, with j rerolls left (row j - 1; row rr - 1 is the turn's first roll) and roll r in hand:
+        (N, rr, R) integers, the keep index chosen (``dice.roll_as_keep[r]`` stops); or, with
+        ``temperature`` 0, (N, rr, S) float64, the probability of each sub-keep
+        ``dice.sub_keep[dice.sub_ptr[r] + i]`` of roll r at column ``dice.sub_ptr[r] + i`` (each
+        roll's row sums to 1); or, with ``temperature`` > 0, (N, rr, K) float64, the value of each
+        keep (at ``roll_as_keep[r]``: of stopping with r), a sub-keep drawn with probability
+        proportional to exp(value / temperature).
+    box, with roll r in hand (index 1: made on the first roll, 0: after a reroll; a second axis of
+        length 1 serves both): (N, 2 or 1, R) integers, the box chosen; or, with ``temperature``
+        0, (N, 2 or 1, R, NB) float64, the probability of each box; or, with ``temperature`` > 0,
+        (N, NB, W) float64, the value of writing score s in box b at [b, s] (W above every score
+        the state's rolls can write), an allowed box drawn with probability proportional to
+        exp(value / temperature).
+    blunder: chosen keeps and boxes (integers) and drawn ones (values) are replaced by a uniformly
+        random sub-keep / allowed box with this probability (probabilities are taken as given).
+    keep_row, box_row: (B,) integers, the row of ``keep`` / ``box`` that holds each state's choices
+        (states that choose alike share a row). Without them the leading axis N is B (one row per
+        state) or 1 (the same for every state).
     """
 
     keep: np.ndarray
     box: np.ndarray
+    keep_row: np.ndarray | None = None
+    box_row: np.ndarray | None = None
+    temperature: float = 0.0
+    blunder: float = 0.0
+
+
+@dataclass(frozen=True)
+class TargetPlay:
+    """What a solitaire bot that plays for a target decides from (see :meth:`Strategy.target_play`):
+    at every decision it needs ``target`` - (its column's running total) more points and takes the
+    option maximising ``table``'s P(points >= that) + ``lam`` x (points added + ``values`` of the
+    next state) (:class:`harness.target.Player` with one target), drawn by a softmax over 100 x
+    value at ``temperature`` > 0, mixed with a uniform legal action at the ``blunder`` rate."""
+
+    table: Any  # harness.target.TargetTable
+    values: np.ndarray
+    lam: float
+    target: int
+    temperature: float = 0.0
+    blunder: float = 0.0
 
 
 def not_solitaire(label: str) -> str:
@@ -215,7 +263,7 @@ class Strategy:
     def solitaire_refusal(self) -> str | None:
         """None when this bot is *solitaire* (its choices depend only on its own sheet and dice, so
         :meth:`policy` gives them exactly); else one line saying why it cannot be evaluated exactly."""
-        if type(self).policy is Strategy.policy:
+        if type(self).policy is Strategy.policy and type(self).target_play is Strategy.target_play:
             return not_solitaire(self.label)
         return None
 
@@ -224,6 +272,13 @@ class Strategy:
         exactly the distribution of what :meth:`keep` and :meth:`choose` answer there, ties broken as
         they break them. Only for a solitaire bot (see :meth:`solitaire_refusal`)."""
         raise UserError(not_solitaire(self.label))
+
+    def target_play(self) -> TargetPlay | None:
+        """For a solitaire bot whose choices also depend on its own points so far, through what it
+        still needs for a target: what it plays from (its chain is over (state, score), and
+        :func:`harness.evaluate.evaluate` walks it instead of asking :meth:`policy`). None for
+        every other bot."""
+        return None
 
 
 @dataclass

@@ -471,3 +471,331 @@ def best_final_weights(lay, P, off, masks, flags, uppers, points, W, lo, nws):
             W[g, k] = 0.0
         lo[g] = a + k0
         nws[g] = k1 - k0
+
+
+# ---------------------------------------------------------------------------------------------
+# the exact evaluation of target play: every state at every target its points so far leave
+
+
+@nb.njit(cache=True, nogil=True)
+def _one_value(P, off, V, lam, g, t0, x):
+    """:func:`_dot` with the single weight 1 at target t0 in state g, plus lam x (x + V[g]) (x the
+    points the option adds): the value :func:`mixed_plan` and :func:`mixed_boxes` give one option
+    of a single-target bot, the same operations in the same order."""
+    o = off[g]
+    acc = 0.0
+    if t0 < 0:
+        acc += 1.0
+    elif t0 < off[g + 1] - o:
+        acc += 1.0 * np.float64(P[o + t0])
+    return acc + lam * (x + V[g])
+
+
+@nb.njit(cache=True, nogil=True)
+def live_cells(D, woff, live, jlo, jhi):
+    """The first and last non-zero cell jlo, jhi (inclusive) of each live state's score window
+    (states ``live``, layer-local, windows D[woff[s]:woff[s + 1]]); -1, -2 for none."""
+    for q in range(live.shape[0]):
+        s = live[q]
+        a = woff[s]
+        n = woff[s + 1] - a
+        jlo[q] = -1
+        jhi[q] = -2
+        for j in range(n):
+            if D[a + j] != 0.0:
+                jlo[q] = j
+                break
+        for j in range(n - 1, -1, -1):
+            if D[a + j] != 0.0:
+                jhi[q] = j
+                break
+
+
+@nb.njit(cache=True, nogil=True)
+def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_mask, st_flag, st_u, st_slot,
+                    c_lo, c_n, row0, lo, hi, outp):
+    """Turn outcome distributions of a single-target bot (:meth:`Player.keeps` / :meth:`Player.boxes`
+    with one target and weight 1, its blunder as the solver bot's) for states lo..hi-1 of a list:
+    state q (mask st_mask[q], flag st_flag[q], upper subtotal st_u[q] at slot st_slot[q]) played
+    for each target c_lo[q] + i, i < c_n[q], into outp[row0[q] + i, o] (rows start at zero).
+
+    A target below 0 plays as -1 (every option is worth 1: only the expected score decides) and one
+    past the state's vector as its length (every option is worth 0): the caller folds targets into
+    that range. The targets play the part of the solver's upper slots: option values per target
+    (:func:`_one_value`), the solver's :func:`~harness.solver_kernels.turn_values` and
+    :func:`~harness.solver_kernels.keep_arg` over (keeps, targets) arrays, bit-identical to the
+    bot's :func:`~harness.solver_kernels.turn_one` / ``keep_arg_one``; then the turn's mass pushed
+    through the keeps and the box choice as :func:`harness.solver_kernels.forward_items` does.
+    temperature > 0 (percentage points): softmax over 100 x value, as the bot's.
+    """
+    n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
+    ns = dk.n_small
+    rr = dk.rerolls
+    nbx = lay.n_boxes
+    F = lay.n_flags
+    no, yes = np.bool_(False), np.bool_(True)
+    crow = np.zeros(nbx, dtype=np.int64)
+    n_cand = 0
+    for b in range(nbx):
+        crow[b] = n_cand
+        n_cand += lay.box_nvals[b]
+    lmax = 1
+    for q in range(lo, hi):
+        lmax = max(lmax, c_n[q])
+    rows_l = np.empty((n_rolls, nbx), dtype=np.int16)
+    al_l = np.empty(n_rolls, dtype=np.int64)
+    ex_l = np.empty(n_rolls, dtype=np.int16)
+    rows_f = np.empty((n_rolls, nbx), dtype=np.int16)
+    al_f = np.empty(n_rolls, dtype=np.int64)
+    ex_f = np.empty(n_rolls, dtype=np.int16)
+    cbuf = np.empty(max(n_cand, 1) * lmax)
+    sfbuf = np.empty(n_rolls * lmax)
+    slbuf = np.empty(n_rolls * lmax)
+    ebuf = np.empty(n_keeps * lmax)
+    mbuf = np.empty(ns * lmax)
+    esbuf = np.zeros((rr + 1) * n_keeps * lmax)
+    msbuf = np.zeros((rr + 1) * ns * lmax)
+    massbuf = np.empty(n_rolls * lmax)
+    ffbuf = np.empty(n_rolls * lmax)
+    flbuf = np.empty(n_rolls * lmax)
+    kmbuf = np.empty(n_keeps * lmax)
+    vals = np.empty(max(dk.sub_keep.shape[0], nbx))
+    bv = np.empty(nbx)
+    sixth = 1.0 / 6.0
+    last_sheet = np.int64(-1)
+    for q in range(lo, hi):
+        mask = st_mask[q]
+        flag = st_flag[q]
+        u = np.int64(st_u[q])
+        i_slot = np.int64(st_slot[q])
+        L = np.int64(c_n[q])
+        lead0 = np.int64(c_lo[q])
+        sheet = mask * F + flag
+        if sheet != last_sheet:
+            score_sheet(ctx, no, flag, mask, rows_l, al_l, ex_l)
+            if lay.servida:
+                score_sheet(ctx, yes, flag, mask, rows_f, al_f, ex_f)
+            last_sheet = sheet
+        C = cbuf[: max(n_cand, 1) * L].reshape((max(n_cand, 1), L))
+        for b in range(nbx):
+            if (mask >> b) & 1:
+                continue
+            for v in range(lay.box_nvals[b]):
+                g2, x = _next(lay, mask, flag, u, i_slot, b, lay.box_vals[b, v])
+                c = C[crow[b] + v]
+                for i in range(L):
+                    c[i] = _one_value(P, off, V, lam, g2, lead0 + i - x, x)
+        stop_l = slbuf[: n_rolls * L].reshape((n_rolls, L))
+        stop_f = sfbuf[: n_rolls * L].reshape((n_rolls, L)) if lay.servida else stop_l
+        for fi in range(2 if lay.servida else 1):
+            rows = rows_f if fi == 1 else rows_l
+            al = al_f if fi == 1 else al_l
+            ex = ex_f if fi == 1 else ex_l
+            st = stop_f if fi == 1 else stop_l
+            for r in range(n_rolls):
+                e = np.int64(ex[r])
+                for i in range(L):
+                    best = -1.0
+                    for b in range(nbx):
+                        if not (al[r] >> b) & 1:
+                            continue
+                        s = np.int64(rows[r, b])
+                        if e == 0:
+                            v = C[crow[b] + lay.box_vidx[b, s], i]
+                        else:  # an extra bonus shifts every box alike
+                            g2, x = _next(lay, mask, flag, u, i_slot, b, s)
+                            v = _one_value(P, off, V, lam, g2, lead0 + i - x - e, x + e)
+                        if v > best:
+                            best = v
+                    st[r, i] = best
+        E = ebuf[: n_keeps * L].reshape((n_keeps, L))
+        M = mbuf[: ns * L].reshape((ns, L))
+        Es = esbuf[: (rr + 1) * n_keeps * L].reshape((rr + 1, n_keeps, L))
+        Ms = msbuf[: (rr + 1) * ns * L].reshape((rr + 1, ns, L))
+        K.turn_values(dk, L, stop_f, stop_l, E, M, Es, Ms)
+        # the turn: every roll's mass through the keeps of each stage (as forward_items)
+        mass = massbuf[: n_rolls * L].reshape((n_rolls, L))
+        fin_f = ffbuf[: n_rolls * L].reshape((n_rolls, L))
+        fin_l = flbuf[: n_rolls * L].reshape((n_rolls, L))
+        km = kmbuf[: n_keeps * L].reshape((n_keeps, L))
+        for r in range(n_rolls):
+            for i in range(L):
+                mass[r, i] = dk.roll_prob[r]
+                fin_f[r, i] = 0.0
+                fin_l[r, i] = 0.0
+        for j in range(rr, -1, -1):
+            fin = fin_f if j == rr else fin_l
+            if j == 0:  # no reroll left: every roll stops
+                for r in range(n_rolls):
+                    for i in range(L):
+                        fin[r, i] += mass[r, i]
+                break
+            st = stop_f if j == rr else stop_l
+            for k in range(n_keeps):
+                for i in range(L):
+                    km[k, i] = 0.0
+            for r in range(n_rolls):
+                kr = dk.roll_as_keep[r]
+                slo = dk.sub_ptr[r]
+                n = dk.sub_ptr[r + 1] - slo
+                for i in range(L):
+                    m = mass[r, i]
+                    if m == 0.0:
+                        continue
+                    if temperature > 0.0:
+                        for a in range(n - 1):  # the last sub-keep is the whole roll: stop
+                            vals[a] = 100.0 * Es[j, dk.sub_keep[slo + a], i]
+                        vals[n - 1] = 100.0 * st[r, i]
+                        top = vals[0]
+                        for a in range(1, n):
+                            top = max(top, vals[a])
+                        tot = 0.0
+                        for a in range(n):
+                            vals[a] = np.exp((vals[a] - top) / temperature)
+                            tot += vals[a]
+                        for a in range(n):
+                            p = (1.0 - blunder) * (vals[a] / tot) + blunder / n
+                            k = dk.sub_keep[slo + a]
+                            if k == kr:
+                                fin[r, i] += m * p
+                            else:
+                                km[k, i] += m * p
+                        continue
+                    a = K.keep_arg(dk, Es, Ms, j, st, r, i)
+                    if blunder > 0.0:
+                        for t in range(n):
+                            k = dk.sub_keep[slo + t]
+                            p = blunder / n + (1.0 - blunder if k == a else 0.0)
+                            if k == kr:
+                                fin[r, i] += m * p
+                            else:
+                                km[k, i] += m * p
+                    elif a == kr:
+                        fin[r, i] += m
+                    else:
+                        km[a, i] += m
+            # rerolled dice arrive one at a time, each face with probability 1/6
+            for k in range(ns):
+                for f in range(6):
+                    a = dk.add[k, f]
+                    for i in range(L):
+                        km[a, i] += km[k, i] * sixth
+            for r in range(n_rolls):
+                kr = dk.roll_as_keep[r]
+                for i in range(L):
+                    mass[r, i] = km[kr, i]
+        # the box: Player.boxes' values (the first strict maximum, or their softmax), the blunder's
+        # uniform allowed box
+        for fi in range(2):
+            fin = fin_f if fi == 1 else fin_l
+            srv = lay.servida and fi == 1
+            rows = rows_f if srv else rows_l
+            al = al_f if srv else al_l
+            ex = ex_f if srv else ex_l
+            for r in range(n_rolls):
+                e = np.int64(ex[r])
+                half = oc.half if e > 0 else 0
+                for i in range(L):
+                    m = fin[r, i]
+                    if m == 0.0:
+                        continue
+                    best = -1.0
+                    arg = -1
+                    n = 0
+                    for b in range(nbx):
+                        if not (al[r] >> b) & 1:
+                            continue
+                        s = np.int64(rows[r, b])
+                        if e == 0:
+                            v = C[crow[b] + lay.box_vidx[b, s], i]
+                        else:
+                            g2, x = _next(lay, mask, flag, u, i_slot, b, s)
+                            v = _one_value(P, off, V, lam, g2, lead0 + i - x - e, x)
+                        bv[b] = v
+                        vals[n] = 100.0 * v
+                        n += 1
+                        if v > best:
+                            best = v
+                            arg = b
+                    row = row0[q] + i
+                    if temperature <= 0.0 and blunder == 0.0:
+                        outp[row, oc.off[arg] + oc.vidx[arg, rows[r, arg]] + half] += m
+                        continue
+                    tot = 0.0
+                    if temperature > 0.0:
+                        top = vals[0]
+                        for a in range(1, n):
+                            top = max(top, vals[a])
+                        for a in range(n):
+                            vals[a] = np.exp((vals[a] - top) / temperature)
+                            tot += vals[a]
+                    a = 0
+                    for b in range(nbx):
+                        if not (al[r] >> b) & 1:
+                            continue
+                        if temperature > 0.0:
+                            p = (1.0 - blunder) * (vals[a] / tot) + blunder / n
+                        else:
+                            p = blunder / n + (1.0 - blunder if b == arg else 0.0)
+                        a += 1
+                        outp[row, oc.off[b] + oc.vidx[b, rows[r, b]] + half] += m * p
+
+
+@nb.njit(cache=True, nogil=True)
+def target_push(t, nthreads, lay, oc, off, target, run_shift, live, jlo, jhi, st_mask, st_flag, st_u, st_slot,
+                start, c_lo, row0, outp, wlo, woff, D, start2, P2, wlo2, woff2, D2, pbonus, vec):
+    """Move the probability of every live (state, score) cell of a chunk along the outcomes of the
+    target its points leave (target - (score - run_shift), folded into [-1, vector length] as
+    :func:`target_outcomes` was asked): next layer's P2 and score windows D2, thread t writing the
+    successors g2 with g2 % nthreads == t; pbonus[t] the mass crossing the bonus, vec[t, o] the mass
+    of each outcome."""
+    T = lay.threshold
+    F = lay.n_flags
+    n_out = outp.shape[1]
+    for q in range(live.shape[0]):
+        loc = live[q]
+        mask = st_mask[q]
+        flag = st_flag[q]
+        u = np.int64(st_u[q])
+        i_slot = np.int64(st_slot[q])
+        g = start + loc
+        n_vec = off[g + 1] - off[g]
+        a0 = woff[loc]
+        for j in range(jlo[q], jhi[q] + 1):
+            p0 = D[a0 + j]
+            if p0 == 0.0:
+                continue
+            s = wlo[loc] + j
+            tt = target - (s - run_shift)
+            c = -1 if tt < 0 else (n_vec if tt >= n_vec else tt)
+            row = row0[q] + c - c_lo[q]
+            for o in range(n_out):
+                p = outp[row, o]
+                if p == 0.0:
+                    continue
+                b = oc.o_box[o]
+                x = np.int64(oc.o_pts[o])
+                nf = flag
+                if b == lay.key_box:
+                    nf = 1 if x > 0 else 0
+                m2 = mask | (np.int64(1) << b)
+                cross = False
+                if lay.is_upper[b]:
+                    u2 = min(u + x, T)
+                    cross = u < T and u2 >= T
+                    g2 = lay.base[m2 * F + nf] + lay.slot[lay.umask_of[m2], u2]
+                else:
+                    g2 = lay.base[m2 * F + nf] + i_slot
+                if g2 % nthreads != t:
+                    continue
+                add = x + oc.o_extra[o] + (lay.bonus if cross else 0)
+                l2 = g2 - start2
+                w = p * p0
+                P2[l2] += w
+                vec[t, o] += w
+                if cross:
+                    pbonus[t] += w
+                cell = s + add - wlo2[l2]
+                n2 = woff2[l2 + 1] - woff2[l2]
+                D2[woff2[l2] + min(cell, n2 - 1)] += w

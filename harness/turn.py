@@ -79,3 +79,46 @@ def turn_policy(d: Dice, term_first: np.ndarray, term_later: np.ndarray, rerolls
         np.ascontiguousarray(term_first, dtype=np.float64), np.ascontiguousarray(term_later, dtype=np.float64),
         int(rerolls), d.trans_ptr, d.trans_roll, d.trans_prob, d.sub_ptr, d.sub_keep, d.roll_as_keep,
     )
+
+
+@nb.njit(cache=True, nogil=True)
+def turn_keeps(term_first, term_later, rerolls, trans_ptr, trans_roll, trans_prob, sub_ptr, sub_keep,
+               roll_as_keep, out):
+    """The keeps of :func:`turn_policy` for a batch of stop values term_first / term_later (B, R):
+    out (B, rerolls, R) int32, row j - 1 with j rerolls left after a reroll and row rerolls - 1 on
+    the turn's first roll (every reroll still to come), rerolls >= 1. The same kernels in the same
+    order as :func:`turn_policy_kernel`, so the same keeps to the last tie; the stage a turn never
+    reaches (all rerolls left after a reroll) is skipped, and a row whose stop values equal the row
+    before's bit for bit copies its keeps."""
+    n, n_rolls = term_later.shape
+    n_keeps = trans_ptr.shape[0] - 1
+    values = np.empty((rerolls, n_rolls))
+    keeps = np.empty(n_rolls, dtype=np.int32)
+    v_first = np.empty(n_rolls)
+    ek = np.empty(n_keeps)
+    for g in range(n):
+        if g > 0:
+            same = True
+            for r in range(n_rolls):
+                if term_later[g, r] != term_later[g - 1, r] or term_first[g, r] != term_first[g - 1, r]:
+                    same = False
+                    break
+            if same:
+                out[g] = out[g - 1]
+                continue
+        values[0, :] = term_later[g]
+        for j in range(1, rerolls):
+            keep_expectations(values[j - 1], trans_ptr, trans_roll, trans_prob, ek)
+            best_keeps(term_later[g], ek, sub_ptr, sub_keep, roll_as_keep, values[j], keeps)
+            out[g, j - 1] = keeps
+        keep_expectations(values[rerolls - 1], trans_ptr, trans_roll, trans_prob, ek)
+        best_keeps(term_first[g], ek, sub_ptr, sub_keep, roll_as_keep, v_first, keeps)
+        out[g, rerolls - 1] = keeps
+
+
+def batch_keeps(d: Dice, term_first: np.ndarray, term_later: np.ndarray, rerolls: int) -> np.ndarray:
+    """(B, rerolls, R) int32 :func:`turn_keeps` of stop values (B, R) (see there)."""
+    out = np.empty((len(term_later), rerolls, d.n_rolls), dtype=np.int32)
+    turn_keeps(np.ascontiguousarray(term_first, dtype=np.float64), np.ascontiguousarray(term_later, dtype=np.float64),
+               int(rerolls), d.trans_ptr, d.trans_roll, d.trans_prob, d.sub_ptr, d.sub_keep, d.roll_as_keep, out)
+    return out

@@ -16,8 +16,8 @@ from harness.registry import register
 from harness.rules import RuleSet
 from harness.strategy import Param, Policy, Sheets, TurnView
 from harness.turn import turn_policy
-from strategies.greedy import TurnPlanner, best_box
-from strategies.kernels import bonus_stop_values, bonus_values_batch
+from strategies.greedy import TurnPlanner, cheapest_first, best_box
+from strategies.kernels import bonus_policy, bonus_stop_values, bonus_values_batch
 
 
 def bonus_chance_table(rules: RuleSet) -> np.ndarray:
@@ -89,12 +89,14 @@ class BonusBot(TurnPlanner):
         return best_box(r, values)
 
     def policy(self, sheets: Sheets) -> Policy:
+        """Stop values and boxes of every state by :func:`strategies.kernels.bonus_policy` (the bot's
+        box values, term by term), keeps from the stop values as :meth:`keep` plans them."""
         r = self.rules
-        b, _, n_rolls, nbx = sheets.options.shape
-        rep = lambda a: np.repeat(a, 2 * n_rolls)  # noqa: E731
-        values = bonus_values_batch(sheets.options.reshape(-1, nbx), sheets.allowed.reshape(-1),
-                                    sheets.extra.reshape(-1), rep(sheets.masks.astype(np.int64)),
-                                    rep(np.minimum(sheets.uppers, r.threshold).astype(np.int16)), r.threshold,
-                                    float(r.bonus_value), r.upper_face, self._p, self._opp,
-                                    float(self.config["weight"]))
-        return Policy(self.policy_keeps(sheets), best_box(r, values).reshape(b, 2, n_rolls))
+        n, n_rolls = len(sheets), r.dice.n_rolls
+        stops = np.empty((n, 2, n_rolls))
+        boxes = np.empty((n, 2 if r.has_servida else 1, n_rolls), dtype=np.int64)
+        bonus_policy(sheets.sheet_options, sheets.sheet_allowed, sheets.sheet_extra, sheets.sheet,
+                     sheets.masks.astype(np.int64), sheets.uppers.astype(np.int64), r.threshold,
+                     float(r.bonus_value), r.upper_face, self._p, self._opp, float(self.config["weight"]),
+                     cheapest_first(r), bool(r.has_servida), stops, boxes)
+        return Policy(self.plan_keeps(stops), boxes)

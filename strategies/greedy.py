@@ -7,9 +7,9 @@ import numpy as np
 from harness.registry import register
 from harness.rules import RuleSet
 from harness.scoring import best_immediate, context
-from strategies.kernels import best_gain_box
+from strategies.kernels import best_gain_box, immediate_stops, sheet_gain_boxes
 from harness.strategy import Policy, Sheets, Strategy, TurnView
-from harness.turn import turn_policy
+from harness.turn import batch_keeps, turn_policy
 
 
 def best_gain(view: TurnView) -> np.ndarray:
@@ -19,33 +19,32 @@ def best_gain(view: TurnView) -> np.ndarray:
     """
     r = view.rules
     return best_gain_box(view.options, view.allowed, view.extra, view.upper, r.threshold, r.bonus_value,
-                         r.upper_face, _cheapest_first(r))
+                         r.upper_face, cheapest_first(r))
 
 
-def sheet_boxes(sheets: Sheets, box_of) -> np.ndarray:
-    """(B, 2, R) the box ``box_of(options, allowed, extra, upper)`` (a batch rule, rows of a
-    :class:`TurnView`) picks with each roll in hand in each state of ``sheets``."""
-    b, _, n_rolls, nbx = sheets.options.shape
-    upper = np.repeat(sheets.uppers.astype(np.int16), 2 * n_rolls)
-    return box_of(sheets.options.reshape(-1, nbx), sheets.allowed.reshape(-1), sheets.extra.reshape(-1),
-                  upper).reshape(b, 2, n_rolls)
-
-
-def gain_boxes(sheets: Sheets) -> np.ndarray:
-    """(B, 2, R) :func:`best_gain`'s box for every roll of every state of ``sheets``."""
+def gain_boxes(sheets: Sheets) -> tuple[np.ndarray, np.ndarray]:
+    """(boxes (N, F, R), row (B,)): :func:`best_gain`'s box for every roll (F = 2 with servida: index 1
+    the first roll; else 1) of every state of ``sheets``, one row per sheet and what its upper
+    subtotal can still cross (the subtotal matters only through the bonus an upper box completes)."""
     r = sheets.rules
-    order = _cheapest_first(r)
-    return sheet_boxes(sheets, lambda o, a, e, u: best_gain_box(o, a, e, u, r.threshold, r.bonus_value,
-                                                                r.upper_face, order))
+    T = int(r.threshold)
+    top = int(sheets.sheet_options.max(initial=0)) + 1  # no box scores this much: nothing to cross
+    u = sheets.uppers.astype(np.int64)
+    need = np.where(u < T, np.minimum(T - u, top), top)
+    _, first, row = np.unique(sheets.sheet * (top + 1) + need, return_index=True, return_inverse=True)
+    out = np.empty((len(first), 2 if r.has_servida else 1, r.dice.n_rolls), dtype=np.int64)
+    sheet_gain_boxes(sheets.sheet_options, sheets.sheet_allowed, sheets.sheet_extra, sheets.sheet[first], u[first],
+                     T, r.bonus_value, r.upper_face, cheapest_first(r), out)
+    return out, row.reshape(-1)
 
 
-def _cheapest_first(rules: RuleSet) -> np.ndarray:
+def cheapest_first(rules: RuleSet) -> np.ndarray:
     return np.argsort(rules.box_max(), kind="stable").astype(np.int64)
 
 
 def best_box(rules: RuleSet, value: np.ndarray) -> np.ndarray:
     """Argmax over boxes of value (B, NB); ties go to the box with the lowest maximum (cheapest to give up)."""
-    order = _cheapest_first(rules)
+    order = cheapest_first(rules)
     return order[np.argmax(value[:, order], axis=1)]
 
 
@@ -64,8 +63,9 @@ class TimeoutBot(Strategy):
     def policy(self, sheets: Sheets) -> Policy:
         d = self.rules.dice
         rr = self.rules.rolls_per_turn - 1
+        boxes, row = gain_boxes(sheets)
         return Policy(np.broadcast_to(d.roll_as_keep.astype(np.int32), (1, max(rr, 1), d.n_rolls)).copy(),
-                      gain_boxes(sheets))
+                      boxes, box_row=row)
 
 
 class TurnPlanner(Strategy):
@@ -132,39 +132,15 @@ class TurnPlanner(Strategy):
                                          (k >> 41) & 0x7FFF, bool(k >> 56))
         return tables[inv.reshape(-1), view.roll]
 
-    def policy_keeps(self, sheets: Sheets) -> np.ndarray:
-        """(B, rr, R) the keeps :meth:`keep` answers in each state of ``sheets``: the tables of
-        :meth:`_keep_table` (first roll: ``rr`` rerolls left; after a reroll: j of them). States whose
-        stop values are bit-identical share one plan (``turn_policy`` is a function of them)."""
+    def plan_keeps(self, stops: np.ndarray) -> np.ndarray:
+        """(N, rr, R) the keeps :meth:`keep` answers in N states with stop values ``stops`` (N, 2, R)
+        (index 1: the turn's first roll, used with servida): the tables of :meth:`_keep_table`
+        (first roll: ``rr`` rerolls left at row rr - 1; after a reroll: j of them at row j - 1),
+        worked out by :func:`harness.turn.turn_keeps`, the kernels of ``turn_policy``."""
         d, rr = self.rules.dice, self.rules.rolls_per_turn - 1
-        out = np.empty((len(sheets), max(rr, 1), d.n_rolls), dtype=np.int32)
         if rr == 0:
-            out[:] = d.roll_as_keep
-            return out
-        uppers = sheets.uppers if self.uses_upper else np.zeros(len(sheets), dtype=np.int64)
-        key = (sheets.masks | (uppers.astype(np.int64) << 32) | (sheets.flags.astype(np.int64) << 40))
-        uniq, first_of, inv = np.unique(key, return_index=True, return_inverse=True)
-        tables = np.empty((len(uniq), max(rr, 1), d.n_rolls), dtype=np.int32)
-        by_stops: dict[bytes, np.ndarray] = {}
-        for g, k in enumerate(uniq.tolist()):
-            filled, upper, flag = k & 0xFFFFFFFF, (k >> 32) & 0xFF, bool((k >> 40) & 1)
-            plans = self._plans
-            if (filled, upper, flag, rr, True) in plans and all((filled, upper, flag, j, False) in plans
-                                                               for j in range(1, rr)):
-                tables[g, rr - 1] = plans[(filled, upper, flag, rr, True)]
-                for j in range(1, rr):
-                    tables[g, j - 1] = plans[(filled, upper, flag, j, False)]
-                continue
-            tl = self.stop_values(filled, upper, flag, False)
-            tf = self.stop_values(filled, upper, flag, True) if self._servida else tl
-            sig = tl.tobytes() + tf.tobytes()
-            got = by_stops.get(sig)
-            if got is None:
-                _, k_first, _, keeps = turn_policy(d, tf, tl, rr)
-                got = np.concatenate([keeps[1:rr], k_first[None]]).astype(np.int32)
-                by_stops[sig] = got
-            tables[g] = got
-        return tables[inv.reshape(-1)]
+            return np.broadcast_to(d.roll_as_keep.astype(np.int32), (len(stops), 1, d.n_rolls)).copy()
+        return batch_keeps(d, stops[:, 1] if self._servida else stops[:, 0], stops[:, 0], rr)
 
 
 @register
@@ -181,4 +157,9 @@ class GreedyBot(TurnPlanner):
         return best_gain(view)
 
     def policy(self, sheets: Sheets) -> Policy:
-        return Policy(self.policy_keeps(sheets), gain_boxes(sheets))
+        """Keeps per sheet (greedy's stop values ignore the upper subtotal), boxes by :func:`gain_boxes`."""
+        opts = sheets.sheet_options
+        stops = np.empty(opts.shape[:3])
+        immediate_stops(opts, sheets.sheet_allowed, sheets.sheet_extra, stops)
+        boxes, row = gain_boxes(sheets)
+        return Policy(self.plan_keeps(stops), boxes, keep_row=sheets.sheet, box_row=row)

@@ -58,26 +58,101 @@ def bonus_values_batch(scores, allowed, extra, filled, upper, threshold, bonus_v
 
 
 @nb.njit(cache=True, nogil=True)
-def best_gain_box(options, allowed, extra, upper, threshold, bonus_value, upper_face, order):
-    """(B,) the allowed box with the largest immediate gain (points + extra + a bonus it completes).
+def gain_box(options, allowed, extra, upper, threshold, bonus_value, upper_face, order):
+    """The allowed box with the largest immediate gain (points + extra + a bonus it completes) for one
+    roll: options (NB,). Ties go to the earliest box in ``order`` (boxes sorted by their maximum:
+    the cheapest to give up)."""
+    best = -1.0e18
+    arg = -1
+    for b in order:
+        if not (allowed >> b) & 1:
+            continue
+        g = options[b] + extra
+        if upper_face[b] > 0 and upper < threshold <= upper + options[b]:
+            g += bonus_value
+        if g > best:
+            best = g
+            arg = b
+    return arg
 
-    Ties go to the earliest box in ``order`` (boxes sorted by their maximum: the cheapest to give up).
-    """
+
+@nb.njit(cache=True, nogil=True)
+def best_gain_box(options, allowed, extra, upper, threshold, bonus_value, upper_face, order):
+    """(B,) :func:`gain_box` of every row: options (B, NB), allowed, extra and upper (B,)."""
     out = np.empty(options.shape[0], dtype=np.int64)
     for i in range(options.shape[0]):
-        best = -1.0e18
-        arg = -1
-        for b in order:
-            if not (allowed[i] >> b) & 1:
-                continue
-            g = options[i, b] + extra[i]
-            if upper_face[b] > 0 and upper[i] < threshold <= upper[i] + options[i, b]:
-                g += bonus_value
-            if g > best:
-                best = g
-                arg = b
-        out[i] = arg
+        out[i] = gain_box(options[i], allowed[i], extra[i], upper[i], threshold, bonus_value, upper_face, order)
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def sheet_gain_boxes(options, allowed, extra, sheet, upper, threshold, bonus_value, upper_face, order, out):
+    """out (N, F, R): :func:`gain_box` of every roll of N states, state g on sheet row sheet[g] of
+    options (U, 2, R, NB), allowed and extra (U, 2, R), with upper subtotal upper[g]; F = 1 reads
+    the later rolls' scores (index 0) for both."""
+    for g in range(out.shape[0]):
+        sh = sheet[g]
+        for f in range(out.shape[1]):
+            for r in range(out.shape[2]):
+                out[g, f, r] = gain_box(options[sh, f, r], allowed[sh, f, r], extra[sh, f, r], upper[g], threshold,
+                                        bonus_value, upper_face, order)
+
+
+@nb.njit(cache=True, nogil=True)
+def immediate_stops(options, allowed, extra, out):
+    """out (U, 2, R) float64: the best score (extra bonus included) of an allowed box for every roll of
+    every sheet (options (U, 2, R, NB)): :func:`harness.scoring.best_immediate` from the score rows."""
+    for u in range(options.shape[0]):
+        for f in range(2):
+            for r in range(options.shape[2]):
+                best = -1
+                for b in range(options.shape[3]):
+                    if (allowed[u, f, r] >> b) & 1 and options[u, f, r, b] > best:
+                        best = options[u, f, r, b]
+                out[u, f, r] = best + extra[u, f, r]
+
+
+@nb.njit(cache=True, nogil=True)
+def bonus_policy(options, allowed, extra, sheet, masks, uppers, threshold, bonus_value, upper_face, p_table, opp,
+                 weight, order, servida, stops, boxes):
+    """The bonus bot's stop values stops (N, 2, R) and boxes (N, F, R) for N states (state g: sheet
+    row sheet[g] of options (U, 2, R, NB), allowed and extra (U, 2, R), filled boxes masks[g],
+    upper subtotal uppers[g]); F = 2 with ``servida``, else 1 (the first roll scores like any other). Every value is :func:`bonus_values`'s, term by term in its order
+    (only the open faces and P(bonus) now are taken once per state): stops the best of them
+    (:func:`bonus_stop_values`), boxes the first best in ``order`` (the bot's ``best_box``)."""
+    nbx = options.shape[3]
+    for g in range(masks.shape[0]):
+        sh = sheet[g]
+        filled = masks[g]
+        faces = 0
+        for b in range(upper_face.shape[0]):
+            if upper_face[b] > 0 and not (filled >> b) & 1:
+                faces |= 1 << (upper_face[b] - 1)
+        up_now = min(uppers[g], threshold)
+        p_now = p_table[faces, threshold - up_now]
+        for f in range(2 if servida else 1):
+            for r in range(options.shape[2]):
+                al = allowed[sh, f, r]
+                e = extra[sh, f, r]
+                best = -np.inf
+                arg = -1
+                for b in order:
+                    if not (al >> b) & 1:
+                        continue
+                    s = options[sh, f, r, b]
+                    p_after = p_now
+                    if upper_face[b] > 0:
+                        up_after = min(up_now + s, threshold)
+                        p_after = p_table[faces & ~(1 << (upper_face[b] - 1)), threshold - up_after]
+                    v = s + e - opp[b] + weight * bonus_value * (p_after - p_now)
+                    if v > best:
+                        best = v
+                        arg = b
+                stops[g, f, r] = best
+                boxes[g, f, r] = arg
+        if not servida:  # the first roll scores like any other
+            for r in range(options.shape[2]):
+                stops[g, 1, r] = stops[g, 0, r]
 
 
 @nb.njit(cache=True, nogil=True)

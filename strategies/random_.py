@@ -16,6 +16,7 @@ class RandomBot(Strategy):
     name = "random"
     description = "random keeps (each die kept with probability 1/2), random open box"
     classifier = {"stochastic": True, "lookahead": "none", "long_run_time": False}
+    _keep_probs: np.ndarray | None = None  # the policy's keep probabilities, worked out once
 
     def keep(self, view: TurnView) -> np.ndarray:
         d = self.rules.dice
@@ -26,15 +27,20 @@ class RandomBot(Strategy):
 
     def policy(self, sheets: Sheets) -> Policy:
         """Each die kept with probability 1/2: a keep of counts k from a roll of counts c has
-        probability prod_f C(c_f, k_f) / 2^n; the box is uniform over the allowed ones."""
-        d = self.rules.dice
-        rr = max(self.rules.rolls_per_turn - 1, 1)
-        probs = np.empty(len(d.sub_keep))
-        for r in range(d.n_rolls):
-            lo, hi = d.sub_ptr[r], d.sub_ptr[r + 1]
-            c, k = d.roll_counts[r].astype(np.int64), d.keep_counts[d.sub_keep[lo:hi]].astype(np.int64)
-            probs[lo:hi] = np.prod([[comb(int(cf), int(kf)) for cf, kf in zip(c, row)] for row in k], axis=1) / 2 ** d.n
+        probability prod_f C(c_f, k_f) / 2^n, the same in every state (one keep row); the box is
+        uniform over the allowed ones, which the sheet alone gives (one box row per sheet)."""
+        if self._keep_probs is None:
+            d = self.rules.dice
+            rr = max(self.rules.rolls_per_turn - 1, 1)
+            probs = np.empty(len(d.sub_keep))
+            for r in range(d.n_rolls):
+                lo, hi = d.sub_ptr[r], d.sub_ptr[r + 1]
+                c, k = d.roll_counts[r].astype(np.int64), d.keep_counts[d.sub_keep[lo:hi]].astype(np.int64)
+                probs[lo:hi] = np.prod([[comb(int(cf), int(kf)) for cf, kf in zip(c, row)] for row in k],
+                                       axis=1) / 2 ** d.n
+            self._keep_probs = probs.reshape(1, 1, -1).repeat(rr, axis=1)
         nbx = self.rules.n_boxes
-        box = np.empty(sheets.allowed.shape + (nbx,))
-        uniform_boxes(sheets.allowed.reshape(-1), nbx, box.reshape(-1, nbx))
-        return Policy(probs.reshape(1, 1, -1).repeat(rr, axis=1), box)
+        allowed = sheets.sheet_allowed[:, :1]  # the first roll allows what any roll allows
+        box = np.empty(allowed.shape + (nbx,))
+        uniform_boxes(allowed.reshape(-1), nbx, box.reshape(-1, nbx))
+        return Policy(self._keep_probs, box, box_row=sheets.sheet)

@@ -39,7 +39,7 @@ from harness.registry import register
 from harness.rules import RuleSet
 from harness.scoring import context
 from harness.solver import Solution, policy_table, solve
-from harness.strategy import Param, Policy, Sheets, Strategy, TurnView
+from harness.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView
 from harness.turn import keep_expectations, turn_policy
 
 #: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0).
@@ -292,53 +292,40 @@ class SolverBot(Strategy):
 
     # -- exact evaluation ---------------------------------------------------------------------------
 
-    def solitaire_refusal(self) -> str | None:
-        if self.target:
-            return (f"strategy {self.label!r}: target play depends on the points scored so far, so its chain is "
-                    f"over (state, score) (scandinavian: 1.4 M states x ~375 scores); not evaluated exactly yet "
-                    f"(sample it with `run`)")
-        return None
+    def target_play(self) -> TargetPlay | None:
+        """Target play decides from the target table, the solver's values and the tie weight of
+        :class:`harness.target.Player` (None without a target)."""
+        if not self.target:
+            return None
+        self.prepare()
+        p = self._player
+        return TargetPlay(p.tab, p.V, p.LAM, self.target, self.temperature, self.blunder)
 
     def policy(self, sheets: Sheets) -> Policy:
         """The bot's keeps and boxes from the very kernels and arithmetic of :meth:`keep` and
-        :meth:`choose`: T = 0 the first-strict-maximum plans, T > 0 their softmax probabilities,
-        each mixed with a uniform legal action at the blunder rate."""
+        :meth:`choose`: T = 0 the first-strict-maximum plans, T > 0 the values its softmax draws
+        from, each mixed with a uniform legal action at the blunder rate."""
         from harness import evaluate_kernels as EK  # the exact evaluation's kernels, only when evaluating
 
-        refusal = self.solitaire_refusal()
-        if refusal:
-            raise UserError(refusal)
+        if self.target:
+            raise UserError(f"strategy {self.label!r}: target play depends on the points scored so far; "
+                            f"its exact evaluation walks (state, score) from target_play(), not policy()")
         self.prepare()
         d = self.rules.dice
         rr = max(self._rr, 1)
-        b = len(sheets)
-        masks, flags = sheets.masks.astype(np.int64), sheets.flags.astype(bool)
-        uppers = sheets.uppers.astype(np.int64)
-        det = np.zeros((b, rr, d.n_rolls), dtype=np.int32)
-        soft = self.temperature > 0 or self.blunder > 0
-        prob = np.zeros((b, rr, len(d.sub_keep)) if soft else (1, 1, 1))
-        if self._rr > 0:
-            EK.solver_keeps(self._ctx, self._lay, self._dk, self._sol.values, masks, flags, uppers,
-                            self.temperature, self.blunder, det, prob)
-        else:
-            det[:] = d.roll_as_keep
-            prob[:] = 0.0
-            if soft:
-                prob[..., d.sub_ptr[1:] - 1] = 1.0  # no reroll: the whole roll (never asked)
-        keep = prob if soft and self._rr > 0 else det
-        n_rolls, nbx = d.n_rolls, self.rules.n_boxes
-        if soft:
-            box = np.empty((b, 2, n_rolls, nbx))
-            EK.solver_boxes(self._lay, self._sol.values, masks, flags, uppers, sheets.options, sheets.allowed,
-                            self.temperature, self.blunder, box)
-        else:
-            flat = np.empty(b * 2 * n_rolls, dtype=np.int64)
-            rep = lambda a: np.repeat(a, 2 * n_rolls)  # noqa: E731
-            K.choose_boxes(self._lay, self._sol.values, rep(masks), rep(flags), rep(uppers),
-                           np.ascontiguousarray(sheets.options.reshape(-1, nbx), dtype=np.int16),
-                           sheets.allowed.reshape(-1).astype(np.int64), 0.0, 0.0, np.zeros((len(flat), 2)), flat)
-            box = flat.reshape(b, 2, n_rolls)
-        return Policy(keep, box)
+        b, nbx = len(sheets), self.rules.n_boxes
+        soft = self.temperature > 0
+        keeps = np.empty((1, 1, 1) if soft else (b, rr, d.n_rolls), dtype=np.int32)
+        keep_vals = np.zeros((b, rr, d.n_keeps) if soft else (1, 1, 1))
+        boxes = np.empty((1, 1, 1) if soft else (b, 2 if self.rules.has_servida else 1, d.n_rolls), dtype=np.int64)
+        box_vals = np.zeros((b, nbx, int(sheets.sheet_options.max(initial=0)) + 1) if soft else (1, 1, 1))
+        EK.solver_policy(self._ctx, self._lay, self._dk, self._sol.values, sheets.masks.astype(np.int64),
+                         sheets.flags.astype(bool), sheets.uppers.astype(np.int64), soft, keeps, keep_vals, boxes,
+                         box_vals)
+        if self._rr == 0:  # no reroll: every roll stops (the keeps are never asked)
+            keeps, keep_vals = np.broadcast_to(d.roll_as_keep.astype(np.int32), (1, 1, d.n_rolls)), None
+        keep = keep_vals if soft and keep_vals is not None else keeps
+        return Policy(keep, box_vals if soft else boxes, temperature=self.temperature, blunder=self.blunder)
 
 
 def random_boxes(view: TurnView, boxes: np.ndarray, blunder: float) -> np.ndarray:

@@ -42,13 +42,13 @@ def cache(tmp_path, monkeypatch) -> Path:
 # brute force: the bot's own keep/choose on TurnViews, its randomness enumerated
 
 
-def _view(rules, filled, upper, flag, rolls, left, first, **extra) -> TurnView:
+def _view(rules, filled, upper, flag, rolls, left, first, totals, **extra) -> TurnView:
     b = len(rolls)
     z = np.zeros(b, dtype=np.int64)
     return TurnView(rules, 0, 0, 0, 0, z, z.astype(np.uint64), rolls.astype(np.int16), np.full(b, left, np.int16),
                     np.asarray(first, bool), np.asarray(filled, np.int64), np.asarray(upper, np.int16),
-                    np.asarray(flag, bool), np.zeros((b, rules.n_boxes), np.int16), np.zeros((b, 1), np.int32),
-                    np.zeros(b, np.int16), **extra)
+                    np.asarray(flag, bool), np.zeros((b, rules.n_boxes), np.int16),
+                    np.asarray(totals, np.int32).reshape(b, 1), np.zeros(b, np.int16), **extra)
 
 
 def _scheme(bot: Strategy, what: str) -> tuple[int, list[tuple[dict[int, float], float]], int | None]:
@@ -105,27 +105,33 @@ def _probe(call, view: TurnView, scheme) -> list[dict[int, float]]:
 
 
 def enumerate_play(rules, bot: Strategy) -> tuple[np.ndarray, float]:
-    """Exact column score distribution and P(bonus) of the bot's play, every roll and decision enumerated."""
+    """Exact column score distribution and P(bonus) of the bot's play, every roll and decision enumerated.
+
+    The bot sees its running total as the engine keeps it (points written, the bonus once made,
+    extras); a bot that plays for a target is asked at every (sheet, points so far)."""
     ctx = context(rules)
     d = rules.dice
     rr = rules.rolls_per_turn - 1
     upper_of = rules.upper_face > 0
     ks, bs = _scheme(bot, "keep"), _scheme(bot, "box")
+    by_score = bot.target_play() is not None
     states = {(0, 0, False, 0): 1.0}
     n = d.n_rolls
     rolls = np.arange(n)
     for _ in range(rules.n_boxes):
-        sheets = sorted({k[:3] for k in states})
+        sheets = sorted({k if by_score else k[:3] + (0,) for k in states})
         m = len(sheets)
         F = np.repeat([s[0] for s in sheets], n)
         U = np.repeat([s[1] for s in sheets], n)
         G = np.repeat([s[2] for s in sheets], n)
+        run = [s[3] + (rules.bonus_value if s[0] and s[1] >= rules.threshold else 0) for s in sheets]
+        Z = np.repeat(run, n)
         R = np.tile(rolls, m)
         mass = np.tile(d.roll_prob, m)
         fin = {True: np.zeros(n * m), False: np.zeros(n * m)}
         first = True
         for left in range(rr, 0, -1):
-            dist = _probe(bot.keep, _view(rules, F, U, G, R, left, np.full(n * m, first)), ks)
+            dist = _probe(bot.keep, _view(rules, F, U, G, R, left, np.full(n * m, first), Z), ks)
             new = np.zeros(n * m)
             for i in np.flatnonzero(mass > 0):
                 for k, p in dist[i].items():
@@ -140,12 +146,12 @@ def enumerate_play(rules, bot: Strategy) -> tuple[np.ndarray, float]:
         boxes = {}
         for fst in (True, False):
             sc, al, ex = score_options_batch(ctx, R.astype(np.int16), np.full(n * m, fst), G, F)
-            view = _view(rules, F, U, G, R, 0, np.full(n * m, fst), options=sc, allowed=al, extra=ex)
+            view = _view(rules, F, U, G, R, 0, np.full(n * m, fst), Z, options=sc, allowed=al, extra=ex)
             boxes[fst] = (_probe(bot.choose, view, bs), sc, ex)
         nxt: dict[tuple[int, int, bool, int], float] = defaultdict(float)
         index = {s: j for j, s in enumerate(sheets)}
         for (filled, upper, flag, score), p in states.items():
-            j = index[(filled, upper, flag)]
+            j = index[(filled, upper, flag, score if by_score else 0)]
             for fst, (dist, sc, ex) in boxes.items():
                 for i in range(j * n, (j + 1) * n):
                     if fin[fst][i] == 0:
@@ -172,7 +178,11 @@ CASES = ([(name, bot) for name in ("tiny_bonus", "tiny_joker", "tiny_generala", 
           for bot in ("random", "timeout", "greedy", "bonus", "solver")]
          + [(name, bot) for name in ("tiny_bonus", "tiny_generala")
             for bot in ("solver:temperature=2,blunder=0.1", "solver:blunder=0.2")]
-         + [("tiny_joker", "solver:temperature=0.5")])
+         + [("tiny_joker", "solver:temperature=0.5"), ("tiny_bonus", "solver:temperature=0.02")]
+         # target play: its choices depend on its points so far (the walk over (state, score))
+         + [("tiny_bonus", "solver:target=39"), ("tiny_forced", "solver:target=34"), ("tiny_generala", "solver:target=47"),
+            ("tiny_joker", "solver:target=55"), ("tiny_forced", "solver:target=34,blunder=0.2"),
+            ("tiny_forced", "solver:target=34,temperature=3,blunder=0.1")])
 
 
 @pytest.mark.parametrize("name,spec", CASES)
@@ -244,7 +254,8 @@ def chi_square_p(scores: np.ndarray, dist: np.ndarray, min_expected: float = 5.0
     return float(chi2.sf(stat, len(obs) - 1))
 
 
-@pytest.mark.parametrize("spec", ["random", "timeout", "greedy", "bonus", "solver", "solver:temperature=2,blunder=0.1"])
+@pytest.mark.parametrize("spec", ["random", "timeout", "greedy", "bonus", "solver", "solver:temperature=2,blunder=0.1",
+                                  "solver:target=39"])
 def test_sampled_runs_agree_with_the_exact_distribution(spec, tiny_dir, cache, tmp_path):
     path = str(tiny_dir / "tiny_bonus.toml")
     rules = load_rules(path)
@@ -322,8 +333,6 @@ def test_refusals(tiny_dir, cache):
     rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
     with pytest.raises(UserError, match="reads the other sheets"):
         E.evaluate(rules, "winprob")
-    with pytest.raises(UserError, match=r"\(state, score\)"):
-        E.evaluate(rules, "solver:target=30")
     with pytest.raises(UserError, match="saved rolls"):
         E.evaluate(load_rules(str(tiny_dir / "tiny_bonus.toml"), ["saved_rolls=true"]), "greedy")
 
