@@ -231,7 +231,7 @@ def test_pages_from_report_analyse_and_replay(tiny_dir, cache_dir, tmp_path, cap
     run = tmp_path / "run"
     cache = ["--cache-dir", str(cache_dir)]
     assert main(["run", "--rules", rules, "--seats", "greedy,random", "--games", "12", "--seed", "4", "--record",
-                 "--analyse", "--quiet", "--out", str(run), *cache]) == 0
+                 "--analyse", "--quiet", "--workers", "1", "--out", str(run), *cache]) == 0
     assert main(["report", str(run), "--no-plots"]) == 0
     assert re.search(r"^wrote summary\.json, summary\.md, report\.html, reviews/ \(\d+ review pages\) to ",
                      capsys.readouterr().out, re.M)
