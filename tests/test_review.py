@@ -173,6 +173,7 @@ def test_a_rule_set_without_its_table_says_so(tiny_dir, cache_dir, tmp_path):
                         rev.win_note), rev.win_note
     page = review_html(rev)
     assert rev.win_note in page and "id='win-chart'" not in page
+    assert "<h2>Chance to win</h2><p class='missing'>Win chances are not shown: tiny_forced" in page
 
 
 def test_a_game_alone_has_no_win_chances(reviewer, tiny_dir):
