@@ -662,7 +662,9 @@ def review_html(rev: GameReview) -> str:
         f"<section id='summary'>{html_table(t[0])}</section>",
         "<section id='board'><div id='turn'></div><div id='sheet'></div>"
         "<div id='charts'><h2>Expected final</h2><div id='expected-chart' class='chart'></div>"
-        + ("<h2>Chance to win</h2><div id='win-chart' class='chart'></div>" if rev.steps[0].win is not None else "")
+        + ("<h2>Chance to win</h2><div id='win-chart' class='chart'></div>" if rev.steps[0].win is not None else
+           f"<h2>Chance to win</h2><p class='missing'>{esc(rev.win_note[0].upper() + rev.win_note[1:])}.</p>"
+           if rev.win_note else "")
         + "</div></section>",
         *(f"<section id='{k}'>{html_table(x)}</section>" for k, x in zip(("decisions", "moments"), t[1:])),
         "<section id='notes'><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>"

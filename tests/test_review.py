@@ -173,6 +173,7 @@ def test_a_rule_set_without_its_table_says_so(tiny_dir, cache_dir, tmp_path):
                         rev.win_note), rev.win_note
     page = review_html(rev)
     assert rev.win_note in page and "id='win-chart'" not in page
+    assert "<h2>Chance to win</h2><p class='missing'>Win chances are not shown: tiny_forced" in page
 
 
 def test_a_game_alone_has_no_win_chances(reviewer, tiny_dir):
@@ -231,7 +232,7 @@ def test_pages_from_report_analyse_and_replay(tiny_dir, cache_dir, tmp_path, cap
     run = tmp_path / "run"
     cache = ["--cache-dir", str(cache_dir)]
     assert main(["run", "--rules", rules, "--seats", "greedy,random", "--games", "12", "--seed", "4", "--record",
-                 "--analyse", "--quiet", "--out", str(run), *cache]) == 0
+                 "--analyse", "--quiet", "--workers", "1", "--out", str(run), *cache]) == 0
     assert main(["report", str(run), "--no-plots"]) == 0
     assert re.search(r"^wrote summary\.json, summary\.md, report\.html, reviews/ \(\d+ review pages\) to ",
                      capsys.readouterr().out, re.M)
