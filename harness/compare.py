@@ -58,11 +58,14 @@ each side at alpha/2. Verdict and exit code:
 * 1 "change": a side accepts H1;
 * 2 "inconclusive": no decision with the games played (or fewer than ``--min-games`` paired
   games, default 100: the SPRT's variance comes from the data, and a change that only shows in
-  rare games can look like zero variance in a small sample; or only 1 to :data:`MIN_MOVED` - 1
+  rare games can look like zero variance in a small sample; or fewer than :data:`MIN_MOVED`
   games whose totals differ between the runs: a variance from so few games made the SPRT decide
   wrongly at its first looks, measured against the exact difference in
-  benchmarks/BENCHMARKS.md; with none, the runs agree game for game and the SPRT decides on
-  that). A usage error also exits 2 (through
+  benchmarks/BENCHMARKS.md). When the totals differ in no game at all (identical play so far),
+  the verdict is "no change" once the bound on a change that none of n games showed
+  (:func:`harness.stats.moments.rare_interval` of the total, at confidence 1 - 2 beta) lies
+  nearer mu0 than mu1 (and its mirror): e.g. with mu1 = 1, after about 2,300 scandinavian
+  games. A usage error also exits 2 (through
   :class:`~harness.errors.UserError`, one line on stderr, no JSON on stdout): in CI, treat 2 as
   "not proven either way" and read stderr/the JSON to tell the two apart.
 """
@@ -105,14 +108,15 @@ from harness.stats import (
     paired_difference_from_moments,
     sprt_mean,
 )
+from harness.stats.moments import rare_interval
 
 EXIT_NO_CHANGE, EXIT_CHANGE, EXIT_INCONCLUSIVE = 0, 1, 2
 
 #: Default SPRT hypotheses, in points of final score per game.
 DEFAULT_MU0, DEFAULT_MU1 = 0.0, 1.0
 
-#: Fewest games whose totals differ between the runs for a verdict, unless no game's does (module
-#: docstring, "inconclusive").
+#: Fewest games whose totals differ between the runs for an SPRT verdict (module docstring,
+#: "inconclusive").
 MIN_MOVED = 5
 
 #: Fewest paired games for a verdict. The SPRT estimates the variance from the data; a rule change
@@ -304,14 +308,20 @@ def value_limits(base: RuleSet, cand: RuleSet, boxes: Sequence[str]) -> dict[str
 
 
 def _sprt(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sided: bool, min_games: int = 0,
-          moved: int = 0) -> tuple[str, list[SPRTResult]]:
+          moved: int | None = None, bounds: tuple[float, float] | None = None) -> tuple[str, list[SPRTResult]]:
     """Verdict ("change" / "no change" / "inconclusive") and the SPRT(s) behind it; ``moved``: the
-    games whose totals differ."""
+    games whose totals differ, ``bounds`` those of a game's total difference (module docstring)."""
     if two_sided:
         tests = [sprt_mean(d, mu0, mu1, alpha / 2, beta), sprt_mean(d, mu0, 2 * mu0 - mu1, alpha / 2, beta)]
     else:
         tests = [sprt_mean(d, mu0, mu1, alpha, beta)]
-    if d.n < min_games or 0 < moved < MIN_MOVED:
+    if d.n < min_games:
+        return "inconclusive", tests
+    if moved == 0 and bounds is not None:  # identical play so far: the bound on an unseen change
+        lo, hi = rare_interval(0.0, 0, d.n, bounds, 1.0 - 2.0 * beta)
+        half = abs(mu1 - mu0) / 2
+        return ("no change" if mu0 - half < lo and hi < mu0 + half else "inconclusive"), tests
+    if moved is not None and moved < MIN_MOVED:
         return "inconclusive", tests
     if any(t.decision == "H1" for t in tests):
         return "change", tests
@@ -508,7 +518,7 @@ class Comparison:
     def verdict(self) -> tuple[str, list[SPRTResult]]:
         s = self.settings
         return _sprt(self.acc.moments(self.acc.score_metric)[0], s.mu0, s.mu1, s.alpha, s.beta, s.two_sided, s.min_games,
-                     self.acc.moved_games("total"))
+                     self.acc.moved_games("total"), self.acc.bounds("total")[0])
 
     def result(self) -> ComparisonResult:
         """What the games folded so far show (``exit_code`` included)."""
@@ -809,11 +819,15 @@ def body_lines(r: Mapping[str, Any]) -> list[str]:
     lines.append(f"SPRT   H0 diff={sig(sp['mu0'], 6)} vs H1 diff={' or '.join(mu_alt)} points, "
                  f"alpha={sig(sp['alpha'], 6)}, beta={sig(sp['beta'], 6)}:  {llrs}")
     short = r["games"] < sp["min_games"]
-    few = 0 < sp["moved"] < sp["min_moved"]
-    lines.append(f"verdict: {r['verdict'].upper()} (exit {r['exit_code']})"
-                 + (f": fewer than --min-games {sp['min_games']} paired games" if short else "")
-                 + (f"{' and' if short else ':'} the totals differ in only {sp['moved']} games (the SPRT waits "
-                    f"for {sp['min_moved']})" if few else ""))
+    why = []
+    if short:
+        why.append(f"fewer than --min-games {sp['min_games']} paired games")
+    if sp["moved"] == 0:
+        why.append("the totals differ in no game" + ("" if r["verdict"] != "inconclusive" else
+                                                     ", too few games to bound a change none showed within H0"))
+    elif sp["moved"] < sp["min_moved"] and r["verdict"] == "inconclusive":
+        why.append(f"the totals differ in only {sp['moved']} games (the SPRT waits for {sp['min_moved']})")
+    lines.append(f"verdict: {r['verdict'].upper()} (exit {r['exit_code']})" + (": " + "; ".join(why) if why else ""))
     lines.append("")
     if r["distribution"]:
         d = r["distribution"]

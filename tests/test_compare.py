@@ -116,10 +116,23 @@ def test_real_change_is_detected_exit_1(fh_pair, capsys):
 
 
 def test_identical_runs_no_change_exit_0(fh_pair, capsys):
+    """No game differs: "no change" once the bound on a change none of the games showed (the
+    total's range times 1 - beta ** (1 / n)) lies nearer mu0 than mu1; before, inconclusive (400
+    games bound the difference to ±2.8 points only, more than half of mu1 = 4; 0 of 100 games was
+    seen to precede a change in the coverage benchmark)."""
+    from harness.rules import load_rules
+
     (bdir, _), _ = fh_pair
-    assert main(["compare", str(bdir), str(bdir), "--json"]) == 0
+    assert main(["compare", str(bdir), str(bdir), "--mu1", "4", "--json"]) == 2
+    d = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "inconclusive" and d["sprt"]["moved"] == 0
+    bound = load_rules("scandinavian").max_total() * (1 - 0.05 ** (1 / 400))
+    assert bound == pytest.approx(2.79, abs=0.01)
+    assert main(["compare", str(bdir), str(bdir), "--mu1", "8", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["verdict"] == "no change" and d["score"]["diff"] == 0 and d["exit_code"] == 0
+    assert main(["compare", str(bdir), str(bdir), "--mu1", "8"]) == 0
+    assert "the totals differ in no game" in capsys.readouterr().out
     for key in ("base", "candidate", "games", "focus", "score", "distribution", "boxes", "bonus_rate",
                 "yatzy_rate", "win_rate", "sprt", "verdict", "exit_code", "notes"):
         assert key in d
@@ -433,7 +446,8 @@ def test_compare_no_analyse_plays_plain_and_saved_rolls_fall_back(mini_rules, tm
     code = main(["compare", str(tmp_path / "mb.toml"), str(tmp_path / "mc.toml"), "--out", str(tmp_path / "saved"),
                  "--quiet"])
     text = capsys.readouterr().out
-    assert code == 0
+    # the same config twice: identical play, but 200 games cannot bound a change none showed to ±0.5
+    assert code == 2 and "the totals differ in no game" in text
     assert "note: rule set mini has saved_rolls" in text and "plain comparison (no luck adjustment)" in text
     assert "luck-adjusted" not in text.split("note:")[0]
 
