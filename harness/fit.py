@@ -326,6 +326,8 @@ class Likelihood:
         return q
 
     def at(self, t: float, p: float) -> float:
+        if p >= 1.0:  # every choice uniform: the temperature does not matter (no pass over the options)
+            return float(FK.loglik(self.ch.u, self.ch.u, self.ch.w, 1.0))
         q = self.q(t)
         return float(FK.loglik(q, self.ch.u, self.ch.w, float(p)))
 
@@ -363,16 +365,17 @@ def _finite(x: float) -> float:
 
 
 def _max_over_t(f: Callable[[float], float], center: float | None = None) -> tuple[float, float]:
-    """(T, f(T)) maximising f over T in {0} and [T_MIN, T_MAX]: a grid in log T (around log
-    ``center`` when given, widened while the best point is at its edge), then Brent's method
-    between the best point's neighbours."""
+    """(T, f(T)) maximising f over T in {0} and [T_MIN, T_MAX]: a grid in log T (25 points; or 3,
+    0.25 apart, around log ``center`` when given: a profile's walk starts from the temperature of
+    its last point), widened while the best point is at its edge, then Brent's method between the
+    best point's neighbours."""
 
     lo, hi = math.log(T_MIN), math.log(T_MAX)
     if center is None or center <= 0:
         grid = np.linspace(lo, hi, 25)
     else:
         c = min(max(math.log(center), lo), hi)
-        grid = np.clip(c + np.linspace(-1.0, 1.0, 7), lo, hi)
+        grid = np.clip(c + np.linspace(-0.25, 0.25, 3), lo, hi)
     vals = {float(x): _finite(f(math.exp(x))) for x in grid}
     while True:
         xs = sorted(vals)
