@@ -10,7 +10,7 @@ often it is right:
   every figure compare gives an interval for, how often the interval holds the exact value, at
   ``--games`` and at each of ``--prefixes`` (the first N games of the same runs: dice are keyed
   by seed and game index, so that is what ``compare --games N`` gives).
-* ``sprt``: on the same runs, compare's SPRT (``sprt_mean`` on the per-game difference,
+* ``sprt``: on the same runs (played first if absent), compare's SPRT (``sprt_mean`` on the per-game difference,
   two-sided, alpha = beta = 0.05, a look every ``--step`` games from ``--min-games`` on, as
   ``compare --sequential`` does) with its hypotheses placed so that the exact difference is H0
   (mu0 = exact, mu1 = exact + 1 point) and then H1 (mu0 = exact - 1, mu1 = exact): the rate of
@@ -26,7 +26,8 @@ Every rate comes with its 95 % Wilson interval. One process, one worker, so numb
 run it under ``nice`` on a shared machine. Raw results are written to ``--out`` as JSON lines.
 
     nice python benchmarks/bench_coverage.py compare --reps 400 --games 1000 --prefixes 200
-    nice python benchmarks/bench_coverage.py sprt --reps 400 --games 1000 --step 100
+    nice python benchmarks/bench_coverage.py sprt --reps 400 --games 1000 --step 20 --estimators luck-adjusted,plain
+    nice python benchmarks/bench_coverage.py sprt --reps 400 --games 1000 --step 100 --estimators luck-adjusted,plain
     nice python benchmarks/bench_coverage.py calibrate --reps 200 --games 300
     nice python benchmarks/bench_coverage.py calibrate --reps 100 --games 300 --kind win_rate
 """

@@ -64,7 +64,7 @@ each side at alpha/2. Verdict and exit code:
   benchmarks/BENCHMARKS.md). When the totals differ in no game at all (identical play so far),
   the verdict is "no change" once the bound on a change that none of n games showed
   (:func:`harness.stats.moments.rare_interval` of the total, at confidence 1 - 2 beta) lies
-  nearer mu0 than mu1 (and its mirror): e.g. with mu1 = 1, after about 2,300 scandinavian
+  nearer mu0 than mu1 (and its mirror): e.g. with mu1 = 1, after about 2,240 scandinavian
   games. A usage error also exits 2 (through
   :class:`~harness.errors.UserError`, one line on stderr, no JSON on stdout): in CI, treat 2 as
   "not proven either way" and read stderr/the JSON to tell the two apart.
@@ -348,7 +348,7 @@ def score_histograms(acc: PairedAccumulator) -> list[dict[str, Any]]:
 
 def _diff_dict(p: PairedDiff, base: Moments, cand: Moments, confidence: float,
                bounds: tuple[tuple[float, float], ...] | None = None) -> dict[str, Any]:
-    cb, cc = (mean_ci(base, confidence, bounds and bounds[1]), mean_ci(cand, confidence, bounds and bounds[2]))
+    cb, cc = mean_ci(base, confidence, bounds and bounds[1]), mean_ci(cand, confidence, bounds and bounds[2])
     return {"base": cb.mean, "base_ci": [cb.lo, cb.hi], "candidate": cc.mean, "candidate_ci": [cc.lo, cc.hi],
             "diff": p.mean, "diff_ci": [p.lo, p.hi], "diff_std": p.std, "p_value": p.p_value, "games": p.n}
 
