@@ -105,6 +105,7 @@ DEFAULT_DIAL = "solver:temperature"
 
 
 def dial_of(name: str) -> Dial:
+    """The dial :data:`DIALS` names ``name``."""
     if name not in DIALS:
         raise UserError(f"unknown dial {name!r} (dials: {', '.join(DIALS)})")
     return DIALS[name]
@@ -201,21 +202,21 @@ class DepthOfSkill:
 
     rules: str
     weakest: str
-    dial: str
+    dial: Dial
     chains: tuple[Chain, ...]
     seconds: float = 0.0
 
     def ladder(self) -> str:
-        d = DIALS[self.dial]
+        d = self.dial
         return (f"{self.weakest}, then {d.name} from {d.bottom:g} (weakest) to {d.top:g} "
                 f"({d.bot}{'' if d.top == 0 else f':{d.param}={d.top:g}'}, the top)")
 
     def to_json(self) -> dict[str, Any]:
-        return {"rules": self.rules, "ladder": self.ladder(), "weakest": self.weakest, "dial": self.dial,
+        return {"rules": self.rules, "ladder": self.ladder(), "weakest": self.weakest, "dial": self.dial.name,
                 "rate_tolerance": RATE_TOL, "seconds": self.seconds, "chains": [c.to_json() for c in self.chains]}
 
     def tables(self) -> list[R.Table]:
-        d = DIALS[self.dial]
+        d = self.dial
         summary = R.Table(
             "Depth of skill (exact): steps from the weakest bot to the optimal one, each scoring p against the one below",
             ["p", "steps", "full steps", "last step", "top's score rate vs last level", "evaluations"],
@@ -444,4 +445,4 @@ def depth_of_skill(rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weake
     d = dial_of(dial)
     tasks = chains_for(rates, weakest, d)
     chains = drive([(rules, t) for t in tasks], evaluator or Evaluator())
-    return DepthOfSkill(rules.name, chains[0].weakest, d.name, tuple(chains), time.perf_counter() - t0)
+    return DepthOfSkill(rules.name, chains[0].weakest, d, tuple(chains), time.perf_counter() - t0)

@@ -873,9 +873,9 @@ def plot_depth(depth: Any) -> Figure:
     ax.set_title(f"Depth of skill, {depth.rules}: each level scores p against the one below", fontsize="medium")
     ax.legend(fontsize="small")
     ax.grid(alpha=0.3)
-    param = depth.dial.split(":")[-1]
+    param = depth.dial.param
     bx.set_xlabel("level")
-    bx.set_ylabel(f"{param} of the level ({depth.dial})")
+    bx.set_ylabel(f"{param} of the level ({depth.dial.name})")
     if param == "temperature":
         bx.set_yscale("symlog", linthresh=0.5)
     bx.set_title(textwrap.fill(f"the ladder: {depth.ladder()}", 70), fontsize="small")

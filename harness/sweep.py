@@ -156,6 +156,11 @@ class Sweep:
         d = next((c.depth for c in self.cells if c.depth is not None), None)
         return None if d is None else d.ladder()
 
+    def describe(self) -> str:
+        """One line: the rule set, the cells and how many evaluations they took."""
+        return (f"{self.rules}, {len(self.cells)} cells, {self.evaluated} evaluations "
+                f"({self.from_cache} from the cache)")
+
     def rows(self) -> list[dict[str, Any]]:
         """One flat record per cell (the CSV's rows): settings, each bot's figures, each pair's
         rates, each chain's steps."""
@@ -246,7 +251,7 @@ def sweep(rules: str, axes: Sequence[Axis], fixed: dict[str, Any], bots: Sequenc
     out = []
     for i, (settings, rs) in enumerate(cells):
         evs, chains = results[i * per], results[i * per + 1: (i + 1) * per]
-        depth = DepthOfSkill(rs.name, chains[0].weakest, d.name, tuple(chains)) if chains else None
+        depth = DepthOfSkill(rs.name, chains[0].weakest, d, tuple(chains)) if chains else None
         out.append(Cell(settings, rs.name, rs.digest, tuple(evs), depth))
     new = list(ev.memo.values())[seen:]
     labels = tuple(e.bot for e in out[0].evaluations)

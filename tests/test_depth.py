@@ -98,24 +98,29 @@ def test_refusals(tiny_dir, cache):
         D.depth_of_skill(rules, weakest="winprob")
 
 
-def test_evaluate_prints_the_depth_of_skill(tiny_dir, cache, capsys, tmp_path):
+def test_evaluate_prints_the_depth_of_skill(tiny_dir, cache, capsys, tmp_path, monkeypatch):
     from harness.cli import main
 
+    monkeypatch.setitem(D.DIALS, "short", D.Dial("solver", "temperature", (0.0, 0.5, 1.0, 4.0, 16.0), 0.5))
     path = str(tiny_dir / "tiny_bonus.toml")
-    assert main(["evaluate", path, "--depth", "--rates", "0.75", "--workers", "1", "--json"]) == 0
+    assert main(["evaluate", path, "--depth", "--rates", "0.75", "--dial", "short", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["depth"]
-    want = D.depth_of_skill(load_rules(path), (0.75,)).to_json()
+    want = D.depth_of_skill(load_rules(path), (0.75,), dial="short").to_json()
     assert got["chains"] == jsonable(want["chains"])
-    assert got["ladder"] == "random, then solver:temperature from 1000 (weakest) to 0 (solver, the top)"
+    assert got["ladder"] == "random, then solver:temperature from 16 (weakest) to 0 (solver, the top)"
     out = tmp_path / "out"
-    assert main(["evaluate", path, "--entrants", "greedy", "--depth", "--rates", "0.6", "--out", str(out)]) == 0
+    assert main(["evaluate", path, "--entrants", "greedy,solver", "--depth", "--rates", "0.75", "--dial", "short",
+                 "--workers", "1", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    # progress: a line per evaluation computed, none for those the first command cached (the grid)
-    assert "evaluated greedy: mean" in text and "evaluated solver:temperature=1000.0" not in text
-    c = D.depth_of_skill(load_rules(path), (0.6,)).chains[0]
-    row = next(line.split() for line in text.splitlines() if line.startswith("  60 %"))
-    assert row[2:4] == [f"{c.steps:.2f}", str(c.full_steps)] and "Chain at p = 60 %" in text
+    # progress: a line per evaluation computed, none for those the first command cached
+    assert "evaluated greedy: mean" in text and "evaluated solver" not in text
+    c = D.depth_of_skill(load_rules(path), (0.75,), dial="short").chains[0]
+    row = next(line.split() for line in text.splitlines() if line.startswith("  75 %"))
+    assert row[2:4] == [f"{c.steps:.2f}", str(c.full_steps)] and "Chain at p = 75 %" in text
+    assert "Game quality at two seats (exact" in text
     assert {p.name for p in out.iterdir()} == {"evaluate.json", "evaluate.md", "distributions.png", "depth.png"}
+    saved = json.loads((out / "evaluate.json").read_text(), parse_constant=pytest.fail)  # strict JSON: no NaN
+    assert saved["depth"]["chains"][0]["steps"] == c.steps and saved["quality"][0]["b"] == "solver"
     assert main(["evaluate", path]) == 2
     assert "give --entrants" in capsys.readouterr().err
     assert main(["evaluate", path, "--depth", "--rates", "0.4"]) == 2

@@ -65,11 +65,13 @@ def test_order_cache_and_workers_change_nothing_and_depth_is_the_cells(tiny_dir,
         assert c.depth.to_json()["chains"] == alone.to_json()["chains"]
 
 
-def test_two_settings_make_a_grid_with_heat_maps_csv_and_markdown(tiny_dir, cache, tmp_path, capsys):
+def test_two_settings_make_a_grid_with_heat_maps_csv_and_markdown(tiny_dir, cache, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(D.DIALS, "short", D.Dial("solver", "temperature", (0.0, 1.0, 4.0), 0.5))  # a cheap ladder
     path = str(tiny_dir / "tiny_bonus.toml")
     out = tmp_path / "out"
     assert main(["sweep", path, "--set", "upper_bonus_threshold=5,6", "--set", "include_pairs=true,false",
-                 "--entrants", "greedy,solver", "--depth", "--rates", "0.75", "--workers", "1", "--out", str(out)]) == 0
+                 "--entrants", "greedy,solver", "--depth", "--rates", "0.75", "--dial", "short", "--workers", "1",
+                 "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "Sweep of upper_bonus_threshold x include_pairs on tiny_bonus" in text
     assert "bots: A = greedy, B = solver" in text
@@ -78,7 +80,7 @@ def test_two_settings_make_a_grid_with_heat_maps_csv_and_markdown(tiny_dir, cach
     rows = list(csv.DictReader((out / "sweep.csv").open()))
     assert [(r["upper_bonus_threshold"], r["include_pairs"]) for r in rows] == \
         [("5", "True"), ("5", "False"), ("6", "True"), ("6", "False")]
-    data = json.loads((out / "sweep.json").read_text())
+    data = json.loads((out / "sweep.json").read_text(), parse_constant=pytest.fail)  # strict JSON: no NaN
     for r, cell in zip(rows, data["cells"]):
         assert float(r["greedy mean"]) == cell["bots"]["greedy"]["mean"]  # the CSV keeps every digit
         assert float(r["steps at 0.75"]) == cell["depth"]["chains"][0]["steps"]

@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.commands.options import depth_settings, evaluated_line
     from harness.depth import Evaluator, depth_of_skill
     from harness.evaluate import HeadToHead, check_seats, head_to_head
+    from harness.jsonable import jsonable
     from harness.quality import QualityOptions, exact_pair, exact_quality_table
     from harness.rules import load_rules
 
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if out is not None:
         from harness.plot import plot_depth, plot_exact_distributions
 
-        (out / "evaluate.json").write_text(json.dumps(data, indent=2))
+        (out / "evaluate.json").write_text(json.dumps(jsonable(data), indent=2))
         (out / "evaluate.md").write_text(render.markdown(tables, f"Exact evaluation, {rules.name}", [rules.summary()]))
         if h2h:
             plot_exact_distributions(h2h.evaluations).savefig(out / "distributions.png")

@@ -276,7 +276,9 @@ def depth_settings(args: argparse.Namespace) -> tuple[tuple[float, ...], str, st
         rates = [float(x) for x in args.rates.split(",") if x.strip()]
     except ValueError:
         raise UserError(f"--rates: expected numbers like 0.6,0.75, got {args.rates!r}") from None
-    return check_rates(rates), args.weakest.strip(), dial_of(args.dial.strip()).name
+    dial = args.dial.strip()
+    dial_of(dial)  # a known dial, before any work
+    return check_rates(rates), args.weakest.strip(), dial
 
 
 def evaluated_line(rules: Any, spec: str, ev: Any) -> None:
@@ -285,7 +287,7 @@ def evaluated_line(rules: Any, spec: str, ev: Any) -> None:
     if ev.cached:
         return
     at = " ".join(f"{k}={v}" for k, v in rules.overrides.items())
-    say(f"evaluated {spec}{f' at {at}' if at else ''}: mean {ev.mean:.6f} ({ev.seconds:.1f} s)")
+    say(f"evaluated {ev.bot}{f' at {at}' if at else ''}: mean {ev.mean:.6f} ({ev.seconds:.1f} s)")
 
 
 def new_out_dir(path: str | None, prefix: str) -> Path:

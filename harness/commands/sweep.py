@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.cache import use_cache_dir
     from harness.commands.options import depth_settings, evaluated_line
     from harness.depth import Evaluator
+    from harness.jsonable import jsonable
     from harness.sweep import parse_settings, sweep
 
     use_cache_dir(args.cache_dir)
@@ -53,20 +54,13 @@ def run(args: argparse.Namespace) -> int:
     if out is not None:
         from harness.plot import plot_sweep
 
-        (out / "sweep.json").write_text(json.dumps(render_json(res), indent=2))
+        (out / "sweep.json").write_text(json.dumps(jsonable(res.to_json()), indent=2))
         (out / "sweep.csv").write_text(res.csv())
-        (out / "sweep.md").write_text(render.markdown([table], f"Sweep, {res.rules}"))
+        (out / "sweep.md").write_text(render.markdown([table], f"Sweep, {res.rules}", [res.describe()]))
         for stem, fig in plot_sweep(res).items():
             fig.savefig(out / f"{stem}.png")
     if args.json:
         print_json(res.to_json())
     else:
-        print(render.text([table], [f"sweep: {res.rules}, {len(res.cells)} cells, {res.evaluated} evaluations "
-                                    f"({res.from_cache} from the cache) in {res.seconds:.1f} s"]))
+        print(render.text([table], [f"sweep: {res.describe()} in {res.seconds:.1f} s"]))
     return 0
-
-
-def render_json(res) -> dict:
-    from harness.jsonable import jsonable
-
-    return jsonable(res.to_json())
