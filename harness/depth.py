@@ -45,8 +45,7 @@ from typing import Any, Callable, Generator, Sequence
 
 from harness import render as R
 from harness.errors import UserError
-from harness.evaluate import Evaluation, evaluate, versus
-from harness.registry import make
+from harness.evaluate import Evaluation, evaluate, solitaire_bot, versus
 from harness.rules import RuleSet
 
 log = logging.getLogger(__name__)
@@ -264,10 +263,11 @@ class Evaluator:
         self._labels: dict[tuple[str, str], str] = {}
 
     def key(self, rules: RuleSet, spec: str) -> tuple[str, str]:
-        """(digest, label): ``solver:temperature=1`` and ``solver:temperature=1.0`` are one bot."""
+        """(digest, label): ``solver:temperature=1`` and ``solver:temperature=1.0`` are one bot. A bot
+        that cannot be evaluated exactly there is refused here, before any evaluation is started."""
         k = (rules.digest, spec)
         if k not in self._labels:
-            self._labels[k] = make(spec, rules).label
+            self._labels[k] = solitaire_bot(rules, spec).label
         return rules.digest, self._labels[k]
 
     def get(self, rules: RuleSet, spec: str) -> Evaluation:

@@ -30,12 +30,11 @@ from typing import Any, Sequence
 from harness import render as R
 from harness.depth import DepthOfSkill, Dial, Evaluator, chain, check_rates, dial_of, drive, fetch
 from harness.errors import UserError
-from harness.evaluate import Evaluation, versus
+from harness.evaluate import SAVED_ROLLS, Evaluation, versus
 from harness.rules import SETTINGS, RuleSet, load_rules, parse_overrides, parse_setting
 
 #: Settings a sweep refuses, and why.
-REFUSED = {"saved_rolls": "saved rolls carry between turns, outside the solver's state, so no bot's play "
-                          "there is evaluated exactly (sample it with `run`)"}
+REFUSED = {"saved_rolls": SAVED_ROLLS}
 #: At most this many axes (a table's rows and a heat map's two sides) and cells.
 MAX_AXES = 2
 MAX_CELLS = 400
