@@ -7,7 +7,7 @@ bots (:mod:`harness.evaluate`: two solitaire bots never interact, so every head-
 
     from harness.depth import depth_of_skill
     d = depth_of_skill(rules)                    # p = 0.60 and 0.75, from `random` along solver:temperature
-    d.chains[0].steps, d.chains[0].levels        # 9.43..., (Level(value=None, bot='random', ...), ...)
+    d.chains[0].steps, d.chains[0].levels        # 13.79..., (Level(value=None, bot='random', ...), ...)
 
 Definitions:
 
@@ -16,8 +16,9 @@ Definitions:
   play, down to T = 0, the optimal bot). A smaller T is a stronger level.
 * **the chain**: level 0 is W; level i + 1 is the dial value whose exact score rate (win 1, draw
   1/2: :func:`harness.evaluate.versus`) against level i is p, found by root-finding on exact
-  evaluations to :data:`RATE_TOL`; the chain stops when the top of the dial (the optimal bot)
-  scores less than p against the last level.
+  evaluations to :data:`RATE_TOL` (a root floats cannot resolve that finely is kept with
+  ``Level.exact`` False and said in the table); the chain stops when the top of the dial (the
+  optimal bot) scores less than p against the last level.
 * **steps**: the full steps plus the last, fractional one, logit(r) / logit(p) where r is the top's
   score rate against the last level (a step of p is logit(p) on the logistic, Elo, scale; r <= 1/2
   counts nothing). When the dial's weakest end already scores r > p against W, the first step is
@@ -26,9 +27,9 @@ Definitions:
 Cost: every trial value is one exact evaluation (a forward pass over the solver's states, cached
 per rule set and bot). A chain first asks for W and a fixed grid of dial values (:attr:`Dial.grid`,
 shared by every p and every level: it brackets each root and starts the interpolation); a level
-then costs a few evaluations of a safeguarded inverse interpolation in x = log(value + offset)
-through the four known points nearest the root (bisection when it would leave the bracket or
-stalls). A chain depends only on (rule set, W, dial, p): never on what was cached or on the order
+then costs three or four evaluations of a safeguarded inverse interpolation of logit(rate) in
+x = log(value + offset) through the bracket's ends and the two known points nearest it (a
+bisection when it would leave the bracket or stalls). A chain depends only on (rule set, W, dial, p): never on what was cached or on the order
 chains are computed in. Chains are generators that yield the bot specs they need next
 (:func:`chain`); :func:`drive` runs any number of them together (several p, several rule sets)
 and evaluates each round's requests at once, in this process or on forked workers
@@ -45,8 +46,7 @@ from typing import Any, Callable, Generator, Sequence
 
 from harness import render as R
 from harness.errors import UserError
-from harness.evaluate import Evaluation, evaluate, versus
-from harness.registry import make
+from harness.evaluate import Evaluation, evaluate, solitaire_bot, versus
 from harness.rules import RuleSet
 
 log = logging.getLogger(__name__)
@@ -227,7 +227,10 @@ class DepthOfSkill:
              f"exact evaluations of the chain, its {len(d.grid)} grid values and the weakest bot included"]
             + [f"p = {R.pct(c.p, 0)}: the dial's weakest end scores {R.pct(c.levels[1].rate, 1)} against "
                f"{self.weakest}, counted as {c.first_fraction:.2f} steps" for c in self.chains
-               if c.first_fraction is not None])
+               if c.first_fraction is not None]
+            + [f"p = {R.pct(c.p, 0)}, level {lv.index}: its score rate {lv.rate!r} is as near p as floats of the "
+               f"dial allow, not within {RATE_TOL:g}" for c in self.chains
+               for lv in c.levels[1 + (c.first_fraction is not None):] if not lv.exact])
         out = [summary]
         for c in self.chains:
             out.append(R.Table(f"Chain at p = {R.pct(c.p, 0)}", ["level", "bot", d.param, "mean", "std",
@@ -264,10 +267,11 @@ class Evaluator:
         self._labels: dict[tuple[str, str], str] = {}
 
     def key(self, rules: RuleSet, spec: str) -> tuple[str, str]:
-        """(digest, label): ``solver:temperature=1`` and ``solver:temperature=1.0`` are one bot."""
+        """(digest, label): ``solver:temperature=1`` and ``solver:temperature=1.0`` are one bot. A bot
+        that cannot be evaluated exactly there is refused here, before any evaluation is started."""
         k = (rules.digest, spec)
         if k not in self._labels:
-            self._labels[k] = make(spec, rules).label
+            self._labels[k] = solitaire_bot(rules, spec).label
         return rules.digest, self._labels[k]
 
     def get(self, rules: RuleSet, spec: str) -> Evaluation:
@@ -380,24 +384,24 @@ def chain(p: float, weakest: str = DEFAULT_WEAKEST, dial: Dial = DIALS[DEFAULT_D
             break
         if len(levels) > MAX_LEVELS:
             raise RuntimeError(f"depth of skill: more than {MAX_LEVELS} levels at p = {p}")
-        v, n = yield from _root(p, below, below_v, known, dial, tol)
-        levels.append(level(v, below, n))
+        v, n, ok = yield from _root(p, below, below_v, known, dial, tol)
+        levels.append(level(v, below, n, ok))
         below, below_v = known[v], v
     evaluations = len({e.bot for e in known.values()} | {w.bot})
     return Chain(p, w.bot, dial.name, tuple(levels), first, r_top, step_fraction(r_top, p), evaluations)
 
 
 def _root(p: float, below: Evaluation, below_v: float | None, known: dict[float, Evaluation], dial: Dial,
-          tol: float) -> Generator[list[str], list[Evaluation], tuple[float, int]]:
+          tol: float) -> Generator[list[str], list[Evaluation], tuple[float, int, bool]]:
     """The dial value scoring p against ``below`` (at value ``below_v`` of the dial, or None):
-    returns (value, evaluations it took)."""
+    returns (value, evaluations it took, its rate is within ``tol`` of p)."""
     f = {v: score_rate(ev, below) - p for v, ev in known.items() if below_v is None or v <= below_v}
     if below_v is not None:
         f[below_v] = 0.5 - p  # a bot against itself scores 1/2: the bracket's weak end
     # the bracket: a the weakest value that still scores >= p, b the next weaker known value
     a = max(v for v, fv in f.items() if fv >= 0.0)
     if f[a] == 0.0:
-        return a, 0
+        return a, 0, True
     b = min(v for v in f if v > a)
     n = 0
     last = math.inf
@@ -409,8 +413,9 @@ def _root(p: float, below: Evaluation, below_v: float | None, known: dict[float,
         if bisect:
             guess = 0.5 * (xa + xb)
         v = dial.value(guess)
-        if not a < v < b:  # the bracket is as narrow as floats allow
-            return (a if abs(f[a]) <= abs(f[b]) else b), n
+        if not a < v < b:  # the bracket is as narrow as floats allow: the nearer end, flagged
+            best = a if abs(f[a]) <= abs(f[b]) else b
+            return best, n, abs(f[best]) <= tol
         (ev,) = yield [dial.spec(v)]
         n += 1
         known[v] = ev
@@ -418,7 +423,7 @@ def _root(p: float, below: Evaluation, below_v: float | None, known: dict[float,
         log.debug("p=%s against %s: %s=%r scores %+.3e from p%s", p, below.bot, dial.param, v, f[v],
                   " (bisection)" if bisect else "")
         if abs(f[v]) <= tol:
-            return v, n
+            return v, n, True
         if f[v] > 0.0:
             a = v
         else:

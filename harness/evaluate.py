@@ -60,6 +60,9 @@ ROWS_PER_CHUNK = 4096
 PART_STATES = 128
 #: (state, target) outcome rows of target play in memory at once.
 TARGET_ROWS = 8192
+#: Why a rule set with saved rolls is refused.
+SAVED_ROLLS = ("saved rolls carry between turns, outside the solver's state, so a bot's play there is not "
+               "evaluated exactly (sample it with `run`)")
 
 
 @dataclass(frozen=True)
@@ -130,10 +133,11 @@ def cache_path(rules: RuleSet, label: str, cache_dir: str | os.PathLike | None =
     return d / f"evaluate-{rules.digest[:40]}-{tag}-v{FORMAT}.bin"
 
 
-def _bot(rules: RuleSet, bot: str | Strategy) -> Strategy:
+def solitaire_bot(rules: RuleSet, bot: str | Strategy) -> Strategy:
+    """The bot (a spec or an instance) ready to be evaluated on ``rules``, or a :class:`UserError`
+    saying why its play there cannot be evaluated exactly."""
     if rules.saved_rolls:
-        raise UserError(f"rule set {rules.name!r}: saved rolls carry between turns, outside the solver's "
-                        f"state, so a bot's play there is not evaluated exactly (sample it with `run`)")
+        raise UserError(f"rule set {rules.name!r}: {SAVED_ROLLS}")
     strat = make(bot, rules) if isinstance(bot, str) else bot
     refusal = strat.solitaire_refusal()
     if refusal:
@@ -396,7 +400,7 @@ def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike |
     """Exact figures of a solitaire bot (a spec ``name:key=value`` or an instance) on ``rules``:
     from the cache, or by a forward pass of its policy (then cached)."""
     t0 = time.perf_counter()
-    strat = _bot(rules, bot)
+    strat = solitaire_bot(rules, bot)
     label = strat.label
     path = cache_path(rules, label, cache_dir)
     nbx = rules.n_boxes

@@ -30,12 +30,11 @@ from typing import Any, Sequence
 from harness import render as R
 from harness.depth import DepthOfSkill, Dial, Evaluator, chain, check_rates, dial_of, drive, fetch
 from harness.errors import UserError
-from harness.evaluate import Evaluation, versus
+from harness.evaluate import SAVED_ROLLS, Evaluation, HeadToHead
 from harness.rules import SETTINGS, RuleSet, load_rules, parse_overrides, parse_setting
 
 #: Settings a sweep refuses, and why.
-REFUSED = {"saved_rolls": "saved rolls carry between turns, outside the solver's state, so no bot's play "
-                          "there is evaluated exactly (sample it with `run`)"}
+REFUSED = {"saved_rolls": SAVED_ROLLS}
 #: At most this many axes (a table's rows and a heat map's two sides) and cells.
 MAX_AXES = 2
 MAX_CELLS = 400
@@ -124,16 +123,18 @@ class Cell:
     evaluations: tuple[Evaluation, ...]
     depth: DepthOfSkill | None
 
+    def head_to_head(self) -> HeadToHead:
+        return HeadToHead(self.rules, self.evaluations)
+
     def pairs(self) -> list[tuple[str, str, float, float, float]]:
-        ev = self.evaluations
-        return [(a.bot, b.bot, *versus(a, b)) for i, a in enumerate(ev) for b in ev[i + 1:]]
+        """(A, B, P(A wins), P(draw), P(B wins)) of every pair, as ``evaluate`` gives them."""
+        return self.head_to_head().pairs()
 
     def to_json(self) -> dict[str, Any]:
         return {"settings": dict(self.settings), "digest": self.digest,
                 "bots": {e.bot: {"mean": e.mean, "std": e.std, "p_bonus": e.p_bonus, "percentiles": e.percentiles}
                          for e in self.evaluations},
-                "pairs": [{"a": a, "b": b, "p_a_wins": w, "p_draw": d, "p_b_wins": lo, "a_score_rate": w + 0.5 * d}
-                          for a, b, w, d, lo in self.pairs()],
+                "pairs": self.head_to_head().to_json()["pairs"],
                 "depth": None if self.depth is None else self.depth.to_json()}
 
 

@@ -132,3 +132,4 @@ def test_the_help_defaults_are_the_librarys():
 
     assert options.DEPTH_RATES == ",".join(f"{p:g}" for p in D.DEFAULT_RATES)
     assert options.DEPTH_WEAKEST == D.DEFAULT_WEAKEST and options.DEPTH_DIAL == D.DEFAULT_DIAL
+    assert options.DEPTH_DIALS == tuple(D.DIALS)

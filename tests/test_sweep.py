@@ -112,3 +112,6 @@ def test_a_value_the_rule_set_refuses_is_named_before_any_evaluation(tiny_dir, c
     assert not list(cache.glob("evaluate-*"))  # refused before any evaluation
     assert main(["sweep", path, "--set", "upper_bonus_value=0,5"]) == 2
     assert "give bots to evaluate" in capsys.readouterr().err
+    assert main(["sweep", path, "--set", "upper_bonus_value=0,5", "--entrants", "greedy,winprob"]) == 2
+    assert "'winprob'" in capsys.readouterr().err
+    assert not list(cache.glob("evaluate-*"))  # refused before greedy was evaluated

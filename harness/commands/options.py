@@ -246,11 +246,12 @@ def quality_options(args: argparse.Namespace) -> QualityOptions:
 
 
 #: The depth of skill's defaults, :data:`harness.depth.DEFAULT_RATES`, ``DEFAULT_WEAKEST`` and
-#: ``DEFAULT_DIAL`` (repeated here so that ``--help`` does not import the library; tests/test_depth.py
+#: ``DEFAULT_DIAL``, and the names of its :data:`harness.depth.DIALS` (repeated here so that ``--help`` does not import the library; tests/test_depth.py
 #: checks that they agree).
 DEPTH_RATES = "0.6,0.75"
 DEPTH_WEAKEST = "random"
 DEPTH_DIAL = "solver:temperature"
+DEPTH_DIALS = ("solver:temperature", "solver:blunder")
 
 
 def add_depth_options(p: argparse.ArgumentParser) -> None:
@@ -262,8 +263,7 @@ def add_depth_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--weakest", default=DEPTH_WEAKEST, metavar="BOT",
                    help="depth of skill: the ladder's bottom, any solitaire bot")
     p.add_argument("--dial", default=DEPTH_DIAL, metavar="BOT:PARAM",
-                   help="depth of skill: the dial the ladder climbs to the optimal bot "
-                        "(solver:temperature or solver:blunder)")
+                   help=f"depth of skill: the dial the ladder climbs to the optimal bot ({' or '.join(DEPTH_DIALS)})")
     p.add_argument("--workers", type=number_arg(minimum=1, inclusive=True, integer=True), default=2, metavar="N",
                    help="exact evaluations run on N forked processes at once (1: in this process)")
 
@@ -335,7 +335,7 @@ def console_logging(level: int = logging.WARNING) -> None:
             h.addFilter(_NotRunLogOnly())
 
 
-__all__ = ["DEPTH_DIAL", "DEPTH_RATES", "DEPTH_WEAKEST", "MAX_LINE_BYTES", "RUN_LOG_ONLY", "HelpFormatter",
+__all__ = ["DEPTH_DIAL", "DEPTH_DIALS", "DEPTH_RATES", "DEPTH_WEAKEST", "MAX_LINE_BYTES", "RUN_LOG_ONLY", "HelpFormatter",
            "add_cache_dir_option", "add_depth_options", "add_quality_options", "add_quiet_option",
            "add_records_options", "add_set_option", "confidence_arg", "console_logging", "depth_settings", "describe",
            "evaluated_line", "examples", "listed", "new_out_dir", "number_arg", "print_json", "quality_options",

@@ -1,0 +1,112 @@
+"""The designer's workbench (issue 20): exact game quality against a large sampled run, and what the
+depth of skill costs.
+
+* ``quality``: the exact close-game, draw and upset rates of two solitaire bots
+  (:func:`harness.quality.exact_pair`, from their exact distributions) beside the same metrics of a
+  seeded ``--games``-game run of the two (``report``'s quality section and head-to-head, 99.9 %
+  intervals), with the sampled-only metrics (lead changes, decisive round, comebacks) as sampled:
+
+      python benchmarks/bench_sweep.py quality --rules scandinavian --bots greedy,solver --games 200000
+
+* ``depth``: the depth of skill of a rule set (:func:`harness.depth.depth_of_skill` on ``--workers``
+  forked processes): the chains, how many exact evaluations each took, and the wall time (run it
+  under ``/usr/bin/time -v`` for CPU time and peak memory):
+
+      /usr/bin/time -v python benchmarks/bench_sweep.py depth --rules generala --workers 2
+
+The sweep itself is timed as the command (``/usr/bin/time -v yatzy-harness sweep ...``), cold and
+then cached, see benchmarks/BENCHMARKS.md "Sweeps and the depth of skill".
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def quality(a: argparse.Namespace) -> None:
+    from harness import evaluate as E
+    from harness.quality import exact_pair
+    from harness.rules import load_rules
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+    from harness.summary import summarize
+
+    rules = load_rules(a.rules)
+    x, y = a.bots.split(",")
+    ex = exact_pair(E.evaluate(rules, x), E.evaluate(rules, y))
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        d = run(RunConfig(mode="run", rules=a.rules, seats=(x, y), games=a.games, seed=a.seed, workers=a.workers),
+                Path(tmp) / "run", quiet=True)
+        t_run = time.perf_counter() - t0
+        s = summarize(d, confidence=0.999).to_dict()
+    q, pair = s["quality"], s["pairings"][0]
+    (up,) = q["pairings"]
+    pct = lambda v: f"{100 * v:.3f} %"  # noqa: E731
+    rng = lambda ci: f"[{100 * ci[0]:.3f}, {100 * ci[1]:.3f}]"  # noqa: E731
+    print(f"{a.rules}: {x} vs {y}, {a.games:,} games (seed {a.seed}, {t_run:.0f} s), 99.9 % intervals\n")
+    print("| metric | exact | sampled | 99.9 % interval | exact inside |")
+    print("|---|---:|---:|---:|:---:|")
+    for name, exact, value, ci in (
+            (f"close games (<= {ex.close_margin} points)", ex.close_games, q["close_games"]["value"],
+             q["close_games"]["ci"]),
+            ("draws", ex.draw_rate, pair["draw_rate"], pair["draw_ci"]),
+            (f"upset rate ({ex.weaker} wins)", ex.upset_rate, up["upset_rate"], up["upset_ci"])):
+        print(f"| {name} | {pct(exact)} | {pct(value)} | {rng(ci)} | {'yes' if ci[0] < exact < ci[1] else 'NO'} |")
+    for name in ("lead_changes", "decisive_round", "comeback_rate"):
+        v = q[name]
+        shown = (f"{v['value']:.3f} [{v['ci'][0]:.3f}, {v['ci'][1]:.3f}]" if name != "comeback_rate"
+                 else f"{pct(v['value'])} {rng(v['ci'])}")
+        print(f"| {name.replace('_', ' ')} | not exact (the course of a game) | {shown} | | |")
+
+
+def depth(a: argparse.Namespace) -> None:
+    from harness import render as R
+    from harness.backends import open_backend
+    from harness.depth import Evaluator, depth_of_skill
+    from harness.rules import load_rules
+
+    rules = load_rules(a.rules)
+    t0 = time.perf_counter()
+    computed = []
+    with open_backend("local", a.workers, None) as backend:
+        ev = Evaluator(backend.executor if a.workers > 1 else None,
+                       lambda r, s, e: computed.append(e.seconds) if not e.cached else None)
+        d = depth_of_skill(rules, [float(p) for p in a.rates.split(",")], a.weakest, a.dial, ev)
+    wall = time.perf_counter() - t0
+    print(R.text(d.tables()))
+    print(f"\n{len(ev.memo)} distinct evaluations ({len(computed)} computed, mean {sum(computed) / max(len(computed), 1):.1f} s "
+          f"each in its worker), wall {wall:.1f} s on {a.workers} worker(s)")
+    for c in d.chains:
+        print(f"p = {c.p:g}: {c.steps:.4f} steps, {c.evaluations} evaluations, per level "
+              f"{[lv.iterations for lv in c.levels[1:]]}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="what", required=True)
+    q = sub.add_parser("quality")
+    q.add_argument("--rules", default="scandinavian")
+    q.add_argument("--bots", default="greedy,solver")
+    q.add_argument("--games", type=int, default=200_000)
+    q.add_argument("--seed", type=int, default=20)
+    q.add_argument("--workers", type=int, default=2)
+    d = sub.add_parser("depth")
+    d.add_argument("--rules", default="generala")
+    d.add_argument("--rates", default="0.6,0.75")
+    d.add_argument("--weakest", default="random")
+    d.add_argument("--dial", default="solver:temperature")
+    d.add_argument("--workers", type=int, default=2)
+    a = ap.parse_args()
+    {"quality": quality, "depth": depth}[a.what](a)
+
+
+if __name__ == "__main__":
+    main()
