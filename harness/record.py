@@ -17,13 +17,15 @@ import gzip
 import json
 import math
 import os
+import queue
 import re
 import sys
+import threading
 import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Generator, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -548,7 +550,7 @@ class RecordStream:
             if self._held is not None:
                 parts: Iterator[ReadResult] = iter([self._held])
             else:
-                parts = self._run_parts() if self._run is not None else self._file_parts(shown)
+                parts = self._run_parts() if self._run is not None else _ahead(self._file_parts(shown))
             for part in parts:
                 self.games += len(part.games)
                 self.errors += part.errors
@@ -616,6 +618,50 @@ class RecordStream:
                 shown.update(row.at - shown.n)
         yield _checked(name, read, bad, validate)
         shown.update(shown.total - shown.n if shown.total is not None else 0)
+
+
+def _ahead(parts: Generator[Any, None, None]) -> Iterator[Any]:
+    """``parts``, each read one ahead on a thread of its own: the next batch is parsed and checked
+    (Python, holding the GIL) while the caller's numba kernels (which release it) walk this one.
+    What the reading raises is raised here, in its place; a caller that stops early stops it."""
+    out: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(item: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                out.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            for part in parts:
+                if not put(("part", part)):
+                    break
+            else:
+                put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, raised there
+            put(("raise", exc))
+        finally:
+            parts.close()  # the file is closed by the thread that reads it
+
+    reader = threading.Thread(target=read, name="yatzy-records", daemon=True)
+    reader.start()
+    try:
+        while True:
+            kind, item = out.get()
+            if kind == "part":
+                yield item
+            elif kind == "raise":
+                raise item
+            else:
+                return
+    finally:
+        stop.set()
+        reader.join()
 
 
 def _checked(name: str, read: Sequence[_Read], bad: list[tuple[int, BadGame]], validate: bool) -> ReadResult:
