@@ -417,6 +417,11 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, 
             recs = list(part.games)
             keys |= _rules_keys(recs)
             an = _analyser_of(recs, cache_dir, an, part.rules[0] if part.rules else None, keys)
+            if part.kernel is not None and len(recs) <= games:  # the arrays the reading checked
+                _, table = an.arrays(part.kernel, decisions=True)
+                assert table is not None
+                yield len(recs), table
+                continue
             yield from decision_batches(recs, games, analyser=an)
         return
     if isinstance(records, RunRecords):
