@@ -54,6 +54,7 @@ from harness.engine import Recording
 from harness.positions import TIE, Advisor, Position
 from harness.record import RecordStream
 from harness.rules import RuleSet
+from harness.solver import n_threads, run_blocks, split_range
 
 #: Decisions whose regret is above this are errors (the tie tolerance of the advisor).
 ERROR = TIE
@@ -252,6 +253,9 @@ def _faces_key(faces: Sequence[int]) -> tuple[int, ...]:
 class Analyser:
     """Analyses the games of one rule set (one :class:`Advisor`, so turn plans are shared)."""
 
+    #: From this many seat-games a walk is split between the cores (a forked worker has one).
+    PARALLEL_SEAT_GAMES = 256
+
     def __init__(self, rules: RuleSet, cache_dir: Any = None, advisor: Advisor | None = None) -> None:
         self.rules = rules
         self.adv = advisor or Advisor(rules, cache_dir)
@@ -277,19 +281,32 @@ class Analyser:
         sums = np.zeros((n, len(AK.SUMS)))
         sol = self.adv.sol
         dk = sol.plan.dice
-        if decisions:
-            most = n * int((rolls[:, :, 0] >= 0).sum(axis=1).max(initial=0)) * (rr + 1)
-            width = max(int(np.diff(dk.sub_ptr).max()), rules.n_boxes)
-        else:
-            most, width = 0, 1
-        d = {"values": np.empty((most, width)), "n": np.empty(most, np.int16), "chosen": np.empty(most, np.int16),
-             "kind": np.empty(most, np.int8), "seatgame": np.empty(most, np.int32), "turn": np.empty(most, np.int16),
-             "roll": np.empty(most, np.int8), "regret": np.empty(most), "upper": np.empty(most, np.bool_)}
-        got = AK.walk(self.adv.ctx, sol.plan.layout, dk, sol.values, rules.n_boxes, rules.threshold,
-                      rules.bonus_value, ERROR, rolls, keeps, boxes, sums, decisions, d["values"], d["n"],
-                      d["chosen"], d["kind"], d["seatgame"], d["turn"], d["roll"], d["regret"], d["upper"])
+        width = max(int(np.diff(dk.sub_ptr).max()), rules.n_boxes) if decisions else 1
+        turns = (rolls[:, :, 0] >= 0).sum(axis=1)
+        parts: dict[int, dict[str, np.ndarray]] = {}
+
+        def block(a: int, b: int) -> None:  # seat-games a..b-1, into arrays of their own
+            most = (b - a) * int(turns[a:b].max(initial=0)) * (rr + 1) if decisions else 0
+            d = {"values": np.empty((most, width)), "n": np.empty(most, np.int16), "chosen": np.empty(most, np.int16),
+                 "kind": np.empty(most, np.int8), "seatgame": np.empty(most, np.int32),
+                 "turn": np.empty(most, np.int16), "roll": np.empty(most, np.int8), "regret": np.empty(most),
+                 "upper": np.empty(most, np.bool_)}
+            got = AK.walk(self.adv.ctx, sol.plan.layout, dk, sol.values, rules.n_boxes, rules.threshold,
+                          rules.bonus_value, ERROR, rolls[a:b], keeps[a:b], boxes[a:b], sums[a:b], decisions,
+                          d["values"], d["n"], d["chosen"], d["kind"], d["seatgame"], d["turn"], d["roll"],
+                          d["regret"], d["upper"])
+            d["seatgame"] += a
+            parts[a] = {k: v[:got] for k, v in d.items()}
+
+        # the seat-games are independent and the kernel releases the GIL: split between the cores
+        threads = n_threads() if n >= self.PARALLEL_SEAT_GAMES else 1
+        run_blocks(block, split_range(0, n, threads) or [(0, 0)], threads)
         out = {name: sums[:, i] for i, name in enumerate(AK.SUMS)}
-        return out, ({k: v[:got] for k, v in d.items()} if decisions else None)
+        if not decisions:
+            return out, None
+        if len(parts) == 1:
+            return out, parts[0]
+        return out, {k: np.concatenate([parts[a][k] for a in sorted(parts)]) for k in parts[0]}
 
     def recording(self, rec: Recording) -> dict[str, np.ndarray]:
         """Every seat-game of an engine :class:`~harness.engine.Recording` (B games, S seats):
@@ -416,6 +433,11 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, 
             recs = list(part.games)
             keys |= _rules_keys(recs)
             an = _analyser_of(recs, cache_dir, an, part.rules[0] if part.rules else None, keys)
+            if part.kernel is not None and len(recs) <= games:  # the arrays the reading checked
+                _, table = an.arrays(part.kernel, decisions=True)
+                assert table is not None
+                yield len(recs), table
+                continue
             yield from decision_batches(recs, games, analyser=an)
         return
     if isinstance(records, RunRecords):

@@ -150,7 +150,7 @@ def refusal(rules: RuleSet, bots: Sequence[str | Strategy]) -> str | None:
     first that cannot (saved rolls, a bot that is not solitaire, an unknown spec)."""
     try:
         for b in bots:
-            _bot(rules, b)
+            solitaire_bot(rules, b)
     except UserError as exc:
         return str(exc)
     return None

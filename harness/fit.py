@@ -48,6 +48,7 @@ Public API::
 
     from harness.fit import fit_table, fit_records, Choices, fit_choices
     rep = fit_records(read_records("games.jsonl"), "solver:temperature")   # -> FitReport
+    rep = fit_records(RecordStream("big.jsonl"), "solver:temperature")    # a log of any size, a batch at a time
     for p in rep.players: p.player, p.params["temperature"].value, p.params["temperature"].ci, p.poor, p.spec
     rep.to_dict()                                                           # what --json prints
 """
@@ -216,8 +217,9 @@ class ChoicesBuilder:
     player's summed regret over every decision (the model-free regret per game). ``add`` takes a
     batch of a :class:`~harness.analysis.DecisionTable`'s columns and each decision's player code.
 
-    Memory: per row, its options (4 bytes each, 16.6 on average on scandinavian) and 37 bytes
-    (ptr, rc, kind, player, count, hash) plus 8 to 16 of hash table; nothing per merged decision."""
+    Memory: per row, its options (4 bytes each, 16.6 on average on scandinavian) and 33 bytes
+    (ptr, rc, kind, player, count, hash), plus 16 to 32 of hash table while the store is built
+    (dropped when the fit starts); nothing per merged decision (benchmarks/BENCHMARKS.md, "Big logs")."""
 
     def __init__(self, capacity: int = 1024, dtype: Any = np.float32) -> None:
         self.dtype = np.dtype(dtype)

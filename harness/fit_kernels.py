@@ -28,6 +28,7 @@ def chosen_probs(ptr, r, rows, rc, temperature, out):
     temperature over decision rows[i]'s options (ascending); temperature 0 is its limit: 1/k for a
     choice among the k options of regret 0, else 0."""
     cut = CUT * temperature
+    inv = 1.0 / temperature if temperature > 0.0 else 0.0  # a product per option, not a division
     for i in range(rows.shape[0]):
         d = rows[i]
         lo, hi = ptr[d], ptr[d + 1]
@@ -37,8 +38,8 @@ def chosen_probs(ptr, r, rows, rc, temperature, out):
                 x = np.float64(r[a])
                 if x > cut:
                     break
-                tot += np.exp(-x / temperature)
-            out[i] = np.exp(-np.float64(rc[i]) / temperature) / tot
+                tot += np.exp(-x * inv)
+            out[i] = np.exp(-np.float64(rc[i]) * inv) / tot
         else:
             k = 0
             for a in range(lo, hi):

@@ -7,8 +7,9 @@ form) and every conversion to and from it (the engine's games: :func:`record_fro
 played with ``--record``: :func:`records_of_run`) are :mod:`harness.codec`'s, imported here as
 they always were. This module checks records (:func:`validate_record` replays the sheet through
 :func:`harness.scoring.score_options`, so a record and the engine can never disagree on a score;
-:func:`check_seat_games`, the same checks over a run's arrays), reads and writes files of them,
-and gives the one-line-per-turn text form.
+:func:`check_seat_games`, the same checks over a run's arrays), reads and writes files of them
+(:func:`read_records` whole, :class:`RecordStream` a batch at a time), and gives the
+one-line-per-turn text form.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ import gzip
 import json
 import math
 import os
+import queue
 import re
 import sys
+import threading
 import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Generator, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -221,6 +224,9 @@ class ReadResult:
     places: Sequence[str] | None = None
     #: each game's rule set, as reading loaded it (None: not loaded, for a result made by hand)
     rules: Sequence[RuleSet] | None = None
+    #: the kernel's arrays of ``games`` (:func:`harness.codec.arrays_of_records`), when reading
+    #: built them to check the games (a :class:`RecordStream`'s batch of one rule set), else None
+    kernel: Any = None
 
     @property
     def summary(self) -> str:
@@ -548,7 +554,7 @@ class RecordStream:
             if self._held is not None:
                 parts: Iterator[ReadResult] = iter([self._held])
             else:
-                parts = self._run_parts() if self._run is not None else self._file_parts(shown)
+                parts = self._run_parts() if self._run is not None else _ahead(self._file_parts(shown))
             for part in parts:
                 self.games += len(part.games)
                 self.errors += part.errors
@@ -618,10 +624,54 @@ class RecordStream:
         shown.update(shown.total - shown.n if shown.total is not None else 0)
 
 
+def _ahead(parts: Generator[Any, None, None]) -> Iterator[Any]:
+    """``parts``, each read one ahead on a thread of its own: the next batch is parsed and checked
+    (Python, holding the GIL) while the caller's numba kernels (which release it) walk this one.
+    What the reading raises is raised here, in its place; a caller that stops early stops it."""
+    out: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(item: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                out.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            for part in parts:
+                if not put(("part", part)):
+                    break
+            else:
+                put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, raised there
+            put(("raise", exc))
+        finally:
+            parts.close()  # the file is closed by the thread that reads it
+
+    reader = threading.Thread(target=read, name="yatzy-records", daemon=True)
+    reader.start()
+    try:
+        while True:
+            kind, item = out.get()
+            if kind == "part":
+                yield item
+            elif kind == "raise":
+                raise item
+            else:
+                return
+    finally:
+        stop.set()
+        reader.join()
+
+
 def _checked(name: str, read: Sequence[_Read], bad: list[tuple[int, BadGame]], validate: bool) -> ReadResult:
     """A batch of a :class:`RecordStream`: the records ``read`` checked against their rules, and
     the bad games among them and ``bad`` (the lines that were no record) in the source's order."""
-    good = _fast_checks(read) if validate else np.ones(len(read), dtype=bool)
+    good, kernel = _fast_checks(read) if validate else (np.ones(len(read), dtype=bool), None)
     kept: list[_Read] = []
     for item, ok in zip(read, good.tolist()):
         if not ok:
@@ -633,7 +683,8 @@ def _checked(name: str, read: Sequence[_Read], bad: list[tuple[int, BadGame]], v
         kept.append(item)
     bad.sort(key=lambda x: x[0])
     return ReadResult(name, [x.record for x in kept], [b for _, b in bad], [x.lineup for x in kept],
-                      places=[x.where for x in kept], rules=[x.rules for x in kept])
+                      places=[x.where for x in kept], rules=[x.rules for x in kept],
+                      kernel=kernel if good.all() else None)  # every game checked in them, and kept
 
 
 _FACES = frozenset(range(1, 7))
@@ -663,23 +714,26 @@ def _plain(rec: GameRecord, rules: RuleSet) -> bool:
     return True
 
 
-def _fast_checks(read: Sequence[_Read]) -> np.ndarray:
+def _fast_checks(read: Sequence[_Read]) -> tuple[np.ndarray, Any]:
     """(len(read),) bool: True for a game :func:`check_seat_games` finds valid (:func:`_plain`
-    ones, a rule set at a time); False for the others, which :func:`validate_record` then judges."""
+    ones, a rule set at a time); False for the others, which :func:`validate_record` then judges.
+    And the kernel's arrays of all of them when they are :func:`_plain` games of one rule set."""
     ok = np.zeros(len(read), dtype=bool)
     groups: dict[int, list[int]] = {}
     for i, item in enumerate(read):
         if _plain(item.record, item.rules):
             groups.setdefault(id(item.rules), []).append(i)
+    kernel = None
     for idx in groups.values():
         rules = read[idx[0]].rules
         recs = [read[i].record for i in idx]
-        rolls, keeps, boxes, *_ = arrays_of_records(recs, rules)
+        arrays = arrays_of_records(recs, rules)
         numbers, totals = numbers_of_records(recs, rules)
-        rows = check_seat_games(rules, rolls, keeps, boxes, numbers["score"], numbers["extra"], totals)
+        rows = check_seat_games(rules, *arrays[:3], numbers["score"], numbers["extra"], totals)
         starts = np.cumsum([0] + [len(r.seats) for r in recs[:-1]])
         ok[idx] = np.logical_and.reduceat(rows, starts)
-    return ok
+        kernel = arrays if len(idx) == len(read) else None
+    return ok, kernel
 
 
 def _no_usable(name: str, errors: Sequence[BadGame]) -> NoUsableGame:

@@ -305,9 +305,13 @@ def _games(records: Sequence[GameRecord], lineups: Sequence[int | None], run: Ru
                     lambda i=i: record(i), None, run.load_rules())
 
 
-def _batch_arrays(an: Analyser, batch: Sequence[_Game], run: RunRecords | None) -> KernelArrays:
-    """The kernel's arrays of ``batch``: a run's straight from its arrays, records through the codec."""
+def _batch_arrays(an: Analyser, batch: Sequence[_Game], run: RunRecords | None,
+                  whole: tuple[int, KernelArrays | None] = (0, None)) -> KernelArrays:
+    """The kernel's arrays of ``batch``: a run's straight from its arrays, records through the codec
+    (or ``whole`` = (games, arrays) of the stream's batch they were read in, when they are all of it)."""
     if run is None:
+        if whole[1] is not None and len(batch) == whole[0]:
+            return whole[1]
         return arrays_of_records([x.record() for x in batch], an.rules)
     lo, hi = batch[0].i, batch[-1].i + 1
     if hi - lo == len(batch):
@@ -337,6 +341,7 @@ def analyse_records(source: ReadResult | RecordStream | Iterable[GameRecord], *,
     places: Sequence[str] | None = None
     bad: list[BadGame] = []  # the games the analysis skips (after the reading's bad games)
     offset = 0  # games of the batches before this one
+    whole: tuple[int, KernelArrays | None] = (0, None)  # this batch's games and their arrays, if read
     analysers: dict[str, Analyser] = {}
     refused: dict[str, str] = {}  # rules key -> why its games cannot be analysed
     names: dict[str, str] = {}
@@ -356,7 +361,7 @@ def analyse_records(source: ReadResult | RecordStream | Iterable[GameRecord], *,
             return
         an = analysers[key]
         try:
-            sums, table = an.arrays(_batch_arrays(an, batch, run), decisions=True)
+            sums, table = an.arrays(_batch_arrays(an, batch, run, whole), decisions=True)
         except UserError:  # name the bad game(s): one at a time
             for item in batch:
                 try:
@@ -416,7 +421,7 @@ def analyse_records(source: ReadResult | RecordStream | Iterable[GameRecord], *,
             flush(key)
 
     for part in stream:
-        run, places = part.arrays, part.places
+        run, places, whole = part.arrays, part.places, (len(part.games), part.kernel)
         for g in _games(part.games, part.lineups, run, part.rules):
             take(g)
         for key in list(pending):  # a batch's games are indexed in it: analysed before the next

@@ -203,42 +203,80 @@ MUTATIONS = ["score", "face", "dice", "box", "order", "keep", "rolls", "totals"]
 @given(case=st.sampled_from(CASES[:5]), game=st.integers(0, 2), pick=st.integers(0, 10_000),
        mutation=st.sampled_from(MUTATIONS))
 def test_any_single_change_to_a_valid_game_is_caught(case, game, pick, mutation):
-    """Change one thing in one turn of a valid engine game: validation refuses it, naming that turn."""
+    """Change one thing in one turn of a valid engine game: validation refuses it, naming that turn;
+    and reading it refuses it with that line (whether the vectorised checks or validate_record
+    found it), while the original passes the vectorised checks alone."""
+    from unittest import mock
+
+    import harness.record as R
+
     rec, _ = _games(*case)[game]
     rec = _named(rec)
     i = pick % len(rec.turns)
     t = rec.turns[i]
     at = _at(rec, i)
+
+    def check(bad: GameRecord, *needles: str) -> None:
+        msg = _check(bad, *needles)
+        with mock.patch.object(R, "validate_record", side_effect=AssertionError("validate_record of a valid game")):
+            assert R.read_records([rec.to_json()]).games == [rec]
+        with pytest.raises(R.NoUsableGame) as info:
+            R.read_records([bad.to_json()])
+        assert [b.message for b in info.value.bad] == [f"<lines> line 1: {msg}"]
+
     if mutation == "score":
-        _check(_with_turn(rec, i, score=t.score + 1 + pick % 3), at, "scores")
+        check(_with_turn(rec, i, score=t.score + 1 + pick % 3), at, "scores")
     elif mutation == "face":
-        _check(_with_turn(rec, i, rolls=((0, *t.rolls[0][1:]), *t.rolls[1:])), at, "face 0")
+        check(_with_turn(rec, i, rolls=((0, *t.rolls[0][1:]), *t.rolls[1:])), at, "face 0")
     elif mutation == "dice":
-        _check(_with_turn(rec, i, rolls=(t.rolls[0] + (1,), *t.rolls[1:])), at, "roll 1 has")
+        check(_with_turn(rec, i, rolls=(t.rolls[0] + (1,), *t.rolls[1:])), at, "roll 1 has")
     elif mutation == "box":
         # a box this seat already filled in this column, or (first turn) one that does not exist
         earlier = [e.box for e in rec.turns[:i] if e.seat == t.seat and e.column == t.column]
-        _check(_with_turn(rec, i, box=earlier[pick % len(earlier)] if earlier else "nope"), at,
+        check(_with_turn(rec, i, box=earlier[pick % len(earlier)] if earlier else "nope"), at,
                "already filled" if earlier else "unknown box 'nope'")
     elif mutation == "order":
         j = (i + 1 + pick % (len(rec.turns) - 1)) % len(rec.turns)
         turns = list(rec.turns)
         turns[i], turns[j] = turns[j], turns[i]
-        _check(dataclasses.replace(rec, turns=tuple(turns)), "out of play order")
+        check(dataclasses.replace(rec, turns=tuple(turns)), "out of play order")
     elif mutation == "keep":
         if not t.keeps:
-            _check(_with_turn(rec, i, keeps=((),)), at, "need 0 keep(s)")
+            check(_with_turn(rec, i, keeps=((),)), at, "need 0 keep(s)")
         else:
-            _check(_with_turn(rec, i, keeps=((9,), *t.keeps[1:])), at, "kept 9 but roll 1 was")
+            check(_with_turn(rec, i, keeps=((9,), *t.keeps[1:])), at, "kept 9 but roll 1 was")
     elif mutation == "rolls":
         rules = load_rules(case[0], case[1])
         extra = tuple((t.rolls[-1],) * rules.rolls_per_turn)
-        _check(_with_turn(rec, i, rolls=t.rolls + extra, keeps=t.keeps + ((),) * len(extra)), at, "the turn allows")
+        check(_with_turn(rec, i, rolls=t.rolls + extra, keeps=t.keeps + ((),) * len(extra)), at, "the turn allows")
     else:
         seat = pick % len(rec.seats)
         totals = list(rec.totals)
         totals[seat] -= 1 + pick % 5
-        _check(dataclasses.replace(rec, totals=tuple(totals)), f"seat {seat} ({rec.seats[seat].name}): total")
+        check(dataclasses.replace(rec, totals=tuple(totals)), f"seat {seat} ({rec.seats[seat].name}): total")
+
+
+def test_a_stated_number_the_vectorised_checks_cannot_take_is_left_to_validate_record(sc_game):
+    """An extra bonus stated 0 is checked (not read as "not stated"), a negative one or a negative
+    total is named as validate_record names it, and a partial game marked so is valid."""
+    rec = sc_game
+    totals = validate_record(rec)
+    cases = [_with_turn(rec, 0, extra=0), _with_turn(rec, 0, extra=-5), _with_turn(rec, 0, extra=50),
+             dataclasses.replace(rec, totals=(-1, totals[1])), dataclasses.replace(rec, totals=None),
+             dataclasses.replace(rec, turns=rec.turns[:7], complete=False, totals=None),
+             dataclasses.replace(rec, turns=rec.turns[:7], totals=None)]
+    got = read_records([dataclasses.replace(c, game=i).to_json() for i, c in enumerate(cases)])
+    want_ok, want_bad = [], []
+    for i, c in enumerate(cases):
+        c = dataclasses.replace(c, game=i)
+        try:
+            validate_record(c)
+        except RecordError as exc:
+            want_bad.append(f"<lines> line {i + 1}: {exc}")
+        else:
+            want_ok.append(c)
+    assert got.games == want_ok and [m for _, m in got.errors] == want_bad
+    assert [g.game for g in got.games] == [0, 4, 5]  # extra 0 where none was earned, no totals, partial
 
 
 # ---------------------------------------------------------------------------------------------
@@ -438,6 +476,93 @@ def test_a_source_with_nothing_usable_is_a_user_error(tmp_path):
     (tmp_path / "x.parquet").write_text("not parquet")
     with pytest.raises(UserError, match="cannot read game records"):
         read_records(tmp_path / "x.parquet")
+
+
+def test_a_stream_reads_a_batch_at_a_time_and_finds_what_read_records_finds(tmp_path):
+    """RecordStream: batches of up to ``batch`` games, each with the bad games of its stretch of lines, in
+    the file's order; the games, bad games and summary of read_records; read once."""
+    from harness.record import NoUsableGame, RecordStream
+
+    good = _some_records()
+    bad_score = _with_turn(_named(good[1]), 4, score=good[1].turns[4].score + 2)
+    lines = [good[0].to_json(), "{not json", bad_score.to_json(), good[2].to_json(), good[3].to_json(), "[]",
+             dataclasses.replace(good[0], game=9).to_json()]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    seen = []
+    stream = RecordStream(path, batch=2, on_bad=seen.append)
+    parts = list(stream)
+    # up to 2 games a batch: the second record read (line 3) is no game
+    assert [[g.game for g in p.games] for p in parts] == [[0], [2, 3], [9]]
+    assert [[m.split(":")[0] for _, m in p.errors] for p in parts] == [[f"{path} line 2", f"{path} line 3"], [],
+                                                                       [f"{path} line 6"]]
+    whole = read_records(path)
+    assert [g for p in parts for g in p.games] == whole.games and stream.errors == whole.errors == seen
+    assert [x for p in parts for x in p.places] == whole.places and stream.summary == whole.summary
+    assert stream.named == ("scandinavian", {})
+    with pytest.raises(RuntimeError, match="read once"):
+        list(stream)
+    # nothing usable: the walk ends with every bad game, each told to on_bad as its batch was read
+    seen.clear()
+    with pytest.raises(NoUsableGame) as info:
+        list(RecordStream(["{", "[]", "x"], batch=1, on_bad=seen.append))
+    assert len(info.value.bad) == 3 and info.value.bad == seen
+
+
+def test_a_stream_reads_its_next_batch_on_a_thread_while_this_one_is_walked():
+    """The batches come in order; what the reading raises is raised in its place; a walk that
+    stops early stops the reading (the reader's generator is closed, so is its file)."""
+    from harness.record import _ahead
+
+    closed = []
+
+    def parts(n, fail=None):
+        try:
+            for i in range(n):
+                if i == fail:
+                    raise UserError(f"batch {i} cannot be read")
+                yield i
+        finally:
+            closed.append(n)
+
+    assert list(_ahead(parts(5))) == [0, 1, 2, 3, 4]
+    got = []
+    with pytest.raises(UserError, match="batch 3 cannot be read"):
+        for i in _ahead(parts(6, fail=3)):
+            got.append(i)
+    assert got == [0, 1, 2]
+    walk = _ahead(parts(1000))
+    assert next(walk) == 0
+    walk.close()
+    assert closed == [5, 6, 1000]
+
+
+def test_a_streams_progress_bar_moves_with_the_lines_and_batches(tmp_path, monkeypatch):
+    """quiet=False: the bar's position is the bytes read, moved every few hundred lines and at each
+    batch, up to the file's size (a run directory's: its games)."""
+    import harness.progress
+    import harness.record as R
+
+    moves: list[tuple[str, int, int | None]] = []
+
+    class Recording(harness.progress.tqdm):
+        def update(self, n=1):
+            super().update(n)
+            if not self.disable:
+                moves.append((self.desc, self.n, self.total))
+
+    monkeypatch.setattr(harness.progress, "tqdm", Recording)
+    monkeypatch.setattr(R, "_BAR_ROWS", 4)
+    recs = [dataclasses.replace(r, game=g) for g, r in enumerate(_some_records()[:3] * 20)]
+    path = write_records_jsonl(tmp_path / "many.jsonl", recs)
+    size = path.stat().st_size
+    stream = R.RecordStream(path, batch=25, quiet=False)
+    assert [len(p.games) for p in stream] == [25, 25, 10]
+    n = [m[1] for m in moves]
+    assert moves and all(m[0] == "reading records" and m[2] == size for m in moves)
+    assert n == sorted(n) and n[-1] == size and len(set(n)) >= 60 // 4
+    moves.clear()
+    assert len(list(R.RecordStream(path, quiet=True))) == 1 and not moves  # one batch of 60, no bar
 
 
 def test_records_command(tmp_path, capsys):

@@ -212,3 +212,14 @@ def test_a_run_directory_reads_like_the_records_of_its_games(tmp_path, recs, cap
     assert main(["analyse", str(out), "--no-plots", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["files"] == [str(out / "analysis.json"), str(out / "analysis.md")]
+
+
+def test_a_stream_is_analysed_as_the_file_read_whole(tmp_path, recs):
+    """analyse_records of a RecordStream (batches of 5 games; each batch's arrays those the reading
+    checked) gives the report of the same file read whole."""
+    from harness.record import RecordStream, write_records_jsonl
+
+    path = write_records_jsonl(tmp_path / "games.jsonl", recs)
+    assert [p.kernel is not None for p in RecordStream(path, batch=5)] == [True, True, True]
+    whole = analyse_records(read_records(path), worst=3).to_dict()
+    assert json.dumps(analyse_records(RecordStream(path, batch=5), worst=3).to_dict()) == json.dumps(whole)

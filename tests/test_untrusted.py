@@ -79,15 +79,38 @@ def test_deep_values_inside_a_record_are_one_bad_game_each(tmp_path, lines):
 
 
 @pytest.mark.parametrize("poison", [NESTED, HUGE_NUMBER], ids=["nested", "number"])
-def test_every_command_reading_records_survives_such_a_line(tmp_path, lines, poison, capsys):
+def test_every_command_reading_records_survives_such_a_line(tmp_path, lines, poison, capsys, monkeypatch):
+    """Each command reading records takes such a line as one bad game, and draws a progress bar of
+    the records read (stderr is a terminal here; issue 18 item 9)."""
+    import sys
+
     path = _write(tmp_path / "games.jsonl", [lines[0], poison, lines[1]])
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # the captured stderr, as a terminal
     for argv in _commands(path, tmp_path / "out"):
         code = main(argv)
         err = capsys.readouterr().err
         assert code == (1 if argv[0] == "records" else 0), (argv, err)
-        assert "Traceback" not in err
+        assert "Traceback" not in err and "reading records" in err
         if argv[0] != "advise":
             assert f"{path} line 2: not a record" in err
+
+
+def test_the_progress_bar_is_drawn_on_a_terminal_only(tmp_path, lines, capsys, monkeypatch):
+    """The bar of the records read (issue 18 item 9): none with --quiet, none into a file or a pipe
+    (every command's bar: test_every_command_reading_records_survives_such_a_line), and the output
+    is the same either way."""
+    import sys
+
+    path = _write(tmp_path / "games.jsonl", [lines[0], "{", lines[1]])
+    got = []
+    for tty, quiet in ((True, False), (True, True), (False, False)):
+        monkeypatch.setattr(sys.stderr, "isatty", lambda tty=tty: tty)  # the captured stderr
+        assert main(["records", str(path), *(["--quiet"] if quiet else [])]) == 1
+        out, err = capsys.readouterr()
+        assert ("reading records" in err) == (tty and not quiet)
+        assert f"{path} line 2: not valid JSON" in err
+        got.append(out)
+    assert got[0] == got[1] == got[2] == f"{path}: 2 games read, 1 bad game skipped\n"
 
 
 # ---------------------------------------------------------------------------------------------
