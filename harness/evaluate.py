@@ -193,6 +193,7 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
     box_pos = np.zeros(nbx)
     extra_sum = [0.0]
     pos_pts = (oc.o_pts > 0).astype(np.float64)
+    warm: list[bool] = []
 
     def fill(a: int, b: int, row_of: np.ndarray, live: np.ndarray, outp: np.ndarray, P: np.ndarray,
              start: int) -> None:
@@ -225,8 +226,14 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
                                np.arange(lo, hi, dtype=np.int64), outp)
             sums[k] = P[idx[lo:hi]] @ outp[lo:hi]
 
-        # the bots' kernels release the GIL; each part writes its own rows
-        S.run_blocks(part, [(k, k + 1) for k in range(len(parts))], threads)
+        # the bots' kernels release the GIL; each part writes its own rows. The pass's first part
+        # runs alone: numba compiles (or loads from its cache) each kernel on one thread
+        k0 = 0
+        if not warm:
+            part(0, 1)
+            warm.append(True)
+            k0 = 1
+        S.run_blocks(part, [(k, k + 1) for k in range(k0, len(parts))], threads)
         vec = np.sum(sums, axis=0)
         box_pts[:] += np.bincount(oc.o_box, weights=vec * oc.o_pts, minlength=nbx)
         box_pos[:] += np.bincount(oc.o_box, weights=vec * pos_pts, minlength=nbx)
@@ -310,8 +317,10 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool) -> tuple[floa
                                *args[:4], start, args[4], args[6], outp, wlo, woff, D, start2, P2, wlo2, woff2, D2,
                                pbonus, vec)
 
-            S.run_blocks(outcomes, S.split_range(0, b - a, threads if b - a >= 8 else 1), threads)
-            S.run_blocks(push, [(t, t + 1) for t in range(threads)], threads)
+            # the first chunk runs on one thread: numba compiles (or loads) each kernel once
+            split = threads if b - a >= 8 and k + a > 0 else 1
+            S.run_blocks(outcomes, S.split_range(0, b - a, split), split)
+            S.run_blocks(push, [(t, t + 1) for t in range(threads)], threads if k + a > 0 else 1)
             a = b
         P, D, wlo, woff = P2, D2, wlo2, woff2
         bar.update()

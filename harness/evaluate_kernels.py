@@ -18,7 +18,7 @@ import numba as nb
 import numpy as np
 
 from harness.scoring import score_sheet
-from harness.solver_kernels import NEG, keep_arg_one, state_plan, state_work
+from harness.solver_kernels import stop_values, turn_codes, turn_values, upper_values
 
 
 @nb.njit(cache=True, nogil=True)
@@ -48,11 +48,11 @@ def sheet_scores(ctx, masks, flags, servida, options, allowed, extras):
 
 #: Kinds of a policy's keep and box arrays for :func:`policy_outcomes`.
 DET, PROB, VALUES = 0, 1, 2
-#: (v - max) / T below which a softmax weight taken against the largest value of a whole state
-#: could lose its precision (exp underflows near -708): such a roll's weights are taken against
-#: its own best value instead; TINY the total weight of a roll that close to the edge
-FAR = -600.0
+#: A roll's total softmax weight, taken against a value of the whole state rather than the roll's
+#: best, must lie in (TINY, HUGE) (far from exp's underflow near e^-708 and overflow near e^709);
+#: a roll outside is taken against its own best value, as the bot does
 TINY = 1e-250
+HUGE = 1e250
 
 
 @nb.njit(cache=True, nogil=True)
@@ -202,9 +202,10 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
     row: it is worked out once for a run of states with the same row; a state with the keep row,
     box row and sheet of the state before it has its outcome row copied; when the first roll
     scores and chooses like the later ones, a roll's box is chosen once for both. A softmax takes
-    each exponential once per keep (or per box and score) against the largest value of the state
-    rather than once per roll against the roll's best: the same ratios, equal to the last bits (a
-    roll whose weights could underflow that way is taken against its own best, as the bot does).
+    each exponential once per keep (or per box and score) against one value of the state (its
+    largest keep value; its first box value) rather than once per roll against the roll's best: the
+    same ratios, equal to the last bits (a roll whose total weight comes out near exp's underflow
+    or overflow that way, outside (TINY, HUGE), is taken against its own best, as the bot does).
     """
     n_rolls = options.shape[2]
     n_keeps = dk.add.shape[0]
@@ -221,6 +222,7 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
     v = np.empty(n_keeps)
     zc = np.empty((box_v.shape[1], box_v.shape[2]))
     have = np.zeros(zc.shape, dtype=np.bool_)
+    which = np.empty(nbx, dtype=np.int64)
     last_k = -1
     for g in range(rows.shape[0]):
         gk = keep_row[g]
@@ -238,17 +240,11 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
             if merge:
                 for r in range(n_rolls):
                     fin[0, r] += fin[1, r]
-        top = 0.0
+        ref = np.nan  # the softmax's reference value: the state's first value looked up
         if box_kind == VALUES:
-            vb = box_v[gb]
-            top = -np.inf
-            for fi in range(1 if merge else 2):
-                for r in range(n_rolls):
-                    if fin[fi, r] != 0.0:
-                        for b in range(nbx):
-                            if (allowed[sh, fi, r] >> b) & 1:
-                                top = max(top, vb[b, options[sh, fi, r, b]])
             have[:] = False
+        cur = np.int64(-1)
+        n = 0
         for fi in range(1 if merge else 2):
             fb = fi if nfb == 2 else 0
             for r in range(n_rolls):
@@ -256,7 +252,6 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
                 if m == 0.0:
                     continue
                 half = oc.half if extras[sh, fi, r] > 0 else 0
-                al = allowed[sh, fi, r]
                 opt = options[sh, fi, r]
                 if box_kind == PROB:
                     for b in range(nbx):
@@ -264,110 +259,150 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
                         if p != 0.0:
                             outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += m * p
                     continue
+                if allowed[sh, fi, r] != cur:  # the allowed boxes as a list (most rolls share one)
+                    cur = allowed[sh, fi, r]
+                    n = 0
+                    for b in range(nbx):
+                        if (cur >> b) & 1:
+                            which[n] = b
+                            n += 1
                 if box_kind == DET:
                     a = box_idx[gb, fb, r]
                     if blunder > 0.0:
-                        n = 0
-                        for b in range(nbx):
-                            n += (al >> b) & 1
                         u = m * (blunder / n)
-                        for b in range(nbx):
-                            if (al >> b) & 1:
-                                outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += u
+                        for i in range(n):
+                            b = which[i]
+                            outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += u
                         m *= 1.0 - blunder
                     outp[row, oc.off[a] + oc.vidx[a, opt[a]] + half] += m
                     continue
                 vb = box_v[gb]
+                if ref != ref:
+                    ref = vb[which[0], opt[which[0]]]
                 tot = 0.0
-                n = 0
-                for b in range(nbx):
-                    if (al >> b) & 1:
-                        n += 1
-                        sc = opt[b]
-                        if not have[b, sc]:
-                            zc[b, sc] = np.exp((vb[b, sc] - top) / temperature)
-                            have[b, sc] = True
-                        tot += zc[b, sc]
+                for i in range(n):
+                    b = which[i]
+                    sc = opt[b]
+                    if not have[b, sc]:
+                        zc[b, sc] = np.exp((vb[b, sc] - ref) / temperature)
+                        have[b, sc] = True
+                    tot += zc[b, sc]
                 u = m * (blunder / n)
-                if tot > TINY:
+                if TINY < tot < HUGE:
                     q = m * ((1.0 - blunder) / tot)
-                    for b in range(nbx):
-                        if (al >> b) & 1:
-                            outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += zc[b, opt[b]] * q + u
+                    for i in range(n):
+                        b = which[i]
+                        outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += zc[b, opt[b]] * q + u
                     continue
-                # far below the state's best: against the roll's own best, as the bot does
+                # too far from the reference: against the roll's own best, as the bot does
                 best = -np.inf
-                for b in range(nbx):
-                    if (al >> b) & 1:
-                        best = max(best, vb[b, opt[b]])
+                for i in range(n):
+                    best = max(best, vb[which[i], opt[which[i]]])
                 tot = 0.0
-                for b in range(nbx):
-                    if (al >> b) & 1:
-                        tot += np.exp((vb[b, opt[b]] - best) / temperature)
+                for i in range(n):
+                    tot += np.exp((vb[which[i], opt[which[i]]] - best) / temperature)
                 q = m * ((1.0 - blunder) / tot)
-                for b in range(nbx):
-                    if (al >> b) & 1:
-                        outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += (
-                            np.exp((vb[b, opt[b]] - best) / temperature) * q + u)
+                for i in range(n):
+                    b = which[i]
+                    outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += (
+                        np.exp((vb[b, opt[b]] - best) / temperature) * q + u)
 
 
 @nb.njit(cache=True, nogil=True)
-def solver_policy(ctx, lay, dk, V, masks, flags, uppers, soft, keeps, keep_vals, boxes, box_vals):
-    """The solver bot's keeps and boxes for every state, stage and roll, from the bot's own per-state
-    plan (:func:`harness.solver_kernels.state_plan`: the same values, so ties break as the bot's).
+def solver_policy(ctx, lay, dk, V, masks, flags, uppers, soft, codes, keep_vals, boxes, box_vals):
+    """The solver bot's keeps and boxes for every state, stage and roll, from the solver's own item
+    kernels run over each run of states of one sheet (their upper slots side by side, as the
+    forward pass of :func:`harness.solver_kernels.forward_items` does): the values of the bot's
+    per-state plan bit for bit, so ties break as the bot's.
 
-    Not ``soft`` (temperature 0): keeps (B, rr, R) int32 the T=0 keep
-    (:func:`harness.solver_kernels.keep_arg_one`), boxes (B, F, R) the first strict maximum in
-    sheet order (:func:`harness.solver_kernels.choose_boxes`; F = 2 with servida, else 1: the first
-    roll scores like any other). ``soft``: the values the bot's softmax draws from, keep_vals
-    (B, rr, K) (a keep's E with j rerolls left at row j - 1, a whole roll's the stop value, as
-    :func:`harness.solver_kernels.soft_keeps`) and box_vals (B, NB, W) the value of writing score s
-    in open box b (score + bonus crossed + V(next state)) at [b, s].
+    Not ``soft`` (temperature 0): codes (B, rr, R) uint8 the T=0 keep as its position among the
+    roll's sub-keeps (:func:`harness.solver_kernels.turn_codes`, the bot's keep_arg_one to the last
+    tie), boxes (B, F, R) the first strict maximum in sheet order (the argmax of
+    :func:`harness.solver_kernels.stop_values`, :func:`harness.solver_kernels.choose_boxes`'s rule;
+    F = 2 with servida, else 1: the first roll scores like any other). ``soft``: the values the
+    bot's softmax draws from, keep_vals (B, rr, K) (a keep's E with j rerolls left at row j - 1, a
+    whole roll's the stop value, as :func:`harness.solver_kernels.soft_keeps`) and box_vals
+    (B, NB, W) the value of writing score s in open box b (score + bonus crossed + V(next state),
+    :func:`harness.solver_kernels.choose_boxes`'s) at [b, s] (other entries are never read).
     """
     n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
     rr = dk.rerolls
     ns = dk.n_small
     nbx = lay.n_boxes
-    work = state_work(ctx, lay, dk)
-    rows_l, al_l, rows_f, al_f, wv, nxt = work[0], work[1], work[3], work[4], work[6], work[7]
-    stop_f, stop_l, Es, Ms = work[10], work[11], work[12], work[13]
+    F = lay.n_flags
+    T = lay.threshold
+    no, yes = np.bool_(False), np.bool_(True)
+    row = np.empty(nbx, dtype=np.int16)
+    rows = np.empty((n_rolls, nbx), dtype=np.int16)
+    extras = np.empty(n_rolls, dtype=np.int16)
     nf = boxes.shape[1]
-    last = np.int64(-1)
-    for g in range(masks.shape[0]):
-        mask = masks[g]
-        flag = 1 if flags[g] else 0
-        u = min(np.int64(uppers[g]), lay.threshold)
-        last = state_plan(ctx, lay, dk, V, mask, flag, u, work, last)
+    none = np.zeros((0, 0, 0))
+    n = masks.shape[0]
+    g0 = 0
+    while g0 < n:
+        mask = masks[g0]
+        flag = 1 if flags[g0] else 0
+        g1 = g0 + 1
+        while g1 < n and masks[g1] == mask and (1 if flags[g1] else 0) == flag:
+            g1 += 1
+        nu = np.int64(g1 - g0)
+        um = lay.umask_of[mask]
+        ulist = np.empty(nu, dtype=np.int32)
+        sl = np.empty(nu, dtype=np.int64)
+        for i in range(nu):
+            u = min(np.int64(uppers[g0 + i]), T)
+            ulist[i] = u
+            sl[i] = lay.slot[um, u]
+        box_l = np.empty((n_rolls, nu), dtype=np.int16)
+        box_f = np.empty((n_rolls, nu), dtype=np.int16) if lay.servida else box_l
+        stop_l = np.empty((n_rolls, nu))
+        stop_f = np.empty((n_rolls, nu)) if lay.servida else stop_l
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, row, stop_l, box_l, rows, extras, not soft)
+        if lay.servida:
+            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, row, stop_f, box_f, rows, extras, not soft)
+        E = np.empty((n_keeps, nu))
+        M = np.empty((ns, nu))
         if soft:
-            for j in range(1, rr + 1):
-                st = stop_f if j == rr else stop_l
-                for k in range(ns):
-                    keep_vals[g, j - 1, k] = Es[j, k]
-                for r in range(n_rolls):
-                    keep_vals[g, j - 1, dk.roll_as_keep[r]] = st[r]
+            Es = np.zeros((rr + 1, n_keeps, nu))
+            Ms = np.zeros((rr + 1, ns, nu))
+            turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms)
+            for i in range(nu):
+                g = g0 + i
+                for j in range(1, rr + 1):
+                    st = stop_f if j == rr else stop_l
+                    for k in range(ns):
+                        keep_vals[g, j - 1, k] = Es[j, k, i]
+                    for r in range(n_rolls):
+                        keep_vals[g, j - 1, dk.roll_as_keep[r]] = st[r, i]
+            W = upper_values(lay, V, mask, flag, ulist, nu)
             for b in range(nbx):
-                if not (mask >> b) & 1:
-                    for v in range(lay.box_nvals[b]):
-                        s = lay.box_vals[b, v]
-                        box_vals[g, b, s] = _box_value(lay, wv, nxt, b, s)
-            continue
-        for j in range(1, rr + 1):
-            st = stop_f if j == rr else stop_l
-            for r in range(n_rolls):
-                keeps[g, j - 1, r] = keep_arg_one(dk, Es, Ms, j, st, r)
-        for fi in range(nf):
-            rows = rows_f if fi == 1 else rows_l
-            al = al_f if fi == 1 else al_l
-            for r in range(n_rolls):
-                best = NEG
-                arg = -1
-                for b in range(nbx):
-                    if (al[r] >> b) & 1:
-                        val = _box_value(lay, wv, nxt, b, np.int64(rows[r, b]))
-                        if val > best:
-                            best = val
-                            arg = b
-                boxes[g, fi, r] = arg
+                if (mask >> b) & 1:
+                    continue
+                m2 = mask | (np.int64(1) << b)
+                for v in range(lay.box_nvals[b]):
+                    s = lay.box_vals[b, v]
+                    if lay.is_upper[b]:
+                        w = W[lay.wrow[b] + v]
+                        for i in range(nu):
+                            box_vals[g0 + i, b, s] = w[i]
+                    else:
+                        nfl = flag
+                        if b == lay.key_box:
+                            nfl = 1 if s > 0 else 0
+                        b2 = lay.base[m2 * F + nfl]
+                        for i in range(nu):
+                            box_vals[g0 + i, b, s] = float(s) + V[b2 + sl[i]]
+        else:
+            if rr > 0:
+                A = np.empty((ns, nu), dtype=np.int32)
+                turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, g0)
+            for i in range(nu):
+                for r in range(n_rolls):
+                    boxes[g0 + i, 0, r] = box_l[r, i]
+                    if nf == 2:
+                        boxes[g0 + i, 1, r] = box_f[r, i]
+        g0 = g1
 
 
 @nb.njit(cache=True, nogil=True)
