@@ -53,6 +53,8 @@ DET, PROB, VALUES = 0, 1, 2
 #: a roll outside is taken against its own best value, as the bot does
 TINY = 1e-250
 HUGE = 1e250
+#: States whose softmax keeps are worked out side by side
+SOFT_GROUP = 16
 
 
 @nb.njit(cache=True, nogil=True)
@@ -65,15 +67,11 @@ def _up_sums(dk, s):
 
 
 @nb.njit(cache=True, nogil=True)
-def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, temperature, blunder, mass, fin, km, x, z, s, v):
-    """The keeps' part of a turn under keep row gk: fin[fi, r] the probability that the turn stops
-    with roll r (fi = 1: on its first roll); mass, km, x, z, s, v are scratch. See :func:`policy_outcomes`.
-
-    A softmax and the blunder's uniform sub-keep go through sums over the keep lattice rather than
-    over every (roll, sub-keep) pair: a roll's total weight is the sum of its sub-keeps' weights
-    (sub-multiset sums, one face at a time), and a keep's mass the sum over the rolls holding it of
-    their mass over their total (superset sums), about 6 operations a keep instead of 4,368 pairs.
-    """
+def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, blunder, mass, fin, km, v):
+    """The keeps' part of a turn under keep row gk of a DET or PROB policy: fin[fi, r] the
+    probability that the turn stops with roll r (fi = 1: on its first roll); mass, km, v are
+    scratch. See :func:`policy_outcomes`; the blunder's uniform sub-keep goes through the keep
+    lattice's superset sums (:func:`_up_sums`)."""
     n_rolls = mass.shape[0]
     n_keeps = dk.add.shape[0]
     ns = dk.n_small
@@ -91,7 +89,6 @@ def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, temperature, blunder, mass,
             break
         for k in range(n_keeps):
             km[k] = 0.0
-            s[k] = 0.0
             v[k] = 0.0
         if keep_kind == PROB:
             for r in range(n_rolls):
@@ -124,54 +121,7 @@ def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, temperature, blunder, mass,
                     fin[fi, r] += m
                 else:
                     km[a] += m
-        else:
-            vals = keep_f[gk, j - 1]
-            top = vals[0]
-            for k in range(n_keeps):
-                top = max(top, vals[k])
-            for k in range(n_keeps):
-                x[k] = np.exp((vals[k] - top) / temperature)
-                z[k] = x[k]
-            for f in range(6):  # z[k]: the weight of k's sub-keeps (a whole roll's: its total)
-                for k in range(n_keeps):
-                    q = dk.rem[k, f]
-                    if q >= 0:
-                        z[k] += z[q]
-            for r in range(n_rolls):
-                m = mass[r]
-                if m == 0.0:
-                    continue
-                kr = dk.roll_as_keep[r]
-                lo = dk.sub_ptr[r]
-                n = dk.sub_ptr[r + 1] - lo
-                tot = z[kr]
-                if blunder > 0.0:
-                    v[kr] = m * (blunder / n)
-                    fin[fi, r] += v[kr]
-                if tot > TINY:
-                    q = (1.0 - blunder) / tot
-                    s[kr] = m * q
-                    fin[fi, r] += m * (x[kr] * q)
-                    continue
-                # far below the state's best: against the roll's own best, as the bot does
-                best = vals[dk.sub_keep[lo]]
-                for i in range(lo + 1, lo + n):
-                    best = max(best, vals[dk.sub_keep[i]])
-                tot = 0.0
-                for i in range(lo, lo + n):
-                    tot += np.exp((vals[dk.sub_keep[i]] - best) / temperature)
-                q = (1.0 - blunder) / tot
-                for i in range(lo, lo + n):
-                    a = dk.sub_keep[i]
-                    p = np.exp((vals[a] - best) / temperature) * q
-                    if a == kr:
-                        fin[fi, r] += m * p
-                    else:
-                        km[a] += m * p
-            _up_sums(dk, s)
-            for k in range(ns):
-                km[k] += x[k] * s[k]
-        if blunder > 0.0 and keep_kind != PROB:
+        if blunder > 0.0 and keep_kind == DET:
             _up_sums(dk, v)
             for k in range(ns):
                 km[k] += v[k]
@@ -181,6 +131,117 @@ def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, temperature, blunder, mass,
                 km[dk.add[k, f]] += km[k] * sixth
         for r in range(n_rolls):
             mass[r] = km[dk.roll_as_keep[r]]
+
+
+@nb.njit(cache=True, nogil=True)
+def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z, S, U, KM, MASS):
+    """The keeps' part of a turn for states g0..g0+n-1 of a VALUES policy (a softmax over each
+    roll's sub-keeps, mixed with the blunder's uniform sub-keep): fin_all[g, fi, r] as
+    :func:`_keep_stops`. The states sit side by side in (keeps, n) scratch arrays, so every step
+    but the exponentials runs over contiguous rows.
+
+    One weight per keep, exp((v - the stage's largest value) / T) (the bot takes them per roll
+    against the roll's best: the same ratios); a roll's total weight is the sum over its sub-keeps
+    (sub-multiset sums of the keep lattice, one face at a time) and a keep's mass the sum over the
+    rolls holding it of their mass over their total (superset sums): about 6 operations a keep
+    instead of the 4,368 (roll, sub-keep) pairs. A roll whose total leaves (TINY, HUGE) is taken
+    against its own best, as the bot does.
+    """
+    n_rolls = MASS.shape[0]
+    n_keeps = dk.add.shape[0]
+    ns = dk.n_small
+    rr = dk.rerolls
+    sixth = 1.0 / 6.0
+    for r in range(n_rolls):
+        for i in range(n):
+            MASS[r, i] = dk.roll_prob[r]
+    for i in range(n):
+        for r in range(n_rolls):
+            fin_all[g0 + i, 0, r] = 0.0
+            fin_all[g0 + i, 1, r] = 0.0
+    for j in range(rr, -1, -1):
+        fi = 1 if j == rr else 0
+        if j == 0:  # no reroll left: every roll stops
+            for i in range(n):
+                for r in range(n_rolls):
+                    fin_all[g0 + i, fi, r] += MASS[r, i]
+            break
+        for i in range(n):
+            vals = keep_f[keep_row[g0 + i], j - 1]
+            top = vals[0]
+            for k in range(n_keeps):
+                top = max(top, vals[k])
+            for k in range(n_keeps):
+                X[k, i] = np.exp((vals[k] - top) / temperature)
+        for k in range(n_keeps):
+            for i in range(n):
+                Z[k, i] = X[k, i]
+                S[k, i] = 0.0
+                U[k, i] = 0.0
+        for f in range(6):  # Z[k]: the weight of k's sub-keeps (a whole roll's: its total)
+            for k in range(n_keeps):
+                q = dk.rem[k, f]
+                if q >= 0:
+                    for i in range(n):
+                        Z[k, i] += Z[q, i]
+        far = False
+        for r in range(n_rolls):
+            kr = dk.roll_as_keep[r]
+            nsub = dk.sub_ptr[r + 1] - dk.sub_ptr[r]
+            for i in range(n):
+                m = MASS[r, i]
+                tot = Z[kr, i]
+                U[kr, i] = m * (blunder / nsub)
+                if TINY < tot < HUGE:
+                    q = (1.0 - blunder) / tot
+                    S[kr, i] = m * q
+                    fin_all[g0 + i, fi, r] += m * (X[kr, i] * q) + U[kr, i]
+                else:
+                    far = True
+        for f in range(6):  # superset sums: S[k] (U[k]) the mass over the total of the rolls holding k
+            for k in range(ns - 1, -1, -1):
+                a = dk.add[k, f]
+                for i in range(n):
+                    S[k, i] += S[a, i]
+                    U[k, i] += U[a, i]
+        for k in range(n_keeps):
+            for i in range(n):
+                KM[k, i] = X[k, i] * S[k, i] + U[k, i] if k < ns else 0.0
+        if far:  # rolls too far from the stage's best: against their own best, as the bot does
+            for r in range(n_rolls):
+                kr = dk.roll_as_keep[r]
+                lo = dk.sub_ptr[r]
+                nsub = dk.sub_ptr[r + 1] - lo
+                for i in range(n):
+                    if TINY < Z[kr, i] < HUGE:
+                        continue
+                    vals = keep_f[keep_row[g0 + i], j - 1]
+                    m = MASS[r, i]
+                    fin_all[g0 + i, fi, r] += U[kr, i]
+                    best = vals[dk.sub_keep[lo]]
+                    for t in range(lo + 1, lo + nsub):
+                        best = max(best, vals[dk.sub_keep[t]])
+                    tot = 0.0
+                    for t in range(lo, lo + nsub):
+                        tot += np.exp((vals[dk.sub_keep[t]] - best) / temperature)
+                    q = (1.0 - blunder) / tot
+                    for t in range(lo, lo + nsub):
+                        a = dk.sub_keep[t]
+                        p = np.exp((vals[a] - best) / temperature) * q
+                        if a == kr:
+                            fin_all[g0 + i, fi, r] += m * p
+                        else:
+                            KM[a, i] += m * p
+        # rerolled dice arrive one at a time, each face with probability 1/6
+        for k in range(ns):
+            for f in range(6):
+                a = dk.add[k, f]
+                for i in range(n):
+                    KM[a, i] += KM[k, i] * sixth
+        for r in range(n_rolls):
+            kr = dk.roll_as_keep[r]
+            for i in range(n):
+                MASS[r, i] = KM[kr, i]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -216,14 +277,30 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
     mass = np.empty(n_rolls)
     fin = np.zeros((2, n_rolls))
     km = np.zeros(n_keeps)
-    x = np.empty(n_keeps)
-    z = np.empty(n_keeps)
-    s = np.empty(n_keeps)
     v = np.empty(n_keeps)
-    zc = np.empty((box_v.shape[1], box_v.shape[2]))
-    have = np.zeros(zc.shape, dtype=np.bool_)
-    which = np.empty(nbx, dtype=np.int64)
+    if keep_kind == VALUES:  # every state's stops at once, SOFT_GROUP states side by side
+        fin_all = np.empty((rows.shape[0], 2, n_rolls))
+        G = SOFT_GROUP
+        X = np.empty((n_keeps, G))
+        Z = np.empty((n_keeps, G))
+        S = np.empty((n_keeps, G))
+        U = np.empty((n_keeps, G))
+        KM = np.empty((n_keeps, G))
+        MASS = np.empty((n_rolls, G))
+        for g0 in range(0, rows.shape[0], G):
+            _soft_stops(dk, keep_f, keep_row, g0, min(G, rows.shape[0] - g0), temperature, blunder, fin_all,
+                        X, Z, S, U, KM, MASS)
+    else:
+        fin_all = np.empty((1, 2, n_rolls))
+    # per sheet: each roll's allowed boxes as outcome codes (box, score) and their number
+    codes = np.empty((2, n_rolls, nbx), dtype=np.int64)
+    n_al = np.empty((2, n_rolls), dtype=np.int64)
+    half = np.empty((2, n_rolls), dtype=np.int64)
+    zc = np.empty(oc.half)  # softmax weight of each (box, score) code
+    width = box_v.shape[2]
+    any_al = np.int64(0)
     last_k = -1
+    last_sh = -1
     for g in range(rows.shape[0]):
         gk = keep_row[g]
         gb = box_row[g]
@@ -234,78 +311,89 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
             for o in range(n_out):
                 outp[row, o] = outp[prev, o]
             continue
-        if gk != last_k:
+        if keep_kind == VALUES or gk != last_k:
             last_k = gk
-            _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, temperature, blunder, mass, fin, km, x, z, s, v)
+            if keep_kind == VALUES:
+                fin[:, :] = fin_all[g]
+            else:
+                _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, blunder, mass, fin, km, v)
             if merge:
                 for r in range(n_rolls):
                     fin[0, r] += fin[1, r]
-        ref = np.nan  # the softmax's reference value: the state's first value looked up
+        if sh != last_sh:
+            last_sh = sh
+            any_al = np.int64(0)  # every box some roll may be written in
+            for fi in range(2):
+                for r in range(n_rolls):
+                    al = allowed[sh, fi, r]
+                    any_al |= al
+                    n = 0
+                    for b in range(nbx):
+                        if (al >> b) & 1:
+                            codes[fi, r, n] = oc.off[b] + oc.vidx[b, options[sh, fi, r, b]]
+                            n += 1
+                    n_al[fi, r] = n
+                    half[fi, r] = oc.half if extras[sh, fi, r] > 0 else 0
         if box_kind == VALUES:
-            have[:] = False
-        cur = np.int64(-1)
-        n = 0
+            # one weight per (open box, score), against the state's first value looked up
+            vb = box_v[gb]
+            r0 = 0
+            while fin[0, r0] == 0.0 and fin[1, r0] == 0.0:
+                r0 += 1
+            c0 = codes[0 if fin[0, r0] != 0.0 else 1, r0, 0]
+            ref = vb[oc.o_box[c0], oc.o_pts[c0]]
+            for c in range(oc.half):
+                b = oc.o_box[c]
+                if (any_al >> b) & 1 and oc.o_pts[c] < width:
+                    zc[c] = np.exp((vb[b, oc.o_pts[c]] - ref) / temperature)
         for fi in range(1 if merge else 2):
             fb = fi if nfb == 2 else 0
             for r in range(n_rolls):
                 m = fin[fi, r]
                 if m == 0.0:
                     continue
-                half = oc.half if extras[sh, fi, r] > 0 else 0
-                opt = options[sh, fi, r]
+                hf = half[fi, r]
+                n = n_al[fi, r]
+                cr = codes[fi, r]
                 if box_kind == PROB:
+                    i = 0
                     for b in range(nbx):
-                        p = box_p[gb, fb, r, b]
-                        if p != 0.0:
-                            outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += m * p
+                        if (allowed[sh, fi, r] >> b) & 1:
+                            p = box_p[gb, fb, r, b]
+                            if p != 0.0:
+                                outp[row, cr[i] + hf] += m * p
+                            i += 1
                     continue
-                if allowed[sh, fi, r] != cur:  # the allowed boxes as a list (most rolls share one)
-                    cur = allowed[sh, fi, r]
-                    n = 0
-                    for b in range(nbx):
-                        if (cur >> b) & 1:
-                            which[n] = b
-                            n += 1
                 if box_kind == DET:
                     a = box_idx[gb, fb, r]
+                    c = oc.off[a] + oc.vidx[a, options[sh, fi, r, a]]
                     if blunder > 0.0:
                         u = m * (blunder / n)
                         for i in range(n):
-                            b = which[i]
-                            outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += u
+                            outp[row, cr[i] + hf] += u
                         m *= 1.0 - blunder
-                    outp[row, oc.off[a] + oc.vidx[a, opt[a]] + half] += m
+                    outp[row, c + hf] += m
                     continue
-                vb = box_v[gb]
-                if ref != ref:
-                    ref = vb[which[0], opt[which[0]]]
                 tot = 0.0
                 for i in range(n):
-                    b = which[i]
-                    sc = opt[b]
-                    if not have[b, sc]:
-                        zc[b, sc] = np.exp((vb[b, sc] - ref) / temperature)
-                        have[b, sc] = True
-                    tot += zc[b, sc]
+                    tot += zc[cr[i]]
                 u = m * (blunder / n)
                 if TINY < tot < HUGE:
                     q = m * ((1.0 - blunder) / tot)
                     for i in range(n):
-                        b = which[i]
-                        outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += zc[b, opt[b]] * q + u
+                        outp[row, cr[i] + hf] += zc[cr[i]] * q + u
                     continue
                 # too far from the reference: against the roll's own best, as the bot does
                 best = -np.inf
                 for i in range(n):
-                    best = max(best, vb[which[i], opt[which[i]]])
+                    best = max(best, vb[oc.o_box[cr[i]], oc.o_pts[cr[i]]])
                 tot = 0.0
                 for i in range(n):
-                    tot += np.exp((vb[which[i], opt[which[i]]] - best) / temperature)
+                    tot += np.exp((vb[oc.o_box[cr[i]], oc.o_pts[cr[i]]] - best) / temperature)
                 q = m * ((1.0 - blunder) / tot)
                 for i in range(n):
-                    b = which[i]
-                    outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += (
-                        np.exp((vb[b, opt[b]] - best) / temperature) * q + u)
+                    w = np.exp((vb[oc.o_box[cr[i]], oc.o_pts[cr[i]]] - best) / temperature)
+                    outp[row, cr[i] + hf] += w * q + u
 
 
 @nb.njit(cache=True, nogil=True)
