@@ -317,9 +317,12 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool) -> tuple[floa
                                *args[:4], start, args[4], args[6], outp, wlo, woff, D, start2, P2, wlo2, woff2, D2,
                                pbonus, vec)
 
-            # the first chunk runs on one thread: numba compiles (or loads) each kernel once
+            # the threads split the chunk's (state, target) rows evenly; the first chunk runs on one
+            # thread: numba compiles (or loads) each kernel once
             split = threads if b - a >= 8 and k + a > 0 else 1
-            S.run_blocks(outcomes, S.split_range(0, b - a, split), split)
+            cuts = np.searchsorted(cum[a:b] - done, np.linspace(0, cum[b - 1] - done, split + 1)[1:-1])
+            edges = [0, *sorted(set(int(c) for c in cuts if 0 < c < b - a)), b - a]
+            S.run_blocks(outcomes, list(zip(edges, edges[1:])), split)
             S.run_blocks(push, [(t, t + 1) for t in range(threads)], threads if k + a > 0 else 1)
             a = b
         P, D, wlo, woff = P2, D2, wlo2, woff2

@@ -203,6 +203,18 @@ def test_evaluation_is_the_enumerated_play_of_the_bot(name, spec, tiny_dir, cach
         == pytest.approx(ev.mean, abs=1e-9)
 
 
+@pytest.mark.parametrize("name,target", [("tiny_bonus", 39), ("tiny_joker", 55), ("tiny_generala", 47)])
+def test_target_play_reaches_its_target_as_often_as_its_table_says(name, target, tiny_dir, cache):
+    from harness.target import target_table
+
+    rules = load_rules(str(tiny_dir / f"{name}.toml"))
+    ev = E.evaluate(rules, f"solver:target={target}", use_cache=False)
+    tab = target_table(rules, "target", target)
+    # the table's float32 entries are the float64 solve rounded once: the play they choose reaches
+    # the target with the table's probability to that rounding
+    assert float(ev.distribution[target:].sum()) == pytest.approx(tab.prob(0, 0, False, target), abs=1e-6)
+
+
 @pytest.mark.parametrize("name", ["tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced"])
 def test_the_optimal_bot_is_the_solvers_exact_distribution(name, tiny_dir, cache):
     rules = load_rules(str(tiny_dir / f"{name}.toml"))
