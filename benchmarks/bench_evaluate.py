@@ -85,7 +85,8 @@ def _totals(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(game, seat, total) of every row of a run's chunks."""
     import pyarrow.parquet as pq
 
-    parts = [pq.read_table(f, columns=["game", "seat", "total"]) for f in sorted(glob.glob(str(run_dir / "chunks" / "*.parquet")))]
+    parts = [pq.read_table(f, columns=["game", "seat", "total"])
+             for f in sorted(glob.glob(str(run_dir / "chunks" / "*.parquet")))]
     col = lambda n: np.concatenate([p.column(n).to_numpy() for p in parts])  # noqa: E731
     return col("game"), col("seat"), col("total").astype(np.int64)
 

@@ -154,7 +154,8 @@ def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, n_keeps: 
                            f"{'' if bk == EK.DET else f', {nbx}'})")
     none_i, none_f = np.zeros((1, 1, 1), np.int64), np.zeros((1, 1, 1))
     return (kk, np.ascontiguousarray(keep, np.int64) if kk == EK.DET else none_i,
-            none_f if kk == EK.DET else np.ascontiguousarray(keep, np.float64), _rows(pol.keep_row, len(keep), b, "keeps"),
+            none_f if kk == EK.DET else np.ascontiguousarray(keep, np.float64),
+            _rows(pol.keep_row, len(keep), b, "keeps"),
             bk, np.ascontiguousarray(box, np.int64) if bk == EK.DET else none_i,
             np.ascontiguousarray(box, np.float64) if bk == EK.PROB else np.zeros((1, 1, 1, 1)),
             np.ascontiguousarray(box, np.float64) if bk == EK.VALUES else none_f,

@@ -18,7 +18,7 @@ import numba as nb
 import numpy as np
 
 from harness.scoring import score_sheet
-from harness.solver_kernels import stop_values, turn_codes, turn_values, upper_values
+from harness.solver_kernels import reroll, stop_values, turn_codes, turn_values, upper_values
 
 
 @nb.njit(cache=True, nogil=True)
@@ -151,7 +151,6 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
     n_keeps = dk.add.shape[0]
     ns = dk.n_small
     rr = dk.rerolls
-    sixth = 1.0 / 6.0
     for r in range(n_rolls):
         for i in range(n):
             MASS[r, i] = dk.roll_prob[r]
@@ -232,16 +231,7 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
                             fin_all[g0 + i, fi, r] += m * p
                         else:
                             KM[a, i] += m * p
-        # rerolled dice arrive one at a time, each face with probability 1/6
-        for k in range(ns):
-            for f in range(6):
-                a = dk.add[k, f]
-                for i in range(n):
-                    KM[a, i] += KM[k, i] * sixth
-        for r in range(n_rolls):
-            kr = dk.roll_as_keep[r]
-            for i in range(n):
-                MASS[r, i] = KM[kr, i]
+        reroll(dk, KM, MASS, n)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -425,7 +415,6 @@ def solver_policy(ctx, lay, dk, V, masks, flags, uppers, soft, codes, keep_vals,
     rows = np.empty((n_rolls, nbx), dtype=np.int16)
     extras = np.empty(n_rolls, dtype=np.int16)
     nf = boxes.shape[1]
-    none = np.zeros((0, 0, 0))
     n = masks.shape[0]
     g0 = 0
     while g0 < n:

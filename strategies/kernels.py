@@ -137,10 +137,10 @@ def bonus_policy(options, allowed, extra, sheet, masks, uppers, threshold, bonus
                  weight, order, servida, stops, boxes):
     """The bonus bot's stop values stops (N, 2, R) and boxes (N, F, R) for N states (state g: sheet
     row sheet[g] of options (U, 2, R, NB), allowed and extra (U, 2, R), filled boxes masks[g],
-    upper subtotal uppers[g]); F = 2 with ``servida``, else 1 (the first roll scores like any other). Every value is :func:`bonus_values`'s, term by term in its order
-    (only the open faces and P(bonus) now are taken once per state): stops the best of them
-    (:func:`bonus_stop_values`), boxes the first best in ``order`` (the bot's ``best_box``)."""
-    nbx = options.shape[3]
+    upper subtotal uppers[g]); F = 2 with ``servida``, else 1 (the first roll scores like any
+    other). Every value is :func:`bonus_values`'s, term by term in its order (only the open faces
+    and P(bonus) now are taken once per state): stops the best of them (:func:`bonus_stop_values`),
+    boxes the first best in ``order`` (the bot's ``best_box``)."""
     for g in range(masks.shape[0]):
         sh = sheet[g]
         filled = masks[g]

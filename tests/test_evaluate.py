@@ -180,8 +180,9 @@ CASES = ([(name, bot) for name in ("tiny_bonus", "tiny_joker", "tiny_generala", 
             for bot in ("solver:temperature=2,blunder=0.1", "solver:blunder=0.2")]
          + [("tiny_joker", "solver:temperature=0.5"), ("tiny_bonus", "solver:temperature=0.02")]
          # target play: its choices depend on its points so far (the walk over (state, score))
-         + [("tiny_bonus", "solver:target=39"), ("tiny_forced", "solver:target=34"), ("tiny_generala", "solver:target=47"),
-            ("tiny_joker", "solver:target=55"), ("tiny_forced", "solver:target=34,blunder=0.2"),
+         + [("tiny_bonus", "solver:target=39"), ("tiny_forced", "solver:target=34"),
+            ("tiny_generala", "solver:target=47"), ("tiny_joker", "solver:target=55"),
+            ("tiny_forced", "solver:target=34,blunder=0.2"),
             ("tiny_forced", "solver:target=34,temperature=3,blunder=0.1")])
 
 
