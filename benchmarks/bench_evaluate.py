@@ -1,69 +1,206 @@
-"""Exact evaluation of the built-in solitaire bots on a rule set: time from a cached value table, time
-from the evaluation cache, and a sampled one-seat run of each bot checked against the exact figures.
+"""Exact evaluation of the built-in solitaire bots (issue 19 item 6), on a rule set whose value table
+(and, for target play, target table) is cached already.
 
-    python benchmarks/bench_evaluate.py --rules scandinavian --games 200000 --bots random,timeout,greedy,bonus,solver
+    nice python benchmarks/bench_evaluate.py bots --rules scandinavian --bots timeout,greedy --games 1000000
+    nice python benchmarks/bench_evaluate.py pair --rules scandinavian --pair greedy,bonus --games 200000
+    nice python benchmarks/bench_evaluate.py table --rules scandinavian --bots random,timeout,greedy,bonus,solver
 
-Peak memory of one evaluation: ``/usr/bin/time -v python benchmarks/bench_evaluate.py --bots greedy --games 0``.
+``bots``: per bot one Markdown row. The evaluation runs in a process of its own under
+``/usr/bin/time -v`` (``one`` below) with a cache directory holding links to the rule set's solver
+tables only, so it is cold (no evaluation cache) from a cached value table: its time inside
+``evaluate``, the process's CPU time (user + sys) and peak RSS. Then the time of the same
+evaluation from the evaluation cache it wrote, and a seeded run of ``--games`` games
+(``harness.runner.run``, one seat, ``--workers`` workers, seed 11; its wall time) checked against
+the exact distribution: z of its mean in standard errors, chi-square p of its histogram (bins with
+fewer than 5 expected games pooled).
+
+``pair``: a seeded two-seat run (seed 13) of two bots, the sampled P(A wins) / P(draw) against the
+exact ones (independent finals), with z of the sampled win rate.
+
+``table``: ``yatzy-harness evaluate RULES --entrants ...`` (every pair, two seats) from a cold
+evaluation cache, under ``/usr/bin/time -v``: wall, CPU, peak RSS, and its output.
+
+``one RULES BOT``: one cold evaluation, its figures as JSON (what ``bots`` times).
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
+import json
 import math
+import os
+import re
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from harness import evaluate as E
-from harness.rules import load_rules
-from harness.solver import solve
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rules", default="scandinavian")
-    ap.add_argument("--bots", default="random,timeout,greedy,bonus,solver")
-    ap.add_argument("--games", type=int, default=200_000, help="sampled games per bot (0: none)")
-    ap.add_argument("--workers", type=int, default=2)
-    a = ap.parse_args()
+def _cold_cache(rules, where: Path) -> Path:
+    """A cache directory with links to the rule set's solver tables (value table, target and policy
+    tables) and nothing else: evaluations there start cold."""
+    from harness import solver as S
+
+    src = S.cache_path(rules).parent
+    where.mkdir(parents=True, exist_ok=True)
+    for f in glob.glob(str(src / f"solve-{rules.digest[:40]}-v{S.FORMAT}*")):
+        os.symlink(f, where / Path(f).name)
+    return where
+
+
+def _timed(cmd: list[str], env: dict[str, str]) -> tuple[str, dict[str, float]]:
+    """Run cmd under /usr/bin/time -v: (stdout, {wall, cpu, rss_mib})."""
+    res = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env)
+    if res.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{res.stderr[-3000:]}")
+    err = res.stderr
+
+    def field(name: str) -> str:
+        m = re.search(rf"{re.escape(name)}: (.+)", err)
+        if not m:
+            raise SystemExit(f"/usr/bin/time gave no {name!r}")
+        return m.group(1).strip()
+
+    wall = 0.0
+    for part in field("Elapsed (wall clock) time (h:mm:ss or m:ss)").split(":"):
+        wall = wall * 60 + float(part)
+    cpu = float(field("User time (seconds)")) + float(field("System time (seconds)"))
+    return res.stdout, {"wall": wall, "cpu": cpu, "rss_mib": int(field("Maximum resident set size (kbytes)")) / 1024}
+
+
+def _env(cache: Path | None) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    if cache is not None:
+        env["YATZY_HARNESS_CACHE"] = str(cache)
+    return env
+
+
+def _totals(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(game, seat, total) of every row of a run's chunks."""
+    import pyarrow.parquet as pq
+
+    parts = [pq.read_table(f, columns=["game", "seat", "total"])
+             for f in sorted(glob.glob(str(run_dir / "chunks" / "*.parquet")))]
+    col = lambda n: np.concatenate([p.column(n).to_numpy() for p in parts])  # noqa: E731
+    return col("game"), col("seat"), col("total").astype(np.int64)
+
+
+def one(rules_name: str, bot: str) -> None:
+    from harness import evaluate as E
+    from harness.rules import load_rules
+    from harness.solver import solve
+
+    rules = load_rules(rules_name)
+    solve(rules)
+    ev = E.evaluate(rules, bot)
+    assert not ev.cached, f"{bot}: the evaluation cache was not cold"
+    print(json.dumps({"bot": ev.bot, "mean": ev.mean, "std": ev.std, "seconds": ev.seconds}))
+
+
+def bots(a: argparse.Namespace) -> None:
+    from harness import evaluate as E
+    from harness.rules import load_rules
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+    from harness.solver import solve
+    from tests.test_evaluate import chi_square_p
+
     rules = load_rules(a.rules)
-    solve(rules)  # the value table from the cache (solved once per machine)
-    print("| bot | exact mean | std | evaluation (s) | from cache (s) | sampled games | sampled mean | z | chi-square p | run (s) |")
+    solve(rules)
+    print("| bot | exact mean | std | evaluation, cold (s) | its process: CPU (s) / peak RSS | from cache (s) "
+          f"| run of {a.games:,} games (s) | sampled mean | z | chi-square p |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for bot in a.bots.split(","):
-        t0 = time.perf_counter()
-        ev = E.evaluate(rules, bot, use_cache=False)
-        t_eval = time.perf_counter() - t0
-        E.evaluate(rules, bot)  # writes the cache
-        t0 = time.perf_counter()
-        E.evaluate(rules, bot)
-        t_cache = time.perf_counter() - t0
-        row = [bot, f"{ev.mean:.6f}", f"{ev.std:.4f}", f"{t_eval:.1f}", f"{t_cache:.3f}"]
-        if a.games:
-            import glob
-
-            import pyarrow.parquet as pq
-
-            from harness.runconfig import RunConfig
-            from harness.runner import run
-            from tests.test_evaluate import chi_square_p
-
-            with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp:
+            cache = _cold_cache(rules, Path(tmp) / "cache")
+            out, t = _timed([sys.executable, __file__, "one", a.rules, bot], _env(cache))
+            got = json.loads(out.strip().splitlines()[-1])
+            t0 = time.perf_counter()
+            ev = E.evaluate(rules, bot, cache)
+            t_cache = time.perf_counter() - t0
+            assert ev.cached and ev.mean == got["mean"]
+            row = [bot, f"{ev.mean:.6f}", f"{ev.std:.4f}", f"{got['seconds']:.1f}",
+                   f"{t['cpu']:.1f} / {t['rss_mib']:,.0f} MiB", f"{t_cache:.3f}"]
+            if a.games:
                 t0 = time.perf_counter()
                 d = run(RunConfig(seats=(bot,), rules=a.rules, games=a.games, workers=a.workers, seed=11),
                         Path(tmp) / "run")
                 t_run = time.perf_counter() - t0
-                s = np.concatenate([pq.read_table(f, columns=["total"]).column("total").to_numpy()
-                                    for f in sorted(glob.glob(str(d / "chunks" / "*.parquet")))])
-            z = (s.mean() - ev.mean) / (ev.std / math.sqrt(len(s)))
-            row += [f"{len(s):,}", f"{s.mean():.3f}", f"{z:+.2f}", f"{chi_square_p(s, ev.distribution):.3f}",
-                    f"{t_run:.1f}"]
-        else:
-            row += ["", "", "", "", ""]
+                s = _totals(d)[2]
+                z = (s.mean() - ev.mean) / (ev.std / math.sqrt(len(s)))
+                row += [f"{t_run:.1f}", f"{s.mean():.3f}", f"{z:+.2f}", f"{chi_square_p(s, ev.distribution):.3f}"]
+            else:
+                row += ["", "", "", ""]
         print("| " + " | ".join(row) + " |", flush=True)
 
 
+def pair(a: argparse.Namespace) -> None:
+    from harness import evaluate as E
+    from harness.rules import load_rules
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    rules = load_rules(a.rules)
+    A, B = a.pair.split(",")
+    ea, eb = E.evaluate(rules, A), E.evaluate(rules, B)
+    win, draw, loss = E.versus(ea, eb)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        d = run(RunConfig(seats=(A, B), rules=a.rules, games=a.games, workers=a.workers, seed=13), Path(tmp) / "run")
+        t_run = time.perf_counter() - t0
+        game, seat, total = _totals(d)
+    order = np.lexsort((seat, game))
+    ta, tb = total[order][0::2], total[order][1::2]
+    n = len(ta)
+    sw, sd = float(np.mean(ta > tb)), float(np.mean(ta == tb))
+    z = (sw - win) / math.sqrt(win * (1 - win) / n)
+    print(f"| {A} vs {B} | {n:,} | {sw:.5f} | {win:.5f} | {z:+.2f} | {sd:.5f} | {draw:.5f} | {t_run:.1f} |")
+
+
+def table(a: argparse.Namespace) -> None:
+    from harness.rules import load_rules
+
+    rules = load_rules(a.rules)
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = _cold_cache(rules, Path(tmp) / "cache")
+        out, t = _timed([sys.executable, "-m", "harness.cli", "evaluate", a.rules, "--entrants", a.bots], _env(cache))
+    print(out)
+    print(f"wall {t['wall']:.1f} s, CPU {t['cpu']:.1f} s, peak RSS {t['rss_mib']:,.0f} MiB")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("bots")
+    p.add_argument("--rules", default="scandinavian")
+    p.add_argument("--bots", default="timeout,greedy,bonus,random,solver,solver:temperature=1,solver:blunder=0.1,"
+                                     "solver:target=250")
+    p.add_argument("--games", type=int, default=1_000_000, help="games of the sampled run (0: none)")
+    p.add_argument("--workers", type=int, default=2)
+    p = sub.add_parser("pair")
+    p.add_argument("--rules", default="scandinavian")
+    p.add_argument("--pair", default="greedy,bonus")
+    p.add_argument("--games", type=int, default=200_000)
+    p.add_argument("--workers", type=int, default=2)
+    p = sub.add_parser("table")
+    p.add_argument("--rules", default="scandinavian")
+    p.add_argument("--bots", default="random,timeout,greedy,bonus,solver")
+    p = sub.add_parser("one")
+    p.add_argument("rules")
+    p.add_argument("bot")
+    a = ap.parse_args()
+    if a.what == "one":
+        one(a.rules, a.bot)
+    else:
+        {"bots": bots, "pair": pair, "table": table}[a.what](a)
+
+
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
     main()

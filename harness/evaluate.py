@@ -197,7 +197,8 @@ def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, n_keeps: 
                            f"{'' if bk == EK.DET else f', {nbx}'})")
     none_i, none_f = np.zeros((1, 1, 1), np.int64), np.zeros((1, 1, 1))
     return (kk, np.ascontiguousarray(keep, np.int64) if kk == EK.DET else none_i,
-            none_f if kk == EK.DET else np.ascontiguousarray(keep, np.float64), _rows(pol.keep_row, len(keep), b, "keeps"),
+            none_f if kk == EK.DET else np.ascontiguousarray(keep, np.float64),
+            _rows(pol.keep_row, len(keep), b, "keeps"),
             bk, np.ascontiguousarray(box, np.int64) if bk == EK.DET else none_i,
             np.ascontiguousarray(box, np.float64) if bk == EK.PROB else np.zeros((1, 1, 1, 1)),
             np.ascontiguousarray(box, np.float64) if bk == EK.VALUES else none_f,
@@ -236,6 +237,7 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
     box_pos = np.zeros(nbx)
     extra_sum = [0.0]
     pos_pts = (oc.o_pts > 0).astype(np.float64)
+    warm: list[bool] = []
 
     def fill(a: int, b: int, row_of: np.ndarray, live: np.ndarray, outp: np.ndarray, P: np.ndarray,
              start: int) -> None:
@@ -269,8 +271,14 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
                                np.arange(lo, hi, dtype=np.int64), outp)
             sums[k] = P[idx[lo:hi]] @ outp[lo:hi]
 
-        # the bots' kernels release the GIL; each part writes its own rows
-        S.run_blocks(part, [(k, k + 1) for k in range(len(parts))], threads)
+        # the bots' kernels release the GIL; each part writes its own rows. The pass's first part
+        # runs alone: numba compiles (or loads from its cache) each kernel on one thread
+        k0 = 0
+        if not warm:
+            part(0, 1)
+            warm.append(True)
+            k0 = 1
+        S.run_blocks(part, [(k, k + 1) for k in range(k0, len(parts))], threads)
         vec = np.sum(sums, axis=0)
         box_pts[:] += np.bincount(oc.o_box, weights=vec * oc.o_pts, minlength=nbx)
         box_pos[:] += np.bincount(oc.o_box, weights=vec * pos_pts, minlength=nbx)
@@ -354,8 +362,13 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool) -> tuple[floa
                                *args[:4], start, args[4], args[6], outp, wlo, woff, D, start2, P2, wlo2, woff2, D2,
                                pbonus, vec)
 
-            S.run_blocks(outcomes, S.split_range(0, b - a, threads if b - a >= 8 else 1), threads)
-            S.run_blocks(push, [(t, t + 1) for t in range(threads)], threads)
+            # the threads split the chunk's (state, target) rows evenly; the first chunk runs on one
+            # thread: numba compiles (or loads) each kernel once
+            split = threads if b - a >= 8 and k + a > 0 else 1
+            cuts = np.searchsorted(cum[a:b] - done, np.linspace(0, cum[b - 1] - done, split + 1)[1:-1])
+            edges = [0, *sorted(set(int(c) for c in cuts if 0 < c < b - a)), b - a]
+            S.run_blocks(outcomes, list(zip(edges, edges[1:])), split)
+            S.run_blocks(push, [(t, t + 1) for t in range(threads)], threads if k + a > 0 else 1)
             a = b
         P, D, wlo, woff = P2, D2, wlo2, woff2
         bar.update()

@@ -18,7 +18,7 @@ import numba as nb
 import numpy as np
 
 from harness.scoring import score_sheet
-from harness.solver_kernels import NEG, keep_arg_one, state_plan, state_work
+from harness.solver_kernels import reroll, stop_values, turn_codes, turn_values, upper_values
 
 
 @nb.njit(cache=True, nogil=True)
@@ -48,11 +48,13 @@ def sheet_scores(ctx, masks, flags, servida, options, allowed, extras):
 
 #: Kinds of a policy's keep and box arrays for :func:`policy_outcomes`.
 DET, PROB, VALUES = 0, 1, 2
-#: (v - max) / T below which a softmax weight taken against the largest value of a whole state
-#: could lose its precision (exp underflows near -708): such a roll's weights are taken against
-#: its own best value instead; TINY the total weight of a roll that close to the edge
-FAR = -600.0
+#: A roll's total softmax weight, taken against a value of the whole state rather than the roll's
+#: best, must lie in (TINY, HUGE) (far from exp's underflow near e^-708 and overflow near e^709);
+#: a roll outside is taken against its own best value, as the bot does
 TINY = 1e-250
+HUGE = 1e250
+#: States whose softmax keeps are worked out side by side
+SOFT_GROUP = 16
 
 
 @nb.njit(cache=True, nogil=True)
@@ -65,15 +67,11 @@ def _up_sums(dk, s):
 
 
 @nb.njit(cache=True, nogil=True)
-def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, temperature, blunder, mass, fin, km, x, z, s, v):
-    """The keeps' part of a turn under keep row gk: fin[fi, r] the probability that the turn stops
-    with roll r (fi = 1: on its first roll); mass, km, x, z, s, v are scratch. See :func:`policy_outcomes`.
-
-    A softmax and the blunder's uniform sub-keep go through sums over the keep lattice rather than
-    over every (roll, sub-keep) pair: a roll's total weight is the sum of its sub-keeps' weights
-    (sub-multiset sums, one face at a time), and a keep's mass the sum over the rolls holding it of
-    their mass over their total (superset sums), about 6 operations a keep instead of 4,368 pairs.
-    """
+def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, blunder, mass, fin, km, v):
+    """The keeps' part of a turn under keep row gk of a DET or PROB policy: fin[fi, r] the
+    probability that the turn stops with roll r (fi = 1: on its first roll); mass, km, v are
+    scratch. See :func:`policy_outcomes`; the blunder's uniform sub-keep goes through the keep
+    lattice's superset sums (:func:`_up_sums`)."""
     n_rolls = mass.shape[0]
     n_keeps = dk.add.shape[0]
     ns = dk.n_small
@@ -91,7 +89,6 @@ def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, temperature, blunder, mass,
             break
         for k in range(n_keeps):
             km[k] = 0.0
-            s[k] = 0.0
             v[k] = 0.0
         if keep_kind == PROB:
             for r in range(n_rolls):
@@ -124,54 +121,7 @@ def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, temperature, blunder, mass,
                     fin[fi, r] += m
                 else:
                     km[a] += m
-        else:
-            vals = keep_f[gk, j - 1]
-            top = vals[0]
-            for k in range(n_keeps):
-                top = max(top, vals[k])
-            for k in range(n_keeps):
-                x[k] = np.exp((vals[k] - top) / temperature)
-                z[k] = x[k]
-            for f in range(6):  # z[k]: the weight of k's sub-keeps (a whole roll's: its total)
-                for k in range(n_keeps):
-                    q = dk.rem[k, f]
-                    if q >= 0:
-                        z[k] += z[q]
-            for r in range(n_rolls):
-                m = mass[r]
-                if m == 0.0:
-                    continue
-                kr = dk.roll_as_keep[r]
-                lo = dk.sub_ptr[r]
-                n = dk.sub_ptr[r + 1] - lo
-                tot = z[kr]
-                if blunder > 0.0:
-                    v[kr] = m * (blunder / n)
-                    fin[fi, r] += v[kr]
-                if tot > TINY:
-                    q = (1.0 - blunder) / tot
-                    s[kr] = m * q
-                    fin[fi, r] += m * (x[kr] * q)
-                    continue
-                # far below the state's best: against the roll's own best, as the bot does
-                best = vals[dk.sub_keep[lo]]
-                for i in range(lo + 1, lo + n):
-                    best = max(best, vals[dk.sub_keep[i]])
-                tot = 0.0
-                for i in range(lo, lo + n):
-                    tot += np.exp((vals[dk.sub_keep[i]] - best) / temperature)
-                q = (1.0 - blunder) / tot
-                for i in range(lo, lo + n):
-                    a = dk.sub_keep[i]
-                    p = np.exp((vals[a] - best) / temperature) * q
-                    if a == kr:
-                        fin[fi, r] += m * p
-                    else:
-                        km[a] += m * p
-            _up_sums(dk, s)
-            for k in range(ns):
-                km[k] += x[k] * s[k]
-        if blunder > 0.0 and keep_kind != PROB:
+        if blunder > 0.0 and keep_kind == DET:
             _up_sums(dk, v)
             for k in range(ns):
                 km[k] += v[k]
@@ -181,6 +131,107 @@ def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, temperature, blunder, mass,
                 km[dk.add[k, f]] += km[k] * sixth
         for r in range(n_rolls):
             mass[r] = km[dk.roll_as_keep[r]]
+
+
+@nb.njit(cache=True, nogil=True)
+def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z, S, U, KM, MASS):
+    """The keeps' part of a turn for states g0..g0+n-1 of a VALUES policy (a softmax over each
+    roll's sub-keeps, mixed with the blunder's uniform sub-keep): fin_all[g, fi, r] as
+    :func:`_keep_stops`. The states sit side by side in (keeps, n) scratch arrays, so every step
+    but the exponentials runs over contiguous rows.
+
+    One weight per keep, exp((v - the stage's largest value) / T) (the bot takes them per roll
+    against the roll's best: the same ratios); a roll's total weight is the sum over its sub-keeps
+    (sub-multiset sums of the keep lattice, one face at a time) and a keep's mass the sum over the
+    rolls holding it of their mass over their total (superset sums): about 6 operations a keep
+    instead of the 4,368 (roll, sub-keep) pairs. A roll whose total leaves (TINY, HUGE) is taken
+    against its own best, as the bot does.
+    """
+    n_rolls = MASS.shape[0]
+    n_keeps = dk.add.shape[0]
+    ns = dk.n_small
+    rr = dk.rerolls
+    for r in range(n_rolls):
+        for i in range(n):
+            MASS[r, i] = dk.roll_prob[r]
+    for i in range(n):
+        for r in range(n_rolls):
+            fin_all[g0 + i, 0, r] = 0.0
+            fin_all[g0 + i, 1, r] = 0.0
+    for j in range(rr, -1, -1):
+        fi = 1 if j == rr else 0
+        if j == 0:  # no reroll left: every roll stops
+            for i in range(n):
+                for r in range(n_rolls):
+                    fin_all[g0 + i, fi, r] += MASS[r, i]
+            break
+        for i in range(n):
+            vals = keep_f[keep_row[g0 + i], j - 1]
+            top = vals[0]
+            for k in range(n_keeps):
+                top = max(top, vals[k])
+            for k in range(n_keeps):
+                X[k, i] = np.exp((vals[k] - top) / temperature)
+        for k in range(n_keeps):
+            for i in range(n):
+                Z[k, i] = X[k, i]
+                S[k, i] = 0.0
+                U[k, i] = 0.0
+        for f in range(6):  # Z[k]: the weight of k's sub-keeps (a whole roll's: its total)
+            for k in range(n_keeps):
+                q = dk.rem[k, f]
+                if q >= 0:
+                    for i in range(n):
+                        Z[k, i] += Z[q, i]
+        far = False
+        for r in range(n_rolls):
+            kr = dk.roll_as_keep[r]
+            nsub = dk.sub_ptr[r + 1] - dk.sub_ptr[r]
+            for i in range(n):
+                m = MASS[r, i]
+                tot = Z[kr, i]
+                U[kr, i] = m * (blunder / nsub)
+                if TINY < tot < HUGE:
+                    q = (1.0 - blunder) / tot
+                    S[kr, i] = m * q
+                    fin_all[g0 + i, fi, r] += m * (X[kr, i] * q) + U[kr, i]
+                else:
+                    far = True
+        for f in range(6):  # superset sums: S[k] (U[k]) the mass over the total of the rolls holding k
+            for k in range(ns - 1, -1, -1):
+                a = dk.add[k, f]
+                for i in range(n):
+                    S[k, i] += S[a, i]
+                    U[k, i] += U[a, i]
+        for k in range(n_keeps):
+            for i in range(n):
+                KM[k, i] = X[k, i] * S[k, i] + U[k, i] if k < ns else 0.0
+        if far:  # rolls too far from the stage's best: against their own best, as the bot does
+            for r in range(n_rolls):
+                kr = dk.roll_as_keep[r]
+                lo = dk.sub_ptr[r]
+                nsub = dk.sub_ptr[r + 1] - lo
+                for i in range(n):
+                    if TINY < Z[kr, i] < HUGE:
+                        continue
+                    vals = keep_f[keep_row[g0 + i], j - 1]
+                    m = MASS[r, i]
+                    fin_all[g0 + i, fi, r] += U[kr, i]
+                    best = vals[dk.sub_keep[lo]]
+                    for t in range(lo + 1, lo + nsub):
+                        best = max(best, vals[dk.sub_keep[t]])
+                    tot = 0.0
+                    for t in range(lo, lo + nsub):
+                        tot += np.exp((vals[dk.sub_keep[t]] - best) / temperature)
+                    q = (1.0 - blunder) / tot
+                    for t in range(lo, lo + nsub):
+                        a = dk.sub_keep[t]
+                        p = np.exp((vals[a] - best) / temperature) * q
+                        if a == kr:
+                            fin_all[g0 + i, fi, r] += m * p
+                        else:
+                            KM[a, i] += m * p
+        reroll(dk, KM, MASS, n)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -202,9 +253,10 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
     row: it is worked out once for a run of states with the same row; a state with the keep row,
     box row and sheet of the state before it has its outcome row copied; when the first roll
     scores and chooses like the later ones, a roll's box is chosen once for both. A softmax takes
-    each exponential once per keep (or per box and score) against the largest value of the state
-    rather than once per roll against the roll's best: the same ratios, equal to the last bits (a
-    roll whose weights could underflow that way is taken against its own best, as the bot does).
+    each exponential once per keep (or per box and score) against one value of the state (its
+    largest keep value; its first box value) rather than once per roll against the roll's best: the
+    same ratios, equal to the last bits (a roll whose total weight comes out near exp's underflow
+    or overflow that way, outside (TINY, HUGE), is taken against its own best, as the bot does).
     """
     n_rolls = options.shape[2]
     n_keeps = dk.add.shape[0]
@@ -215,13 +267,30 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
     mass = np.empty(n_rolls)
     fin = np.zeros((2, n_rolls))
     km = np.zeros(n_keeps)
-    x = np.empty(n_keeps)
-    z = np.empty(n_keeps)
-    s = np.empty(n_keeps)
     v = np.empty(n_keeps)
-    zc = np.empty((box_v.shape[1], box_v.shape[2]))
-    have = np.zeros(zc.shape, dtype=np.bool_)
+    if keep_kind == VALUES:  # every state's stops at once, SOFT_GROUP states side by side
+        fin_all = np.empty((rows.shape[0], 2, n_rolls))
+        G = SOFT_GROUP
+        X = np.empty((n_keeps, G))
+        Z = np.empty((n_keeps, G))
+        S = np.empty((n_keeps, G))
+        U = np.empty((n_keeps, G))
+        KM = np.empty((n_keeps, G))
+        MASS = np.empty((n_rolls, G))
+        for g0 in range(0, rows.shape[0], G):
+            _soft_stops(dk, keep_f, keep_row, g0, min(G, rows.shape[0] - g0), temperature, blunder, fin_all,
+                        X, Z, S, U, KM, MASS)
+    else:
+        fin_all = np.empty((1, 2, n_rolls))
+    # per sheet: each roll's allowed boxes as outcome codes (box, score) and their number
+    codes = np.empty((2, n_rolls, nbx), dtype=np.int64)
+    n_al = np.empty((2, n_rolls), dtype=np.int64)
+    half = np.empty((2, n_rolls), dtype=np.int64)
+    zc = np.empty(oc.half)  # softmax weight of each (box, score) code
+    width = box_v.shape[2]
+    any_al = np.int64(0)
     last_k = -1
+    last_sh = -1
     for g in range(rows.shape[0]):
         gk = keep_row[g]
         gb = box_row[g]
@@ -232,142 +301,185 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
             for o in range(n_out):
                 outp[row, o] = outp[prev, o]
             continue
-        if gk != last_k:
+        if keep_kind == VALUES or gk != last_k:
             last_k = gk
-            _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, temperature, blunder, mass, fin, km, x, z, s, v)
+            if keep_kind == VALUES:
+                fin[:, :] = fin_all[g]
+            else:
+                _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, blunder, mass, fin, km, v)
             if merge:
                 for r in range(n_rolls):
                     fin[0, r] += fin[1, r]
-        top = 0.0
-        if box_kind == VALUES:
-            vb = box_v[gb]
-            top = -np.inf
-            for fi in range(1 if merge else 2):
+        if sh != last_sh:
+            last_sh = sh
+            any_al = np.int64(0)  # every box some roll may be written in
+            for fi in range(2):
                 for r in range(n_rolls):
-                    if fin[fi, r] != 0.0:
-                        for b in range(nbx):
-                            if (allowed[sh, fi, r] >> b) & 1:
-                                top = max(top, vb[b, options[sh, fi, r, b]])
-            have[:] = False
+                    al = allowed[sh, fi, r]
+                    any_al |= al
+                    n = 0
+                    for b in range(nbx):
+                        if (al >> b) & 1:
+                            codes[fi, r, n] = oc.off[b] + oc.vidx[b, options[sh, fi, r, b]]
+                            n += 1
+                    n_al[fi, r] = n
+                    half[fi, r] = oc.half if extras[sh, fi, r] > 0 else 0
+        if box_kind == VALUES:
+            # one weight per (open box, score), against the state's first value looked up
+            vb = box_v[gb]
+            r0 = 0
+            while fin[0, r0] == 0.0 and fin[1, r0] == 0.0:
+                r0 += 1
+            c0 = codes[0 if fin[0, r0] != 0.0 else 1, r0, 0]
+            ref = vb[oc.o_box[c0], oc.o_pts[c0]]
+            for c in range(oc.half):
+                b = oc.o_box[c]
+                if (any_al >> b) & 1 and oc.o_pts[c] < width:
+                    zc[c] = np.exp((vb[b, oc.o_pts[c]] - ref) / temperature)
         for fi in range(1 if merge else 2):
             fb = fi if nfb == 2 else 0
             for r in range(n_rolls):
                 m = fin[fi, r]
                 if m == 0.0:
                     continue
-                half = oc.half if extras[sh, fi, r] > 0 else 0
-                al = allowed[sh, fi, r]
-                opt = options[sh, fi, r]
+                hf = half[fi, r]
+                n = n_al[fi, r]
+                cr = codes[fi, r]
                 if box_kind == PROB:
+                    i = 0
                     for b in range(nbx):
-                        p = box_p[gb, fb, r, b]
-                        if p != 0.0:
-                            outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += m * p
+                        if (allowed[sh, fi, r] >> b) & 1:
+                            p = box_p[gb, fb, r, b]
+                            if p != 0.0:
+                                outp[row, cr[i] + hf] += m * p
+                            i += 1
                     continue
                 if box_kind == DET:
                     a = box_idx[gb, fb, r]
+                    c = oc.off[a] + oc.vidx[a, options[sh, fi, r, a]]
                     if blunder > 0.0:
-                        n = 0
-                        for b in range(nbx):
-                            n += (al >> b) & 1
                         u = m * (blunder / n)
-                        for b in range(nbx):
-                            if (al >> b) & 1:
-                                outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += u
+                        for i in range(n):
+                            outp[row, cr[i] + hf] += u
                         m *= 1.0 - blunder
-                    outp[row, oc.off[a] + oc.vidx[a, opt[a]] + half] += m
+                    outp[row, c + hf] += m
                     continue
-                vb = box_v[gb]
                 tot = 0.0
-                n = 0
-                for b in range(nbx):
-                    if (al >> b) & 1:
-                        n += 1
-                        sc = opt[b]
-                        if not have[b, sc]:
-                            zc[b, sc] = np.exp((vb[b, sc] - top) / temperature)
-                            have[b, sc] = True
-                        tot += zc[b, sc]
+                for i in range(n):
+                    tot += zc[cr[i]]
                 u = m * (blunder / n)
-                if tot > TINY:
+                if TINY < tot < HUGE:
                     q = m * ((1.0 - blunder) / tot)
-                    for b in range(nbx):
-                        if (al >> b) & 1:
-                            outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += zc[b, opt[b]] * q + u
+                    for i in range(n):
+                        outp[row, cr[i] + hf] += zc[cr[i]] * q + u
                     continue
-                # far below the state's best: against the roll's own best, as the bot does
+                # too far from the reference: against the roll's own best, as the bot does
                 best = -np.inf
-                for b in range(nbx):
-                    if (al >> b) & 1:
-                        best = max(best, vb[b, opt[b]])
+                for i in range(n):
+                    best = max(best, vb[oc.o_box[cr[i]], oc.o_pts[cr[i]]])
                 tot = 0.0
-                for b in range(nbx):
-                    if (al >> b) & 1:
-                        tot += np.exp((vb[b, opt[b]] - best) / temperature)
+                for i in range(n):
+                    tot += np.exp((vb[oc.o_box[cr[i]], oc.o_pts[cr[i]]] - best) / temperature)
                 q = m * ((1.0 - blunder) / tot)
-                for b in range(nbx):
-                    if (al >> b) & 1:
-                        outp[row, oc.off[b] + oc.vidx[b, opt[b]] + half] += (
-                            np.exp((vb[b, opt[b]] - best) / temperature) * q + u)
+                for i in range(n):
+                    w = np.exp((vb[oc.o_box[cr[i]], oc.o_pts[cr[i]]] - best) / temperature)
+                    outp[row, cr[i] + hf] += w * q + u
 
 
 @nb.njit(cache=True, nogil=True)
-def solver_policy(ctx, lay, dk, V, masks, flags, uppers, soft, keeps, keep_vals, boxes, box_vals):
-    """The solver bot's keeps and boxes for every state, stage and roll, from the bot's own per-state
-    plan (:func:`harness.solver_kernels.state_plan`: the same values, so ties break as the bot's).
+def solver_policy(ctx, lay, dk, V, masks, flags, uppers, soft, codes, keep_vals, boxes, box_vals):
+    """The solver bot's keeps and boxes for every state, stage and roll, from the solver's own item
+    kernels run over each run of states of one sheet (their upper slots side by side, as the
+    forward pass of :func:`harness.solver_kernels.forward_items` does): the values of the bot's
+    per-state plan bit for bit, so ties break as the bot's.
 
-    Not ``soft`` (temperature 0): keeps (B, rr, R) int32 the T=0 keep
-    (:func:`harness.solver_kernels.keep_arg_one`), boxes (B, F, R) the first strict maximum in
-    sheet order (:func:`harness.solver_kernels.choose_boxes`; F = 2 with servida, else 1: the first
-    roll scores like any other). ``soft``: the values the bot's softmax draws from, keep_vals
-    (B, rr, K) (a keep's E with j rerolls left at row j - 1, a whole roll's the stop value, as
-    :func:`harness.solver_kernels.soft_keeps`) and box_vals (B, NB, W) the value of writing score s
-    in open box b (score + bonus crossed + V(next state)) at [b, s].
+    Not ``soft`` (temperature 0): codes (B, rr, R) uint8 the T=0 keep as its position among the
+    roll's sub-keeps (:func:`harness.solver_kernels.turn_codes`, the bot's keep_arg_one to the last
+    tie), boxes (B, F, R) the first strict maximum in sheet order (the argmax of
+    :func:`harness.solver_kernels.stop_values`, :func:`harness.solver_kernels.choose_boxes`'s rule;
+    F = 2 with servida, else 1: the first roll scores like any other). ``soft``: the values the
+    bot's softmax draws from, keep_vals (B, rr, K) (a keep's E with j rerolls left at row j - 1, a
+    whole roll's the stop value, as :func:`harness.solver_kernels.soft_keeps`) and box_vals
+    (B, NB, W) the value of writing score s in open box b (score + bonus crossed + V(next state),
+    :func:`harness.solver_kernels.choose_boxes`'s) at [b, s] (other entries are never read).
     """
     n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
     rr = dk.rerolls
     ns = dk.n_small
     nbx = lay.n_boxes
-    work = state_work(ctx, lay, dk)
-    rows_l, al_l, rows_f, al_f, wv, nxt = work[0], work[1], work[3], work[4], work[6], work[7]
-    stop_f, stop_l, Es, Ms = work[10], work[11], work[12], work[13]
+    F = lay.n_flags
+    T = lay.threshold
+    no, yes = np.bool_(False), np.bool_(True)
+    row = np.empty(nbx, dtype=np.int16)
+    rows = np.empty((n_rolls, nbx), dtype=np.int16)
+    extras = np.empty(n_rolls, dtype=np.int16)
     nf = boxes.shape[1]
-    last = np.int64(-1)
-    for g in range(masks.shape[0]):
-        mask = masks[g]
-        flag = 1 if flags[g] else 0
-        u = min(np.int64(uppers[g]), lay.threshold)
-        last = state_plan(ctx, lay, dk, V, mask, flag, u, work, last)
+    n = masks.shape[0]
+    g0 = 0
+    while g0 < n:
+        mask = masks[g0]
+        flag = 1 if flags[g0] else 0
+        g1 = g0 + 1
+        while g1 < n and masks[g1] == mask and (1 if flags[g1] else 0) == flag:
+            g1 += 1
+        nu = np.int64(g1 - g0)
+        um = lay.umask_of[mask]
+        ulist = np.empty(nu, dtype=np.int32)
+        sl = np.empty(nu, dtype=np.int64)
+        for i in range(nu):
+            u = min(np.int64(uppers[g0 + i]), T)
+            ulist[i] = u
+            sl[i] = lay.slot[um, u]
+        box_l = np.empty((n_rolls, nu), dtype=np.int16)
+        box_f = np.empty((n_rolls, nu), dtype=np.int16) if lay.servida else box_l
+        stop_l = np.empty((n_rolls, nu))
+        stop_f = np.empty((n_rolls, nu)) if lay.servida else stop_l
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, row, stop_l, box_l, rows, extras, not soft)
+        if lay.servida:
+            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, row, stop_f, box_f, rows, extras, not soft)
+        E = np.empty((n_keeps, nu))
+        M = np.empty((ns, nu))
         if soft:
-            for j in range(1, rr + 1):
-                st = stop_f if j == rr else stop_l
-                for k in range(ns):
-                    keep_vals[g, j - 1, k] = Es[j, k]
-                for r in range(n_rolls):
-                    keep_vals[g, j - 1, dk.roll_as_keep[r]] = st[r]
+            Es = np.zeros((rr + 1, n_keeps, nu))
+            Ms = np.zeros((rr + 1, ns, nu))
+            turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms)
+            for i in range(nu):
+                g = g0 + i
+                for j in range(1, rr + 1):
+                    st = stop_f if j == rr else stop_l
+                    for k in range(ns):
+                        keep_vals[g, j - 1, k] = Es[j, k, i]
+                    for r in range(n_rolls):
+                        keep_vals[g, j - 1, dk.roll_as_keep[r]] = st[r, i]
+            W = upper_values(lay, V, mask, flag, ulist, nu)
             for b in range(nbx):
-                if not (mask >> b) & 1:
-                    for v in range(lay.box_nvals[b]):
-                        s = lay.box_vals[b, v]
-                        box_vals[g, b, s] = _box_value(lay, wv, nxt, b, s)
-            continue
-        for j in range(1, rr + 1):
-            st = stop_f if j == rr else stop_l
-            for r in range(n_rolls):
-                keeps[g, j - 1, r] = keep_arg_one(dk, Es, Ms, j, st, r)
-        for fi in range(nf):
-            rows = rows_f if fi == 1 else rows_l
-            al = al_f if fi == 1 else al_l
-            for r in range(n_rolls):
-                best = NEG
-                arg = -1
-                for b in range(nbx):
-                    if (al[r] >> b) & 1:
-                        val = _box_value(lay, wv, nxt, b, np.int64(rows[r, b]))
-                        if val > best:
-                            best = val
-                            arg = b
-                boxes[g, fi, r] = arg
+                if (mask >> b) & 1:
+                    continue
+                m2 = mask | (np.int64(1) << b)
+                for v in range(lay.box_nvals[b]):
+                    s = lay.box_vals[b, v]
+                    if lay.is_upper[b]:
+                        w = W[lay.wrow[b] + v]
+                        for i in range(nu):
+                            box_vals[g0 + i, b, s] = w[i]
+                    else:
+                        nfl = flag
+                        if b == lay.key_box:
+                            nfl = 1 if s > 0 else 0
+                        b2 = lay.base[m2 * F + nfl]
+                        for i in range(nu):
+                            box_vals[g0 + i, b, s] = float(s) + V[b2 + sl[i]]
+        else:
+            if rr > 0:
+                A = np.empty((ns, nu), dtype=np.int32)
+                turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, g0)
+            for i in range(nu):
+                for r in range(n_rolls):
+                    boxes[g0 + i, 0, r] = box_l[r, i]
+                    if nf == 2:
+                        boxes[g0 + i, 1, r] = box_f[r, i]
+        g0 = g1
 
 
 @nb.njit(cache=True, nogil=True)

@@ -468,7 +468,6 @@ def forward_items(ctx, lay, dk, oc, V, item_mask, item_flag, lo, hi, row_of, liv
         for r in range(n_rolls):
             for i in range(nu):
                 mass[r, i] = dk.roll_prob[r]
-        sixth = 1.0 / 6.0
         for j in range(rr, -1, -1):
             fin = fin_f if j == rr else fin_l
             if j == 0:  # no reroll left: every roll stops
@@ -490,18 +489,47 @@ def forward_items(ctx, lay, dk, oc, V, item_mask, item_flag, lo, hi, row_of, liv
                             fin[r, i] += m
                         else:
                             km[a, i] += m
-            # rerolled dice arrive one at a time, each face with probability 1/6
-            for k in range(dk.n_small):
-                for f in range(6):
-                    a = dk.add[k, f]
-                    for i in range(nu):
-                        km[a, i] += km[k, i] * sixth
-            for r in range(n_rolls):
-                kr = dk.roll_as_keep[r]
-                for i in range(nu):
-                    mass[r, i] = km[kr, i]
+            reroll(dk, km, mass, nu)
         _add_outcomes(oc, fin_f, box_f, rows_f, extras_f, outp, row0, nu)
         _add_outcomes(oc, fin_l, box_l, rows_l, extras_l, outp, row0, nu)
+
+
+@nb.njit(cache=True, nogil=True)
+def reroll(dk, km, mass, n):
+    """The mass of each kept set of dice km (K, n) rerolled, the dice arriving one at a time with
+    each face 1/6: mass (R, n) of each roll after the reroll (km is consumed)."""
+    sixth = 1.0 / 6.0
+    for k in range(dk.n_small):
+        for f in range(6):
+            a = dk.add[k, f]
+            for i in range(n):
+                km[a, i] += km[k, i] * sixth
+    for r in range(mass.shape[0]):
+        kr = dk.roll_as_keep[r]
+        for i in range(n):
+            mass[r, i] = km[kr, i]
+
+
+@nb.njit(cache=True, nogil=True)
+def successor(lay, oc, mask, flag, u, i, o):
+    """(next state, points added, bonus crossed) of turn outcome o from slot i (subtotal u) of
+    (mask, flag): the box's score, its extra bonus, the upper bonus if the box completes it."""
+    T = lay.threshold
+    F = lay.n_flags
+    b = oc.o_box[o]
+    s = np.int64(oc.o_pts[o])
+    nf = flag
+    if b == lay.key_box:
+        nf = 1 if s > 0 else 0
+    m2 = mask | (np.int64(1) << b)
+    cross = False
+    if lay.is_upper[b]:
+        u2 = min(u + s, T)
+        cross = u < T and u2 >= T
+        g2 = lay.base[m2 * F + nf] + lay.slot[lay.umask_of[m2], u2]
+    else:
+        g2 = lay.base[m2 * F + nf] + i
+    return g2, s + oc.o_extra[o] + (lay.bonus if cross else 0), cross
 
 
 @nb.njit(cache=True, nogil=True)
@@ -573,7 +601,6 @@ def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, 
     the bonus per successor state (summed after the layer, so the total does not depend on the
     number of threads).
     """
-    T = lay.threshold
     F = lay.n_flags
     n_out = outp.shape[1]
     for it in range(lo, hi):
@@ -613,22 +640,9 @@ def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, 
                 p = outp[row, o]
                 if p == 0.0:
                     continue
-                b = oc.o_box[o]
-                s = np.int64(oc.o_pts[o])
-                nf = flag
-                if b == lay.key_box:
-                    nf = 1 if s > 0 else 0
-                m2 = mask | (np.int64(1) << b)
-                cross = False
-                if lay.is_upper[b]:
-                    u2 = min(u + s, T)
-                    cross = u < T and u2 >= T
-                    g2 = lay.base[m2 * F + nf] + lay.slot[lay.umask_of[m2], u2]
-                else:
-                    g2 = lay.base[m2 * F + nf] + i
+                g2, x, cross = successor(lay, oc, mask, flag, u, i, o)
                 if g2 % nthreads != t:
                     continue
-                x = s + oc.o_extra[o] + (lay.bonus if cross else 0)
                 l2 = g2 - start2
                 P2[l2] += p * p0
                 S12[l2] += p * (S1[loc] + x * p0)

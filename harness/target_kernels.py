@@ -157,6 +157,15 @@ def target_stop(lay, P, off, shift, mask, flag, u, i, rows, allowed, extras, t0,
 
 
 @nb.njit(cache=True, nogil=True)
+def score_buffers(n_rolls, nbx):
+    """(rows, allowed, extras) of :func:`harness.scoring.score_sheet` for the later rolls and for the
+    first roll (servida)."""
+    return (np.empty((n_rolls, nbx), dtype=np.int16), np.empty(n_rolls, dtype=np.int64),
+            np.empty(n_rolls, dtype=np.int16), np.empty((n_rolls, nbx), dtype=np.int16),
+            np.empty(n_rolls, dtype=np.int64), np.empty(n_rolls, dtype=np.int16))
+
+
+@nb.njit(cache=True, nogil=True)
 def target_items(ctx, lay, dk, P, off, shift, out, oshift, item_mask, item_flag, lo, hi, terminal):
     """Solve the vectors of items lo..hi-1 of one layer into ``out`` (from ``off[state] - oshift``),
     reading the next layer's vectors P (from ``off[state] - shift``), both float64.
@@ -170,12 +179,7 @@ def target_items(ctx, lay, dk, P, off, shift, out, oshift, item_mask, item_flag,
     full = (np.int64(1) << nbx) - 1
     no, yes = np.bool_(False), np.bool_(True)
     none = np.zeros((0, 0, 0))
-    rows_l = np.empty((n_rolls, nbx), dtype=np.int16)
-    al_l = np.empty(n_rolls, dtype=np.int64)
-    ex_l = np.empty(n_rolls, dtype=np.int16)
-    rows_f = np.empty((n_rolls, nbx), dtype=np.int16)
-    al_f = np.empty(n_rolls, dtype=np.int64)
-    ex_f = np.empty(n_rolls, dtype=np.int16)
+    rows_l, al_l, ex_l, rows_f, al_f, ex_f = score_buffers(n_rolls, nbx)
     lmax = 1
     for t in range(lo, hi):
         o = lay.base[item_mask[t] * lay.n_flags + item_flag[t]]
@@ -543,12 +547,7 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     lmax = 1
     for q in range(lo, hi):
         lmax = max(lmax, c_n[q])
-    rows_l = np.empty((n_rolls, nbx), dtype=np.int16)
-    al_l = np.empty(n_rolls, dtype=np.int64)
-    ex_l = np.empty(n_rolls, dtype=np.int16)
-    rows_f = np.empty((n_rolls, nbx), dtype=np.int16)
-    al_f = np.empty(n_rolls, dtype=np.int64)
-    ex_f = np.empty(n_rolls, dtype=np.int16)
+    rows_l, al_l, ex_l, rows_f, al_f, ex_f = score_buffers(n_rolls, nbx)
     cbuf = np.empty(max(n_cand, 1) * lmax)
     sfbuf = np.empty(n_rolls * lmax)
     slbuf = np.empty(n_rolls * lmax)
@@ -562,7 +561,6 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     kmbuf = np.empty(n_keeps * lmax)
     vals = np.empty(max(dk.sub_keep.shape[0], nbx))
     bv = np.empty(nbx)
-    sixth = 1.0 / 6.0
     last_sheet = np.int64(-1)
     for q in range(lo, hi):
         mask = st_mask[q]
@@ -675,16 +673,7 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                         fin[r, i] += m
                     else:
                         km[a, i] += m
-            # rerolled dice arrive one at a time, each face with probability 1/6
-            for k in range(ns):
-                for f in range(6):
-                    a = dk.add[k, f]
-                    for i in range(L):
-                        km[a, i] += km[k, i] * sixth
-            for r in range(n_rolls):
-                kr = dk.roll_as_keep[r]
-                for i in range(L):
-                    mass[r, i] = km[kr, i]
+            K.reroll(dk, km, mass, L)
         # the box: Player.boxes' values (the first strict maximum, or their softmax), the blunder's
         # uniform allowed box
         for fi in range(2):
@@ -750,8 +739,6 @@ def target_push(t, nthreads, lay, oc, off, target, run_shift, live, jlo, jhi, st
     :func:`target_outcomes` was asked): next layer's P2 and score windows D2, thread t writing the
     successors g2 with g2 % nthreads == t; pbonus[t] the mass crossing the bonus, vec[t, o] the mass
     of each outcome."""
-    T = lay.threshold
-    F = lay.n_flags
     n_out = outp.shape[1]
     for q in range(live.shape[0]):
         loc = live[q]
@@ -774,22 +761,9 @@ def target_push(t, nthreads, lay, oc, off, target, run_shift, live, jlo, jhi, st
                 p = outp[row, o]
                 if p == 0.0:
                     continue
-                b = oc.o_box[o]
-                x = np.int64(oc.o_pts[o])
-                nf = flag
-                if b == lay.key_box:
-                    nf = 1 if x > 0 else 0
-                m2 = mask | (np.int64(1) << b)
-                cross = False
-                if lay.is_upper[b]:
-                    u2 = min(u + x, T)
-                    cross = u < T and u2 >= T
-                    g2 = lay.base[m2 * F + nf] + lay.slot[lay.umask_of[m2], u2]
-                else:
-                    g2 = lay.base[m2 * F + nf] + i_slot
+                g2, add, cross = K.successor(lay, oc, mask, flag, u, i_slot, o)
                 if g2 % nthreads != t:
                     continue
-                add = x + oc.o_extra[o] + (lay.bonus if cross else 0)
                 l2 = g2 - start2
                 w = p * p0
                 P2[l2] += w

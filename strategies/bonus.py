@@ -8,7 +8,7 @@ upper boxes: each is assumed to be worked on for one turn, which makes "three of
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -68,10 +68,19 @@ class BonusBot(TurnPlanner):
     classifier = {"stochastic": False, "lookahead": "turn+heuristic", "long_run_time": False}
     uses_upper = True
 
-    def __init__(self, rules: RuleSet, **params) -> None:
-        super().__init__(rules, **params)
-        self._p = bonus_chance_table(rules)
-        self._opp = _opportunity(rules)
+    @cached_property
+    def _p(self) -> np.ndarray:
+        return bonus_chance_table(self.rules)
+
+    @cached_property
+    def _opp(self) -> np.ndarray:
+        return _opportunity(self.rules)
+
+    def prepare(self) -> None:
+        """The bonus-chance table (scipy.stats takes ~1 s to import) and the opportunity costs, made
+        before workers fork; made on first use otherwise, so that an evaluation read from its
+        cache never pays for them."""
+        self._p, self._opp  # noqa: B018
 
     def stop_values(self, filled: int, upper: int, flag: bool, first: bool) -> np.ndarray:
         r = self.rules

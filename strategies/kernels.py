@@ -89,13 +89,33 @@ def best_gain_box(options, allowed, extra, upper, threshold, bonus_value, upper_
 def sheet_gain_boxes(options, allowed, extra, sheet, upper, threshold, bonus_value, upper_face, order, out):
     """out (N, F, R): :func:`gain_box` of every roll of N states, state g on sheet row sheet[g] of
     options (U, 2, R, NB), allowed and extra (U, 2, R), with upper subtotal upper[g]; F = 1 reads
-    the later rolls' scores (index 0) for both."""
+    the later rolls' scores (index 0) for both. A roll on which no allowed upper box can complete
+    the bonus takes its sheet's box without the bonus (worked out once per run of states of one
+    sheet): the subtotal matters to :func:`gain_box` only through that bonus."""
+    n_f, n_rolls = out.shape[1], out.shape[2]
+    nbx = options.shape[3]
+    base = np.empty((n_f, n_rolls), dtype=np.int64)
+    last = -1
     for g in range(out.shape[0]):
         sh = sheet[g]
-        for f in range(out.shape[1]):
-            for r in range(out.shape[2]):
-                out[g, f, r] = gain_box(options[sh, f, r], allowed[sh, f, r], extra[sh, f, r], upper[g], threshold,
-                                        bonus_value, upper_face, order)
+        if sh != last:
+            for f in range(n_f):
+                for r in range(n_rolls):
+                    base[f, r] = gain_box(options[sh, f, r], allowed[sh, f, r], extra[sh, f, r], threshold, threshold,
+                                          bonus_value, upper_face, order)
+            last = sh
+        u = upper[g]
+        for f in range(n_f):
+            for r in range(n_rolls):
+                cross = False
+                if u < threshold:
+                    al = allowed[sh, f, r]
+                    for b in range(nbx):
+                        if upper_face[b] > 0 and (al >> b) & 1 and u + options[sh, f, r, b] >= threshold:
+                            cross = True
+                            break
+                out[g, f, r] = (gain_box(options[sh, f, r], allowed[sh, f, r], extra[sh, f, r], u, threshold,
+                                         bonus_value, upper_face, order) if cross else base[f, r])
 
 
 @nb.njit(cache=True, nogil=True)
@@ -117,10 +137,10 @@ def bonus_policy(options, allowed, extra, sheet, masks, uppers, threshold, bonus
                  weight, order, servida, stops, boxes):
     """The bonus bot's stop values stops (N, 2, R) and boxes (N, F, R) for N states (state g: sheet
     row sheet[g] of options (U, 2, R, NB), allowed and extra (U, 2, R), filled boxes masks[g],
-    upper subtotal uppers[g]); F = 2 with ``servida``, else 1 (the first roll scores like any other). Every value is :func:`bonus_values`'s, term by term in its order
-    (only the open faces and P(bonus) now are taken once per state): stops the best of them
-    (:func:`bonus_stop_values`), boxes the first best in ``order`` (the bot's ``best_box``)."""
-    nbx = options.shape[3]
+    upper subtotal uppers[g]); F = 2 with ``servida``, else 1 (the first roll scores like any
+    other). Every value is :func:`bonus_values`'s, term by term in its order (only the open faces
+    and P(bonus) now are taken once per state): stops the best of them (:func:`bonus_stop_values`),
+    boxes the first best in ``order`` (the bot's ``best_box``)."""
     for g in range(masks.shape[0]):
         sh = sheet[g]
         filled = masks[g]

@@ -315,16 +315,19 @@ class SolverBot(Strategy):
         rr = max(self._rr, 1)
         b, nbx = len(sheets), self.rules.n_boxes
         soft = self.temperature > 0
-        keeps = np.empty((1, 1, 1) if soft else (b, rr, d.n_rolls), dtype=np.int32)
-        keep_vals = np.zeros((b, rr, d.n_keeps) if soft else (1, 1, 1))
+        codes = np.zeros((1, 1, 1) if soft else (b, rr, d.n_rolls), dtype=np.uint8)
+        keep_vals = np.empty((b, rr, d.n_keeps) if soft else (1, 1, 1))
         boxes = np.empty((1, 1, 1) if soft else (b, 2 if self.rules.has_servida else 1, d.n_rolls), dtype=np.int64)
-        box_vals = np.zeros((b, nbx, int(sheets.sheet_options.max(initial=0)) + 1) if soft else (1, 1, 1))
+        box_vals = np.empty((b, nbx, int(sheets.sheet_options.max(initial=0)) + 1) if soft else (1, 1, 1))
         EK.solver_policy(self._ctx, self._lay, self._dk, self._sol.values, sheets.masks.astype(np.int64),
-                         sheets.flags.astype(bool), sheets.uppers.astype(np.int64), soft, keeps, keep_vals, boxes,
+                         sheets.flags.astype(bool), sheets.uppers.astype(np.int64), soft, codes, keep_vals, boxes,
                          box_vals)
         if self._rr == 0:  # no reroll: every roll stops (the keeps are never asked)
-            keeps, keep_vals = np.broadcast_to(d.roll_as_keep.astype(np.int32), (1, 1, d.n_rolls)), None
-        keep = keep_vals if soft and keep_vals is not None else keeps
+            keep = np.broadcast_to(d.roll_as_keep.astype(np.int32), (1, 1, d.n_rolls))
+        elif soft:
+            keep = keep_vals
+        else:  # a keep's position among its roll's sub-keeps -> the keep
+            keep = d.sub_keep[d.sub_ptr[:-1][None, None, :] + codes]
         return Policy(keep, box_vals if soft else boxes, temperature=self.temperature, blunder=self.blunder)
 
 

@@ -180,8 +180,9 @@ CASES = ([(name, bot) for name in ("tiny_bonus", "tiny_joker", "tiny_generala", 
             for bot in ("solver:temperature=2,blunder=0.1", "solver:blunder=0.2")]
          + [("tiny_joker", "solver:temperature=0.5"), ("tiny_bonus", "solver:temperature=0.02")]
          # target play: its choices depend on its points so far (the walk over (state, score))
-         + [("tiny_bonus", "solver:target=39"), ("tiny_forced", "solver:target=34"), ("tiny_generala", "solver:target=47"),
-            ("tiny_joker", "solver:target=55"), ("tiny_forced", "solver:target=34,blunder=0.2"),
+         + [("tiny_bonus", "solver:target=39"), ("tiny_forced", "solver:target=34"),
+            ("tiny_generala", "solver:target=47"), ("tiny_joker", "solver:target=55"),
+            ("tiny_forced", "solver:target=34,blunder=0.2"),
             ("tiny_forced", "solver:target=34,temperature=3,blunder=0.1")])
 
 
@@ -201,6 +202,18 @@ def test_evaluation_is_the_enumerated_play_of_the_bot(name, spec, tiny_dir, cach
     assert ev.percentiles == {str(q): int(np.searchsorted(cdf, q / 100 - 1e-12)) for q in solver.PERCENTILES}
     assert ev.box_mean.sum() + ev.extra_mean + rules.bonus_value * (p_bonus if rules.threshold else 0) \
         == pytest.approx(ev.mean, abs=1e-9)
+
+
+@pytest.mark.parametrize("name,target", [("tiny_bonus", 39), ("tiny_joker", 55), ("tiny_generala", 47)])
+def test_target_play_reaches_its_target_as_often_as_its_table_says(name, target, tiny_dir, cache):
+    from harness.target import target_table
+
+    rules = load_rules(str(tiny_dir / f"{name}.toml"))
+    ev = E.evaluate(rules, f"solver:target={target}", use_cache=False)
+    tab = target_table(rules, "target", target)
+    # the table's float32 entries are the float64 solve rounded once: the play they choose reaches
+    # the target with the table's probability to that rounding
+    assert float(ev.distribution[target:].sum()) == pytest.approx(tab.prob(0, 0, False, target), abs=1e-6)
 
 
 @pytest.mark.parametrize("name", ["tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced"])
