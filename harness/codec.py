@@ -51,8 +51,8 @@ import pyarrow.parquet as pq
 from harness.dice import dice
 from harness.errors import UserError
 from harness.rules import INLINE_KEYS, AllowedRules, RuleSet, load_rules, rules_dir
-from harness.rundir import (MANIFEST, ChunkRef, load_manifest, manifest_chunks, read_chunk, rules_of_manifest,
-                            settings_changed, sha256_bytes)
+from harness.rundir import (MANIFEST, ChunkRef, load_manifest, manifest_chunks, numpy_of, read_chunk,
+                            read_parquet, rules_of_manifest, settings_changed, sha256_bytes)
 from harness.tournament import MAX_SEATS
 
 #: The ``format`` field of every record.
@@ -723,14 +723,14 @@ def _read_columns(run: _Run, c: Any) -> _Columns:
     if sha256_bytes(data) != c.records_sha256:
         raise UserError(f"{path}: damaged (its sha256 differs from the manifest's); replay it with: {resume}")
     try:
-        table = pq.read_table(pa.BufferReader(data))
+        table = read_parquet(pa.BufferReader(data))
     except Exception as exc:  # pyarrow raises many types for a file that is not Parquet
         raise UserError(f"{path}: cannot read: {exc}") from None
     n_seats = len(run.lineups[c.lineup])
     b = c.stop - c.start
     if table.num_rows != b * n_seats * n_turns:
         raise UserError(f"{path}: {table.num_rows} rows, expected {b} games x {n_seats} seats x {n_turns} turns")
-    col = {k: table.column(k).to_numpy().reshape(b, n_seats, n_turns) for k in table.column_names if k != "box"}
+    col = {k: numpy_of(table.column(k)).reshape(b, n_seats, n_turns) for k in table.column_names if k != "box"}
     order = (col["game"] == c.start + np.arange(b)[:, None, None]).all() \
         and (col["seat"] == np.arange(n_seats)[None, :, None]).all() \
         and ((col["column"].astype(np.int64) - 1) * nb + col["turn"] - 1 == np.arange(n_turns)).all()
@@ -739,7 +739,7 @@ def _read_columns(run: _Run, c: Any) -> _Columns:
     box_col = table.column("box").combine_chunks()
     n_rolls = sum(k.startswith("roll_") for k in col)
     rows = read_chunk(ChunkRef(c.lineup, c.start, c.stop, run.path / c.file, c.sha256), ["game", "total"])
-    if rows.num_rows != b * n_seats or (rows.column("game").to_numpy() != np.repeat(np.arange(c.start, c.stop),
+    if rows.num_rows != b * n_seats or (numpy_of(rows.column("game")) != np.repeat(np.arange(c.start, c.stop),
                                                                                  n_seats)).any():
         raise UserError(f"{run.path / c.file}: rows are not games {c.start}..{c.stop - 1} x {n_seats} seats")
     missing = [f.name for f in TURN_FIELDS if f.name not in col and f.in_record and not f.optional]
@@ -751,8 +751,8 @@ def _read_columns(run: _Run, c: Any) -> _Columns:
     return _Columns(path, c.lineup, c.start, np.stack([col[f"roll_{j + 1}"] for j in range(n_rolls)], axis=-1),
                     np.stack([col[f"keep_{j + 1}"] for j in range(n_rolls - 1)], axis=-1) if n_rolls > 1
                     else np.zeros((b, n_seats, n_turns, 0), dtype=np.int64),
-                    box_col.indices.to_numpy().reshape(b, n_seats, n_turns), box_col.dictionary.to_pylist(),
-                    numbers, rows.column("total").to_numpy().reshape(b, n_seats))
+                    numpy_of(box_col.indices).reshape(b, n_seats, n_turns), box_col.dictionary.to_pylist(),
+                    numbers, numpy_of(rows.column("total")).reshape(b, n_seats))
 
 
 def _record_of(run: _Run, cols: _Columns, i: int) -> GameRecord:

@@ -9,10 +9,9 @@ batch a game is played in (DESIGN.md decision 3).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-import pandas as pd
 
 from harness import rng
 from harness.engine_kernels import follow_leads, reroll, throw
@@ -21,6 +20,9 @@ from harness.rules import RuleSet
 from harness.scoring import context, score_options_batch
 from harness.strategy import CHOOSE_STEP, Strategy, TurnView, keep_error, validate_choice, validate_keep
 from harness.tournament import MAX_SEATS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class StrategyError(RuntimeError):
@@ -120,6 +122,11 @@ class Results:
         """One row per (game, seat): game, seat, strategy, total, upper, bonus, outcome, then boxes,
         then (when tracked) the game's ``lead_changes`` (on every seat's row), the seat's
         ``last_behind`` and ``deficit`` (int16; :class:`Leads`)."""
+        # pandas here, not at the top: every command that plays or analyses imports this module,
+        # and pandas is 0.4 s of CPU of start-up that `review`, `advise` and `analyse` never use
+        # (benchmarks/BENCHMARKS.md "Game review")
+        import pandas as pd
+
         b, s = self.total.shape
         cats = sorted(set(self.labels))
         cols: dict[str, Any] = {

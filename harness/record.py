@@ -37,6 +37,7 @@ from harness.codec import (FORMAT, MAX_SEATS, GameId, GameRecord, RecordError, R
 from harness.errors import UserError
 from harness.progress import bar
 from harness.rules import AllowedRules, RuleSet
+from harness.rundir import read_parquet
 from harness.scoring import Context, context, score_options, score_options_batch
 
 # ---------------------------------------------------------------------------------------------
@@ -356,7 +357,7 @@ def _read_lines(source: str | os.PathLike[str] | Iterable[str], limit: int) -> _
 def _parquet_rows(path: Path, limit: int) -> tuple[int, Iterator[_Row]]:
     """The number of rows of a Parquet file of records, and the rows (decoded one at a time)."""
     try:
-        table = pq.read_table(path)
+        table = read_parquet(path)
     except Exception as exc:  # pyarrow raises many types for a file that is not Parquet
         raise UserError(f"cannot read game records {path}: {exc}") from None
     if "record" not in table.column_names:

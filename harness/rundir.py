@@ -207,6 +207,44 @@ def parquet_rows(path: Path) -> int | None:
         return None
 
 
+def read_parquet(source: Any, columns: Sequence[str] | None = None) -> Any:
+    """One Parquet file (a path or a ``pyarrow.BufferReader``) as a ``pyarrow.Table``, of
+    ``columns`` or every column. Not ``pq.read_table``: that goes through ``pyarrow.dataset``,
+    which imports pandas, 0.4 s of CPU that reading one file does not need (`review` of one game,
+    benchmarks/BENCHMARKS.md "Game review"); the table is the same, schema and metadata included."""
+    import pyarrow.parquet as pq  # lazily, as in parquet_rows
+
+    return pq.ParquetFile(source).read(columns=None if columns is None else list(columns))
+
+
+def numpy_of(column: Any) -> Any:
+    """A pyarrow column (a ``ChunkedArray`` or an ``Array``) as a numpy array. A boolean, integer or
+    float column without nulls is read from its buffers (numbers: zero copy for one chunk,
+    read-only as pyarrow's own); pyarrow's ``to_numpy`` would import pandas (0.4 s of CPU, a third of `review`'s own work:
+    benchmarks/BENCHMARKS.md "Game review"). Any other column goes through ``to_numpy``."""
+    import numpy as np
+    import pyarrow as pa
+
+    t = column.type
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    if column.null_count:
+        return column.to_numpy(zero_copy_only=False)
+    if pa.types.is_boolean(t):  # bits, least significant first
+        dt = np.dtype(bool)
+        parts = [np.unpackbits(np.frombuffer(c.buffers()[1], np.uint8), count=c.offset + len(c),
+                               bitorder="little")[c.offset:].astype(bool) for c in chunks]
+    elif pa.types.is_integer(t) or pa.types.is_floating(t):
+        kind = "f" if pa.types.is_floating(t) else ("i" if pa.types.is_signed_integer(t) else "u")
+        dt = np.dtype(f"<{kind}{t.bit_width // 8}")
+        parts = [np.frombuffer(c.buffers()[1], dtype=dt, count=len(c), offset=c.offset * dt.itemsize)
+                 for c in chunks]
+    else:
+        return column.to_numpy(zero_copy_only=False)
+    if not parts:
+        return np.empty(0, dt)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def rows_digest(run_dir: str | os.PathLike[str]) -> str:
     """sha256 of every row of a run, sorted by (lineup, game, seat), independent of chunking.
 
@@ -215,14 +253,12 @@ def rows_digest(run_dir: str | os.PathLike[str]) -> str:
     types and column hashes. Two runs with the same config and seed give the same digest whatever
     their chunk size, worker count or backend.
     """
-    import pyarrow.parquet as pq  # lazily, as in parquet_rows
-
     run = Path(run_dir)
     manifest = load_manifest(run)
     hashers: dict[str, Any] = {}
     types: dict[str, str] = {}
     for c in manifest_chunks(manifest):
-        table = pq.read_table(run / c.file)
+        table = read_parquet(run / c.file)
         for name in table.column_names:
             col = table.column(name).combine_chunks()
             h = hashers.setdefault(name, hashlib.sha256())
@@ -398,7 +434,6 @@ def _chunk_stop(path: Path, start: int, seats: int) -> int:
 def read_chunk(ref: ChunkRef, columns: Sequence[str]) -> Any:
     """The chunk's table (pyarrow) with ``columns``, after checking its bytes against the manifest."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     resume = f"yatzy-harness run --resume {ref.path.parent.parent}"
     try:
@@ -408,7 +443,7 @@ def read_chunk(ref: ChunkRef, columns: Sequence[str]) -> Any:
     if ref.sha256 is not None and sha256_bytes(data) != ref.sha256:
         raise UserError(f"{ref.path}: damaged (its sha256 differs from the manifest's); replay it with: {resume}")
     try:
-        return pq.read_table(pa.BufferReader(data), columns=list(columns))
+        return read_parquet(pa.BufferReader(data), columns)
     except Exception as exc:  # pyarrow raises several types for unreadable/missing columns
         raise UserError(f"{ref.path}: cannot read: {exc}") from None
 

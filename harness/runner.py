@@ -49,7 +49,6 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from harness import backends
@@ -58,8 +57,8 @@ from harness.engine import StrategyError, play
 from harness.errors import RUN_LOG_ONLY, RunFailed, UserError
 from harness.outcome import DEFINITION
 from harness.rundir import (CHUNK_DIR, FORMAT, LOG, MANIFEST, RECORD_DIR, TMP_SUFFIX, Chunk, load_manifest,
-                              file_sha256, manifest_chunks, parquet_rows, parse_chunk_name, plan, rows_digest,
-                              sha256_bytes, write_bytes_atomic, write_json_atomic)
+                              file_sha256, manifest_chunks, parquet_rows, parse_chunk_name, plan, read_parquet,
+                              rows_digest, sha256_bytes, write_bytes_atomic, write_json_atomic)
 from harness.runconfig import DEFAULT_CHUNK_SIZE, ResolvedRun, RunConfig
 from harness.worker import ChunkFailed, ChunkResult, Job, forget, install, play_chunk, set_progress
 
@@ -500,7 +499,7 @@ def _wrap(exc: BaseException, c: Chunk) -> ChunkFailed:
 def _file_sums(out: Path, c: Chunk, job: Job) -> dict[str, list[int]]:
     """Per-label sums of a chunk already on disk (resume)."""
 
-    t = pq.read_table(out / c.file, columns=["seat", "total", "outcome"])
+    t = read_parquet(out / c.file, ["seat", "total", "outcome"])
     seat = t.column("seat").to_numpy()
     tot = t.column("total").to_numpy().astype(np.int64)
     oc = t.column("outcome").to_numpy()

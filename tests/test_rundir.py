@@ -198,3 +198,30 @@ def test_damaged_records_are_replayed_and_record_is_part_of_the_runs_identity(tm
     assert record_bytes(out) == record_bytes(ref) and chunk_bytes(out) == chunk_bytes(ref)
     with pytest.raises(UserError, match=r"record"):
         run(cfg(), out, resume=True)  # resuming without --record would leave chunks without records
+
+
+@pytest.mark.parametrize("typ", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                                 "float32", "float64"])
+def test_numpy_of_equals_pyarrows_own_conversion(typ):
+    """rundir.numpy_of reads a column from its buffers (pyarrow's to_numpy imports pandas): the same
+    values and dtype as to_numpy, for every chunking and offset, and nulls or strings go to to_numpy."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(7)
+    values = rng.integers(0, 2, 203).astype(bool) if typ == "bool" else (rng.random(203) * 100).astype(typ)
+    arr = pa.array(values)
+    table = pa.Table.from_batches([pa.record_batch([arr.slice(0, 70)], ["x"]), pa.record_batch([arr.slice(70)], ["x"])])
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf, row_group_size=50)
+    read = rundir.read_parquet(pa.BufferReader(buf.getvalue()))
+    for col in (arr, arr.slice(3, 150), arr.slice(9), table.column("x"), table.column("x").slice(65, 20), read.column("x"),
+                arr.slice(5, 0)):
+        got, want = rundir.numpy_of(col), col.to_numpy(zero_copy_only=False)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    with_null = pa.array([True, None, False] if typ == "bool" else [1, None, 3], type=typ)
+    got = rundir.numpy_of(with_null)
+    assert np.array_equal(got, with_null.to_numpy(zero_copy_only=False), equal_nan=got.dtype.kind == "f")
+    strings = pa.array(["a", "b"])
+    assert rundir.numpy_of(strings).tolist() == ["a", "b"]
