@@ -322,8 +322,8 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool) -> tuple[floa
     st_slot = np.arange(plan.n_states) - first_state[st_item]
     st_upper = lay.ulist[lay.umask_of[st_mask], st_slot].astype(np.int64)
     n_out = len(oc.o_box)
-    vec = np.zeros((threads, n_out))
-    pbonus = np.zeros(threads)
+    vec = np.zeros(n_out)
+    pbonus = np.zeros(1)
     P = np.ones(1)
     wlo, woff = S.layer_windows(plan, 0, cap, extra)
     D = np.zeros(int(woff[-1]))
@@ -359,8 +359,7 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool) -> tuple[floa
 
             def push(t: int, _: int, a=a, b=b, args=args, outp=outp) -> None:
                 TK.target_push(t, threads, lay, oc, off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b],
-                               *args[:4], start, args[4], args[6], outp, wlo, woff, D, start2, P2, wlo2, woff2, D2,
-                               pbonus, vec)
+                               *args[:4], start, args[4], args[6], outp, wlo, woff, D, start2, P2, wlo2, woff2, D2)
 
             # the threads split the chunk's (state, target) rows evenly; the first chunk runs on one
             # thread: numba compiles (or loads) each kernel once
@@ -369,6 +368,8 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool) -> tuple[floa
             edges = [0, *sorted(set(int(c) for c in cuts if 0 < c < b - a)), b - a]
             S.run_blocks(outcomes, list(zip(edges, edges[1:])), split)
             S.run_blocks(push, [(t, t + 1) for t in range(threads)], threads if k + a > 0 else 1)
+            TK.target_mass(lay, oc, off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b], args[2], start, args[4],
+                           args[5], args[6], outp, wlo, woff, D, vec, pbonus)
             a = b
         P, D, wlo, woff = P2, D2, wlo2, woff2
         bar.update()
@@ -380,11 +381,10 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool) -> tuple[floa
         w = D[woff[i]:woff[i + 1]]
         dist[wlo[i]:wlo[i] + len(w)] += w
     s = np.arange(cap + 1)
-    v = vec.sum(axis=0)
-    box_pts = np.bincount(oc.o_box, weights=v * oc.o_pts, minlength=nbx)
-    box_pos = np.bincount(oc.o_box, weights=v * (oc.o_pts > 0), minlength=nbx)
-    p_bonus = float(pbonus.sum()) + (1.0 if plan.bonus0 > 0 else 0.0)
-    return float(dist @ s), float(dist @ s**2), p_bonus, dist, box_pts, box_pos, float(v @ oc.o_extra), False
+    box_pts = np.bincount(oc.o_box, weights=vec * oc.o_pts, minlength=nbx)
+    box_pos = np.bincount(oc.o_box, weights=vec * (oc.o_pts > 0), minlength=nbx)
+    p_bonus = float(pbonus[0]) + (1.0 if plan.bonus0 > 0 else 0.0)
+    return float(dist @ s), float(dist @ s**2), p_bonus, dist, box_pts, box_pos, float(vec @ oc.o_extra), False
 
 
 def _columns(rules: RuleSet, col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -733,12 +733,12 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
 
 @nb.njit(cache=True, nogil=True)
 def target_push(t, nthreads, lay, oc, off, target, run_shift, live, jlo, jhi, st_mask, st_flag, st_u, st_slot,
-                start, c_lo, row0, outp, wlo, woff, D, start2, P2, wlo2, woff2, D2, pbonus, vec):
+                start, c_lo, row0, outp, wlo, woff, D, start2, P2, wlo2, woff2, D2):
     """Move the probability of every live (state, score) cell of a chunk along the outcomes of the
     target its points leave (target - (score - run_shift), folded into [-1, vector length] as
     :func:`target_outcomes` was asked): next layer's P2 and score windows D2, thread t writing the
-    successors g2 with g2 % nthreads == t; pbonus[t] the mass crossing the bonus, vec[t, o] the mass
-    of each outcome."""
+    successors g2 with g2 % nthreads == t (each sum in the sources' order, whatever the threads).
+    The outcomes' masses are :func:`target_mass`'s."""
     n_out = outp.shape[1]
     for q in range(live.shape[0]):
         loc = live[q]
@@ -767,9 +767,44 @@ def target_push(t, nthreads, lay, oc, off, target, run_shift, live, jlo, jhi, st
                 l2 = g2 - start2
                 w = p * p0
                 P2[l2] += w
-                vec[t, o] += w
-                if cross:
-                    pbonus[t] += w
                 cell = s + add - wlo2[l2]
                 n2 = woff2[l2 + 1] - woff2[l2]
                 D2[woff2[l2] + min(cell, n2 - 1)] += w
+
+
+@nb.njit(cache=True, nogil=True)
+def target_mass(lay, oc, off, target, run_shift, live, jlo, jhi, st_u, start, c_lo, c_n, row0, outp, wlo, woff, D,
+                vec, pbonus):
+    """Add to vec[o] the probability of each turn outcome o of a chunk's live (state, score) cells,
+    and to pbonus[0] the probability of crossing the upper bonus, on one thread: each (state,
+    target) row's mass first (the cells folded into it, as :func:`target_push` folds them), then
+    the rows in order, so the sums do not depend on the threads that pushed the chunk."""
+    n_out = outp.shape[1]
+    T = lay.threshold
+    m = np.zeros(outp.shape[0])
+    for q in range(live.shape[0]):
+        loc = live[q]
+        g = start + loc
+        n_vec = off[g + 1] - off[g]
+        a0 = woff[loc]
+        for j in range(jlo[q], jhi[q] + 1):
+            p0 = D[a0 + j]
+            if p0 == 0.0:
+                continue
+            tt = target - (wlo[loc] + j - run_shift)
+            c = -1 if tt < 0 else (n_vec if tt >= n_vec else tt)
+            m[row0[q] + c - c_lo[q]] += p0
+    for q in range(live.shape[0]):
+        u = np.int64(st_u[q])
+        for row in range(row0[q], row0[q] + c_n[q]):
+            w0 = m[row]
+            if w0 == 0.0:
+                continue
+            for o in range(n_out):
+                p = outp[row, o]
+                if p == 0.0:
+                    continue
+                w = p * w0
+                vec[o] += w
+                if lay.is_upper[oc.o_box[o]] and u < T and u + oc.o_pts[o] >= T:
+                    pbonus[0] += w

@@ -354,3 +354,19 @@ def test_refusals(tiny_dir, cache):
 
     with pytest.raises(UserError, match="can be sampled with `run` but not evaluated exactly"):
         E.evaluate(rules, Plugin(rules))
+
+
+@pytest.mark.parametrize("spec", ["solver:temperature=2,blunder=0.1", "solver:target=39,temperature=3"])
+def test_an_evaluation_is_the_same_to_the_last_bit_on_any_number_of_threads(spec, tiny_dir, cache, monkeypatch):
+    """A forked worker evaluates on one thread, the main process on every core: the figures (and so
+    the cache files) must not depend on it. Small parts and chunks make the threads' shares differ."""
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    monkeypatch.setattr(E, "PART_STATES", 2)
+    monkeypatch.setattr(E, "TARGET_ROWS", 16)
+    got = {}
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(solver, "n_threads", lambda threads=threads: threads)
+        ev = E.evaluate(rules, spec, use_cache=False)
+        got[threads] = (ev.column.tobytes(), ev.distribution.tobytes(), ev.mean, ev.std, ev.p_bonus,
+                        np.asarray(ev.box_mean).tobytes(), np.asarray(ev.box_scored).tobytes())
+    assert got[1] == got[2] == got[3]
