@@ -39,6 +39,7 @@ import io
 import json
 import math
 import os
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -286,6 +287,10 @@ class GameRecord:
             if not ok:
                 raise RecordError(f"{at}: seat {i} must be {{\"name\": ...}}, {{\"spec\": ...}} or both "
                                   f"(strings), got {_show(s)}")
+            for key, v in s.items():
+                bad = _unprintable(v)
+                if bad:
+                    raise RecordError(f"{at}: seat {i} {key} {bad}")
             parsed_seats.append(Seat(s.get("name"), s.get("spec")))
         turns = raw.get("turns")
         if not isinstance(turns, list):
@@ -340,6 +345,22 @@ def record_rules(name: str, settings: Mapping[str, Any], game: GameId, cache: di
     if cache is not None:
         cache[key] = rules
     return rules
+
+
+#: Longest seat name or spec a record may give (a name is printed in every table of its player).
+MAX_NAME = 200
+
+
+def _unprintable(v: str) -> str | None:
+    """Why a seat's name or spec cannot be shown as it is, or None: too long, or a control or
+    format character (a terminal escape, a line break, a right-to-left override: printed raw, a
+    name could clear the screen or disguise another player's line)."""
+    if len(v) > MAX_NAME:
+        return f"is {len(v):,} characters long (at most {MAX_NAME})"
+    for ch in v:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp"):
+            return f"holds the control character U+{ord(ch):04X}"
+    return None
 
 
 def _show(v: Any) -> str:

@@ -760,3 +760,24 @@ def test_analyse_and_fit_of_a_mutated_file_account_for_every_line(fuzz_file, ops
     except UserError:  # e.g. a flipped digit made a second rule set: the fit takes one
         return
     assert fit.games + len(fit.bad) == len(expected)
+
+
+@pytest.mark.parametrize("name,why", [("\x1b[2J\x1b[Hmallory", "holds the control character U+001B"),
+                                      ("eve\nseat 1 (alice) 300", "holds the control character U+000A"),
+                                      ("bob\u202eecila", "holds the control character U+202E"),
+                                      ("x" * 201, "is 201 characters long (at most 200)")])
+def test_a_seat_name_that_would_print_raw_control_characters_is_a_bad_game(tmp_path, lines, capsys, name, why):
+    """A name is printed in every table of its player: a terminal escape, a line break or a
+    right-to-left override in it would draw on the user's terminal or disguise another line."""
+    bad = json.loads(lines[1])
+    bad["seats"][0] = {"name": name}
+    path = _write(tmp_path / "g.jsonl", [lines[0], json.dumps(bad), lines[2]])
+    assert main(["records", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert f"{path} line 2: game 1: seat 0 name {why}" in captured.err
+    assert "\x1b" not in captured.out + captured.err and "\u202e" not in captured.out + captured.err
+    assert "2 games read, 1 bad game skipped" in captured.out
+    ok = json.loads(lines[1])
+    ok["seats"][0] = {"name": "Zoë O'Brien-Łukasz 李"}  # any printable name is a name
+    assert main(["records", str(_write(tmp_path / "ok.jsonl", [json.dumps(ok)])), "--text"]) == 0
+    assert "Zoë O'Brien-Łukasz 李" in capsys.readouterr().out
