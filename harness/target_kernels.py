@@ -746,17 +746,13 @@ def target_push(t, nthreads, lay, oc, off, target, run_shift, live, jlo, jhi, st
         flag = st_flag[q]
         u = np.int64(st_u[q])
         i_slot = np.int64(st_slot[q])
-        g = start + loc
-        n_vec = off[g + 1] - off[g]
-        a0 = woff[loc]
+        n_vec = off[start + loc + 1] - off[start + loc]
         for j in range(jlo[q], jhi[q] + 1):
-            p0 = D[a0 + j]
+            p0 = D[woff[loc] + j]
             if p0 == 0.0:
                 continue
             s = wlo[loc] + j
-            tt = target - (s - run_shift)
-            c = -1 if tt < 0 else (n_vec if tt >= n_vec else tt)
-            row = row0[q] + c - c_lo[q]
+            row = target_row(target, run_shift, s, n_vec, row0[q], c_lo[q])
             for o in range(n_out):
                 p = outp[row, o]
                 if p == 0.0:
@@ -773,6 +769,15 @@ def target_push(t, nthreads, lay, oc, off, target, run_shift, live, jlo, jhi, st
 
 
 @nb.njit(cache=True, nogil=True)
+def target_row(target, run_shift, s, n_vec, row0, c_lo):
+    """The (state, target) row of :func:`target_outcomes` of a cell whose running total is s: the
+    target its points leave, folded into [-1, n_vec] (where the choices no longer change)."""
+    tt = target - (s - run_shift)
+    c = -1 if tt < 0 else (n_vec if tt >= n_vec else tt)
+    return row0 + c - c_lo
+
+
+@nb.njit(cache=True, nogil=True)
 def target_mass(lay, oc, off, target, run_shift, live, jlo, jhi, st_u, start, c_lo, c_n, row0, outp, wlo, woff, D,
                 vec, pbonus):
     """Add to vec[o] the probability of each turn outcome o of a chunk's live (state, score) cells,
@@ -784,16 +789,9 @@ def target_mass(lay, oc, off, target, run_shift, live, jlo, jhi, st_u, start, c_
     m = np.zeros(outp.shape[0])
     for q in range(live.shape[0]):
         loc = live[q]
-        g = start + loc
-        n_vec = off[g + 1] - off[g]
-        a0 = woff[loc]
+        n_vec = off[start + loc + 1] - off[start + loc]
         for j in range(jlo[q], jhi[q] + 1):
-            p0 = D[a0 + j]
-            if p0 == 0.0:
-                continue
-            tt = target - (wlo[loc] + j - run_shift)
-            c = -1 if tt < 0 else (n_vec if tt >= n_vec else tt)
-            m[row0[q] + c - c_lo[q]] += p0
+            m[target_row(target, run_shift, wlo[loc] + j, n_vec, row0[q], c_lo[q])] += D[woff[loc] + j]
     for q in range(live.shape[0]):
         u = np.int64(st_u[q])
         for row in range(row0[q], row0[q] + c_n[q]):
