@@ -509,12 +509,17 @@ def two_heuristics(analyser) -> DecisionTable:
     return play_table(analyser, ["greedy", "bonus"], np.arange(30), 2)
 
 
-def test_greedy_and_bonus_are_fitted_without_poor_by_the_family(two_heuristics):
+@pytest.fixture(scope="module")
+def compared(two_heuristics):
+    return fit_table(two_heuristics, "dial+mixed", pooled=False)
+
+
+def test_greedy_and_bonus_are_fitted_without_poor_by_the_family(compared):
     """30 games each (1,300 decisions): the dial fits both POOR; greedy is the mixed model at
     weight 1 (its keeps and boxes the argmax of the myopic values: both temperatures and the
     blunder rate 0); bonus is fitted by mixed without POOR at this size (not at 100 games:
     benchmarks/BENCHMARKS.md, "Player models")."""
-    dial, mixed = (fit_table(two_heuristics, m, pooled=False) for m in ("dial", "mixed"))
+    dial, mixed = compared.model_fit("solver:temperature,blunder"), compared.model_fit("mixed")
     for name in ("greedy", "bonus"):
         assert dial.player(name).poor
         assert not mixed.player(name).poor
@@ -523,3 +528,87 @@ def test_greedy_and_bonus_are_fitted_without_poor_by_the_family(two_heuristics):
     assert (g.params["keep_temperature"].value, g.params["box_temperature"].value, g.blunder) == (0.0, 0.0, 0.0)
     assert g.top1 > 0.9 > dial.player("greedy").top1
     assert 0.05 < mixed.player("bonus").params["weight"].value < 0.2
+
+
+def test_models_are_chosen_on_held_out_games(compared, two_heuristics):
+    """Each player's seat-games split in halves by a seeded hash; every model fitted to one half
+    and judged on the other: the held-out figures are those of a fit by hand on the same halves,
+    and the mixed model is chosen for both heuristic players."""
+    from harness.fit import FamilyLikelihood, family_mle, fold
+
+    t = two_heuristics
+    assert [c.player for c in compared.choice] == ["greedy", "bonus"] and compared.holdout_seed == 1
+    for c in compared.choice:
+        assert c.chosen == "mixed" and [h.model for h in c.models] == ["solver:temperature,blunder", "mixed"]
+        mine = np.asarray(t.labels)[t.seatgame] == c.player
+        half = np.array([fold(1, t.games[i], int(t.seats[i])) for i in range(len(t.labels))])[t.seatgame]
+        train, test = (Choices.of_table(t, mine & (half == f)) for f in (0, 1))
+        assert (c.train_decisions, c.test_decisions) == (train.decisions, test.decisions)
+        assert c.train_decisions + c.test_decisions == compared.player(c.player).decisions
+        assert 0.3 < c.train_decisions / (c.train_decisions + c.test_decisions) < 0.7
+        theta, _ = family_mle(FamilyLikelihood(train), "mixed")
+        lik = FamilyLikelihood(test)
+        h = c.models[1]
+        assert h.loglik_per_decision == pytest.approx(lik.at(theta)[0] / test.decisions, rel=1e-9)
+        assert h.top1 == pytest.approx(lik.top1(theta[0]), rel=1e-12)
+        dial = mle(Likelihood(train), "solver:temperature,blunder")
+        assert c.models[0].loglik_per_decision == pytest.approx(
+            Likelihood(test).at(dial.temperature, dial.blunder) / test.decisions, rel=1e-9)
+        assert c.models[1].loglik_per_decision > c.models[0].loglik_per_decision
+    # another seed, another split (the same seat-games, in other halves)
+    assert [fold(2, g, 0) for g in range(40)] != [fold(1, g, 0) for g in range(40)]
+
+
+def test_skill_bands_are_the_quartiles_of_regret_per_decision():
+    from harness.fit import BANDS, bands
+
+    edges, band = bands([0.5, 0.1, 0.3, 0.2, 0.4])
+    assert edges == pytest.approx([0.2, 0.3, 0.4]) and band == [3, 0, 1, 0, 2]
+    assert len(BANDS) == 4 and bands([]) == ([], [])
+
+
+@pytest.fixture(scope="module")
+def small_recorded(tmp_path_factory) -> str:
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+
+    out = tmp_path_factory.mktemp("fit-small") / "run"
+    run(RunConfig(seats=("greedy", "solver:blunder=0.1"), games=10, seed=3, record=True, workers=1), out)
+    return str(out)
+
+
+def test_fit_compares_models_and_draws_the_population(small_recorded, tmp_path, capsys):
+    """fit --model dial+mixed: both models' tables, the held-out model choice, the population bands
+    (printed, in the JSON, drawn); a fit of a model no bot plays is refused as a calibrate reference."""
+    out, png = tmp_path / "fit.json", tmp_path / "pop.png"
+    assert main(["fit", small_recorded, "--model", "dial+mixed", "--out", str(out), "--plot", str(png),
+                 "--min-decisions", "1", "--max-half-width", "100"]) == 0
+    shown = capsys.readouterr().out
+    for what in ("Model solver:temperature,blunder:", "Model mixed: utility = (1 - weight) x value + weight x myopic",
+                 "Model choice on held-out games", "Population: skill bands", f"drew {png}"):
+        assert what in shown, what
+    d = json.loads(out.read_text())
+    assert [a["model"] for a in d["alternatives"]] == ["mixed"]
+    chosen = {c["player"]: c["chosen"] for c in d["model_choice"]["players"]}
+    assert chosen["greedy"] == "mixed"
+    pop = d["population"]
+    assert sorted(x for b in pop["bands"] for x in b["players"]) == sorted(p["player"] for p in d["players"])
+    worst = next(b for b in pop["bands"] if "greedy" in b["players"])
+    assert worst["band"] == "Q4 (worst)" and {p["player"]: p["band"] for p in d["players"]}["greedy"] == worst["band"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    alt = tmp_path / "mixed.json"
+    alt.write_text(json.dumps(d["alternatives"][0]))
+    with pytest.raises(UserError, match="no bot that plays it"):
+        reference_of(f"{alt}#solver:blunder=0.1")
+    assert reference_of(f"{out}#solver:blunder=0.1")[0].startswith("solver:blunder=")
+
+
+def test_models_are_named_one_several_or_all():
+    from harness.fit import ALL_MODELS, parse_models
+
+    assert parse_models("all") == ALL_MODELS == ("solver:temperature,blunder", "kinds", "mixed")
+    assert parse_models("dial+mixed+dial") == ("solver:temperature,blunder", "mixed")
+    assert parse_model("dial") == "solver:temperature,blunder" and parse_model("kinds") == "kinds"
+    for bad in ("mixed:weight", "dial+greedy"):
+        with pytest.raises(UserError, match="unknown model"):
+            parse_models(bad)
