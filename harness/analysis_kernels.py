@@ -65,7 +65,7 @@ def myopic_stops(rows, allowed, extras, out):
 
 @nb.njit(cache=True, nogil=True)
 def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, boxes, sums, want,
-         d_vals, d_n, d_chosen, d_kind, d_row, d_turn, d_roll, d_regret, d_upper, d_myopic):
+         d_vals, d_n, d_chosen, d_kind, d_row, d_turn, d_roll, d_regret, d_upper, d_myopic, box_tie):
     """Analyse N seat-games: rolls (N, T, R) int16 roll indices (-1 once a turn stopped), keeps
     (N, T, R) int16 the keep index after roll i (read for i < the turn's last roll only), boxes
     (N, T) int8 the box written (T = columns x n_boxes turns; a column ends early at its first turn
@@ -81,7 +81,9 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
     d_myopic (D, W), when not empty (and ``want``), gets each option's *myopic* value, in the
     columns of d_vals: the best box score reachable this turn from the option, what ``greedy``
     maximises. A box: its score plus the upper bonus if it completes it (the roll's extra bonus,
-    common to every box, left out like in d_vals). Stop: the best allowed box's score plus the
+    common to every box, left out like in d_vals), minus box_tie[box] (NB,), a small amount that
+    breaks ties between boxes of equal gain the way greedy does (well below a point: the gains are
+    whole points). Stop: the best allowed box's score plus the
     roll's extra bonus (:func:`myopic_stops`). A keep: the expectation over the reroll of the
     best such stop value reachable by the end of the turn, the keeps that follow chosen to
     maximise it (:func:`harness.solver_kernels.turn_one` on the myopic stop values: greedy's turn
@@ -209,7 +211,7 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
                                 d_vals[d, m] = _box_future(lay, V, mask, flag, upper, bb, sb)
                                 if mine:
                                     crosses = lay.is_upper[bb] and upper < lay.threshold <= upper + sb
-                                    d_myopic[d, m] = sb + lay.bonus if crosses else sb
+                                    d_myopic[d, m] = (sb + lay.bonus if crosses else sb) - box_tie[bb]
                                 if bb == b:
                                     d_chosen[d] = m
                                 m += 1

@@ -49,8 +49,10 @@ The extended family (models ``kinds`` and ``mixed``; no bot plays them, so they 
 contains players the dial cannot explain. Each option has its exact value v_a and its *myopic
 value* m_a, the best box score reachable this turn from the option, what ``greedy`` maximises
 (:attr:`harness.analysis.DecisionTable.myopic`, computed by the analysis kernel next to the exact
-values): a box, its score plus the upper bonus if it completes it; stop, the best allowed box's
-score plus the roll's extra bonus; a keep, the expectation over the reroll of that stop value at
+values): a box, its score plus the upper bonus if it completes it (less 0.01 point per place in
+the boxes sorted by their highest score: greedy's tie rule, the cheapest box to give up first,
+:attr:`harness.analysis.Analyser.MYOPIC_TIE`); stop, the best allowed box's score plus the roll's
+extra bonus; a keep, the expectation over the reroll of that stop value at
 the end of the turn, the keeps that follow chosen to maximise it. With regrets r_a = max v - v_a
 and g_a = max m - m_a (each exactly 0 within :data:`TIE`)::
 
@@ -1513,8 +1515,8 @@ def population_tables(d: Mapping[str, Any]) -> list[Table]:
                      *cells, ", ".join(b["players"])])
     return [Table(f"Population: skill bands by the quartiles of the players' regret per decision (points; "
                   f"model-free); per band, each fitted parameter of model {last} as median (min – max) over its "
-                  "players", ["band", "regret/decision", "players", "regret/decision median (min – max)", *params,
-                              "who"], rows)]
+                  "players", ["band", "its regret/decision", "players", "their regret/decision median (min – max)",
+                              *params, "who"], rows)]
 
 
 def evidence_line(min_decisions: int, max_half_width: float) -> str:

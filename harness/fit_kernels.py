@@ -50,6 +50,15 @@ def chosen_probs(ptr, r, rows, rc, temperature, out):
 
 
 @nb.njit(cache=True, nogil=True)
+def _to_bin(bins, i, edges, x, p):
+    """bins[i, j] += p for the regret bin j of x (j = the number of ``edges`` below x)."""
+    j = 0
+    while j < edges.shape[0] and edges[j] < x:
+        j += 1
+    bins[i, j] += p
+
+
+@nb.njit(cache=True, nogil=True)
 def option_bins(ptr, r, rows, temperature, blunder, edges, bins, mean_regret):
     """Under the model (temperature, blunder), for each decision rows[i]: bins[i, j] = the
     probability that the option played falls in regret bin j (j = number of ``edges`` below its
@@ -82,10 +91,7 @@ def option_bins(ptr, r, rows, temperature, blunder, edges, bins, mean_regret):
             else:
                 s = 1.0 / k if x == 0.0 else 0.0
             p = blunder / n + (1.0 - blunder) * s
-            j = 0
-            while j < edges.shape[0] and edges[j] < x:
-                j += 1
-            bins[i, j] += p
+            _to_bin(bins, i, edges, x, p)
             er += p * x
         mean_regret[i] = er
 
@@ -197,6 +203,17 @@ def blunder_slope(q, u, w, blunder):
 
 
 @nb.njit(cache=True, nogil=True)
+def _least(r, g, lo, hi, weight):
+    """The least utility regret (1 - weight) r + weight g of the options lo..hi-1."""
+    xmin = np.inf
+    for a in range(lo, hi):
+        x = (1.0 - weight) * np.float64(r[a]) + weight * np.float64(g[a])
+        if x < xmin:
+            xmin = x
+    return xmin
+
+
+@nb.njit(cache=True, nogil=True)
 def family_loglik(ptr, r, g, rows, rc, gc, kind, u, w, weight, tk, tb, blunder, grad):
     """sum_i w[i] log P_i(chosen) under the extended family, and its gradient into grad (4,):
     d/d (weight, keep temperature, box temperature, blunder). Decision rows[i] of kind kind[i]
@@ -214,11 +231,7 @@ def family_loglik(ptr, r, g, rows, rc, gc, kind, u, w, weight, tk, tb, blunder, 
         lo, hi = ptr[d], ptr[d + 1]
         t = tk if kind[i] == 0 else tb
         inv = 1.0 / t
-        xmin = np.inf
-        for a in range(lo, hi):
-            x = (1.0 - weight) * np.float64(r[a]) + weight * np.float64(g[a])
-            if x < xmin:
-                xmin = x
+        xmin = _least(r, g, lo, hi, weight)
         cut = xmin + CUT * t
         s = 0.0
         sw = 0.0  # sum of exp x d z / d weight (x T): sum e (r - g)
@@ -274,11 +287,7 @@ def family_bins(ptr, r, g, rows, kind, weight, tk, tb, blunder, edges, bins, mea
         t = tk if kind[i] == 0 else tb
         for j in range(nb_):
             bins[i, j] = 0.0
-        xmin = np.inf
-        for a in range(lo, hi):
-            x = (1.0 - weight) * np.float64(r[a]) + weight * np.float64(g[a])
-            if x < xmin:
-                xmin = x
+        xmin = _least(r, g, lo, hi, weight)
         cut = xmin + CUT * t
         s = 0.0
         for a in range(lo, hi):
@@ -291,10 +300,7 @@ def family_bins(ptr, r, g, rows, kind, weight, tk, tb, blunder, edges, bins, mea
             x = (1.0 - weight) * ra + weight * np.float64(g[a])
             soft = np.exp((xmin - x) / t) / s if x <= cut else 0.0
             p = blunder / n + (1.0 - blunder) * soft
-            j = 0
-            while j < edges.shape[0] and edges[j] < ra:
-                j += 1
-            bins[i, j] += p
+            _to_bin(bins, i, edges, ra, p)
             er += p * ra
         mean_regret[i] = er
 

@@ -146,14 +146,19 @@ def test_models_are_parsed_in_any_order_and_unknown_ones_refused():
 # the command line
 
 
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory) -> str:
+def _record(factory, seats: tuple[str, ...], games: int, seed: int) -> str:
+    """A recorded run of ``seats`` (the records fit reads), in a fresh directory."""
     from harness.runconfig import RunConfig
     from harness.runner import run
 
-    out = tmp_path_factory.mktemp("fit") / "run"
-    run(RunConfig(seats=("solver:temperature=1", "greedy"), games=30, seed=2, record=True, workers=1), out)
+    out = factory.mktemp("fit") / "run"
+    run(RunConfig(seats=seats, games=games, seed=seed, record=True, workers=1), out)
     return str(out)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> str:
+    return _record(tmp_path_factory, ("solver:temperature=1", "greedy"), 30, 2)
 
 
 def test_fit_command_prints_each_player_and_writes_a_model_file(recorded, tmp_path, capsys):
@@ -428,6 +433,9 @@ def test_the_myopic_values_are_what_greedy_maximises(analyser):
     for k in (0, 1):
         assert regret[greedy & (d["kind"] == k)].max() <= 1e-9
         assert regret[~greedy & (d["kind"] == k)].mean() > 0.3  # the solver plays for more than this turn
+    # boxes of equal gain are ranked as greedy breaks their tie (cheapest first): its box is the only best one
+    box = greedy & (d["kind"] == 1)
+    assert ((m[box] >= m[box].max(axis=1, keepdims=True) - 1e-9).sum(axis=1) == 1).all()
     dk, rr = rules.dice, rules.rolls_per_turn - 1
     stops = best_immediate(context(rules), False, False, 0)
     values = turn_policy(dk, stops, stops, rr)[2]
@@ -514,20 +522,23 @@ def compared(two_heuristics):
     return fit_table(two_heuristics, "dial+mixed", pooled=False)
 
 
-def test_greedy_and_bonus_are_fitted_without_poor_by_the_family(compared):
-    """30 games each (1,300 decisions): the dial fits both POOR; greedy is the mixed model at
+def test_greedy_is_fitted_by_the_family_and_bonus_better_than_by_the_dial(compared):
+    """30 games each (1,300 decisions): the dial fits both POOR. greedy is the mixed model at
     weight 1 (its keeps and boxes the argmax of the myopic values: both temperatures and the
-    blunder rate 0); bonus is fitted by mixed without POOR at this size (not at 100 games:
-    benchmarks/BENCHMARKS.md, "Player models")."""
+    blunder rate 0), not POOR (nor in any of 5 records of 10, 30 or 100 games: benchmarks/
+    BENCHMARKS.md, "Player models"). bonus is no member of the family (flagged from 100 games under
+    every model of it), but the mixed model comes much closer than the dial: its regret
+    distribution's statistic is a fifth of the dial's or less."""
     dial, mixed = compared.model_fit("solver:temperature,blunder"), compared.model_fit("mixed")
     for name in ("greedy", "bonus"):
         assert dial.player(name).poor
-        assert not mixed.player(name).poor
     g = mixed.player("greedy")
-    assert g.verdict == "ok" and g.params["weight"].value > 0.999 and g.params["weight"].lo > 0.99
+    assert not g.poor and g.verdict == "ok" and g.params["weight"].value == 1.0 and g.params["weight"].lo > 0.99
     assert (g.params["keep_temperature"].value, g.params["box_temperature"].value, g.blunder) == (0.0, 0.0, 0.0)
     assert g.top1 > 0.9 > dial.player("greedy").top1
-    assert 0.05 < mixed.player("bonus").params["weight"].value < 0.2
+    b = mixed.player("bonus")
+    assert b.regret_test.statistic < dial.player("bonus").regret_test.statistic / 5
+    assert 0.05 < b.params["weight"].value < 0.2
 
 
 def test_models_are_chosen_on_held_out_games(compared, two_heuristics):
@@ -569,12 +580,7 @@ def test_skill_bands_are_the_quartiles_of_regret_per_decision():
 
 @pytest.fixture(scope="module")
 def small_recorded(tmp_path_factory) -> str:
-    from harness.runconfig import RunConfig
-    from harness.runner import run
-
-    out = tmp_path_factory.mktemp("fit-small") / "run"
-    run(RunConfig(seats=("greedy", "solver:blunder=0.1"), games=10, seed=3, record=True, workers=1), out)
-    return str(out)
+    return _record(tmp_path_factory, ("greedy", "solver:blunder=0.1"), 10, 3)
 
 
 def test_fit_compares_models_and_draws_the_population(small_recorded, tmp_path, capsys):

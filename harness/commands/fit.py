@@ -1,4 +1,5 @@
-"""``yatzy-harness fit``: maximum-likelihood fit of the solver bot's dial to players' recorded decisions."""
+"""``yatzy-harness fit``: maximum-likelihood fit of player models (the solver bot's dial, an extended family) to
+players' recorded decisions."""
 
 from __future__ import annotations
 
@@ -19,8 +20,12 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "log-likelihood per decision, top-choice agreement, a goodness-of-fit verdict (a player "
                 "outside the family is flagged POOR) and the fitted spec for --seats. A fit below the "
                 "minimum of evidence (--min-decisions, --max-half-width) is 'too little data': never ok, "
-                "never the median player, refused by calibrate --against. Bad games are listed on stderr "
-                "and skipped.",
+                "never the median player, refused by calibrate --against. --model kinds or mixed fits the "
+                "extended family (a temperature per decision kind; a weight between each option's exact value "
+                "and its myopic value, the best box score reachable this turn), for players the dial cannot "
+                "explain; several models are compared per player on held-out games. With two players or more, "
+                "the population's skill bands (quartiles of regret per decision). Bad games are listed on "
+                "stderr and skipped.",
              "yatzy-harness fit results/sg --model solver:temperature",
              "yatzy-harness fit games.jsonl --model solver:temperature,blunder --player alice",
              "yatzy-harness fit results/pop --out results/pop/fit.json --json",
