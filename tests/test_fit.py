@@ -181,7 +181,9 @@ def test_fit_command_prints_each_player_and_writes_a_model_file(recorded, tmp_pa
 
 @pytest.mark.parametrize("argv,message", [
     (["--model", "solver:depth"], "unknown model"),
+    (["--model", "mixed+greedy"], "unknown model 'greedy'"),
     (["--player", "nobody"], "no player 'nobody'"),
+    (["--player", "greedy", "--plot", "x.png"], "takes every player, not --player"),
 ])
 def test_fit_errors_are_one_line_with_exit_2(recorded, capsys, argv, message):
     assert main(["fit", recorded, *argv]) == 2

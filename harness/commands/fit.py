@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.fit import fit_records, parse_models, text
     from harness.record import NoUsableGame
 
+    if args.plot and args.player:
+        raise UserError("--plot draws the population: it takes every player, not --player")
     cache_dir = use_cache_dir(args.cache_dir)
     model = "+".join(parse_models(args.model))
     stream = stream_games(args.source, args)  # read a batch at a time while the decisions are stored
