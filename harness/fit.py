@@ -290,8 +290,9 @@ class _Buffer:
 class ChoicesBuilder:
     """The store of :class:`Choices` built batch by batch (``fit`` streams a big log through it):
     only what the likelihood needs is kept, the informative decisions' option regrets in CSR form,
-    sorted and of ``dtype`` (float32: 4 bytes an option), identical decisions of a player merged
-    into one row and a count (:func:`harness.fit_kernels.merge`, a hash table of the rows), and each
+    sorted and of ``dtype`` (float32: 4 bytes an option, 8 with the myopic values), identical
+    decisions of a player merged into one row and a count (:func:`harness.fit_kernels.merge`, a
+    hash table of the rows), and each
     player's summed regret over every decision (the model-free regret per game). ``add`` takes a
     batch of a :class:`~harness.analysis.DecisionTable`'s columns and each decision's player code.
 
@@ -1250,7 +1251,8 @@ def fit_table(table: DecisionTable, model: str, *, player: str | None = None, co
     :class:`harness.analysis.DecisionTable` (or ``player`` alone), and to all of them pooled (when
     more than one); several models are also compared player by player on held-out games."""
     models = parse_models(model)
-    store = _Store(myopic=any(is_family(m) and "weight" in MODELS[m] for m in models), seed=holdout_seed)
+    store = _Store(myopic=any(is_family(m) and "weight" in MODELS[m] for m in models),
+                   seed=holdout_seed if len(models) > 1 else None)
     store.add(table)
     return store.fit(models, player=player, confidence=confidence, source=source, rules=rules, games=games,
                      pooled=pooled, bad=bad, min_decisions=min_decisions, max_half_width=max_half_width,
@@ -1261,10 +1263,11 @@ class _Store:
     """The players' decisions of a fit, added a :class:`~harness.analysis.DecisionTable` (a batch
     of games) at a time: a :class:`ChoicesBuilder` (with the myopic values when a model needs
     them) and the players' seat-games. Player number c's decisions are stored under two codes,
-    2c for its seat-games in the training half of the held-out split (:func:`fold`), 2c + 1 for
-    the others."""
+    2c for its seat-games in the training half of the held-out split of ``seed`` (:func:`fold`),
+    2c + 1 for the others; without a seed (one model: no held-out comparison) all under 2c, so
+    that a player's identical decisions merge into one row as before."""
 
-    def __init__(self, myopic: bool = False, seed: int = 1) -> None:
+    def __init__(self, myopic: bool = False, seed: int | None = 1) -> None:
         self.b = ChoicesBuilder(1 << 16, myopic=myopic)
         self.code: dict[str, int] = {}
         self.seat_games: dict[str, int] = {}
@@ -1274,7 +1277,7 @@ class _Store:
         for x in table.labels:
             self.code.setdefault(x, len(self.code))
             self.seat_games[x] = self.seat_games.get(x, 0) + 1
-        codes = np.array([2 * self.code[x] + fold(self.seed, g, int(s))
+        codes = np.array([2 * self.code[x] + (0 if self.seed is None else fold(self.seed, g, int(s)))
                           for x, g, s in zip(table.labels, table.games, table.seats)], dtype=np.int32)
         who = codes[np.asarray(table.seatgame)] if len(codes) else np.zeros(len(table), np.int32)
         self.b.add(table.values, table.n, table.chosen, table.kind, who,
@@ -1354,7 +1357,7 @@ def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model:
     if held is not None and not len(held.games):
         raise UserError(f"{held.source}: no game records to fit")
     myopic = any(is_family(m) and "weight" in MODELS[m] for m in models)
-    store = _Store(myopic=myopic, seed=holdout_seed)
+    store = _Store(myopic=myopic, seed=holdout_seed if len(models) > 1 else None)
     games = 0
     with bar(None if held is None else len(held.games), "decisions", "game", quiet=quiet or held is None,
              unit_scale=True) as shown:

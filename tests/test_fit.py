@@ -582,7 +582,7 @@ def test_skill_bands_are_the_quartiles_of_regret_per_decision():
 
 @pytest.fixture(scope="module")
 def small_recorded(tmp_path_factory) -> str:
-    return _record(tmp_path_factory, ("greedy", "solver:blunder=0.1"), 10, 3)
+    return _record(tmp_path_factory, ("greedy", "solver:blunder=0.1"), 6, 3)
 
 
 def test_fit_compares_models_and_draws_the_population(small_recorded, tmp_path, capsys):
