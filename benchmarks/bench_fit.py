@@ -37,6 +37,15 @@ changes nothing). Each block is fitted with the truth's model (:func:`harness.fi
 the code of ``yatzy-harness fit``); the script prints per truth and parameter the coverage of the
 true value by the 95 % profile-likelihood interval, the median estimate and relative half-width,
 the verdicts (POOR or not), and the fit time per block.
+
+``myopic``: what the myopic values (``fit --model mixed``) cost the analysis walk and the store::
+
+    python benchmarks/bench_fit.py myopic                 # 2,000 games of solver:temperature=1, best of 3
+
+Walks the same recorded games with the decision tables alone and with the myopic values too
+(:meth:`harness.analysis.Analyser.walk`; CPU time of the process, best of ``--repeat``), and
+stores their informative decisions in a :class:`harness.fit.ChoicesBuilder` without and with them
+(its bytes, buffers as allocated).
 """
 
 from __future__ import annotations
@@ -167,10 +176,47 @@ def family(argv: list[str]) -> int:
     return 0
 
 
+def myopic(argv: list[str]) -> int:
+    from harness import registry
+    from harness.codec import arrays_of_recording
+    from harness.engine import play
+    from harness.fit import ChoicesBuilder
+
+    ap = argparse.ArgumentParser(prog="bench_fit.py myopic", description="the cost of the myopic values")
+    ap.add_argument("--rules", default="scandinavian")
+    ap.add_argument("--bot", default="solver:temperature=1")
+    ap.add_argument("--games", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    an = Analyser(load_rules(args.rules))
+    rules = an.rules
+    rec = play(rules, [registry.make(args.bot, rules)], np.arange(args.games), 1, record=True).recording
+    arrays = arrays_of_recording(rec)[:3]
+    an.walk(*(a[:4] for a in arrays), decisions=True, myopic=True)  # compiled before it is timed
+    print(f"rules {args.rules}, {args.games:,} games of {args.bot}, best of {args.repeat} (CPU s), load average "
+          f"{os.getloadavg()[0]:.2f}\n")
+    print("| walk | CPU time | decisions | store rows | store bytes | bytes per row |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for mine in (False, True):
+        best = math.inf
+        for _ in range(args.repeat):
+            t = time.process_time()
+            _, d = an.walk(*arrays, decisions=True, myopic=mine)
+            best = min(best, time.process_time() - t)
+        b = ChoicesBuilder(1 << 16, myopic=mine)
+        b.add(d["values"], d["n"], d["chosen"], d["kind"], np.zeros(len(d["n"]), np.int32), d.get("myopic"))
+        b.choices()  # drops the hash table: the bytes a fit holds
+        print(f"| decision tables{' and myopic values' if mine else ''} | {best:.2f} s | {len(d['n']):,} | "
+              f"{b.rows:,} | {b.nbytes:,} | {b.nbytes / b.rows:.0f} |", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["power"]:
         return power(argv[1:])
+    if argv[:1] == ["myopic"]:
+        return myopic(argv[1:])
     if argv[:1] == ["family"]:
         return family(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

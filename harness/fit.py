@@ -344,15 +344,18 @@ class ChoicesBuilder:
         rc = reg[np.arange(len(n)), chosen]
         if len(n) and not np.isfinite(rc).all():
             raise ValueError("a chosen option outside the legal ones")
-        # ascending: the legal options stay first, the kernels stop at the cut
-        order = np.argsort(reg, axis=1, kind="stable")
-        reg = np.take_along_axis(reg, order, axis=1)
-        opts = reg.astype(self.dtype)[legal].view(self.bits_type)
+        # ascending: the legal options stay first, the kernels stop at the cut (the myopic regrets
+        # follow the same order)
         gopts = gc = np.zeros(0, self.bits_type)
         if self.myopic:
+            order = np.argsort(reg, axis=1, kind="stable")
             greg = _regrets(np.asarray(myopic)[keep], legal)
             gc = greg[np.arange(len(n)), chosen].astype(self.dtype).view(self.bits_type)
             gopts = np.take_along_axis(greg, order, axis=1).astype(self.dtype)[legal].view(self.bits_type)
+            reg = np.take_along_axis(reg, order, axis=1)
+        else:
+            reg.sort(axis=1)
+        opts = reg.astype(self.dtype)[legal].view(self.bits_type)
         bptr = np.zeros(len(n) + 1, np.int64)
         np.cumsum(n, out=bptr[1:])
         need = self.rows + len(n)
