@@ -22,6 +22,30 @@ extrapolated from the block size), plus the fit time per block.
 fitted with both default models and the script prints, per model and number of games, the mean
 informative decisions, how many of the fits are flagged POOR (either test at p < 0.001, whatever
 the evidence verdict) and the median p-value of each test. "Reliably" is every seed flagged.
+
+``family``: whether the extended family (models ``kinds`` and ``mixed``) recovers known parameters::
+
+    python benchmarks/bench_fit.py family                 # 100 replicates of 25 games per truth
+    python benchmarks/bench_fit.py family --replicates 100 --games 25 --seed 1
+
+No bot plays the family, so its players are made on real positions: ``--base`` plays
+``--replicates`` x ``--games`` games (disjoint blocks of game indices, so independent), and at
+every decision of a block the option played is drawn again from the model with the true
+parameters of :data:`TRUTHS` (the positions' exact and myopic values as ``fit`` sees them; the
+likelihood conditions on the positions, so a position the drawn player would not have reached
+changes nothing). Each block is fitted with the truth's model (:func:`harness.fit.fit_choices`,
+the code of ``yatzy-harness fit``); the script prints per truth and parameter the coverage of the
+true value by the 95 % profile-likelihood interval, the median estimate and relative half-width,
+the verdicts (POOR or not), and the fit time per block.
+
+``myopic``: what the myopic values (``fit --model mixed``) cost the analysis walk and the store::
+
+    python benchmarks/bench_fit.py myopic                 # 2,000 games of solver:temperature=1, best of 3
+
+Walks the same recorded games with the decision tables alone and with the myopic values too
+(:meth:`harness.analysis.Analyser.walk`; CPU time of the process, best of ``--repeat``), and
+stores their informative decisions in a :class:`harness.fit.ChoicesBuilder` without and with them
+(its bytes, buffers as allocated).
 """
 
 from __future__ import annotations
@@ -79,10 +103,122 @@ def power(argv: list[str]) -> int:
     return 0
 
 
+#: model -> (weight, keep temperature, box temperature, blunder) of a synthetic player of the family
+TRUTHS = (
+    ("mixed", (0.3, 0.5, 1.5, 0.03)),
+    ("mixed", (0.7, 0.3, 1.0, 0.05)),
+    ("kinds", (0.0, 0.8, 2.0, 0.02)),
+)
+
+
+def redraw(table, theta, rng):
+    """The chosen option of every informative decision of ``table`` drawn again from the family at
+    ``theta`` (weight, keep temperature, box temperature, blunder): a Choices with the positions'
+    options and the new choices."""
+    from harness.fit import Choices
+
+    w, tk, tb, p = theta
+    keep = table.n >= 2
+    v, m, n, kind = table.values[keep], table.myopic[keep], table.n[keep].astype(np.int64), table.kind[keep]
+    legal = np.arange(v.shape[1])[None, :] < n[:, None]
+    vv, mm = np.where(legal, v, 0.0), np.where(legal, m, 0.0)
+    x = (1 - w) * (vv.max(axis=1, where=legal, initial=-np.inf)[:, None] - vv) + \
+        w * (mm.max(axis=1, where=legal, initial=-np.inf)[:, None] - mm)
+    t = np.where(kind == 0, tk, tb)[:, None]
+    e = np.where(legal, np.exp(-(x - x.min(axis=1, where=legal, initial=np.inf)[:, None]) / t), 0.0)
+    prob = p * legal / n[:, None] + (1 - p) * e / e.sum(axis=1, keepdims=True)
+    cum = np.cumsum(prob, axis=1)
+    chosen = np.minimum((cum < rng.random(len(n))[:, None] * cum[:, -1:]).sum(axis=1), n - 1)
+    return Choices.of_arrays(v, n, chosen, kind, myopic=m)
+
+
+def family(argv: list[str]) -> int:
+    from harness.fit import FAMILY, MODELS, fit_choices
+
+    ap = argparse.ArgumentParser(prog="bench_fit.py family", description="recovery by the extended family")
+    ap.add_argument("--rules", default="scandinavian")
+    ap.add_argument("--base", default="solver:temperature=1", help="the bot whose games give the positions")
+    ap.add_argument("--replicates", type=int, default=100)
+    ap.add_argument("--games", type=int, default=25, help="games per replicate")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    an = Analyser(load_rules(args.rules))
+    table = play_table(an, [args.base], args.replicates * args.games, args.seed)
+    block = np.asarray(table.games)[table.seatgame] // args.games
+    print(f"rules {args.rules}, positions of {args.base}, {args.replicates} replicates x {args.games} games, "
+          f"seed {args.seed}\n")
+    print("| model | truth (weight, keep T, box T, blunder) | parameter | decisions per replicate | coverage | "
+          "median estimate | median half-width (rel.) | POOR | fit time per replicate |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    rng = np.random.default_rng(args.seed)
+    for model, theta in TRUTHS:
+        truth = dict(zip(FAMILY, theta))
+        hits = {k: 0 for k in MODELS[model]}
+        est: dict[str, list[float]] = {k: [] for k in hits}
+        rel: dict[str, list[float]] = {k: [] for k in hits}
+        poor, sizes, secs = 0, [], []
+        for b in range(args.replicates):
+            ch = redraw(_rows(table, block == b), theta, rng)
+            t = time.perf_counter()
+            f = fit_choices(ch, model)
+            secs.append(time.perf_counter() - t)
+            sizes.append(f.decisions)
+            poor += f.poor
+            for k in hits:
+                e = f.params[k]
+                hits[k] += e.lo <= truth[k] <= e.hi
+                est[k].append(e.value)
+                rel[k].append((e.hi - e.lo) / 2 / truth[k] if math.isfinite(e.hi) else math.nan)
+        for k in hits:
+            print(f"| {model} | {', '.join(f'{x:g}' for x in theta)} | {k} = {truth[k]:g} | {np.mean(sizes):,.0f} | "
+                  f"{hits[k]}/{args.replicates} | {np.median(est[k]):.4g} | ±{100 * np.nanmedian(rel[k]):.1f} % | "
+                  f"{poor}/{args.replicates} | {np.median(secs):.2f} s |", flush=True)
+    return 0
+
+
+def myopic(argv: list[str]) -> int:
+    from harness import registry
+    from harness.codec import arrays_of_recording
+    from harness.engine import play
+    from harness.fit import ChoicesBuilder
+
+    ap = argparse.ArgumentParser(prog="bench_fit.py myopic", description="the cost of the myopic values")
+    ap.add_argument("--rules", default="scandinavian")
+    ap.add_argument("--bot", default="solver:temperature=1")
+    ap.add_argument("--games", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    an = Analyser(load_rules(args.rules))
+    rules = an.rules
+    rec = play(rules, [registry.make(args.bot, rules)], np.arange(args.games), 1, record=True).recording
+    arrays = arrays_of_recording(rec)[:3]
+    an.walk(*(a[:4] for a in arrays), decisions=True, myopic=True)  # compiled before it is timed
+    print(f"rules {args.rules}, {args.games:,} games of {args.bot}, best of {args.repeat} (CPU s), load average "
+          f"{os.getloadavg()[0]:.2f}\n")
+    print("| walk | CPU time | decisions | store rows | store bytes | bytes per row |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for mine in (False, True):
+        best = math.inf
+        for _ in range(args.repeat):
+            t = time.process_time()
+            _, d = an.walk(*arrays, decisions=True, myopic=mine)
+            best = min(best, time.process_time() - t)
+        b = ChoicesBuilder(1 << 16, myopic=mine)
+        b.add(d["values"], d["n"], d["chosen"], d["kind"], np.zeros(len(d["n"]), np.int32), d.get("myopic"))
+        b.choices()  # drops the hash table: the bytes a fit holds
+        print(f"| decision tables{' and myopic values' if mine else ''} | {best:.2f} s | {len(d['n']):,} | "
+              f"{b.rows:,} | {b.nbytes:,} | {b.nbytes / b.rows:.0f} |", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["power"]:
         return power(argv[1:])
+    if argv[:1] == ["myopic"]:
+        return myopic(argv[1:])
+    if argv[:1] == ["family"]:
+        return family(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rules", default="scandinavian")
     ap.add_argument("--blocks", type=int, default=20)
@@ -129,7 +265,8 @@ def _rows(table, mask):  # a DecisionTable restricted to some decisions (labels 
 
     cols = {k: getattr(table, k)[mask] for k in ("values", "n", "chosen", "kind", "seatgame", "turn", "roll",
                                                  "upper", "regret")}
-    return DecisionTable(**cols, labels=table.labels, games=table.games, seats=table.seats)
+    return DecisionTable(**cols, labels=table.labels, games=table.games, seats=table.seats,
+                         myopic=None if table.myopic is None else table.myopic[mask])
 
 
 if __name__ == "__main__":

@@ -129,7 +129,10 @@ class DecisionTable:
     column played; kind: (D,) int8 0 keep (stop included), 1 box; seatgame: (D,) int32 row of the
     seat-game in ``labels``/``games``/``seats``; turn: (D,) int16 the seat's turn (column x NB + t,
     from 0); roll: (D,) int8 the roll of the turn (from 0); upper: (D,) bool a box decision that
-    wrote an upper box; regret: (D,) float64 best value - chosen value (as the sums count it).
+    wrote an upper box; regret: (D,) float64 best value - chosen value (as the sums count it);
+    myopic: (D, W) float64 or None, each option's myopic value in the columns of ``values`` (the
+    best box score reachable this turn from the option, what ``greedy`` maximises; defined in
+    :func:`harness.analysis_kernels.walk`), when the walk was asked for it.
     """
 
     values: np.ndarray
@@ -144,6 +147,7 @@ class DecisionTable:
     labels: tuple[str, ...]
     games: tuple[GameId, ...]
     seats: np.ndarray
+    myopic: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.n)
@@ -255,17 +259,26 @@ class Analyser:
 
     #: From this many seat-games a walk is split between the cores (a forked worker has one).
     PARALLEL_SEAT_GAMES = 256
+    #: A box's myopic value is lowered by this many points per place in the boxes sorted by their
+    #: highest score (stable), so that boxes of equal gain rank as ``greedy`` breaks their tie: the
+    #: cheapest to give up first (``strategies.greedy.cheapest_first``); 20 boxes stay within 0.2
+    #: points, the gains being whole points.
+    MYOPIC_TIE = 0.01
 
     def __init__(self, rules: RuleSet, cache_dir: Any = None, advisor: Advisor | None = None) -> None:
         self.rules = rules
         self.adv = advisor or Advisor(rules, cache_dir)
+        rank = np.empty(rules.n_boxes)
+        rank[np.argsort(rules.box_max(), kind="stable")] = np.arange(rules.n_boxes)
+        self.box_tie = self.MYOPIC_TIE * rank
 
-    def walk(self, rolls: np.ndarray, keeps: np.ndarray, boxes: np.ndarray,
-             decisions: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+    def walk(self, rolls: np.ndarray, keeps: np.ndarray, boxes: np.ndarray, decisions: bool = False,
+             myopic: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
         """The kernel over N seat-games: rolls, keeps (N, T, R) int16 and boxes (N, T) as
         :class:`harness.engine.Recording` holds them (one seat's slice). Returns the per-seat-game
         sums {name: (N,)} (:data:`harness.analysis_kernels.SUMS`) and, with ``decisions``, the
-        per-decision arrays of :class:`DecisionTable` (without its labels)."""
+        per-decision arrays of :class:`DecisionTable` (without its labels); ``myopic`` adds
+        each option's myopic value (:attr:`DecisionTable.myopic`; a second turn plan per turn)."""
         rules = self.rules
         rr = rules.rolls_per_turn - 1
         rolls = np.ascontiguousarray(rolls, dtype=np.int16)
@@ -290,12 +303,14 @@ class Analyser:
             d = {"values": np.empty((most, width)), "n": np.empty(most, np.int16), "chosen": np.empty(most, np.int16),
                  "kind": np.empty(most, np.int8), "seatgame": np.empty(most, np.int32),
                  "turn": np.empty(most, np.int16), "roll": np.empty(most, np.int8), "regret": np.empty(most),
-                 "upper": np.empty(most, np.bool_)}
+                 "upper": np.empty(most, np.bool_), "myopic": np.empty((most if myopic else 0, width))}
             got = AK.walk(self.adv.ctx, sol.plan.layout, dk, sol.values, rules.n_boxes, rules.threshold,
                           rules.bonus_value, ERROR, rolls[a:b], keeps[a:b], boxes[a:b], sums[a:b], decisions,
                           d["values"], d["n"], d["chosen"], d["kind"], d["seatgame"], d["turn"], d["roll"],
-                          d["regret"], d["upper"])
+                          d["regret"], d["upper"], d["myopic"], self.box_tie)
             d["seatgame"] += a
+            if not myopic:
+                del d["myopic"]
             parts[a] = {k: v[:got] for k, v in d.items()}
 
         # the seat-games are independent and the kernel releases the GIL: split between the cores
@@ -315,18 +330,19 @@ class Analyser:
         sums, _ = self.walk(*arrays_of_recording(rec))
         return {k: v.reshape(b, s) for k, v in sums.items()}
 
-    def records(self, records: Sequence[GameRecord], decisions: bool = False
+    def records(self, records: Sequence[GameRecord], decisions: bool = False, myopic: bool = False
                 ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
         """Every seat of every (valid) game record of this rule set, a row per (game, seat) in that
-        order: the sums, and with ``decisions`` the :class:`DecisionTable`."""
-        return self.arrays(arrays_of_records(records, self.rules), decisions)
+        order: the sums, and with ``decisions`` the :class:`DecisionTable` (``myopic``: with its
+        options' myopic values)."""
+        return self.arrays(arrays_of_records(records, self.rules), decisions, myopic)
 
-    def arrays(self, arrays: KernelArrays, decisions: bool = False
+    def arrays(self, arrays: KernelArrays, decisions: bool = False, myopic: bool = False
                ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
         """:meth:`records` of games already in the kernel's arrays (:func:`harness.codec.arrays_of_records`,
         :meth:`harness.codec.RunRecords.arrays`)."""
         rolls, keeps, boxes, games, seats, labels = arrays
-        sums, d = self.walk(rolls, keeps, boxes, decisions)
+        sums, d = self.walk(rolls, keeps, boxes, decisions, myopic)
         if d is None:
             return sums, None
         return sums, DecisionTable(**d, labels=tuple(labels), games=tuple(games), seats=seats)
@@ -417,10 +433,11 @@ def analyse_record(record: GameRecord, details: bool = False, cache_dir: Any = N
 
 
 def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, games: int, cache_dir: Any = None,
-                     analyser: Analyser | None = None, rules: RuleSet | None = None
+                     analyser: Analyser | None = None, rules: RuleSet | None = None, myopic: bool = False
                      ) -> Iterator[tuple[int, DecisionTable]]:
     """:func:`decision_table` of ``records`` ``games`` games at a time: (games in the batch, its
-    table) per batch, in order (a big log walked in bounded memory; the same checks). A
+    table) per batch, in order (a big log walked in bounded memory; the same checks; ``myopic``:
+    the tables carry the options' myopic values, :attr:`DecisionTable.myopic`). A
     :class:`harness.record.RecordStream` is walked batch by batch with one analyser (a batch of
     another rule set than those before is the same :class:`UserError` as a mix)."""
     if isinstance(records, RecordStream):
@@ -428,17 +445,17 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, 
         for part in records:
             if part.arrays is not None:
                 an = an or Analyser(part.arrays.load_rules(), cache_dir)
-                yield from decision_batches(part.arrays, games, analyser=an)
+                yield from decision_batches(part.arrays, games, analyser=an, myopic=myopic)
                 continue
             recs = list(part.games)
             keys |= _rules_keys(recs)
             an = _analyser_of(recs, cache_dir, an, part.rules[0] if part.rules else None, keys)
             if part.kernel is not None and len(recs) <= games:  # the arrays the reading checked
-                _, table = an.arrays(part.kernel, decisions=True)
+                _, table = an.arrays(part.kernel, decisions=True, myopic=myopic)
                 assert table is not None
                 yield len(recs), table
                 continue
-            yield from decision_batches(recs, games, analyser=an)
+            yield from decision_batches(recs, games, analyser=an, myopic=myopic)
         return
     if isinstance(records, RunRecords):
         if not len(records):
@@ -446,7 +463,7 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, 
         an = analyser or Analyser(records.load_rules(), cache_dir)
         for lo in range(0, len(records), games):
             hi = min(lo + games, len(records))
-            _, table = an.arrays(records.arrays(lo, hi), decisions=True)
+            _, table = an.arrays(records.arrays(lo, hi), decisions=True, myopic=myopic)
             assert table is not None
             yield hi - lo, table
         return
@@ -454,7 +471,7 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, 
     an = _analyser_of(recs, cache_dir, analyser, rules)
     for lo in range(0, len(recs), games):
         part = recs[lo:lo + games]
-        _, table = an.records(part, decisions=True)
+        _, table = an.records(part, decisions=True, myopic=myopic)
         assert table is not None
         yield len(part), table
 
@@ -481,20 +498,22 @@ def _analyser_of(recs: Sequence[GameRecord], cache_dir: Any, analyser: Analyser 
 
 
 def decision_table(records: Iterable[GameRecord] | RunRecords, cache_dir: Any = None,
-                   analyser: Analyser | None = None, rules: RuleSet | None = None) -> DecisionTable:
+                   analyser: Analyser | None = None, rules: RuleSet | None = None,
+                   myopic: bool = False) -> DecisionTable:
     """Every decision of ``records`` (valid game records of one rule set and settings; a mix is a
     :class:`UserError`; or a run's :class:`harness.codec.RunRecords`, straight from its arrays)
     with its options' values: :meth:`Analyser.records`. ``rules``: the records' rule set as
-    reading loaded it (:attr:`harness.record.ReadResult.rules`), else loaded from what they name."""
+    reading loaded it (:attr:`harness.record.ReadResult.rules`), else loaded from what they name;
+    ``myopic``: with the options' myopic values (:attr:`DecisionTable.myopic`)."""
     if isinstance(records, RunRecords):
         if not len(records):
             raise UserError("no game records to analyse")
         an = analyser or Analyser(records.load_rules(), cache_dir)
-        _, table = an.arrays(records.arrays(), decisions=True)
+        _, table = an.arrays(records.arrays(), decisions=True, myopic=myopic)
         assert table is not None
         return table
     recs = list(records)
     an = _analyser_of(recs, cache_dir, analyser, rules)
-    _, table = an.records(recs, decisions=True)
+    _, table = an.records(recs, decisions=True, myopic=myopic)
     assert table is not None
     return table

@@ -8,7 +8,8 @@ gives, and each sum is accumulated in the same order as :meth:`harness.analysis.
 
 Per seat-game (row n of ``sums``, columns :data:`SUMS`) it writes V(start), luck, regret, the final
 points, the decisions, the errors, the regret split by kind and the largest single regret; with
-``want`` it also writes one row per decision (see :func:`walk`).
+``want`` it also writes one row per decision (see :func:`walk`), and with a non-empty ``d_myopic``
+each option's myopic value (see :func:`myopic_stops`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from harness.solver_kernels import state_plan, state_work
+from harness.solver_kernels import state_plan, state_work, turn_one
 
 #: Columns of the per-seat-game sums written by :func:`walk`.
 SUMS = ("start", "luck", "regret", "final", "decisions", "errors", "keep_decisions", "box_decisions",
@@ -50,8 +51,21 @@ def _box_future(lay, V, mask, flag, upper, b, s):
 
 
 @nb.njit(cache=True, nogil=True)
+def myopic_stops(rows, allowed, extras, out):
+    """out (R,): the myopic value of stopping with each roll, the best score of an allowed box plus
+    the roll's extra bonus (the upper bonus not counted): ``greedy``'s stop values
+    (:func:`harness.scoring.best_immediate`), from a sheet's score rows."""
+    for r in range(out.shape[0]):
+        best = -1
+        for b in range(rows.shape[1]):
+            if (allowed[r] >> b) & 1 and rows[r, b] > best:
+                best = rows[r, b]
+        out[r] = best + extras[r]
+
+
+@nb.njit(cache=True, nogil=True)
 def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, boxes, sums, want,
-         d_vals, d_n, d_chosen, d_kind, d_row, d_turn, d_roll, d_regret, d_upper):
+         d_vals, d_n, d_chosen, d_kind, d_row, d_turn, d_roll, d_regret, d_upper, d_myopic, box_tie):
     """Analyse N seat-games: rolls (N, T, R) int16 roll indices (-1 once a turn stopped), keeps
     (N, T, R) int16 the keep index after roll i (read for i < the turn's last roll only), boxes
     (N, T) int8 the box written (T = columns x n_boxes turns; a column ends early at its first turn
@@ -63,6 +77,17 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
     left out), -inf past d_n[d] options; d_chosen the option played; d_kind :data:`KEEP` or
     :data:`BOX`; d_row the seat-game; d_turn, d_roll where; d_regret its regret (as in ``sums``);
     d_upper a box decision that wrote an upper box. With ``want`` False the d_ arrays may be empty.
+
+    d_myopic (D, W), when not empty (and ``want``), gets each option's *myopic* value, in the
+    columns of d_vals: the best box score reachable this turn from the option, what ``greedy``
+    maximises. A box: its score plus the upper bonus if it completes it (the roll's extra bonus,
+    common to every box, left out like in d_vals), minus box_tie[box] (NB,), a small amount that
+    breaks ties between boxes of equal gain the way greedy does (well below a point: the gains are
+    whole points). Stop: the best allowed box's score plus the
+    roll's extra bonus (:func:`myopic_stops`). A keep: the expectation over the reroll of the
+    best such stop value reachable by the end of the turn, the keeps that follow chosen to
+    maximise it (:func:`harness.solver_kernels.turn_one` on the myopic stop values: greedy's turn
+    plan). -inf past d_n[d].
     """
     rr = dk.rerolls
     nb_ = n_boxes
@@ -70,6 +95,11 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
     work = state_work(ctx, lay, dk)
     rows_l, al_l, ex_l, rows_f, al_f, ex_f = work[0], work[1], work[2], work[3], work[4], work[5]
     stop_f, stop_l, Es = work[10], work[11], work[12]
+    mine = want and d_myopic.shape[0] > 0
+    n_rolls = stop_f.shape[0]
+    g_f, g_l = np.empty(n_rolls), np.empty(n_rolls)  # the myopic stop values and turn plan
+    g_E, g_M = np.empty(dk.add.shape[0]), np.empty(dk.n_small)
+    g_Es, g_Ms = np.zeros((rr + 1, dk.add.shape[0])), np.zeros((rr + 1, dk.n_small))
     ncol = T // nb_
     d = 0
     neg = -np.inf
@@ -97,6 +127,13 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
                 if rolls[n, t, 0] < 0:
                     break
                 last = state_plan(ctx, lay, dk, V, mask, flag, min(upper, lay.threshold), work, last)
+                if mine:
+                    myopic_stops(rows_l, al_l, ex_l, g_l)
+                    if lay.servida:
+                        myopic_stops(rows_f, al_f, ex_f, g_f)
+                    else:
+                        g_f[:] = g_l
+                    turn_one(dk, g_f, g_l, g_E, g_M, g_Es, g_Ms)
                 nr = 0
                 while nr < rolls.shape[2] and rolls[n, t, nr] >= 0:
                     nr += 1
@@ -135,6 +172,12 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
                             d_vals[d, hi - 1 - lo] = st[r]
                             for a in range(hi - lo, d_vals.shape[1]):
                                 d_vals[d, a] = neg
+                            if mine:
+                                for a in range(lo, hi - 1):
+                                    d_myopic[d, a - lo] = g_Es[left, dk.sub_keep[a]]
+                                d_myopic[d, hi - 1 - lo] = g_f[r] if first else g_l[r]
+                                for a in range(hi - lo, d_vals.shape[1]):
+                                    d_myopic[d, a] = neg
                             d_n[d] = hi - lo
                             d_chosen[d] = dk.sub_pos[r, k]
                             d_kind[d] = KEEP
@@ -164,12 +207,18 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
                         m = 0
                         for bb in range(nb_):
                             if (allowed >> bb) & 1:
-                                d_vals[d, m] = _box_future(lay, V, mask, flag, upper, bb, np.int64(rows[r, bb]))
+                                sb = np.int64(rows[r, bb])
+                                d_vals[d, m] = _box_future(lay, V, mask, flag, upper, bb, sb)
+                                if mine:
+                                    crosses = lay.is_upper[bb] and upper < lay.threshold <= upper + sb
+                                    d_myopic[d, m] = (sb + lay.bonus if crosses else sb) - box_tie[bb]
                                 if bb == b:
                                     d_chosen[d] = m
                                 m += 1
                         for a in range(m, d_vals.shape[1]):
                             d_vals[d, a] = neg
+                            if mine:
+                                d_myopic[d, a] = neg
                         d_n[d] = m
                         d_kind[d] = BOX
                         d_row[d], d_turn[d], d_roll[d], d_regret[d], d_upper[d] = n, t, i, reg, is_up

@@ -1,4 +1,4 @@
-"""Player models fitted to recorded games: maximum likelihood of the solver bot's dial (the ``fit`` command).
+"""Player models fitted to recorded games by maximum likelihood: the solver bot's dial, an extended family (``fit``).
 
 The ``solver`` bot's dial defines its choice probabilities exactly (:mod:`strategies.solver`,
 :func:`harness.solver_kernels.soft_keeps` and ``choose_boxes``): at every decision (each keep,
@@ -38,11 +38,42 @@ below :data:`POOR_P`; a bot of the family is flagged about 0.2 % of the time):
   adjacent bins are merged until each expects :data:`MIN_EXPECTED` decisions.
 
 Also per player: decisions used, log-likelihood per decision, top-choice agreement (share of
-decisions with regret 0) observed and predicted, mean regret per decision by kind observed and
-predicted, and the fitted spec (``solver:temperature=1.02``) ready for ``--seats``. The pooled fit
-treats every selected player's decisions as one player. The *median player* is the player with the
-median regret per seat-game (model-free; the lower median for an even count): ``calibrate --levels
---against FIT.json`` tunes against that player's fitted spec.
+decisions with regret 0) observed and predicted, top-1 agreement (the share of decisions whose
+option played is the model's most likely; ties shared: 1/k for one of k), mean regret per decision
+by kind observed and predicted, and the fitted spec (``solver:temperature=1.02``) ready for
+``--seats``. The pooled fit treats every selected player's decisions as one player. The *median
+player* is the player with the median regret per seat-game (model-free; the lower median for an
+even count): ``calibrate --levels --against FIT.json`` tunes against that player's fitted spec.
+
+The extended family (models ``kinds`` and ``mixed``; no bot plays them, so they have no spec)
+contains players the dial cannot explain. Each option has its exact value v_a and its *myopic
+value* m_a, the best box score reachable this turn from the option, what ``greedy`` maximises
+(:attr:`harness.analysis.DecisionTable.myopic`, computed by the analysis kernel next to the exact
+values): a box, its score plus the upper bonus if it completes it (less 0.01 point per place in
+the boxes sorted by their highest score: greedy's tie rule, the cheapest box to give up first,
+:attr:`harness.analysis.Analyser.MYOPIC_TIE`); stop, the best allowed box's score plus the roll's
+extra bonus; a keep, the expectation over the reroll of that stop value at
+the end of the turn, the keeps that follow chosen to maximise it. With regrets r_a = max v - v_a
+and g_a = max m - m_a (each exactly 0 within :data:`TIE`)::
+
+    x_a = (1 - weight) r_a + weight g_a
+    P(a) = blunder / n + (1 - blunder) x exp(-x_a / T_kind) / sum_b exp(-x_b / T_kind)
+
+with T_kind the keep temperature for keep decisions and the box temperature for box decisions.
+``kinds`` fits (keep_temperature, box_temperature, blunder) at weight 0, ``mixed`` all four. Fit:
+SLSQP with the kernel's exact gradient, the temperatures in log T on [T_MIN, T_MAX], weight and
+blunder on [0, 1], from several starts in the weight (:func:`family_mle`); intervals by profile
+likelihood, the other parameters maximised again at each point (:func:`family_intervals`); a
+temperature at the T_MIN floor is reported as 0. The likelihood-ratio test's richer model is the
+same model fitted separately to keeps and boxes (weight and blunder per kind too: df 2 for
+``mixed``, 1 for ``kinds``); the regret test is the same, on the exact regrets.
+
+Several models (``fit_records(..., "all")`` or ``"dial+mixed"``) are also compared player by
+player on held-out games: each player's seat-games are split in halves by a seeded hash
+(:func:`fold`), every model is fitted to one half and judged on the other by its log-likelihood per
+decision and its top-1 agreement (:class:`ModelChoice`; the chosen model has the best
+log-likelihood). The population picture (:meth:`FitReport.population`) groups players in skill
+bands, the quartiles of their regret per decision (model-free), with their fitted parameters.
 
 Public API::
 
@@ -51,10 +82,14 @@ Public API::
     rep = fit_records(RecordStream("big.jsonl"), "solver:temperature")    # a log of any size, a batch at a time
     for p in rep.players: p.player, p.params["temperature"].value, p.params["temperature"].ci, p.poor, p.spec
     rep.to_dict()                                                           # what --json prints
+    rep = fit_records(RecordStream("big.jsonl"), "all")                      # dial, kinds, mixed; rep.choice per player
+    rep.model_fit("mixed").player("greedy").params["weight"]; rep.population()["bands"]
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -62,7 +97,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
+from scipy.optimize import brentq, minimize, minimize_scalar
 from scipy.stats import chi2
 
 from harness import fit_kernels as FK
@@ -79,12 +114,23 @@ from harness.progress import bar
 from harness.record import GameRecord, ReadResult, RecordStream
 from harness.solver import n_threads, run_blocks, split_range
 
-#: The models ``fit`` knows: name -> the solver parameters it fits (the others stay 0).
+#: The extended family's parameters, in its kernels' order (:func:`harness.fit_kernels.family_loglik`).
+FAMILY = ("weight", "keep_temperature", "box_temperature", "blunder")
+#: The models ``fit`` knows: name -> the parameters it fits. The solver's dial (``solver:...``;
+#: the others stay 0) and the extended family: ``kinds`` (a temperature per decision kind and a
+#: blunder rate, weight 0), ``mixed`` (and the weight on the myopic values).
 MODELS: dict[str, tuple[str, ...]] = {
     "solver:temperature": ("temperature",),
     "solver:blunder": ("blunder",),
     "solver:temperature,blunder": ("temperature", "blunder"),
+    "kinds": ("keep_temperature", "box_temperature", "blunder"),
+    "mixed": FAMILY,
 }
+#: Other names of models: ``dial`` is the default model, the solver's whole dial.
+ALIASES = {"dial": "solver:temperature,blunder"}
+#: What ``--model all`` fits, and compares player by player on held-out games.
+ALL_MODELS = ("solver:temperature,blunder", "kinds", "mixed")
+FAMILY_MODELS = ("kinds", "mixed")
 #: Temperatures are searched in [T_MIN, T_MAX] (log scale) and at 0; beyond T_MAX play is uniform
 #: to within the noise of any record.
 T_MIN = 1e-3
@@ -104,7 +150,8 @@ MIN_DECISIONS = 500
 MAX_HALF_WIDTH = 0.25
 #: An estimate near 0 is measured against these instead (a temperature below 0.1 points plays
 #: within about 0.01 points per decision of perfect; a blunder rate below 2 %).
-RESOLUTION = {"temperature": 0.1, "blunder": 0.02}
+RESOLUTION = {"temperature": 0.1, "blunder": 0.02, "keep_temperature": 0.1, "box_temperature": 0.1,
+              "weight": 0.05}
 #: The verdicts of a fit.
 OK, POOR, TOO_LITTLE = "ok", "POOR", "too little data"
 #: Games walked per batch when a fit reads its records (the per-option table of a batch only).
@@ -117,7 +164,30 @@ def parse_model(text: str) -> str:
     ps = [x for x in params.split(",") if x]
     if name == "solver" and ps and len(set(ps)) == len(ps) and set(ps) <= {"temperature", "blunder"}:
         return "solver:" + ",".join(x for x in ("temperature", "blunder") if x in ps)
-    raise UserError(f"unknown model {text!r}: the models are {', '.join(MODELS)}")
+    if not params and name in FAMILY_MODELS:
+        return name
+    if not params and name in ALIASES:
+        return ALIASES[name]
+    raise UserError(f"unknown model {text!r}: the models are {', '.join([*MODELS, *ALIASES])}, or several "
+                    "joined by '+', or all")
+
+
+def parse_models(text: str) -> tuple[str, ...]:
+    """The models of ``text``: one model, several joined by ``+`` (``dial+mixed``) or ``all``
+    (:data:`ALL_MODELS`); each once, in the order given."""
+    if text.strip() == "all":
+        return ALL_MODELS
+    out: list[str] = []
+    for part in text.split("+"):
+        m = parse_model(part)
+        if m not in out:
+            out.append(m)
+    return tuple(out)
+
+
+def is_family(model: str) -> bool:
+    """A model of the extended family (``kinds``, ``mixed``): no solver bot plays it."""
+    return model in FAMILY_MODELS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -136,6 +206,9 @@ class Choices:
     type), u (D,) float64 1 / n, kind (D,) int8 0 keep, 1 box, w (D,) float64 the number of decisions
     it stands for (None: 1 each; any number type). ``len`` is the rows, :attr:`decisions` the decisions. A player's
     decisions and their subsets share the store's options (:meth:`subset` copies no option).
+    With the myopic values (the extended family's models need them): g (M,) each option's myopic
+    regret (best myopic value - its myopic value, exactly 0 within :data:`TIE`; in r's order, which
+    is the exact regrets' ascending order, not g's) and gc (D,) the chosen option's; else None.
     """
 
     ptr: np.ndarray
@@ -145,6 +218,8 @@ class Choices:
     kind: np.ndarray
     rows: np.ndarray | None = None
     w: np.ndarray | None = None
+    g: np.ndarray | None = None
+    gc: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.rows is None:
@@ -162,30 +237,33 @@ class Choices:
 
     @classmethod
     def of_arrays(cls, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray,
-                  dtype: Any = np.float32) -> Choices:
-        """From a :class:`harness.analysis.DecisionTable`'s columns (values (D, W), -inf past n[d]);
-        ``dtype`` of the stored regrets."""
-        b = ChoicesBuilder(dtype=dtype)
-        b.add(values, n, chosen, kind, np.zeros(len(n), np.int32))
+                  dtype: Any = np.float32, myopic: np.ndarray | None = None) -> Choices:
+        """From a :class:`harness.analysis.DecisionTable`'s columns (values (D, W), -inf past n[d];
+        ``myopic`` likewise, or None); ``dtype`` of the stored regrets."""
+        b = ChoicesBuilder(dtype=dtype, myopic=myopic is not None)
+        b.add(values, n, chosen, kind, np.zeros(len(n), np.int32), myopic)
         return b.choices()
 
     @classmethod
     def of_table(cls, table: DecisionTable, rows: np.ndarray | None = None, dtype: Any = np.float32) -> Choices:
         """The informative decisions of a :class:`~harness.analysis.DecisionTable` (``rows``: a
-        boolean mask or indices of the decisions to keep)."""
+        boolean mask or indices of the decisions to keep), with its myopic values when it has them."""
         sel = slice(None) if rows is None else rows
-        return cls.of_arrays(table.values[sel], table.n[sel], table.chosen[sel], table.kind[sel], dtype)
+        return cls.of_arrays(table.values[sel], table.n[sel], table.chosen[sel], table.kind[sel], dtype,
+                             None if table.myopic is None else table.myopic[sel])
 
     def subset(self, mask: np.ndarray) -> Choices:
         """The rows where ``mask`` (D,) bool is true (their options are not copied)."""
         mask = np.asarray(mask, dtype=bool)
         if mask.all():
             return self
-        return Choices(self.ptr, self.r, self.rc[mask], self.u[mask], self.kind[mask], self.rows[mask], self.w[mask])
+        return Choices(self.ptr, self.r, self.rc[mask], self.u[mask], self.kind[mask], self.rows[mask], self.w[mask],
+                       self.g, None if self.gc is None else self.gc[mask])
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.ptr, self.r, self.rc, self.u, self.kind, self.rows, self.w))
+        return sum(a.nbytes for a in (self.ptr, self.r, self.rc, self.u, self.kind, self.rows, self.w, self.g, self.gc)
+                   if a is not None)
 
 
 class _Buffer:
@@ -212,8 +290,9 @@ class _Buffer:
 class ChoicesBuilder:
     """The store of :class:`Choices` built batch by batch (``fit`` streams a big log through it):
     only what the likelihood needs is kept, the informative decisions' option regrets in CSR form,
-    sorted and of ``dtype`` (float32: 4 bytes an option), identical decisions of a player merged
-    into one row and a count (:func:`harness.fit_kernels.merge`, a hash table of the rows), and each
+    sorted and of ``dtype`` (float32: 4 bytes an option, 8 with the myopic values), identical
+    decisions of a player merged into one row and a count (:func:`harness.fit_kernels.merge`, a
+    hash table of the rows), and each
     player's summed regret over every decision (the model-free regret per game). ``add`` takes a
     batch of a :class:`~harness.analysis.DecisionTable`'s columns and each decision's player code.
 
@@ -221,10 +300,14 @@ class ChoicesBuilder:
     (ptr, rc, kind, player, count, hash), plus 16 to 32 of hash table while the store is built
     (dropped when the fit starts); nothing per merged decision (benchmarks/BENCHMARKS.md, "Big logs")."""
 
-    def __init__(self, capacity: int = 1024, dtype: Any = np.float32) -> None:
+    def __init__(self, capacity: int = 1024, dtype: Any = np.float32, myopic: bool = False) -> None:
         self.dtype = np.dtype(dtype)
         self.bits_type = np.dtype(f"u{self.dtype.itemsize}")
         self.r = _Buffer(self.bits_type, capacity * 16)
+        #: with ``myopic``, each option's myopic regret (and the chosen one's) too: 4 bytes more an option
+        self.myopic = myopic
+        self.g = _Buffer(self.bits_type, capacity * 16 if myopic else 0)
+        self.gc = _Buffer(self.bits_type, capacity if myopic else 0)
         self.ptr = _Buffer(np.int64, capacity + 1)
         self.ptr.n = 1
         self.rc = _Buffer(self.bits_type, capacity)
@@ -239,9 +322,12 @@ class ChoicesBuilder:
     def rows(self) -> int:
         return self.kind.n
 
-    def add(self, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray, who: np.ndarray) -> None:
+    def add(self, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray, who: np.ndarray,
+            myopic: np.ndarray | None = None) -> None:
         if self.ptr.viewed:
             raise RuntimeError("a store takes no decisions once its choices were asked for")
+        if self.myopic and myopic is None:
+            raise ValueError("a store of myopic values takes decisions with their myopic values")
         n = np.asarray(n, dtype=np.int64)
         chosen = np.asarray(chosen, np.int64)
         who = np.asarray(who, np.int32)
@@ -254,13 +340,21 @@ class ChoicesBuilder:
             self.regret[:top] += np.bincount(who, weights=best - values[np.arange(len(n)), chosen], minlength=top)
         keep = n >= 2
         values, n, chosen, kind, legal = values[keep], n[keep], chosen[keep], kind[keep], legal[keep]
-        v = np.where(legal, values, -np.inf)
-        reg = v.max(axis=1, initial=-np.inf)[:, None] - v  # +inf past the legal options
-        reg[legal & (reg <= TIE)] = 0.0
+        reg = _regrets(values, legal)
         rc = reg[np.arange(len(n)), chosen]
         if len(n) and not np.isfinite(rc).all():
             raise ValueError("a chosen option outside the legal ones")
-        reg.sort(axis=1)  # ascending: the legal options stay first, the kernels stop at the cut
+        # ascending: the legal options stay first, the kernels stop at the cut (the myopic regrets
+        # follow the same order)
+        gopts = gc = np.zeros(0, self.bits_type)
+        if self.myopic:
+            order = np.argsort(reg, axis=1, kind="stable")
+            greg = _regrets(np.asarray(myopic)[keep], legal)
+            gc = greg[np.arange(len(n)), chosen].astype(self.dtype).view(self.bits_type)
+            gopts = np.take_along_axis(greg, order, axis=1).astype(self.dtype)[legal].view(self.bits_type)
+            reg = np.take_along_axis(reg, order, axis=1)
+        else:
+            reg.sort(axis=1)
         opts = reg.astype(self.dtype)[legal].view(self.bits_type)
         bptr = np.zeros(len(n) + 1, np.int64)
         np.cumsum(n, out=bptr[1:])
@@ -271,18 +365,23 @@ class ChoicesBuilder:
         rows, m = FK.merge(bptr, opts, rc.astype(self.dtype).view(self.bits_type), np.asarray(kind, np.int8),
                            who[keep], self.table, self.hashes.reserve(need), self.ptr.reserve(need + 1),
                            self.r.reserve(self.r.n + len(opts)), self.rc.reserve(need), self.kind.reserve(need),
-                           self.who.reserve(need), self.w.reserve(need), self.rows, self.r.n)
-        for b in (self.kind, self.rc, self.who, self.w, self.hashes):
+                           self.who.reserve(need), self.w.reserve(need), self.rows, self.r.n, gopts, gc,
+                           self.g.reserve(self.g.n + len(gopts)) if self.myopic else self.g.a,
+                           self.gc.reserve(need) if self.myopic else self.gc.a)
+        for b in (self.kind, self.rc, self.who, self.w, self.hashes) + ((self.gc,) if self.myopic else ()):
             b.n = rows
         self.ptr.n, self.r.n = rows + 1, m
+        if self.myopic:
+            self.g.n = m
 
     def choices(self, players: Sequence[int] | None = None) -> Choices:
         """The informative decisions of ``players`` (codes; None: every decision), in order. Once
         asked, the store takes no more decisions (its hash table is dropped)."""
         self.table, self.hashes.a = np.zeros(0, np.int64), np.zeros(0, np.uint64)
         ptr = self.ptr.view()
+        g, gc = (self.g.view().view(self.dtype), self.gc.view().view(self.dtype)) if self.myopic else (None, None)
         ch = Choices(ptr, self.r.view().view(self.dtype), self.rc.view().view(self.dtype), 1.0 / np.diff(ptr),
-                     self.kind.view(), None, self.w.view())
+                     self.kind.view(), None, self.w.view(), g, gc)
         if players is None:
             return ch
         return ch.subset(np.isin(self.who.view(), np.asarray(players, np.int32)))
@@ -294,8 +393,16 @@ class ChoicesBuilder:
     @property
     def nbytes(self) -> int:
         """The store's bytes (buffers as allocated, hash table included)."""
-        return sum(b.a.nbytes for b in (self.r, self.ptr, self.rc, self.kind, self.who, self.w, self.hashes)) + \
-            self.table.nbytes
+        return sum(b.a.nbytes for b in (self.r, self.ptr, self.rc, self.kind, self.who, self.w, self.hashes, self.g,
+                                        self.gc)) + self.table.nbytes
+
+
+def _regrets(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """(D, W) best legal value - each value, exactly 0 within :data:`TIE` of the best, +inf past the legal options."""
+    v = np.where(legal, values, -np.inf)
+    reg = v.max(axis=1, initial=-np.inf)[:, None] - v
+    reg[legal & (reg <= TIE)] = 0.0
+    return reg
 
 
 class Likelihood:
@@ -528,6 +635,196 @@ def intervals(lik: Likelihood, model: str, m: Mle, confidence: float) -> dict[st
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# the extended family (models ``kinds`` and ``mixed``)
+
+
+class FamilyLikelihood:
+    """log L and its gradient under the extended family (:func:`harness.fit_kernels.family_loglik`)
+    of a :class:`Choices`: theta = (weight, keep temperature, box temperature, blunder), the
+    temperatures > 0. Choices without myopic values take weight 0 only."""
+
+    #: From this many rows a pass is split between the cores (the kernel releases the GIL).
+    PARALLEL_ROWS = 20_000
+
+    def __init__(self, ch: Choices) -> None:
+        self.ch = ch
+        self.myopic = ch.g is not None
+        # without myopic values the weight is 0 and g is never read: r stands in for it
+        self.g, self.gc = (ch.g, ch.gc) if self.myopic else (ch.r, ch.rc)
+
+    def at(self, theta: Sequence[float]) -> tuple[float, np.ndarray]:
+        weight, tk, tb, p = (float(x) for x in theta)
+        if weight and not self.myopic:
+            raise ValueError("a weight on the myopic values needs decisions with their myopic values")
+        ch = self.ch
+        threads = n_threads() if len(ch) >= self.PARALLEL_ROWS else 1
+        blocks = split_range(0, len(ch), threads) or [(0, 0)]
+        parts: dict[int, tuple[float, np.ndarray]] = {}
+
+        def part(a: int, b: int) -> None:
+            grad = np.zeros(4)
+            ll = FK.family_loglik(ch.ptr, ch.r, self.g, ch.rows[a:b], ch.rc[a:b], self.gc[a:b], ch.kind[a:b],
+                                  ch.u[a:b], ch.w[a:b], weight, tk, tb, p, grad)
+            parts[a] = (float(ll), grad)
+
+        run_blocks(part, blocks, len(blocks))
+        return sum(v[0] for v in parts.values()), sum(v[1] for v in parts.values())
+
+    def top1(self, weight: float) -> float:
+        """The share of decisions whose option played is the model's most likely (ties shared)."""
+        ch = self.ch
+        if not len(ch):
+            return math.nan
+        out = np.empty(len(ch))
+        FK.top_share(ch.ptr, ch.r, self.g, ch.rows, ch.rc, self.gc, float(weight), out)
+        return float(ch.w @ out) / ch.decisions
+
+
+_LOG_T = (math.log(T_MIN), math.log(T_MAX))
+
+
+def _to_coord(name: str, x: float) -> float:
+    """The optimiser's coordinate of a parameter: log T for the temperatures, the value otherwise."""
+    return math.log(min(max(x, T_MIN), T_MAX)) if name.endswith("temperature") else x
+
+
+def _of_coord(name: str, c: float) -> float:
+    return math.exp(c) if name.endswith("temperature") else c
+
+
+def _bounds(name: str) -> tuple[float, float]:
+    return _LOG_T if name.endswith("temperature") else (0.0, 1.0)
+
+
+def family_max(lik: FamilyLikelihood, free: Sequence[str], start: np.ndarray,
+               starts: Sequence[np.ndarray] = ()) -> tuple[np.ndarray, float]:
+    """(theta, log L) maximising over the ``free`` parameters of :data:`FAMILY` (the others stay at
+    ``start``'s values): SLSQP from ``start`` and from each of ``starts``, in the coordinates of
+    :func:`_to_coord` (temperatures in log T on [T_MIN, T_MAX]; weight and blunder on [0, 1]),
+    with the kernel's exact gradient."""
+    idx = [FAMILY.index(k) for k in free]
+    start = np.asarray(start, dtype=float)
+    if not idx:
+        return start.copy(), lik.at(start)[0]
+    temps = [j for j, k in zip(idx, free) if k.endswith("temperature")]
+
+    def unpack(c: np.ndarray) -> np.ndarray:
+        th = start.copy()
+        for j, k, x in zip(idx, free, c):
+            th[j] = _of_coord(k, float(x))
+        return th
+
+    def f(c: np.ndarray) -> tuple[float, np.ndarray]:
+        th = unpack(c)
+        ll, grad = lik.at(th)
+        grad = grad.copy()
+        for j in temps:
+            grad[j] *= th[j]  # d/d log T
+        if not math.isfinite(ll):
+            return 1e300, np.zeros(len(idx))
+        return -ll, -np.nan_to_num(grad[idx], posinf=1e300, neginf=-1e300)
+
+    best_th, best_ll = start.copy(), -math.inf
+    for s in (start, *starts):
+        c0 = np.array([_to_coord(k, float(s[j])) for j, k in zip(idx, free)])
+        # SLSQP, not L-BFGS-B: scipy's L-BFGS-B calls the threaded BLAS at every step, which on a
+        # loaded machine took 6 times the CPU (11.0 s against 1.8 s for fit_table(..., "all") of two
+        # players of 30 games; the same estimates and interval ends to 4 digits)
+        res = minimize(f, c0, jac=True, method="SLSQP", bounds=[_bounds(k) for k in free],
+                       options={"ftol": 1e-13, "maxiter": 500})
+        c = np.array([min(max(x, lo), hi) for x, (lo, hi) in zip(res.x, (_bounds(k) for k in free))])
+        for i, k in enumerate(free):  # an optimiser's 1e-17 for a bound of a weight or blunder rate
+            if not k.endswith("temperature"):
+                c[i] = 0.0 if c[i] < 1e-12 else 1.0 if c[i] > 1 - 1e-12 else c[i]
+        th = unpack(c)
+        ll = lik.at(th)[0]
+        if ll > best_ll:
+            best_th, best_ll = th, ll
+    return best_th, best_ll
+
+
+#: The extended family's fixed values where a model does not fit a parameter.
+FAMILY_DEFAULTS = np.array([0.0, 1.0, 1.0, 0.0])
+
+
+def family_mle(lik: FamilyLikelihood, model: str) -> tuple[np.ndarray, float]:
+    """The maximum-likelihood theta of a model of the extended family, from several starts (the
+    log-likelihood need not be concave in the weight)."""
+    free = MODELS[model]
+    start = FAMILY_DEFAULTS.copy()
+    start[3] = 0.02 if "blunder" in free else 0.0
+    starts = []
+    if "weight" in free:
+        for w0 in (0.1, 0.5, 0.95):
+            s = start.copy()
+            s[0] = w0
+            starts.append(s)
+        start = starts.pop(0)
+    return family_max(lik, free, start, starts)
+
+
+def family_intervals(lik: FamilyLikelihood, model: str, theta: np.ndarray, top: float,
+                     confidence: float) -> dict[str, Estimate]:
+    """Profile-likelihood intervals of each parameter of a model of the extended family at its
+    maximum (theta, top): the others maximised again at each point of a profile (warm-started
+    from the point before). A temperature at the T_MIN floor is reported as 0 (and an interval end
+    there as 0), an end at T_MAX as inf."""
+    free = MODELS[model]
+    level = top - chi2.ppf(confidence, 1) / 2
+    out: dict[str, Estimate] = {}
+    for name in free:
+        j = FAMILY.index(name)
+        rest = [k for k in free if k != name]
+        state = {"theta": theta.copy()}
+
+        def prof(c: float) -> float:
+            th = state["theta"].copy()
+            th[j] = _of_coord(name, c)
+            th, ll = family_max(lik, rest, th)
+            state["theta"] = th
+            return ll
+
+        c0 = _to_coord(name, float(theta[j]))
+        ends = []
+        for end in _bounds(name):
+            state["theta"] = theta.copy()
+            v = prof(end) if end != c0 else top
+            if v >= level:
+                ends.append(end)
+                continue
+            state["theta"] = theta.copy()
+            tol = 1e-5 if name.endswith("temperature") else 1e-6
+            ends.append(_crossing(lambda c: v if c == end else prof(c), c0, end, level, tol, top))
+        lo, hi = (_of_coord(name, c) for c in ends)
+        value = float(theta[j])
+        if name.endswith("temperature"):
+            floor = T_MIN * (1 + 1e-6)
+            value = 0.0 if value <= floor else value
+            lo = 0.0 if lo <= floor else lo
+            hi = math.inf if hi >= T_MAX * (1 - 1e-6) else hi
+        out[name] = Estimate(name, value, lo, hi)
+    return out
+
+
+def _family_per_kind(ch: Choices, model: str, theta: np.ndarray) -> float:
+    """log L of ``model`` fitted separately to keep and to box decisions (its weight and blunder
+    rate per kind too): the richer model of the likelihood-ratio test. Each kind's maximum starts
+    from the joint fit ``theta`` and, with a weight, also from the far end of the weight's range."""
+    total = 0.0
+    for k, temp in enumerate(("keep_temperature", "box_temperature")):
+        mk = ch.kind == k
+        if mk.any():
+            free = [x for x in MODELS[model] if not x.endswith("temperature") or x == temp]
+            starts = []
+            if "weight" in free:
+                other = theta.copy()
+                other[0] = 0.05 if theta[0] > 0.5 else 0.95
+                starts.append(other)
+            total += family_max(FamilyLikelihood(ch.subset(mk)), free, theta, starts)[1]
+    return total
+
+
 @dataclass(frozen=True)
 class Test:
     """A goodness-of-fit statistic with its degrees of freedom and p-value."""
@@ -586,6 +883,10 @@ class PlayerFit:
     notes: tuple[str, ...] = field(default=())
     #: why the fit is too little data to be an answer (:func:`evidence`; empty: enough)
     too_little: tuple[str, ...] = field(default=())
+    #: the extended family's fitted (weight, keep temperature, box temperature, blunder) (None: a dial model)
+    theta: tuple[float, ...] | None = None
+    #: top-1 agreement: the share of decisions whose option played is the model's most likely (ties shared)
+    top1: float = math.nan
 
     @property
     def enough(self) -> bool:
@@ -598,8 +899,16 @@ class PlayerFit:
         return TOO_LITTLE if self.too_little else POOR if self.poor else OK
 
     @property
-    def spec(self) -> str:
+    def spec(self) -> str | None:
+        """The fitted bot as a strategy spec (None for a model of the extended family: no bot plays it)."""
+        if is_family(self.model):
+            return None
         return _spec(self.model, Mle(self.temperature, self.blunder, self.loglik))
+
+    @property
+    def regret_per_decision(self) -> float:
+        """Regret summed over every decision / informative decisions (model-free; nan without any)."""
+        return self.regret_per_game * self.seat_games / self.decisions if self.decisions else math.nan
 
     @property
     def loglik_per_decision(self) -> float | None:
@@ -609,8 +918,10 @@ class PlayerFit:
         return {"player": self.player, "model": self.model, "spec": self.spec,
                 "params": {k: v.to_dict() for k, v in self.params.items()},
                 "decisions": self.decisions, "seat_games": self.seat_games, "regret_per_game": self.regret_per_game,
+                "regret_per_decision": self.regret_per_decision,
                 "loglik": self.loglik, "loglik_per_decision": self.loglik_per_decision,
                 "top_choice": {"observed": self.agreement, "model": self.agreement_model},
+                "top1_agreement": self.top1,
                 "by_kind": self.by_kind, "verdict": self.verdict, "too_little_data": list(self.too_little),
                 "goodness_of_fit": {
                     "poor": self.poor, "threshold_p": POOR_P,
@@ -652,9 +963,11 @@ def _groups(expected: np.ndarray) -> np.ndarray:
 BLOCK = 1 << 18
 
 
-def _regret_test(ch: Choices, t: float, p: float) -> tuple[Test | None, np.ndarray, np.ndarray, np.ndarray]:
-    """The regret-distribution check at (t, p): (test, observed (2, B), expected (2, B), the model's
-    mean regret per decision of each kind (2,), nan for a kind without decisions)."""
+def _regret_test(ch: Choices, t: float, p: float, theta: np.ndarray | None = None
+                 ) -> tuple[Test | None, np.ndarray, np.ndarray, np.ndarray]:
+    """The regret-distribution check at (t, p) (or at the extended family's ``theta``): (test,
+    observed (2, B), expected (2, B), the model's mean regret per decision of each kind (2,), nan
+    for a kind without decisions)."""
 
     edges = np.array(REGRET_BINS)
     nb = len(edges) + 1
@@ -667,7 +980,11 @@ def _regret_test(ch: Choices, t: float, p: float) -> tuple[Test | None, np.ndarr
         hi = min(lo + BLOCK, len(ch))
         probs = np.empty((hi - lo, nb))
         mean = np.empty(hi - lo)
-        FK.option_bins(ch.ptr, ch.r, ch.rows[lo:hi], float(t), float(p), edges, probs, mean)
+        if theta is None:
+            FK.option_bins(ch.ptr, ch.r, ch.rows[lo:hi], float(t), float(p), edges, probs, mean)
+        else:
+            FK.family_bins(ch.ptr, ch.r, ch.r if ch.g is None else ch.g, ch.rows[lo:hi], ch.kind[lo:hi],
+                           *(float(x) for x in theta), edges, probs, mean)
         obs_bin = np.searchsorted(edges, ch.rc[lo:hi], side="left")
         kind, w = ch.kind[lo:hi], ch.w[lo:hi]
         for k in range(nk):
@@ -706,28 +1023,49 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
 
     tick = step or (lambda: None)
     model = parse_model(model)
-    lik = Likelihood(ch)
-    m = mle(lik, model)
-    tick()
     decisions = ch.decisions
-    params = intervals(lik, model, m, confidence) if len(ch) else {
-        k: Estimate(k, math.nan, math.nan, math.nan) for k in MODELS[model]}
-    tick()
+    kinds = sum(bool((ch.kind == k).any()) for k in range(len(DECISION_KINDS)))
+    theta = None
+    if is_family(model):
+        if model == "mixed" and ch.g is None:
+            raise ValueError("the mixed model needs decisions with their myopic values")
+        flik = FamilyLikelihood(ch)
+        if len(ch):
+            theta, top = family_mle(flik, model)
+        else:
+            theta, top = FAMILY_DEFAULTS.copy(), 0.0
+        m = Mle(math.nan, float(theta[3]), top)
+        tick()
+        params = family_intervals(flik, model, theta, top, confidence) if len(ch) else {
+            k: Estimate(k, math.nan, math.nan, math.nan) for k in MODELS[model]}
+        tick()
+        # the richer model: the same model fitted separately to keep and to box decisions
+        rich = _family_per_kind(ch, model, theta)
+        shared = sum(not k.endswith("temperature") for k in MODELS[model])
+        df = shared if kinds == 2 else 0
+        top1 = flik.top1(float(theta[0]))
+    else:
+        lik = Likelihood(ch)
+        m = mle(lik, model)
+        tick()
+        params = intervals(lik, model, m, confidence) if len(ch) else {
+            k: Estimate(k, math.nan, math.nan, math.nan) for k in MODELS[model]}
+        tick()
+        # the richer model: (T, blunder) fitted separately to keep and to box decisions
+        rich = 0.0
+        for k in range(len(DECISION_KINDS)):
+            mk = ch.kind == k
+            if mk.any():
+                rich += mle(Likelihood(ch.subset(mk)), "solver:temperature,blunder").loglik
+        df = 2 * kinds - len(MODELS[model])
+        top1 = FamilyLikelihood(ch).top1(0.0)
     notes = []
-    # the richer model: (T, blunder) fitted separately to keep and to box decisions
-    rich, kinds = 0.0, 0
-    for k in range(len(DECISION_KINDS)):
-        mk = ch.kind == k
-        if mk.any():
-            rich += mle(Likelihood(ch.subset(mk)), "solver:temperature,blunder").loglik
-            kinds += 1
     tick()
-    df = 2 * kinds - len(MODELS[model])
     lr = None
     if df > 0:
         stat = max(0.0, 2 * (rich - m.loglik))
         lr = Test(stat, df, float(chi2.sf(stat, df)))
-    rt, observed, expected, mean = _regret_test(ch, m.temperature, m.blunder)
+    rt, observed, expected, mean = _regret_test(ch, m.temperature, m.blunder, theta)
     tick()
     by_kind = {}
     for k, name in enumerate(DECISION_KINDS):
@@ -737,8 +1075,10 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
                          "regret_per_decision": float(ch.w[mk] @ ch.rc[mk].astype(np.float64)) / nk if nk else None,
                          "regret_per_decision_model": float(mean[k]) if nk else None}
     poor = any(t is not None and t.p < POOR_P for t in (lr, rt))
-    if "temperature" in params and math.isinf(params["temperature"].hi):
-        notes.append(f"the temperature's interval reaches {T_MAX:g} points: play indistinguishable from random")
+    for k in ("temperature", "keep_temperature", "box_temperature"):
+        if k in params and math.isinf(params[k].hi):
+            notes.append(f"the {k.replace('_', ' ')}'s interval reaches {T_MAX:g} points: play indistinguishable "
+                         "from random")
     if len(ch) == 0:
         notes.append("no decision with a choice: nothing to fit")
     agree = float(ch.w @ (ch.rc == 0.0)) / decisions if len(ch) else math.nan
@@ -747,7 +1087,7 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
                           max_half_width)
     return PlayerFit(player, model, params, m.temperature, m.blunder, decisions, seat_games, regret_per_game,
                      m.loglik, agree, agree_model, by_kind, lr, rt, observed, expected, poor, tuple(notes),
-                     tuple(too_little))
+                     tuple(too_little), None if theta is None else tuple(float(x) for x in theta), top1)
 
 
 #: The stages of :func:`fit_choices` (its ``step`` calls): the maximum, the intervals, the per-kind
@@ -760,8 +1100,82 @@ STEPS = 4
 
 
 @dataclass(frozen=True)
+class Holdout:
+    """One model's held-out figures for one player: fitted (maximum likelihood, no intervals) to
+    the player's training games, judged on the others: log-likelihood per decision and top-1
+    agreement (:attr:`PlayerFit.top1`) there."""
+
+    model: str
+    loglik_per_decision: float
+    top1: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "loglik_per_decision": self.loglik_per_decision, "top1_agreement": self.top1}
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """The model choice of one player: every model's :class:`Holdout`, the decisions of each half
+    (seat-games split by :func:`fold`) and the chosen model, the best held-out log-likelihood per
+    decision (a tie to the model listed first, the simpler)."""
+
+    player: str
+    train_decisions: int
+    test_decisions: int
+    models: tuple[Holdout, ...]
+
+    @property
+    def chosen(self) -> str | None:
+        scored = [h for h in self.models if math.isfinite(h.loglik_per_decision)]
+        if not scored or not self.test_decisions:
+            return None
+        return max(scored, key=lambda h: h.loglik_per_decision).model  # max keeps the first of equals
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"player": self.player, "train_decisions": self.train_decisions, "test_decisions": self.test_decisions,
+                "models": [h.to_dict() for h in self.models], "chosen": self.chosen}
+
+
+def holdout(train: Choices, test: Choices, model: str) -> Holdout:
+    """``model`` fitted to ``train`` and judged on ``test`` (:class:`Holdout`)."""
+    if not len(train) or not len(test):
+        return Holdout(model, math.nan, math.nan)
+    if is_family(model):
+        theta, _ = family_mle(FamilyLikelihood(train), model)
+        lik = FamilyLikelihood(test)
+        return Holdout(model, lik.at(theta)[0] / test.decisions, lik.top1(float(theta[0])))
+    m = mle(Likelihood(train), model)
+    return Holdout(model, Likelihood(test).at(m.temperature, m.blunder) / test.decisions,
+                   FamilyLikelihood(test).top1(0.0))
+
+
+def fold(seed: int, game: Any, seat: int) -> int:
+    """The half (0 trains, 1 tests) of seat ``seat`` of game ``game`` in the held-out split of
+    ``seed``: a bit of a hash of the three (each seat-game on its own, whatever the order or the
+    batches the records come in)."""
+    return hashlib.blake2b(f"{seed}/{game}/{seat}".encode(), digest_size=1).digest()[0] & 1
+
+
+#: The skill bands of a population: quartiles of the players' regret per decision.
+BANDS = ("Q1 (best)", "Q2", "Q3", "Q4 (worst)")
+
+
+def bands(regrets: Sequence[float]) -> tuple[list[float], list[int]]:
+    """The edges (the 25th, 50th and 75th percentiles, linear interpolation) of players' regret per
+    decision ``regrets`` and each player's band (0 the best quarter: a regret per decision at or
+    below the first edge; 3 the worst: above the third)."""
+    x = np.asarray(regrets, dtype=float)
+    if not len(x):
+        return [], []
+    edges = [float(e) for e in np.percentile(x, (25, 50, 75))]
+    return edges, [int(np.searchsorted(edges, v, side="left")) for v in x]
+
+
+@dataclass(frozen=True)
 class FitReport:
-    """Every player's fit, the pooled fit, the median player, and the games skipped."""
+    """Every player's fit, the pooled fit, the median player, and the games skipped; with several
+    models, the other models' reports (``alternatives``), each player's :class:`ModelChoice` and
+    the held-out split's seed."""
 
     source: str
     rules: str
@@ -774,6 +1188,9 @@ class FitReport:
     bad: tuple[str, ...] = field(default=())
     min_decisions: int = MIN_DECISIONS
     max_half_width: float = MAX_HALF_WIDTH
+    alternatives: tuple[FitReport, ...] = field(default=())
+    choice: tuple[ModelChoice, ...] = field(default=())
+    holdout_seed: int | None = None
 
     def player(self, name: str) -> PlayerFit:
         for p in self.players:
@@ -781,52 +1198,101 @@ class FitReport:
                 return p
         raise UserError(f"no player {name!r} in the fit (players: {', '.join(p.player for p in self.players)})")
 
+    def model_fit(self, model: str) -> FitReport:
+        """The report of ``model`` (this one or an alternative)."""
+        for r in (self, *self.alternatives):
+            if r.model == model:
+                return r
+        known = ", ".join(r.model for r in (self, *self.alternatives))
+        raise UserError(f"no model {model!r} in the fit (models: {known})")
+
+    def population(self) -> dict[str, Any]:
+        """The skill bands of the players (:func:`bands`) and, per band, its players and their regret
+        per decision and fitted parameters under each model."""
+        ps = [p for p in self.players if p.decisions]
+        rpd = [p.regret_per_decision for p in ps]
+        edges, band = bands(rpd)
+        out = []
+        for i, name in enumerate(BANDS):
+            mine = [p.player for p, b in zip(ps, band) if b == i]
+            models = {}
+            for r in (self, *self.alternatives):
+                fits = [r.player(x) for x in mine]
+                models[r.model] = {k: [f.params[k].value for f in fits] for k in MODELS[r.model]}
+            out.append({"band": name, "players": mine, "regret_per_decision": [rpd[j] for j, b in enumerate(band)
+                                                                               if b == i], "params": models})
+        return {"definition": "quartiles of the players' regret per decision (exact regret summed over every "
+                              "decision / informative decisions)", "edges": edges, "bands": out}
+
     def to_dict(self) -> dict[str, Any]:
 
-        return jsonable({
+        d = {
             "format": "yatzy-fit/1", "source": self.source, "rules": self.rules, "model": self.model,
             "confidence": self.confidence, "games": self.games, "median_player": self.median,
             "evidence": {"min_decisions": self.min_decisions, "max_half_width": self.max_half_width,
                          "resolution": RESOLUTION},
             "players": [p.to_dict() for p in self.players],
             "pooled": None if self.pooled is None else self.pooled.to_dict(),
-            "bad_games": list(self.bad)})
+            "bad_games": list(self.bad)}
+        if len(self.players) > 1:
+            pop = self.population()
+            d["population"] = pop
+            names = {x: b["band"] for b in pop["bands"] for x in b["players"]}
+            for p in d["players"]:
+                p["band"] = names.get(p["player"])
+        if self.alternatives or self.choice:
+            d["alternatives"] = [r.to_dict() for r in self.alternatives]
+            d["model_choice"] = {"seed": self.holdout_seed, "players": [c.to_dict() for c in self.choice]}
+        return jsonable(d)
 
 
 def fit_table(table: DecisionTable, model: str, *, player: str | None = None, confidence: float = 0.95,
               source: str = "", rules: str = "", games: int = 0, pooled: bool = True,
               bad: Sequence[str] = (), min_decisions: int = MIN_DECISIONS, max_half_width: float = MAX_HALF_WIDTH,
-              quiet: bool = True) -> FitReport:
-    """Fit ``model`` to every player of a :class:`harness.analysis.DecisionTable` (or ``player``
-    alone), and to all of them pooled (when more than one)."""
-    store = _Store()
+              quiet: bool = True, holdout_seed: int = 1) -> FitReport:
+    """Fit ``model`` (or several: :func:`parse_models`) to every player of a
+    :class:`harness.analysis.DecisionTable` (or ``player`` alone), and to all of them pooled (when
+    more than one); several models are also compared player by player on held-out games."""
+    models = parse_models(model)
+    store = _Store(myopic=any(is_family(m) and "weight" in MODELS[m] for m in models),
+                   seed=holdout_seed if len(models) > 1 else None)
     store.add(table)
-    return store.fit(model, player=player, confidence=confidence, source=source, rules=rules, games=games,
+    return store.fit(models, player=player, confidence=confidence, source=source, rules=rules, games=games,
                      pooled=pooled, bad=bad, min_decisions=min_decisions, max_half_width=max_half_width,
                      quiet=quiet)
 
 
 class _Store:
     """The players' decisions of a fit, added a :class:`~harness.analysis.DecisionTable` (a batch
-    of games) at a time: a :class:`ChoicesBuilder` and the players' seat-games."""
+    of games) at a time: a :class:`ChoicesBuilder` (with the myopic values when a model needs
+    them) and the players' seat-games. Player number c's decisions are stored under two codes,
+    2c for its seat-games in the training half of the held-out split of ``seed`` (:func:`fold`),
+    2c + 1 for the others; without a seed (one model: no held-out comparison) all under 2c, so
+    that a player's identical decisions merge into one row as before."""
 
-    def __init__(self) -> None:
-        self.b = ChoicesBuilder(1 << 16)
+    def __init__(self, myopic: bool = False, seed: int | None = 1) -> None:
+        self.b = ChoicesBuilder(1 << 16, myopic=myopic)
         self.code: dict[str, int] = {}
         self.seat_games: dict[str, int] = {}
+        self.seed = seed
 
     def add(self, table: DecisionTable) -> None:
         for x in table.labels:
             self.code.setdefault(x, len(self.code))
             self.seat_games[x] = self.seat_games.get(x, 0) + 1
-        codes = np.array([self.code[x] for x in table.labels], dtype=np.int32)
+        codes = np.array([2 * self.code[x] + (0 if self.seed is None else fold(self.seed, g, int(s)))
+                          for x, g, s in zip(table.labels, table.games, table.seats)], dtype=np.int32)
         who = codes[np.asarray(table.seatgame)] if len(codes) else np.zeros(len(table), np.int32)
-        self.b.add(table.values, table.n, table.chosen, table.kind, who)
+        self.b.add(table.values, table.n, table.chosen, table.kind, who,
+                   table.myopic if self.b.myopic else None)
 
-    def fit(self, model: str, *, player: str | None, confidence: float, source: str, rules: str, games: int,
-            pooled: bool, bad: Sequence[str], min_decisions: int, max_half_width: float, quiet: bool) -> FitReport:
+    def codes(self, names: Sequence[str]) -> list[int]:
+        return [2 * self.code[x] + f for x in names for f in (0, 1)]
 
-        model = parse_model(model)
+    def fit(self, models: Sequence[str], *, player: str | None, confidence: float, source: str, rules: str,
+            games: int, pooled: bool, bad: Sequence[str], min_decisions: int, max_half_width: float,
+            quiet: bool) -> FitReport:
+
         names = list(self.code)
         if player is not None:
             if player not in names:
@@ -834,69 +1300,95 @@ class _Store:
             names = [player]
         pool = pooled and len(names) > 1
         opts = {"min_decisions": min_decisions, "max_half_width": max_half_width}
-        per_game = {x: self.b.regret_sum([self.code[x]]) / self.seat_games[x] for x in names}
-        with bar(STEPS * (len(names) + pool), "fitting", "step", quiet=quiet) as shown:
-            fits = []
-            for name in names:
-                shown.set_postfix_str(name, refresh=False)
-                fits.append(fit_choices(self.b.choices([self.code[name]]), model, name, confidence,
-                                        self.seat_games[name], per_game[name], **opts, step=shown.update))
-            together = None
-            if pool:
-                shown.set_postfix_str("(pooled)", refresh=False)
-                codes = [self.code[x] for x in names]
-                sgs = sum(self.seat_games[x] for x in names)
-                together = fit_choices(self.b.choices(None if len(names) == len(self.code) else codes), model,
-                                       "(pooled)", confidence, sgs, self.b.regret_sum(codes) / sgs, **opts,
-                                       step=shown.update)
-        # the median player: among the players with enough evidence (a fit below it is no answer)
-        ranked = sorted((f.player for f in fits if f.enough), key=lambda x: (per_game[x], x))
-        median = ranked[(len(ranked) - 1) // 2] if ranked else None
-        return FitReport(source, rules, model, confidence, games, tuple(fits), together, median, tuple(bad),
-                         min_decisions, max_half_width)
+        per_game = {x: self.b.regret_sum(self.codes([x])) / self.seat_games[x] for x in names}
+        several = len(models) > 1
+        reports = []
+        with bar(STEPS * (len(names) * len(models) + pool) + several * len(names) * len(models), "fitting",
+                 "step", quiet=quiet) as shown:
+            mine = {x: self.b.choices(self.codes([x])) for x in names}
+            for model in models:
+                fits = []
+                for name in names:
+                    shown.set_postfix_str(f"{name} {model}", refresh=False)
+                    fits.append(fit_choices(mine[name], model, name, confidence, self.seat_games[name],
+                                            per_game[name], **opts, step=shown.update))
+                together = None
+                if pool and model == models[0]:  # the pool of the first model only
+                    shown.set_postfix_str(f"(pooled) {model}", refresh=False)
+                    codes = self.codes(names)
+                    sgs = sum(self.seat_games[x] for x in names)
+                    together = fit_choices(self.b.choices(None if len(names) == len(self.code) else codes), model,
+                                           "(pooled)", confidence, sgs, self.b.regret_sum(codes) / sgs, **opts,
+                                           step=shown.update)
+                # the median player: among the players with enough evidence (a fit below it is no answer)
+                ranked = sorted((f.player for f in fits if f.enough), key=lambda x: (per_game[x], x))
+                median = ranked[(len(ranked) - 1) // 2] if ranked else None
+                reports.append(FitReport(source, rules, model, confidence, games, tuple(fits), together, median,
+                                         tuple(bad), min_decisions, max_half_width))
+            choice = []
+            if several:
+                for name in names:
+                    c = self.code[name]
+                    train, test = self.b.choices([2 * c]), self.b.choices([2 * c + 1])
+                    rows = []
+                    for model in models:
+                        shown.set_postfix_str(f"{name} {model} held out", refresh=False)
+                        rows.append(holdout(train, test, model))
+                        shown.update()
+                    choice.append(ModelChoice(name, train.decisions, test.decisions, tuple(rows)))
+        first = reports[0]
+        if not several:
+            return first
+        return dataclasses.replace(first, alternatives=tuple(reports[1:]), choice=tuple(choice),
+                                   holdout_seed=self.seed)
 
 
 def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model: str, *, player: str | None = None,
                 confidence: float = 0.95, cache_dir: Any = None, min_decisions: int = MIN_DECISIONS,
-                max_half_width: float = MAX_HALF_WIDTH, quiet: bool = True) -> FitReport:
-    """Fit ``model`` to game records: a :class:`harness.record.ReadResult`, a
-    :class:`harness.record.RecordStream` (a log of any size, read a batch at a time: memory does not
-    grow with the records held) or records of one rule set. The records are walked
-    :data:`BATCH_GAMES` games at a time and only what the likelihood needs is kept
-    (:class:`ChoicesBuilder`: the distinct decisions, about 110 bytes each); ``quiet=False`` shows
+                max_half_width: float = MAX_HALF_WIDTH, quiet: bool = True, holdout_seed: int = 1) -> FitReport:
+    """Fit ``model`` (or several, :func:`parse_models`: then compared player by player on the
+    held-out half of each player's games, split by ``holdout_seed``) to game records: a
+    :class:`harness.record.ReadResult`, a :class:`harness.record.RecordStream` (a log of any size,
+    read a batch at a time: memory does not grow with the records held) or records of one rule
+    set. The records are walked :data:`BATCH_GAMES` games at a time and only what the likelihood
+    needs is kept (:class:`ChoicesBuilder`: the distinct decisions, about 110 bytes each, and 4
+    bytes more an option with the myopic values the ``mixed`` model needs); ``quiet=False`` shows
     progress bars on stderr (a stream draws its own while it is read)."""
-    model = parse_model(model)
+    models = parse_models(model)
     stream = RecordStream.of(source)
     held = stream.held
     if held is not None and not len(held.games):
         raise UserError(f"{held.source}: no game records to fit")
-    store = _Store()
+    myopic = any(is_family(m) and "weight" in MODELS[m] for m in models)
+    store = _Store(myopic=myopic, seed=holdout_seed if len(models) > 1 else None)
     games = 0
     with bar(None if held is None else len(held.games), "decisions", "game", quiet=quiet or held is None,
              unit_scale=True) as shown:
-        for n, table in decision_batches(stream, BATCH_GAMES, cache_dir=cache_dir):
+        for n, table in decision_batches(stream, BATCH_GAMES, cache_dir=cache_dir, myopic=myopic):
             store.add(table)
             games += n
             shown.update(n)
     assert stream.named is not None
     rules_name, settings = stream.named
     rules = rules_name + "".join(f" {k}={v}" for k, v in sorted(settings.items()))
-    return store.fit(model, player=player, confidence=confidence, source=stream.source, rules=rules, games=games,
+    return store.fit(models, player=player, confidence=confidence, source=stream.source, rules=rules, games=games,
                      pooled=True, bad=[b.message for b in stream.errors], min_decisions=min_decisions,
                      max_half_width=max_half_width, quiet=quiet)
 
 
-def play_table(analyser: Analyser, specs: Sequence[str], games: int | np.ndarray, seed: int) -> DecisionTable:
+def play_table(analyser: Analyser, specs: Sequence[str], games: int | np.ndarray, seed: int,
+               myopic: bool = True) -> DecisionTable:
     """The :class:`~harness.analysis.DecisionTable` of bots ``specs`` playing ``games`` games (a
     count, or the game indices) at one table with ``seed``, straight from the engine's recording
-    (no records written; for tests and benchmarks). Each seat-game is labelled with its bot's label."""
+    (no records written; for tests and benchmarks), with the options' myopic values unless not
+    ``myopic``. Each seat-game is labelled with its bot's label."""
 
     rules = analyser.rules
     idx = np.arange(games, dtype=np.int64) if np.isscalar(games) else np.asarray(games, dtype=np.int64)
     bots = [registry.make(s, rules) for s in specs]
     rec = play(rules, bots, idx, seed, record=True).recording
     b, s = rec.boxes.shape[:2]
-    _, d = analyser.walk(*arrays_of_recording(rec), decisions=True)
+    _, d = analyser.walk(*arrays_of_recording(rec), decisions=True, myopic=myopic)
     return DecisionTable(**d, labels=tuple(bot.label for _ in range(b) for bot in bots),
                          games=tuple(int(g) for g in idx for _ in range(s)),
                          seats=np.tile(np.arange(s, dtype=np.int16), b))
@@ -930,22 +1422,38 @@ def _test(t: Mapping[str, Any] | None) -> str:
     return MISSING if t is None else statistic(t["statistic"], t["df"], t["p"])
 
 
+#: How each model's choice rule reads in its table's title.
+RULES_TEXT = {
+    "dial": "P(option) = blunder/n + (1 - blunder) x softmax(value / temperature) over the n legal options",
+    "kinds": "P(option) = blunder/n + (1 - blunder) x softmax(value / temperature of its kind: keep or box)",
+    "mixed": "utility = (1 - weight) x value + weight x myopic value (the best box score reachable this turn); "
+             "P(option) = blunder/n + (1 - blunder) x softmax(utility / temperature of its kind)",
+}
+
+
+def _estimate(e: Mapping[str, Any]) -> str:
+    return sig(e["value"], 3, ci=(e["ci"][0], math.inf if e["ci"][1] is None else e["ci"][1]))  # None: infinite
+
+
 def tables(d: Mapping[str, Any]) -> list[Table]:
-    """The report's tables (:class:`harness.render.Table`) from :meth:`FitReport.to_dict`."""
+    """The report's tables (:class:`harness.render.Table`) from :meth:`FitReport.to_dict` (one
+    model's: the dict itself or one of its ``alternatives``)."""
     params = MODELS[d["model"]]
+    family = is_family(d["model"])
     rows, gof = [], []
     every = list(d["players"]) + ([d["pooled"]] if d["pooled"] else [])
     for p in every:
-        ests = []
-        for k in params:
-            e = p["params"][k]  # an upper end of None is beyond T_MAX: infinite
-            ests.append(sig(e["value"], 3, ci=(e["ci"][0], math.inf if e["ci"][1] is None else e["ci"][1])))
+        ests = [_estimate(p["params"][k]) for k in params]
         top = p["top_choice"]
         fit = _verdict(p, d)
-        rows.append([p["player"], count(p["seat_games"]), count(p["decisions"]), *ests,
-                     num(p["loglik_per_decision"], 3),
-                     MISSING if top["observed"] is None else f"{pct(top['observed'])} / {pct(top['model'])}",
-                     fit, p["spec"]])
+        if family:
+            rows.append([p["player"], count(p["seat_games"]), count(p["decisions"]), *ests,
+                         num(p["loglik_per_decision"], 3), pct(p["top1_agreement"]), fit])
+        else:
+            rows.append([p["player"], count(p["seat_games"]), count(p["decisions"]), *ests,
+                         num(p["loglik_per_decision"], 3),
+                         MISSING if top["observed"] is None else f"{pct(top['observed'])} / {pct(top['model'])}",
+                         fit, p["spec"]])
         g = p["goodness_of_fit"]
         kinds = []
         for k in DECISION_KINDS:
@@ -954,16 +1462,67 @@ def tables(d: Mapping[str, Any]) -> list[Table]:
                          f"{num(x['regret_per_decision'], 3)} / {num(x['regret_per_decision_model'], 3)}")
         gof.append([p["player"], _test(g["lr_vs_per_kind"]), _test(g["regret_distribution"]), *kinds])
     conf = ci_level(d["confidence"])
-    return [
-        Table(f"Model {d['model']}: P(option) = blunder/n + (1 - blunder) x softmax(value / temperature) over the n "
-              f"legal options; maximum likelihood, {conf} profile-likelihood intervals",
-              ["player", "games", "decisions", *params, "loglik/decision", "top choice (obs / model)", "fit", "spec"],
-              rows),
-        Table(f"Goodness of fit (POOR when a test gives p < {sig(POOR_P, 6)}): likelihood ratio against (temperature, "
-              "blunder) fitted separately to keeps and boxes; observed vs predicted regret distribution (bins 0, "
-              "0.5, 2, 8 points, per kind)",
-              ["player", "LR vs per-kind", "regret distribution X2", "keep regret/decision (obs / model)",
-               "box regret/decision (obs / model)"], gof)]
+    rule = RULES_TEXT[d["model"] if family else "dial"]
+    title = f"Model {d['model']}: {rule}; maximum likelihood, {conf} profile-likelihood intervals"
+    richer = ("the same model fitted separately to keeps and boxes (its weight and blunder rate per kind too)"
+              if family else "(temperature, blunder) fitted separately to keeps and boxes")
+    gof_title = (f"Goodness of fit (POOR when a test gives p < {sig(POOR_P, 6)}): likelihood ratio against {richer}; "
+                 "observed vs predicted regret distribution (bins 0, 0.5, 2, 8 points, per kind)")
+    if family:
+        first = Table(title + " (no bot plays it: no spec)", ["player", "games", "decisions", *params,
+                                                              "loglik/decision", "top-1", "fit"], rows)
+    else:
+        first = Table(title, ["player", "games", "decisions", *params, "loglik/decision", "top choice (obs / model)",
+                              "fit", "spec"], rows)
+    return [first, Table(gof_title, ["player", "LR vs per-kind", "regret distribution X2",
+                                     "keep regret/decision (obs / model)", "box regret/decision (obs / model)"], gof)]
+
+
+def choice_table(d: Mapping[str, Any]) -> Table:
+    """The model choice per player (:class:`ModelChoice`) from :meth:`FitReport.to_dict`."""
+    mc = d["model_choice"]
+    models = [d["model"], *(a["model"] for a in d["alternatives"])]
+    rows = []
+    for c in mc["players"]:
+        by = {h["model"]: h for h in c["models"]}
+        cells = []
+        for m in models:
+            h = by[m]
+            cells += [num(h["loglik_per_decision"], 3), pct(h["top1_agreement"])]
+        rows.append([c["player"], f"{count(c['train_decisions'])} / {count(c['test_decisions'])}", *cells,
+                     c["chosen"] or MISSING])
+    return Table(f"Model choice on held-out games (each player's seat-games split in halves, seed {mc['seed']}: "
+                 "fitted on one, judged on the other): log-likelihood per held-out decision (higher is better) and "
+                 "top-1 agreement (the share of held-out decisions where the model's most likely option is the one "
+                 "played, ties shared); chosen: the best log-likelihood",
+                 ["player", "decisions (fit / held out)",
+                  *(f"{m} {what}" for m in models for what in ("loglik/decision", "top-1")), "chosen"], rows)
+
+
+def population_tables(d: Mapping[str, Any]) -> list[Table]:
+    """The population picture from :meth:`FitReport.to_dict`: the players' regret per decision
+    and skill bands, and each band's fitted parameters under the last model fitted (the richest)."""
+    pop = d["population"]
+    last = d["alternatives"][-1]["model"] if d.get("alternatives") else d["model"]
+    params = MODELS[last]
+    edges = pop["edges"]
+    rows = []
+    for i, b in enumerate(pop["bands"]):
+        lo = "0" if i == 0 else num(edges[i - 1], 3)
+        hi = "∞" if i == len(edges) else num(edges[i], 3)
+        rpd = b["regret_per_decision"]
+        spread = MISSING if not rpd else f"{num(float(np.median(rpd)), 3)} ({num(min(rpd), 3)} – {num(max(rpd), 3)})"
+        cells = []
+        for k in params:
+            x = b["params"][last][k]
+            cells.append(MISSING if not x else f"{sig(float(np.median(x)), 3)} ({sig(min(x), 3)} – {sig(max(x), 3)})")
+        rows.append([b["band"], f"({lo}, {hi}]" if i else f"[{lo}, {hi}]", count(len(b["players"])),
+                     spread,
+                     *cells, ", ".join(b["players"])])
+    return [Table(f"Population: skill bands by the quartiles of the players' regret per decision (points; "
+                  f"model-free); per band, each fitted parameter of model {last} as median (min – max) over its "
+                  "players", ["band", "its regret/decision", "players", "their regret/decision median (min – max)",
+                              *params, "who"], rows)]
 
 
 def evidence_line(min_decisions: int, max_half_width: float) -> str:
@@ -976,10 +1535,17 @@ def evidence_line(min_decisions: int, max_half_width: float) -> str:
 
 def text(d: Mapping[str, Any]) -> str:
     n, bad = d["games"], len(d["bad_games"])
-    out = render_text(tables(d), [f"Source: {d['source']} ({count(n)} game{'s' * (n != 1)}, {count(bad)} "
-                                  f"bad game{'s' * (bad != 1)} skipped); rules {d['rules']}",
-                                  evidence_line(*_evidence_of(d))])
-    short = [(p["player"], _too_little(p, d)) for p in list(d["players"]) + ([d["pooled"]] if d["pooled"] else [])]
+    shown = tables(d) + [t for a in d.get("alternatives", []) for t in tables(a)]
+    if d.get("model_choice"):
+        shown.append(choice_table(d))
+    if d.get("population"):
+        shown += population_tables(d)
+    out = render_text(shown, [f"Source: {d['source']} ({count(n)} game{'s' * (n != 1)}, {count(bad)} "
+                              f"bad game{'s' * (bad != 1)} skipped); rules {d['rules']}",
+                              evidence_line(*_evidence_of(d))])
+    each = [d, *d.get("alternatives", [])]
+    short = [(p["player"] + (f" ({r['model']})" if len(each) > 1 else ""), _too_little(p, r)) for r in each
+             for p in list(r["players"]) + ([r["pooled"]] if r["pooled"] else [])]
     short = [(x, why) for x, why in short if why]
     if short:
         out += "\n\ntoo little data:\n" + "\n".join(f"  {x}: {'; '.join(why)}" for x, why in short)
@@ -987,8 +1553,8 @@ def text(d: Mapping[str, Any]) -> str:
         out += "\n\nno median player: every player's fit is too little data"
     elif d["median_player"] is not None and len(d["players"]) > 1:
         med = next(p for p in d["players"] if p["player"] == d["median_player"])
-        out += (f"\n\nmedian player (by regret per game, {num(med['regret_per_game'])}): {med['player']}, "
-                f"fitted {med['spec']}")
+        fitted = f"fitted {med['spec']}" if med["spec"] else f"model {d['model']} (no bot plays it)"
+        out += f"\n\nmedian player (by regret per game, {num(med['regret_per_game'])}): {med['player']}, {fitted}"
     return out
 
 
@@ -1024,10 +1590,15 @@ def reference_of(ref: str) -> tuple[str, str | None]:
                 raise UserError(f"{path}: player {name!r} is too little data for a reference ({'; '.join(why)})")
             if p["goodness_of_fit"]["poor"]:
                 raise UserError(f"{path}: player {name!r} is a poor fit of {d['model']}: its spec does not play like it")
+            if not p.get("spec"):
+                raise UserError(f"{path}: model {d['model']} has no bot that plays it (fit a solver model for a "
+                                "reference: --model dial)")
             return p["spec"], f"{path}#{name}" + ("" if sep else " (median player)")
     names = ", ".join(str(p.get("player")) for p in d.get("players", []))
     raise UserError(f"{path}: no player {name!r} (players: {names})")
 
 
-__all__ = ["MAX_HALF_WIDTH", "MIN_DECISIONS", "MODELS", "RESOLUTION", "Choices", "ChoicesBuilder", "Estimate",
-           "FitReport", "Likelihood", "PlayerFit", "evidence", "fit_choices", "fit_records", "fit_table", "mle", "parse_model", "reference_of", "text"]
+__all__ = ["ALL_MODELS", "BANDS", "FAMILY", "MAX_HALF_WIDTH", "MIN_DECISIONS", "MODELS", "RESOLUTION", "Choices",
+           "ChoicesBuilder", "Estimate", "FamilyLikelihood", "FitReport", "Holdout", "Likelihood", "ModelChoice",
+           "PlayerFit", "bands", "evidence", "family_intervals", "family_mle", "fit_choices", "fit_records",
+           "fit_table", "fold", "holdout", "mle", "parse_model", "parse_models", "reference_of", "text"]

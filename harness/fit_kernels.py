@@ -50,6 +50,15 @@ def chosen_probs(ptr, r, rows, rc, temperature, out):
 
 
 @nb.njit(cache=True, nogil=True)
+def _to_bin(bins, i, edges, x, p):
+    """bins[i, j] += p for the regret bin j of x (j = the number of ``edges`` below x)."""
+    j = 0
+    while j < edges.shape[0] and edges[j] < x:
+        j += 1
+    bins[i, j] += p
+
+
+@nb.njit(cache=True, nogil=True)
 def option_bins(ptr, r, rows, temperature, blunder, edges, bins, mean_regret):
     """Under the model (temperature, blunder), for each decision rows[i]: bins[i, j] = the
     probability that the option played falls in regret bin j (j = number of ``edges`` below its
@@ -82,10 +91,7 @@ def option_bins(ptr, r, rows, temperature, blunder, edges, bins, mean_regret):
             else:
                 s = 1.0 / k if x == 0.0 else 0.0
             p = blunder / n + (1.0 - blunder) * s
-            j = 0
-            while j < edges.shape[0] and edges[j] < x:
-                j += 1
-            bins[i, j] += p
+            _to_bin(bins, i, edges, x, p)
             er += p * x
         mean_regret[i] = er
 
@@ -100,14 +106,20 @@ def _slot(table, h):
 
 
 @nb.njit(cache=True, nogil=True)
-def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who, w, rows, opts):
+def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who, w, rows, opts,
+          bgbits, bgc, gbits, gc):
     """Add a batch of decisions to the store, each decision to the row of an identical one (same
     player ``who``, ``kind``, chosen option's regret ``rc`` and options, compared as bit patterns)
     or to a new row. The batch: ``bptr`` (B + 1,), ``bbits`` its options' bits, ``brc``, ``bkind``,
     ``bwho`` (B,). The store: ``rows`` rows and ``opts`` options filled of ``ptr``, ``bits``, ``rc``,
     ``kind``, ``who``, ``w`` (the count of decisions of each row) and ``hashes``; ``table`` (a power
     of two, more than twice the rows) maps a hash to its row (-1: empty), linear probing. The
-    caller makes room for the whole batch. Returns (rows, opts) after it."""
+    caller makes room for the whole batch. Returns (rows, opts) after it.
+
+    With ``bgbits`` not empty each option also has a myopic regret (``bgbits`` in the batch, as
+    ``bbits``; ``gbits`` in the store) and each decision its chosen option's (``bgc``, ``gc``):
+    part of what makes two decisions identical."""
+    mine = bgbits.shape[0] > 0
     for i in range(bkind.shape[0]):
         lo, hi = bptr[i], bptr[i + 1]
         h = _OFFSET
@@ -117,6 +129,10 @@ def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who
         h = (h ^ np.uint64(hi - lo)) * _PRIME
         for a in range(lo, hi):
             h = (h ^ np.uint64(bbits[a])) * _PRIME
+        if mine:
+            h = (h ^ np.uint64(bgc[i])) * _PRIME
+            for a in range(lo, hi):
+                h = (h ^ np.uint64(bgbits[a])) * _PRIME
         s = _slot(table, h)
         while True:
             j = table[s]
@@ -125,6 +141,10 @@ def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who
                 hashes[rows] = h
                 for a in range(lo, hi):
                     bits[opts + a - lo] = bbits[a]
+                if mine:
+                    for a in range(lo, hi):
+                        gbits[opts + a - lo] = bgbits[a]
+                    gc[rows] = bgc[i]
                 opts += hi - lo
                 ptr[rows + 1] = opts
                 rc[rows] = brc[i]
@@ -134,11 +154,11 @@ def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who
                 rows += 1
                 break
             if (hashes[j] == h and who[j] == bwho[i] and kind[j] == bkind[i] and rc[j] == brc[i]
-                    and ptr[j + 1] - ptr[j] == hi - lo):
+                    and ptr[j + 1] - ptr[j] == hi - lo and (not mine or gc[j] == bgc[i])):
                 same = True
                 base = ptr[j]
                 for a in range(lo, hi):
-                    if bits[base + a - lo] != bbits[a]:
+                    if bits[base + a - lo] != bbits[a] or (mine and gbits[base + a - lo] != bgbits[a]):
                         same = False
                         break
                 if same:
@@ -176,3 +196,130 @@ def blunder_slope(q, u, w, blunder):
         a = u[i] - q[i]
         tot += w[i] * a / (q[i] + blunder * a)
     return tot
+
+
+# ---------------------------------------------------------------------------------------------
+# the extended family: utility (1 - weight) x value + weight x myopic value, a temperature per kind
+
+
+@nb.njit(cache=True, nogil=True)
+def _least(r, g, lo, hi, weight):
+    """The least utility regret (1 - weight) r + weight g of the options lo..hi-1."""
+    xmin = np.inf
+    for a in range(lo, hi):
+        x = (1.0 - weight) * np.float64(r[a]) + weight * np.float64(g[a])
+        if x < xmin:
+            xmin = x
+    return xmin
+
+
+@nb.njit(cache=True, nogil=True)
+def family_loglik(ptr, r, g, rows, rc, gc, kind, u, w, weight, tk, tb, blunder, grad):
+    """sum_i w[i] log P_i(chosen) under the extended family, and its gradient into grad (4,):
+    d/d (weight, keep temperature, box temperature, blunder). Decision rows[i] of kind kind[i]
+    (0 keep: temperature tk, 1 box: tb, both > 0) has options of exact regrets r and myopic regrets
+    g (r's order) and the chosen option's rc[i], gc[i]; with x = (1 - weight) r + weight g,
+    P(a) = blunder u[i] + (1 - blunder) exp(-x_a / T) / sum_b exp(-x_b / T). Options whose x is
+    above the smallest by more than CUT x T add nothing to the sums (as in :func:`chosen_probs`)."""
+    tot = 0.0
+    g0 = 0.0
+    g1 = 0.0
+    g2 = 0.0
+    g3 = 0.0
+    for i in range(rows.shape[0]):
+        d = rows[i]
+        lo, hi = ptr[d], ptr[d + 1]
+        t = tk if kind[i] == 0 else tb
+        inv = 1.0 / t
+        xmin = _least(r, g, lo, hi, weight)
+        cut = xmin + CUT * t
+        s = 0.0
+        sw = 0.0  # sum of exp x d z / d weight (x T): sum e (r - g)
+        st = 0.0  # sum of exp x (x - xmin)
+        for a in range(lo, hi):
+            ra = np.float64(r[a])
+            ga = np.float64(g[a])
+            x = (1.0 - weight) * ra + weight * ga
+            if x > cut:
+                continue
+            e = np.exp((xmin - x) * inv)
+            s += e
+            sw += e * (ra - ga)
+            st += e * (x - xmin)
+        xc = (1.0 - weight) * np.float64(rc[i]) + weight * np.float64(gc[i])
+        zc = (xmin - xc) * inv
+        # d log q / d weight and / d T
+        dw = ((np.float64(rc[i]) - np.float64(gc[i])) - sw / s) * inv
+        dt = ((xc - xmin) - st / s) * inv * inv
+        if blunder == 0.0:  # log q without its underflow
+            tot += w[i] * (zc - np.log(s))
+            share = 1.0
+            dp = (u[i] - np.exp(zc) / s) / max(np.exp(zc) / s, 1e-300)
+        else:
+            q = np.exp(zc) / s
+            den = blunder * u[i] + (1.0 - blunder) * q
+            tot += w[i] * np.log(den)
+            share = (1.0 - blunder) * q / den
+            dp = (u[i] - q) / den
+        g0 += w[i] * share * dw
+        if kind[i] == 0:
+            g1 += w[i] * share * dt
+        else:
+            g2 += w[i] * share * dt
+        g3 += w[i] * dp
+    grad[0] = g0
+    grad[1] = g1
+    grad[2] = g2
+    grad[3] = g3
+    return tot
+
+
+@nb.njit(cache=True, nogil=True)
+def family_bins(ptr, r, g, rows, kind, weight, tk, tb, blunder, edges, bins, mean_regret):
+    """:func:`option_bins` under the extended family (see :func:`family_loglik`): bins[i, j] the
+    probability that decision rows[i]'s option played falls in exact-regret bin j, mean_regret[i]
+    the expected exact regret."""
+    nb_ = bins.shape[1]
+    for i in range(rows.shape[0]):
+        d = rows[i]
+        lo, hi = ptr[d], ptr[d + 1]
+        n = hi - lo
+        t = tk if kind[i] == 0 else tb
+        for j in range(nb_):
+            bins[i, j] = 0.0
+        xmin = _least(r, g, lo, hi, weight)
+        cut = xmin + CUT * t
+        s = 0.0
+        for a in range(lo, hi):
+            x = (1.0 - weight) * np.float64(r[a]) + weight * np.float64(g[a])
+            if x <= cut:
+                s += np.exp((xmin - x) / t)
+        er = 0.0
+        for a in range(lo, hi):
+            ra = np.float64(r[a])
+            x = (1.0 - weight) * ra + weight * np.float64(g[a])
+            soft = np.exp((xmin - x) / t) / s if x <= cut else 0.0
+            p = blunder / n + (1.0 - blunder) * soft
+            _to_bin(bins, i, edges, ra, p)
+            er += p * ra
+        mean_regret[i] = er
+
+
+@nb.njit(cache=True, nogil=True)
+def top_share(ptr, r, g, rows, rc, gc, weight, out):
+    """out[i] = 1 / k when decision rows[i]'s option played is one of the k options of least
+    (1 - weight) r + weight g (the model's most likely options, whatever its temperature and a
+    blunder rate below 1), else 0: the top-1 agreement of the decision, ties shared."""
+    for i in range(rows.shape[0]):
+        d = rows[i]
+        xmin = np.inf
+        k = 0
+        for a in range(ptr[d], ptr[d + 1]):
+            x = (1.0 - weight) * np.float64(r[a]) + weight * np.float64(g[a])
+            if x < xmin:
+                xmin = x
+                k = 1
+            elif x == xmin:
+                k += 1
+        xc = (1.0 - weight) * np.float64(rc[i]) + weight * np.float64(gc[i])
+        out[i] = 1.0 / k if xc == xmin else 0.0

@@ -944,3 +944,54 @@ def plot_sweep(sweep: Any) -> dict[str, Figure]:
             fig.suptitle(title, fontsize="medium")
         figs[stem] = fig
     return figs
+
+
+# ---------------------------------------------------------------------------------------------
+# player models (harness.fit)
+
+
+def plot_population(d: Mapping[str, Any]) -> Figure | None:
+    """The population picture of a fit (:meth:`harness.fit.FitReport.to_dict`): the players' regret
+    per decision (a histogram, the skill bands' edges dashed) and, one panel per parameter of the
+    last model fitted (the richest), each player's estimate with its interval against its regret
+    per decision, coloured by band. None with fewer than two players."""
+    pop = d.get("population")
+    if not pop:
+        return None
+    fit = d["alternatives"][-1] if d.get("alternatives") else d
+    players = {p["player"]: p for p in fit["players"]}
+    band_of = {x: i for i, b in enumerate(pop["bands"]) for x in b["players"]}
+    names = [x for x in players if x in band_of]
+    params = list(players[names[0]]["params"]) if names else []
+    fig, axes = plt.subplots(1, 1 + len(params), figsize=(4.2 * (1 + len(params)), 4.2), dpi=DPI,
+                             layout="constrained", squeeze=False)
+    ax = axes[0, 0]
+    rpd = np.array([players[x]["regret_per_decision"] for x in names])
+    for i, b in enumerate(pop["bands"]):
+        mine = [players[x]["regret_per_decision"] for x in b["players"]]
+        if mine:
+            ax.hist(mine, bins=np.linspace(0, max(rpd.max(), 1e-9) * 1.05, 25), color=_color(i), alpha=0.8,
+                    label=f"{b['band']} ({len(mine)})")
+    for e in pop["edges"]:
+        ax.axvline(e, color="black", ls="--", lw=0.8)
+    ax.set_xlabel("regret per decision (points)")
+    ax.set_ylabel("players")
+    ax.set_title(f"{len(names)} players, skill bands by quartile", fontsize="medium")
+    ax.legend(fontsize="small")
+    for ax, k in zip(axes[0, 1:], params):
+        for x in names:
+            e = players[x]["params"][k]
+            lo, hi = e["ci"]
+            v = e["value"]
+            if v is None:
+                continue
+            lo = v if lo is None else lo
+            hi = v if hi is None or not math.isfinite(hi) else hi
+            ax.errorbar([players[x]["regret_per_decision"]], [v], yerr=[[v - lo], [hi - v]], fmt="o", ms=4,
+                        color=_color(band_of[x]), capsize=2)
+        ax.set_xlabel("regret per decision (points)")
+        ax.set_ylabel(k.replace("_", " "))
+        ax.set_title(f"{fit['model']}: {k.replace('_', ' ')} (95 % intervals)"
+                     if fit["confidence"] == 0.95 else f"{fit['model']}: {k.replace('_', ' ')}", fontsize="medium")
+        ax.grid(alpha=0.3)
+    return fig

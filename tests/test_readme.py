@@ -115,8 +115,9 @@ def parse_readme(text: str) -> tuple[list[Command], dict[str, tuple[int, str]]]:
 COMMANDS, SHOWN_FILES = parse_readme(README.read_text(encoding="utf-8"))
 
 
-#: The options whose value is a path a command writes (``--review``: the review pages of analyse and replay).
-OUTPUT_FLAGS = ("--out", "--review")
+#: The options whose value is a path a command writes (``--review``: the review pages of analyse and replay;
+#: ``--plot``: fit's population picture).
+OUTPUT_FLAGS = ("--out", "--review", "--plot")
 
 
 def _out_dirs() -> dict[str, Command]:

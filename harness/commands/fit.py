@@ -1,4 +1,5 @@
-"""``yatzy-harness fit``: maximum-likelihood fit of the solver bot's dial to players' recorded decisions."""
+"""``yatzy-harness fit``: maximum-likelihood fit of player models (the solver bot's dial, an extended family) to
+players' recorded decisions."""
 
 from __future__ import annotations
 
@@ -19,16 +20,30 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "log-likelihood per decision, top-choice agreement, a goodness-of-fit verdict (a player "
                 "outside the family is flagged POOR) and the fitted spec for --seats. A fit below the "
                 "minimum of evidence (--min-decisions, --max-half-width) is 'too little data': never ok, "
-                "never the median player, refused by calibrate --against. Bad games are listed on stderr "
-                "and skipped.",
+                "never the median player, refused by calibrate --against. --model kinds or mixed fits the "
+                "extended family (a temperature per decision kind; a weight between each option's exact value "
+                "and its myopic value, the best box score reachable this turn), for players the dial cannot "
+                "explain; several models are compared per player on held-out games. With two players or more, "
+                "the population's skill bands (quartiles of regret per decision). Bad games are listed on "
+                "stderr and skipped.",
              "yatzy-harness fit results/sg --model solver:temperature",
              "yatzy-harness fit games.jsonl --model solver:temperature,blunder --player alice",
-             "yatzy-harness fit results/pop --out results/pop/fit.json --json")
+             "yatzy-harness fit results/pop --out results/pop/fit.json --json",
+             "yatzy-harness fit results/pop --model all --plot results/pop/population.png")
     p.add_argument("source", metavar="RECORDS",
                    help="a .jsonl, .jsonl.gz or .parquet file of game records, or a run directory played with --record")
     p.add_argument("--model", default="solver:temperature,blunder", metavar="MODEL",
-                   help="the bot family and the dial parameters to fit: solver:temperature, solver:blunder, or "
-                        "solver:temperature,blunder (both)")
+                   help="the model to fit: the solver's dial (solver:temperature, solver:blunder, or "
+                        "solver:temperature,blunder = dial, the default), or the extended family: kinds (a "
+                        "temperature for keeps, one for boxes, a blunder rate) and mixed (utility = (1 - weight) x "
+                        "exact value + weight x myopic value, the best box score reachable this turn; and the "
+                        "parameters of kinds); several joined by '+' (dial+mixed), or all (dial+kinds+mixed): "
+                        "each player's models then compared on held-out games")
+    p.add_argument("--holdout-seed", metavar="N", type=number_arg(minimum=0, inclusive=True, integer=True), default=1,
+                   help="the seed of the held-out split of each player's seat-games in halves (several models; "
+                        "default %(default)s)")
+    p.add_argument("--plot", metavar="FILE", help="also draw the population picture (players' regret per decision "
+                                                 "with its skill bands, and their fitted parameters) as PNG here")
     p.add_argument("--player", metavar="NAME", help="only this player (a person's name or a bot's label)")
     p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
     # the defaults are harness.fit.MIN_DECISIONS and MAX_HALF_WIDTH (not imported here: `fit --help`
@@ -50,15 +65,18 @@ def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `fit --help` must not pay for numba and scipy
     # (benchmarks/BENCHMARKS.md, 'Start-up')
     from harness.cache import use_cache_dir
-    from harness.fit import fit_records, parse_model, text
+    from harness.fit import fit_records, parse_models, text
     from harness.record import NoUsableGame
 
+    if args.plot and args.player:
+        raise UserError("--plot draws the population: it takes every player, not --player")
     cache_dir = use_cache_dir(args.cache_dir)
-    model = parse_model(args.model)
+    model = "+".join(parse_models(args.model))
     stream = stream_games(args.source, args)  # read a batch at a time while the decisions are stored
     try:
         rep = fit_records(stream, model, player=args.player, confidence=args.confidence, cache_dir=cache_dir,
-                          min_decisions=args.min_decisions, max_half_width=args.max_half_width, quiet=quiet(args))
+                          min_decisions=args.min_decisions, max_half_width=args.max_half_width, quiet=quiet(args),
+                          holdout_seed=args.holdout_seed)
     except NoUsableGame as exc:
         raise listed(exc, shown=len(exc.bad)) from None  # each listed as its batch was read
     d = rep.to_dict()
@@ -69,10 +87,25 @@ def run(args: argparse.Namespace) -> int:
             out.write_text(json.dumps(d, indent=2) + "\n")
         except OSError as exc:
             raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    if args.plot:
+        # matplotlib loads only when there is a plot to draw, not for `fit --help`
+        from harness.plot import plot_population, plt
+
+        fig = plot_population(d)
+        if fig is None:
+            raise UserError("--plot: a population picture needs two players or more with decisions")
+        try:
+            Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(args.plot)
+        except OSError as exc:
+            raise UserError(f"cannot write {args.plot}: {exc.strerror or exc}") from None
+        finally:
+            plt.close(fig)
     if args.json:
         print_json(d)
         return 0
     print(text(d))
-    if args.out:
-        print(f"\nwrote {args.out}")
+    for what, where in (("wrote", args.out), ("drew", args.plot)):
+        if where:
+            print(f"\n{what} {where}")
     return 0
