@@ -36,7 +36,8 @@ whatever the player's policy) as a control variate: per game y = the level's sco
 game, x = the player's luck, and the regression estimator ``mean(y) - beta mean(x)``; the
 variance-reduction factor (cluster-robust variance of the plain mean over that of the controlled
 one) is reported. The dial's interval is the rate's, divided by the exact response's slope at the
-answer. A ``target_beats`` level's share has a Wilson interval over players.
+answer (within the levels file's bracket), the rate's within [0, 1]. A ``target_beats`` level's share
+has a Wilson interval over players.
 
 The skill band of a player is :func:`harness.analysis.rating` of its regret per decision over its
 logged games (:mod:`harness.skill`, exact).
@@ -57,7 +58,7 @@ Public API::
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -300,6 +301,7 @@ def against(distribution: np.ndarray, logs: LoggedGames, confidence: float = 0.9
     """The score rate of a bot of exact ``distribution`` against ``logs`` (module docstring)."""
     y = per_game(distribution, logs.final)
     rate = clustered_mean(y, logs.player, control=logs.luck, known_mean=0.0, confidence=confidence)
+    rate = replace(rate, lo=max(rate.lo, 0.0), hi=min(rate.hi, 1.0))  # a rate: the interval within [0, 1]
     means = player_means(y, logs)
     beaten = int(np.sum(means > 0.5 - TIE))
     ci = wilson(beaten, logs.players, confidence) if logs.players else (math.nan, math.nan)
@@ -455,7 +457,8 @@ def tune(lv: Levels, logs: LoggedGames, *, confidence: float = 0.95, cache_dir: 
             ag = against(ev.ranking, resp.group, confidence)
             if level.kind == "win_rate":
                 half = (ag.rate.hi - ag.rate.lo) / 2
-                ci = ((cal.value - half / abs(cal.slope), cal.value + half / abs(cal.slope))
+                # within the file's bracket (a dial outside it is not searched)
+                ci = ((max(lv.lo, cal.value - half / abs(cal.slope)), min(lv.hi, cal.value + half / abs(cal.slope)))
                       if math.isfinite(half) and cal.slope else (math.nan, math.nan))
             else:
                 ci = cal.value_ci
@@ -597,9 +600,11 @@ def tables(d: dict[str, Any]) -> list[Table]:
     src = d["against_records"]
     out = [Table(f"Levels against the players of {src['source']} ({count(src['games'])} games, "
                  f"{count(src['players'])} players)",
-                 ["level", "target", "spec", f"{d['param']} [{conf}]", f"score rate vs its players [{conf}]",
+                 ["level", "target", "spec", f"{d['param']} [{conf}]", f"population's score rate (luck-controlled) [{conf}]",
                   "var. red.", "beats"], rows,
-                 [ESTIMATOR, INTERVAL + "; var. red. = the plain mean's variance / the controlled one's",
+                 [ESTIMATOR + ": each level's is its target against the logged games exactly; the column is the "
+                  "estimate of its rate against the population they come from (new dice)",
+                  INTERVAL + "; var. red. = the plain mean's variance / the controlled one's",
                   f"{d['param']} interval: the score rate's over the exact slope (a mean or beats level: the "
                   "final bracket); beats = players whose mean score rate against the level is below 1/2 (a beats "
                   "level's marginal player, tied at 1/2 at its root, counted)"])]

@@ -7,6 +7,8 @@ import argparse
 import json
 import math
 import sys
+from pathlib import Path
+from typing import Any, Callable
 
 from harness.commands.options import (add_cache_dir_option, add_records_options, add_set_option, confidence_arg,
                                       console_logging, describe, listed, new_out_dir, print_json, say as progress_line,
@@ -100,7 +102,7 @@ def _no_sampling_options(args: argparse.Namespace, why: str = "--exact") -> None
 def _levels(args: argparse.Namespace) -> int:
     # fitting code (numba) and matplotlib load only when they are used, not for `calibrate --help`
     from harness.fit import reference_of
-    from harness.plot import plot_levels, plt
+    from harness.plot import plot_levels
 
     lv = load_levels(args.levels)
     if args.exact:
@@ -138,16 +140,23 @@ def _levels(args: argparse.Namespace) -> int:
                          confidence=args.confidence, max_evals=max_evals, progress=say, quiet=_quiet(args),
                          xtol=args.xtol)
     d["reference_source"] = source
-    fig = plot_levels(d)
-    png = out / "levels.png"
-    fig.savefig(png)
-    plt.close(fig)
+    return _written(args, out, d, {"levels.png": plot_levels(d)}, levels_text)
+
+
+def _written(args: argparse.Namespace, out: Path, d: dict[str, Any], figs: dict[str, Any],
+             lines: Callable[[dict[str, Any]], list[str]]) -> int:
+    """Write the levels' figures and levels.json into ``out``, then print ``lines(d)`` (or the JSON)."""
+    from harness.plot import plt  # matplotlib, loaded by the plots already drawn
+
+    for name, fig in figs.items():
+        fig.savefig(out / name)
+        plt.close(fig)
     (out / "levels.json").write_text(json.dumps(d, indent=2) + "\n")
     if args.json:
         print_json(d)
         return 0
-    print("\n".join(levels_text(d)))
-    print(f"wrote {out / 'levels.json'} and {png}")
+    print("\n".join(lines(d)))
+    print(f"wrote {out / 'levels.json'} and {', '.join(str(out / n) for n in figs)}")
     return 0
 
 
@@ -155,7 +164,7 @@ def _against_records(args: argparse.Namespace, lv: Levels) -> int:
     """``--levels FILE --against-records LOGS`` (:mod:`harness.opponents`)."""
     # the analysis and evaluation (numba), scipy and matplotlib load only here, not for `calibrate --help`
     from harness.opponents import held_out, read_logged, text, tune
-    from harness.plot import plot_held_out, plot_log_levels, plt
+    from harness.plot import plot_held_out, plot_log_levels
     from harness.record import NoUsableGame
     from harness.rules import load_rules
 
@@ -192,16 +201,7 @@ def _against_records(args: argparse.Namespace, lv: Levels) -> int:
     figs = {"levels.png": plot_log_levels(d)}
     if args.held_out:
         figs["held_out.png"] = plot_held_out(d)
-    for name, fig in figs.items():
-        fig.savefig(out / name)
-        plt.close(fig)
-    (out / "levels.json").write_text(json.dumps(d, indent=2) + "\n")
-    if args.json:
-        print_json(d)
-        return 0
-    print("\n".join(text(d)))
-    print(f"wrote {out / 'levels.json'} and {', '.join(str(out / n) for n in figs)}")
-    return 0
+    return _written(args, out, d, figs, text)
 
 
 def run(args: argparse.Namespace) -> int:
