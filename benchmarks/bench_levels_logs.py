@@ -71,7 +71,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--replicates", type=int, default=3)
     ap.add_argument("--games-per-player", type=int, default=40, help="logged games of each player")
-    ap.add_argument("--play", type=int, default=2000, help="game pairs of the level against each player (0: not played)")
+    ap.add_argument("--play", type=int, default=2000,
+                    help="game pairs of the level against each player (0: not played)")
     a = ap.parse_args()
     rules = load_rules("generala")
     lv = Levels("bench", "generala", (), "solver", "temperature", 0.0, 10.0, 2, 1, None,
@@ -122,7 +123,8 @@ def main() -> None:
     print(f"in the logs' interval, of {total} levels: target {hits['target']}, played {hits['played']}"
           f"{'' if a.play else ' (not played)'}, exact {hits['exact']}; {unreachable} replicate(s) with a target out "
           f"of reach; {len(players)} players x {a.games_per_player} "
-          f"logged games; wall {time.time() - t0:.0f} s, CPU {ru.ru_utime + ru.ru_stime + ch.ru_utime + ch.ru_stime:.0f} s, "
+          f"logged games; wall {time.time() - t0:.0f} s, "
+          f"CPU {ru.ru_utime + ru.ru_stime + ch.ru_utime + ch.ru_stime:.0f} s, "
           f"peak RSS {ru.ru_maxrss / 1024:.0f} MB; cores {os.cpu_count()}")
 
 

@@ -260,7 +260,8 @@ class Response:
     def __init__(self, level: Level, logs: LoggedGames, dial: Dial) -> None:
         self.level, self.dial = level, dial
         self.group = logs.subset(logs.in_band(level.band)) if level.band else logs
-        self.k = beats_rank(level.target_beats, self.group.players) if level.kind == "beats" and self.group.players else 0
+        beats = level.kind == "beats" and self.group.players
+        self.k = beats_rank(level.target_beats, self.group.players) if beats else 0
 
     def __call__(self, v: float) -> float:
         ev = self.dial(v)
@@ -600,8 +601,8 @@ def tables(d: dict[str, Any]) -> list[Table]:
     src = d["against_records"]
     out = [Table(f"Levels against the players of {src['source']} ({count(src['games'])} games, "
                  f"{count(src['players'])} players)",
-                 ["level", "target", "spec", f"{d['param']} [{conf}]", f"population's score rate (luck-controlled) [{conf}]",
-                  "var. red.", "beats"], rows,
+                 ["level", "target", "spec", f"{d['param']} [{conf}]",
+                  f"population's score rate (luck-controlled) [{conf}]", "var. red.", "beats"], rows,
                  [ESTIMATOR + ": each level's is its target against the logged games exactly; the column is the "
                   "estimate of its rate against the population they come from (new dice)",
                   INTERVAL + "; var. red. = the plain mean's variance / the controlled one's",
