@@ -5,6 +5,9 @@ The result (:func:`calibrate_levels`) is what ``levels.json`` holds: no paths, n
 same seed gives the same file byte for byte; :func:`levels_table` is its table and
 :func:`harness.plot.plot_levels` its picture.
 
+Levels against the players of game logs (``calibrate --against-records LOGS``; ``target_beats``
+and ``band`` keys of a level) are tuned by :mod:`harness.opponents`, from the same file.
+
 Exact levels (``exact = true`` in the file, or ``calibrate --exact``): the bot and the reference
 are solitaire, every response is exact (:class:`harness.calibrate.ExactEvaluator`) and each level
 is the root of its response to ``xtol`` in the dial (:func:`harness.calibrate.calibrate_exact`);
@@ -31,15 +34,26 @@ from harness.rules import check_toml_settings, load_rules, read_toml
 
 @dataclass(frozen=True)
 class Level:
-    """A named difficulty level: a target mean score, or a target score rate against the reference."""
+    """A named difficulty level: a target mean score, a target score rate against the reference
+    (a bot, a fitted player, or the players of game logs), or (against game logs only) a share of
+    the logs' players to beat; ``band``: against the logs' players of that skill band only
+    (:data:`harness.analysis.SCALE`; :mod:`harness.opponents`)."""
 
     name: str
     target_mean: float | None = None
     target_win_rate: float | None = None
+    target_beats: float | None = None
+    band: str | None = None
 
     @property
     def kind(self) -> str:
-        return "mean" if self.target_mean is not None else "win_rate"
+        return ("mean" if self.target_mean is not None else "beats" if self.target_beats is not None
+                else "win_rate")
+
+    @property
+    def needs_records(self) -> bool:
+        """The target is about the players of game logs (``calibrate --against-records``)."""
+        return self.kind == "beats" or self.band is not None
 
 
 @dataclass(frozen=True)
@@ -62,6 +76,8 @@ class Levels:
     exact: bool = False
 
 
+#: A level's target keys: exactly one each.
+_TARGETS = ("target_mean", "target_win_rate", "target_beats")
 _LEVELS_KEYS = {"rules", "settings", "strategy", "param", "lo", "hi", "games", "seed", "against", "exact", "level"}
 
 
@@ -93,15 +109,30 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
     for i, lv in enumerate(items, 1):
         if not isinstance(lv, dict) or not isinstance(lv.get("name"), str):
             raise UserError(f"{where}: level {i} has no name")
-        extra = sorted(set(lv) - {"name", "target_mean", "target_win_rate"})
+        extra = sorted(set(lv) - {"name", *_TARGETS, "band"})
         if extra:
             raise UserError(f"{where}: level {lv['name']!r}: unknown key {extra[0]!r}")
-        if ("target_mean" in lv) == ("target_win_rate" in lv):
-            raise UserError(f"{where}: level {lv['name']!r} needs exactly one of target_win_rate or target_mean")
-        for k in ("target_mean", "target_win_rate"):
+        if sum(k in lv for k in _TARGETS) != 1:
+            raise UserError(f"{where}: level {lv['name']!r} needs exactly one of target_win_rate or target_mean "
+                            "(or, against game logs, target_beats)")
+        for k in _TARGETS:
             if k in lv and (not isinstance(lv[k], (int, float)) or isinstance(lv[k], bool)):
                 raise UserError(f"{where}: level {lv['name']!r}: {k} = {lv[k]!r} is not a number")
-        levels.append(Level(lv["name"], lv.get("target_mean"), lv.get("target_win_rate")))
+        band = lv.get("band")
+        if band is not None:
+            # the analysis (its numba kernels) is imported here: the calibrate command imports this
+            # module for `calibrate --help`, which must not load numba
+            from harness.analysis import SCALE
+
+            names = [b.name for b in SCALE]
+            if band not in names:
+                raise UserError(f"{where}: level {lv['name']!r}: band = {band!r} is not a skill band "
+                                f"({', '.join(names)})")
+            if "target_mean" in lv:
+                raise UserError(f"{where}: level {lv['name']!r}: a target_mean does not depend on the players: "
+                                "drop band")
+        levels.append(Level(lv["name"], lv.get("target_mean"), lv.get("target_win_rate"), lv.get("target_beats"),
+                            band))
     names = [lv.name for lv in levels]
     if len(set(names)) != len(names):
         raise UserError(f"{where}: two levels named {next(n for n in names if names.count(n) > 1)!r}")
@@ -114,6 +145,8 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
             raise UserError(f"{at}: target_win_rate = {lv.target_win_rate!r} must be in (0, 1)")
         if lv.target_mean is not None and not math.isfinite(lv.target_mean):
             raise UserError(f"{at}: target_mean = {lv.target_mean!r} is not a finite number")
+        if lv.target_beats is not None and not 0.0 < lv.target_beats <= 1.0:
+            raise UserError(f"{at}: target_beats = {lv.target_beats!r} must be in (0, 1] (a share of the players)")
     strategy = need("strategy", str, "solver")
     param = need("param", str, "temperature")
     try:
@@ -157,6 +190,11 @@ def check_levels(lv: Levels, against: str | None, *, workers: int = 0, analyse: 
     level for the first that is not good. Exact levels (``lv.exact``) are also checked to be
     evaluable exactly (the bot at both ends of the bracket and the reference solitaire, the rule
     set without saved rolls)."""
+    for level in lv.levels:
+        if level.needs_records:
+            what = "target_beats" if level.kind == "beats" else f"band = {level.band!r}"
+            raise UserError(f"level {level.name!r} ({what}) aims at the players of game logs: "
+                            "give --against-records LOGS")
     problems = [_problem(lv, level, against, lv.lo, lv.hi, workers=workers, analyse=analyse, confidence=confidence,
                          max_evals=max_evals, xtol=xtol) for level in lv.levels]
     if lv.exact:

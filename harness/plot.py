@@ -841,6 +841,73 @@ def plot_levels(d: Mapping[str, Any]) -> Figure:
     return fig
 
 
+def plot_log_levels(d: Mapping[str, Any]) -> Figure:
+    """Levels tuned against game logs (:meth:`harness.opponents.LogLevels.to_dict`): each level's
+    exact response over the dial values evaluated, its target and its value with its interval
+    (score rates in one panel, mean scores in another)."""
+    groups = [[lv for lv in d["levels"] if (lv["target"]["kind"] == "mean") == mean] for mean in (False, True)]
+    groups = [g for g in groups if g]
+    fig, axes = plt.subplots(1, len(groups), figsize=(7 * len(groups), 5), dpi=DPI, layout="constrained",
+                             squeeze=False)
+    colour = {lv["name"]: _color(i) for i, lv in enumerate(d["levels"])}
+    for ax, group in zip(axes[0], groups):
+        mean = group[0]["target"]["kind"] == "mean"
+        scale = 1.0 if mean else 100.0
+        for lv in group:
+            c = colour[lv["name"]]
+            pts = d["curves"][lv["name"]]
+            x = np.array([q["value"] for q in pts])
+            ax.plot(x, np.array([q["response"] for q in pts]) * scale, "o-", ms=3, lw=1, color=c, alpha=0.7)
+            t = lv["response"] * scale
+            ax.axhline(t, color=c, ls="--", lw=0.8)
+            lo, hi = lv["value_ci"]
+            ok = lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi)
+            kind = lv["target"]["kind"]
+            what = {"mean": "mean", "beats": "ties the marginal player", "win_rate": "score rate"}[kind]
+            ax.errorbar([lv["value"]], [t], xerr=[[lv["value"] - lo], [hi - lv["value"]]] if ok else None, fmt="*",
+                        ms=13, color=c, ecolor=c, capsize=4,
+                        label=f"{lv['name']} ({what}{', ' + lv['target']['band'] if lv['target']['band'] else ''}): "
+                              f"{d['param']} = {lv['value']:.4g}")
+        ax.set_xlabel(f"{d['param']} (parameter of {d['strategy']})")
+        ax.set_ylabel("mean final score (points)" if mean else "score rate against the logged games (%)")
+        ax.set_title(f"Levels against {Path(str(d['against_records']['source'])).name} on {Path(d['rules']).stem}"
+                     "\n(exact responses; stars: levels, with the dial's interval)", fontsize="medium")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small", loc="best")
+    return fig
+
+
+def plot_held_out(d: Mapping[str, Any]) -> Figure:
+    """The held-out check of levels tuned against game logs: per level and group (every player,
+    each skill band), the score rate predicted on the tuning half against the one measured on the
+    checking half, both with their intervals, on the diagonal when the prediction holds."""
+    fig, ax = plt.subplots(figsize=(6.5, 6), dpi=DPI, layout="constrained")
+    checks = [c for c in d["held_out"]["checks"] if c["predicted"] and c["measured"]]
+    names = list(dict.fromkeys(c["level"] for c in checks))
+    bands = list(dict.fromkeys(c["band"] or "all" for c in checks))
+    marks = "os^Dv<>P"
+    for c in checks:
+        p, m = c["predicted"], c["measured"]
+        x, y = 100 * p["score_rate"], 100 * m["score_rate"]
+        err = [[100 * (v["score_rate"] - v["ci"][0])] if v["ci"][0] is not None else [0.0] for v in (p, m)]
+        hi = [[100 * (v["ci"][1] - v["score_rate"])] if v["ci"][1] is not None else [0.0] for v in (p, m)]
+        ax.errorbar([x], [y], xerr=[err[0], hi[0]], yerr=[err[1], hi[1]], fmt=marks[bands.index(c["band"] or "all")
+                                                                                % len(marks)],
+                    color=_color(names.index(c["level"])), ms=6, capsize=2, lw=0.8)
+    ax.axline((50, 50), slope=1, color="grey", ls="--", lw=0.8)
+    handles = [Line2D([], [], color=_color(i), lw=2, label=n) for i, n in enumerate(names)]
+    handles += [Line2D([], [], color="black", ls="", marker=marks[i % len(marks)], label=b) for i, b in enumerate(bands)]
+    ax.legend(handles=handles, fontsize="small", loc="best")
+    ax.set_xlabel("predicted: score rate against the tuning half (%)")
+    ax.set_ylabel("measured: score rate against the checking half (%)")
+    ho = d["held_out"]
+    ax.set_title(f"Held-out check: players split with seed {ho['seed']} ({len(ho['tuning_players'])} tune, "
+                 f"{len(ho['checking_players'])} check)\none point per level (colour) and group (marker)",
+                 fontsize="medium")
+    ax.grid(alpha=0.3)
+    return fig
+
+
 def plot_exact_distributions(evaluations: Sequence[Any]) -> Figure:
     """The exact final-score distributions of several bots (:class:`harness.evaluate.Evaluation`), overlaid."""
     fig, ax = plt.subplots(figsize=(9, 4.5), dpi=DPI)

@@ -211,7 +211,7 @@ class PlayerTally:
 @dataclass(frozen=True, eq=False)
 class SkillReport:
     """The analysis of one source: every player, the rule sets (name, settings, V(start) of a
-    column), the games analysed and every game skipped (``bad``)."""
+    column, columns, the rule set's digest), the games analysed and every game skipped (``bad``)."""
 
     source: str
     players: tuple[PlayerSkill, ...]
@@ -441,7 +441,7 @@ def analyse_records(source: ReadResult | RecordStream | Iterable[GameRecord], *,
             p = PlayerSkill(**{**p.__dict__, "label": f"{label} [{names[key]}]"})
         players.append(p)
     rules = tuple({"rules": names[k], "start_value": an.adv.turn_start_value(an.adv.state({})),
-                   "columns": an.rules.columns} for k, an in analysers.items())
+                   "columns": an.rules.columns, "digest": an.rules.digest} for k, an in analysers.items())
     return SkillReport(name, tuple(players), rules, games, tuple(bad), confidence)
 
 

@@ -318,7 +318,10 @@ class SolverBot(Strategy):
         codes = np.zeros((1, 1, 1) if soft else (b, rr, d.n_rolls), dtype=np.uint8)
         keep_vals = np.empty((b, rr, d.n_keeps) if soft else (1, 1, 1))
         boxes = np.empty((1, 1, 1) if soft else (b, 2 if self.rules.has_servida else 1, d.n_rolls), dtype=np.int64)
-        box_vals = np.empty((b, nbx, int(sheets.sheet_options.max(initial=0)) + 1) if soft else (1, 1, 1))
+        # a column for every score any open box can take (the kernel writes each one; a key box's
+        # partner, e.g. double generala, can score more than any option of these sheets offers)
+        width = max(int(sheets.sheet_options.max(initial=0)), int(self._lay.box_vals.max(initial=0))) + 1
+        box_vals = np.empty((b, nbx, width) if soft else (1, 1, 1))
         EK.solver_policy(self._ctx, self._lay, self._dk, self._sol.values, sheets.masks.astype(np.int64),
                          sheets.flags.astype(bool), sheets.uppers.astype(np.int64), soft, codes, keep_vals, boxes,
                          box_vals)

@@ -370,3 +370,16 @@ def test_an_evaluation_is_the_same_to_the_last_bit_on_any_number_of_threads(spec
         got[threads] = (ev.column.tobytes(), ev.distribution.tobytes(), ev.mean, ev.std, ev.p_bonus,
                         np.asarray(ev.box_mean).tobytes(), np.asarray(ev.box_scored).tobytes())
     assert got[1] == got[2] == got[3]
+
+
+def test_the_solver_policy_kernel_writes_only_inside_its_arrays(tiny_dir, cache, monkeypatch):
+    """The softmax solver's box values have a column for every score an open box can take: on
+    tiny_generala the double box (60, once the generala box holds a generala) is written for
+    sheets whose options offer less. The kernel run as plain Python raises on any index outside
+    its arrays (compiled, such a write went past the array's end and corrupted memory)."""
+    from harness import evaluate_kernels as EK
+
+    monkeypatch.setattr(EK, "solver_policy", EK.solver_policy.py_func)
+    rules = load_rules(str(tiny_dir / "tiny_generala.toml"))
+    ev = E.evaluate(rules, "solver:temperature=1", use_cache=False)
+    assert ev.distribution.sum() == pytest.approx(1.0, abs=1e-12)

@@ -7,9 +7,12 @@ import argparse
 import json
 import math
 import sys
+from pathlib import Path
+from typing import Any, Callable
 
-from harness.commands.options import (add_cache_dir_option, add_set_option, confidence_arg, console_logging,
-                                      describe, new_out_dir, print_json, say as progress_line)
+from harness.commands.options import (add_cache_dir_option, add_records_options, add_set_option, confidence_arg,
+                                      console_logging, describe, listed, new_out_dir, print_json, say as progress_line,
+                                      show_bad, stream_games)
 from harness.cache import use_cache_dir
 from harness.calibrate import (DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, EXACT_XTOL, ExactEvaluator, Point,
                                Problem, RunnerEvaluator, calibrate, calibrate_exact, check_problem, default_bracket)
@@ -31,7 +34,9 @@ def configure(p: argparse.ArgumentParser) -> None:
              "--games 20000 --json",
              "yatzy-harness calibrate --levels configs/difficulty/default.toml --against results/pop/fit.json",
              "yatzy-harness calibrate --exact --strategy solver --param temperature --target-mean 200 --lo 0 --hi 20",
-             "yatzy-harness calibrate --exact --levels configs/difficulty/default.toml")
+             "yatzy-harness calibrate --exact --levels configs/difficulty/default.toml",
+             "yatzy-harness calibrate --levels site.toml --against-records games.jsonl",
+             "yatzy-harness calibrate --levels site.toml --against-records results/pop --held-out --split-seed 3")
     p.add_argument("--rules", default="scandinavian", metavar="RULES", help="rule set name or .toml path")
     add_set_option(p)
     p.add_argument("--strategy", metavar="SPEC", help="the bot, e.g. solver or solver:blunder=0.1")
@@ -46,6 +51,15 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--against", metavar="REF",
                    help="the reference player for win rates: a bot spec, or a fit file written by 'fit --out' "
                         "(FIT.json: its median player's fitted spec; FIT.json#PLAYER: that player's)")
+    p.add_argument("--against-records", metavar="LOGS",
+                   help="with --levels: tune every level against the players of these game records (a .jsonl, "
+                        ".jsonl.gz or .parquet file, or a run directory played with --record), exactly: each "
+                        "level's score rate is the mean over the logged games of P(bot > s) + ½ P(bot = s), s the "
+                        "game's final, with an interval over games clustered by player")
+    p.add_argument("--held-out", action="store_true",
+                   help="with --against-records: split the players (--split-seed) into a tuning and a checking "
+                        "half, tune on the first and measure every level on the second (writes held_out.png)")
+    p.add_argument("--split-seed", type=int, default=1, metavar="S", help="seed of the held-out split of the players")
     p.add_argument("--lo", type=float, metavar="V", help="lower end of the search bracket (default: parameter's minimum)")
     p.add_argument("--hi", type=float, metavar="V", help="upper end of the search bracket (default: parameter's maximum)")
     p.add_argument("--games", type=int, metavar="N", help="games per evaluation (default 10,000; with --levels, "
@@ -69,6 +83,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-analyse", action="store_true",
                    help="plain estimates: play without the luck analysis (by default each evaluation is analysed "
                         "and measured luck-adjusted, or with the luck difference as control variate)")
+    add_records_options(p)
     add_cache_dir_option(p)
 
 
@@ -76,26 +91,31 @@ def configure(p: argparse.ArgumentParser) -> None:
 _SAMPLING_OPTIONS = ("games", "seed", "tol", "chunk_size", "no_analyse")
 
 
-def _no_sampling_options(args: argparse.Namespace) -> None:
+def _no_sampling_options(args: argparse.Namespace, why: str = "--exact") -> None:
     given = [f"--{k.replace('_', '-')}" for k in _SAMPLING_OPTIONS if getattr(args, k) not in (None, False)]
     if args.workers:
         given.append("--workers")
     if given:
-        raise UserError(f"--exact plays no games: drop {', '.join(given)}")
+        raise UserError(f"{why} plays no games: drop {', '.join(given)}")
 
 
 def _levels(args: argparse.Namespace) -> int:
     # fitting code (numba) and matplotlib load only when they are used, not for `calibrate --help`
     from harness.fit import reference_of
-    from harness.plot import plot_levels, plt
+    from harness.plot import plot_levels
 
     lv = load_levels(args.levels)
     if args.exact:
         lv = Levels(**{**lv.__dict__, "exact": True})
     for flag in ("strategy", "param", "target_mean", "target_win_rate", "lo", "hi", "tol", "xtol"):
-        if getattr(args, flag) is not None and not (flag == "xtol" and lv.exact):  # an exact search's tolerance
+        if getattr(args, flag) is not None and not (flag == "xtol" and (lv.exact or args.against_records)):
+            # (--xtol: an exact search's tolerance)
             raise UserError(f"--levels takes the bot, parameter, bracket and targets from {args.levels}: "
                             f"drop --{flag.replace('_', '-')}")
+    if args.against_records:
+        return _against_records(args, lv)
+    if args.held_out:
+        raise UserError("--held-out checks levels tuned against game logs: give --against-records LOGS")
     if lv.exact:
         _no_sampling_options(args)
     if args.games is not None:
@@ -120,17 +140,68 @@ def _levels(args: argparse.Namespace) -> int:
                          confidence=args.confidence, max_evals=max_evals, progress=say, quiet=_quiet(args),
                          xtol=args.xtol)
     d["reference_source"] = source
-    fig = plot_levels(d)
-    png = out / "levels.png"
-    fig.savefig(png)
-    plt.close(fig)
+    return _written(args, out, d, {"levels.png": plot_levels(d)}, levels_text)
+
+
+def _written(args: argparse.Namespace, out: Path, d: dict[str, Any], figs: dict[str, Any],
+             lines: Callable[[dict[str, Any]], list[str]]) -> int:
+    """Write the levels' figures and levels.json into ``out``, then print ``lines(d)`` (or the JSON)."""
+    from harness.plot import plt  # matplotlib, loaded by the plots already drawn
+
+    for name, fig in figs.items():
+        fig.savefig(out / name)
+        plt.close(fig)
     (out / "levels.json").write_text(json.dumps(d, indent=2) + "\n")
     if args.json:
         print_json(d)
         return 0
-    print("\n".join(levels_text(d)))
-    print(f"wrote {out / 'levels.json'} and {png}")
+    print("\n".join(lines(d)))
+    print(f"wrote {out / 'levels.json'} and {', '.join(str(out / n) for n in figs)}")
     return 0
+
+
+def _against_records(args: argparse.Namespace, lv: Levels) -> int:
+    """``--levels FILE --against-records LOGS`` (:mod:`harness.opponents`)."""
+    # the analysis and evaluation (numba), scipy and matplotlib load only here, not for `calibrate --help`
+    from harness.opponents import held_out, read_logged, text, tune
+    from harness.plot import plot_held_out, plot_log_levels
+    from harness.record import NoUsableGame
+    from harness.rules import load_rules
+
+    if args.against:
+        raise UserError("give --against REF or --against-records LOGS, not both")
+    _no_sampling_options(args, "--against-records")
+    cache_dir = use_cache_dir(args.cache_dir)
+    stream = stream_games(args.against_records, args)  # a batch at a time; bad games listed as they come
+    try:
+        logs = read_logged(stream, load_rules(lv.rules, list(lv.settings)), cache_dir)
+    except NoUsableGame as exc:
+        raise listed(exc, shown=len(stream.errors)) from None
+    show_bad(logs.bad[len(stream.errors):])
+    say = None if args.json else progress_line
+    header = [f"difficulty levels of {args.levels}: {lv.strategy} {lv.param} in [{lv.lo:g}, {lv.hi:g}], exact "
+              f"responses against the players of {args.against_records} ({logs.games:,} games, {logs.players:,} "
+              f"players)"]
+
+    def progress(line: str) -> None:  # the header once every level is checked: nothing printed for bad input
+        if say:
+            while header:
+                say(header.pop())
+            say(line)
+
+    xtra = {k: v for k, v in (("max_evals", args.max_evals), ("xtol", args.xtol)) if v is not None}
+    out = new_out_dir(args.out, "calibrate")
+    if args.held_out:
+        ho = held_out(lv, logs, args.split_seed, confidence=args.confidence, cache_dir=cache_dir, progress=progress,
+                      **xtra)
+        res, extra = ho.tuning, {"held_out": ho.to_dict()}
+    else:
+        res, extra = tune(lv, logs, confidence=args.confidence, cache_dir=cache_dir, progress=progress, **xtra), {}
+    d = res.to_dict() | extra
+    figs = {"levels.png": plot_log_levels(d)}
+    if args.held_out:
+        figs["held_out.png"] = plot_held_out(d)
+    return _written(args, out, d, figs, text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
     use_cache_dir(args.cache_dir)
     if args.levels:
         return _levels(args)
+    if args.against_records or args.held_out:
+        raise UserError("--against-records and --held-out tune the levels of a levels file: give --levels FILE")
     if not args.strategy or not args.param:
         raise UserError("calibrate needs --strategy SPEC and --param NAME (or --levels FILE)")
     if (args.target_mean is None) == (args.target_win_rate is None):

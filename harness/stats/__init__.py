@@ -15,6 +15,8 @@ from ``harness.stats`` itself: the names below are its public API, re-exported f
 * :mod:`~harness.stats.paired`: :func:`paired_difference`, :func:`paired_difference_from_moments`.
 * :mod:`~harness.stats.control_variates`: :func:`control_variate_mean` (the regression estimator
   of a mean, with a control of known mean).
+* :mod:`~harness.stats.clustered`: :func:`clustered_mean` (a mean over clustered observations, a
+  cluster-robust interval, optionally a control variate).
 * :mod:`~harness.stats.delta`: :func:`delta_estimate` (delta-method interval of a smooth function
   of streamed means).
 * :mod:`~harness.stats.multiple`: :func:`holm` (multiple testing).
@@ -28,13 +30,14 @@ from ``harness.stats`` itself: the names below are its public API, re-exported f
 
 :mod:`~harness.stats.common` holds what the modules share (the lazy scipy import, critical
 values). The modules import each other in one direction only: each imports only modules before
-it in the order common, moments, proportions, paired, control_variates, delta, multiple,
+it in the order common, moments, proportions, paired, control_variates, clustered, delta, multiple,
 histogram, distributions, elo, sprt, ratings. Importing the package does not import scipy (it
 costs about a second); the first computation that needs scipy imports it.
 """
 
 from __future__ import annotations
 
+from harness.stats.clustered import ClusteredMean, clustered_mean
 from harness.stats.control_variates import ControlVariateMean, control_variate_mean
 from harness.stats.delta import Estimate, delta_estimate
 from harness.stats.distributions import DistTest, anderson_ksamp_counts, ks_2samp_counts
@@ -66,7 +69,7 @@ from harness.stats.sprt import (
 from harness.stats.control_variates import CV_MIN_VAR  # noqa: F401
 from harness.stats.histogram import HIST_MAX_VALUE, PERCENTILES  # noqa: F401
 
-# The same list, in the same order, as when harness.stats was one module.
+# The same list, in the same order, as when harness.stats was one module, then the names added since.
 __all__ = [
     "Moments",
     "VecMoments",
@@ -102,4 +105,6 @@ __all__ = [
     "score_from_elo",
     "elo_ci_from_pentanomial",
     "ELO_PER_NAT",
+    "ClusteredMean",
+    "clustered_mean",
 ]
