@@ -2,9 +2,10 @@
 depth of skill costs.
 
 * ``quality``: the exact close-game, draw and upset rates of two solitaire bots
-  (:func:`harness.quality.exact_pair`, from their exact distributions) beside the same metrics of a
-  seeded ``--games``-game run of the two (``report``'s quality section and head-to-head, 99.9 %
-  intervals), with the sampled-only metrics (lead changes, decisive round, comebacks) as sampled:
+  (:func:`harness.quality.exact_pair`, from their exact distributions), their exact comeback rate
+  and exact bounds of the lead changes (:func:`harness.quality.exact_course`, from each bot's
+  :class:`harness.course.Course`) beside the same metrics of a seeded ``--games``-game run of the
+  two (``report``'s quality section and head-to-head, 99.9 % intervals), the decisive round sampled:
 
       python benchmarks/bench_sweep.py quality --rules scandinavian --bots greedy,solver --games 200000
 
@@ -32,7 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 def quality(a: argparse.Namespace) -> None:
     from harness import evaluate as E
-    from harness.quality import exact_pair
+    from harness.course import course
+    from harness.quality import exact_course, exact_pair
     from harness.rules import load_rules
     from harness.runconfig import RunConfig
     from harness.runner import run
@@ -41,6 +43,8 @@ def quality(a: argparse.Namespace) -> None:
     rules = load_rules(a.rules)
     x, y = a.bots.split(",")
     ex = exact_pair(E.evaluate(rules, x), E.evaluate(rules, y))
+    cx, cy = course(rules, x), course(rules, y)
+    co = exact_course(cx, cy)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         d = run(RunConfig(mode="run", rules=a.rules, seats=(x, y), games=a.games, seed=a.seed, workers=a.workers),
@@ -60,11 +64,17 @@ def quality(a: argparse.Namespace) -> None:
             ("draws", ex.draw_rate, pair["draw_rate"], pair["draw_ci"]),
             (f"upset rate ({ex.weaker} wins)", ex.upset_rate, up["upset_rate"], up["upset_ci"])):
         print(f"| {name} | {pct(exact)} | {pct(value)} | {rng(ci)} | {'yes' if ci[0] < exact < ci[1] else 'NO'} |")
-    for name in ("lead_changes", "decisive_round", "comeback_rate"):
-        v = q[name]
-        shown = (f"{v['value']:.3f} [{v['ci'][0]:.3f}, {v['ci'][1]:.3f}]" if name != "comeback_rate"
-                 else f"{pct(v['value'])} {rng(v['ci'])}")
-        print(f"| {name.replace('_', ' ')} | not exact (the course of a game) | {shown} | | |")
+    v = q["comeback_rate"]
+    print(f"| comeback rate ({co.comeback_deficit}+ behind after round {co.deficit_round}) | {pct(co.comeback_rate)} | "
+          f"{pct(v['value'])} | {rng(v['ci'])} | {'yes' if v['ci'][0] < co.comeback_rate < v['ci'][1] else 'NO'} |")
+    v = q["lead_changes"]
+    meets = v["ci"][0] < co.lead_changes_hi and co.lead_changes_lo < v["ci"][1]
+    print(f"| lead changes | {co.lead_changes_lo:.4f} .. {co.lead_changes_hi:.4f} (exact bounds) | {v['value']:.4f} | "
+          f"[{v['ci'][0]:.4f}, {v['ci'][1]:.4f}] | {'inside the bounds' if meets else 'NO'} |")
+    v = q["decisive_round"]
+    print(f"| decisive round | not exact (the whole path) | {v['value']:.3f} | [{v['ci'][0]:.3f}, {v['ci'][1]:.3f}] | |")
+    print(f"\ncourse passes: {x} {cx.seconds:.1f} s{' (cached)' if cx.cached else ''}, "
+          f"{y} {cy.seconds:.1f} s{' (cached)' if cy.cached else ''}")
 
 
 def depth(a: argparse.Namespace) -> None:
