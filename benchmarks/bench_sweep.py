@@ -9,6 +9,11 @@ depth of skill costs.
 
       python benchmarks/bench_sweep.py quality --rules scandinavian --bots greedy,solver --games 200000
 
+* ``ties``: a sample of games (``engine.play``) split into the lead changes between consecutive
+  rounds and those across tied rounds, the part the exact bounds of ``quality`` leave open::
+
+      python benchmarks/bench_sweep.py ties --rules scandinavian --bots greedy,solver --games 20000
+
 * ``depth``: the depth of skill of a rule set (:func:`harness.depth.depth_of_skill` on ``--workers``
   forked processes): the chains, how many exact evaluations each took, and the wall time (run it
   under ``/usr/bin/time -v`` for CPU time and peak memory):
@@ -77,6 +82,36 @@ def quality(a: argparse.Namespace) -> None:
           f"{y} {cy.seconds:.1f} s{' (cached)' if cy.cached else ''}")
 
 
+def ties(a: argparse.Namespace) -> None:
+    """How much of the lead changes the exact bounds leave open: a sample of games whose running
+    totals are kept round by round (the engine's own course, read at each round), split into the
+    changes between consecutive rounds and those across one tied round or more."""
+    import numpy as np
+
+    from harness import engine
+    from harness.registry import make
+    from harness.rules import load_rules
+
+    rules = load_rules(a.rules)
+    rounds: list[np.ndarray] = []
+
+    class Kept(engine.Leads):
+        def update(self, score: np.ndarray) -> None:
+            rounds.append(np.array(score, dtype=np.int64))
+            super().update(score)
+
+    engine.Leads = Kept  # the sample's course, as play() follows it
+    x, y = a.bots.split(",")
+    res = engine.play(rules, [make(x, rules), make(y, rules)], np.arange(a.games), a.seed)
+    sign = np.sign(np.stack([r[:, 0] - r[:, 1] for r in rounds], axis=1))
+    adjacent = ((sign[:, 1:] * sign[:, :-1]) < 0).sum(axis=1).mean()
+    one_tie = sum(((sign[:, r - 1] == 0) & (sign[:, r - 2] * sign[:, r] < 0)).mean() for r in range(2, sign.shape[1]))
+    total = res.lead_changes.mean()
+    print(f"{a.rules}: {x} vs {y}, {a.games:,} games (seed {a.seed}): lead changes {total:.4f} a game, "
+          f"{adjacent:.4f} between consecutive rounds, {one_tie:.4f} across one tied round, "
+          f"{total - adjacent - one_tie:.4f} across two or more")
+
+
 def depth(a: argparse.Namespace) -> None:
     from harness import render as R
     from harness.backends import open_backend
@@ -108,6 +143,11 @@ def main() -> None:
     q.add_argument("--games", type=int, default=200_000)
     q.add_argument("--seed", type=int, default=20)
     q.add_argument("--workers", type=int, default=2)
+    t = sub.add_parser("ties")
+    t.add_argument("--rules", default="scandinavian")
+    t.add_argument("--bots", default="greedy,solver")
+    t.add_argument("--games", type=int, default=20_000)
+    t.add_argument("--seed", type=int, default=7)
     d = sub.add_parser("depth")
     d.add_argument("--rules", default="generala")
     d.add_argument("--rates", default="0.6,0.75")
@@ -115,7 +155,7 @@ def main() -> None:
     d.add_argument("--dial", default="solver:temperature")
     d.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()
-    {"quality": quality, "depth": depth}[a.what](a)
+    {"quality": quality, "ties": ties, "depth": depth}[a.what](a)
 
 
 if __name__ == "__main__":

@@ -410,25 +410,10 @@ def test_exact_close_games_draws_and_upsets_are_the_enumerated_ones_and_lie_in_a
 
 
 #: Three rounds (the deficit round is the second): small enough to enumerate every pair of courses
-COURSE_RULES = """
-name = "tiny_course"
-dice = 2
-rolls = 2
-[settings]
-upper_bonus_threshold = 4
-upper_bonus_value = 5
-[[boxes]]
-name = "ones"
-kind = "upper"
-face = 1
-[[boxes]]
-name = "twos"
-kind = "upper"
-face = 2
-[[boxes]]
-name = "chance"
-kind = "chance"
-"""
+COURSE_RULES = ('name = "tiny_course"\ndice = 2\nrolls = 2\n[settings]\nupper_bonus_threshold = 4\n'
+                'upper_bonus_value = 5\n' + "".join(f'[[boxes]]\nname = "{n}"\nkind = "upper"\nface = {f}\n'
+                                                    for f, n in ((1, "ones"), (2, "twos")))
+                + '[[boxes]]\nname = "chance"\nkind = "chance"\n')
 
 
 def _enumerated_course(pa: dict, pb: dict, d: int, deficit: int) -> tuple[float, float, float, float]:
