@@ -14,6 +14,10 @@ depth of skill costs.
 
       python benchmarks/bench_sweep.py ties --rules scandinavian --bots greedy,solver --games 20000
 
+* ``course``: one bot's course passes, not cached (under ``/usr/bin/time -v``)::
+
+      /usr/bin/time -v python benchmarks/bench_sweep.py course --rules scandinavian --bot solver
+
 * ``depth``: the depth of skill of a rule set (:func:`harness.depth.depth_of_skill` on ``--workers``
   forked processes): the chains, how many exact evaluations each took, and the wall time (run it
   under ``/usr/bin/time -v`` for CPU time and peak memory):
@@ -112,6 +116,16 @@ def ties(a: argparse.Namespace) -> None:
           f"{total - adjacent - one_tie:.4f} across two or more")
 
 
+def course_pass(a: argparse.Namespace) -> None:
+    """One bot's course passes (:func:`harness.course.course`, not cached), timed: run it under
+    ``/usr/bin/time -v`` for its CPU time and peak memory."""
+    from harness.course import course
+    from harness.rules import load_rules
+
+    c = course(load_rules(a.rules), a.bot, use_cache=False)
+    print(f"{a.rules}: course of {c.bot}, {c.rounds} rounds, deficit round {c.deficit_round}: {c.seconds:.1f} s wall")
+
+
 def depth(a: argparse.Namespace) -> None:
     from harness import render as R
     from harness.backends import open_backend
@@ -148,6 +162,9 @@ def main() -> None:
     t.add_argument("--bots", default="greedy,solver")
     t.add_argument("--games", type=int, default=20_000)
     t.add_argument("--seed", type=int, default=7)
+    c = sub.add_parser("course")
+    c.add_argument("--rules", default="scandinavian")
+    c.add_argument("--bot", default="greedy")
     d = sub.add_parser("depth")
     d.add_argument("--rules", default="generala")
     d.add_argument("--rates", default="0.6,0.75")
@@ -155,7 +172,7 @@ def main() -> None:
     d.add_argument("--dial", default="solver:temperature")
     d.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()
-    {"quality": quality, "ties": ties, "depth": depth}[a.what](a)
+    {"quality": quality, "ties": ties, "course": course_pass, "depth": depth}[a.what](a)
 
 
 if __name__ == "__main__":
