@@ -490,6 +490,30 @@ def test_exact_course_is_the_enumerated_one_and_lies_in_a_sampled_runs_intervals
     assert lo < decisive < hi
 
 
+def test_evaluate_course_prints_the_exact_course_or_why_not(tmp_path, monkeypatch, capsys):
+    from harness.course import course
+    from harness.quality import exact_course
+
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "tiny_course.toml"
+    path.write_text(COURSE_RULES)
+    rules = load_rules(str(path))
+    args = ["evaluate", str(path), "--entrants", "greedy,solver", "--course", "--comeback-deficit", "4"]
+    assert main(args + ["--json"]) == 0
+    (got,) = json.loads(capsys.readouterr().out)["course"]
+    ex = exact_course(course(rules, "greedy"), course(rules, "solver"), QualityOptions(comeback_deficit=4))
+    assert got["comeback_rate"] == ex.comeback_rate and got["deficit_round"] == 2
+    assert got["lead_changes_bounds"] == [ex.lead_changes_lo, ex.lead_changes_hi]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "comeback rate (4+ behind after round 2)" in text and f"{100 * ex.comeback_rate:.3f} %" in text
+    assert "decisive round: the last round the final winner trails" in text
+    assert main(["evaluate", str(path), "--entrants", "greedy,solver", "--set", "columns=2", "--course", "--json"]) == 0
+    assert "2 columns" in json.loads(capsys.readouterr().out)["course_refused"]
+    assert main(["evaluate", str(path), "--entrants", "greedy", "--course"]) == 2
+    assert "--course: give two --entrants" in capsys.readouterr().err
+
+
 def test_the_course_is_refused_where_it_cannot_be_followed(tmp_path):
     from harness.course import course, refusal
 
