@@ -599,7 +599,7 @@ COURSE_METRICS = ("comeback_rate",)
 SAMPLED_METRICS = {
     "lead_changes": ("a lead that changes across a tied round needs three rounds' joint totals (and more for "
                      "several tied rounds): sampled; the exact bounds count the changes between consecutive "
-                     "rounds, and those plus every lead taken after a tied round"),
+                     "rounds, and those plus a bound on the changes across a tied round from two rounds' joints"),
     "decisive_round": ("the last round the final winner trails depends on the whole path of the difference of "
                        "the two running totals, jointly over every round: sampled"),
 }
@@ -658,9 +658,9 @@ class ExactCourse:
     report's definitions (:mod:`harness.outcome`): ``comeback_rate`` exact (the share of games won,
     a draw counting 1/2 to each, by a seat ``comeback_deficit`` or more points behind after round
     ``deficit_round``); lead changes between exact bounds, ``lead_changes_lo`` the expected number
-    of changes between two consecutive rounds and ``lead_changes_hi`` that plus the expected number
-    of leads taken after a tied round (a change across ties counts among those; see
-    :data:`SAMPLED_METRICS`)."""
+    of changes between two consecutive rounds and ``lead_changes_hi`` that plus a bound on those
+    across a tied round, from the events of two consecutive rounds each implies (a lead or a tie
+    before the tie, the other lead after it; see :data:`SAMPLED_METRICS`)."""
 
     a: str
     b: str
@@ -715,11 +715,25 @@ def exact_course(a: Any, b: Any, options: QualityOptions = QualityOptions()) -> 
     if (a.digest, a.rounds, a.cells) != (b.digest, b.rounds, b.cells):
         raise UserError(f"the courses of {a.bot} and {b.bot} are of different rule sets")
     lo = ties = 0.0
+    before = None  # the pairs of rounds (r - 1, r)
     for r in range(1, a.rounds):
         pa, pb = a.pair(r), b.pair(r)
         lo += float((pa * _after(_before(pb, 0), 1)).sum() + (pa * _before(_after(pb, 0), 1)).sum())
-        if r >= 2:  # a lead taken after round r + 1 from a tie after round r (a previous leader possible)
-            ties += float(pa.sum(axis=1) @ pb.sum(axis=1) - (pa * pb).sum())
+        if before is not None:
+            # a change after round r + 1 across a tie after round r: a lead after it (B's or A's), and
+            # before it A's or B's lead after round r - 1, or a tie then too (the leader from earlier).
+            # Of two consecutive rounds' events: each change is a lead after the tie; one to B's lead
+            # came from A's lead or a tie before, one to A's from B's or a tie; and each kind of
+            # change is at most its lead before and its lead after
+            qa, qb = before
+            a_led = float((qa * _before(qb, 0)).sum())  # P(D_r-1 > 0, D_r = 0)
+            b_led = float((qa * _after(qb, 0)).sum())
+            tied = float((qa * qb).sum())  # P(D_r-1 = 0, D_r = 0)
+            b_leads = float((pa * _after(pb, 1)).sum())  # P(D_r = 0, D_r+1 < 0)
+            a_leads = float((pa * _before(pb, 1)).sum())
+            ties += min(a_leads + b_leads, min(b_leads, a_led + tied) + min(a_leads, b_led + tied),
+                        min(b_leads, a_led) + min(a_leads, b_led) + tied)
+        before = pa, pb
     c = options.comeback_deficit
     fa, fb = a.final_joint(), b.final_joint()
     return ExactCourse(a.bot, b.bot, c, a.deficit_round, _comebacks(fa, fb, c) + _comebacks(fb, fa, c), lo,
