@@ -42,11 +42,11 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Generator, Sequence
+from typing import Any, Callable, Generator, Mapping, Sequence
 
 from harness import render as R
 from harness.errors import UserError
-from harness.evaluate import Evaluation, evaluate, solitaire_bot, versus
+from harness.evaluate import Evaluation, evaluate, is_cached, refusal, solitaire_bot, versus
 from harness.rules import RuleSet
 
 log = logging.getLogger(__name__)
@@ -245,6 +245,10 @@ class DepthOfSkill:
 # evaluations on demand
 
 
+class NotCached(Exception):
+    """An :class:`Evaluator` with ``cached_only`` was asked for an evaluation the cache lacks."""
+
+
 Request = tuple[RuleSet, str]
 #: A task: a generator that yields the bot specs it needs next and receives their evaluations.
 Task = Generator[list[str], list[Evaluation], Any]
@@ -260,9 +264,12 @@ class Evaluator:
     see :mod:`harness.cache`). ``on_done(rules, spec, evaluation)`` is called as each one arrives."""
 
     def __init__(self, executor: Any = None,
-                 on_done: Callable[[RuleSet, str, Evaluation], None] | None = None) -> None:
+                 on_done: Callable[[RuleSet, str, Evaluation], None] | None = None, *,
+                 cached_only: bool = False) -> None:
         self.executor = executor
         self.on_done = on_done
+        #: evaluate nothing: an evaluation not in the cache raises :class:`NotCached`
+        self.cached_only = cached_only
         self.memo: dict[tuple[str, str], Evaluation] = {}
         self._labels: dict[tuple[str, str], str] = {}
 
@@ -282,6 +289,8 @@ class Evaluator:
         for rules, spec in requests:
             key = self.key(rules, spec)
             if key not in self.memo and key not in todo:
+                if self.cached_only and not is_cached(rules, spec):
+                    raise NotCached(spec)
                 todo[key] = (rules, spec)
         if self.executor is None or len(todo) <= 1:
             for key, (rules, spec) in todo.items():
@@ -451,3 +460,88 @@ def depth_of_skill(rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weake
     tasks = chains_for(rates, weakest, d)
     chains = drive([(rules, t) for t in tasks], evaluator or Evaluator())
     return DepthOfSkill(rules.name, chains[0].weakest, d, tuple(chains), time.perf_counter() - t0)
+
+
+#: ``depth`` modes of ``report`` and ``compare``: "on" computes the depth of skill (cached for next
+#: time), "auto" only when every evaluation it needs is cached or the rule set has at most
+#: :data:`AUTO_STATES` solver states, "off" leaves it out.
+MODES = ("auto", "on", "off")
+#: With "auto", a depth of skill not cached is computed only on rule sets of at most this many solver
+#: states: its dozens of softmax evaluations take seconds there (forced, 150 states: 24 evaluations
+#: for one rate in 6.9 s of CPU), but over a minute on generala's 3,072 (benchmarks/BENCHMARKS.md,
+#: "What a depth of skill costs") and hours on scandinavian's 1.4 M.
+AUTO_STATES = 500
+
+
+def depth_if_cheap(rules: RuleSet, mode: str = "auto", rates: Sequence[float] = DEFAULT_RATES,
+                   weakest: str = DEFAULT_WEAKEST, dial: str = DEFAULT_DIAL,
+                   evaluator: Evaluator | None = None) -> tuple[DepthOfSkill | None, str | None]:
+    """(the depth of skill of ``rules``, None) as ``mode`` allows (:data:`MODES`), or (None, why
+    not: a one-line note; None with mode "off"). The auto rule first walks the chains from the
+    cache alone, which gives the very chains a computation would (a chain depends only on the rule
+    set, the ladder and p)."""
+    from harness.solver import build_plan
+
+    if mode not in MODES:
+        raise ValueError(f"depth mode must be one of {MODES}, got {mode!r}")
+    if mode == "off":
+        return None, None
+    why = refusal(rules, [weakest, dial_of(dial).spec(dial_of(dial).top)])
+    if why:
+        return None, f"no depth of skill: {why}"
+    states = build_plan(rules).n_states
+    if mode == "auto" and states > AUTO_STATES:
+        try:
+            return depth_of_skill(rules, rates, weakest, dial, Evaluator(cached_only=True)), None
+        except NotCached:
+            return None, (f"depth of skill not cached, and {rules.name} has {states:,} solver states (dozens of "
+                          "softmax evaluations, a minute to hours of CPU): --depth computes it, --no-depth silences this")
+    return depth_of_skill(rules, rates, weakest, dial, evaluator), None
+
+
+def steps_table(depths: Sequence[tuple[str, Mapping[str, Any]]]) -> R.Table:
+    """The steps of one or more depths of skill (:meth:`DepthOfSkill.to_json`) side by side, one row
+    per score rate (``report``: the run's rule set; ``compare``: BASE's and CANDIDATE's, and the change)."""
+    rates = list(dict.fromkeys(c["p"] for _, d in depths for c in d["chains"]))
+    rows = []
+    for p in rates:
+        got = [next((c["steps"] for c in d["chains"] if c["p"] == p), None) for _, d in depths]
+        row = [R.pct(p, 0), *[R.MISSING if x is None else f"{x:.2f}" for x in got]]
+        if len(depths) == 2:
+            row.append(R.MISSING if None in got else f"{got[1] - got[0]:+.2f}")
+        rows.append(row)
+    head = ["p", *[name for name, _ in depths]] + (["change"] if len(depths) == 2 else [])
+    ladders = list(dict.fromkeys(d["ladder"] for _, d in depths))
+    return R.Table("Depth of skill (exact): steps from the weakest bot to the optimal one, each scoring p against "
+                   "the one below (harness.depth)", head, rows,
+                   [f"ladder: {'; '.join(ladders)}; the last step fractional; a different ladder gives a different "
+                    "chain (published figures for other games are estimates from human play: README)"])
+
+
+def side_by_side(base: RuleSet, candidate: RuleSet, mode: str = "auto") -> dict[str, Any]:
+    """``compare``'s depth of skill: BASE's and CANDIDATE's rule sets, each as :func:`depth_if_cheap`
+    allows (JSON: :meth:`DepthOfSkill.to_json`, or ``{"available": false, "why": ...}``), one
+    computation when both sides play the same rules."""
+    out: dict[str, Any] = {}
+    for name, rules in (("base", base), ("candidate", candidate)):
+        if name == "candidate" and candidate.digest == base.digest:
+            out[name] = out["base"]
+            continue
+        d, why = depth_if_cheap(rules, mode)
+        out[name] = d.to_json() if d is not None else {"available": False, "why": why}
+    return out
+
+
+def side_by_side_lines(d: Mapping[str, Any]) -> list[str]:
+    """:func:`side_by_side`'s text block: the steps of both sides and their change (a side without
+    its depth of skill: a note saying why)."""
+    have = [(f"{which.upper()} ({x['rules']})", x) for which, x in d.items() if x.get("available") is not False]
+    whys: dict[str, list[str]] = {}
+    for which, x in d.items():
+        if x.get("available") is False and x.get("why"):
+            whys.setdefault(x["why"], []).append(which.upper())
+    notes = [f"{' and '.join(sides)}: {why}" for why, sides in whys.items()]
+    if not have:
+        return ["", *notes] if notes else []
+    t = steps_table(have)
+    return ["", *R.table_lines(R.Table(t.title, t.header, t.rows, [*t.notes, *notes]))]

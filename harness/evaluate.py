@@ -206,13 +206,11 @@ def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, n_keeps: 
             float(pol.temperature) or 1.0, float(pol.blunder))  # (a temperature of 0 is never divided by)
 
 
-def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, float, float, np.ndarray,
-                                                                         np.ndarray, np.ndarray, float, bool]:
-    """One column's forward pass under the bot: (mean, E[S^2], p_bonus, distribution, box means,
-    P(box > 0), mean extra bonus, lumped)."""
-    strat.prepare()
-    threads = S.n_threads()
-    plan = S.build_plan(rules)
+def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
+                ) -> tuple[S.OutcomeFill, np.ndarray, np.ndarray, list[float]]:
+    """The :data:`harness.solver.OutcomeFill` of a (prepared) bot's policy, and what it tallies as
+    it goes: (fill, box points, box scored, [extra bonus]), each turn's outcomes weighted by the
+    probability of its state."""
     lay, dk = plan.layout, plan.dice
     ctx = context(rules)
     oc = S.outcome_codes(rules, lay)
@@ -220,11 +218,6 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
     rr = max(rules.rolls_per_turn - 1, 1)
     nbx = rules.n_boxes
     nflag = lay.n_flags
-    extra = int(rules.extra_yatzy_bonus)
-    cap = S.score_cap(rules, max(nbx - 1, 0))
-    lumped = False
-    if extra and S.distribution_bytes(rules, cap) > MAX_BYTES:
-        cap, lumped = S.score_cap(rules, 2), True
     # state -> (mask, flag, upper) of every state
     sizes = lay.nslot[lay.umask_of[plan.item_mask]].astype(np.int64)
     st_item = np.repeat(np.arange(len(sizes)), sizes)
@@ -284,6 +277,27 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, flo
         box_pos[:] += np.bincount(oc.o_box, weights=vec * pos_pts, minlength=nbx)
         extra_sum[0] += float(vec @ oc.o_extra)
 
+    return fill, box_pts, box_pos, extra_sum
+
+
+def column_cap(rules: RuleSet) -> tuple[int, bool]:
+    """(cap, lumped): where a bot's score windows stop; lumped when the exact range would not fit
+    :data:`MAX_BYTES` (the top cell then holds every score from the cap up)."""
+    cap = S.score_cap(rules, max(rules.n_boxes - 1, 0))
+    if rules.extra_yatzy_bonus and S.distribution_bytes(rules, cap) > MAX_BYTES:
+        return S.score_cap(rules, 2), True
+    return cap, False
+
+
+def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, float, float, np.ndarray,
+                                                                         np.ndarray, np.ndarray, float, bool]:
+    """One column's forward pass under the bot: (mean, E[S^2], p_bonus, distribution, box means,
+    P(box > 0), mean extra bonus, lumped)."""
+    strat.prepare()
+    threads = S.n_threads()
+    plan = S.build_plan(rules)
+    cap, lumped = column_cap(rules)
+    fill, box_pts, box_pos, extra_sum = policy_fill(rules, strat, plan, threads)
     mean, m2, p_bonus, dist = S.forward_pass(rules, plan, fill, cap, True, threads,
                                              rows_per_chunk=ROWS_PER_CHUNK, progress=progress)
     assert dist is not None

@@ -18,7 +18,7 @@ import numba as nb
 import numpy as np
 
 from harness.scoring import score_sheet
-from harness.solver_kernels import reroll, stop_values, turn_codes, turn_values, upper_values
+from harness.solver_kernels import reroll, stop_values, successor, turn_codes, turn_values, upper_values
 
 
 @nb.njit(cache=True, nogil=True)
@@ -489,3 +489,132 @@ def _box_value(lay, wv, nxt, b, s):
     if lay.is_upper[b]:
         return wv[lay.wrow[b] + lay.box_vidx[b, s]]
     return float(s) + nxt[2 * b + (1 if s > 0 else 0)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the course of a game (harness.course): a turn's points with the points before it and after it
+
+
+@nb.njit(cache=True, nogil=True)
+def live_slots(lay, item_mask, item_flag, lo, hi, row_of, live, start, P):
+    """(item, slot, outcome row) of every live slot (P > 0) of items lo..hi-1 that are ``live``, in
+    row order (rows and items as in :func:`harness.solver_kernels.push_part`)."""
+    F = lay.n_flags
+    n = 0
+    for it in range(lo, hi):
+        if live[it - lo]:
+            off = lay.base[item_mask[it] * F + item_flag[it]] - start
+            for i in range(lay.nslot[lay.umask_of[item_mask[it]]]):
+                n += P[off + i] != 0.0
+    items = np.empty(n, np.int64)
+    slots = np.empty(n, np.int64)
+    rows = np.empty(n, np.int64)
+    k = 0
+    for it in range(lo, hi):
+        if live[it - lo]:
+            off = lay.base[item_mask[it] * F + item_flag[it]] - start
+            row = row_of[it - lo]
+            for i in range(lay.nslot[lay.umask_of[item_mask[it]]]):
+                if P[off + i] != 0.0:
+                    items[k], slots[k], rows[k] = it, i, row
+                    row += 1
+                    k += 1
+    return items, slots, rows
+
+
+@nb.njit(cache=True, nogil=True)
+def course_steps(lay, oc, item_mask, item_flag, lo, hi, row_of, live, outp, start, P, wlo, woff, D, J):
+    """J[s, x] += P(the state's points so far are s and its turn adds x) over the live slots of
+    items lo..hi-1 (rows and windows as in :func:`harness.solver_kernels.push_part`): the joint of
+    a layer's running total and the next round's points (bonus crossed and extra bonus counted)."""
+    q = np.zeros(J.shape[1])
+    items, slots, rows = live_slots(lay, item_mask, item_flag, lo, hi, row_of, live, start, P)
+    for n in range(len(items)):
+        mask, flag, i = item_mask[items[n]], item_flag[items[n]], slots[n]
+        loc = lay.base[mask * lay.n_flags + flag] + i - start
+        u = lay.ulist[lay.umask_of[mask], i]
+        x_lo = J.shape[1]
+        x_hi = -1
+        for o in range(outp.shape[1]):
+            p = outp[rows[n], o]
+            if p != 0.0:
+                _, x, _ = successor(lay, oc, mask, flag, u, i, o)
+                q[x] += p
+                x_lo = min(x_lo, x)
+                x_hi = max(x_hi, x)
+        a0 = woff[loc]
+        s0 = wlo[loc]
+        for j in range(woff[loc + 1] - a0):
+            w = D[a0 + j]
+            if w != 0.0:
+                for x in range(x_lo, x_hi + 1):
+                    J[s0 + j, x] += w * q[x]
+        for x in range(x_lo, x_hi + 1):
+            q[x] = 0.0
+
+
+@nb.njit(cache=True, nogil=True)
+def rest_lengths(lay, item_mask, item_flag, lo, hi, start, extra_max, wlen):
+    """wlen[state - start] = 1 + the most points the rest of the game can add from each state of
+    items lo..hi-1: its open boxes' best scores, an extra bonus each, the upper bonus while it can
+    still be crossed."""
+    T = lay.threshold
+    for t in range(lo, hi):
+        mask = item_mask[t]
+        um = lay.umask_of[mask]
+        off = lay.base[mask * lay.n_flags + item_flag[t]]
+        most = 0
+        upper_open = False
+        for b in range(lay.n_boxes):
+            if not (mask >> b) & 1:
+                most += lay.box_max[b] + extra_max
+                if lay.is_upper[b]:
+                    upper_open = True
+        for i in range(lay.nslot[um]):
+            bonus = lay.bonus if (T > 0 and upper_open and lay.ulist[um, i] < T) else 0
+            wlen[off + i - start] = 1 + most + bonus
+
+
+@nb.njit(cache=True, nogil=True)
+def course_rest(lay, oc, item_mask, item_flag, lo, hi, row_of, live, outp, start, P, foff, fbase, R,
+                start2, foff2, R2):
+    """R[foff[state] - fbase + t] = P(the rest of the game adds t points | the state) for the live
+    slots of items lo..hi-1, from each turn outcome's points and its successor's row of R2 (the next
+    layer, windows foff2 from its first state ``start2``). Each state writes its own row."""
+    items, slots, rows = live_slots(lay, item_mask, item_flag, lo, hi, row_of, live, start, P)
+    for n in range(len(items)):
+        mask, flag, i = item_mask[items[n]], item_flag[items[n]], slots[n]
+        loc = lay.base[mask * lay.n_flags + flag] + i - start
+        u = lay.ulist[lay.umask_of[mask], i]
+        f0 = foff[loc] - fbase
+        nf = foff[loc + 1] - foff[loc]
+        for o in range(outp.shape[1]):
+            p = outp[rows[n], o]
+            if p == 0.0:
+                continue
+            g2, x, _ = successor(lay, oc, mask, flag, u, i, o)
+            l2 = g2 - start2
+            b0 = foff2[l2]
+            if x + foff2[l2 + 1] - b0 > nf:
+                raise AssertionError("course_rest: a successor's rest outgrows its state's window")
+            for t in range(foff2[l2 + 1] - b0):
+                R[f0 + x + t] += p * R2[b0 + t]
+
+
+@nb.njit(cache=True, nogil=True)
+def course_outer(lay, item_mask, item_flag, lo, hi, start, P, wlo, woff, D, foff, fbase, R, K):
+    """K[s, t] += P(the state, points so far s) P(the rest adds t | the state) over the live states
+    of items lo..hi-1: the joint of a layer's running total and the points still to come."""
+    every = np.ones(hi - lo, dtype=np.bool_)
+    items, slots, _ = live_slots(lay, item_mask, item_flag, lo, hi, np.zeros(hi - lo, np.int64), every, start, P)
+    for n in range(len(items)):
+        loc = lay.base[item_mask[items[n]] * lay.n_flags + item_flag[items[n]]] + slots[n] - start
+        a0 = woff[loc]
+        s0 = wlo[loc]
+        f0 = foff[loc] - fbase
+        nf = foff[loc + 1] - foff[loc]
+        for j in range(woff[loc + 1] - a0):
+            w = D[a0 + j]
+            if w != 0.0:
+                for t in range(nf):
+                    K[s0 + j, t] += w * R[f0 + t]

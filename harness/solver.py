@@ -68,7 +68,7 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 from tqdm import tqdm
@@ -688,9 +688,38 @@ def optimal_fill(sol: Solution, threads: int) -> OutcomeFill:
     return fill
 
 
+def layer_chunks(plan: Plan, k: int, P: np.ndarray, n_out: int, rows_per_chunk: int
+                 ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]]:
+    """The chunks of layer ``k``'s items with a live slot (``P``: the layer's state probabilities):
+    (a, b, row_of, live, outp) of items a..b-1 whose outcome rows fit in ``rows_per_chunk``, as
+    :func:`forward_pass` walks them (``outp`` zeros, one row per live slot, see there)."""
+    lay = plan.layout
+    start = int(plan.layer_states[k])
+    lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
+    offs = lay.base[plan.item_mask[lo:hi] * lay.n_flags + plan.item_flag[lo:hi]] - start
+    n_live = np.add.reduceat((P > 0).astype(np.int64), offs) if hi > lo else np.zeros(0, dtype=np.int64)
+    alive = n_live > 0
+    cum = np.cumsum(n_live)
+    a = lo
+    while a < hi:
+        done = int(cum[a - lo - 1]) if a > lo else 0
+        b = min(hi, max(a + 1, lo + int(np.searchsorted(cum, done + rows_per_chunk, side="right"))))
+        live = alive[a - lo:b - lo]
+        rows = n_live[a - lo:b - lo]
+        if live.any():
+            yield a, b, np.cumsum(rows) - rows, live, np.zeros((max(int(rows.sum()), 1), n_out))
+        a = b
+
+
+#: observe(k, a, b, row_of, live, outp, P, start, D, wlo, woff): a chunk of layer k after its fill,
+#: with the layer's state probabilities and score windows (see :func:`forward_pass`)
+ChunkObserver = Callable[..., None]
+
+
 def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_dist: bool, threads: int,
                  rows_per_chunk: int = 8192, scratch: Path | None = None,
-                 progress: bool = False) -> tuple[float, float, float, np.ndarray | None]:
+                 progress: bool = False, observe: ChunkObserver | None = None
+                 ) -> tuple[float, float, float, np.ndarray | None]:
     """One forward pass of a policy over the states of ``plan``: (mean, E[S^2], p_bonus, distribution or None).
 
     ``fill`` gives the policy: for a chunk of items a..b-1 of one layer it writes, for the j-th live
@@ -698,7 +727,9 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
     (:class:`harness.solver_kernels.Outcomes`) into outp[row_of[t - a] + j]; items not ``live[t - a]``
     have no rows. The pass then moves probability, moments and score windows to the next layer.
     With ``scratch`` the score windows live in memory-mapped files in that directory (see
-    :func:`scratch_zeros`) instead of memory; ``progress`` shows a bar of the layers on stderr.
+    :func:`scratch_zeros`) instead of memory; ``progress`` shows a bar of the layers on stderr;
+    ``observe`` (a :data:`ChunkObserver`) sees every chunk's outcome rows and the layer's score
+    windows before they are pushed (:mod:`harness.course` reads the course of a game there).
     """
     lay = plan.layout
     oc = outcome_codes(rules, lay)
@@ -727,29 +758,16 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
             wlo2 = woff2 = np.zeros(2, dtype=np.int64)
             D2 = np.zeros(1)
         start, start2 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
-        lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
-        offs = lay.base[plan.item_mask[lo:hi] * lay.n_flags + plan.item_flag[lo:hi]] - start
-        n_live = np.add.reduceat((P > 0).astype(np.int64), offs) if hi > lo else np.zeros(0, dtype=np.int64)
-        alive = n_live > 0
-        cum = np.cumsum(n_live)
-        a = lo
-        while a < hi:
-            # a chunk of items whose outcome rows fit in rows_per_chunk
-            done = int(cum[a - lo - 1]) if a > lo else 0
-            b = min(hi, max(a + 1, lo + int(np.searchsorted(cum, done + rows_per_chunk, side="right"))))
-            live = alive[a - lo:b - lo]
-            rows = n_live[a - lo:b - lo]
-            row_of = np.cumsum(rows) - rows
-            outp = np.zeros((max(int(rows.sum()), 1), len(oc.o_box)))
-            if live.any():
-                def push(t: int, _: int) -> None:
-                    K.push_part(t, nthreads, lay, oc, plan.item_mask, plan.item_flag, a, b, row_of, live, outp,
-                                start, P, S1, S2, wlo, woff, D, start2, P2, S12, S22, wlo2, woff2, D2,
-                                want_dist, B2)
+        for a, b, row_of, live, outp in layer_chunks(plan, k, P, len(oc.o_box), rows_per_chunk):
+            def push(t: int, _: int) -> None:
+                K.push_part(t, nthreads, lay, oc, plan.item_mask, plan.item_flag, a, b, row_of, live, outp,
+                            start, P, S1, S2, wlo, woff, D, start2, P2, S12, S22, wlo2, woff2, D2,
+                            want_dist, B2)
 
-                fill(a, b, row_of, live, outp, P, start)
-                run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
-            a = b
+            fill(a, b, row_of, live, outp, P, start)
+            if observe is not None:
+                observe(k, a, b, row_of, live, outp, P, start, D, wlo, woff)
+            run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
         P, S1, S2, wlo, woff, D = P2, S12, S22, wlo2, woff2, D2
         pbonus += float(B2.sum())
         bar.update()

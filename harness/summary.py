@@ -726,6 +726,7 @@ class SummaryOptions:
 
     quality: QualityOptions | None = None
     exact: str = "off"
+    depth: str = "off"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -950,8 +951,56 @@ class QualitySection(Section):
 #: says so: the luck section only to runs played with ``--analyse``; and when its ``build`` does
 #: with the summary's options: the exact column only when asked for). Each is finished in this
 #: order, after the sections before it (the exact column reads the entrants' and pairings').
+class DepthSection(Section):
+    """The exact depth of skill of the run's rule set (:func:`harness.depth.depth_if_cheap`): the
+    steps of its chains at 60 % and 75 % along the solver's temperature dial from ``random``, a
+    property of the rules, whatever bots the run played. ``mode`` as :data:`harness.depth.MODES`:
+    "auto" only when every evaluation is cached or the rule set is small, else a note."""
+
+    key = "depth"
+
+    def __init__(self, info: RunInfo, confidence: float, mode: str = "on") -> None:
+        super().__init__(info, confidence)
+        self.mode = mode
+        self.result: dict[str, Any] | None = None
+        self.why: str | None = None
+
+    @classmethod
+    def build(cls, info: RunInfo, confidence: float, options: SummaryOptions,
+              built: Sequence[Section]) -> Section | None:
+        return None if options.depth == "off" else cls(info, confidence, options.depth)
+
+    def columns(self) -> list[str]:
+        return []
+
+    def add(self, w: Window) -> None:
+        pass
+
+    def finish(self) -> None:
+        # the exact evaluations (numba kernels) load only when a report asks for the depth of skill
+        from harness.depth import depth_if_cheap
+
+        d, self.why = depth_if_cheap(self.info.rules, self.mode)
+        self.result = d.to_json() if d is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"depth": self.result if self.result is not None else {"available": False, "why": self.why}}
+
+    def notes(self) -> list[str]:
+        return [self.why] if self.why else []
+
+    @staticmethod
+    def tables(d: Mapping[str, Any]) -> list[Table]:
+        from harness.depth import steps_table
+
+        x = d.get("depth")
+        if not x or x.get("available") is False:
+            return []
+        return [steps_table([(x["rules"], x)])]
+
+
 SECTIONS: tuple[type[Section], ...] = (EntrantSection, LuckSection, PairingSection, ExactSection, HeadToHeadSection,
-                                       QualitySection)
+                                       QualitySection, DepthSection)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1019,15 +1068,16 @@ class RunSummary:
 
 def summarize(run: str | Path | RunInfo, confidence: float = 0.95,
               sections: Sequence[type[Section]] = SECTIONS,
-              quality_options: QualityOptions | None = None, exact: str = "off") -> RunSummary:
+              quality_options: QualityOptions | None = None, exact: str = "off",
+              depth: str = "off") -> RunSummary:
     """Stream every chunk of a run once through ``sections`` and build its :class:`RunSummary`
     (``quality_options``: the thresholds of :class:`QualitySection`; ``exact``: whether the
-    exact column is computed, :class:`ExactSection`'s mode).
+    exact column is computed, :class:`ExactSection`'s mode; ``depth``: :class:`DepthSection`'s).
 
     Memory: one chunk per lineup (only the columns the sections use), plus the accumulators.
     """
     info = run if isinstance(run, RunInfo) else load_run(run)
-    options = SummaryOptions(quality_options, exact)
+    options = SummaryOptions(quality_options, exact, depth)
     built: list[Section] = []
     for cls in sections:
         if cls.applies(info):

@@ -133,3 +133,50 @@ def test_the_help_defaults_are_the_librarys():
     assert options.DEPTH_RATES == ",".join(f"{p:g}" for p in D.DEFAULT_RATES)
     assert options.DEPTH_WEAKEST == D.DEFAULT_WEAKEST and options.DEPTH_DIAL == D.DEFAULT_DIAL
     assert options.DEPTH_DIALS == tuple(D.DIALS)
+
+
+def test_report_and_compare_show_the_depth_of_skill_when_cached_or_small(cache, capsys, tmp_path, monkeypatch):
+    from harness.cli import main
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+    from tests.test_quality import COURSE_RULES
+
+    # a short dial keeps the chains to a few evaluations; the rule set counts as big: auto needs the cache
+    monkeypatch.setitem(D.DIALS, D.DEFAULT_DIAL, D.Dial("solver", "temperature", (0.0, 0.5, 1.0, 4.0, 16.0), 0.5))
+    monkeypatch.setattr(D, "AUTO_STATES", 0)
+    path = tmp_path / "tiny_course.toml"
+    path.write_text(COURSE_RULES)
+    rules = load_rules(str(path))
+    got, why = D.depth_if_cheap(rules, "auto")
+    assert got is None and "depth of skill not cached" in why and "--depth computes it" in why
+    assert D.depth_if_cheap(rules, "off") == (None, None)
+    want = D.depth_of_skill(rules)  # computed, and cached
+    got, why = D.depth_if_cheap(rules, "auto")  # now from the cache alone: the same chains
+    assert why is None and _without_time(got) == _without_time(want)
+    steps = [c.steps for c in want.chains]
+    # report: the run's rule set, whatever bots it played
+    out = run(RunConfig(mode="run", rules=str(path), seats=("greedy", "timeout"), games=100, seed=1, workers=1),
+              tmp_path / "run", quiet=True)
+    assert main(["report", str(out), "--no-plots", "--no-exact", "--json"]) == 0
+    assert [c["steps"] for c in json.loads(capsys.readouterr().out)["depth"]["chains"]] == steps
+    assert main(["report", str(out), "--no-plots", "--no-exact"]) == 0
+    text = capsys.readouterr().out
+    assert next(line.split() for line in text.splitlines() if line.startswith("  75 %"))[2] == f"{steps[1]:.2f}"
+    assert main(["report", str(out), "--no-plots", "--no-exact", "--no-depth", "--json"]) == 0
+    assert "depth" not in json.loads(capsys.readouterr().out)
+    # compare: both rule sets side by side; CANDIDATE's threshold is not cached: a note, until --depth
+    args = ["compare", "--exact", str(path), str(path), "--entrants", "greedy", "--candidate-set",
+            "upper_bonus_threshold=3"]
+    main(args + ["--json"])
+    d = json.loads(capsys.readouterr().out)["depth"]
+    assert [c["steps"] for c in d["base"]["chains"]] == steps and d["candidate"]["available"] is False
+    main(args + ["--depth"])
+    text = capsys.readouterr().out
+    cand = D.depth_if_cheap(load_rules(str(path), ["upper_bonus_threshold=3"]), "auto")[0]
+    row = next(line.split() for line in text.splitlines() if line.startswith("  60 %"))
+    assert row[2:] == [f"{steps[0]:.2f}", f"{cand.chains[0].steps:.2f}", f"{cand.chains[0].steps - steps[0]:+.2f}"]
+    assert f"BASE ({rules.name})" in text and f"CANDIDATE ({rules.name})" in text
+    # two runs of one rule set: one depth, shown for both
+    main(["compare", str(out), str(out), "--json"])
+    d = json.loads(capsys.readouterr().out)["depth"]
+    assert d["base"] == d["candidate"] and [c["steps"] for c in d["base"]["chains"]] == steps

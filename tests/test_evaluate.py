@@ -7,6 +7,7 @@ import glob
 import math
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -104,22 +105,24 @@ def _probe(call, view: TurnView, scheme) -> list[dict[int, float]]:
     return out
 
 
-def enumerate_play(rules, bot: Strategy) -> tuple[np.ndarray, float]:
+def enumerate_play(rules, bot: Strategy, paths: bool = False) -> tuple[Any, float]:
     """Exact column score distribution and P(bonus) of the bot's play, every roll and decision enumerated.
 
     The bot sees its running total as the engine keeps it (points written, the bonus once made,
-    extras); a bot that plays for a target is asked at every (sheet, points so far)."""
+    extras); a bot that plays for a target is asked at every (sheet, points so far). ``paths``: the
+    distribution is of the whole course instead, {(running total after round 1, ..., after the
+    last round): probability} (the bonus counted once made, as the engine's running total)."""
     ctx = context(rules)
     d = rules.dice
     rr = rules.rolls_per_turn - 1
     upper_of = rules.upper_face > 0
     ks, bs = _scheme(bot, "keep"), _scheme(bot, "box")
     by_score = bot.target_play() is not None
-    states = {(0, 0, False, 0): 1.0}
+    states = {(0, 0, False, 0, ()): 1.0}
     n = d.n_rolls
     rolls = np.arange(n)
     for _ in range(rules.n_boxes):
-        sheets = sorted({k if by_score else k[:3] + (0,) for k in states})
+        sheets = sorted({k[:4] if by_score else k[:3] + (0,) for k in states})
         m = len(sheets)
         F = np.repeat([s[0] for s in sheets], n)
         U = np.repeat([s[1] for s in sheets], n)
@@ -148,9 +151,9 @@ def enumerate_play(rules, bot: Strategy) -> tuple[np.ndarray, float]:
             sc, al, ex = score_options_batch(ctx, R.astype(np.int16), np.full(n * m, fst), G, F)
             view = _view(rules, F, U, G, R, 0, np.full(n * m, fst), Z, options=sc, allowed=al, extra=ex)
             boxes[fst] = (_probe(bot.choose, view, bs), sc, ex)
-        nxt: dict[tuple[int, int, bool, int], float] = defaultdict(float)
+        nxt: dict[tuple[int, int, bool, int, tuple[int, ...]], float] = defaultdict(float)
         index = {s: j for j, s in enumerate(sheets)}
-        for (filled, upper, flag, score), p in states.items():
+        for (filled, upper, flag, score, path), p in states.items():
             j = index[(filled, upper, flag, score if by_score else 0)]
             for fst, (dist, sc, ex) in boxes.items():
                 for i in range(j * n, (j + 1) * n):
@@ -160,11 +163,19 @@ def enumerate_play(rules, bot: Strategy) -> tuple[np.ndarray, float]:
                         s = int(sc[i, b])
                         nf = (s > 0) if b == rules.key_box else flag
                         up = upper + (s if upper_of[b] else 0)
-                        nxt[(filled | (1 << b), up, nf, score + s + int(ex[i]))] += p * fin[fst][i] * q
+                        got = score + s + int(ex[i])
+                        run_total = got + (rules.bonus_value if up >= rules.threshold else 0)
+                        nxt[(filled | (1 << b), up, nf, got, path + (run_total,) if paths else ())] += \
+                            p * fin[fst][i] * q
         states = nxt
+    if paths:
+        course: dict[tuple[int, ...], float] = defaultdict(float)
+        for key, p in states.items():
+            course[key[4]] += p
+        return dict(course), 0.0
     out = defaultdict(float)
     p_bonus = 0.0
-    for (_, upper, _, score), p in states.items():
+    for (_, upper, _, score, _), p in states.items():
         bonus = rules.bonus_value if upper >= rules.threshold else 0
         out[score + bonus] += p
         p_bonus += p if bonus else 0.0

@@ -16,6 +16,7 @@ import pytest
 from harness.cli import main
 from harness.compare import compare_runs
 from harness.engine import Leads, play
+from harness.errors import UserError
 from harness.outcome import deficit_round, outcomes
 from harness.quality import QualityOptions, pair_name
 from harness.registry import make
@@ -402,3 +403,127 @@ def test_exact_close_games_draws_and_upsets_are_the_enumerated_ones_and_lie_in_a
     assert lo < ex.draw_rate < hi
     (up,) = q["pairings"]
     assert up["weaker"] == "greedy" and up["upset_ci"][0] < ex.upset_rate < up["upset_ci"][1]
+
+
+# ---------------------------------------------------------------------------------------------
+# the exact course of a game of two solitaire players (harness.course), against enumeration
+
+
+#: Three rounds (the deficit round is the second): small enough to enumerate every pair of courses
+COURSE_RULES = ('name = "tiny_course"\ndice = 2\nrolls = 2\n[settings]\nupper_bonus_threshold = 4\n'
+                'upper_bonus_value = 5\n' + "".join(f'[[boxes]]\nname = "{n}"\nkind = "upper"\nface = {f}\n'
+                                                    for f, n in ((1, "ones"), (2, "twos")))
+                + '[[boxes]]\nname = "chance"\nkind = "chance"\n')
+
+
+def _enumerated_course(pa: dict, pb: dict, d: int, deficit: int) -> tuple[float, float, float, float]:
+    """(lead changes, lead changes between consecutive rounds, decisive round, comeback rate) of two
+    independent players, from every pair of their courses (running totals after each round) with
+    the engine's definitions (:class:`harness.engine.Leads`, :class:`harness.quality.QualityModel`)."""
+    a_paths = np.array(list(pa), dtype=np.int64)
+    b_paths = np.array(list(pb), dtype=np.int64)
+    sg = np.sign(a_paths[:, None, :] - b_paths[None, :, :])
+    w = np.array(list(pa.values()))[:, None] * np.array(list(pb.values()))[None, :]
+    leader, changes = np.zeros(w.shape, np.int64), np.zeros(w.shape)
+    behind_a, behind_b = np.zeros(w.shape), np.zeros(w.shape)
+    for r in range(sg.shape[2]):
+        s = sg[:, :, r]
+        changes += (s != 0) & (leader != 0) & (s != leader)
+        leader = np.where(s != 0, s, leader)
+        behind_a, behind_b = np.where(s < 0, r + 1, behind_a), np.where(s > 0, r + 1, behind_b)
+    adjacent = ((sg[:, :, 1:] * sg[:, :, :-1]) < 0).sum(axis=2)
+    f = sg[:, :, -1]
+    a_won, b_won = np.where(f > 0, 1.0, np.where(f == 0, 0.5, 0.0)), np.where(f < 0, 1.0, np.where(f == 0, 0.5, 0.0))
+    dd = a_paths[:, None, d - 1] - b_paths[None, :, d - 1]
+    return ((w * changes).sum(), (w * adjacent).sum(), (w * (a_won * (behind_a + 1) + b_won * (behind_b + 1))).sum(),
+            (w * (a_won * (-dd >= deficit) + b_won * (dd >= deficit))).sum())
+
+
+def test_exact_course_is_the_enumerated_one_and_lies_in_a_sampled_runs_intervals(tmp_path, monkeypatch):
+    from harness.course import course
+    from harness.quality import SAMPLED_METRICS, exact_course
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+    from tests.test_evaluate import enumerate_play
+
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "tiny_course.toml"
+    path.write_text(COURSE_RULES)
+    rules = load_rules(str(path))
+    opts = QualityOptions(comeback_deficit=4)
+    courses, paths = [], []
+    for bot in ("greedy", "solver"):
+        c = course(rules, bot)
+        p, _ = enumerate_play(rules, make(bot, rules), paths=True)
+        # each joint is the enumerated one: (X_r, next round's points) and (X_d, the rest)
+        steps, rest = np.zeros_like(c.steps), np.zeros_like(c.rest)
+        for totals, w in p.items():
+            full = (0,) + totals
+            for r in range(rules.n_boxes):
+                steps[r, full[r], full[r + 1] - full[r]] += w
+            rest[full[c.deficit_round], full[-1] - full[c.deficit_round]] += w
+        np.testing.assert_allclose(c.steps, steps, atol=1e-15, rtol=0)
+        np.testing.assert_allclose(c.rest, rest, atol=1e-15, rtol=0)
+        again = course(rules, bot)  # from the cache, the same to the last bit
+        assert again.cached and not c.cached and np.array_equal(again.steps, c.steps)
+        courses.append(c)
+        paths.append(p)
+    assert c.deficit_round == deficit_round(rules.n_boxes) == 2
+    ex = exact_course(*courses, opts)
+    changes, adjacent, decisive, comebacks = _enumerated_course(*paths, 2, opts.comeback_deficit)
+    assert ex.comeback_rate == pytest.approx(comebacks, abs=1e-14) and 0.05 < comebacks < 0.5
+    assert ex.lead_changes_lo == pytest.approx(adjacent, abs=1e-14)
+    assert ex.lead_changes_lo < changes < ex.lead_changes_hi  # a change across a tied round lies between
+    rev = exact_course(courses[1], courses[0], opts)
+    assert (rev.comeback_rate, rev.lead_changes_hi) == pytest.approx((ex.comeback_rate, ex.lead_changes_hi), abs=1e-15)
+    assert set(SAMPLED_METRICS) == {"lead_changes", "decisive_round"}
+    # a seeded run of the two bots: the exact comeback rate inside its 99.9 % interval, the exact
+    # bounds of the lead changes meeting theirs, the enumerated decisive round inside its interval
+    out = run(RunConfig(mode="run", rules=str(path), seats=("greedy", "solver"), games=6000, seed=5, workers=1),
+              tmp_path / "run", quiet=True)
+    q = summarize(out, confidence=0.999, quality_options=opts).to_dict()["quality"]
+    lo, hi = q["comeback_rate"]["ci"]
+    assert lo < ex.comeback_rate < hi
+    lo, hi = q["lead_changes"]["ci"]
+    assert lo < changes < hi and ex.lead_changes_lo < hi and lo < ex.lead_changes_hi
+    lo, hi = q["decisive_round"]["ci"]
+    assert lo < decisive < hi
+
+
+def test_evaluate_course_prints_the_exact_course_or_why_not(tmp_path, monkeypatch, capsys):
+    from harness.course import course
+    from harness.quality import exact_course
+
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "tiny_course.toml"
+    path.write_text(COURSE_RULES)
+    rules = load_rules(str(path))
+    args = ["evaluate", str(path), "--entrants", "greedy,solver", "--course", "--comeback-deficit", "4"]
+    assert main(args + ["--json"]) == 0
+    (got,) = json.loads(capsys.readouterr().out)["course"]
+    ex = exact_course(course(rules, "greedy"), course(rules, "solver"), QualityOptions(comeback_deficit=4))
+    assert got["comeback_rate"] == ex.comeback_rate and got["deficit_round"] == 2
+    assert got["lead_changes_bounds"] == [ex.lead_changes_lo, ex.lead_changes_hi]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "comeback rate (4+ behind after round 2)" in text and f"{100 * ex.comeback_rate:.3f} %" in text
+    assert "decisive round: the last round the final winner trails" in text
+    assert main(["evaluate", str(path), "--entrants", "greedy,solver", "--set", "columns=2", "--course", "--json"]) == 0
+    assert "2 columns" in json.loads(capsys.readouterr().out)["course_refused"]
+    assert main(["evaluate", str(path), "--entrants", "greedy", "--course"]) == 2
+    assert "--course: give two --entrants" in capsys.readouterr().err
+
+
+def test_the_course_is_refused_where_it_cannot_be_followed(tmp_path):
+    from harness.course import course, refusal
+
+    path = tmp_path / "tiny_course.toml"
+    path.write_text(COURSE_RULES)
+    rules = load_rules(str(path))
+    assert refusal(rules, "greedy") is None
+    assert "plays for a target" in refusal(rules, "solver:target=20")
+    two = load_rules(str(path), {"columns": 2})
+    assert "2 columns" in refusal(two, "greedy")
+    with pytest.raises(UserError, match="2 columns"):
+        course(two, "greedy", tmp_path)
+    assert "not solitaire" in refusal(rules, "winprob") or "winprob" in refusal(rules, "winprob")

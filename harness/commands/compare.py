@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from harness.commands.options import (add_cache_dir_option, add_quality_options, add_set_option, confidence_arg,
-                                      console_logging, describe, print_json, quality_options)
+from harness.commands.options import (add_cache_dir_option, add_depth_mode_options, add_quality_options,
+                                      add_set_option, confidence_arg, console_logging, describe, print_json,
+                                      quality_options)
 from harness.compare import DEFAULT_MIN_GAMES, DEFAULT_MU0, DEFAULT_MU1, CompareSettings, Playing, compare, compare_text
 
 
@@ -20,7 +22,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "solitaire bots: the exact difference per bot (mean, sd, percentiles, P(bonus), P(yatzy), "
                 "box means, win rates), no games played; BASE/CANDIDATE may then also be rule sets; "
                 "with two run directories their sampled figures are shown beside, each flagged when its "
-                "interval misses the exact value. Exit code 0/1 from the exact difference.",
+                "interval misses the exact value. Exit code 0/1 from the exact difference. Both rule sets' "
+                "exact depth of skill side by side, by default when cached or small (--depth, --no-depth).",
              "yatzy-harness compare results/bonus63 results/bonus62",
              "yatzy-harness compare configs/runs/bonus63.toml configs/runs/bonus62.toml --games 20000 --out results/cmp",
              "yatzy-harness compare bonus63 bonus62 --sequential --games 1000 --max-games 100000 --quiet",
@@ -61,6 +64,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="plain comparison: play configs without the luck analysis and ignore the runs' luck columns "
                         "(by default played configs are analysed and runs that carry luck are compared luck-adjusted)")
     add_quality_options(p)
+    add_depth_mode_options(p)
     add_cache_dir_option(p)
     x = p.add_argument_group("exact (--exact: solitaire bots, no sampling)")
     x.add_argument("--exact", action="store_true",
@@ -92,16 +96,20 @@ def run(args: argparse.Namespace) -> int:
     playing = Playing(games=args.games, seed=args.seed, chunk_size=args.chunk_size, workers=args.workers,
                       out=Path(args.out) if args.out else None, quiet=args.quiet, sequential=args.sequential,
                       max_games=args.max_games)
+    from harness.rundir import load_run
+
     res = compare(args.base, args.candidate, settings, playing)
+    depth = _depths(args, load_run(res.base["path"]).rules, load_run(res.candidate["path"]).rules)
     pngs = []
     if args.out and not args.no_plots:
         from harness.plot import COMPARE_PLOTS, save_plots  # matplotlib (~0.3 s) only when pictures are drawn
 
         pngs = save_plots(COMPARE_PLOTS, res, args.out)
     if args.json:
-        print_json(res.to_dict())
+        print_json({**res.to_dict(), **({"depth": depth} if depth else {})})
     else:
         print(compare_text(res))
+        _print_depths(depth)
         if pngs:
             print(f"\nwrote {', '.join(p.name for p in pngs)} to {args.out}")
     return res.exit_code
@@ -109,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _exact(args: argparse.Namespace, settings: CompareSettings) -> int:
     # the exact comparison loads the evaluation's numba kernels: imported here, not for `compare --help`
-    from harness.compare_exact import compare_exact, exact_text
+    from harness.compare_exact import compare_exact, exact_text, side
     from harness.errors import UserError
     from harness.runconfig import split_specs
 
@@ -117,12 +125,30 @@ def _exact(args: argparse.Namespace, settings: CompareSettings) -> int:
                                                    "workers", "out") if getattr(args, k)]
     if played:
         raise UserError(f"--exact plays no games: drop {', '.join(played)}")
-    r = compare_exact(args.base, args.candidate, settings,
-                      entrants=split_specs(args.entrants) if args.entrants else None,
-                      candidate_entrants=split_specs(args.candidate_entrants) if args.candidate_entrants else None,
+    r_entrants = split_specs(args.entrants) if args.entrants else None
+    r_cand = split_specs(args.candidate_entrants) if args.candidate_entrants else None
+    r = compare_exact(args.base, args.candidate, settings, entrants=r_entrants, candidate_entrants=r_cand,
                       set_both=args.settings, set_candidate=args.candidate_settings, progress=False)
+    depth = _depths(args, side(args.base, "BASE", r_entrants, args.settings).rules,
+                    side(args.candidate, "CANDIDATE", r_cand or r_entrants,
+                         [*args.settings, *args.candidate_settings]).rules)
     if args.json:
-        print_json(r)
+        print_json({**r, **({"depth": depth} if depth else {})})
     else:
         print(exact_text(r))
+        _print_depths(depth)
     return r["exit_code"]
+
+
+def _depths(args: argparse.Namespace, base: Any, candidate: Any) -> dict[str, Any] | None:
+    """Both rule sets' depth of skill as --depth/--no-depth allow (None: --no-depth)."""
+    from harness.depth import side_by_side
+
+    return None if args.depth == "off" else side_by_side(base, candidate, args.depth)
+
+
+def _print_depths(depth: dict[str, Any] | None) -> None:
+    from harness.depth import side_by_side_lines
+
+    for line in side_by_side_lines(depth) if depth else []:
+        print(line)

@@ -20,6 +20,7 @@ def configure(p: argparse.ArgumentParser) -> None:
              "yatzy-harness evaluate scandinavian --entrants random,timeout,greedy,bonus,solver",
              "yatzy-harness evaluate scandinavian --entrants solver,solver:temperature=2 --seats 4 --json",
              "yatzy-harness evaluate yahtzee --entrants greedy,solver --out results/exact",
+             "yatzy-harness evaluate scandinavian --entrants greedy,solver --course",
              "yatzy-harness evaluate generala --depth --rates 0.6,0.75 --weakest random")
     p.add_argument("rules", metavar="RULES", help="rule set name or .toml path")
     p.add_argument("--entrants", metavar="A,B,...",
@@ -30,6 +31,11 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="also each bot's chance of being sole best / sharing the top against K-1 copies of each other")
     p.add_argument("--close-margin", type=int, default=None, metavar="POINTS",
                    help="game quality: a close game is won by at most POINTS (default: report's --close-margin)")
+    p.add_argument("--course", action="store_true",
+                   help="also the course of a game at two seats, exactly where it can be (comebacks; lead "
+                        "changes between exact bounds): one more pass of each bot (cached)")
+    p.add_argument("--comeback-deficit", type=int, default=None, metavar="POINTS",
+                   help="--course: a comeback is a win from POINTS or more behind (default: report's)")
     p.add_argument("--depth", action="store_true",
                    help="also the exact depth of skill (see --rates, --weakest, --dial)")
     add_depth_options(p)
@@ -46,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
     from harness.depth import Evaluator, depth_of_skill
     from harness.evaluate import HeadToHead, check_seats, head_to_head
     from harness.jsonable import jsonable
-    from harness.quality import QualityOptions, exact_pair, exact_quality_table
+    from harness.course import course
+    from harness.course import refusal as course_refusal
+    from harness.quality import QualityOptions, exact_course, exact_course_table, exact_pair, exact_quality_table
     from harness.rules import load_rules
 
     cache_dir = use_cache_dir(args.cache_dir)
@@ -55,7 +63,11 @@ def run(args: argparse.Namespace) -> int:
     if not bots and not args.depth:
         raise UserError("give --entrants A,B,... (or --depth)")
     check_seats(args.seats)
-    qopt = QualityOptions() if args.close_margin is None else QualityOptions(close_margin=args.close_margin)
+    if args.course and len(bots) < 2:
+        raise UserError("--course: give two --entrants or more (the course of a game at two seats)")
+    base = QualityOptions()
+    qopt = QualityOptions(base.close_margin if args.close_margin is None else args.close_margin,
+                          base.comeback_deficit if args.comeback_deficit is None else args.comeback_deficit)
     out = new_out_dir(args.out, "evaluate") if args.out else None
     h2h = depth = None
     if args.depth:
@@ -70,10 +82,21 @@ def run(args: argparse.Namespace) -> int:
         h2h = head_to_head(rules, bots, args.seats, cache_dir, progress=not args.json)
     quality = [exact_pair(a, b, qopt) for i, a in enumerate(h2h.evaluations) for b in h2h.evaluations[i + 1:]] \
         if h2h else []
-    tables = (h2h.tables() if h2h else []) + ([exact_quality_table(quality)] if quality else []) \
-        + (depth.tables() if depth else [])
+    courses, course_note = [], None
+    if args.course and len(bots) >= 2:
+        why = next((w for w in (course_refusal(rules, b) for b in bots) if w), None)
+        if why:
+            course_note = f"the course of a game is sampled (run, report): {why}"
+        else:
+            cs = [course(rules, b, cache_dir, progress=not args.json) for b in bots]
+            courses = [exact_course(a, b, qopt) for i, a in enumerate(cs) for b in cs[i + 1:]]
+            course_note = "the course of a game: below"
+    tables = (h2h.tables() if h2h else []) + ([exact_quality_table(quality, course_note)] if quality else []) \
+        + ([exact_course_table(courses)] if courses else []) + (depth.tables() if depth else [])
     data = {**(h2h.to_json() if h2h else {"rules": rules.name}),
             **({"quality": [q.to_json() for q in quality]} if quality else {}),
+            **({"course": [c.to_json() for c in courses]} if courses else {}),
+            **({"course_refused": course_note} if args.course and not courses and course_note else {}),
             **({"depth": depth.to_json()} if depth else {})}
     if out is not None:
         from harness.plot import plot_depth, plot_exact_distributions

@@ -254,6 +254,18 @@ DEPTH_DIAL = "solver:temperature"
 DEPTH_DIALS = ("solver:temperature", "solver:blunder")
 
 
+def add_depth_mode_options(p: argparse.ArgumentParser) -> None:
+    """``--depth`` / ``--no-depth`` of ``report`` and ``compare`` (``args.depth``: "on", "off" or
+    "auto", :data:`harness.depth.MODES`): the exact depth of skill of the rule sets."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--depth", dest="depth", action="store_const", const="on", default="auto",
+                   help="the exact depth of skill of the rule set(s) (steps at 60 %% and 75 %% up the solver's "
+                        "temperature dial from random) even where it is costly (dozens of softmax evaluations: a "
+                        "minute to hours of CPU; cached); by default shown when every evaluation is cached or the "
+                        "rule set is small, else a note says so")
+    g.add_argument("--no-depth", dest="depth", action="store_const", const="off", help="no depth of skill")
+
+
 def add_depth_options(p: argparse.ArgumentParser) -> None:
     """The depth of skill's ladder and rates (``evaluate --depth``, ``sweep``) and the workers that
     evaluate; the command then reads them with :func:`depth_settings`."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.commands.options import add_quality_options, confidence_arg, describe, print_json, quality_options
+from harness.commands.options import (add_depth_mode_options, add_quality_options, confidence_arg, describe,
+                                      print_json, quality_options)
 from harness.outcome import DEFINITION
 
 
@@ -17,12 +18,14 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "changes, decisive round, close games, comebacks); when every entrant is solitaire, "
                 "each figure's exact value beside the sampled one, flagging a sampled mean, rate or "
                 "percentile whose 99.9 % interval misses it (by default only when the exact "
-                "evaluations are cached or cheap). Writes summary.json, summary.md, report.html and "
+                "evaluations are cached or cheap); the exact depth of skill of the rule set, when it can be "
+                "evaluated (by default only when cached or small). Writes summary.json, summary.md, report.html and "
                 f"PNG plots into the run directory (or --out). {DEFINITION}.",
              "yatzy-harness report results/gb",
              "yatzy-harness report results/gb --no-plots --out /tmp/gb-report",
              "yatzy-harness report results/gb --json --confidence 0.99 | jq .ratings",
-             "yatzy-harness report results/gb --exact")
+             "yatzy-harness report results/gb --exact",
+             "yatzy-harness report results/forced-run --depth")
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by `yatzy-harness run`")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
@@ -38,6 +41,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "cached for next time); by default it is shown when every evaluation is cached or the rule "
                         "set is small, else a note says so")
     g.add_argument("--no-exact", dest="exact", action="store_const", const="off", help="no exact column")
+    add_depth_mode_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.summary import summarize
 
     summary = summarize(args.run_dir, confidence=args.confidence, quality_options=quality_options(args),
-                        exact=args.exact)
+                        exact=args.exact, depth=args.depth)
     d = write_report(summary, args.out, plots=not args.no_plots, reviews=not args.no_reviews)
     if args.json:
         print_json(d)
