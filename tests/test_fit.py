@@ -579,7 +579,10 @@ def small_recorded(tmp_path_factory) -> str:
 
 def test_fit_compares_models_and_draws_the_population(small_recorded, tmp_path, capsys):
     """fit --model dial+mixed: both models' tables, the held-out model choice, the population bands
-    (printed, in the JSON, drawn); a fit of a model no bot plays is refused as a calibrate reference."""
+    (printed, in the JSON, drawn); a fit of a model no bot plays is refused as a calibrate reference.
+    Each player's regret per decision is analyse's (regret over every decision / every decision, one
+    legal option included) to 1e-9 and its band analyse's rating; the likelihood's informative
+    decisions are fewer."""
     out, png = tmp_path / "fit.json", tmp_path / "pop.png"
     assert main(["fit", small_recorded, "--model", "dial+mixed", "--out", str(out), "--plot", str(png),
                  "--min-decisions", "1", "--max-half-width", "100"]) == 0
@@ -591,6 +594,17 @@ def test_fit_compares_models_and_draws_the_population(small_recorded, tmp_path, 
     assert [a["model"] for a in d["alternatives"]] == ["mixed"]
     chosen = {c["player"]: c["chosen"] for c in d["model_choice"]["players"]}
     assert chosen["greedy"] == "mixed"
+    assert main(["analyse", small_recorded, "--json"]) == 0
+    an = {p["player"]: p for p in json.loads(capsys.readouterr().out)["players"]}
+    assert sorted(an) == sorted(p["player"] for p in d["players"]) == ["greedy", "solver:blunder=0.1"]
+    for r in (d, *d["alternatives"]):
+        for p in r["players"]:
+            a = an[p["player"]]
+            assert p["regret_per_decision"] == pytest.approx(a["regret_per_decision"], abs=1e-9, rel=0)
+            assert p["band"] == a["rating"]
+            assert p["all_decisions"] == round(a["decisions_per_game"] * a["games"])
+    assert [(p["decisions"], p["all_decisions"]) for p in d["players"]] == [(259, 265), (262, 268)]
+    assert d["pooled"]["all_decisions"] == 265 + 268
     # the population: the bands of analyse's rating scale that have players, best first
     pop = d["population"]
     assert [(b["band"], b["from"], b["below"], b["players"]) for b in pop["bands"]] == [
@@ -607,25 +621,6 @@ def test_fit_compares_models_and_draws_the_population(small_recorded, tmp_path, 
     with pytest.raises(UserError, match="no bot that plays it"):
         reference_of(f"{alt}#solver:blunder=0.1")
     assert reference_of(f"{out}#solver:blunder=0.1")[0].startswith("solver:blunder=")
-
-
-def test_fit_regret_per_decision_and_band_are_analyses(small_recorded, tmp_path, capsys):
-    """fit's regret per decision of each player is analyse's (regret over every decision / every
-    decision, one legal option included), to 1e-9, and its band analyse's rating; the informative
-    decisions (the likelihood's) are fewer."""
-    assert main(["analyse", small_recorded, "--json"]) == 0
-    an = {p["player"]: p for p in json.loads(capsys.readouterr().out)["players"]}
-    out = tmp_path / "fit.json"
-    assert main(["fit", small_recorded, "--out", str(out), "--min-decisions", "1", "--max-half-width", "100"]) == 0
-    d = json.loads(out.read_text())
-    assert sorted(an) == sorted(p["player"] for p in d["players"]) == ["greedy", "solver:blunder=0.1"]
-    for p in d["players"]:
-        a = an[p["player"]]
-        assert p["regret_per_decision"] == pytest.approx(a["regret_per_decision"], abs=1e-9, rel=0)
-        assert p["band"] == a["rating"]
-        assert p["all_decisions"] == round(a["decisions_per_game"] * a["games"]) and p["decisions"] < p["all_decisions"]
-    assert [(p["decisions"], p["all_decisions"]) for p in d["players"]] == [(259, 265), (262, 268)]
-    assert d["pooled"]["all_decisions"] == 265 + 268
 
 
 def test_models_are_named_one_several_or_all():
