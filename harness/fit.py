@@ -1211,8 +1211,8 @@ class FitReport:
     def population(self) -> dict[str, Any]:
         """The skill bands of the players (:data:`harness.analysis.SCALE`, each player's band the
         :func:`harness.analysis.rating` of its :attr:`PlayerFit.regret_per_decision`) that have
-        players, best first, each with its range of regret per decision [from, below) (below None:
-        open), its players, their regret per decision and their fitted parameters under each model."""
+        players, best first, each with its range of regret per decision [from, below) (the last band's
+        below: inf, null in the JSON), its players, their regret per decision and their fitted parameters under each model."""
         ps = [p for p in self.players if p.all_decisions]
         out = []
         for lo, b in zip((0.0, *(x.below for x in SCALE)), SCALE):
