@@ -72,8 +72,11 @@ Several models (``fit_records(..., "all")`` or ``"dial+mixed"``) are also compar
 player on held-out games: each player's seat-games are split in halves by a seeded hash
 (:func:`fold`), every model is fitted to one half and judged on the other by its log-likelihood per
 decision and its top-1 agreement (:class:`ModelChoice`; the chosen model has the best
-log-likelihood). The population picture (:meth:`FitReport.population`) groups players in skill
-bands, the quartiles of their regret per decision (model-free), with their fitted parameters.
+log-likelihood). The population picture (:meth:`FitReport.population`) groups players in the skill
+bands of :data:`harness.analysis.SCALE` (the rating ``analyse`` gives, the bands a levels file's
+``band = "NAME"`` targets: :mod:`harness.opponents`) of their regret per decision exactly as
+``analyse`` computes it (regret summed over every decision / every decision, one legal option
+included; model-free), with their fitted parameters.
 
 Public API::
 
@@ -102,7 +105,7 @@ from scipy.stats import chi2
 
 from harness import fit_kernels as FK
 from harness import registry
-from harness.analysis import DECISION_KINDS, Analyser, DecisionTable, decision_batches
+from harness.analysis import DECISION_KINDS, SCALE, Analyser, DecisionTable, decision_batches, rating
 from harness.codec import arrays_of_recording
 from harness.engine import play
 from harness.errors import UserError
@@ -887,6 +890,9 @@ class PlayerFit:
     theta: tuple[float, ...] | None = None
     #: top-1 agreement: the share of decisions whose option played is the model's most likely (ties shared)
     top1: float = math.nan
+    #: every decision of the player's seat-games, one legal option included (``decisions``: the
+    #: informative ones, what the likelihood uses); the denominator of :attr:`regret_per_decision`
+    all_decisions: int = 0
 
     @property
     def enough(self) -> bool:
@@ -907,8 +913,15 @@ class PlayerFit:
 
     @property
     def regret_per_decision(self) -> float:
-        """Regret summed over every decision / informative decisions (model-free; nan without any)."""
-        return self.regret_per_game * self.seat_games / self.decisions if self.decisions else math.nan
+        """Regret summed over every decision / every decision (:attr:`all_decisions`): what
+        ``analyse`` calls a player's regret per decision (model-free; nan without any decision)."""
+        return self.regret_per_game * self.seat_games / self.all_decisions if self.all_decisions else math.nan
+
+    @property
+    def band(self) -> str | None:
+        """The skill band of :attr:`regret_per_decision` (:func:`harness.analysis.rating`; None
+        without any decision)."""
+        return rating(self.regret_per_decision) if self.all_decisions else None
 
     @property
     def loglik_per_decision(self) -> float | None:
@@ -917,8 +930,8 @@ class PlayerFit:
     def to_dict(self) -> dict[str, Any]:
         return {"player": self.player, "model": self.model, "spec": self.spec,
                 "params": {k: v.to_dict() for k, v in self.params.items()},
-                "decisions": self.decisions, "seat_games": self.seat_games, "regret_per_game": self.regret_per_game,
-                "regret_per_decision": self.regret_per_decision,
+                "decisions": self.decisions, "all_decisions": self.all_decisions, "seat_games": self.seat_games,
+                "regret_per_game": self.regret_per_game, "regret_per_decision": self.regret_per_decision,
                 "loglik": self.loglik, "loglik_per_decision": self.loglik_per_decision,
                 "top_choice": {"observed": self.agreement, "model": self.agreement_model},
                 "top1_agreement": self.top1,
@@ -1015,11 +1028,14 @@ def _regret_test(ch: Choices, t: float, p: float, theta: np.ndarray | None = Non
 
 
 def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0.95, seat_games: int = 0,
-                regret_per_game: float = math.nan, *, min_decisions: int = MIN_DECISIONS,
-                max_half_width: float = MAX_HALF_WIDTH, step: Callable[[], None] | None = None) -> PlayerFit:
+                regret_per_game: float = math.nan, *, all_decisions: int | None = None,
+                min_decisions: int = MIN_DECISIONS, max_half_width: float = MAX_HALF_WIDTH,
+                step: Callable[[], None] | None = None) -> PlayerFit:
     """Fit ``model`` to one player's (or a pool's) decisions, with intervals, goodness of fit and
     the verdict (``too little data`` below ``min_decisions`` or ``max_half_width``: :func:`evidence`).
-    ``step`` is called after each of the fit's :data:`STEPS` stages (a progress bar)."""
+    ``all_decisions``: every decision of the seat-games, one legal option included (None: the
+    decisions of ``ch``, for choices that are the whole record). ``step`` is called after each of
+    the fit's :data:`STEPS` stages (a progress bar)."""
 
     tick = step or (lambda: None)
     model = parse_model(model)
@@ -1087,7 +1103,8 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
                           max_half_width)
     return PlayerFit(player, model, params, m.temperature, m.blunder, decisions, seat_games, regret_per_game,
                      m.loglik, agree, agree_model, by_kind, lr, rt, observed, expected, poor, tuple(notes),
-                     tuple(too_little), None if theta is None else tuple(float(x) for x in theta), top1)
+                     tuple(too_little), None if theta is None else tuple(float(x) for x in theta), top1,
+                     decisions if all_decisions is None else all_decisions)
 
 
 #: The stages of :func:`fit_choices` (its ``step`` calls): the maximum, the intervals, the per-kind
@@ -1156,21 +1173,6 @@ def fold(seed: int, game: Any, seat: int) -> int:
     return hashlib.blake2b(f"{seed}/{game}/{seat}".encode(), digest_size=1).digest()[0] & 1
 
 
-#: The skill bands of a population: quartiles of the players' regret per decision.
-BANDS = ("Q1 (best)", "Q2", "Q3", "Q4 (worst)")
-
-
-def bands(regrets: Sequence[float]) -> tuple[list[float], list[int]]:
-    """The edges (the 25th, 50th and 75th percentiles, linear interpolation) of players' regret per
-    decision ``regrets`` and each player's band (0 the best quarter: a regret per decision at or
-    below the first edge; 3 the worst: above the third)."""
-    x = np.asarray(regrets, dtype=float)
-    if not len(x):
-        return [], []
-    edges = [float(e) for e in np.percentile(x, (25, 50, 75))]
-    return edges, [int(np.searchsorted(edges, v, side="left")) for v in x]
-
-
 @dataclass(frozen=True)
 class FitReport:
     """Every player's fit, the pooled fit, the median player, and the games skipped; with several
@@ -1207,22 +1209,25 @@ class FitReport:
         raise UserError(f"no model {model!r} in the fit (models: {known})")
 
     def population(self) -> dict[str, Any]:
-        """The skill bands of the players (:func:`bands`) and, per band, its players and their regret
-        per decision and fitted parameters under each model."""
-        ps = [p for p in self.players if p.decisions]
-        rpd = [p.regret_per_decision for p in ps]
-        edges, band = bands(rpd)
+        """The skill bands of the players (:data:`harness.analysis.SCALE`, each player's band the
+        :func:`harness.analysis.rating` of its :attr:`PlayerFit.regret_per_decision`) that have
+        players, best first, each with its range of regret per decision [from, below) (the last band's
+        below: inf, null in the JSON), its players, their regret per decision and their fitted parameters under each model."""
+        ps = [p for p in self.players if p.all_decisions]
         out = []
-        for i, name in enumerate(BANDS):
-            mine = [p.player for p, b in zip(ps, band) if b == i]
+        for lo, b in zip((0.0, *(x.below for x in SCALE)), SCALE):
+            mine = [p for p in ps if p.band == b.name]
+            if not mine:
+                continue
             models = {}
             for r in (self, *self.alternatives):
-                fits = [r.player(x) for x in mine]
+                fits = [r.player(p.player) for p in mine]
                 models[r.model] = {k: [f.params[k].value for f in fits] for k in MODELS[r.model]}
-            out.append({"band": name, "players": mine, "regret_per_decision": [rpd[j] for j, b in enumerate(band)
-                                                                               if b == i], "params": models})
-        return {"definition": "quartiles of the players' regret per decision (exact regret summed over every "
-                              "decision / informative decisions)", "edges": edges, "bands": out}
+            out.append({"band": b.name, "from": lo, "below": b.below, "players": [p.player for p in mine],
+                        "regret_per_decision": [p.regret_per_decision for p in mine], "params": models})
+        return {"definition": "the rating scale of analyse (harness.analysis.SCALE) of the players' regret per "
+                              "decision (exact regret summed over every decision / every decision)",
+                "scale": [{"band": b.name, "below": b.below} for b in SCALE], "bands": out}
 
     def to_dict(self) -> dict[str, Any]:
 
@@ -1237,9 +1242,8 @@ class FitReport:
         if len(self.players) > 1:
             pop = self.population()
             d["population"] = pop
-            names = {x: b["band"] for b in pop["bands"] for x in b["players"]}
-            for p in d["players"]:
-                p["band"] = names.get(p["player"])
+            for p, f in zip(d["players"], self.players):
+                p["band"] = f.band
         if self.alternatives or self.choice:
             d["alternatives"] = [r.to_dict() for r in self.alternatives]
             d["model_choice"] = {"seed": self.holdout_seed, "players": [c.to_dict() for c in self.choice]}
@@ -1274,6 +1278,7 @@ class _Store:
         self.b = ChoicesBuilder(1 << 16, myopic=myopic)
         self.code: dict[str, int] = {}
         self.seat_games: dict[str, int] = {}
+        self.all_decisions: dict[str, int] = {}  # every decision, one legal option included
         self.seed = seed
 
     def add(self, table: DecisionTable) -> None:
@@ -1283,6 +1288,10 @@ class _Store:
         codes = np.array([2 * self.code[x] + (0 if self.seed is None else fold(self.seed, g, int(s)))
                           for x, g, s in zip(table.labels, table.games, table.seats)], dtype=np.int32)
         who = codes[np.asarray(table.seatgame)] if len(codes) else np.zeros(len(table), np.int32)
+        per_seat_game = np.bincount(np.asarray(table.seatgame), minlength=len(table.labels)) if len(table) else \
+            np.zeros(len(table.labels), np.int64)
+        for x, k in zip(table.labels, per_seat_game.tolist()):
+            self.all_decisions[x] = self.all_decisions.get(x, 0) + k
         self.b.add(table.values, table.n, table.chosen, table.kind, who,
                    table.myopic if self.b.myopic else None)
 
@@ -1311,14 +1320,16 @@ class _Store:
                 for name in names:
                     shown.set_postfix_str(f"{name} {model}", refresh=False)
                     fits.append(fit_choices(mine[name], model, name, confidence, self.seat_games[name],
-                                            per_game[name], **opts, step=shown.update))
+                                            per_game[name], all_decisions=self.all_decisions[name], **opts,
+                                            step=shown.update))
                 together = None
                 if pool and model == models[0]:  # the pool of the first model only
                     shown.set_postfix_str(f"(pooled) {model}", refresh=False)
                     codes = self.codes(names)
                     sgs = sum(self.seat_games[x] for x in names)
                     together = fit_choices(self.b.choices(None if len(names) == len(self.code) else codes), model,
-                                           "(pooled)", confidence, sgs, self.b.regret_sum(codes) / sgs, **opts,
+                                           "(pooled)", confidence, sgs, self.b.regret_sum(codes) / sgs,
+                                           all_decisions=sum(self.all_decisions[x] for x in names), **opts,
                                            step=shown.update)
                 # the median player: among the players with enough evidence (a fit below it is no answer)
                 ranked = sorted((f.player for f in fits if f.enough), key=lambda x: (per_game[x], x))
@@ -1500,29 +1511,28 @@ def choice_table(d: Mapping[str, Any]) -> Table:
 
 
 def population_tables(d: Mapping[str, Any]) -> list[Table]:
-    """The population picture from :meth:`FitReport.to_dict`: the players' regret per decision
-    and skill bands, and each band's fitted parameters under the last model fitted (the richest)."""
+    """The population picture from :meth:`FitReport.to_dict`: the skill bands that have players,
+    their players' regret per decision, and each band's fitted parameters under the last model
+    fitted (the richest)."""
     pop = d["population"]
     last = d["alternatives"][-1]["model"] if d.get("alternatives") else d["model"]
     params = MODELS[last]
-    edges = pop["edges"]
     rows = []
-    for i, b in enumerate(pop["bands"]):
-        lo = "0" if i == 0 else num(edges[i - 1], 3)
-        hi = "∞" if i == len(edges) else num(edges[i], 3)
+    for b in pop["bands"]:
         rpd = b["regret_per_decision"]
-        spread = MISSING if not rpd else f"{num(float(np.median(rpd)), 3)} ({num(min(rpd), 3)} – {num(max(rpd), 3)})"
         cells = []
         for k in params:
             x = b["params"][last][k]
             cells.append(MISSING if not x else f"{sig(float(np.median(x)), 3)} ({sig(min(x), 3)} – {sig(max(x), 3)})")
-        rows.append([b["band"], f"({lo}, {hi}]" if i else f"[{lo}, {hi}]", count(len(b["players"])),
-                     spread,
+        hi = "∞" if b["below"] is None else sig(b["below"], 6)
+        rows.append([b["band"], f"[{sig(b['from'], 6)}, {hi})", count(len(b["players"])),
+                     f"{num(float(np.median(rpd)), 3)} ({num(min(rpd), 3)} – {num(max(rpd), 3)})",
                      *cells, ", ".join(b["players"])])
-    return [Table(f"Population: skill bands by the quartiles of the players' regret per decision (points; "
-                  f"model-free); per band, each fitted parameter of model {last} as median (min – max) over its "
-                  "players", ["band", "its regret/decision", "players", "their regret/decision median (min – max)",
-                              *params, "who"], rows)]
+    return [Table(f"Population: skill bands of the players' regret per decision (points, regret over every decision "
+                  f"/ every decision: analyse's rating scale, the bands a levels file targets; model-free); per band, "
+                  f"each fitted parameter of model {last} as median (min – max) over its players",
+                  ["band", "its regret/decision", "players", "their regret/decision median (min – max)",
+                   *params, "who"], rows)]
 
 
 def evidence_line(min_decisions: int, max_half_width: float) -> str:
@@ -1598,7 +1608,7 @@ def reference_of(ref: str) -> tuple[str, str | None]:
     raise UserError(f"{path}: no player {name!r} (players: {names})")
 
 
-__all__ = ["ALL_MODELS", "BANDS", "FAMILY", "MAX_HALF_WIDTH", "MIN_DECISIONS", "MODELS", "RESOLUTION", "Choices",
+__all__ = ["ALL_MODELS", "FAMILY", "MAX_HALF_WIDTH", "MIN_DECISIONS", "MODELS", "RESOLUTION", "Choices",
            "ChoicesBuilder", "Estimate", "FamilyLikelihood", "FitReport", "Holdout", "Likelihood", "ModelChoice",
-           "PlayerFit", "bands", "evidence", "family_intervals", "family_mle", "fit_choices", "fit_records",
+           "PlayerFit", "evidence", "family_intervals", "family_mle", "fit_choices", "fit_records",
            "fit_table", "fold", "holdout", "mle", "parse_model", "parse_models", "reference_of", "text"]

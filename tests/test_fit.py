@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.analysis import Analyser, DecisionTable
+from harness.analysis import SCALE, Analyser, DecisionTable
 from harness.cli import main
 from harness.errors import UserError
 from harness.fit import (Choices, Likelihood, fit_choices, fit_table, mle, parse_model, play_table, reference_of)
@@ -572,14 +572,6 @@ def test_models_are_chosen_on_held_out_games(compared, two_heuristics):
     assert [fold(2, g, 0) for g in range(40)] != [fold(1, g, 0) for g in range(40)]
 
 
-def test_skill_bands_are_the_quartiles_of_regret_per_decision():
-    from harness.fit import BANDS, bands
-
-    edges, band = bands([0.5, 0.1, 0.3, 0.2, 0.4])
-    assert edges == pytest.approx([0.2, 0.3, 0.4]) and band == [3, 0, 1, 0, 2]
-    assert len(BANDS) == 4 and bands([]) == ([], [])
-
-
 @pytest.fixture(scope="module")
 def small_recorded(tmp_path_factory) -> str:
     return _record(tmp_path_factory, ("greedy", "solver:blunder=0.1"), 6, 3)
@@ -587,7 +579,10 @@ def small_recorded(tmp_path_factory) -> str:
 
 def test_fit_compares_models_and_draws_the_population(small_recorded, tmp_path, capsys):
     """fit --model dial+mixed: both models' tables, the held-out model choice, the population bands
-    (printed, in the JSON, drawn); a fit of a model no bot plays is refused as a calibrate reference."""
+    (printed, in the JSON, drawn); a fit of a model no bot plays is refused as a calibrate reference.
+    Each player's regret per decision is analyse's (regret over every decision / every decision, one
+    legal option included) to 1e-9 and its band analyse's rating; the likelihood's informative
+    decisions are fewer."""
     out, png = tmp_path / "fit.json", tmp_path / "pop.png"
     assert main(["fit", small_recorded, "--model", "dial+mixed", "--out", str(out), "--plot", str(png),
                  "--min-decisions", "1", "--max-half-width", "100"]) == 0
@@ -599,10 +594,27 @@ def test_fit_compares_models_and_draws_the_population(small_recorded, tmp_path, 
     assert [a["model"] for a in d["alternatives"]] == ["mixed"]
     chosen = {c["player"]: c["chosen"] for c in d["model_choice"]["players"]}
     assert chosen["greedy"] == "mixed"
+    assert main(["analyse", small_recorded, "--json"]) == 0
+    an = {p["player"]: p for p in json.loads(capsys.readouterr().out)["players"]}
+    assert sorted(an) == sorted(p["player"] for p in d["players"]) == ["greedy", "solver:blunder=0.1"]
+    for r in (d, *d["alternatives"]):
+        for p in r["players"]:
+            a = an[p["player"]]
+            assert p["regret_per_decision"] == pytest.approx(a["regret_per_decision"], abs=1e-9, rel=0)
+            assert p["band"] == a["rating"]
+            assert p["all_decisions"] == round(a["decisions_per_game"] * a["games"])
+    assert [(p["decisions"], p["all_decisions"]) for p in d["players"]] == [(259, 265), (262, 268)]
+    assert d["pooled"]["all_decisions"] == 265 + 268
+    # the population: the bands of analyse's rating scale that have players, best first
     pop = d["population"]
-    assert sorted(x for b in pop["bands"] for x in b["players"]) == sorted(p["player"] for p in d["players"])
-    worst = next(b for b in pop["bands"] if "greedy" in b["players"])
-    assert worst["band"] == "Q4 (worst)" and {p["player"]: p["band"] for p in d["players"]}["greedy"] == worst["band"]
+    assert [(b["band"], b["from"], b["below"], b["players"]) for b in pop["bands"]] == [
+        ("intermediate", 0.4, 1.0, ["solver:blunder=0.1"]), ("casual", 1.0, 2.0, ["greedy"])]
+    assert [(b["band"], b["below"]) for b in pop["scale"]] == [
+        (b.name, b.below if math.isfinite(b.below) else None) for b in SCALE]
+    assert {p["player"]: p["band"] for p in d["players"]} == {"greedy": "casual", "solver:blunder=0.1": "intermediate"}
+    assert pop["bands"][1]["params"]["mixed"]["weight"] == [d["alternatives"][0]["players"][0]["params"]["weight"]["value"]]
+    assert "  intermediate  [0.4, 1)             1        0.581 (0.581 – 0.581)" in shown
+    assert "  casual        [1, 2)               1        1.168 (1.168 – 1.168)" in shown
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     alt = tmp_path / "mixed.json"
     alt.write_text(json.dumps(d["alternatives"][0]))

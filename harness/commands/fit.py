@@ -24,8 +24,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "extended family (a temperature per decision kind; a weight between each option's exact value "
                 "and its myopic value, the best box score reachable this turn), for players the dial cannot "
                 "explain; several models are compared per player on held-out games. With two players or more, "
-                "the population's skill bands (quartiles of regret per decision). Bad games are listed on "
-                "stderr and skipped.",
+                "the population's skill bands (analyse's rating of regret per decision, the bands a levels "
+                "file targets). Bad games are listed on stderr and skipped.",
              "yatzy-harness fit results/sg --model solver:temperature",
              "yatzy-harness fit games.jsonl --model solver:temperature,blunder --player alice",
              "yatzy-harness fit results/pop --out results/pop/fit.json --json",
