@@ -488,3 +488,26 @@ def test_rules_readme_names_every_rule_set_box_kind_and_setting():
         rows = re.findall(r"^\| `(\w+)` \|.*\| (\d+) \|$", section, flags=re.M)
         assert all(m[box] == int(v) for box, v in rows), (name, rows)
         assert len(rows) in (0, r.n_boxes - 6), (name, len(rows))
+
+
+def test_a_rule_file_is_compiled_once_while_it_is_unchanged(tmp_path):
+    """load_rules compiles a file once per process (every reader of a run loads its rules) and
+    again when the file changes."""
+    import os
+    from pathlib import Path
+
+    from harness.rules import load_rules
+
+    path = tmp_path / "house.toml"
+    path.write_text(Path(load_rules("scandinavian").source).read_text())
+    first = load_rules(str(path))
+    assert load_rules(str(path)) is first
+    bigger = load_rules(str(path), ["upper_bonus_value=100"])
+    assert bigger is not first and bigger.bonus_value == 100 and first.bonus_value == 50
+    text = path.read_text().replace("upper_bonus_value = 50", "upper_bonus_value = 60")
+    assert text != path.read_text()
+    path.write_text(text)
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # a new time even within one clock tick
+    again = load_rules(str(path))
+    assert again is not first and again.bonus_value == 60
