@@ -226,7 +226,7 @@ def numpy_of(column: Any) -> Any:
     import pyarrow as pa
 
     t = column.type
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    chunks = [c for c in (column.chunks if isinstance(column, pa.ChunkedArray) else [column]) if len(c)]
     if column.null_count:
         return column.to_numpy(zero_copy_only=False)
     if pa.types.is_boolean(t):  # bits, least significant first

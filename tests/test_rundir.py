@@ -223,5 +223,9 @@ def test_numpy_of_equals_pyarrows_own_conversion(typ):
     with_null = pa.array([True, None, False] if typ == "bool" else [1, None, 3], type=typ)
     got = rundir.numpy_of(with_null)
     assert np.array_equal(got, with_null.to_numpy(zero_copy_only=False), equal_nan=got.dtype.kind == "f")
+    empty = pa.array([], type=typ)
+    for col in (empty, pa.chunked_array([], type=typ), pa.chunked_array([empty, arr.slice(0, 3)])):
+        got, want = rundir.numpy_of(col), col.to_numpy(zero_copy_only=False)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
     strings = pa.array(["a", "b"])
     assert rundir.numpy_of(strings).tolist() == ["a", "b"]
