@@ -52,7 +52,8 @@ log = logging.getLogger(__name__)
 
 #: Version of the evaluation's cache files; bump when what they hold or how it is computed changes.
 FORMAT = 1
-#: Largest pair of layers of score windows kept in memory (beyond: the top score cell is lumped).
+#: With extra bonuses (scores without a fixed top), the largest pair of layers of exact score
+#: windows; beyond it the top score cell lumps every score from the cap up (:func:`column_cap`).
 MAX_BYTES = 1 << 30
 #: Live sheet states of one chunk of the forward pass (outcome rows in memory at once).
 ROWS_PER_CHUNK = 4096
@@ -280,6 +281,12 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
     return fill, box_pts, box_pos, extra_sum
 
 
+def target_cap(rules: RuleSet) -> int:
+    """Where target play's score windows stop: its scores are exact (the targets need them), so no
+    top cell lumps the rest: the perfect sheet plus an extra bonus at every box but the first."""
+    return S.score_cap(rules, max(rules.n_boxes - 1, 0))
+
+
 def column_cap(rules: RuleSet) -> tuple[int, bool]:
     """(cap, lumped): where a bot's score windows stop; lumped when the exact range would not fit
     :data:`MAX_BYTES` (the top cell then holds every score from the cap up)."""
@@ -289,24 +296,52 @@ def column_cap(rules: RuleSet) -> tuple[int, bool]:
     return cap, False
 
 
-def _column(rules: RuleSet, strat: Strategy, progress: bool) -> tuple[float, float, float, np.ndarray,
-                                                                         np.ndarray, np.ndarray, float, bool]:
+@dataclass(frozen=True)
+class Limits:
+    """Where an evaluation's score windows (two layers of every state's running totals) may go: in
+    memory up to ``max_bytes``, beyond it in memory-mapped files in ``scratch_dir`` (default: the
+    cache directory) up to ``max_disk_bytes`` and the free space (:func:`harness.solver.window_storage`,
+    the rule of ``solve``'s exact distribution); beyond both the evaluation is refused with its size.
+    Maxi's windows are 32.5 GiB: on disk by default."""
+
+    max_bytes: int = 3 << 30
+    max_disk_bytes: int = 64 << 30
+    scratch_dir: str | os.PathLike | None = None
+
+    def place(self, rules: RuleSet, label: str, cap: int, cache_dir: str | os.PathLike | None) -> Path | None:
+        """The scratch directory of ``label``'s windows (None: in memory), or a UserError saying why
+        neither place can hold them."""
+        scratch = Path(self.scratch_dir) if self.scratch_dir is not None else cache_path(rules, label, cache_dir).parent
+        storage, where = S.window_storage(rules, cap, self.max_bytes, self.max_disk_bytes, scratch)
+        if storage.startswith("skipped"):
+            raise UserError(f"rule set {rules.name!r}: {label}'s exact distribution is not computed: "
+                            f"{storage[len('skipped: '):]} (sample it with `run`)")
+        if where is not None:
+            log.warning("%s: %s's score windows need %.1f GiB, more than --max-memory: they go to "
+                        "memory-mapped files in %s (benchmarks/BENCHMARKS.md, \"Exact evaluation\", states "
+                        "the cost)", rules.name, label, S.distribution_bytes(rules, cap) / 2**30, where)
+        return where
+
+
+def _column(rules: RuleSet, strat: Strategy, progress: bool, scratch: Path | None = None
+            ) -> tuple[float, float, float, np.ndarray, np.ndarray, np.ndarray, float, bool]:
     """One column's forward pass under the bot: (mean, E[S^2], p_bonus, distribution, box means,
-    P(box > 0), mean extra bonus, lumped)."""
+    P(box > 0), mean extra bonus, lumped); the score windows in files in ``scratch`` if given."""
     strat.prepare()
     threads = S.n_threads()
     plan = S.build_plan(rules)
     cap, lumped = column_cap(rules)
     fill, box_pts, box_pos, extra_sum = policy_fill(rules, strat, plan, threads)
     mean, m2, p_bonus, dist = S.forward_pass(rules, plan, fill, cap, True, threads,
-                                             rows_per_chunk=ROWS_PER_CHUNK, progress=progress)
+                                             rows_per_chunk=ROWS_PER_CHUNK, scratch=scratch, progress=progress)
     assert dist is not None
     return mean, m2, p_bonus, dist, box_pts, box_pos, extra_sum[0], lumped
 
 
-def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool) -> tuple[float, float, float, np.ndarray,
-                                                                           np.ndarray, np.ndarray, float, bool]:
-    """One column's forward pass of target play over (state, score so far): :func:`_column`'s figures.
+def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool, scratch: Path | None = None
+                   ) -> tuple[float, float, float, np.ndarray, np.ndarray, np.ndarray, float, bool]:
+    """One column's forward pass of target play over (state, score so far): :func:`_column`'s figures
+    (the score windows in files in ``scratch`` if given).
 
     A state's cells hold the probability of each running total s; the bot needs t = target - s
     more points (before its first box a bonus earned before play is not yet on the sheet), so every
@@ -320,11 +355,7 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool) -> tuple[floa
     oc = S.outcome_codes(rules, lay)
     nbx = rules.n_boxes
     extra = int(rules.extra_yatzy_bonus)
-    cap = S.score_cap(rules, max(nbx - 1, 0))
-    need = S.distribution_bytes(rules, cap)
-    if need > MAX_BYTES:
-        raise UserError(f"rule set {rules.name!r}: target play needs the exact score of every state, "
-                        f"{need / 2**30:.1f} GiB of score windows (more than {MAX_BYTES / 2**30:.0f} GiB)")
+    cap = target_cap(rules)
     tab = tp.table
     off, values = tab.off, tab.values
     threads = S.n_threads()
@@ -340,14 +371,14 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool) -> tuple[floa
     pbonus = np.zeros(1)
     P = np.ones(1)
     wlo, woff = S.layer_windows(plan, 0, cap, extra)
-    D = np.zeros(int(woff[-1]))
+    D = S.scratch_zeros(int(woff[-1]), scratch)
     D[0] = 1.0
     bar = tqdm(total=nbx, desc=f"forward pass {rules.name} (target {tp.target})", unit="layer",
                disable=not progress, leave=False)
     for k in range(nbx):
         start, start2 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
         wlo2, woff2 = S.layer_windows(plan, k + 1, cap, extra)
-        D2 = np.zeros(int(woff2[-1]))
+        D2 = S.scratch_zeros(int(woff2[-1]), scratch)
         P2 = np.zeros(int(plan.layer_states[k + 2]) - start2)
         live = np.flatnonzero(P > 0)
         jlo = np.empty(len(live), np.int64)
@@ -423,9 +454,10 @@ def _figures(rules: RuleSet, label: str, parts: tuple[Any, ...], seconds: float,
 
 
 def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike | None = None, *,
-             use_cache: bool = True, progress: bool = False) -> Evaluation:
+             use_cache: bool = True, progress: bool = False, limits: Limits = Limits()) -> Evaluation:
     """Exact figures of a solitaire bot (a spec ``name:key=value`` or an instance) on ``rules``:
-    from the cache, or by a forward pass of its policy (then cached)."""
+    from the cache, or by a forward pass of its policy (then cached), its score windows where
+    ``limits`` allow (a UserError with their size where they allow neither memory nor disk)."""
     t0 = time.perf_counter()
     strat = solitaire_bot(rules, bot)
     label = strat.label
@@ -445,7 +477,10 @@ def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike |
                          bool(head["lumped"]))
                 return _figures(rules, label, parts, time.perf_counter() - t0, True)
     tp = strat.target_play()
-    parts = _target_column(rules, tp, progress) if tp is not None else _column(rules, strat, progress)
+    if tp is not None:
+        parts = _target_column(rules, tp, progress, limits.place(rules, label, target_cap(rules), cache_dir))
+    else:
+        parts = _column(rules, strat, progress, limits.place(rules, label, column_cap(rules)[0], cache_dir))
     mean, m2, p_bonus, col, box_pts, box_pos, extra_mean, lumped = parts
     if abs(float(col @ np.arange(len(col))) - mean) > 1e-6 and not lumped:
         raise AssertionError(f"evaluation of {label}: distribution mean {col @ np.arange(len(col))} != {mean}")
@@ -577,7 +612,8 @@ def check_seats(k: int) -> None:
 
 
 def head_to_head(rules: RuleSet, bots: list[str], k: int = 2, cache_dir: str | os.PathLike | None = None, *,
-                 progress: bool = False) -> HeadToHead:
+                 progress: bool = False, limits: Limits = Limits()) -> HeadToHead:
     """Evaluate every bot (cached) and pit them against each other exactly."""
     check_seats(k)
-    return HeadToHead(rules.name, tuple(evaluate(rules, b, cache_dir, progress=progress) for b in bots), k)
+    return HeadToHead(rules.name, tuple(evaluate(rules, b, cache_dir, progress=progress, limits=limits)
+                                        for b in bots), k)

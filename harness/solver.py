@@ -810,8 +810,8 @@ def _figures_path(rules: RuleSet, cache_dir: str | os.PathLike | None) -> Path:
     return cache_path(rules, cache_dir).with_suffix(".figures.json")
 
 
-def _storage(rules: RuleSet, cap: int, max_bytes: int, max_disk_bytes: int,
-             scratch_dir: Path) -> tuple[str, Path | None]:
+def window_storage(rules: RuleSet, cap: int, max_bytes: int, max_disk_bytes: int,
+                   scratch_dir: Path) -> tuple[str, Path | None]:
     """Where the score windows of a forward pass go: ("memory", None), ("disk", directory) or
     ("skipped: why", None) when neither limit (nor the free disk space) allows them."""
     need = distribution_bytes(rules, cap)
@@ -851,7 +851,7 @@ def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = Non
     fpath = _figures_path(rules, cache_dir)
     scratch = Path(scratch_dir) if scratch_dir is not None else fpath.parent
     extras = 2
-    storage, where = _storage(rules, score_cap(rules, extras), max_bytes, max_disk_bytes, scratch)
+    storage, where = window_storage(rules, score_cap(rules, extras), max_bytes, max_disk_bytes, scratch)
     if use_cache:
         try:
             cached = json.loads(fpath.read_text())
@@ -869,7 +869,7 @@ def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = Non
     while True:
         cap = score_cap(rules, extras)
         if extras > 2:
-            storage, where = _storage(rules, cap, max_bytes, max_disk_bytes, scratch)
+            storage, where = window_storage(rules, cap, max_bytes, max_disk_bytes, scratch)
         want = not storage.startswith("skipped")
         if storage.startswith("skipped"):
             log.warning("%s: percentiles not computed, %s", rules.name, storage[len("skipped: "):])

@@ -394,3 +394,22 @@ def test_the_solver_policy_kernel_writes_only_inside_its_arrays(tiny_dir, cache,
     rules = load_rules(str(tiny_dir / "tiny_generala.toml"))
     ev = E.evaluate(rules, "solver:temperature=1", use_cache=False)
     assert ev.distribution.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("spec", ["greedy", "solver:target=39"])
+def test_score_windows_on_disk_give_the_same_evaluation_and_no_room_is_refused_with_the_size(spec, tiny_dir, cache,
+                                                                                           tmp_path):
+    """Past the memory limit the score windows go to memory-mapped files (maxi's 32.5 GiB do), the
+    figures the same to the last bit; past the disk limit too, the evaluation is refused with the
+    size it needs, and no scratch file is left behind."""
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    mem = E.evaluate(rules, spec, use_cache=False)
+    scratch = tmp_path / "scratch"
+    disk = E.evaluate(rules, spec, use_cache=False, limits=E.Limits(max_bytes=0, scratch_dir=scratch))
+    assert disk.distribution.tobytes() == mem.distribution.tobytes()
+    assert (disk.mean, disk.std, disk.p_bonus) == (mem.mean, mem.std, mem.p_bonus)
+    assert np.asarray(disk.box_mean).tobytes() == np.asarray(mem.box_mean).tobytes()
+    assert list(scratch.iterdir()) == []
+    with pytest.raises(UserError, match=r"exact distribution is not computed: the score windows need 0\.0 GiB, "
+                                        r"more than --max-memory \(0\.0 GiB\) and --max-disk \(0\.0 GiB\)"):
+        E.evaluate(rules, spec, use_cache=False, limits=E.Limits(max_bytes=0, max_disk_bytes=0))

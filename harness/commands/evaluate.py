@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from harness.commands.options import (add_cache_dir_option, add_depth_options, add_set_option, describe,
-                                      new_out_dir, print_json)
+from harness.commands.options import (add_cache_dir_option, add_depth_options, add_set_option, add_window_options,
+                                      describe, new_out_dir, print_json, window_limits)
 from harness.errors import UserError
 
 
@@ -27,6 +27,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="bots (name or name:key=value) to evaluate (required without --depth)")
     add_set_option(p)
     add_cache_dir_option(p)
+    add_window_options(p, "the evaluation is refused with the size it needs")
     p.add_argument("--seats", type=int, default=2, metavar="K",
                    help="also each bot's chance of being sole best / sharing the top against K-1 copies of each other")
     p.add_argument("--close-margin", type=int, default=None, metavar="POINTS",
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.cache import use_cache_dir
     from harness.commands.options import depth_settings, evaluated_line
     from harness.depth import Evaluator, depth_of_skill
-    from harness.evaluate import HeadToHead, check_seats, head_to_head
+    from harness.evaluate import HeadToHead, Limits, check_seats, head_to_head
     from harness.jsonable import jsonable
     from harness.course import course
     from harness.course import refusal as course_refusal
@@ -79,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
                 h2h = HeadToHead(rules.name, tuple(ev.many([(rules, b) for b in bots])), args.seats)
             depth = depth_of_skill(rules, rates, weakest, dial, ev)
     elif bots:
-        h2h = head_to_head(rules, bots, args.seats, cache_dir, progress=not args.json)
+        h2h = head_to_head(rules, bots, args.seats, cache_dir, progress=not args.json,
+                           limits=Limits(**window_limits(args)))
     quality = [exact_pair(a, b, qopt) for i, a in enumerate(h2h.evaluations) for b in h2h.evaluations[i + 1:]] \
         if h2h else []
     courses, course_note = [], None

@@ -107,6 +107,26 @@ def add_cache_dir_option(p: argparse.ArgumentParser) -> None:
                         f"(default: ${CACHE_ENV}, else $XDG_CACHE_HOME/yatzy-harness or ~/.cache/yatzy-harness)")
 
 
+def add_window_options(p: argparse.ArgumentParser, disk_note: str) -> None:
+    """``--max-memory``, ``--max-disk``, ``--scratch-dir``: where a forward pass's score windows go
+    (in memory, else in memory-mapped files, else not at all: ``disk_note`` says what then)."""
+    p.add_argument("--max-memory", type=number_arg(), default=3.0, metavar="GIB",
+                   help="largest score-distribution working set kept in memory; beyond it the working set "
+                        "goes to memory-mapped files in --scratch-dir")
+    p.add_argument("--max-disk", type=number_arg(inclusive=True), default=64.0, metavar="GIB",
+                   help=f"largest working set put on disk, 0 = never; beyond it (or beyond the free space) "
+                        f"{disk_note} (maxi needs 33)")
+    p.add_argument("--scratch-dir", default=None, metavar="DIR",
+                   help="directory of the disk-backed working set (default: the cache directory); "
+                        "its files are unlinked at once, so nothing is left behind")
+
+
+def window_limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :func:`add_window_options`'s flags (bytes) for the library."""
+    return {"max_bytes": int(args.max_memory * 2**30), "max_disk_bytes": int(args.max_disk * 2**30),
+            "scratch_dir": args.scratch_dir}
+
+
 #: ``--max-line-bytes``'s default, :data:`harness.record.MAX_LINE_BYTES` (repeated here so that
 #: ``--help`` does not import the library; tests/test_untrusted.py checks that they agree).
 MAX_LINE_BYTES = 4 << 20

@@ -8,7 +8,8 @@ import sys
 import time
 from typing import Any
 
-from harness.commands.options import add_cache_dir_option, add_set_option, describe, number_arg, print_json
+from harness.commands.options import (add_cache_dir_option, add_set_option, add_window_options, describe, print_json,
+                                      window_limits)
 
 #: What ``solve`` says of a rule set with saved rolls.
 SAVED_ROLLS_NOTE = ("saved_rolls is not part of the solved state: these are the exact figures of optimal play "
@@ -28,15 +29,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_set_option(p)
     add_cache_dir_option(p)
     p.add_argument("--no-distribution", action="store_true", help="only the value table and expected score")
-    p.add_argument("--max-memory", type=number_arg(), default=3.0, metavar="GIB",
-                   help="largest score-distribution working set kept in memory; beyond it the working set "
-                        "goes to memory-mapped files in --scratch-dir")
-    p.add_argument("--max-disk", type=number_arg(inclusive=True), default=64.0, metavar="GIB",
-                   help="largest working set put on disk, 0 = never; beyond it (or beyond the free space) "
-                        "percentiles are skipped (maxi needs 33)")
-    p.add_argument("--scratch-dir", default=None, metavar="DIR",
-                   help="directory of the disk-backed working set (default: the cache directory); "
-                        "its files are unlinked at once, so nothing is left behind")
+    add_window_options(p, "percentiles are skipped")
     p.add_argument("--target", type=int, default=None, metavar="T",
                    help="also P(score >= T) under play that maximises it (exact target table, cached beside the "
                         "value table) next to P(score >= T) under EV-optimal play (harness.target)")
@@ -60,17 +53,13 @@ def run(args: argparse.Namespace) -> int:
                                "states": sol.states, "seconds": time.perf_counter() - t0,
                                "solve_seconds": sol.seconds, "cached": sol.cached}
     else:
-        fig = exact_distribution(rules, cache_dir, max_bytes=int(args.max_memory * 2**30),
-                                 max_disk_bytes=int(args.max_disk * 2**30), scratch_dir=args.scratch_dir,
-                                 progress=sys.stderr.isatty())
+        fig = exact_distribution(rules, cache_dir, **window_limits(args), progress=sys.stderr.isatty())
         out = fig.to_json()
         out["seconds"] = time.perf_counter() - t0
     if rules.saved_rolls:
         out["note"] = SAVED_ROLLS_NOTE
     if args.target is not None:
-        out["target"] = target_report(rules, args.target, cache_dir, max_bytes=int(args.max_memory * 2**30),
-                                      max_disk_bytes=int(args.max_disk * 2**30), scratch_dir=args.scratch_dir,
-                                      progress=sys.stderr.isatty())
+        out["target"] = target_report(rules, args.target, cache_dir, **window_limits(args), progress=sys.stderr.isatty())
     if args.json:
         print_json(out)
         return 0
