@@ -66,6 +66,17 @@ def myopic_stops(rows, allowed, extras, out):
 
 
 @nb.njit(cache=True, nogil=True)
+def _keep_row(out, d, Es, left, sub_keep, lo, hi, stop):
+    """Row d of a keep decision's option values: out[d, a] the stage value Es[left] of the roll's
+    sub-keep a (sub-keeps lo..hi-2), ``stop`` for the last option (keep all = stop), -inf past them."""
+    for a in range(lo, hi - 1):
+        out[d, a - lo] = Es[left, sub_keep[a]]
+    out[d, hi - 1 - lo] = stop
+    for a in range(hi - lo, out.shape[1]):
+        out[d, a] = -np.inf
+
+
+@nb.njit(cache=True, nogil=True)
 def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, boxes, sums, want,
          d_vals, d_n, d_chosen, d_kind, d_row, d_turn, d_roll, d_regret, d_upper, d_myopic, box_tie,
          d_paced, p_table, opp, upper_face, pace_weight, order, pace_tie):
@@ -193,23 +204,11 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
                         keep_regret += reg
                         max_regret = max(max_regret, reg)
                         if want:
-                            for a in range(lo, hi - 1):
-                                d_vals[d, a - lo] = Es[left, dk.sub_keep[a]]
-                            d_vals[d, hi - 1 - lo] = st[r]
-                            for a in range(hi - lo, d_vals.shape[1]):
-                                d_vals[d, a] = neg
+                            _keep_row(d_vals, d, Es, left, dk.sub_keep, lo, hi, st[r])
                             if mine:
-                                for a in range(lo, hi - 1):
-                                    d_myopic[d, a - lo] = g_Es[left, dk.sub_keep[a]]
-                                d_myopic[d, hi - 1 - lo] = g_f[r] if first else g_l[r]
-                                for a in range(hi - lo, d_vals.shape[1]):
-                                    d_myopic[d, a] = neg
+                                _keep_row(d_myopic, d, g_Es, left, dk.sub_keep, lo, hi, g_f[r] if first else g_l[r])
                             if paced:
-                                for a in range(lo, hi - 1):
-                                    d_paced[d, a - lo] = h_Es[left, dk.sub_keep[a]]
-                                d_paced[d, hi - 1 - lo] = h_f[r] if first else h_l[r]
-                                for a in range(hi - lo, d_vals.shape[1]):
-                                    d_paced[d, a] = neg
+                                _keep_row(d_paced, d, h_Es, left, dk.sub_keep, lo, hi, h_f[r] if first else h_l[r])
                             d_n[d] = hi - lo
                             d_chosen[d] = dk.sub_pos[r, k]
                             d_kind[d] = KEEP

@@ -332,11 +332,11 @@ class _Buffer:
 class ChoicesBuilder:
     """The store of :class:`Choices` built batch by batch (``fit`` streams a big log through it):
     only what the likelihood needs is kept, the informative decisions' option regrets in CSR form,
-    sorted and of ``dtype`` (float32: 4 bytes an option, 8 with the myopic values), identical
-    decisions of a player merged into one row and a count (:func:`harness.fit_kernels.merge`, a
-    hash table of the rows), and each
-    player's summed regret over every decision (the model-free regret per game). ``add`` takes a
-    batch of a :class:`~harness.analysis.DecisionTable`'s columns and each decision's player code.
+    sorted and of ``dtype`` (float32: 4 bytes an option, 4 more with each of the myopic and the
+    paced values), identical decisions of a player merged into one row and a count
+    (:func:`harness.fit_kernels.merge`, a hash table of the rows), and each player's summed regret
+    over every decision (the model-free regret per game). ``add`` takes a batch of a
+    :class:`~harness.analysis.DecisionTable`'s columns and each decision's player code.
 
     Memory: per row, its options (4 bytes each, 16.6 on average on scandinavian) and 33 bytes
     (ptr, rc, kind, player, count, hash), plus 16 to 32 of hash table while the store is built
@@ -1424,8 +1424,9 @@ def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model:
     read a batch at a time: memory does not grow with the records held) or records of one rule
     set. The records are walked :data:`BATCH_GAMES` games at a time and only what the likelihood
     needs is kept (:class:`ChoicesBuilder`: the distinct decisions, about 110 bytes each, and 4
-    bytes more an option with the myopic values the ``mixed`` model needs); ``quiet=False`` shows
-    progress bars on stderr (a stream draws its own while it is read)."""
+    bytes more an option with the myopic values the ``mixed`` model needs, 4 more with the paced
+    values of ``paced``); ``quiet=False`` shows progress bars on stderr (a stream draws its own
+    while it is read)."""
     models = parse_models(model)
     stream = RecordStream.of(source)
     held = stream.held

@@ -437,7 +437,6 @@ def test_the_myopic_values_are_what_greedy_maximises(analyser):
     from harness.codec import arrays_of_recording
     from harness.engine import play
     from harness.scoring import best_immediate, context
-    from harness.turn import turn_policy
 
     rules = analyser.rules
     rec = play(rules, [registry.make(s, rules) for s in ("greedy", "solver")], np.arange(6), 4, record=True).recording
@@ -456,11 +455,20 @@ def test_the_myopic_values_are_what_greedy_maximises(analyser):
     # boxes of equal gain are ranked as greedy breaks their tie (cheapest first): its box is the only best one
     box = greedy & (d["kind"] == 1)
     assert ((m[box] >= m[box].max(axis=1, keepdims=True) - 1e-9).sum(axis=1) == 1).all()
+    # stop: the best box score of the dice in hand
+    _first_keeps_follow_the_turn_plan(rules, d, rolls, m, best_immediate(context(rules), False, False, 0))
+
+
+def _first_keeps_follow_the_turn_plan(rules, d, rolls, m, stops):
+    """At the first roll of the first turn of each seat-game (d: the walk's decision arrays), each
+    keep's value in m is a brute-force expectation over the reroll of the turn plan on the stop
+    values ``stops`` (R,) of the empty sheet (harness.turn.turn_policy), and stop's is ``stops``."""
+    from harness.turn import turn_policy
+
     dk, rr = rules.dice, rules.rolls_per_turn - 1
-    stops = best_immediate(context(rules), False, False, 0)
     values = turn_policy(dk, stops, stops, rr)[2]
     first = np.flatnonzero((d["turn"] == 0) & (d["roll"] == 0) & (d["kind"] == 0))
-    assert len(first) == 12
+    assert len(first) == rolls.shape[0]
     for i in first:
         r = rolls[d["seatgame"][i], 0, 0]
         subs = dk.sub_keep[dk.sub_ptr[r]:dk.sub_ptr[r + 1]]
@@ -468,7 +476,7 @@ def test_the_myopic_values_are_what_greedy_maximises(analyser):
             lo, hi = dk.trans_ptr[k], dk.trans_ptr[k + 1]
             want = dk.trans_prob[lo:hi] @ values[rr - 1][dk.trans_roll[lo:hi]]
             assert m[i, a] == pytest.approx(want, rel=1e-12)
-        assert m[i, len(subs) - 1] == stops[r]  # stop: the best box score of the dice in hand
+        assert m[i, len(subs) - 1] == stops[r]
 
 
 def test_the_paced_values_are_the_bonus_bots_own_values(analyser):
@@ -482,7 +490,6 @@ def test_the_paced_values_are_the_bonus_bots_own_values(analyser):
     from harness.codec import arrays_of_recording
     from harness.engine import play
     from harness.scoring import context, score_options_batch
-    from harness.turn import turn_policy
     from strategies.kernels import bonus_values_batch
 
     rules = analyser.rules
@@ -530,19 +537,7 @@ def test_the_paced_values_are_the_bonus_bots_own_values(analyser):
             flag = flag or (b == rules.key_box and sc[0, b] > 0)
             mask |= 1 << b
     assert checked == rolls.shape[0] * rules.n_boxes  # every box decision
-    dk, rr = rules.dice, rules.rolls_per_turn - 1
-    stops = bot.stop_values(0, 0, False, False)
-    values = turn_policy(dk, stops, stops, rr)[2]
-    first = np.flatnonzero((d["turn"] == 0) & (d["roll"] == 0) & (d["kind"] == 0))
-    assert len(first) == rolls.shape[0]
-    for i in first:
-        r = rolls[d["seatgame"][i], 0, 0]
-        subs = dk.sub_keep[dk.sub_ptr[r]:dk.sub_ptr[r + 1]]
-        for a, k in enumerate(subs[:-1]):
-            lo, hi = dk.trans_ptr[k], dk.trans_ptr[k + 1]
-            want = dk.trans_prob[lo:hi] @ values[rr - 1][dk.trans_roll[lo:hi]]
-            assert h[i, a] == pytest.approx(want, rel=1e-12)
-        assert h[i, len(subs) - 1] == stops[r]  # stop: the bot's value of its best box
+    _first_keeps_follow_the_turn_plan(rules, d, rolls, h, bot.stop_values(0, 0, False, False))
 
 
 def test_the_family_likelihood_and_its_gradient_by_hand():
