@@ -39,6 +39,15 @@ the code of ``yatzy-harness fit``); the script prints per truth and parameter th
 true value by the 95 % profile-likelihood interval, the median estimate and relative half-width,
 the verdicts (POOR or not), and the fit time per block.
 
+``choice``: which model the held-out comparison of ``fit --model all`` chooses for a bot::
+
+    python benchmarks/bench_fit.py choice --bot bonus --games 30 --seeds 5
+
+``--bot`` plays ``--games`` games alone once per seed (seeds 1..``--seeds``); each record is
+fitted with ``--models`` (``all``: :func:`harness.fit.fit_table`, the code of ``fit``) and the
+script prints, per model, the median held-out log-likelihood per decision and top-1 agreement over
+the seeds and how many seeds chose it.
+
 ``myopic``: what the myopic values (``fit --model mixed``) and the paced values (``--model
 paced``) cost the analysis walk and the store::
 
@@ -103,6 +112,38 @@ def power(argv: list[str]) -> int:
                 p_rt.append(f.regret_test.p if f.regret_test is not None else math.nan)
             print(f"| {model} | {g} | {np.mean(dec):,.0f} | {flagged}/{args.seeds} | {np.nanmedian(p_lr):.2g} | "
                   f"{np.nanmedian(p_rt):.2g} |", flush=True)
+    return 0
+
+
+def choice(argv: list[str]) -> int:
+    from harness.fit import parse_models
+
+    ap = argparse.ArgumentParser(prog="bench_fit.py choice", description="the model chosen on held-out games")
+    ap.add_argument("--rules", default="scandinavian")
+    ap.add_argument("--bot", default="bonus")
+    ap.add_argument("--games", type=int, default=30)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--models", default="all")
+    args = ap.parse_args(argv)
+    an = Analyser(load_rules(args.rules))
+    models = parse_models(args.models)
+    held: dict[str, list[tuple[float, float]]] = {m: [] for m in models}
+    chosen: dict[str | None, int] = {}
+    decisions = []
+    for seed in range(1, args.seeds + 1):
+        table = play_table(an, [args.bot], args.games, seed, paced="paced" in mixes(models))
+        (c,) = fit_table(table, args.models, pooled=False).choice
+        decisions.append(c.test_decisions)
+        chosen[c.chosen] = chosen.get(c.chosen, 0) + 1
+        for h in c.models:
+            held[h.model].append((h.loglik_per_decision, h.top1))
+    print(f"rules {args.rules}, bot {args.bot}, {args.games} games per record, seeds 1..{args.seeds}, "
+          f"held-out decisions {min(decisions):,} to {max(decisions):,}\n")
+    print("| model | median held-out loglik/decision | median held-out top-1 | chosen |")
+    print("|---|---:|---:|---:|")
+    for m in models:
+        ll, top = zip(*held[m])
+        print(f"| {m} | {np.median(ll):.3f} | {100 * np.median(top):.1f} % | {chosen.get(m, 0)}/{args.seeds} |")
     return 0
 
 
@@ -232,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         return myopic(argv[1:])
     if argv[:1] == ["family"]:
         return family(argv[1:])
+    if argv[:1] == ["choice"]:
+        return choice(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rules", default="scandinavian")
     ap.add_argument("--blocks", type=int, default=20)
