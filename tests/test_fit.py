@@ -733,6 +733,23 @@ def test_fit_compares_models_and_draws_the_population(small_recorded, tmp_path, 
     assert reference_of(f"{out}#solver:blunder=0.1")[0].startswith("solver:blunder=")
 
 
+def test_a_paced_fit_of_records_read_in_batches_is_the_fit_of_one_table(small_recorded, monkeypatch):
+    """fit_records with the paced model walks the records with their paced values, a batch at a
+    time (the streamed path of fit and its kernel arrays), and finds the numbers of fit_table on
+    the whole decision table walked with them."""
+    import harness.analysis as A
+    import harness.fit as F
+    from harness.record import read_records
+
+    res = read_records(small_recorded)
+    table = A.decision_table(res.arrays, paced=True)
+    assert table.paced is not None and table.myopic is None
+    whole = fit_table(table, "paced", player="greedy", source=res.source, rules="scandinavian", games=6)
+    monkeypatch.setattr(F, "BATCH_GAMES", 4)
+    got = F.fit_records(res, "paced", player="greedy")
+    assert _close(got.to_dict(), whole.to_dict())
+    assert got.players[0].decisions > 200 and 0 < got.players[0].params["weight"].value <= 1
+
 def test_models_are_named_one_several_or_all():
     from harness.fit import ALL_MODELS, parse_models
 
