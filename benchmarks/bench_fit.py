@@ -23,29 +23,40 @@ fitted with both default models and the script prints, per model and number of g
 informative decisions, how many of the fits are flagged POOR (either test at p < 0.001, whatever
 the evidence verdict) and the median p-value of each test. "Reliably" is every seed flagged.
 
-``family``: whether the extended family (models ``kinds`` and ``mixed``) recovers known parameters::
+``family``: whether the extended family (models ``kinds``, ``mixed`` and ``paced``) recovers known parameters::
 
     python benchmarks/bench_fit.py family                 # 100 replicates of 25 games per truth
     python benchmarks/bench_fit.py family --replicates 100 --games 25 --seed 1
+    python benchmarks/bench_fit.py family --models paced  # the truths of these models only
 
 No bot plays the family, so its players are made on real positions: ``--base`` plays
 ``--replicates`` x ``--games`` games (disjoint blocks of game indices, so independent), and at
 every decision of a block the option played is drawn again from the model with the true
-parameters of :data:`TRUTHS` (the positions' exact and myopic values as ``fit`` sees them; the
+parameters of :data:`TRUTHS` (the positions' exact and myopic or paced values as ``fit`` sees them; the
 likelihood conditions on the positions, so a position the drawn player would not have reached
 changes nothing). Each block is fitted with the truth's model (:func:`harness.fit.fit_choices`,
 the code of ``yatzy-harness fit``); the script prints per truth and parameter the coverage of the
 true value by the 95 % profile-likelihood interval, the median estimate and relative half-width,
 the verdicts (POOR or not), and the fit time per block.
 
-``myopic``: what the myopic values (``fit --model mixed``) cost the analysis walk and the store::
+``choice``: which model the held-out comparison of ``fit --model all`` chooses for a bot::
+
+    python benchmarks/bench_fit.py choice --bot bonus --games 30 --seeds 5
+
+``--bot`` plays ``--games`` games alone once per seed (seeds 1..``--seeds``); each record is
+fitted with ``--models`` (``all``: :func:`harness.fit.fit_table`, the code of ``fit``) and the
+script prints, per model, the median held-out log-likelihood per decision and top-1 agreement over
+the seeds and how many seeds chose it.
+
+``myopic``: what the myopic values (``fit --model mixed``) and the paced values (``--model
+paced``) cost the analysis walk and the store::
 
     python benchmarks/bench_fit.py myopic                 # 2,000 games of solver:temperature=1, best of 3
 
-Walks the same recorded games with the decision tables alone and with the myopic values too
-(:meth:`harness.analysis.Analyser.walk`; CPU time of the process, best of ``--repeat``), and
-stores their informative decisions in a :class:`harness.fit.ChoicesBuilder` without and with them
-(its bytes, buffers as allocated).
+Walks the same recorded games with the decision tables alone, with the myopic values too, and
+with both the myopic and the paced values (:meth:`harness.analysis.Analyser.walk`; CPU time of the
+process, best of ``--repeat``), and stores their informative decisions in a
+:class:`harness.fit.ChoicesBuilder` likewise (its bytes, buffers as allocated).
 """
 
 from __future__ import annotations
@@ -61,7 +72,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from harness.analysis import Analyser  # noqa: E402
-from harness.fit import fit_table, play_table  # noqa: E402
+from harness.fit import fit_table, mixes, play_table  # noqa: E402
 from harness.rules import load_rules  # noqa: E402
 
 #: bot spec -> (model fitted, {parameter: true value})
@@ -93,7 +104,8 @@ def power(argv: list[str]) -> int:
         for g in sizes:
             dec, flagged, p_lr, p_rt = [], 0, [], []
             for seed in range(1, args.seeds + 1):
-                f = fit_table(play_table(an, [args.bot], g, seed), model, pooled=False).players[0]
+                table = play_table(an, [args.bot], g, seed, paced="paced" in mixes([model]))
+                f = fit_table(table, model, pooled=False).players[0]
                 dec.append(f.decisions)
                 flagged += f.poor
                 p_lr.append(f.lr.p if f.lr is not None else math.nan)
@@ -103,23 +115,58 @@ def power(argv: list[str]) -> int:
     return 0
 
 
+def choice(argv: list[str]) -> int:
+    from harness.fit import parse_models
+
+    ap = argparse.ArgumentParser(prog="bench_fit.py choice", description="the model chosen on held-out games")
+    ap.add_argument("--rules", default="scandinavian")
+    ap.add_argument("--bot", default="bonus")
+    ap.add_argument("--games", type=int, default=30)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--models", default="all")
+    args = ap.parse_args(argv)
+    an = Analyser(load_rules(args.rules))
+    models = parse_models(args.models)
+    held: dict[str, list[tuple[float, float]]] = {m: [] for m in models}
+    chosen: dict[str | None, int] = {}
+    decisions = []
+    for seed in range(1, args.seeds + 1):
+        table = play_table(an, [args.bot], args.games, seed, paced="paced" in mixes(models))
+        (c,) = fit_table(table, args.models, pooled=False).choice
+        decisions.append(c.test_decisions)
+        chosen[c.chosen] = chosen.get(c.chosen, 0) + 1
+        for h in c.models:
+            held[h.model].append((h.loglik_per_decision, h.top1))
+    print(f"rules {args.rules}, bot {args.bot}, {args.games} games per record, seeds 1..{args.seeds}, "
+          f"held-out decisions {min(decisions):,} to {max(decisions):,}\n")
+    print("| model | median held-out loglik/decision | median held-out top-1 | chosen |")
+    print("|---|---:|---:|---:|")
+    for m in models:
+        ll, top = zip(*held[m])
+        print(f"| {m} | {np.median(ll):.3f} | {100 * np.median(top):.1f} % | {chosen.get(m, 0)}/{args.seeds} |")
+    return 0
+
+
 #: model -> (weight, keep temperature, box temperature, blunder) of a synthetic player of the family
 TRUTHS = (
     ("mixed", (0.3, 0.5, 1.5, 0.03)),
     ("mixed", (0.7, 0.3, 1.0, 0.05)),
     ("kinds", (0.0, 0.8, 2.0, 0.02)),
+    ("paced", (0.4, 0.5, 1.5, 0.03)),
+    ("paced", (0.8, 0.3, 1.0, 0.05)),
 )
 
 
-def redraw(table, theta, rng):
+def redraw(table, theta, rng, mixes="myopic"):
     """The chosen option of every informative decision of ``table`` drawn again from the family at
-    ``theta`` (weight, keep temperature, box temperature, blunder): a Choices with the positions'
-    options and the new choices."""
+    ``theta`` (weight, keep temperature, box temperature, blunder), the weight on the table's
+    ``mixes`` values (``myopic`` or ``paced``): a Choices with the positions' options, those values
+    and the new choices."""
     from harness.fit import Choices
 
     w, tk, tb, p = theta
     keep = table.n >= 2
-    v, m, n, kind = table.values[keep], table.myopic[keep], table.n[keep].astype(np.int64), table.kind[keep]
+    v, m, n, kind = table.values[keep], getattr(table, mixes)[keep], table.n[keep].astype(np.int64), table.kind[keep]
     legal = np.arange(v.shape[1])[None, :] < n[:, None]
     vv, mm = np.where(legal, v, 0.0), np.where(legal, m, 0.0)
     x = (1 - w) * (vv.max(axis=1, where=legal, initial=-np.inf)[:, None] - vv) + \
@@ -129,11 +176,11 @@ def redraw(table, theta, rng):
     prob = p * legal / n[:, None] + (1 - p) * e / e.sum(axis=1, keepdims=True)
     cum = np.cumsum(prob, axis=1)
     chosen = np.minimum((cum < rng.random(len(n))[:, None] * cum[:, -1:]).sum(axis=1), n - 1)
-    return Choices.of_arrays(v, n, chosen, kind, myopic=m)
+    return Choices.of_arrays(v, n, chosen, kind, **{mixes: m})
 
 
 def family(argv: list[str]) -> int:
-    from harness.fit import FAMILY, MODELS, fit_choices
+    from harness.fit import FAMILY, MIXES, MODELS, fit_choices
 
     ap = argparse.ArgumentParser(prog="bench_fit.py family", description="recovery by the extended family")
     ap.add_argument("--rules", default="scandinavian")
@@ -141,9 +188,11 @@ def family(argv: list[str]) -> int:
     ap.add_argument("--replicates", type=int, default=100)
     ap.add_argument("--games", type=int, default=25, help="games per replicate")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--models", default="kinds,mixed,paced", help="the truths of these models (comma-separated)")
     args = ap.parse_args(argv)
     an = Analyser(load_rules(args.rules))
-    table = play_table(an, [args.base], args.replicates * args.games, args.seed)
+    table = play_table(an, [args.base], args.replicates * args.games, args.seed,
+                       paced="paced" in mixes(args.models.split(",")))
     block = np.asarray(table.games)[table.seatgame] // args.games
     print(f"rules {args.rules}, positions of {args.base}, {args.replicates} replicates x {args.games} games, "
           f"seed {args.seed}\n")
@@ -151,14 +200,17 @@ def family(argv: list[str]) -> int:
           "median estimate | median half-width (rel.) | POOR | fit time per replicate |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     rng = np.random.default_rng(args.seed)
+    chosen = args.models.split(",")
     for model, theta in TRUTHS:
+        if model not in chosen:
+            continue
         truth = dict(zip(FAMILY, theta))
         hits = {k: 0 for k in MODELS[model]}
         est: dict[str, list[float]] = {k: [] for k in hits}
         rel: dict[str, list[float]] = {k: [] for k in hits}
         poor, sizes, secs = 0, [], []
         for b in range(args.replicates):
-            ch = redraw(_rows(table, block == b), theta, rng)
+            ch = redraw(_rows(table, block == b), theta, rng, MIXES.get(model, "myopic"))
             t = time.perf_counter()
             f = fit_choices(ch, model)
             secs.append(time.perf_counter() - t)
@@ -192,21 +244,23 @@ def myopic(argv: list[str]) -> int:
     rules = an.rules
     rec = play(rules, [registry.make(args.bot, rules)], np.arange(args.games), 1, record=True).recording
     arrays = arrays_of_recording(rec)[:3]
-    an.walk(*(a[:4] for a in arrays), decisions=True, myopic=True)  # compiled before it is timed
+    an.walk(*(a[:4] for a in arrays), decisions=True, myopic=True, paced=True)  # compiled before it is timed
     print(f"rules {args.rules}, {args.games:,} games of {args.bot}, best of {args.repeat} (CPU s), load average "
           f"{os.getloadavg()[0]:.2f}\n")
     print("| walk | CPU time | decisions | store rows | store bytes | bytes per row |")
     print("|---|---:|---:|---:|---:|---:|")
-    for mine in (False, True):
+    for mine, paced, what in ((False, False, ""), (True, False, " and myopic values"),
+                              (True, True, ", myopic and paced values")):
         best = math.inf
         for _ in range(args.repeat):
             t = time.process_time()
-            _, d = an.walk(*arrays, decisions=True, myopic=mine)
+            _, d = an.walk(*arrays, decisions=True, myopic=mine, paced=paced)
             best = min(best, time.process_time() - t)
-        b = ChoicesBuilder(1 << 16, myopic=mine)
-        b.add(d["values"], d["n"], d["chosen"], d["kind"], np.zeros(len(d["n"]), np.int32), d.get("myopic"))
+        b = ChoicesBuilder(1 << 16, myopic=mine, paced=paced)
+        b.add(d["values"], d["n"], d["chosen"], d["kind"], np.zeros(len(d["n"]), np.int32), d.get("myopic"),
+              d.get("paced"))
         b.choices()  # drops the hash table: the bytes a fit holds
-        print(f"| decision tables{' and myopic values' if mine else ''} | {best:.2f} s | {len(d['n']):,} | "
+        print(f"| decision tables{what} | {best:.2f} s | {len(d['n']):,} | "
               f"{b.rows:,} | {b.nbytes:,} | {b.nbytes / b.rows:.0f} |", flush=True)
     return 0
 
@@ -219,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         return myopic(argv[1:])
     if argv[:1] == ["family"]:
         return family(argv[1:])
+    if argv[:1] == ["choice"]:
+        return choice(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rules", default="scandinavian")
     ap.add_argument("--blocks", type=int, default=20)
@@ -266,7 +322,8 @@ def _rows(table, mask):  # a DecisionTable restricted to some decisions (labels 
     cols = {k: getattr(table, k)[mask] for k in ("values", "n", "chosen", "kind", "seatgame", "turn", "roll",
                                                  "upper", "regret")}
     return DecisionTable(**cols, labels=table.labels, games=table.games, seats=table.seats,
-                         myopic=None if table.myopic is None else table.myopic[mask])
+                         myopic=None if table.myopic is None else table.myopic[mask],
+                         paced=None if table.paced is None else table.paced[mask])
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from harness import analysis_kernels as AK
+from harness import pace
 from harness.codec import GameId, GameRecord, KernelArrays, RunRecords, Turn, arrays_of_recording, arrays_of_records
 from harness.errors import UserError
 from harness.engine import Recording
@@ -132,7 +133,9 @@ class DecisionTable:
     wrote an upper box; regret: (D,) float64 best value - chosen value (as the sums count it);
     myopic: (D, W) float64 or None, each option's myopic value in the columns of ``values`` (the
     best box score reachable this turn from the option, what ``greedy`` maximises; defined in
-    :func:`harness.analysis_kernels.walk`), when the walk was asked for it.
+    :func:`harness.analysis_kernels.walk`), when the walk was asked for it; paced: (D, W) float64
+    or None likewise, each option's paced value (the value to a player who plays for the upper
+    bonus as the ``bonus`` bot does, :mod:`harness.pace`; defined in the walk too).
     """
 
     values: np.ndarray
@@ -148,6 +151,7 @@ class DecisionTable:
     games: tuple[GameId, ...]
     seats: np.ndarray
     myopic: np.ndarray | None = None
+    paced: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.n)
@@ -264,21 +268,35 @@ class Analyser:
     #: cheapest to give up first (``strategies.greedy.cheapest_first``); 20 boxes stay within 0.2
     #: points, the gains being whole points.
     MYOPIC_TIE = 0.01
+    #: A box tied (within :data:`ERROR`) with the ``bonus`` bot's box in paced value, the first
+    #: best in the same order, is lowered by this many points (the bot's tie rule; the paced values
+    #: are not whole points, so only ties are moved).
+    PACED_TIE = 0.01
 
     def __init__(self, rules: RuleSet, cache_dir: Any = None, advisor: Advisor | None = None) -> None:
         self.rules = rules
         self.adv = advisor or Advisor(rules, cache_dir)
+        self.order = np.argsort(rules.box_max(), kind="stable").astype(np.int64)  # cheapest to give up first
         rank = np.empty(rules.n_boxes)
-        rank[np.argsort(rules.box_max(), kind="stable")] = np.arange(rules.n_boxes)
+        rank[self.order] = np.arange(rules.n_boxes)
         self.box_tie = self.MYOPIC_TIE * rank
+        self._pace: tuple[np.ndarray, np.ndarray] | None = None
+
+    def pace(self) -> tuple[np.ndarray, np.ndarray]:
+        """The bonus pace's tables (:func:`harness.pace.bonus_chance_table`, :func:`harness.pace.opportunity`),
+        made on first use (the chance table imports scipy.stats)."""
+        if self._pace is None:
+            self._pace = (pace.bonus_chance_table(self.rules), pace.opportunity(self.rules))
+        return self._pace
 
     def walk(self, rolls: np.ndarray, keeps: np.ndarray, boxes: np.ndarray, decisions: bool = False,
-             myopic: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+             myopic: bool = False, paced: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
         """The kernel over N seat-games: rolls, keeps (N, T, R) int16 and boxes (N, T) as
         :class:`harness.engine.Recording` holds them (one seat's slice). Returns the per-seat-game
         sums {name: (N,)} (:data:`harness.analysis_kernels.SUMS`) and, with ``decisions``, the
         per-decision arrays of :class:`DecisionTable` (without its labels); ``myopic`` adds
-        each option's myopic value (:attr:`DecisionTable.myopic`; a second turn plan per turn)."""
+        each option's myopic value (:attr:`DecisionTable.myopic`; a second turn plan per turn),
+        ``paced`` its paced value (:attr:`DecisionTable.paced`; a turn plan more)."""
         rules = self.rules
         rr = rules.rolls_per_turn - 1
         rolls = np.ascontiguousarray(rolls, dtype=np.int16)
@@ -296,6 +314,7 @@ class Analyser:
         dk = sol.plan.dice
         width = max(int(np.diff(dk.sub_ptr).max()), rules.n_boxes) if decisions else 1
         turns = (rolls[:, :, 0] >= 0).sum(axis=1)
+        p_table, opp = self.pace() if paced and decisions else (np.zeros((1, 1)), np.zeros(rules.n_boxes))
         parts: dict[int, dict[str, np.ndarray]] = {}
 
         def block(a: int, b: int) -> None:  # seat-games a..b-1, into arrays of their own
@@ -303,14 +322,18 @@ class Analyser:
             d = {"values": np.empty((most, width)), "n": np.empty(most, np.int16), "chosen": np.empty(most, np.int16),
                  "kind": np.empty(most, np.int8), "seatgame": np.empty(most, np.int32),
                  "turn": np.empty(most, np.int16), "roll": np.empty(most, np.int8), "regret": np.empty(most),
-                 "upper": np.empty(most, np.bool_), "myopic": np.empty((most if myopic else 0, width))}
+                 "upper": np.empty(most, np.bool_), "myopic": np.empty((most if myopic else 0, width)),
+                 "paced": np.empty((most if paced else 0, width))}
             got = AK.walk(self.adv.ctx, sol.plan.layout, dk, sol.values, rules.n_boxes, rules.threshold,
                           rules.bonus_value, ERROR, rolls[a:b], keeps[a:b], boxes[a:b], sums[a:b], decisions,
                           d["values"], d["n"], d["chosen"], d["kind"], d["seatgame"], d["turn"], d["roll"],
-                          d["regret"], d["upper"], d["myopic"], self.box_tie)
+                          d["regret"], d["upper"], d["myopic"], self.box_tie, d["paced"], p_table, opp,
+                          rules.upper_face, pace.WEIGHT, self.order, self.PACED_TIE)
             d["seatgame"] += a
             if not myopic:
                 del d["myopic"]
+            if not paced:
+                del d["paced"]
             parts[a] = {k: v[:got] for k, v in d.items()}
 
         # the seat-games are independent and the kernel releases the GIL: split between the cores
@@ -330,19 +353,19 @@ class Analyser:
         sums, _ = self.walk(*arrays_of_recording(rec))
         return {k: v.reshape(b, s) for k, v in sums.items()}
 
-    def records(self, records: Sequence[GameRecord], decisions: bool = False, myopic: bool = False
-                ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
+    def records(self, records: Sequence[GameRecord], decisions: bool = False, myopic: bool = False,
+                paced: bool = False) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
         """Every seat of every (valid) game record of this rule set, a row per (game, seat) in that
-        order: the sums, and with ``decisions`` the :class:`DecisionTable` (``myopic``: with its
-        options' myopic values)."""
-        return self.arrays(arrays_of_records(records, self.rules), decisions, myopic)
+        order: the sums, and with ``decisions`` the :class:`DecisionTable` (``myopic``, ``paced``:
+        with its options' myopic, paced values)."""
+        return self.arrays(arrays_of_records(records, self.rules), decisions, myopic, paced)
 
-    def arrays(self, arrays: KernelArrays, decisions: bool = False, myopic: bool = False
+    def arrays(self, arrays: KernelArrays, decisions: bool = False, myopic: bool = False, paced: bool = False
                ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
         """:meth:`records` of games already in the kernel's arrays (:func:`harness.codec.arrays_of_records`,
         :meth:`harness.codec.RunRecords.arrays`)."""
         rolls, keeps, boxes, games, seats, labels = arrays
-        sums, d = self.walk(rolls, keeps, boxes, decisions, myopic)
+        sums, d = self.walk(rolls, keeps, boxes, decisions, myopic, paced)
         if d is None:
             return sums, None
         return sums, DecisionTable(**d, labels=tuple(labels), games=tuple(games), seats=seats)
@@ -433,11 +456,12 @@ def analyse_record(record: GameRecord, details: bool = False, cache_dir: Any = N
 
 
 def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, games: int, cache_dir: Any = None,
-                     analyser: Analyser | None = None, rules: RuleSet | None = None, myopic: bool = False
-                     ) -> Iterator[tuple[int, DecisionTable]]:
+                     analyser: Analyser | None = None, rules: RuleSet | None = None, myopic: bool = False,
+                     paced: bool = False) -> Iterator[tuple[int, DecisionTable]]:
     """:func:`decision_table` of ``records`` ``games`` games at a time: (games in the batch, its
     table) per batch, in order (a big log walked in bounded memory; the same checks; ``myopic``:
-    the tables carry the options' myopic values, :attr:`DecisionTable.myopic`). A
+    the tables carry the options' myopic values, :attr:`DecisionTable.myopic`; ``paced``, their
+    paced values). A
     :class:`harness.record.RecordStream` is walked batch by batch with one analyser (a batch of
     another rule set than those before is the same :class:`UserError` as a mix)."""
     if isinstance(records, RecordStream):
@@ -445,17 +469,17 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, 
         for part in records:
             if part.arrays is not None:
                 an = an or Analyser(part.arrays.load_rules(), cache_dir)
-                yield from decision_batches(part.arrays, games, analyser=an, myopic=myopic)
+                yield from decision_batches(part.arrays, games, analyser=an, myopic=myopic, paced=paced)
                 continue
             recs = list(part.games)
             keys |= _rules_keys(recs)
             an = _analyser_of(recs, cache_dir, an, part.rules[0] if part.rules else None, keys)
             if part.kernel is not None and len(recs) <= games:  # the arrays the reading checked
-                _, table = an.arrays(part.kernel, decisions=True, myopic=myopic)
+                _, table = an.arrays(part.kernel, decisions=True, myopic=myopic, paced=paced)
                 assert table is not None
                 yield len(recs), table
                 continue
-            yield from decision_batches(recs, games, analyser=an, myopic=myopic)
+            yield from decision_batches(recs, games, analyser=an, myopic=myopic, paced=paced)
         return
     if isinstance(records, RunRecords):
         if not len(records):
@@ -463,7 +487,7 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, 
         an = analyser or Analyser(records.load_rules(), cache_dir)
         for lo in range(0, len(records), games):
             hi = min(lo + games, len(records))
-            _, table = an.arrays(records.arrays(lo, hi), decisions=True, myopic=myopic)
+            _, table = an.arrays(records.arrays(lo, hi), decisions=True, myopic=myopic, paced=paced)
             assert table is not None
             yield hi - lo, table
         return
@@ -471,7 +495,7 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, 
     an = _analyser_of(recs, cache_dir, analyser, rules)
     for lo in range(0, len(recs), games):
         part = recs[lo:lo + games]
-        _, table = an.records(part, decisions=True, myopic=myopic)
+        _, table = an.records(part, decisions=True, myopic=myopic, paced=paced)
         assert table is not None
         yield len(part), table
 
@@ -499,21 +523,22 @@ def _analyser_of(recs: Sequence[GameRecord], cache_dir: Any, analyser: Analyser 
 
 def decision_table(records: Iterable[GameRecord] | RunRecords, cache_dir: Any = None,
                    analyser: Analyser | None = None, rules: RuleSet | None = None,
-                   myopic: bool = False) -> DecisionTable:
+                   myopic: bool = False, paced: bool = False) -> DecisionTable:
     """Every decision of ``records`` (valid game records of one rule set and settings; a mix is a
     :class:`UserError`; or a run's :class:`harness.codec.RunRecords`, straight from its arrays)
     with its options' values: :meth:`Analyser.records`. ``rules``: the records' rule set as
     reading loaded it (:attr:`harness.record.ReadResult.rules`), else loaded from what they name;
-    ``myopic``: with the options' myopic values (:attr:`DecisionTable.myopic`)."""
+    ``myopic``, ``paced``: with the options' myopic, paced values (:attr:`DecisionTable.myopic`,
+    :attr:`DecisionTable.paced`)."""
     if isinstance(records, RunRecords):
         if not len(records):
             raise UserError("no game records to analyse")
         an = analyser or Analyser(records.load_rules(), cache_dir)
-        _, table = an.arrays(records.arrays(), decisions=True, myopic=myopic)
+        _, table = an.arrays(records.arrays(), decisions=True, myopic=myopic, paced=paced)
         assert table is not None
         return table
     recs = list(records)
     an = _analyser_of(recs, cache_dir, analyser, rules)
-    _, table = an.records(recs, decisions=True, myopic=myopic)
+    _, table = an.records(recs, decisions=True, myopic=myopic, paced=paced)
     assert table is not None
     return table

@@ -9,7 +9,8 @@ gives, and each sum is accumulated in the same order as :meth:`harness.analysis.
 Per seat-game (row n of ``sums``, columns :data:`SUMS`) it writes V(start), luck, regret, the final
 points, the decisions, the errors, the regret split by kind and the largest single regret; with
 ``want`` it also writes one row per decision (see :func:`walk`), and with a non-empty ``d_myopic``
-each option's myopic value (see :func:`myopic_stops`).
+each option's myopic value (see :func:`myopic_stops`), with a non-empty ``d_paced`` its paced value
+(the bonus pace of :mod:`harness.pace`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from harness.pace import box_values, stop_values
 from harness.solver_kernels import state_plan, state_work, turn_one
 
 #: Columns of the per-seat-game sums written by :func:`walk`.
@@ -64,8 +66,20 @@ def myopic_stops(rows, allowed, extras, out):
 
 
 @nb.njit(cache=True, nogil=True)
+def _keep_row(out, d, Es, left, sub_keep, lo, hi, stop):
+    """Row d of a keep decision's option values: out[d, a] the stage value Es[left] of the roll's
+    sub-keep a (sub-keeps lo..hi-2), ``stop`` for the last option (keep all = stop), -inf past them."""
+    for a in range(lo, hi - 1):
+        out[d, a - lo] = Es[left, sub_keep[a]]
+    out[d, hi - 1 - lo] = stop
+    for a in range(hi - lo, out.shape[1]):
+        out[d, a] = -np.inf
+
+
+@nb.njit(cache=True, nogil=True)
 def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, boxes, sums, want,
-         d_vals, d_n, d_chosen, d_kind, d_row, d_turn, d_roll, d_regret, d_upper, d_myopic, box_tie):
+         d_vals, d_n, d_chosen, d_kind, d_row, d_turn, d_roll, d_regret, d_upper, d_myopic, box_tie,
+         d_paced, p_table, opp, upper_face, pace_weight, order, pace_tie):
     """Analyse N seat-games: rolls (N, T, R) int16 roll indices (-1 once a turn stopped), keeps
     (N, T, R) int16 the keep index after roll i (read for i < the turn's last roll only), boxes
     (N, T) int8 the box written (T = columns x n_boxes turns; a column ends early at its first turn
@@ -88,6 +102,15 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
     best such stop value reachable by the end of the turn, the keeps that follow chosen to
     maximise it (:func:`harness.solver_kernels.turn_one` on the myopic stop values: greedy's turn
     plan). -inf past d_n[d].
+
+    d_paced (D, W), when not empty (and ``want``), gets each option's *paced* value likewise, the
+    value to a player who plays for the upper bonus as the ``bonus`` bot does (:mod:`harness.pace`
+    with its tables p_table, opp and ``pace_weight``; upper_face (NB,)): a box, its
+    :func:`harness.pace.box_values` value (the extra bonus included: common to every box), lowered
+    by ``pace_tie`` when it ties (within ``tie``) with the bot's box, the first best in ``order``
+    (the bot's tie rule: the cheapest box to give up first); stop, the best box's value
+    (:func:`harness.pace.stop_values`); a keep, the expectation over the reroll of the stop value
+    at the end of the turn, the keeps after it chosen to maximise it (the bot's turn plan).
     """
     rr = dk.rerolls
     nb_ = n_boxes
@@ -100,6 +123,11 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
     g_f, g_l = np.empty(n_rolls), np.empty(n_rolls)  # the myopic stop values and turn plan
     g_E, g_M = np.empty(dk.add.shape[0]), np.empty(dk.n_small)
     g_Es, g_Ms = np.zeros((rr + 1, dk.add.shape[0])), np.zeros((rr + 1, dk.n_small))
+    paced = want and d_paced.shape[0] > 0
+    h_f, h_l = np.empty(n_rolls), np.empty(n_rolls)  # the paced stop values and turn plan
+    h_E, h_M = np.empty(dk.add.shape[0]), np.empty(dk.n_small)
+    h_Es, h_Ms = np.zeros((rr + 1, dk.add.shape[0])), np.zeros((rr + 1, dk.n_small))
+    h_box = np.empty(nb_)
     ncol = T // nb_
     d = 0
     neg = -np.inf
@@ -134,6 +162,15 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
                     else:
                         g_f[:] = g_l
                     turn_one(dk, g_f, g_l, g_E, g_M, g_Es, g_Ms)
+                if paced:
+                    stop_values(rows_l, al_l, ex_l, mask, upper, threshold, bonus_value, upper_face, p_table, opp,
+                                pace_weight, h_box, h_l)
+                    if lay.servida:
+                        stop_values(rows_f, al_f, ex_f, mask, upper, threshold, bonus_value, upper_face, p_table,
+                                    opp, pace_weight, h_box, h_f)
+                    else:
+                        h_f[:] = h_l
+                    turn_one(dk, h_f, h_l, h_E, h_M, h_Es, h_Ms)
                 nr = 0
                 while nr < rolls.shape[2] and rolls[n, t, nr] >= 0:
                     nr += 1
@@ -167,17 +204,11 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
                         keep_regret += reg
                         max_regret = max(max_regret, reg)
                         if want:
-                            for a in range(lo, hi - 1):
-                                d_vals[d, a - lo] = Es[left, dk.sub_keep[a]]
-                            d_vals[d, hi - 1 - lo] = st[r]
-                            for a in range(hi - lo, d_vals.shape[1]):
-                                d_vals[d, a] = neg
+                            _keep_row(d_vals, d, Es, left, dk.sub_keep, lo, hi, st[r])
                             if mine:
-                                for a in range(lo, hi - 1):
-                                    d_myopic[d, a - lo] = g_Es[left, dk.sub_keep[a]]
-                                d_myopic[d, hi - 1 - lo] = g_f[r] if first else g_l[r]
-                                for a in range(hi - lo, d_vals.shape[1]):
-                                    d_myopic[d, a] = neg
+                                _keep_row(d_myopic, d, g_Es, left, dk.sub_keep, lo, hi, g_f[r] if first else g_l[r])
+                            if paced:
+                                _keep_row(d_paced, d, h_Es, left, dk.sub_keep, lo, hi, h_f[r] if first else h_l[r])
                             d_n[d] = hi - lo
                             d_chosen[d] = dk.sub_pos[r, k]
                             d_kind[d] = KEEP
@@ -203,6 +234,16 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
                     if is_up:
                         upper_regret += reg
                     max_regret = max(max_regret, reg)
+                    if paced:
+                        box_values(rows[r], allowed, extra, mask, upper, threshold, bonus_value, upper_face, p_table,
+                                   opp, pace_weight, h_box)
+                        top = -1
+                        for bb in order:  # the bot's box: the first best in its order
+                            if (allowed >> bb) & 1 and (top < 0 or h_box[bb] > h_box[top]):
+                                top = bb
+                        for bb in range(nb_):
+                            if bb != top and (allowed >> bb) & 1 and h_box[bb] >= h_box[top] - tie:
+                                h_box[bb] -= pace_tie
                     if want:
                         m = 0
                         for bb in range(nb_):
@@ -212,6 +253,8 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
                                 if mine:
                                     crosses = lay.is_upper[bb] and upper < lay.threshold <= upper + sb
                                     d_myopic[d, m] = (sb + lay.bonus if crosses else sb) - box_tie[bb]
+                                if paced:
+                                    d_paced[d, m] = h_box[bb]
                                 if bb == b:
                                     d_chosen[d] = m
                                 m += 1
@@ -219,6 +262,8 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
                             d_vals[d, a] = neg
                             if mine:
                                 d_myopic[d, a] = neg
+                            if paced:
+                                d_paced[d, a] = neg
                         d_n[d] = m
                         d_kind[d] = BOX
                         d_row[d], d_turn[d], d_roll[d], d_regret[d], d_upper[d] = n, t, i, reg, is_up

@@ -45,7 +45,7 @@ by kind observed and predicted, and the fitted spec (``solver:temperature=1.02``
 player* is the player with the median regret per seat-game (model-free; the lower median for an
 even count): ``calibrate --levels --against FIT.json`` tunes against that player's fitted spec.
 
-The extended family (models ``kinds`` and ``mixed``; no bot plays them, so they have no spec)
+The extended family (models ``kinds``, ``mixed`` and ``paced``; no bot plays them, so they have no spec)
 contains players the dial cannot explain. Each option has its exact value v_a and its *myopic
 value* m_a, the best box score reachable this turn from the option, what ``greedy`` maximises
 (:attr:`harness.analysis.DecisionTable.myopic`, computed by the analysis kernel next to the exact
@@ -60,7 +60,15 @@ and g_a = max m - m_a (each exactly 0 within :data:`TIE`)::
     P(a) = blunder / n + (1 - blunder) x exp(-x_a / T_kind) / sum_b exp(-x_b / T_kind)
 
 with T_kind the keep temperature for keep decisions and the box temperature for box decisions.
-``kinds`` fits (keep_temperature, box_temperature, blunder) at weight 0, ``mixed`` all four. Fit:
+``kinds`` fits (keep_temperature, box_temperature, blunder) at weight 0, ``mixed`` all four.
+``paced`` is ``mixed`` with each option's *paced value* in place of its myopic value: its value
+to a player who plays for the upper bonus as the ``bonus`` bot does
+(:attr:`harness.analysis.DecisionTable.paced`, :mod:`harness.pace`: a box, its score plus the
+roll's extra bonus, less its opportunity cost, plus the upper bonus times the change in the chance
+of making it; ties with the bot's box broken by its rule, :attr:`harness.analysis.Analyser.PACED_TIE`;
+stop, the best box's value; a keep, the expectation over the reroll of that stop value at the end
+of the turn under the bot's own turn plan), so that ``bonus`` is ``paced`` at weight 1,
+temperatures 0, as ``greedy`` is ``mixed`` there. Fit:
 SLSQP with the kernel's exact gradient, the temperatures in log T on [T_MIN, T_MAX], weight and
 blunder on [0, 1], from several starts in the weight (:func:`family_mle`); intervals by profile
 likelihood, the other parameters maximised again at each point (:func:`family_intervals`); a
@@ -85,7 +93,7 @@ Public API::
     rep = fit_records(RecordStream("big.jsonl"), "solver:temperature")    # a log of any size, a batch at a time
     for p in rep.players: p.player, p.params["temperature"].value, p.params["temperature"].ci, p.poor, p.spec
     rep.to_dict()                                                           # what --json prints
-    rep = fit_records(RecordStream("big.jsonl"), "all")                      # dial, kinds, mixed; rep.choice per player
+    rep = fit_records(RecordStream("big.jsonl"), "all")                      # dial, kinds, paced, mixed; rep.choice per player
     rep.model_fit("mixed").player("greedy").params["weight"]; rep.population()["bands"]
 """
 
@@ -121,19 +129,26 @@ from harness.solver import n_threads, run_blocks, split_range
 FAMILY = ("weight", "keep_temperature", "box_temperature", "blunder")
 #: The models ``fit`` knows: name -> the parameters it fits. The solver's dial (``solver:...``;
 #: the others stay 0) and the extended family: ``kinds`` (a temperature per decision kind and a
-#: blunder rate, weight 0), ``mixed`` (and the weight on the myopic values).
+#: blunder rate, weight 0), ``mixed`` (and the weight on the myopic values), ``paced`` (the same
+#: with the weight on the paced values instead).
 MODELS: dict[str, tuple[str, ...]] = {
     "solver:temperature": ("temperature",),
     "solver:blunder": ("blunder",),
     "solver:temperature,blunder": ("temperature", "blunder"),
     "kinds": ("keep_temperature", "box_temperature", "blunder"),
     "mixed": FAMILY,
+    "paced": FAMILY,
 }
+#: The values each weighted model of the family mixes with the exact ones: ``mixed`` the myopic
+#: values (:attr:`harness.analysis.DecisionTable.myopic`), ``paced`` the paced values
+#: (:attr:`harness.analysis.DecisionTable.paced`).
+MIXES = {"mixed": "myopic", "paced": "paced"}
 #: Other names of models: ``dial`` is the default model, the solver's whole dial.
 ALIASES = {"dial": "solver:temperature,blunder"}
-#: What ``--model all`` fits, and compares player by player on held-out games.
-ALL_MODELS = ("solver:temperature,blunder", "kinds", "mixed")
-FAMILY_MODELS = ("kinds", "mixed")
+#: What ``--model all`` fits, and compares player by player on held-out games (the population
+#: picture shows the last one's parameters).
+ALL_MODELS = ("solver:temperature,blunder", "kinds", "paced", "mixed")
+FAMILY_MODELS = ("kinds", "mixed", "paced")
 #: Temperatures are searched in [T_MIN, T_MAX] (log scale) and at 0; beyond T_MAX play is uniform
 #: to within the noise of any record.
 T_MIN = 1e-3
@@ -189,8 +204,13 @@ def parse_models(text: str) -> tuple[str, ...]:
 
 
 def is_family(model: str) -> bool:
-    """A model of the extended family (``kinds``, ``mixed``): no solver bot plays it."""
+    """A model of the extended family (``kinds``, ``mixed``, ``paced``): no solver bot plays it."""
     return model in FAMILY_MODELS
+
+
+def mixes(models: Iterable[str]) -> set[str]:
+    """The values besides the exact ones that ``models`` need (:data:`MIXES`: ``myopic``, ``paced``)."""
+    return {MIXES[m] for m in models if m in MIXES}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,6 +232,8 @@ class Choices:
     With the myopic values (the extended family's models need them): g (M,) each option's myopic
     regret (best myopic value - its myopic value, exactly 0 within :data:`TIE`; in r's order, which
     is the exact regrets' ascending order, not g's) and gc (D,) the chosen option's; else None.
+    With the paced values (the ``paced`` model's): h (M,) and hc (D,) likewise; else None. A model's
+    likelihood reads g: :meth:`mixing` puts the values it mixes there.
     """
 
     ptr: np.ndarray
@@ -223,6 +245,8 @@ class Choices:
     w: np.ndarray | None = None
     g: np.ndarray | None = None
     gc: np.ndarray | None = None
+    h: np.ndarray | None = None
+    hc: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.rows is None:
@@ -240,20 +264,34 @@ class Choices:
 
     @classmethod
     def of_arrays(cls, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray,
-                  dtype: Any = np.float32, myopic: np.ndarray | None = None) -> Choices:
+                  dtype: Any = np.float32, myopic: np.ndarray | None = None,
+                  paced: np.ndarray | None = None) -> Choices:
         """From a :class:`harness.analysis.DecisionTable`'s columns (values (D, W), -inf past n[d];
-        ``myopic`` likewise, or None); ``dtype`` of the stored regrets."""
-        b = ChoicesBuilder(dtype=dtype, myopic=myopic is not None)
-        b.add(values, n, chosen, kind, np.zeros(len(n), np.int32), myopic)
+        ``myopic`` and ``paced`` likewise, or None); ``dtype`` of the stored regrets."""
+        b = ChoicesBuilder(dtype=dtype, myopic=myopic is not None, paced=paced is not None)
+        b.add(values, n, chosen, kind, np.zeros(len(n), np.int32), myopic, paced)
         return b.choices()
 
     @classmethod
     def of_table(cls, table: DecisionTable, rows: np.ndarray | None = None, dtype: Any = np.float32) -> Choices:
         """The informative decisions of a :class:`~harness.analysis.DecisionTable` (``rows``: a
-        boolean mask or indices of the decisions to keep), with its myopic values when it has them."""
+        boolean mask or indices of the decisions to keep), with its myopic and paced values when it
+        has them."""
         sel = slice(None) if rows is None else rows
         return cls.of_arrays(table.values[sel], table.n[sel], table.chosen[sel], table.kind[sel], dtype,
-                             None if table.myopic is None else table.myopic[sel])
+                             None if table.myopic is None else table.myopic[sel],
+                             None if table.paced is None else table.paced[sel])
+
+    def mixing(self, model: str) -> Choices:
+        """These decisions as ``model``'s likelihood reads them: g and gc the values it mixes
+        (:data:`MIXES`; the paced regrets for ``paced``), no copy; ValueError when they are missing."""
+        what = MIXES.get(model)
+        if what is None:
+            return self
+        g, gc = (self.g, self.gc) if what == "myopic" else (self.h, self.hc)
+        if g is None:
+            raise ValueError(f"the {model} model needs decisions with their {what} values")
+        return self if what == "myopic" else dataclasses.replace(self, g=g, gc=gc, h=None, hc=None)
 
     def subset(self, mask: np.ndarray) -> Choices:
         """The rows where ``mask`` (D,) bool is true (their options are not copied)."""
@@ -261,12 +299,13 @@ class Choices:
         if mask.all():
             return self
         return Choices(self.ptr, self.r, self.rc[mask], self.u[mask], self.kind[mask], self.rows[mask], self.w[mask],
-                       self.g, None if self.gc is None else self.gc[mask])
+                       self.g, None if self.gc is None else self.gc[mask], self.h,
+                       None if self.hc is None else self.hc[mask])
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.ptr, self.r, self.rc, self.u, self.kind, self.rows, self.w, self.g, self.gc)
-                   if a is not None)
+        return sum(a.nbytes for a in (self.ptr, self.r, self.rc, self.u, self.kind, self.rows, self.w, self.g, self.gc,
+                                      self.h, self.hc) if a is not None)
 
 
 class _Buffer:
@@ -293,17 +332,18 @@ class _Buffer:
 class ChoicesBuilder:
     """The store of :class:`Choices` built batch by batch (``fit`` streams a big log through it):
     only what the likelihood needs is kept, the informative decisions' option regrets in CSR form,
-    sorted and of ``dtype`` (float32: 4 bytes an option, 8 with the myopic values), identical
-    decisions of a player merged into one row and a count (:func:`harness.fit_kernels.merge`, a
-    hash table of the rows), and each
-    player's summed regret over every decision (the model-free regret per game). ``add`` takes a
-    batch of a :class:`~harness.analysis.DecisionTable`'s columns and each decision's player code.
+    sorted and of ``dtype`` (float32: 4 bytes an option, 4 more with each of the myopic and the
+    paced values), identical decisions of a player merged into one row and a count
+    (:func:`harness.fit_kernels.merge`, a hash table of the rows), and each player's summed regret
+    over every decision (the model-free regret per game). ``add`` takes a batch of a
+    :class:`~harness.analysis.DecisionTable`'s columns and each decision's player code.
 
     Memory: per row, its options (4 bytes each, 16.6 on average on scandinavian) and 33 bytes
     (ptr, rc, kind, player, count, hash), plus 16 to 32 of hash table while the store is built
     (dropped when the fit starts); nothing per merged decision (benchmarks/BENCHMARKS.md, "Big logs")."""
 
-    def __init__(self, capacity: int = 1024, dtype: Any = np.float32, myopic: bool = False) -> None:
+    def __init__(self, capacity: int = 1024, dtype: Any = np.float32, myopic: bool = False,
+                 paced: bool = False) -> None:
         self.dtype = np.dtype(dtype)
         self.bits_type = np.dtype(f"u{self.dtype.itemsize}")
         self.r = _Buffer(self.bits_type, capacity * 16)
@@ -311,6 +351,10 @@ class ChoicesBuilder:
         self.myopic = myopic
         self.g = _Buffer(self.bits_type, capacity * 16 if myopic else 0)
         self.gc = _Buffer(self.bits_type, capacity if myopic else 0)
+        #: with ``paced``, each option's paced regret (and the chosen one's): 4 bytes more an option
+        self.paced = paced
+        self.h = _Buffer(self.bits_type, capacity * 16 if paced else 0)
+        self.hc = _Buffer(self.bits_type, capacity if paced else 0)
         self.ptr = _Buffer(np.int64, capacity + 1)
         self.ptr.n = 1
         self.rc = _Buffer(self.bits_type, capacity)
@@ -326,11 +370,13 @@ class ChoicesBuilder:
         return self.kind.n
 
     def add(self, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray, who: np.ndarray,
-            myopic: np.ndarray | None = None) -> None:
+            myopic: np.ndarray | None = None, paced: np.ndarray | None = None) -> None:
         if self.ptr.viewed:
             raise RuntimeError("a store takes no decisions once its choices were asked for")
         if self.myopic and myopic is None:
             raise ValueError("a store of myopic values takes decisions with their myopic values")
+        if self.paced and paced is None:
+            raise ValueError("a store of paced values takes decisions with their paced values")
         n = np.asarray(n, dtype=np.int64)
         chosen = np.asarray(chosen, np.int64)
         who = np.asarray(who, np.int32)
@@ -349,12 +395,19 @@ class ChoicesBuilder:
             raise ValueError("a chosen option outside the legal ones")
         # ascending: the legal options stay first, the kernels stop at the cut (the myopic regrets
         # follow the same order)
-        gopts = gc = np.zeros(0, self.bits_type)
-        if self.myopic:
+        gopts = gc = hopts = hc = np.zeros(0, self.bits_type)
+        if self.myopic or self.paced:
             order = np.argsort(reg, axis=1, kind="stable")
-            greg = _regrets(np.asarray(myopic)[keep], legal)
-            gc = greg[np.arange(len(n)), chosen].astype(self.dtype).view(self.bits_type)
-            gopts = np.take_along_axis(greg, order, axis=1).astype(self.dtype)[legal].view(self.bits_type)
+
+            def other(x: Any) -> tuple[np.ndarray, np.ndarray]:  # its options' regrets in r's order, the chosen one's
+                xr = _regrets(np.asarray(x)[keep], legal)
+                return (np.take_along_axis(xr, order, axis=1).astype(self.dtype)[legal].view(self.bits_type),
+                        xr[np.arange(len(n)), chosen].astype(self.dtype).view(self.bits_type))
+
+            if self.myopic:
+                gopts, gc = other(myopic)
+            if self.paced:
+                hopts, hc = other(paced)
             reg = np.take_along_axis(reg, order, axis=1)
         else:
             reg.sort(axis=1)
@@ -370,12 +423,17 @@ class ChoicesBuilder:
                            self.r.reserve(self.r.n + len(opts)), self.rc.reserve(need), self.kind.reserve(need),
                            self.who.reserve(need), self.w.reserve(need), self.rows, self.r.n, gopts, gc,
                            self.g.reserve(self.g.n + len(gopts)) if self.myopic else self.g.a,
-                           self.gc.reserve(need) if self.myopic else self.gc.a)
-        for b in (self.kind, self.rc, self.who, self.w, self.hashes) + ((self.gc,) if self.myopic else ()):
+                           self.gc.reserve(need) if self.myopic else self.gc.a, hopts, hc,
+                           self.h.reserve(self.h.n + len(hopts)) if self.paced else self.h.a,
+                           self.hc.reserve(need) if self.paced else self.hc.a)
+        for b in ((self.kind, self.rc, self.who, self.w, self.hashes) + ((self.gc,) if self.myopic else ())
+                  + ((self.hc,) if self.paced else ())):
             b.n = rows
         self.ptr.n, self.r.n = rows + 1, m
         if self.myopic:
             self.g.n = m
+        if self.paced:
+            self.h.n = m
 
     def choices(self, players: Sequence[int] | None = None) -> Choices:
         """The informative decisions of ``players`` (codes; None: every decision), in order. Once
@@ -383,8 +441,9 @@ class ChoicesBuilder:
         self.table, self.hashes.a = np.zeros(0, np.int64), np.zeros(0, np.uint64)
         ptr = self.ptr.view()
         g, gc = (self.g.view().view(self.dtype), self.gc.view().view(self.dtype)) if self.myopic else (None, None)
+        h, hc = (self.h.view().view(self.dtype), self.hc.view().view(self.dtype)) if self.paced else (None, None)
         ch = Choices(ptr, self.r.view().view(self.dtype), self.rc.view().view(self.dtype), 1.0 / np.diff(ptr),
-                     self.kind.view(), None, self.w.view(), g, gc)
+                     self.kind.view(), None, self.w.view(), g, gc, h, hc)
         if players is None:
             return ch
         return ch.subset(np.isin(self.who.view(), np.asarray(players, np.int32)))
@@ -397,7 +456,7 @@ class ChoicesBuilder:
     def nbytes(self) -> int:
         """The store's bytes (buffers as allocated, hash table included)."""
         return sum(b.a.nbytes for b in (self.r, self.ptr, self.rc, self.kind, self.who, self.w, self.hashes, self.g,
-                                        self.gc)) + self.table.nbytes
+                                        self.gc, self.h, self.hc)) + self.table.nbytes
 
 
 def _regrets(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -1043,8 +1102,7 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
     kinds = sum(bool((ch.kind == k).any()) for k in range(len(DECISION_KINDS)))
     theta = None
     if is_family(model):
-        if model == "mixed" and ch.g is None:
-            raise ValueError("the mixed model needs decisions with their myopic values")
+        ch = ch.mixing(model)
         flik = FamilyLikelihood(ch)
         if len(ch):
             theta, top = family_mle(flik, model)
@@ -1158,8 +1216,8 @@ def holdout(train: Choices, test: Choices, model: str) -> Holdout:
     if not len(train) or not len(test):
         return Holdout(model, math.nan, math.nan)
     if is_family(model):
-        theta, _ = family_mle(FamilyLikelihood(train), model)
-        lik = FamilyLikelihood(test)
+        theta, _ = family_mle(FamilyLikelihood(train.mixing(model)), model)
+        lik = FamilyLikelihood(test.mixing(model))
         return Holdout(model, lik.at(theta)[0] / test.decisions, lik.top1(float(theta[0])))
     m = mle(Likelihood(train), model)
     return Holdout(model, Likelihood(test).at(m.temperature, m.blunder) / test.decisions,
@@ -1258,8 +1316,8 @@ def fit_table(table: DecisionTable, model: str, *, player: str | None = None, co
     :class:`harness.analysis.DecisionTable` (or ``player`` alone), and to all of them pooled (when
     more than one); several models are also compared player by player on held-out games."""
     models = parse_models(model)
-    store = _Store(myopic=any(is_family(m) and "weight" in MODELS[m] for m in models),
-                   seed=holdout_seed if len(models) > 1 else None)
+    need = mixes(models)
+    store = _Store(myopic="myopic" in need, paced="paced" in need, seed=holdout_seed if len(models) > 1 else None)
     store.add(table)
     return store.fit(models, player=player, confidence=confidence, source=source, rules=rules, games=games,
                      pooled=pooled, bad=bad, min_decisions=min_decisions, max_half_width=max_half_width,
@@ -1274,8 +1332,8 @@ class _Store:
     2c + 1 for the others; without a seed (one model: no held-out comparison) all under 2c, so
     that a player's identical decisions merge into one row as before."""
 
-    def __init__(self, myopic: bool = False, seed: int | None = 1) -> None:
-        self.b = ChoicesBuilder(1 << 16, myopic=myopic)
+    def __init__(self, myopic: bool = False, seed: int | None = 1, paced: bool = False) -> None:
+        self.b = ChoicesBuilder(1 << 16, myopic=myopic, paced=paced)
         self.code: dict[str, int] = {}
         self.seat_games: dict[str, int] = {}
         self.all_decisions: dict[str, int] = {}  # every decision, one legal option included
@@ -1292,8 +1350,11 @@ class _Store:
             np.zeros(len(table.labels), np.int64)
         for x, k in zip(table.labels, per_seat_game.tolist()):
             self.all_decisions[x] = self.all_decisions.get(x, 0) + k
+        for what, wanted, got in (("myopic", self.b.myopic, table.myopic), ("paced", self.b.paced, table.paced)):
+            if wanted and got is None:
+                raise ValueError(f"the decision table has no {what} values (walk it with {what}=True)")
         self.b.add(table.values, table.n, table.chosen, table.kind, who,
-                   table.myopic if self.b.myopic else None)
+                   table.myopic if self.b.myopic else None, table.paced if self.b.paced else None)
 
     def codes(self, names: Sequence[str]) -> list[int]:
         return [2 * self.code[x] + f for x in names for f in (0, 1)]
@@ -1363,19 +1424,21 @@ def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model:
     read a batch at a time: memory does not grow with the records held) or records of one rule
     set. The records are walked :data:`BATCH_GAMES` games at a time and only what the likelihood
     needs is kept (:class:`ChoicesBuilder`: the distinct decisions, about 110 bytes each, and 4
-    bytes more an option with the myopic values the ``mixed`` model needs); ``quiet=False`` shows
-    progress bars on stderr (a stream draws its own while it is read)."""
+    bytes more an option with the myopic values the ``mixed`` model needs, 4 more with the paced
+    values of ``paced``); ``quiet=False`` shows progress bars on stderr (a stream draws its own
+    while it is read)."""
     models = parse_models(model)
     stream = RecordStream.of(source)
     held = stream.held
     if held is not None and not len(held.games):
         raise UserError(f"{held.source}: no game records to fit")
-    myopic = any(is_family(m) and "weight" in MODELS[m] for m in models)
-    store = _Store(myopic=myopic, seed=holdout_seed if len(models) > 1 else None)
+    need = mixes(models)
+    store = _Store(myopic="myopic" in need, paced="paced" in need, seed=holdout_seed if len(models) > 1 else None)
     games = 0
     with bar(None if held is None else len(held.games), "decisions", "game", quiet=quiet or held is None,
              unit_scale=True) as shown:
-        for n, table in decision_batches(stream, BATCH_GAMES, cache_dir=cache_dir, myopic=myopic):
+        for n, table in decision_batches(stream, BATCH_GAMES, cache_dir=cache_dir, myopic="myopic" in need,
+                                         paced="paced" in need):
             store.add(table)
             games += n
             shown.update(n)
@@ -1388,18 +1451,19 @@ def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model:
 
 
 def play_table(analyser: Analyser, specs: Sequence[str], games: int | np.ndarray, seed: int,
-               myopic: bool = True) -> DecisionTable:
+               myopic: bool = True, paced: bool = False) -> DecisionTable:
     """The :class:`~harness.analysis.DecisionTable` of bots ``specs`` playing ``games`` games (a
     count, or the game indices) at one table with ``seed``, straight from the engine's recording
     (no records written; for tests and benchmarks), with the options' myopic values unless not
-    ``myopic``. Each seat-game is labelled with its bot's label."""
+    ``myopic`` and with their paced values if ``paced``. Each seat-game is labelled with its bot's
+    label."""
 
     rules = analyser.rules
     idx = np.arange(games, dtype=np.int64) if np.isscalar(games) else np.asarray(games, dtype=np.int64)
     bots = [registry.make(s, rules) for s in specs]
     rec = play(rules, bots, idx, seed, record=True).recording
     b, s = rec.boxes.shape[:2]
-    _, d = analyser.walk(*arrays_of_recording(rec), decisions=True, myopic=myopic)
+    _, d = analyser.walk(*arrays_of_recording(rec), decisions=True, myopic=myopic, paced=paced)
     return DecisionTable(**d, labels=tuple(bot.label for _ in range(b) for bot in bots),
                          games=tuple(int(g) for g in idx for _ in range(s)),
                          seats=np.tile(np.arange(s, dtype=np.int16), b))
@@ -1439,6 +1503,9 @@ RULES_TEXT = {
     "kinds": "P(option) = blunder/n + (1 - blunder) x softmax(value / temperature of its kind: keep or box)",
     "mixed": "utility = (1 - weight) x value + weight x myopic value (the best box score reachable this turn); "
              "P(option) = blunder/n + (1 - blunder) x softmax(utility / temperature of its kind)",
+    "paced": "utility = (1 - weight) x value + weight x paced value (the option's value to a player who plays for "
+             "the upper bonus as the bonus bot does); P(option) = blunder/n + (1 - blunder) x softmax(utility / "
+             "temperature of its kind)",
 }
 
 
@@ -1608,7 +1675,7 @@ def reference_of(ref: str) -> tuple[str, str | None]:
     raise UserError(f"{path}: no player {name!r} (players: {names})")
 
 
-__all__ = ["ALL_MODELS", "FAMILY", "MAX_HALF_WIDTH", "MIN_DECISIONS", "MODELS", "RESOLUTION", "Choices",
+__all__ = ["ALL_MODELS", "FAMILY", "MAX_HALF_WIDTH", "MIN_DECISIONS", "MIXES", "MODELS", "RESOLUTION", "Choices",
            "ChoicesBuilder", "Estimate", "FamilyLikelihood", "FitReport", "Holdout", "Likelihood", "ModelChoice",
            "PlayerFit", "evidence", "family_intervals", "family_mle", "fit_choices", "fit_records",
-           "fit_table", "fold", "holdout", "mle", "parse_model", "parse_models", "reference_of", "text"]
+           "fit_table", "fold", "holdout", "mixes", "mle", "parse_model", "parse_models", "reference_of", "text"]

@@ -107,7 +107,7 @@ def _slot(table, h):
 
 @nb.njit(cache=True, nogil=True)
 def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who, w, rows, opts,
-          bgbits, bgc, gbits, gc):
+          bgbits, bgc, gbits, gc, bhbits, bhc, hbits, hc):
     """Add a batch of decisions to the store, each decision to the row of an identical one (same
     player ``who``, ``kind``, chosen option's regret ``rc`` and options, compared as bit patterns)
     or to a new row. The batch: ``bptr`` (B + 1,), ``bbits`` its options' bits, ``brc``, ``bkind``,
@@ -118,8 +118,10 @@ def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who
 
     With ``bgbits`` not empty each option also has a myopic regret (``bgbits`` in the batch, as
     ``bbits``; ``gbits`` in the store) and each decision its chosen option's (``bgc``, ``gc``):
-    part of what makes two decisions identical."""
+    part of what makes two decisions identical. ``bhbits``, ``bhc``, ``hbits``, ``hc`` likewise
+    with each option's paced regret."""
     mine = bgbits.shape[0] > 0
+    paced = bhbits.shape[0] > 0
     for i in range(bkind.shape[0]):
         lo, hi = bptr[i], bptr[i + 1]
         h = _OFFSET
@@ -133,6 +135,10 @@ def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who
             h = (h ^ np.uint64(bgc[i])) * _PRIME
             for a in range(lo, hi):
                 h = (h ^ np.uint64(bgbits[a])) * _PRIME
+        if paced:
+            h = (h ^ np.uint64(bhc[i])) * _PRIME
+            for a in range(lo, hi):
+                h = (h ^ np.uint64(bhbits[a])) * _PRIME
         s = _slot(table, h)
         while True:
             j = table[s]
@@ -145,6 +151,10 @@ def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who
                     for a in range(lo, hi):
                         gbits[opts + a - lo] = bgbits[a]
                     gc[rows] = bgc[i]
+                if paced:
+                    for a in range(lo, hi):
+                        hbits[opts + a - lo] = bhbits[a]
+                    hc[rows] = bhc[i]
                 opts += hi - lo
                 ptr[rows + 1] = opts
                 rc[rows] = brc[i]
@@ -154,11 +164,13 @@ def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who
                 rows += 1
                 break
             if (hashes[j] == h and who[j] == bwho[i] and kind[j] == bkind[i] and rc[j] == brc[i]
-                    and ptr[j + 1] - ptr[j] == hi - lo and (not mine or gc[j] == bgc[i])):
+                    and ptr[j + 1] - ptr[j] == hi - lo and (not mine or gc[j] == bgc[i])
+                    and (not paced or hc[j] == bhc[i])):
                 same = True
                 base = ptr[j]
                 for a in range(lo, hi):
-                    if bits[base + a - lo] != bbits[a] or (mine and gbits[base + a - lo] != bgbits[a]):
+                    if (bits[base + a - lo] != bbits[a] or (mine and gbits[base + a - lo] != bgbits[a])
+                            or (paced and hbits[base + a - lo] != bhbits[a])):
                         same = False
                         break
                 if same:
@@ -200,6 +212,7 @@ def blunder_slope(q, u, w, blunder):
 
 # ---------------------------------------------------------------------------------------------
 # the extended family: utility (1 - weight) x value + weight x myopic value, a temperature per kind
+# (the ``paced`` model passes its paced regrets as g)
 
 
 @nb.njit(cache=True, nogil=True)

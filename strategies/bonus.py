@@ -4,59 +4,21 @@ It values a box by its score now, minus what the box would be expected to earn o
 spent on it (so it scratches cheap boxes rather than expensive ones), plus the upper bonus times
 the change in the chance of making the bonus. That chance is tracked against the remaining open
 upper boxes: each is assumed to be worked on for one turn, which makes "three of each" the pace.
+The heuristic's tables and box values are :mod:`harness.pace` (shared with the ``paced`` player
+model of :mod:`harness.fit`).
 """
 
 from __future__ import annotations
 
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import numpy as np
 
+from harness.pace import WEIGHT, bonus_chance_table, opportunity
 from harness.registry import register
-from harness.rules import RuleSet
 from harness.strategy import Param, Policy, Sheets, TurnView
-from harness.turn import turn_policy
 from strategies.greedy import TurnPlanner, cheapest_first, best_box
 from strategies.kernels import bonus_policy, bonus_stop_values, bonus_values_batch
-
-
-def bonus_chance_table(rules: RuleSet) -> np.ndarray:
-    """(64, threshold+1) float64: P(the open upper faces still add >= need), indexed [open faces bitmask, need].
-
-    Each open face f is assumed worked on for one turn: its count is Binomial(n, 1 - (5/6)^rolls),
-    the count of f after keeping every f and rerolling the rest.
-    """
-    n, thr = rules.n_dice, rules.threshold
-    q = 1 - (5 / 6) ** rules.rolls_per_turn
-    from scipy.stats import binom  # scipy.stats costs ~1 s to import: only when a bonus bot is made
-
-    pmf = binom.pmf(np.arange(n + 1), n, q)
-    table = np.zeros((64, thr + 1))
-    for mask in range(64):
-        # distribution of the points the open faces add, capped at thr (more is as good as thr)
-        dist = np.zeros(thr + 1)
-        dist[0] = 1.0
-        for f in range(1, 7):
-            if (mask >> (f - 1)) & 1:
-                new = np.zeros(thr + 1)
-                for c, p in enumerate(pmf):
-                    pts = min(f * c, thr)
-                    new[pts:thr] += p * dist[: thr - pts]
-                    new[thr] += p * dist[thr - pts:].sum()
-                dist = new
-        table[mask] = np.cumsum(dist[::-1])[::-1]  # P(points >= need)
-    return table
-
-
-@lru_cache(maxsize=32)
-def _opportunity(rules: RuleSet) -> np.ndarray:
-    """(NB,) expected score of each box on a turn spent on it alone (its opportunity cost)."""
-    d = rules.dice
-    out = np.empty(rules.n_boxes)
-    for b in range(rules.n_boxes):
-        v_first, _, _, _ = turn_policy(d, rules.table_first[:, b], rules.table[:, b], rules.rolls_per_turn - 1)
-        out[b] = d.roll_prob @ v_first
-    return out
 
 
 @register
@@ -64,7 +26,7 @@ class BonusBot(TurnPlanner):
     name = "bonus"
     description = ("greedy within the turn, but plays for the upper bonus: paces against three-of-each, "
                    "values upper boxes by their effect on the bonus chance, scratches cheap boxes")
-    params = (Param("weight", float, 1.0, "weight of the bonus chance in box values (0 = no bonus play)", 0.0, 10.0),)
+    params = (Param("weight", float, WEIGHT, "weight of the bonus chance in box values (0 = no bonus play)", 0.0, 10.0),)
     classifier = {"stochastic": False, "lookahead": "turn+heuristic", "long_run_time": False}
     uses_upper = True
 
@@ -74,7 +36,7 @@ class BonusBot(TurnPlanner):
 
     @cached_property
     def _opp(self) -> np.ndarray:
-        return _opportunity(self.rules)
+        return opportunity(self.rules)
 
     def prepare(self) -> None:
         """The bonus-chance table (scipy.stats takes ~1 s to import) and the opportunity costs, made

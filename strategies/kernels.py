@@ -5,51 +5,30 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from harness.pace import box_values as bonus_values, stop_values
 from harness.scoring import score_options
 
 
 @nb.njit(cache=True, nogil=True)
-def bonus_values(scores, allowed, extra, filled, upper, threshold, bonus_value, upper_face, p_table, opp, weight, out):
-    """Box values of the bonus bot for one roll: scores (NB,) -> out (NB,), -inf where not allowed.
-
-    value = score + extra - opportunity cost + weight * bonus * (P(bonus) after - P(bonus) now)
-    """
-    faces = 0
-    for b in range(upper_face.shape[0]):
-        if upper_face[b] > 0 and not (filled >> b) & 1:
-            faces |= 1 << (upper_face[b] - 1)
-    up_now = min(upper, threshold)
-    p_now = p_table[faces, threshold - up_now]
-    for b in range(scores.shape[0]):
-        if not (allowed >> b) & 1:
-            out[b] = -np.inf
-            continue
-        p_after = p_now
-        if upper_face[b] > 0:
-            up_after = min(up_now + scores[b], threshold)
-            p_after = p_table[faces & ~(1 << (upper_face[b] - 1)), threshold - up_after]
-        out[b] = scores[b] + extra - opp[b] + weight * bonus_value * (p_after - p_now)
-
-
-@nb.njit(cache=True, nogil=True)
 def bonus_stop_values(ctx, first, flag, filled, upper, threshold, bonus_value, p_table, opp, weight):
-    """(R,) float64: the bonus bot's value of stopping with each roll in one sheet state."""
+    """(R,) float64: the bonus bot's value of stopping with each roll in one sheet state
+    (:func:`harness.pace.stop_values` of the sheet's score rows)."""
     n = ctx.table.shape[0]
     res = np.empty(n)
-    row = np.empty(ctx.n_boxes, dtype=np.int16)
-    vals = np.empty(ctx.n_boxes)
+    rows = np.empty((n, ctx.n_boxes), dtype=np.int16)
+    allowed = np.empty(n, dtype=np.int64)
+    extras = np.empty(n, dtype=np.int64)
     for r in range(n):
-        allowed, extra = score_options(ctx, r, first, flag, filled, row)
-        bonus_values(row, allowed, extra, filled, upper, threshold, bonus_value, ctx.upper_face, p_table, opp,
-                     weight, vals)
-        res[r] = vals.max()
+        allowed[r], extras[r] = score_options(ctx, r, first, flag, filled, rows[r])
+    stop_values(rows, allowed, extras, filled, upper, threshold, bonus_value, ctx.upper_face, p_table, opp, weight,
+                np.empty(ctx.n_boxes), res)
     return res
 
 
 @nb.njit(cache=True, nogil=True)
 def bonus_values_batch(scores, allowed, extra, filled, upper, threshold, bonus_value, upper_face, p_table, opp,
                        weight):
-    """:func:`bonus_values` for a batch: scores (B, NB) -> (B, NB) float64."""
+    """:func:`harness.pace.box_values` for a batch: scores (B, NB) -> (B, NB) float64."""
     out = np.empty(scores.shape)
     for i in range(scores.shape[0]):
         bonus_values(scores[i], allowed[i], extra[i], filled[i], upper[i], threshold, bonus_value, upper_face,
@@ -138,7 +117,7 @@ def bonus_policy(options, allowed, extra, sheet, masks, uppers, threshold, bonus
     """The bonus bot's stop values stops (N, 2, R) and boxes (N, F, R) for N states (state g: sheet
     row sheet[g] of options (U, 2, R, NB), allowed and extra (U, 2, R), filled boxes masks[g],
     upper subtotal uppers[g]); F = 2 with ``servida``, else 1 (the first roll scores like any
-    other). Every value is :func:`bonus_values`'s, term by term in its order (only the open faces
+    other). Every value is :func:`harness.pace.box_values`'s, term by term in its order (only the open faces
     and P(bonus) now are taken once per state): stops the best of them (:func:`bonus_stop_values`),
     boxes the first best in ``order`` (the bot's ``best_box``)."""
     for g in range(masks.shape[0]):

@@ -20,10 +20,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "log-likelihood per decision, top-choice agreement, a goodness-of-fit verdict (a player "
                 "outside the family is flagged POOR) and the fitted spec for --seats. A fit below the "
                 "minimum of evidence (--min-decisions, --max-half-width) is 'too little data': never ok, "
-                "never the median player, refused by calibrate --against. --model kinds or mixed fits the "
-                "extended family (a temperature per decision kind; a weight between each option's exact value "
-                "and its myopic value, the best box score reachable this turn), for players the dial cannot "
-                "explain; several models are compared per player on held-out games. With two players or more, "
+                "never the median player, refused by calibrate --against. --model kinds, mixed or paced fits "
+                "the extended family (a temperature per decision kind; a weight between each option's exact "
+                "value and its myopic value, the best box score reachable this turn, or its paced value, its "
+                "value to a player who plays for the upper bonus), for players the dial cannot explain; several models are compared per player on held-out games. With two players or more, "
                 "the population's skill bands (analyse's rating of regret per decision, the bands a levels "
                 "file targets). Bad games are listed on stderr and skipped.",
              "yatzy-harness fit results/sg --model solver:temperature",
@@ -37,8 +37,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "solver:temperature,blunder = dial, the default), or the extended family: kinds (a "
                         "temperature for keeps, one for boxes, a blunder rate) and mixed (utility = (1 - weight) x "
                         "exact value + weight x myopic value, the best box score reachable this turn; and the "
-                        "parameters of kinds); several joined by '+' (dial+mixed), or all (dial+kinds+mixed): "
-                        "each player's models then compared on held-out games")
+                        "parameters of kinds) and paced (the same with the paced value, the option's value to a "
+                        "player who plays for the upper bonus as the bonus bot does); several joined by '+' "
+                        "(dial+mixed), or all (dial+kinds+paced+mixed): each player's models then compared on "
+                        "held-out games")
     p.add_argument("--holdout-seed", metavar="N", type=number_arg(minimum=0, inclusive=True, integer=True), default=1,
                    help="the seed of the held-out split of each player's seat-games in halves (several models; "
                         "default %(default)s)")
