@@ -71,12 +71,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import numpy as np
-from tqdm import tqdm
 
 from harness import solver_kernels as K
 from harness.cache import default_cache_dir
 from harness.dice import Dice
 from harness.errors import UserError
+from harness.progress import bar
 from harness.rules import RuleSet
 from harness.scoring import context
 from harness.turn import turn_policy
@@ -763,7 +763,7 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
         wlo = woff = np.zeros(2, dtype=np.int64)
         D = np.zeros(1)
     pbonus = 0.0
-    bar = tqdm(total=nbx, desc=f"forward pass {rules.name}", unit="layer", disable=not progress, leave=False)
+    shown = bar(nbx, f"forward pass {rules.name}", "layer", quiet=not progress)
     for k in range(nbx):
         n2 = size(k + 1)
         P2, S12, S22, B2 = np.zeros(n2), np.zeros(n2), np.zeros(n2), np.zeros(n2)
@@ -786,8 +786,8 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
             run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
         P, S1, S2, wlo, woff, D = P2, S12, S22, wlo2, woff2, D2
         pbonus += float(B2.sum())
-        bar.update()
-    bar.close()
+        shown.update()
+    shown.close()
     total_p = float(P.sum())
     if abs(total_p - 1.0) > 1e-9:
         raise AssertionError(f"forward pass lost probability: {total_p}")
