@@ -13,7 +13,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import permutations
+from itertools import product
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -262,8 +262,9 @@ class RuleSet:
 def _group_score(counts: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[bool, int]:
     """Best assignment of distinct faces to group sizes: (fits, sum of the grouped dice)."""
     best = -1
-    for faces in permutations(range(FACES), len(sizes)):
-        if all(counts[f] >= s for f, s in zip(faces, sizes)):
+    fits = [[f for f in range(FACES) if counts[f] >= s] for s in sizes]  # the faces each group can take
+    for faces in product(*fits):
+        if len(set(faces)) == len(faces):
             best = max(best, sum((f + 1) * s for f, s in zip(faces, sizes)))
     return best >= 0, max(best, 0)
 
