@@ -190,11 +190,12 @@ def _build_plan(rules: RuleSet) -> Plan:
     n_um = 1 << n_up
     full_um = n_um - 1
     reach: list[np.ndarray] = []
+    up_vals = [_box_values(rules, b) for b in upidx]
     for um in range(n_um):
         s = np.zeros(1, dtype=np.int64)
-        for j, b in enumerate(upidx):
+        for j, vals in enumerate(up_vals):
             if (um >> j) & 1:
-                s = np.unique(np.minimum(s[:, None] + _box_values(rules, b)[None, :], T))
+                s = np.unique(np.minimum(s[:, None] + vals[None, :], T))
         reach.append(s if um != full_um else np.zeros(1, dtype=np.int64))
     nslot = np.array([len(s) for s in reach], dtype=np.int32)
     slot = np.full((n_um, T + 1), -1, dtype=np.int32)
