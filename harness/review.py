@@ -154,12 +154,11 @@ class WinModel:
         while j > 0:
             stops = plan.stop_f if first else plan.stop_l
             q = np.zeros(self.d.n_keeps)
-            for r in np.flatnonzero(p).tolist():
-                k = int(K.keep_arg_one(dk, plan.Es, plan.Ms, np.int64(j), stops, np.int64(r)))
-                if k == int(dk.roll_as_keep[r]):
-                    done[first][r] += p[r]
-                else:
-                    q[k] += p[r]
+            rolls, jj = np.flatnonzero(p), np.int64(j)
+            keeps = np.array([K.keep_arg_one(dk, plan.Es, plan.Ms, jj, stops, r) for r in rolls], dtype=np.int64)
+            stop = keeps == dk.roll_as_keep[rolls]
+            done[first][rolls[stop]] += p[rolls[stop]]
+            np.add.at(q, keeps[~stop], p[rolls[~stop]])  # one by one in roll order, as a loop would add them
             p, first, j = self._reroll(q), False, j - 1
         done[first] += p
         out = np.zeros(0)
