@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -51,11 +51,13 @@ from harness import analysis_kernels as AK
 from harness import pace
 from harness.codec import GameId, GameRecord, KernelArrays, RunRecords, Turn, arrays_of_recording, arrays_of_records
 from harness.errors import UserError
-from harness.engine import Recording
 from harness.positions import TIE, Advisor, Position
 from harness.record import RecordStream
 from harness.rules import RuleSet
 from harness.solver import n_threads, run_blocks, split_range
+
+if TYPE_CHECKING:  # the engine (~0.03 s to import) only gives this method its argument
+    from harness.engine import Recording
 
 #: Decisions whose regret is above this are errors (the tie tolerance of the advisor).
 ERROR = TIE

@@ -46,6 +46,7 @@ from harness.errors import UserError
 from harness.registry import make
 from harness.rules import RuleSet
 from harness.scoring import context
+from harness.stats import PERCENTILES
 from harness.strategy import Policy, Sheets, Strategy, TargetPlay
 
 log = logging.getLogger(__name__)
@@ -574,7 +575,7 @@ class HeadToHead:
     def tables(self) -> list[Any]:
 
         ev = self.evaluations
-        qs = [str(q) for q in S.PERCENTILES]
+        qs = [str(q) for q in PERCENTILES]
         figs = R.Table("Exact figures (one seat, solitaire play)",
                        ["bot", "mean", "std", *[f"p{q}" for q in qs], "P(bonus)", "P(yatzy)", "time"],
                        [[e.bot, f"{e.mean:.6f}", R.num(e.std), *[str(e.percentiles[q]) for q in qs],

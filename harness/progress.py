@@ -7,13 +7,18 @@ redraws at most 10 times a second, fits the terminal's width and is erased when 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 
 def bar(total: float | None, desc: str, unit: str, *, quiet: bool = True, **kw: Any) -> tqdm:
     """A progress bar of ``total`` ``unit`` (None: a count without an end); ``quiet``: none."""
+    # imported here: the modules that may draw a bar (the solver, the records' reader) are loaded by
+    # commands that draw none, and tqdm takes ~0.015 s to import (a review's start-up)
+    from tqdm import tqdm
+
     return tqdm(total=total, desc=desc, unit=unit, disable=quiet, dynamic_ncols=True, leave=False, **kw)
 
 

@@ -71,15 +71,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import numpy as np
-from tqdm import tqdm
 
 from harness import solver_kernels as K
 from harness.cache import default_cache_dir
 from harness.dice import Dice
 from harness.errors import UserError
+from harness.progress import bar
 from harness.rules import RuleSet
 from harness.scoring import context
-from harness.stats import PERCENTILES
 from harness.turn import turn_policy
 
 log = logging.getLogger(__name__)
@@ -163,8 +162,19 @@ def _box_values(rules: RuleSet, b: int) -> np.ndarray:
     return np.unique(vals.astype(np.int64))
 
 
+_PLANS: dict[str, Plan] = {}
+
+
 def build_plan(rules: RuleSet) -> Plan:
-    """Work out which states exist and where each one lives in the value array."""
+    """Work out which states exist and where each one lives in the value array (once per rule set
+    and process: the solution and each target table of a rule set share one, ~0.03 s each)."""
+    hit = _PLANS.get(rules.digest)
+    if hit is None:
+        hit = _PLANS[rules.digest] = _build_plan(rules)
+    return hit
+
+
+def _build_plan(rules: RuleSet) -> Plan:
     nbx = rules.n_boxes
     if nbx > MAX_BOXES:
         raise UserError(f"rule set {rules.name!r}: the solver handles at most {MAX_BOXES} boxes, got {nbx}")
@@ -180,11 +190,12 @@ def build_plan(rules: RuleSet) -> Plan:
     n_um = 1 << n_up
     full_um = n_um - 1
     reach: list[np.ndarray] = []
+    up_vals = [_box_values(rules, b) for b in upidx]
     for um in range(n_um):
         s = np.zeros(1, dtype=np.int64)
-        for j, b in enumerate(upidx):
+        for j, vals in enumerate(up_vals):
             if (um >> j) & 1:
-                s = np.unique(np.minimum(s[:, None] + _box_values(rules, b)[None, :], T))
+                s = np.unique(np.minimum(s[:, None] + vals[None, :], T))
         reach.append(s if um != full_um else np.zeros(1, dtype=np.int64))
     nslot = np.array([len(s) for s in reach], dtype=np.int32)
     slot = np.full((n_um, T + 1), -1, dtype=np.int32)
@@ -363,7 +374,7 @@ def load_table(path: Path, rules: RuleSet, shape: int | tuple[int, ...],
                 st = os.fstat(fh.fileno())
                 size = st.st_size - _HEADER
                 if size != count * dtype.itemsize:
-                    raise ValueError(f"{size} bytes of values, expected {count * dtype.itemsize}")
+                    raise ValueError(f"it has {size} bytes of values, {count * dtype.itemsize} expected")
                 values = np.memmap(path, dtype=dtype, mode="r", offset=_HEADER, shape=(count,)).view(np.ndarray)
             else:
                 values = np.fromfile(fh, dtype=dtype, count=count + 1)
@@ -482,6 +493,7 @@ def clear_memo() -> None:
     """Forget the tables solved or loaded in this process (the disk cache is untouched)."""
     _MEMO.clear()
     _POLICY.clear()
+    _PLANS.clear()
 
 
 def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cache: bool = True) -> Solution:
@@ -497,7 +509,9 @@ def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cac
         return hit
     t0 = time.perf_counter()
     plan = build_plan(rules)
-    loaded = load_table(path, rules, plan.n_states) if use_cache else None
+    # mapped, as the target tables are: a review touches a few of its pages (scandinavian's table is
+    # 11 MB: reading and checksumming it at every load was ~0.03 s), and forked workers share them
+    loaded = load_table(path, rules, plan.n_states, mmap=True) if use_cache else None
     if loaded is not None:
         values, header = loaded
         sol = Solution(rules, plan, values, float(values[0]) + plan.bonus0,
@@ -626,6 +640,9 @@ def outcome_codes(rules: RuleSet, lay: K.Layout) -> K.Outcomes:
 
 def percentiles_of(dist: np.ndarray) -> dict[str, int]:
     """Inverted-CDF percentiles (smallest score whose CDF reaches q; 1e-12 absorbs rounding)."""
+    # imported here: the statistics package (~0.03 s) is not needed by whoever only loads a table (review)
+    from harness.stats import PERCENTILES
+
     cdf = np.cumsum(dist)
     return {str(q): int(np.searchsorted(cdf, q / 100 - 1e-12, side="left")) for q in PERCENTILES}
 
@@ -747,7 +764,7 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
         wlo = woff = np.zeros(2, dtype=np.int64)
         D = np.zeros(1)
     pbonus = 0.0
-    bar = tqdm(total=nbx, desc=f"forward pass {rules.name}", unit="layer", disable=not progress, leave=False)
+    shown = bar(nbx, f"forward pass {rules.name}", "layer", quiet=not progress)
     for k in range(nbx):
         n2 = size(k + 1)
         P2, S12, S22, B2 = np.zeros(n2), np.zeros(n2), np.zeros(n2), np.zeros(n2)
@@ -770,8 +787,8 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
             run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
         P, S1, S2, wlo, woff, D = P2, S12, S22, wlo2, woff2, D2
         pbonus += float(B2.sum())
-        bar.update()
-    bar.close()
+        shown.update()
+    shown.close()
     total_p = float(P.sum())
     if abs(total_p - 1.0) > 1e-9:
         raise AssertionError(f"forward pass lost probability: {total_p}")

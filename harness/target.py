@@ -57,12 +57,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from harness import solver as S
 from harness import solver_kernels as K
 from harness import target_kernels as TK
 from harness.errors import UserError
+from harness.progress import bar
 from harness.rules import RuleSet
 from harness.scoring import context
 
@@ -215,8 +215,7 @@ def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: n
         oc = S.outcome_codes(rules, lay)
     nxt = np.zeros(1)
     nshift = 0
-    bar = tqdm(total=rules.n_boxes + 1, desc=f"{kind} table {rules.name}", unit="layer", disable=not progress,
-               leave=False)
+    shown = bar(rules.n_boxes + 1, f"{kind} table {rules.name}", "layer", quiet=not progress)
     for k in range(rules.n_boxes, -1, -1):
         lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
         s0, s1 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
@@ -232,8 +231,8 @@ def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: n
             _policy_layer(ctx, lay, dk, oc, sol.values, plan, lo, hi, s0, s1, nxt, off, nshift, cur, oshift, threads)
         out[oshift:int(off[s1])] = cur
         nxt, nshift = cur, oshift
-        bar.update()
-    bar.close()
+        shown.update()
+    shown.close()
 
 
 def _policy_layer(ctx, lay, dk, oc, V, plan, lo, hi, s0, s1, nxt, off, nshift, cur, oshift, threads,

@@ -18,6 +18,7 @@ from harness.errors import UserError
 from harness.registry import make
 from harness.rules import load_rules
 from harness.scoring import context, score_options_batch
+from harness.stats import PERCENTILES
 from harness.strategy import Strategy, TurnView
 from tests.test_solver import TINY
 
@@ -210,7 +211,7 @@ def test_evaluation_is_the_enumerated_play_of_the_bot(name, spec, tiny_dir, cach
     assert ev.std == pytest.approx(math.sqrt(max(want @ s**2 - (want @ s) ** 2, 0)), abs=1e-7)
     assert ev.p_bonus == pytest.approx(p_bonus, abs=1e-12)
     cdf = np.cumsum(want)
-    assert ev.percentiles == {str(q): int(np.searchsorted(cdf, q / 100 - 1e-12)) for q in solver.PERCENTILES}
+    assert ev.percentiles == {str(q): int(np.searchsorted(cdf, q / 100 - 1e-12)) for q in PERCENTILES}
     assert ev.box_mean.sum() + ev.extra_mean + rules.bonus_value * (p_bonus if rules.threshold else 0) \
         == pytest.approx(ev.mean, abs=1e-9)
 

@@ -540,18 +540,19 @@ def test_a_stream_reads_its_next_batch_on_a_thread_while_this_one_is_walked():
 def test_a_streams_progress_bar_moves_with_the_lines_and_batches(tmp_path, monkeypatch):
     """quiet=False: the bar's position is the bytes read, moved every few hundred lines and at each
     batch, up to the file's size (a run directory's: its games)."""
-    import harness.progress
+    import tqdm as tqdm_module
+
     import harness.record as R
 
     moves: list[tuple[str, int, int | None]] = []
 
-    class Recording(harness.progress.tqdm):
+    class Recording(tqdm_module.tqdm):
         def update(self, n=1):
             super().update(n)
             if not self.disable:
                 moves.append((self.desc, self.n, self.total))
 
-    monkeypatch.setattr(harness.progress, "tqdm", Recording)
+    monkeypatch.setattr(tqdm_module, "tqdm", Recording)  # harness.progress.bar imports it when it draws
     monkeypatch.setattr(R, "_BAR_ROWS", 4)
     recs = [dataclasses.replace(r, game=g) for g, r in enumerate(_some_records()[:3] * 20)]
     path = write_records_jsonl(tmp_path / "many.jsonl", recs)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -256,3 +258,28 @@ def test_pages_from_report_analyse_and_replay(tiny_dir, cache_dir, tmp_path, cap
     assert capsys.readouterr().out.rstrip().endswith(f"wrote the review page {tmp_path / 'replayed.html'}")
     a, b = data_of(tmp_path / "replayed.html"), data_of(tmp_path / "worst" / f"game-{g}.html")
     assert a["steps"] == b["steps"] and a["turns"] == b["turns"] and a["seats"] == b["seats"]
+
+
+#: What `review` of a recorded run must not load (benchmarks/BENCHMARKS.md, "Game review": its
+#: start-up is most of its time): pandas, plots, scipy's statistics (numba's start loads scipy.linalg
+#: only), pyarrow's datasets, progress bars, the engine and the bots, the reports' modules.
+NOT_LOADED = ("pandas", "matplotlib", "scipy.stats", "scipy.optimize", "pyarrow.dataset", "tqdm", "harness.engine",
+              "harness.strategy", "strategies", "harness.stats", "harness.summary", "harness.report", "harness.plot")
+
+
+def test_review_of_a_run_in_a_fresh_process_loads_only_what_it_needs(tiny_dir, cache_dir, tmp_path):
+    """`review RUN --game G` as a user runs it: the page is the one this process writes, and the
+    modules it loaded hold none of NOT_LOADED (numpy, numba and pyarrow, which it needs, are there)."""
+    run, cache = tmp_path / "run", ["--cache-dir", str(cache_dir)]
+    assert main(["run", "--rules", str(tiny_dir / "tiny_bonus.toml"), "--seats", "greedy,random", "--games", "2",
+                 "--seed", "3", "--record", "--quiet", "--workers", "1", "--out", str(run), *cache]) == 0
+    assert main(["review", str(run), "--game", "1", "--out", str(tmp_path / "here.html"), *cache]) == 0
+    probe = ("import json, sys\nfrom harness.cli import main\nrc = main(sys.argv[1:])\n"
+             "print(json.dumps([rc, sorted(sys.modules)]))")
+    proc = subprocess.run([sys.executable, "-c", probe, "review", str(run), "--game", "1", "--out",
+                           str(tmp_path / "there.html"), *cache], capture_output=True, text=True, timeout=300)
+    rc, loaded = json.loads(proc.stdout.splitlines()[-1])
+    assert rc == 0, proc.stderr
+    assert (tmp_path / "there.html").read_bytes() == (tmp_path / "here.html").read_bytes()
+    assert {"numpy", "numba", "pyarrow", "harness.review"} <= set(loaded)
+    assert [m for m in NOT_LOADED if m in loaded] == []

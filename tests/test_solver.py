@@ -18,6 +18,7 @@ from harness.commands import solve as solve_cmd
 from harness.cli import main as cli_main
 from harness.rules import load_rules
 from harness.scoring import context, score_options
+from harness.stats import PERCENTILES
 from harness.strategy import TurnView
 
 # ---------------------------------------------------------------------------------------------
@@ -349,7 +350,7 @@ def test_exact_distribution_matches_bot_play(name, tiny_dir, cache_dir, monkeypa
     assert fig.std == pytest.approx(math.sqrt(ref @ values**2 - mean**2), abs=1e-7)
     assert fig.p_bonus == pytest.approx(p_bonus, abs=1e-12)
     cdf = np.cumsum(ref)
-    assert fig.percentiles == {str(q): int(np.searchsorted(cdf, q / 100 - 1e-12)) for q in solver.PERCENTILES}
+    assert fig.percentiles == {str(q): int(np.searchsorted(cdf, q / 100 - 1e-12)) for q in PERCENTILES}
 
 
 def test_moments_only_when_the_distribution_is_too_big(tiny_dir, cache_dir):
