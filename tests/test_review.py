@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -276,8 +278,12 @@ def test_review_of_a_run_in_a_fresh_process_loads_only_what_it_needs(tiny_dir, c
     assert main(["review", str(run), "--game", "1", "--out", str(tmp_path / "here.html"), *cache]) == 0
     probe = ("import json, sys\nfrom harness.cli import main\nrc = main(sys.argv[1:])\n"
              "print(json.dumps([rc, sorted(sys.modules)]))")
+    root = str(Path(__file__).resolve().parent.parent)  # this tree's code, installed or not
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", probe, "review", str(run), "--game", "1", "--out",
-                           str(tmp_path / "there.html"), *cache], capture_output=True, text=True, timeout=300)
+                           str(tmp_path / "there.html"), *cache], capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert proc.stdout.strip(), proc.stderr
     rc, loaded = json.loads(proc.stdout.splitlines()[-1])
     assert rc == 0, proc.stderr
     assert (tmp_path / "there.html").read_bytes() == (tmp_path / "here.html").read_bytes()
