@@ -453,7 +453,7 @@ BLOCK_ROWS = 1 << 14
 #: Identical decisions are merged into one row within a segment of the store (:class:`DecisionStore`)
 #: of about this many rows (a segment is sealed after the batch that fills it); the hash table that
 #: finds them covers one segment only, so it does not grow with the log either.
-SEGMENT_ROWS = 1 << 19
+SEGMENT_ROWS = 1 << 20
 #: The most bytes of sealed segments a fit keeps in memory (``fit --max-memory``); beyond it they
 #: are written to a scratch file, and read back a block at a time by every pass.
 MAX_MEMORY = 1 << 27

@@ -57,9 +57,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "%(default)s)")
     # the default is harness.fit.MAX_MEMORY in GiB (tests/test_fit.py holds the two equal)
     p.add_argument("--max-memory", metavar="GIB", type=number_arg(inclusive=True), default=0.125,
-                   help="the most memory the stored decisions take; beyond it they go to a scratch file in the "
-                        "temporary directory (TMPDIR), read back a block at a time and removed when the fit ends: "
-                        "the fit's figures are the same, its memory does not grow with the log (0: all on disk)")
+                   help="the most memory (GiB) the stored decisions take; beyond it they go to a scratch file in "
+                        "the temporary directory (TMPDIR), read back a block at a time and removed when the fit ends: "
+                        "the same figures, and memory that does not grow with the log (0: all on disk)")
     p.add_argument("--out", metavar="FILE", help="also write the fit as JSON here (calibrate --against FILE)")
     p.add_argument("--json", action="store_true", help="print everything as JSON")
     add_records_options(p)
