@@ -320,7 +320,7 @@ class ChoicesBuilder:
     over every decision (the model-free regret per game). ``add`` takes a batch of a
     :class:`~harness.analysis.DecisionTable`'s columns and each decision's player code.
 
-    Memory: per row, its options (4 bytes each, 16.8 on average on scandinavian) and 33 bytes
+    Memory: per row, its options (4 bytes each, 16.6 on average on scandinavian) and 33 bytes
     (ptr, rc, kind, player, count, hash), plus 16 to 32 of hash table while the store is built
     (dropped, and the buffers trimmed to what they hold, by :meth:`choices`); nothing per merged
     decision. It grows with what it is given: :class:`DecisionStore` bounds it by segments."""
@@ -697,7 +697,7 @@ class DecisionStore:
     :class:`Blocks`; :meth:`close` removes the scratch files. What is fitted does not depend on
     ``max_bytes``: the segments, rows and blocks are the same, only where they are kept changes.
 
-    Memory: the open segment (a row's options, 4 bytes each, 16.8 on average on scandinavian, and 33
+    Memory: the open segment (a row's options, 4 bytes each, 16.6 on average on scandinavian, and 33
     bytes, plus 16 to 32 of hash table; 4 bytes more an option with the myopic values), the sealed
     segments kept (up to ``max_bytes``) and, while the fit reads them, a block per thread."""
 
