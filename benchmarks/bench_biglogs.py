@@ -18,9 +18,10 @@ command once untimed on the smallest size first (numba compiles a tree's kernels
     python benchmarks/bench_biglogs.py --games 10000,100000 > /tmp/bench_biglogs.txt 2>&1 &
     python benchmarks/bench_biglogs.py --games 10000 --only fit --tree /tmp/before --tree .
 
-``store``: what ``fit`` keeps of each run (in this process, :class:`harness.fit.ChoicesBuilder`):
-informative decisions, the distinct ones it keeps (rows), their options, and its bytes per row and
-per decision::
+``store``: what ``fit`` keeps of each run (in this process, :class:`harness.fit.DecisionStore` with
+fit's default budget or ``--max-memory GIB``): informative decisions, the distinct ones it keeps
+(rows, identical decisions merged within a segment), their options, the segments, the bytes kept in
+memory and in the scratch file, per row and per decision::
 
     python benchmarks/bench_biglogs.py store --games 10000,100000
 """
@@ -74,25 +75,30 @@ def store(argv: list[str]) -> int:
     ap.add_argument("--games", default="10000,100000")
     ap.add_argument("--seats", default="solver:temperature=1,greedy")
     ap.add_argument("--dir", default="results/bench-biglogs", type=Path)
+    ap.add_argument("--max-memory", type=float, default=None, help="GiB (default: fit's)")
     args = ap.parse_args(argv)
-    import numpy as np
-
     from harness.analysis import decision_batches
-    from harness.fit import BATCH_GAMES, _Store
+    from harness.fit import BATCH_GAMES, MAX_MEMORY, _Store
     from harness.record import RecordStream
 
-    print("| games | informative decisions | rows kept (distinct) | options kept | store bytes | bytes per row | "
-          "bytes per decision |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    budget = MAX_MEMORY if args.max_memory is None else int(args.max_memory * 2**30)
+    print("| games | informative decisions | rows kept (distinct) | options kept | segments | in memory | "
+          "in the scratch file | bytes per row | bytes per decision |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for g in sorted(int(x) for x in args.games.split(",")):
         run, _ = _play(args.dir.resolve(), g, args.seats)
-        st = _Store()
-        for _, table in decision_batches(RecordStream(run), BATCH_GAMES):
-            st.add(table)
-        b = st.b
-        decisions, rows, opts = int(b.w.view().sum()), b.rows, int(np.diff(b.ptr.view()).sum())
-        print(f"| {g:,} | {decisions:,} | {rows:,} ({100 * rows / decisions:.0f} %) | {opts:,} | "
-              f"{b.nbytes / 2**20:,.0f} MiB | {b.nbytes / rows:.0f} | {b.nbytes / decisions:.0f} |", flush=True)
+        st = _Store(max_memory=budget)
+        try:
+            for _, table in decision_batches(RecordStream(run), BATCH_GAMES):
+                st.add(table)
+            b = st.b
+            b.finish()
+            total = b.memory_bytes + b.spilled_bytes
+            print(f"| {g:,} | {b.decisions:,} | {b.rows:,} ({100 * b.rows / b.decisions:.0f} %) | {b.options:,} | "
+                  f"{b.segments} | {b.memory_bytes / 2**20:,.0f} MiB | {b.spilled_bytes / 2**20:,.0f} MiB | "
+                  f"{total / b.rows:.0f} | {total / b.decisions:.0f} |", flush=True)
+        finally:
+            st.close()
     return 0
 
 

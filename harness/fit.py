@@ -103,6 +103,10 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
+import shutil
+import tempfile
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -123,7 +127,7 @@ from harness.render import MISSING, Table, ci_level, count, num, pct, plain, sig
 from harness.render import text as render_text
 from harness.progress import bar
 from harness.record import GameRecord, ReadResult, RecordStream
-from harness.solver import n_threads, run_blocks, split_range
+from harness.solver import n_threads, run_blocks
 
 #: The extended family's parameters, in its kernels' order (:func:`harness.fit_kernels.family_loglik`).
 FAMILY = ("weight", "keep_temperature", "box_temperature", "blunder")
@@ -234,6 +238,8 @@ class Choices:
     is the exact regrets' ascending order, not g's) and gc (D,) the chosen option's; else None.
     With the paced values (the ``paced`` model's): h (M,) and hc (D,) likewise; else None. A model's
     likelihood reads g: :meth:`mixing` puts the values it mixes there.
+    who (D,) int32: each row's player code in a fit's store (:class:`DecisionStore`; its lowest bit
+    the half of the held-out split), or None.
     """
 
     ptr: np.ndarray
@@ -247,6 +253,7 @@ class Choices:
     gc: np.ndarray | None = None
     h: np.ndarray | None = None
     hc: np.ndarray | None = None
+    who: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.rows is None:
@@ -298,14 +305,29 @@ class Choices:
         mask = np.asarray(mask, dtype=bool)
         if mask.all():
             return self
-        return Choices(self.ptr, self.r, self.rc[mask], self.u[mask], self.kind[mask], self.rows[mask], self.w[mask],
-                       self.g, None if self.gc is None else self.gc[mask], self.h,
-                       None if self.hc is None else self.hc[mask])
+        return self.take(mask)
+
+    def take(self, sel: Any) -> Choices:
+        """The rows ``sel`` (a mask, indices or a slice: a slice copies nothing) of these."""
+        return Choices(self.ptr, self.r, self.rc[sel], self.u[sel], self.kind[sel], self.rows[sel], self.w[sel],
+                       self.g, None if self.gc is None else self.gc[sel], self.h,
+                       None if self.hc is None else self.hc[sel], None if self.who is None else self.who[sel])
+
+    def compact(self) -> Choices:
+        """These rows with only their own options, in their order (ptr from 0, rows 0..D-1)."""
+        lo = self.ptr[self.rows]
+        n = self.ptr[self.rows + 1] - lo
+        ptr = np.zeros(len(n) + 1, np.int64)
+        np.cumsum(n, out=ptr[1:])
+        opt = np.repeat(lo - ptr[:-1], n) + np.arange(ptr[-1])
+        return Choices(ptr, self.r[opt], self.rc, self.u, self.kind, None, self.w,
+                       None if self.g is None else self.g[opt], self.gc, None if self.h is None else self.h[opt],
+                       self.hc, self.who)
 
     @property
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self.ptr, self.r, self.rc, self.u, self.kind, self.rows, self.w, self.g, self.gc,
-                                      self.h, self.hc) if a is not None)
+                                      self.h, self.hc, self.who) if a is not None)
 
 
 class _Buffer:
@@ -330,17 +352,19 @@ class _Buffer:
 
 
 class ChoicesBuilder:
-    """The store of :class:`Choices` built batch by batch (``fit`` streams a big log through it):
-    only what the likelihood needs is kept, the informative decisions' option regrets in CSR form,
-    sorted and of ``dtype`` (float32: 4 bytes an option, 4 more with each of the myopic and the
-    paced values), identical decisions of a player merged into one row and a count
+    """A store of :class:`Choices` built batch by batch, in memory (a fit's :class:`DecisionStore`
+    fills one per segment of a log): only what the likelihood needs is kept, the informative
+    decisions' option regrets in CSR form, sorted and of ``dtype`` (float32: 4 bytes an option, 4
+    more with each of the myopic and the paced values), identical decisions of a player merged into
+    one row and a count
     (:func:`harness.fit_kernels.merge`, a hash table of the rows), and each player's summed regret
     over every decision (the model-free regret per game). ``add`` takes a batch of a
     :class:`~harness.analysis.DecisionTable`'s columns and each decision's player code.
 
     Memory: per row, its options (4 bytes each, 16.6 on average on scandinavian) and 33 bytes
     (ptr, rc, kind, player, count, hash), plus 16 to 32 of hash table while the store is built
-    (dropped when the fit starts); nothing per merged decision (benchmarks/BENCHMARKS.md, "Big logs")."""
+    (dropped, and the buffers trimmed to what they hold, by :meth:`choices`); nothing per merged
+    decision. It grows with what it is given: :class:`DecisionStore` bounds it by segments."""
 
     def __init__(self, capacity: int = 1024, dtype: Any = np.float32, myopic: bool = False,
                  paced: bool = False) -> None:
@@ -369,6 +393,9 @@ class ChoicesBuilder:
     def rows(self) -> int:
         return self.kind.n
 
+    #: A batch is added this many decisions at a time (its per-option temporaries stay this small).
+    ADD_ROWS = 1 << 15
+
     def add(self, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray, who: np.ndarray,
             myopic: np.ndarray | None = None, paced: np.ndarray | None = None) -> None:
         if self.ptr.viewed:
@@ -377,6 +404,13 @@ class ChoicesBuilder:
             raise ValueError("a store of myopic values takes decisions with their myopic values")
         if self.paced and paced is None:
             raise ValueError("a store of paced values takes decisions with their paced values")
+        for a in range(0, len(n), self.ADD_ROWS):
+            s = slice(a, a + self.ADD_ROWS)
+            self._add(values[s], n[s], chosen[s], kind[s], who[s], None if myopic is None else myopic[s],
+                      None if paced is None else paced[s])
+
+    def _add(self, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray, who: np.ndarray,
+             myopic: np.ndarray | None, paced: np.ndarray | None) -> None:
         n = np.asarray(n, dtype=np.int64)
         chosen = np.asarray(chosen, np.int64)
         who = np.asarray(who, np.int32)
@@ -439,11 +473,14 @@ class ChoicesBuilder:
         """The informative decisions of ``players`` (codes; None: every decision), in order. Once
         asked, the store takes no more decisions (its hash table is dropped)."""
         self.table, self.hashes.a = np.zeros(0, np.int64), np.zeros(0, np.uint64)
+        if not self.ptr.viewed:  # the buffers' room beyond what is filled given back (no view of them lives yet)
+            for b in (self.r, self.ptr, self.rc, self.kind, self.who, self.w, self.g, self.gc, self.h, self.hc):
+                b.a.resize(b.n, refcheck=False)
         ptr = self.ptr.view()
         g, gc = (self.g.view().view(self.dtype), self.gc.view().view(self.dtype)) if self.myopic else (None, None)
         h, hc = (self.h.view().view(self.dtype), self.hc.view().view(self.dtype)) if self.paced else (None, None)
         ch = Choices(ptr, self.r.view().view(self.dtype), self.rc.view().view(self.dtype), 1.0 / np.diff(ptr),
-                     self.kind.view(), None, self.w.view(), g, gc, h, hc)
+                     self.kind.view(), None, self.w.view(), g, gc, h, hc, self.who.view())
         if players is None:
             return ch
         return ch.subset(np.isin(self.who.view(), np.asarray(players, np.int32)))
@@ -467,52 +504,424 @@ def _regrets(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
     return reg
 
 
+# ---------------------------------------------------------------------------------------------
+# decisions in blocks: kept in memory, or beyond a budget in a scratch file read a block at a time
+
+#: The unit of every sum over decisions: a player's rows (of one segment of the store) are cut in
+#: blocks of this many; a kernel sums a block in row order and the blocks' sums are added by
+#: :func:`_total` (exactly rounded, whatever their order), so a fit's figures do not depend on the
+#: thread count, nor on which blocks are in memory and which in the scratch file.
+BLOCK_ROWS = 1 << 14
+#: Identical decisions are merged into one row within a segment of the store (:class:`DecisionStore`)
+#: of about this many rows (a segment is sealed after the batch that fills it); the hash table that
+#: finds them covers one segment only, so it does not grow with the log either.
+SEGMENT_ROWS = 1 << 20
+#: The most bytes of sealed segments a fit keeps in memory (``fit --max-memory``); beyond it they
+#: are written to a scratch file, and read back a block at a time by every pass.
+MAX_MEMORY = 1 << 27
+
+
+def _total(xs: Iterable[float]) -> float:
+    """The exactly rounded sum of ``xs`` (:func:`math.fsum`; nan for +inf and -inf together)."""
+    xs = list(xs)
+    try:
+        return math.fsum(xs)
+    except ValueError:  # inf - inf
+        return math.nan
+
+
+class _Scratch:
+    """The temporary directory of a fit's scratch files, removed by :meth:`close` (a fit calls it
+    also when it fails). Each file is unlinked as soon as it is open: what is written lives in the
+    open descriptors only, and no file outlives the process, however it ends."""
+
+    def __init__(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="yatzy-fit-")
+        self.fds: set[int] = set()
+        self.made = 0
+
+    def file(self) -> int:
+        """A new empty file open for reading and writing: its descriptor (:meth:`release` it)."""
+        path = os.path.join(self.dir, f"{self.made}.bin")
+        self.made += 1
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        self.fds.add(fd)
+        try:
+            os.unlink(path)
+        except OSError:  # a system that cannot unlink an open file: the directory's removal does it
+            pass
+        return fd
+
+    def release(self, fd: int) -> None:
+        if fd in self.fds:
+            self.fds.discard(fd)
+            os.close(fd)
+
+    def close(self) -> None:
+        for fd in list(self.fds):
+            self.release(fd)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _write(fd: int, data: bytes | memoryview, offset: int) -> None:
+    view = memoryview(data).cast("B")
+    while len(view):
+        k = os.pwrite(fd, view, offset)
+        view, offset = view[k:], offset + k
+
+
+def _read(fd: int, size: int, offset: int) -> bytearray:
+    buf = bytearray(size)
+    got = 0
+    while got < size:
+        k = os.preadv(fd, [memoryview(buf)[got:]], offset + got)
+        if k <= 0:
+            raise OSError(f"scratch file ended at {offset + got} of {offset + size}")
+        got += k
+    return buf
+
+
+#: A spilled block's arrays, in the order written (the 8-byte ones first; each padded to 8 bytes).
+_FIELDS = ("ptr", "w", "who", "rc", "gc", "hc", "r", "g", "h", "kind")
+
+
+class _Part:
+    """One block of a store's decisions: at most :data:`BLOCK_ROWS` rows of one player in one
+    segment, rows a..b of the segment while it is in memory, or the same rows with only their own
+    options in the scratch file (:meth:`spill`; read back whole by :meth:`choices`). ``counts`` (4,)
+    its rows and ``weights`` (4,) its decisions of each (kind, half), at index 2 kind + half."""
+
+    __slots__ = ("seg", "a", "b", "fd", "offset", "layout", "counts", "weights")
+
+    def __init__(self, seg: Choices, a: int, b: int) -> None:
+        self.seg, self.a, self.b, self.fd = seg, a, b, None
+        self.offset, self.layout = 0, ()
+        ch = self.choices()
+        cat = _category(ch)
+        self.counts = np.bincount(cat, minlength=4)
+        self.weights = np.bincount(cat, weights=ch.w, minlength=4)
+
+    def choices(self) -> Choices:
+        if self.fd is None:
+            return self.seg.take(slice(self.a, self.b))
+        size, fields = self.layout
+        buf = _read(self.fd, size, self.offset)
+        a = {name: np.frombuffer(buf, dtype, n, at) for name, at, dtype, n in fields}
+        return Choices(a["ptr"], a["r"], a["rc"], 1.0 / np.diff(a["ptr"]), a["kind"], None, a["w"], a.get("g"),
+                       a.get("gc"), a.get("h"), a.get("hc"), a.get("who"))
+
+    def spill(self, fd: int, offset: int) -> int:
+        """Write the block at ``offset`` of file ``fd`` (it is read from there from now on); its bytes."""
+        ch = self.choices().compact()
+        chunks, fields, at = [], [], 0
+        for name in _FIELDS:
+            x = getattr(ch, name)
+            if x is None:
+                continue
+            x = np.ascontiguousarray(x)
+            fields.append((name, at, x.dtype.str, x.size))
+            chunks.append(x.tobytes())
+            at += x.nbytes
+            if at % 8:
+                chunks.append(bytes(8 - at % 8))
+                at += 8 - at % 8
+        _write(fd, b"".join(chunks), offset)
+        self.fd, self.offset, self.layout, self.seg = fd, offset, (at, tuple(fields)), None
+        return at
+
+
+def _category(ch: Choices) -> np.ndarray:
+    """Each row's 2 kind + half (the lowest bit of its player code; 0 without codes)."""
+    cat = 2 * ch.kind.astype(np.int64)
+    return cat if ch.who is None else cat + (ch.who & 1)
+
+
+class Blocks:
+    """Decisions as a sequence of blocks (of a :class:`DecisionStore`, or of a :class:`Choices`
+    cut every :data:`BLOCK_ROWS` rows: :func:`as_blocks`), each loaded as a :class:`Choices` when a
+    pass reaches it (from memory, or read from the scratch file), restricted to one decision kind
+    and/or one half of the held-out split (:meth:`where`). What the likelihoods, the regret check
+    and the fit's tallies walk."""
+
+    def __init__(self, parts: Sequence[_Part], myopic: bool, kind: int | None = None, half: int | None = None,
+                 scratch: _Scratch | None = None, paced: bool = False, model: str | None = None) -> None:
+        self.kind, self.half, self.myopic, self.scratch = kind, half, myopic, scratch
+        #: the paced values are there; each block is given to ``model``'s likelihood (:meth:`mixing`)
+        self.paced, self.model = paced, model
+        kinds, halves = (0, 1) if kind is None else (kind,), (0, 1) if half is None else (half,)
+        self.sel = [2 * k + h for k in kinds for h in halves]
+        self.parts = [p for p in parts if p.counts[self.sel].sum()]
+        self.lengths = [int(p.counts[self.sel].sum()) for p in self.parts]
+        self.spilled = any(p.fd is not None for p in self.parts)
+        self._kept: dict[int, Choices] = {}  # the rows selected of a block in memory (selected once)
+
+    def __len__(self) -> int:
+        return sum(self.lengths)
+
+    @property
+    def decisions(self) -> int:
+        """The decisions these rows stand for (each row's count added)."""
+        return int(sum(float(p.weights[self.sel].sum()) for p in self.parts))
+
+    def where(self, kind: int | None = None, half: int | None = None) -> Blocks:
+        """These decisions of ``kind`` only (0 keep, 1 box) and/or ``half`` only (0 trains, 1 tests)."""
+        for mine, asked in ((self.kind, kind), (self.half, half)):
+            if mine is not None and asked is not None and mine != asked:
+                return Blocks((), self.myopic, kind, half, self.scratch, self.paced, self.model)
+        return Blocks(self.parts, self.myopic, self.kind if kind is None else kind,
+                      self.half if half is None else half, self.scratch, self.paced, self.model)
+
+    def mixing(self, model: str) -> Blocks:
+        """These decisions as ``model``'s likelihood reads them (:meth:`Choices.mixing` of each
+        block: for ``paced`` the paced regrets in g), or ValueError when they are missing."""
+        what = MIXES.get(model)
+        if what is None:
+            return self
+        if not (self.myopic if what == "myopic" else self.paced):
+            raise ValueError(f"the {model} model needs decisions with their {what} values")
+        if what == "myopic":
+            return self
+        return Blocks(self.parts, True, self.kind, self.half, self.scratch, True, model)
+
+    def load(self, i: int) -> Choices:
+        """Block i's rows (of the kind and half asked)."""
+        if i in self._kept:
+            return self._kept[i]
+        p = self.parts[i]
+        ch = p.choices()
+        if self.model is not None:
+            ch = ch.mixing(self.model)
+        if self.lengths[i] == len(ch):
+            return ch
+        ch = ch.take(np.isin(_category(ch), self.sel))
+        if p.fd is None:  # as many bytes as the block's own (its options shared): in memory anyway
+            self._kept[i] = ch
+        return ch
+
+
+def as_blocks(ch: Choices | Blocks) -> Blocks:
+    """``ch`` as :class:`Blocks` (a :class:`Choices` cut every :data:`BLOCK_ROWS` rows, no copy)."""
+    if isinstance(ch, Blocks):
+        return ch
+    parts = [_Part(ch, a, min(a + BLOCK_ROWS, len(ch))) for a in range(0, len(ch), BLOCK_ROWS)]
+    return Blocks(parts, ch.g is not None, paced=ch.h is not None)
+
+
+#: From this many rows a pass is split between the cores, a block at a time (the kernels release the GIL).
+PARALLEL_ROWS = 20_000
+
+
+def _each(ch: Blocks, fn: Callable[[int, Choices], Any], threads: int | None = None) -> list[Any]:
+    """fn(i, block i) for every block of ``ch``, on the cores when they are :data:`PARALLEL_ROWS`
+    rows or more; the results in block order."""
+    out: list[Any] = [None] * len(ch.parts)
+
+    def part(a: int, b: int) -> None:
+        for i in range(a, b):
+            out[i] = fn(i, ch.load(i))
+
+    if threads is None:
+        threads = n_threads() if len(ch) >= PARALLEL_ROWS else 1
+    run_blocks(part, [(i, i + 1) for i in range(len(ch.parts))], threads)
+    return out
+
+
+class _Probs:
+    """The chosen options' probabilities at one temperature of each block of a :class:`Blocks`,
+    with the blocks' 1 / n and counts: (q, u, w) per block, in memory (u and w the block's own
+    arrays), or for spilled decisions in a scratch file (24 bytes a row; ``fd``: one to reuse),
+    read back :data:`WINDOW_BYTES` at a time."""
+
+    #: A spilled cache is read back this many bytes at a time at most (the blocks it holds, whole).
+    WINDOW_BYTES = 4 << 20
+
+    def __init__(self, ch: Blocks, fd: int | None = None) -> None:
+        self.ch = ch
+        self.fd = fd if fd is not None or not ch.spilled or ch.scratch is None else ch.scratch.file()
+        self.at = np.concatenate([[0], np.cumsum(ch.lengths, dtype=np.int64)]) * 24
+        self.mem: list[Any] = [None] * len(ch.parts)
+
+    def put(self, i: int, q: np.ndarray, c: Choices) -> None:
+        if self.fd is None:
+            self.mem[i] = (q, c.u, c.w)
+        else:
+            _write(self.fd, np.stack([q, c.u, c.w.astype(np.float64)]).tobytes(), int(self.at[i]))
+
+    def __iter__(self) -> Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        if self.fd is None:
+            yield from self.mem
+            return
+        i, n = 0, len(self.ch.parts)
+        while i < n:
+            j = i + 1
+            while j < n and self.at[j + 1] - self.at[i] <= self.WINDOW_BYTES:
+                j += 1
+            buf = _read(self.fd, int(self.at[j] - self.at[i]), int(self.at[i]))
+            for k in range(i, j):
+                x = np.frombuffer(buf, np.float64, 3 * self.ch.lengths[k], int(self.at[k] - self.at[i]))
+                x = x.reshape(3, -1)
+                yield x[0], x[1], x[2]
+            i = j
+
+
+class DecisionStore:
+    """The players' informative decisions of a fit, added a batch at a time, in memory within a
+    budget whatever the size of the log: a :class:`ChoicesBuilder` merges identical decisions of a
+    player into counted rows within a segment (:data:`SEGMENT_ROWS`); a full segment is sealed, its
+    rows grouped by player (player c = code // 2, the two halves of the held-out split kept in their
+    order) and cut in blocks (:data:`BLOCK_ROWS`); sealed segments stay in memory up to
+    ``max_bytes`` bytes, beyond it every sealed segment goes to a scratch file (the builder's open
+    segment stays in memory). :meth:`blocks` gives a player's (or several players') decisions as
+    :class:`Blocks`; :meth:`close` removes the scratch files. What is fitted does not depend on
+    ``max_bytes``: the segments, rows and blocks are the same, only where they are kept changes.
+
+    Memory: the open segment (a row's options, 4 bytes each, 16.6 on average on scandinavian, and 33
+    bytes, plus 16 to 32 of hash table; 4 bytes more an option with the myopic values), the sealed
+    segments kept (up to ``max_bytes``) and, while the fit reads them, a block per thread."""
+
+    def __init__(self, myopic: bool = False, max_bytes: int = MAX_MEMORY, segment_rows: int | None = None,
+                 paced: bool = False) -> None:
+        self.myopic, self.paced, self.max_bytes = myopic, paced, max_bytes
+        self.segment_rows = SEGMENT_ROWS if segment_rows is None else segment_rows
+        self.builder: ChoicesBuilder | None = None
+        self.parts: dict[int, list[_Part]] = {}  # player -> its blocks, segment after segment
+        self.memory: list[_Part] = []  # the blocks still in memory
+        self.memory_bytes = 0
+        self.regret = np.zeros(0)  # per player code, as ChoicesBuilder.regret
+        self.scratch: _Scratch | None = None
+        self.fd, self.spilled_bytes = -1, 0
+        self.rows = self.options = self.decisions = self.segments = 0
+        self.finished = False
+
+    def add(self, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray, who: np.ndarray,
+            myopic: np.ndarray | None = None, paced: np.ndarray | None = None) -> None:
+        if self.finished:
+            raise RuntimeError("a store takes no decisions once its choices were asked for")
+        if self.builder is not None and self.builder.rows >= self.segment_rows:
+            self._seal()
+        if self.builder is None:
+            self.builder = ChoicesBuilder(min(1 << 16, self.segment_rows), myopic=self.myopic, paced=self.paced)
+        self.builder.add(values, n, chosen, kind, who, myopic, paced)
+
+    def _seal(self) -> None:
+        b, self.builder = self.builder, None
+        if b is None:
+            return
+        ch = b.choices()
+        top = len(b.regret)
+        if top > len(self.regret):
+            self.regret = np.concatenate([self.regret, np.zeros(top - len(self.regret))])
+        self.regret[:top] += b.regret
+        del b
+        self.segments += 1
+        if not len(ch):
+            return
+        seg = ch.take(np.argsort(ch.who >> 1, kind="stable"))
+        del ch
+        self.rows += len(seg)
+        self.options += int(seg.ptr[-1])
+        self.decisions += int(seg.w.sum())
+        player = seg.who >> 1
+        ends = [*(np.flatnonzero(np.diff(player)) + 1).tolist(), len(seg)]
+        start = 0
+        for end in ends:
+            mine = [_Part(seg, a, min(a + BLOCK_ROWS, end)) for a in range(start, end, BLOCK_ROWS)]
+            self.parts.setdefault(int(player[start]), []).extend(mine)
+            self.memory += mine
+            start = end
+        self.memory_bytes += seg.nbytes
+        if self.memory_bytes > self.max_bytes:
+            self._spill()
+
+    def _spill(self) -> None:
+        if self.scratch is None:
+            self.scratch = _Scratch()
+            self.fd = self.scratch.file()
+        for p in self.memory:
+            self.spilled_bytes += p.spill(self.fd, self.spilled_bytes)
+        self.memory, self.memory_bytes = [], 0
+
+    def finish(self) -> None:
+        """Seal the last segment: the store takes no more decisions."""
+        if not self.finished:
+            self._seal()
+            self.finished = True
+
+    def blocks(self, players: Sequence[int]) -> Blocks:
+        """The decisions of ``players`` (player numbers, code // 2), player after player."""
+        self.finish()
+        return Blocks([p for c in players for p in self.parts.get(c, ())], self.myopic, scratch=self.scratch,
+                      paced=self.paced)
+
+    def regret_sum(self, codes: Sequence[int]) -> float:
+        """The summed regret of every decision of player ``codes``."""
+        self.finish()
+        return float(sum(self.regret[c] for c in codes if c < len(self.regret)))
+
+    def close(self) -> None:
+        """Remove the scratch files (the store's blocks kept on disk are gone)."""
+        if self.scratch is not None:
+            self.scratch.close()
+            self.scratch = None
+
+
+def _release(scratch: _Scratch, fds: list[int]) -> None:
+    for fd in fds:
+        scratch.release(fd)
+
+
 class Likelihood:
-    """log L(T, blunder) of a :class:`Choices` and its profiles (the chosen options' softmax
-    probabilities are cached per temperature)."""
+    """log L(T, blunder) of a :class:`Choices` (or :class:`Blocks`) and its profiles (the chosen
+    options' softmax probabilities are cached per temperature: :class:`_Probs`)."""
 
     #: The cache of chosen-option probabilities holds at most this many bytes (and 2 temperatures at least).
     CACHE_BYTES = 16 << 20
-    #: From this many rows a pass is split between the cores (the kernel releases the GIL).
-    PARALLEL_ROWS = 20_000
+    #: ... and for spilled decisions, this many temperatures (scratch files) at most.
+    CACHE_FILES = 8
 
-    def __init__(self, ch: Choices) -> None:
-        self.ch = ch
-        self._q: dict[float, np.ndarray] = {}
-        self._most = min(257, max(2, self.CACHE_BYTES // max(1, 8 * len(ch))))
+    def __init__(self, ch: Choices | Blocks) -> None:
+        self.ch = as_blocks(ch)
+        self._q: dict[float, _Probs] = {}
+        self._most = min(257, max(2, self.CACHE_BYTES // max(1, 8 * len(self.ch))))
+        self._fds: list[int] = []  # the scratch files of a spilled cache (each reused when its temperature goes)
+        if self.ch.spilled and self.ch.scratch is not None:
+            self._most = min(self._most, self.CACHE_FILES)
+            weakref.finalize(self, _release, self.ch.scratch, self._fds)
 
-    def q(self, t: float) -> np.ndarray:
+    def q(self, t: float) -> _Probs:
         q = self._q.get(t)
         if q is None:
+            fd = None
             if len(self._q) >= self._most:
-                self._q.pop(next(iter(self._q)))
-            ch, q = self.ch, np.empty(len(self.ch))
+                fd = self._q.pop(next(iter(self._q))).fd
+            q = _Probs(self.ch, fd)
+            if q.fd is not None and fd is None:
+                self._fds.append(q.fd)
 
-            def part(a: int, b: int) -> None:
-                FK.chosen_probs(ch.ptr, ch.r, ch.rows[a:b], ch.rc[a:b], float(t), q[a:b])
+            def one(i: int, c: Choices) -> None:
+                out = np.empty(len(c))
+                FK.chosen_probs(c.ptr, c.r, c.rows, c.rc, float(t), out)
+                q.put(i, out, c)
 
-            threads = n_threads() if len(ch) >= self.PARALLEL_ROWS else 1
-            run_blocks(part, split_range(0, len(ch), threads), threads)
+            _each(self.ch, one)
             self._q[t] = q
         return q
 
     def at(self, t: float, p: float) -> float:
         if p >= 1.0:  # every choice uniform: the temperature does not matter (no pass over the options)
-            return float(FK.loglik(self.ch.u, self.ch.u, self.ch.w, 1.0))
-        q = self.q(t)
-        return float(FK.loglik(q, self.ch.u, self.ch.w, float(p)))
+            return _total(_each(self.ch, lambda i, c: float(FK.loglik(c.u, c.u, c.w, 1.0)), 1))
+        return _total(float(FK.loglik(q, u, w, float(p))) for q, u, w in self.q(t))
 
     def best_blunder(self, t: float) -> tuple[float, float]:
         """(blunder, log L) maximising over the blunder rate at temperature t (concave in it)."""
-        q, u, w = self.q(t), self.ch.u, self.ch.w
-        a = u - q
-        if not len(q):
+        if not len(self.ch):
             return 0.0, 0.0
+        tabs = self.q(t)
 
         def slope(p: float) -> float:
-            return float(FK.blunder_slope(q, u, w, float(p)))
+            return _total(float(FK.blunder_slope(q, u, w, float(p))) for q, u, w in tabs)
 
-        if np.any((q == 0) & (a > 0)):
+        if any(np.any((q == 0) & (u - q > 0)) for q, u, _ in tabs):
             s0 = math.inf
         else:
             s0 = slope(0.0)
@@ -703,44 +1112,43 @@ def intervals(lik: Likelihood, model: str, m: Mle, confidence: float) -> dict[st
 
 class FamilyLikelihood:
     """log L and its gradient under the extended family (:func:`harness.fit_kernels.family_loglik`)
-    of a :class:`Choices`: theta = (weight, keep temperature, box temperature, blunder), the
-    temperatures > 0. Choices without myopic values take weight 0 only."""
+    of a :class:`Choices` (or :class:`Blocks`): theta = (weight, keep temperature, box temperature,
+    blunder), the temperatures > 0. Choices without myopic values take weight 0 only."""
 
-    #: From this many rows a pass is split between the cores (the kernel releases the GIL).
-    PARALLEL_ROWS = 20_000
+    def __init__(self, ch: Choices | Blocks) -> None:
+        self.ch = as_blocks(ch)
+        self.myopic = self.ch.myopic
 
-    def __init__(self, ch: Choices) -> None:
-        self.ch = ch
-        self.myopic = ch.g is not None
+    def _g(self, c: Choices) -> tuple[np.ndarray, np.ndarray]:
         # without myopic values the weight is 0 and g is never read: r stands in for it
-        self.g, self.gc = (ch.g, ch.gc) if self.myopic else (ch.r, ch.rc)
+        return (c.g, c.gc) if self.myopic else (c.r, c.rc)
 
     def at(self, theta: Sequence[float]) -> tuple[float, np.ndarray]:
         weight, tk, tb, p = (float(x) for x in theta)
         if weight and not self.myopic:
             raise ValueError("a weight on the myopic values needs decisions with their myopic values")
-        ch = self.ch
-        threads = n_threads() if len(ch) >= self.PARALLEL_ROWS else 1
-        blocks = split_range(0, len(ch), threads) or [(0, 0)]
-        parts: dict[int, tuple[float, np.ndarray]] = {}
 
-        def part(a: int, b: int) -> None:
+        def one(i: int, c: Choices) -> tuple[float, np.ndarray]:
             grad = np.zeros(4)
-            ll = FK.family_loglik(ch.ptr, ch.r, self.g, ch.rows[a:b], ch.rc[a:b], self.gc[a:b], ch.kind[a:b],
-                                  ch.u[a:b], ch.w[a:b], weight, tk, tb, p, grad)
-            parts[a] = (float(ll), grad)
+            g, gc = self._g(c)
+            ll = FK.family_loglik(c.ptr, c.r, g, c.rows, c.rc, gc, c.kind, c.u, c.w, weight, tk, tb, p, grad)
+            return float(ll), grad
 
-        run_blocks(part, blocks, len(blocks))
-        return sum(v[0] for v in parts.values()), sum(v[1] for v in parts.values())
+        parts = _each(self.ch, one)
+        return _total(v[0] for v in parts), np.array([_total(v[1][j] for v in parts) for j in range(4)])
 
     def top1(self, weight: float) -> float:
         """The share of decisions whose option played is the model's most likely (ties shared)."""
-        ch = self.ch
-        if not len(ch):
+        if not len(self.ch):
             return math.nan
-        out = np.empty(len(ch))
-        FK.top_share(ch.ptr, ch.r, self.g, ch.rows, ch.rc, self.gc, float(weight), out)
-        return float(ch.w @ out) / ch.decisions
+
+        def one(i: int, c: Choices) -> float:
+            out = np.empty(len(c))
+            g, gc = self._g(c)
+            FK.top_share(c.ptr, c.r, g, c.rows, c.rc, gc, float(weight), out)
+            return float(c.w @ out)
+
+        return _total(_each(self.ch, one)) / self.ch.decisions
 
 
 _LOG_T = (math.log(T_MIN), math.log(T_MAX))
@@ -869,21 +1277,21 @@ def family_intervals(lik: FamilyLikelihood, model: str, theta: np.ndarray, top: 
     return out
 
 
-def _family_per_kind(ch: Choices, model: str, theta: np.ndarray) -> float:
+def _family_per_kind(ch: Blocks, model: str, theta: np.ndarray) -> float:
     """log L of ``model`` fitted separately to keep and to box decisions (its weight and blunder
     rate per kind too): the richer model of the likelihood-ratio test. Each kind's maximum starts
     from the joint fit ``theta`` and, with a weight, also from the far end of the weight's range."""
     total = 0.0
     for k, temp in enumerate(("keep_temperature", "box_temperature")):
-        mk = ch.kind == k
-        if mk.any():
+        mine = ch.where(kind=k)
+        if len(mine):
             free = [x for x in MODELS[model] if not x.endswith("temperature") or x == temp]
             starts = []
             if "weight" in free:
                 other = theta.copy()
                 other[0] = 0.05 if theta[0] > 0.5 else 0.95
                 starts.append(other)
-            total += family_max(FamilyLikelihood(ch.subset(mk)), free, theta, starts)[1]
+            total += family_max(FamilyLikelihood(mine), free, theta, starts)[1]
     return total
 
 
@@ -1031,15 +1439,11 @@ def _groups(expected: np.ndarray) -> np.ndarray:
     return g
 
 
-#: The regret check walks the decisions in blocks of this many (its per-decision bins stay small).
-BLOCK = 1 << 18
-
-
-def _regret_test(ch: Choices, t: float, p: float, theta: np.ndarray | None = None
+def _regret_test(ch: Blocks, t: float, p: float, theta: np.ndarray | None = None
                  ) -> tuple[Test | None, np.ndarray, np.ndarray, np.ndarray]:
     """The regret-distribution check at (t, p) (or at the extended family's ``theta``): (test,
     observed (2, B), expected (2, B), the model's mean regret per decision of each kind (2,), nan
-    for a kind without decisions)."""
+    for a kind without decisions). Walks the decisions a block at a time, in order."""
 
     edges = np.array(REGRET_BINS)
     nb = len(edges) + 1
@@ -1048,17 +1452,17 @@ def _regret_test(ch: Choices, t: float, p: float, theta: np.ndarray | None = Non
     expected = np.zeros((nk, nb))
     second = np.zeros((nk, nb, nb))  # sum over decisions of p p' (p: the decision's bin probabilities)
     regret = np.zeros(nk)
-    for lo in range(0, len(ch), BLOCK):
-        hi = min(lo + BLOCK, len(ch))
-        probs = np.empty((hi - lo, nb))
-        mean = np.empty(hi - lo)
+    for i in range(len(ch.parts)):
+        c = ch.load(i)
+        probs = np.empty((len(c), nb))
+        mean = np.empty(len(c))
         if theta is None:
-            FK.option_bins(ch.ptr, ch.r, ch.rows[lo:hi], float(t), float(p), edges, probs, mean)
+            FK.option_bins(c.ptr, c.r, c.rows, float(t), float(p), edges, probs, mean)
         else:
-            FK.family_bins(ch.ptr, ch.r, ch.r if ch.g is None else ch.g, ch.rows[lo:hi], ch.kind[lo:hi],
+            FK.family_bins(c.ptr, c.r, c.r if c.g is None else c.g, c.rows, c.kind,
                            *(float(x) for x in theta), edges, probs, mean)
-        obs_bin = np.searchsorted(edges, ch.rc[lo:hi], side="left")
-        kind, w = ch.kind[lo:hi], ch.w[lo:hi]
+        obs_bin = np.searchsorted(edges, c.rc, side="left")
+        kind, w = c.kind, c.w
         for k in range(nk):
             m = kind == k
             if m.any():
@@ -1086,7 +1490,7 @@ def _regret_test(ch: Choices, t: float, p: float, theta: np.ndarray | None = Non
         return test, observed, expected, regret / counts
 
 
-def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0.95, seat_games: int = 0,
+def fit_choices(ch: Choices | Blocks, model: str, player: str = "", confidence: float = 0.95, seat_games: int = 0,
                 regret_per_game: float = math.nan, *, all_decisions: int | None = None,
                 min_decisions: int = MIN_DECISIONS, max_half_width: float = MAX_HALF_WIDTH,
                 step: Callable[[], None] | None = None) -> PlayerFit:
@@ -1098,8 +1502,9 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
 
     tick = step or (lambda: None)
     model = parse_model(model)
+    ch = as_blocks(ch)
     decisions = ch.decisions
-    kinds = sum(bool((ch.kind == k).any()) for k in range(len(DECISION_KINDS)))
+    kinds = sum(bool(len(ch.where(kind=k))) for k in range(len(DECISION_KINDS)))
     theta = None
     if is_family(model):
         ch = ch.mixing(model)
@@ -1128,9 +1533,9 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
         # the richer model: (T, blunder) fitted separately to keep and to box decisions
         rich = 0.0
         for k in range(len(DECISION_KINDS)):
-            mk = ch.kind == k
-            if mk.any():
-                rich += mle(Likelihood(ch.subset(mk)), "solver:temperature,blunder").loglik
+            mine = ch.where(kind=k)
+            if len(mine):
+                rich += mle(Likelihood(mine), "solver:temperature,blunder").loglik
         df = 2 * kinds - len(MODELS[model])
         top1 = FamilyLikelihood(ch).top1(0.0)
     notes = []
@@ -1142,11 +1547,11 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
     rt, observed, expected, mean = _regret_test(ch, m.temperature, m.blunder, theta)
     tick()
     by_kind = {}
+    tally = _tally(ch)
     for k, name in enumerate(DECISION_KINDS):
-        mk = ch.kind == k
-        nk = int(ch.w[mk].sum())
+        nk = ch.where(kind=k).decisions
         by_kind[name] = {"decisions": nk,
-                         "regret_per_decision": float(ch.w[mk] @ ch.rc[mk].astype(np.float64)) / nk if nk else None,
+                         "regret_per_decision": float(tally[k, 0]) / nk if nk else None,
                          "regret_per_decision_model": float(mean[k]) if nk else None}
     poor = any(t is not None and t.p < POOR_P for t in (lr, rt))
     for k in ("temperature", "keep_temperature", "box_temperature"):
@@ -1155,7 +1560,7 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
                          "from random")
     if len(ch) == 0:
         notes.append("no decision with a choice: nothing to fit")
-    agree = float(ch.w @ (ch.rc == 0.0)) / decisions if len(ch) else math.nan
+    agree = float(tally[:, 1].sum()) / decisions if len(ch) else math.nan
     agree_model = float(expected[:, 0].sum() / decisions) if len(ch) else math.nan
     too_little = evidence(decisions, {k: (e.value, e.lo, e.hi) for k, e in params.items()}, min_decisions,
                           max_half_width)
@@ -1163,6 +1568,22 @@ def fit_choices(ch: Choices, model: str, player: str = "", confidence: float = 0
                      m.loglik, agree, agree_model, by_kind, lr, rt, observed, expected, poor, tuple(notes),
                      tuple(too_little), None if theta is None else tuple(float(x) for x in theta), top1,
                      decisions if all_decisions is None else all_decisions)
+
+
+def _tally(ch: Blocks) -> np.ndarray:
+    """(kinds, 2): per decision kind, the regret of the options played summed over the decisions,
+    and the decisions playing a best option (regret 0)."""
+
+    def one(i: int, c: Choices) -> np.ndarray:
+        out = np.zeros((len(DECISION_KINDS), 2))
+        rc = c.rc.astype(np.float64)
+        for k in range(len(DECISION_KINDS)):
+            m = c.kind == k
+            out[k] = float(c.w[m] @ rc[m]), float(c.w[m] @ (rc[m] == 0.0))
+        return out
+
+    parts = _each(ch, one, 1)
+    return np.array([[_total(x[k, j] for x in parts) for j in range(2)] for k in range(len(DECISION_KINDS))])
 
 
 #: The stages of :func:`fit_choices` (its ``step`` calls): the maximum, the intervals, the per-kind
@@ -1211,7 +1632,7 @@ class ModelChoice:
                 "models": [h.to_dict() for h in self.models], "chosen": self.chosen}
 
 
-def holdout(train: Choices, test: Choices, model: str) -> Holdout:
+def holdout(train: Choices | Blocks, test: Choices | Blocks, model: str) -> Holdout:
     """``model`` fitted to ``train`` and judged on ``test`` (:class:`Holdout`)."""
     if not len(train) or not len(test):
         return Holdout(model, math.nan, math.nan)
@@ -1311,29 +1732,36 @@ class FitReport:
 def fit_table(table: DecisionTable, model: str, *, player: str | None = None, confidence: float = 0.95,
               source: str = "", rules: str = "", games: int = 0, pooled: bool = True,
               bad: Sequence[str] = (), min_decisions: int = MIN_DECISIONS, max_half_width: float = MAX_HALF_WIDTH,
-              quiet: bool = True, holdout_seed: int = 1) -> FitReport:
+              quiet: bool = True, holdout_seed: int = 1, max_memory: int = MAX_MEMORY) -> FitReport:
     """Fit ``model`` (or several: :func:`parse_models`) to every player of a
     :class:`harness.analysis.DecisionTable` (or ``player`` alone), and to all of them pooled (when
-    more than one); several models are also compared player by player on held-out games."""
+    more than one); several models are also compared player by player on held-out games.
+    ``max_memory``: bytes of decisions kept in memory (:class:`DecisionStore`)."""
     models = parse_models(model)
     need = mixes(models)
-    store = _Store(myopic="myopic" in need, paced="paced" in need, seed=holdout_seed if len(models) > 1 else None)
-    store.add(table)
-    return store.fit(models, player=player, confidence=confidence, source=source, rules=rules, games=games,
-                     pooled=pooled, bad=bad, min_decisions=min_decisions, max_half_width=max_half_width,
-                     quiet=quiet)
+    store = _Store(myopic="myopic" in need, paced="paced" in need, seed=holdout_seed if len(models) > 1 else None,
+                   max_memory=max_memory)
+    try:
+        store.add(table)
+        return store.fit(models, player=player, confidence=confidence, source=source, rules=rules, games=games,
+                         pooled=pooled, bad=bad, min_decisions=min_decisions, max_half_width=max_half_width,
+                         quiet=quiet)
+    finally:
+        store.close()
 
 
 class _Store:
     """The players' decisions of a fit, added a :class:`~harness.analysis.DecisionTable` (a batch
-    of games) at a time: a :class:`ChoicesBuilder` (with the myopic values when a model needs
-    them) and the players' seat-games. Player number c's decisions are stored under two codes,
-    2c for its seat-games in the training half of the held-out split of ``seed`` (:func:`fold`),
-    2c + 1 for the others; without a seed (one model: no held-out comparison) all under 2c, so
-    that a player's identical decisions merge into one row as before."""
+    of games) at a time: a :class:`DecisionStore` (with the myopic values when a model needs
+    them; at most ``max_memory`` bytes of it in memory, the rest in scratch files that
+    :meth:`close` removes) and the players' seat-games. Player number c's decisions are stored
+    under two codes, 2c for its seat-games in the training half of the held-out split of ``seed``
+    (:func:`fold`), 2c + 1 for the others; without a seed (one model: no held-out comparison) all
+    under 2c, so that a player's identical decisions merge into one row as before."""
 
-    def __init__(self, myopic: bool = False, seed: int | None = 1, paced: bool = False) -> None:
-        self.b = ChoicesBuilder(1 << 16, myopic=myopic, paced=paced)
+    def __init__(self, myopic: bool = False, seed: int | None = 1, paced: bool = False,
+                 max_memory: int = MAX_MEMORY) -> None:
+        self.b = DecisionStore(myopic=myopic, paced=paced, max_bytes=max_memory)
         self.code: dict[str, int] = {}
         self.seat_games: dict[str, int] = {}
         self.all_decisions: dict[str, int] = {}  # every decision, one legal option included
@@ -1359,6 +1787,9 @@ class _Store:
     def codes(self, names: Sequence[str]) -> list[int]:
         return [2 * self.code[x] + f for x in names for f in (0, 1)]
 
+    def close(self) -> None:
+        self.b.close()
+
     def fit(self, models: Sequence[str], *, player: str | None, confidence: float, source: str, rules: str,
             games: int, pooled: bool, bad: Sequence[str], min_decisions: int, max_half_width: float,
             quiet: bool) -> FitReport:
@@ -1375,7 +1806,7 @@ class _Store:
         reports = []
         with bar(STEPS * (len(names) * len(models) + pool) + several * len(names) * len(models), "fitting",
                  "step", quiet=quiet) as shown:
-            mine = {x: self.b.choices(self.codes([x])) for x in names}
+            mine = {x: self.b.blocks([self.code[x]]) for x in names}
             for model in models:
                 fits = []
                 for name in names:
@@ -1388,8 +1819,8 @@ class _Store:
                     shown.set_postfix_str(f"(pooled) {model}", refresh=False)
                     codes = self.codes(names)
                     sgs = sum(self.seat_games[x] for x in names)
-                    together = fit_choices(self.b.choices(None if len(names) == len(self.code) else codes), model,
-                                           "(pooled)", confidence, sgs, self.b.regret_sum(codes) / sgs,
+                    together = fit_choices(self.b.blocks([self.code[x] for x in names]), model, "(pooled)",
+                                           confidence, sgs, self.b.regret_sum(codes) / sgs,
                                            all_decisions=sum(self.all_decisions[x] for x in names), **opts,
                                            step=shown.update)
                 # the median player: among the players with enough evidence (a fit below it is no answer)
@@ -1400,8 +1831,7 @@ class _Store:
             choice = []
             if several:
                 for name in names:
-                    c = self.code[name]
-                    train, test = self.b.choices([2 * c]), self.b.choices([2 * c + 1])
+                    train, test = mine[name].where(half=0), mine[name].where(half=1)
                     rows = []
                     for model in models:
                         shown.set_postfix_str(f"{name} {model} held out", refresh=False)
@@ -1417,37 +1847,42 @@ class _Store:
 
 def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model: str, *, player: str | None = None,
                 confidence: float = 0.95, cache_dir: Any = None, min_decisions: int = MIN_DECISIONS,
-                max_half_width: float = MAX_HALF_WIDTH, quiet: bool = True, holdout_seed: int = 1) -> FitReport:
+                max_half_width: float = MAX_HALF_WIDTH, quiet: bool = True, holdout_seed: int = 1,
+                max_memory: int = MAX_MEMORY) -> FitReport:
     """Fit ``model`` (or several, :func:`parse_models`: then compared player by player on the
     held-out half of each player's games, split by ``holdout_seed``) to game records: a
     :class:`harness.record.ReadResult`, a :class:`harness.record.RecordStream` (a log of any size,
-    read a batch at a time: memory does not grow with the records held) or records of one rule
-    set. The records are walked :data:`BATCH_GAMES` games at a time and only what the likelihood
-    needs is kept (:class:`ChoicesBuilder`: the distinct decisions, about 110 bytes each, and 4
-    bytes more an option with the myopic values the ``mixed`` model needs, 4 more with the paced
-    values of ``paced``); ``quiet=False`` shows progress bars on stderr (a stream draws its own
-    while it is read)."""
+    read a batch at a time) or records of one rule set. The records are walked :data:`BATCH_GAMES`
+    games at a time and only what the likelihood needs is kept (:class:`DecisionStore`: the
+    distinct decisions, about 110 bytes each, 4 bytes more an option with the myopic values the
+    ``mixed`` model needs, 4 more with the paced values of ``paced``; at most ``max_memory`` bytes of them in memory, the rest in a scratch
+    file, read a block at a time, removed when the fit ends or fails: memory does not grow with the
+    log); ``quiet=False`` shows progress bars on stderr (a stream draws its own while it is read)."""
     models = parse_models(model)
     stream = RecordStream.of(source)
     held = stream.held
     if held is not None and not len(held.games):
         raise UserError(f"{held.source}: no game records to fit")
     need = mixes(models)
-    store = _Store(myopic="myopic" in need, paced="paced" in need, seed=holdout_seed if len(models) > 1 else None)
+    store = _Store(myopic="myopic" in need, paced="paced" in need, seed=holdout_seed if len(models) > 1 else None,
+                   max_memory=max_memory)
     games = 0
-    with bar(None if held is None else len(held.games), "decisions", "game", quiet=quiet or held is None,
-             unit_scale=True) as shown:
-        for n, table in decision_batches(stream, BATCH_GAMES, cache_dir=cache_dir, myopic="myopic" in need,
-                                         paced="paced" in need):
-            store.add(table)
-            games += n
-            shown.update(n)
-    assert stream.named is not None
-    rules_name, settings = stream.named
-    rules = rules_name + "".join(f" {k}={v}" for k, v in sorted(settings.items()))
-    return store.fit(models, player=player, confidence=confidence, source=stream.source, rules=rules, games=games,
-                     pooled=True, bad=[b.message for b in stream.errors], min_decisions=min_decisions,
-                     max_half_width=max_half_width, quiet=quiet)
+    try:
+        with bar(None if held is None else len(held.games), "decisions", "game", quiet=quiet or held is None,
+                 unit_scale=True) as shown:
+            for n, table in decision_batches(stream, BATCH_GAMES, cache_dir=cache_dir, myopic="myopic" in need,
+                                             paced="paced" in need):
+                store.add(table)
+                games += n
+                shown.update(n)
+        assert stream.named is not None
+        rules_name, settings = stream.named
+        rules = rules_name + "".join(f" {k}={v}" for k, v in sorted(settings.items()))
+        return store.fit(models, player=player, confidence=confidence, source=stream.source, rules=rules,
+                         games=games, pooled=True, bad=[b.message for b in stream.errors],
+                         min_decisions=min_decisions, max_half_width=max_half_width, quiet=quiet)
+    finally:
+        store.close()
 
 
 def play_table(analyser: Analyser, specs: Sequence[str], games: int | np.ndarray, seed: int,
@@ -1675,7 +2110,8 @@ def reference_of(ref: str) -> tuple[str, str | None]:
     raise UserError(f"{path}: no player {name!r} (players: {names})")
 
 
-__all__ = ["ALL_MODELS", "FAMILY", "MAX_HALF_WIDTH", "MIN_DECISIONS", "MIXES", "MODELS", "RESOLUTION", "Choices",
-           "ChoicesBuilder", "Estimate", "FamilyLikelihood", "FitReport", "Holdout", "Likelihood", "ModelChoice",
-           "PlayerFit", "evidence", "family_intervals", "family_mle", "fit_choices", "fit_records",
-           "fit_table", "fold", "holdout", "mixes", "mle", "parse_model", "parse_models", "reference_of", "text"]
+__all__ = ["ALL_MODELS", "FAMILY", "MAX_HALF_WIDTH", "MAX_MEMORY", "MIN_DECISIONS", "MIXES", "MODELS", "RESOLUTION",
+           "Blocks", "Choices", "ChoicesBuilder", "DecisionStore", "Estimate", "FamilyLikelihood", "FitReport",
+           "Holdout", "Likelihood", "ModelChoice", "PlayerFit", "evidence", "family_intervals", "family_mle",
+           "fit_choices", "fit_records", "fit_table", "fold", "holdout", "mixes", "mle", "parse_model", "parse_models",
+           "reference_of", "text"]

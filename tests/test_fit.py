@@ -294,12 +294,13 @@ def test_the_fit_commands_defaults_are_the_librarys_constants():
     import argparse
 
     from harness.commands import fit as command
-    from harness.fit import MAX_HALF_WIDTH, MIN_DECISIONS
+    from harness.fit import MAX_HALF_WIDTH, MAX_MEMORY, MIN_DECISIONS
 
     p = argparse.ArgumentParser()
     command.configure(p)
     args = p.parse_args(["x"])
-    assert (args.min_decisions, args.max_half_width) == (MIN_DECISIONS, MAX_HALF_WIDTH)
+    assert (args.min_decisions, args.max_half_width, args.max_memory * 2**30) == (MIN_DECISIONS, MAX_HALF_WIDTH,
+                                                                                 MAX_MEMORY)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -760,3 +761,126 @@ def test_models_are_named_one_several_or_all():
     for bad in ("mixed:weight", "paced:weight", "dial+greedy"):
         with pytest.raises(UserError, match="unknown model"):
             parse_models(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# bounded memory: the store's segments beyond --max-memory in a scratch file, read a block at a time
+
+
+@pytest.fixture(scope="module")
+def six_games(tmp_path_factory) -> str:
+    return _record(tmp_path_factory, ("solver:temperature=1", "greedy"), 6, 2)
+
+
+@pytest.fixture
+def small_store(monkeypatch, tmp_path):
+    """Batches of one game, segments of 200 rows and blocks of 128 (a six-game log, about 520 rows,
+    makes several of each), scratch files under tmp_path/tmp; gives that directory."""
+    import tempfile
+
+    import harness.fit as F
+
+    monkeypatch.setattr(F, "BATCH_GAMES", 1)
+    monkeypatch.setattr(F, "SEGMENT_ROWS", 200)
+    monkeypatch.setattr(F, "BLOCK_ROWS", 128)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    return scratch
+
+
+def test_a_fit_spilled_to_disk_is_the_fit_in_memory_to_the_last_bit(six_games, small_store, monkeypatch):
+    """A fit with a budget of 0 bytes (every sealed segment written to the scratch file, every pass
+    reading it back a block at a time, on two threads) equals the fit kept in memory on one thread
+    exactly: the same JSON, no tolerance. The scratch directory exists while the store is spilled
+    and is gone afterwards; in memory, none is made."""
+    import harness.fit as F
+    from harness.record import RecordStream
+
+    seen = []
+    real = F.DecisionStore._spill
+
+    def spill(self):
+        real(self)
+        seen.append((self.spilled_bytes, sorted(p.name for p in small_store.iterdir())))
+
+    monkeypatch.setattr(F.DecisionStore, "_spill", spill)
+    monkeypatch.setattr(F, "n_threads", lambda: 1)
+    whole = F.fit_records(RecordStream(six_games), "solver:temperature,blunder").to_dict()
+    assert not seen
+    monkeypatch.setattr(F, "n_threads", lambda: 2)
+    monkeypatch.setattr(F, "PARALLEL_ROWS", 0)
+    spilled = F.fit_records(RecordStream(six_games), "solver:temperature,blunder", max_memory=0).to_dict()
+    assert spilled == whole
+    assert len(seen) >= 2 and seen[-1][0] > 40_000 and all(len(names) == 1 for _, names in seen)
+    assert list(small_store.iterdir()) == []
+    assert whole["pooled"]["decisions"] > 400 and whole["games"] == 6
+
+
+def test_the_store_keeps_its_budget_and_its_blocks_read_back_as_written(six_games, small_store):
+    """Stores of a six-game log with the myopic and paced values, one without a budget, one of 20 kB:
+    after every batch at most the budget is in memory (besides the open segment), the rest in the
+    scratch file; each player's blocks read back are its rows of the store in memory, options,
+    myopic and paced regrets and counts alike, in the same order; its decisions split by kind and
+    by half add up; the likelihoods of both (the dial's and the extended family's with a weight on
+    the myopic or on the paced values) are equal to the last bit."""
+    import harness.analysis as A
+    import harness.fit as F
+    from harness.record import RecordStream
+
+    stores = [F.DecisionStore(myopic=True, paced=True, max_bytes=m) for m in (1 << 40, 20_000)]
+    for _, table in A.decision_batches(RecordStream(six_games), 1, myopic=True, paced=True):
+        seat = np.asarray(table.seats, np.int32)[table.seatgame]
+        who = 2 * seat + (np.asarray(table.games)[table.seatgame] % 2).astype(np.int32)  # halves: odd games
+        for st in stores:
+            st.add(table.values, table.n, table.chosen, table.kind, who, table.myopic, table.paced)
+        assert stores[1].memory_bytes <= 20_000
+    mem, disk = stores
+    try:
+        mem.finish(), disk.finish()
+        assert disk.spilled_bytes > 40_000 and mem.spilled_bytes == 0 and mem.scratch is None
+        assert (disk.rows, disk.options, disk.decisions) == (mem.rows, mem.options, mem.decisions)
+        assert disk.segments >= 2
+        for player in (0, 1):
+            a, b = mem.blocks([player]), disk.blocks([player])
+            assert not a.spilled and b.spilled and len(a.parts) == len(b.parts) >= 3 and len(a) == len(b)
+            for i in range(len(a.parts)):
+                x, y = a.load(i).compact(), b.load(i)
+                for name in ("ptr", "r", "g", "h", "rc", "gc", "hc", "u", "kind", "w", "who"):
+                    assert np.array_equal(getattr(x, name), getattr(y, name)), name
+            for by in ("kind", "half"):
+                parts = [b.where(**{by: v}).decisions for v in (0, 1)]
+                assert min(parts) > 0 and sum(parts) == b.decisions == a.decisions
+            assert F.Likelihood(a).best_blunder(1.3) == F.Likelihood(b).best_blunder(1.3)
+            theta = (0.3, 0.8, 1.7, 0.02)
+            fa, fb = F.FamilyLikelihood(a), F.FamilyLikelihood(b)
+            (la, ga), (lb, gb) = fa.at(theta), fb.at(theta)
+            assert la == lb and np.array_equal(ga, gb) and fa.top1(0.3) == fb.top1(0.3)
+            pa, pb = F.FamilyLikelihood(a.mixing("paced")), F.FamilyLikelihood(b.mixing("paced"))
+            (la2, ga2), (lb2, gb2) = pa.at(theta), pb.at(theta)
+            assert la2 == lb2 and np.array_equal(ga2, gb2) and la2 != la
+            assert pa.top1(0.3) == pb.top1(0.3)
+    finally:
+        disk.close()
+    assert list(small_store.iterdir()) == []
+
+
+def test_the_scratch_files_are_removed_when_the_fit_fails(six_games, small_store, monkeypatch):
+    """A fit that fails after its store went to disk (here: the second player's fit raises)
+    leaves no scratch directory behind."""
+    import harness.fit as F
+    from harness.record import RecordStream
+
+    real, calls = F.fit_choices, []
+
+    def failing(*a, **k):
+        calls.append(sorted(p.name for p in small_store.iterdir()))
+        if len(calls) == 2:
+            raise RuntimeError("stop here")
+        return real(*a, **k)
+
+    monkeypatch.setattr(F, "fit_choices", failing)
+    with pytest.raises(RuntimeError, match="stop here"):
+        F.fit_records(RecordStream(six_games), "solver:temperature", max_memory=0)
+    assert len(calls[1]) == 1 and calls[1][0].startswith("yatzy-fit-")  # it was there while fitting
+    assert list(small_store.iterdir()) == []

@@ -57,6 +57,11 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="the widest interval a fit is an answer with, as half-width / estimate (an estimate "
                         "below 0.1 for a temperature, 0.02 for a blunder rate, counts as that; default "
                         "%(default)s)")
+    # the default is harness.fit.MAX_MEMORY in GiB (tests/test_fit.py holds the two equal)
+    p.add_argument("--max-memory", metavar="GIB", type=number_arg(inclusive=True), default=0.125,
+                   help="the most memory (GiB) the stored decisions take; beyond it they go to a scratch file in "
+                        "the temporary directory (TMPDIR), read back a block at a time and removed when the fit ends: "
+                        "the same figures, and memory that does not grow with the log (0: all on disk)")
     p.add_argument("--out", metavar="FILE", help="also write the fit as JSON here (calibrate --against FILE)")
     p.add_argument("--json", action="store_true", help="print everything as JSON")
     add_records_options(p)
@@ -78,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         rep = fit_records(stream, model, player=args.player, confidence=args.confidence, cache_dir=cache_dir,
                           min_decisions=args.min_decisions, max_half_width=args.max_half_width, quiet=quiet(args),
-                          holdout_seed=args.holdout_seed)
+                          holdout_seed=args.holdout_seed, max_memory=int(args.max_memory * 2**30))
     except NoUsableGame as exc:
         raise listed(exc, shown=len(exc.bad)) from None  # each listed as its batch was read
     d = rep.to_dict()
