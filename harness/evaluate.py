@@ -589,7 +589,7 @@ class HeadToHead:
                         ["A", "B", "P(A wins)", "P(draw)", "P(B wins)", "A's score rate"],
                         [[a, b, R.pct(w, 3), R.pct(d, 3), R.pct(lo, 3), R.pct(w + 0.5 * d, 3)]
                          for a, b, w, d, lo in self.pairs()])
-        out = [figs, boxes, pairs]
+        out = [figs, boxes] + ([pairs] if len(ev) > 1 else [])  # one bot: no pair
         if self.k > 2:
             out.append(R.Table(f"{self.k} seats: each bot against {self.k - 1} copies of another",
                                ["bot", "others", "P(sole best)", "P(shares top)", "score rate"],
@@ -601,7 +601,7 @@ class HeadToHead:
 def _p_key(e: Evaluation) -> float:
     """P(the yatzy / generala box scores), or NaN without one."""
     for b, n in enumerate(e.box_names):
-        if n in ("yatzy", "yahtzee", "generala"):
+        if n in ("yatzy", "yahtzee", "generala", "maxi_yatzy"):
             return float(e.box_scored[b])
     return float("nan")
 

@@ -414,3 +414,16 @@ def test_score_windows_on_disk_give_the_same_evaluation_and_no_room_is_refused_w
     with pytest.raises(UserError, match=r"exact distribution is not computed: the score windows need 0\.0 GiB, "
                                         r"more than --max-memory \(0\.0 GiB\) and --max-disk \(0\.0 GiB\)"):
         E.evaluate(rules, spec, use_cache=False, limits=E.Limits(max_bytes=0, max_disk_bytes=0))
+
+
+def test_the_tables_name_maxis_yatzy_and_show_no_pairs_for_one_bot(tiny_dir, cache):
+    """P(yatzy) reads maxi's `maxi_yatzy` box like the others' yatzy boxes; one bot has no pair table."""
+    from types import SimpleNamespace
+
+    e = SimpleNamespace(box_names=("ones", "maxi_yatzy"), box_scored=np.array([0.5, 0.216]))
+    assert E._p_key(e) == 0.216
+    assert math.isnan(E._p_key(SimpleNamespace(box_names=("ones", "chance"), box_scored=np.array([0.5, 1.0]))))
+    rules = load_rules(str(tiny_dir / "tiny_forced.toml"))
+    one = E.HeadToHead(rules.name, (E.evaluate(rules, "timeout"),))
+    assert [t.title for t in one.tables()] == ["Exact figures (one seat, solitaire play)",
+                                               "Box means (one column; P(score > 0) in brackets)"]
