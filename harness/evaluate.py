@@ -324,14 +324,14 @@ class Limits:
         return where
 
 
-def _column(rules: RuleSet, strat: Strategy, progress: bool, scratch: Path | None = None
+def _column(rules: RuleSet, strat: Strategy, progress: bool, cap: int, lumped: bool, scratch: Path | None = None
             ) -> tuple[float, float, float, np.ndarray, np.ndarray, np.ndarray, float, bool]:
     """One column's forward pass under the bot: (mean, E[S^2], p_bonus, distribution, box means,
-    P(box > 0), mean extra bonus, lumped); the score windows in files in ``scratch`` if given."""
+    P(box > 0), mean extra bonus, lumped), the score windows stopping at ``cap`` (:func:`column_cap`)
+    and in files in ``scratch`` if given."""
     strat.prepare()
     threads = S.n_threads()
     plan = S.build_plan(rules)
-    cap, lumped = column_cap(rules)
     fill, box_pts, box_pos, extra_sum = policy_fill(rules, strat, plan, threads)
     mean, m2, p_bonus, dist = S.forward_pass(rules, plan, fill, cap, True, threads,
                                              rows_per_chunk=ROWS_PER_CHUNK, scratch=scratch, progress=progress)
@@ -481,7 +481,8 @@ def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike |
     if tp is not None:
         parts = _target_column(rules, tp, progress, limits.place(rules, label, target_cap(rules), cache_dir))
     else:
-        parts = _column(rules, strat, progress, limits.place(rules, label, column_cap(rules)[0], cache_dir))
+        cap, lumped = column_cap(rules)
+        parts = _column(rules, strat, progress, cap, lumped, limits.place(rules, label, cap, cache_dir))
     mean, m2, p_bonus, col, box_pts, box_pos, extra_mean, lumped = parts
     if abs(float(col @ np.arange(len(col))) - mean) > 1e-6 and not lumped:
         raise AssertionError(f"evaluation of {label}: distribution mean {col @ np.arange(len(col))} != {mean}")
