@@ -469,9 +469,9 @@ class ChoicesBuilder:
         if self.paced:
             self.h.n = m
 
-    def choices(self, players: Sequence[int] | None = None) -> Choices:
-        """The informative decisions of ``players`` (codes; None: every decision), in order. Once
-        asked, the store takes no more decisions (its hash table is dropped)."""
+    def choices(self) -> Choices:
+        """Every informative decision, in order, with each row's player code. Once asked, the store
+        takes no more decisions (its hash table is dropped)."""
         self.table, self.hashes.a = np.zeros(0, np.int64), np.zeros(0, np.uint64)
         if not self.ptr.viewed:  # the buffers' room beyond what is filled given back (no view of them lives yet)
             for b in (self.r, self.ptr, self.rc, self.kind, self.who, self.w, self.g, self.gc, self.h, self.hc):
@@ -479,15 +479,8 @@ class ChoicesBuilder:
         ptr = self.ptr.view()
         g, gc = (self.g.view().view(self.dtype), self.gc.view().view(self.dtype)) if self.myopic else (None, None)
         h, hc = (self.h.view().view(self.dtype), self.hc.view().view(self.dtype)) if self.paced else (None, None)
-        ch = Choices(ptr, self.r.view().view(self.dtype), self.rc.view().view(self.dtype), 1.0 / np.diff(ptr),
-                     self.kind.view(), None, self.w.view(), g, gc, h, hc, self.who.view())
-        if players is None:
-            return ch
-        return ch.subset(np.isin(self.who.view(), np.asarray(players, np.int32)))
-
-    def regret_sum(self, players: Sequence[int]) -> float:
-        """The summed regret of every decision of ``players``."""
-        return float(sum(self.regret[c] for c in players if c < len(self.regret)))
+        return Choices(ptr, self.r.view().view(self.dtype), self.rc.view().view(self.dtype), 1.0 / np.diff(ptr),
+                       self.kind.view(), None, self.w.view(), g, gc, h, hc, self.who.view())
 
     @property
     def nbytes(self) -> int:
