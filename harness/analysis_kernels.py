@@ -15,7 +15,7 @@ each option's myopic value (see :func:`myopic_stops`), with a non-empty ``d_pace
 
 from __future__ import annotations
 
-import numba as nb
+from harness.jit import nb
 import numpy as np
 
 from harness.pace import box_values, stop_values

@@ -7,7 +7,7 @@ so a step costs one pass over the batch instead of a dozen numpy temporaries.
 
 from __future__ import annotations
 
-import numba as nb
+from harness.jit import nb
 import numpy as np
 
 from harness.rng import DICE, STRATEGY, counter_base, face0, unit, word

@@ -14,7 +14,7 @@ once per state and keep rather than once per roll (equal to rounding, ~1e-16).
 
 from __future__ import annotations
 
-import numba as nb
+from harness.jit import nb
 import numpy as np
 
 from harness.scoring import score_sheet

@@ -15,7 +15,7 @@ in ascending order, the walk of a decision stops at its first option past the cu
 
 from __future__ import annotations
 
-import numba as nb
+from harness.jit import nb
 import numpy as np
 
 #: Options with regret above CUT x temperature are left out of the softmax's sum (see above).

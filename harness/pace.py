@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numba as nb
+from harness.jit import nb
 import numpy as np
 
 from harness.rules import RuleSet

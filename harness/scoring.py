@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba as nb
+from harness.jit import nb
 import numpy as np
 
 from harness.rules import RuleSet

@@ -16,7 +16,7 @@ crossed, the roll's extra bonus) turns target t into t - x in the next state.
 
 from __future__ import annotations
 
-import numba as nb
+from harness.jit import nb
 import numpy as np
 
 from harness import solver_kernels as K

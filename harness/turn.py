@@ -7,7 +7,7 @@ bonus-protecting play and the exact solver differ only in the stop values they p
 
 from __future__ import annotations
 
-import numba as nb
+from harness.jit import nb
 import numpy as np
 
 from harness.dice import Dice

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import numba as nb
+from harness.jit import nb
 import numpy as np
 
 from harness.pace import box_values as bonus_values, stop_values

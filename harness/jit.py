@@ -1,0 +1,77 @@
+"""numba, as every kernel module of the harness imports it (``from harness.jit import nb``).
+
+The first kernel a process compiles or loads starts numba's CPU target, whose array library
+(``numba.np.arraymath``) checks at import that scipy's BLAS is there: ``import
+scipy.linalg.cython_blas``. Python imports the package ``scipy.linalg`` first, all of it (its
+decompositions, its array-API layer, which imports numpy.f2py): about a quarter of a second, a
+sixth of a one-game ``review``, for a check. The harness's kernels call no BLAS, and numba only
+needs that one extension module (it reads its ``__pyx_capi__`` table when a kernel calls
+``np.dot`` and the like). So before numba starts, :func:`_load_scipy_blas` loads the extension
+module on its own, from scipy's ``linalg`` folder, under its full name: numba's check finds it
+imported (about 25 ms). A later ``import scipy.linalg`` imports the package as usual, and
+:class:`_BindBlas` gives it the ``cython_blas`` attribute an import of the submodule would have
+set. If scipy is missing, or laid out otherwise, nothing happens and numba runs its own check.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from types import ModuleType
+from typing import Any
+
+_BLAS = "scipy.linalg.cython_blas"
+
+
+class _BindBlas(importlib.abc.MetaPathFinder):
+    """Once, when ``scipy.linalg`` is first imported: its spec from the other finders, whose loader
+    sets ``scipy.linalg.cython_blas`` to the module loaded here once the package has run."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name != "scipy.linalg":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            if _BLAS in sys.modules:
+                module.cython_blas = sys.modules[_BLAS]
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _load_scipy_blas() -> None:
+    if _BLAS in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    try:
+        scipy = importlib.util.find_spec("scipy")
+        if scipy is None or not scipy.submodule_search_locations:
+            return
+        folders = [f"{p}/linalg" for p in scipy.submodule_search_locations]
+        spec = importlib.machinery.PathFinder.find_spec("cython_blas", folders)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
+            return
+        spec = importlib.util.spec_from_file_location(_BLAS, spec.origin)
+        if spec is None or spec.loader is None:
+            return
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except Exception:  # noqa: BLE001 - any failure leaves numba's own check to run
+        sys.modules.pop(_BLAS, None)
+        return
+    sys.modules[_BLAS] = module
+    sys.meta_path.insert(0, _BindBlas())
+
+
+_load_scipy_blas()
+
+import numba as nb  # noqa: E402
+
+__all__ = ["nb"]
