@@ -115,8 +115,8 @@ def entry() -> int:
 
     The process ends next; its objects are freed by reference counts as the modules are torn
     down, and the collections the interpreter runs on its way out would only walk what is left,
-    numba's typing and LLVM registries above all: about 0.6 s at the end of every command that
-    loaded a kernel (a third of a one-game ``review``). Exit handlers run as before. Not part of
+    numba's typing and LLVM registries above all: about 0.67 s at the end of every command that
+    loaded a kernel (over a quarter of a one-game ``review``). Exit handlers run as before. Not part of
     :func:`main`, which tests and library callers call many times in one process.
     """
     rc = main()

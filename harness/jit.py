@@ -58,13 +58,11 @@ def _load_scipy_blas() -> None:
         spec = importlib.machinery.PathFinder.find_spec("cython_blas", folders)
         if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
             return
-        spec = importlib.util.spec_from_file_location(_BLAS, spec.origin)
-        if spec is None or spec.loader is None:
-            return
+        spec = importlib.machinery.ModuleSpec(_BLAS, importlib.machinery.ExtensionFileLoader(_BLAS, spec.origin),
+                                              origin=spec.origin)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     except Exception:  # noqa: BLE001 - any failure leaves numba's own check to run
-        sys.modules.pop(_BLAS, None)
         return
     sys.modules[_BLAS] = module
     sys.meta_path.insert(0, _BindBlas())
