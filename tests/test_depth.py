@@ -74,7 +74,8 @@ def test_a_ladder_whose_weakest_end_is_far_above_the_weakest_bot_counts_that_gap
     assert r > 0.6 and c.first_fraction == D.step_fraction(r, 0.6) > 1
     assert c.levels[1].value == 2.0 and not c.levels[1].exact and c.levels[1].rate == r
     assert all(abs(lv.rate - 0.6) <= 1e-9 for lv in c.levels[2:])
-    assert c.steps == c.first_fraction + (len(c.levels) - 2) + c.last_fraction
+    # the first level counts by its logit, not as a full step (the sum in Chain.steps's order)
+    assert c.full_steps == len(c.levels) - 2 and c.steps == c.full_steps + c.last_fraction + c.first_fraction
     assert "counted as" in "\n".join(d.tables()[0].notes)
 
 

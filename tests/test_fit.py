@@ -646,7 +646,12 @@ def test_bonus_is_the_paced_model_and_the_dial_is_poor_on_a_tiny_rule_set(tmp_pa
     assert dial.poor and paced.decisions == dial.decisions == 1334
     assert not paced.poor and paced.lr.p > 0.5 and paced.regret_test.p > 0.5
     e = paced.params
-    assert e["weight"].value > 0.999 and e["weight"].hi == 1.0 and 0.8 < e["weight"].lo < 0.95 and paced.top1 == 1.0
+    # with both temperatures at their floor the likelihood is flat in the weight wherever the paced
+    # choices keep their order, so where in [lo, 1] the optimiser stops is its own matter (SLSQP
+    # stops at 0.990 with scipy 1.17.1, above 0.999 with the scipy this test was written against):
+    # the truth, 1, is in the interval
+    w = e["weight"]
+    assert w.lo <= w.value <= w.hi == 1.0 and 0.8 < w.lo < 0.95 and paced.top1 == 1.0
     for k in ("keep_temperature", "box_temperature", "blunder"):
         assert e[k].value == 0.0 == e[k].lo and e[k].hi < 0.1
     (choice,) = rep.choice
