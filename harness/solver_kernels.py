@@ -862,9 +862,9 @@ def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stag
 
 
 @nb.njit(cache=True, nogil=True)
-def turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off):
-    """:func:`turn_values` that also writes the T=0 keep of every roll, stage and slot: codes[off + i,
-    j - 1, r] is the keep's position among roll r's sub-keeps with j rerolls left.
+def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
+    """:func:`turn_values` that also writes the T=0 keep of every stage, roll and slot: args[j - 1,
+    r, i] (rr, R, nu) int32 the keep (``roll_as_keep[r]`` for stop) with j rerolls left.
 
     A (n_small, nu) int32 tracks which sub-keep reaches M; following the strict improvements in
     face order picks exactly :func:`keep_arg`'s keep (stop on ties, then the first face, the keep
@@ -877,7 +877,6 @@ def turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off):
     add = dk.add
     sixth = 1.0 / 6.0
     first_st = stop_f if rr == 0 else stop_l
-    args = np.empty((n_rolls, nu), dtype=np.int32)
     for r in range(n_rolls):
         er = E[ns + r]
         sr = first_st[r]
@@ -903,15 +902,16 @@ def turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off):
                 if q >= 0:
                     mq = M[q]
                     aq = A[q]
-                    for i in range(nu):
-                        if mq[i] > mk[i]:
-                            mk[i] = mq[i]
-                            ak[i] = aq[i]
+                    for i in range(nu):  # selects, not branches: LLVM vectorises them
+                        m = mq[i]
+                        better = m > mk[i]
+                        mk[i] = m if better else mk[i]
+                        ak[i] = aq[i] if better else ak[i]
         for r in range(n_rolls):
             kr = ns + r
             cr = E[kr]
             sr = st[r]
-            arg = args[r]
+            arg = args[j - 1, r]
             for i in range(nu):
                 cr[i] = sr[i]
                 arg[i] = kr
@@ -921,13 +921,24 @@ def turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off):
                     mq = M[q]
                     aq = A[q]
                     for i in range(nu):
-                        if mq[i] > cr[i]:
-                            cr[i] = mq[i]
-                            arg[i] = aq[i]
-        for i in range(nu):  # one state's row of codes is contiguous
-            ci = codes[off + i, j - 1]
+                        m = mq[i]
+                        better = m > cr[i]
+                        cr[i] = m if better else cr[i]
+                        arg[i] = aq[i] if better else arg[i]
+
+
+@nb.njit(cache=True, nogil=True)
+def turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off):
+    """:func:`turn_args` with each keep written as its position among roll r's sub-keeps:
+    codes[off + i, j - 1, r] (one state's row of codes is contiguous)."""
+    n_rolls = stop_f.shape[0]
+    args = np.empty((dk.rerolls, n_rolls, nu), dtype=np.int32)
+    turn_args(dk, nu, stop_f, stop_l, E, M, A, args)
+    for j in range(dk.rerolls):
+        for i in range(nu):
+            ci = codes[off + i, j]
             for r in range(n_rolls):
-                ci[r] = dk.sub_pos[r, args[r, i]]
+                ci[r] = dk.sub_pos[r, args[j, r, i]]
 
 
 @nb.njit(cache=True, nogil=True)

@@ -516,6 +516,52 @@ def live_cells(D, woff, live, jlo, jhi):
 
 
 @nb.njit(cache=True, nogil=True)
+def _target_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, C, crow, rows, al, ex, st, bx):
+    """Stop values st (R, L) of a single-target bot at targets lead0 + i, i < L, and the box it
+    writes for each (roll, target), bx (R, L): the first strict maximum in sheet order of the
+    option values (:func:`_one_value`; C holds them per (open box, score)), as the bot's
+    :func:`_stops` and :func:`mixed_boxes`. A roll with an extra bonus scores its stop value with
+    the bonus in the expected-score tie-break (the bot's stop values) and chooses its box without
+    it (the bot's box choice)."""
+    nbx = lay.n_boxes
+    L = st.shape[1]
+    for r in range(st.shape[0]):
+        e = np.int64(ex[r])
+        acc = st[r]
+        arg = bx[r]
+        for i in range(L):
+            acc[i] = -1.0
+            arg[i] = -1
+        if e == 0:
+            for b in range(nbx):
+                if not (al[r] >> b) & 1:
+                    continue
+                c = C[crow[b] + lay.box_vidx[b, np.int64(rows[r, b])]]
+                for i in range(L):  # selects, not branches: LLVM vectorises them
+                    ci = c[i]
+                    ai = acc[i]
+                    better = ci > ai
+                    acc[i] = ci if better else ai
+                    arg[i] = b if better else arg[i]
+            continue
+        for i in range(L):  # an extra bonus shifts every box alike (a few rolls)
+            best = -1.0
+            best_box = -1.0
+            for b in range(nbx):
+                if not (al[r] >> b) & 1:
+                    continue
+                g2, x = _next(lay, mask, flag, u, i_slot, b, np.int64(rows[r, b]))
+                v = _one_value(P, off, V, lam, g2, lead0 + i - x - e, x + e)
+                if v > best:
+                    best = v
+                v = _one_value(P, off, V, lam, g2, lead0 + i - x - e, x)
+                if v > best_box:
+                    best_box = v
+                    arg[i] = b
+            acc[i] = best
+
+
+@nb.njit(cache=True, nogil=True)
 def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_mask, st_flag, st_u, st_slot,
                     c_lo, c_n, row0, lo, hi, outp):
     """Turn outcome distributions of a single-target bot (:meth:`Player.keeps` / :meth:`Player.boxes`
@@ -526,9 +572,11 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     A target below 0 plays as -1 (every option is worth 1: only the expected score decides) and one
     past the state's vector as its length (every option is worth 0): the caller folds targets into
     that range. The targets play the part of the solver's upper slots: option values per target
-    (:func:`_one_value`), the solver's :func:`~harness.solver_kernels.turn_values` and
-    :func:`~harness.solver_kernels.keep_arg` over (keeps, targets) arrays, bit-identical to the
-    bot's :func:`~harness.solver_kernels.turn_one` / ``keep_arg_one``; then the turn's mass pushed
+    (:func:`_one_value`), stop values and the box argmax over (rolls, targets) arrays
+    (:func:`_target_stops`), then the solver's turn over (keeps, targets) arrays: at temperature 0
+    :func:`~harness.solver_kernels.turn_args` (every stage's keep of every roll and target, the
+    bot's :func:`~harness.solver_kernels.keep_arg_one` to the last tie), with a temperature
+    :func:`~harness.solver_kernels.turn_values` and each roll's softmax; the turn's mass is pushed
     through the keeps and the box choice as :func:`harness.solver_kernels.forward_items` does.
     temperature > 0 (percentage points): softmax over 100 x value, as the bot's.
     """
@@ -539,6 +587,7 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     nbx = lay.n_boxes
     F = lay.n_flags
     no, yes = np.bool_(False), np.bool_(True)
+    soft = temperature > 0.0
     crow = np.zeros(nbx, dtype=np.int64)
     n_cand = 0
     for b in range(nbx):
@@ -551,16 +600,19 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     cbuf = np.empty(max(n_cand, 1) * lmax)
     sfbuf = np.empty(n_rolls * lmax)
     slbuf = np.empty(n_rolls * lmax)
+    bfbuf = np.empty(n_rolls * lmax, dtype=np.int64)
+    blbuf = np.empty(n_rolls * lmax, dtype=np.int64)
     ebuf = np.empty(n_keeps * lmax)
     mbuf = np.empty(ns * lmax)
-    esbuf = np.zeros((rr + 1) * n_keeps * lmax)
-    msbuf = np.zeros((rr + 1) * ns * lmax)
+    abuf = np.empty(ns * lmax, dtype=np.int32)
+    argbuf = np.empty(rr * n_rolls * lmax, dtype=np.int32)
+    esbuf = np.zeros((rr + 1) * n_keeps * lmax if soft else 0)
+    msbuf = np.zeros((rr + 1) * ns * lmax if soft else 0)
     massbuf = np.empty(n_rolls * lmax)
     ffbuf = np.empty(n_rolls * lmax)
     flbuf = np.empty(n_rolls * lmax)
     kmbuf = np.empty(n_keeps * lmax)
     vals = np.empty(max(dk.sub_keep.shape[0], nbx))
-    bv = np.empty(nbx)
     last_sheet = np.int64(-1)
     for q in range(lo, hi):
         mask = st_mask[q]
@@ -585,33 +637,24 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                 for i in range(L):
                     c[i] = _one_value(P, off, V, lam, g2, lead0 + i - x, x)
         stop_l = slbuf[: n_rolls * L].reshape((n_rolls, L))
-        stop_f = sfbuf[: n_rolls * L].reshape((n_rolls, L)) if lay.servida else stop_l
-        for fi in range(2 if lay.servida else 1):
-            rows = rows_f if fi == 1 else rows_l
-            al = al_f if fi == 1 else al_l
-            ex = ex_f if fi == 1 else ex_l
-            st = stop_f if fi == 1 else stop_l
-            for r in range(n_rolls):
-                e = np.int64(ex[r])
-                for i in range(L):
-                    best = -1.0
-                    for b in range(nbx):
-                        if not (al[r] >> b) & 1:
-                            continue
-                        s = np.int64(rows[r, b])
-                        if e == 0:
-                            v = C[crow[b] + lay.box_vidx[b, s], i]
-                        else:  # an extra bonus shifts every box alike
-                            g2, x = _next(lay, mask, flag, u, i_slot, b, s)
-                            v = _one_value(P, off, V, lam, g2, lead0 + i - x - e, x + e)
-                        if v > best:
-                            best = v
-                    st[r, i] = best
+        box_l = blbuf[: n_rolls * L].reshape((n_rolls, L))
+        _target_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, C, crow, rows_l, al_l, ex_l, stop_l, box_l)
+        if lay.servida:
+            stop_f = sfbuf[: n_rolls * L].reshape((n_rolls, L))
+            box_f = bfbuf[: n_rolls * L].reshape((n_rolls, L))
+            _target_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, C, crow, rows_f, al_f, ex_f, stop_f,
+                          box_f)
+        else:
+            stop_f, box_f = stop_l, box_l
         E = ebuf[: n_keeps * L].reshape((n_keeps, L))
         M = mbuf[: ns * L].reshape((ns, L))
-        Es = esbuf[: (rr + 1) * n_keeps * L].reshape((rr + 1, n_keeps, L))
-        Ms = msbuf[: (rr + 1) * ns * L].reshape((rr + 1, ns, L))
-        K.turn_values(dk, L, stop_f, stop_l, E, M, Es, Ms)
+        Es = esbuf[: (rr + 1) * n_keeps * L].reshape((rr + 1, n_keeps, L)) if soft else esbuf.reshape((0, 0, 0))
+        Ms = msbuf[: (rr + 1) * ns * L].reshape((rr + 1, ns, L)) if soft else msbuf.reshape((0, 0, 0))
+        args = argbuf[: rr * n_rolls * L].reshape((rr, n_rolls, L))
+        if soft:
+            K.turn_values(dk, L, stop_f, stop_l, E, M, Es, Ms)
+        else:
+            K.turn_args(dk, L, stop_f, stop_l, E, M, abuf[: ns * L].reshape((ns, L)), args)
         # the turn: every roll's mass through the keeps of each stage (as forward_items)
         mass = massbuf[: n_rolls * L].reshape((n_rolls, L))
         fin_f = ffbuf[: n_rolls * L].reshape((n_rolls, L))
@@ -641,7 +684,7 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                     m = mass[r, i]
                     if m == 0.0:
                         continue
-                    if temperature > 0.0:
+                    if soft:
                         for a in range(n - 1):  # the last sub-keep is the whole roll: stop
                             vals[a] = 100.0 * Es[j, dk.sub_keep[slo + a], i]
                         vals[n - 1] = 100.0 * st[r, i]
@@ -660,7 +703,7 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                             else:
                                 km[k, i] += m * p
                         continue
-                    a = K.keep_arg(dk, Es, Ms, j, st, r, i)
+                    a = args[j - 1, r, i]
                     if blunder > 0.0:
                         for t in range(n):
                             k = dk.sub_keep[slo + t]
@@ -674,14 +717,15 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                     else:
                         km[a, i] += m
             K.reroll(dk, km, mass, L)
-        # the box: Player.boxes' values (the first strict maximum, or their softmax), the blunder's
-        # uniform allowed box
+        # the box: Player.boxes' choice (the first strict maximum, or the softmax of the values), the
+        # blunder's uniform allowed box
         for fi in range(2):
             fin = fin_f if fi == 1 else fin_l
             srv = lay.servida and fi == 1
             rows = rows_f if srv else rows_l
             al = al_f if srv else al_l
             ex = ex_f if srv else ex_l
+            bx = box_f if srv else box_l
             for r in range(n_rolls):
                 e = np.int64(ex[r])
                 half = oc.half if e > 0 else 0
@@ -689,30 +733,26 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                     m = fin[r, i]
                     if m == 0.0:
                         continue
-                    best = -1.0
-                    arg = -1
+                    arg = bx[r, i]
+                    row = row0[q] + i
+                    if not soft and blunder == 0.0:
+                        outp[row, oc.off[arg] + oc.vidx[arg, rows[r, arg]] + half] += m
+                        continue
                     n = 0
                     for b in range(nbx):
                         if not (al[r] >> b) & 1:
                             continue
-                        s = np.int64(rows[r, b])
-                        if e == 0:
-                            v = C[crow[b] + lay.box_vidx[b, s], i]
-                        else:
-                            g2, x = _next(lay, mask, flag, u, i_slot, b, s)
-                            v = _one_value(P, off, V, lam, g2, lead0 + i - x - e, x)
-                        bv[b] = v
-                        vals[n] = 100.0 * v
+                        if soft:
+                            s = np.int64(rows[r, b])
+                            if e == 0:
+                                v = C[crow[b] + lay.box_vidx[b, s], i]
+                            else:
+                                g2, x = _next(lay, mask, flag, u, i_slot, b, s)
+                                v = _one_value(P, off, V, lam, g2, lead0 + i - x - e, x)
+                            vals[n] = 100.0 * v
                         n += 1
-                        if v > best:
-                            best = v
-                            arg = b
-                    row = row0[q] + i
-                    if temperature <= 0.0 and blunder == 0.0:
-                        outp[row, oc.off[arg] + oc.vidx[arg, rows[r, arg]] + half] += m
-                        continue
                     tot = 0.0
-                    if temperature > 0.0:
+                    if soft:
                         top = vals[0]
                         for a in range(1, n):
                             top = max(top, vals[a])
@@ -723,7 +763,7 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                     for b in range(nbx):
                         if not (al[r] >> b) & 1:
                             continue
-                        if temperature > 0.0:
+                        if soft:
                             p = (1.0 - blunder) * (vals[a] / tot) + blunder / n
                         else:
                             p = blunder / n + (1.0 - blunder if b == arg else 0.0)
