@@ -496,6 +496,25 @@ def _one_value(P, off, V, lam, g, t0, x):
 
 
 @nb.njit(cache=True, nogil=True)
+def _one_values(P, off, V, lam, g, t0, x, c):
+    """c[i] = :func:`_one_value` (P, off, V, lam, g, t0 + i, x) for i < len(c), the same operations
+    (1, the entry or 0, plus lam x (x + V[g])) in three loops LLVM vectorises."""
+    o = off[g]
+    n = off[g + 1] - o
+    w = lam * (x + V[g])
+    L = c.shape[0]
+    i1 = min(L, max(0, -t0))  # targets below 0: 1
+    for i in range(i1):
+        c[i] = 1.0 + w
+    i2 = min(L, max(i1, n - t0))
+    base = o + t0
+    for i in range(i1, i2):
+        c[i] = np.float64(P[base + i]) + w
+    for i in range(i2, L):  # past the vector: 0
+        c[i] = 0.0 + w
+
+
+@nb.njit(cache=True, nogil=True)
 def live_cells(D, woff, live, jlo, jhi):
     """The first and last non-zero cell jlo, jhi (inclusive) of each live state's score window
     (states ``live``, layer-local, windows D[woff[s]:woff[s + 1]]); -1, -2 for none."""
@@ -633,9 +652,7 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                 continue
             for v in range(lay.box_nvals[b]):
                 g2, x = _next(lay, mask, flag, u, i_slot, b, lay.box_vals[b, v])
-                c = C[crow[b] + v]
-                for i in range(L):
-                    c[i] = _one_value(P, off, V, lam, g2, lead0 + i - x, x)
+                _one_values(P, off, V, lam, g2, lead0 - x, x, C[crow[b] + v])
         stop_l = slbuf[: n_rolls * L].reshape((n_rolls, L))
         box_l = blbuf[: n_rolls * L].reshape((n_rolls, L))
         _target_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, C, crow, rows_l, al_l, ex_l, stop_l, box_l)
