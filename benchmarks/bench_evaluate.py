@@ -5,6 +5,7 @@
     nice python benchmarks/bench_evaluate.py bots --rules scandinavian --bots solver:target=250 --games 200000 --warm
     nice python benchmarks/bench_evaluate.py pair --rules scandinavian --pair greedy,bonus --games 200000
     nice python benchmarks/bench_evaluate.py table --rules scandinavian --bots random,timeout,greedy,bonus,solver
+    nice python benchmarks/bench_evaluate.py rows --rules scandinavian --bot solver:target=250
 
 ``bots``: per bot one Markdown row. The evaluation runs in a process of its own under
 ``/usr/bin/time -v`` (``one`` below) with a cache directory holding links to the rule set's solver
@@ -22,6 +23,10 @@ exact ones (independent finals), with z of the sampled win rate.
 evaluation cache, under ``/usr/bin/time -v``: wall, CPU, peak RSS, and its output.
 
 ``one RULES BOT``: one cold evaluation, its figures as JSON (what ``bots`` times).
+
+``rows``: target play's cold evaluation (in this process, from the cached value and target tables),
+counting the (state, points still needed) rows whose turn it works out, beside the target table's
+cells: its CPU time per row is the figure a faster kernel has to move.
 """
 
 from __future__ import annotations
@@ -168,6 +173,47 @@ def pair(a: argparse.Namespace) -> None:
     print(f"| {A} vs {B} | {n:,} | {sw:.5f} | {win:.5f} | {z:+.2f} | {sd:.5f} | {draw:.5f} | {t_run:.1f} |")
 
 
+def rows(a: argparse.Namespace) -> None:
+    import threading
+
+    from harness import evaluate as E
+    from harness import target_kernels as TK
+    from harness.rules import load_rules
+    from harness.solver import solve
+    from harness.target import cached_tmax, target_table
+
+    rules = load_rules(a.rules)
+    solve(rules)
+    strat = E.solitaire_bot(rules, a.bot)
+    tp = strat.target_play()
+    if tp is None:
+        raise SystemExit(f"{a.bot} does not play for a target")
+    cells = target_table(rules, "target", cached_tmax(rules, "target", tp.target)).values.size
+    count = [0, 0]  # (state, target) rows, live states
+    lock = threading.Lock()
+    kernel = TK.target_outcomes
+
+    def counted(*args):  # the kernel's c_n, lo, hi: the rows of states lo..hi-1
+        with lock:
+            count[0] += int(args[15][args[17]:args[18]].sum())
+            count[1] += args[18] - args[17]
+        return kernel(*args)
+
+    TK.target_outcomes = counted
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            cpu0 = time.process_time()
+            ev = E.evaluate(rules, a.bot, _cold_cache(rules, Path(tmp) / "cache"))
+            cpu = time.process_time() - cpu0
+    finally:
+        TK.target_outcomes = kernel
+    print("| bot | exact mean | live states | (state, target) rows | target table cells | evaluation (s) | CPU (s) "
+          "| CPU per row (us) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"| {a.bot} | {ev.mean:.6f} | {count[1]:,} | {count[0]:,} | {cells:,} | {ev.seconds:.1f} | {cpu:.1f} "
+          f"| {1e6 * cpu / count[0]:.1f} |")
+
+
 def table(a: argparse.Namespace) -> None:
     from harness.rules import load_rules
 
@@ -199,6 +245,9 @@ def main() -> None:
     p = sub.add_parser("table")
     p.add_argument("--rules", default="scandinavian")
     p.add_argument("--bots", default="random,timeout,greedy,bonus,solver")
+    p = sub.add_parser("rows")
+    p.add_argument("--rules", default="scandinavian")
+    p.add_argument("--bot", default="solver:target=250")
     p = sub.add_parser("one")
     p.add_argument("rules")
     p.add_argument("bot")
@@ -206,7 +255,7 @@ def main() -> None:
     if a.what == "one":
         one(a.rules, a.bot)
     else:
-        {"bots": bots, "pair": pair, "table": table}[a.what](a)
+        {"bots": bots, "pair": pair, "table": table, "rows": rows}[a.what](a)
 
 
 if __name__ == "__main__":
