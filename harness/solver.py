@@ -150,8 +150,13 @@ def dice_tables(d: Dice, rerolls: int) -> K.DiceK:
     for r in range(d.n_rolls):
         subs = d.sub_keep[d.sub_ptr[r]:d.sub_ptr[r + 1]]
         sub_pos[r, subs] = np.arange(len(subs))
+    faces = np.full((d.n_keeps, 6), -1, dtype=np.int32)
+    n_faces = np.sum(rem >= 0, axis=1).astype(np.int32)
+    for k in range(d.n_keeps):
+        faces[k, :n_faces[k]] = rem[k][rem[k] >= 0]
     return K.DiceK(d.roll_prob.astype(np.float64), d.roll_as_keep.astype(np.int32), add, rem,
-                   d.sub_ptr.astype(np.int64), d.sub_keep.astype(np.int32), sub_pos, n_small, int(rerolls))
+                   d.sub_ptr.astype(np.int64), d.sub_keep.astype(np.int32), sub_pos, faces, n_faces, n_small,
+                   int(rerolls))
 
 
 def _box_values(rules: RuleSet, b: int) -> np.ndarray:

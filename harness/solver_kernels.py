@@ -81,7 +81,8 @@ class DiceK(NamedTuple):
     add: (K, 6) int32 keep + one die of face f (-1 for full keeps); rem: (K, 6) int32 keep minus
     one die of face f (-1 if absent); n_small: keeps with fewer than n dice (indices 0..n_small-1);
     sub_ptr/sub_keep: the sub-keeps of each roll (CSR, from :class:`harness.dice.Dice`);
-    sub_pos: (R, K) int16 position of a keep among a roll's sub-keeps (-1 if not one).
+    sub_pos: (R, K) int16 position of a keep among a roll's sub-keeps (-1 if not one); faces: (K, 6)
+    int32 the keeps rem[k, f] >= 0 in face order, packed to the front (n_faces (K,) int32 of them).
     """
 
     roll_prob: np.ndarray
@@ -91,6 +92,8 @@ class DiceK(NamedTuple):
     sub_ptr: np.ndarray
     sub_keep: np.ndarray
     sub_pos: np.ndarray
+    faces: np.ndarray
+    n_faces: np.ndarray
     n_small: int
     rerolls: int
 
@@ -861,6 +864,56 @@ def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stag
         out[g] = dk.sub_keep[dk.sub_ptr[r] + codes[line, stage[g] - 1, r]]
 
 
+# From this many slots on, :func:`turn_args` takes each keep's best sub-keep in one pass over its
+# faces (:func:`_chain`), which LLVM vectorises only past a trip count that pays for its overlap
+# checks (about 96); below, the face-by-face loops are faster (benchmarks/BENCHMARKS.md, "Exact
+# evaluation").
+WIDE = 96
+
+
+@nb.njit(cache=True, nogil=True)
+def _chain(v0, k, M, A, qs, out_v, out_a, nu):
+    """out_v, out_a = the first strict maximum, slot by slot, of v0 (keep k) and then M[q] (keep
+    A[q]) for q in the tuple qs, in order: the running best stays in registers and each slot is
+    stored once, so the loop vectorises (a select written back to the row it read becomes a masked
+    store, slow on this machine's AMD cores)."""
+    for i in range(nu):
+        v = v0[i]
+        a = k
+        for q in qs:
+            x = M[q, i]
+            better = x > v
+            v = x if better else v
+            a = A[q, i] if better else a
+        out_v[i] = v
+        out_a[i] = a
+
+
+@nb.njit(cache=True, nogil=True)
+def _best_sub(dk, kk, v0, M, A, out_v, out_a, nu):
+    """:func:`_chain` over the faces of keep kk (``dk.faces``), the tuple of each length its own
+    specialisation; v0 the value of keeping kk itself."""
+    f = dk.faces[kk]
+    w = dk.n_faces[kk]
+    k = np.int32(kk)
+    if w == 0:
+        for i in range(nu):
+            out_v[i] = v0[i]
+            out_a[i] = k
+    elif w == 1:
+        _chain(v0, k, M, A, (f[0],), out_v, out_a, nu)
+    elif w == 2:
+        _chain(v0, k, M, A, (f[0], f[1]), out_v, out_a, nu)
+    elif w == 3:
+        _chain(v0, k, M, A, (f[0], f[1], f[2]), out_v, out_a, nu)
+    elif w == 4:
+        _chain(v0, k, M, A, (f[0], f[1], f[2], f[3]), out_v, out_a, nu)
+    elif w == 5:
+        _chain(v0, k, M, A, (f[0], f[1], f[2], f[3], f[4]), out_v, out_a, nu)
+    else:
+        _chain(v0, k, M, A, (f[0], f[1], f[2], f[3], f[4], f[5]), out_v, out_a, nu)
+
+
 @nb.njit(cache=True, nogil=True)
 def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
     """:func:`turn_values` that also writes the T=0 keep of every stage, roll and slot: args[j - 1,
@@ -868,7 +921,9 @@ def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
 
     A (n_small, nu) int32 tracks which sub-keep reaches M; following the strict improvements in
     face order picks exactly :func:`keep_arg`'s keep (stop on ties, then the first face, the keep
-    itself before its sub-keeps), and the values are computed as in :func:`turn_values`.
+    itself before its sub-keeps), and the values are computed as in :func:`turn_values`. From
+    ``WIDE`` slots on, each keep's faces are taken in one pass (:func:`_best_sub`), the same
+    comparisons in the same order.
     """
     n_rolls = stop_f.shape[0]
     ns = dk.n_small
@@ -890,6 +945,12 @@ def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
             e3, e4, e5 = E[add[k, 3]], E[add[k, 4]], E[add[k, 5]]
             for i in range(nu):
                 ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
+        if nu >= WIDE:
+            for k in range(ns):
+                _best_sub(dk, k, E[k], M, A, M[k], A[k], nu)
+            for r in range(n_rolls):
+                _best_sub(dk, ns + r, st[r], M, A, E[ns + r], args[j - 1, r], nu)
+            continue
         for k in range(ns):
             mk = M[k]
             ak = A[k]
@@ -902,7 +963,7 @@ def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
                 if q >= 0:
                     mq = M[q]
                     aq = A[q]
-                    for i in range(nu):  # selects, not branches: LLVM vectorises them
+                    for i in range(nu):
                         m = mq[i]
                         better = m > mk[i]
                         mk[i] = m if better else mk[i]

@@ -535,37 +535,65 @@ def live_cells(D, woff, live, jlo, jhi):
 
 
 @nb.njit(cache=True, nogil=True)
-def _target_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, C, crow, rows, al, ex, st, bx):
-    """Stop values st (R, L) of a single-target bot at targets lead0 + i, i < L, and the box it
-    writes for each (roll, target), bx (R, L): the first strict maximum in sheet order of the
-    option values (:func:`_one_value`; C holds them per (open box, score)), as the bot's
-    :func:`_stops` and :func:`mixed_boxes`. A roll with an extra bonus scores its stop value with
-    the bonus in the expected-score tie-break (the bot's stop values) and chooses its box without
-    it (the bot's box choice)."""
+def _box_chain(C, qs, bs, acc, arg, ca, cb, first):
+    """acc[i], arg[i] = the first strict maximum of (acc[i], arg[i]) (-1, -1 if first) and C[qs[t], i]
+    (box bs[t]) for t in order, i in [ca, cb): the running best stays in registers and each column
+    is stored once (see :func:`harness.solver_kernels._chain`)."""
+    for i in range(ca, cb):
+        v = -1.0 if first else acc[i]
+        a = np.int64(-1) if first else arg[i]
+        for t in range(len(qs)):
+            x = C[qs[t], i]
+            better = x > v
+            v = x if better else v
+            a = bs[t] if better else a
+        acc[i] = v
+        arg[i] = a
+
+
+@nb.njit(cache=True, nogil=True)
+def _free_stops(lay, C, crow, rows, al, ex, st, bx, ca, cb, cand, boxes):
+    """Stop values st[:, ca:cb] of a single-target bot, and the box it writes bx[:, ca:cb], for the
+    rolls without an extra bonus of one sheet (rows, al, ex) at columns whose option values C[:,
+    ca:cb] hold per (open box, score): the first strict maximum in sheet order, as the bot's
+    :func:`_stops` and :func:`mixed_boxes`. The boxes are taken four at a time (:func:`_box_chain`;
+    a short block repeats its first box, which cannot win twice); cand, boxes (NB,) int64 scratch."""
     nbx = lay.n_boxes
-    L = st.shape[1]
+    for r in range(st.shape[0]):
+        if ex[r] != 0:
+            continue
+        n = 0
+        for b in range(nbx):
+            if (al[r] >> b) & 1:
+                cand[n] = crow[b] + lay.box_vidx[b, np.int64(rows[r, b])]
+                boxes[n] = b
+                n += 1
+        if n == 0:
+            for i in range(ca, cb):
+                st[r, i] = -1.0
+                bx[r, i] = -1
+        for t in range(0, n, 4):
+            t1 = t + 1 if t + 1 < n else t
+            t2 = t + 2 if t + 2 < n else t
+            t3 = t + 3 if t + 3 < n else t
+            _box_chain(C, (cand[t], cand[t1], cand[t2], cand[t3]), (boxes[t], boxes[t1], boxes[t2], boxes[t3]),
+                       st[r], bx[r], ca, cb, t == 0)
+
+
+@nb.njit(cache=True, nogil=True)
+def _extra_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, rows, al, ex, st, bx, c0, L):
+    """:func:`_free_stops` for the rolls with an extra bonus (a few) of one state, targets lead0 + i
+    at columns c0 + i, i < L: the stop value scores the bonus in the expected-score tie-break (the
+    bot's stop values) and the box is chosen without it (the bot's box choice)."""
+    nbx = lay.n_boxes
     for r in range(st.shape[0]):
         e = np.int64(ex[r])
-        acc = st[r]
-        arg = bx[r]
-        for i in range(L):
-            acc[i] = -1.0
-            arg[i] = -1
         if e == 0:
-            for b in range(nbx):
-                if not (al[r] >> b) & 1:
-                    continue
-                c = C[crow[b] + lay.box_vidx[b, np.int64(rows[r, b])]]
-                for i in range(L):  # selects, not branches: LLVM vectorises them
-                    ci = c[i]
-                    ai = acc[i]
-                    better = ci > ai
-                    acc[i] = ci if better else ai
-                    arg[i] = b if better else arg[i]
             continue
-        for i in range(L):  # an extra bonus shifts every box alike (a few rolls)
+        for i in range(L):  # an extra bonus shifts every box alike
             best = -1.0
             best_box = -1.0
+            arg = -1
             for b in range(nbx):
                 if not (al[r] >> b) & 1:
                     continue
@@ -576,8 +604,24 @@ def _target_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, C, crow, ro
                 v = _one_value(P, off, V, lam, g2, lead0 + i - x - e, x)
                 if v > best_box:
                     best_box = v
-                    arg[i] = b
-            acc[i] = best
+                    arg = b
+            st[r, c0 + i] = best
+            bx[r, c0 + i] = arg
+
+
+# target_outcomes works out the turns of several states at once, up to this many (state, target)
+# columns side by side: the keep lattice and the reroll pushes do not depend on the state, and
+# :func:`harness.solver_kernels.turn_args` is fastest on wide rows (benchmarks/BENCHMARKS.md,
+# "Exact evaluation")
+TARGET_COLUMNS = 256
+
+
+@nb.njit(cache=True, nogil=True)
+def _state_sheet(ctx, lay, mask, flag, rows_l, al_l, ex_l, rows_f, al_f, ex_f):
+    """The sheet's scores of every roll (later rolls; first roll for servida) for (mask, flag)."""
+    score_sheet(ctx, np.bool_(False), flag, mask, rows_l, al_l, ex_l)
+    if lay.servida:
+        score_sheet(ctx, np.bool_(True), flag, mask, rows_f, al_f, ex_f)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -592,12 +636,15 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     past the state's vector as its length (every option is worth 0): the caller folds targets into
     that range. The targets play the part of the solver's upper slots: option values per target
     (:func:`_one_value`), stop values and the box argmax over (rolls, targets) arrays
-    (:func:`_target_stops`), then the solver's turn over (keeps, targets) arrays: at temperature 0
-    :func:`~harness.solver_kernels.turn_args` (every stage's keep of every roll and target, the
-    bot's :func:`~harness.solver_kernels.keep_arg_one` to the last tie), with a temperature
-    :func:`~harness.solver_kernels.turn_values` and each roll's softmax; the turn's mass is pushed
-    through the keeps and the box choice as :func:`harness.solver_kernels.forward_items` does.
-    temperature > 0 (percentage points): softmax over 100 x value, as the bot's.
+    (:func:`_free_stops`, :func:`_extra_stops`), then the solver's turn over (keeps, targets)
+    arrays: at temperature 0 :func:`~harness.solver_kernels.turn_args` (every stage's keep of every
+    roll and target, the bot's :func:`~harness.solver_kernels.keep_arg_one` to the last tie), with
+    a temperature :func:`~harness.solver_kernels.turn_values` and each roll's softmax; the turn's
+    mass is pushed through the keeps and the box choice as
+    :func:`harness.solver_kernels.forward_items` does.
+    Consecutive states share these arrays, up to ``TARGET_COLUMNS`` columns (a state with more
+    targets alone): each column is worked out as if alone, so the outcomes do not depend on the
+    grouping. temperature > 0 (percentage points): softmax over 100 x value, as the bot's.
     """
     n_rolls = ctx.table.shape[0]
     n_keeps = dk.add.shape[0]
@@ -605,14 +652,13 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     rr = dk.rerolls
     nbx = lay.n_boxes
     F = lay.n_flags
-    no, yes = np.bool_(False), np.bool_(True)
     soft = temperature > 0.0
     crow = np.zeros(nbx, dtype=np.int64)
     n_cand = 0
     for b in range(nbx):
         crow[b] = n_cand
         n_cand += lay.box_nvals[b]
-    lmax = 1
+    lmax = TARGET_COLUMNS
     for q in range(lo, hi):
         lmax = max(lmax, c_n[q])
     rows_l, al_l, ex_l, rows_f, al_f, ex_f = score_buffers(n_rolls, nbx)
@@ -632,53 +678,75 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     flbuf = np.empty(n_rolls * lmax)
     kmbuf = np.empty(n_keeps * lmax)
     vals = np.empty(max(dk.sub_keep.shape[0], nbx))
-    last_sheet = np.int64(-1)
-    for q in range(lo, hi):
-        mask = st_mask[q]
-        flag = st_flag[q]
-        u = np.int64(st_u[q])
-        i_slot = np.int64(st_slot[q])
-        L = np.int64(c_n[q])
-        lead0 = np.int64(c_lo[q])
-        sheet = mask * F + flag
-        if sheet != last_sheet:
-            score_sheet(ctx, no, flag, mask, rows_l, al_l, ex_l)
-            if lay.servida:
-                score_sheet(ctx, yes, flag, mask, rows_f, al_f, ex_f)
-            last_sheet = sheet
-        C = cbuf[: max(n_cand, 1) * L].reshape((max(n_cand, 1), L))
-        for b in range(nbx):
-            if (mask >> b) & 1:
-                continue
-            for v in range(lay.box_nvals[b]):
-                g2, x = _next(lay, mask, flag, u, i_slot, b, lay.box_vals[b, v])
-                _one_values(P, off, V, lam, g2, lead0 - x, x, C[crow[b] + v])
-        stop_l = slbuf[: n_rolls * L].reshape((n_rolls, L))
-        box_l = blbuf[: n_rolls * L].reshape((n_rolls, L))
-        _target_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, C, crow, rows_l, al_l, ex_l, stop_l, box_l)
+    col = np.empty(hi - lo + 1, dtype=np.int64)
+    cand = np.empty(nbx, dtype=np.int64)
+    boxes = np.empty(nbx, dtype=np.int64)
+    code = np.zeros(nbx, dtype=np.int64)
+    q0 = lo
+    while q0 < hi:
+        # the group: states q0..q1-1, state q in columns col[q - q0] .. col[q - q0 + 1] - 1
+        W = np.int64(c_n[q0])
+        q1 = q0 + 1
+        while q1 < hi and W + c_n[q1] <= TARGET_COLUMNS:
+            W += c_n[q1]
+            q1 += 1
+        col[0] = 0
+        for q in range(q0, q1):
+            col[q - q0 + 1] = col[q - q0] + c_n[q]
+        C = cbuf[: max(n_cand, 1) * W].reshape((max(n_cand, 1), W))
+        stop_l = slbuf[: n_rolls * W].reshape((n_rolls, W))
+        box_l = blbuf[: n_rolls * W].reshape((n_rolls, W))
         if lay.servida:
-            stop_f = sfbuf[: n_rolls * L].reshape((n_rolls, L))
-            box_f = bfbuf[: n_rolls * L].reshape((n_rolls, L))
-            _target_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, C, crow, rows_f, al_f, ex_f, stop_f,
-                          box_f)
+            stop_f = sfbuf[: n_rolls * W].reshape((n_rolls, W))
+            box_f = bfbuf[: n_rolls * W].reshape((n_rolls, W))
         else:
             stop_f, box_f = stop_l, box_l
-        E = ebuf[: n_keeps * L].reshape((n_keeps, L))
-        M = mbuf[: ns * L].reshape((ns, L))
-        Es = esbuf[: (rr + 1) * n_keeps * L].reshape((rr + 1, n_keeps, L)) if soft else esbuf.reshape((0, 0, 0))
-        Ms = msbuf[: (rr + 1) * ns * L].reshape((rr + 1, ns, L)) if soft else msbuf.reshape((0, 0, 0))
-        args = argbuf[: rr * n_rolls * L].reshape((rr, n_rolls, L))
+        # option values per state, stop values per run of states on one sheet
+        run = q0
+        for q in range(q0, q1 + 1):
+            if q == q1 or st_mask[q] * F + st_flag[q] != st_mask[run] * F + st_flag[run]:
+                ca, cb = col[run - q0], col[q - q0]
+                _free_stops(lay, C, crow, rows_l, al_l, ex_l, stop_l, box_l, ca, cb, cand, boxes)
+                if lay.servida:
+                    _free_stops(lay, C, crow, rows_f, al_f, ex_f, stop_f, box_f, ca, cb, cand, boxes)
+                run = q
+            if q == q1:
+                break
+            mask = st_mask[q]
+            flag = st_flag[q]
+            u = np.int64(st_u[q])
+            i_slot = np.int64(st_slot[q])
+            L = np.int64(c_n[q])
+            lead0 = np.int64(c_lo[q])
+            c0 = col[q - q0]
+            if run == q:
+                _state_sheet(ctx, lay, mask, flag, rows_l, al_l, ex_l, rows_f, al_f, ex_f)
+            for b in range(nbx):
+                if (mask >> b) & 1:
+                    continue
+                for v in range(lay.box_nvals[b]):
+                    g2, x = _next(lay, mask, flag, u, i_slot, b, lay.box_vals[b, v])
+                    _one_values(P, off, V, lam, g2, lead0 - x, x, C[crow[b] + v, c0:c0 + L])
+            _extra_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_l, al_l, ex_l, stop_l, box_l, c0, L)
+            if lay.servida:
+                _extra_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_f, al_f, ex_f, stop_f, box_f,
+                             c0, L)
+        E = ebuf[: n_keeps * W].reshape((n_keeps, W))
+        M = mbuf[: ns * W].reshape((ns, W))
+        Es = esbuf[: (rr + 1) * n_keeps * W].reshape((rr + 1, n_keeps, W)) if soft else esbuf.reshape((0, 0, 0))
+        Ms = msbuf[: (rr + 1) * ns * W].reshape((rr + 1, ns, W)) if soft else msbuf.reshape((0, 0, 0))
+        args = argbuf[: rr * n_rolls * W].reshape((rr, n_rolls, W))
         if soft:
-            K.turn_values(dk, L, stop_f, stop_l, E, M, Es, Ms)
+            K.turn_values(dk, W, stop_f, stop_l, E, M, Es, Ms)
         else:
-            K.turn_args(dk, L, stop_f, stop_l, E, M, abuf[: ns * L].reshape((ns, L)), args)
+            K.turn_args(dk, W, stop_f, stop_l, E, M, abuf[: ns * W].reshape((ns, W)), args)
         # the turn: every roll's mass through the keeps of each stage (as forward_items)
-        mass = massbuf[: n_rolls * L].reshape((n_rolls, L))
-        fin_f = ffbuf[: n_rolls * L].reshape((n_rolls, L))
-        fin_l = flbuf[: n_rolls * L].reshape((n_rolls, L))
-        km = kmbuf[: n_keeps * L].reshape((n_keeps, L))
+        mass = massbuf[: n_rolls * W].reshape((n_rolls, W))
+        fin_f = ffbuf[: n_rolls * W].reshape((n_rolls, W))
+        fin_l = flbuf[: n_rolls * W].reshape((n_rolls, W))
+        km = kmbuf[: n_keeps * W].reshape((n_keeps, W))
         for r in range(n_rolls):
-            for i in range(L):
+            for i in range(W):
                 mass[r, i] = dk.roll_prob[r]
                 fin_f[r, i] = 0.0
                 fin_l[r, i] = 0.0
@@ -686,18 +754,34 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
             fin = fin_f if j == rr else fin_l
             if j == 0:  # no reroll left: every roll stops
                 for r in range(n_rolls):
-                    for i in range(L):
+                    for i in range(W):
                         fin[r, i] += mass[r, i]
                 break
             st = stop_f if j == rr else stop_l
             for k in range(n_keeps):
-                for i in range(L):
+                for i in range(W):
                     km[k, i] = 0.0
+            if not soft and blunder == 0.0:
+                # each (roll, target) moves its whole mass to its keep, without branches: a stop lands
+                # in the roll's own keep, which no other roll has and no reroll reads, and goes to fin
+                # from there (adding the 0.0 of the other rolls changes no sum)
+                for r in range(n_rolls):
+                    ar = args[j - 1, r]
+                    mr = mass[r]
+                    for i in range(W):
+                        km[ar[i], i] += mr[i]
+                for r in range(n_rolls):
+                    kr = dk.roll_as_keep[r]
+                    for i in range(W):
+                        fin[r, i] += km[kr, i]
+                        km[kr, i] = 0.0
+                K.reroll(dk, km, mass, W)
+                continue
             for r in range(n_rolls):
                 kr = dk.roll_as_keep[r]
                 slo = dk.sub_ptr[r]
                 n = dk.sub_ptr[r + 1] - slo
-                for i in range(L):
+                for i in range(W):
                     m = mass[r, i]
                     if m == 0.0:
                         continue
@@ -721,71 +805,87 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                                 km[k, i] += m * p
                         continue
                     a = args[j - 1, r, i]
-                    if blunder > 0.0:
-                        for t in range(n):
-                            k = dk.sub_keep[slo + t]
-                            p = blunder / n + (1.0 - blunder if k == a else 0.0)
-                            if k == kr:
-                                fin[r, i] += m * p
-                            else:
-                                km[k, i] += m * p
-                    elif a == kr:
-                        fin[r, i] += m
-                    else:
-                        km[a, i] += m
-            K.reroll(dk, km, mass, L)
+                    for t in range(n):  # the blunder: every sub-keep alike
+                        k = dk.sub_keep[slo + t]
+                        p = blunder / n + (1.0 - blunder if k == a else 0.0)
+                        if k == kr:
+                            fin[r, i] += m * p
+                        else:
+                            km[k, i] += m * p
+            K.reroll(dk, km, mass, W)
         # the box: Player.boxes' choice (the first strict maximum, or the softmax of the values), the
         # blunder's uniform allowed box
-        for fi in range(2):
-            fin = fin_f if fi == 1 else fin_l
-            srv = lay.servida and fi == 1
-            rows = rows_f if srv else rows_l
-            al = al_f if srv else al_l
-            ex = ex_f if srv else ex_l
-            bx = box_f if srv else box_l
-            for r in range(n_rolls):
-                e = np.int64(ex[r])
-                half = oc.half if e > 0 else 0
-                for i in range(L):
-                    m = fin[r, i]
-                    if m == 0.0:
-                        continue
-                    arg = bx[r, i]
-                    row = row0[q] + i
+        last_sheet = np.int64(-1)
+        for q in range(q0, q1):
+            mask = st_mask[q]
+            flag = st_flag[q]
+            u = np.int64(st_u[q])
+            i_slot = np.int64(st_slot[q])
+            L = np.int64(c_n[q])
+            lead0 = np.int64(c_lo[q])
+            c0 = col[q - q0]
+            if mask * F + flag != last_sheet:
+                _state_sheet(ctx, lay, mask, flag, rows_l, al_l, ex_l, rows_f, al_f, ex_f)
+                last_sheet = mask * F + flag
+            for fi in range(2):
+                fin = fin_f if fi == 1 else fin_l
+                srv = lay.servida and fi == 1
+                rows = rows_f if srv else rows_l
+                al = al_f if srv else al_l
+                ex = ex_f if srv else ex_l
+                bx = box_f if srv else box_l
+                for r in range(n_rolls):
+                    e = np.int64(ex[r])
+                    half = oc.half if e > 0 else 0
                     if not soft and blunder == 0.0:
-                        outp[row, oc.off[arg] + oc.vidx[arg, rows[r, arg]] + half] += m
+                        # every column's box is allowed: its outcome code from a table, without
+                        # branches (a roll that never stops adds 0.0, which changes no sum)
+                        for b in range(nbx):
+                            if (al[r] >> b) & 1:
+                                code[b] = oc.off[b] + oc.vidx[b, rows[r, b]] + half
+                        fr = fin[r]
+                        br = bx[r]
+                        for i in range(L):
+                            outp[row0[q] + i, code[br[c0 + i]]] += fr[c0 + i]
                         continue
-                    n = 0
-                    for b in range(nbx):
-                        if not (al[r] >> b) & 1:
+                    for i in range(L):
+                        m = fin[r, c0 + i]
+                        if m == 0.0:
                             continue
+                        arg = bx[r, c0 + i]
+                        row = row0[q] + i
+                        n = 0
+                        for b in range(nbx):
+                            if not (al[r] >> b) & 1:
+                                continue
+                            if soft:
+                                s = np.int64(rows[r, b])
+                                if e == 0:
+                                    v = C[crow[b] + lay.box_vidx[b, s], c0 + i]
+                                else:
+                                    g2, x = _next(lay, mask, flag, u, i_slot, b, s)
+                                    v = _one_value(P, off, V, lam, g2, lead0 + i - x - e, x)
+                                vals[n] = 100.0 * v
+                            n += 1
+                        tot = 0.0
                         if soft:
-                            s = np.int64(rows[r, b])
-                            if e == 0:
-                                v = C[crow[b] + lay.box_vidx[b, s], i]
+                            top = vals[0]
+                            for a in range(1, n):
+                                top = max(top, vals[a])
+                            for a in range(n):
+                                vals[a] = np.exp((vals[a] - top) / temperature)
+                                tot += vals[a]
+                        a = 0
+                        for b in range(nbx):
+                            if not (al[r] >> b) & 1:
+                                continue
+                            if soft:
+                                p = (1.0 - blunder) * (vals[a] / tot) + blunder / n
                             else:
-                                g2, x = _next(lay, mask, flag, u, i_slot, b, s)
-                                v = _one_value(P, off, V, lam, g2, lead0 + i - x - e, x)
-                            vals[n] = 100.0 * v
-                        n += 1
-                    tot = 0.0
-                    if soft:
-                        top = vals[0]
-                        for a in range(1, n):
-                            top = max(top, vals[a])
-                        for a in range(n):
-                            vals[a] = np.exp((vals[a] - top) / temperature)
-                            tot += vals[a]
-                    a = 0
-                    for b in range(nbx):
-                        if not (al[r] >> b) & 1:
-                            continue
-                        if soft:
-                            p = (1.0 - blunder) * (vals[a] / tot) + blunder / n
-                        else:
-                            p = blunder / n + (1.0 - blunder if b == arg else 0.0)
-                        a += 1
-                        outp[row, oc.off[b] + oc.vidx[b, rows[r, b]] + half] += m * p
+                                p = blunder / n + (1.0 - blunder if b == arg else 0.0)
+                            a += 1
+                            outp[row, oc.off[b] + oc.vidx[b, rows[r, b]] + half] += m * p
+        q0 = q1
 
 
 @nb.njit(cache=True, nogil=True)
@@ -797,6 +897,9 @@ def target_push(t, nthreads, lay, oc, off, target, run_shift, live, jlo, jhi, st
     successors g2 with g2 % nthreads == t (each sum in the sources' order, whatever the threads).
     The outcomes' masses are :func:`target_mass`'s."""
     n_out = outp.shape[1]
+    mine = np.empty(n_out, dtype=np.int64)  # the state's outcomes whose successor is this thread's
+    succ = np.empty(n_out, dtype=np.int64)
+    adds = np.empty(n_out, dtype=np.int64)
     for q in range(live.shape[0]):
         loc = live[q]
         mask = st_mask[q]
@@ -804,23 +907,30 @@ def target_push(t, nthreads, lay, oc, off, target, run_shift, live, jlo, jhi, st
         u = np.int64(st_u[q])
         i_slot = np.int64(st_slot[q])
         n_vec = off[start + loc + 1] - off[start + loc]
+        n_mine = 0
+        for o in range(n_out):
+            if (mask >> oc.o_box[o]) & 1:  # a box already written: never an outcome here
+                continue
+            g2, add, cross = K.successor(lay, oc, mask, flag, u, i_slot, o)
+            if g2 % nthreads == t:
+                mine[n_mine] = o
+                succ[n_mine] = g2 - start2
+                adds[n_mine] = add
+                n_mine += 1
         for j in range(jlo[q], jhi[q] + 1):
             p0 = D[woff[loc] + j]
             if p0 == 0.0:
                 continue
             s = wlo[loc] + j
             row = target_row(target, run_shift, s, n_vec, row0[q], c_lo[q])
-            for o in range(n_out):
-                p = outp[row, o]
+            for a in range(n_mine):
+                p = outp[row, mine[a]]
                 if p == 0.0:
                     continue
-                g2, add, cross = K.successor(lay, oc, mask, flag, u, i_slot, o)
-                if g2 % nthreads != t:
-                    continue
-                l2 = g2 - start2
+                l2 = succ[a]
                 w = p * p0
                 P2[l2] += w
-                cell = s + add - wlo2[l2]
+                cell = s + adds[a] - wlo2[l2]
                 n2 = woff2[l2 + 1] - woff2[l2]
                 D2[woff2[l2] + min(cell, n2 - 1)] += w
 

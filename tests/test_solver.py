@@ -893,3 +893,25 @@ def test_solve_refuses_sizes_that_are_not_sizes(capsys, argv, message):
     assert cli_main(["solve", "scandinavian", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("n_dice,rerolls", [(2, 1), (5, 2), (6, 2)])
+def test_the_one_pass_keeps_of_wide_turns_are_the_face_by_face_keeps(n_dice, rerolls):
+    """From WIDE slots on, turn_args takes each keep's sub-keeps in one pass per length of its face
+    list; its values and keeps, ties included, are those of the face-by-face loops of narrow turns."""
+    from harness import solver_kernels as K
+    from harness.dice import dice
+
+    dk = solver.dice_tables(dice(n_dice), rerolls)
+    n_rolls, n_keeps, ns = len(dk.roll_prob), dk.add.shape[0], dk.n_small
+    assert set(dk.n_faces) == set(range(min(n_dice, 6) + 1))  # every length of face list is met
+    nu = K.WIDE + 5
+    rng = np.random.default_rng(n_dice)
+    stop_f, stop_l = rng.integers(0, 4, (2, n_rolls, nu)) / 4.0  # four levels: ties everywhere
+    wide = np.empty((n_keeps, nu)), np.empty((rerolls, n_rolls, nu), np.int32)
+    K.turn_args(dk, nu, stop_f, stop_l, wide[0], np.empty((ns, nu)), np.empty((ns, nu), np.int32), wide[1])
+    for i in range(nu):
+        E, args = np.empty((n_keeps, 1)), np.empty((rerolls, n_rolls, 1), np.int32)
+        K.turn_args(dk, 1, stop_f[:, i:i + 1].copy(), stop_l[:, i:i + 1].copy(), E, np.empty((ns, 1)),
+                    np.empty((ns, 1), np.int32), args)
+        assert np.array_equal(E[:, 0], wide[0][:, i]) and np.array_equal(args[:, :, 0], wide[1][:, :, i])
