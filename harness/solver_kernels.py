@@ -246,6 +246,65 @@ def stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, first, row, stop, box, r
             acc[i] += extra
 
 
+# From this many slots on, :func:`turn_values` and :func:`turn_args` take each keep's best sub-keep
+# in one pass over its faces (:func:`_chain`): 3 to 4.6 times faster than the face-by-face loops
+# from 96 to 256 slots, and slower below (its vector loop does not pay for its overlap checks on
+# short rows); `python benchmarks/bench_turns.py`, benchmarks/BENCHMARKS.md "Exact evaluation".
+WIDE = 96
+
+
+@nb.njit(cache=True, nogil=True)
+def _chain(v0, k, M, A, qs, out_v, out_a, nu):
+    """out_v, out_a = the first strict maximum, slot by slot, of v0 (keep k) and then M[q] (keep
+    A[q]) for q in the tuple qs, in order: the running best stays in registers and each slot is
+    stored once, so the loop vectorises (a select written back to the row it read becomes a masked
+    store, slow on this machine's AMD cores). With out_a empty only the values (A unread)."""
+    if out_a.shape[0] == 0:
+        for i in range(nu):
+            v = v0[i]
+            for q in qs:
+                x = M[q, i]
+                v = x if x > v else v
+            out_v[i] = v
+        return
+    for i in range(nu):
+        v = v0[i]
+        a = k
+        for q in qs:
+            x = M[q, i]
+            better = x > v
+            v = x if better else v
+            a = A[q, i] if better else a
+        out_v[i] = v
+        out_a[i] = a
+
+
+@nb.njit(cache=True, nogil=True)
+def _best_sub(dk, kk, v0, M, A, out_v, out_a, nu):
+    """:func:`_chain` over the faces of keep kk (``dk.faces``), the tuple of each length its own
+    specialisation; v0 the value of keeping kk itself."""
+    f = dk.faces[kk]
+    w = dk.n_faces[kk]
+    k = np.int32(kk)
+    if w == 0:
+        for i in range(nu):
+            out_v[i] = v0[i]
+        for i in range(out_a.shape[0]):
+            out_a[i] = k
+    elif w == 1:
+        _chain(v0, k, M, A, (f[0],), out_v, out_a, nu)
+    elif w == 2:
+        _chain(v0, k, M, A, (f[0], f[1]), out_v, out_a, nu)
+    elif w == 3:
+        _chain(v0, k, M, A, (f[0], f[1], f[2]), out_v, out_a, nu)
+    elif w == 4:
+        _chain(v0, k, M, A, (f[0], f[1], f[2], f[3]), out_v, out_a, nu)
+    elif w == 5:
+        _chain(v0, k, M, A, (f[0], f[1], f[2], f[3], f[4]), out_v, out_a, nu)
+    else:
+        _chain(v0, k, M, A, (f[0], f[1], f[2], f[3], f[4], f[5]), out_v, out_a, nu)
+
+
 @nb.njit(cache=True, nogil=True)
 def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
     """Optimal value of each first roll from the stop values (first roll / later roll).
@@ -263,6 +322,7 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
     add = dk.add
     save = Es.shape[0] > 0
     sixth = 1.0 / 6.0
+    no_a, no_arg = np.empty((0, 0), dtype=np.int32), np.empty(0, dtype=np.int32)
     first_st = stop_f if rr == 0 else stop_l
     for r in range(n_rolls):
         er = E[ns + r]
@@ -279,6 +339,9 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
             for i in range(nu):
                 ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
         for k in range(ns):
+            if nu >= WIDE:  # one pass over the faces, as turn_args
+                _best_sub(dk, k, E[k], M, no_a, M[k], no_arg, nu)
+                continue
             mk = M[k]
             ek = E[k]
             for i in range(nu):
@@ -299,6 +362,9 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
                     Ms[j, k, i] = M[k, i]
         for r in range(n_rolls):
             kr = ns + r
+            if nu >= WIDE:
+                _best_sub(dk, kr, st[r], M, no_a, E[kr], no_arg, nu)
+                continue
             cr = E[kr]
             sr = st[r]
             for i in range(nu):
@@ -862,56 +928,6 @@ def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stag
             tags[line] = idx
         r = rolls[g]
         out[g] = dk.sub_keep[dk.sub_ptr[r] + codes[line, stage[g] - 1, r]]
-
-
-# From this many slots on, :func:`turn_args` takes each keep's best sub-keep in one pass over its
-# faces (:func:`_chain`), which LLVM vectorises only past a trip count that pays for its overlap
-# checks (about 96); below, the face-by-face loops are faster (benchmarks/BENCHMARKS.md, "Exact
-# evaluation").
-WIDE = 96
-
-
-@nb.njit(cache=True, nogil=True)
-def _chain(v0, k, M, A, qs, out_v, out_a, nu):
-    """out_v, out_a = the first strict maximum, slot by slot, of v0 (keep k) and then M[q] (keep
-    A[q]) for q in the tuple qs, in order: the running best stays in registers and each slot is
-    stored once, so the loop vectorises (a select written back to the row it read becomes a masked
-    store, slow on this machine's AMD cores)."""
-    for i in range(nu):
-        v = v0[i]
-        a = k
-        for q in qs:
-            x = M[q, i]
-            better = x > v
-            v = x if better else v
-            a = A[q, i] if better else a
-        out_v[i] = v
-        out_a[i] = a
-
-
-@nb.njit(cache=True, nogil=True)
-def _best_sub(dk, kk, v0, M, A, out_v, out_a, nu):
-    """:func:`_chain` over the faces of keep kk (``dk.faces``), the tuple of each length its own
-    specialisation; v0 the value of keeping kk itself."""
-    f = dk.faces[kk]
-    w = dk.n_faces[kk]
-    k = np.int32(kk)
-    if w == 0:
-        for i in range(nu):
-            out_v[i] = v0[i]
-            out_a[i] = k
-    elif w == 1:
-        _chain(v0, k, M, A, (f[0],), out_v, out_a, nu)
-    elif w == 2:
-        _chain(v0, k, M, A, (f[0], f[1]), out_v, out_a, nu)
-    elif w == 3:
-        _chain(v0, k, M, A, (f[0], f[1], f[2]), out_v, out_a, nu)
-    elif w == 4:
-        _chain(v0, k, M, A, (f[0], f[1], f[2], f[3]), out_v, out_a, nu)
-    elif w == 5:
-        _chain(v0, k, M, A, (f[0], f[1], f[2], f[3], f[4]), out_v, out_a, nu)
-    else:
-        _chain(v0, k, M, A, (f[0], f[1], f[2], f[3], f[4], f[5]), out_v, out_a, nu)
 
 
 @nb.njit(cache=True, nogil=True)

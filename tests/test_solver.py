@@ -897,8 +897,9 @@ def test_solve_refuses_sizes_that_are_not_sizes(capsys, argv, message):
 
 @pytest.mark.parametrize("n_dice,rerolls", [(2, 1), (5, 2), (6, 2)])
 def test_the_one_pass_keeps_of_wide_turns_are_the_face_by_face_keeps(n_dice, rerolls):
-    """From WIDE slots on, turn_args takes each keep's sub-keeps in one pass per length of its face
-    list; its values and keeps, ties included, are those of the face-by-face loops of narrow turns."""
+    """From WIDE slots on, turn_args and turn_values take each keep's sub-keeps in one pass per length
+    of its face list; their values and keeps, ties included, are those of the face-by-face loops of
+    narrow turns."""
     from harness import solver_kernels as K
     from harness.dice import dice
 
@@ -915,3 +916,13 @@ def test_the_one_pass_keeps_of_wide_turns_are_the_face_by_face_keeps(n_dice, rer
         K.turn_args(dk, 1, stop_f[:, i:i + 1].copy(), stop_l[:, i:i + 1].copy(), E, np.empty((ns, 1)),
                     np.empty((ns, 1), np.int32), args)
         assert np.array_equal(E[:, 0], wide[0][:, i]) and np.array_equal(args[:, :, 0], wide[1][:, :, i])
+    saved = np.empty((rerolls + 1, n_keeps, nu)), np.empty((rerolls + 1, ns, nu))
+    values = np.empty((n_keeps, nu))
+    K.turn_values(dk, nu, stop_f, stop_l, values, np.empty((ns, nu)), *saved)
+    assert np.array_equal(values, wide[0])
+    for i in range(nu):
+        one = np.empty((rerolls + 1, n_keeps, 1)), np.empty((rerolls + 1, ns, 1))
+        K.turn_values(dk, 1, stop_f[:, i:i + 1].copy(), stop_l[:, i:i + 1].copy(), np.empty((n_keeps, 1)),
+                      np.empty((ns, 1)), *one)
+        assert np.array_equal(one[0][1:, :, 0], saved[0][1:, :, i])
+        assert np.array_equal(one[1][1:, :, 0], saved[1][1:, :, i])
