@@ -25,8 +25,10 @@ evaluation cache, under ``/usr/bin/time -v``: wall, CPU, peak RSS, and its outpu
 ``one RULES BOT``: one cold evaluation, its figures as JSON (what ``bots`` times).
 
 ``rows``: target play's cold evaluation (in this process, from the cached value and target tables),
-counting the (state, points still needed) rows whose turn it works out, beside the target table's
-cells: its CPU time per row is the figure a faster kernel has to move.
+counting the (state, points still needed) rows whose turn it works out (and those no live cell
+reaches, worked out all the same), beside the target table's cells: its CPU time per row is the
+figure a faster kernel has to move. Then the thread CPU time inside each kernel: the turns
+(``target_outcomes``), the pushes (``target_push``) and the tallies (``target_mass``).
 """
 
 from __future__ import annotations
@@ -178,6 +180,7 @@ def rows(a: argparse.Namespace) -> None:
 
     from harness import evaluate as E
     from harness import target_kernels as TK
+    from harness.jit import nb
     from harness.rules import load_rules
     from harness.solver import solve
     from harness.target import cached_tmax, target_table
@@ -189,29 +192,61 @@ def rows(a: argparse.Namespace) -> None:
     if tp is None:
         raise SystemExit(f"{a.bot} does not play for a target")
     cells = target_table(rules, "target", cached_tmax(rules, "target", tp.target)).values.size
-    count = [0, 0]  # (state, target) rows, live states
+    count = {"rows": 0, "live states": 0, "rows without mass": 0}
+    spent = {"turns": 0.0, "pushes": 0.0, "tallies": 0.0, "counting": 0.0}  # thread CPU seconds, summed
     lock = threading.Lock()
-    kernel = TK.target_outcomes
+    kernels = TK.target_outcomes, TK.target_push, TK.target_mass
 
-    def counted(*args):  # the kernel's c_n, lo, hi: the rows of states lo..hi-1
+    @nb.njit(cache=False)
+    def massless(off, target, run_shift, live, jlo, jhi, start, c_lo, c_n, row0, wlo, woff, D):
+        """The chunk's (state, target) rows no live cell reaches (target_mass's tally, counted)."""
+        m = np.zeros(row0[-1] + c_n[-1])
+        for q in range(live.shape[0]):
+            n_vec = off[start + live[q] + 1] - off[start + live[q]]
+            for j in range(jlo[q], jhi[q] + 1):
+                m[TK.target_row(target, run_shift, wlo[live[q]] + j, n_vec, row0[q], c_lo[q])] += D[woff[live[q]] + j]
+        return np.sum(m == 0.0)
+
+    def timed(name, kernel):
+        def run(*args):
+            t0 = time.thread_time()
+            kernel(*args)
+            with lock:
+                spent[name] += time.thread_time() - t0
+        return run
+
+    def turns(*args):  # the kernel's c_n, lo, hi: the rows of states lo..hi-1
         with lock:
-            count[0] += int(args[15][args[17]:args[18]].sum())
-            count[1] += args[18] - args[17]
-        return kernel(*args)
+            count["rows"] += int(args[15][args[17]:args[18]].sum())
+            count["live states"] += args[18] - args[17]
+        timed("turns", kernels[0])(*args)
 
-    TK.target_outcomes = counted
+    def tallies(lay, oc, off, target, run_shift, live, jlo, jhi, st_u, start, c_lo, c_n, row0, *rest):
+        t0 = time.thread_time()
+        count["rows without mass"] += int(massless(off, target, run_shift, live, jlo, jhi, start, c_lo, c_n, row0,
+                                                   *rest[1:4]))
+        spent["counting"] += time.thread_time() - t0  # not the evaluation's: taken off its CPU time
+        timed("tallies", kernels[2])(lay, oc, off, target, run_shift, live, jlo, jhi, st_u, start, c_lo, c_n, row0,
+                                     *rest)
+
+    TK.target_outcomes, TK.target_push, TK.target_mass = turns, timed("pushes", kernels[1]), tallies
     try:
         with tempfile.TemporaryDirectory() as tmp:
             cpu0 = time.process_time()
             ev = E.evaluate(rules, a.bot, _cold_cache(rules, Path(tmp) / "cache"))
-            cpu = time.process_time() - cpu0
+            cpu = time.process_time() - cpu0 - spent.pop("counting")
     finally:
-        TK.target_outcomes = kernel
-    print("| bot | exact mean | live states | (state, target) rows | target table cells | evaluation (s) | CPU (s) "
-          "| CPU per row (us) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    print(f"| {a.bot} | {ev.mean:.6f} | {count[1]:,} | {count[0]:,} | {cells:,} | {ev.seconds:.1f} | {cpu:.1f} "
-          f"| {1e6 * cpu / count[0]:.1f} |")
+        TK.target_outcomes, TK.target_push, TK.target_mass = kernels
+    n = count["rows"]
+    print("| bot | exact mean | live states | (state, target) rows | rows without mass | target table cells "
+          "| evaluation (s) | CPU (s) | CPU per row (us) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"| {a.bot} | {ev.mean:.6f} | {count['live states']:,} | {n:,} | {count['rows without mass']:,} "
+          f"({100 * count['rows without mass'] / n:.1f} %) | {cells:,} | {ev.seconds:.1f} | {cpu:.1f} "
+          f"| {1e6 * cpu / n:.1f} |")
+    print("\nCPU inside each kernel, summed over the threads:")
+    for name, t in spent.items():
+        print(f"  {name}: {t:.1f} s, {1e6 * t / n:.2f} us a row")
 
 
 def table(a: argparse.Namespace) -> None:

@@ -247,9 +247,10 @@ def stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, first, row, stop, box, r
 
 
 # From this many slots on, :func:`turn_values` and :func:`turn_args` take each keep's best sub-keep
-# in one pass over its faces (:func:`_chain`): 3 to 4.6 times faster than the face-by-face loops
-# from 96 to 256 slots, and slower below (its vector loop does not pay for its overlap checks on
-# short rows); `python benchmarks/bench_turns.py`, benchmarks/BENCHMARKS.md "Exact evaluation".
+# in one pass over its faces (:func:`_chain`): 2.6 to 4.2 times faster than the face-by-face loops
+# from 96 to 256 slots (`python benchmarks/bench_turns.py`, benchmarks/BENCHMARKS.md "Exact
+# evaluation"). Below, the face-by-face loops stay: the one pass was slower there in a trial, its
+# vector loop not paying for its overlap checks on short rows.
 WIDE = 96
 
 
