@@ -649,6 +649,13 @@ TARGET_COLUMNS = 256
 
 
 @nb.njit(cache=True, nogil=True)
+def _state_at(q, st_mask, st_flag, st_u, st_slot, c_lo, c_n):
+    """(mask, flag, upper subtotal, slot, number of targets, first target) of state q of a list."""
+    return (st_mask[q], st_flag[q], np.int64(st_u[q]), np.int64(st_slot[q]), np.int64(c_n[q]),
+            np.int64(c_lo[q]))
+
+
+@nb.njit(cache=True, nogil=True)
 def _state_sheet(ctx, lay, mask, flag, rows_l, al_l, ex_l, rows_f, al_f, ex_f):
     """The sheet's scores of every roll (later rolls; first roll for servida) for (mask, flag)."""
     score_sheet(ctx, np.bool_(False), flag, mask, rows_l, al_l, ex_l)
@@ -745,12 +752,7 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                 run = q
             if q == q1:
                 break
-            mask = st_mask[q]
-            flag = st_flag[q]
-            u = np.int64(st_u[q])
-            i_slot = np.int64(st_slot[q])
-            L = np.int64(c_n[q])
-            lead0 = np.int64(c_lo[q])
+            mask, flag, u, i_slot, L, lead0 = _state_at(q, st_mask, st_flag, st_u, st_slot, c_lo, c_n)
             c0 = col[q - q0]
             if run == q:
                 _state_sheet(ctx, lay, mask, flag, rows_l, al_l, ex_l, rows_f, al_f, ex_f)
@@ -850,12 +852,7 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
         # blunder's uniform allowed box
         last_sheet = np.int64(-1)
         for q in range(q0, q1):
-            mask = st_mask[q]
-            flag = st_flag[q]
-            u = np.int64(st_u[q])
-            i_slot = np.int64(st_slot[q])
-            L = np.int64(c_n[q])
-            lead0 = np.int64(c_lo[q])
+            mask, flag, u, i_slot, L, lead0 = _state_at(q, st_mask, st_flag, st_u, st_slot, c_lo, c_n)
             c0 = col[q - q0]
             if mask * F + flag != last_sheet:
                 _state_sheet(ctx, lay, mask, flag, rows_l, al_l, ex_l, rows_f, al_f, ex_f)
