@@ -560,8 +560,8 @@ def forward_items(ctx, lay, dk, oc, V, item_mask, item_flag, lo, hi, row_of, liv
                         else:
                             km[a, i] += m
             reroll(dk, km, mass, nu)
-        _add_outcomes(oc, fin_f, box_f, rows_f, extras_f, outp, row0, nu)
-        _add_outcomes(oc, fin_l, box_l, rows_l, extras_l, outp, row0, nu)
+        add_outcomes(oc, fin_f, box_f, rows_f, extras_f, outp, row0, 0, nu)
+        add_outcomes(oc, fin_l, box_l, rows_l, extras_l, outp, row0, 0, nu)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -603,17 +603,19 @@ def successor(lay, oc, mask, flag, u, i, o):
 
 
 @nb.njit(cache=True, nogil=True)
-def _add_outcomes(oc, fin, box, rows, extras, outp, row0, nu):
-    """outp[row0 + i, code of (box, score, extra)] += fin[r, i] for every final roll r."""
-    for r in range(fin.shape[0]):
-        for i in range(nu):
-            m = fin[r, i]
-            if m != 0.0:
-                b = box[r, i]
-                o = oc.off[b] + oc.vidx[b, rows[r, b]]
-                if extras[r] > 0:
-                    o += oc.half
-                outp[row0 + i, o] += m
+def add_outcomes(oc, fin, box, rows, extras, outp, row0, c0, nu):
+    """outp[row0 + i, code of (box, score, extra)] += fin[r, c0 + i] (box box[r, c0 + i]) for every
+    final roll r, i < nu: each row's sums in roll order, eight columns at a time so that their rows
+    of outp stay in the first-level cache."""
+    for ib in range(0, nu, 8):
+        ie = min(nu, ib + 8)
+        for r in range(fin.shape[0]):
+            half = oc.half if extras[r] > 0 else 0
+            for i in range(ib, ie):
+                m = fin[r, c0 + i]
+                if m != 0.0:
+                    b = box[r, c0 + i]
+                    outp[row0 + i, oc.off[b] + oc.vidx[b, rows[r, b]] + half] += m
 
 
 @nb.njit(cache=True, nogil=True)

@@ -609,38 +609,6 @@ def _extra_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, rows, al, ex
             bx[r, c0 + i] = arg
 
 
-@nb.njit(cache=True, nogil=True)
-def _outcome_codes(lay, oc, rows, al, ex, codes):
-    """codes[r, b] = the turn outcome of writing roll r in box b (its score, its extra bonus) for
-    every allowed box of one sheet (rows, al, ex)."""
-    for r in range(codes.shape[0]):
-        half = oc.half if ex[r] > 0 else 0
-        for b in range(lay.n_boxes):
-            if (al[r] >> b) & 1:
-                codes[r, b] = oc.off[b] + oc.vidx[b, rows[r, b]] + half
-
-
-@nb.njit(cache=True, nogil=True)
-def _add_boxes(outp, row, fin_l, fin_f, box_l, box_f, codes_l, codes_f, c0, L):
-    """outp[row + i, outcome] += the mass of each roll stopping (fin_l later, fin_f first roll) in
-    column c0 + i, i < L, written in its box (box_l, box_f; outcome codes codes_l, codes_f): the
-    sums of :func:`target_outcomes` at temperature 0, in the same order, eight columns at a time so
-    that their rows of outp stay in the first-level cache, and without branches (every column's
-    box is allowed; a roll that does not stop adds 0.0, which changes no sum)."""
-    for ib in range(0, L, 8):
-        ie = min(L, ib + 8)
-        for fi in range(2):
-            fin = fin_f if fi == 1 else fin_l
-            bx = box_f if fi == 1 else box_l
-            codes = codes_f if fi == 1 else codes_l
-            for r in range(fin.shape[0]):
-                fr = fin[r]
-                br = bx[r]
-                cr = codes[r]
-                for i in range(ib, ie):
-                    outp[row + i, cr[br[c0 + i]]] += fr[c0 + i]
-
-
 # target_outcomes works out the turns of several states at once, up to this many (state, target)
 # columns side by side: the keep lattice and the reroll pushes do not depend on the state, and
 # :func:`harness.solver_kernels.turn_args` is fastest on wide rows (benchmarks/BENCHMARKS.md,
@@ -720,8 +688,6 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     col = np.empty(hi - lo + 1, dtype=np.int64)
     cand = np.empty(nbx, dtype=np.int64)
     boxes = np.empty(nbx, dtype=np.int64)
-    codes_l = np.zeros((n_rolls, nbx), dtype=np.int64)
-    codes_f = np.zeros((n_rolls, nbx), dtype=np.int64)
     q0 = lo
     while q0 < hi:
         # the group: states q0..q1-1, state q in columns col[q - q0] .. col[q - q0 + 1] - 1
@@ -857,12 +823,12 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
             if mask * F + flag != last_sheet:
                 _state_sheet(ctx, lay, mask, flag, rows_l, al_l, ex_l, rows_f, al_f, ex_f)
                 last_sheet = mask * F + flag
-                _outcome_codes(lay, oc, rows_l, al_l, ex_l, codes_l)
+            if not soft and blunder == 0.0:  # the later rolls' boxes, then the first roll's
+                K.add_outcomes(oc, fin_l, box_l, rows_l, ex_l, outp, row0[q], c0, L)
                 if lay.servida:
-                    _outcome_codes(lay, oc, rows_f, al_f, ex_f, codes_f)
-            if not soft and blunder == 0.0:
-                _add_boxes(outp, row0[q], fin_l, fin_f, box_l, box_f, codes_l, codes_f if lay.servida else codes_l,
-                           c0, L)
+                    K.add_outcomes(oc, fin_f, box_f, rows_f, ex_f, outp, row0[q], c0, L)
+                else:
+                    K.add_outcomes(oc, fin_f, box_l, rows_l, ex_l, outp, row0[q], c0, L)
                 continue
             for fi in range(2):
                 fin = fin_f if fi == 1 else fin_l
