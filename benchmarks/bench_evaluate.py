@@ -25,9 +25,9 @@ evaluation cache, under ``/usr/bin/time -v``: wall, CPU, peak RSS, and its outpu
 ``one RULES BOT``: one cold evaluation, its figures as JSON (what ``bots`` times).
 
 ``rows``: target play's cold evaluation (in this process, from the cached value and target tables),
-counting the (state, points still needed) rows whose turn it works out (and those no live cell
-reaches, worked out all the same), beside the target table's cells: its CPU time per row is the
-figure a faster kernel has to move. Then the thread CPU time inside each kernel: the turns
+counting the (state, points still needed) rows, those no live cell reaches and the rows whose turn
+it works out (the others), beside the target table's cells: its CPU time per row is the figure a
+faster kernel has to move. Then the thread CPU time inside each kernel: the turns
 (``target_outcomes``), the pushes (``target_push``) and the tallies (``target_mass``).
 """
 
@@ -192,7 +192,7 @@ def rows(a: argparse.Namespace) -> None:
     if tp is None:
         raise SystemExit(f"{a.bot} does not play for a target")
     cells = target_table(rules, "target", cached_tmax(rules, "target", tp.target)).values.size
-    count = {"rows": 0, "live states": 0, "rows without mass": 0}
+    count = {"rows": 0, "live states": 0, "rows without mass": 0, "rows worked out": 0}
     spent = {"turns": 0.0, "pushes": 0.0, "tallies": 0.0, "counting": 0.0}  # thread CPU seconds, summed
     lock = threading.Lock()
     kernels = TK.target_outcomes, TK.target_push, TK.target_mass
@@ -215,14 +215,15 @@ def rows(a: argparse.Namespace) -> None:
                 spent[name] += time.thread_time() - t0
         return run
 
-    def turns(*args):  # the kernel's c_n, lo, hi: the rows of states lo..hi-1
+    def turns(*args):  # the kernel's c_n, lo, hi: the rows of runs lo..hi-1
         with lock:
-            count["rows"] += int(args[15][args[17]:args[18]].sum())
-            count["live states"] += args[18] - args[17]
+            count["rows worked out"] += int(args[15][args[17]:args[18]].sum())
         timed("turns", kernels[0])(*args)
 
     def tallies(lay, oc, off, target, run_shift, live, jlo, jhi, st_u, start, c_lo, c_n, row0, *rest):
         t0 = time.thread_time()
+        count["rows"] += int(c_n.sum())
+        count["live states"] += len(live)
         count["rows without mass"] += int(massless(off, target, run_shift, live, jlo, jhi, start, c_lo, c_n, row0,
                                                    *rest[1:4]))
         spent["counting"] += time.thread_time() - t0  # not the evaluation's: taken off its CPU time
@@ -238,12 +239,12 @@ def rows(a: argparse.Namespace) -> None:
     finally:
         TK.target_outcomes, TK.target_push, TK.target_mass = kernels
     n = count["rows"]
-    print("| bot | exact mean | live states | (state, target) rows | rows without mass | target table cells "
-          "| evaluation (s) | CPU (s) | CPU per row (us) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| bot | exact mean | live states | (state, target) rows | rows without mass | rows worked out "
+          "| target table cells | evaluation (s) | CPU (s) | CPU per row (us) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print(f"| {a.bot} | {ev.mean:.6f} | {count['live states']:,} | {n:,} | {count['rows without mass']:,} "
-          f"({100 * count['rows without mass'] / n:.1f} %) | {cells:,} | {ev.seconds:.1f} | {cpu:.1f} "
-          f"| {1e6 * cpu / n:.1f} |")
+          f"({100 * count['rows without mass'] / n:.1f} %) | {count['rows worked out']:,} | {cells:,} "
+          f"| {ev.seconds:.1f} | {cpu:.1f} | {1e6 * cpu / n:.1f} |")
     print("\nCPU inside each kernel, summed over the threads:")
     for name, t in spent.items():
         print(f"  {name}: {t:.1f} s, {1e6 * t / n:.2f} us a row")

@@ -396,12 +396,19 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool, scratch: Path
             done = int(cum[a - 1]) if a else 0
             b = min(len(live), max(a + 1, int(np.searchsorted(cum, done + TARGET_ROWS, side="right"))))
             row0 = cum[a:b] - c_n[a:b] - done
-            outp = np.zeros((int(cum[b - 1]) - done, n_out))
+            n_rows = int(cum[b - 1]) - done
+            outp = np.zeros((n_rows, n_out))
             args = (st_mask[g[a:b]], st_flag[g[a:b]], st_upper[g[a:b]], st_slot[g[a:b]], c_lo[a:b], c_n[a:b], row0)
+            # only the rows some cell reaches are worked out: runs of them (the others stay 0)
+            run = np.empty((4, n_rows), np.int64)
+            n_runs = TK.mass_runs(off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b], start, c_lo[a:b],
+                                  c_n[a:b], row0, wlo, woff, D, *run)
+            rq, r_lo, r_n, r_row = run[:, :n_runs]
+            runs = (*(x[rq] for x in args[:4]), r_lo, r_n, r_row)
 
-            def outcomes(lo: int, hi: int, args=args, outp=outp) -> None:
+            def outcomes(lo: int, hi: int, runs=runs, outp=outp) -> None:
                 TK.target_outcomes(ctx, lay, dk, oc, values, off, tp.values, tp.lam, tp.temperature, tp.blunder,
-                                   *args, lo, hi, outp)
+                                   *runs, lo, hi, outp)
 
             def push(t: int, _: int, a=a, b=b, args=args, outp=outp) -> None:
                 TK.target_push(t, threads, lay, oc, off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b],
@@ -409,9 +416,10 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool, scratch: Path
 
             # the threads split the chunk's (state, target) rows evenly; the first chunk runs on one
             # thread: numba compiles (or loads) each kernel once
-            split = threads if b - a >= 8 and k + a > 0 else 1
-            cuts = np.searchsorted(cum[a:b] - done, np.linspace(0, cum[b - 1] - done, split + 1)[1:-1])
-            edges = [0, *sorted(set(int(c) for c in cuts if 0 < c < b - a)), b - a]
+            split = threads if n_runs >= 8 and k + a > 0 else 1
+            r_cum = np.cumsum(r_n)
+            cuts = np.searchsorted(r_cum, np.linspace(0, r_cum[-1], split + 1)[1:-1])
+            edges = [0, *sorted(set(int(c) for c in cuts if 0 < c < n_runs)), n_runs]
             S.run_blocks(outcomes, list(zip(edges, edges[1:])), split)
             S.run_blocks(push, [(t, t + 1) for t in range(threads)], threads if k + a > 0 else 1)
             TK.target_mass(lay, oc, off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b], args[2], start, args[4],

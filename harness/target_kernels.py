@@ -537,7 +537,7 @@ def live_cells(D, woff, live, jlo, jhi):
 @nb.njit(cache=True, nogil=True)
 def _box_chain(C, qs, bs, acc, arg, ca, cb, first):
     """acc[i], arg[i] = the first strict maximum of (acc[i], arg[i]) (-1, -1 if first) and C[qs[t], i]
-    (box bs[t]) for t in order, i in [ca, cb): the running best stays in registers and each column
+    (its outcome bs[t]) for t in order, i in [ca, cb): the running best stays in registers and each column
     is stored once (see :func:`harness.solver_kernels._chain`)."""
     for i in range(ca, cb):
         v = -1.0 if first else acc[i]
@@ -552,12 +552,13 @@ def _box_chain(C, qs, bs, acc, arg, ca, cb, first):
 
 
 @nb.njit(cache=True, nogil=True)
-def _free_stops(lay, C, crow, rows, al, ex, st, bx, ca, cb, cand, boxes):
-    """Stop values st[:, ca:cb] of a single-target bot, and the box it writes bx[:, ca:cb], for the
-    rolls without an extra bonus of one sheet (rows, al, ex) at columns whose option values C[:,
-    ca:cb] hold per (open box, score): the first strict maximum in sheet order, as the bot's
+def _free_stops(lay, oc, C, crow, rows, al, ex, st, bx, ca, cb, cand, codes):
+    """Stop values st[:, ca:cb] of a single-target bot, and the outcome it writes bx[:, ca:cb] (its
+    code, :class:`harness.solver_kernels.Outcomes`: the box and its score), for the rolls without an
+    extra bonus of one sheet (rows, al, ex) at columns whose option values C[:, ca:cb] hold per
+    (open box, score): the box is the first strict maximum in sheet order, as the bot's
     :func:`_stops` and :func:`mixed_boxes`. The boxes are taken four at a time (:func:`_box_chain`;
-    a short block repeats its first box, which cannot win twice); cand, boxes (NB,) int64 scratch."""
+    a short block repeats its first box, which cannot win twice); cand, codes (NB,) int64 scratch."""
     nbx = lay.n_boxes
     for r in range(st.shape[0]):
         if ex[r] != 0:
@@ -565,8 +566,9 @@ def _free_stops(lay, C, crow, rows, al, ex, st, bx, ca, cb, cand, boxes):
         n = 0
         for b in range(nbx):
             if (al[r] >> b) & 1:
-                cand[n] = crow[b] + lay.box_vidx[b, np.int64(rows[r, b])]
-                boxes[n] = b
+                v = lay.box_vidx[b, np.int64(rows[r, b])]
+                cand[n] = crow[b] + v
+                codes[n] = oc.off[b] + v
                 n += 1
         if n == 0:
             for i in range(ca, cb):
@@ -576,15 +578,16 @@ def _free_stops(lay, C, crow, rows, al, ex, st, bx, ca, cb, cand, boxes):
             t1 = t + 1 if t + 1 < n else t
             t2 = t + 2 if t + 2 < n else t
             t3 = t + 3 if t + 3 < n else t
-            _box_chain(C, (cand[t], cand[t1], cand[t2], cand[t3]), (boxes[t], boxes[t1], boxes[t2], boxes[t3]),
+            _box_chain(C, (cand[t], cand[t1], cand[t2], cand[t3]), (codes[t], codes[t1], codes[t2], codes[t3]),
                        st[r], bx[r], ca, cb, t == 0)
 
 
 @nb.njit(cache=True, nogil=True)
-def _extra_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, rows, al, ex, st, bx, c0, L):
+def _extra_stops(lay, oc, P, off, V, lam, mask, flag, u, i_slot, lead0, rows, al, ex, st, bx, c0, L):
     """:func:`_free_stops` for the rolls with an extra bonus (a few) of one state, targets lead0 + i
     at columns c0 + i, i < L: the stop value scores the bonus in the expected-score tie-break (the
-    bot's stop values) and the box is chosen without it (the bot's box choice)."""
+    bot's stop values) and the box is chosen without it (the bot's box choice); bx holds its
+    outcome code with the extra bonus."""
     nbx = lay.n_boxes
     for r in range(st.shape[0]):
         e = np.int64(ex[r])
@@ -604,9 +607,23 @@ def _extra_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, rows, al, ex
                 v = _one_value(P, off, V, lam, g2, lead0 + i - x - e, x)
                 if v > best_box:
                     best_box = v
-                    arg = b
+                    arg = oc.off[b] + oc.vidx[b, rows[r, b]] + oc.half
             st[r, c0 + i] = best
             bx[r, c0 + i] = arg
+
+
+@nb.njit(cache=True, nogil=True)
+def _tally(fin, code, outp, row0, c0, nu):
+    """outp[row0 + i, code[r, c0 + i]] += fin[r, c0 + i] for every final roll r, i < nu: each row's
+    sums in roll order, eight columns at a time so that their rows of outp stay in the first-level
+    cache."""
+    for ib in range(0, nu, 8):
+        ie = min(nu, ib + 8)
+        for r in range(fin.shape[0]):
+            for i in range(ib, ie):
+                m = fin[r, c0 + i]
+                if m != 0.0:
+                    outp[row0 + i, code[r, c0 + i]] += m
 
 
 # target_outcomes works out the turns of several states at once, up to this many (state, target)
@@ -687,7 +704,7 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     vals = np.empty(max(dk.sub_keep.shape[0], nbx))
     col = np.empty(hi - lo + 1, dtype=np.int64)
     cand = np.empty(nbx, dtype=np.int64)
-    boxes = np.empty(nbx, dtype=np.int64)
+    codes = np.empty(nbx, dtype=np.int64)
     q0 = lo
     while q0 < hi:
         # the group: states q0..q1-1, state q in columns col[q - q0] .. col[q - q0 + 1] - 1
@@ -712,9 +729,9 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
         for q in range(q0, q1 + 1):
             if q == q1 or st_mask[q] * F + st_flag[q] != st_mask[run] * F + st_flag[run]:
                 ca, cb = col[run - q0], col[q - q0]
-                _free_stops(lay, C, crow, rows_l, al_l, ex_l, stop_l, box_l, ca, cb, cand, boxes)
+                _free_stops(lay, oc, C, crow, rows_l, al_l, ex_l, stop_l, box_l, ca, cb, cand, codes)
                 if lay.servida:
-                    _free_stops(lay, C, crow, rows_f, al_f, ex_f, stop_f, box_f, ca, cb, cand, boxes)
+                    _free_stops(lay, oc, C, crow, rows_f, al_f, ex_f, stop_f, box_f, ca, cb, cand, codes)
                 run = q
             if q == q1:
                 break
@@ -728,9 +745,9 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                 for v in range(lay.box_nvals[b]):
                     g2, x = _next(lay, mask, flag, u, i_slot, b, lay.box_vals[b, v])
                     _one_values(P, off, V, lam, g2, lead0 - x, x, C[crow[b] + v, c0:c0 + L])
-            _extra_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_l, al_l, ex_l, stop_l, box_l, c0, L)
+            _extra_stops(lay, oc, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_l, al_l, ex_l, stop_l, box_l, c0, L)
             if lay.servida:
-                _extra_stops(lay, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_f, al_f, ex_f, stop_f, box_f,
+                _extra_stops(lay, oc, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_f, al_f, ex_f, stop_f, box_f,
                              c0, L)
         E = ebuf[: n_keeps * W].reshape((n_keeps, W))
         M = mbuf[: ns * W].reshape((ns, W))
@@ -743,8 +760,10 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
             K.turn_args(dk, W, stop_f, stop_l, E, M, abuf[: ns * W].reshape((ns, W)), args)
         # the turn: every roll's mass through the keeps of each stage (as forward_items)
         mass = massbuf[: n_rolls * W].reshape((n_rolls, W))
-        fin_f = ffbuf[: n_rolls * W].reshape((n_rolls, W))
+        # the rolls that stop, by the roll they stop on (the first roll's apart under servida, where
+        # it scores differently)
         fin_l = flbuf[: n_rolls * W].reshape((n_rolls, W))
+        fin_f = ffbuf[: n_rolls * W].reshape((n_rolls, W)) if lay.servida else fin_l
         km = kmbuf[: n_keeps * W].reshape((n_keeps, W))
         for r in range(n_rolls):
             for i in range(W):
@@ -816,6 +835,20 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
             K.reroll(dk, km, mass, W)
         # the box: Player.boxes' choice (the first strict maximum, or the softmax of the values), the
         # blunder's uniform allowed box
+        if not soft and blunder == 0.0:
+            # each (roll, column)'s outcome is in box_l (box_f: the first roll's under servida); the
+            # group's states in consecutive rows (as the caller gives them) are one tally
+            run = q0
+            for q in range(q0, q1 + 1):
+                if q < q1 and row0[q] - row0[run] == col[q - q0] - col[run - q0]:
+                    continue
+                ca, cb = col[run - q0], col[q - q0]
+                _tally(fin_l, box_l, outp, row0[run], ca, cb - ca)
+                if lay.servida:
+                    _tally(fin_f, box_f, outp, row0[run], ca, cb - ca)
+                run = q
+            q0 = q1
+            continue
         last_sheet = np.int64(-1)
         for q in range(q0, q1):
             mask, flag, u, i_slot, L, lead0 = _state_at(q, st_mask, st_flag, st_u, st_slot, c_lo, c_n)
@@ -823,14 +856,7 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
             if mask * F + flag != last_sheet:
                 _state_sheet(ctx, lay, mask, flag, rows_l, al_l, ex_l, rows_f, al_f, ex_f)
                 last_sheet = mask * F + flag
-            if not soft and blunder == 0.0:  # the later rolls' boxes, then the first roll's
-                K.add_outcomes(oc, fin_l, box_l, rows_l, ex_l, outp, row0[q], c0, L)
-                if lay.servida:
-                    K.add_outcomes(oc, fin_f, box_f, rows_f, ex_f, outp, row0[q], c0, L)
-                else:
-                    K.add_outcomes(oc, fin_f, box_l, rows_l, ex_l, outp, row0[q], c0, L)
-                continue
-            for fi in range(2):
+            for fi in range(2 if lay.servida else 1):
                 fin = fin_f if fi == 1 else fin_l
                 srv = lay.servida and fi == 1
                 rows = rows_f if srv else rows_l
@@ -871,12 +897,13 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                         for b in range(nbx):
                             if not (al[r] >> b) & 1:
                                 continue
+                            o = oc.off[b] + oc.vidx[b, rows[r, b]] + half
                             if soft:
                                 p = (1.0 - blunder) * (vals[a] / tot) + blunder / n
                             else:
-                                p = blunder / n + (1.0 - blunder if b == arg else 0.0)
+                                p = blunder / n + (1.0 - blunder if o == arg else 0.0)
                             a += 1
-                            outp[row, oc.off[b] + oc.vidx[b, rows[r, b]] + half] += m * p
+                            outp[row, o] += m * p
         q0 = q1
 
 
@@ -934,6 +961,43 @@ def target_row(target, run_shift, s, n_vec, row0, c_lo):
     tt = target - (s - run_shift)
     c = -1 if tt < 0 else (n_vec if tt >= n_vec else tt)
     return row0 + c - c_lo
+
+
+@nb.njit(cache=True, nogil=True)
+def mass_runs(off, target, run_shift, live, jlo, jhi, start, c_lo, c_n, row0, wlo, woff, D, run_q, run_lo, run_n,
+              run_row):
+    """The runs of consecutive (state, target) rows of a chunk that some live cell reaches (the
+    rows :func:`target_row` folds the cells into): run k is state run_q[k]'s targets run_lo[k] ..
+    run_lo[k] + run_n[k] - 1, in rows run_row[k] onwards. Rows no cell reaches carry no probability,
+    so :func:`target_outcomes` need not work them out (their outcomes stay 0 and are never read).
+    The run arrays have room for every row; returns the number of runs."""
+    n_runs = 0
+    most = 1
+    for q in range(live.shape[0]):
+        most = max(most, c_n[q])
+    hit = np.zeros(most, dtype=np.bool_)
+    for q in range(live.shape[0]):
+        loc = live[q]
+        n_vec = off[start + loc + 1] - off[start + loc]
+        for i in range(c_n[q]):
+            hit[i] = False
+        for j in range(jlo[q], jhi[q] + 1):
+            if D[woff[loc] + j] != 0.0:
+                hit[target_row(target, run_shift, wlo[loc] + j, n_vec, 0, c_lo[q])] = True
+        i = 0
+        while i < c_n[q]:
+            if not hit[i]:
+                i += 1
+                continue
+            i0 = i
+            while i < c_n[q] and hit[i]:
+                i += 1
+            run_q[n_runs] = q
+            run_lo[n_runs] = c_lo[q] + i0
+            run_n[n_runs] = i - i0
+            run_row[n_runs] = row0[q] + i0
+            n_runs += 1
+    return n_runs
 
 
 @nb.njit(cache=True, nogil=True)
