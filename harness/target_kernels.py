@@ -552,16 +552,57 @@ def _box_chain(C, qs, bs, acc, arg, ca, cb, first):
 
 
 @nb.njit(cache=True, nogil=True)
-def _free_stops(lay, oc, C, crow, rows, al, ex, st, bx, ca, cb, cand, codes):
+def _roll_classes(rows, al, ex, first, table):
+    """first[r] = the first roll with the same options as roll r (the same allowed boxes, each
+    scoring the same), r itself if none, -1 for a roll with an extra bonus: rolls with the same
+    options have the same stop values and box. table: scratch, longer than twice the rolls."""
+    n_rolls, nbx = rows.shape
+    size = table.shape[0]
+    for h in range(size):
+        table[h] = -1
+    for r in range(n_rolls):
+        if ex[r] != 0:
+            first[r] = -1
+            continue
+        h = np.uint64(al[r])
+        for b in range(nbx):
+            if (al[r] >> b) & 1:
+                h = h * np.uint64(1000003) + np.uint64(rows[r, b] + 1)
+        slot = np.int64(h % np.uint64(size))
+        first[r] = r
+        while table[slot] >= 0:
+            o = table[slot]
+            same = al[o] == al[r]
+            for b in range(nbx):
+                if same and (al[r] >> b) & 1 and rows[o, b] != rows[r, b]:
+                    same = False
+            if same:
+                first[r] = o
+                break
+            slot = (slot + 1) % size
+        if first[r] == r:
+            table[slot] = r
+
+
+@nb.njit(cache=True, nogil=True)
+def _free_stops(lay, oc, C, crow, rows, al, first, st, bx, ca, cb, cand, codes):
     """Stop values st[:, ca:cb] of a single-target bot, and the outcome it writes bx[:, ca:cb] (its
     code, :class:`harness.solver_kernels.Outcomes`: the box and its score), for the rolls without an
-    extra bonus of one sheet (rows, al, ex) at columns whose option values C[:, ca:cb] hold per
-    (open box, score): the box is the first strict maximum in sheet order, as the bot's
-    :func:`_stops` and :func:`mixed_boxes`. The boxes are taken four at a time (:func:`_box_chain`;
-    a short block repeats its first box, which cannot win twice); cand, codes (NB,) int64 scratch."""
+    extra bonus of one sheet (rows, al; ``first`` from :func:`_roll_classes`) at columns whose option
+    values C[:, ca:cb] hold per (open box, score): the box is the first strict maximum in sheet
+    order, as the bot's :func:`_stops` and :func:`mixed_boxes`. A roll with the options of an
+    earlier one copies its stops. The boxes are taken four at a time (:func:`_box_chain`; a short
+    block repeats its first box, which cannot win twice); cand, codes (NB,) int64 scratch."""
     nbx = lay.n_boxes
     for r in range(st.shape[0]):
-        if ex[r] != 0:
+        f = first[r]
+        if f < 0:
+            continue
+        if f != r:
+            sf, bf, sr, br = st[f], bx[f], st[r], bx[r]
+            for i in range(ca, cb):
+                sr[i] = sf[i]
+                br[i] = bf[i]
             continue
         n = 0
         for b in range(nbx):
@@ -615,15 +656,14 @@ def _extra_stops(lay, oc, P, off, V, lam, mask, flag, u, i_slot, lead0, rows, al
 @nb.njit(cache=True, nogil=True)
 def _tally(fin, code, outp, row0, c0, nu):
     """outp[row0 + i, code[r, c0 + i]] += fin[r, c0 + i] for every final roll r, i < nu: each row's
-    sums in roll order, eight columns at a time so that their rows of outp stay in the first-level
-    cache."""
-    for ib in range(0, nu, 8):
-        ie = min(nu, ib + 8)
-        for r in range(fin.shape[0]):
-            for i in range(ib, ie):
-                m = fin[r, c0 + i]
-                if m != 0.0:
-                    outp[row0 + i, code[r, c0 + i]] += m
+    sums in roll order. fin and code are read row by row: blocks of columns (as
+    :func:`harness.solver_kernels.add_outcomes` takes them) were slower here, where a row of fin is
+    up to ``TARGET_COLUMNS`` long."""
+    for r in range(fin.shape[0]):
+        for i in range(nu):
+            m = fin[r, c0 + i]
+            if m != 0.0:
+                outp[row0 + i, code[r, c0 + i]] += m
 
 
 # target_outcomes works out the turns of several states at once, up to this many (state, target)
@@ -689,8 +729,8 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     cbuf = np.empty(max(n_cand, 1) * lmax)
     sfbuf = np.empty(n_rolls * lmax)
     slbuf = np.empty(n_rolls * lmax)
-    bfbuf = np.empty(n_rolls * lmax, dtype=np.int64)
-    blbuf = np.empty(n_rolls * lmax, dtype=np.int64)
+    bfbuf = np.empty(n_rolls * lmax, dtype=np.int32)  # outcome codes
+    blbuf = np.empty(n_rolls * lmax, dtype=np.int32)
     ebuf = np.empty(n_keeps * lmax)
     mbuf = np.empty(ns * lmax)
     abuf = np.empty(ns * lmax, dtype=np.int32)
@@ -705,6 +745,9 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     col = np.empty(hi - lo + 1, dtype=np.int64)
     cand = np.empty(nbx, dtype=np.int64)
     codes = np.empty(nbx, dtype=np.int64)
+    first_l = np.empty(n_rolls, dtype=np.int64)
+    first_f = np.empty(n_rolls, dtype=np.int64)
+    table = np.empty(4 * n_rolls, dtype=np.int64)
     q0 = lo
     while q0 < hi:
         # the group: states q0..q1-1, state q in columns col[q - q0] .. col[q - q0 + 1] - 1
@@ -729,9 +772,9 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
         for q in range(q0, q1 + 1):
             if q == q1 or st_mask[q] * F + st_flag[q] != st_mask[run] * F + st_flag[run]:
                 ca, cb = col[run - q0], col[q - q0]
-                _free_stops(lay, oc, C, crow, rows_l, al_l, ex_l, stop_l, box_l, ca, cb, cand, codes)
+                _free_stops(lay, oc, C, crow, rows_l, al_l, first_l, stop_l, box_l, ca, cb, cand, codes)
                 if lay.servida:
-                    _free_stops(lay, oc, C, crow, rows_f, al_f, ex_f, stop_f, box_f, ca, cb, cand, codes)
+                    _free_stops(lay, oc, C, crow, rows_f, al_f, first_f, stop_f, box_f, ca, cb, cand, codes)
                 run = q
             if q == q1:
                 break
@@ -739,6 +782,9 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
             c0 = col[q - q0]
             if run == q:
                 _state_sheet(ctx, lay, mask, flag, rows_l, al_l, ex_l, rows_f, al_f, ex_f)
+                _roll_classes(rows_l, al_l, ex_l, first_l, table)
+                if lay.servida:
+                    _roll_classes(rows_f, al_f, ex_f, first_f, table)
             for b in range(nbx):
                 if (mask >> b) & 1:
                     continue
