@@ -692,15 +692,16 @@ def _state_sheet(ctx, lay, mask, flag, rows_l, al_l, ex_l, rows_f, al_f, ex_f):
 def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_mask, st_flag, st_u, st_slot,
                     c_lo, c_n, row0, lo, hi, outp):
     """Turn outcome distributions of a single-target bot (:meth:`Player.keeps` / :meth:`Player.boxes`
-    with one target and weight 1, its blunder as the solver bot's) for states lo..hi-1 of a list:
-    state q (mask st_mask[q], flag st_flag[q], upper subtotal st_u[q] at slot st_slot[q]) played
-    for each target c_lo[q] + i, i < c_n[q], into outp[row0[q] + i, o] (rows start at zero).
+    with one target and weight 1, its blunder as the solver bot's) for entries lo..hi-1 of a list:
+    entry q, a state (mask st_mask[q], flag st_flag[q], upper subtotal st_u[q] at slot st_slot[q]),
+    played for each target c_lo[q] + i, i < c_n[q], into outp[row0[q] + i, o] (rows start at zero).
+    A state may come as several entries, one per run of targets (:func:`mass_runs`).
 
     A target below 0 plays as -1 (every option is worth 1: only the expected score decides) and one
     past the state's vector as its length (every option is worth 0): the caller folds targets into
     that range. The targets play the part of the solver's upper slots: option values per target
-    (:func:`_one_value`), stop values and the box argmax over (rolls, targets) arrays
-    (:func:`_free_stops`, :func:`_extra_stops`), then the solver's turn over (keeps, targets)
+    (:func:`_one_value`), stop values and the box argmax (as its outcome code) over (rolls,
+    targets) arrays (:func:`_free_stops`, :func:`_extra_stops`), then the solver's turn over (keeps, targets)
     arrays: at temperature 0 :func:`~harness.solver_kernels.turn_args` (every stage's keep of every
     roll and target, the bot's :func:`~harness.solver_kernels.keep_arg_one` to the last tie), with
     a temperature :func:`~harness.solver_kernels.turn_values` and each roll's softmax; the turn's

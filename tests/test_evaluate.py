@@ -228,6 +228,30 @@ def test_target_play_reaches_its_target_as_often_as_its_table_says(name, target,
     assert float(ev.distribution[target:].sum()) == pytest.approx(tab.prob(0, 0, False, target), abs=1e-6)
 
 
+def test_only_the_rows_some_cell_reaches_are_worked_out():
+    """mass_runs: the (state, target) rows a cell with probability folds into, as runs."""
+    from harness import target_kernels as TK
+
+    off = np.array([0, 10, 15])  # vectors of length 10 and 5
+    wlo, woff = np.array([100, 200]), np.array([0, 8, 14])
+    # state 0: running totals 100..107 against target 105 need 5..-2 (-2 folds into -1); state 1:
+    # totals 200..205 need less than 0, all one row
+    D = np.array([1, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0], dtype=float) * 0.1
+    live = np.array([0, 1])
+    jlo, jhi = np.empty(2, np.int64), np.empty(2, np.int64)
+    TK.live_cells(D, woff, live, jlo, jhi)
+    n_vec = off[1:] - off[:-1]
+    c_lo = np.clip(105 - (wlo + jhi), -1, n_vec)
+    c_n = np.clip(105 - (wlo + jlo), -1, n_vec) - c_lo + 1
+    row0 = np.concatenate([[0], np.cumsum(c_n)[:-1]])
+    assert c_lo.tolist() == [-1, -1] and c_n.tolist() == [7, 1]
+    run = np.full((4, int(c_n.sum())), -9, np.int64)
+    n = TK.mass_runs(off, 105, 0, live, jlo, jhi, 0, c_lo, c_n, row0, wlo, woff, D, *run)
+    # state 0 needs -1 (from 106 and 107), 2, 3 and 5; 0, 1 and 4 no cell reaches
+    assert n == 4
+    assert run[:, :n].T.tolist() == [[0, -1, 1, 0], [0, 2, 2, 3], [0, 5, 1, 6], [1, -1, 1, 7]]
+
+
 @pytest.mark.parametrize("name", ["tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced"])
 def test_the_optimal_bot_is_the_solvers_exact_distribution(name, tiny_dir, cache):
     rules = load_rules(str(tiny_dir / f"{name}.toml"))
