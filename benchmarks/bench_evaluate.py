@@ -180,7 +180,6 @@ def rows(a: argparse.Namespace) -> None:
 
     from harness import evaluate as E
     from harness import target_kernels as TK
-    from harness.jit import nb
     from harness.rules import load_rules
     from harness.solver import solve
     from harness.target import cached_tmax, target_table
@@ -197,16 +196,6 @@ def rows(a: argparse.Namespace) -> None:
     lock = threading.Lock()
     kernels = TK.target_outcomes, TK.target_push, TK.target_mass
 
-    @nb.njit(cache=False)
-    def massless(off, target, run_shift, live, jlo, jhi, start, c_lo, c_n, row0, wlo, woff, D):
-        """The chunk's (state, target) rows no live cell reaches (target_mass's tally, counted)."""
-        m = np.zeros(row0[-1] + c_n[-1])
-        for q in range(live.shape[0]):
-            n_vec = off[start + live[q] + 1] - off[start + live[q]]
-            for j in range(jlo[q], jhi[q] + 1):
-                m[TK.target_row(target, run_shift, wlo[live[q]] + j, n_vec, row0[q], c_lo[q])] += D[woff[live[q]] + j]
-        return np.sum(m == 0.0)
-
     def timed(name, kernel):
         def run(*args):
             t0 = time.thread_time()
@@ -220,15 +209,13 @@ def rows(a: argparse.Namespace) -> None:
             count["rows worked out"] += int(args[15][args[17]:args[18]].sum())
         timed("turns", kernels[0])(*args)
 
-    def tallies(lay, oc, off, target, run_shift, live, jlo, jhi, st_u, start, c_lo, c_n, row0, *rest):
+    def tallies(lay, oc, st_u, c_n, row0, outp, m, *rest):  # a chunk's states and the masses of its rows
         t0 = time.thread_time()
         count["rows"] += int(c_n.sum())
-        count["live states"] += len(live)
-        count["rows without mass"] += int(massless(off, target, run_shift, live, jlo, jhi, start, c_lo, c_n, row0,
-                                                   *rest[1:4]))
+        count["live states"] += len(c_n)
+        count["rows without mass"] += int(np.sum(m == 0.0))
         spent["counting"] += time.thread_time() - t0  # not the evaluation's: taken off its CPU time
-        timed("tallies", kernels[2])(lay, oc, off, target, run_shift, live, jlo, jhi, st_u, start, c_lo, c_n, row0,
-                                     *rest)
+        timed("tallies", kernels[2])(lay, oc, st_u, c_n, row0, outp, m, *rest)
 
     TK.target_outcomes, TK.target_push, TK.target_mass = turns, timed("pushes", kernels[1]), tallies
     try:

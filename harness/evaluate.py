@@ -399,10 +399,12 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool, scratch: Path
             n_rows = int(cum[b - 1]) - done
             outp = np.zeros((n_rows, n_out))
             args = (st_mask[g[a:b]], st_flag[g[a:b]], st_upper[g[a:b]], st_slot[g[a:b]], c_lo[a:b], c_n[a:b], row0)
-            # only the rows some cell reaches are worked out: runs of them (the others stay 0)
+            # only the rows with probability are worked out: runs of them (the others stay 0)
+            m = np.empty(n_rows)
+            TK.row_mass(off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b], start, c_lo[a:b], row0, wlo, woff,
+                        D, m)
             run = np.empty((4, n_rows), np.int64)
-            n_runs = TK.mass_runs(off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b], start, c_lo[a:b],
-                                  c_n[a:b], row0, wlo, woff, D, *run)
+            n_runs = TK.mass_runs(m, c_lo[a:b], c_n[a:b], row0, *run)
             rq, r_lo, r_n, r_row = run[:, :n_runs]
             runs = (*(x[rq] for x in args[:4]), r_lo, r_n, r_row)
 
@@ -422,8 +424,7 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool, scratch: Path
             edges = [0, *sorted(set(int(c) for c in cuts if 0 < c < n_runs)), n_runs]
             S.run_blocks(outcomes, list(zip(edges, edges[1:])), split)
             S.run_blocks(push, [(t, t + 1) for t in range(threads)], threads if k + a > 0 else 1)
-            TK.target_mass(lay, oc, off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b], args[2], start, args[4],
-                           args[5], args[6], outp, wlo, woff, D, vec, pbonus)
+            TK.target_mass(lay, oc, args[2], c_n[a:b], row0, outp, m, vec, pbonus)
             a = b
         P, D, wlo, woff = P2, D2, wlo2, woff2
         bar.update()

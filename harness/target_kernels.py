@@ -792,7 +792,8 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
                 for v in range(lay.box_nvals[b]):
                     g2, x = _next(lay, mask, flag, u, i_slot, b, lay.box_vals[b, v])
                     _one_values(P, off, V, lam, g2, lead0 - x, x, C[crow[b] + v, c0:c0 + L])
-            _extra_stops(lay, oc, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_l, al_l, ex_l, stop_l, box_l, c0, L)
+            _extra_stops(lay, oc, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_l, al_l, ex_l, stop_l, box_l,
+                         c0, L)
             if lay.servida:
                 _extra_stops(lay, oc, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_f, al_f, ex_f, stop_f, box_f,
                              c0, L)
@@ -1011,33 +1012,34 @@ def target_row(target, run_shift, s, n_vec, row0, c_lo):
 
 
 @nb.njit(cache=True, nogil=True)
-def mass_runs(off, target, run_shift, live, jlo, jhi, start, c_lo, c_n, row0, wlo, woff, D, run_q, run_lo, run_n,
-              run_row):
-    """The runs of consecutive (state, target) rows of a chunk that some live cell reaches (the
-    rows :func:`target_row` folds the cells into): run k is state run_q[k]'s targets run_lo[k] ..
-    run_lo[k] + run_n[k] - 1, in rows run_row[k] onwards. Rows no cell reaches carry no probability,
-    so :func:`target_outcomes` need not work them out (their outcomes stay 0 and are never read).
-    The run arrays have room for every row; returns the number of runs."""
-    n_runs = 0
-    most = 1
-    for q in range(live.shape[0]):
-        most = max(most, c_n[q])
-    hit = np.zeros(most, dtype=np.bool_)
+def row_mass(off, target, run_shift, live, jlo, jhi, start, c_lo, row0, wlo, woff, D, m):
+    """m[row] = the probability of each (state, target) row of a chunk: the sum, in score order, of
+    the live cells :func:`target_row` folds into it (m has a slot for every row; set here)."""
+    for row in range(m.shape[0]):
+        m[row] = 0.0
     for q in range(live.shape[0]):
         loc = live[q]
         n_vec = off[start + loc + 1] - off[start + loc]
-        for i in range(c_n[q]):
-            hit[i] = False
         for j in range(jlo[q], jhi[q] + 1):
-            if D[woff[loc] + j] != 0.0:
-                hit[target_row(target, run_shift, wlo[loc] + j, n_vec, 0, c_lo[q])] = True
+            m[target_row(target, run_shift, wlo[loc] + j, n_vec, row0[q], c_lo[q])] += D[woff[loc] + j]
+
+
+@nb.njit(cache=True, nogil=True)
+def mass_runs(m, c_lo, c_n, row0, run_q, run_lo, run_n, run_row):
+    """The runs of consecutive (state, target) rows of a chunk with probability (m, from
+    :func:`row_mass`): run k is state run_q[k]'s targets run_lo[k] .. run_lo[k] + run_n[k] - 1, in
+    rows run_row[k] onwards. Rows without carry none to push, so :func:`target_outcomes` need not
+    work them out (their outcomes stay 0 and are never read). The run arrays have room for every
+    row; returns the number of runs."""
+    n_runs = 0
+    for q in range(c_n.shape[0]):
         i = 0
         while i < c_n[q]:
-            if not hit[i]:
+            if m[row0[q] + i] == 0.0:
                 i += 1
                 continue
             i0 = i
-            while i < c_n[q] and hit[i]:
+            while i < c_n[q] and m[row0[q] + i] != 0.0:
                 i += 1
             run_q[n_runs] = q
             run_lo[n_runs] = c_lo[q] + i0
@@ -1048,21 +1050,15 @@ def mass_runs(off, target, run_shift, live, jlo, jhi, start, c_lo, c_n, row0, wl
 
 
 @nb.njit(cache=True, nogil=True)
-def target_mass(lay, oc, off, target, run_shift, live, jlo, jhi, st_u, start, c_lo, c_n, row0, outp, wlo, woff, D,
-                vec, pbonus):
+def target_mass(lay, oc, st_u, c_n, row0, outp, m, vec, pbonus):
     """Add to vec[o] the probability of each turn outcome o of a chunk's live (state, score) cells,
     and to pbonus[0] the probability of crossing the upper bonus, on one thread: each (state,
-    target) row's mass first (the cells folded into it, as :func:`target_push` folds them), then
-    the rows in order, so the sums do not depend on the threads that pushed the chunk."""
+    target) row's mass m (:func:`row_mass`, the cells folded into it as :func:`target_push` folds
+    them) times its outcomes, the rows in order, so the sums do not depend on the threads that
+    pushed the chunk."""
     n_out = outp.shape[1]
     T = lay.threshold
-    m = np.zeros(outp.shape[0])
-    for q in range(live.shape[0]):
-        loc = live[q]
-        n_vec = off[start + loc + 1] - off[start + loc]
-        for j in range(jlo[q], jhi[q] + 1):
-            m[target_row(target, run_shift, wlo[loc] + j, n_vec, row0[q], c_lo[q])] += D[woff[loc] + j]
-    for q in range(live.shape[0]):
+    for q in range(c_n.shape[0]):
         u = np.int64(st_u[q])
         for row in range(row0[q], row0[q] + c_n[q]):
             w0 = m[row]

@@ -229,7 +229,7 @@ def test_target_play_reaches_its_target_as_often_as_its_table_says(name, target,
 
 
 def test_only_the_rows_some_cell_reaches_are_worked_out():
-    """mass_runs: the (state, target) rows a cell with probability folds into, as runs."""
+    """row_mass and mass_runs: the (state, target) rows cells with probability fold into, as runs."""
     from harness import target_kernels as TK
 
     off = np.array([0, 10, 15])  # vectors of length 10 and 5
@@ -245,9 +245,12 @@ def test_only_the_rows_some_cell_reaches_are_worked_out():
     c_n = np.clip(105 - (wlo + jlo), -1, n_vec) - c_lo + 1
     row0 = np.concatenate([[0], np.cumsum(c_n)[:-1]])
     assert c_lo.tolist() == [-1, -1] and c_n.tolist() == [7, 1]
-    run = np.full((4, int(c_n.sum())), -9, np.int64)
-    n = TK.mass_runs(off, 105, 0, live, jlo, jhi, 0, c_lo, c_n, row0, wlo, woff, D, *run)
+    m = np.full(int(c_n.sum()), -9.0)
+    TK.row_mass(off, 105, 0, live, jlo, jhi, 0, c_lo, row0, wlo, woff, D, m)
     # state 0 needs -1 (from 106 and 107), 2, 3 and 5; 0, 1 and 4 no cell reaches
+    np.testing.assert_allclose(m, [0.2, 0, 0, 0.1, 0.1, 0, 0.1, 0.1], atol=1e-15)
+    run = np.full((4, len(m)), -9, np.int64)
+    n = TK.mass_runs(m, c_lo, c_n, row0, *run)
     assert n == 4
     assert run[:, :n].T.tolist() == [[0, -1, 1, 0], [0, 2, 2, 3], [0, 5, 1, 6], [1, -1, 1, 7]]
 
