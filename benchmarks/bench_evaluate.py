@@ -5,7 +5,7 @@
     nice python benchmarks/bench_evaluate.py bots --rules scandinavian --bots solver:target=250 --games 200000 --warm
     nice python benchmarks/bench_evaluate.py pair --rules scandinavian --pair greedy,bonus --games 200000
     nice python benchmarks/bench_evaluate.py table --rules scandinavian --bots random,timeout,greedy,bonus,solver
-    nice python benchmarks/bench_evaluate.py rows --rules scandinavian --bot solver:target=250
+    nice python benchmarks/bench_evaluate.py rows --rules scandinavian --bot solver:target=250 [--census]
 
 ``bots``: per bot one Markdown row. The evaluation runs in a process of its own under
 ``/usr/bin/time -v`` (``one`` below) with a cache directory holding links to the rule set's solver
@@ -28,7 +28,11 @@ evaluation cache, under ``/usr/bin/time -v``: wall, CPU, peak RSS, and its outpu
 counting the (state, points still needed) rows, those no live cell reaches and the rows whose turn
 it works out (the others), beside the target table's cells: its CPU time per row is the figure a
 faster kernel has to move. Then the thread CPU time inside each kernel: the turns
-(``target_outcomes``), the pushes (``target_push``) and the tallies (``target_mass``).
+(``target_outcomes``), the pushes (``target_push``) and the tallies (``target_mass``). With
+``--census`` (its counting runs inside the pass, in the times) also the rows of states whose upper bonus can no
+longer be reached (the open upper boxes' best scores cannot lift the subtotal to the threshold, so
+the state's future does not depend on its subtotal) and how many rows would be left if each
+sheet's such states were one: what merging them would save.
 """
 
 from __future__ import annotations
@@ -218,6 +222,22 @@ def rows(a: argparse.Namespace) -> None:
         timed("tallies", kernels[2])(lay, oc, st_u, c_n, row0, outp, m, *rest)
 
     TK.target_outcomes, TK.target_push, TK.target_mass = turns, timed("pushes", kernels[1]), tallies
+    row_mass = TK.row_mass
+    if a.census:
+        dead, sheet = _bonus_dead(rules)
+        census = {"rows in bonus-dead states": 0}
+        merged: list[np.ndarray] = []
+
+        def counted(off, target, run_shift, live, jlo, jhi, start, c_lo, row0, wlo, woff, D, m):
+            row_mass(off, target, run_shift, live, jlo, jhi, start, c_lo, row0, wlo, woff, D, m)
+            g = live + start
+            q = np.repeat(np.arange(len(live)), np.diff(np.append(row0, len(m))))
+            pick = (m != 0.0) & dead[g[q]]  # the rows with mass of the bonus-dead states
+            t = c_lo[q[pick]] + np.flatnonzero(pick) - row0[q[pick]]
+            census["rows in bonus-dead states"] += int(pick.sum())
+            merged.append(np.unique(sheet[g[q[pick]]] * (1 << 20) + t))  # a sheet's state has a layer
+
+        TK.row_mass = counted
     try:
         with tempfile.TemporaryDirectory() as tmp:
             cpu0 = time.process_time()
@@ -225,6 +245,7 @@ def rows(a: argparse.Namespace) -> None:
             cpu = time.process_time() - cpu0 - spent.pop("counting")
     finally:
         TK.target_outcomes, TK.target_push, TK.target_mass = kernels
+        TK.row_mass = row_mass
     n = count["rows"]
     print("| bot | exact mean | live states | (state, target) rows | rows without mass | rows worked out "
           "| target table cells | evaluation (s) | CPU (s) | CPU per row (us) |")
@@ -235,6 +256,30 @@ def rows(a: argparse.Namespace) -> None:
     print("\nCPU inside each kernel, summed over the threads:")
     for name, t in spent.items():
         print(f"  {name}: {t:.1f} s, {1e6 * t / n:.2f} us a row")
+    if a.census:
+        worked = count["rows worked out"]
+        census["their rows once merged"] = len(np.unique(np.concatenate(merged))) if merged else 0
+        print(f"\nbonus-dead states: {int(dead.sum()):,} of {len(dead):,}; their rows worked out "
+              f"{census['rows in bonus-dead states']:,} ({100 * census['rows in bonus-dead states'] / worked:.1f} %), "
+              f"{census['their rows once merged']:,} once each sheet's are one state: merging would remove "
+              f"{census['rows in bonus-dead states'] - census['their rows once merged']:,} rows "
+              f"({100 * (census['rows in bonus-dead states'] - census['their rows once merged']) / worked:.1f} %)")
+
+
+def _bonus_dead(rules) -> tuple[np.ndarray, np.ndarray]:
+    """(dead, sheet) per solver state: dead where the upper bonus can no longer be reached (the
+    subtotal plus the open upper boxes' best scores stays below the threshold, the upper section
+    not full), sheet the state's (mask, flag) key."""
+    from harness.solver import build_plan
+
+    plan = build_plan(rules)
+    lay = plan.layout
+    mask, flag, _, u = plan.states()
+    most = np.zeros(len(mask), np.int64)  # the open upper boxes' best scores
+    for b in np.flatnonzero(lay.is_upper):
+        most += np.where((mask >> b) & 1, 0, lay.box_vals[b, lay.box_nvals[b] - 1])
+    dead = (lay.bonus > 0) & (u + most < lay.threshold) & (lay.umask_of[mask] != lay.full_upper)
+    return dead, mask * lay.n_flags + flag
 
 
 def table(a: argparse.Namespace) -> None:
@@ -271,6 +316,8 @@ def main() -> None:
     p = sub.add_parser("rows")
     p.add_argument("--rules", default="scandinavian")
     p.add_argument("--bot", default="solver:target=250")
+    p.add_argument("--census", action="store_true",
+                   help="also count the rows of bonus-dead states and what merging them would save (slower)")
     p = sub.add_parser("one")
     p.add_argument("rules")
     p.add_argument("bot")

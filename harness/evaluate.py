@@ -220,14 +220,9 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
     rr = max(rules.rolls_per_turn - 1, 1)
     nbx = rules.n_boxes
     nflag = lay.n_flags
-    # state -> (mask, flag, upper) of every state
-    sizes = lay.nslot[lay.umask_of[plan.item_mask]].astype(np.int64)
-    st_item = np.repeat(np.arange(len(sizes)), sizes)
-    st_mask = plan.item_mask[st_item]
-    st_flag = plan.item_flag[st_item].astype(bool)
+    st_mask, st_flag, _, st_upper = plan.states()
+    st_flag = st_flag.astype(bool)
     first_state = lay.base[plan.item_mask * nflag + plan.item_flag]
-    st_slot = np.arange(plan.n_states) - first_state[st_item]
-    st_upper = lay.ulist[lay.umask_of[st_mask], st_slot].astype(np.int64)
     box_pts = np.zeros(nbx)
     box_pos = np.zeros(nbx)
     extra_sum = [0.0]
@@ -360,13 +355,7 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool, scratch: Path
     tab = tp.table
     off, values = tab.off, tab.values
     threads = S.n_threads()
-    sizes = lay.nslot[lay.umask_of[plan.item_mask]].astype(np.int64)
-    st_item = np.repeat(np.arange(len(sizes)), sizes)
-    st_mask = plan.item_mask[st_item]
-    st_flag = plan.item_flag[st_item]
-    first_state = lay.base[plan.item_mask * lay.n_flags + plan.item_flag]
-    st_slot = np.arange(plan.n_states) - first_state[st_item]
-    st_upper = lay.ulist[lay.umask_of[st_mask], st_slot].astype(np.int64)
+    st_mask, st_flag, st_slot, st_upper = plan.states()
     n_out = len(oc.o_box)
     vec = np.zeros(n_out)
     pbonus = np.zeros(1)

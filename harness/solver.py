@@ -131,6 +131,15 @@ class Plan:
     def full_mask(self) -> int:
         return (1 << self.layout.n_boxes) - 1
 
+    def states(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(mask, flag, slot, upper subtotal) of every state, (states,) int64: what the layout packs
+        into a state's index."""
+        lay = self.layout
+        item = np.repeat(np.arange(len(self.item_mask)), lay.nslot[lay.umask_of[self.item_mask]].astype(np.int64))
+        mask, flag = self.item_mask[item], self.item_flag[item]
+        slot = np.arange(self.n_states) - lay.base[self.item_mask * lay.n_flags + self.item_flag][item]
+        return mask, flag, slot, lay.ulist[lay.umask_of[mask], slot].astype(np.int64)
+
 
 def dice_tables(d: Dice, rerolls: int) -> K.DiceK:
     """The one-die-at-a-time tables of :class:`harness.solver_kernels.DiceK`."""
