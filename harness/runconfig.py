@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from harness import tournament
 from harness.cache import use_cache_dir
 from harness.errors import UserError
+from harness.specs import split_specs
 from harness.rules import SETTINGS, RuleSet, check_toml_settings, load_rules, read_toml
 from harness.tournament import MAX_SEATS
 
@@ -344,23 +345,6 @@ class ResolvedRun:
     entrants: tuple[tuple[str, str], ...]
     strategies: Mapping[str, Strategy]
     lineups: tuple[tournament.Lineup, ...]
-
-
-def split_specs(text: str) -> list[str]:
-    """``"solver:temperature=0.5,blunder=0.1,greedy"`` -> ``["solver:temperature=0.5,blunder=0.1", "greedy"]``.
-
-    Commas separate bots, but a piece ``key=value`` without a ``:`` continues the previous bot's
-    parameters, so specs with several parameters survive a comma-separated list.
-    """
-    out: list[str] = []
-    for piece in (p.strip() for p in text.split(",")):
-        if not piece:
-            raise UserError(f"empty strategy spec in {text!r}")
-        if "=" in piece and ":" not in piece and out:
-            out[-1] += "," + piece
-        else:
-            out.append(piece)
-    return out
 
 
 def _specs(value: Any, key: str, name: str) -> tuple[str, ...]:

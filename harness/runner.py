@@ -60,7 +60,13 @@ from harness.rundir import (CHUNK_DIR, FORMAT, LOG, MANIFEST, RECORD_DIR, TMP_SU
                               file_sha256, manifest_chunks, parquet_rows, parse_chunk_name, plan, read_parquet,
                               rows_digest, sha256_bytes, write_bytes_atomic, write_json_atomic)
 from harness.runconfig import DEFAULT_CHUNK_SIZE, ResolvedRun, RunConfig
-from harness.worker import ChunkFailed, ChunkResult, Job, forget, install, play_chunk, set_progress
+from harness.protocol import referee
+from harness.protocol.referee import ENGINE_DIR
+from harness.worker import (FAULT_COLUMNS, ChunkFailed, ChunkResult, Job, fault_sums, forget, install, play_chunk,
+                            set_progress)
+
+#: The manifest's fault sums of each refereed entrant, by these keys (:func:`harness.worker.fault_sums`).
+FAULT_KEYS = ("games", *FAULT_COLUMNS[:-1], "corrupted")
 
 __all__ = ["RunConfig", "RunStopped", "run", "extend", "load_manifest", "rows_digest", "config_of",
            "DEFAULT_CHUNK_SIZE"]
@@ -178,10 +184,15 @@ class _Run:
         self.games = cfg.games
         self.seats = [len(x) for x in resolved.lineups]
         rules = resolved.rules
+        self.refereed = {label: s for label, s in resolved.strategies.items() if s.refereed}
         self.job = Job(dict(rules.spec), rules.source, dict(cfg.settings), rules.digest, resolved.entrants,
-                       tuple(tuple(x) for x in resolved.lineups), cfg.seed, cfg.record, cfg.analyse)
+                       tuple(tuple(x) for x in resolved.lineups), cfg.seed, cfg.record, cfg.analyse,
+                       bool(self.refereed))
         self.done: dict[tuple[int, int], Chunk] = {}
         self.sums: dict[str, list[int]] = {label: [0] * 5 for label, _ in resolved.entrants}
+        #: refereed entrants' faults over the chunks done: label -> [seat-games, decisions, time,
+        #: illegal, crash, stall, corrupted games] (:func:`harness.worker.fault_sums`)
+        self.faults: dict[str, list[int]] = {label: [0] * (len(FAULT_COLUMNS) + 1) for label in self.refereed}
         self.started = _now()
         #: games of the chunks written by this invocation; games its workers report played so far
         self._collected = 0
@@ -214,6 +225,8 @@ class _Run:
             "chunks": [c.to_dict() for c in sorted(self.done.values())],
             # exact sums over the chunks listed: label -> [seats, sum, sum of squares, wins, shared wins]
             "totals": {label: list(v) for label, v in self.sums.items()},
+            **({"engines": self.engines(), "faults": {label: dict(zip(FAULT_KEYS, v)) for label, v in self.faults.items()}}
+               if self.refereed else {}),
             "created": old.get("created", self.started),
             "updated": _now(),
             "versions": _versions(cfg.backend),
@@ -221,6 +234,12 @@ class _Run:
             "config": cfg.to_dict(),
             "history": history,
         }
+
+    def engines(self) -> dict[str, Any]:
+        """What the manifest records of each external engine (command, handshake, files' sha256)."""
+        old = (self.old or {}).get("engines", {})
+        return {label: {**old.get(label, {}), **{k: v for k, v in s.describe().items() if v is not None}}
+                for label, s in self.refereed.items()}
 
     def write_manifest(self, complete: bool = False, force: bool = True) -> None:
         now = time.monotonic()
@@ -285,6 +304,32 @@ class _Run:
             extra = list(self.done.values())
         for c in extra:
             self._add_sums(_file_sums(self.out, c, self.job))
+        old_faults = (self.old or {}).get("faults")
+        if self.refereed:
+            if old_faults is not None and set(old_faults) == set(self.faults) and all(k in self.done for k in listed):
+                for label, v in old_faults.items():
+                    self.faults[label] = [int(v[k]) for k in FAULT_KEYS]
+            else:
+                extra = list(self.done.values())
+            for c in extra:
+                self._add_faults(_file_faults(self.out, c, self.job))
+
+    def _add_faults(self, faults: Mapping[str, Sequence[int]] | None) -> None:
+        for label, v in (faults or {}).items():
+            if label in self.faults:
+                acc = self.faults[label]
+                for i, x in enumerate(v):
+                    acc[i] += int(x)
+
+    def disqualified(self) -> str | None:
+        """The first refereed entrant over its share of corrupted games, as one line (else None)."""
+        for label, s in self.refereed.items():
+            v = self.faults[label]
+            reason = s.disqualified(v[0], v[-1])
+            if reason is not None:
+                kinds = ", ".join(f"{k.removeprefix('faults_')} {n:,}" for k, n in zip(FAULT_KEYS[2:-1], v[2:-1]) if n)
+                return f"{reason}; faults: {kinds or 'none'}; engine log: {self.out / ENGINE_DIR}"
+        return None
 
     def _add_sums(self, sums: Mapping[str, Sequence[int]], sign: int = 1) -> None:
         for label, v in sums.items():
@@ -311,11 +356,17 @@ class _Run:
                      cfg.chunk_size, len(todo))
             if todo:
                 t0 = time.monotonic()
-                self._prepare()
+                if self.refereed:  # before the engines start: their logs and the fault journal live here
+                    referee.set_run_dir(self.out)
                 try:
+                    self._prepare()
                     self._play(todo, n_workers)
                 finally:
                     forget(self.job)
+                    if self.refereed:
+                        for s in self.refereed.values():
+                            s.close()
+                        referee.set_run_dir(None)
                 played = sum(c.games for c in todo)
                 dt = time.monotonic() - t0
                 log.info("played %d chunk(s), %d games in %.1f s (%.0f games/s)", len(todo), played, dt,
@@ -384,6 +435,9 @@ class _Run:
                     finished, _ = cf.wait(pending, timeout=PROGRESS_EVERY if hook else None,
                                           return_when=cf.FIRST_COMPLETED)
                     failure = self._collect(finished, pending, bar)
+                    out = self.disqualified() if self.refereed else None
+                    if failure is None and out is not None:
+                        failure = ChunkFailed(out)
                     if failure is not None:
                         self._stop(failure, pending, be, bar)
             except OSError:
@@ -456,6 +510,7 @@ class _Run:
         write_bytes_atomic(self.out / c.file, res.data)
         self.done[(c.lineup, c.start)] = Chunk(c.lineup, c.start, c.stop, sha256_bytes(res.data), records_sha)
         self._add_sums(res.sums)
+        self._add_faults(res.faults)
 
     def _stop(self, failure: BaseException, pending: dict[cf.Future, Chunk], be: backends.Backend, bar: Any) -> None:
         """A chunk failed: cancel what has not started, keep what finishes, record, raise RunStopped."""
@@ -494,6 +549,13 @@ def _wrap(exc: BaseException, c: Chunk) -> ChunkFailed:
 
     log.error("%s", msg, extra=RUN_LOG_ONLY)  # the stop report repeats it on the console
     return ChunkFailed(msg, c)
+
+
+def _file_faults(out: Path, c: Chunk, job: Job) -> dict[str, list[int]]:
+    """Per-label fault sums of a chunk already on disk (resume)."""
+    t = read_parquet(out / c.file, list(FAULT_COLUMNS))  # rows are (game, seat) in order
+    cols = {name: t.column(name).to_numpy().reshape(-1, len(job.lineups[c.lineup])) for name in FAULT_COLUMNS}
+    return fault_sums(cols, job.lineups[c.lineup])
 
 
 def _file_sums(out: Path, c: Chunk, job: Job) -> dict[str, list[int]]:

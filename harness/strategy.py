@@ -16,6 +16,7 @@ from harness.dice import counts_of_faces
 from harness.engine_kernels import uniforms
 from harness.errors import UserError
 from harness.rules import RuleSet
+from harness.specs import parse_spec, split_specs  # noqa: F401  (public here since the first plugins)
 
 #: rng step used for box choices (keep decisions use the roll number 0, 1, ...).
 CHOOSE_STEP = 255
@@ -224,6 +225,9 @@ class Strategy:
     classifier: ClassVar[dict[str, Any]] = {"stochastic": False, "lookahead": "none", "long_run_time": False}
     #: the engine fills :attr:`TurnView.seats` (every seat's sheet state) for a bot that sets this
     sees_table: ClassVar[bool] = False
+    #: an external engine under the referee (:mod:`harness.protocol.referee`): the runner tallies
+    #: its faults per seat-game through ``begin_batch``/``end_batch``/``corrupted``/``disqualified``
+    refereed: ClassVar[bool] = False
 
     def __init__(self, rules: RuleSet, **params: Any) -> None:
         self.rules = rules
@@ -367,19 +371,3 @@ def validate_choice(view: TurnView, box: np.ndarray, who: str) -> np.ndarray:
         i = int(np.flatnonzero(~ok)[0])
         raise RuntimeError(f"strategy {who} chose box {int(box[i])} which is filled or not allowed in game {int(view.games[i])}")
     return box.astype(np.int64)
-
-
-def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """``name:key=value,key=value`` -> (name, {key: value}) with clear errors."""
-    name, _, rest = spec.strip().partition(":")
-    if not name:
-        raise UserError(f"empty strategy name in {spec!r}")
-    params: dict[str, str] = {}
-    if rest:
-        for item in rest.split(","):
-            key, eq, value = item.partition("=")
-            if not eq or not key.strip():
-                raise UserError(f"strategy {spec!r}: expected key=value, got {item!r}")
-            params[key.strip()] = value.strip()
-    return name, params
-

@@ -60,6 +60,8 @@ class Job:
     record: bool = False
     #: add luck, regret, decisions and errors columns (exact analysis of every seat-game)
     analyse: bool = False
+    #: some entrant is refereed (an external engine): add the fault columns (:data:`FAULT_COLUMNS`)
+    referee: bool = False
 
     @property
     def token(self) -> str:
@@ -95,6 +97,8 @@ class ChunkResult:
     sums: Mapping[str, list[int]]
     #: the records file's bytes (:func:`harness.codec.records_parquet`) when the job records
     records: bytes | None = None
+    #: with refereed entrants: label -> [seat-games, decisions, faults of each kind..., corrupted games]
+    faults: Mapping[str, list[int]] | None = None
 
 
 class ChunkFailed(RuntimeError):
@@ -192,11 +196,17 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     hook = _progress
     failed: StrategyError | None = None
     parts: list[tuple[Results, dict[str, np.ndarray] | None]] = []
+    tallies: list[np.ndarray] = []
+    refereed = [s for s in dict.fromkeys(seats) if s.refereed] if job.referee else []
     try:
         at, size, t0 = 0, len(games) if hook is None else FIRST_BATCH, time.monotonic()
         while at < len(games):
             batch = games[at:at + size]
+            for s in refereed:
+                s.begin_batch(batch, chunk.lineup)
             part = play(p.rules, seats, batch, job.seed, record=job.record or job.analyse)
+            if job.referee:
+                tallies.append(fault_tally(seats, refereed, len(batch)))
             parts.append((part, analyse_results(p.analyser, part) if job.analyse else None))
             at += len(batch)
             if hook is not None:
@@ -217,9 +227,49 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     res = concat_results([r for r, _ in parts])
     luck = None if not job.analyse else {k: np.concatenate([a[k] for _, a in parts if a is not None])
                                          for k in ANALYSIS_COLUMNS}
-    data, rows = to_parquet(res, chunk.lineup, job.categories, luck)
+    faults = fault_columns(seats, np.concatenate(tallies)) if job.referee else None
+    data, rows = to_parquet(res, chunk.lineup, job.categories, luck, faults)
     records = records_parquet(res.recording, res.rules, res.games, chunk.lineup) if job.record else None
-    return ChunkResult(chunk, data, rows, seat_sums(res, labels), records)
+    return ChunkResult(chunk, data, rows, seat_sums(res, labels), records,
+                       fault_sums(faults, labels) if faults is not None else None)
+
+
+#: Columns a run with a refereed entrant (an external engine) adds to its rows, in this order:
+#: the decisions asked of the seat's engine, its faulty decisions by kind, and whether the
+#: seat-game is corrupted (more faulty decisions than the engine's ``max_faulty`` share). Seats of
+#: in-process bots hold zeros.
+FAULT_COLUMNS = ("engine_decisions", "faults_time", "faults_illegal", "faults_crash", "faults_stall", "corrupted")
+
+
+def fault_tally(seats: Sequence[Strategy], refereed: Sequence[Strategy], n: int) -> np.ndarray:
+    """(B, S, 5) int32 one batch's tallies (decisions, then each fault kind) of every seat."""
+    out = np.zeros((n, len(seats), len(FAULT_COLUMNS) - 1), dtype=np.int32)
+    for s in refereed:
+        for seat, counts in s.end_batch().items():
+            out[:, seat] = counts
+    return out
+
+
+def fault_columns(seats: Sequence[Strategy], tally: np.ndarray) -> dict[str, np.ndarray]:
+    """The :data:`FAULT_COLUMNS` (B, S) of a chunk's tallies (B, S, 5)."""
+    corrupted = np.zeros(tally.shape[:2], dtype=bool)
+    for seat, s in enumerate(seats):
+        if s.refereed:
+            corrupted[:, seat] = s.corrupted(tally[:, seat])
+    out = {name: tally[:, :, i].astype(np.int16) for i, name in enumerate(FAULT_COLUMNS[:-1])}
+    out["corrupted"] = corrupted
+    return out
+
+
+def fault_sums(faults: Mapping[str, np.ndarray], labels: Sequence[str]) -> dict[str, list[int]]:
+    """label -> [seat-games, decisions, time, illegal, crash, stall, corrupted games] of a chunk."""
+    out: dict[str, list[int]] = {}
+    for seat, label in enumerate(labels):
+        acc = out.setdefault(label, [0] * (len(FAULT_COLUMNS) + 1))
+        acc[0] += len(faults["corrupted"])
+        for i, name in enumerate(FAULT_COLUMNS):
+            acc[i + 1] += int(faults[name][:, seat].sum())
+    return out
 
 
 def concat_results(parts: Sequence[Results]) -> Results:
@@ -257,9 +307,10 @@ def analyse_results(analyser: Analyser, res: Results) -> dict[str, np.ndarray]:
 
 
 def to_parquet(res: Results, lineup: int, categories: Sequence[str],
-               analysis: Mapping[str, np.ndarray] | None = None) -> tuple[bytes, int]:
+               analysis: Mapping[str, np.ndarray] | None = None,
+               faults: Mapping[str, np.ndarray] | None = None) -> tuple[bytes, int]:
     """The Parquet bytes of one chunk: ``lineup`` int16 then ``Results.to_frame()`` columns, then
-    the :data:`ANALYSIS_COLUMNS` when ``analysis`` is given.
+    the :data:`ANALYSIS_COLUMNS` when ``analysis`` is given, the :data:`FAULT_COLUMNS` when ``faults`` is.
 
     The ``strategy`` dictionary holds every entrant label of the run (``categories``), so the files
     of a tournament concatenate as one categorical. No schema metadata (pandas version, times):
@@ -271,6 +322,8 @@ def to_parquet(res: Results, lineup: int, categories: Sequence[str],
     frame.insert(0, "lineup", np.full(len(frame), lineup, dtype=np.int16))
     for name in ANALYSIS_COLUMNS if analysis is not None else ():
         frame[name] = analysis[name].reshape(-1)
+    for name in FAULT_COLUMNS if faults is not None else ():
+        frame[name] = faults[name].reshape(-1)
     table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
     buf = io.BytesIO()
     pq.write_table(table, buf, **PARQUET_OPTIONS)

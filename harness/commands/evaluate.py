@@ -9,6 +9,7 @@ import json
 from harness.commands.options import (add_cache_dir_option, add_depth_options, add_set_option, add_window_options,
                                       describe, new_out_dir, print_json, window_limits)
 from harness.errors import UserError
+from harness.specs import split_specs
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
     cache_dir = use_cache_dir(args.cache_dir)
     rules = load_rules(args.rules, args.settings)
-    bots = [b for b in (x.strip() for x in (args.entrants or "").split(",")) if b]
+    bots = split_specs(args.entrants) if args.entrants else []  # one parser of every list of bots
     if not bots and not args.depth:
         raise UserError("give --entrants A,B,... (or --depth)")
     check_seats(args.seats)

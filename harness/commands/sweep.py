@@ -6,6 +6,7 @@ import argparse
 import json
 
 from harness.commands.options import add_cache_dir_option, add_depth_options, describe, new_out_dir, print_json
+from harness.specs import split_specs
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     use_cache_dir(args.cache_dir)
     axes, fixed = parse_settings(args.settings)
-    bots = [b for b in (x.strip() for x in (args.entrants or "").split(",")) if b]
+    bots = split_specs(args.entrants) if args.entrants else []  # one parser of every list of bots
     rates, weakest, dial = depth_settings(args) if args.depth else ((), args.weakest, args.dial)
     out = new_out_dir(args.out, "sweep") if args.out else None
     with open_backend("local", args.workers, None) as backend:

@@ -1,0 +1,46 @@
+"""A null engine: reads every request and answers the first legal option at once (stdlib only).
+
+Keeps every die (stops) at a keep decision and writes the first box the rules allow at a box
+decision. The benchmark of the protocol's own cost (benchmarks/bench_protocol.py) and the
+referee's tests use it; misbehaving variants are in ``misbehave.py``.
+"""
+
+import json
+import sys
+
+HELLO = {"type": "hello", "protocol": "yatzy-engine/1", "name": "null", "author": "yatzy-harness tests",
+         "version": "1", "rules": ["*"], "options": []}
+
+
+def answer(msg):
+    kind = msg["kind"]
+    if kind == "keep":
+        choice = msg["dice"]
+    else:
+        choice = [next(b for b, v in enumerate(row) if v >= 0) for row in msg["options"]]
+    return {"type": "answer", "id": msg["id"], "game": msg["game"], kind: choice}
+
+
+def main():
+    out = sys.stdout
+    for line in sys.stdin:
+        msg = json.loads(line)
+        t = msg.get("type")
+        if t == "hello":
+            reply = HELLO
+        elif t == "newgame":
+            reply = {"type": "ready", "id": msg.get("id")}
+        elif t == "ping":
+            reply = {"type": "pong", "id": msg.get("id")}
+        elif t == "quit":
+            return
+        elif t == "decide":
+            reply = answer(msg)
+        else:
+            reply = {"type": "error", "id": msg.get("id"), "message": f"unknown message type {t!r}"}
+        out.write(json.dumps(reply, separators=(",", ":")) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
