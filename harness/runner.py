@@ -56,6 +56,7 @@ from harness.analysis import Analyser
 from harness.engine import StrategyError, play
 from harness.errors import RUN_LOG_ONLY, RunFailed, UserError
 from harness.outcome import DEFINITION
+from harness.registry import make
 from harness.rundir import (CHUNK_DIR, FORMAT, LOG, MANIFEST, RECORD_DIR, TMP_SUFFIX, Chunk, load_manifest,
                               file_sha256, manifest_chunks, parquet_rows, parse_chunk_name, plan, read_parquet,
                               rows_digest, sha256_bytes, write_bytes_atomic, write_json_atomic)
@@ -380,11 +381,14 @@ class _Run:
             s.expect_games(self.games * sum(labels.count(label) for labels in self.r.lineups))
             s.prepare()
         warm: set[str] = set()
+        # an external engine has no kernels to compile: the time-out bot sits in for it (its
+        # decisions, and so its faults, all belong to the chunks)
+        stand_in = make("timeout", self.r.rules) if self.refereed else None
         for i, labels in enumerate(self.r.lineups):  # one game with each bot compiles its kernels here, not per worker
             if not warm.issuperset(labels):
                 try:
-                    play(self.r.rules, [self.r.strategies[x] for x in labels], np.arange(1, dtype=np.int64),
-                         self.r.config.seed)
+                    play(self.r.rules, [stand_in if x in self.refereed else self.r.strategies[x] for x in labels],
+                         np.arange(1, dtype=np.int64), self.r.config.seed)
                 except StrategyError as exc:
 
                     cause = exc.cause

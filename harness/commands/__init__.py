@@ -48,6 +48,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("calibrate", "find the bot parameter value that hits a target mean score or win rate"),
     Command("analyse", "luck and skill of every player in game records"),
     Command("fit", "fit a bot model (the solver's temperature / blunder dial) to players' recorded decisions"),
+    Command("engine", "external engines: check one for conformance, or play a harness bot as one (stdio)"),
 )
 
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import permutations, repeat
 from importlib import resources
 from typing import Any, Mapping
 
@@ -106,6 +107,16 @@ class Codec:
                 for k, row in enumerate(d.keep_counts.tolist())}
 
     @cached_property
+    def any_order(self) -> dict[str, int]:
+        """:attr:`keep_index` for the faces of every keep in every order (6**0 + ... + 6**n strings),
+        so an answer's keeps are looked up without sorting them."""
+        out: dict[str, int] = {}
+        for text, k in self.keep_index.items():
+            for perm in set(permutations(text)):
+                out["".join(perm)] = k
+        return out
+
+    @cached_property
     def keep_text(self) -> np.ndarray:
         out = np.empty(self.rules.dice.n_keeps, dtype=object)
         for text, k in self.keep_index.items():
@@ -176,7 +187,8 @@ def request(rid: int, view: TurnView, kind: str, *, budget_ms: float, at: np.nda
     digits, what the harness's own bots seed their choices from), ``seat``, ``column``, ``turn``, ``step``, ``dice``
     (a string of faces), ``rolls_left``, ``sheet`` (scores of the column, -1 open), ``totals``
     (every seat's running total); for a box choice ``options`` (each box's score for these dice,
-    -1 where the box may not be chosen) and ``extra`` (bonus points earned whatever the box); with
+    -1 where the box may not be chosen), ``extra`` (bonus points earned whatever the box) and
+    ``first`` (the dice were made on the turn's first roll: servida); with
     ``table``, every seat's ``seats_filled`` (bit masks) and ``seats_upper`` (upper subtotals).
     """
     idx = slice(None) if at is None else at
@@ -197,6 +209,7 @@ def request(rid: int, view: TurnView, kind: str, *, budget_ms: float, at: np.nda
         allowed = view.allowed_matrix()[idx]
         msg["options"] = np.where(allowed, view.options[idx], np.int16(-1)).astype(np.int16)
         msg["extra"] = np.ascontiguousarray(view.extra[idx])
+        msg["first"] = np.ascontiguousarray(view.first[idx])
     if table and view.seats is not None:
         msg["seats_filled"] = np.ascontiguousarray(view.seats[0][idx])
         msg["seats_upper"] = np.ascontiguousarray(view.seats[1][idx])
@@ -258,17 +271,25 @@ def read_answer(obj: Any, rid: int, view: TurnView, kind: str, at: np.ndarray | 
         raise Unreadable(f"'{kind}' must be a list of {n} entries")
     rules = view.rules
     if kind == "keep":
-        lut = codec(rules).keep_index
-        choice = np.fromiter((lut.get("".join(sorted(x)), -1) if isinstance(x, str) else -1 for x in got),
-                             dtype=np.int64, count=n)
+        lut = codec(rules).any_order
+        try:  # at C speed: every entry a string (a list or a number in there is unhashable or unknown)
+            choice = np.fromiter(map(lut.get, got, repeat(-1)), dtype=np.int64, count=n)
+        except TypeError:
+            choice = np.fromiter((lut.get(x, -1) if isinstance(x, str) else -1 for x in got), dtype=np.int64, count=n)
         ok = choice >= 0
         roll = view.roll[idx]
         ok[ok] = rules.dice.is_subset(choice[ok], roll[ok])
         what = "a keep must be a string of faces among the dice rolled"
     else:
         names = codec(rules).box_index
-        choice = np.fromiter((x if type(x) is int else names.get(x, -1) if isinstance(x, str) else -1 for x in got),
-                             dtype=np.int64, count=n)
+        try:  # box indices, at C speed (a bool, float or name in there falls back to one entry at a time)
+            arr = np.array(got)
+            if arr.dtype.kind != "i":
+                raise TypeError
+            choice = arr.astype(np.int64)
+        except (TypeError, ValueError, OverflowError):
+            choice = np.fromiter((x if type(x) is int and -1 <= x < 64 else names.get(x, -1) if isinstance(x, str)
+                                  else -1 for x in got), dtype=np.int64, count=n)
         ok = (choice >= 0) & (choice < rules.n_boxes)
         allowed = view.allowed[idx]
         ok[ok] = ((allowed[ok] >> choice[ok]) & 1).astype(bool)

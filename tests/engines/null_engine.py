@@ -24,8 +24,11 @@ def answer(msg):
 def main():
     out = sys.stdout
     for line in sys.stdin:
-        msg = json.loads(line)
-        t = msg.get("type")
+        try:
+            msg = json.loads(line)
+            t = msg.get("type")
+        except (ValueError, AttributeError):
+            msg, t = {}, None
         if t == "hello":
             reply = HELLO
         elif t == "newgame":
@@ -35,7 +38,10 @@ def main():
         elif t == "quit":
             return
         elif t == "decide":
-            reply = answer(msg)
+            try:
+                reply = answer(msg)
+            except (KeyError, TypeError, ValueError, StopIteration) as exc:
+                reply = {"type": "error", "id": msg.get("id"), "message": f"bad decide request: {exc!r}"}
         else:
             reply = {"type": "error", "id": msg.get("id"), "message": f"unknown message type {t!r}"}
         out.write(json.dumps(reply, separators=(",", ":")) + "\n")
