@@ -562,6 +562,15 @@ class Comparison:
             if only:
                 notes.append(f"boxes only in {side.upper()}: {', '.join(only)} (not compared box by box; "
                              "their points are in the totals)")
+        for side, info in (("base", self.base), ("candidate", self.cand)):
+            faults = info.manifest.get("faults") or {}
+            for label, f in faults.items():
+                bad = sum(int(f.get(k, 0)) for k in ("faults_time", "faults_illegal", "faults_crash", "faults_stall"))
+                if bad:
+                    notes.append(f"{side.upper()}: engine {label} had {bad:,} faulty decisions of "
+                                 f"{int(f.get('engine_decisions', 0)):,} (answered by the time-out policy) and "
+                                 f"{int(f.get('corrupted', 0)):,} corrupted games; every game is counted, "
+                                 f"paired on the same dice, in the difference and the SPRT")
         if self.base.games != self.cand.games:
             notes.append(f"runs have {self.base.games:,} and {self.cand.games:,} games: the first "
                          f"{acc.n:,} are paired")
