@@ -80,16 +80,20 @@ class EngineConf:
     source: str = ""
 
     def files(self) -> dict[str, str]:
-        """sha256 of every file the command names (its script, its binary when given by path)."""
+        """sha256 of every file the command names: its script, and its program when given by a
+        path inside the working directory (an interpreter found elsewhere, like python or node,
+        is the machine's, recorded in the handshake's version rather than hashed)."""
         out: dict[str, str] = {}
-        for word in self.argv:
-            path = Path(self.cwd or ".") / word
-            if path.is_file():
-                h = hashlib.sha256()
-                with open(path, "rb") as f:
-                    for block in iter(lambda: f.read(1 << 20), b""):
-                        h.update(block)
-                out[word] = h.hexdigest()
+        base = Path(self.cwd or ".").resolve()
+        for i, word in enumerate(self.argv):
+            path = (base / word).resolve()
+            if not path.is_file() or (i == 0 and len(self.argv) > 1 and not path.is_relative_to(base)):
+                continue
+            h = hashlib.sha256()
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            out[word] = h.hexdigest()
         return out
 
 
