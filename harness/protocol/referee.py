@@ -560,12 +560,12 @@ class EngineStrategy(Strategy):
         n = len(view) if at is None else len(at)
         code = {k: np.int8(1 + i) for i, k in enumerate(msgs.FAULT_KINDS)}
         none = np.full(n, -1, dtype=np.int64)
-        t0 = time.monotonic()
         try:
             client = self._ensure()
         except EngineDied as exc:
             self._note("crash", f"cannot start: {exc}")
-            return none, np.full(n, code["crash"]), time.monotonic() - t0
+            return none, np.full(n, code["crash"]), 0.0
+        t0 = time.monotonic()  # the clock starts once the engine is up: a (re)start is not its move
         self._rid += 1
         rid = self._rid
         c = self.conf
