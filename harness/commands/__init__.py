@@ -49,6 +49,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("analyse", "luck and skill of every player in game records"),
     Command("fit", "fit a bot model (the solver's temperature / blunder dial) to players' recorded decisions"),
     Command("engine", "external engines: check one for conformance, or play a harness bot as one (stdio)"),
+    Command("serve", "serve tuned levels and built-in bots over HTTP (the engine protocol, advise, OpenAPI)"),
 )
 
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}

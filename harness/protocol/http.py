@@ -26,7 +26,7 @@ class HttpRejected(RuntimeError):
 
 
 def check_url(url: str) -> tuple[str, str, int, str]:
-    """(scheme, host, port, path) of an engine URL, or a :class:`UserError` naming what is wrong."""
+    """(scheme, host, port, path with its query) of an engine URL, or a :class:`UserError` naming what is wrong."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UserError(f"engine url must be http://HOST[:PORT]/PATH, got {url!r}")
@@ -34,7 +34,7 @@ def check_url(url: str) -> tuple[str, str, int, str]:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         raise UserError(f"engine url {url!r} has a bad port") from None
-    return parts.scheme, parts.hostname, port, parts.path or "/"
+    return parts.scheme, parts.hostname, port, (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
 class HttpEngine:

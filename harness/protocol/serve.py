@@ -204,8 +204,13 @@ class Service:
     # -- messages -------------------------------------------------------------------------------
 
     def provenance(self, rules: RuleSet | None = None) -> dict[str, Any]:
+        """What every reply says it comes from: the harness's version, the levels file's sha256, the
+        rule set's digest and its value table (the solver's cache file: digest and table format)."""
+        from harness.solver import cache_path  # the table's name only: nothing is read
+
         return {"harness": self.version, "levels_sha256": self.levels_sha256,
-                "rules_digest": rules.digest if rules is not None else None}
+                "rules_digest": rules.digest if rules is not None else None,
+                "table": cache_path(rules).name if rules is not None else None}
 
     def handle(self, msg: Any, *, level: str | None = None, bot: str | None = None) -> dict[str, Any]:
         """The reply to one protocol message (``level``/``bot``: the default when it names none)."""
