@@ -97,6 +97,9 @@ class Service:
         self.max_batch = max_batch
         self.version = version
         self._rules: dict[tuple[str, str], RuleSet] = {}
+        #: a request's rule-set reference (as JSON) -> the served rule set, and each one's provenance
+        self._refs: dict[str, RuleSet] = {}
+        self._prov: dict[int, dict[str, Any]] = {}
         for lv in self.levels.values():
             self._add_rules(lv.rules, lv.settings)
         for n in names:
@@ -136,6 +139,18 @@ class Service:
 
     def rules_of(self, ref: Any) -> RuleSet:
         """The served rule set a request names (``{"name": ..., "settings": {...}}`` or a name)."""
+        try:
+            memo = json.dumps(ref, sort_keys=True)
+        except (TypeError, ValueError):
+            memo = None
+        got = self._refs.get(memo) if memo is not None else None
+        if got is None:
+            got = self._rules_of(ref)
+            if memo is not None and len(self._refs) < 1000:
+                self._refs[memo] = got
+        return got
+
+    def _rules_of(self, ref: Any) -> RuleSet:
         if isinstance(ref, str):
             ref = {"name": ref}
         if not isinstance(ref, dict) or not isinstance(ref.get("name"), str):
@@ -186,7 +201,7 @@ class Service:
 
     def bot(self, rules: RuleSet, spec: str) -> Strategy:
         """The served bot for ``spec`` on ``rules`` (made, prepared and cached on first use)."""
-        key = (rules.digest, spec)
+        key = (self.provenance(rules)["rules_digest"], spec)
         got = self._bots.get(key)
         if got is None:
             from harness.registry import make  # every bot class; the service names them by spec
@@ -208,9 +223,14 @@ class Service:
         rule set's digest and its value table (the solver's cache file: digest and table format)."""
         from harness.solver import cache_path  # the table's name only: nothing is read
 
-        return {"harness": self.version, "levels_sha256": self.levels_sha256,
-                "rules_digest": rules.digest if rules is not None else None,
-                "table": cache_path(rules).name if rules is not None else None}
+        got = self._prov.get(id(rules))
+        if got is None:
+            got = {"harness": self.version, "levels_sha256": self.levels_sha256,
+                   "rules_digest": rules.digest if rules is not None else None,
+                   "table": cache_path(rules).name if rules is not None else None}
+            if rules is not None:
+                self._prov[id(rules)] = got
+        return dict(got)
 
     def handle(self, msg: Any, *, level: str | None = None, bot: str | None = None) -> dict[str, Any]:
         """The reply to one protocol message (``level``/``bot``: the default when it names none)."""
@@ -319,15 +339,29 @@ def _first_column(msg: Mapping[str, Any], pos: msgs.Positions) -> np.ndarray:
     return np.array(raw, dtype=bool)
 
 
+_CONTEXTS: dict[int, Any] = {}
+
+
+def _context(rules: RuleSet) -> Any:
+    """The rule set's scoring context, made once per served rule set (they live as long as the service)."""
+    got = _CONTEXTS.get(id(rules))
+    if got is None or got[0] is not rules:
+        got = _CONTEXTS[id(rules)] = (rules, context(rules))
+    return got[1]
+
+
 def views(pos: msgs.Positions, first: np.ndarray) -> list[tuple[np.ndarray, TurnView]]:
     """The positions as the engine's views, one per (seat, column, turn, step): the arrays a bot
     sees in process at that decision, so it answers them exactly as it would there."""
     rules = pos.rules
     nb = rules.n_boxes
-    ctx = context(rules)
+    ctx = _context(rules)
     upper_box = rules.upper_face > 0
     key = np.stack([pos.seat, pos.column, pos.turn, pos.step], axis=1)
-    _, group = np.unique(key, axis=0, return_inverse=True)
+    if (key == key[0]).all():  # the usual batch: one decision of many games
+        group = np.zeros(len(key), dtype=np.int64)
+    else:
+        _, group = np.unique(key, axis=0, return_inverse=True)
     out = []
     for g in range(int(group.max()) + 1):
         idx = np.flatnonzero(group.reshape(-1) == g)
