@@ -207,6 +207,16 @@ def test_each_fault_is_counted_by_kind_and_answered_by_the_time_out_policy(tmp_p
         assert len(journal) == 10 and all(json.loads(x)["kind"] == kind for x in journal)
 
 
+def test_a_batch_over_the_engines_maximum_goes_in_parts(tmp_path):
+    # the engine refuses more than 3 positions a request (its hello says so): 10 games, no fault
+    out = run(RunConfig(seats=(engine_spec(f"{NULL} --max-batch 3"), "greedy"), rules="scandinavian", games=10,
+                        seed=5, chunk_size=10, workers=1), tmp_path / "r")
+    assert faults(out)["faults_illegal"] == 0 and faults(out)["engine_decisions"] == 300
+    out = run(RunConfig(seats=(engine_spec(NULL, max_batch=4), "greedy"), rules="scandinavian", games=10,
+                        seed=5, chunk_size=10, workers=1), tmp_path / "r2")
+    assert rows(out)["total"].tolist() == rows(tmp_path / "r")["total"].tolist()
+
+
 def test_a_box_fault_is_answered_with_the_largest_immediate_gain(tmp_path):
     # request 2 is turn 1's box: the time-out bot's box replaces the null engine's first allowed box
     spec = engine_spec(misbehave("illegal", 2))

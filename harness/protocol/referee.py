@@ -74,6 +74,7 @@ class EngineConf:
     max_faulty: float = 0.1
     max_corrupted: float = 0.1
     min_games: int = 20
+    max_batch: int = 10_000
     memory_mb: int = 0
     stderr_kb: int = 1024
     token_file: str = ""
@@ -98,7 +99,7 @@ class EngineConf:
 
 
 _TIME_KEYS = ("move_ms", "game_ms", "margin_ms", "stall_ms", "start_ms")
-_REFEREE_KEYS = ("max_faulty", "max_corrupted", "min_games")
+_REFEREE_KEYS = ("max_faulty", "max_corrupted", "min_games", "max_batch")
 _FILE_KEYS = {"name", "command", "url", "cwd", "options", "time", "referee", "memory_mb", "stderr_kb", "token_file",
               "description"}
 
@@ -250,6 +251,8 @@ class EngineStrategy(Strategy):
         Param("max_corrupted", float, 0.1, "an engine with more than this share of corrupted games is disqualified",
               0.0, 1.0),
         Param("min_games", int, 20, "games played before an engine can be disqualified", 1, None),
+        Param("max_batch", int, 10_000, "most positions in one request (a larger batch is sent in parts; an "
+              "engine's hello may ask for fewer)", 1, msgs.MAX_BATCH),
         Param("memory_mb", int, 0, "cap of the engine's address space, MiB (0: none)", 0, None),
         Param("stderr_kb", int, 1024, "stderr kept in the engine's log per process, KiB", 0, None),
         Param("token_file", str, "", "a file holding a bearer token sent to a URL engine"),
@@ -290,7 +293,7 @@ class EngineStrategy(Strategy):
             label=label, argv=argv, url=url, cwd=cwd, options={**from_file.get("options", {}), **options},
             source=from_file.get("source", ""),
             **{k: c[k] for k in ("move_ms", "game_ms", "margin_ms", "stall_ms", "start_ms", "max_faulty",
-                                 "max_corrupted", "min_games", "memory_mb", "stderr_kb", "token_file")})
+                                 "max_corrupted", "min_games", "max_batch", "memory_mb", "stderr_kb", "token_file")})
         self._spec_options = options
         self.hello: dict[str, Any] | None = None
         self.sees_table = False
@@ -444,7 +447,8 @@ class EngineStrategy(Strategy):
         return {"label": c.label, "command": list(c.argv), "url": c.url, "cwd": c.cwd, "file": c.source,
                 "files": c.files(), "handshake": self.hello, "options": dict(c.options),
                 "time": self.time_control(), "stall_ms": c.stall_ms,
-                "referee": {"max_faulty": c.max_faulty, "max_corrupted": c.max_corrupted, "min_games": c.min_games}}
+                "referee": {"max_faulty": c.max_faulty, "max_corrupted": c.max_corrupted, "min_games": c.min_games,
+                            "max_batch": c.max_batch}}
 
     # -- the referee's accounting ------------------------------------------------------------
 
@@ -513,13 +517,15 @@ class EngineStrategy(Strategy):
             over = rows[0].clock[rows[1]] * 1000 > self.conf.game_ms
             fault[(fault == 0) & over] = 1 + msgs.FAULT_KINDS.index("time")
         ask = np.flatnonzero(fault == 0)
-        if ask.size:
-            at = None if ask.size == n else ask
+        step = self._max_batch()
+        for lo in range(0, ask.size, step):  # a batch over the engine's maximum goes in parts
+            part = ask[lo:lo + step]
+            at = None if part.size == n else part
             got, kinds, spent = self._ask(view, kind, at)
-            choice[ask] = got
-            fault[ask] = kinds
+            choice[part] = got
+            fault[part] = kinds
             if rows is not None:
-                rows[0].clock[rows[1][ask]] += spent / ask.size
+                rows[0].clock[rows[1][part]] += spent / part.size
         bad = fault != 0
         if bad.any():
             choice[bad] = self._fallback(view, kind)[bad]
@@ -536,6 +542,13 @@ class EngineStrategy(Strategy):
         for k in range(len(msgs.FAULT_KINDS)):
             self.counts[k + 1] += int((fault == k + 1).sum())
         return choice
+
+    def _max_batch(self) -> int:
+        """Positions per request: the spec's ``max_batch``, or fewer when the engine's hello asks."""
+        asked = (self.hello or {}).get("max_batch")
+        if isinstance(asked, int) and not isinstance(asked, bool) and asked >= 1:
+            return min(asked, self.conf.max_batch)
+        return self.conf.max_batch
 
     def _fallback(self, view: TurnView, kind: str) -> np.ndarray:
         """The seed's time-out policy: keep every die; the box with the largest immediate gain."""

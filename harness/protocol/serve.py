@@ -241,7 +241,8 @@ class Service:
             names = sorted({r.name for r in self._rules.values()})
             who = msg.get("level", level) or msg.get("bot", bot) or "any"
             return {"type": "hello", "protocol": PROTOCOL, "name": f"yatzy-harness {who}", "author": "yatzy-harness",
-                    "version": self.version, "rules": names, "options": [], "provenance": self.provenance()}
+                    "version": self.version, "rules": names, "options": [], "max_batch": self.max_batch,
+                    "provenance": self.provenance()}
         if t == "newgame":
             rules = self.rules_of(_ref_of(msg.get("rules")))
             return {"type": "ready", "id": msg.get("id"), "provenance": self.provenance(rules)}

@@ -22,6 +22,10 @@ def answer(msg):
 
 
 def main():
+    # --max-batch N: announce it in the hello, and refuse a bigger batch (the referee must split)
+    most = int(sys.argv[sys.argv.index("--max-batch") + 1]) if "--max-batch" in sys.argv else None
+    if most:
+        HELLO["max_batch"] = most
     out = sys.stdout
     for line in sys.stdin:
         try:
@@ -37,6 +41,8 @@ def main():
             reply = {"type": "pong", "id": msg.get("id")}
         elif t == "quit":
             return
+        elif t == "decide" and most and len(msg.get("game", ())) > most:
+            reply = {"type": "error", "id": msg.get("id"), "message": f"at most {most} positions a request"}
         elif t == "decide":
             try:
                 reply = answer(msg)
