@@ -21,6 +21,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,21 +31,9 @@ sys.path.insert(0, str(ROOT))
 from harness.engine import play  # noqa: E402
 from harness.registry import make  # noqa: E402
 from harness.rules import load_rules  # noqa: E402
-from harness.strategy import Strategy, TurnView  # noqa: E402
+from tests.engines.twin import NullTwin  # noqa: E402
 
 NULL = ROOT / "tests" / "engines" / "null_engine.py"
-
-
-class NullTwin(Strategy):
-    """In process, the null engine's answers: keep every die; the first allowed box."""
-
-    name = "null-twin"
-
-    def keep(self, view: TurnView) -> np.ndarray:
-        return self.rules.dice.roll_as_keep[view.roll]
-
-    def choose(self, view: TurnView) -> np.ndarray:
-        return np.argmax(view.allowed_matrix(), axis=1)
 
 
 def cpu() -> float:
@@ -52,7 +41,7 @@ def cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def measure(bot: Strategy, rules, games: int, batch: int, seed: int) -> tuple[float, float]:
+def measure(bot: Any, rules, games: int, batch: int, seed: int) -> tuple[float, float]:
     """(CPU seconds of this process, wall seconds) of ``games`` games in batches of ``batch``."""
     c0, t0 = cpu(), time.perf_counter()
     for start in range(0, games, batch):

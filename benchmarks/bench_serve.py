@@ -22,7 +22,6 @@ import asyncio
 import json
 import os
 import resource
-import socket
 import subprocess
 import sys
 import time
@@ -34,14 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.protocol import messages as msgs  # noqa: E402
+from harness.protocol.http import launch_server  # noqa: E402
 from harness.protocol.check import random_sheets, view_of  # noqa: E402
 from harness.rules import load_rules  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def rss_mib(pid: int) -> float:
@@ -115,21 +109,9 @@ def main() -> None:
     ap.add_argument("--batch-rate", type=float, default=5.0)
     ap.add_argument("--warmup", type=float, default=3.0, help="seconds of single requests not counted")
     args = ap.parse_args()
-    port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "serve", "--rules", args.rules, "--port", str(port)],
-                            env=env, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = launch_server(["--rules", args.rules], env=env, stderr=subprocess.DEVNULL)
     try:
-        import httpx
-
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
         singles = bodies(args.rules, args.bot, 2000, 1, 1)
         batches = bodies(args.rules, args.bot, 20, args.batch, 2)
         asyncio.run(phase(url, singles, args.rate, args.warmup))

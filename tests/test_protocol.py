@@ -25,10 +25,10 @@ from harness.protocol import messages as msgs
 from harness.protocol.check import check_engine, scenarios, view_of
 from harness.registry import make
 from harness.rules import load_rules
-from harness.runner import RunConfig, RunStopped, run
+from harness.runner import RunConfig, run
 from harness.specs import parse_spec, split_specs
-from harness.strategy import Strategy, TurnView
 from tests.engines import null_engine
+from tests.engines.twin import NullTwin
 
 ENGINES = Path(__file__).resolve().parent / "engines"
 NULL = f'{sys.executable} {ENGINES / "null_engine.py"}'
@@ -41,18 +41,6 @@ def misbehave(mode: str, at: int = 3, marker: Path | None = None) -> str:
 def engine_spec(cmd: str, **extra: object) -> str:
     params = ",".join(f"{k}={v}" for k, v in extra.items())
     return f'engine:cmd="{cmd}",name=bot' + ("," + params if params else "")
-
-
-class NullTwin(Strategy):
-    """In process, what the null engine answers: keep every die, the first allowed box."""
-
-    name = "null-twin"
-
-    def keep(self, view: TurnView) -> np.ndarray:
-        return self.rules.dice.roll_as_keep[view.roll]
-
-    def choose(self, view: TurnView) -> np.ndarray:
-        return np.argmax(view.allowed_matrix(), axis=1)
 
 
 def rows(out: Path) -> pd.DataFrame:

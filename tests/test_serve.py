@@ -7,7 +7,6 @@ import logging
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ from starlette.testclient import TestClient
 from harness.cli import main as cli
 from harness.protocol import messages as msgs
 from harness.protocol.app import ServeApp, build
-from harness.protocol.serve import Service
+from harness.protocol.http import launch_server
 from harness.runner import RunConfig, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,33 +55,14 @@ def levels(tmp_path_factory) -> Path:
     return d / "out" / "levels.json"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(levels, tmp_path_factory):
     """A real server process on a free port (the levels and scandinavian), stopped after."""
-    port = free_port()
-    token = tmp_path_factory.mktemp("tok") / "token"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "serve", "--levels", str(levels), "--rules",
-                             "scandinavian", "--port", str(port)], env=env, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.2)
-        assert proc.poll() is None, proc.stderr.read()
+    proc, url = launch_server(["--levels", str(levels), "--rules", "scandinavian"], env=env)
     yield url, proc
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)
-    del token
 
 
 def level_spec(levels: Path, name: str) -> str:
@@ -280,19 +260,9 @@ def fuzz_client(levels):
 
 
 def test_sigterm_lets_the_request_in_flight_finish(levels, tmp_path):
-    port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "serve", "--rules", "scandinavian", "--port",
-                             str(port)], env=env, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = launch_server(["--rules", "scandinavian"], env=env, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
         n = 1000  # /advise on a thousand positions: long enough to be in flight when SIGTERM comes
         gen = np.random.default_rng(1)
         dice = ["".join(sorted(str(x) for x in gen.integers(1, 7, 5))) for _ in range(n)]

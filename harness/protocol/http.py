@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import socket
 import time
+from typing import Any
 from urllib.parse import urlsplit
 
 from harness.errors import UserError
@@ -98,3 +99,42 @@ class HttpEngine:
             except OSError:
                 pass
             self.conn = None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` now (the operating system's pick)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def launch_server(args: list[str], *, env: dict[str, str] | None = None, timeout: float = 300.0,
+                  stderr: int | None = None) -> tuple[Any, str]:
+    """Start ``yatzy-harness serve ARGS --port P`` (this interpreter, a free port P) and wait until its
+    ``/health`` answers 200 (tables loaded and warmed): (the process, its base URL). The caller
+    stops it (SIGTERM drains it). :class:`EngineDied` when it exits or is not ready in ``timeout``."""
+    import subprocess
+    import sys
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "serve", *args, "--port", str(port)], env=env,
+                            stderr=stderr)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise EngineDied(f"serve exited with status {proc.returncode} before it was ready")
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+        try:
+            conn.request("GET", "/health")
+            if conn.getresponse().status == 200:
+                return proc, url
+        except OSError:
+            pass
+        finally:
+            conn.close()
+        time.sleep(0.2)
+    proc.kill()
+    raise EngineDied(f"serve was not ready in {timeout:g} s")

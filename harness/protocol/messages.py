@@ -22,7 +22,6 @@ import numpy as np
 import orjson
 
 from harness.errors import UserError
-from harness.protocol import PROTOCOL
 from harness.rng import game_keys
 from harness.rules import RuleSet
 from harness.strategy import CHOOSE_STEP, TurnView
@@ -68,7 +67,6 @@ def describe_rules(rules: RuleSet) -> dict[str, Any]:
     ``scores[r][b]`` is roll r's context-free score in box b (``scores_first`` on the turn's first
     roll, only when it differs: servida). The context rules are applied on top as documented.
     """
-    d = rules.dice
     key = rules.boxes[rules.key_box].name if rules.key_box >= 0 else None
     out: dict[str, Any] = {
         "name": rules.name, "settings": dict(rules.settings), "overrides": dict(rules.overrides),
