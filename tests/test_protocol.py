@@ -217,6 +217,29 @@ def test_a_box_fault_is_answered_with_the_largest_immediate_gain(tmp_path):
     assert rows(out).loc[3, first_box["box"]] == first_box["score"]
 
 
+def test_a_game_past_its_clock_plays_time_out_without_asking(tmp_path):
+    # 30 ms an answer, 200 ms a game: after about 7 decisions the game's clock is spent, and every
+    # later decision of that game is a time fault the engine is not asked (1 game a batch)
+    spec = engine_spec(misbehave("slow", 0), game_ms=200, move_ms=100)
+    out = run(RunConfig(seats=(spec,), rules="scandinavian", games=2, seed=1, chunk_size=1, workers=1), tmp_path / "r")
+    f, r = faults(out), rows(out)
+    assert f["engine_decisions"] == 60 and f["faults_illegal"] == f["faults_crash"] == f["faults_stall"] == 0
+    asked = 30 - r["faults_time"]
+    assert ((asked >= 5) & (asked <= 9)).all(), r["faults_time"].tolist()
+    assert r["corrupted"].all()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux enforces it")
+def test_an_engine_over_its_memory_cap_crashes_and_is_restarted(tmp_path):
+    spec = engine_spec(misbehave("hog", 3, tmp_path / "marker"), memory_mb=400)
+    out = run(RunConfig(seats=(spec,), rules="scandinavian", games=10, seed=1, chunk_size=10, workers=1),
+              tmp_path / "r")
+    f = faults(out)
+    assert f["faults_crash"] == 10 and f["faults_time"] == f["faults_illegal"] == f["faults_stall"] == 0
+    log = "".join(p.read_text() for p in (out / "engines").glob("bot.*.stderr.log"))
+    assert "MemoryError" in log
+
+
 def test_stderr_is_logged_and_capped(tmp_path):
     spec = engine_spec(misbehave("stderr"), stderr_kb=64)
     out = run(RunConfig(seats=(spec,), rules="scandinavian", games=4, seed=1, chunk_size=4, workers=1), tmp_path / "r")

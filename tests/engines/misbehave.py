@@ -15,6 +15,8 @@ number AT (counted from 1 in this process; every request when AT is 0), where MO
     stderr     writes 4 MiB to stderr, then answers
     badjoker   answers the box with the highest score ignoring the rules' allowed options
     random     answers a pseudo-random allowed box, drawn per batch (not per position)
+    slow       sleeps 30 ms, then answers (with AT 0: every request; a game's clock runs out)
+    hog        allocates 1 GiB, then answers (killed by an address-space cap: a crash)
 
 With MARKER (a path), the bug happens once across restarts: only while MARKER does not exist,
 and the engine creates it. Standard library only.
@@ -102,6 +104,11 @@ def main():
                     reply["game"] = [msg["game"][0] + 1]
             elif MODE == "flood":
                 sys.stdout.write("x" * (65 << 20) + "\n")
+            elif MODE == "slow":
+                time.sleep(0.03)
+            elif MODE == "hog":
+                hoard = bytearray(1 << 30)
+                hoard[-1] = 1
             elif MODE == "stderr":
                 sys.stderr.write("e" * (4 << 20))
                 sys.stderr.flush()
