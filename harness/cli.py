@@ -32,7 +32,10 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # argparse's own usage errors: one line, exit 2
-        raise UserError(message if self.prog == "yatzy-harness" else f"{self.prog}: {message}")
+        # a command's parser is named "yatzy-harness run"; main() puts "yatzy-harness: error: " in
+        # front, so only the command's words go here (else the line names the program twice)
+        words = self.prog.split(maxsplit=1)[1:]
+        raise UserError(f"{words[0]}: {message}" if words else message)
 
 
 def _named_command(argv: Sequence[str]) -> str | None:

@@ -68,6 +68,18 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, message):
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.parametrize("argv,line", [
+    (["run", "--games", "1e6"], "yatzy-harness: error: run: argument --games: invalid int value: '1e6'"),
+    (["rules", "show", "standard", "--bogus"], "yatzy-harness: error: unrecognized arguments: --bogus"),
+    (["review", "games.jsonl"], "yatzy-harness: error: review: the following arguments are required: --game"),
+])
+def test_a_commands_usage_error_names_the_program_once(capsys, argv, line):
+    """argparse's errors in a command (issue 37: `run --games 1e6` said "yatzy-harness: error:
+    yatzy-harness run: ..."): the program once, then the command, on one line."""
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err == line + "\n"
+
+
 def test_unreadable_toml_through_the_real_console_script(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("dice = = 5")
