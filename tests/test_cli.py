@@ -160,3 +160,19 @@ def test_help_has_examples_and_defaults(capsys, command, shown):
     for text in shown:
         assert text in out, text
     assert "(default 3)" not in out and "default 0)" not in out  # said once, by the formatter
+
+
+def test_one_seat_says_it_is_a_solitaire_run(capsys, tmp_path):
+    """`run --seats greedy` plays one bot alone: allowed (solitaire runs are a use: exact figures,
+    calibration), but said on stderr, once, so that a forgotten second bot is not a silent surprise
+    (issue 37); two seats say nothing of the kind, and --help says what one seat does."""
+    code, out, err = run(capsys, "run", "--seats", "greedy", "--games", "10", "--workers", "1", "--quiet",
+                         "--out", str(tmp_path / "solo"))
+    assert code == 0 and "greedy  mean" in out
+    assert err == "note: one seat: greedy plays alone (solitaire); give two specs for a match, e.g. --seats greedy,random\n"
+    code, out, err = run(capsys, "run", "--seats", "greedy,random", "--games", "10", "--workers", "1", "--quiet",
+                         "--out", str(tmp_path / "pair"))
+    assert code == 0 and err == ""
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "with one bot, that bot plays alone" in " ".join(capsys.readouterr().out.split())
