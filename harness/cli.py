@@ -15,7 +15,7 @@ import sys
 from typing import Any, Sequence
 
 from harness.commands import COMMANDS
-from harness.commands.options import HelpFormatter
+from harness.commands.options import HelpFormatter, end_bars
 from harness.errors import RunFailed, UserError
 
 EXIT_USAGE = 2
@@ -108,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _quiet_broken_pipe()
     except KeyboardInterrupt:
+        end_bars()  # a bar the stopped step left drawn: the line below starts a line of its own
         print("yatzy-harness: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 

@@ -11,6 +11,18 @@ import pytest
 from harness.cli import main
 
 
+def screen(text: str) -> list[str]:
+    """The lines a terminal shows for ``text``: a carriage return goes back to the line's start and
+    what follows overwrites what was there (how a progress bar redraws itself, and is erased)."""
+    shown = []
+    for raw in text.split("\n"):
+        line = ""
+        for part in raw.split("\r"):
+            line = part + line[len(part):]
+        shown.append(line)
+    return shown
+
+
 def run(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -176,3 +188,20 @@ def test_one_seat_says_it_is_a_solitaire_run(capsys, tmp_path):
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     assert "with one bot, that bot plays alone" in " ".join(capsys.readouterr().out.split())
+
+
+def test_ctrl_c_leaves_no_progress_bar_under_its_line(capsys, monkeypatch):
+    """A step stopped by Ctrl-C may leave its progress bar drawn (the solver's, say): the
+    "interrupted" line starts a line of its own, not the end of the bar's (issue 37)."""
+    from harness.commands import score
+    from harness.progress import bar
+
+    def stopped(args):
+        shown = bar(10, "forward pass", "layer", quiet=False)
+        shown.update(3)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(score, "run", stopped)
+    code, out, err = run(capsys, "score", "scandinavian", "1", "2", "3", "4", "5")
+    assert code == 130 and "forward pass" in err
+    assert [line.rstrip() for line in screen(err) if "interrupted" in line] == ["yatzy-harness: interrupted"]

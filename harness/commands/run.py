@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.commands.options import add_cache_dir_option, add_set_option, console_logging, describe
+from harness.commands.options import add_cache_dir_option, add_set_option, console_logging, describe, end_bars
 from harness.errors import UserError
 from harness.runconfig import (CLI_SOURCE, DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_SEATS, MIN_TABLE, RunConfig,
                                resolve_config_path, seats_from_text)
@@ -170,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         exc.verbose = args.verbose  # cli.main prints the block (and the traceback with --verbose)
         raise
     except KeyboardInterrupt:
+        end_bars()  # the runner closes its bar; one a step before it left drawn would hold this line
         print(f"yatzy-harness: interrupted; finish with: yatzy-harness run --resume {out_dir}",
               file=sys.stderr)
         return 130
