@@ -66,6 +66,15 @@ class RecordError(UserError):
     """One game is not a valid record; the message is one line naming the game, seat and turn."""
 
 
+class NoRecords(UserError):
+    """A run directory played without ``--record``: it holds no game records (``run``: the
+    directory), though each of its games can be replayed (:mod:`harness.replay`)."""
+
+    def __init__(self, message: str, run: Path) -> None:
+        super().__init__(message)
+        self.run = run
+
+
 # ---------------------------------------------------------------------------------------------
 # the fields of a turn
 
@@ -704,8 +713,8 @@ def _open_run(run_dir: str | os.PathLike[str]) -> _Run:
     if not chunks:
         raise UserError(f"{run}: no complete chunk yet, so no game records")
     if not any(c.records_sha256 for c in chunks):
-        raise UserError(f"{run} was played without --record, so it has no game records "
-                        f"(play it again with: yatzy-harness run ... --record)")
+        raise NoRecords(f"{run} was played without --record, so it has no game records "
+                        f"(play it again with: yatzy-harness run ... --record)", run)
     seats_of = tuple(tuple(Seat(name=lab if lab != specs.get(lab) else None, spec=specs.get(lab)) for lab in lu)
                      for lu in lineups)
     return _Run(run, rules, _run_rules_name(manifest, rules), settings_changed(rules), seed, lineups, seats_of,
@@ -1031,7 +1040,7 @@ class RunGames(Sequence[GameRecord]):
         return f"RunGames({self.runrec.source!r}, {len(self)} games)"
 
 
-__all__ = ["FORMAT", "MAX_SEATS", "PARQUET_OPTIONS", "RECORD_KEYS", "TURN_FIELDS", "GameRecord", "RecordError",
+__all__ = ["FORMAT", "MAX_SEATS", "PARQUET_OPTIONS", "RECORD_KEYS", "TURN_FIELDS", "GameRecord", "NoRecords", "RecordError",
            "RunGames", "RunRecords", "Seat", "Turn", "TurnField", "arrays_of_recording", "arrays_of_records",
            "decode_faces", "faces_code", "numbers_of_records", "read_run", "record_from_trace", "record_rules", "records_of_run",
            "records_parquet", "run_rules", "turns_of_recording"]
