@@ -39,6 +39,7 @@ import io
 import json
 import math
 import os
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -73,6 +74,24 @@ class NoRecords(UserError):
     def __init__(self, message: str, run: Path) -> None:
         super().__init__(message)
         self.run = run
+
+
+def json_problem(text: str, exc: json.JSONDecodeError) -> str:
+    """Why ``text`` (a record's line) is not JSON, in one line: "cut off" when the reader ran out of
+    text inside the record (a log truncated, or read while still being written: the reader's own
+    "Expecting ',' delimiter" would send one looking for a missing comma), else the reader's reason."""
+    end = len(text.rstrip(" \t\r\n"))
+    rest = text[exc.pos:end]
+    short = end > 0 and (
+        exc.pos >= end  # it wanted more: a value, a delimiter, a key, a closing bracket
+        or exc.msg.startswith("Unterminated string")  # a string runs to the end (no newline can be in one)
+        or (exc.msg.startswith("Invalid \\uXXXX escape") and len(rest) < 6)
+        # the start of a literal or a number, cut: tr, nul, -, 1., 2e
+        or (exc.msg in ("Expecting value", "Expecting ',' delimiter")
+            and (any(w.startswith(rest) for w in ("true", "false", "null")) or re.fullmatch(r"[-+.\deE]+", rest))))
+    if short:
+        return f"not valid JSON: cut off after column {end}, in the middle of the record"
+    return f"not valid JSON ({exc.msg} at column {exc.colno})"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,7 +271,7 @@ class GameRecord:
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise RecordError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+            raise RecordError(json_problem(text, exc)) from None
         return cls.from_dict(raw)
 
     @classmethod
@@ -1042,5 +1061,5 @@ class RunGames(Sequence[GameRecord]):
 
 __all__ = ["FORMAT", "MAX_SEATS", "PARQUET_OPTIONS", "RECORD_KEYS", "TURN_FIELDS", "GameRecord", "NoRecords", "RecordError",
            "RunGames", "RunRecords", "Seat", "Turn", "TurnField", "arrays_of_recording", "arrays_of_records",
-           "decode_faces", "faces_code", "numbers_of_records", "read_run", "record_from_trace", "record_rules", "records_of_run",
+           "decode_faces", "faces_code", "json_problem", "numbers_of_records", "read_run", "record_from_trace", "record_rules", "records_of_run",
            "records_parquet", "run_rules", "turns_of_recording"]
