@@ -364,6 +364,22 @@ def _errorbars(ax: Any, xs: Sequence[Any], cis: Sequence[Any], ys: np.ndarray, c
         label = None  # one legend entry per series
 
 
+#: A panel's axis counts as zoomed in when it magnifies its values by more than this against an axis
+#: from 0 (its end farther from 0 over its span): 1.65 to 1.79 lead changes is 13 times, 0.72 to 22.6 %
+#: of close games 1.03 times, as good as drawn from 0.
+ZOOM = 1.25
+
+
+def _zoom_note(ax: Any) -> str:
+    """A second line for the x label of a panel whose axis is zoomed in (:data:`ZOOM`): the axis's
+    ends. Each panel scales to its own interval, so without it 1.66 to 1.78 lead changes a game
+    looked like a wide interval (issue 37)."""
+    lo, hi = ax.get_xlim()  # the autoscaled limits, every marker and bar drawn
+    if lo <= 0 <= hi or max(abs(lo), abs(hi)) <= ZOOM * (hi - lo):
+        return ""
+    return f"\n(zoomed: axis {lo:.3g} to {hi:.3g}, not from 0)"
+
+
 def _quality_figure(panels: Sequence[tuple[str, list[str], list[list[tuple[Any, Any]]]]], options: Mapping[str, Any],
                     sides: Sequence[str], title: str, why: Mapping[str, str], row_height: float) -> Figure:
     """One axes per metric: ``(metric, row labels, per side the (value, interval) of each row)``,
@@ -385,12 +401,12 @@ def _quality_figure(panels: Sequence[tuple[str, list[str], list[list[tuple[Any, 
                        label=side)
         ax.set_yticks(y, labels)
         ax.set_ylim(len(labels) - 0.5, -0.5)  # first row on top
-        ax.set_xlabel(QUALITY_UNITS[metric])
+        if metric == "first_mover_edge":
+            ax.axvline(0, color="grey", lw=0.8, ls="--")
+        ax.set_xlabel(QUALITY_UNITS[metric] + _zoom_note(ax))
         # wrapped to the panel: a definition one line long ran into the next panel's title
         ax.set_title(textwrap.fill(f"{metric}: {definition(metric, options)}", 56), fontsize="small", loc="left")
         ax.grid(axis="x", alpha=0.3)
-        if metric == "first_mover_edge":
-            ax.axvline(0, color="grey", lw=0.8, ls="--")
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(title)

@@ -499,3 +499,26 @@ def test_quality_picture_draws_each_metric_with_its_interval(analysed_tournament
         assert [t.get_text() for t in ax.get_yticklabels()] == labels
     assert len(q["entrants"]) == 3 and len(q["pairings"]) == 3
     assert layout_problems(fig) == []
+
+
+def test_quality_panels_not_from_zero_say_they_are_zoomed(analysed_tournament):
+    """quality.png: a panel whose axis is far from 0 magnifies its interval; its axis label says so
+    and gives the axis's ends (issue 37: 1.66 to 1.78 lead changes looked like a wide interval);
+    a panel showing 0, or nearly from 0, says nothing of the kind."""
+    from harness.plot import QUALITY_UNITS, ZOOM, plot_quality
+
+    fig = plot_quality(analysed_tournament)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    zoomed = 0
+    for ax in panels:
+        metric = ax.get_title(loc="left").split(":")[0]
+        lo, hi = ax.get_xlim()
+        label = ax.get_xlabel()
+        assert label.startswith(QUALITY_UNITS[metric])
+        if (lo > 0 or hi < 0) and max(abs(lo), abs(hi)) > ZOOM * (hi - lo):
+            zoomed += 1
+            assert label.endswith(f"\n(zoomed: axis {lo:.3g} to {hi:.3g}, not from 0)"), label
+        else:
+            assert "zoomed" not in label
+    assert 0 < zoomed < len(panels)
+    assert layout_problems(fig) == []
