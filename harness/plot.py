@@ -780,8 +780,22 @@ def _curve(ax: Any, x: np.ndarray, y: np.ndarray) -> None:
         ax.plot(x[a:b], y[a:b], color="tab:blue", lw=1, alpha=0.6)
 
 
+def _bridges(ax: Any, x: np.ndarray, y: np.ndarray) -> None:
+    """Dotted straight lines across the stretches :func:`_curve` leaves out (neighbours far apart),
+    so that the response is followed over every evaluated value without passing for measured there."""
+    dense = np.zeros(max(0, x.size - 1), dtype=bool)
+    for a, b in dense_segments(x):
+        dense[a:b - 1] = True
+    for k, i in enumerate(np.flatnonzero(~dense)):
+        ax.plot(x[i:i + 2], y[i:i + 2], color="tab:blue", lw=1, alpha=0.6, ls=":",
+                label="straight between far-apart values (not measured)" if k == 0 else None)
+
+
 def plot_response(cal: Calibration) -> Figure:
-    """The response curve: evaluated points with CIs, the target, and the solution with its interval."""
+    """The response curve: evaluated points with CIs, the target, and the solution with its interval.
+    The points are joined over the whole evaluated range: solid where they are dense enough to show
+    the curve, dotted (a straight line, not a measurement) across the stretches between far-apart
+    ones; the y axis names the estimator when it is not the plain mean or rate."""
     p = cal.problem
     pts = sorted((q for q in cal.points), key=lambda q: q.value)
     scale = 1.0 if p.kind == "mean" else 100.0
@@ -790,6 +804,7 @@ def plot_response(cal: Calibration) -> Figure:
     y = np.array([q.f for q in pts]) * scale
     err = np.array([[q.f - q.lo for q in pts], [q.hi - q.f for q in pts]]) * scale
     _curve(ax, x, y)
+    _bridges(ax, x, y)
     each = f"{p.games:,} games each" if p.kind == "mean" else f"{p.games:,} game pairs (seats swapped) each"
     ax.errorbar(x, y, yerr=err, fmt="o", color="tab:blue", ecolor="black", capsize=3,
                 label="exact response (no games)" if p.exact else f"measured ({100 * p.confidence:.4g} % CI), {each}")
@@ -802,11 +817,21 @@ def plot_response(cal: Calibration) -> Figure:
         ax.errorbar([cal.value], [p.target * scale], xerr=xerr, fmt="*", ms=14, color="tab:red",
                     ecolor="tab:red", capsize=5, label=f"{p.param} = {cal.value:.4g}")
     ax.set_xlabel(f"{p.param} (parameter of {p.strategy})")
+    # loaded already: a Calibration comes from it
+    from harness.calibrate import ADJUSTED_MEAN, CONTROLLED_RATE
+
+    # the points' estimator: an analysed run's mean is total - luck (same expectation, a fraction of
+    # the variance), which the axis must not call the mean score (issue 37)
+    estimators = {q.estimator for q in pts}
     if p.kind == "mean":
-        ax.set_ylabel("mean final score (points)")
-        what = "mean score"
+        adjusted = ADJUSTED_MEAN in estimators
+        ax.set_ylabel(("luck-adjusted mean final score (points; total − luck" + (")" if len(estimators) == 1 else
+                                                                                "; some points plain)"))
+                      if adjusted else "mean final score (points)")
+        what = "luck-adjusted mean score" if adjusted else "mean score"
     else:
-        ax.set_ylabel(f"score rate against {p.against} (%; win 1, draw 1/2)")
+        ax.set_ylabel(f"score rate against {p.against} (%; win 1, draw 1/2"
+                      + ("; luck difference as control variate)" if CONTROLLED_RATE in estimators else ")"))
         what = f"win rate against {p.against}"
     rules = Path(p.rules).stem if p.rules.endswith(".toml") else p.rules
     changed = f" ({', '.join(p.settings)})" if p.settings else ""
