@@ -27,6 +27,7 @@ from matplotlib.patches import Patch, Rectangle  # noqa: E402
 from harness.errors import UserError  # noqa: E402
 from harness.quality import RUN_METRICS, SHARES, change_text, definition  # noqa: E402
 from harness.render import num  # noqa: E402
+from harness.stats.common import z_crit  # noqa: E402
 
 if TYPE_CHECKING:
     from harness.calibrate import Calibration
@@ -211,10 +212,13 @@ def plot_head_to_head(summary: RunSummary) -> Figure | None:
 
 def plot_ratings(summary: RunSummary) -> Figure | None:
     """Bradley-Terry ratings (Elo scale, mean 0) with their confidence intervals, the entrants in
-    the run's order from the top (as every table and ``luck_adjusted.png`` list them)."""
+    the run's order from the top (as every table and ``luck_adjusted.png`` list them); of two
+    entrants, their one Elo difference (:func:`_one_pairing`)."""
     r = summary.ratings
     if r is None:
         return None
+    if len(r.names) == 2:
+        return _one_pairing(summary)
     rank = {label: i for i, label in enumerate(summary.info.entrants)}
     rows = sorted(r.table(), key=lambda x: rank.get(x["name"], len(rank)))
     k = len(rows)
@@ -234,6 +238,31 @@ def plot_ratings(summary: RunSummary) -> Figure | None:
     bounds = ";\nred arrow: a bound (won or lost every game against someone)" if any(x.get("bound") for x in rows) else ""
     ax.set_xlabel(f"rating (Elo points, field mean 0; bars: {100 * r.confidence:.4g} % CI{bounds})")
     ax.set_title(_title(summary, "Bradley-Terry ratings"))
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def _one_pairing(summary: RunSummary) -> Figure:
+    """The ratings of two entrants: one number, their Elo difference (first entrant minus second, as
+    the pairings table gives it), with its interval. Their two ratings are that number's halves
+    mirrored about 0, and drawn as two points they only said it twice (issue 37)."""
+    r = summary.ratings
+    a, b = sorted(r.names, key=list(summary.info.entrants).index)
+    i, j = r.names.index(a), r.names.index(b)
+    diff = float(r.elo[i] - r.elo[j])
+    half = z_crit(r.confidence) * math.sqrt(max(0.0, r.cov[i, i] + r.cov[j, j] - 2 * r.cov[i, j]))
+    fig, ax = plt.subplots(figsize=(8, 2.8), dpi=DPI, layout="constrained")
+    ax.errorbar([diff], [0], xerr=[[half], [half]], fmt="o", color=_color(0), ecolor="black", capsize=4)
+    marker = {"lower": ">", "upper": "<"}.get(r.bound(i) or "")  # a won (lost) every game: a bound
+    if marker:
+        ax.plot(diff + (half if marker == ">" else -half), 0, marker=marker, color="firebrick", ms=9, ls="none")
+    ax.axvline(0, color="grey", lw=0.8, ls="--")
+    ax.set_yticks([0], [f"{a} vs {b}" + (" (bound)" if marker else "")])
+    ax.set_ylim(-1, 1)
+    bound = ";\nred arrow: a bound (one entrant won every game)" if marker else ""
+    ax.set_xlabel(f"Elo difference, {a} − {b} (bar: {100 * r.confidence:.4g} % CI; the ratings are ± half of it"
+                  f"{bound})")
+    ax.set_title(_title(summary, "Bradley-Terry rating of the one pairing"))
     ax.grid(axis="x", alpha=0.3)
     return fig
 

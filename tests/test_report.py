@@ -522,3 +522,22 @@ def test_quality_panels_not_from_zero_say_they_are_zoomed(analysed_tournament):
             assert "zoomed" not in label
     assert 0 < zoomed < len(panels)
     assert layout_problems(fig) == []
+
+
+def test_ratings_of_two_entrants_draw_their_one_pairing(tmp_path):
+    """ratings.png of two entrants (issue 37): their two ratings are one number mirrored (mean 0),
+    so the picture draws that number, the pairing's Elo difference with its interval (the pairing
+    named as the pairings table names it), not two points saying the same thing."""
+    from harness.plot import plot_ratings
+
+    run_dir, _ = write_run(tmp_path / "gb", "scandinavian", [["greedy", "bonus"]], 300, 5, 300)
+    summary = summarize(run_dir)
+    rows = {x["name"]: x for x in summary.ratings.table()}
+    fig = plot_ratings(summary)
+    (ax,) = fig.axes
+    ((x, _, lo, hi),) = errorbars(ax)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["greedy vs bonus"]
+    assert x == pytest.approx(rows["greedy"]["elo"] - rows["bonus"]["elo"])
+    assert (lo, hi) == pytest.approx((2 * rows["greedy"]["lo"], 2 * rows["greedy"]["hi"]))  # mirrored ratings
+    assert x < 0 and "Elo difference, greedy − bonus" in ax.get_xlabel()
+    assert layout_problems(fig) == []
