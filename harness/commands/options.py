@@ -352,6 +352,19 @@ def say(message: str) -> None:
     print(message, flush=True)
 
 
+#: The notes said in this process (:func:`first_time`).
+_SAID: set[str] = set()
+
+
+def first_time(note: str) -> bool:
+    """Whether ``note`` has not been said yet in this process (and from now on it has): a note that
+    every report and compare would repeat (the depth of skill not cached) is said once; the files a
+    report writes keep it whole."""
+    new = note not in _SAID
+    _SAID.add(note)
+    return new
+
+
 class _NotRunLogOnly(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return not getattr(record, "run_log_only", False)
@@ -403,5 +416,5 @@ def console_logging(level: int = logging.WARNING) -> None:
 __all__ = ["DEPTH_DIAL", "DEPTH_DIALS", "DEPTH_RATES", "DEPTH_WEAKEST", "MAX_LINE_BYTES", "RUN_LOG_ONLY", "HelpFormatter",
            "add_cache_dir_option", "add_depth_options", "add_quality_options", "add_quiet_option",
            "add_records_options", "add_set_option", "confidence_arg", "console_logging", "depth_settings", "describe",
-           "end_bars", "evaluated_line", "examples", "listed", "new_out_dir", "number_arg", "print_json", "quality_options",
-           "quiet", "record_of", "same_game", "say", "show_bad", "stream_games"]
+           "end_bars", "evaluated_line", "examples", "first_time", "listed", "new_out_dir", "number_arg", "print_json",
+           "quality_options", "quiet", "record_of", "same_game", "say", "show_bad", "stream_games"]
