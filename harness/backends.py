@@ -142,12 +142,31 @@ def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
             cluster.close()
 
 
+class _WorkersQueued(multiprocessing_logging.MultiProcessingHandler):
+    """``multiprocessing_logging``'s wrapper, but only a worker's record travels its queue (and the
+    parent's receiving thread): one logged in the parent is handled there and then, by the thread
+    that logs it. Queued, the runner's "interrupted" warning was written by the receiving thread
+    while the runner closed its progress bar, onto the end of the bar's line (issue 37); handled at
+    once, it reaches the console handler while the bar is still drawn, which writes it above."""
+
+    def __init__(self, name: str, sub_handler: logging.Handler) -> None:
+        super().__init__(name, sub_handler)
+        self._parent = os.getpid()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if os.getpid() != self._parent:  # a forked worker: to the parent through the queue
+            super().emit(record)
+            return
+        with self.sub_handler.lock or contextlib.nullcontext():
+            self.sub_handler.emit(record)  # filtered already: the wrapper shares its filters
+
+
 @contextlib.contextmanager
 def run_logging(log_path: Path, forked_workers: bool) -> Iterator[None]:
     """Log to ``log_path`` (and wherever the root logger already logs) for the duration of a run.
 
-    With forked workers, the root handlers are wrapped by ``multiprocessing_logging`` so a record
-    a worker emits travels to the parent's handlers; unwrapped again afterwards. The wrapper's
+    With forked workers, the root handlers are wrapped (:class:`_WorkersQueued`) so a record a
+    worker emits travels to the parent's handlers; unwrapped again afterwards. The wrapper's
     own ``close()`` would close the handler it wraps (pytest's, the console's), so it is stopped
     by hand: mark it closed and let its receiving thread drain the queue.
     """
@@ -163,7 +182,9 @@ def run_logging(log_path: Path, forked_workers: bool) -> Iterator[None]:
     if forked_workers:
 
         if multiprocessing.get_start_method(allow_none=True) in (None, "fork"):
-            multiprocessing_logging.install_mp_handler(root)
+            for i, h in enumerate(list(root.handlers)):
+                root.removeHandler(h)
+                root.addHandler(_WorkersQueued(f"mp-handler-{i}", h))
             wrapped = True
         else:
             log.warning("multiprocessing start method is %s, not fork: worker log records stay in the workers' stderr",

@@ -15,7 +15,7 @@ import sys
 from typing import Any, Sequence
 
 from harness.commands import COMMANDS
-from harness.commands.options import HelpFormatter
+from harness.commands.options import HelpFormatter, end_bars
 from harness.errors import RunFailed, UserError
 
 EXIT_USAGE = 2
@@ -32,7 +32,10 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # argparse's own usage errors: one line, exit 2
-        raise UserError(message if self.prog == "yatzy-harness" else f"{self.prog}: {message}")
+        # a command's parser is named "yatzy-harness run"; main() puts "yatzy-harness: error: " in
+        # front, so only the command's words go here (else the line names the program twice)
+        words = self.prog.split(maxsplit=1)[1:]
+        raise UserError(f"{words[0]}: {message}" if words else message)
 
 
 def _named_command(argv: Sequence[str]) -> str | None:
@@ -105,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _quiet_broken_pipe()
     except KeyboardInterrupt:
+        end_bars()  # a bar the stopped step left drawn: the line below starts a line of its own
         print("yatzy-harness: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 

@@ -39,6 +39,7 @@ import io
 import json
 import math
 import os
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -64,6 +65,33 @@ GameId = str | int | float
 
 class RecordError(UserError):
     """One game is not a valid record; the message is one line naming the game, seat and turn."""
+
+
+class NoRecords(UserError):
+    """A run directory played without ``--record``: it holds no game records (``run``: the
+    directory), though each of its games can be replayed (:mod:`harness.replay`)."""
+
+    def __init__(self, message: str, run: Path) -> None:
+        super().__init__(message)
+        self.run = run
+
+
+def json_problem(text: str, exc: json.JSONDecodeError) -> str:
+    """Why ``text`` (a record's line) is not JSON, in one line: "cut off" when the reader ran out of
+    text inside the record (a log truncated, or read while still being written: the reader's own
+    "Expecting ',' delimiter" would send one looking for a missing comma), else the reader's reason."""
+    end = len(text.rstrip(" \t\r\n"))
+    rest = text[exc.pos:end]
+    short = end > 0 and (
+        exc.pos >= end  # it wanted more: a value, a delimiter, a key, a closing bracket
+        or exc.msg.startswith("Unterminated string")  # a string runs to the end (no newline can be in one)
+        or (exc.msg.startswith("Invalid \\uXXXX escape") and len(rest) < 6)
+        # the start of a literal or a number, cut: tr, nul, -, 1., 2e
+        or (exc.msg in ("Expecting value", "Expecting ',' delimiter")
+            and (any(w.startswith(rest) for w in ("true", "false", "null")) or re.fullmatch(r"[-+.\deE]+", rest))))
+    if short:
+        return f"not valid JSON: cut off after column {end}, in the middle of the record"
+    return f"not valid JSON ({exc.msg} at column {exc.colno})"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,7 +271,7 @@ class GameRecord:
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise RecordError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+            raise RecordError(json_problem(text, exc)) from None
         return cls.from_dict(raw)
 
     @classmethod
@@ -704,8 +732,8 @@ def _open_run(run_dir: str | os.PathLike[str]) -> _Run:
     if not chunks:
         raise UserError(f"{run}: no complete chunk yet, so no game records")
     if not any(c.records_sha256 for c in chunks):
-        raise UserError(f"{run} was played without --record, so it has no game records "
-                        f"(play it again with: yatzy-harness run ... --record)")
+        raise NoRecords(f"{run} was played without --record, so it has no game records "
+                        f"(play it again with: yatzy-harness run ... --record)", run)
     seats_of = tuple(tuple(Seat(name=lab if lab != specs.get(lab) else None, spec=specs.get(lab)) for lab in lu)
                      for lu in lineups)
     return _Run(run, rules, _run_rules_name(manifest, rules), settings_changed(rules), seed, lineups, seats_of,
@@ -1031,7 +1059,7 @@ class RunGames(Sequence[GameRecord]):
         return f"RunGames({self.runrec.source!r}, {len(self)} games)"
 
 
-__all__ = ["FORMAT", "MAX_SEATS", "PARQUET_OPTIONS", "RECORD_KEYS", "TURN_FIELDS", "GameRecord", "RecordError",
+__all__ = ["FORMAT", "MAX_SEATS", "PARQUET_OPTIONS", "RECORD_KEYS", "TURN_FIELDS", "GameRecord", "NoRecords", "RecordError",
            "RunGames", "RunRecords", "Seat", "Turn", "TurnField", "arrays_of_recording", "arrays_of_records",
-           "decode_faces", "faces_code", "numbers_of_records", "read_run", "record_from_trace", "record_rules", "records_of_run",
+           "decode_faces", "faces_code", "json_problem", "numbers_of_records", "read_run", "record_from_trace", "record_rules", "records_of_run",
            "records_parquet", "run_rules", "turns_of_recording"]

@@ -40,8 +40,10 @@ from __future__ import annotations
 
 import logging
 import math
+import shlex
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Generator, Mapping, Sequence
 
 from harness import render as R
@@ -480,23 +482,69 @@ def depth_if_cheap(rules: RuleSet, mode: str = "auto", rates: Sequence[float] = 
     not: a one-line note; None with mode "off"). The auto rule first walks the chains from the
     cache alone, which gives the very chains a computation would (a chain depends only on the rule
     set, the ladder and p)."""
+    d, why, states = _depth_or_states(rules, mode, rates, weakest, dial, evaluator)
+    if states is not None:
+        why = not_cached_note([(rules, states)], rates, weakest, dial)
+    return d, why
+
+
+def _depth_or_states(rules: RuleSet, mode: str, rates: Sequence[float], weakest: str, dial: str,
+                     evaluator: Evaluator | None) -> tuple[DepthOfSkill | None, str | None, int | None]:
+    """:func:`depth_if_cheap`'s (depth, why not, None), but (None, None, the solver's states) for a
+    depth of skill that auto mode leaves uncomputed, so that one note can name several rule sets."""
     from harness.solver import build_plan
 
     if mode not in MODES:
         raise ValueError(f"depth mode must be one of {MODES}, got {mode!r}")
     if mode == "off":
-        return None, None
+        return None, None, None
     why = refusal(rules, [weakest, dial_of(dial).spec(dial_of(dial).top)])
     if why:
-        return None, f"no depth of skill: {why}"
+        return None, f"no depth of skill: {why}", None
     states = build_plan(rules).n_states
     if mode == "auto" and states > AUTO_STATES:
         try:
-            return depth_of_skill(rules, rates, weakest, dial, Evaluator(cached_only=True)), None
+            return depth_of_skill(rules, rates, weakest, dial, Evaluator(cached_only=True)), None, None
         except NotCached:
-            return None, (f"depth of skill not cached, and {rules.name} has {states:,} solver states (dozens of "
-                          "softmax evaluations, a minute to hours of CPU): --depth computes it, --no-depth silences this")
-    return depth_of_skill(rules, rates, weakest, dial, evaluator), None
+            return None, None, states
+    return depth_of_skill(rules, rates, weakest, dial, evaluator), None, None
+
+
+def compute_command(rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weakest: str = DEFAULT_WEAKEST,
+                    dial: str = DEFAULT_DIAL) -> str:
+    """The command that computes the depth of skill of ``rules`` on its own (and caches it, for every
+    later report and compare of the rule set): ``yatzy-harness evaluate RULES [--set ...] --depth``,
+    the rule set by its built-in name or its file, the ladder's flags when they are not the defaults."""
+    from harness.rules import rules_dir
+
+    builtin = rules_dir() / f"{rules.name}.toml"
+    same = builtin.is_file() and Path(rules.source).is_file() and builtin.resolve() == Path(rules.source).resolve()
+    words = ["yatzy-harness", "evaluate", rules.name if same else str(rules.source)]
+    for key, value in rules.overrides.items():
+        words += ["--set", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+    words.append("--depth")
+    if tuple(rates) != tuple(DEFAULT_RATES):
+        words += ["--rates", ",".join(f"{p:g}" for p in rates)]
+    if weakest != DEFAULT_WEAKEST:
+        words += ["--weakest", weakest]
+    if dial != DEFAULT_DIAL:
+        words += ["--dial", dial]
+    return shlex.join(words)
+
+
+def not_cached_note(sides: Sequence[tuple[RuleSet, int]], rates: Sequence[float] = DEFAULT_RATES,
+                    weakest: str = DEFAULT_WEAKEST, dial: str = DEFAULT_DIAL) -> str:
+    """One line for rule sets (with their solver states) whose depth of skill auto mode leaves
+    uncomputed: the cost, and the commands that compute it, here (--depth) or once for good."""
+    def named(r: RuleSet) -> str:
+        return " ".join([r.name, *(f"{k}={v}" for k, v in r.overrides.items())])
+
+    sizes = "; ".join(f"{named(r)}: {n:,} solver states" for r, n in sides)
+    each = " each" if len(sides) > 1 else ""
+    commands = "; ".join(compute_command(r, rates, weakest, dial) for r, _ in sides)
+    return (f"depth of skill not cached ({sizes}; dozens of softmax evaluations{each}, a minute to hours of CPU): "
+            f"--depth computes it, or once for every later report and compare: {commands} "
+            "(--no-depth silences this)")
 
 
 def steps_table(depths: Sequence[tuple[str, Mapping[str, Any]]]) -> R.Table:
@@ -523,12 +571,19 @@ def side_by_side(base: RuleSet, candidate: RuleSet, mode: str = "auto") -> dict[
     allows (JSON: :meth:`DepthOfSkill.to_json`, or ``{"available": false, "why": ...}``), one
     computation when both sides play the same rules."""
     out: dict[str, Any] = {}
+    uncached: list[tuple[str, RuleSet, int]] = []
     for name, rules in (("base", base), ("candidate", candidate)):
         if name == "candidate" and candidate.digest == base.digest:
             out[name] = out["base"]
             continue
-        d, why = depth_if_cheap(rules, mode)
+        d, why, states = _depth_or_states(rules, mode, DEFAULT_RATES, DEFAULT_WEAKEST, DEFAULT_DIAL, None)
+        if states is not None:
+            uncached.append((name, rules, states))
         out[name] = d.to_json() if d is not None else {"available": False, "why": why}
+    # both sides' costs and commands in one note (each side holds it): the note is said once
+    note = not_cached_note([(r, n) for _, r, n in uncached]) if uncached else None
+    for name, _, _ in uncached:
+        out[name]["why"] = note
     return out
 
 

@@ -27,6 +27,7 @@ from matplotlib.patches import Patch, Rectangle  # noqa: E402
 from harness.errors import UserError  # noqa: E402
 from harness.quality import RUN_METRICS, SHARES, change_text, definition  # noqa: E402
 from harness.render import num  # noqa: E402
+from harness.stats.common import z_crit  # noqa: E402
 
 if TYPE_CHECKING:
     from harness.calibrate import Calibration
@@ -211,10 +212,13 @@ def plot_head_to_head(summary: RunSummary) -> Figure | None:
 
 def plot_ratings(summary: RunSummary) -> Figure | None:
     """Bradley-Terry ratings (Elo scale, mean 0) with their confidence intervals, the entrants in
-    the run's order from the top (as every table and ``luck_adjusted.png`` list them)."""
+    the run's order from the top (as every table and ``luck_adjusted.png`` list them); of two
+    entrants, their one Elo difference (:func:`_one_pairing`)."""
     r = summary.ratings
     if r is None:
         return None
+    if len(r.names) == 2:
+        return _one_pairing(summary)
     rank = {label: i for i, label in enumerate(summary.info.entrants)}
     rows = sorted(r.table(), key=lambda x: rank.get(x["name"], len(rank)))
     k = len(rows)
@@ -234,6 +238,31 @@ def plot_ratings(summary: RunSummary) -> Figure | None:
     bounds = ";\nred arrow: a bound (won or lost every game against someone)" if any(x.get("bound") for x in rows) else ""
     ax.set_xlabel(f"rating (Elo points, field mean 0; bars: {100 * r.confidence:.4g} % CI{bounds})")
     ax.set_title(_title(summary, "Bradley-Terry ratings"))
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def _one_pairing(summary: RunSummary) -> Figure:
+    """The ratings of two entrants: one number, their Elo difference (first entrant minus second, as
+    the pairings table gives it), with its interval. Their two ratings are that number's halves
+    mirrored about 0, and drawn as two points they only said it twice (issue 37)."""
+    r = summary.ratings
+    a, b = sorted(r.names, key=list(summary.info.entrants).index)
+    i, j = r.names.index(a), r.names.index(b)
+    diff = float(r.elo[i] - r.elo[j])
+    half = z_crit(r.confidence) * math.sqrt(max(0.0, r.cov[i, i] + r.cov[j, j] - 2 * r.cov[i, j]))
+    fig, ax = plt.subplots(figsize=(8, 2.8), dpi=DPI, layout="constrained")
+    ax.errorbar([diff], [0], xerr=[[half], [half]], fmt="o", color=_color(0), ecolor="black", capsize=4)
+    marker = {"lower": ">", "upper": "<"}.get(r.bound(i) or "")  # a won (lost) every game: a bound
+    if marker:
+        ax.plot(diff + (half if marker == ">" else -half), 0, marker=marker, color="firebrick", ms=9, ls="none")
+    ax.axvline(0, color="grey", lw=0.8, ls="--")
+    ax.set_yticks([0], [f"{a} vs {b}" + (" (bound)" if marker else "")])
+    ax.set_ylim(-1, 1)
+    bound = ";\nred arrow: a bound (one entrant won every game)" if marker else ""
+    ax.set_xlabel(f"Elo difference, {a} − {b} (bar: {100 * r.confidence:.4g} % CI; the ratings are ± half of it"
+                  f"{bound})")
+    ax.set_title(_title(summary, "Bradley-Terry rating of the one pairing"))
     ax.grid(axis="x", alpha=0.3)
     return fig
 
@@ -364,6 +393,22 @@ def _errorbars(ax: Any, xs: Sequence[Any], cis: Sequence[Any], ys: np.ndarray, c
         label = None  # one legend entry per series
 
 
+#: A panel's axis counts as zoomed in when it magnifies its values by more than this against an axis
+#: from 0 (its end farther from 0 over its span): 1.65 to 1.79 lead changes is 13 times, 0.72 to 22.6 %
+#: of close games 1.03 times, as good as drawn from 0.
+ZOOM = 1.25
+
+
+def _zoom_note(ax: Any) -> str:
+    """A second line for the x label of a panel whose axis is zoomed in (:data:`ZOOM`): the axis's
+    ends. Each panel scales to its own interval, so without it 1.66 to 1.78 lead changes a game
+    looked like a wide interval (issue 37)."""
+    lo, hi = ax.get_xlim()  # the autoscaled limits, every marker and bar drawn
+    if lo <= 0 <= hi or max(abs(lo), abs(hi)) <= ZOOM * (hi - lo):
+        return ""
+    return f"\n(zoomed: axis {lo:.3g} to {hi:.3g}, not from 0)"
+
+
 def _quality_figure(panels: Sequence[tuple[str, list[str], list[list[tuple[Any, Any]]]]], options: Mapping[str, Any],
                     sides: Sequence[str], title: str, why: Mapping[str, str], row_height: float) -> Figure:
     """One axes per metric: ``(metric, row labels, per side the (value, interval) of each row)``,
@@ -385,12 +430,12 @@ def _quality_figure(panels: Sequence[tuple[str, list[str], list[list[tuple[Any, 
                        label=side)
         ax.set_yticks(y, labels)
         ax.set_ylim(len(labels) - 0.5, -0.5)  # first row on top
-        ax.set_xlabel(QUALITY_UNITS[metric])
+        if metric == "first_mover_edge":
+            ax.axvline(0, color="grey", lw=0.8, ls="--")
+        ax.set_xlabel(QUALITY_UNITS[metric] + _zoom_note(ax))
         # wrapped to the panel: a definition one line long ran into the next panel's title
         ax.set_title(textwrap.fill(f"{metric}: {definition(metric, options)}", 56), fontsize="small", loc="left")
         ax.grid(axis="x", alpha=0.3)
-        if metric == "first_mover_edge":
-            ax.axvline(0, color="grey", lw=0.8, ls="--")
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(title)
@@ -764,8 +809,22 @@ def _curve(ax: Any, x: np.ndarray, y: np.ndarray) -> None:
         ax.plot(x[a:b], y[a:b], color="tab:blue", lw=1, alpha=0.6)
 
 
+def _bridges(ax: Any, x: np.ndarray, y: np.ndarray) -> None:
+    """Dotted straight lines across the stretches :func:`_curve` leaves out (neighbours far apart),
+    so that the response is followed over every evaluated value without passing for measured there."""
+    dense = np.zeros(max(0, x.size - 1), dtype=bool)
+    for a, b in dense_segments(x):
+        dense[a:b - 1] = True
+    for k, i in enumerate(np.flatnonzero(~dense)):
+        ax.plot(x[i:i + 2], y[i:i + 2], color="tab:blue", lw=1, alpha=0.6, ls=":",
+                label="straight between far-apart values (not measured)" if k == 0 else None)
+
+
 def plot_response(cal: Calibration) -> Figure:
-    """The response curve: evaluated points with CIs, the target, and the solution with its interval."""
+    """The response curve: evaluated points with CIs, the target, and the solution with its interval.
+    The points are joined over the whole evaluated range: solid where they are dense enough to show
+    the curve, dotted (a straight line, not a measurement) across the stretches between far-apart
+    ones; the y axis names the estimator when it is not the plain mean or rate."""
     p = cal.problem
     pts = sorted((q for q in cal.points), key=lambda q: q.value)
     scale = 1.0 if p.kind == "mean" else 100.0
@@ -774,6 +833,7 @@ def plot_response(cal: Calibration) -> Figure:
     y = np.array([q.f for q in pts]) * scale
     err = np.array([[q.f - q.lo for q in pts], [q.hi - q.f for q in pts]]) * scale
     _curve(ax, x, y)
+    _bridges(ax, x, y)
     each = f"{p.games:,} games each" if p.kind == "mean" else f"{p.games:,} game pairs (seats swapped) each"
     ax.errorbar(x, y, yerr=err, fmt="o", color="tab:blue", ecolor="black", capsize=3,
                 label="exact response (no games)" if p.exact else f"measured ({100 * p.confidence:.4g} % CI), {each}")
@@ -786,11 +846,21 @@ def plot_response(cal: Calibration) -> Figure:
         ax.errorbar([cal.value], [p.target * scale], xerr=xerr, fmt="*", ms=14, color="tab:red",
                     ecolor="tab:red", capsize=5, label=f"{p.param} = {cal.value:.4g}")
     ax.set_xlabel(f"{p.param} (parameter of {p.strategy})")
+    # loaded already: a Calibration comes from it
+    from harness.calibrate import ADJUSTED_MEAN, CONTROLLED_RATE
+
+    # the points' estimator: an analysed run's mean is total - luck (same expectation, a fraction of
+    # the variance), which the axis must not call the mean score (issue 37)
+    estimators = {q.estimator for q in pts}
     if p.kind == "mean":
-        ax.set_ylabel("mean final score (points)")
-        what = "mean score"
+        adjusted = ADJUSTED_MEAN in estimators
+        ax.set_ylabel(("luck-adjusted mean final score (points; total − luck" + (")" if len(estimators) == 1 else
+                                                                                "; some points plain)"))
+                      if adjusted else "mean final score (points)")
+        what = "luck-adjusted mean score" if adjusted else "mean score"
     else:
-        ax.set_ylabel(f"score rate against {p.against} (%; win 1, draw 1/2)")
+        ax.set_ylabel(f"score rate against {p.against} (%; win 1, draw 1/2"
+                      + ("; luck difference as control variate)" if CONTROLLED_RATE in estimators else ")"))
         what = f"win rate against {p.against}"
     rules = Path(p.rules).stem if p.rules.endswith(".toml") else p.rules
     changed = f" ({', '.join(p.settings)})" if p.settings else ""

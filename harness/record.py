@@ -33,7 +33,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness.codec import (FORMAT, MAX_SEATS, GameId, GameRecord, RecordError, RunGames, Seat, Turn, arrays_of_records,
-                           numbers_of_records, read_run, record_from_trace, record_rules, records_of_run)
+                           json_problem, numbers_of_records, read_run, record_from_trace, record_rules,
+                           records_of_run)
 from harness.errors import UserError
 from harness.progress import bar
 from harness.rules import AllowedRules, RuleSet
@@ -411,7 +412,7 @@ def _parse(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise RecordError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        raise RecordError(json_problem(text, exc)) from None
     except RecursionError:
         raise RecordError("not a record: lists or objects nested too deep to read") from None
     except ValueError as exc:  # the int conversion limit (sys.get_int_max_str_digits)

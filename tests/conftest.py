@@ -1,8 +1,33 @@
-"""Shared test set-up: every test runs in a working directory of its own."""
+"""Shared test set-up: every test runs in a working directory of its own; one test file runs in
+this process, the suite on every core."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+
+def _one_file(args: list[str], where: Path) -> bool:
+    """Whether the command line's paths (``pytest FILE``, ``FILE::test``...) name tests of one file,
+    and nothing else: no directory, no second file, and at least one path."""
+    files = set()
+    for arg in args:
+        path = where / arg.split("::", 1)[0]
+        if not path.is_file():
+            return False  # a directory (the suite: testpaths), or what pytest itself will refuse
+        files.add(path.resolve())
+    return len(files) == 1
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (pyproject.toml's addopts) for one file or tests of one file: no workers, the
+    tests run in this process. Bringing up a worker per core (each importing the package and its
+    kernels again) costs seconds, more than one file's tests gain from them, and a test of one
+    file is what one runs while working on it (issue 37). The suite (``python -m pytest -q``: the
+    testpaths), a directory or several files: None, xdist's own answer, every core."""
+    return 0 if _one_file(list(config.args), config.invocation_params.dir) else None
 
 
 @pytest.fixture(autouse=True)

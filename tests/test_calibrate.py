@@ -57,6 +57,32 @@ def test_linear_response_is_solved_by_the_first_secant():
     assert cal.value_ci == pytest.approx((9.9, 10.1))
 
 
+@pytest.mark.parametrize("estimator,label", [
+    ("luck-adjusted mean (total − luck)", "luck-adjusted mean final score (points; total − luck)"),
+    ("plain", "mean final score (points)"),
+])
+def test_calibration_picture_names_its_response_and_draws_it_over_every_point(estimator, label):
+    """calibration.png (issue 37): the y axis names what was measured (the luck-adjusted mean when
+    the runs were analysed, which the label called the mean score), and the response's line runs
+    over every evaluated value, solid where they are dense, dotted across the far-apart ones (it
+    stopped at the last dense one, short of the points beyond)."""
+    from harness.plot import plot_response
+
+    def evaluate(v: float) -> Point:
+        y = 250.0 - 60.0 * math.sqrt(v)
+        return Point(v, y, y - 0.5, y + 0.5, 1000, None, estimator=estimator)
+
+    cal = calibrate(_problem(), evaluate)
+    xs = sorted(p.value for p in cal.points)
+    assert xs[-1] - xs[-2] > 0.1 * (xs[-1] - xs[0])  # the search left far-apart values: a sparse stretch
+    ax = plot_response(cal).axes[0]
+    assert ax.get_ylabel() == label
+    drawn = [ln for ln in ax.get_lines() if ln.get_linestyle() not in ("None", "")
+             and len(set(np.atleast_1d(ln.get_ydata()))) > 1]  # not the markers, not the target line
+    assert min(min(ln.get_xdata()) for ln in drawn) == xs[0] and max(max(ln.get_xdata()) for ln in drawn) == xs[-1]
+    assert {ln.get_linestyle() for ln in drawn} == {"-", ":"}
+
+
 def test_curved_response_converges_with_illinois():
     # a saturating curve like mean score against temperature; root where 250 - 200(1 - e^{-v/3}) = 120
     f = lambda v: 250.0 - 200.0 * (1.0 - math.exp(-v / 3.0))  # noqa: E731

@@ -11,6 +11,18 @@ import pytest
 from harness.cli import main
 
 
+def screen(text: str) -> list[str]:
+    """The lines a terminal shows for ``text``: a carriage return goes back to the line's start and
+    what follows overwrites what was there (how a progress bar redraws itself, and is erased)."""
+    shown = []
+    for raw in text.split("\n"):
+        line = ""
+        for part in raw.split("\r"):
+            line = part + line[len(part):]
+        shown.append(line)
+    return shown
+
+
 def run(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -66,6 +78,18 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv,line", [
+    (["run", "--games", "1e6"], "yatzy-harness: error: run: argument --games: invalid int value: '1e6'"),
+    (["rules", "show", "standard", "--bogus"], "yatzy-harness: error: unrecognized arguments: --bogus"),
+    (["review", "games.jsonl"], "yatzy-harness: error: review: the following arguments are required: --game"),
+])
+def test_a_commands_usage_error_names_the_program_once(capsys, argv, line):
+    """argparse's errors in a command (issue 37: `run --games 1e6` said "yatzy-harness: error:
+    yatzy-harness run: ..."): the program once, then the command, on one line."""
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err == line + "\n"
 
 
 def test_unreadable_toml_through_the_real_console_script(tmp_path):
@@ -148,3 +172,36 @@ def test_help_has_examples_and_defaults(capsys, command, shown):
     for text in shown:
         assert text in out, text
     assert "(default 3)" not in out and "default 0)" not in out  # said once, by the formatter
+
+
+def test_one_seat_says_it_is_a_solitaire_run(capsys, tmp_path):
+    """`run --seats greedy` plays one bot alone: allowed (solitaire runs are a use: exact figures,
+    calibration), but said on stderr, once, so that a forgotten second bot is not a silent surprise
+    (issue 37); two seats say nothing of the kind, and --help says what one seat does."""
+    code, out, err = run(capsys, "run", "--seats", "greedy", "--games", "10", "--workers", "1", "--quiet",
+                         "--out", str(tmp_path / "solo"))
+    assert code == 0 and "greedy  mean" in out
+    assert err == "note: one seat: greedy plays alone (solitaire); give two specs for a match, e.g. --seats greedy,random\n"
+    code, out, err = run(capsys, "run", "--seats", "greedy,random", "--games", "10", "--workers", "1", "--quiet",
+                         "--out", str(tmp_path / "pair"))
+    assert code == 0 and err == ""
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "with one bot, that bot plays alone" in " ".join(capsys.readouterr().out.split())
+
+
+def test_ctrl_c_leaves_no_progress_bar_under_its_line(capsys, monkeypatch):
+    """A step stopped by Ctrl-C may leave its progress bar drawn (the solver's, say): the
+    "interrupted" line starts a line of its own, not the end of the bar's (issue 37)."""
+    from harness.commands import score
+    from harness.progress import bar
+
+    def stopped(args):
+        shown = bar(10, "forward pass", "layer", quiet=False)
+        shown.update(3)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(score, "run", stopped)
+    code, out, err = run(capsys, "score", "scandinavian", "1", "2", "3", "4", "5")
+    assert code == 130 and "forward pass" in err
+    assert [line.rstrip() for line in screen(err) if "interrupted" in line] == ["yatzy-harness: interrupted"]

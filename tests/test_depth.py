@@ -181,3 +181,46 @@ def test_report_and_compare_show_the_depth_of_skill_when_cached_or_small(cache, 
     main(["compare", str(out), str(out), "--json"])
     d = json.loads(capsys.readouterr().out)["depth"]
     assert d["base"] == d["candidate"] and [c["steps"] for c in d["base"]["chains"]] == steps
+
+
+def test_the_not_cached_note_is_said_once_with_the_command_that_computes_it(cache, capsys, tmp_path, monkeypatch):
+    """A depth of skill that is not cached (issue 37): report and compare say so in one line, both
+    sides of a compare together, naming the command that computes it and caches it for every later
+    report and compare; said once in a process, not again on every report; and that command does
+    what the note says."""
+    from harness.cli import main
+    from harness.commands import options
+    from harness.runconfig import RunConfig
+    from harness.runner import run
+    from tests.test_quality import COURSE_RULES
+
+    monkeypatch.setitem(D.DIALS, D.DEFAULT_DIAL, D.Dial("solver", "temperature", (0.0, 0.5, 1.0, 4.0, 16.0), 0.5))
+    monkeypatch.setattr(D, "AUTO_STATES", 0)  # counted as big: auto needs the cache
+    monkeypatch.setattr(options, "_SAID", set())  # this test's process starts with nothing said
+    path = tmp_path / "tiny_course.toml"
+    path.write_text(COURSE_RULES)
+    out = run(RunConfig(mode="run", rules=str(path), seats=("greedy", "timeout"), games=60, seed=1, workers=1),
+              tmp_path / "run", quiet=True)
+    other = run(RunConfig(mode="run", rules=str(path), settings={"upper_bonus_threshold": 3}, seats=("greedy", "timeout"),
+                          games=60, seed=1, workers=1), tmp_path / "other", quiet=True)
+    here = f"yatzy-harness evaluate {path} --depth"
+    there = f"yatzy-harness evaluate {path} --set upper_bonus_threshold=3 --depth"
+
+    def noted(argv):
+        assert main(argv) in (0, 1, 2)  # compare's exit code is its verdict
+        return [line for line in capsys.readouterr().out.splitlines() if "depth of skill not cached" in line]
+
+    (line,) = noted(["compare", str(out), str(other)])
+    assert line.startswith("BASE and CANDIDATE: depth of skill not cached (")
+    assert line.endswith(f"--depth computes it, or once for every later report and compare: {here}; {there} "
+                         "(--no-depth silences this)")
+    assert noted(["compare", str(out), str(other)]) == []  # said once in this process
+    (line,) = noted(["report", str(out), "--no-plots", "--no-exact"])
+    assert line.startswith("Note: depth of skill not cached (") and line.endswith(
+        f"--depth computes it, or once for every later report and compare: {here} (--no-depth silences this)")
+    assert noted(["report", str(out), "--no-plots", "--no-exact"]) == []
+    assert "depth of skill not cached" in (out / "summary.md").read_text()  # the report's files keep it
+    assert main(here.split()[1:]) == 0  # the command named computes (and caches) it
+    capsys.readouterr()
+    assert main(["report", str(out), "--no-plots", "--no-exact", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["depth"]["chains"]

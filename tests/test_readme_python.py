@@ -16,14 +16,21 @@ def python_block() -> str:
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
-def test_the_python_example_runs(tmp_path, monkeypatch):
+def test_the_python_example_runs_twice(tmp_path, monkeypatch):
+    """The block as a reader runs it, and then again in the same directory (issue 37: the second
+    time failed on the run directories the first had written, with an error naming --resume, a
+    flag of the command line, from inside the library): the same lines both times."""
     code = python_block()
     assert "games=20_000" in code
     monkeypatch.chdir(tmp_path)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code.replace("games=20_000", "games=600"), "README.md", "exec"), {})
-    lines = out.getvalue().splitlines()
+    printed = []
+    for _ in range(2):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code.replace("games=20_000", "games=600"), "README.md", "exec"), {})
+        printed.append(out.getvalue())
+    assert printed[1] == printed[0]
+    lines = printed[0].splitlines()
     # the exact line does not depend on the games played: it is the README's own first line
     assert lines[0] == "250.478956 {'1': 148, '5': 189, '25': 227, '50': 250, '75': 277, '95': 310, '99': 325}"
     assert [ln.split()[0] for ln in lines[1:3]] == ["greedy", "bonus"]

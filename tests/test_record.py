@@ -464,6 +464,29 @@ def test_bad_games_are_listed_and_skipped_never_dropped(tmp_path):
     assert read_records(lines).games == res.games
 
 
+def test_a_line_cut_off_mid_record_is_named_as_cut_off(tmp_path):
+    """A file whose writer stopped mid-line (a truncated log, one still being written): the cut line
+    is named as cut off, wherever in the record the cut falls (issue 37: it said "Expecting ','
+    delimiter"); JSON that is wrong rather than short keeps the reader's own reason."""
+    good = _some_records()
+    whole = good[2].to_json()
+    cuts = [1, whole.index('"turns"') + 3, whole.index('"rolls"') + 9, whole.index('"box"') + 7,
+            whole.index('"score"') + 8, len(whole) - 1]
+    for cut in cuts:
+        path = tmp_path / f"cut{cut}.jsonl"
+        path.write_text(good[0].to_json() + "\n" + good[1].to_json() + "\n" + whole[:cut])
+        res = read_records(path)
+        assert res.games == good[:2]
+        (msg,) = [m for _, m in res.errors]
+        said = f"not valid JSON: cut off after column {cut}, in the middle of the record"
+        assert msg == f"{path} line 3: {said}", whole[:cut]
+        with pytest.raises(RecordError, match=f"^{said}$"):
+            GameRecord.from_json(whole[:cut])
+    wrong = whole.replace('"turns":', '"turns"', 1)
+    (msg,) = [m for _, m in read_records([good[0].to_json(), wrong]).errors]
+    assert msg.startswith("<lines> line 2: not valid JSON (Expecting ':' delimiter at column")
+
+
 def test_a_source_with_nothing_usable_is_a_user_error(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")

@@ -499,3 +499,45 @@ def test_quality_picture_draws_each_metric_with_its_interval(analysed_tournament
         assert [t.get_text() for t in ax.get_yticklabels()] == labels
     assert len(q["entrants"]) == 3 and len(q["pairings"]) == 3
     assert layout_problems(fig) == []
+
+
+def test_quality_panels_not_from_zero_say_they_are_zoomed(analysed_tournament):
+    """quality.png: a panel whose axis is far from 0 magnifies its interval; its axis label says so
+    and gives the axis's ends (issue 37: 1.66 to 1.78 lead changes looked like a wide interval);
+    a panel showing 0, or nearly from 0, says nothing of the kind."""
+    from harness.plot import QUALITY_UNITS, ZOOM, plot_quality
+
+    fig = plot_quality(analysed_tournament)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    zoomed = 0
+    for ax in panels:
+        metric = ax.get_title(loc="left").split(":")[0]
+        lo, hi = ax.get_xlim()
+        label = ax.get_xlabel()
+        assert label.startswith(QUALITY_UNITS[metric])
+        if (lo > 0 or hi < 0) and max(abs(lo), abs(hi)) > ZOOM * (hi - lo):
+            zoomed += 1
+            assert label.endswith(f"\n(zoomed: axis {lo:.3g} to {hi:.3g}, not from 0)"), label
+        else:
+            assert "zoomed" not in label
+    assert 0 < zoomed < len(panels)
+    assert layout_problems(fig) == []
+
+
+def test_ratings_of_two_entrants_draw_their_one_pairing(tmp_path):
+    """ratings.png of two entrants (issue 37): their two ratings are one number mirrored (mean 0),
+    so the picture draws that number, the pairing's Elo difference with its interval (the pairing
+    named as the pairings table names it), not two points saying the same thing."""
+    from harness.plot import plot_ratings
+
+    run_dir, _ = write_run(tmp_path / "gb", "scandinavian", [["greedy", "bonus"]], 300, 5, 300)
+    summary = summarize(run_dir)
+    rows = {x["name"]: x for x in summary.ratings.table()}
+    fig = plot_ratings(summary)
+    (ax,) = fig.axes
+    ((x, _, lo, hi),) = errorbars(ax)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["greedy vs bonus"]
+    assert x == pytest.approx(rows["greedy"]["elo"] - rows["bonus"]["elo"])
+    assert (lo, hi) == pytest.approx((2 * rows["greedy"]["lo"], 2 * rows["greedy"]["hi"]))  # mirrored ratings
+    assert x < 0 and "Elo difference, greedy − bonus" in ax.get_xlabel()
+    assert layout_problems(fig) == []

@@ -262,6 +262,25 @@ def test_pages_from_report_analyse_and_replay(tiny_dir, cache_dir, tmp_path, cap
     assert a["steps"] == b["steps"] and a["turns"] == b["turns"] and a["seats"] == b["seats"]
 
 
+def test_review_of_a_run_without_records_names_replay_review(tiny_dir, cache_dir, tmp_path, capsys):
+    """A run played without --record has no game records to review, but any of its games can be
+    replayed (same dice, same bots) into a review page: the error names that command (issue 37),
+    which then works as given."""
+    run, cache = tmp_path / "plain", ["--cache-dir", str(cache_dir)]
+    assert main(["run", "--rules", str(tiny_dir / "tiny_bonus.toml"), "--seats", "greedy,random", "--games", "4",
+                 "--seed", "3", "--quiet", "--workers", "1", "--out", str(run), *cache]) == 0
+    assert main(["review", str(run), "--game", "2", *cache]) == 2
+    err = capsys.readouterr().err
+    page = run / "reviews" / "game-2.html"
+    command = f"yatzy-harness replay --run {run} --game 2 --review {page}"
+    assert err == (f"yatzy-harness: error: {run} was played without --record, so it has no game records to "
+                   f"review; replay the game into a review page: {command} (or play the run again with --record)\n")
+    assert main(command.split()[1:] + cache) == 0 and page.is_file()
+    capsys.readouterr()
+    assert main(["review", str(run), "--game", "2", "--lineup", "0", "--out", str(tmp_path / "p.html"), *cache]) == 2
+    assert f"replay --run {run} --lineup 0 --game 2 --review {tmp_path / 'p.html'} (" in capsys.readouterr().err
+
+
 #: What `review` of a recorded run must not load (benchmarks/BENCHMARKS.md, "Game review": its
 #: start-up is most of its time): pandas, plots, scipy's statistics and linear algebra (numba's start
 #: loads scipy's BLAS module alone: harness.jit), pyarrow's datasets, progress bars, the engine and

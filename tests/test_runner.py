@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ from harness.rules import load_rules
 from harness.runconfig import RunConfig, builtin_run_configs_dir, split_specs
 from harness.runner import RunStopped, extend, run, summary_lines
 from tests import runner_bots  # registers the test bots
+from tests.test_cli import screen
 
 TESTS = Path(__file__).resolve().parent
 
@@ -322,6 +324,32 @@ def test_worker_log_records_reach_the_parent_handler(tmp_path):
     assert root.handlers.count(h) == 0 and not any(type(x).__name__ == "MultiProcessingHandler" for x in root.handlers)
 
 
+def test_a_parent_record_is_handled_at_once_under_forked_workers(tmp_path):
+    """With forked workers the root handlers are wrapped so that the workers' records reach them
+    (above); the parent's own records are handled there and then, by the thread that logs them.
+    Queued, the runner's "interrupted" warning was written by the wrapper's thread while the
+    progress bar was being closed, onto the end of the bar's line (issue 37)."""
+    from harness.backends import run_logging
+
+    got: list[tuple[str, str]] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            got.append((record.getMessage(), threading.current_thread().name))
+
+    h = Keep(level=logging.WARNING)
+    root = logging.getLogger()
+    root.addHandler(h)
+    try:
+        with run_logging(tmp_path / "run.log", forked_workers=True):
+            assert any(type(x).__name__ != "Keep" and getattr(x, "sub_handler", None) is h for x in root.handlers)
+            logging.getLogger("harness.runner").warning("said in the parent")
+            assert got == [("said in the parent", threading.current_thread().name)]
+    finally:
+        root.removeHandler(h)
+    assert "said in the parent" in (tmp_path / "run.log").read_text()
+
+
 SCRIPT = textwrap.dedent("""
     import sys
     sys.path.insert(0, {root!r})
@@ -424,6 +452,22 @@ def test_ctrl_c_in_process_run(tmp_path, tripwire_ref, monkeypatch, capsys, sigi
     assert f"finish with: yatzy-harness run --resume {out}" in capsys.readouterr().err
     assert sorted(files(out)) == [f"part-L0000-G{g:012d}.parquet" for g in range(0, 600, 100)]
     _resume_and_compare(out, tripwire_ref, monkeypatch, capsys, workers=1)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_under_a_progress_bar_starts_its_lines_afresh(tmp_path, tripwire_ref, workers):
+    """Ctrl-C while the bar is drawn (issue 37): the runner's warning and the command's line each
+    start a line of their own, not glued to the end of the bar's line. In this process (1 worker)
+    and with forked workers, whose log records reach the console through a queue and a thread: the
+    parent's own warning must not wait there while the bar is closed."""
+    out, marker = tmp_path / "interrupted", tmp_path / "armed"
+    args = [a for a in TRIP_ARGS if a != "--quiet"] + ["--workers", str(workers), "--out", str(out)]
+    proc = _cli_subprocess(tmp_path, args, _trip_env(marker, "INT", parent=workers > 1))
+    assert not marker.exists() and proc.returncode == 130, proc.stderr
+    assert "game/s]" in proc.stderr  # the bar was drawn (on stderr, a pipe here: no terminal needed)
+    said = [line for line in screen(proc.stderr) if "interrupted" in line]
+    assert [line.split(":")[0] for line in said] == ["WARNING harness.runner", "yatzy-harness"], said
+    assert said[0].endswith(f"finish with: yatzy-harness run --resume {out}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.commands.options import (add_cache_dir_option, add_depth_mode_options, add_quality_options,
-                                      add_set_option, confidence_arg, console_logging, describe, print_json,
-                                      quality_options)
+                                      add_set_option, confidence_arg, console_logging, describe, first_time,
+                                      print_json, quality_options)
 from harness.compare import DEFAULT_MIN_GAMES, DEFAULT_MU0, DEFAULT_MU1, CompareSettings, Playing, compare, compare_text
 
 
@@ -150,5 +150,11 @@ def _depths(args: argparse.Namespace, base: Any, candidate: Any) -> dict[str, An
 def _print_depths(depth: dict[str, Any] | None) -> None:
     from harness.depth import side_by_side_lines
 
-    for line in side_by_side_lines(depth) if depth else []:
+    if not depth:
+        return
+    # a side's note (why no depth of skill) once in this process: the not-cached one would come back
+    # with every compare of the rule sets until the command it names is run
+    said = {w for w in {x.get("why") for x in depth.values()} if w and not first_time(w)}
+    shown = {k: ({**x, "why": None} if x.get("why") in said else x) for k, x in depth.items()}
+    for line in side_by_side_lines(shown):
         print(line)

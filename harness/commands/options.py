@@ -352,16 +352,62 @@ def say(message: str) -> None:
     print(message, flush=True)
 
 
+#: The notes said in this process (:func:`first_time`).
+_SAID: set[str] = set()
+
+
+def first_time(note: str) -> bool:
+    """Whether ``note`` has not been said yet in this process (and from now on it has): a note that
+    every report and compare would repeat (the depth of skill not cached) is said once; the files a
+    report writes keep it whole."""
+    new = note not in _SAID
+    _SAID.add(note)
+    return new
+
+
 class _NotRunLogOnly(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return not getattr(record, "run_log_only", False)
 
 
+def _live_bars() -> list[Any]:
+    """The progress bars drawn now (:mod:`harness.progress`, the runner's): none unless tqdm is loaded."""
+    tq = sys.modules.get("tqdm")
+    return list(getattr(getattr(tq, "tqdm", None), "_instances", ()))
+
+
+class _ConsoleHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """stderr, one line a record. While a progress bar is drawn its line has no end yet: a record
+    written plainly would be glued to it (the runner's "interrupted" warning after a Ctrl-C, issue
+    37), so it goes through tqdm, which clears the bar's line, writes the record and draws the bar
+    again below it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not _live_bars():
+            super().emit(record)
+            return
+        try:
+            from tqdm import tqdm
+
+            tqdm.write(self.format(record), file=self.stream)
+        except Exception:
+            self.handleError(record)
+
+
+def end_bars() -> None:
+    """Close every progress bar still drawn (one that a step stopped by Ctrl-C left behind), so that
+    what is printed next starts a line of its own instead of ending the bar's."""
+    for b in _live_bars():
+        b.close()
+
+
 def console_logging(level: int = logging.WARNING) -> None:
-    """Warnings and errors on stderr, one line each, without the records marked :data:`RUN_LOG_ONLY`."""
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    """Warnings and errors on stderr, one line each (above a progress bar, not on its line), without
+    the records marked :data:`RUN_LOG_ONLY`."""
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", handlers=[_ConsoleHandler()])
     for h in logging.getLogger().handlers:
-        if type(h) is logging.StreamHandler and not any(isinstance(f, _NotRunLogOnly) for f in h.filters):
+        if type(h) in (logging.StreamHandler, _ConsoleHandler) and not any(isinstance(f, _NotRunLogOnly)
+                                                                            for f in h.filters):
             if h.level == logging.NOTSET:
                 h.setLevel(level)
             h.addFilter(_NotRunLogOnly())
@@ -370,5 +416,5 @@ def console_logging(level: int = logging.WARNING) -> None:
 __all__ = ["DEPTH_DIAL", "DEPTH_DIALS", "DEPTH_RATES", "DEPTH_WEAKEST", "MAX_LINE_BYTES", "RUN_LOG_ONLY", "HelpFormatter",
            "add_cache_dir_option", "add_depth_options", "add_quality_options", "add_quiet_option",
            "add_records_options", "add_set_option", "confidence_arg", "console_logging", "depth_settings", "describe",
-           "evaluated_line", "examples", "listed", "new_out_dir", "number_arg", "print_json", "quality_options",
-           "quiet", "record_of", "same_game", "say", "show_bad", "stream_games"]
+           "end_bars", "evaluated_line", "examples", "first_time", "listed", "new_out_dir", "number_arg", "print_json",
+           "quality_options", "quiet", "record_of", "same_game", "say", "show_bad", "stream_games"]

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from harness.commands.options import (add_depth_mode_options, add_quality_options, confidence_arg, describe,
-                                      print_json, quality_options)
+                                      first_time, print_json, quality_options)
 from harness.outcome import DEFINITION
 
 
@@ -56,7 +56,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(d)
     else:
-        print(summary_text(d))
+        # the depth of skill's note (not cached, the command that computes it) once in this process:
+        # it would come back with every report of the rule set until that command is run
+        depth_note = (d.get("depth") or {}).get("why")
+        shown = [n for n in d["notes"] if n != depth_note or first_time(n)]
+        print(summary_text({**d, "notes": shown}))
         files = [Path(f) for f in d["files"]]
         pages = [f for f in files if f.parent.name == "reviews"]
         shown = [f.name for f in files if f not in pages] + ([f"reviews/ ({len(pages)} review pages)"] if pages else [])

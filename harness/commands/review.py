@@ -7,6 +7,7 @@ from pathlib import Path
 
 from harness.commands.options import (add_cache_dir_option, add_records_options, describe, number_arg, print_json,
                                       record_of)
+from harness.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -49,12 +50,22 @@ def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `review --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
     from harness.cache import use_cache_dir
+    from harness.codec import NoRecords
     from harness.jsonable import jsonable
     from harness.render import text
     from harness.review import Reviewer, tables, write_review
 
     cache_dir = use_cache_dir(args.cache_dir)
-    rec, rules, lineup = record_of(args.source, args.game, args.lineup, args)
+    try:
+        rec, rules, lineup = record_of(args.source, args.game, args.lineup, args)
+    except NoRecords as exc:
+        # the run's games replay exactly (same dice, same bots) and `replay --review` writes their
+        # review page: a way to the page now, where "play it again with --record" is a whole run
+        lu = "" if args.lineup is None else f" --lineup {args.lineup}"
+        page = args.out or default_out(args.source, args.game, args.lineup)
+        raise UserError(f"{exc.run} was played without --record, so it has no game records to review; replay the "
+                        f"game into a review page: yatzy-harness replay --run {args.source}{lu} --game {args.game} "
+                        f"--review {page} (or play the run again with --record)") from None
     rv = Reviewer(rules, cache_dir, win_tables_up_to=int(args.max_memory * 2**30),
                   win_hint=" (a larger --max-memory builds it)")
     rev = rv.review(rec, lineup, args.source)

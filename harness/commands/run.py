@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.commands.options import add_cache_dir_option, add_set_option, console_logging, describe
+from harness.commands.options import add_cache_dir_option, add_set_option, console_logging, describe, end_bars
 from harness.errors import UserError
 from harness.runconfig import (CLI_SOURCE, DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_SEATS, MIN_TABLE, RunConfig,
                                resolve_config_path, seats_from_text)
@@ -33,7 +33,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help=f"rule set name or .toml path (no CONFIG: {d['rules'].default})")
     add_set_option(p)
     p.add_argument("--seats", action="append", metavar="A,B,...",
-                   help="one table with these bots (mode run), e.g. greedy,random or 'solver:temperature=0.5,greedy'")
+                   help="one table with these bots (mode run), e.g. greedy,random or 'solver:temperature=0.5,greedy'; "
+                        "with one bot, that bot plays alone (a solitaire run: its own scores, no opponent; a note "
+                        "on stderr says so)")
     p.add_argument("--entrants", action="append", metavar="A,B,...",
                    help="round-robin tournament of these bots; with --candidate (or a gauntlet CONFIG) the field")
     p.add_argument("--candidate", metavar="SPEC", help="gauntlet: this bot against each of --entrants")
@@ -150,8 +152,16 @@ def run(args: argparse.Namespace) -> int:
         cfg = dataclasses.replace(base, **ov, origins={**base.origins, **origins})
     out_dir = out if args.resume else (Path(args.out) if args.out else cfg.default_out())
     quiet = args.quiet
-    if not quiet:
+    # allowed, not refused: a solitaire run is a use of its own (a bot's score distribution, the
+    # exact figures beside it); but `--seats greedy` may also be a match with its second bot
+    # forgotten, so it is said, once, where the one who typed it looks
+    solo = cfg.seats[0] if args.seats and len(cfg.seats) == 1 else None
+    if not quiet or solo:
         cfg.resolve()  # a bad bot or rule set fails here, before we announce anything
+    if solo:
+        print(f"note: one seat: {solo} plays alone (solitaire); give two specs for a match, e.g. "
+              f"--seats {solo},{'random' if solo != 'random' else 'greedy'}", file=sys.stderr)
+    if not quiet:
         print(f"playing into {out_dir}", flush=True)
     t0 = time.monotonic()
     try:
@@ -160,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         exc.verbose = args.verbose  # cli.main prints the block (and the traceback with --verbose)
         raise
     except KeyboardInterrupt:
+        end_bars()  # the runner closes its bar; one a step before it left drawn would hold this line
         print(f"yatzy-harness: interrupted; finish with: yatzy-harness run --resume {out_dir}",
               file=sys.stderr)
         return 130
