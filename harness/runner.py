@@ -69,7 +69,7 @@ from harness.worker import (FAULT_COLUMNS, ChunkFailed, ChunkResult, Job, fault_
 #: The manifest's fault sums of each refereed entrant, by these keys (:func:`harness.worker.fault_sums`).
 FAULT_KEYS = ("games", *FAULT_COLUMNS[:-1], "corrupted")
 
-__all__ = ["RunConfig", "RunStopped", "run", "extend", "load_manifest", "rows_digest", "config_of",
+__all__ = ["RunConfig", "RunStopped", "RunDirNotEmpty", "run", "extend", "load_manifest", "rows_digest", "config_of",
            "DEFAULT_CHUNK_SIZE"]
 
 log = logging.getLogger("harness.runner")
@@ -79,6 +79,15 @@ MANIFEST_EVERY = 2.0
 
 #: How often the parent looks at the games its workers report while chunks play (seconds).
 PROGRESS_EVERY = 0.5
+
+
+class RunDirNotEmpty(UserError):
+    """The output directory is taken (the library's words; the command adds its flags)."""
+
+    def __init__(self, out: Path, resumable: bool) -> None:
+        self.out, self.resumable = out, resumable
+        hint = " (it holds a run: resume it with resume=True)" if resumable else ""
+        super().__init__(f"{out} exists and is not empty{hint}; write the run to another directory")
 
 
 class RunStopped(RunFailed):
@@ -118,8 +127,7 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool = Tru
         _check_resumable(old, resolved, out)
     else:
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
-            hint = f"; resume it with --resume {out}" if has_manifest else ""
-            raise UserError(f"{out} exists and is not empty{hint}, or choose another --out")
+            raise RunDirNotEmpty(out, has_manifest)
         old = None
     try:
         return _Run(resolved, out, old, quiet).go()

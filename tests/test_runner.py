@@ -223,8 +223,10 @@ def test_extend_equals_one_long_run(tmp_path):
 
 def test_resume_refuses_a_changed_config_and_a_used_directory(tmp_path):
     out = run(cfg(), tmp_path / "r")
-    with pytest.raises(UserError, match=r"exists and is not empty; resume it with --resume"):
+    with pytest.raises(UserError, match=r"exists and is not empty \(it holds a run: resume it with resume=True\)"):
         run(cfg(), out)
+    assert "--" not in str(pytest.raises(UserError, run, cfg(), out).value)  # the library names no CLI flag
+    assert cli.main(["run", "--seats", "random,timeout", "--games", "10", "--out", str(out), "--quiet"]) == 2
     with pytest.raises(UserError, match=r"cannot resume .* differs in seed \(run has 11, now 12\)"):
         run(cfg(seed=12), out, resume=True)
     with pytest.raises(UserError, match=r"differs in seats"):

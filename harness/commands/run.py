@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     # the engine is imported here, not at the top: `run --help` must not pay for numba and pandas
     # (benchmarks/BENCHMARKS.md, 'Start-up')
     from harness.rules import parse_overrides
-    from harness.runner import RunStopped, config_of, load_manifest, run as play, summary_lines
+    from harness.runner import RunDirNotEmpty, RunStopped, config_of, load_manifest, run as play, summary_lines
 
     console_logging()  # warnings on the console; a failure's traceback only in run.log (or --verbose)
     what = args.seats or args.entrants or args.candidate
@@ -166,6 +166,9 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     try:
         play(cfg, out_dir, quiet=quiet, resume=bool(args.resume))
+    except RunDirNotEmpty as exc:  # the library's words, with this command's flags
+        hint = f"; resume it with --resume {exc.out}" if exc.resumable else ""
+        raise UserError(f"{exc.out} exists and is not empty{hint}, or choose another --out") from None
     except RunStopped as exc:
         exc.verbose = args.verbose  # cli.main prints the block (and the traceback with --verbose)
         raise
