@@ -15,6 +15,7 @@ import numpy as np
 
 from harness import rng
 from harness.engine_kernels import follow_leads, reroll, throw
+from harness.errors import interrupted
 from harness.outcome import deficit_round, outcomes, ranking_scores
 from harness.rules import RuleSet
 from harness.scoring import context, score_options_batch
@@ -405,6 +406,8 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                         if bad >= 0:
                             raise keep_error(rules, v, keep, strat.label, bad)
                     except Exception as exc:
+                        if interrupted(exc):
+                            raise KeyboardInterrupt from None
                         raise StrategyError(strat.label, s, t + 1, games[idx], exc, roll=step + 1,
                                             column=col + 1, columns=rules.columns) from exc
                     for w in watchers:
@@ -419,6 +422,8 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                 try:
                     box = validate_choice(v, strat.choose(v), strat.label)
                 except Exception as exc:
+                    if interrupted(exc):
+                        raise KeyboardInterrupt from None
                     raise StrategyError(strat.label, s, t + 1, games, exc, column=col + 1,
                                         columns=rules.columns) from exc
                 got = scores[allv, box]

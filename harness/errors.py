@@ -21,3 +21,17 @@ class RunFailed(RuntimeError):
 #: ``extra=`` of a log record that belongs in the run's log only: the command prints its own
 #: summary of the same event on stderr (a failing bot's traceback, a run that stopped).
 RUN_LOG_ONLY = {"run_log_only": True}
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C in disguise: a ``KeyboardInterrupt`` in its chain of causes (a numba
+    kernel interrupted by SIGINT returns with the interrupt set, which Python reports as a
+    ``SystemError`` raised from it)."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from harness.analysis import Analyser
 from harness.codec import records_parquet
 from harness.engine import Results, StrategyError, play
-from harness.errors import RUN_LOG_ONLY
+from harness.errors import RUN_LOG_ONLY, interrupted
 from harness.registry import make
 from harness.rundir import Chunk
 from harness.rules import RuleSet, compile_rules
@@ -216,6 +216,8 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     except StrategyError as exc:
         failed = exc
     except Exception as exc:
+        if interrupted(exc):  # Ctrl-C inside a kernel: an interrupt, not a failed chunk
+            raise KeyboardInterrupt from None
         details = "".join(traceback.format_exception(exc))
         msg = f"chunk {chunk.file} (games {chunk.start}..{chunk.stop - 1}) failed: {type(exc).__name__}: {exc}"
         log.error("%s\n%s", msg, details, extra=RUN_LOG_ONLY)

@@ -23,6 +23,7 @@ from harness.errors import UserError
 from harness.rundir import Chunk, load_manifest, plan, rows_digest
 from harness.registry import make
 from harness.rules import load_rules
+from harness.strategy import Strategy
 from harness.runconfig import RunConfig, builtin_run_configs_dir, split_specs
 from harness.runner import RunStopped, extend, run, summary_lines
 from tests import runner_bots  # registers the test bots
@@ -762,3 +763,35 @@ def test_progress_batches_join_to_the_chunk_of_one_batch(tmp_path, monkeypatch):
         worker.forget(job)
     assert ticks == [50] * 6
     assert many.data == one.data and many.records == one.records and many.sums == one.sums
+
+
+class _InterruptedInKernel(Strategy):
+    """Answers as Ctrl-C inside a numba kernel looks from Python: a SystemError raised from it."""
+
+    name = "interrupted-in-kernel"
+
+    def keep(self, view):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("<numba kernel> returned a result with an exception set") from exc
+
+    def choose(self, view):
+        return np.argmax(view.allowed_matrix(), axis=1)
+
+
+def test_ctrl_c_inside_a_kernel_is_an_interrupt_not_a_failed_run(tmp_path):
+    from harness.worker import Job, play_chunk
+
+    rules = load_rules("scandinavian")
+    with pytest.raises(KeyboardInterrupt):
+        play(rules, [_InterruptedInKernel(rules)], np.arange(3), 1)
+    job = Job(dict(rules.spec), rules.source, {}, rules.digest, (("x", "random"),), (("x",),), 1)
+    from harness import worker
+
+    worker.install(job, rules, {"x": _InterruptedInKernel(rules)})
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            play_chunk(job, Chunk(0, 0, 3))
+    finally:
+        worker.forget(job)
