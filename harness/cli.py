@@ -86,6 +86,14 @@ def _quiet_broken_pipe() -> int:
     return EXIT_BROKEN_PIPE
 
 
+def _speak_on_first_run(args: argparse.Namespace) -> None:
+    """First-run steps (compiling kernels, solving a table) draw on stderr when it is a terminal
+    and neither --quiet nor --json was given (:mod:`harness.progress`)."""
+    from harness import progress
+
+    progress.enable(sys.stderr.isatty() and not getattr(args, "quiet", False) and not getattr(args, "json", False))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -94,6 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_USAGE
+        _speak_on_first_run(args)
         return int(args.func(args) or 0)
     except UserError as exc:
         print(f"yatzy-harness: error: {exc}", file=sys.stderr)

@@ -71,5 +71,52 @@ def _load_scipy_blas() -> None:
 _load_scipy_blas()
 
 import numba as nb  # noqa: E402
+from numba.core import event as _event  # noqa: E402
 
-__all__ = ["nb"]
+from harness import progress as _progress  # noqa: E402
+
+
+class _CompileWatch(_event.Listener):
+    """Tells :func:`harness.progress.compiling` of every kernel numba compiles (a cache miss: a kernel
+    loaded from numba's cache fires nothing), so a first run says what it is doing."""
+
+    def on_start(self, event: _event.Event) -> None:
+        d = event.data.get("dispatcher") if isinstance(event.data, dict) else None
+        _progress.compiling(getattr(getattr(d, "py_func", None), "__module__", ""), True)
+
+    def on_end(self, event: _event.Event) -> None:
+        _progress.compiling("", False)
+
+
+_event.register("numba:compile", _CompileWatch())
+
+#: A process compiling kernels into numba's cache while this one does other work (the runner's
+#: kernel helper during a first solve); :func:`await_helper` joins it.
+_HELPER: Any = None
+
+
+def set_helper(proc: Any) -> None:
+    """Register a started kernel-compiling process (a ``multiprocessing.Process``), or None."""
+    global _HELPER
+    _HELPER = proc
+
+
+def await_helper() -> None:
+    """Before compiling what a kernel helper compiles: wait for it (its kernels then load from the
+    cache), with a ticking line on stderr while it works (:mod:`harness.progress`)."""
+    global _HELPER
+    proc, _HELPER = _HELPER, None
+    if proc is None:
+        return
+    proc.join(0.5)
+    if proc.is_alive():
+        t0 = __import__("time").monotonic()
+        with _progress.bar(None, "", "s", quiet=not _progress.enabled(), bar_format="{desc}") as b:
+            while proc.is_alive():
+                spent = __import__("time").monotonic() - t0
+                b.set_description_str(f"compiling the bots' and the engine's kernels in a helper process, once: "
+                                      f"{spent:.0f} s")
+                proc.join(0.5)
+
+
+__all__ = ["nb", "set_helper", "await_helper"]

@@ -51,7 +51,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from harness import backends
+from harness import backends, jit
 from harness.analysis import Analyser
 from harness.engine import StrategyError, play
 from harness.errors import RUN_LOG_ONLY, RunFailed, UserError
@@ -384,10 +384,17 @@ class _Run:
         return self.out
 
     def _prepare(self) -> None:
-        """Heavy set-up in the parent before any fork: bot tables, then one game per lineup to compile kernels."""
+        """Heavy set-up in the parent before any fork: bot tables, then one game per lineup to compile kernels.
+
+        When a bot's set-up solves a table (a first run), a helper process compiles the bots' and
+        the engine's kernels into numba's cache meanwhile, on the other core: the parent then
+        loads them instead of compiling them after the solve (benchmarks/BENCHMARKS.md, "First run")."""
+        if any(s.slow_prepare() for s in self.r.strategies.values()):
+            jit.set_helper(_kernel_helper(self.r))  # a bot waits for it before it compiles (jit.await_helper)
         for label, s in self.r.strategies.items():
             s.expect_games(self.games * sum(labels.count(label) for labels in self.r.lineups))
             s.prepare()
+        jit.await_helper()
         warm: set[str] = set()
         # an external engine has no kernels to compile: the time-out bot sits in for it (its
         # decisions, and so its faults, all belong to the chunks)
@@ -541,6 +548,31 @@ class _Run:
         report = failure.summary(self.out, self.out / LOG, len(self.done))
         log.error("%s", report, extra=RUN_LOG_ONLY)
         raise RunStopped(report, self.out, failure)
+
+
+def _kernel_helper(resolved: ResolvedRun) -> Any:
+    """A forked process that compiles every bot's kernels and the engine's into numba's cache
+    (:meth:`Strategy.warm_kernels`, then one game of each lineup, an external engine's seat taken
+    by the time-out bot), or None where processes cannot be forked."""
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:
+        return None
+    proc = ctx.Process(target=_warm_kernels, args=(resolved,), name="kernel-helper", daemon=True)
+    proc.start()
+    return proc
+
+
+def _warm_kernels(resolved: ResolvedRun) -> None:
+    from harness import progress
+
+    progress.enable(False)  # the parent speaks for both
+    stand_in = make("timeout", resolved.rules)
+    for s in resolved.strategies.values():
+        s.warm_kernels()
+    for labels in dict.fromkeys(resolved.lineups):
+        seats = [stand_in if resolved.strategies[x].refereed else resolved.strategies[x] for x in labels]
+        play(resolved.rules, seats, np.arange(1, dtype=np.int64), resolved.config.seed)
 
 
 def _io_error(exc: OSError, out: Path) -> UserError:

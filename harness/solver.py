@@ -76,6 +76,7 @@ from harness import solver_kernels as K
 from harness.cache import default_cache_dir
 from harness.dice import Dice
 from harness.errors import UserError
+from harness import progress
 from harness.progress import bar
 from harness.rules import RuleSet
 from harness.scoring import context
@@ -493,10 +494,17 @@ def solve_values(rules: RuleSet, plan: Plan | None = None, threads: int | None =
     def run(a: int, b: int) -> None:
         K.solve_items(ctx, lay, dk, ro, V, plan.item_mask, plan.item_flag, a, b, full)
 
-    for k in range(rules.n_boxes, -1, -1):
-        lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
-        # blocks interleave cheap and costly items well enough; 4 per thread evens out the rest
-        run_blocks(run, split_range(lo, hi, 4 * threads if hi - lo > 64 else 1), threads)
+    items = int(plan.layer_items[-1])
+    show = progress.enabled() and plan.n_states > 100_000  # a table that takes seconds (scandinavian: 4 s)
+    if show:
+        progress.say(f"solving {rules.name}'s value table, once ({plan.n_states:,} states, "
+                     f"{8 * plan.n_states / 2**20:,.0f} MiB; later runs load it from the cache)")
+    with progress.bar(items, f"solving {rules.name}", "item", quiet=not show, unit_scale=True) as b:
+        for k in range(rules.n_boxes, -1, -1):
+            lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
+            # blocks interleave cheap and costly items well enough; 4 per thread evens out the rest
+            run_blocks(run, split_range(lo, hi, 4 * threads if hi - lo > 64 else 1), threads)
+            b.update(hi - lo)
     return V
 
 
@@ -508,6 +516,12 @@ def clear_memo() -> None:
     _MEMO.clear()
     _POLICY.clear()
     _PLANS.clear()
+
+
+def is_solved(rules: RuleSet, cache_dir: str | os.PathLike | None = None) -> bool:
+    """Whether :func:`solve` would answer from memory or the disk cache (no fresh solve)."""
+    path = cache_path(rules, cache_dir)
+    return (rules.digest, str(path)) in _MEMO or path.is_file()
 
 
 def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cache: bool = True) -> Solution:

@@ -254,6 +254,15 @@ class Strategy:
     def prepare(self) -> None:
         """Heavy set-up (tables, compilation) done once in the parent before workers fork."""
 
+    def slow_prepare(self) -> bool:
+        """Whether :meth:`prepare` will take long for a reason other than compiling (solving a
+        table): the runner then compiles the bots' kernels in a helper process meanwhile."""
+        return False
+
+    def warm_kernels(self) -> None:
+        """In the runner's helper process: get this bot's kernels compiled into numba's cache
+        without its heavy set-up (the helper then plays one game with every bot and exits)."""
+
     def keep(self, view: TurnView) -> np.ndarray:
         """Keep decision: (B,) int keep indices into ``rules.dice``; keeping every die stops rolling."""
         raise NotImplementedError

@@ -33,12 +33,13 @@ from typing import Any
 
 import numpy as np
 
+from harness import jit
 from harness import solver_kernels as K
 from harness.errors import UserError
 from harness.registry import register
 from harness.rules import RuleSet
 from harness.scoring import context
-from harness.solver import Solution, policy_table, solve
+from harness.solver import Solution, build_plan, is_solved, policy_table, solve
 from harness.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView
 from harness.turn import keep_expectations, turn_policy
 
@@ -119,39 +120,59 @@ class SolverBot(Strategy):
                 self._warm_up()
             return
         if self._sol is None:
-            sol = solve(self.rules)
-            self._sol = sol
-            self._ctx = context(self.rules)
-            self._lay = sol.plan.layout
-            self._dk = sol.plan.dice
-            self._rr = self.rules.rolls_per_turn - 1
-            # every solver bot of this process and rule set shares the decision caches (the seats of
-            # solver-vs-solver meet the same states); their contents do not depend on the parameters
-            d = self.rules.dice
-            key = (self.rules.digest, "values" if self.temperature > 0 else "policy")
-            if key not in _SHARED:
-                lines = _lines(VALUE_LINES if self.temperature > 0 else POLICY_LINES, sol.states)
-                # np.zeros maps pages lazily: only lines in use take memory
-                _SHARED[key] = ((np.full(lines, -1, dtype=np.int64), np.zeros((lines, max(self._rr, 1), d.n_keeps)),
-                                 np.zeros((lines, 2, d.n_rolls))) if self.temperature > 0 else
-                                (np.full(lines, -1, dtype=np.int64),
-                                 np.zeros((lines, max(self._rr, 1), d.n_rolls), dtype=np.uint8)))
-            if self.temperature > 0:
-                self._tags, self._ev, self._sv = _SHARED[key]
-            else:
-                self._tags, self._codes = _SHARED[key]
-            self._asked = -1
-            self._warm_up()
+            self._set_up(solve(self.rules))
         # asked again only when the announced run grows past the threshold
         want = int(self._games >= FULL_POLICY_GAMES)
         if self.temperature == 0 and self._policy is None and want > self._asked:
             self._asked = want
             self._policy = policy_table(self._sol, compute=bool(want))
 
+    def slow_prepare(self) -> bool:
+        """Whether :meth:`prepare` will solve the value table (not cached on disk yet): seconds in
+        which a helper process can compile this bot's decision kernels (:meth:`warm_kernels`)."""
+        return not self.target and self._sol is None and not is_solved(self.rules)
+
+    def warm_kernels(self) -> None:
+        """Compile the decision kernels into numba's cache without the value table (on a table of
+        zeros, whose answers are thrown away): the runner's helper does this while the parent
+        solves. Only in a process that plays nothing afterwards."""
+        if self.target or self._sol is not None:
+            return
+        plan = build_plan(self.rules)
+        zeros = np.zeros(plan.n_states)
+        zeros.setflags(write=False)  # as a solved table is: the kernels' signature says readonly
+        self._set_up(Solution(self.rules, plan, zeros, 0.0, 0.0, False))
+
+    def _set_up(self, sol: Solution) -> None:
+        """Take a solved table: the decision caches shared with this process's other solver bots,
+        and the decision kernels compiled on a one-game batch."""
+        self._sol = sol
+        self._ctx = context(self.rules)
+        self._lay = sol.plan.layout
+        self._dk = sol.plan.dice
+        self._rr = self.rules.rolls_per_turn - 1
+        # every solver bot of this process and rule set shares the decision caches (the seats of
+        # solver-vs-solver meet the same states); their contents do not depend on the parameters
+        d = self.rules.dice
+        key = (self.rules.digest, "values" if self.temperature > 0 else "policy")
+        if key not in _SHARED:
+            lines = _lines(VALUE_LINES if self.temperature > 0 else POLICY_LINES, sol.states)
+            # np.zeros maps pages lazily: only lines in use take memory
+            _SHARED[key] = ((np.full(lines, -1, dtype=np.int64), np.zeros((lines, max(self._rr, 1), d.n_keeps)),
+                             np.zeros((lines, 2, d.n_rolls))) if self.temperature > 0 else
+                            (np.full(lines, -1, dtype=np.int64),
+                             np.zeros((lines, max(self._rr, 1), d.n_rolls), dtype=np.uint8)))
+        if self.temperature > 0:
+            self._tags, self._ev, self._sv = _SHARED[key]
+        else:
+            self._tags, self._codes = _SHARED[key]
+        self._asked = -1
+        jit.await_helper()  # a first run's helper may be compiling these kernels: load them instead
+        self._warm_up()
+
     def _warm_up(self) -> None:
         """Compile the kernels on a one-game batch (the empty sheet) so forked workers start at once."""
         one = np.zeros(1, dtype=np.int64)
-        roll = np.zeros(1, dtype=np.int16)
         if self._player is not None:
             w = np.ones((1, 1))
             if self._rr_of() > 0:
@@ -160,7 +181,8 @@ class SolverBot(Strategy):
                                one, one, w, np.ones(1, dtype=np.int64))
             return
         if self._rr > 0:
-            self._table_keeps(one, np.zeros(1, dtype=bool), one, roll, np.full(1, self._rr, dtype=np.int16),
+            # the dtypes keep() passes (rolls int64): a kernel compiled for others would be compiled twice
+            self._table_keeps(one, np.zeros(1, dtype=bool), one, one, np.full(1, self._rr, dtype=np.int16),
                               np.ones(1, dtype=bool), np.full((1, 2), 0.5))
         opts = np.zeros((1, self.rules.n_boxes), dtype=np.int16)
         K.choose_boxes(self._lay, self._sol.values, one, np.zeros(1, dtype=bool), one, opts,
