@@ -34,7 +34,29 @@ def bar(total: float | None, desc: str, unit: str, *, quiet: bool = True, **kw: 
         # a terminal that reports no size (a bare pseudo-terminal): tqdm would draw nothing at all
         kw.setdefault("ncols", 100)
         kw.setdefault("nrows", 24)
-    return tqdm(total=total, desc=desc, unit=unit, disable=quiet, dynamic_ncols="ncols" not in kw, leave=False, **kw)
+    b = tqdm(total=total, desc=desc, unit=unit, disable=quiet, dynamic_ncols="ncols" not in kw, leave=False, **kw)
+    if not quiet:
+        _Ticker(b).start()
+    return b
+
+
+class _Ticker(threading.Thread):
+    """Redraws a bar every second while it is open: a step slower than that (one layer of a forward
+    pass) still shows its time going, so a run is never silent for long."""
+
+    def __init__(self, b: tqdm) -> None:
+        super().__init__(daemon=True, name="progress-tick")
+        self.b = b
+
+    def run(self) -> None:
+        while True:
+            time.sleep(1.0)
+            if self.b.disable or getattr(self.b, "last_print_t", None) is None:
+                return
+            try:
+                self.b.refresh()
+            except (AttributeError, ValueError, OSError):  # closed meanwhile
+                return
 
 
 _ENABLED = False
