@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from harness import progress as P
 from harness import solver as S
 from harness import solver_kernels as K
 from harness import target_kernels as TK
@@ -181,8 +182,14 @@ def target_table(rules: RuleSet, kind: str = "target", tmax: int | None = None,
         values, header = loaded
         tab = TargetTable(rules, plan, kind, tmax, off, values, float(header.get("seconds", 0.0)), True, path)
     else:
+        size = 4 * int(off[-1])
+        progress = progress or P.enabled()
+        if P.enabled():  # a first solve takes seconds to minutes and memory: say so before it starts
+            where = "on disk, a layer at a time in memory" if size > max_bytes else "in memory"
+            P.say(f"solving {rules.name}'s {kind} table, once ({int(off[-1]):,} entries, {size / 2**20:,.0f} MiB "
+                  f"{where}; later runs load it from the cache)")
         scratch = None
-        if 4 * int(off[-1]) > max_bytes:
+        if size > max_bytes:
             scratch = Path(scratch_dir) if scratch_dir is not None else path.parent
             scratch.mkdir(parents=True, exist_ok=True)
         values = S.scratch_zeros(int(off[-1]), scratch, np.float32)
