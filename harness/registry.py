@@ -1,20 +1,22 @@
-"""The strategy registry: built-in bots from ``strategies/`` plus entry-point plugins.
+"""The strategy registry: every bot is found through the ``yatzy_harness.strategies`` entry points.
 
-A third-party package adds bots without touching ours by declaring, in its own metadata::
+The built-in bots (``strategies/``, and the ``engine`` entrant) are declared in this project's own
+``pyproject.toml``, exactly as a third-party package adds its bots without touching ours::
 
     [project.entry-points."yatzy_harness.strategies"]
     mybot = "mypackage.bots:MyBot"
 
-The entry point may name a :class:`~harness.strategy.Strategy` subclass or a module whose import
-registers its bots with :func:`register`.
+The entry point names a :class:`~harness.strategy.Strategy` subclass (or a module whose import
+registers its bots with :func:`register`). Nothing in ``strategies/`` imports this module, so there
+is no import loop between the registry and the bots.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
-import pkgutil
-from importlib.metadata import entry_points
+import tomllib
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
@@ -39,16 +41,29 @@ def register(cls: type[Strategy]) -> type[Strategy]:
     return cls
 
 
+def _entry_points() -> list[EntryPoint]:
+    """The group's entry points: the built-ins' as this checkout's ``pyproject.toml`` declares them
+    (so a checkout run without installing, or installed before a bot was added, has every one),
+    then every installed distribution's (the built-ins' again, and third-party plugins)."""
+    eps: list[EntryPoint] = []
+    project = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    if project.is_file():
+        try:
+            declared = tomllib.loads(project.read_text(encoding="utf-8"))["project"]["entry-points"][ENTRY_POINT_GROUP]
+        except (KeyError, tomllib.TOMLDecodeError, OSError):
+            declared = {}
+        eps += [EntryPoint(name, value, ENTRY_POINT_GROUP) for name, value in declared.items()]
+    return eps + list(entry_points(group=ENTRY_POINT_GROUP))
+
+
 def _load() -> None:
     global _loaded
     if _loaded:
         return
     _loaded = True
-    import strategies  # here: the bots import harness.registry to register themselves (an import loop at the top)
-
-    for mod in pkgutil.iter_modules(strategies.__path__):
-        importlib.import_module(f"strategies.{mod.name}")
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in _entry_points():
+        if ep.name in _REGISTRY and _REGISTRY[ep.name].__module__ == ep.value.partition(":")[0]:
+            continue  # the checkout's declaration and the installed metadata name the same class
         try:
             obj = ep.load()
         except Exception as exc:  # a broken plugin must not take the built-ins down with it

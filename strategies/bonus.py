@@ -15,13 +15,11 @@ from functools import cached_property
 import numpy as np
 
 from harness.pace import WEIGHT, bonus_chance_table, opportunity
-from harness.registry import register
 from harness.strategy import Param, Policy, Sheets, TurnView
 from strategies.greedy import TurnPlanner, cheapest_first, best_box
 from strategies.kernels import bonus_policy, bonus_stop_values, bonus_values_batch
 
 
-@register
 class BonusBot(TurnPlanner):
     name = "bonus"
     description = ("greedy within the turn, but plays for the upper bonus: paces against three-of-each, "

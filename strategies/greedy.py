@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.registry import register
 from harness.rules import RuleSet
 from harness.scoring import best_immediate, context
 from strategies.kernels import best_gain_box, immediate_stops, sheet_gain_boxes
@@ -48,7 +47,6 @@ def best_box(rules: RuleSet, value: np.ndarray) -> np.ndarray:
     return order[np.argmax(value[:, order], axis=1)]
 
 
-@register
 class TimeoutBot(Strategy):
     name = "timeout"
     description = "never rerolls; writes the box with the largest immediate gain (the site's time-out policy)"
@@ -143,7 +141,6 @@ class TurnPlanner(Strategy):
         return batch_keeps(d, stops[:, 1] if self._servida else stops[:, 0], stops[:, 0], rr)
 
 
-@register
 class GreedyBot(TurnPlanner):
     name = "greedy"
     description = ("keeps that maximise the expected best box score this turn (no bonus, no look-ahead), "

@@ -6,12 +6,10 @@ from math import comb
 
 import numpy as np
 
-from harness.registry import register
 from harness.strategy import Policy, Sheets, Strategy, TurnView
 from strategies.kernels import random_boxes, random_keeps, uniform_boxes
 
 
-@register
 class RandomBot(Strategy):
     name = "random"
     description = "random keeps (each die kept with probability 1/2), random open box"

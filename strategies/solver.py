@@ -36,7 +36,6 @@ import numpy as np
 from harness import jit
 from harness import solver_kernels as K
 from harness.errors import UserError
-from harness.registry import register
 from harness.rules import RuleSet
 from harness.scoring import context
 from harness.solver import Solution, build_plan, is_solved, policy_table, solve
@@ -58,7 +57,6 @@ def _lines(wanted: int, n_states: int) -> int:
     return 1 << min(int(np.ceil(np.log2(max(n_states, 2)))), int(np.log2(wanted)))
 
 
-@register
 class SolverBot(Strategy):
     name = "solver"
     description = ("exact optimal play (maximises its expected score); temperature and blunder "

@@ -37,7 +37,6 @@ import numpy as np
 
 from harness import target_kernels as TK
 from harness.errors import UserError
-from harness.registry import register
 from harness.rules import RuleSet
 from harness.strategy import Param, Strategy, TurnView
 from harness.target import Player, default_tmax, target_table
@@ -47,7 +46,6 @@ from strategies.solver import SolverBot, random_boxes
 BLOCK = 2048
 
 
-@register
 class WinProbBot(Strategy):
     name = "winprob"
     description = ("plays to win: maximises P(win) + 1/2 P(tie) against every other sheet (exact once the "

@@ -101,3 +101,16 @@ def test_per_game_adapter_plays_like_the_batch_bot():
     # same dice, same keeps; box ties may differ, so compare the first-turn-independent part: totals are close
     assert abs(a.total.mean() - b.total.mean()) < 15
     assert np.array_equal(a.total, play(rules, [PlainTimeout(rules)], np.arange(40), 3).total)
+
+
+def test_built_in_bots_come_through_the_plugins_entry_points_and_import_no_registry():
+    import ast
+    import tomllib
+    from pathlib import Path
+
+    root = Path(registry.__file__).resolve().parent.parent
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"][registry.ENTRY_POINT_GROUP]
+    assert set(declared) == set(registry.available())  # every bot, built-in or not, is an entry point
+    for path in (root / "strategies").glob("*.py"):
+        names = {n.module for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.ImportFrom)}
+        assert "harness.registry" not in names, f"{path.name} imports the registry (an import loop)"
