@@ -30,7 +30,7 @@ def bar(total: float | None, desc: str, unit: str, *, quiet: bool = True, **kw: 
     # commands that draw none, and tqdm takes ~0.015 s to import (a review's start-up)
     from tqdm import tqdm
 
-    if not quiet and not os.get_terminal_size(sys.stderr.fileno()).columns if sys.stderr.isatty() else False:
+    if not quiet and _sizeless_terminal():
         # a terminal that reports no size (a bare pseudo-terminal): tqdm would draw nothing at all
         kw.setdefault("ncols", 100)
         kw.setdefault("nrows", 24)
@@ -38,6 +38,14 @@ def bar(total: float | None, desc: str, unit: str, *, quiet: bool = True, **kw: 
     if not quiet:
         _Ticker(b).start()
     return b
+
+
+def _sizeless_terminal() -> bool:
+    """stderr is a terminal that reports 0 columns (a stream without a descriptor is none)."""
+    try:
+        return sys.stderr.isatty() and os.get_terminal_size(sys.stderr.fileno()).columns == 0
+    except (OSError, ValueError):
+        return False
 
 
 class _Ticker(threading.Thread):

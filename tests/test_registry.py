@@ -110,7 +110,11 @@ def test_built_in_bots_come_through_the_plugins_entry_points_and_import_no_regis
 
     root = Path(registry.__file__).resolve().parent.parent
     declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"][registry.ENTRY_POINT_GROUP]
-    assert set(declared) == set(registry.available())  # every bot, built-in or not, is an entry point
+    assert set(declared) <= set(registry.available())  # (other tests of this process register more)
+    import strategies.greedy  # noqa: F401  (every built-in module, loaded through the entry points)
+
+    built_in = {c.name for c in registry.available().values() if c.__module__.startswith("strategies.")}
+    assert built_in <= set(declared)  # every bot of strategies/ is declared, none registered on import
     for path in (root / "strategies").glob("*.py"):
         names = {n.module for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.ImportFrom)}
         assert "harness.registry" not in names, f"{path.name} imports the registry (an import loop)"
