@@ -28,14 +28,21 @@ from tests import test_readme as tr  # noqa: E402  (the examples' parser and run
 
 
 def _score(seg: list[str], window: list[str]) -> float:
-    return sum(difflib.SequenceMatcher(None, tr.normalise(a), tr.normalise(b)).ratio() for a, b in zip(seg, window))
+    def one(a: str, b: str) -> float:
+        a, b = tr.normalise(a), tr.normalise(b)
+        if a.endswith("...") and a.strip() != "...":  # a line cut short: its start must be there
+            return 2.0 if b.startswith(a[:-3].rstrip()) else 0.0
+        return difflib.SequenceMatcher(None, a, b).ratio()
+
+    return sum(one(a, b) for a, b in zip(seg, window))
 
 
 def _line(old: str, new: str) -> str:
     """The new printed line, or for a shown line cut with a trailing ``...``, as much of it."""
     if old.rstrip().endswith("...") and old.strip() != "...":
-        keep = len(old.rstrip()[:-3].rstrip())
-        return new[:keep] + "..."
+        cut = old.rstrip()[:-3]
+        keep = len(cut.rstrip())
+        return new[:keep] + cut[keep:] + "..."
     return new
 
 

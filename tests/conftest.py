@@ -46,9 +46,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001
     """Say which examples of the README and the manual were only parsed, and why (issue 37)."""
+    import importlib
     import sys
 
-    mod = sys.modules.get("tests.test_readme") or sys.modules.get("test_readme")
+    ran = any(getattr(r, "nodeid", "").startswith("tests/test_readme.py")
+              for reports in terminalreporter.stats.values() for r in reports)
+    mod = sys.modules.get("tests.test_readme")
+    if mod is None and ran:  # under xdist the tests ran in workers: this process never imported it
+        mod = importlib.import_module("tests.test_readme")
     if mod is None or not getattr(mod, "PARSE_ONLY", None):
         return
     terminalreporter.section("examples parsed, not run (tests/test_readme.py PARSE_ONLY)")

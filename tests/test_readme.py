@@ -19,7 +19,8 @@ Commands are the lines of ```sh blocks (``\\`` continuations joined, comments sk
 command is parsed by the real parser and the files it names must be shipped, be a ```toml block
 shown earlier (``# NAME.toml`` on its first line), or, under ``results/``, be written by an earlier
 command. Commands run with this checkout's code (``python -m harness.cli`` with the checkout on
-``PYTHONPATH``) in a scratch directory holding ``configs/`` (a symlink) and a fresh solver cache.
+``PYTHONPATH``) in a scratch directory holding ``configs/``, ``examples/`` and ``tests/`` (symlinks)
+and a fresh solver cache.
 Other tools' commands (``pip``, ``pytest``, ``dask``, ``mkdocs``) are checked, not run
 (:func:`_check_other`). A python block runs in this process in the same scratch directory.
 """
@@ -90,11 +91,11 @@ PARSE_ONLY: dict[str, str] = {
         "installs the package; the build itself is tests/test_docs.py",
     'pip install -e ".[serve]"': "installs the package",
     "python docs/examples.py regenerate docs/serving.md": "rewrites the pages it names (the test would edit the clone)",
-    "dask scheduler --port 8786": "needs a Dask cluster of several machines (tests/test_runner.py plays a local one)",
+    "dask scheduler --port 8786": "needs a Dask cluster of several machines (tests/test_runner.py plays the dask backend in process)",
     "yatzy-harness run --resume results/big-round-robin":
         "resumes the Dask cluster's run of the block before",
     "from harness.record import read_records, records_of_run, write_records_parquet, format_game, parse_turn":
-        "a sketch over the reader's own games.jsonl (each call is run by tests/test_record.py)",
+        "a sketch over the reader's own games.jsonl (tests/test_record.py calls each of these)",
     "yatzy-harness compare --exact bonus63 bonus62 --entrants greedy,solver":
         "10-12 min of wall time from an empty cache (two solves, four exact evaluations on scandinavian); "
         "tests/test_exact.py checks the same command on tiny rule sets to the last digit",
@@ -103,7 +104,7 @@ PARSE_ONLY: dict[str, str] = {
     "yatzy-harness evaluate scandinavian --entrants random,timeout,greedy,bonus,solver":
         "about 100 s of CPU and 1.5 GiB (the generala block before it runs the same code for real)",
     "yatzy-harness report results/bonus63 --exact --no-plots --out results/rep63":
-        "needs scandinavian's exact evaluations (minutes of CPU); tests/test_report.py checks report --exact",
+        "needs scandinavian's exact evaluations (minutes of CPU); tests/test_exact.py checks report --exact",
     "yatzy-harness evaluate scandinavian --depth --rates 0.75":
         "hours of CPU (dozens of softmax evaluations on 1.4 million states); the forced block before runs the same code",
     "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55..70 --entrants greedy,solver:temperature=1,solver --out results/sweep-threshold":
@@ -113,7 +114,7 @@ PARSE_ONLY: dict[str, str] = {
     "from tests.strategies.contract import StrategyContract   # from a clone of the harness on sys.path":
         "a test module of the reader's own package, run by pytest (tests/strategies/test_*.py run the same class)",
     "yatzy-harness serve --levels results/levels-exact/levels.json --host 0.0.0.0 --token-file token.txt --workers 2":
-        "binds every interface and needs a token file of the reader's; tests/test_serve.py checks the token and workers",
+        "binds every interface and needs a token file of the reader's; tests/test_serve.py checks the token",
     "yatzy-harness engine play --levels results/levels-exact/levels.json --level casual":
         "waits for protocol messages on stdin; tests/test_serve.py plays it through engine check",
 }
@@ -332,12 +333,15 @@ def harness_argv(argv: tuple[str, ...]) -> list[str]:
 
 
 class Workspace:
-    """A directory with ``configs/`` and the pages' own files, where commands run once each."""
+    """A directory with ``configs/``, ``examples/`` and ``tests/`` (symlinks: what a clone has) and the
+    pages' own files, where commands run once each."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
-        (root / "configs").symlink_to(ROOT / "configs", target_is_directory=True)
+        # what the pages name of a clone besides configs/: the example engines and the test engines
+        for shipped in ("configs", "examples", "tests"):
+            (root / shipped).symlink_to(ROOT / shipped, target_is_directory=True)
         for name, (_, _, content) in SHOWN_FILES.items():  # whatever the clone holds under that name
             (root / name).write_text(content, encoding="utf-8")
         self.env = {k: v for k, v in os.environ.items() if k != "YATZY_HARNESS_CONFIGS"}
@@ -502,6 +506,8 @@ def _succeeded(argv: tuple[str, ...], res: subprocess.CompletedProcess[str]) -> 
         return True
     if argv[1] == "compare":  # 1 = a change, 2 = inconclusive (a usage error also exits 2, without a verdict)
         return res.returncode == 1 or (res.returncode == 2 and "verdict: INCONCLUSIVE" in res.stdout)
+    if argv[1:3] == ("engine", "check"):  # 1 = a check failed, which a page may show on purpose
+        return res.returncode == 1 and " FAIL " in res.stdout
     return False
 
 
@@ -647,8 +653,9 @@ def _check_names(argv: tuple[str, ...], c: Command, ws: Workspace, monkeypatch: 
             if name and not name.startswith("results/"):
                 resolve_config_path(name)
         rules = getattr(ns, "rules", None)
-        if rules:  # sweep's --set takes ranges (KEY=LO..HI), checked by parsing above
-            load_rules(rules, None if ns.command == "sweep" else getattr(ns, "settings", None) or None)
+        # engine and serve take a comma-separated list; sweep's --set takes ranges (KEY=LO..HI)
+        for name in (rules.split(",") if rules and ns.command in ("engine", "serve") else [rules] if rules else []):
+            load_rules(name, None if ns.command == "sweep" else getattr(ns, "settings", None) or None)
     except UserError as exc:
         raise AssertionError(where + str(exc)) from None
 
