@@ -419,7 +419,7 @@ class CompareSettings:
 class ComparisonResult:
     """What a comparison found: the fields of ``compare --json``, in its order.
 
-    Nested parts are JSON-able dicts documented by the README's "Compare a rule change"; ``score``
+    Nested parts are JSON-able dicts documented by docs/rule-change.md ("Compare a rule change"); ``score``
     is the headline (luck-adjusted when both runs carry luck, else ``score_plain``), ``verdict``
     the SPRT's word and ``exit_code`` the command's exit status for it (0 no change, 1 change, 2
     inconclusive). :meth:`to_dict` is the JSON form.

@@ -1,8 +1,8 @@
 """Game records: a stable JSON Lines notation for whole games, checked against the rule set's own scoring.
 
 A record holds one game (rule set and settings, seats, and for every turn the faces after each roll,
-the dice kept before each reroll, the box written and its score); README.md "Game records" is the
-reference. Human games fit it without any bot. The record itself (:class:`GameRecord`, its JSON
+the dice kept before each reroll, the box written and its score); the manual's docs/records.md is
+the reference. Human games fit it without any bot. The record itself (:class:`GameRecord`, its JSON
 form) and every conversion to and from it (the engine's games: :func:`record_from_trace`; a run
 played with ``--record``: :func:`records_of_run`) are :mod:`harness.codec`'s, imported here as
 they always were. This module checks records (:func:`validate_record` replays the sheet through

@@ -42,3 +42,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The README's commands (one xdist group, the longest piece of the suite, run in order on one
     worker) first, so that the other worker runs everything else meanwhile instead of waiting."""
     items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)  # stable: order kept
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001
+    """Say which examples of the README and the manual were only parsed, and why (issue 37)."""
+    import importlib
+    import sys
+
+    ran = any(getattr(r, "nodeid", "").startswith("tests/test_readme.py")
+              for reports in terminalreporter.stats.values() for r in reports)
+    mod = sys.modules.get("tests.test_readme")
+    if mod is None and ran:  # under xdist the tests ran in workers: this process never imported it
+        mod = importlib.import_module("tests.test_readme")
+    if mod is None or not getattr(mod, "PARSE_ONLY", None):
+        return
+    terminalreporter.section("examples parsed, not run (tests/test_readme.py PARSE_ONLY)")
+    for key, reason in mod.PARSE_ONLY.items():
+        terminalreporter.write_line(f"{key}\n    {reason}")

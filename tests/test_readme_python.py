@@ -1,4 +1,4 @@
-"""The README's "Using it from Python" block runs as written (with fewer games) and prints what it says."""
+"""The manual's "Using it from Python" block (docs/python.md) runs as written (with fewer games) and prints what it says."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def python_block() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Using it from Python", 1)[1]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    text = (ROOT / "docs" / "python.md").read_text(encoding="utf-8")
+    return re.search(r"```python\n(.*?)```", text, re.S).group(1)
 
 
 def test_the_python_example_runs_twice(tmp_path, monkeypatch):
@@ -27,11 +26,11 @@ def test_the_python_example_runs_twice(tmp_path, monkeypatch):
     for _ in range(2):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            exec(compile(code.replace("games=20_000", "games=600"), "README.md", "exec"), {})
+            exec(compile(code.replace("games=20_000", "games=600"), "docs/python.md", "exec"), {})
         printed.append(out.getvalue())
     assert printed[1] == printed[0]
     lines = printed[0].splitlines()
-    # the exact line does not depend on the games played: it is the README's own first line
+    # the exact line does not depend on the games played: it is the page's own first line
     assert lines[0] == "250.478956 {'1': 148, '5': 189, '25': 227, '50': 250, '75': 277, '95': 310, '99': 325}"
     assert [ln.split()[0] for ln in lines[1:3]] == ["greedy", "bonus"]
     assert lines[3].split()[0] in ("change", "no", "inconclusive")

@@ -648,12 +648,11 @@ def test_unreadable_turn_text_is_one_line(text, part):
 
 
 def test_the_readme_example_is_a_valid_record_of_the_replayed_game():
-    """README "Game records": its JSON example validates and is the start of the replayed game."""
+    """The manual's "Game records" (docs/records.md): its JSON example validates and is the start of the replayed game."""
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Game records"):text.index("### Where results land")]
+    section = (Path(__file__).resolve().parent.parent / "docs" / "records.md").read_text(encoding="utf-8")
     example = GameRecord.from_json(re.search(r"```json\n(.*?)```", section, re.S).group(1))
     assert validate_record(example) == (25, 19)
     full, totals = engine_record("scandinavian", ("upper_bonus_threshold=62",), ("greedy", "timeout"), 17, 11)
@@ -667,8 +666,7 @@ def test_the_readme_error_lines_are_what_reading_prints(tmp_path, monkeypatch):
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Game records"):text.index("### Where results land")]
+    section = (Path(__file__).resolve().parent.parent / "docs" / "records.md").read_text(encoding="utf-8")
     shown = re.findall(r"```\n(games\.jsonl line .*?)```", section, re.S)[0].splitlines()
     r, _ = engine_record("scandinavian", ("upper_bonus_threshold=62",), ("greedy", "timeout"), 17, 11)
     bad = dataclasses.replace(r, seats=(Seat(name="alice", spec="greedy"), Seat(name="bob")))

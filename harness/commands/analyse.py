@@ -15,7 +15,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "luck, luck-adjusted mean (final - luck) with its CI and variance reduction, "
                 "regret per decision and per game, error rate, regret by decision kind, a "
                 "rating and the worst decisions. final = start + luck - regret exactly "
-                "(README: Luck and skill). Bad games are listed on stderr and skipped. Writes "
+                "(docs/luck-and-skill.md). Bad games are listed on stderr and skipped. Writes "
                 "analysis.json, analysis.md and PNG plots into --out (default: the run "
                 "directory, or FILE.analysis/ next to a file).",
              "yatzy-harness analyse games.jsonl",

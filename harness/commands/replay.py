@@ -29,7 +29,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_set_option(p)
     add_cache_dir_option(p)
     p.add_argument("--json", action="store_true",
-                   help="print the game record (README: Game records) as one line of JSON")
+                   help="print the game record (docs/records.md) as one line of JSON")
     p.add_argument("--review", metavar="FILE.html",
                    help="also write the game's review page (as `yatzy-harness review` does) to FILE.html")
 
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         page = write_review(Reviewer(res.rules).review(record, args.lineup if args.run else None,
                                                        args.run or "replay"), args.review)
     if args.json:
-        # the game record (README "Game records"), on one line: a line of a .jsonl file
+        # the game record (docs/records.md), on one line: a line of a .jsonl file
         print(record.to_json())
         return 0
     print(f"game {args.game}, seed {seed}, rules {res.rules.name}: " + " vs ".join(labels))
