@@ -50,8 +50,7 @@ def run_once(argv: list[str]) -> tuple[float, float, list[tuple[float, str]]]:
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     env = {**os.environ, "YATZY_HARNESS_CACHE": cache, "PYTHONPATH": str(ROOT)}
-    exe = shutil.which("yatzy-harness") or sys.executable
-    cmd = [exe, *argv] if exe.endswith("yatzy-harness") else [exe, "-m", "harness.cli", *argv]
+    cmd = [sys.executable, "-m", "harness.cli", *argv]  # this checkout's code (PYTHONPATH), installed or not
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=work, env=env, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
     os.close(slave)
