@@ -174,6 +174,7 @@ def test_every_bad_request_gets_a_4xx_with_a_one_line_json_error(server, body, s
     r = httpx.post(f"{url}/decide", content=body, headers={"Content-Type": "application/json"})
     assert r.status_code == status, r.text
     assert r.json()["error"]["id"] == error and "\n" not in r.text and "Traceback" not in r.text
+    assert r.headers["x-yatzy-harness"] and len(r.headers["x-levels-sha256"]) == 64  # provenance, errors too
 
 
 def test_size_limits_and_methods(server):

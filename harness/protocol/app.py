@@ -47,9 +47,9 @@ def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = 
                     media_type="application/json", headers=headers)
 
 
-def error_response(status: int, error: str, message: str) -> Response:
+def error_response(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> Response:
     """The one-line JSON error of every refused request (never a traceback)."""
-    return json_response({"error": {"id": error, "message": " ".join(str(message).split())[:500]}}, status)
+    return json_response({"error": {"id": error, "message": " ".join(str(message).split())[:500]}}, status, headers)
 
 
 class ServeApp:
@@ -81,17 +81,21 @@ class ServeApp:
     # -- plumbing -------------------------------------------------------------------------------
 
     def _headers(self) -> dict[str, str]:
+        """Every response's provenance (errors' too): the harness's version, the levels file's sha256."""
         s = self.service
         return {"X-Yatzy-Harness": s.version or "unknown", "X-Levels-SHA256": s.levels_sha256 or "none"}
+
+    def _error(self, status: int, error: str, message: str) -> Response:
+        return error_response(status, error, message, self._headers())
 
     async def _http_error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         ids = {404: "not_found", 405: "method_not_allowed"}
-        return error_response(exc.status_code, ids.get(exc.status_code, "http_error"), exc.detail)
+        return self._error(exc.status_code, ids.get(exc.status_code, "http_error"), exc.detail)
 
     async def _internal(self, request: Request, exc: Exception) -> Response:
         log.error("internal error serving %s %s", request.method, request.url.path, exc_info=exc)
-        return error_response(500, "internal", "internal error; the server's log has the details")
+        return self._error(500, "internal", "internal error; the server's log has the details")
 
     def _authorised(self, request: Request) -> bool:
         if not self.token:
@@ -117,18 +121,18 @@ class ServeApp:
 
     async def _serve(self, request: Request, work: Callable[[Any], dict[str, Any]]) -> Response:
         if not self._authorised(request):
-            return error_response(401, "unauthorised", "this server needs Authorization: Bearer TOKEN")
+            return self._error(401, "unauthorised", "this server needs Authorization: Bearer TOKEN")
         if not self.ready:
-            return error_response(503, "starting", "the server is loading its tables")
+            return self._error(503, "starting", "the server is loading its tables")
         try:
             body = await self._body(request)
             with anyio.fail_after(self.timeout):
                 out = await anyio.to_thread.run_sync(work, body, limiter=self.limiter)
         except RequestError as exc:
-            return error_response(exc.status, exc.error, str(exc))
+            return self._error(exc.status, exc.error, str(exc))
         except TimeoutError:
-            return error_response(503, "timeout", f"the request took over {self.timeout:g} s to compute; "
-                                                  f"send smaller batches")
+            return self._error(503, "timeout", f"the request took over {self.timeout:g} s to compute; "
+                                               f"send smaller batches")
         return json_response(out, headers=self._headers())
 
     # -- routes ---------------------------------------------------------------------------------
@@ -143,7 +147,7 @@ class ServeApp:
 
     async def levels(self, request: Request) -> Response:
         if not self._authorised(request):
-            return error_response(401, "unauthorised", "this server needs Authorization: Bearer TOKEN")
+            return self._error(401, "unauthorised", "this server needs Authorization: Bearer TOKEN")
         s = self.service
         return json_response({"levels": [{"name": lv.name, "spec": lv.spec, "rules": lv.rules,
                                           "settings": dict(lv.settings)} for lv in s.levels.values()],
