@@ -155,6 +155,11 @@ class Tasks:
     def as_completed(self, futures: Sequence[Any]) -> Iterable[Any]:
         return cf.as_completed(futures)
 
+    def wait_any(self, futures: Sequence[Any]) -> tuple[set[Any], set[Any]]:
+        """(done, not done) once at least one of ``futures`` is done."""
+        done, rest = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
+        return set(done), set(rest)
+
     def cancel(self, futures: Sequence[Any]) -> None:
         for f in futures:
             f.cancel()
@@ -178,6 +183,12 @@ class DaskTasks(Tasks):
         import distributed
 
         return distributed.as_completed(futures)
+
+    def wait_any(self, futures: Sequence[Any]) -> tuple[set[Any], set[Any]]:
+        import distributed
+
+        done, rest = distributed.wait(futures, return_when="FIRST_COMPLETED")
+        return set(done), set(rest)
 
     def cancel(self, futures: Sequence[Any]) -> None:
         self.client.cancel(list(futures), force=True)

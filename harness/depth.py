@@ -290,6 +290,7 @@ class Evaluator:
         self.progress = progress
         self.expected = expected
         self._bar: Any = None
+        self._submitted = 0
         #: seconds of the evaluations computed (not read from the cache), and how many: on a
         #: single-threaded worker their CPU time
         self.cpu = 0.0
@@ -348,6 +349,85 @@ class Evaluator:
             tasks.cancel([f for f in futures if not f.done()])
             raise
 
+    def drive(self, jobs: Sequence[tuple[RuleSet, Task]]) -> list[Any]:
+        """:func:`drive` on this evaluator's tasks without rounds: every evaluation a job asks for is
+        submitted at once (after its rule set's table solve, if one is needed), and a job resumes
+        when its own evaluations are in, in whatever order they complete."""
+        tasks = self.tasks
+        assert tasks is not None
+        results: list[Any] = [None] * len(jobs)
+        wants: dict[int, list[tuple[str, str]]] = {}     # job -> the keys it waits for
+        asked: dict[int, list[str]] = {}
+        flying: dict[Any, tuple[str, Any]] = {}          # future -> ("solve", digest) or ("evaluate", key)
+        in_flight: set[tuple[str, str]] = set()
+        solving: dict[str, list[tuple[tuple[str, str], Request]]] = {}  # digest -> evaluations held back
+        reqs: dict[tuple[str, str], Request] = {}
+
+        def submit(key: tuple[str, str], req: Request) -> None:
+            rules, spec = req
+            if key in self.memo or key in in_flight:
+                return
+            in_flight.add(key)
+            reqs[key] = req
+            digest = key[0]
+            if digest in solving:
+                solving[digest].append((key, req))
+                return
+            if digest not in self._tables and needs_table(rules, spec):
+                solving[digest] = [(key, req)]
+                flying[tasks.submit(solve_task, rules, key=f"solve-{digest[:20]}-{time.time_ns()}")] = \
+                    ("solve", digest)
+                return
+            self._tables.add(digest)
+            self._show(1)
+            flying[tasks.submit(evaluate_task, rules, spec, key=f"evaluate-{digest[:20]}-{_tag(key[1])}-"
+                                f"{time.time_ns()}")] = ("evaluate", key)
+
+        def step(i: int, answer: list[Evaluation] | None) -> None:
+            rules, gen = jobs[i]
+            try:
+                specs = next(gen) if answer is None else gen.send(answer)
+            except StopIteration as stop:
+                results[i] = stop.value
+                wants.pop(i, None)
+                return
+            asked[i] = specs
+            wants[i] = [self.key(rules, sp) for sp in specs]
+            for key, sp in zip(wants[i], specs):
+                submit(key, (rules, sp))
+
+        def resume_ready() -> None:
+            moved = True
+            while moved:
+                moved = False
+                for i in [i for i, keys in wants.items() if all(k in self.memo for k in keys)]:
+                    step(i, [self.memo[k] for k in wants[i]])
+                    moved = True
+
+        try:
+            for i in range(len(jobs)):
+                step(i, None)
+            resume_ready()
+            while flying:
+                done, _ = tasks.wait_any(list(flying))
+                for fut in done:
+                    what, ref = flying.pop(fut)
+                    if what == "solve":
+                        fut.result()
+                        self._tables.add(ref)
+                        for key, req in solving.pop(ref):
+                            in_flight.discard(key)
+                            submit(key, req)
+                        continue
+                    ev = fut.result()
+                    in_flight.discard(ref)
+                    self._done(ref, *reqs[ref], ev)
+                resume_ready()
+        except BaseException:  # Ctrl-C, or a task that failed for good: nothing else is left running
+            tasks.cancel([f for f in flying if not f.done()])
+            raise
+        return results
+
     def _done(self, key: tuple[str, str], rules: RuleSet, spec: str, ev: Evaluation) -> None:
         self.memo[key] = ev
         if not ev.cached:
@@ -366,8 +446,9 @@ class Evaluator:
             from harness.progress import bar
 
             self._bar = bar(self.expected, "exact evaluations", "eval", quiet=False)
-        if self.expected is None or self._bar.n + n > (self._bar.total or 0):
-            self._bar.total = max(self._bar.total or 0, len(self.memo) + n)
+        self._submitted += n
+        if self._submitted > (self._bar.total or 0):
+            self._bar.total = self._submitted
             self._bar.refresh()
 
     def cpu_left(self) -> str:
@@ -389,8 +470,13 @@ def _tag(label: str) -> str:
 
 
 def drive(tasks: Sequence[tuple[RuleSet, Task]], evaluator: Evaluator) -> list[Any]:
-    """Run tasks together: each round, every task's pending requests are evaluated at once (so
-    several chains and rule sets share the workers), then each task resumes. Returns their results."""
+    """Run tasks together (so several chains and rule sets share the workers) and return their
+    results. On an evaluator with tasks (:mod:`harness.cluster`) each task resumes as soon as its
+    own requests are evaluated (:meth:`Evaluator.drive`): a chain never waits for another's
+    evaluations. Otherwise in rounds: every task's pending requests evaluated at once, then each
+    task resumes. Either way a task's result depends only on its own evaluations."""
+    if evaluator.tasks is not None and not evaluator.cached_only:
+        return evaluator.drive(tasks)
     results: list[Any] = [None] * len(tasks)
     pending: dict[int, list[str]] = {}
 
