@@ -295,6 +295,8 @@ class Evaluator:
         #: single-threaded worker their CPU time
         self.cpu = 0.0
         self.computed = 0
+        #: seconds of each table solve a task did
+        self.solve_seconds: list[float] = []
 
     def key(self, rules: RuleSet, spec: str) -> tuple[str, str]:
         """(digest, label): ``solver:temperature=1`` and ``solver:temperature=1.0`` are one bot. A bot
@@ -337,8 +339,8 @@ class Evaluator:
                 futures = {tasks.submit(solve_task, rules, key=f"solve-{d[:20]}-{time.time_ns()}"): d
                            for d, rules in tables.items()}
                 for fut in tasks.as_completed(list(futures)):
-                    fut.result()
-            self._tables.update(d for d, _ in todo)
+                    self.solve_seconds.append(fut.result())
+            self._tables.update(tables)  # (a rule set only plain bots asked for is not marked: its table may be needed later)
             futures = {tasks.submit(evaluate_task, rules, spec, key=f"evaluate-{key[0][:20]}-{_tag(key[1])}-"
                                     f"{time.time_ns()}"): key for key, (rules, spec) in todo.items()}
             for fut in tasks.as_completed(list(futures)):
@@ -378,7 +380,6 @@ class Evaluator:
                 flying[tasks.submit(solve_task, rules, key=f"solve-{digest[:20]}-{time.time_ns()}")] = \
                     ("solve", digest)
                 return
-            self._tables.add(digest)
             self._show(1)
             flying[tasks.submit(evaluate_task, rules, spec, key=f"evaluate-{digest[:20]}-{_tag(key[1])}-"
                                 f"{time.time_ns()}")] = ("evaluate", key)
@@ -413,7 +414,7 @@ class Evaluator:
                 for fut in done:
                     what, ref = flying.pop(fut)
                     if what == "solve":
-                        fut.result()
+                        self.solve_seconds.append(fut.result())
                         self._tables.add(ref)
                         for key, req in solving.pop(ref):
                             in_flight.discard(key)

@@ -188,3 +188,19 @@ def test_calibrate_exact_on_dask_is_the_local_search(tiny_dir, tmp_path, capsys)
                             "--backend", "dask", "--workers", "2"], capsys))
     local.pop("files"), dask.pop("files")
     assert json.dumps(local) == json.dumps(dask) and len(local["evaluations"]) >= 3
+
+
+def test_each_table_is_solved_once_by_a_task_of_its_own_before_the_evaluations_that_read_it(tiny_dir, cache):
+    from harness import solver as S
+    from harness.sweep import parse_settings, sweep
+
+    path = str(tiny_dir / "tiny_bonus.toml")
+    axes, fixed = parse_settings(["upper_bonus_threshold=3..5"])
+    ev = D.Evaluator(tasks=C.Tasks())
+    # greedy first: a rule set a plain bot was evaluated on still gets its table solved for solver
+    res = sweep(path, axes, fixed, ["greedy", "solver:temperature=1", "solver"], (0.75,), evaluator=ev)
+    assert len(ev.solve_seconds) == 3 and ev.computed == res.evaluated
+    assert all(S.cache_path(load_rules(path, dict(c.settings))).exists() for c in res.cells)
+    again = D.Evaluator(tasks=C.Tasks())
+    sweep(path, axes, fixed, ["greedy", "solver"], (0.75,), evaluator=again)
+    assert again.solve_seconds == [] and again.computed == 0
