@@ -264,6 +264,8 @@ def run(args: argparse.Namespace) -> int:
                       max_evals=max_evals, confidence=args.confidence, chunk_size=args.chunk_size,
                       workers=args.workers, analyse=not args.no_analyse, exact=args.exact)
     check_problem(problem)
+    if args.backend == "dask" and not problem.exact:
+        raise UserError("--backend dask runs exact searches: add --exact (sampled calibration plays on --workers)")
     out = new_out_dir(args.out, "calibrate")
     unit = "points" if problem.kind == "mean" else ""
     scale, u = (1.0, " points") if problem.kind == "mean" else (100.0, " %")
@@ -288,8 +290,6 @@ def run(args: argparse.Namespace) -> int:
         how = (f"exact responses, to {problem.v_tol:g} in {args.param}" if problem.exact
                else f"{problem.games:,} games per evaluation, seed {problem.seed}")
         print(f"calibrating {args.strategy} {args.param} in [{lo:g}, {hi:g}] for {tgt}; {how}")
-    if args.backend == "dask" and not problem.exact:
-        raise UserError("--backend dask runs exact searches: add --exact (sampled calibration plays on --workers)")
     with _on_tasks(args) as tasks_ev:
         evaluator = (ExactEvaluator(problem, evaluator=tasks_ev) if problem.exact
                      else RunnerEvaluator(problem, out, quiet=_quiet(args)))
