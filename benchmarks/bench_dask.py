@@ -129,7 +129,6 @@ def scaling(args: argparse.Namespace) -> None:
     from harness.cluster import open_tasks
     from harness.cost import estimate_sweep
     from harness.depth import Evaluator
-    from harness.rules import load_rules
     from harness.sweep import cell_rules, parse_settings, sweep
 
     axes, fixed = parse_settings(SETTINGS)
