@@ -31,9 +31,12 @@ then costs three or four evaluations of a safeguarded inverse interpolation of l
 x = log(value + offset) through the bracket's ends and the two known points nearest it (a
 bisection when it would leave the bracket or stalls). A chain depends only on (rule set, W, dial, p): never on what was cached or on the order
 chains are computed in. Chains are generators that yield the bot specs they need next
-(:func:`chain`); :func:`drive` runs any number of them together (several p, several rule sets)
-and evaluates each round's requests at once, in this process or on forked workers
-(:class:`Evaluator`).
+(:func:`chain`); :func:`drive` runs any number of them together (several p, several rule sets):
+in this process each round's requests at once, and on workers (forked processes or a Dask
+cluster, :mod:`harness.cluster`) each chain resuming as soon as its own evaluations are in
+(:class:`Evaluator`). With ``candidates`` K > 1 a level's root takes rounds of K evaluations at once
+(:func:`_root_rounds`: fewer rounds in a row, more evaluations; the chain depends on K, never on
+the workers).
 """
 
 from __future__ import annotations

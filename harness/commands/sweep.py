@@ -15,7 +15,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "figures of solitaire bots (mean, sd, P(bonus), percentiles), their exact pairwise win rates "
                 "and, with --depth, the exact depth of skill. One table with a row per value, CSV, JSON and "
                 "plots against the setting (heat maps for two). Evaluations run on --workers forked "
-                "processes and are cached per rule set and bot: a rerun computes only what is missing.",
+                "processes (or as tasks on a Dask cluster: --backend dask, docs/cluster.md) and are cached "
+                "per rule set and bot: a rerun computes only what is missing; --dry-run says how much that is.",
              "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55..70 --entrants greedy,solver",
              "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55,60,63 --entrants greedy,solver "
              "--depth --rates 0.75 --out results/sweep",
