@@ -377,7 +377,9 @@ class ExactEvaluator:
     estimator = EXACT
     analyse = False
 
-    def __init__(self, problem: Problem, cache_dir: str | os.PathLike | None = None) -> None:
+    def __init__(self, problem: Problem, cache_dir: str | os.PathLike | None = None, evaluator: Any = None) -> None:
+        """``evaluator``: a :class:`harness.depth.Evaluator` whose tasks evaluate (forked workers, a Dask
+        cluster: :mod:`harness.cluster`); None: :func:`harness.evaluate.evaluate` in this process."""
         # the evaluation (numba kernels) loads only for an exact search, not for `calibrate --help`
         from harness.evaluate import evaluate, refusal
         from harness.rules import load_rules
@@ -390,8 +392,11 @@ class ExactEvaluator:
         why = refusal(self.rules, bots + ([problem.against] if problem.kind == "win_rate" and problem.against else []))
         if why:
             raise UserError(f"no exact calibration: {why}")
-        self._evaluate = evaluate
-        self.ref = evaluate(self.rules, problem.against, cache_dir) if problem.kind == "win_rate" else None
+        if evaluator is not None:
+            self._evaluate = lambda rules, spec, _cache: evaluator.many([(rules, spec)])[0]
+        else:
+            self._evaluate = evaluate
+        self.ref = self._evaluate(self.rules, problem.against, cache_dir) if problem.kind == "win_rate" else None
         self.seen: dict[float, Point] = {}
 
     def __call__(self, value: float) -> Point:

@@ -31,13 +31,17 @@ then costs three or four evaluations of a safeguarded inverse interpolation of l
 x = log(value + offset) through the bracket's ends and the two known points nearest it (a
 bisection when it would leave the bracket or stalls). A chain depends only on (rule set, W, dial, p): never on what was cached or on the order
 chains are computed in. Chains are generators that yield the bot specs they need next
-(:func:`chain`); :func:`drive` runs any number of them together (several p, several rule sets)
-and evaluates each round's requests at once, in this process or on forked workers
-(:class:`Evaluator`).
+(:func:`chain`); :func:`drive` runs any number of them together (several p, several rule sets):
+in this process each round's requests at once, and on workers (forked processes or a Dask
+cluster, :mod:`harness.cluster`) each chain resuming as soon as its own evaluations are in
+(:class:`Evaluator`). With ``candidates`` K > 1 a level's root takes rounds of K evaluations at once
+(:func:`_root_rounds`: fewer rounds in a row, more evaluations; the chain depends on K, never on
+the workers).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import shlex
@@ -47,6 +51,7 @@ from pathlib import Path
 from typing import Any, Callable, Generator, Mapping, Sequence
 
 from harness import render as R
+from harness.cluster import Tasks, evaluate_task, needs_table, solve_task
 from harness.errors import UserError
 from harness.evaluate import Evaluation, evaluate, is_cached, refusal, solitaire_bot, versus
 from harness.rules import RuleSet
@@ -163,11 +168,16 @@ class Level:
     p_draw: float
     iterations: int = 0
     exact: bool = True
+    #: rounds of evaluations at once its root took (None: one evaluation a round, ``candidates`` 1)
+    rounds: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"level": self.index, "value": self.value, "bot": self.bot, "mean": self.mean, "std": self.std,
-                "score_rate_vs_below": None if math.isnan(self.rate) else self.rate, "p_win": self.p_win,
-                "p_draw": self.p_draw, "iterations": self.iterations, "exact": self.exact}
+        out = {"level": self.index, "value": self.value, "bot": self.bot, "mean": self.mean, "std": self.std,
+               "score_rate_vs_below": None if math.isnan(self.rate) else self.rate, "p_win": self.p_win,
+               "p_draw": self.p_draw, "iterations": self.iterations, "exact": self.exact}
+        if self.rounds is not None:
+            out["rounds"] = self.rounds
+        return out
 
 
 @dataclass(frozen=True)
@@ -262,18 +272,36 @@ def _evaluate_one(rules: RuleSet, spec: str) -> Evaluation:
 
 class Evaluator:
     """Evaluations of (rule set, bot spec), each (rule-set digest, bot label) once: in this process,
-    or on ``executor`` (forked workers; the cache directory reaches them through the environment,
-    see :mod:`harness.cache`). ``on_done(rules, spec, evaluation)`` is called as each one arrives."""
+    on ``executor`` (forked workers; the cache directory reaches them through the environment, see
+    :mod:`harness.cache`), or on ``tasks`` (:mod:`harness.cluster`: forked workers or a Dask
+    cluster, results taken in the order they complete). Before a rule set's evaluations, a value
+    table they read and the cache lacks is solved once, as a task of its own, into the shared
+    cache. ``on_done(rules, spec, evaluation)`` is called as each one arrives; ``progress`` draws a
+    bar over the evaluations with the CPU time left at the measured cost of one (``expected``: how
+    many the job will ask for, when known)."""
 
     def __init__(self, executor: Any = None,
                  on_done: Callable[[RuleSet, str, Evaluation], None] | None = None, *,
-                 cached_only: bool = False) -> None:
+                 cached_only: bool = False, tasks: Tasks | None = None, progress: bool = False,
+                 expected: int | None = None) -> None:
+        self.tasks = tasks if tasks is not None else Tasks(executor) if executor is not None else None
         self.executor = executor
         self.on_done = on_done
         #: evaluate nothing: an evaluation not in the cache raises :class:`NotCached`
         self.cached_only = cached_only
         self.memo: dict[tuple[str, str], Evaluation] = {}
         self._labels: dict[tuple[str, str], str] = {}
+        self._tables: set[str] = set()
+        self.progress = progress
+        self.expected = expected
+        self._bar: Any = None
+        self._submitted = 0
+        #: seconds of the evaluations computed (not read from the cache), and how many: on a
+        #: single-threaded worker their CPU time
+        self.cpu = 0.0
+        self.computed = 0
+        #: seconds of each table solve a task did
+        self.solve_seconds: list[float] = []
 
     def key(self, rules: RuleSet, spec: str) -> tuple[str, str]:
         """(digest, label): ``solver:temperature=1`` and ``solver:temperature=1.0`` are one bot. A bot
@@ -294,25 +322,167 @@ class Evaluator:
                 if self.cached_only and not is_cached(rules, spec):
                     raise NotCached(spec)
                 todo[key] = (rules, spec)
-        if self.executor is None or len(todo) <= 1:
+        if todo:
+            self._show(len(todo))
+        if self.tasks is None or (len(todo) <= 1 and not self.tasks.remote):
             for key, (rules, spec) in todo.items():
                 self._done(key, rules, spec, _evaluate_one(rules, spec))
         else:
-            futures = {key: self.executor.submit(_evaluate_one, rules, spec) for key, (rules, spec) in todo.items()}
-            for key, fut in futures.items():
+            self._on_tasks(todo)
+        return [self.get(rules, spec) for rules, spec in requests]
+
+    def _on_tasks(self, todo: dict[tuple[str, str], Request]) -> None:
+        tasks = self.tasks
+        assert tasks is not None
+        tables = {}
+        for (digest, _), (rules, spec) in todo.items():
+            if digest not in self._tables and digest not in tables and needs_table(rules, spec):
+                tables[digest] = rules
+        futures: dict[Any, Any] = {}
+        try:
+            if tables:  # solved once each, in parallel, before any evaluation reads them
+                futures = {tasks.submit(solve_task, rules, key=f"solve-{d[:20]}-{time.time_ns()}"): d
+                           for d, rules in tables.items()}
+                for fut in tasks.as_completed(list(futures)):
+                    self.solve_seconds.append(fut.result())
+            self._tables.update(tables)  # (a rule set only plain bots asked for is not marked: its table may be needed later)
+            futures = {tasks.submit(evaluate_task, rules, spec, key=f"evaluate-{key[0][:20]}-{_tag(key[1])}-"
+                                    f"{time.time_ns()}"): key for key, (rules, spec) in todo.items()}
+            for fut in tasks.as_completed(list(futures)):
+                key = futures[fut]
                 rules, spec = todo[key]
                 self._done(key, rules, spec, fut.result())
-        return [self.get(rules, spec) for rules, spec in requests]
+        except BaseException:  # Ctrl-C, or a task that failed for good: nothing else is left running
+            tasks.cancel([f for f in futures if not f.done()])
+            raise
+
+    def drive(self, jobs: Sequence[tuple[RuleSet, Task]]) -> list[Any]:
+        """:func:`drive` on this evaluator's tasks without rounds: every evaluation a job asks for is
+        submitted at once (after its rule set's table solve, if one is needed), and a job resumes
+        when its own evaluations are in, in whatever order they complete."""
+        tasks = self.tasks
+        assert tasks is not None
+        results: list[Any] = [None] * len(jobs)
+        wants: dict[int, list[tuple[str, str]]] = {}     # job -> the keys it waits for
+        asked: dict[int, list[str]] = {}
+        flying: dict[Any, tuple[str, Any]] = {}          # future -> ("solve", digest) or ("evaluate", key)
+        in_flight: set[tuple[str, str]] = set()
+        solving: dict[str, list[tuple[tuple[str, str], Request]]] = {}  # digest -> evaluations held back
+        reqs: dict[tuple[str, str], Request] = {}
+
+        def submit(key: tuple[str, str], req: Request) -> None:
+            rules, spec = req
+            if key in self.memo or key in in_flight:
+                return
+            in_flight.add(key)
+            reqs[key] = req
+            digest = key[0]
+            if digest in solving:
+                solving[digest].append((key, req))
+                return
+            if digest not in self._tables and needs_table(rules, spec):
+                solving[digest] = [(key, req)]
+                flying[tasks.submit(solve_task, rules, key=f"solve-{digest[:20]}-{time.time_ns()}")] = \
+                    ("solve", digest)
+                return
+            self._show(1)
+            flying[tasks.submit(evaluate_task, rules, spec, key=f"evaluate-{digest[:20]}-{_tag(key[1])}-"
+                                f"{time.time_ns()}")] = ("evaluate", key)
+
+        def step(i: int, answer: list[Evaluation] | None) -> None:
+            rules, gen = jobs[i]
+            try:
+                specs = next(gen) if answer is None else gen.send(answer)
+            except StopIteration as stop:
+                results[i] = stop.value
+                wants.pop(i, None)
+                return
+            asked[i] = specs
+            wants[i] = [self.key(rules, sp) for sp in specs]
+            for key, sp in zip(wants[i], specs):
+                submit(key, (rules, sp))
+
+        def resume_ready() -> None:
+            moved = True
+            while moved:
+                moved = False
+                for i in [i for i, keys in wants.items() if all(k in self.memo for k in keys)]:
+                    step(i, [self.memo[k] for k in wants[i]])
+                    moved = True
+
+        try:
+            for i in range(len(jobs)):
+                step(i, None)
+            resume_ready()
+            while flying:
+                done, _ = tasks.wait_any(list(flying))
+                for fut in done:
+                    what, ref = flying.pop(fut)
+                    if what == "solve":
+                        self.solve_seconds.append(fut.result())
+                        self._tables.add(ref)
+                        for key, req in solving.pop(ref):
+                            in_flight.discard(key)
+                            submit(key, req)
+                        continue
+                    ev = fut.result()
+                    in_flight.discard(ref)
+                    self._done(ref, *reqs[ref], ev)
+                resume_ready()
+        except BaseException:  # Ctrl-C, or a task that failed for good: nothing else is left running
+            tasks.cancel([f for f in flying if not f.done()])
+            raise
+        return results
 
     def _done(self, key: tuple[str, str], rules: RuleSet, spec: str, ev: Evaluation) -> None:
         self.memo[key] = ev
+        if not ev.cached:
+            self.cpu += ev.seconds
+            self.computed += 1
+        if self._bar is not None:
+            self._bar.update()
+            self._bar.set_postfix_str(self.cpu_left(), refresh=False)
         if self.on_done is not None:
             self.on_done(rules, spec, ev)
 
+    def _show(self, n: int) -> None:
+        if not self.progress:
+            return
+        if self._bar is None:
+            from harness.progress import bar
+
+            self._bar = bar(self.expected, "exact evaluations", "eval", quiet=False)
+        self._submitted += n
+        if self._submitted > (self._bar.total or 0):
+            self._bar.total = self._submitted
+            self._bar.refresh()
+
+    def cpu_left(self) -> str:
+        """The CPU time the evaluations still to come need, at the mean cost of those computed."""
+        if not self.computed or self._bar is None:
+            return ""
+        left = max(0, (self._bar.total or 0) - self._bar.n)
+        return f"~{left * self.cpu / self.computed / 60:.1f} CPU-min left"
+
+    def close(self) -> None:
+        """Erase the progress bar."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def _tag(label: str) -> str:
+    return hashlib.sha256(label.encode()).hexdigest()[:12]
+
 
 def drive(tasks: Sequence[tuple[RuleSet, Task]], evaluator: Evaluator) -> list[Any]:
-    """Run tasks together: each round, every task's pending requests are evaluated at once (so
-    several chains and rule sets share the workers), then each task resumes. Returns their results."""
+    """Run tasks together (so several chains and rule sets share the workers) and return their
+    results. On an evaluator with tasks (:mod:`harness.cluster`) each task resumes as soon as its
+    own requests are evaluated (:meth:`Evaluator.drive`): a chain never waits for another's
+    evaluations. Otherwise in rounds: every task's pending requests evaluated at once, then each
+    task resumes. Either way a task's result depends only on its own evaluations."""
+    if evaluator.tasks is not None and not evaluator.cached_only:
+        return evaluator.drive(tasks)
     results: list[Any] = [None] * len(tasks)
     pending: dict[int, list[str]] = {}
 
@@ -370,17 +540,19 @@ def _nearest(f: dict[float, float], a: float, b: float, p: float, dial: Dial) ->
 
 
 def chain(p: float, weakest: str = DEFAULT_WEAKEST, dial: Dial = DIALS[DEFAULT_DIAL],
-          tol: float = RATE_TOL) -> Task:
-    """The chain of levels at score rate ``p`` (a task for :func:`drive`; returns a :class:`Chain`)."""
+          tol: float = RATE_TOL, candidates: int = 1) -> Task:
+    """The chain of levels at score rate ``p`` (a task for :func:`drive`; returns a :class:`Chain`);
+    each level's root by rounds of ``candidates`` evaluations at once (:func:`_root`)."""
     got = yield [weakest, *[dial.spec(v) for v in dial.grid]]
     w = got[0]
     known: dict[float, Evaluation] = dict(zip(dial.grid, got[1:]))
     levels = [Level(0, None, w.bot, w.mean, w.std, math.nan, math.nan, math.nan)]
 
-    def level(v: float, below: Evaluation, iterations: int, exact: bool = True) -> Level:
+    def level(v: float, below: Evaluation, iterations: int, exact: bool = True, rounds: int | None = None) -> Level:
         ev = known[v]
         win, draw, _ = versus(ev, below)
-        return Level(len(levels), v, ev.bot, ev.mean, ev.std, win + 0.5 * draw, win, draw, iterations, exact)
+        return Level(len(levels), v, ev.bot, ev.mean, ev.std, win + 0.5 * draw, win, draw, iterations, exact,
+                     rounds)
 
     below, below_v = w, None
     first = None
@@ -395,8 +567,12 @@ def chain(p: float, weakest: str = DEFAULT_WEAKEST, dial: Dial = DIALS[DEFAULT_D
             break
         if len(levels) > MAX_LEVELS:
             raise RuntimeError(f"depth of skill: more than {MAX_LEVELS} levels at p = {p}")
-        v, n, ok = yield from _root(p, below, below_v, known, dial, tol)
-        levels.append(level(v, below, n, ok))
+        if candidates > 1:
+            v, n, ok, rounds = yield from _root_rounds(p, below, below_v, known, dial, tol, candidates)
+            levels.append(level(v, below, n, ok, rounds))
+        else:
+            v, n, ok = yield from _root(p, below, below_v, known, dial, tol)
+            levels.append(level(v, below, n, ok))
         below, below_v = known[v], v
     evaluations = len({e.bot for e in known.values()} | {w.bot})
     return Chain(p, w.bot, dial.name, tuple(levels), first, r_top, step_fraction(r_top, p), evaluations)
@@ -445,21 +621,82 @@ def _root(p: float, below: Evaluation, below_v: float | None, known: dict[float,
     raise RuntimeError(f"depth of skill: no root within {MAX_ITER} evaluations at p = {p} against {below.bot}")
 
 
+def _bracket(f: dict[float, float]) -> tuple[float, float]:
+    """(a, b): the weakest value still scoring >= p and the next weaker known value."""
+    a = max(v for v, fv in f.items() if fv >= 0.0)
+    return a, min((v for v in f if v > a), default=a)
+
+
+def _root_rounds(p: float, below: Evaluation, below_v: float | None, known: dict[float, Evaluation], dial: Dial,
+                 tol: float, k: int) -> Generator[list[str], list[Evaluation], tuple[float, int, bool, int]]:
+    """:func:`_root` by rounds of ``k`` evaluations asked at once (a cluster evaluates them side by
+    side, so a level takes fewer rounds in a row): each round the interpolation's guess g and k - 1
+    values around it, at multiples of twice its error estimate e (the distance between the guesses
+    through the four and the three nearest points), g - 2e, g + 2e, g - 4e, ...; or, when the
+    guess leaves the bracket or the last round did not narrow it fourfold, k values cutting the
+    bracket into k + 1 equal parts. Returns (value, evaluations, exact, rounds). Which values are
+    tried depends on p, the ladder, the rates known and k only: never on the workers or the order
+    they answer in, so every k gives one chain; different k may stop at different values whose
+    rates are all within ``tol`` of p."""
+    f = {v: score_rate(ev, below) - p for v, ev in known.items() if below_v is None or v <= below_v}
+    if below_v is not None:
+        f[below_v] = 0.5 - p
+    a, b = _bracket(f)
+    if f[a] == 0.0:
+        return a, 0, True, 0
+    n = rounds = 0
+    slow = False
+    while n < MAX_ITER:
+        xa, xb = dial.x(a), dial.x(b)
+        fs, xs = _nearest(f, a, b, p, dial)
+        guess = _inverse_interpolation(fs, xs)
+        if slow or not xa < guess < xb:
+            xs_try = [xa + (xb - xa) * (j + 1) / (k + 1) for j in range(k)]
+        else:
+            e = abs(guess - _inverse_interpolation(fs[:3], xs[:3])) if len(fs) >= 4 else 0.25 * (xb - xa)
+            e = max(e, 1e-12 * (xb - xa))
+            xs_try = [guess] + [guess + sign * 2.0 * e * m for m in range(1, k) for sign in (-1.0, 1.0)][:k - 1]
+        vs = []
+        for x in xs_try:
+            v = dial.value(x)
+            if a < v < b and v not in vs and v not in f:
+                vs.append(v)
+        if not vs:  # the bracket is as narrow as floats allow: the nearer end, flagged
+            best = a if abs(f[a]) <= abs(f[b]) else b
+            return best, n, abs(f[best]) <= tol, rounds
+        got = yield [dial.spec(v) for v in vs]
+        n += len(vs)
+        rounds += 1
+        for v, ev in zip(vs, got):
+            known[v] = ev
+            f[v] = score_rate(ev, below) - p
+        hits = [v for v in vs if abs(f[v]) <= tol]
+        if hits:
+            best = min(hits, key=lambda v: (abs(f[v]), v))
+            return best, n, True, rounds
+        width = xb - xa
+        a, b = _bracket(f)
+        slow = dial.x(b) - dial.x(a) > 0.25 * width
+    raise RuntimeError(f"depth of skill: no root within {MAX_ITER} evaluations at p = {p} against {below.bot}")
+
+
 # ---------------------------------------------------------------------------------------------
 # entry points
 
 
-def chains_for(rates: Sequence[float], weakest: str, dial: Dial) -> list[Task]:
-    return [chain(p, weakest, dial) for p in check_rates(rates)]
+def chains_for(rates: Sequence[float], weakest: str, dial: Dial, candidates: int = 1) -> list[Task]:
+    return [chain(p, weakest, dial, candidates=candidates) for p in check_rates(rates)]
 
 
 def depth_of_skill(rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weakest: str = DEFAULT_WEAKEST,
-                   dial: str = DEFAULT_DIAL, evaluator: Evaluator | None = None) -> DepthOfSkill:
+                   dial: str = DEFAULT_DIAL, evaluator: Evaluator | None = None, candidates: int = 1) -> DepthOfSkill:
     """The exact chains of ``rules`` at each score rate, along ``weakest`` then ``dial`` (see the
-    module's definitions); evaluations through ``evaluator`` (default: in this process)."""
+    module's definitions); evaluations through ``evaluator`` (default: in this process), each
+    level's root by rounds of ``candidates`` evaluations at once (:func:`_root_rounds`; 1: one at a
+    time, :func:`_root`)."""
     t0 = time.perf_counter()
     d = dial_of(dial)
-    tasks = chains_for(rates, weakest, d)
+    tasks = chains_for(rates, weakest, d, candidates)
     chains = drive([(rules, t) for t in tasks], evaluator or Evaluator())
     return DepthOfSkill(rules.name, chains[0].weakest, d, tuple(chains), time.perf_counter() - t0)
 

@@ -263,7 +263,7 @@ def _evaluation_line(param: str, kind: str, pt: Point) -> str:
 def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int = 0, analyse: bool = True,
                      confidence: float = 0.95, max_evals: int = DEFAULT_MAX_EVALS,
                      progress: Callable[[str], None] | None = None, quiet: bool = True,
-                     xtol: float | None = None) -> dict[str, Any]:
+                     xtol: float | None = None, evaluator: Any = None) -> dict[str, Any]:
     """Tune every level of ``lv`` (win-rate levels against ``against``, a spec), then play each
     level's spec once more on an independent seed (``seed + CHECK_SEED_OFFSET``) as a check: the
     check is on target when |check - target| is within the hypot of the check's CI half-width and
@@ -272,7 +272,8 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int
     gives the same file); every evaluation's run goes under ``out``. ``progress`` gets a line per
     level, per evaluation and per check; ``quiet=False`` shows each evaluation's progress bar.
     Exact levels (``lv.exact``, module docstring) play nothing and have no check: each level's
-    row gives its exact response at its value; ``xtol`` is their tolerance in the dial."""
+    row gives its exact response at its value; ``xtol`` is their tolerance in the dial; ``evaluator``
+    (a :class:`harness.depth.Evaluator`) evaluates them on its tasks (:mod:`harness.cluster`)."""
     say = progress or (lambda _: None)
     memos: dict[str, _Memo] = {}
     evaluators: dict[str, RunnerEvaluator | ExactEvaluator] = {}
@@ -283,7 +284,7 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int
         p = _problem(lv, level, against, lo, hi, max_evals=max_evals, confidence=confidence, workers=workers,
                      analyse=analyse, xtol=xtol)
         if level.kind not in memos:
-            evaluators[level.kind] = ExactEvaluator(p) if lv.exact else RunnerEvaluator(p, out / level.kind, quiet=quiet)
+            evaluators[level.kind] = ExactEvaluator(p, evaluator=evaluator) if lv.exact else RunnerEvaluator(p, out / level.kind, quiet=quiet)
             memos[level.kind] = _Memo(evaluators[level.kind])
         say(f"level {level.name}: " + (f"mean {level.target_mean:g} points" if level.kind == "mean"
                                         else f"score {level.target_win_rate:g} against {against}"))

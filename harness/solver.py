@@ -448,9 +448,13 @@ def _write_stamp(path: Path, stamp: str) -> None:
 
 
 def n_threads() -> int:
-    """Threads for the solve and the forward pass: the usable cores (1 in a forked worker)."""
+    """Threads for the solve and the forward pass: the usable cores (1 in a forked worker;
+    ``$YATZY_HARNESS_THREADS`` where set, as on a Dask worker: :mod:`harness.cluster`)."""
     if _IN_CHILD:
         return 1
+    env = os.environ.get("YATZY_HARNESS_THREADS")  # a Dask worker's threads (harness.cluster.THREADS_ENV)
+    if env:
+        return max(1, int(env))
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux

@@ -232,9 +232,10 @@ def cell_rules(rules: str, axes: Sequence[Axis], fixed: dict[str, Any]) -> list[
 
 def sweep(rules: str, axes: Sequence[Axis], fixed: dict[str, Any], bots: Sequence[str],
           rates: Sequence[float] = (), weakest: str = "random", dial: str = "solver:temperature",
-          evaluator: Evaluator | None = None) -> Sweep:
+          evaluator: Evaluator | None = None, candidates: int = 1) -> Sweep:
     """Evaluate ``bots`` (and, with ``rates``, the depth of skill along ``weakest`` then ``dial``)
-    at every cell of ``axes``, with ``fixed`` settings everywhere."""
+    at every cell of ``axes``, with ``fixed`` settings everywhere; ``candidates``: dial values a
+    chain's root-finding evaluates at once (:func:`harness.depth.chain`)."""
     t0 = time.perf_counter()
     if not bots and not rates:
         raise UserError("give bots to evaluate (--entrants) or ask for the depth of skill (--depth)")
@@ -246,7 +247,7 @@ def sweep(rules: str, axes: Sequence[Axis], fixed: dict[str, Any], bots: Sequenc
     tasks: list[tuple[RuleSet, Any]] = []
     for _, rs in cells:
         tasks.append((rs, fetch(list(bots))))
-        tasks += [(rs, chain(p, weakest, d)) for p in rates]
+        tasks += [(rs, chain(p, weakest, d, candidates=candidates)) for p in rates]
     results = drive(tasks, ev)
     per = 1 + len(rates)
     out = []

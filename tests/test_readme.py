@@ -92,6 +92,10 @@ PARSE_ONLY: dict[str, str] = {
     'pip install -e ".[serve]"': "installs the package",
     "python docs/examples.py regenerate docs/serving.md": "rewrites the pages it names (the test would edit the clone)",
     "dask scheduler --port 8786": "needs a Dask cluster of several machines (tests/test_runner.py plays the dask backend in process)",
+    "yatzy-harness sweep forced --set forced_bonus_threshold=36..48:3 --entrants timeout,solver:temperature=2,solver "
+    "--depth --backend dask --workers 3":
+        "the block's other commands need a cluster of several machines and hours of CPU; tests/test_cluster.py runs "
+        "sweeps with depth on LocalClusters of 2 and 3 workers",
     "yatzy-harness run --resume results/big-round-robin":
         "resumes the Dask cluster's run of the block before",
     "from harness.record import read_records, records_of_run, write_records_parquet, format_game, parse_turn":

@@ -4,13 +4,15 @@ or every difficulty level of a levels file."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from harness.commands.options import (add_cache_dir_option, add_records_options, add_set_option, confidence_arg,
+from harness.commands.options import (add_backend_options, add_cache_dir_option, add_records_options, add_set_option,
+                                      confidence_arg,
                                       console_logging, describe, listed, new_out_dir, print_json, say as progress_line,
                                       show_bad, stream_games)
 from harness.cache import use_cache_dir
@@ -35,6 +37,8 @@ def configure(p: argparse.ArgumentParser) -> None:
              "yatzy-harness calibrate --levels configs/difficulty/default.toml --against results/pop/fit.json",
              "yatzy-harness calibrate --exact --strategy solver --param temperature --target-mean 200 --lo 0 --hi 20",
              "yatzy-harness calibrate --exact --levels configs/difficulty/default.toml",
+             "yatzy-harness calibrate --exact --levels configs/difficulty/default.toml --backend dask --scheduler "
+             "tcp://HOST:8786 --cache-dir /shared/cache",
              "yatzy-harness calibrate --levels site.toml --against-records games.jsonl",
              "yatzy-harness calibrate --levels site.toml --against-records results/pop --held-out --split-seed 3")
     p.add_argument("--rules", default="scandinavian", metavar="RULES", help="rule set name or .toml path")
@@ -84,6 +88,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="plain estimates: play without the luck analysis (by default each evaluation is analysed "
                         "and measured luck-adjusted, or with the luck difference as control variate)")
     add_records_options(p)
+    add_backend_options(p)
     add_cache_dir_option(p)
 
 
@@ -93,10 +98,26 @@ _SAMPLING_OPTIONS = ("games", "seed", "tol", "chunk_size", "no_analyse")
 
 def _no_sampling_options(args: argparse.Namespace, why: str = "--exact") -> None:
     given = [f"--{k.replace('_', '-')}" for k in _SAMPLING_OPTIONS if getattr(args, k) not in (None, False)]
-    if args.workers:
+    if args.workers and not (why == "--exact" and args.backend == "dask"):  # (a LocalCluster's workers)
         given.append("--workers")
     if given:
         raise UserError(f"{why} plays no games: drop {', '.join(given)}")
+
+
+@contextlib.contextmanager
+def _on_tasks(args: argparse.Namespace) -> Iterator[Any]:
+    """With ``--backend dask``, the :class:`harness.depth.Evaluator` of an exact search's tasks (a
+    line per evaluation is printed already: no bar); else None (evaluations in this process)."""
+    if args.backend != "dask":
+        if args.scheduler:
+            raise UserError("--scheduler is for --backend dask")
+        yield None
+        return
+    from harness.commands.options import exact_tasks
+    from harness.depth import Evaluator
+
+    with exact_tasks(args, args.workers or 2) as tasks:
+        yield Evaluator(tasks=tasks)
 
 
 def _levels(args: argparse.Namespace) -> int:
@@ -136,9 +157,12 @@ def _levels(args: argparse.Namespace) -> int:
                else f"{lv.games:,} games per evaluation, seed {lv.seed}")
         say(f"difficulty levels of {args.levels}: {lv.strategy} {lv.param} in [{lv.lo:g}, {lv.hi:g}], "
             f"{how}; reference {ref}")
-    d = calibrate_levels(lv, against, out, workers=args.workers, analyse=not args.no_analyse,
-                         confidence=args.confidence, max_evals=max_evals, progress=say, quiet=_quiet(args),
-                         xtol=args.xtol)
+    if args.backend == "dask" and not lv.exact:
+        raise UserError("--backend dask runs exact searches: add --exact (sampled levels play on --workers)")
+    with _on_tasks(args) as ev:
+        d = calibrate_levels(lv, against, out, workers=0 if ev is not None else args.workers,
+                             analyse=not args.no_analyse, confidence=args.confidence, max_evals=max_evals,
+                             progress=say, quiet=_quiet(args), xtol=args.xtol, evaluator=ev)
     d["reference_source"] = source
     return _written(args, out, d, {"levels.png": plot_levels(d)}, levels_text)
 
@@ -240,6 +264,8 @@ def run(args: argparse.Namespace) -> int:
                       max_evals=max_evals, confidence=args.confidence, chunk_size=args.chunk_size,
                       workers=args.workers, analyse=not args.no_analyse, exact=args.exact)
     check_problem(problem)
+    if args.backend == "dask" and not problem.exact:
+        raise UserError("--backend dask runs exact searches: add --exact (sampled calibration plays on --workers)")
     out = new_out_dir(args.out, "calibrate")
     unit = "points" if problem.kind == "mean" else ""
     scale, u = (1.0, " points") if problem.kind == "mean" else (100.0, " %")
@@ -264,11 +290,13 @@ def run(args: argparse.Namespace) -> int:
         how = (f"exact responses, to {problem.v_tol:g} in {args.param}" if problem.exact
                else f"{problem.games:,} games per evaluation, seed {problem.seed}")
         print(f"calibrating {args.strategy} {args.param} in [{lo:g}, {hi:g}] for {tgt}; {how}")
-    evaluator = ExactEvaluator(problem) if problem.exact else RunnerEvaluator(problem, out, quiet=_quiet(args))
-    if not args.json:
-        print(f"response: {evaluator.estimator}"
-              + ("" if evaluator.analyse or problem.exact else " (no luck adjustment)"))
-    cal = (calibrate_exact if problem.exact else calibrate)(problem, evaluator, show)
+    with _on_tasks(args) as tasks_ev:
+        evaluator = (ExactEvaluator(problem, evaluator=tasks_ev) if problem.exact
+                     else RunnerEvaluator(problem, out, quiet=_quiet(args)))
+        if not args.json:
+            print(f"response: {evaluator.estimator}"
+                  + ("" if evaluator.analyse or problem.exact else " (no luck adjustment)"))
+        cal = (calibrate_exact if problem.exact else calibrate)(problem, evaluator, show)
     fig = plot_response(cal)
     png = out / "calibration.png"
     fig.savefig(png)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from harness.commands.options import (add_cache_dir_option, add_depth_options, add_set_option, add_window_options,
-                                      describe, new_out_dir, print_json, window_limits)
+from harness.commands.options import (add_backend_options, add_cache_dir_option, add_depth_options, add_set_option,
+                                      add_window_options, describe, new_out_dir, print_json, window_limits)
 from harness.errors import UserError
 from harness.specs import split_specs
 
@@ -22,7 +22,8 @@ def configure(p: argparse.ArgumentParser) -> None:
              "yatzy-harness evaluate scandinavian --entrants solver,solver:temperature=2 --seats 4 --json",
              "yatzy-harness evaluate yahtzee --entrants greedy,solver --out results/exact",
              "yatzy-harness evaluate scandinavian --entrants greedy,solver --course",
-             "yatzy-harness evaluate generala --depth --rates 0.6,0.75 --weakest random")
+             "yatzy-harness evaluate generala --depth --rates 0.6,0.75 --weakest random",
+             "yatzy-harness evaluate generala --depth --backend dask --workers 3")
     p.add_argument("rules", metavar="RULES", help="rule set name or .toml path")
     p.add_argument("--entrants", metavar="A,B,...",
                    help="bots (name or name:key=value) to evaluate (required without --depth)")
@@ -41,6 +42,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--depth", action="store_true",
                    help="also the exact depth of skill (see --rates, --weakest, --dial)")
     add_depth_options(p)
+    add_backend_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--out", default=None, metavar="DIR", help="write evaluate.json, evaluate.md and plots there")
 
@@ -48,9 +50,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `evaluate --help` must not pay for numba
     from harness import render
-    from harness.backends import open_backend
     from harness.cache import use_cache_dir
-    from harness.commands.options import depth_settings, evaluated_line
+    from harness.commands.options import depth_settings, evaluated_line, exact_tasks, shows_progress
     from harness.depth import Evaluator, depth_of_skill
     from harness.evaluate import HeadToHead, Limits, check_seats, head_to_head
     from harness.jsonable import jsonable
@@ -72,14 +73,19 @@ def run(args: argparse.Namespace) -> int:
                           base.comeback_deficit if args.comeback_deficit is None else args.comeback_deficit)
     out = new_out_dir(args.out, "evaluate") if args.out else None
     h2h = depth = None
-    if args.depth:
-        rates, weakest, dial = depth_settings(args)
-        with open_backend("local", args.workers, None) as backend:
-            ev = Evaluator(backend.executor if args.workers > 1 else None,
-                           None if args.json else evaluated_line)
-            if bots:
-                h2h = HeadToHead(rules.name, tuple(ev.many([(rules, b) for b in bots])), args.seats)
-            depth = depth_of_skill(rules, rates, weakest, dial, ev)
+    if args.depth or args.backend == "dask":
+        # evaluations as tasks (harness.cluster): forked workers, or a Dask cluster's
+        rates, weakest, dial = depth_settings(args) if args.depth else ((), "", "")
+        progress = shows_progress(args)
+        with exact_tasks(args) as tasks:
+            ev = Evaluator(tasks=tasks, on_done=None if args.json or progress else evaluated_line, progress=progress)
+            try:
+                if bots:
+                    h2h = HeadToHead(rules.name, tuple(ev.many([(rules, b) for b in bots])), args.seats)
+                if args.depth:
+                    depth = depth_of_skill(rules, rates, weakest, dial, ev, args.candidates)
+            finally:
+                ev.close()
     elif bots:
         h2h = head_to_head(rules, bots, args.seats, cache_dir, progress=not args.json,
                            limits=Limits(**window_limits(args)))

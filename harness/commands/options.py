@@ -296,8 +296,49 @@ def add_depth_options(p: argparse.ArgumentParser) -> None:
                    help="depth of skill: the ladder's bottom, any solitaire bot")
     p.add_argument("--dial", default=DEPTH_DIAL, metavar="BOT:PARAM",
                    help=f"depth of skill: the dial the ladder climbs to the optimal bot ({' or '.join(DEPTH_DIALS)})")
+    p.add_argument("--candidates", type=number_arg(minimum=1, inclusive=True, integer=True), default=1, metavar="K",
+                   help="depth of skill: dial values evaluated at once in each round of a level's root-finding (1: one "
+                        "at a time; more cut the rounds in a row on a cluster for more evaluations; the chain depends "
+                        "on K, never on the workers; docs/cluster.md)")
     p.add_argument("--workers", type=number_arg(minimum=1, inclusive=True, integer=True), default=2, metavar="N",
-                   help="exact evaluations run on N forked processes at once (1: in this process)")
+                   help="exact evaluations run on N forked processes at once (1: in this process), or with "
+                        "--backend dask on a LocalCluster of N workers")
+
+
+def add_backend_options(p: argparse.ArgumentParser, *, dry_run: bool = False) -> None:
+    """Where exact evaluations run (:mod:`harness.cluster`): ``--backend local`` (``--workers``
+    forked processes) or ``--backend dask`` (``--scheduler ADDR``, or a LocalCluster of
+    ``--workers`` processes); the command opens it with :func:`exact_tasks`."""
+    p.add_argument("--backend", choices=("local", "dask"), default="local",
+                   help="where exact evaluations run: local processes, or tasks on a Dask cluster (one evaluation "
+                        "a task; value tables solved once into the shared --cache-dir; docs/cluster.md)")
+    p.add_argument("--scheduler", default=None, metavar="ADDR",
+                   help="--backend dask: the scheduler's address (default: a LocalCluster of --workers processes); "
+                        "every worker must see the same --cache-dir and run the same harness code (checked)")
+    p.add_argument("--worker-threads", type=number_arg(minimum=1, inclusive=True, integer=True), default=1,
+                   metavar="N", help="--backend dask: numba and solver threads of each worker (default 1: a task a core)")
+    p.add_argument("--worker-memory", default="3GiB", metavar="SIZE",
+                   help="--backend dask: memory limit of each LocalCluster worker")
+    if dry_run:
+        p.add_argument("--dry-run", action="store_true",
+                       help="print how many evaluations (and table solves) the job needs, how many are cached and "
+                            "about how much CPU the rest takes, then stop")
+
+
+def exact_tasks(args: argparse.Namespace, workers: int | None = None) -> Any:
+    """The :func:`harness.cluster.open_tasks` of :func:`add_backend_options` (a context manager)."""
+    from harness.cluster import open_tasks
+
+    n = getattr(args, "workers", 1) if workers is None else workers
+    if args.backend != "dask" and args.scheduler:
+        raise UserError("--scheduler is for --backend dask")
+    return open_tasks(args.backend, n or 1, args.scheduler, threads=args.worker_threads,
+                      memory_limit=args.worker_memory)
+
+
+def shows_progress(args: argparse.Namespace) -> bool:
+    """A progress bar over the tasks: on a terminal's stderr, not with --json or --quiet."""
+    return not getattr(args, "json", False) and not getattr(args, "quiet", False) and sys.stderr.isatty()
 
 
 def depth_settings(args: argparse.Namespace) -> tuple[tuple[float, ...], str, str]:
@@ -414,7 +455,8 @@ def console_logging(level: int = logging.WARNING) -> None:
 
 
 __all__ = ["DEPTH_DIAL", "DEPTH_DIALS", "DEPTH_RATES", "DEPTH_WEAKEST", "MAX_LINE_BYTES", "RUN_LOG_ONLY", "HelpFormatter",
-           "add_cache_dir_option", "add_depth_options", "add_quality_options", "add_quiet_option",
+           "add_backend_options", "add_cache_dir_option", "add_depth_options", "add_quality_options", "add_quiet_option",
            "add_records_options", "add_set_option", "confidence_arg", "console_logging", "depth_settings", "describe",
-           "end_bars", "evaluated_line", "examples", "first_time", "listed", "new_out_dir", "number_arg", "print_json",
-           "quality_options", "quiet", "record_of", "same_game", "say", "show_bad", "stream_games"]
+           "end_bars", "evaluated_line", "exact_tasks", "examples", "first_time", "listed", "new_out_dir", "number_arg",
+           "print_json", "quality_options", "quiet", "record_of", "same_game", "say", "show_bad", "shows_progress",
+           "stream_games"]

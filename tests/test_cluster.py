@@ -1,0 +1,206 @@
+"""Exact jobs on Dask (harness.cluster): the bytes of a local single-process run on LocalClusters of 2 and
+3 workers with completions forced out of order, a SIGKILLed worker's task run again, an interrupted
+run resumed from the cache with its futures cancelled, the workers' code checked, the dry run's counts,
+the multi-candidate root-finding's chains the same on any workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from harness import cluster as C
+from harness import depth as D
+from harness.cli import main
+from harness.errors import UserError
+from harness.evaluate import evaluate
+from harness.rules import load_rules
+from tests.test_evaluate import cache, tiny_dir  # noqa: F401  (fixtures)
+
+pytest.importorskip("distributed")
+
+#: what differs between two runs on one machine anyway: time taken and cache hits
+TIMING = ("seconds", "evaluated", "from_cache", "cached")
+
+
+def _normalised(text: str) -> bytes:
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k not in TIMING}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+
+    return json.dumps(strip(json.loads(text)), indent=2).encode()
+
+
+def _sweep_argv(path: str, *extra: str) -> list[str]:
+    return ["sweep", path, "--set", "upper_bonus_threshold=3..5", "--entrants", "greedy,solver:temperature=1,solver",
+            "--depth", "--rates", "0.6,0.75", "--json", *extra]
+
+
+def _run(argv: list[str], capsys) -> str:
+    assert main(argv) == 0
+    return capsys.readouterr().out
+
+
+def test_a_sweep_with_depth_on_2_and_3_dask_workers_is_the_local_run_byte_for_byte(tiny_dir, tmp_path, capsys,
+                                                                                 monkeypatch):
+    path = str(tiny_dir / "tiny_bonus.toml")
+    local = _run(_sweep_argv(path, "--workers", "1", "--cache-dir", str(tmp_path / "local")), capsys)
+    chains = [c for cell in json.loads(local)["cells"] for c in cell["depth"]["chains"]]
+    assert all(len(c["levels"]) >= 3 for c in chains)  # random and at least two levels above it
+    tasks = len(json.loads(local)["cells"]) * 14  # at least the bots, the grid and random per cell
+    # half the tasks (by their spec's crc32) wait 0.2 s: completions come out of submission order
+    monkeypatch.setenv(C.DELAY_ENV, "0.2")
+    for n in (2, 3):
+        assert tasks > n
+        got = _run(_sweep_argv(path, "--backend", "dask", "--workers", str(n), "--cache-dir", str(tmp_path / f"d{n}")),
+                   capsys)
+        assert json.loads(got)["from_cache"] == 0  # every evaluation computed by the workers
+        assert _normalised(got) == _normalised(local)
+
+
+def test_completions_do_arrive_out_of_order_and_the_chain_takes_k_candidates(tiny_dir, cache, monkeypatch):
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    order: list[str] = []
+    mine = D.depth_of_skill(rules, (0.6, 0.75), evaluator=D.Evaluator(on_done=lambda r, s, e: order.append(e.bot)),
+                            candidates=3)
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache / "dask"))
+    monkeypatch.setenv(C.DELAY_ENV, "0.3")
+    seen: list[str] = []
+    with C.open_tasks("dask", 3) as tasks:
+        theirs = D.depth_of_skill(rules, (0.6, 0.75), evaluator=D.Evaluator(
+            tasks=tasks, on_done=lambda r, s, e: seen.append(e.bot)), candidates=3)
+    assert sorted(seen) == sorted(order) and seen != order  # the same evaluations, in another order
+    j, k = mine.to_json(), theirs.to_json()
+    j.pop("seconds"), k.pop("seconds")
+    assert json.dumps(j) == json.dumps(k)
+    one = D.depth_of_skill(rules, (0.6, 0.75))
+    for c3, c1 in zip(mine.chains, one.chains):
+        assert [lv.index for lv in c3.levels] == [lv.index for lv in c1.levels]
+        for lv in c3.levels[1:]:
+            assert abs(lv.rate - c3.p) <= D.RATE_TOL and lv.rounds is not None
+        assert sum(lv.rounds for lv in c3.levels[1:]) <= sum(lv.iterations for lv in c1.levels[1:])
+
+
+def test_a_task_whose_worker_is_sigkilled_runs_again(tiny_dir, cache, monkeypatch):
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    spec = "solver:temperature=1.5"
+    want = evaluate(rules, spec, use_cache=False)
+    monkeypatch.setenv(C.DELAY_ENV, f"4:{spec}")  # the task sleeps 4 s before it evaluates
+    with C.open_tasks("dask", 2) as tasks:
+        client = tasks.client
+        ev = D.Evaluator(tasks=tasks)
+        out: list = []
+        t = threading.Thread(target=lambda: out.append(ev.many([(rules, spec), (rules, "greedy")])))
+        t.start()
+        deadline = time.time() + 60
+        victim = None
+        prefix = spec_key(ev, rules, spec)
+        while victim is None and time.time() < deadline:
+            victim = next((addr for addr, keys in client.processing().items()
+                           if any(str(k).startswith(prefix) for k in keys)), None)
+            time.sleep(0.1)
+        assert victim is not None, "the task never started"
+        time.sleep(1.0)  # mid-task: in its 4 s sleep
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        os.kill(pid, signal.SIGKILL)
+        t.join(120)
+        assert not t.is_alive()
+        got = out[0][0]
+        assert got.mean == want.mean and (got.distribution == want.distribution).all()
+        assert pid not in client.run(os.getpid).values()
+
+
+def spec_key(ev: D.Evaluator, rules, spec: str) -> str:
+    digest, label = ev.key(rules, spec)
+    return f"evaluate-{digest[:20]}-{D._tag(label)}"
+
+
+def test_an_interrupted_run_is_cancelled_and_a_rerun_reuses_every_finished_evaluation(tiny_dir, cache, monkeypatch):
+    path = str(tiny_dir / "tiny_bonus.toml")
+    from harness.sweep import parse_settings, sweep
+
+    axes, fixed = parse_settings(["upper_bonus_threshold=3..5"])
+    bots = ["greedy", "solver:temperature=1", "solver"]
+    monkeypatch.setenv(C.DELAY_ENV, "0.5")
+    finished: list[str] = []
+
+    def stop_after_five(rules, spec, e):
+        finished.append(e.bot)
+        if len(finished) == 5:
+            raise KeyboardInterrupt
+
+    with C.open_tasks("dask", 2) as tasks:
+        with pytest.raises(KeyboardInterrupt):
+            sweep(path, axes, fixed, bots, (0.75,), evaluator=D.Evaluator(tasks=tasks, on_done=stop_after_five))
+        time.sleep(1.0)
+        assert not any(tasks.client.processing().values())  # the pending futures were cancelled
+    monkeypatch.delenv(C.DELAY_ENV)
+    again = sweep(path, axes, fixed, bots, (0.75,))
+    assert again.from_cache >= 5  # the five finished before Ctrl-C, and any other the workers finished
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache / "fresh"))
+    fresh = sweep(path, axes, fixed, bots, (0.75,))
+    assert [c.to_json() for c in again.cells] == [c.to_json() for c in fresh.cells]
+
+
+def test_workers_running_other_code_are_refused(monkeypatch):
+    with C.open_tasks("dask", 1) as tasks:
+        with pytest.raises(UserError, match="other harness code"):
+            C.check_workers(tasks.client, "0123456789abcdef")
+        report = tasks.client.run(C._worker_report)
+        assert all(r["threads"] == "1" and r["version"] == C.code_version() for r in report.values())
+
+
+def test_the_dry_run_counts_the_evaluations_and_finds_them_cached_after_a_run(tiny_dir, cache, capsys):
+    path = str(tiny_dir / "tiny_bonus.toml")
+    argv = ["sweep", path, "--set", "upper_bonus_threshold=3..5", "--entrants", "greedy,solver", "--json"]
+    before = json.loads(_run([*argv, "--dry-run"], capsys))
+    assert before["evaluations"] == 6 and before["cached"] == 0 and before["table_solves"] == 3
+    done = json.loads(_run([*argv, "--workers", "1"], capsys))
+    after = json.loads(_run([*argv, "--dry-run"], capsys))
+    assert after["evaluations"] == after["cached"] == done["evaluated"] == 6 and after["cpu_seconds"] == 0
+    depth = json.loads(_run([*argv, "--depth", "--rates", "0.75", "--workers", "1"], capsys))
+    again = json.loads(_run([*argv, "--depth", "--rates", "0.75", "--dry-run"], capsys))
+    assert again["evaluations"] == again["cached"] == depth["evaluated"] and again["of_them_estimated"] == 0
+
+
+def test_the_progress_bar_counts_the_tasks_on_stderr(tiny_dir, cache, capsys):
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    ev = D.Evaluator(tasks=C.Tasks(), progress=True)
+    ev.many([(rules, b) for b in ("greedy", "solver:temperature=1", "solver:temperature=2")])
+    assert ev.computed == 3 and "CPU-min left" in ev.cpu_left()
+    ev.close()
+    assert "exact evaluations" in capsys.readouterr().err
+
+
+def test_calibrate_exact_on_dask_is_the_local_search(tiny_dir, tmp_path, capsys):
+    path = str(tiny_dir / "tiny_bonus.toml")
+    argv = ["calibrate", "--rules", path, "--exact", "--strategy", "solver", "--param", "temperature",
+            "--target-win-rate", "0.3", "--against", "solver", "--lo", "0", "--hi", "50", "--json"]
+    local = json.loads(_run([*argv, "--cache-dir", str(tmp_path / "a"), "--out", str(tmp_path / "o1")], capsys))
+    dask = json.loads(_run([*argv, "--cache-dir", str(tmp_path / "b"), "--out", str(tmp_path / "o2"),
+                            "--backend", "dask", "--workers", "2"], capsys))
+    local.pop("files"), dask.pop("files")
+    assert json.dumps(local) == json.dumps(dask) and len(local["evaluations"]) >= 3
+
+
+def test_each_table_is_solved_once_by_a_task_of_its_own_before_the_evaluations_that_read_it(tiny_dir, cache):
+    from harness import solver as S
+    from harness.sweep import parse_settings, sweep
+
+    path = str(tiny_dir / "tiny_bonus.toml")
+    axes, fixed = parse_settings(["upper_bonus_threshold=3..5"])
+    ev = D.Evaluator(tasks=C.Tasks())
+    # greedy first: a rule set a plain bot was evaluated on still gets its table solved for solver
+    res = sweep(path, axes, fixed, ["greedy", "solver:temperature=1", "solver"], (0.75,), evaluator=ev)
+    assert len(ev.solve_seconds) == 3 and ev.computed == res.evaluated
+    assert all(S.cache_path(load_rules(path, dict(c.settings))).exists() for c in res.cells)
+    again = D.Evaluator(tasks=C.Tasks())
+    sweep(path, axes, fixed, ["greedy", "solver"], (0.75,), evaluator=again)
+    assert again.solve_seconds == [] and again.computed == 0
