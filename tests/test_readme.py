@@ -667,6 +667,8 @@ def _check_names(argv: tuple[str, ...], c: Command, ws: Workspace, monkeypatch: 
 def _check_other(argv: tuple[str, ...], c: Command) -> None:
     """Commands of other tools: what they name must be there; none is run."""
     where = f"{c.where}: {shlex.join(argv)}\n"
+    while argv and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", argv[0]):  # VAR=VALUE before a command: its environment
+        argv = argv[1:]
     if argv[:3] == ("pip", "install", "-e"):
         assert len(argv) == 4, where + "expected pip install -e TARGET"
         m = re.fullmatch(r"\.(?:\[([\w,-]+)\])?", argv[3])
