@@ -95,10 +95,17 @@ _event.register("numba:compile", _CompileWatch())
 _HELPER: Any = None
 
 
+#: About how long the runner's kernel helper compiles on the development machine (the solver bot's
+#: keep kernel, the engine's and the bots'; benchmarks/BENCHMARKS.md, "First run"), seconds.
+HELPER_SECONDS = 12.0
+_HELPER_T0 = 0.0
+
+
 def set_helper(proc: Any) -> None:
     """Register a started kernel-compiling process (a ``multiprocessing.Process``), or None."""
-    global _HELPER
+    global _HELPER, _HELPER_T0
     _HELPER = proc
+    _HELPER_T0 = __import__("time").monotonic()
 
 
 def await_helper() -> None:
@@ -113,9 +120,10 @@ def await_helper() -> None:
         t0 = __import__("time").monotonic()
         with _progress.bar(None, "", "s", quiet=not _progress.enabled(), bar_format="{desc}") as b:
             while proc.is_alive():
-                spent = __import__("time").monotonic() - t0
+                now = __import__("time").monotonic()
+                left = max(HELPER_SECONDS - (now - _HELPER_T0), 1.0)
                 b.set_description_str(f"compiling the bots' and the engine's kernels in a helper process, once: "
-                                      f"{spent:.0f} s")
+                                      f"{now - t0:.0f} s, about {left:.0f} s more")
                 proc.join(0.5)
 
 

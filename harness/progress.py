@@ -92,7 +92,7 @@ def say(line: str) -> None:
 #: What compiling each kernel module is, and about how long it takes on the development machine
 #: when a command first needs it (seconds, 2 cores; ``benchmarks/BENCHMARKS.md``, "First run").
 KERNELS: dict[str, tuple[str, float]] = {
-    "harness.solver_kernels": ("the solver's kernels", 12.0),
+    "harness.solver_kernels": ("the solver's kernels", 8.0),
     "harness.evaluate_kernels": ("the exact evaluation's kernels", 20.0),
     "harness.target_kernels": ("the target tables' kernels", 25.0),
     "harness.analysis_kernels": ("the analysis kernels", 8.0),
