@@ -21,12 +21,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from harness import rng
+from harness.engine import play
 from harness.errors import UserError
 from harness.protocol import PROTOCOL
 from harness.protocol import messages as msgs
 from harness.protocol.http import HttpEngine, HttpRejected, HttpTimeout
 from harness.protocol.referee import EngineStrategy, check_hello
 from harness.protocol.stdio import EngineDied, EngineFlood, StdioEngine
+from harness.registry import make
 from harness.rules import RuleSet, builtin_rule_sets, load_rules
 from harness.scoring import context, score_options_batch
 from harness.strategy import CHOOSE_STEP, TurnView
@@ -291,8 +293,6 @@ def _show(rules: RuleSet, view: TurnView, choice: int) -> str:
 
 def _games_row(spec: EngineStrategy, rules: RuleSet, games: int, seed: int) -> Row:
     """Full games, the engine at both seats of a table: no fault of any kind."""
-    from harness.engine import play  # the game loop: only this check plays whole games
-
     bot = EngineStrategy(rules, **_spec_params(spec))
     bot.begin_batch(np.arange(games, dtype=np.int64), 0)
     try:
@@ -428,8 +428,6 @@ def _relabel(row: Row, label: str) -> Row:
 
 
 def _make(spec: str, rules: RuleSet) -> EngineStrategy:
-    from harness.registry import make  # the registry loads every bot; the checker needs only this one
-
     bot = make(spec if spec.startswith("engine:") else spec, rules)
     if not isinstance(bot, EngineStrategy):
         raise UserError(f"engine check takes an engine: a command, a URL or engine:SPEC, got {spec!r}")

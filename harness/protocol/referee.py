@@ -35,10 +35,11 @@ import orjson
 from harness.errors import UserError
 from harness.protocol import PROTOCOL
 from harness.protocol import messages as msgs
-from harness.protocol.http import HttpEngine, HttpRejected, HttpTimeout
+from harness.protocol.http import HttpEngine, HttpRejected, HttpTimeout, check_url
 from harness.protocol.stdio import EngineDied, EngineFlood, StdioEngine
 from harness.rules import RuleSet, read_toml, rules_dir
 from harness.strategy import Param, Strategy, TurnView
+from strategies.greedy import best_gain  # the time-out bot's own rule: the referee's fallback
 
 log = logging.getLogger("harness.referee")
 
@@ -281,8 +282,6 @@ class EngineStrategy(Strategy):
             raise UserError("strategy 'engine' needs exactly one of cmd=\"COMMAND\", url=URL or file=ENGINE.toml "
                             "(a file giving a command or a url)")
         if url:
-            from harness.protocol.http import check_url
-
             check_url(url)
         label = c["name"] or from_file.get("name") or ""
         if not label:
@@ -554,8 +553,6 @@ class EngineStrategy(Strategy):
         """The seed's time-out policy: keep every die; the box with the largest immediate gain."""
         if kind == "keep":
             return self.rules.dice.roll_as_keep[view.roll].astype(np.int64)
-        from strategies.greedy import best_gain  # the timeout bot's own rule; strategies import the registry
-
         return best_gain(view).astype(np.int64)
 
     def _journal(self, view: TurnView, bad: np.ndarray, fault: np.ndarray) -> None:

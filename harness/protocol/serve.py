@@ -26,9 +26,13 @@ import numpy as np
 
 from harness.errors import UserError
 from harness.protocol import PROTOCOL
+from harness.positions import Advisor
 from harness.protocol import messages as msgs
+from harness.protocol.check import scenarios
+from harness.registry import make
 from harness.rules import RuleSet, builtin_rule_sets, load_rules
 from harness.scoring import context, score_options_batch
+from harness.solver import cache_path
 from harness.specs import parse_spec
 from harness.strategy import Strategy, TurnView
 
@@ -127,8 +131,6 @@ class Service:
                 self._warm(self.bot(r, name))
 
     def _warm(self, bot: Strategy) -> None:
-        from harness.protocol.check import scenarios  # sample positions of every kind
-
         for _, view in scenarios(bot.rules, np.random.default_rng(0))[:3]:
             (bot.choose if view.options is not None else bot.keep)(view)
 
@@ -204,8 +206,6 @@ class Service:
         key = (self.provenance(rules)["rules_digest"], spec)
         got = self._bots.get(key)
         if got is None:
-            from harness.registry import make  # every bot class; the service names them by spec
-
             try:
                 got = make(spec, rules)
             except UserError as exc:
@@ -221,8 +221,6 @@ class Service:
     def provenance(self, rules: RuleSet | None = None) -> dict[str, Any]:
         """What every reply says it comes from: the harness's version, the levels file's sha256, the
         rule set's digest and its value table (the solver's cache file: digest and table format)."""
-        from harness.solver import cache_path  # the table's name only: nothing is read
-
         got = self._prov.get(id(rules))
         if got is None:
             got = {"harness": self.version, "levels_sha256": self.levels_sha256,
@@ -278,8 +276,6 @@ class Service:
 
     def advise(self, msg: Mapping[str, Any]) -> dict[str, Any]:
         """Every option's exact value and regret at each position of a request (``advise``)."""
-        from harness.positions import Advisor  # the solver's exact option values
-
         rules = self.rules_of(msg.get("rules"))
         if rules.saved_rolls or rules.columns > 1:
             raise RequestError(422, "not_exact", "advise needs one column without saved rolls")
@@ -287,7 +283,7 @@ class Service:
             pos = msgs.read_positions(msg, rules, max_batch=min(self.max_batch, 1000))
         except UserError as exc:
             raise RequestError(422, "bad_positions", str(exc)) from None
-        adv = self._advisor(rules, Advisor)
+        adv = self._advisor(rules)
         first = _first_column(msg, pos)
         extras = msg.get("extras")
         out = []
@@ -304,12 +300,12 @@ class Service:
                         "options": [o.to_json() for o in a.options]})
         return {"type": "advice", "id": msg.get("id"), "positions": out, "provenance": self.provenance(rules)}
 
-    def _advisor(self, rules: RuleSet, cls: Any) -> Any:
+    def _advisor(self, rules: RuleSet) -> Advisor:
         key = (rules.digest, "advisor")
         got = self._bots.get(key)
         if got is None:
-            got = self._bots[key] = cls(rules)  # type: ignore[assignment]
-        return got
+            got = self._bots[key] = Advisor(rules)  # type: ignore[assignment]
+        return got  # type: ignore[return-value]
 
 
 def _settings_key(settings: Mapping[str, Any]) -> str:
