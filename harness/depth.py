@@ -800,7 +800,7 @@ def steps_table(depths: Sequence[tuple[str, Mapping[str, Any]]]) -> R.Table:
     return R.Table("Depth of skill (exact): steps from the weakest bot to the optimal one, each scoring p against "
                    "the one below (harness.depth)", head, rows,
                    [f"ladder: {'; '.join(ladders)}; the last step fractional; a different ladder gives a different "
-                    "chain (published figures for other games are estimates from human play: README)"])
+                    "chain (published figures for other games are estimates from human play: docs/findings.md)"])
 
 
 def side_by_side(base: RuleSet, candidate: RuleSet, mode: str = "auto") -> dict[str, Any]:
