@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import heapq
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
@@ -76,7 +76,6 @@ from harness.record import BadGame, GameRecord, NoUsableGame, ReadResult, Record
 from harness.render import Table, ci_level, count, num, pct, pm, sig, times
 from harness.render import markdown as md_document, text as render_text
 from harness.rules import RuleSet
-from harness.rundir import write_bytes_atomic
 from harness.stats import Moments, mean_ci
 
 
@@ -517,36 +516,5 @@ def default_out(source: str | Path) -> Path:
     return p if p.is_dir() else p.with_name(p.name + ".analysis")
 
 
-def write_analysis(report: SkillReport, out_dir: str | Path, plots: bool = True) -> SkillReport:
-    """Write ``analysis.json``, ``analysis.md`` and the PNGs into ``out_dir``; returns the report
-    with ``files`` set. :class:`UserError` naming the directory when it cannot be written."""
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        pngs: list[Path] = []
-        if plots:
-            # matplotlib (~0.3 s) and the plots load only when plots are drawn (not with --no-plots)
-            import matplotlib.pyplot as plt
-
-            from harness.plot import SKILL_PLOTS
-
-            for fname, fn in SKILL_PLOTS.items():
-                fig = fn(report)
-                if fig is None:
-                    continue
-                fig.savefig(out / fname)
-                plt.close(fig)
-                pngs.append(out / fname)
-        files = [out / "analysis.json", out / "analysis.md", *pngs]
-        report = replace(report, files=tuple(str(f) for f in files))
-        d = report.to_dict()
-        write_bytes_atomic(out / "analysis.json", (json.dumps(d, indent=2) + "\n").encode())
-        write_bytes_atomic(out / "analysis.md", markdown(d).encode())
-    except OSError as exc:
-        where = f"{exc.filename}: " if exc.filename and str(exc.filename) != str(out) else ""
-        raise UserError(f"cannot write the analysis to {out}: {where}{exc.strerror or exc}") from None
-    return report
-
-
 __all__ = ["REGRET_KINDS", "SCALE", "Band", "PlayerSkill", "PlayerTally", "SkillReport", "Worst", "analyse_records",
-           "default_out", "rating", "tables", "text", "write_analysis"]
+           "default_out", "rating", "tables", "text"]

@@ -16,8 +16,9 @@ from harness.errors import UserError
 from harness.record import GameRecord, read_records, write_records_jsonl
 from harness.replay import record_of_replay, replay
 from harness.rules import load_rules
+from harness.analysis_files import write_analysis
 from harness.skill import (REGRET_KINDS, REGRET_EDGES, SCALE, PlayerTally, analyse_records, default_out, rating, tables,
-                           text, write_analysis)
+                           text)
 
 SEATS = ["solver", "greedy"]
 SEED = 5

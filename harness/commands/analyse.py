@@ -43,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     # (benchmarks/BENCHMARKS.md, 'Start-up')
     from harness.cache import use_cache_dir
     from harness.record import NoUsableGame
-    from harness.skill import analyse_records, default_out, text, write_analysis
+    from harness.analysis_files import write_analysis
+    from harness.skill import analyse_records, default_out, text
 
     cache_dir = use_cache_dir(args.cache_dir)
     stream = stream_games(args.source, args)  # a batch at a time; the bad games read listed as they come
