@@ -101,23 +101,34 @@ def open_backend(backend: str, workers: int, scheduler: str | None) -> Iterator[
     yield from _dask(n, scheduler)
 
 
-def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
+def dask_client(scheduler: str) -> tuple[Any, Any]:
+    """(the ``distributed`` module, a client of the scheduler at ``scheduler``): one line naming the
+    extra to install or the scheduler that cannot be reached. The runner's and the exact tasks' way in."""
+    distributed = require_distributed()
+    try:
+        return distributed, distributed.Client(scheduler, timeout="30s")
+    except (OSError, TimeoutError) as exc:
+        raise UserError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+
+
+def require_distributed() -> Any:
+    """The ``distributed`` module, or one line naming the extra that installs it."""
     try:
         import distributed  # an optional dependency (the dask extra): only for --backend dask
     except ImportError:
-
         raise UserError("backend dask needs dask[distributed]: pip install 'yatzy-harness[dask]'") from None
+    return distributed
+
+
+def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
+    distributed = require_distributed()
 
     cluster = None
     if scheduler == INPROCESS:
         client = distributed.Client(processes=False, n_workers=1, threads_per_worker=n, dashboard_address=None)
         what = f"dask, in this process ({n} threads)"
     elif scheduler:
-        try:
-            client = distributed.Client(scheduler, timeout="30s")
-        except (OSError, TimeoutError) as exc:
-
-            raise UserError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+        _, client = dask_client(scheduler)
         what = f"dask scheduler {scheduler}"
     else:
         cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,

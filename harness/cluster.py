@@ -228,19 +228,15 @@ def open_tasks(backend: str = "local", workers: int = 1, scheduler: str | None =
         return
     if backend != "dask":
         raise UserError(f"unknown backend {backend!r} (local or dask)")
-    try:
-        import distributed  # an optional dependency (the dask extra)
-    except ImportError:
-        raise UserError("backend dask needs dask[distributed]: pip install 'yatzy-harness[dask]'") from None
+    from harness.backends import dask_client, require_distributed  # the executors of the play layer
     from harness.cache import default_cache_dir
+
+    distributed = require_distributed()
 
     cache = str(default_cache_dir().resolve())
     cluster = None
     if scheduler:
-        try:
-            client = distributed.Client(scheduler, timeout="30s")
-        except (OSError, TimeoutError) as exc:
-            raise UserError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+        _, client = dask_client(scheduler)
         what = f"dask scheduler {scheduler}"
     else:
         env = {CACHE_ENV: cache, THREADS_ENV: str(threads), "NUMBA_NUM_THREADS": str(threads),
