@@ -19,6 +19,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
+import time as _time
 from types import ModuleType
 from typing import Any
 
@@ -105,7 +106,7 @@ def set_helper(proc: Any) -> None:
     """Register a started kernel-compiling process (a ``multiprocessing.Process``), or None."""
     global _HELPER, _HELPER_T0
     _HELPER = proc
-    _HELPER_T0 = __import__("time").monotonic()
+    _HELPER_T0 = _time.monotonic()
 
 
 def await_helper() -> None:
@@ -117,10 +118,10 @@ def await_helper() -> None:
         return
     proc.join(0.5)
     if proc.is_alive():
-        t0 = __import__("time").monotonic()
+        t0 = _time.monotonic()
         with _progress.bar(None, "", "s", quiet=not _progress.enabled(), bar_format="{desc}") as b:
             while proc.is_alive():
-                now = __import__("time").monotonic()
+                now = _time.monotonic()
                 left = max(HELPER_SECONDS - (now - _HELPER_T0), 1.0)
                 b.set_description_str(f"compiling the bots' and the engine's kernels in a helper process, once: "
                                       f"{now - t0:.0f} s, about {left:.0f} s more")

@@ -30,7 +30,6 @@ from harness.protocol.referee import EngineStrategy, check_hello
 from harness.protocol.stdio import EngineDied, EngineFlood, StdioEngine
 from harness.registry import make
 from harness.rules import RuleSet, builtin_rule_sets, load_rules
-from harness.scoring import context, score_options_batch
 from harness.strategy import CHOOSE_STEP, TurnView
 
 
@@ -136,30 +135,16 @@ def view_of(rules: RuleSet, sheets: np.ndarray, rolls: np.ndarray, *, rolls_left
     """A :class:`TurnView` of B positions of one column for the checker: sheets (B, NB) scores with
     -1 for open boxes (every sheet with the same number of filled boxes), rolls (B,) roll indices;
     ``rolls_left`` 0 makes it a box choice (options from the rules, as the engine computes them)."""
-    b, nb = sheets.shape
-    filled_bits = sheets >= 0
-    n_filled = filled_bits.sum(axis=1)
+    b = len(sheets)
+    n_filled = (sheets >= 0).sum(axis=1)
     assert (n_filled == n_filled[0]).all(), "one turn a batch"
-    filled = (filled_bits.astype(np.int64) << np.arange(nb, dtype=np.int64)).sum(axis=1)
-    sheet = np.where(filled_bits, sheets, 0).astype(np.int16)
-    upper = np.where(rules.upper_face > 0, sheet, 0).sum(axis=1).astype(np.int16)
-    flag = (sheet[:, rules.key_box] > 0) if rules.key_box >= 0 else np.zeros(b, dtype=bool)
     games = np.arange(b, dtype=np.int64) if games is None else np.asarray(games, dtype=np.int64)
-    keys = rng.game_keys(seed, games)
     totals = np.zeros((b, seats), dtype=np.int32)
-    totals[:, seat] = sheet.sum(axis=1)
-    firsts = np.broadcast_to(np.asarray(first, dtype=bool), (b,)).copy()
-    turn = int(n_filled[0])
-    roll = np.asarray(rolls, dtype=np.int16)
-    common = dict(rules=rules, seat=seat, turn=turn, column=0, games=games, keys=keys, roll=roll,
-                  first=firsts, filled=filled, upper=upper, flag=flag, sheet=sheet, totals=totals,
-                  saved=np.zeros(b, dtype=np.int16))
-    if rolls_left > 0:
-        step = rules.rolls_per_turn - 1 - rolls_left
-        return TurnView(step=max(step, 0), rolls_left=np.full(b, rolls_left, np.int16), **common)
-    scores, allowed, extra = score_options_batch(context(rules), roll, firsts, flag, filled)
-    return TurnView(step=CHOOSE_STEP, rolls_left=np.zeros(b, np.int16), options=scores, allowed=allowed, extra=extra,
-                    **common)
+    totals[:, seat] = np.where(sheets >= 0, sheets, 0).sum(axis=1)
+    step = max(rules.rolls_per_turn - 1 - rolls_left, 0) if rolls_left > 0 else CHOOSE_STEP
+    return msgs.view_from(rules, sheets, rolls, seat=seat, turn=int(n_filled[0]), column=0, step=step, games=games,
+                          keys=rng.game_keys(seed, games), rolls_left=np.full(b, rolls_left),
+                          first=np.broadcast_to(np.asarray(first, dtype=bool), (b,)), totals=totals)
 
 
 def _roll(rules: RuleSet, faces: str) -> int:

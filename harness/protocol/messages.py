@@ -24,6 +24,7 @@ import orjson
 from harness.errors import UserError
 from harness.rng import game_keys
 from harness.rules import RuleSet
+from harness.scoring import context, score_options_batch
 from harness.strategy import CHOOSE_STEP, TurnView
 
 #: What can go wrong with one decision (the referee's fault kinds): an answer after the budget,
@@ -145,6 +146,43 @@ def sheet_columns(view: TurnView) -> np.ndarray:
     nb = view.rules.n_boxes
     filled = ((view.filled[:, None] >> np.arange(nb, dtype=np.int64)) & 1).astype(bool)
     return np.where(filled, view.sheet, np.int16(-1)).astype(np.int16)
+
+
+_CONTEXTS: dict[int, tuple[RuleSet, Any]] = {}
+
+
+def scoring_context(rules: RuleSet) -> Any:
+    """The rule set's scoring context (:func:`harness.scoring.context`), made once per rule set object."""
+    got = _CONTEXTS.get(id(rules))
+    if got is None or got[0] is not rules:
+        got = _CONTEXTS[id(rules)] = (rules, context(rules))
+    return got[1]
+
+
+def view_from(rules: RuleSet, sheets: np.ndarray, roll: np.ndarray, *, seat: int, turn: int, column: int, step: int,
+              games: np.ndarray, keys: np.ndarray, rolls_left: np.ndarray, first: np.ndarray,
+              totals: np.ndarray) -> TurnView:
+    """The engine's :class:`TurnView` of positions given as the protocol gives them (the inverse of
+    :func:`sheet_columns`): ``sheets`` (B, NB) scores with -1 open, ``turn`` the engine's turn index
+    (column x NB + turn in the column), ``step`` its rng step (:data:`CHOOSE_STEP`: a box choice,
+    whose options come from the rules). Empty sheets' boxes, upper subtotal and key-box flag as the
+    engine keeps them."""
+    nb = rules.n_boxes
+    filled_bits = sheets >= 0
+    filled = (filled_bits.astype(np.int64) << np.arange(nb, dtype=np.int64)).sum(axis=1)
+    sheet = np.where(filled_bits, sheets, 0).astype(np.int16)
+    upper = np.where(rules.upper_face > 0, sheet, 0).sum(axis=1).astype(np.int16)
+    flag = sheet[:, rules.key_box] > 0 if rules.key_box >= 0 else np.zeros(len(sheet), dtype=bool)
+    roll = np.asarray(roll, dtype=np.int16)
+    first = np.ascontiguousarray(first, dtype=bool)
+    common = dict(rules=rules, seat=seat, turn=turn, column=column, step=step, games=games, keys=keys, roll=roll,
+                  rolls_left=np.asarray(rolls_left, dtype=np.int16), first=first, filled=filled, upper=upper,
+                  flag=flag, sheet=sheet, totals=np.asarray(totals, dtype=np.int32),
+                  saved=np.zeros(len(sheet), dtype=np.int16))
+    if step != CHOOSE_STEP:
+        return TurnView(**common)
+    scores, allowed, extra = score_options_batch(scoring_context(rules), roll, first, flag, filled)
+    return TurnView(options=scores, allowed=allowed, extra=extra, **common)
 
 
 def protocol_turn(view: TurnView) -> tuple[int, int, int]:

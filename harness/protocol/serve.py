@@ -31,7 +31,6 @@ from harness.protocol import messages as msgs
 from harness.protocol.check import scenarios
 from harness.registry import make
 from harness.rules import RuleSet, builtin_rule_sets, load_rules
-from harness.scoring import context, score_options_batch
 from harness.solver import cache_path
 from harness.specs import parse_spec
 from harness.strategy import Strategy, TurnView
@@ -336,24 +335,11 @@ def _first_column(msg: Mapping[str, Any], pos: msgs.Positions) -> np.ndarray:
     return np.array(raw, dtype=bool)
 
 
-_CONTEXTS: dict[int, Any] = {}
-
-
-def _context(rules: RuleSet) -> Any:
-    """The rule set's scoring context, made once per served rule set (they live as long as the service)."""
-    got = _CONTEXTS.get(id(rules))
-    if got is None or got[0] is not rules:
-        got = _CONTEXTS[id(rules)] = (rules, context(rules))
-    return got[1]
-
-
 def views(pos: msgs.Positions, first: np.ndarray) -> list[tuple[np.ndarray, TurnView]]:
     """The positions as the engine's views, one per (seat, column, turn, step): the arrays a bot
     sees in process at that decision, so it answers them exactly as it would there."""
     rules = pos.rules
     nb = rules.n_boxes
-    ctx = _context(rules)
-    upper_box = rules.upper_face > 0
     key = np.stack([pos.seat, pos.column, pos.turn, pos.step], axis=1)
     if (key == key[0]).all():  # the usual batch: one decision of many games
         group = np.zeros(len(key), dtype=np.int64)
@@ -363,29 +349,14 @@ def views(pos: msgs.Positions, first: np.ndarray) -> list[tuple[np.ndarray, Turn
     for g in range(int(group.max()) + 1):
         idx = np.flatnonzero(group.reshape(-1) == g)
         i0 = int(idx[0])
-        seat, column, turn, step = (int(pos.seat[i0]), int(pos.column[i0]) - 1, int(pos.turn[i0]) - 1,
-                                    int(pos.step[i0]))
-        sheet_raw = pos.sheet[idx]
-        filled_bits = sheet_raw >= 0
-        filled = (filled_bits.astype(np.int64) << np.arange(nb, dtype=np.int64)).sum(axis=1)
-        sheet = np.where(filled_bits, sheet_raw, 0).astype(np.int16)
-        upper = np.where(upper_box, sheet, 0).sum(axis=1).astype(np.int16)
-        flag = sheet[:, rules.key_box] > 0 if rules.key_box >= 0 else np.zeros(len(idx), dtype=bool)
-        roll = pos.roll[idx].astype(np.int16)
-        firsts = np.ascontiguousarray(first[idx])
-        common = dict(rules=rules, seat=seat, turn=column * nb + turn, column=column, games=pos.game[idx],
-                      keys=pos.keys[idx], roll=roll, first=firsts, filled=filled, upper=upper, flag=flag,
-                      sheet=sheet, totals=pos.totals[idx].astype(np.int32),
-                      saved=np.zeros(len(idx), dtype=np.int16))
-        if pos.kind == "keep":
-            view = TurnView(step=msgs.internal_step("keep", step), rolls_left=pos.rolls_left[idx].astype(np.int16),
-                            **common)
-        else:
-            scores, allowed, extra = score_options_batch(ctx, roll, firsts, flag, filled)
-            if (allowed == 0).any():
-                raise RequestError(422, "bad_positions", "a box decision on a full sheet")
-            view = TurnView(step=msgs.internal_step("box", 0), rolls_left=np.zeros(len(idx), dtype=np.int16),
-                            options=scores, allowed=allowed, extra=extra, **common)
+        column, turn = int(pos.column[i0]) - 1, int(pos.turn[i0]) - 1
+        view = msgs.view_from(rules, pos.sheet[idx], pos.roll[idx], seat=int(pos.seat[i0]), turn=column * nb + turn,
+                              column=column, step=msgs.internal_step(pos.kind, int(pos.step[i0])),
+                              games=pos.game[idx], keys=pos.keys[idx],
+                              rolls_left=pos.rolls_left[idx] if pos.kind == "keep" else np.zeros(len(idx)),
+                              first=first[idx], totals=pos.totals[idx])
+        if view.allowed is not None and (view.allowed == 0).any():
+            raise RequestError(422, "bad_positions", "a box decision on a full sheet")
         out.append((idx, view))
     return out
 
