@@ -396,14 +396,10 @@ class _Run:
             s.prepare()
         jit.await_helper()
         warm: set[str] = set()
-        # an external engine has no kernels to compile: the time-out bot sits in for it (its
-        # decisions, and so its faults, all belong to the chunks)
-        stand_in = make("timeout", self.r.rules) if self.refereed else None
         for i, labels in enumerate(self.r.lineups):  # one game with each bot compiles its kernels here, not per worker
             if not warm.issuperset(labels):
                 try:
-                    play(self.r.rules, [stand_in if x in self.refereed else self.r.strategies[x] for x in labels],
-                         np.arange(1, dtype=np.int64), self.r.config.seed)
+                    play(self.r.rules, warm_up_seats(self.r, labels), np.arange(1, dtype=np.int64), self.r.config.seed)
                 except StrategyError as exc:
 
                     cause = exc.cause
@@ -567,12 +563,17 @@ def _warm_kernels(resolved: ResolvedRun) -> None:
     from harness import progress
 
     progress.enable(False)  # the parent speaks for both
-    stand_in = make("timeout", resolved.rules)
     for s in resolved.strategies.values():
         s.warm_kernels()
     for labels in dict.fromkeys(resolved.lineups):
-        seats = [stand_in if resolved.strategies[x].refereed else resolved.strategies[x] for x in labels]
-        play(resolved.rules, seats, np.arange(1, dtype=np.int64), resolved.config.seed)
+        play(resolved.rules, warm_up_seats(resolved, labels), np.arange(1, dtype=np.int64), resolved.config.seed)
+
+
+def warm_up_seats(resolved: ResolvedRun, labels: Sequence[str]) -> list[Any]:
+    """A lineup's bots for a game that only compiles kernels: an external engine has none, so the
+    time-out bot sits in for it (its decisions, and so its faults, all belong to the chunks)."""
+    stand_in = make("timeout", resolved.rules) if any(resolved.strategies[x].refereed for x in labels) else None
+    return [stand_in if resolved.strategies[x].refereed else resolved.strategies[x] for x in labels]
 
 
 def _io_error(exc: OSError, out: Path) -> UserError:
