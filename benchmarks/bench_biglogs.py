@@ -18,7 +18,7 @@ command once untimed on the smallest size first (numba compiles a tree's kernels
     python benchmarks/bench_biglogs.py --games 10000,100000 > /tmp/bench_biglogs.txt 2>&1 &
     python benchmarks/bench_biglogs.py --games 10000 --only fit --tree /tmp/before --tree .
 
-``store``: what ``fit`` keeps of each run (in this process, :class:`harness.fit.DecisionStore` with
+``store``: what ``fit`` keeps of each run (in this process, :class:`harness.players.fit.DecisionStore` with
 fit's default budget or ``--max-memory GIB``): informative decisions, the distinct ones it keeps
 (rows, identical decisions merged within a segment), their options, the segments, the bytes kept in
 memory and in the scratch file, per row and per decision::
@@ -54,8 +54,8 @@ def _play(root: Path, games: int, seats: str) -> tuple[Path, Path]:
                         "--games", str(games), "--seed", "1", "--record", "--workers", "1", "--quiet", "--out",
                         str(run)], check=True, cwd=ROOT, env=_env(ROOT), stdout=subprocess.DEVNULL)
     if not jsonl.is_file():
-        from harness.codec import records_of_run
-        from harness.record import write_records_jsonl
+        from harness.records.codec import records_of_run
+        from harness.records.record import write_records_jsonl
 
         part = jsonl.with_suffix(".part")
         write_records_jsonl(part, (rec for _, rec in records_of_run(run)))
@@ -77,9 +77,9 @@ def store(argv: list[str]) -> int:
     ap.add_argument("--dir", default="results/bench-biglogs", type=Path)
     ap.add_argument("--max-memory", type=float, default=None, help="GiB (default: fit's)")
     args = ap.parse_args(argv)
-    from harness.analysis import decision_batches
-    from harness.fit import BATCH_GAMES, MAX_MEMORY, _Store
-    from harness.record import RecordStream
+    from harness.decisions.analysis import decision_batches
+    from harness.players.fit import BATCH_GAMES, MAX_MEMORY, _Store
+    from harness.records.record import RecordStream
 
     budget = MAX_MEMORY if args.max_memory is None else int(args.max_memory * 2**30)
     print("| games | informative decisions | rows kept (distinct) | options kept | segments | in memory | "

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.rules import load_rules  # noqa: E402
-from harness.solver import solve  # noqa: E402
+from harness.game.rules import load_rules  # noqa: E402
+from harness.exact.solver import solve  # noqa: E402
 
 
 def _cli(args: list[str]) -> tuple[dict, int, float]:

@@ -1,10 +1,10 @@
 """The sampled statistics checked against the exact truth (issue 19, item 5).
 
-The exact figures of a solitaire bot (:func:`harness.evaluate.evaluate`) are the truth the sampled
+The exact figures of a solitaire bot (:func:`harness.exact.evaluate.evaluate`) are the truth the sampled
 methods estimate; this script repeats each sampled method on independent seeds and counts how
 often it is right:
 
-* ``compare``: ``--reps`` independent paired comparisons (``harness.compare.compare`` on two run
+* ``compare``: ``--reps`` independent paired comparisons (``harness.reports.compare.compare`` on two run
   configs, each on its own seed) of two greedy bots on scandinavian with upper_bonus_threshold 63
   (BASE) and 62 (CANDIDATE), ``--games`` games each, the analysis on (compare's default); for
   every figure compare gives an interval for, how often the interval holds the exact value, at
@@ -19,7 +19,7 @@ often it is right:
   check that the looks here are the ones compare makes.
 * ``calibrate``: the exact dial value for a target (root of the exact response along
   ``solver:temperature`` on the mini rule set of the tests, to 1e-9), then ``--reps`` sampled
-  calibrations (``harness.calibrate.calibrate`` with the runner, ``--games`` games per evaluation,
+  calibrations (``harness.players.calibrate.calibrate`` with the runner, ``--games`` games per evaluation,
   each on its own seed): how often ``value_ci`` holds the exact value.
 
 Every rate comes with its 95 % Wilson interval. One process, one worker, so numba compiles once;
@@ -46,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.cache import use_cache_dir  # noqa: E402
+from harness.util.cache import use_cache_dir  # noqa: E402
 from harness.stats import wilson  # noqa: E402
 
 RULES = "scandinavian"
@@ -83,9 +83,9 @@ def _footer(t0: float, c0: float) -> None:
 
 def exact_change() -> dict[str, Any]:
     """Exact figures of greedy at both thresholds: per figure compare reports, (base, candidate)."""
-    from harness.evaluate import evaluate, versus
-    from harness.rules import load_rules
-    from harness.summary import yatzy_box
+    from harness.exact.evaluate import evaluate, versus
+    from harness.game.rules import load_rules
+    from harness.reports.summary import yatzy_box
 
     out: dict[str, Any] = {}
     evs = []
@@ -115,7 +115,7 @@ def _config(root: Path, th: int) -> Path:
 def replicate(root: Path, i: int, games: int) -> tuple[Path, Path, Any]:
     """Replicate i's two run directories (played with ``compare`` on seed SEED0 + i if absent) and
     compare's result on all ``games`` games."""
-    from harness.compare import CompareSettings, Playing, compare
+    from harness.reports.compare import CompareSettings, Playing, compare
 
     rep = root / "runs" / f"rep-{i:04d}"
     base, cand = rep / "base", rep / "candidate"
@@ -154,7 +154,7 @@ def _truth(exact: dict[str, Any], key: str) -> float:
 
 
 def compare_cmd(args: argparse.Namespace, root: Path) -> None:
-    from harness.compare import Comparison, CompareSettings
+    from harness.reports.compare import Comparison, CompareSettings
 
     _header("compare coverage", args)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -206,7 +206,7 @@ def compare_cmd(args: argparse.Namespace, root: Path) -> None:
 
 def _sequential(base: Path, cand: Path, settings: Any, step: int, games: int) -> tuple[str, int]:
     """compare --sequential's looks on existing runs: (verdict at the first decisive look, games)."""
-    from harness.compare import Comparison
+    from harness.reports.compare import Comparison
 
     c = Comparison(base, cand, settings)
     n = 0
@@ -219,7 +219,7 @@ def _sequential(base: Path, cand: Path, settings: Any, step: int, games: int) ->
 
 
 def sprt_cmd(args: argparse.Namespace, root: Path) -> None:
-    from harness.compare import CompareSettings, Playing, compare
+    from harness.reports.compare import CompareSettings, Playing, compare
 
     _header("SPRT error rates", args)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -293,9 +293,9 @@ def _mini_rules(root: Path) -> Path:
 def calibrate_cmd(args: argparse.Namespace, root: Path) -> None:
     from scipy.optimize import brentq
 
-    from harness.calibrate import Problem, RunnerEvaluator, calibrate
-    from harness.evaluate import evaluate, score_rate, versus
-    from harness.rules import load_rules
+    from harness.players.calibrate import Problem, RunnerEvaluator, calibrate
+    from harness.exact.evaluate import evaluate, score_rate, versus
+    from harness.game.rules import load_rules
 
     _header(f"calibrate coverage ({args.kind})", args)
     t0, c0 = time.perf_counter(), time.process_time()

@@ -3,7 +3,7 @@ of the full scandinavian sweep with the depth of skill to 8, 32 and 64 workers.
 
 * ``costs``: one evaluation of each kind and one table solve on one thread, on generala with an upper
   bonus at thresholds 3, 6 and 12 (9,792 to 32,352 solver states), and the fit a + b x states of each
-  kind that :mod:`harness.cost` holds::
+  kind that :mod:`harness.exact.cost` holds::
 
       python benchmarks/bench_dask.py costs
 
@@ -74,9 +74,9 @@ def costs(args: argparse.Namespace) -> None:
     os.environ["YATZY_HARNESS_CACHE"] = tempfile.mkdtemp(prefix="bench-dask-costs-")
     import numpy as np
 
-    from harness.evaluate import evaluate
-    from harness.rules import load_rules
-    from harness.solver import build_plan, solve
+    from harness.exact.evaluate import evaluate
+    from harness.game.rules import load_rules
+    from harness.exact.solver import build_plan, solve
 
     print(load())
     evaluate(load_rules("forced"), "solver:temperature=3")  # the kernels compiled or loaded first
@@ -106,9 +106,9 @@ def costs(args: argparse.Namespace) -> None:
 
 
 def _recording(jobs: list[dict[str, Any]]):
-    """Wrappers of harness.sweep's chain and fetch that record each task's rounds of requests."""
-    import harness.sweep as SW
-    from harness.depth import chain, fetch
+    """Wrappers of harness.exact.sweep's chain and fetch that record each task's rounds of requests."""
+    import harness.exact.sweep as SW
+    from harness.exact.depth import chain, fetch
 
     def wrap(gen, what):
         job = {"what": what, "rounds": []}
@@ -126,10 +126,10 @@ def _recording(jobs: list[dict[str, Any]]):
 
 
 def scaling(args: argparse.Namespace) -> None:
-    from harness.cluster import open_tasks
-    from harness.cost import estimate_sweep
-    from harness.depth import Evaluator
-    from harness.sweep import cell_rules, parse_settings, sweep
+    from harness.exact.cluster import open_tasks
+    from harness.exact.cost import estimate_sweep
+    from harness.exact.depth import Evaluator
+    from harness.exact.sweep import cell_rules, parse_settings, sweep
 
     axes, fixed = parse_settings(SETTINGS)
     out = []
@@ -186,7 +186,7 @@ def simulate(jobs: list[dict[str, Any]], cost: dict[str, float], needs_table: se
     """Wall time of ``jobs`` (each a digest and rounds of keys) on ``workers`` single-threaded workers
     sharing ``cores`` cores (processor sharing), tasks taken first come first served; a key in
     ``needs_table`` waits for its rule set's solve (cost ``solve[digest]``); each task costs
-    ``cost[key]`` + ``overhead`` on a free core. Mirrors :meth:`harness.depth.Evaluator.drive`."""
+    ``cost[key]`` + ``overhead`` on a free core. Mirrors :meth:`harness.exact.depth.Evaluator.drive`."""
     ready: collections.deque = collections.deque()
     state: dict[Any, str] = {}
     waiting: dict[Any, list[int]] = collections.defaultdict(list)
@@ -359,8 +359,8 @@ def reuse(args: argparse.Namespace) -> None:
     dial value evaluated so far re-scored against the new level below, at no cost: the bracket and
     the interpolation start from them), and with --candidates 3 (rounds and evaluations)."""
     os.environ["YATZY_HARNESS_CACHE"] = tempfile.mkdtemp(prefix="bench-dask-reuse-")
-    from harness import depth as D
-    from harness.rules import load_rules
+    from harness.exact import depth as D
+    from harness.game.rules import load_rules
 
     rules = load_rules(args.rules, args.set)
     orig = D._root
@@ -393,9 +393,9 @@ def split(args: argparse.Namespace) -> None:
     the bytes of the rows a split would move."""
     os.environ["YATZY_HARNESS_THREADS"] = "1"
     os.environ["YATZY_HARNESS_CACHE"] = tempfile.mkdtemp(prefix="bench-dask-split-")
-    import harness.evaluate as E
-    from harness import solver as S
-    from harness.rules import load_rules
+    import harness.exact.evaluate as E
+    from harness.exact import solver as S
+    from harness.game.rules import load_rules
 
     orig = E.policy_fill
     spent = {"fill": 0.0}

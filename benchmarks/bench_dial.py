@@ -19,9 +19,9 @@ import time
 
 import numpy as np
 
-from harness import registry
-from harness.engine import play
-from harness.rules import load_rules
+from harness.game import registry
+from harness.game.engine import play
+from harness.game.rules import load_rules
 from harness.stats import mean_ci
 
 TEMPERATURES = (0, 0.5, 1, 2, 5, 10, 20)

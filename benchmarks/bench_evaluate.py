@@ -12,7 +12,7 @@
 tables only, so it is cold (no evaluation cache) from a cached value table: its time inside
 ``evaluate``, the process's CPU time (user + sys) and peak RSS. Then the time of the same
 evaluation from the evaluation cache it wrote, and a seeded run of ``--games`` games
-(``harness.runner.run``, one seat, ``--workers`` workers, seed 11; its wall time) checked against
+(``harness.play.runner.run``, one seat, ``--workers`` workers, seed 11; its wall time) checked against
 the exact distribution: z of its mean in standard errors, chi-square p of its histogram (bins with
 fewer than 5 expected games pooled).
 
@@ -57,7 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _cold_cache(rules, where: Path) -> Path:
     """A cache directory with links to the rule set's solver tables (value table, target and policy
     tables) and nothing else: evaluations there start cold."""
-    from harness import solver as S
+    from harness.exact import solver as S
 
     src = S.cache_path(rules).parent
     where.mkdir(parents=True, exist_ok=True)
@@ -104,9 +104,9 @@ def _totals(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def one(rules_name: str, bot: str) -> None:
-    from harness import evaluate as E
-    from harness.rules import load_rules
-    from harness.solver import solve
+    from harness.exact import evaluate as E
+    from harness.game.rules import load_rules
+    from harness.exact.solver import solve
 
     rules = load_rules(rules_name)
     solve(rules)
@@ -116,11 +116,11 @@ def one(rules_name: str, bot: str) -> None:
 
 
 def bots(a: argparse.Namespace) -> None:
-    from harness import evaluate as E
-    from harness.rules import load_rules
-    from harness.runconfig import RunConfig
-    from harness.runner import run
-    from harness.solver import solve
+    from harness.exact import evaluate as E
+    from harness.game.rules import load_rules
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
+    from harness.exact.solver import solve
     from tests.test_evaluate import chi_square_p
 
     rules = load_rules(a.rules)
@@ -157,10 +157,10 @@ def bots(a: argparse.Namespace) -> None:
 
 
 def pair(a: argparse.Namespace) -> None:
-    from harness import evaluate as E
-    from harness.rules import load_rules
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.exact import evaluate as E
+    from harness.game.rules import load_rules
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     rules = load_rules(a.rules)
     A, B = a.pair.split(",")
@@ -182,11 +182,11 @@ def pair(a: argparse.Namespace) -> None:
 def rows(a: argparse.Namespace) -> None:
     import threading
 
-    from harness import evaluate as E
-    from harness import target_kernels as TK
-    from harness.rules import load_rules
-    from harness.solver import solve
-    from harness.target import cached_tmax, target_table
+    from harness.exact import evaluate as E
+    from harness.exact.kernels import target as TK
+    from harness.game.rules import load_rules
+    from harness.exact.solver import solve
+    from harness.exact.target import cached_tmax, target_table
 
     rules = load_rules(a.rules)
     solve(rules)
@@ -270,7 +270,7 @@ def _bonus_dead(rules) -> tuple[np.ndarray, np.ndarray]:
     """(dead, sheet) per solver state: dead where the upper bonus can no longer be reached (the
     subtotal plus the open upper boxes' best scores stays below the threshold, the upper section
     not full), sheet the state's (mask, flag) key."""
-    from harness.solver import build_plan
+    from harness.exact.solver import build_plan
 
     plan = build_plan(rules)
     lay = plan.layout
@@ -283,7 +283,7 @@ def _bonus_dead(rules) -> tuple[np.ndarray, np.ndarray]:
 
 
 def table(a: argparse.Namespace) -> None:
-    from harness.rules import load_rules
+    from harness.game.rules import load_rules
 
     rules = load_rules(a.rules)
     with tempfile.TemporaryDirectory() as tmp:

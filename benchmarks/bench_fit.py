@@ -7,7 +7,7 @@ Run from the repository root::
 
 Each bot of :data:`BOTS` plays ``--blocks`` x ``--games`` games alone (seed 1; blocks are disjoint
 game indices, so independent), recorded by the engine; the decisions of each block are fitted with
-the bot's own model (:func:`harness.fit.fit_table`, the same code as ``yatzy-harness fit``). Prints a Markdown table per bot and
+the bot's own model (:func:`harness.players.fit.fit_table`, the same code as ``yatzy-harness fit``). Prints a Markdown table per bot and
 parameter: decisions per block, the median relative half-width of the 95 % profile-likelihood
 interval (half-width / true value), the coverage of the true value over the blocks, the median
 estimate, and the decisions needed for +-10 % and +-5 % (the half-width shrinks as 1/sqrt(decisions):
@@ -34,7 +34,7 @@ No bot plays the family, so its players are made on real positions: ``--base`` p
 every decision of a block the option played is drawn again from the model with the true
 parameters of :data:`TRUTHS` (the positions' exact and myopic or paced values as ``fit`` sees them; the
 likelihood conditions on the positions, so a position the drawn player would not have reached
-changes nothing). Each block is fitted with the truth's model (:func:`harness.fit.fit_choices`,
+changes nothing). Each block is fitted with the truth's model (:func:`harness.players.fit.fit_choices`,
 the code of ``yatzy-harness fit``); the script prints per truth and parameter the coverage of the
 true value by the 95 % profile-likelihood interval, the median estimate and relative half-width,
 the verdicts (POOR or not), and the fit time per block.
@@ -44,7 +44,7 @@ the verdicts (POOR or not), and the fit time per block.
     python benchmarks/bench_fit.py choice --bot bonus --games 30 --seeds 5
 
 ``--bot`` plays ``--games`` games alone once per seed (seeds 1..``--seeds``); each record is
-fitted with ``--models`` (``all``: :func:`harness.fit.fit_table`, the code of ``fit``) and the
+fitted with ``--models`` (``all``: :func:`harness.players.fit.fit_table`, the code of ``fit``) and the
 script prints, per model, the median held-out log-likelihood per decision and top-1 agreement over
 the seeds and how many seeds chose it.
 
@@ -54,9 +54,9 @@ paced``) cost the analysis walk and the store::
     python benchmarks/bench_fit.py myopic                 # 2,000 games of solver:temperature=1, best of 3
 
 Walks the same recorded games with the decision tables alone, with the myopic values too, and
-with both the myopic and the paced values (:meth:`harness.analysis.Analyser.walk`; CPU time of the
+with both the myopic and the paced values (:meth:`harness.decisions.analysis.Analyser.walk`; CPU time of the
 process, best of ``--repeat``), and stores their informative decisions in a
-:class:`harness.fit.ChoicesBuilder` likewise (its bytes, buffers as allocated).
+:class:`harness.players.fit.ChoicesBuilder` likewise (its bytes, buffers as allocated).
 """
 
 from __future__ import annotations
@@ -71,9 +71,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from harness.analysis import Analyser  # noqa: E402
-from harness.fit import fit_table, mixes, play_table  # noqa: E402
-from harness.rules import load_rules  # noqa: E402
+from harness.decisions.analysis import Analyser  # noqa: E402
+from harness.players.fit import fit_table, mixes, play_table  # noqa: E402
+from harness.game.rules import load_rules  # noqa: E402
 
 #: bot spec -> (model fitted, {parameter: true value})
 BOTS = {
@@ -116,7 +116,7 @@ def power(argv: list[str]) -> int:
 
 
 def choice(argv: list[str]) -> int:
-    from harness.fit import parse_models
+    from harness.players.fit import parse_models
 
     ap = argparse.ArgumentParser(prog="bench_fit.py choice", description="the model chosen on held-out games")
     ap.add_argument("--rules", default="scandinavian")
@@ -162,7 +162,7 @@ def redraw(table, theta, rng, mixes="myopic"):
     ``theta`` (weight, keep temperature, box temperature, blunder), the weight on the table's
     ``mixes`` values (``myopic`` or ``paced``): a Choices with the positions' options, those values
     and the new choices."""
-    from harness.fit import Choices
+    from harness.players.fit import Choices
 
     w, tk, tb, p = theta
     keep = table.n >= 2
@@ -180,7 +180,7 @@ def redraw(table, theta, rng, mixes="myopic"):
 
 
 def family(argv: list[str]) -> int:
-    from harness.fit import FAMILY, MIXES, MODELS, fit_choices
+    from harness.players.fit import FAMILY, MIXES, MODELS, fit_choices
 
     ap = argparse.ArgumentParser(prog="bench_fit.py family", description="recovery by the extended family")
     ap.add_argument("--rules", default="scandinavian")
@@ -229,10 +229,10 @@ def family(argv: list[str]) -> int:
 
 
 def myopic(argv: list[str]) -> int:
-    from harness import registry
-    from harness.codec import arrays_of_recording
-    from harness.engine import play
-    from harness.fit import ChoicesBuilder
+    from harness.game import registry
+    from harness.records.codec import arrays_of_recording
+    from harness.game.engine import play
+    from harness.players.fit import ChoicesBuilder
 
     ap = argparse.ArgumentParser(prog="bench_fit.py myopic", description="the cost of the myopic values")
     ap.add_argument("--rules", default="scandinavian")
@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _rows(table, mask):  # a DecisionTable restricted to some decisions (labels kept)
-    from harness.analysis import DecisionTable
+    from harness.decisions.analysis import DecisionTable
 
     cols = {k: getattr(table, k)[mask] for k in ("values", "n", "chosen", "kind", "seatgame", "turn", "roll",
                                                  "upper", "regret")}

@@ -19,8 +19,8 @@ import time
 if "PYTHONPATH" not in os.environ:
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from harness import fit as F  # noqa: E402
-from harness.record import RecordStream  # noqa: E402
+from harness.players import fit as F  # noqa: E402
+from harness.records.record import RecordStream  # noqa: E402
 
 
 def rss() -> float:

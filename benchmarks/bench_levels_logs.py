@@ -3,7 +3,7 @@
 A synthetic population of mixed families on Generala (solver dials, blunders, mixtures of both,
 greedy, bonus) is recorded (two runs of eight seats on other seeds, merged into one records file,
 the game ids made unique),
-a level is tuned against those logs (``harness.opponents.tune``: exact), and the tuned spec is then
+a level is tuned against those logs (``harness.players.opponents.tune``: exact), and the tuned spec is then
 *played* against every player of the population (``run``, a gauntlet: the level against each
 player at a two-seat table, both seatings, sampled). The sampled score rate (every player weighted
 as in the logs: equal games each) is compared with the target and with the level's interval from
@@ -30,17 +30,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.calibrate import label_of  # noqa: E402
-from harness.codec import records_of_run  # noqa: E402
-from harness.errors import UserError  # noqa: E402
-from harness.evaluate import evaluate, score_rate, versus  # noqa: E402
-from harness.levels import Level, Levels  # noqa: E402
-from harness.opponents import read_logged, tune  # noqa: E402
-from harness.record import RecordStream, write_records_jsonl  # noqa: E402
-from harness.rules import load_rules  # noqa: E402
-from harness.runconfig import RunConfig  # noqa: E402
-from harness.runner import run  # noqa: E402
-from harness.summary import summarize  # noqa: E402
+from harness.players.calibrate import label_of  # noqa: E402
+from harness.records.codec import records_of_run  # noqa: E402
+from harness.util.errors import UserError  # noqa: E402
+from harness.exact.evaluate import evaluate, score_rate, versus  # noqa: E402
+from harness.players.levels import Level, Levels  # noqa: E402
+from harness.players.opponents import read_logged, tune  # noqa: E402
+from harness.records.record import RecordStream, write_records_jsonl  # noqa: E402
+from harness.game.rules import load_rules  # noqa: E402
+from harness.play.runconfig import RunConfig  # noqa: E402
+from harness.play.runner import run  # noqa: E402
+from harness.reports.summary import summarize  # noqa: E402
 
 TABLES = (
     ("solver:temperature=0.3", "solver:temperature=0.7", "solver:temperature=1.5", "solver:temperature=2.5",

@@ -1,6 +1,6 @@
 """Peak memory of a long run: the runner streams chunks, so memory must not grow with the games.
 
-Plays ``--games`` (default 10,000,000) two-seat games through :func:`harness.runner.run` while a
+Plays ``--games`` (default 10,000,000) two-seat games through :func:`harness.play.runner.run` while a
 thread samples the resident memory of this process plus all its worker processes every 0.2 s
 (psutil). Prints the peak of that sum, the peak of the summed PSS (proportional set size: pages
 shared after the fork, such as the solver bot's keep policy, counted once in all), the parent's
@@ -26,8 +26,8 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.runconfig import DEFAULT_CHUNK_SIZE, RunConfig  # noqa: E402
-from harness.runner import run  # noqa: E402
+from harness.play.runconfig import DEFAULT_CHUNK_SIZE, RunConfig  # noqa: E402
+from harness.play.runner import run  # noqa: E402
 
 MiB = 1024 * 1024
 

@@ -1,4 +1,4 @@
-"""What each picture costs to draw and write: the report's (``harness.plot.PLOTS``) and compare's (``COMPARE_PLOTS``).
+"""What each picture costs to draw and write: the report's (``harness.reports.plot.PLOTS``) and compare's (``COMPARE_PLOTS``).
 
 Plays (once, kept under ``--dir``) two analysed runs of ``--games`` games on the same seed,
 ``solver`` against ``greedy`` with seats swapped, at upper-bonus threshold 63 and 62 (the README's
@@ -67,9 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     _play(base, args.games, [])
     _play(cand, args.games, ["upper_bonus_threshold=62"])
 
-    from harness.compare import compare_runs
-    from harness.plot import COMPARE_PLOTS, PLOTS
-    from harness.summary import summarize
+    from harness.reports.compare import compare_runs
+    from harness.reports.plot import COMPARE_PLOTS, PLOTS
+    from harness.reports.summary import summarize
 
     print(f"# {platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.1f}", flush=True)

@@ -28,9 +28,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.engine import play  # noqa: E402
-from harness.registry import make  # noqa: E402
-from harness.rules import load_rules  # noqa: E402
+from harness.game.engine import play  # noqa: E402
+from harness.game.registry import make  # noqa: E402
+from harness.game.rules import load_rules  # noqa: E402
 from tests.engines.twin import NullTwin  # noqa: E402
 
 NULL = ROOT / "tests" / "engines" / "null_engine.py"

@@ -6,7 +6,7 @@
 * rows: Parquet bytes of one chunk (``worker.to_parquet``) with and without the columns
   ``lead_changes``, ``last_behind``, ``deficit``, and the time to build and write it;
 * report: ``summarize`` of a ``--games`` run (played once under ``--dir``, ``timeout,random``) with
-  every section and without :class:`harness.summary.QualitySection`, best of ``--repeat``.
+  every section and without :class:`harness.reports.summary.QualitySection`, best of ``--repeat``.
 
     python benchmarks/bench_quality.py --batch 50000 --games 1000000 --repeat 5
 """
@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT))
 def engine(bots: list[str], batch: int, repeat: int) -> None:
     import numpy as np
 
-    from harness.engine import play
-    from harness.registry import make
-    from harness.rules import load_rules
+    from harness.game.engine import play
+    from harness.game.registry import make
+    from harness.game.rules import load_rules
 
     rules = load_rules("scandinavian")
     print("| seats | leads | best games/s | median games/s |")
@@ -58,7 +58,7 @@ def kernel(batch: int, repeat: int) -> None:
     (running scores drawn like a game's: 0..29 points a turn), best of ``repeat``."""
     import numpy as np
 
-    from harness.engine import Leads
+    from harness.game.engine import Leads
 
     rng = np.random.default_rng(1)
     scores = np.cumsum(rng.integers(0, 30, (15, batch, 2)), axis=0).astype(np.int32)
@@ -79,10 +79,10 @@ def rows(batch: int, repeat: int) -> None:
 
     import numpy as np
 
-    from harness.engine import play
-    from harness.registry import make
-    from harness.rules import load_rules
-    from harness.worker import to_parquet
+    from harness.game.engine import play
+    from harness.game.registry import make
+    from harness.game.rules import load_rules
+    from harness.play.worker import to_parquet
 
     rules = load_rules("scandinavian")
     seats = [make("greedy", rules), make("greedy", rules)]
@@ -101,7 +101,7 @@ def rows(batch: int, repeat: int) -> None:
 
 
 def report(run: Path, games: int, repeat: int) -> None:
-    from harness.summary import SECTIONS, QualitySection, summarize
+    from harness.reports.summary import SECTIONS, QualitySection, summarize
 
     if not (run / "manifest.json").is_file() or not json.loads((run / "manifest.json").read_text()).get("complete"):
         subprocess.run([sys.executable, "-m", "harness.cli", "run", "--seats", "timeout,random", "--games", str(games),

@@ -32,10 +32,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.protocol import messages as msgs  # noqa: E402
-from harness.protocol.http import launch_server  # noqa: E402
-from harness.protocol.check import random_sheets, view_of  # noqa: E402
-from harness.rules import load_rules  # noqa: E402
+from harness.play.protocol import messages as msgs  # noqa: E402
+from harness.play.protocol.http import launch_server  # noqa: E402
+from harness.play.protocol.check import random_sheets, view_of  # noqa: E402
+from harness.game.rules import load_rules  # noqa: E402
 
 
 def rss_mib(pid: int) -> float:

@@ -6,9 +6,9 @@ Run from the repository root::
     python benchmarks/bench_skill.py --rules standard --games 500
 
 Each bot plays the same games alone (same seed: identical dice), recorded by the engine, and every
-decision is priced by :class:`harness.analysis.Analyser` and folded by
-:class:`harness.skill.PlayerTally`, as ``yatzy-harness analyse`` does. Prints a Markdown table: the
-regret per decision (the rating's measure) with the band :func:`harness.skill.rating` gives it,
+decision is priced by :class:`harness.decisions.analysis.Analyser` and folded by
+:class:`harness.decisions.skill.PlayerTally`, as ``yatzy-harness analyse`` does. Prints a Markdown table: the
+regret per decision (the rating's measure) with the band :func:`harness.decisions.skill.rating` gives it,
 regret per game, decisions per game, error rate, and the luck-adjusted mean with its 95 % CI.
 """
 
@@ -21,11 +21,11 @@ import time
 
 import numpy as np
 
-from harness import registry
-from harness.analysis import Analyser
-from harness.engine import play
-from harness.rules import load_rules
-from harness.skill import PlayerTally
+from harness.game import registry
+from harness.decisions.analysis import Analyser
+from harness.game.engine import play
+from harness.game.rules import load_rules
+from harness.decisions.skill import PlayerTally
 
 BOTS = ("solver", "solver:temperature=0.25", "solver:temperature=0.5", "bonus", "solver:temperature=1",
         "solver:blunder=0.1", "greedy", "solver:temperature=2", "random", "timeout")
@@ -41,7 +41,7 @@ def tally_of(spec: str, an: Analyser, games: int, seed: int, chunk: int) -> tupl
         res = play(rules, [bot], np.arange(a, min(a + chunk, games)), seed, record=True)
         rec = res.recording
         sums, d = an.walk(rec.rolls[:, 0], rec.keeps[:, 0], rec.boxes[:, 0], decisions=True)
-        kind = np.where(d["kind"] == 0, 0, np.where(d["upper"], 1, 2))  # harness.skill.REGRET_KINDS
+        kind = np.where(d["kind"] == 0, 0, np.where(d["upper"], 1, 2))  # harness.decisions.skill.REGRET_KINDS
         cut = np.searchsorted(d["seatgame"], np.arange(res.total.shape[0] + 1))
         for g in range(res.total.shape[0]):
             final, luck = sums["final"][g], sums["luck"][g]

@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 _CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from harness.rules import load_rules
-from harness import solver
+from harness.game.rules import load_rules
+from harness.exact import solver
 name, threads, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rules = load_rules(name)
 out = {}
@@ -100,10 +100,10 @@ def maxi_estimate(samples: int) -> None:
     depend on them) and extrapolate the full solve."""
     import numpy as np
 
-    from harness import solver
-    from harness import solver_kernels as K
-    from harness.rules import load_rules
-    from harness.scoring import context
+    from harness.exact import solver
+    from harness.exact.kernels import solver as K
+    from harness.game.rules import load_rules
+    from harness.game.scoring import context
 
     rules = load_rules("maxi")
     plan = solver.build_plan(rules)

@@ -2,9 +2,9 @@
 depth of skill costs.
 
 * ``quality``: the exact close-game, draw and upset rates of two solitaire bots
-  (:func:`harness.quality.exact_pair`, from their exact distributions), their exact comeback rate
-  and exact bounds of the lead changes (:func:`harness.quality.exact_course`, from each bot's
-  :class:`harness.course.Course`) beside the same metrics of a seeded ``--games``-game run of the
+  (:func:`harness.reports.quality.exact_pair`, from their exact distributions), their exact comeback rate
+  and exact bounds of the lead changes (:func:`harness.reports.quality.exact_course`, from each bot's
+  :class:`harness.exact.course.Course`) beside the same metrics of a seeded ``--games``-game run of the
   two (``report``'s quality section and head-to-head, 99.9 % intervals), the decisive round sampled:
 
       python benchmarks/bench_sweep.py quality --rules scandinavian --bots greedy,solver --games 200000
@@ -18,7 +18,7 @@ depth of skill costs.
 
       /usr/bin/time -v python benchmarks/bench_sweep.py course --rules scandinavian --bot solver
 
-* ``depth``: the depth of skill of a rule set (:func:`harness.depth.depth_of_skill` on ``--workers``
+* ``depth``: the depth of skill of a rule set (:func:`harness.exact.depth.depth_of_skill` on ``--workers``
   forked processes): the chains, how many exact evaluations each took, and the wall time (run it
   under ``/usr/bin/time -v`` for CPU time and peak memory):
 
@@ -41,13 +41,13 @@ sys.path.insert(0, str(ROOT))
 
 
 def quality(a: argparse.Namespace) -> None:
-    from harness import evaluate as E
-    from harness.course import course
-    from harness.quality import exact_course, exact_pair
-    from harness.rules import load_rules
-    from harness.runconfig import RunConfig
-    from harness.runner import run
-    from harness.summary import summarize
+    from harness.exact import evaluate as E
+    from harness.exact.course import course
+    from harness.reports.quality import exact_course, exact_pair
+    from harness.game.rules import load_rules
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
+    from harness.reports.summary import summarize
 
     rules = load_rules(a.rules)
     x, y = a.bots.split(",")
@@ -92,9 +92,9 @@ def ties(a: argparse.Namespace) -> None:
     changes between consecutive rounds and those across one tied round or more."""
     import numpy as np
 
-    from harness import engine
-    from harness.registry import make
-    from harness.rules import load_rules
+    from harness.game import engine
+    from harness.game.registry import make
+    from harness.game.rules import load_rules
 
     rules = load_rules(a.rules)
     rounds: list[np.ndarray] = []
@@ -117,20 +117,20 @@ def ties(a: argparse.Namespace) -> None:
 
 
 def course_pass(a: argparse.Namespace) -> None:
-    """One bot's course passes (:func:`harness.course.course`, not cached), timed: run it under
+    """One bot's course passes (:func:`harness.exact.course.course`, not cached), timed: run it under
     ``/usr/bin/time -v`` for its CPU time and peak memory."""
-    from harness.course import course
-    from harness.rules import load_rules
+    from harness.exact.course import course
+    from harness.game.rules import load_rules
 
     c = course(load_rules(a.rules), a.bot, use_cache=False)
     print(f"{a.rules}: course of {c.bot}, {c.rounds} rounds, deficit round {c.deficit_round}: {c.seconds:.1f} s wall")
 
 
 def depth(a: argparse.Namespace) -> None:
-    from harness import render as R
-    from harness.backends import open_backend
-    from harness.depth import Evaluator, depth_of_skill
-    from harness.rules import load_rules
+    from harness.util import render as R
+    from harness.util.backends import open_backend
+    from harness.exact.depth import Evaluator, depth_of_skill
+    from harness.game.rules import load_rules
 
     rules = load_rules(a.rules)
     t0 = time.perf_counter()

@@ -9,7 +9,7 @@ Run from the repository root (long: use ``nice``; the tables are cached after th
     python benchmarks/bench_target.py play --rules scandinavian --games 20000 --seats 4
 
 ``tables`` solves (or loads) the three tables of each rule set ("target", "tie", "ev"; see
-:mod:`harness.target`), prints their size and the time their solve took, P(score >= T) for
+:mod:`harness.exact.target`), prints their size and the time their solve took, P(score >= T) for
 T = 150, 200, 250, 300 under both policies (the EV side from the exact distribution), and the
 ceiling: the win rate (ties half) of play that knows the best opponent final in advance, exact:
 sum over b of P(best EV-optimal final = b) x the tie-aware table's start value at b.
@@ -35,10 +35,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from harness import solver, target
-from harness.rules import load_rules
-from harness.runconfig import RunConfig
-from harness.runner import run
+from harness.exact import solver
+from harness.exact import target
+from harness.game.rules import load_rules
+from harness.play.runconfig import RunConfig
+from harness.play.runner import run
 from harness.stats import elo_from_score, mean_ci, sprt_pentanomial
 
 TARGETS = (150, 200, 250, 300)

@@ -1,7 +1,7 @@
 """Games per second: the engine alone and the whole runner (chunks, workers, Parquet), per bot pairing.
 
 For each bot B in ``--bots`` (those not registered are skipped): B vs B at a two-seat table on
-``--rules`` (scandinavian), through :func:`harness.runner.run` with each worker count in
+``--rules`` (scandinavian), through :func:`harness.play.runner.run` with each worker count in
 ``--workers``, plus one engine-only batch (``--engine-batch`` games, one core, cold caches) to
 separate the engine's speed from the runner's. Every measurement runs in a fresh Python process,
 so no bot cache warmed by one row speeds up the next; imports are not timed, the runner's set-up
@@ -34,9 +34,9 @@ def engine_rate(rules_name: str, bot: str, batch: int, seed: int) -> float:
     """Games/s of one ``engine.play`` batch of ``batch`` games, fresh bots (their caches cold)."""
     import numpy as np
 
-    from harness.engine import play
-    from harness.registry import make
-    from harness.rules import load_rules
+    from harness.game.engine import play
+    from harness.game.registry import make
+    from harness.game.rules import load_rules
 
     rules = load_rules(rules_name)
     seats = [make(bot, rules), make(bot, rules)]
@@ -62,8 +62,8 @@ def runner_rate(rules_name: str, bot: str, games: int, workers: int, chunk: int,
     CPU seconds do not depend on how many cores other jobs leave us: on an idle machine with W
     cores the wall time approaches CPU / W (plus the serial set-up).
     """
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     cfg = RunConfig(seats=(bot, bot), rules=rules_name, games=games, seed=seed, chunk_size=chunk, workers=workers)
     tmp = Path(tempfile.mkdtemp(prefix="bench-throughput-"))
@@ -85,7 +85,7 @@ def _fresh(args: argparse.Namespace, what: str, bot: str, workers: int = 0) -> A
 
 
 def main(argv: list[str] | None = None) -> int:
-    from harness.runconfig import DEFAULT_CHUNK_SIZE
+    from harness.play.runconfig import DEFAULT_CHUNK_SIZE
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rules", default="scandinavian")
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(runner_rate(args.rules, args.bots, args.games, int(args.workers), args.chunk_size, args.seed)))
         return 0
 
-    from harness.registry import available
+    from harness.game.registry import available
 
     reg = available()
     load = os.getloadavg()[0]

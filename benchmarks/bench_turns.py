@@ -1,4 +1,4 @@
-"""One turn's keep lattice over many columns (``harness.solver_kernels.turn_args``, then
+"""One turn's keep lattice over many columns (``harness.exact.kernels.solver.turn_args``, then
 ``turn_values``): its cost per column at each width, and, on the same columns, one call against
 calls of at most ``WIDE - 1`` columns (the face-by-face loops) — the measurement behind ``WIDE``
 and target play's ``TARGET_COLUMNS``.
@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 
-from harness import solver as S
-from harness import solver_kernels as K
-from harness.rules import load_rules
+from harness.exact import solver as S
+from harness.exact.kernels import solver as K
+from harness.game.rules import load_rules
 
 
 def _turns(dk: K.DiceK, stop: np.ndarray, step: int, keeps: bool) -> tuple[np.ndarray, np.ndarray]:

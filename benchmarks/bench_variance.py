@@ -169,11 +169,11 @@ def calibrate(args: argparse.Namespace, root: Path) -> None:
 def kernel(args: argparse.Namespace, root: Path) -> None:
     """Per bot, one process: seat-games/s of the analysis kernel (Analyser.recording) and of the
     Python reference (Analyser.seat) on the same recorded games, warm (compiled, table loaded)."""
-    from harness import registry
-    from harness.analysis import Analyser
-    from harness.codec import turns_of_recording
-    from harness.engine import play
-    from harness.rules import load_rules
+    from harness.game import registry
+    from harness.decisions.analysis import Analyser
+    from harness.records.codec import turns_of_recording
+    from harness.game.engine import play
+    from harness.game.rules import load_rules
 
     an = Analyser(load_rules("scandinavian"))
     print("| bot | seat-games | kernel seat-games/s | Python seat-games/s | speed-up |")

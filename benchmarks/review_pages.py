@@ -29,12 +29,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.codec import GameRecord, Seat  # noqa: E402
-from harness.record import read_records, write_records_jsonl  # noqa: E402
-from harness.replay import record_of_replay, replay  # noqa: E402
-from harness.review import Reviewer, write_review  # noqa: E402
-from harness.runconfig import RunConfig  # noqa: E402
-from harness.runner import run  # noqa: E402
+from harness.records.codec import GameRecord, Seat  # noqa: E402
+from harness.records.record import read_records, write_records_jsonl  # noqa: E402
+from harness.play.replay import record_of_replay, replay  # noqa: E402
+from harness.reports.review import Reviewer, write_review  # noqa: E402
+from harness.play.runconfig import RunConfig  # noqa: E402
+from harness.play.runner import run  # noqa: E402
 from tests import browser as B  # noqa: E402
 
 SHOTS = ROOT / "benchmarks" / "example_review"

@@ -37,9 +37,9 @@ def mark():
 import numpy; mark()
 import pyarrow; mark()
 import numba; mark()
-import harness.review as R
-from harness.codec import records_of_run, run_rules
-from harness.record import validate_record
+import harness.reports.review as R
+from harness.records.codec import records_of_run, run_rules
+from harness.records.record import validate_record
 mark()
 src, game, page = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 ((lineup, rec),) = list(records_of_run(src, lineup=0, games=[game])); rules = run_rules(src); mark()

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from harness.commands import COMMANDS
 from harness.commands.options import HelpFormatter, end_bars
-from harness.errors import RunFailed, UserError
+from harness.util.errors import RunFailed, UserError
 
 EXIT_USAGE = 2
 #: Games could not be played to the end (a bot failed); the run directory is resumable.
@@ -88,8 +88,8 @@ def _quiet_broken_pipe() -> int:
 
 def _speak_on_first_run(args: argparse.Namespace) -> None:
     """First-run steps (compiling kernels, solving a table) draw on stderr when it is a terminal
-    and neither --quiet nor --json was given (:mod:`harness.progress`)."""
-    from harness import progress
+    and neither --quiet nor --json was given (:mod:`harness.util.progress`)."""
+    from harness.util import progress
 
     progress.enable(sys.stderr.isatty() and not getattr(args, "quiet", False) and not getattr(args, "json", False))
 

@@ -1,1 +1,1 @@
-"""Built-in bots, one family per module; each registers itself with harness.registry."""
+"""Built-in bots, one family per module; each registers itself with harness.game.registry."""

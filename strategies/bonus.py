@@ -4,8 +4,8 @@ It values a box by its score now, minus what the box would be expected to earn o
 spent on it (so it scratches cheap boxes rather than expensive ones), plus the upper bonus times
 the change in the chance of making the bonus. That chance is tracked against the remaining open
 upper boxes: each is assumed to be worked on for one turn, which makes "three of each" the pace.
-The heuristic's tables and box values are :mod:`harness.pace` (shared with the ``paced`` player
-model of :mod:`harness.fit`).
+The heuristic's tables and box values are :mod:`harness.game.pace` (shared with the ``paced`` player
+model of :mod:`harness.players.fit`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from functools import cached_property
 
 import numpy as np
 
-from harness.pace import WEIGHT, bonus_chance_table, opportunity
-from harness.strategy import Param, Policy, Sheets, TurnView
+from harness.game.pace import WEIGHT, bonus_chance_table, opportunity
+from harness.game.strategy import Param, Policy, Sheets, TurnView
 from strategies.greedy import TurnPlanner, cheapest_first, best_box
 from strategies.kernels import bonus_policy, bonus_stop_values, bonus_values_batch
 

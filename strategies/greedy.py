@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.rules import RuleSet
-from harness.scoring import best_immediate, context
+from harness.game.rules import RuleSet
+from harness.game.scoring import best_immediate, context
 from strategies.kernels import best_gain_box, immediate_stops, sheet_gain_boxes
-from harness.strategy import Policy, Sheets, Strategy, TurnView
-from harness.turn import batch_keeps, turn_policy
+from harness.game.strategy import Policy, Sheets, Strategy, TurnView
+from harness.game.turn import batch_keeps, turn_policy
 
 
 def best_gain(view: TurnView) -> np.ndarray:
@@ -134,7 +134,7 @@ class TurnPlanner(Strategy):
         """(N, rr, R) the keeps :meth:`keep` answers in N states with stop values ``stops`` (N, 2, R)
         (index 1: the turn's first roll, used with servida): the tables of :meth:`_keep_table`
         (first roll: ``rr`` rerolls left at row rr - 1; after a reroll: j of them at row j - 1),
-        worked out by :func:`harness.turn.turn_keeps`, the kernels of ``turn_policy``."""
+        worked out by :func:`harness.game.turn.turn_keeps`, the kernels of ``turn_policy``."""
         d, rr = self.rules.dice, self.rules.rolls_per_turn - 1
         if rr == 0:
             return np.broadcast_to(d.roll_as_keep.astype(np.int32), (len(stops), 1, d.n_rolls)).copy()

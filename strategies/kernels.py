@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from harness.jit import nb
+from harness.util.jit import nb
 import numpy as np
 
-from harness.pace import box_values as bonus_values, stop_values
-from harness.scoring import score_options
+from harness.game.pace import box_values as bonus_values, stop_values
+from harness.game.scoring import score_options
 
 
 @nb.njit(cache=True, nogil=True)
 def bonus_stop_values(ctx, first, flag, filled, upper, threshold, bonus_value, p_table, opp, weight):
     """(R,) float64: the bonus bot's value of stopping with each roll in one sheet state
-    (:func:`harness.pace.stop_values` of the sheet's score rows)."""
+    (:func:`harness.game.pace.stop_values` of the sheet's score rows)."""
     n = ctx.table.shape[0]
     res = np.empty(n)
     rows = np.empty((n, ctx.n_boxes), dtype=np.int16)
@@ -28,7 +28,7 @@ def bonus_stop_values(ctx, first, flag, filled, upper, threshold, bonus_value, p
 @nb.njit(cache=True, nogil=True)
 def bonus_values_batch(scores, allowed, extra, filled, upper, threshold, bonus_value, upper_face, p_table, opp,
                        weight):
-    """:func:`harness.pace.box_values` for a batch: scores (B, NB) -> (B, NB) float64."""
+    """:func:`harness.game.pace.box_values` for a batch: scores (B, NB) -> (B, NB) float64."""
     out = np.empty(scores.shape)
     for i in range(scores.shape[0]):
         bonus_values(scores[i], allowed[i], extra[i], filled[i], upper[i], threshold, bonus_value, upper_face,
@@ -100,7 +100,7 @@ def sheet_gain_boxes(options, allowed, extra, sheet, upper, threshold, bonus_val
 @nb.njit(cache=True, nogil=True)
 def immediate_stops(options, allowed, extra, out):
     """out (U, 2, R) float64: the best score (extra bonus included) of an allowed box for every roll of
-    every sheet (options (U, 2, R, NB)): :func:`harness.scoring.best_immediate` from the score rows."""
+    every sheet (options (U, 2, R, NB)): :func:`harness.game.scoring.best_immediate` from the score rows."""
     for u in range(options.shape[0]):
         for f in range(2):
             for r in range(options.shape[2]):
@@ -117,7 +117,7 @@ def bonus_policy(options, allowed, extra, sheet, masks, uppers, threshold, bonus
     """The bonus bot's stop values stops (N, 2, R) and boxes (N, F, R) for N states (state g: sheet
     row sheet[g] of options (U, 2, R, NB), allowed and extra (U, 2, R), filled boxes masks[g],
     upper subtotal uppers[g]); F = 2 with ``servida``, else 1 (the first roll scores like any
-    other). Every value is :func:`harness.pace.box_values`'s, term by term in its order (only the open faces
+    other). Every value is :func:`harness.game.pace.box_values`'s, term by term in its order (only the open faces
     and P(bonus) now are taken once per state): stops the best of them (:func:`bonus_stop_values`),
     boxes the first best in ``order`` (the bot's ``best_box``)."""
     for g in range(masks.shape[0]):

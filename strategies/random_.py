@@ -6,7 +6,7 @@ from math import comb
 
 import numpy as np
 
-from harness.strategy import Policy, Sheets, Strategy, TurnView
+from harness.game.strategy import Policy, Sheets, Strategy, TurnView
 from strategies.kernels import random_boxes, random_keeps, uniform_boxes
 
 

@@ -1,7 +1,7 @@
 """The solver-backed bot: exact optimal play from the solved value table, with a difficulty dial.
 
 ``solver`` maximises the expected final score of its own column (solitaire-optimal): every keep and
-box is the argmax of the exact action values of :mod:`harness.solver`, ties broken by the solver's
+box is the argmax of the exact action values of :mod:`harness.exact.solver`, ties broken by the solver's
 fixed rule, so play is deterministic. Two knobs make it weaker for the site's difficulty levels:
 
 * ``temperature=T`` (points): each action (keep or box) is drawn with probability proportional
@@ -10,7 +10,7 @@ fixed rule, so play is deterministic. Two knobs make it weaker for the site's di
 * ``blunder=P``: with probability P the decision is a uniformly random legal action instead.
 
 ``target=T`` plays for a score instead: every keep and box maximises P(final score >= T), from the
-exact target table of :mod:`harness.target` (a "beat this score" opponent); ``blunder`` works as
+exact target table of :mod:`harness.exact.target` (a "beat this score" opponent); ``blunder`` works as
 above, and ``temperature`` is then in percentage points of that probability (the action values
 are probabilities, not points).
 
@@ -19,12 +19,12 @@ direct-mapped cache for the life of the process (a state recurs across thousands
 by every solver bot of the process on the same rule set. For long runs (at least
 ``FULL_POLICY_GAMES`` games announced by the runner) the T=0 keeps of every state are worked out
 once, before the workers fork, and cached on disk beside the value table
-(:func:`harness.solver.policy_table`); once that file exists every T=0 solver bot uses it (the
+(:func:`harness.exact.solver.policy_table`); once that file exists every T=0 solver bot uses it (the
 same keeps, looked up instead of worked out). Randomness comes only from ``view.uniform`` (two
 uniforms per decision), so a game replays identically. With ``columns`` > 1
 each column is played as a fresh game. With ``saved_rolls`` the table still values ordinary
 three-roll turns; a turn with extra rolls in hand is planned optimally against those values (ties
-as in :func:`harness.turn.turn_policy`; the bot never deliberately stops early to save rolls).
+as in :func:`harness.game.turn.turn_policy`; the bot never deliberately stops early to save rolls).
 """
 
 from __future__ import annotations
@@ -33,14 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from harness import jit
-from harness import solver_kernels as K
-from harness.errors import UserError
-from harness.rules import RuleSet
-from harness.scoring import context
-from harness.solver import Solution, build_plan, is_solved, policy_table, solve
-from harness.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView
-from harness.turn import keep_expectations, turn_policy
+from harness.util import jit
+from harness.exact.kernels import solver as K
+from harness.util.errors import UserError
+from harness.game.rules import RuleSet
+from harness.game.scoring import context
+from harness.exact.solver import Solution, build_plan, is_solved, policy_table, solve
+from harness.game.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView
+from harness.game.turn import keep_expectations, turn_policy
 
 #: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0).
 POLICY_LINES = 1 << 19
@@ -67,7 +67,7 @@ class SolverBot(Strategy):
         Param("blunder", float, 0.0, "probability of a uniformly random legal action at each decision",
               lo=0.0, hi=1.0),
         Param("target", int, 0, "play to maximise P(final score >= target) instead of the expected score "
-              "(0 = off; exact target table of harness.target)", lo=0),
+              "(0 = off; exact target table of harness.exact.target)", lo=0),
     )
     classifier = {"stochastic": False, "lookahead": "game", "long_run_time": False}
 
@@ -111,7 +111,7 @@ class SolverBot(Strategy):
         if self.target:
             if self._player is None:
                 # only solver:target=T needs the target tables' module and kernels: loaded then
-                from harness.target import Player, cached_tmax, target_table
+                from harness.exact.target import Player, cached_tmax, target_table
 
                 tab = target_table(self.rules, "target", cached_tmax(self.rules, "target", self.target))
                 self._player = Player(tab)
@@ -314,7 +314,7 @@ class SolverBot(Strategy):
 
     def target_play(self) -> TargetPlay | None:
         """Target play decides from the target table, the solver's values and the tie weight of
-        :class:`harness.target.Player` (None without a target)."""
+        :class:`harness.exact.target.Player` (None without a target)."""
         if not self.target:
             return None
         self.prepare()
@@ -325,7 +325,7 @@ class SolverBot(Strategy):
         """The bot's keeps and boxes from the very kernels and arithmetic of :meth:`keep` and
         :meth:`choose`: T = 0 the first-strict-maximum plans, T > 0 the values its softmax draws
         from, each mixed with a uniform legal action at the blunder rate."""
-        from harness import evaluate_kernels as EK  # the exact evaluation's kernels, only when evaluating
+        from harness.exact.kernels import evaluate as EK  # the exact evaluation's kernels, only when evaluating
 
         if self.target:
             raise UserError(f"strategy {self.label!r}: target play depends on the points scored so far; "

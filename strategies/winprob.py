@@ -1,11 +1,11 @@
 """The win-probability bot: plays to win the game (beat every other sheet), not to score most.
 
-``winprob`` sees every sheet at the table (:attr:`harness.strategy.TurnView.seats`) and values each
+``winprob`` sees every sheet at the table (:attr:`harness.game.strategy.TurnView.seats`) and values each
 keep and box by its chance of winning, a tie counting as half a win:
 
 * **Every opponent finished** (the last mover's last turns): the best final score B to beat is
   known, and the bot plays exactly optimally: it maximises P(X > d) + 1/2 P(X = d), X its points
-  still to come and d = B - its points, from the tie-aware table of :mod:`harness.target`
+  still to come and d = B - its points, from the tie-aware table of :mod:`harness.exact.target`
   (kind "tie": the recursion of the target table with a finished column worth 1/2 at d = 0).
   That objective is not a combination of two target maxima (max P(X >= d) and max P(X >= d + 1)
   may need different policies), which is why it has its own table. Exact for one best opponent;
@@ -35,11 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from harness import target_kernels as TK
-from harness.errors import UserError
-from harness.rules import RuleSet
-from harness.strategy import Param, Strategy, TurnView
-from harness.target import Player, default_tmax, target_table
+from harness.exact.kernels import target as TK
+from harness.util.errors import UserError
+from harness.game.rules import RuleSet
+from harness.game.strategy import Param, Strategy, TurnView
+from harness.exact.target import Player, default_tmax, target_table
 from strategies.solver import SolverBot, random_boxes
 
 #: Games whose weights are worked out at once (the weights take (games, tmax + 1) float64).

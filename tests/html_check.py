@@ -1,7 +1,7 @@
 """Test helper: check that an HTML page of the harness never breaks a number across lines.
 
 Used by the render and report tests. What counts as a number is decided here, independently of
-:func:`harness.render.is_numeric`, the way a reader sees a cell: digits with signs, decimals,
+:func:`harness.util.render.is_numeric`, the way a reader sees a cell: digits with signs, decimals,
 thousands commas, %, pts, a multiple's x, an exponent, brackets and separators, and no word but the
 "df" and "p" of a test.
 """

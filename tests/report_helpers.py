@@ -16,9 +16,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.engine import play
-from harness.registry import make
-from harness.rules import load_rules
+from harness.game.engine import play
+from harness.game.registry import make
+from harness.game.rules import load_rules
 
 
 @functools.lru_cache(maxsize=16)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.registry import available, register
-from harness.strategy import TurnView
+from harness.game.registry import available, register
+from harness.game.strategy import TurnView
 from strategies.greedy import TimeoutBot
 
 log = logging.getLogger("tests.runner_bots")

@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from harness import registry
-from harness.analysis import Analyser, DecisionTable, decision_table
-from harness.codec import turns_of_recording
-from harness.engine import play
-from harness.errors import UserError
-from harness.replay import record_of_replay, replay
-from harness.rules import load_rules
+from harness.game import registry
+from harness.decisions.analysis import Analyser, DecisionTable, decision_table
+from harness.records.codec import turns_of_recording
+from harness.game.engine import play
+from harness.util.errors import UserError
+from harness.play.replay import record_of_replay, replay
+from harness.game.rules import load_rules
 
 BOTS = ["random", "timeout", "greedy", "bonus", "solver", "solver:temperature=1,blunder=0.1"]
 RULE_SETS = [("scandinavian", []), ("yahtzee", []), ("generala", []), ("forced", []), ("standard", []),
@@ -83,7 +83,7 @@ def test_the_decision_table_holds_the_advisors_values_and_the_choice_played():
     for i in range(0, len(table), 7):  # a sample of decisions, priced again by the advisor
         sg, t = int(table.seatgame[i]), int(table.turn[i])
         rec = records[sg // len(bots)]
-        from harness.positions import position_from_record
+        from harness.decisions.positions import position_from_record
         rp = position_from_record(rec, int(table.seats[sg]), t // rules.n_boxes + 1, t % rules.n_boxes + 1,
                                   int(table.roll[i]) + 1, an.adv)
         advice = an.adv.advise(rp.position if table.kind[i] == 0 or rp.keep is not None else rp.box_position)
@@ -176,8 +176,8 @@ def test_run_analyse_adds_exact_luck_and_regret_columns(tmp_path):
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     def rows(out):
         return pd.concat(pq.read_table(p).to_pandas() for p in sorted((out / "chunks").iterdir()))

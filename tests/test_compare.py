@@ -1,4 +1,4 @@
-"""Tests for harness.compare: paired statistics against pandas/scipy on the same rows, the verdict and
+"""Tests for harness.reports.compare: paired statistics against pandas/scipy on the same rows, the verdict and
 exit codes (a real change detected, a no-op change not flagged more often than alpha), and the
 ``compare`` command end to end on run directories and on run configs played by the runner."""
 
@@ -13,8 +13,8 @@ import pytest
 from scipy import stats as sps
 
 from harness.cli import main
-from harness.compare import Comparison, CompareSettings, compare_runs, compare_text
-from harness.errors import UserError
+from harness.reports.compare import Comparison, CompareSettings, compare_runs, compare_text
+from harness.util.errors import UserError
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.report_helpers import MINI_RULES, errorbars, layout_problems, write_run
 except ModuleNotFoundError:
@@ -39,7 +39,7 @@ def test_figures_few_games_moved_get_the_interval_their_bounds_allow(fh_pair):
     game's sign; in small comparisons such intervals missed the exact difference most of the time,
     benchmarks/BENCHMARKS.md). A box moved in some games has a t interval whose degrees of
     freedom are those games'."""
-    from harness.rules import load_rules
+    from harness.game.rules import load_rules
 
     (bdir, brows), (cdir, crows) = fh_pair
     r = compare_runs(bdir, cdir, CompareSettings(mu1=4))
@@ -120,7 +120,7 @@ def test_identical_runs_no_change_exit_0(fh_pair, capsys):
     total's range times 1 - beta ** (1 / n)) lies nearer mu0 than mu1; before, inconclusive (400
     games bound the difference to ±2.8 points only, more than half of mu1 = 4; 0 of 100 games was
     seen to precede a change in the coverage benchmark)."""
-    from harness.rules import load_rules
+    from harness.game.rules import load_rules
 
     (bdir, _), _ = fh_pair
     assert main(["compare", str(bdir), str(bdir), "--mu1", "4", "--json"]) == 2
@@ -289,8 +289,8 @@ def test_bonus_threshold_62_vs_63_with_solver_bots_matches_the_exact_difference(
     at threshold 63 (BASE) and 62 (CANDIDATE) on the same dice. The change must be detected, and the
     measured paired difference must agree with the difference of the two exact expected scores (its
     99.9 % interval contains it). The full scandinavian version is benchmarks/bench_compare.py."""
-    from harness.rules import load_rules
-    from harness.solver import solve
+    from harness.game.rules import load_rules
+    from harness.exact.solver import solve
 
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
     rules = tmp_path / "mini.toml"
@@ -327,8 +327,8 @@ def _played(out: Path, rules: Path, seats: list[str], games: int, seed: int, ana
     """Play a run with the runner (analysed by default); returns (dir, rows sorted by game, seat)."""
     import pandas as pd
 
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     cfg = RunConfig(mode="run", rules=str(rules), seats=tuple(seats), games=games, seed=seed,
                     chunk_size=max(1, games // 2), workers=1, analyse=analyse, settings=settings or {})
@@ -488,7 +488,7 @@ def test_compare_picture_draws_the_score_distributions_and_every_difference(fh_p
     its interval; solid where the interval excludes 0."""
     import numpy as np
 
-    from harness.plot import plot_comparison
+    from harness.reports.plot import plot_comparison
 
     (bdir, brows), (cdir, crows) = fh_pair
     r = compare_runs(bdir, cdir, CompareSettings(mu1=4))
@@ -529,8 +529,8 @@ def test_compare_pictures_of_a_luck_adjusted_bot_change(bot_change):
     family-wise marked with *."""
     import numpy as np
 
-    from harness.plot import plot_compare_quality, plot_comparison
-    from harness.quality import SHARES
+    from harness.reports.plot import plot_compare_quality, plot_comparison
+    from harness.reports.quality import SHARES
 
     (bdir, b), (cdir, c) = bot_change
     r = compare_runs(bdir, cdir)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from harness.cli import EXIT_BROKEN_PIPE, build_parser, main
-from harness.jsonable import jsonable
+from harness.util.jsonable import jsonable
 
 
 @pytest.mark.parametrize("argv", [["rules", "show", "scandinavian", "--json"], ["strategies", "--json"]])

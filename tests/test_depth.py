@@ -9,12 +9,12 @@ import math
 
 import pytest
 
-from harness import depth as D
-from harness import evaluate as E
-from harness.backends import open_backend
-from harness.errors import UserError
-from harness.jsonable import jsonable
-from harness.rules import load_rules
+from harness.exact import depth as D
+from harness.exact import evaluate as E
+from harness.util.backends import open_backend
+from harness.util.errors import UserError
+from harness.util.jsonable import jsonable
+from harness.game.rules import load_rules
 from tests.test_evaluate import cache, tiny_dir  # noqa: F401  (fixtures)
 
 
@@ -138,8 +138,8 @@ def test_the_help_defaults_are_the_librarys():
 
 def test_report_and_compare_show_the_depth_of_skill_when_cached_or_small(cache, capsys, tmp_path, monkeypatch):
     from harness.cli import main
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
     from tests.test_quality import COURSE_RULES
 
     # a short dial keeps the chains to a few evaluations; the rule set counts as big: auto needs the cache
@@ -190,8 +190,8 @@ def test_the_not_cached_note_is_said_once_with_the_command_that_computes_it(cach
     what the note says."""
     from harness.cli import main
     from harness.commands import options
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
     from tests.test_quality import COURSE_RULES
 
     monkeypatch.setitem(D.DIALS, D.DEFAULT_DIAL, D.Dial("solver", "temperature", (0.0, 0.5, 1.0, 4.0, 16.0), 0.5))

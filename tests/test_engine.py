@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness import registry
-from harness.engine import StrategyError, play
-from harness.outcome import DRAW, WIN
-from harness.record import validate_record
-from harness.replay import record_of_replay, replay
-from harness.rules import load_rules
+from harness.game import registry
+from harness.game.engine import StrategyError, play
+from harness.game.outcome import DRAW, WIN
+from harness.records.record import validate_record
+from harness.play.replay import record_of_replay, replay
+from harness.game.rules import load_rules
 from strategies.greedy import GreedyBot
 
 
@@ -63,7 +63,7 @@ def test_different_bots_see_the_same_first_rolls():
 
 
 def test_rerolled_dice_take_the_first_values_of_the_fresh_draw():
-    from harness import rng
+    from harness.game import rng
     trace, _ = replay("scandinavian", [], ["greedy"], 11, 4)
     keys = rng.game_keys(11, np.array([4]))
     keep = next(e for e in trace if e["event"] == "keep" and not e["stop"])

@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from harness.cli import main
-from harness.rules import load_rules
+from harness.game.rules import load_rules
 
 pytestmark = pytest.mark.xdist_group("engine_examples")
 

@@ -12,14 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import evaluate as E
-from harness import solver
-from harness.errors import UserError
-from harness.registry import make
-from harness.rules import load_rules
-from harness.scoring import context, score_options_batch
+from harness.exact import evaluate as E
+from harness.exact import solver
+from harness.util.errors import UserError
+from harness.game.registry import make
+from harness.game.rules import load_rules
+from harness.game.scoring import context, score_options_batch
 from harness.stats import PERCENTILES
-from harness.strategy import Strategy, TurnView
+from harness.game.strategy import Strategy, TurnView
 from tests.test_solver import TINY
 
 BOTS = ["random", "timeout", "greedy", "bonus", "solver", "solver:temperature=2,blunder=0.1",
@@ -218,7 +218,7 @@ def test_evaluation_is_the_enumerated_play_of_the_bot(name, spec, tiny_dir, cach
 
 @pytest.mark.parametrize("name,target", [("tiny_bonus", 39), ("tiny_joker", 55), ("tiny_generala", 47)])
 def test_target_play_reaches_its_target_as_often_as_its_table_says(name, target, tiny_dir, cache):
-    from harness.target import target_table
+    from harness.exact.target import target_table
 
     rules = load_rules(str(tiny_dir / f"{name}.toml"))
     ev = E.evaluate(rules, f"solver:target={target}", use_cache=False)
@@ -230,7 +230,7 @@ def test_target_play_reaches_its_target_as_often_as_its_table_says(name, target,
 
 def test_only_the_rows_some_cell_reaches_are_worked_out():
     """row_mass and mass_runs: the (state, target) rows cells with probability fold into, as runs."""
-    from harness import target_kernels as TK
+    from harness.exact.kernels import target as TK
 
     off = np.array([0, 10, 15])  # vectors of length 10 and 5
     wlo, woff = np.array([100, 200]), np.array([0, 8, 14])
@@ -275,8 +275,8 @@ def test_the_optimal_bot_is_the_solvers_exact_distribution(name, tiny_dir, cache
 def sampled_scores(rules_path: str, spec: str, games: int, out: Path, seed: int = 7) -> np.ndarray:
     import pyarrow.parquet as pq
 
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     run_dir = run(RunConfig(seats=(spec,), rules=rules_path, games=games, workers=1, seed=seed), out)
     return np.concatenate([pq.read_table(f, columns=["total"]).column("total").to_numpy()
@@ -416,7 +416,7 @@ def test_the_solver_policy_kernel_writes_only_inside_its_arrays(tiny_dir, cache,
     tiny_generala the double box (60, once the generala box holds a generala) is written for
     sheets whose options offer less. The kernel run as plain Python raises on any index outside
     its arrays (compiled, such a write went past the array's end and corrupted memory)."""
-    from harness import evaluate_kernels as EK
+    from harness.exact.kernels import evaluate as EK
 
     monkeypatch.setattr(EK, "solver_policy", EK.solver_policy.py_func)
     rules = load_rules(str(tiny_dir / "tiny_generala.toml"))

@@ -15,13 +15,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.cli import main
-from harness.errors import UserError
-from harness.evaluate import evaluate, seats, versus
-from harness.levels import calibrate_levels, check_levels, load_levels
-from harness.report import summary_text
-from harness.rules import load_rules
+from harness.util.errors import UserError
+from harness.exact.evaluate import evaluate, seats, versus
+from harness.players.levels import calibrate_levels, check_levels, load_levels
+from harness.reports.report import summary_text
+from harness.game.rules import load_rules
 from harness.stats import IntHistogram
-from harness.summary import summarize
+from harness.reports.summary import summarize
 from tests.report_helpers import write_run
 from tests.test_solver import TINY
 
@@ -346,7 +346,7 @@ def test_report_without_exactness_says_why_in_one_line(tiny, tmp_path, monkeypat
     assert "Exact / sampled" not in summary_text(d)
     assert "exact" not in summarize(saved).to_dict()  # the library's default: no exact section at all
     # auto on a rule set counted as large, the evaluations not cached: a note instead of the cost
-    import harness.summary as SM
+    import harness.reports.summary as SM
 
     monkeypatch.setattr(SM, "EXACT_AUTO_STATES", 0)
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "empty-cache"))

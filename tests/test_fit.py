@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from harness.analysis import SCALE, Analyser, DecisionTable
+from harness.decisions.analysis import SCALE, Analyser, DecisionTable
 from harness.cli import main
-from harness.errors import UserError
-from harness.fit import (Choices, Likelihood, fit_choices, fit_table, mle, parse_model, play_table, reference_of)
-from harness.rules import load_rules
+from harness.util.errors import UserError
+from harness.players.fit import (Choices, Likelihood, fit_choices, fit_table, mle, parse_model, play_table, reference_of)
+from harness.game.rules import load_rules
 
 
 def synthetic(rng: np.random.Generator, d: int, t: float, p: float, width: int = 24) -> DecisionTable:
@@ -148,8 +148,8 @@ def test_models_are_parsed_in_any_order_and_unknown_ones_refused():
 
 def _record(factory, seats: tuple[str, ...], games: int, seed: int) -> str:
     """A recorded run of ``seats`` (the records fit reads), in a fresh directory."""
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     out = factory.mktemp("fit") / "run"
     run(RunConfig(seats=seats, games=games, seed=seed, record=True, workers=1), out)
@@ -192,7 +192,7 @@ def test_fit_errors_are_one_line_with_exit_2(recorded, capsys, argv, message):
 
 
 def test_bad_records_are_named_and_a_file_without_games_is_an_error(recorded, tmp_path, capsys):
-    from harness.record import read_records, write_records_jsonl
+    from harness.records.record import read_records, write_records_jsonl
 
     games = read_records(recorded).games[:3]
     path = tmp_path / "games.jsonl"
@@ -219,7 +219,7 @@ def test_a_few_decisions_are_too_little_data_never_ok_nor_the_median_player(anal
     """3 decisions, or one game of greedy (44 decisions, which the blunder model fits as a near
     perfect solver): the verdict is 'too little data', whatever the tests say, and no such player
     is the median player; the same players with enough games are answers."""
-    from harness.fit import MIN_DECISIONS, TOO_LITTLE, text
+    from harness.players.fit import MIN_DECISIONS, TOO_LITTLE, text
 
     few = fit_choices(Choices.of_table(synthetic(np.random.default_rng(3), 3, 2.0, 0.0)), "solver:temperature")
     assert few.verdict == TOO_LITTLE and not few.enough and few.decisions == 3
@@ -251,8 +251,8 @@ def test_a_few_decisions_are_too_little_data_never_ok_nor_the_median_player(anal
 
 
 def test_a_fit_with_too_little_data_is_refused_as_a_calibrate_reference(tmp_path, capsys):
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     rec = tmp_path / "run"
     run(RunConfig(seats=("solver:temperature=1", "greedy"), games=2, seed=2, record=True, workers=1), rec)
@@ -294,7 +294,7 @@ def test_the_fit_commands_defaults_are_the_librarys_constants():
     import argparse
 
     from harness.commands import fit as command
-    from harness.fit import MAX_HALF_WIDTH, MAX_MEMORY, MIN_DECISIONS
+    from harness.players.fit import MAX_HALF_WIDTH, MAX_MEMORY, MIN_DECISIONS
 
     p = argparse.ArgumentParser()
     command.configure(p)
@@ -322,9 +322,9 @@ def test_a_fit_streams_its_records_in_batches_and_gives_the_numbers_of_one_table
     """fit_records walks BATCH_GAMES games at a time (no table of every option of every decision)
     and finds the numbers of fit_table on the whole decision table; a player's decisions and their
     per-kind subsets share the store's options (nothing copied per subset)."""
-    import harness.analysis as A
-    import harness.fit as F
-    from harness.record import read_records
+    import harness.decisions.analysis as A
+    import harness.players.fit as F
+    from harness.records.record import read_records
 
     res = read_records(recorded)
     whole = fit_table(A.decision_table(res.arrays), "solver:temperature,blunder", source=res.source,
@@ -356,8 +356,8 @@ def test_float32_regrets_fit_as_float64_ones(recorded):
     estimates and interval ends (temperature and blunder) are those of float64 regrets to 1e-6
     (relative; the largest difference measured, over the three models, is 1.6e-8), and the
     log-likelihoods to 1e-4 points."""
-    import harness.analysis as A
-    from harness.record import read_records
+    import harness.decisions.analysis as A
+    from harness.records.record import read_records
 
     table = A.decision_table(read_records(recorded).arrays)
     for model in ("solver:temperature,blunder",):
@@ -375,7 +375,7 @@ def test_float32_regrets_fit_as_float64_ones(recorded):
 def test_identical_decisions_are_one_row_with_their_count():
     """A table and the same table twice over: the store keeps the same rows, each counting two
     decisions; the log-likelihood doubles and the maximum stays where it was."""
-    from harness.fit import ChoicesBuilder
+    from harness.players.fit import ChoicesBuilder
 
     one = synthetic(np.random.default_rng(5), 300, 1.2, 0.05)
     cols = ("values", "n", "chosen", "kind", "seatgame", "turn", "roll", "upper", "regret")
@@ -416,9 +416,9 @@ def test_decisions_merge_only_when_their_paced_values_agree_too():
 def test_a_fit_of_a_stream_is_the_fit_of_the_file_read_whole(recorded, tmp_path):
     """fit_records of a RecordStream (a JSON Lines log read a batch at a time) gives the numbers of
     the same log read whole."""
-    from harness.codec import records_of_run
-    from harness.fit import fit_records
-    from harness.record import RecordStream, read_records, write_records_jsonl
+    from harness.records.codec import records_of_run
+    from harness.players.fit import fit_records
+    from harness.records.record import RecordStream, read_records, write_records_jsonl
 
     path = write_records_jsonl(tmp_path / "games.jsonl", (rec for _, rec in records_of_run(recorded)))
     whole = fit_records(read_records(path), "solver:temperature").to_dict()
@@ -433,11 +433,11 @@ def test_a_fit_of_a_stream_is_the_fit_of_the_file_read_whole(recorded, tmp_path)
 def test_the_myopic_values_are_what_greedy_maximises(analyser):
     """greedy plays a best option by the myopic values at every decision, keeps and boxes; the
     solver does not. The keep values of the turn's first roll equal a brute-force expectation over
-    the reroll of greedy's own turn plan (harness.turn.turn_policy on best_immediate stop values)."""
-    from harness import registry
-    from harness.codec import arrays_of_recording
-    from harness.engine import play
-    from harness.scoring import best_immediate, context
+    the reroll of greedy's own turn plan (harness.game.turn.turn_policy on best_immediate stop values)."""
+    from harness.game import registry
+    from harness.records.codec import arrays_of_recording
+    from harness.game.engine import play
+    from harness.game.scoring import best_immediate, context
 
     rules = analyser.rules
     rec = play(rules, [registry.make(s, rules) for s in ("greedy", "solver")], np.arange(6), 4, record=True).recording
@@ -463,8 +463,8 @@ def test_the_myopic_values_are_what_greedy_maximises(analyser):
 def _first_keeps_follow_the_turn_plan(rules, d, rolls, m, stops):
     """At the first roll of the first turn of each seat-game (d: the walk's decision arrays), each
     keep's value in m is a brute-force expectation over the reroll of the turn plan on the stop
-    values ``stops`` (R,) of the empty sheet (harness.turn.turn_policy), and stop's is ``stops``."""
-    from harness.turn import turn_policy
+    values ``stops`` (R,) of the empty sheet (harness.game.turn.turn_policy), and stop's is ``stops``."""
+    from harness.game.turn import turn_policy
 
     dk, rr = rules.dice, rules.rolls_per_turn - 1
     values = turn_policy(dk, stops, stops, rr)[2]
@@ -485,12 +485,12 @@ def test_the_paced_values_are_the_bonus_bots_own_values(analyser):
     values (strategies.kernels.bonus_values_batch on the position, the state replayed from the
     record; a box tied with the bot's is lowered by PACED_TIE), at every stop its stop value, and
     at the first roll each keep's value is a brute-force expectation over the reroll of the bot's
-    own turn plan (harness.turn.turn_policy on its stop values). The bot plays a best option by
+    own turn plan (harness.game.turn.turn_policy on its stop values). The bot plays a best option by
     them at every decision; the solver and greedy do not."""
-    from harness import registry
-    from harness.codec import arrays_of_recording
-    from harness.engine import play
-    from harness.scoring import context, score_options_batch
+    from harness.game import registry
+    from harness.records.codec import arrays_of_recording
+    from harness.game.engine import play
+    from harness.game.scoring import context, score_options_batch
     from strategies.kernels import bonus_values_batch
 
     rules = analyser.rules
@@ -544,7 +544,7 @@ def test_the_paced_values_are_the_bonus_bots_own_values(analyser):
 def test_the_family_likelihood_and_its_gradient_by_hand():
     """Two decisions by hand: utility (1 - w) value + w myopic, a temperature per kind; the
     kernel's gradient is the log-likelihood's (central differences)."""
-    from harness.fit import FamilyLikelihood
+    from harness.players.fit import FamilyLikelihood
 
     values = np.array([[10.0, 9.0, 7.0, -np.inf], [5.0, 5.0, 1.0, 0.0]])
     myopic = np.array([[0.0, 4.0, 1.0, -np.inf], [2.0, 0.0, 3.0, 1.0]])
@@ -663,7 +663,7 @@ def test_models_are_chosen_on_held_out_games(compared, two_heuristics):
     """Each player's seat-games split in halves by a seeded hash; every model fitted to one half
     and judged on the other: the held-out figures are those of a fit by hand on the same halves,
     and the mixed model is chosen for both heuristic players."""
-    from harness.fit import FamilyLikelihood, family_mle, fold
+    from harness.players.fit import FamilyLikelihood, family_mle, fold
 
     t = two_heuristics
     assert [c.player for c in compared.choice] == ["greedy", "bonus"] and compared.holdout_seed == 1
@@ -743,9 +743,9 @@ def test_a_paced_fit_of_records_read_in_batches_is_the_fit_of_one_table(small_re
     """fit_records with the paced model walks the records with their paced values, a batch at a
     time (the streamed path of fit and its kernel arrays), and finds the numbers of fit_table on
     the whole decision table walked with them."""
-    import harness.analysis as A
-    import harness.fit as F
-    from harness.record import read_records
+    import harness.decisions.analysis as A
+    import harness.players.fit as F
+    from harness.records.record import read_records
 
     res = read_records(small_recorded)
     table = A.decision_table(res.arrays, paced=True)
@@ -757,7 +757,7 @@ def test_a_paced_fit_of_records_read_in_batches_is_the_fit_of_one_table(small_re
     assert got.players[0].decisions > 200 and 0 < got.players[0].params["weight"].value <= 1
 
 def test_models_are_named_one_several_or_all():
-    from harness.fit import ALL_MODELS, parse_models
+    from harness.players.fit import ALL_MODELS, parse_models
 
     assert parse_models("all") == ALL_MODELS == ("solver:temperature,blunder", "kinds", "paced", "mixed")
     assert parse_models("dial+mixed+dial") == ("solver:temperature,blunder", "mixed")
@@ -783,7 +783,7 @@ def small_store(monkeypatch, tmp_path):
     makes several of each), scratch files under tmp_path/tmp; gives that directory."""
     import tempfile
 
-    import harness.fit as F
+    import harness.players.fit as F
 
     monkeypatch.setattr(F, "BATCH_GAMES", 1)
     monkeypatch.setattr(F, "SEGMENT_ROWS", 200)
@@ -799,8 +799,8 @@ def test_a_fit_spilled_to_disk_is_the_fit_in_memory_to_the_last_bit(six_games, s
     reading it back a block at a time, on two threads) equals the fit kept in memory on one thread
     exactly: the same JSON, no tolerance. The scratch directory exists while the store is spilled
     and is gone afterwards; in memory, none is made."""
-    import harness.fit as F
-    from harness.record import RecordStream
+    import harness.players.fit as F
+    from harness.records.record import RecordStream
 
     seen = []
     real = F.DecisionStore._spill
@@ -829,9 +829,9 @@ def test_the_store_keeps_its_budget_and_its_blocks_read_back_as_written(six_game
     myopic and paced regrets and counts alike, in the same order; its decisions split by kind and
     by half add up; the likelihoods of both (the dial's and the extended family's with a weight on
     the myopic or on the paced values) are equal to the last bit."""
-    import harness.analysis as A
-    import harness.fit as F
-    from harness.record import RecordStream
+    import harness.decisions.analysis as A
+    import harness.players.fit as F
+    from harness.records.record import RecordStream
 
     stores = [F.DecisionStore(myopic=True, paced=True, max_bytes=m) for m in (1 << 40, 20_000)]
     for _, table in A.decision_batches(RecordStream(six_games), 1, myopic=True, paced=True):
@@ -873,8 +873,8 @@ def test_the_store_keeps_its_budget_and_its_blocks_read_back_as_written(six_game
 def test_the_scratch_files_are_removed_when_the_fit_fails(six_games, small_store, monkeypatch):
     """A fit that fails after its store went to disk (here: the second player's fit raises)
     leaves no scratch directory behind."""
-    import harness.fit as F
-    from harness.record import RecordStream
+    import harness.players.fit as F
+    from harness.records.record import RecordStream
 
     real, calls = F.fit_choices, []
 

@@ -70,7 +70,7 @@ def _check(name: str, got: object) -> None:
 
 
 def test_the_runs_rows_are_the_recorded_ones(played):
-    from harness.runner import load_manifest, rows_digest
+    from harness.play.runner import load_manifest, rows_digest
 
     work, _ = played
     m = load_manifest(work / "results" / "g")

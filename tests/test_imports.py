@@ -13,6 +13,7 @@ from pathlib import Path
 
 import harness
 from harness.commands import COMMANDS
+from harness.moved import MOVED
 
 HARNESS = Path(harness.__file__).resolve().parent
 
@@ -20,7 +21,12 @@ HARNESS = Path(harness.__file__).resolve().parent
 def _imports(tree: ast.AST) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str) and node.args[0].value.startswith("harness.")
+                and ((isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
+                     or (isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__")))):
+            found.add(node.args[0].value)  # importlib.import_module("harness.x") is an import too
+        elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("harness."))
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             if node.module == "harness":
@@ -35,7 +41,9 @@ def import_graph() -> dict[str, set[str]]:
     for path in sorted(HARNESS.rglob("*.py")):
         parts = path.relative_to(HARNESS.parent).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        graph[name] = _imports(ast.parse(path.read_text(encoding="utf-8"))) - {name}
+        # an old flat path (harness/moved.py) is the module it names now
+        deps = {MOVED.get(d, d) for d in _imports(ast.parse(path.read_text(encoding="utf-8")))}
+        graph[name] = deps - {name}
     graph["harness.commands"] |= {c.module for c in COMMANDS}
     return graph
 
@@ -74,9 +82,10 @@ def test_no_module_of_the_harness_imports_itself_back():
 def test_the_cycle_finder_finds_loops():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
-    assert _imports(ast.parse("def f():\n    from harness.report import x\n")) == {"harness.report"}
-    assert _imports(ast.parse("if TYPE_CHECKING:\n    from harness.report import x\n")) == {"harness.report"}
-    assert _imports(ast.parse("if typing.TYPE_CHECKING:\n    import harness.report\n")) == {"harness.report"}
+    assert _imports(ast.parse("def f():\n    from harness.reports.report import x\n")) == {"harness.reports.report"}
+    assert _imports(ast.parse("if TYPE_CHECKING:\n    from harness.reports.report import x\n")) == {"harness.reports.report"}
+    assert _imports(ast.parse("if typing.TYPE_CHECKING:\n    import harness.reports.report\n")) == {"harness.reports.report"}
+    assert _imports(ast.parse("importlib.import_module('harness.reports.report')")) == {"harness.reports.report"}
 
 
 def test_every_registered_command_is_a_module_of_the_wing_named_after_it():

@@ -1,4 +1,4 @@
-"""harness.jit: numba starts without importing scipy.linalg, and nothing of scipy or numba's BLAS
+"""harness.util.jit: numba starts without importing scipy.linalg, and nothing of scipy or numba's BLAS
 is lost by it; the program's entry point exits with main's code and leaves its output whole."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ ROOT = str(Path(__file__).resolve().parent.parent)
 
 PROBE = """
 import json, sys
-from harness.jit import nb
+from harness.util.jit import nb
 import numpy as np
 
 @nb.njit
@@ -50,8 +50,8 @@ def test_numba_starts_without_scipy_linalg_and_blas_still_works():
 
 
 def test_numba_after_scipy_linalg_is_left_alone():
-    """scipy.linalg imported first: harness.jit loads nothing and registers no finder."""
-    proc = _python("import sys, scipy.linalg\nn = len(sys.meta_path)\nfrom harness.jit import nb\n"
+    """scipy.linalg imported first: harness.util.jit loads nothing and registers no finder."""
+    proc = _python("import sys, scipy.linalg, harness\nn = len(sys.meta_path)\nfrom harness.util.jit import nb\n"
                    "print(len(sys.meta_path) == n, sys.modules['scipy.linalg.cython_blas'].__name__)")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "scipy.linalg.cython_blas"]

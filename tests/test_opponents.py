@@ -1,4 +1,4 @@
-"""Levels against the players of game logs (harness.opponents, ``calibrate --against-records``): the
+"""Levels against the players of game logs (harness.players.opponents, ``calibrate --against-records``): the
 exact score rate against logged finals by brute force, the roots, the held-out split, refusals."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 from harness.cli import main
-from harness.codec import records_of_run
-from harness.errors import UserError
-from harness.evaluate import evaluate
-from harness.levels import load_levels
-from harness.opponents import Response, against, dominance, held_out, read_logged, tune
-from harness.record import RecordStream, validate_record, write_records_jsonl
-from harness.rules import load_rules
-from harness.runconfig import RunConfig
-from harness.runner import run
+from harness.records.codec import records_of_run
+from harness.util.errors import UserError
+from harness.exact.evaluate import evaluate
+from harness.players.levels import load_levels
+from harness.players.opponents import Response, against, dominance, held_out, read_logged, tune
+from harness.records.record import RecordStream, validate_record, write_records_jsonl
+from harness.game.rules import load_rules
+from harness.play.runconfig import RunConfig
+from harness.play.runner import run
 from tests.test_solver import TINY
 
 SEATS = ("solver:temperature=0.5", "solver:blunder=0.3", "greedy", "random")
@@ -61,7 +61,7 @@ def test_the_score_rate_against_logged_games_is_the_brute_force_sum(logs_dir):
     a = against(ev.ranking, logs)
     assert a.rate.raw_mean == pytest.approx(brute, abs=1e-12)
     lv = load_levels(_levels(logs_dir, '[[level]]\nname = "x"\ntarget_win_rate = 0.5\n'))
-    from harness.opponents import Dial
+    from harness.players.opponents import Dial
 
     assert Response(lv.levels[0], logs, Dial(lv, rules))(1.5) == pytest.approx(brute, abs=1e-12)
     # one player's mean, and the control variate's estimate stays within its interval of the plain mean

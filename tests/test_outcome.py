@@ -1,14 +1,14 @@
-"""The win rule, defined once (harness.outcome) and used alike by the engine, run's summary, report and compare."""
+"""The win rule, defined once (harness.game.outcome) and used alike by the engine, run's summary, report and compare."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from harness.outcome import DRAW, LOSS, WIN, outcomes, pair_points, ranking_scores, wdl_counts
-from harness.runconfig import RunConfig
-from harness.runner import run, summary_lines
-from harness.rundir import load_manifest
-from harness.summary import summarize
+from harness.game.outcome import DRAW, LOSS, WIN, outcomes, pair_points, ranking_scores, wdl_counts
+from harness.play.runconfig import RunConfig
+from harness.play.runner import run, summary_lines
+from harness.records.rundir import load_manifest
+from harness.reports.summary import summarize
 
 
 def test_outcomes_sole_win_draw_loss_at_any_table_size():

@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import solver_kernels as K
+from harness.exact.kernels import solver as K
 from harness.cli import main as cli_main
-from harness.errors import UserError
+from harness.util.errors import UserError
 from harness.commands.advise import parse_filled
-from harness.positions import TIE, Advisor, Position, State
-from harness.rules import load_rules
-from harness.scoring import context, score_options
-from harness.strategy import Strategy
+from harness.decisions.positions import TIE, Advisor, Position, State
+from harness.game.rules import load_rules
+from harness.game.scoring import context, score_options
+from harness.game.strategy import Strategy
 from tests.test_solver import TINY, brute_force
 
 BUILTIN = ["scandinavian", "yahtzee", "generala", "forced"]
@@ -233,7 +233,7 @@ class Recorder(Strategy):
 
 @pytest.mark.parametrize("name", BUILTIN + TINY_NAMES)
 def test_solver_bot_plays_the_best_option(name, tiny_dir, cache_dir, monkeypatch):
-    from harness.engine import play
+    from harness.game.engine import play
     from strategies.solver import SolverBot
 
     adv = advisor(name, tiny_dir, cache_dir)
@@ -459,7 +459,7 @@ def test_advise_help_has_examples(capsys):
 
 
 def _replayed(rules_name: str, settings: list[str], seats: list[str], seed: int, game: int):
-    from harness.replay import record_of_replay, replay
+    from harness.play.replay import record_of_replay, replay
 
     trace, res = replay(rules_name, settings, seats, seed, game)
     return record_of_replay(trace, res, rules_name, seats, seed, game)
@@ -468,7 +468,7 @@ def _replayed(rules_name: str, settings: list[str], seats: list[str], seed: int,
 def _decisions(adv: Advisor, rec, seat: int):
     """Every decision of a seat: (RecordPosition, advice, option played), and after a stop with
     rerolls left the box decision that followed too."""
-    from harness.positions import position_from_record
+    from harness.decisions.positions import position_from_record
 
     for t in (t for t in rec.turns if t.seat == seat):
         for r in range(1, len(t.rolls) + 1):
@@ -514,7 +514,7 @@ def test_the_solver_plays_the_best_option_at_every_decision_of_its_record(name, 
 
 
 def test_a_record_position_names_what_is_not_there():
-    from harness.positions import position_from_record
+    from harness.decisions.positions import position_from_record
 
     rec = _replayed("scandinavian", [], ["solver", "greedy"], 1, 0)
     adv = Advisor(load_rules("scandinavian"))
@@ -546,7 +546,7 @@ def _advise_record(path, *extra: str) -> list[str]:
 
 
 def test_advise_record_prints_the_plain_form_and_what_was_played(game0, capsys):
-    from harness.record import read_records
+    from harness.records.record import read_records
 
     rec = read_records(game0).games[0]
     adv = Advisor(load_rules("scandinavian"))
@@ -557,7 +557,7 @@ def test_advise_record_prints_the_plain_form_and_what_was_played(game0, capsys):
         assert cli_main(argv) == 0
         lines = capsys.readouterr().out.splitlines()
         # everything but the last line is the plain advise of the rebuilt position
-        from harness.positions import position_from_record
+        from harness.decisions.positions import position_from_record
 
         rp = position_from_record(rec, seat, 1, turn, roll, adv)
         plain = ["advise", "scandinavian", "--dice", *map(str, rp.dice), "--rolls-left", str(rp.position.rolls_left),
@@ -597,10 +597,10 @@ def _name(o) -> str:
 
 
 def test_advise_record_reads_a_run_directory(tmp_path, capsys):
-    from harness.record import records_of_run
-    from harness.rundir import load_manifest
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.records.record import records_of_run
+    from harness.records.rundir import load_manifest
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     out = run(RunConfig(mode="tournament", entrants=("greedy", "bonus", "random"), games=6, seed=3, workers=1,
                         record=True), tmp_path / "run")

@@ -19,14 +19,14 @@ import pandas as pd
 import pytest
 
 from harness.cli import main as cli
-from harness.engine import play
-from harness.errors import UserError
-from harness.protocol import messages as msgs
-from harness.protocol.check import check_engine, scenarios, view_of
-from harness.registry import make
-from harness.rules import load_rules
-from harness.runner import RunConfig, run
-from harness.specs import parse_spec, split_specs
+from harness.game.engine import play
+from harness.util.errors import UserError
+from harness.play.protocol import messages as msgs
+from harness.play.protocol.check import check_engine, scenarios, view_of
+from harness.game.registry import make
+from harness.game.rules import load_rules
+from harness.play.runner import RunConfig, run
+from harness.util.specs import parse_spec, split_specs
 from tests.engines import null_engine
 from tests.engines.twin import NullTwin
 
@@ -138,7 +138,7 @@ def test_a_request_reads_back_into_the_positions_it_was_made_of():
 
 
 def test_a_null_engine_plays_the_games_its_in_process_twin_plays_to_the_bit(tmp_path, monkeypatch):
-    import harness.registry as registry
+    import harness.game.registry as registry
 
     registry.register(NullTwin)
     cfg = RunConfig(seats=(engine_spec(NULL), "greedy"), rules="yahtzee", games=300, seed=11, chunk_size=100,

@@ -1,4 +1,4 @@
-"""Game-quality metrics (harness.quality): the course of a game as the engine follows it, each metric
+"""Game-quality metrics (harness.reports.quality): the course of a game as the engine follows it, each metric
 on hand-made runs with known answers, the report and compare outputs, and two statistical checks
 (seat 0 of equal bots has no edge; the optimal bot's skill share is exactly 0)."""
 
@@ -14,15 +14,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.cli import main
-from harness.compare import compare_runs
-from harness.engine import Leads, play
-from harness.errors import UserError
-from harness.outcome import deficit_round, outcomes
-from harness.quality import QualityOptions, pair_name
-from harness.registry import make
-from harness.rules import load_rules
+from harness.reports.compare import compare_runs
+from harness.game.engine import Leads, play
+from harness.util.errors import UserError
+from harness.game.outcome import deficit_round, outcomes
+from harness.reports.quality import QualityOptions, pair_name
+from harness.game.registry import make
+from harness.game.rules import load_rules
 from harness.stats import holm
-from harness.summary import QualitySection, summarize
+from harness.reports.summary import QualitySection, summarize
 
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.report_helpers import MINI_RULES, write_run
@@ -270,8 +270,8 @@ def mini_rules(tmp_path_factory):
 
 
 def _analysed(out: Path, rules: Path, seats: list[str], games: int, seed: int, settings: dict | None = None) -> Path:
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     cfg = RunConfig(mode="run", rules=str(rules), seats=tuple(seats), games=games, seed=seed,
                     chunk_size=max(1, games // 2), workers=1, analyse=True, settings=settings or {})
@@ -350,7 +350,7 @@ def test_quality_games_are_the_games_played_in_every_lineup(tmp_path):
     q = d["quality"]
     assert q["games"] == 6 and q["game_indices"] == 3  # the pairings table's games of a vs b: 6 too
     assert q["lineups"] == 2 and q["close_games"]["game_indices"] == 3
-    from harness.quality import tables
+    from harness.reports.quality import tables
 
     head = tables(d)[0].title
     assert "6 games" in head and "3 per lineup x 2 lineups" in head
@@ -372,10 +372,10 @@ def test_pairings_are_named_in_the_entrants_order_in_every_table(tmp_path):
 
 def test_exact_close_games_draws_and_upsets_are_the_enumerated_ones_and_lie_in_a_sampled_runs_intervals(
         tmp_path, monkeypatch):
-    from harness import evaluate as E
-    from harness.quality import exact_pair
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.exact import evaluate as E
+    from harness.reports.quality import exact_pair
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
     from tests.test_solver import TINY
 
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
@@ -406,7 +406,7 @@ def test_exact_close_games_draws_and_upsets_are_the_enumerated_ones_and_lie_in_a
 
 
 # ---------------------------------------------------------------------------------------------
-# the exact course of a game of two solitaire players (harness.course), against enumeration
+# the exact course of a game of two solitaire players (harness.exact.course), against enumeration
 
 
 #: Three rounds (the deficit round is the second): small enough to enumerate every pair of courses
@@ -419,7 +419,7 @@ COURSE_RULES = ('name = "tiny_course"\ndice = 2\nrolls = 2\n[settings]\nupper_bo
 def _enumerated_course(pa: dict, pb: dict, d: int, deficit: int) -> tuple[float, float, float, float]:
     """(lead changes, lead changes between consecutive rounds, decisive round, comeback rate) of two
     independent players, from every pair of their courses (running totals after each round) with
-    the engine's definitions (:class:`harness.engine.Leads`, :class:`harness.quality.QualityModel`)."""
+    the engine's definitions (:class:`harness.game.engine.Leads`, :class:`harness.reports.quality.QualityModel`)."""
     a_paths = np.array(list(pa), dtype=np.int64)
     b_paths = np.array(list(pb), dtype=np.int64)
     sg = np.sign(a_paths[:, None, :] - b_paths[None, :, :])
@@ -440,10 +440,10 @@ def _enumerated_course(pa: dict, pb: dict, d: int, deficit: int) -> tuple[float,
 
 
 def test_exact_course_is_the_enumerated_one_and_lies_in_a_sampled_runs_intervals(tmp_path, monkeypatch):
-    from harness.course import course
-    from harness.quality import SAMPLED_METRICS, exact_course
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.exact.course import course
+    from harness.reports.quality import SAMPLED_METRICS, exact_course
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
     from tests.test_evaluate import enumerate_play
 
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
@@ -491,8 +491,8 @@ def test_exact_course_is_the_enumerated_one_and_lies_in_a_sampled_runs_intervals
 
 
 def test_evaluate_course_prints_the_exact_course_or_why_not(tmp_path, monkeypatch, capsys):
-    from harness.course import course
-    from harness.quality import exact_course
+    from harness.exact.course import course
+    from harness.reports.quality import exact_course
 
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "tiny_course.toml"
@@ -515,7 +515,7 @@ def test_evaluate_course_prints_the_exact_course_or_why_not(tmp_path, monkeypatc
 
 
 def test_the_course_is_refused_where_it_cannot_be_followed(tmp_path):
-    from harness.course import course, refusal
+    from harness.exact.course import course, refusal
 
     path = tmp_path / "tiny_course.toml"
     path.write_text(COURSE_RULES)

@@ -43,7 +43,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import build_parser
-from harness.errors import UserError
+from harness.util.errors import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -98,7 +98,7 @@ PARSE_ONLY: dict[str, str] = {
         "sweeps with depth on LocalClusters of 2 and 3 workers",
     "yatzy-harness run --resume results/big-round-robin":
         "resumes the Dask cluster's run of the block before",
-    "from harness.record import read_records, records_of_run, write_records_parquet, format_game, parse_turn":
+    "from harness.records.record import read_records, records_of_run, write_records_parquet, format_game, parse_turn":
         "a sketch over the reader's own games.jsonl (tests/test_record.py calls each of these)",
     "yatzy-harness compare --exact bonus63 bonus62 --entrants greedy,solver":
         "10-12 min of wall time from an empty cache (two solves, four exact evaluations on scandinavian); "
@@ -632,8 +632,8 @@ def _parse(argv: tuple[str, ...], c: Command, capsys: pytest.CaptureFixture[str]
 
 def _check_names(argv: tuple[str, ...], c: Command, ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file, run directory, rule set and run config the command names exists for a reader."""
-    from harness.rules import load_rules
-    from harness.runconfig import resolve_config_path
+    from harness.game.rules import load_rules
+    from harness.play.runconfig import resolve_config_path
 
     where = f"{c.where}: {shlex.join(argv)}\n"
     for t in argv[2:]:

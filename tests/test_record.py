@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.errors import UserError
-from harness.record import (FORMAT, GameRecord, RecordError, Seat, Turn, format_game, format_turn, parse_turn,
+from harness.util.errors import UserError
+from harness.records.record import (FORMAT, GameRecord, RecordError, Seat, Turn, format_game, format_turn, parse_turn,
                             read_records, record_from_trace, validate_record, write_records_jsonl,
                             write_records_parquet)
-from harness.replay import replay
-from harness.rules import load_rules
+from harness.play.replay import replay
+from harness.game.rules import load_rules
 
 BOTS = ["random", "timeout", "greedy", "bonus", "solver"]
 #: (rules, settings, bots): every built-in bot on these; the solver is left out of maxi (a solve
@@ -71,8 +71,8 @@ def test_engine_records_exercise_saved_rolls_servida_and_the_extra_bonus():
     # find, in a batch, a yahtzee game with the +100 and a generala game with a servida box; replay them
     import numpy as np
 
-    from harness import registry
-    from harness.engine import play
+    from harness.game import registry
+    from harness.game.engine import play
 
     yz = load_rules("yahtzee")
     res = play(yz, [registry.make("greedy", yz)], np.arange(400), 7)
@@ -208,7 +208,7 @@ def test_any_single_change_to_a_valid_game_is_caught(case, game, pick, mutation)
     found it), while the original passes the vectorised checks alone."""
     from unittest import mock
 
-    import harness.record as R
+    import harness.records.record as R
 
     rec, _ = _games(*case)[game]
     rec = _named(rec)
@@ -504,7 +504,7 @@ def test_a_source_with_nothing_usable_is_a_user_error(tmp_path):
 def test_a_stream_reads_a_batch_at_a_time_and_finds_what_read_records_finds(tmp_path):
     """RecordStream: batches of up to ``batch`` games, each with the bad games of its stretch of lines, in
     the file's order; the games, bad games and summary of read_records; read once."""
-    from harness.record import NoUsableGame, RecordStream
+    from harness.records.record import NoUsableGame, RecordStream
 
     good = _some_records()
     bad_score = _with_turn(_named(good[1]), 4, score=good[1].turns[4].score + 2)
@@ -535,7 +535,7 @@ def test_a_stream_reads_a_batch_at_a_time_and_finds_what_read_records_finds(tmp_
 def test_a_stream_reads_its_next_batch_on_a_thread_while_this_one_is_walked():
     """The batches come in order; what the reading raises is raised in its place; a walk that
     stops early stops the reading (the reader's generator is closed, so is its file)."""
-    from harness.record import _ahead
+    from harness.records.record import _ahead
 
     closed = []
 
@@ -565,7 +565,7 @@ def test_a_streams_progress_bar_moves_with_the_lines_and_batches(tmp_path, monke
     batch, up to the file's size (a run directory's: its games)."""
     import tqdm as tqdm_module
 
-    import harness.record as R
+    import harness.records.record as R
 
     moves: list[tuple[str, int, int | None]] = []
 
@@ -575,7 +575,7 @@ def test_a_streams_progress_bar_moves_with_the_lines_and_batches(tmp_path, monke
             if not self.disable:
                 moves.append((self.desc, self.n, self.total))
 
-    monkeypatch.setattr(tqdm_module, "tqdm", Recording)  # harness.progress.bar imports it when it draws
+    monkeypatch.setattr(tqdm_module, "tqdm", Recording)  # harness.util.progress.bar imports it when it draws
     monkeypatch.setattr(R, "_BAR_ROWS", 4)
     recs = [dataclasses.replace(r, game=g) for g, r in enumerate(_some_records()[:3] * 20)]
     path = write_records_jsonl(tmp_path / "many.jsonl", recs)
@@ -693,8 +693,8 @@ RECORDED = dict(mode="tournament", entrants=("greedy", "bonus", "solver:temperat
 
 @pytest.fixture(scope="module")
 def recorded_run(tmp_path_factory):
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     return run(RunConfig(**RECORDED), tmp_path_factory.mktemp("recorded") / "run")
 
@@ -714,8 +714,8 @@ def _chunk_totals(run_dir) -> dict[tuple[int, int], tuple[int, ...]]:
 
 
 def test_a_recorded_run_reads_back_as_valid_records_with_the_runs_totals(recorded_run):
-    from harness.record import records_of_run
-    from harness.rundir import load_manifest
+    from harness.records.record import records_of_run
+    from harness.records.rundir import load_manifest
 
     manifest = load_manifest(recorded_run)
     specs = {e["label"]: e["spec"] for e in manifest["entrants"]}
@@ -739,7 +739,7 @@ def test_a_recorded_run_reads_back_as_valid_records_with_the_runs_totals(recorde
 
 def test_run_records_are_the_records_replay_prints(recorded_run, capsys):
     from harness import cli
-    from harness.record import records_of_run
+    from harness.records.record import records_of_run
 
     for lineup, game in [(0, 0), (3, 13), (5, 23)]:
         ((lu, rec),) = records_of_run(recorded_run, lineup=lineup, games=[game])
@@ -765,7 +765,7 @@ def test_read_records_and_the_records_command_take_a_run_directory(recorded_run,
 
 
 def test_picking_lineups_and_games_of_a_run(recorded_run):
-    from harness.record import records_of_run
+    from harness.records.record import records_of_run
 
     got = [(lu, rec.game) for lu, rec in records_of_run(recorded_run, lineup=1, games=[15, 3, 3])]
     assert got == [(1, 3), (1, 15)]
@@ -778,9 +778,9 @@ def test_picking_lineups_and_games_of_a_run(recorded_run):
 def test_a_damaged_records_file_is_named_and_resume_repairs_it(recorded_run, tmp_path):
     import shutil
 
-    from harness.record import records_of_run
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.records.record import records_of_run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     copy = tmp_path / "run"
     shutil.copytree(recorded_run, copy)
@@ -802,9 +802,9 @@ def test_a_damaged_records_file_is_named_and_resume_repairs_it(recorded_run, tmp
 
 
 def test_a_run_without_records_says_how_to_get_them(tmp_path):
-    from harness.record import records_of_run
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.records.record import records_of_run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     out = run(RunConfig(seats=("greedy", "bonus"), games=5, seed=1, workers=1), tmp_path / "plain")
     with pytest.raises(UserError, match=r"^.*plain was played without --record, so it has no game records "

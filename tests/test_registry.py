@@ -10,15 +10,15 @@ import textwrap
 import numpy as np
 import pytest
 
-from harness import registry
-from harness.engine import play
-from harness.errors import UserError
-from harness.rules import load_rules
+from harness.game import registry
+from harness.game.engine import play
+from harness.util.errors import UserError
+from harness.game.rules import load_rules
 
 PLUGIN = textwrap.dedent('''
     """A third-party bot: always stops at once and writes its lowest allowed box."""
     import numpy as np
-    from harness.strategy import Param, Strategy
+    from harness.game.strategy import Param, Strategy
 
     class LazyBot(Strategy):
         name = "lazy-plugin"
@@ -83,7 +83,7 @@ def test_builtins_and_bad_specs():
 
 
 def test_per_game_adapter_plays_like_the_batch_bot():
-    from harness.strategy import PerGameStrategy
+    from harness.game.strategy import PerGameStrategy
 
     class PlainTimeout(PerGameStrategy):
         name = "plain-timeout"
@@ -108,7 +108,7 @@ def test_built_in_bots_come_through_the_plugins_entry_points_and_import_no_regis
     import tomllib
     from pathlib import Path
 
-    root = Path(registry.__file__).resolve().parent.parent
+    root = Path(registry.__file__).resolve().parents[2]
     declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"][registry.ENTRY_POINT_GROUP]
     assert set(declared) <= set(registry.available())  # (other tests of this process register more)
     import strategies.greedy  # noqa: F401  (every built-in module, loaded through the entry points)
@@ -117,4 +117,4 @@ def test_built_in_bots_come_through_the_plugins_entry_points_and_import_no_regis
     assert built_in <= set(declared)  # every bot of strategies/ is declared, none registered on import
     for path in (root / "strategies").glob("*.py"):
         names = {n.module for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.ImportFrom)}
-        assert "harness.registry" not in names, f"{path.name} imports the registry (an import loop)"
+        assert "harness.game.registry" not in names, f"{path.name} imports the registry (an import loop)"

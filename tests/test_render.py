@@ -1,4 +1,4 @@
-"""harness.render: one table type in text, Markdown and HTML, and the number formats; in HTML no
+"""harness.util.render: one table type in text, Markdown and HTML, and the number formats; in HTML no
 number, percentage or interval can break across lines."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from harness import render as R
+from harness.util import render as R
 
 try:
     from tests.html_check import assert_numbers_unbreakable

@@ -1,4 +1,4 @@
-"""Tests for harness.summary and harness.report: streamed statistics against a plain pandas computation on the same rows,
+"""Tests for harness.reports.summary and harness.reports.report: streamed statistics against a plain pandas computation on the same rows,
 the report files, and the ``report`` command end to end (with the real runner)."""
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ import pytest
 from scipy import stats as sps
 
 from harness.cli import main
-from harness.errors import UserError
-from harness.outcome import rank_column
-from harness.report import summary_markdown, write_report
-from harness.rundir import load_run
+from harness.util.errors import UserError
+from harness.game.outcome import rank_column
+from harness.reports.report import summary_markdown, write_report
+from harness.records.rundir import load_run
 from harness.stats import PERCENTILES
-from harness.summary import LuckSection, summarize, yatzy_box
-from harness.rules import load_rules
+from harness.reports.summary import LuckSection, summarize, yatzy_box
+from harness.game.rules import load_rules
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.html_check import assert_numbers_unbreakable
     from tests.report_helpers import errorbars, inside, layout_problems, rechunk, write_run
@@ -290,8 +290,8 @@ def test_an_entrant_that_wins_every_game_still_gets_ratings(tmp_path, capsys):
     """Perfect separation (random never beats greedy or bonus): the report comes out, the ratings are
     finite thanks to the prior, and the bounds are said, not hidden. This used to raise
     'Bradley-Terry MM did not converge'."""
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     out = run(RunConfig(mode="gauntlet", candidate="random", entrants=("greedy", "bonus"), games=200, seed=4,
                         chunk_size=100, workers=1), tmp_path / "sweep")
@@ -312,8 +312,8 @@ def test_analysed_runs_get_a_luck_section(tmp_path):
     a run without --analyse has no such section."""
     import pyarrow.parquet as pq
 
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     out = run(RunConfig(seats=("greedy", "solver"), games=300, seed=2, chunk_size=100, workers=1, analyse=True),
               tmp_path / "an")
@@ -340,10 +340,10 @@ def test_an_analysed_recorded_run_reports_the_split_by_kind_and_names_its_costli
     adds up to the regret, the rating follows the scale, and the costliest decisions are the ones
     `yatzy-harness analyse` finds in the same run (named from its records); without records the
     seat-games are listed, unnamed."""
-    from harness.record import read_records
-    from harness.runconfig import RunConfig
-    from harness.runner import run
-    from harness.skill import analyse_records, rating
+    from harness.records.record import read_records
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
+    from harness.decisions.skill import analyse_records, rating
 
     cfg = RunConfig(seats=("greedy", "solver:temperature=2"), games=120, seed=8, chunk_size=50, workers=1,
                     analyse=True, record=True)
@@ -375,8 +375,8 @@ def test_an_analysed_recorded_run_reports_the_split_by_kind_and_names_its_costli
 
 def test_the_costliest_decisions_of_a_run_with_several_lineups_name_their_lineup(tmp_path):
     """Game g of lineup 0 and game g of lineup 1 are different games: the table must say which."""
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     cfg = RunConfig(mode="gauntlet", candidate="greedy", entrants=("timeout",), games=30, seed=3, workers=1,
                     analyse=True)
@@ -394,8 +394,8 @@ def test_the_costliest_decisions_of_a_run_with_several_lineups_name_their_lineup
 def analysed_tournament(tmp_path_factory):
     """An analysed round robin whose entrants (run order random, solver, greedy) are not in rating
     order, with the optimal bot (regret 0 in every game)."""
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     cfg = RunConfig(mode="tournament", entrants=("random", "solver", "greedy"), games=60, seed=4, chunk_size=60,
                     workers=1, analyse=True)
@@ -403,7 +403,7 @@ def analysed_tournament(tmp_path_factory):
 
 
 def test_ratings_and_luck_adjusted_list_the_entrants_in_one_order(analysed_tournament):
-    from harness.plot import plot_luck_adjusted, plot_ratings
+    from harness.reports.plot import plot_luck_adjusted, plot_ratings
 
     def labels(fig):
         ax = fig.axes[0]
@@ -417,7 +417,7 @@ def test_ratings_and_luck_adjusted_list_the_entrants_in_one_order(analysed_tourn
 
 
 def test_regret_per_game_shows_the_optimal_spike_whole_from_zero(analysed_tournament):
-    from harness.plot import plot_run_regret
+    from harness.reports.plot import plot_run_regret
 
     fig = plot_run_regret(analysed_tournament)
     ax = fig.axes[0]
@@ -435,7 +435,7 @@ def test_regret_per_game_shows_the_optimal_spike_whole_from_zero(analysed_tourna
 def test_regret_per_decision_legend_is_inside_the_figure():
     from types import SimpleNamespace
 
-    from harness.plot import plot_regret_distribution
+    from harness.reports.plot import plot_regret_distribution
 
     edges = 10.0 ** np.arange(-3, 2.01, 0.1)
     hist = np.zeros(edges.size - 1)
@@ -449,7 +449,7 @@ def test_regret_per_decision_legend_is_inside_the_figure():
 
 
 def test_levels_curve_is_drawn_only_where_it_was_measured_densely():
-    from harness.plot import dense_segments, plot_levels
+    from harness.reports.plot import dense_segments, plot_levels
 
     assert dense_segments([0.0, 5.0, 10.0]) == []  # three far-apart points: no straight lines between them
     assert dense_segments([0.0, 0.5, 1.0, 1.5, 10.0]) == [(0, 4)]
@@ -476,8 +476,8 @@ def test_quality_picture_draws_each_metric_with_its_interval(analysed_tournament
     """quality.png: one panel per game-quality metric that applies, each marker and interval the
     summary's figure (shares in %), the rows labelled; nothing drawn outside the figure, no panel
     running into another."""
-    from harness.plot import plot_quality
-    from harness.quality import RUN_METRICS, SHARES
+    from harness.reports.plot import plot_quality
+    from harness.reports.quality import RUN_METRICS, SHARES
 
     q = analysed_tournament.to_dict()["quality"]
     fig = plot_quality(analysed_tournament)
@@ -505,7 +505,7 @@ def test_quality_panels_not_from_zero_say_they_are_zoomed(analysed_tournament):
     """quality.png: a panel whose axis is far from 0 magnifies its interval; its axis label says so
     and gives the axis's ends (issue 37: 1.66 to 1.78 lead changes looked like a wide interval);
     a panel showing 0, or nearly from 0, says nothing of the kind."""
-    from harness.plot import QUALITY_UNITS, ZOOM, plot_quality
+    from harness.reports.plot import QUALITY_UNITS, ZOOM, plot_quality
 
     fig = plot_quality(analysed_tournament)
     panels = [ax for ax in fig.axes if ax.get_visible()]
@@ -528,7 +528,7 @@ def test_ratings_of_two_entrants_draw_their_one_pairing(tmp_path):
     """ratings.png of two entrants (issue 37): their two ratings are one number mirrored (mean 0),
     so the picture draws that number, the pairing's Elo difference with its interval (the pairing
     named as the pairings table names it), not two points saying the same thing."""
-    from harness.plot import plot_ratings
+    from harness.reports.plot import plot_ratings
 
     run_dir, _ = write_run(tmp_path / "gb", "scandinavian", [["greedy", "bonus"]], 300, 5, 300)
     summary = summarize(run_dir)

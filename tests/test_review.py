@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import target_kernels as TK
-from harness.analysis import Analyser
+from harness.exact.kernels import target as TK
+from harness.decisions.analysis import Analyser
 from harness.cli import main
-from harness.codec import GameRecord, Seat
-from harness.replay import record_of_replay, replay
-from harness.review import (CLASSES, Reviewer, WinModel, decision_class, page_data, page_name, review_html,
+from harness.records.codec import GameRecord, Seat
+from harness.play.replay import record_of_replay, replay
+from harness.reports.review import (CLASSES, Reviewer, WinModel, decision_class, page_data, page_name, review_html,
                             turn_anchor, write_review)
-from harness.rules import load_rules
+from harness.game.rules import load_rules
 from tests.html_check import assert_numbers_unbreakable
 from tests.test_solver import cache_dir, tiny_dir  # noqa: F401
 
@@ -125,7 +125,7 @@ def test_mid_turn_distributions_are_the_ev_tables_own(reviewer):
 
 def test_two_seat_chances_are_winprobs_model(reviewer):
     """At a turn's start, P(win) + 1/2 P(tie) against the best other final as strategies.winprob
-    computes it (harness.target_kernels.best_final_weights over the "ev" table)."""
+    computes it (harness.exact.kernels.target.best_final_weights over the "ev" table)."""
     m, adv = reviewer.win()[0], reviewer.adv
     me = adv.after_box(adv.state({}), [2, 2], "twos", True)
     other = adv.after_box(adv.state({}), [1, 2], "chance", True)
@@ -204,7 +204,7 @@ def data_of(path) -> dict:
 def test_review_of_a_records_file_of_people(tiny_dir, cache_dir, tmp_path, capsys):
     """A game of two people (no bot seat) from a records file: the summary printed, the page
     written beside the file by default, or where --out says; a game not in the file named."""
-    from harness.record import validate_record, write_records_jsonl
+    from harness.records.record import validate_record, write_records_jsonl
 
     rec = mirrored(game(tiny_dir / "tiny_bonus.toml", SEATS[:2], seed=9))
     src = write_records_jsonl(tmp_path / "kitchen.jsonl", [rec])
@@ -283,10 +283,10 @@ def test_review_of_a_run_without_records_names_replay_review(tiny_dir, cache_dir
 
 #: What `review` of a recorded run must not load (benchmarks/BENCHMARKS.md, "Game review": its
 #: start-up is most of its time): pandas, plots, scipy's statistics and linear algebra (numba's start
-#: loads scipy's BLAS module alone: harness.jit), pyarrow's datasets, progress bars, the engine and
+#: loads scipy's BLAS module alone: harness.util.jit), pyarrow's datasets, progress bars, the engine and
 #: the bots, the reports' modules.
 NOT_LOADED = ("pandas", "matplotlib", "scipy.stats", "scipy.optimize", "scipy.linalg", "pyarrow.dataset", "tqdm",
-              "harness.engine", "harness.strategy", "strategies", "harness.stats", "harness.summary", "harness.report", "harness.plot")
+              "harness.game.engine", "harness.game.strategy", "strategies", "harness.stats", "harness.reports.summary", "harness.reports.report", "harness.reports.plot")
 
 
 def test_review_of_a_run_in_a_fresh_process_loads_only_what_it_needs(tiny_dir, cache_dir, tmp_path):
@@ -307,5 +307,5 @@ def test_review_of_a_run_in_a_fresh_process_loads_only_what_it_needs(tiny_dir, c
     rc, loaded = json.loads(proc.stdout.splitlines()[-1])
     assert rc == 0, proc.stderr
     assert (tmp_path / "there.html").read_bytes() == (tmp_path / "here.html").read_bytes()
-    assert {"numpy", "numba", "pyarrow", "harness.review"} <= set(loaded)
+    assert {"numpy", "numba", "pyarrow", "harness.reports.review"} <= set(loaded)
     assert [m for m in NOT_LOADED if m in loaded] == []

@@ -12,8 +12,8 @@ import os
 
 import pytest
 
-from harness.review import Reviewer, page_name, write_review
-from harness.rules import load_rules
+from harness.reports.review import Reviewer, page_name, write_review
+from harness.game.rules import load_rules
 from tests import browser as B
 from tests.test_review import SEATS, game
 from tests.test_solver import cache_dir, tiny_dir  # noqa: F401

@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from harness import engine_kernels, rng
-from harness.dice import counts_of_faces, dice
+from harness.game import engine_kernels
+from harness.game import rng
+from harness.game.dice import counts_of_faces, dice
 
 
 def test_faces_are_fair_and_cover_1_to_6():
@@ -43,10 +44,10 @@ def test_strategy_stream_is_separate_from_the_dice():
 
 
 def test_the_kernels_compile_the_layout_of_rng_instead_of_copying_it():
-    # the counter layout, mixer and constants live in harness.rng alone; a second copy could drift
+    # the counter layout, mixer and constants live in harness.game.rng alone; a second copy could drift
     own = {k for k, v in vars(engine_kernels).items()
            if isinstance(v, (int, np.integer)) and not k.startswith("__") and getattr(rng, k, None) is not v}
-    assert not own, f"engine_kernels defines its own stream constants {sorted(own)}; import them from harness.rng"
+    assert not own, f"engine_kernels defines its own stream constants {sorted(own)}; import them from harness.game.rng"
     for name in ("counter_base", "word", "face0", "unit", "DICE", "STRATEGY"):
         assert getattr(engine_kernels, name) is getattr(rng, name)
 

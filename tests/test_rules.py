@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.errors import UserError
-from harness.rules import builtin_rule_sets
-from harness.rules import load_rules as _load_rules
-from harness.scoring import context, score_options
+from harness.util.errors import UserError
+from harness.game.rules import builtin_rule_sets
+from harness.game.rules import load_rules as _load_rules
+from harness.game.scoring import context, score_options
 
 @cache
 def _builtin(name):
@@ -233,7 +233,7 @@ def test_forced_allows_only_the_next_box():
 def test_score_sheet_is_score_options_for_every_roll(name):
     """The table-at-a-time kernel of the solver bot gives score_options' values on random sheets
     (key box filled or not, flag, first roll), the joker and extra-bonus rolls included."""
-    from harness.scoring import score_sheet
+    from harness.game.scoring import score_sheet
 
     rules = load_rules(name)
     ctx = context(rules)
@@ -471,7 +471,7 @@ def test_rules_help_has_examples(capsys):
 def test_rules_readme_names_every_rule_set_box_kind_and_setting():
     from pathlib import Path
 
-    from harness.rules import KINDS, SETTINGS
+    from harness.game.rules import KINDS, SETTINGS
 
     text = (Path(__file__).resolve().parent.parent / "configs" / "rules" / "README.md").read_text()
     names = set(BUILTIN) | set(KINDS) | set(SETTINGS)
@@ -496,7 +496,7 @@ def test_a_rule_file_is_compiled_once_while_it_is_unchanged(tmp_path):
     import os
     from pathlib import Path
 
-    from harness.rules import load_rules
+    from harness.game.rules import load_rules
 
     path = tmp_path / "house.toml"
     path.write_text(Path(load_rules("scandinavian").source).read_text())

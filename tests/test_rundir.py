@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import rundir
+from harness.records import rundir
 from harness.cli import main
-from harness.errors import UserError
-from harness.rundir import MANIFEST, load_manifest, load_run, rows_digest, write_bytes_atomic
-from harness.runconfig import RunConfig
-from harness.runner import run
-from harness.summary import summarize
+from harness.util.errors import UserError
+from harness.records.rundir import MANIFEST, load_manifest, load_run, rows_digest, write_bytes_atomic
+from harness.play.runconfig import RunConfig
+from harness.play.runner import run
+from harness.reports.summary import summarize
 
 
 def cfg(**kw) -> RunConfig:
@@ -109,7 +109,7 @@ def test_full_disk_mid_run_is_one_line_resumable_and_leaves_no_temp_file(tmp_pat
                     rundir.os.fsync = real_fsync
         return real_write(path, data)
 
-    monkeypatch.setattr("harness.runner.write_bytes_atomic", flaky)
+    monkeypatch.setattr("harness.play.runner.write_bytes_atomic", flaky)
     code = main(["run", "--seats", "timeout,random", "--games", "300", "--seed", "11", "--chunk-size", "100",
                  "--workers", "1", "--out", str(out), "--quiet"])
     assert code == 2
@@ -156,10 +156,10 @@ def test_run_records_hold_every_roll_and_decision_reproducibly(tmp_path):
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from harness.engine import play
-    from harness.registry import make
-    from harness.rules import load_rules
-    from harness.codec import faces_code
+    from harness.game.engine import play
+    from harness.game.registry import make
+    from harness.game.rules import load_rules
+    from harness.records.codec import faces_code
 
     one = run(cfg(seats=("greedy", "random"), record=True, games=200, workers=1), tmp_path / "one")
     two = run(cfg(seats=("greedy", "random"), record=True, games=200, workers=2), tmp_path / "two")
@@ -184,7 +184,7 @@ def test_run_records_hold_every_roll_and_decision_reproducibly(tmp_path):
 def test_faces_code():
     import numpy as np
 
-    from harness.codec import faces_code
+    from harness.records.codec import faces_code
 
     assert faces_code(np.array([[6, 6, 2, 4, 1], [0, 0, 0, 0, 0], [5, 0, 5, 0, 0]])).tolist() == [12466, 0, 55]
 

@@ -17,15 +17,16 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from harness import cli, tournament
-from harness.engine import play
-from harness.errors import UserError
-from harness.rundir import Chunk, load_manifest, plan, rows_digest
-from harness.registry import make
-from harness.rules import load_rules
-from harness.strategy import Strategy
-from harness.runconfig import RunConfig, builtin_run_configs_dir, split_specs
-from harness.runner import RunStopped, extend, run, summary_lines
+from harness import cli
+from harness.game import tournament
+from harness.game.engine import play
+from harness.util.errors import UserError
+from harness.records.rundir import Chunk, load_manifest, plan, rows_digest
+from harness.game.registry import make
+from harness.game.rules import load_rules
+from harness.game.strategy import Strategy
+from harness.play.runconfig import RunConfig, builtin_run_configs_dir, split_specs
+from harness.play.runner import RunStopped, extend, run, summary_lines
 from tests import runner_bots  # registers the test bots
 from tests.test_cli import screen
 
@@ -332,7 +333,7 @@ def test_a_parent_record_is_handled_at_once_under_forked_workers(tmp_path):
     (above); the parent's own records are handled there and then, by the thread that logs them.
     Queued, the runner's "interrupted" warning was written by the wrapper's thread while the
     progress bar was being closed, onto the end of the bar's line (issue 37)."""
-    from harness.backends import run_logging
+    from harness.util.backends import run_logging
 
     got: list[tuple[str, str]] = []
 
@@ -346,7 +347,7 @@ def test_a_parent_record_is_handled_at_once_under_forked_workers(tmp_path):
     try:
         with run_logging(tmp_path / "run.log", forked_workers=True):
             assert any(type(x).__name__ != "Keep" and getattr(x, "sub_handler", None) is h for x in root.handlers)
-            logging.getLogger("harness.runner").warning("said in the parent")
+            logging.getLogger("harness.play.runner").warning("said in the parent")
             assert got == [("said in the parent", threading.current_thread().name)]
     finally:
         root.removeHandler(h)
@@ -469,7 +470,7 @@ def test_ctrl_c_under_a_progress_bar_starts_its_lines_afresh(tmp_path, tripwire_
     assert not marker.exists() and proc.returncode == 130, proc.stderr
     assert "game/s]" in proc.stderr  # the bar was drawn (on stderr, a pipe here: no terminal needed)
     said = [line for line in screen(proc.stderr) if "interrupted" in line]
-    assert [line.split(":")[0] for line in said] == ["WARNING harness.runner", "yatzy-harness"], said
+    assert [line.split(":")[0] for line in said] == ["WARNING harness.play.runner", "yatzy-harness"], said
     assert said[0].endswith(f"finish with: yatzy-harness run --resume {out}")
 
 
@@ -559,7 +560,7 @@ def _cli(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_flags_alone_take_runconfigs_defaults_not_quick_toml(tmp_path, monkeypatch, capsys):
-    from harness.runconfig import DEFAULT_CHUNK_SIZE
+    from harness.play.runconfig import DEFAULT_CHUNK_SIZE
 
     code, _, err = _cli(monkeypatch, capsys, "run", "--seats", "timeout,random", "--games", "30", "--workers", "1",
                         "--out", str(tmp_path / "flags"), "--quiet")
@@ -663,7 +664,7 @@ def test_failing_bot_on_the_console_once(tmp_path):
 
 
 def test_a_shipped_config_is_found_by_name_or_bare_file_name(tmp_path, monkeypatch):
-    from harness.runconfig import resolve_config_path
+    from harness.play.runconfig import resolve_config_path
 
     monkeypatch.chdir(tmp_path)
     shipped = builtin_run_configs_dir() / "bonus63.toml"
@@ -699,9 +700,9 @@ def _bar_positions(monkeypatch) -> list[list[int]]:
             return out
 
     monkeypatch.setattr(tqdm_module, "tqdm", Recording)
-    import harness.runner
+    import harness.play.runner
 
-    monkeypatch.setattr(harness.runner, "tqdm", Recording)  # the name the runner draws its bar with
+    monkeypatch.setattr(harness.play.runner, "tqdm", Recording)  # the name the runner draws its bar with
     return seen
 
 
@@ -712,7 +713,8 @@ def test_progress_moves_per_batch_within_a_chunk_and_rows_stay_identical(tmp_pat
     files are byte for byte those of a quiet run, which plays each chunk as one batch."""
     import time
 
-    from harness import runner, worker
+    from harness.play import runner
+    from harness.play import worker
 
     quiet = run(cfg(games=600, chunk_size=600, workers=workers), tmp_path / "quiet")
     monkeypatch.setattr(worker, "FIRST_BATCH", 64)
@@ -738,8 +740,8 @@ def test_progress_moves_per_batch_within_a_chunk_and_rows_stay_identical(tmp_pat
 def test_progress_batches_join_to_the_chunk_of_one_batch(tmp_path, monkeypatch):
     """play_chunk with a progress hook: the batches' games add up to the chunk, and the Parquet
     bytes (analysis columns and records included) equal one batch's."""
-    from harness import worker
-    from harness.runconfig import RunConfig as RC
+    from harness.play import worker
+    from harness.play.runconfig import RunConfig as RC
 
     r = RC(seats=("greedy", "random"), rules="scandinavian", games=300, seed=5, record=True).resolve()
     rules = r.rules
@@ -781,13 +783,13 @@ class _InterruptedInKernel(Strategy):
 
 
 def test_ctrl_c_inside_a_kernel_is_an_interrupt_not_a_failed_run(tmp_path):
-    from harness.worker import Job, play_chunk
+    from harness.play.worker import Job, play_chunk
 
     rules = load_rules("scandinavian")
     with pytest.raises(KeyboardInterrupt):
         play(rules, [_InterruptedInKernel(rules)], np.arange(3), 1)
     job = Job(dict(rules.spec), rules.source, {}, rules.digest, (("x", "random"),), (("x",),), 1)
-    from harness import worker
+    from harness.play import worker
 
     worker.install(job, rules, {"x": _InterruptedInKernel(rules)})
     try:

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from harness.cli import main as cli
-from harness.protocol import messages as msgs
-from harness.protocol.app import ServeApp, build
-from harness.protocol.http import launch_server
-from harness.runner import RunConfig, run
+from harness.play.protocol import messages as msgs
+from harness.service.app import ServeApp, build
+from harness.play.protocol.http import launch_server
+from harness.play.runner import RunConfig, run
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVELS_TOML = """

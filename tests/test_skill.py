@@ -10,14 +10,14 @@ import math
 import numpy as np
 import pytest
 
-from harness.analysis import ERROR, Analyser
+from harness.decisions.analysis import ERROR, Analyser
 from harness.cli import main
-from harness.errors import UserError
-from harness.record import GameRecord, read_records, write_records_jsonl
-from harness.replay import record_of_replay, replay
-from harness.rules import load_rules
-from harness.analysis_files import write_analysis
-from harness.skill import (REGRET_KINDS, REGRET_EDGES, SCALE, PlayerTally, analyse_records, default_out, rating, tables,
+from harness.util.errors import UserError
+from harness.records.record import GameRecord, read_records, write_records_jsonl
+from harness.play.replay import record_of_replay, replay
+from harness.game.rules import load_rules
+from harness.reports.analysis_files import write_analysis
+from harness.decisions.skill import (REGRET_KINDS, REGRET_EDGES, SCALE, PlayerTally, analyse_records, default_out, rating, tables,
                            text)
 
 SEATS = ["solver", "greedy"]
@@ -196,8 +196,8 @@ def test_analyse_command_text(tmp_path, capsys, recs):
 
 
 def test_a_run_directory_reads_like_the_records_of_its_games(tmp_path, recs, capsys):
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     out = run(RunConfig(seats=tuple(SEATS), games=12, seed=SEED, chunk_size=5, workers=1, record=True),
               tmp_path / "run")
@@ -218,7 +218,7 @@ def test_a_run_directory_reads_like_the_records_of_its_games(tmp_path, recs, cap
 def test_a_stream_is_analysed_as_the_file_read_whole(tmp_path, recs):
     """analyse_records of a RecordStream (batches of 5 games; each batch's arrays those the reading
     checked) gives the report of the same file read whole."""
-    from harness.record import RecordStream, write_records_jsonl
+    from harness.records.record import RecordStream, write_records_jsonl
 
     path = write_records_jsonl(tmp_path / "games.jsonl", recs)
     assert [p.kernel is not None for p in RecordStream(path, batch=5)] == [True, True, True]

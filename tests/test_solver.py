@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import solver
+from harness.exact import solver
 from harness.commands import solve as solve_cmd
 from harness.cli import main as cli_main
-from harness.rules import load_rules
-from harness.scoring import context, score_options
+from harness.game.rules import load_rules
+from harness.game.scoring import context, score_options
 from harness.stats import PERCENTILES
-from harness.strategy import TurnView
+from harness.game.strategy import TurnView
 
 # ---------------------------------------------------------------------------------------------
 # tiny rule sets: small enough for brute force over ordered dice and position subsets
@@ -278,7 +278,7 @@ def enumerate_bot(rules, bot, seats_of=None) -> tuple[dict[int, float], float]:
     """Exact final-score distribution and bonus probability of the bot's play, by enumerating every
     roll and its decisions. The bot sees its total so far; ``seats_of(filled, upper, flag, points)``
     gives the (filled, upper, flag, totals) of the table it sees (None: it plays alone)."""
-    from harness.scoring import score_options_batch
+    from harness.game.scoring import score_options_batch
 
     ctx = context(rules)
     d = rules.dice
@@ -390,7 +390,7 @@ def test_full_disk_falls_back_to_the_moments(tiny_dir, cache_dir, tmp_path, monk
 
     monkeypatch.setattr(solver.os, "posix_fallocate", no_space)
     scratch = tmp_path / "scratch"
-    with caplog.at_level("WARNING", logger="harness.solver"):
+    with caplog.at_level("WARNING", logger="harness.exact.solver"):
         fig = solver.exact_distribution(rules, cache_dir, use_cache=False, max_bytes=0, scratch_dir=scratch)
     assert fig.percentiles is None and fig.storage.startswith("skipped: the scratch files")
     assert "No space left" in fig.storage and "computing the moments only" in caplog.text
@@ -417,7 +417,7 @@ def test_p_bonus_without_a_bonus_or_with_a_sure_one(tiny_dir, cache_dir):
 
 
 # ---------------------------------------------------------------------------------------------
-# six dice: the kernels against the multiset turn kernel of harness.turn on a reduced maxi sheet
+# six dice: the kernels against the multiset turn kernel of harness.game.turn on a reduced maxi sheet
 
 MINI_MAXI = """
 name = "mini_maxi"
@@ -455,9 +455,9 @@ value = 100
 
 
 def reference_values(rules) -> float:
-    """Optimal expected total by a plain DP over (filled, uncapped upper) with harness.turn's kernel."""
-    from harness.scoring import score_options_batch
-    from harness.turn import turn_policy
+    """Optimal expected total by a plain DP over (filled, uncapped upper) with harness.game.turn's kernel."""
+    from harness.game.scoring import score_options_batch
+    from harness.game.turn import turn_policy
 
     ctx = context(rules)
     d = rules.dice
@@ -524,7 +524,7 @@ def _all_states(sol):
 @pytest.mark.parametrize("name", ["tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced", "mini_maxi"])
 def test_whole_policy_is_the_per_state_policy(name, tiny_dir, tmp_path):
     """Every state, roll and reroll stage: the table's keep is the bot's per-state keep (ties included)."""
-    from harness import solver_kernels as K
+    from harness.exact.kernels import solver as K
 
     path = tiny_dir / f"{name}.toml"
     if name == "mini_maxi":
@@ -556,7 +556,7 @@ def test_whole_policy_is_the_per_state_policy(name, tiny_dir, tmp_path):
 @pytest.mark.parametrize("name", ["tiny_bonus", "tiny_generala", "tiny_joker"])
 def test_soft_keeps_draw_from_the_exact_action_values(name, tiny_dir, tmp_path, monkeypatch):
     """temperature > 0: the cached kernel's draw equals a softmax over the keep values that
-    harness.turn computes independently (the bot's path for turns longer than the table's)."""
+    harness.game.turn computes independently (the bot's path for turns longer than the table's)."""
     from strategies import solver as solver_bot
 
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path))
@@ -595,7 +595,7 @@ def test_whole_policy_cache(tiny_dir, tmp_path, caplog, monkeypatch):
     path.write_bytes(bytes(data))
     solver.clear_memo()
     sol = solver.solve(rules, tmp_path)
-    with caplog.at_level("WARNING", logger="harness.solver"):
+    with caplog.at_level("WARNING", logger="harness.exact.solver"):
         assert solver.policy_table(sol, compute=False) is None
     assert "checksum" in caplog.text
     np.testing.assert_array_equal(solver.policy_table(sol), codes)  # rebuilt and written again
@@ -608,8 +608,8 @@ def test_whole_policy_cache(tiny_dir, tmp_path, caplog, monkeypatch):
 
 def test_solver_bot_takes_the_whole_policy_for_long_runs(tiny_dir, tmp_path, monkeypatch):
     """A run announced long enough computes the whole policy before the fork; the games are the same."""
-    from harness.engine import play
-    from harness.registry import make
+    from harness.game.engine import play
+    from harness.game.registry import make
     from strategies import solver as solver_bot
 
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
@@ -655,7 +655,7 @@ def test_cache_is_reused_and_a_damaged_file_is_rebuilt(tiny_dir, tmp_path, caplo
         path.write_bytes(data)
         solver.clear_memo()
         caplog.clear()
-        with caplog.at_level("WARNING", logger="harness.solver"):
+        with caplog.at_level("WARNING", logger="harness.exact.solver"):
             sol = solver.solve(rules, tmp_path)
         assert not sol.cached, "a damaged cache file was trusted"
         np.testing.assert_array_equal(sol.values, first.values)
@@ -701,7 +701,7 @@ def test_a_mapped_table_is_checked_once_and_again_when_its_file_changes(tiny_dir
     data[-1] ^= 0x40
     path.write_bytes(bytes(data))
     os.utime(path, ns=(old + 1, old + 1))  # the same size and inode, another time
-    with caplog.at_level("WARNING", logger="harness.solver"):
+    with caplog.at_level("WARNING", logger="harness.exact.solver"):
         assert load() is None
     assert len(checks) == 3 and "checksum" in caplog.text
     os.utime(path, ns=(old, old))  # the stamp's time again, but unfixed: a stamp is not a checksum
@@ -726,7 +726,7 @@ def test_unwritable_cache_only_warns(tiny_dir, tmp_path, caplog):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     solver.clear_memo()
-    with caplog.at_level("WARNING", logger="harness.solver"):
+    with caplog.at_level("WARNING", logger="harness.exact.solver"):
         sol = solver.solve(rules, blocker / "cache")
     assert not sol.cached and "cannot write" in caplog.text
 
@@ -900,8 +900,8 @@ def test_the_one_pass_keeps_of_wide_turns_are_the_face_by_face_keeps(n_dice, rer
     """From WIDE slots on, turn_args and turn_values take each keep's sub-keeps in one pass per length
     of its face list; their values and keeps, ties included, are those of the face-by-face loops of
     narrow turns."""
-    from harness import solver_kernels as K
-    from harness.dice import dice
+    from harness.exact.kernels import solver as K
+    from harness.game.dice import dice
 
     dk = solver.dice_tables(dice(n_dice), rerolls)
     n_rolls, n_keeps, ns = len(dk.roll_prob), dk.add.shape[0], dk.n_small

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from harness import depth as D
-from harness import solver
+from harness.exact import depth as D
+from harness.exact import solver
 from harness.cli import main
-from harness.errors import UserError
-from harness.rules import load_rules
-from harness.sweep import parse_settings, sweep
+from harness.util.errors import UserError
+from harness.game.rules import load_rules
+from harness.exact.sweep import parse_settings, sweep
 from tests.test_evaluate import cache, tiny_dir  # noqa: F401  (fixtures)
 
 
@@ -54,7 +54,7 @@ def test_order_cache_and_workers_change_nothing_and_depth_is_the_cells(tiny_dir,
     assert again.from_cache == again.evaluated == first.evaluated  # a rerun evaluates nothing
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "fresh"))
     back, _ = parse_settings(["upper_bonus_threshold=5,4,3"])
-    from harness.backends import open_backend
+    from harness.util.backends import open_backend
 
     with open_backend("local", 2, None) as backend:
         rev = sweep(path, back, fixed, ["greedy", "solver:temperature=1"], (0.75,), evaluator=D.Evaluator(backend.executor))

@@ -7,10 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from harness import solver, target
+from harness.exact import solver
+from harness.exact import target
 from harness.cli import main as cli_main
-from harness.rules import load_rules
-from harness.scoring import context, score_options
+from harness.game.rules import load_rules
+from harness.game.scoring import context, score_options
 from tests.test_solver import (  # noqa: F401
     TINY,
     _view,
@@ -173,7 +174,7 @@ def test_solve_target_command(name, tiny_dir, tmp_path, capsys):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_target_bot_reaches_the_table_probability(name, tiny_dir, cache_dir, monkeypatch):
-    from harness import registry
+    from harness.game import registry
 
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache_dir))
     rules = load_rules(str(tiny_dir / f"{name}.toml"))
@@ -213,8 +214,8 @@ def test_last_mover_wins_exactly_as_the_tie_table_says(name, tiny_dir, cache_dir
 
 def test_last_mover_choices_are_the_best_options(tiny_dir, cache_dir, monkeypatch):
     """Every keep and box of the finished-opponent case is an argmax computed here from the table
-    with :func:`harness.turn.turn_policy` (an independent turn solver)."""
-    from harness.turn import turn_policy
+    with :func:`harness.game.turn.turn_policy` (an independent turn solver)."""
+    from harness.game.turn import turn_policy
     from strategies.winprob import WinProbBot
 
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache_dir))
@@ -258,7 +259,7 @@ def test_last_mover_choices_are_the_best_options(tiny_dir, cache_dir, monkeypatc
                     mine = ek[list(subs).index(keep[r])]
                     assert mine == pytest.approx(ek.max(), abs=1e-6)
                     checked += 1
-            from harness.scoring import score_options_batch
+            from harness.game.scoring import score_options_batch
             n = d.n_rolls
             sc, al, ex = score_options_batch(ctx, rolls.astype(np.int16), np.full(n, False), np.full(n, flag),
                                              np.full(n, filled, dtype=np.int64))

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.record import GameRecord, read_records, record_from_trace
-from harness.replay import replay
+from harness.records.record import GameRecord, read_records, record_from_trace
+from harness.play.replay import replay
 
 SEATS = ("greedy", "timeout")
 #: a line nested 1,000 lists deep, and a number of more digits than Python converts (4,300)
@@ -184,7 +184,7 @@ def test_a_second_line_with_a_game_id_is_a_bad_game_for_every_reader(tmp_path, l
 
 
 def test_the_same_id_in_two_lineups_of_a_parquet_file_is_two_games(tmp_path, lines):
-    from harness.record import write_records_parquet
+    from harness.records.record import write_records_parquet
 
     recs = [GameRecord.from_json(x) for x in (lines[0], lines[0], lines[1], lines[1])]
     path = write_records_parquet(tmp_path / "g.parquet", recs, lineups=[0, 1, 0, 0])
@@ -242,10 +242,10 @@ def _not_utf8(path: Path) -> str:
 
 @pytest.mark.parametrize("what", ["rules", "run config", "levels"])
 def test_a_toml_file_that_is_not_utf8_is_one_line_naming_it(tmp_path, capsys, what):
-    from harness.levels import load_levels
-    from harness.errors import UserError
-    from harness.rules import load_rules
-    from harness.runconfig import RunConfig
+    from harness.players.levels import load_levels
+    from harness.util.errors import UserError
+    from harness.game.rules import load_rules
+    from harness.play.runconfig import RunConfig
 
     path = tmp_path / f"{what.replace(' ', '_')}.toml"
     if what == "rules":
@@ -318,8 +318,8 @@ TINY_PATHS = [p for p in _paths(TINY) if p]
 def test_a_rule_set_with_any_value_anywhere_compiles_or_is_a_user_error(where, value):
     import copy
 
-    from harness.errors import UserError
-    from harness.rules import compile_rules
+    from harness.util.errors import UserError
+    from harness.game.rules import compile_rules
 
     spec = copy.deepcopy(TINY)
     node = spec
@@ -426,7 +426,7 @@ def test_rules_dir_allows_the_rule_files_inside_it_and_nothing_outside(tmp_path,
 def test_a_record_may_carry_its_rule_set_inline(tmp_path, lines, capsys):
     import tomllib
 
-    from harness.rules import rules_dir
+    from harness.game.rules import rules_dir
 
     spec = tomllib.loads((rules_dir() / "scandinavian.toml").read_text())
     inline = dict(spec, name="kitchen")
@@ -463,9 +463,9 @@ def test_the_readmes_inline_rule_set_reads(tmp_path, lines):
 
 
 def test_a_run_directorys_own_records_keep_their_rule_file(tmp_path, lines, capsys):
-    from harness.record import write_records_parquet
-    from harness.runconfig import RunConfig
-    from harness.runner import run
+    from harness.records.record import write_records_parquet
+    from harness.play.runconfig import RunConfig
+    from harness.play.runner import run
 
     house = tmp_path / "elsewhere" / "house.toml"
     house.parent.mkdir()
@@ -510,7 +510,7 @@ def test_a_line_over_the_limit_is_a_bad_game_and_is_never_held_whole(tmp_path, l
 
 def test_max_line_bytes_on_the_command_line(tmp_path, lines, capsys):
     from harness.commands import options
-    from harness.record import MAX_LINE_BYTES
+    from harness.records.record import MAX_LINE_BYTES
 
     assert options.MAX_LINE_BYTES == MAX_LINE_BYTES  # the --help default is the library's
     n = max(len(x) for x in lines[:2])
@@ -596,10 +596,10 @@ def test_one_bad_game_is_one_bad_game(tmp_path, lines, capsys):
 
 @pytest.mark.parametrize("what", ["rules", "run config", "levels", "inline"])
 def test_a_boolean_written_as_a_string_in_a_file_is_refused_naming_file_and_key(tmp_path, capsys, lines, what):
-    from harness.levels import load_levels
-    from harness.errors import UserError
-    from harness.rules import load_rules
-    from harness.runconfig import RunConfig
+    from harness.players.levels import load_levels
+    from harness.util.errors import UserError
+    from harness.game.rules import load_rules
+    from harness.play.runconfig import RunConfig
 
     path = tmp_path / "f.toml"
     said = "saved_rolls = 'yes': must be true or false (a boolean, unquoted: saved_rolls = true), not a string"
@@ -710,8 +710,8 @@ def test_every_line_of_a_mutated_file_is_a_game_or_one_bad_game(fuzz_file, ops):
     import contextlib
     import io
 
-    from harness.errors import UserError
-    from harness.record import NoUsableGame
+    from harness.util.errors import UserError
+    from harness.records.record import NoUsableGame
 
     path, limit, write = fuzz_file
     expected = write(ops)
@@ -738,9 +738,9 @@ def test_every_line_of_a_mutated_file_is_a_game_or_one_bad_game(fuzz_file, ops):
 @settings(max_examples=8, derandomize=True, deadline=None)
 @given(ops=mutations)
 def test_analyse_and_fit_of_a_mutated_file_account_for_every_line(fuzz_file, ops):
-    from harness.errors import UserError
-    from harness.fit import fit_records
-    from harness.skill import analyse_records
+    from harness.util.errors import UserError
+    from harness.players.fit import fit_records
+    from harness.decisions.skill import analyse_records
 
     path, limit, write = fuzz_file
     expected = write(ops)

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from harness.commands.options import (add_cache_dir_option, add_records_options, add_set_option, describe, print_json,
                                       record_of)
-from harness.errors import UserError
+from harness.util.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: the library loads in run(), so that `advise --help` stays fast
-    from harness.positions import Advice, Advisor, Option
-    from harness.rules import RuleSet
+    from harness.decisions.positions import Advice, Advisor, Option
+    from harness.game.rules import RuleSet
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -98,9 +98,9 @@ def position_json(adv: Advisor, advice: Advice, scores: Mapping[str, int], extra
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `advise --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.cache import use_cache_dir
-    from harness.positions import Advisor
-    from harness.rules import load_rules
+    from harness.util.cache import use_cache_dir
+    from harness.decisions.positions import Advisor
+    from harness.game.rules import load_rules
 
     cache_dir = use_cache_dir(args.cache_dir)
     if args.record:
@@ -168,7 +168,7 @@ def _played(advice: Advice, o: Option) -> str:
 
 
 def _advise_record(args: argparse.Namespace, cache_dir: Any) -> int:
-    from harness.positions import Advisor, position_from_record
+    from harness.decisions.positions import Advisor, position_from_record
 
     given = [flag for flag, v in (("RULES", args.rules), ("--filled", args.filled), ("--extra", args.extra),
                                   ("--dice", args.dice), ("--rolls-left", args.rolls_left is not None),

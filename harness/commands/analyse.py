@@ -41,10 +41,10 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `analyse --help` must not pay for numba and pandas
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.cache import use_cache_dir
-    from harness.record import NoUsableGame
-    from harness.analysis_files import write_analysis
-    from harness.skill import analyse_records, default_out, text
+    from harness.util.cache import use_cache_dir
+    from harness.records.record import NoUsableGame
+    from harness.reports.analysis_files import write_analysis
+    from harness.decisions.skill import analyse_records, default_out, text
 
     cache_dir = use_cache_dir(args.cache_dir)
     stream = stream_games(args.source, args)  # a batch at a time; the bad games read listed as they come
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     report = write_analysis(report, args.out or default_out(args.source), plots=not args.no_plots)
     pages = []
     if args.review:
-        from harness.review import games_of, write_reviews
+        from harness.reports.review import games_of, write_reviews
 
         worst = [(w.lineup, w.game) for p in report.players for w in p.worst]
         again = stream_games(args.source, args, show=False)  # a second walk keeps only these games

@@ -15,11 +15,11 @@ from harness.commands.options import (add_backend_options, add_cache_dir_option,
                                       confidence_arg,
                                       console_logging, describe, listed, new_out_dir, print_json, say as progress_line,
                                       show_bad, stream_games)
-from harness.cache import use_cache_dir
-from harness.calibrate import (DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, EXACT_XTOL, ExactEvaluator, Point,
+from harness.util.cache import use_cache_dir
+from harness.players.calibrate import (DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, EXACT_XTOL, ExactEvaluator, Point,
                                Problem, RunnerEvaluator, calibrate, calibrate_exact, check_problem, default_bracket)
-from harness.levels import Levels, calibrate_levels, check_levels, levels_text, load_levels
-from harness.errors import UserError
+from harness.players.levels import Levels, calibrate_levels, check_levels, levels_text, load_levels
+from harness.util.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -51,7 +51,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--target-mean", type=float, metavar="X", help="target mean final score (points)")
     g.add_argument("--target-win-rate", type=float, metavar="P",
-                   help="target score against --against, 0..1: win 1, draw ½ (as in harness.outcome)")
+                   help="target score against --against, 0..1: win 1, draw ½ (as in harness.game.outcome)")
     p.add_argument("--against", metavar="REF",
                    help="the reference player for win rates: a bot spec, or a fit file written by 'fit --out' "
                         "(FIT.json: its median player's fitted spec; FIT.json#PLAYER: that player's)")
@@ -106,7 +106,7 @@ def _no_sampling_options(args: argparse.Namespace, why: str = "--exact") -> None
 
 @contextlib.contextmanager
 def _on_tasks(args: argparse.Namespace) -> Iterator[Any]:
-    """With ``--backend dask``, the :class:`harness.depth.Evaluator` of an exact search's tasks (a
+    """With ``--backend dask``, the :class:`harness.exact.depth.Evaluator` of an exact search's tasks (a
     line per evaluation is printed already: no bar); else None (evaluations in this process)."""
     if args.backend != "dask":
         if args.scheduler:
@@ -114,7 +114,7 @@ def _on_tasks(args: argparse.Namespace) -> Iterator[Any]:
         yield None
         return
     from harness.commands.options import exact_tasks
-    from harness.depth import Evaluator
+    from harness.exact.depth import Evaluator
 
     with exact_tasks(args, args.workers or 2) as tasks:
         yield Evaluator(tasks=tasks)
@@ -122,8 +122,8 @@ def _on_tasks(args: argparse.Namespace) -> Iterator[Any]:
 
 def _levels(args: argparse.Namespace) -> int:
     # fitting code (numba) and matplotlib load only when they are used, not for `calibrate --help`
-    from harness.fit import reference_of
-    from harness.plot import plot_levels
+    from harness.players.fit import reference_of
+    from harness.reports.plot import plot_levels
 
     lv = load_levels(args.levels)
     if args.exact:
@@ -170,7 +170,7 @@ def _levels(args: argparse.Namespace) -> int:
 def _written(args: argparse.Namespace, out: Path, d: dict[str, Any], figs: dict[str, Any],
              lines: Callable[[dict[str, Any]], list[str]]) -> int:
     """Write the levels' figures and levels.json into ``out``, then print ``lines(d)`` (or the JSON)."""
-    from harness.plot import plt  # matplotlib, loaded by the plots already drawn
+    from harness.reports.plot import plt  # matplotlib, loaded by the plots already drawn
 
     for name, fig in figs.items():
         fig.savefig(out / name)
@@ -185,12 +185,12 @@ def _written(args: argparse.Namespace, out: Path, d: dict[str, Any], figs: dict[
 
 
 def _against_records(args: argparse.Namespace, lv: Levels) -> int:
-    """``--levels FILE --against-records LOGS`` (:mod:`harness.opponents`)."""
+    """``--levels FILE --against-records LOGS`` (:mod:`harness.players.opponents`)."""
     # the analysis and evaluation (numba), scipy and matplotlib load only here, not for `calibrate --help`
-    from harness.opponents import held_out, read_logged, text, tune
-    from harness.plot import plot_held_out, plot_log_levels
-    from harness.record import NoUsableGame
-    from harness.rules import load_rules
+    from harness.players.opponents import held_out, read_logged, text, tune
+    from harness.reports.plot import plot_held_out, plot_log_levels
+    from harness.records.record import NoUsableGame
+    from harness.game.rules import load_rules
 
     if args.against:
         raise UserError("give --against REF or --against-records LOGS, not both")
@@ -230,7 +230,7 @@ def _against_records(args: argparse.Namespace, lv: Levels) -> int:
 
 def run(args: argparse.Namespace) -> int:
     # matplotlib loads only when there is a plot to draw, not for `calibrate --help`
-    from harness.plot import plot_response, plt
+    from harness.reports.plot import plot_response, plt
 
     console_logging()
     use_cache_dir(args.cache_dir)
@@ -245,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
     if args.exact:
         _no_sampling_options(args)
     if args.against:
-        from harness.fit import reference_of
+        from harness.players.fit import reference_of
 
         args.against = reference_of(args.against)[0]
     args.games = 10_000 if args.games is None else args.games

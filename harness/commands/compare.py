@@ -9,7 +9,7 @@ from typing import Any
 from harness.commands.options import (add_cache_dir_option, add_depth_mode_options, add_quality_options,
                                       add_set_option, confidence_arg, console_logging, describe, first_time,
                                       print_json, quality_options)
-from harness.compare import DEFAULT_MIN_GAMES, DEFAULT_MU0, DEFAULT_MU1, CompareSettings, Playing, compare, compare_text
+from harness.reports.compare import DEFAULT_MIN_GAMES, DEFAULT_MU0, DEFAULT_MU1, CompareSettings, Playing, compare, compare_text
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -79,8 +79,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.cache import use_cache_dir
-    from harness.errors import UserError
+    from harness.util.cache import use_cache_dir
+    from harness.util.errors import UserError
 
     console_logging()
     use_cache_dir(args.cache_dir)
@@ -96,13 +96,13 @@ def run(args: argparse.Namespace) -> int:
     playing = Playing(games=args.games, seed=args.seed, chunk_size=args.chunk_size, workers=args.workers,
                       out=Path(args.out) if args.out else None, quiet=args.quiet, sequential=args.sequential,
                       max_games=args.max_games)
-    from harness.rundir import load_run
+    from harness.records.rundir import load_run
 
     res = compare(args.base, args.candidate, settings, playing)
     depth = _depths(args, load_run(res.base["path"]).rules, load_run(res.candidate["path"]).rules)
     pngs = []
     if args.out and not args.no_plots:
-        from harness.plot import COMPARE_PLOTS, save_plots  # matplotlib (~0.3 s) only when pictures are drawn
+        from harness.reports.plot import COMPARE_PLOTS, save_plots  # matplotlib (~0.3 s) only when pictures are drawn
 
         pngs = save_plots(COMPARE_PLOTS, res, args.out)
     if args.json:
@@ -117,9 +117,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _exact(args: argparse.Namespace, settings: CompareSettings) -> int:
     # the exact comparison loads the evaluation's numba kernels: imported here, not for `compare --help`
-    from harness.compare_exact import compare_exact, exact_text, side
-    from harness.errors import UserError
-    from harness.runconfig import split_specs
+    from harness.reports.compare_exact import compare_exact, exact_text, side
+    from harness.util.errors import UserError
+    from harness.play.runconfig import split_specs
 
     played = [f"--{k.replace('_', '-')}" for k in ("sequential", "max_games", "games", "seed", "chunk_size",
                                                    "workers", "out") if getattr(args, k)]
@@ -142,13 +142,13 @@ def _exact(args: argparse.Namespace, settings: CompareSettings) -> int:
 
 def _depths(args: argparse.Namespace, base: Any, candidate: Any) -> dict[str, Any] | None:
     """Both rule sets' depth of skill as --depth/--no-depth allow (None: --no-depth)."""
-    from harness.depth import side_by_side
+    from harness.exact.depth import side_by_side
 
     return None if args.depth == "off" else side_by_side(base, candidate, args.depth)
 
 
 def _print_depths(depth: dict[str, Any] | None) -> None:
-    from harness.depth import side_by_side_lines
+    from harness.exact.depth import side_by_side_lines
 
     if not depth:
         return

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from harness.commands.options import describe, number_arg, print_json
-from harness.errors import UserError
+from harness.util.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -43,7 +43,7 @@ def target_spec(target: str) -> str:
     """An engine spec from what a user names: a URL, an engine file, an ``engine:`` spec, or a command."""
     from pathlib import Path
 
-    from harness.protocol.referee import engines_dir
+    from harness.play.protocol.referee import engines_dir
 
     t = target.strip()
     if t.startswith("engine:"):
@@ -60,7 +60,7 @@ def target_spec(target: str) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.action == "play":
         # the serving side loads bots and tables: imported only when an engine plays
-        from harness.protocol.serve import play_stdio
+        from harness.service.serve import play_stdio
 
         if args.target:
             raise UserError("engine play takes no TARGET: it plays on stdin/stdout (--bot SPEC or --level NAME)")
@@ -68,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.target:
         raise UserError("engine check needs a TARGET: a command (\"node bot.js\"), a URL, an engine file or spec")
     # the checker plays games: numpy and the engine are imported only when a check runs
-    from harness.protocol.check import check_engine
-    from harness.specs import split_specs
+    from harness.play.protocol.check import check_engine
+    from harness.util.specs import split_specs
 
     spec = target_spec(args.target)
     if args.move_ms is not None:

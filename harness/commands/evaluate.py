@@ -1,5 +1,5 @@
-"""``yatzy-harness evaluate``: exact figures of solitaire bots, their exact head-to-heads (:mod:`harness.evaluate`)
-and the exact depth of skill (:mod:`harness.depth`)."""
+"""``yatzy-harness evaluate``: exact figures of solitaire bots, their exact head-to-heads (:mod:`harness.exact.evaluate`)
+and the exact depth of skill (:mod:`harness.exact.depth`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 
 from harness.commands.options import (add_backend_options, add_cache_dir_option, add_depth_options, add_set_option,
                                       add_window_options, describe, new_out_dir, print_json, window_limits)
-from harness.errors import UserError
-from harness.specs import split_specs
+from harness.util.errors import UserError
+from harness.util.specs import split_specs
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -49,16 +49,16 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `evaluate --help` must not pay for numba
-    from harness import render
-    from harness.cache import use_cache_dir
+    from harness.util import render
+    from harness.util.cache import use_cache_dir
     from harness.commands.options import depth_settings, evaluated_line, exact_tasks, shows_progress
-    from harness.depth import Evaluator, depth_of_skill
-    from harness.evaluate import HeadToHead, Limits, check_seats, head_to_head
-    from harness.jsonable import jsonable
-    from harness.course import course
-    from harness.course import refusal as course_refusal
-    from harness.quality import QualityOptions, exact_course, exact_course_table, exact_pair, exact_quality_table
-    from harness.rules import load_rules
+    from harness.exact.depth import Evaluator, depth_of_skill
+    from harness.exact.evaluate import HeadToHead, Limits, check_seats, head_to_head
+    from harness.util.jsonable import jsonable
+    from harness.exact.course import course
+    from harness.exact.course import refusal as course_refusal
+    from harness.reports.quality import QualityOptions, exact_course, exact_course_table, exact_pair, exact_quality_table
+    from harness.game.rules import load_rules
 
     cache_dir = use_cache_dir(args.cache_dir)
     rules = load_rules(args.rules, args.settings)
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     out = new_out_dir(args.out, "evaluate") if args.out else None
     h2h = depth = None
     if args.depth or args.backend == "dask":
-        # evaluations as tasks (harness.cluster): forked workers, or a Dask cluster's
+        # evaluations as tasks (harness.exact.cluster): forked workers, or a Dask cluster's
         rates, weakest, dial = depth_settings(args) if args.depth else ((), "", "")
         progress = shows_progress(args)
         with exact_tasks(args) as tasks:
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             **({"course_refused": course_note} if args.course and not courses and course_note else {}),
             **({"depth": depth.to_json()} if depth else {})}
     if out is not None:
-        from harness.plot import plot_depth, plot_exact_distributions
+        from harness.reports.plot import plot_depth, plot_exact_distributions
 
         (out / "evaluate.json").write_text(json.dumps(jsonable(data), indent=2))
         (out / "evaluate.md").write_text(render.markdown(tables, f"Exact evaluation, {rules.name}", [rules.summary()]))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.commands.options import (add_cache_dir_option, add_records_options, confidence_arg, describe, listed,
                                       number_arg, print_json, quiet, stream_games)
-from harness.errors import UserError
+from harness.util.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -48,7 +48,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                                                  "with its skill bands, and their fitted parameters) as PNG here")
     p.add_argument("--player", metavar="NAME", help="only this player (a person's name or a bot's label)")
     p.add_argument("--confidence", metavar="C", type=confidence_arg, default=0.95, help="interval confidence")
-    # the defaults are harness.fit.MIN_DECISIONS and MAX_HALF_WIDTH (not imported here: `fit --help`
+    # the defaults are harness.players.fit.MIN_DECISIONS and MAX_HALF_WIDTH (not imported here: `fit --help`
     # must not load numba; tests/test_fit.py holds the two equal)
     p.add_argument("--min-decisions", metavar="N", type=number_arg(minimum=1, inclusive=True, integer=True),
                    default=500, help="the fewest informative decisions a fit is an answer with (below: too little "
@@ -57,7 +57,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="the widest interval a fit is an answer with, as half-width / estimate (an estimate "
                         "below 0.1 for a temperature, 0.02 for a blunder rate, counts as that; default "
                         "%(default)s)")
-    # the default is harness.fit.MAX_MEMORY in GiB (tests/test_fit.py holds the two equal)
+    # the default is harness.players.fit.MAX_MEMORY in GiB (tests/test_fit.py holds the two equal)
     p.add_argument("--max-memory", metavar="GIB", type=number_arg(inclusive=True), default=0.125,
                    help="the most memory (GiB) the stored decisions take; beyond it they go to a scratch file in "
                         "the temporary directory (TMPDIR), read back a block at a time and removed when the fit ends: "
@@ -71,9 +71,9 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `fit --help` must not pay for numba and scipy
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.cache import use_cache_dir
-    from harness.fit import fit_records, parse_models, text
-    from harness.record import NoUsableGame
+    from harness.util.cache import use_cache_dir
+    from harness.players.fit import fit_records, parse_models, text
+    from harness.records.record import NoUsableGame
 
     if args.plot and args.player:
         raise UserError("--plot draws the population: it takes every player, not --player")
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     if args.plot:
         # matplotlib loads only when there is a plot to draw, not for `fit --help`
-        from harness.plot import plot_population, plt
+        from harness.reports.plot import plot_population, plt
 
         fig = plot_population(d)
         if fig is None:

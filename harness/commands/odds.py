@@ -21,8 +21,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `odds --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.rules import load_rules
-    from harness.solver import one_turn_odds
+    from harness.game.rules import load_rules
+    from harness.exact.solver import one_turn_odds
 
     rules = load_rules(args.rules, args.settings)
     odds = one_turn_odds(rules)

@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from harness.cache import CACHE_ENV
-from harness.errors import RUN_LOG_ONLY, UserError
+from harness.util.cache import CACHE_ENV
+from harness.util.errors import RUN_LOG_ONLY, UserError
 
 if TYPE_CHECKING:
-    from harness.quality import QualityOptions
+    from harness.reports.quality import QualityOptions
 
 
 
@@ -99,7 +99,7 @@ def add_set_option(p: argparse.ArgumentParser) -> None:
 def add_cache_dir_option(p: argparse.ArgumentParser) -> None:
     """``--cache-dir DIR``: where solved value tables and keep policies are found and written.
 
-    The command then calls :func:`harness.cache.use_cache_dir` with ``args.cache_dir`` before it
+    The command then calls :func:`harness.util.cache.use_cache_dir` with ``args.cache_dir`` before it
     makes any bot.
     """
     p.add_argument("--cache-dir", metavar="DIR",
@@ -127,7 +127,7 @@ def window_limits(args: argparse.Namespace) -> dict[str, Any]:
             "scratch_dir": args.scratch_dir}
 
 
-#: ``--max-line-bytes``'s default, :data:`harness.record.MAX_LINE_BYTES` (repeated here so that
+#: ``--max-line-bytes``'s default, :data:`harness.records.record.MAX_LINE_BYTES` (repeated here so that
 #: ``--help`` does not import the library; tests/test_untrusted.py checks that they agree).
 MAX_LINE_BYTES = 4 << 20
 
@@ -158,13 +158,13 @@ def quiet(args: argparse.Namespace) -> bool:
 
 
 def stream_games(source: str, args: argparse.Namespace, *, show: bool = True) -> Any:
-    """A :class:`harness.record.RecordStream` of ``source`` with the options of
+    """A :class:`harness.records.record.RecordStream` of ``source`` with the options of
     :func:`add_records_options`: a progress bar on stderr (unless :func:`quiet`), and with ``show``
     every bad game on stderr, one line each, as its batch is read. A source that cannot be read
     is a :class:`UserError` at once; one without a usable game ends its walk with
-    :class:`harness.record.NoUsableGame` (:func:`listed` makes its error)."""
+    :class:`harness.records.record.NoUsableGame` (:func:`listed` makes its error)."""
     # imported here: `COMMAND --help` must not pay for numpy (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.record import NoUsableGame, RecordStream
+    from harness.records.record import NoUsableGame, RecordStream
 
     try:
         return RecordStream(source, max_line_bytes=args.max_line_bytes, rules_dirs=args.rules_dir or (),
@@ -194,7 +194,7 @@ def record_of(source: str, game: str, lineup: int | None, args: argparse.Namespa
     :func:`stream_games`, only the game asked for kept) or a run directory, its rule set as reading loaded it (a run's from its
     manifest) and its lineup (None in a file without lineups). A run's record is not checked here:
     what takes it does (``position_from_record``, the review)."""
-    from harness.codec import records_of_run, run_rules
+    from harness.records.codec import records_of_run, run_rules
 
     if Path(source).is_dir():
         try:
@@ -203,7 +203,7 @@ def record_of(source: str, game: str, lineup: int | None, args: argparse.Namespa
             raise UserError(f"--game {game}: a run's games are numbered from 0") from None
         ((lu, rec),) = list(records_of_run(source, lineup=lineup or 0, games=[g]))
         return rec, run_rules(source), lu
-    from harness.record import NoUsableGame
+    from harness.records.record import NoUsableGame
 
     stream = stream_games(source, args, show=False)  # a batch at a time: only the game asked for is kept
     hits, ids, lineups = [], [], False
@@ -233,13 +233,13 @@ def record_of(source: str, game: str, lineup: int | None, args: argparse.Namespa
 
 
 def show_bad(bad: Iterable[Any]) -> None:
-    """Bad games (:class:`harness.record.BadGame`) on stderr, one line each."""
+    """Bad games (:class:`harness.records.record.BadGame`) on stderr, one line each."""
     for b in bad:
         _show_one(b)
 
 
 def listed(exc: Any, shown: int = 0) -> UserError:
-    """A :class:`harness.record.NoUsableGame`'s every bad game on stderr (but the first ``shown``,
+    """A :class:`harness.records.record.NoUsableGame`'s every bad game on stderr (but the first ``shown``,
     listed already); returns the error to raise, its headline (the first bad game not repeated)."""
     show_bad(exc.bad[shown:])
     h = exc.headline
@@ -249,7 +249,7 @@ def listed(exc: Any, shown: int = 0) -> UserError:
 def add_quality_options(p: argparse.ArgumentParser) -> None:
     """The game-quality thresholds as command-line options (``report`` and ``compare``)."""
     # imported here: the two commands that take these options pay for numpy, not every command's --help
-    from harness.quality import QualityOptions
+    from harness.reports.quality import QualityOptions
 
     d = QualityOptions()
     p.add_argument("--close-margin", type=int, default=d.close_margin, metavar="POINTS",
@@ -260,13 +260,13 @@ def add_quality_options(p: argparse.ArgumentParser) -> None:
 
 
 def quality_options(args: argparse.Namespace) -> QualityOptions:
-    from harness.quality import QualityOptions
+    from harness.reports.quality import QualityOptions
 
     return QualityOptions(close_margin=args.close_margin, comeback_deficit=args.comeback_deficit)
 
 
-#: The depth of skill's defaults, :data:`harness.depth.DEFAULT_RATES`, ``DEFAULT_WEAKEST`` and
-#: ``DEFAULT_DIAL``, and the names of its :data:`harness.depth.DIALS` (repeated here so that ``--help`` does not import the library; tests/test_depth.py
+#: The depth of skill's defaults, :data:`harness.exact.depth.DEFAULT_RATES`, ``DEFAULT_WEAKEST`` and
+#: ``DEFAULT_DIAL``, and the names of its :data:`harness.exact.depth.DIALS` (repeated here so that ``--help`` does not import the library; tests/test_depth.py
 #: checks that they agree).
 DEPTH_RATES = "0.6,0.75"
 DEPTH_WEAKEST = "random"
@@ -276,7 +276,7 @@ DEPTH_DIALS = ("solver:temperature", "solver:blunder")
 
 def add_depth_mode_options(p: argparse.ArgumentParser) -> None:
     """``--depth`` / ``--no-depth`` of ``report`` and ``compare`` (``args.depth``: "on", "off" or
-    "auto", :data:`harness.depth.MODES`): the exact depth of skill of the rule sets."""
+    "auto", :data:`harness.exact.depth.MODES`): the exact depth of skill of the rule sets."""
     g = p.add_mutually_exclusive_group()
     g.add_argument("--depth", dest="depth", action="store_const", const="on", default="auto",
                    help="the exact depth of skill of the rule set(s) (steps at 60 %% and 75 %% up the solver's "
@@ -306,7 +306,7 @@ def add_depth_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_backend_options(p: argparse.ArgumentParser, *, dry_run: bool = False) -> None:
-    """Where exact evaluations run (:mod:`harness.cluster`): ``--backend local`` (``--workers``
+    """Where exact evaluations run (:mod:`harness.exact.cluster`): ``--backend local`` (``--workers``
     forked processes) or ``--backend dask`` (``--scheduler ADDR``, or a LocalCluster of
     ``--workers`` processes); the command opens it with :func:`exact_tasks`."""
     p.add_argument("--backend", choices=("local", "dask"), default="local",
@@ -326,8 +326,8 @@ def add_backend_options(p: argparse.ArgumentParser, *, dry_run: bool = False) ->
 
 
 def exact_tasks(args: argparse.Namespace, workers: int | None = None) -> Any:
-    """The :func:`harness.cluster.open_tasks` of :func:`add_backend_options` (a context manager)."""
-    from harness.cluster import open_tasks
+    """The :func:`harness.exact.cluster.open_tasks` of :func:`add_backend_options` (a context manager)."""
+    from harness.exact.cluster import open_tasks
 
     n = getattr(args, "workers", 1) if workers is None else workers
     if args.backend != "dask" and args.scheduler:
@@ -343,7 +343,7 @@ def shows_progress(args: argparse.Namespace) -> bool:
 
 def depth_settings(args: argparse.Namespace) -> tuple[tuple[float, ...], str, str]:
     """(rates, weakest bot, dial) of :func:`add_depth_options`, the rates checked."""
-    from harness.depth import check_rates, dial_of
+    from harness.exact.depth import check_rates, dial_of
 
     try:
         rates = [float(x) for x in args.rates.split(",") if x.strip()]
@@ -355,7 +355,7 @@ def depth_settings(args: argparse.Namespace) -> tuple[tuple[float, ...], str, st
 
 
 def evaluated_line(rules: Any, spec: str, ev: Any) -> None:
-    """A progress line on stdout for one exact evaluation (:class:`harness.evaluate.Evaluation`)
+    """A progress line on stdout for one exact evaluation (:class:`harness.exact.evaluate.Evaluation`)
     of a bot on a rule set, with its setting overrides; nothing for one from the cache."""
     if ev.cached:
         return
@@ -382,7 +382,7 @@ def new_out_dir(path: str | None, prefix: str) -> Path:
 
 def print_json(obj: Any) -> None:
     """Print ``obj`` as indented JSON on stdout (NaN and inf as null)."""
-    from harness.jsonable import jsonable
+    from harness.util.jsonable import jsonable
 
     json.dump(jsonable(obj), sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
@@ -412,7 +412,7 @@ class _NotRunLogOnly(logging.Filter):
 
 
 def _live_bars() -> list[Any]:
-    """The progress bars drawn now (:mod:`harness.progress`, the runner's): none unless tqdm is loaded."""
+    """The progress bars drawn now (:mod:`harness.util.progress`, the runner's): none unless tqdm is loaded."""
     tq = sys.modules.get("tqdm")
     return list(getattr(getattr(tq, "tqdm", None), "_instances", ()))
 

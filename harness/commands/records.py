@@ -24,7 +24,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `records --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.record import NoUsableGame, format_game
+    from harness.records.record import NoUsableGame, format_game
 
     stream = stream_games(args.file, args)  # a batch at a time: a log of any size
     try:

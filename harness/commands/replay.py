@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.commands.options import add_cache_dir_option, add_set_option, describe
-from harness.errors import UserError
+from harness.util.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -36,7 +36,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def _from_run(args: argparse.Namespace) -> tuple[str, Any, list[str], int]:
     """Rules, settings, seat specs and seed of ``--run``'s lineup; refuses a game not in the run."""
-    from harness.rundir import load_manifest
+    from harness.records.rundir import load_manifest
 
     given = [flag for flag, v in (("--rules", args.rules), ("--seats", args.seats), ("--seed", args.seed),
                                   ("--set", args.settings)) if v]
@@ -66,10 +66,10 @@ def _from_run(args: argparse.Namespace) -> tuple[str, Any, list[str], int]:
 def run(args: argparse.Namespace) -> int:
     # the engine is imported here, not at the top: `replay --help` must not pay for numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.cache import use_cache_dir
-    from harness.engine import StrategyError
-    from harness.replay import format_trace, record_of_replay, replay
-    from harness.runconfig import MAX_GAMES, MAX_SEED, seats_from_text
+    from harness.util.cache import use_cache_dir
+    from harness.game.engine import StrategyError
+    from harness.play.replay import format_trace, record_of_replay, replay
+    from harness.play.runconfig import MAX_GAMES, MAX_SEED, seats_from_text
 
     use_cache_dir(args.cache_dir)
     if args.run:
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     record = record_of_replay(trace, res, rules_name, seats, seed, args.game)
     page = None
     if args.review:
-        from harness.review import Reviewer, write_review
+        from harness.reports.review import Reviewer, write_review
 
         page = write_review(Reviewer(res.rules).review(record, args.lineup if args.run else None,
                                                        args.run or "replay"), args.review)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.commands.options import (add_depth_mode_options, add_quality_options, confidence_arg, describe,
                                       first_time, print_json, quality_options)
-from harness.outcome import DEFINITION
+from harness.game.outcome import DEFINITION
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -47,8 +47,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `report --help` must not pay for pandas and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.report import summary_text, write_report
-    from harness.summary import summarize
+    from harness.reports.report import summary_text, write_report
+    from harness.reports.summary import summarize
 
     summary = summarize(args.run_dir, confidence=args.confidence, quality_options=quality_options(args),
                         exact=args.exact, depth=args.depth)

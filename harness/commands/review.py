@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.commands.options import (add_cache_dir_option, add_records_options, describe, number_arg, print_json,
                                       record_of)
-from harness.errors import UserError
+from harness.util.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def default_out(source: str, game: str, lineup: int | None) -> Path:
     """``RUN_DIR/reviews/game-ID.html``, or ``FILE.reviews/game-ID.html`` beside a records file."""
-    from harness.review import page_name
+    from harness.reports.review import page_name
 
     src = Path(source)
     where = src / "reviews" if src.is_dir() else src.with_name(src.name + ".reviews")
@@ -49,11 +49,11 @@ def default_out(source: str, game: str, lineup: int | None) -> Path:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `review --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.cache import use_cache_dir
-    from harness.codec import NoRecords
-    from harness.jsonable import jsonable
-    from harness.render import text
-    from harness.review import Reviewer, tables, write_review
+    from harness.util.cache import use_cache_dir
+    from harness.records.codec import NoRecords
+    from harness.util.jsonable import jsonable
+    from harness.util.render import text
+    from harness.reports.review import Reviewer, tables, write_review
 
     cache_dir = use_cache_dir(args.cache_dir)
     try:

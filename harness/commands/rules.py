@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.commands.options import add_set_option, describe, print_json
-from harness.errors import UserError
+from harness.util.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -24,7 +24,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `rules --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.rules import builtin_rule_sets, load_rules
+    from harness.game.rules import builtin_rule_sets, load_rules
 
     # "rules NAME" is "rules show NAME": argparse puts a lone NAME into the first positional
     name = args.name if args.action == "show" else args.action

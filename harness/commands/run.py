@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.commands.options import add_cache_dir_option, add_set_option, console_logging, describe, end_bars
-from harness.errors import UserError
-from harness.runconfig import (CLI_SOURCE, DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_SEATS, MIN_TABLE, RunConfig,
+from harness.util.errors import UserError
+from harness.play.runconfig import (CLI_SOURCE, DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_SEATS, MIN_TABLE, RunConfig,
                                resolve_config_path, seats_from_text)
 
 
@@ -125,8 +125,8 @@ def overrides_from_args(args: argparse.Namespace, base: RunConfig | None) -> tup
 def run(args: argparse.Namespace) -> int:
     # the engine is imported here, not at the top: `run --help` must not pay for numba and pandas
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.rules import parse_overrides
-    from harness.runner import RunDirNotEmpty, RunStopped, config_of, load_manifest, run as play, summary_lines
+    from harness.game.rules import parse_overrides
+    from harness.play.runner import RunDirNotEmpty, RunStopped, config_of, load_manifest, run as play, summary_lines
 
     console_logging()  # warnings on the console; a failure's traceback only in run.log (or --verbose)
     what = args.seats or args.entrants or args.candidate

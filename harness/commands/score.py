@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.commands.options import add_set_option, describe, print_json
-from harness.errors import UserError
+from harness.util.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -25,8 +25,8 @@ def run(args: argparse.Namespace) -> int:
     # (benchmarks/BENCHMARKS.md, 'Start-up')
     import numpy as np
 
-    from harness.rules import load_rules
-    from harness.scoring import context, score_options
+    from harness.game.rules import load_rules
+    from harness.game.scoring import context, score_options
 
     rules = load_rules(args.rules, args.settings)
     if len(args.dice) != rules.n_dice:

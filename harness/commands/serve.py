@@ -1,4 +1,4 @@
-"""``yatzy-harness serve``: the tuned levels and built-in bots over HTTP (:mod:`harness.protocol.app`)."""
+"""``yatzy-harness serve``: the tuned levels and built-in bots over HTTP (:mod:`harness.service.app`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import sys
 
 from harness.commands.options import describe, number_arg
-from harness.errors import UserError
+from harness.util.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
     except ImportError:
         raise UserError("serve needs the serve extra: pip install -e \".[serve]\" (starlette and uvicorn)") from None
-    from harness.protocol.app import build
-    from harness.specs import split_specs
+    from harness.service.app import build
+    from harness.util.specs import split_specs
 
     if args.token_file and not os.path.isfile(args.token_file):
         raise UserError(f"--token-file {args.token_file}: no such file")
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     log_level = "warning"
     if args.workers > 1:
         os.environ["YATZY_SERVE_CONFIG"] = json.dumps(conf)
-        uvicorn.run("harness.protocol.app:factory", factory=True, host=args.host, port=int(args.port),
+        uvicorn.run("harness.service.app:factory", factory=True, host=args.host, port=int(args.port),
                     workers=int(args.workers), log_level=log_level, timeout_graceful_shutdown=30)
     else:
         uvicorn.run(served.app, host=args.host, port=int(args.port), log_level=log_level,

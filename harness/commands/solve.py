@@ -1,5 +1,5 @@
-"""``yatzy-harness solve``: the exact figures of optimal play (:mod:`harness.solver`), and with
-``--target`` the target table's (:mod:`harness.target`)."""
+"""``yatzy-harness solve``: the exact figures of optimal play (:mod:`harness.exact.solver`), and with
+``--target`` the target table's (:mod:`harness.exact.target`)."""
 
 from __future__ import annotations
 
@@ -32,17 +32,17 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_window_options(p, "percentiles are skipped")
     p.add_argument("--target", type=int, default=None, metavar="T",
                    help="also P(score >= T) under play that maximises it (exact target table, cached beside the "
-                        "value table) next to P(score >= T) under EV-optimal play (harness.target)")
+                        "value table) next to P(score >= T) under EV-optimal play (harness.exact.target)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `solve --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.cache import use_cache_dir
-    from harness.rules import load_rules
-    from harness.solver import exact_distribution, solve
-    from harness.target import target_report
+    from harness.util.cache import use_cache_dir
+    from harness.game.rules import load_rules
+    from harness.exact.solver import exact_distribution, solve
+    from harness.exact.target import target_report
 
     cache_dir = use_cache_dir(args.cache_dir)  # the same directory for solve as for run and replay
     rules = load_rules(args.rules, args.settings)

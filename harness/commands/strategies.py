@@ -17,7 +17,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def _bounds(lo: Any, hi: Any) -> str:  # an open end is left out, not printed as None
-    from harness.strategy import range_text
+    from harness.game.strategy import range_text
 
     text = range_text(lo, hi)
     return f" {text}" if text else ""
@@ -26,7 +26,7 @@ def _bounds(lo: Any, hi: Any) -> str:  # an open end is left out, not printed as
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `strategies --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.registry import describe as describe_bots
+    from harness.game.registry import describe as describe_bots
 
     items = describe_bots()
     if args.json:

@@ -1,4 +1,4 @@
-"""``yatzy-harness sweep``: exact figures, head-to-heads and depth of skill across values of rule settings (:mod:`harness.sweep`)."""
+"""``yatzy-harness sweep``: exact figures, head-to-heads and depth of skill across values of rule settings (:mod:`harness.exact.sweep`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 from harness.commands.options import (add_backend_options, add_cache_dir_option, add_depth_options, describe,
                                       new_out_dir, print_json)
-from harness.specs import split_specs
+from harness.util.specs import split_specs
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -41,13 +41,13 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `sweep --help` must not pay for numba
-    from harness import render
-    from harness.cache import use_cache_dir
+    from harness.util import render
+    from harness.util.cache import use_cache_dir
     from harness.commands.options import depth_settings, evaluated_line, exact_tasks, shows_progress
-    from harness.cost import estimate_sweep
-    from harness.depth import Evaluator
-    from harness.jsonable import jsonable
-    from harness.sweep import parse_settings, sweep
+    from harness.exact.cost import estimate_sweep
+    from harness.exact.depth import Evaluator
+    from harness.util.jsonable import jsonable
+    from harness.exact.sweep import parse_settings, sweep
 
     use_cache_dir(args.cache_dir)
     axes, fixed = parse_settings(args.settings)
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             ev.close()
     table = res.table()
     if out is not None:
-        from harness.plot import plot_sweep
+        from harness.reports.plot import plot_sweep
 
         (out / "sweep.json").write_text(json.dumps(jsonable(res.to_json()), indent=2))
         (out / "sweep.csv").write_text(res.csv())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.strategy import Strategy, TurnView
+from harness.game.strategy import Strategy, TurnView
 
 
 class NullTwin(Strategy):

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness import registry
-from harness.engine import play
-from harness.rules import builtin_rule_sets, load_rules
-from harness.strategy import Strategy, TurnView
+from harness.game import registry
+from harness.game.engine import play
+from harness.game.rules import builtin_rule_sets, load_rules
+from harness.game.strategy import Strategy, TurnView
 
 #: The classifier keys every bot declares, with the type of each value.
 CLASSIFIER_KEYS: dict[str, type] = {"stochastic": bool, "lookahead": str, "long_run_time": bool}

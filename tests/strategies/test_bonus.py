@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness import registry
+from harness.game import registry
 from tests.strategies.contract import StrategyContract, rules_named
 
 

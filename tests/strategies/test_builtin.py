@@ -11,8 +11,8 @@ import pkgutil
 
 import numpy as np
 
-from harness import registry
-from harness.engine import play
+from harness.game import registry
+from harness.game.engine import play
 from tests.strategies.contract import StrategyContract, rules_named
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.strategy import Strategy
+from harness.game.strategy import Strategy
 from strategies.greedy import TimeoutBot
 from strategies.random_ import RandomBot
 from tests.strategies.contract import StrategyContract, classifier_problems

@@ -3,8 +3,8 @@ score of this turn only, and writes the best immediate score."""
 
 from __future__ import annotations
 
-from harness.replay import replay
-from harness.rules import load_rules
+from harness.play.replay import replay
+from harness.game.rules import load_rules
 from tests.strategies.contract import StrategyContract
 
 

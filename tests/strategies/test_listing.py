@@ -7,7 +7,7 @@ import shlex
 
 import pytest
 
-from harness import registry
+from harness.game import registry
 from harness.cli import build_parser, main
 
 

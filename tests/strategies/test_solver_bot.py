@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness import registry, solver
-from harness.engine import play
+from harness.game import registry
+from harness.exact import solver
+from harness.game.engine import play
 from harness.stats import mean_ci
 from tests.strategies.contract import StrategyContract, rules_named
 
@@ -82,7 +83,7 @@ class TestSolverDial(StrategyContract):
 
     @pytest.mark.parametrize("bad", ["temperature=-1", "blunder=1.5", "blunder=-0.1", "temperature=nan"])
     def test_rejects_bad_parameters(self, bad):
-        from harness.errors import UserError
+        from harness.util.errors import UserError
 
         with pytest.raises(UserError, match=bad.split("=")[0]):
             registry.make(f"solver:{bad}", rules_named("standard"))

@@ -3,8 +3,8 @@ the box with the largest immediate gain (the site's policy for a player whose cl
 
 from __future__ import annotations
 
-from harness.replay import replay
-from harness.rules import load_rules
+from harness.play.replay import replay
+from harness.game.rules import load_rules
 from tests.strategies.contract import StrategyContract
 
 

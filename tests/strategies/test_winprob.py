@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness import registry
-from harness.engine import play
-from harness.errors import UserError
+from harness.game import registry
+from harness.game.engine import play
+from harness.util.errors import UserError
 from tests.strategies.contract import StrategyContract, rules_named
 
 MAXI = "maxi's value table alone takes about an hour of CPU and its target tables would need 67 GiB"

@@ -107,7 +107,7 @@ class Game {
     const K = this.K = keeps.length;
     this.keepText = keeps.map((k) => k.join(''));
     const keepIndex = new Map(this.keepText.map((s, i) => [s, i]));
-    // reroll transitions (CSR, as harness/dice.py builds them): keep k rerolls into
+    // reroll transitions (CSR, as harness/game/dice.py builds them): keep k rerolls into
     // transRoll[transPtr[k] .. transPtr[k+1]) with probabilities transProb[...]
     const ptr = [0];
     const tRoll = [];
@@ -149,7 +149,7 @@ class Game {
   }
 
   // Scores of roll r in every box (into this.row) and the allowed mask and extra bonus:
-  // harness/scoring.py score_options.
+  // harness/game/scoring.py score_options.
   scoreOptions(r, first, flag, filled) {
     const NB = this.NB;
     const tab = first ? this.tableFirst : this.table;
@@ -186,7 +186,7 @@ class Game {
     return out;
   }
 
-  // ek[k] = expected v after rerolling the dice keep k does not keep (harness/turn.py
+  // ek[k] = expected v after rerolling the dice keep k does not keep (harness/game/turn.py
   // keep_expectations: one sum per keep, outcome by outcome in the table's order)
   expectations(v) {
     const { transPtr, transRoll, transProb, ek } = this;
@@ -198,7 +198,7 @@ class Game {
     return ek;
   }
 
-  // For each roll: stop, or the first sub-keep strictly better (harness/turn.py best_keeps).
+  // For each roll: stop, or the first sub-keep strictly better (harness/game/turn.py best_keeps).
   bestKeeps(stop, ek, value) {
     const keep = new Int32Array(this.R);
     for (let r = 0; r < this.R; r++) {

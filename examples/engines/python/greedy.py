@@ -175,7 +175,7 @@ class Game:
 
     def expectations(self, V):
         """(S, K) expected V (S, R) after rerolling the dice each keep does not keep: the sums of
-        harness.turn.keep_expectations, outcome by outcome in its order."""
+        harness.game.turn.keep_expectations, outcome by outcome in its order."""
         S = V.shape[0]
         ek = np.empty((S, self.K + 1))
         ek[:, self.K] = -np.inf

@@ -1,0 +1,1 @@
+"""The decisions layer: every option's exact value, luck and regret, per-player analysis."""

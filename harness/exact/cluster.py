@@ -1,0 +1,267 @@
+"""Where exact evaluations run: in this process, on forked local workers, or as tasks on a Dask cluster.
+
+An exact job (``evaluate``, ``sweep``, ``calibrate --exact``, the depth of skill) is cut into
+independent tasks, one evaluation of one bot at one rule set (:class:`harness.exact.depth.Evaluator`
+asks for them; :func:`harness.exact.depth.drive` lets several chains and cells ask at once). This module
+gives the evaluator its :class:`Tasks`: ``submit`` a call, take results ``as_completed`` (in any
+order: an evaluation is recorded under its (rule-set digest, bot label), so the order never shows
+in a result), ``cancel`` what is pending (Ctrl-C)::
+
+    with open_tasks("dask", workers=3) as tasks:          # a LocalCluster of 3 single-threaded workers
+        ev = Evaluator(tasks)
+    with open_tasks("dask", scheduler="tcp://host:8786") as tasks: ...
+
+On Dask:
+
+* **Tables are solved once and shared through the cache directory**, never moved as task
+  results: before the evaluations of a rule set whose value table is not cached, one solve task
+  writes it (atomically, :func:`harness.exact.solver.save_table`), and every evaluation then reads it from
+  the shared cache. The cache directory must be one path every worker sees (a shared file system);
+  :class:`harness.exact.dask_worker.Setup` sets it on every worker, restarted ones included. Cache files are keyed by the
+  rule set's digest and the file format's version (:data:`harness.exact.solver.FORMAT`,
+  :data:`harness.exact.evaluate.FORMAT`); the code itself is checked instead: every worker's
+  :func:`code_version` (a digest of the harness's and the bots' sources and the numeric libraries'
+  versions) must equal the client's, at start and in every task, so one cache is never written by
+  two versions of the code.
+* **Workers**: ``threads`` numba / solver threads each (:data:`THREADS_ENV`, default 1: one task a
+  core), a LocalCluster's workers ``memory_limit`` each (default :data:`WORKER_MEMORY`); a worker's
+  task lost with it (SIGKILL, out of memory) is run again elsewhere (Dask's
+  ``distributed.scheduler.allowed-failures``), a task that raised is retried :data:`RETRIES` times.
+* **Same answer**: every evaluation is the one :func:`harness.exact.evaluate.evaluate` computes in this
+  process: its forward pass is cut into the same parts on any number of threads
+  (:func:`harness.exact.evaluate.policy_fill`), so the bits do not depend on the worker or its threads.
+  They may differ between CPU kinds (numba compiles for the host CPU: fused multiply-adds and vector
+  widths change the last bits of sums); a cluster of mixed CPU kinds is therefore not promised the
+  laptop's bytes, only its figures to ~1e-15.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import hashlib
+import logging
+import os
+import time
+import zlib
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from harness.util.cache import CACHE_ENV
+from harness.util.errors import UserError
+
+log = logging.getLogger(__name__)
+
+#: The environment variable that sets the solver's and the forward pass's threads in a process
+#: (:func:`harness.exact.solver.n_threads`); Dask workers get it from :class:`Setup`.
+THREADS_ENV = "YATZY_HARNESS_THREADS"
+#: A test hook: "SECONDS" delays every task whose spec's crc32 is even by SECONDS (forces
+#: completions out of order); "SECONDS:TEXT" delays the tasks whose spec contains TEXT.
+DELAY_ENV = "YATZY_HARNESS_TEST_DELAY"
+#: Memory limit of each LocalCluster worker: a scandinavian temperature evaluation peaks at ~0.9 GiB
+#: (benchmarks/BENCHMARKS.md, "Sweeps and the depth of skill"); Dask pauses a worker at 80 % and
+#: restarts it at 95 %.
+WORKER_MEMORY = "3GiB"
+#: How many times a task that raised is run again (a lost worker's tasks are rerun by the scheduler).
+RETRIES = 2
+
+
+_VERSION: str | None = None
+
+
+def code_version() -> str:
+    """A digest of the harness's and the bots' sources and of numpy's and numba's versions: two
+    processes with the same one compute the same bits on the same kind of CPU."""
+    global _VERSION
+    if _VERSION is None:
+        import numba
+        import numpy
+
+        import harness
+        import strategies
+
+        h = hashlib.sha256(f"numpy {numpy.__version__} numba {numba.__version__}\n".encode())
+        for pkg in (harness, strategies):
+            root = Path(pkg.__file__).parent
+            for f in sorted(root.rglob("*.py")):
+                h.update(str(f.relative_to(root.parent)).encode() + b"\0" + f.read_bytes())
+        _VERSION = h.hexdigest()[:16]
+    return _VERSION
+
+
+def _test_delay(spec: str) -> None:
+    raw = os.environ.get(DELAY_ENV)
+    if not raw:
+        return
+    secs, _, text = raw.partition(":")
+    if (spec.find(text) >= 0) if text else zlib.crc32(spec.encode()) % 2 == 0:
+        time.sleep(float(secs))
+
+
+def evaluate_task(rules: Any, spec: str, version: str | None = None) -> Any:
+    """One task: the evaluation of ``spec`` on ``rules`` (from the shared cache, or computed and
+    written there), refused by a worker whose code is not the client's ``version``."""
+    from harness.exact.evaluate import evaluate
+
+    if version is not None and version != code_version():
+        raise RuntimeError(f"worker {os.getpid()}: harness code {code_version()}, the client's is {version}")
+    _test_delay(spec)
+    return evaluate(rules, spec)
+
+
+def solve_task(rules: Any, version: str | None = None) -> float:
+    """One task: solve (or load) the value table of ``rules`` into the shared cache; the seconds it took."""
+    from harness.exact.solver import solve
+
+    if version is not None and version != code_version():
+        raise RuntimeError(f"worker {os.getpid()}: harness code {code_version()}, the client's is {version}")
+    t0 = time.perf_counter()
+    solve(rules)
+    return time.perf_counter() - t0
+
+
+def needs_table(rules: Any, spec: str) -> bool:
+    """Whether evaluating ``spec`` reads the solver's value table of ``rules`` (and it is not cached)."""
+    from harness.exact import solver as S
+    from harness.game.registry import make
+
+    strat = make(spec, rules)
+    if type(strat).__module__ != "strategies.solver" or getattr(strat, "target", None):
+        return False
+    return not S.cache_path(rules).exists()
+
+
+class Tasks:
+    """Tasks on a ``concurrent.futures`` executor (``None``: in this process, at submit time)."""
+
+    remote = False
+
+    def __init__(self, executor: cf.Executor | None = None, workers: int = 1, description: str = "in this process"):
+        self.executor = executor
+        self.workers = workers
+        self.description = description
+        self.version: str | None = None
+
+    def submit(self, fn: Callable[..., Any], *args: Any, key: str = "") -> Any:
+        if self.executor is None:
+            f: cf.Future = cf.Future()
+            try:
+                f.set_result(fn(*args))
+            except Exception as exc:
+                f.set_exception(exc)
+            return f
+        return self.executor.submit(fn, *args)
+
+    def as_completed(self, futures: Sequence[Any]) -> Iterable[Any]:
+        return cf.as_completed(futures)
+
+    def wait_any(self, futures: Sequence[Any]) -> tuple[set[Any], set[Any]]:
+        """(done, not done) once at least one of ``futures`` is done."""
+        done, rest = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
+        return set(done), set(rest)
+
+    def cancel(self, futures: Sequence[Any]) -> None:
+        for f in futures:
+            f.cancel()
+
+
+class DaskTasks(Tasks):
+    """Tasks on a Dask cluster (module docstring): retried, cancelled on the scheduler too."""
+
+    remote = True
+
+    def __init__(self, client: Any, workers: int, description: str, retries: int = RETRIES) -> None:
+        super().__init__(None, workers, description)
+        self.client = client
+        self.retries = retries
+        self.version = code_version()
+
+    def submit(self, fn: Callable[..., Any], *args: Any, key: str = "") -> Any:
+        return self.client.submit(fn, *args, self.version, key=key or None, pure=False, retries=self.retries)
+
+    def as_completed(self, futures: Sequence[Any]) -> Iterable[Any]:
+        import distributed
+
+        return distributed.as_completed(futures)
+
+    def wait_any(self, futures: Sequence[Any]) -> tuple[set[Any], set[Any]]:
+        import distributed
+
+        done, rest = distributed.wait(futures, return_when="FIRST_COMPLETED")
+        return set(done), set(rest)
+
+    def cancel(self, futures: Sequence[Any]) -> None:
+        self.client.cancel(list(futures), force=True)
+
+
+def _worker_report() -> dict[str, Any]:
+    return {"version": code_version(), "cache": os.environ.get(CACHE_ENV), "threads": os.environ.get(THREADS_ENV),
+            "pid": os.getpid()}
+
+
+def check_workers(client: Any, version: str) -> dict[str, Any]:
+    """Every worker's :func:`code_version` must be ``version``: a UserError naming those that differ."""
+    got = client.run(_worker_report)
+    bad = {w: r["version"] for w, r in got.items() if r["version"] != version}
+    if bad:
+        raise UserError(f"Dask workers run other harness code than this client ({version}): "
+                        + ", ".join(f"{w} has {v}" for w, v in sorted(bad.items()))
+                        + "; install the same revision on every worker")
+    return got
+
+
+@contextlib.contextmanager
+def open_tasks(backend: str = "local", workers: int = 1, scheduler: str | None = None, *, threads: int = 1,
+               memory_limit: str = WORKER_MEMORY, retries: int = RETRIES) -> Iterator[Tasks]:
+    """Where a job's evaluations run: ``local`` (1 worker: this process; more: forked processes)
+    or ``dask`` (``scheduler`` an address, or a LocalCluster of ``workers`` processes with
+    ``threads`` threads and ``memory_limit`` each). Pending tasks are cancelled when the block
+    is left by an exception (Ctrl-C included)."""
+    if backend == "local":
+        if workers <= 1:
+            yield Tasks()
+            return
+        from harness.util.backends import open_backend
+
+        with open_backend("local", workers, None) as b:
+            yield Tasks(b.executor, workers, b.description)
+        return
+    if backend != "dask":
+        raise UserError(f"unknown backend {backend!r} (local or dask)")
+    from harness.util.backends import dask_client, require_distributed  # the executors of the play layer
+    from harness.util.cache import default_cache_dir
+
+    distributed = require_distributed()
+
+    cache = str(default_cache_dir().resolve())
+    cluster = None
+    if scheduler:
+        _, client = dask_client(scheduler)
+        what = f"dask scheduler {scheduler}"
+    else:
+        env = {CACHE_ENV: cache, THREADS_ENV: str(threads), "NUMBA_NUM_THREADS": str(threads),
+               "OMP_NUM_THREADS": "1"}
+        if os.environ.get(DELAY_ENV):
+            env[DELAY_ENV] = os.environ[DELAY_ENV]
+        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                           memory_limit=memory_limit, dashboard_address=None, env=env)
+        client = distributed.Client(cluster)
+        what = f"dask LocalCluster of {workers} processes ({threads} thread(s), {memory_limit} each)"
+    try:
+        from harness.exact.dask_worker import Setup  # (imports distributed: only here)
+
+        client.register_plugin(Setup({CACHE_ENV: cache, THREADS_ENV: str(threads), "NUMBA_NUM_THREADS": str(threads)}),
+                               name="yatzy-harness-setup")
+        version = code_version()
+        check_workers(client, version)
+        n = max(1, sum(client.nthreads().values()))
+        log.info("exact evaluations on %s: %d task slots, code %s, cache %s", what, n, version, cache)
+        yield DaskTasks(client, n, what, retries)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+__all__ = ["DELAY_ENV", "DaskTasks", "RETRIES", "THREADS_ENV", "Tasks", "WORKER_MEMORY", "check_workers",
+           "code_version", "evaluate_task", "needs_table", "open_tasks", "solve_task"]

@@ -1,0 +1,146 @@
+"""What an exact job will cost before it starts: its evaluations counted, the cached ones found, the CPU of the rest.
+
+``sweep --dry-run`` prints :func:`estimate_sweep`. The count is exact for the bots' evaluations
+(one per bot and cell) and the value tables to solve; a depth of skill's chain is counted from the
+cache when every evaluation it needs is there (it is then walked, :class:`harness.exact.depth.Evaluator`
+with ``cached_only``), else estimated: the dial's grid and the weakest bot, then
+:data:`EVALS_PER_LEVEL` evaluations for each of about :data:`CHAIN_LOGITS` / logit(p) levels
+(benchmarks/BENCHMARKS.md, "What a depth of skill costs": a chain's steps times logit(p) is 5.6 on
+generala, 6.6 on yahtzee, 6.9 on standard and 7.1 on scandinavian, at both rates).
+
+CPU: ``SECONDS[kind] = (a, b)``, a + b x solver states seconds for one evaluation of each kind
+(softmax: a temperature above 0, whose policy takes an exponential per option; plain: every other
+bot; solve: a value table), measured on one thread of the 2-core development machine on generala
+at bonus thresholds 3, 6 and 12 (9,792 to 32,352 states; ``benchmarks/bench_dask.py costs``).
+Scandinavian's 1.4 M states cost more per state (74 s a softmax evaluation, 53 us a state, with
+15 boxes open where generala has 11): :data:`PER_STATE_BOXES` scales b by the boxes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+#: (a seconds, b seconds per solver state) of one evaluation or solve on one thread (module docstring).
+SECONDS: dict[str, tuple[float, float]] = {"softmax": (0.34, 25.2e-6), "plain": (0.05, 2.5e-6),
+                                           "solver": (0.40, 2.5e-6), "solve": (0.35, 1.5e-6)}
+#: The boxes of the rule sets ``SECONDS`` was measured on; b grows as (boxes / this) ** 2 (the
+#: options per state and the states' open boxes both grow with the boxes: scandinavian's 53 us a
+#: state against generala's 25 us, (15 / 11) ** 2 = 1.9 against 2.1 measured).
+PER_STATE_BOXES = 11
+#: A chain's length in logit units: steps x logit(p) (module docstring; the four rule sets' mean).
+CHAIN_LOGITS = 6.5
+#: Evaluations a level's root takes after the grid (3 or 4 measured, generala and scandinavian).
+EVALS_PER_LEVEL = 3.4
+
+
+def evaluation_seconds(kind: str, states: int, boxes: int = PER_STATE_BOXES) -> float:
+    """The model's CPU seconds of one evaluation (or solve) of ``kind`` over ``states`` solver states."""
+    a, b = SECONDS[kind]
+    return a + b * states * (boxes / PER_STATE_BOXES) ** 2
+
+
+def kind_of(spec: str) -> str:
+    """"softmax", "solver" or "plain": the cost class of a bot spec."""
+    name, _, params = spec.partition(":")
+    for item in params.split(","):
+        k, _, v = item.partition("=")
+        if k.strip() == "temperature":
+            try:
+                if float(v) > 0:
+                    return "softmax"
+            except ValueError:
+                pass
+    return "solver" if name == "solver" else "plain"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a job needs: ``evaluations`` distinct ones (``estimated`` of them a guess of the
+    chains' lengths), ``cached`` of them already in the cache, ``solves`` value tables to solve,
+    ``cpu`` the model's CPU seconds of what is not cached, ``critical`` the longest run of
+    evaluations that must follow each other (a chain's levels, one root at a time) in seconds."""
+
+    evaluations: int
+    #: how many of ``evaluations`` are a guess (the levels of chains not in the cache)
+    estimated: int
+    cached: int
+    solves: int
+    cpu: float
+    critical: float
+    cells: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"evaluations": self.evaluations, "of_them_estimated": self.estimated, "cached": self.cached,
+                "table_solves": self.solves, "cpu_seconds": round(self.cpu, 1),
+                "critical_path_seconds": round(self.critical, 1), "cells": self.cells}
+
+    def lines(self, workers: int = 1) -> list[str]:
+        wall = max(self.cpu / max(workers, 1), self.critical)
+        return [f"dry run: {self.cells} cells, {self.evaluations} evaluations"
+                + (f" (about: {self.estimated} of them for depth-of-skill chains not in the cache)"
+                   if self.estimated else "")
+                + f", {self.cached} cached; {self.solves} value tables to solve",
+                f"about {self.cpu / 60:.1f} CPU-minutes (cost model of harness.exact.cost, measured on the 2-core "
+                f"development machine); on {workers} single-threaded worker{'s' if workers != 1 else ''} about "
+                f"{wall / 60:.1f} minutes, the longest chain's levels {self.critical / 60:.1f} minutes in a row"]
+
+
+def _chain_levels(p: float) -> float:
+    return CHAIN_LOGITS / math.log(p / (1 - p))
+
+
+def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots: Sequence[str],
+                   rates: Sequence[float] = (), weakest: str = "random", dial: str = "solver:temperature") -> Estimate:
+    """What :func:`harness.exact.sweep.sweep` with these arguments will evaluate (module docstring)."""
+    from harness.exact import solver as S
+    from harness.exact.depth import Evaluator, NotCached, chain, dial_of, drive
+    from harness.exact.evaluate import is_cached
+    from harness.exact.sweep import cell_rules
+
+    d = dial_of(dial)
+    n = cached = estimated = solves = 0
+    cpu = critical = 0.0
+    cells = cell_rules(rules, axes, fixed)
+    for _, rs in cells:
+        states = S.build_plan(rs).n_states
+        boxes = rs.n_boxes
+        ev = Evaluator(cached_only=True)
+        bot_keys = {ev.key(rs, s): s for s in bots}
+        grid_keys = {ev.key(rs, s): s for s in [weakest, *[d.spec(v) for v in d.grid]]} if rates else {}
+        specs = {**grid_keys, **bot_keys}
+        if any(kind_of(s) != "plain" for s in specs.values()) and not S.cache_path(rs).exists():
+            solves += 1
+            cpu += evaluation_seconds("solve", states, boxes)
+        for s in specs.values():
+            n += 1
+            if is_cached(rs, s):
+                cached += 1
+            else:
+                cpu += evaluation_seconds(kind_of(s), states, boxes)
+        if not rates:
+            continue
+        try:
+            drive([(rs, chain(p, weakest, d)) for p in rates], ev)
+            done = True
+        except NotCached:
+            done = False
+        walked = len(set(ev.memo) - set(specs))  # the levels' evaluations found in the cache
+        n += walked
+        cached += walked
+        if done:
+            continue
+        # not every evaluation is cached: the chains' levels estimated
+        soft = evaluation_seconds("softmax", states, boxes)
+        todo = max(int(round(sum(EVALS_PER_LEVEL * _chain_levels(p) for p in rates))) - walked, 0)
+        n += todo
+        estimated += todo
+        cpu += todo * soft
+        # the longest chain: its levels one after another (the grid comes first, in parallel)
+        critical = max(critical, soft * (1 + EVALS_PER_LEVEL * max(_chain_levels(p) for p in rates)))
+    return Estimate(n, estimated, cached, solves, cpu, critical, len(cells))
+
+
+__all__ = ["CHAIN_LOGITS", "EVALS_PER_LEVEL", "Estimate", "PER_STATE_BOXES", "SECONDS", "estimate_sweep",
+           "evaluation_seconds", "kind_of"]

@@ -1,0 +1,620 @@
+"""numba kernels of the exact evaluation of solitaire bots (:mod:`harness.exact.evaluate`).
+
+The forward pass of :func:`harness.exact.solver.forward_pass` needs, for every live state of a chunk, the
+distribution of its turn's outcome (box, points, extra bonus) under the bot's policy:
+:func:`policy_outcomes` pushes the probability of the first roll through the rerolls (each keep of
+the policy, deterministic or a distribution over sub-keeps) and the box choice, once per distinct
+policy row. The rest are the pieces a built-in bot needs to give its policy for a batch of states:
+the score rows of each sheet (:func:`sheet_scores`) and the solver bot's keeps and boxes with
+temperature and blunder (:func:`solver_policy`), computed from the very kernels and in the very
+order of arithmetic of the bot's own decisions (:mod:`harness.exact.kernels.solver`), so that ties are
+the bot's; its softmax probabilities are the bot's ratios of exponentials, each exponential taken
+once per state and keep rather than once per roll (equal to rounding, ~1e-16).
+"""
+
+from __future__ import annotations
+
+from harness.util.jit import nb
+import numpy as np
+
+from harness.game.scoring import score_sheet
+from harness.exact.kernels.solver import reroll, stop_values, successor, turn_codes, turn_values, upper_values
+
+
+@nb.njit(cache=True, nogil=True)
+def sheet_scores(ctx, masks, flags, servida, options, allowed, extras):
+    """options (U, 2, R, NB) int16, allowed (U, 2, R) int64, extras (U, 2, R) int16 of every sheet
+    (mask, flag) (index 1: the first roll). Without servida the first roll scores like any other: copied."""
+    last_mask = np.int64(-1)
+    last_flag = False
+    for g in range(masks.shape[0]):
+        mask = masks[g]
+        flag = flags[g]
+        if g > 0 and mask == last_mask and flag == last_flag:
+            options[g] = options[g - 1]
+            allowed[g] = allowed[g - 1]
+            extras[g] = extras[g - 1]
+            continue
+        score_sheet(ctx, False, flag, mask, options[g, 0], allowed[g, 0], extras[g, 0])
+        if servida:
+            score_sheet(ctx, True, flag, mask, options[g, 1], allowed[g, 1], extras[g, 1])
+        else:
+            options[g, 1] = options[g, 0]
+            allowed[g, 1] = allowed[g, 0]
+            extras[g, 1] = extras[g, 0]
+        last_mask = mask
+        last_flag = flag
+
+
+#: Kinds of a policy's keep and box arrays for :func:`policy_outcomes`.
+DET, PROB, VALUES = 0, 1, 2
+#: A roll's total softmax weight, taken against a value of the whole state rather than the roll's
+#: best, must lie in (TINY, HUGE) (far from exp's underflow near e^-708 and overflow near e^709);
+#: a roll outside is taken against its own best value, as the bot does
+TINY = 1e-250
+HUGE = 1e250
+#: States whose softmax keeps are worked out side by side
+SOFT_GROUP = 16
+
+
+@nb.njit(cache=True, nogil=True)
+def _up_sums(dk, s):
+    """s[k] += the sum of s over every keep holding k (k < n_small; s lives on whole rolls): the
+    superset sums of the keep lattice, one face at a time."""
+    for f in range(6):
+        for k in range(dk.n_small - 1, -1, -1):
+            s[k] += s[dk.add[k, f]]
+
+
+@nb.njit(cache=True, nogil=True)
+def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, blunder, mass, fin, km, v):
+    """The keeps' part of a turn under keep row gk of a DET or PROB policy: fin[fi, r] the
+    probability that the turn stops with roll r (fi = 1: on its first roll); mass, km, v are
+    scratch. See :func:`policy_outcomes`; the blunder's uniform sub-keep goes through the keep
+    lattice's superset sums (:func:`_up_sums`)."""
+    n_rolls = mass.shape[0]
+    n_keeps = dk.add.shape[0]
+    ns = dk.n_small
+    rr = dk.rerolls
+    sixth = 1.0 / 6.0
+    for r in range(n_rolls):
+        mass[r] = dk.roll_prob[r]
+        fin[0, r] = 0.0
+        fin[1, r] = 0.0
+    for j in range(rr, -1, -1):
+        fi = 1 if j == rr else 0
+        if j == 0:  # no reroll left: every roll stops
+            for r in range(n_rolls):
+                fin[fi, r] += mass[r]
+            break
+        for k in range(n_keeps):
+            km[k] = 0.0
+            v[k] = 0.0
+        if keep_kind == PROB:
+            for r in range(n_rolls):
+                m = mass[r]
+                if m == 0.0:
+                    continue
+                kr = dk.roll_as_keep[r]
+                for i in range(dk.sub_ptr[r], dk.sub_ptr[r + 1]):
+                    p = keep_f[gk, j - 1, i]
+                    if p == 0.0:
+                        continue
+                    a = dk.sub_keep[i]
+                    if a == kr:
+                        fin[fi, r] += m * p
+                    else:
+                        km[a] += m * p
+        elif keep_kind == DET:
+            for r in range(n_rolls):
+                m = mass[r]
+                if m == 0.0:
+                    continue
+                kr = dk.roll_as_keep[r]
+                a = keep_idx[gk, j - 1, r]
+                if blunder > 0.0:
+                    n = dk.sub_ptr[r + 1] - dk.sub_ptr[r]
+                    v[kr] = m * (blunder / n)  # the uniform sub-keep: spread below
+                    fin[fi, r] += v[kr]
+                    m *= 1.0 - blunder
+                if a == kr:
+                    fin[fi, r] += m
+                else:
+                    km[a] += m
+        if blunder > 0.0 and keep_kind == DET:
+            _up_sums(dk, v)
+            for k in range(ns):
+                km[k] += v[k]
+        # rerolled dice arrive one at a time, each face with probability 1/6
+        for k in range(ns):
+            for f in range(6):
+                km[dk.add[k, f]] += km[k] * sixth
+        for r in range(n_rolls):
+            mass[r] = km[dk.roll_as_keep[r]]
+
+
+@nb.njit(cache=True, nogil=True)
+def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z, S, U, KM, MASS):
+    """The keeps' part of a turn for states g0..g0+n-1 of a VALUES policy (a softmax over each
+    roll's sub-keeps, mixed with the blunder's uniform sub-keep): fin_all[g, fi, r] as
+    :func:`_keep_stops`. The states sit side by side in (keeps, n) scratch arrays, so every step
+    but the exponentials runs over contiguous rows.
+
+    One weight per keep, exp((v - the stage's largest value) / T) (the bot takes them per roll
+    against the roll's best: the same ratios); a roll's total weight is the sum over its sub-keeps
+    (sub-multiset sums of the keep lattice, one face at a time) and a keep's mass the sum over the
+    rolls holding it of their mass over their total (superset sums): about 6 operations a keep
+    instead of the 4,368 (roll, sub-keep) pairs. A roll whose total leaves (TINY, HUGE) is taken
+    against its own best, as the bot does.
+    """
+    n_rolls = MASS.shape[0]
+    n_keeps = dk.add.shape[0]
+    ns = dk.n_small
+    rr = dk.rerolls
+    for r in range(n_rolls):
+        for i in range(n):
+            MASS[r, i] = dk.roll_prob[r]
+    for i in range(n):
+        for r in range(n_rolls):
+            fin_all[g0 + i, 0, r] = 0.0
+            fin_all[g0 + i, 1, r] = 0.0
+    for j in range(rr, -1, -1):
+        fi = 1 if j == rr else 0
+        if j == 0:  # no reroll left: every roll stops
+            for i in range(n):
+                for r in range(n_rolls):
+                    fin_all[g0 + i, fi, r] += MASS[r, i]
+            break
+        for i in range(n):
+            vals = keep_f[keep_row[g0 + i], j - 1]
+            top = vals[0]
+            for k in range(n_keeps):
+                top = max(top, vals[k])
+            for k in range(n_keeps):
+                X[k, i] = np.exp((vals[k] - top) / temperature)
+        for k in range(n_keeps):
+            for i in range(n):
+                Z[k, i] = X[k, i]
+                S[k, i] = 0.0
+                U[k, i] = 0.0
+        for f in range(6):  # Z[k]: the weight of k's sub-keeps (a whole roll's: its total)
+            for k in range(n_keeps):
+                q = dk.rem[k, f]
+                if q >= 0:
+                    for i in range(n):
+                        Z[k, i] += Z[q, i]
+        far = False
+        for r in range(n_rolls):
+            kr = dk.roll_as_keep[r]
+            nsub = dk.sub_ptr[r + 1] - dk.sub_ptr[r]
+            for i in range(n):
+                m = MASS[r, i]
+                tot = Z[kr, i]
+                U[kr, i] = m * (blunder / nsub)
+                if TINY < tot < HUGE:
+                    q = (1.0 - blunder) / tot
+                    S[kr, i] = m * q
+                    fin_all[g0 + i, fi, r] += m * (X[kr, i] * q) + U[kr, i]
+                else:
+                    far = True
+        for f in range(6):  # superset sums: S[k] (U[k]) the mass over the total of the rolls holding k
+            for k in range(ns - 1, -1, -1):
+                a = dk.add[k, f]
+                for i in range(n):
+                    S[k, i] += S[a, i]
+                    U[k, i] += U[a, i]
+        for k in range(n_keeps):
+            for i in range(n):
+                KM[k, i] = X[k, i] * S[k, i] + U[k, i] if k < ns else 0.0
+        if far:  # rolls too far from the stage's best: against their own best, as the bot does
+            for r in range(n_rolls):
+                kr = dk.roll_as_keep[r]
+                lo = dk.sub_ptr[r]
+                nsub = dk.sub_ptr[r + 1] - lo
+                for i in range(n):
+                    if TINY < Z[kr, i] < HUGE:
+                        continue
+                    vals = keep_f[keep_row[g0 + i], j - 1]
+                    m = MASS[r, i]
+                    fin_all[g0 + i, fi, r] += U[kr, i]
+                    best = vals[dk.sub_keep[lo]]
+                    for t in range(lo + 1, lo + nsub):
+                        best = max(best, vals[dk.sub_keep[t]])
+                    tot = 0.0
+                    for t in range(lo, lo + nsub):
+                        tot += np.exp((vals[dk.sub_keep[t]] - best) / temperature)
+                    q = (1.0 - blunder) / tot
+                    for t in range(lo, lo + nsub):
+                        a = dk.sub_keep[t]
+                        p = np.exp((vals[a] - best) / temperature) * q
+                        if a == kr:
+                            fin_all[g0 + i, fi, r] += m * p
+                        else:
+                            KM[a, i] += m * p
+        reroll(dk, KM, MASS, n)
+
+
+@nb.njit(cache=True, nogil=True)
+def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_kind, keep_idx, keep_f, keep_row,
+                    box_kind, box_idx, box_p, box_v, box_row, temperature, blunder, rows, outp):
+    """Turn outcome distribution of every state g under a bot's policy: outp[rows[g], o] = P(outcome o).
+
+    options (U, 2, R, NB), allowed / extras (U, 2, R) are per sheet, sheet (B,) each state's row
+    there; ``same_first``: the first roll scores like the later ones (no servida). Keeps (row
+    keep_row[g]): keep_kind DET, keep_idx (N, rr, R) the keep; PROB, keep_f (N, rr, S) each
+    sub-keep's probability; VALUES, keep_f (N, rr, K) each keep's value (a whole roll's:
+    stopping), drawn by softmax at ``temperature``. Boxes (row box_row[g]; a second axis of 1
+    serves the first roll and the later ones): DET, box_idx (N, 2 or 1, R); PROB, box_p (N, 2 or
+    1, R, NB); VALUES, box_v (N, NB, W) the value of writing score s in box b at [b, s], drawn by
+    softmax. DET and VALUES choices are mixed with a uniform sub-keep / allowed box at the
+    ``blunder`` rate (see :class:`harness.game.strategy.Policy`). outp's rows start at zero.
+
+    The keeps' part of a turn (where each roll stops, :func:`_keep_stops`) depends only on the keep
+    row: it is worked out once for a run of states with the same row; a state with the keep row,
+    box row and sheet of the state before it has its outcome row copied; when the first roll
+    scores and chooses like the later ones, a roll's box is chosen once for both. A softmax takes
+    each exponential once per keep (or per box and score) against one value of the state (its
+    largest keep value; its first box value) rather than once per roll against the roll's best: the
+    same ratios, equal to the last bits (a roll whose total weight comes out near exp's underflow
+    or overflow that way, outside (TINY, HUGE), is taken against its own best, as the bot does).
+    """
+    n_rolls = options.shape[2]
+    n_keeps = dk.add.shape[0]
+    nbx = options.shape[3]
+    n_out = outp.shape[1]
+    nfb = box_p.shape[1] if box_kind == PROB else box_idx.shape[1]
+    merge = same_first and (box_kind == VALUES or nfb == 1)
+    mass = np.empty(n_rolls)
+    fin = np.zeros((2, n_rolls))
+    km = np.zeros(n_keeps)
+    v = np.empty(n_keeps)
+    if keep_kind == VALUES:  # every state's stops at once, SOFT_GROUP states side by side
+        fin_all = np.empty((rows.shape[0], 2, n_rolls))
+        G = SOFT_GROUP
+        X = np.empty((n_keeps, G))
+        Z = np.empty((n_keeps, G))
+        S = np.empty((n_keeps, G))
+        U = np.empty((n_keeps, G))
+        KM = np.empty((n_keeps, G))
+        MASS = np.empty((n_rolls, G))
+        for g0 in range(0, rows.shape[0], G):
+            _soft_stops(dk, keep_f, keep_row, g0, min(G, rows.shape[0] - g0), temperature, blunder, fin_all,
+                        X, Z, S, U, KM, MASS)
+    else:
+        fin_all = np.empty((1, 2, n_rolls))
+    # per sheet: each roll's allowed boxes as outcome codes (box, score) and their number
+    codes = np.empty((2, n_rolls, nbx), dtype=np.int64)
+    n_al = np.empty((2, n_rolls), dtype=np.int64)
+    half = np.empty((2, n_rolls), dtype=np.int64)
+    zc = np.empty(oc.half)  # softmax weight of each (box, score) code
+    width = box_v.shape[2]
+    any_al = np.int64(0)
+    last_k = -1
+    last_sh = -1
+    for g in range(rows.shape[0]):
+        gk = keep_row[g]
+        gb = box_row[g]
+        sh = sheet[g]
+        row = rows[g]
+        if g > 0 and gk == keep_row[g - 1] and gb == box_row[g - 1] and sh == sheet[g - 1]:
+            prev = rows[g - 1]
+            for o in range(n_out):
+                outp[row, o] = outp[prev, o]
+            continue
+        if keep_kind == VALUES or gk != last_k:
+            last_k = gk
+            if keep_kind == VALUES:
+                fin[:, :] = fin_all[g]
+            else:
+                _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, blunder, mass, fin, km, v)
+            if merge:
+                for r in range(n_rolls):
+                    fin[0, r] += fin[1, r]
+        if sh != last_sh:
+            last_sh = sh
+            any_al = np.int64(0)  # every box some roll may be written in
+            for fi in range(2):
+                for r in range(n_rolls):
+                    al = allowed[sh, fi, r]
+                    any_al |= al
+                    n = 0
+                    for b in range(nbx):
+                        if (al >> b) & 1:
+                            codes[fi, r, n] = oc.off[b] + oc.vidx[b, options[sh, fi, r, b]]
+                            n += 1
+                    n_al[fi, r] = n
+                    half[fi, r] = oc.half if extras[sh, fi, r] > 0 else 0
+        if box_kind == VALUES:
+            # one weight per (open box, score), against the state's first value looked up
+            vb = box_v[gb]
+            r0 = 0
+            while fin[0, r0] == 0.0 and fin[1, r0] == 0.0:
+                r0 += 1
+            c0 = codes[0 if fin[0, r0] != 0.0 else 1, r0, 0]
+            ref = vb[oc.o_box[c0], oc.o_pts[c0]]
+            for c in range(oc.half):
+                b = oc.o_box[c]
+                if (any_al >> b) & 1 and oc.o_pts[c] < width:
+                    zc[c] = np.exp((vb[b, oc.o_pts[c]] - ref) / temperature)
+        for fi in range(1 if merge else 2):
+            fb = fi if nfb == 2 else 0
+            for r in range(n_rolls):
+                m = fin[fi, r]
+                if m == 0.0:
+                    continue
+                hf = half[fi, r]
+                n = n_al[fi, r]
+                cr = codes[fi, r]
+                if box_kind == PROB:
+                    i = 0
+                    for b in range(nbx):
+                        if (allowed[sh, fi, r] >> b) & 1:
+                            p = box_p[gb, fb, r, b]
+                            if p != 0.0:
+                                outp[row, cr[i] + hf] += m * p
+                            i += 1
+                    continue
+                if box_kind == DET:
+                    a = box_idx[gb, fb, r]
+                    c = oc.off[a] + oc.vidx[a, options[sh, fi, r, a]]
+                    if blunder > 0.0:
+                        u = m * (blunder / n)
+                        for i in range(n):
+                            outp[row, cr[i] + hf] += u
+                        m *= 1.0 - blunder
+                    outp[row, c + hf] += m
+                    continue
+                tot = 0.0
+                for i in range(n):
+                    tot += zc[cr[i]]
+                u = m * (blunder / n)
+                if TINY < tot < HUGE:
+                    q = m * ((1.0 - blunder) / tot)
+                    for i in range(n):
+                        outp[row, cr[i] + hf] += zc[cr[i]] * q + u
+                    continue
+                # too far from the reference: against the roll's own best, as the bot does
+                best = -np.inf
+                for i in range(n):
+                    best = max(best, vb[oc.o_box[cr[i]], oc.o_pts[cr[i]]])
+                tot = 0.0
+                for i in range(n):
+                    tot += np.exp((vb[oc.o_box[cr[i]], oc.o_pts[cr[i]]] - best) / temperature)
+                q = m * ((1.0 - blunder) / tot)
+                for i in range(n):
+                    w = np.exp((vb[oc.o_box[cr[i]], oc.o_pts[cr[i]]] - best) / temperature)
+                    outp[row, cr[i] + hf] += w * q + u
+
+
+@nb.njit(cache=True, nogil=True)
+def solver_policy(ctx, lay, dk, V, masks, flags, uppers, soft, codes, keep_vals, boxes, box_vals):
+    """The solver bot's keeps and boxes for every state, stage and roll, from the solver's own item
+    kernels run over each run of states of one sheet (their upper slots side by side, as the
+    forward pass of :func:`harness.exact.kernels.solver.forward_items` does): the values of the bot's
+    per-state plan bit for bit, so ties break as the bot's.
+
+    Not ``soft`` (temperature 0): codes (B, rr, R) uint8 the T=0 keep as its position among the
+    roll's sub-keeps (:func:`harness.exact.kernels.solver.turn_codes`, the bot's keep_arg_one to the last
+    tie), boxes (B, F, R) the first strict maximum in sheet order (the argmax of
+    :func:`harness.exact.kernels.solver.stop_values`, :func:`harness.exact.kernels.solver.choose_boxes`'s rule;
+    F = 2 with servida, else 1: the first roll scores like any other). ``soft``: the values the
+    bot's softmax draws from, keep_vals (B, rr, K) (a keep's E with j rerolls left at row j - 1, a
+    whole roll's the stop value, as :func:`harness.exact.kernels.solver.soft_keeps`) and box_vals
+    (B, NB, W) the value of writing score s in open box b (score + bonus crossed + V(next state),
+    :func:`harness.exact.kernels.solver.choose_boxes`'s) at [b, s] (other entries are never read).
+    """
+    n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
+    rr = dk.rerolls
+    ns = dk.n_small
+    nbx = lay.n_boxes
+    F = lay.n_flags
+    T = lay.threshold
+    no, yes = np.bool_(False), np.bool_(True)
+    row = np.empty(nbx, dtype=np.int16)
+    rows = np.empty((n_rolls, nbx), dtype=np.int16)
+    extras = np.empty(n_rolls, dtype=np.int16)
+    nf = boxes.shape[1]
+    n = masks.shape[0]
+    g0 = 0
+    while g0 < n:
+        mask = masks[g0]
+        flag = 1 if flags[g0] else 0
+        g1 = g0 + 1
+        while g1 < n and masks[g1] == mask and (1 if flags[g1] else 0) == flag:
+            g1 += 1
+        nu = np.int64(g1 - g0)
+        um = lay.umask_of[mask]
+        ulist = np.empty(nu, dtype=np.int32)
+        sl = np.empty(nu, dtype=np.int64)
+        for i in range(nu):
+            u = min(np.int64(uppers[g0 + i]), T)
+            ulist[i] = u
+            sl[i] = lay.slot[um, u]
+        box_l = np.empty((n_rolls, nu), dtype=np.int16)
+        box_f = np.empty((n_rolls, nu), dtype=np.int16) if lay.servida else box_l
+        stop_l = np.empty((n_rolls, nu))
+        stop_f = np.empty((n_rolls, nu)) if lay.servida else stop_l
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, row, stop_l, box_l, rows, extras, not soft)
+        if lay.servida:
+            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, row, stop_f, box_f, rows, extras, not soft)
+        E = np.empty((n_keeps, nu))
+        M = np.empty((ns, nu))
+        if soft:
+            Es = np.zeros((rr + 1, n_keeps, nu))
+            Ms = np.zeros((rr + 1, ns, nu))
+            turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms)
+            for i in range(nu):
+                g = g0 + i
+                for j in range(1, rr + 1):
+                    st = stop_f if j == rr else stop_l
+                    for k in range(ns):
+                        keep_vals[g, j - 1, k] = Es[j, k, i]
+                    for r in range(n_rolls):
+                        keep_vals[g, j - 1, dk.roll_as_keep[r]] = st[r, i]
+            W = upper_values(lay, V, mask, flag, ulist, nu)
+            for b in range(nbx):
+                if (mask >> b) & 1:
+                    continue
+                m2 = mask | (np.int64(1) << b)
+                for v in range(lay.box_nvals[b]):
+                    s = lay.box_vals[b, v]
+                    if lay.is_upper[b]:
+                        w = W[lay.wrow[b] + v]
+                        for i in range(nu):
+                            box_vals[g0 + i, b, s] = w[i]
+                    else:
+                        nfl = flag
+                        if b == lay.key_box:
+                            nfl = 1 if s > 0 else 0
+                        b2 = lay.base[m2 * F + nfl]
+                        for i in range(nu):
+                            box_vals[g0 + i, b, s] = float(s) + V[b2 + sl[i]]
+        else:
+            if rr > 0:
+                A = np.empty((ns, nu), dtype=np.int32)
+                turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, g0)
+            for i in range(nu):
+                for r in range(n_rolls):
+                    boxes[g0 + i, 0, r] = box_l[r, i]
+                    if nf == 2:
+                        boxes[g0 + i, 1, r] = box_f[r, i]
+        g0 = g1
+
+
+@nb.njit(cache=True, nogil=True)
+def _box_value(lay, wv, nxt, b, s):
+    """The solver's value of writing s in open box b (:func:`harness.exact.kernels.solver.choose_boxes`'s
+    score + bonus crossed + V(next state)), from :func:`harness.exact.kernels.solver.stop_one`'s tables."""
+    if lay.is_upper[b]:
+        return wv[lay.wrow[b] + lay.box_vidx[b, s]]
+    return float(s) + nxt[2 * b + (1 if s > 0 else 0)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the course of a game (harness.exact.course): a turn's points with the points before it and after it
+
+
+@nb.njit(cache=True, nogil=True)
+def live_slots(lay, item_mask, item_flag, lo, hi, row_of, live, start, P):
+    """(item, slot, outcome row) of every live slot (P > 0) of items lo..hi-1 that are ``live``, in
+    row order (rows and items as in :func:`harness.exact.kernels.solver.push_part`)."""
+    F = lay.n_flags
+    n = 0
+    for it in range(lo, hi):
+        if live[it - lo]:
+            off = lay.base[item_mask[it] * F + item_flag[it]] - start
+            for i in range(lay.nslot[lay.umask_of[item_mask[it]]]):
+                n += P[off + i] != 0.0
+    items = np.empty(n, np.int64)
+    slots = np.empty(n, np.int64)
+    rows = np.empty(n, np.int64)
+    k = 0
+    for it in range(lo, hi):
+        if live[it - lo]:
+            off = lay.base[item_mask[it] * F + item_flag[it]] - start
+            row = row_of[it - lo]
+            for i in range(lay.nslot[lay.umask_of[item_mask[it]]]):
+                if P[off + i] != 0.0:
+                    items[k], slots[k], rows[k] = it, i, row
+                    row += 1
+                    k += 1
+    return items, slots, rows
+
+
+@nb.njit(cache=True, nogil=True)
+def course_steps(lay, oc, item_mask, item_flag, lo, hi, row_of, live, outp, start, P, wlo, woff, D, J):
+    """J[s, x] += P(the state's points so far are s and its turn adds x) over the live slots of
+    items lo..hi-1 (rows and windows as in :func:`harness.exact.kernels.solver.push_part`): the joint of
+    a layer's running total and the next round's points (bonus crossed and extra bonus counted)."""
+    q = np.zeros(J.shape[1])
+    items, slots, rows = live_slots(lay, item_mask, item_flag, lo, hi, row_of, live, start, P)
+    for n in range(len(items)):
+        mask, flag, i = item_mask[items[n]], item_flag[items[n]], slots[n]
+        loc = lay.base[mask * lay.n_flags + flag] + i - start
+        u = lay.ulist[lay.umask_of[mask], i]
+        x_lo = J.shape[1]
+        x_hi = -1
+        for o in range(outp.shape[1]):
+            p = outp[rows[n], o]
+            if p != 0.0:
+                _, x, _ = successor(lay, oc, mask, flag, u, i, o)
+                q[x] += p
+                x_lo = min(x_lo, x)
+                x_hi = max(x_hi, x)
+        a0 = woff[loc]
+        s0 = wlo[loc]
+        for j in range(woff[loc + 1] - a0):
+            w = D[a0 + j]
+            if w != 0.0:
+                for x in range(x_lo, x_hi + 1):
+                    J[s0 + j, x] += w * q[x]
+        for x in range(x_lo, x_hi + 1):
+            q[x] = 0.0
+
+
+@nb.njit(cache=True, nogil=True)
+def rest_lengths(lay, item_mask, item_flag, lo, hi, start, extra_max, wlen):
+    """wlen[state - start] = 1 + the most points the rest of the game can add from each state of
+    items lo..hi-1: its open boxes' best scores, an extra bonus each, the upper bonus while it can
+    still be crossed."""
+    T = lay.threshold
+    for t in range(lo, hi):
+        mask = item_mask[t]
+        um = lay.umask_of[mask]
+        off = lay.base[mask * lay.n_flags + item_flag[t]]
+        most = 0
+        upper_open = False
+        for b in range(lay.n_boxes):
+            if not (mask >> b) & 1:
+                most += lay.box_max[b] + extra_max
+                if lay.is_upper[b]:
+                    upper_open = True
+        for i in range(lay.nslot[um]):
+            bonus = lay.bonus if (T > 0 and upper_open and lay.ulist[um, i] < T) else 0
+            wlen[off + i - start] = 1 + most + bonus
+
+
+@nb.njit(cache=True, nogil=True)
+def course_rest(lay, oc, item_mask, item_flag, lo, hi, row_of, live, outp, start, P, foff, fbase, R,
+                start2, foff2, R2):
+    """R[foff[state] - fbase + t] = P(the rest of the game adds t points | the state) for the live
+    slots of items lo..hi-1, from each turn outcome's points and its successor's row of R2 (the next
+    layer, windows foff2 from its first state ``start2``). Each state writes its own row."""
+    items, slots, rows = live_slots(lay, item_mask, item_flag, lo, hi, row_of, live, start, P)
+    for n in range(len(items)):
+        mask, flag, i = item_mask[items[n]], item_flag[items[n]], slots[n]
+        loc = lay.base[mask * lay.n_flags + flag] + i - start
+        u = lay.ulist[lay.umask_of[mask], i]
+        f0 = foff[loc] - fbase
+        nf = foff[loc + 1] - foff[loc]
+        for o in range(outp.shape[1]):
+            p = outp[rows[n], o]
+            if p == 0.0:
+                continue
+            g2, x, _ = successor(lay, oc, mask, flag, u, i, o)
+            l2 = g2 - start2
+            b0 = foff2[l2]
+            if x + foff2[l2 + 1] - b0 > nf:
+                raise AssertionError("course_rest: a successor's rest outgrows its state's window")
+            for t in range(foff2[l2 + 1] - b0):
+                R[f0 + x + t] += p * R2[b0 + t]
+
+
+@nb.njit(cache=True, nogil=True)
+def course_outer(lay, item_mask, item_flag, lo, hi, start, P, wlo, woff, D, foff, fbase, R, K):
+    """K[s, t] += P(the state, points so far s) P(the rest adds t | the state) over the live states
+    of items lo..hi-1: the joint of a layer's running total and the points still to come."""
+    every = np.ones(hi - lo, dtype=np.bool_)
+    items, slots, _ = live_slots(lay, item_mask, item_flag, lo, hi, np.zeros(hi - lo, np.int64), every, start, P)
+    for n in range(len(items)):
+        loc = lay.base[item_mask[items[n]] * lay.n_flags + item_flag[items[n]]] + slots[n] - start
+        a0 = woff[loc]
+        s0 = wlo[loc]
+        f0 = foff[loc] - fbase
+        nf = foff[loc + 1] - foff[loc]
+        for j in range(woff[loc + 1] - a0):
+            w = D[a0 + j]
+            if w != 0.0:
+                for t in range(nf):
+                    K[s0 + j, t] += w * R[f0 + t]

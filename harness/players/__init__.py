@@ -1,0 +1,1 @@
+"""The players layer: player models, levels, opponents from logs, calibration."""

@@ -1,0 +1,593 @@
+"""Difficulty calibration: find the parameter value of a bot that hits a target mean score or win rate.
+
+The response f(v) is measured by playing games with the bot's parameter set to v:
+
+* ``--target-mean X``: the bot alone at a one-seat table; f(v) = its mean final score. A
+  solitaire table makes the figure independent of any opponent (scores of non-match-aware bots do
+  not depend on the opponent anyway).
+* ``--target-win-rate P --against REF``: the bot against REF at a two-seat table, both seatings
+  (a gauntlet: every game index is a pair of games on identical dice); f(v) = the bot's score
+  rate, win 1, draw 1/2, loss 0. Its interval uses the game pairs as the unit (pentanomial).
+  If the bot's label equals REF's (e.g. ``solver`` at ``temperature=0`` against ``solver``), the
+  two seats play identically on identical dice and f is exactly 1/2 with no games played.
+
+Luck adjustment (default; ``--no-analyse`` turns it off): every evaluation is played with
+``analyse = true``, so each seat-game carries its exact luck (:mod:`harness.decisions.analysis`, mean zero
+whatever the policy). For ``--target-mean`` f(v) is then estimated by the mean of the
+luck-adjusted score ``total - luck``: unbiased for the same expected score, with a much smaller
+variance, so a much narrower interval for the same games. For ``--target-win-rate`` the score rate
+is estimated with the luck difference as a control variate: per game pair, y = the bot's mean
+score over both seatings and x = the mean over both seatings of (the bot's luck - the reference's
+luck), and the regression estimator :func:`harness.stats.control_variate_mean` (coefficient
+fitted on the same pairs). A rule set with ``saved_rolls`` cannot be analysed: plain estimates,
+with a note.
+
+Every evaluation plays the same seed and game indices (common random numbers), so the noise of
+f is largely shared between evaluations and the measured curve is nearly smooth in v: differences
+between values are measured much more precisely than each value alone, and a bracketing search
+converges instead of chasing noise.
+
+Search: the target must be bracketed by ``--lo``/``--hi`` (defaults: the parameter's declared
+range); then Illinois-modified regula falsi (Dowell & Jarratt 1971) on g(v) = f(v) - target until
+``|g| <= tol`` at an evaluated point, the bracket is narrower than ``xtol``, or ``--max-evals``.
+The reported value is the root of the secant through the final bracket.
+
+Uncertainty (``value_ci``): value +/- (h / |s| + |g_best| / |s|), where h is the CI half-width
+of f at the evaluated point nearest the target (sampling error, delta method), g_best that point's
+remaining miss (search error) and s the local slope of f. The slope is *not* the secant of the
+final bracket: that bracket can be so narrow that the difference of its two responses is noise
+(with few games a secant slope ten times too steep was seen, and an interval ten times too
+narrow). s is the secant of the narrowest pair of evaluated points on either side of the target
+whose responses differ by at least ``SLOPE_SIGNAL`` times the larger CI half-width, so its
+relative error is at most about 1/``SLOPE_SIGNAL`` even without the help of common random
+numbers; with no such pair, the widest bracket's secant, with a note. The interval is therefore
+about the *true* response crossing the target, at the run's confidence level; with more games it
+shrinks like 1/sqrt(games).
+
+Exact (``Problem.exact``, ``calibrate --exact``): for a solitaire bot (and reference) f(v) is an
+exact function of the dial, no game is played: :class:`ExactEvaluator` gives the mean of the bot's
+exact score distribution (:func:`harness.exact.evaluate.evaluate`), or its exact score rate P(win) +
+P(draw) / 2 against the reference's independent final (:func:`harness.exact.evaluate.versus`), each value
+evaluated once (and cached on disk per spec). :func:`calibrate_exact` then finds the root of
+f(v) - target by Brent's method (:func:`scipy.optimize.brentq`) to ``xtol`` in the dial (default
+:data:`EXACT_XTOL`): the answer is an evaluated value, its ``value_ci`` the final bracket (two
+evaluated values whose responses straddle the target, at most ``xtol`` from the answer), so the
+dial that hits the target exactly lies in it; the exact response at the answer is its point's.
+Values are played with every digit (specs carry the float's shortest exact form instead of 6
+significant digits).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from harness.util.errors import UserError
+from harness.util.jsonable import jsonable
+from harness.stats import CoMoments, Moments, control_variate_mean, mean_ci, pentanomial_moments
+from harness.reports.summary import summarize
+
+#: Default largest number of response evaluations (two of them are the bracket ends).
+DEFAULT_MAX_EVALS = 12
+#: The same for an exact search (Brent's method to :data:`EXACT_XTOL` takes about 10 on a smooth response).
+DEFAULT_EXACT_MAX_EVALS = 40
+#: Default tolerance of an exact search in the dial (absolute).
+EXACT_XTOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What to calibrate: ``strategy`` spec (other parameters fixed), the ``param`` to tune, and a
+    target: ``target_mean`` (points) or ``target_win_rate`` (0..1) against ``against``."""
+
+    rules: str
+    settings: tuple[str, ...]
+    strategy: str
+    param: str
+    lo: float
+    hi: float
+    target_mean: float | None = None
+    target_win_rate: float | None = None
+    against: str | None = None
+    games: int = 10_000
+    seed: int = 1
+    tol: float | None = None
+    xtol: float | None = None
+    max_evals: int = DEFAULT_MAX_EVALS
+    confidence: float = 0.95
+    chunk_size: int | None = None
+    workers: int = 0
+    #: play with analyse = true and measure the luck-adjusted response (module docstring)
+    analyse: bool = True
+    #: the response is exact (solitaire bots, no games; module docstring)
+    exact: bool = False
+
+    @property
+    def kind(self) -> str:
+        return "mean" if self.target_mean is not None else "win_rate"
+
+    @property
+    def target(self) -> float:
+        return float(self.target_mean if self.target_mean is not None else self.target_win_rate)  # type: ignore[arg-type]
+
+    @property
+    def f_tol(self) -> float:
+        """Stop when the response is this close to the target (points, or a rate)."""
+        if self.tol is not None:
+            return self.tol
+        return 0.1 if self.kind == "mean" else 0.002
+
+    @property
+    def v_tol(self) -> float:
+        if self.xtol is not None:
+            return self.xtol
+        return EXACT_XTOL if self.exact else 1e-4 * abs(self.hi - self.lo)
+
+    @property
+    def digits(self) -> int | None:
+        """Significant digits of the dial in the specs played (None: every digit, an exact search)."""
+        return None if self.exact else 6
+
+
+@dataclass(frozen=True)
+class Point:
+    """One evaluation: parameter ``value``, response ``f`` with its CI, games played, run directory;
+    the ``estimator`` behind f (:data:`PLAIN`, :data:`ADJUSTED_MEAN` or :data:`CONTROLLED_RATE`),
+    its variance-reduction factor against the plain estimate and, for a control variate, ``beta``."""
+
+    value: float
+    f: float
+    lo: float
+    hi: float
+    games: int
+    run_dir: str | None
+    estimator: str = "plain"
+    variance_reduction: float | None = None
+    beta: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "response": self.f, "ci": [self.lo, self.hi], "games": self.games,
+                "run_dir": self.run_dir, "estimator": self.estimator,
+                "variance_reduction": self.variance_reduction, "beta": self.beta}
+
+
+#: Estimators of the response (``Point.estimator``).
+EXACT = "exact (forward pass of the bot's own choice probabilities, no games)"
+PLAIN = "plain"
+ADJUSTED_MEAN = "luck-adjusted mean (total − luck)"
+CONTROLLED_RATE = "score rate, control variate luck difference (regression estimator over game pairs)"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The result: ``value`` with ``value_ci``, the final ``bracket``, every evaluated point."""
+
+    problem: Problem
+    value: float
+    value_ci: tuple[float, float]
+    sampling_error: float
+    search_error: float
+    slope: float
+    bracket: tuple[float, float]
+    points: tuple[Point, ...]
+    converged: bool
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def answer(self) -> Point | None:
+        """The evaluated point at :attr:`value` (an exact search's answer always is one)."""
+        return next((q for q in self.points if q.value == self.value), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.problem
+        out = {
+            "strategy": p.strategy, "param": p.param, "rules": p.rules, "settings": list(p.settings),
+            "target": {"kind": p.kind, "value": p.target, "against": p.against},
+            "value": self.value, "value_ci": list(self.value_ci),
+            "spec": spec_with(p.strategy, p.param, self.value, p.digits),
+            "sampling_error": self.sampling_error, "search_error": self.search_error,
+            "slope": self.slope, "bracket": list(self.bracket), "converged": self.converged,
+            "exact": p.exact,
+            "games": None if p.exact else p.games, "seed": None if p.exact else p.seed, "confidence": p.confidence,
+            "evaluations": [pt.to_dict() for pt in self.points], "notes": list(self.notes),
+        }
+        if p.exact:
+            at = self.answer
+            out |= {"xtol": p.v_tol, "response": at.f if at else None}
+        return jsonable(out)
+
+
+def spec_with(spec: str, param: str, value: float, digits: int | None = 6) -> str:
+    """``spec`` with ``param`` set to ``value`` (``digits`` significant digits; None: the float's
+    shortest exact form), other parameters kept."""
+    # the strategy contract, the registry and the runner are imported where they are used: the
+    # calibrate command imports this module for `calibrate --help`, which must not load numba
+    from harness.game.strategy import parse_spec
+
+    name, params = parse_spec(spec)
+    params[param] = repr(float(value)) if digits is None else f"{value:.{digits}g}"
+    return name + ":" + ",".join(f"{k}={v}" for k, v in params.items())
+
+
+def round_value(v: float) -> float:
+    """The value actually played (specs carry 6 significant digits)."""
+    return float(f"{v:.6g}")
+
+
+def check_problem(p: Problem) -> None:
+    """Validate the strategy, parameter and target with clear messages (before playing anything)."""
+    from harness.game.registry import get
+    from harness.game.strategy import parse_spec
+
+    name, _ = parse_spec(p.strategy)
+    params = {x.name: x for x in get(name).params}
+    declared_param(p.strategy, p.param)
+    if params[p.param].type is not float:
+        raise UserError(f"strategy {name!r}: parameter {p.param} is {params[p.param].type.__name__}; "
+                        "calibrate tunes float parameters")
+    if (p.target_mean is None) == (p.target_win_rate is None):
+        raise UserError("give exactly one of --target-mean X or --target-win-rate P")
+    if p.target_win_rate is not None:
+        if not 0.0 < p.target_win_rate < 1.0:
+            raise UserError(f"--target-win-rate must be in (0, 1), got {p.target_win_rate}")
+        if not p.against:
+            raise UserError("--target-win-rate needs --against SPEC (the reference bot)")
+    if not math.isfinite(p.lo) or not math.isfinite(p.hi) or p.lo >= p.hi:
+        raise UserError(f"need --lo < --hi, got lo={p.lo}, hi={p.hi}")
+    par = params[p.param]
+    for which, v in (("lo", p.lo), ("hi", p.hi)):
+        if (par.lo is not None and v < par.lo) or (par.hi is not None and v > par.hi):
+            raise UserError(f"--{which} {v} is outside {name}:{p.param}'s range {par.lo}..{par.hi}")
+    if p.games < 2:
+        raise UserError(f"--games must be >= 2, got {p.games}")
+    if p.max_evals < 3:
+        raise UserError(f"--max-evals must be >= 3, got {p.max_evals}")
+
+
+def declared_param(strategy: str, param: str):  # -> harness.game.strategy.Param
+    """The strategy's declared parameter ``param``; a UserError naming the parameters it has."""
+    from harness.game.registry import get
+    from harness.game.strategy import parse_spec
+
+    name, _ = parse_spec(strategy)
+    params = {x.name: x for x in get(name).params}
+    if param not in params:
+        raise UserError(f"strategy {name!r} has no parameter {param!r} (parameters: {', '.join(params) or 'none'})")
+    return params[param]
+
+
+def default_bracket(strategy: str, param: str) -> tuple[float | None, float | None]:
+    """The parameter's declared range (None where it has none); UserError for an unknown parameter."""
+    x = declared_param(strategy, param)
+    return x.lo, x.hi
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluating the response with the runner
+
+
+def label_of(spec: str, rules: str, settings: tuple[str, ...]) -> str:
+    from harness.game.registry import make
+    from harness.game.rules import load_rules
+
+    return make(spec, load_rules(rules, list(settings))).label
+
+
+class RunnerEvaluator:
+    """Measures f(v) by playing a run directory per value under ``out`` with :func:`harness.play.runner.run`."""
+
+    def __init__(self, problem: Problem, out: Path, quiet: bool = True) -> None:
+        self.p, self.out, self.quiet = problem, Path(out), quiet
+        self.count = 0
+        self.ref_label = label_of(problem.against, problem.rules, problem.settings) if problem.against else None
+        self.notes: list[str] = []
+        self.analyse = problem.analyse
+        if self.analyse:
+            from harness.game.rules import load_rules
+
+            rules = load_rules(problem.rules, list(problem.settings))
+            if rules.saved_rolls:
+                self.analyse = False
+                self.notes.append(f"rule set {rules.name} has saved_rolls, which the solver's table does not value: "
+                                  "evaluations played without analyse, plain estimates")
+
+    @property
+    def estimator(self) -> str:
+        """What f(v) is measured with (see the module docstring)."""
+        if not self.analyse:
+            return PLAIN
+        return ADJUSTED_MEAN if self.p.kind == "mean" else CONTROLLED_RATE
+
+    def __call__(self, value: float) -> Point:
+        from harness.game.rules import parse_overrides
+        from harness.play.runconfig import RunConfig
+        from harness.play.runner import run
+
+        p = self.p
+        spec = spec_with(p.strategy, p.param, value)
+        label = label_of(spec, p.rules, p.settings)
+        if p.kind == "win_rate" and label == self.ref_label:
+            # identical bots on identical dice in swapped seats: every pair scores exactly 1 of 2
+            return Point(value, 0.5, 0.5, 0.5, 0, None)
+        common: dict[str, Any] = {"rules": p.rules, "settings": parse_overrides(list(p.settings)), "games": p.games,
+                                  "seed": p.seed, "workers": p.workers, "analyse": self.analyse}
+        # results do not depend on chunking (dice are keyed by game index), so cut the games into
+        # enough chunks to keep every worker busy even for a one-lineup evaluation
+        workers = p.workers or os.cpu_count() or 1
+        common["chunk_size"] = p.chunk_size or max(500, -(-p.games // (2 * workers)))
+        if p.kind == "mean":
+            cfg = RunConfig(mode="run", seats=(spec,), **common)
+        else:
+            cfg = RunConfig(mode="gauntlet", candidate=spec, entrants=(p.against,), **common)
+        d = self.out / f"eval-{self.count:02d}-{p.param}={value:.6g}"
+        self.count += 1
+        run(cfg, d, quiet=self.quiet)
+        if self.analyse:
+            return self._adjusted(value, label, d)
+        s = summarize(d, p.confidence)
+        if p.kind == "mean":
+            e = next(x for x in s.entrants if x.label == label)
+            ci = mean_ci(e.per_game, p.confidence)
+            return Point(value, ci.mean, ci.lo, ci.hi, s.info.games, str(d))
+        pair = next(x for x in s.pairings if {x.a, x.b} == {label, self.ref_label})
+        counts = list(pair.pentanomial or ())
+        if pair.a != label:
+            counts = counts[::-1]
+        ci = mean_ci(pentanomial_moments(counts), p.confidence)
+        return Point(value, ci.mean, ci.lo, ci.hi, s.info.games, str(d))
+
+    def _adjusted(self, value: float, label: str, d: Path) -> Point:
+        """f(v) from an analysed run's rows: the luck-adjusted mean, or the score rate with the
+        luck difference as control variate (module docstring)."""
+        from harness.records.rundir import iter_windows, load_run
+
+        p = self.p
+        info = load_run(d)
+        nl = len(info.lineups)
+        if p.kind == "mean":
+            seat = info.lineups[0].index(label)
+            plain, adj = Moments.empty(), Moments.empty()
+            for _, _, (w,) in iter_windows([(info, 0)], ["total", "luck"], info.games):
+                t = w["total"][:, seat].astype(np.float64)
+                plain, adj = plain.merge(Moments.of(t)), adj.merge(Moments.of(t - w["luck"][:, seat]))
+            ci = mean_ci(adj, p.confidence)
+            vr = plain.var / adj.var if adj.var > 1e-12 * max(1.0, plain.var) else math.inf
+            return Point(value, ci.mean, ci.lo, ci.hi, info.games, str(d), ADJUSTED_MEAN, vr)
+        # gauntlet: lineups (bot, ref) and (ref, bot) on the same game indices: a game pair per index
+        co = CoMoments.empty(2)
+        seats = [lu.index(label) for lu in info.lineups]
+        for _, _, ws in iter_windows([(info, li) for li in range(nl)], ["outcome", "luck"], info.games):
+            y = sum(w["outcome"][:, s].astype(np.float64) / 2 for w, s in zip(ws, seats)) / nl
+            x = sum(w["luck"][:, s] - w["luck"][:, 1 - s] for w, s in zip(ws, seats)) / nl
+            co.add(np.column_stack([y, x]))
+        cv = control_variate_mean(co, 0, 1, 0.0, p.confidence)
+        return Point(value, cv.mean, cv.lo, cv.hi, info.games, str(d), CONTROLLED_RATE, cv.variance_reduction,
+                     cv.beta)
+
+
+class ExactEvaluator:
+    """Measures f(v) exactly (module docstring): the bot's exact mean, or its exact score rate
+    against the reference; every value and the reference evaluated once (and cached on disk)."""
+
+    estimator = EXACT
+    analyse = False
+
+    def __init__(self, problem: Problem, cache_dir: str | os.PathLike | None = None, evaluator: Any = None) -> None:
+        """``evaluator``: a :class:`harness.exact.depth.Evaluator` whose tasks evaluate (forked workers, a Dask
+        cluster: :mod:`harness.exact.cluster`); None: :func:`harness.exact.evaluate.evaluate` in this process."""
+        # the evaluation (numba kernels) loads only for an exact search, not for `calibrate --help`
+        from harness.exact.evaluate import evaluate, refusal
+        from harness.game.rules import load_rules
+
+        self.p, self.cache_dir = problem, cache_dir
+        self.rules = load_rules(problem.rules, list(problem.settings))
+        self.notes: list[str] = []
+        self.count = 0
+        bots = [spec_with(problem.strategy, problem.param, v, problem.digits) for v in (problem.lo, problem.hi)]
+        why = refusal(self.rules, bots + ([problem.against] if problem.kind == "win_rate" and problem.against else []))
+        if why:
+            raise UserError(f"no exact calibration: {why}")
+        if evaluator is not None:
+            self._evaluate = lambda rules, spec, _cache: evaluator.many([(rules, spec)])[0]
+        else:
+            self._evaluate = evaluate
+        self.ref = self._evaluate(self.rules, problem.against, cache_dir) if problem.kind == "win_rate" else None
+        self.seen: dict[float, Point] = {}
+
+    def __call__(self, value: float) -> Point:
+        from harness.exact.evaluate import score_rate, versus
+
+        if value not in self.seen:
+            p = self.p
+            ev = self._evaluate(self.rules, spec_with(p.strategy, p.param, value, p.digits), self.cache_dir)
+            if self.ref is None:
+                f = ev.mean
+            else:
+                win, draw, _ = versus(ev, self.ref)
+                f = score_rate(win, draw)
+            self.count += 1
+            self.seen[value] = Point(value, f, f, f, 0, None, EXACT)
+        return self.seen[value]
+
+
+# ---------------------------------------------------------------------------------------------
+# the search
+
+
+def calibrate(problem: Problem, evaluate: Callable[[float], Point],
+              progress: Callable[[Point], None] | None = None) -> Calibration:
+    """Bracketing search for f(v) = target (module docstring); ``evaluate(v)`` measures one point."""
+    check_problem(problem)
+    target, tol = problem.target, problem.f_tol
+    points: list[Point] = []
+
+    def ev(v: float) -> Point:
+        pt = evaluate(round_value(v))
+        points.append(pt)
+        if progress:
+            progress(pt)
+        return pt
+
+    a, b = ev(problem.lo), ev(problem.hi)
+    ga, gb = a.f - target, b.f - target
+    if ga == 0 or gb == 0:
+        best = a if ga == 0 else b
+        return _finish(problem, best, a, b, points, True)
+    if (ga > 0) == (gb > 0):
+        unit = "points" if problem.kind == "mean" else ""
+        raise UserError(f"target {target:g} is not bracketed: response at --lo {a.value:g} is {a.f:.4g}{unit and ' '}{unit}, "
+                        f"at --hi {b.value:g} it is {b.f:.4g}; widen --lo/--hi (or check the target)")
+    side = 0  # which end was kept last: Illinois halves the kept end's g to avoid one-sided stalls
+    converged = False
+    while len(points) < problem.max_evals:
+        if abs(b.value - a.value) <= problem.v_tol:
+            converged = True
+            break
+        v = (a.value * gb - b.value * ga) / (gb - ga)
+        v = round_value(min(max(v, min(a.value, b.value)), max(a.value, b.value)))
+        if v in (a.value, b.value):  # rounding collapsed the step: the bracket is as narrow as specs allow
+            converged = True
+            break
+        c = ev(v)
+        gc = c.f - target
+        if abs(gc) <= tol:
+            converged = True
+            a, ga, b, gb = (a, ga, c, gc) if (gc > 0) != (ga > 0) else (c, gc, b, gb)
+            break
+        if (gc > 0) == (gb > 0):
+            b, gb = c, gc
+            if side == -1:
+                ga /= 2
+            side = -1
+        else:
+            a, ga = c, gc
+            if side == 1:
+                gb /= 2
+            side = 1
+    best = min(points, key=lambda q: abs(q.f - target))
+    return _finish(problem, best, a, b, points, converged)
+
+
+def calibrate_exact(problem: Problem, evaluate: Callable[[float], Point],
+                    progress: Callable[[Point], None] | None = None) -> Calibration:
+    """The root of f(v) = target for an exact response (module docstring): Brent's method to
+    ``problem.v_tol`` in the dial; ``evaluate(v)`` gives f(v) exactly (its interval a point)."""
+    from scipy.optimize import brentq  # scipy (~0.5 s) only for an exact search
+
+    check_problem(problem)
+    target = problem.target
+    points: list[Point] = []
+    seen: dict[float, Point] = {}
+
+    def ev(v: float) -> Point:
+        v = float(v)
+        if v not in seen:
+            seen[v] = evaluate(v)
+            points.append(seen[v])
+            if progress:
+                progress(seen[v])
+        return seen[v]
+
+    a, b = ev(problem.lo), ev(problem.hi)
+    ga, gb = a.f - target, b.f - target
+    notes: list[str] = []
+    converged = True
+    if ga == 0 or gb == 0:
+        value = a.value if ga == 0 else b.value
+    elif (ga > 0) == (gb > 0):
+        unit = " points" if problem.kind == "mean" else ""
+        raise UserError(f"target {target:g} is not bracketed: the exact response at --lo {a.value:g} is "
+                        f"{a.f:.6g}{unit}, at --hi {b.value:g} it is {b.f:.6g}; widen --lo/--hi (or check the target)")
+    else:
+        # brentq counts its evaluations after the two ends; its rtol at float precision leaves xtol in charge
+        value, res = brentq(lambda v: ev(v).f - target, problem.lo, problem.hi, xtol=problem.v_tol,
+                            maxiter=max(1, problem.max_evals - 2), full_output=True, disp=False)
+        value = ev(value).value
+        converged = bool(res.converged)
+        if not converged:
+            notes.append(f"stopped after {len(points)} evaluations before the bracket was {problem.v_tol:g} wide")
+    at = seen[value]
+    # the final bracket: the answer and the nearest evaluated value whose response is on the other
+    # side of the target (none needed when the answer hits it)
+    other = [q for q in points if q is not at and (q.f - target) * (at.f - target) <= 0]
+    side = min(other, key=lambda q: abs(q.value - value)) if other and at.f != target else at
+    bracket = (min(value, side.value), max(value, side.value))
+    near = side if side is not at else min((q for q in points if q is not at), key=lambda q: abs(q.value - value))
+    slope = (near.f - at.f) / (near.value - at.value)
+    ordered = sorted(points, key=lambda q: q.value)
+    steps = np.diff([q.f for q in ordered])
+    if steps.size and not (np.all(steps >= 0) or np.all(steps <= 0)):
+        notes.append("the exact response is not monotone over the evaluated values: another value may hit the "
+                     "target too")
+    search = max(value - bracket[0], bracket[1] - value)
+    return Calibration(problem, value, bracket, 0.0, search, slope, bracket, tuple(points), converged, tuple(notes))
+
+
+#: How many CI half-widths two responses must differ by before their secant is trusted as the slope.
+SLOPE_SIGNAL = 4.0
+
+
+def local_slope(points: Sequence[Point], target: float) -> float | None:
+    """Slope of f near the target: the secant of the narrowest pair of evaluated points on either
+    side of the target whose responses differ by >= SLOPE_SIGNAL x the larger CI half-width
+    (module docstring); None when no pair qualifies."""
+    best: tuple[float, float] | None = None
+    for q in points:
+        for r in points:
+            if not (q.f > target > r.f) or q.value == r.value:
+                continue
+            noise = max(q.hi - q.lo, r.hi - r.lo) / 2
+            if not math.isfinite(noise) or q.f - r.f < SLOPE_SIGNAL * noise:
+                continue
+            width = abs(q.value - r.value)
+            if best is None or width < best[0]:
+                best = (width, (q.f - r.f) / (q.value - r.value))
+    return None if best is None else best[1]
+
+
+def _finish(problem: Problem, best: Point, a: Point, b: Point, points: list[Point], converged: bool) -> Calibration:
+    target = problem.target
+    notes = []
+    fa, fb = a.f, b.f
+    if a.value == b.value or fa == fb:
+        slope = math.nan
+        value = best.value
+    else:
+        slope = (fb - fa) / (b.value - a.value)
+        value = a.value + (target - fa) / slope
+        value = min(max(value, min(a.value, b.value)), max(a.value, b.value))
+    if best.f == target:
+        value = best.value
+    local = local_slope(points, target)
+    if local is None:
+        notes.append(f"no two evaluated points on either side of the target differ by {SLOPE_SIGNAL:g} x their "
+                     "interval: the slope (and so the value's interval) comes from the widest bracket")
+        wide = [(q, r) for q in points for r in points if q.f > target > r.f and q.value != r.value]
+        if wide:
+            q, r = max(wide, key=lambda qr: abs(qr[0].value - qr[1].value))
+            slope = (q.f - r.f) / (q.value - r.value)
+    else:
+        slope = local
+    half = (best.hi - best.lo) / 2 if math.isfinite(best.hi - best.lo) else math.nan
+    if slope and math.isfinite(slope):
+        samp = half / abs(slope)
+        search = abs(best.f - target) / abs(slope)
+    else:
+        samp = search = math.nan
+    ordered = sorted(points, key=lambda q: q.value)
+    fs = np.array([q.f for q in ordered])
+    steps = np.diff(fs)
+    if steps.size and not (np.all(steps >= 0) or np.all(steps <= 0)):
+        notes.append("the measured response is not monotone over the evaluated values "
+                     "(differences within the noise, or a non-monotone parameter): check the curve")
+    if not converged:
+        notes.append(f"stopped after {len(points)} evaluations before reaching tol={problem.f_tol:g}")
+    unc = samp + search
+    lo, hi = (value - unc, value + unc) if math.isfinite(unc) else (math.nan, math.nan)
+    return Calibration(problem, value, (lo, hi), samp, search, slope,
+                       (min(a.value, b.value), max(a.value, b.value)), tuple(points), converged, tuple(notes))

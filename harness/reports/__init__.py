@@ -1,0 +1,1 @@
+"""The reports layer: summaries, reports, reviews, plots, game quality and comparisons."""

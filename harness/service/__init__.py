@@ -1,0 +1,1 @@
+"""The service layer: the tuned levels served over HTTP and stdio."""

@@ -1,0 +1,1 @@
+"""The bottom layer: errors, JSON, bot specs, progress, numba set-up, the cache folder and rendering."""

@@ -1,0 +1,131 @@
+"""numba, as every kernel module of the harness imports it (``from harness.util.jit import nb``).
+
+The first kernel a process compiles or loads starts numba's CPU target, whose array library
+(``numba.np.arraymath``) checks at import that scipy's BLAS is there: ``import
+scipy.linalg.cython_blas``. Python imports the package ``scipy.linalg`` first, all of it (its
+decompositions, its array-API layer, which imports numpy.f2py): about a quarter of a second, a
+sixth of a one-game ``review``, for a check. The harness's kernels call no BLAS, and numba only
+needs that one extension module (it reads its ``__pyx_capi__`` table when a kernel calls
+``np.dot`` and the like). So before numba starts, :func:`_load_scipy_blas` loads the extension
+module on its own, from scipy's ``linalg`` folder, under its full name: numba's check finds it
+imported (about 25 ms). A later ``import scipy.linalg`` imports the package as usual, and
+:class:`_BindBlas` gives it the ``cython_blas`` attribute an import of the submodule would have
+set. If scipy is missing, or laid out otherwise, nothing happens and numba runs its own check.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import time as _time
+from types import ModuleType
+from typing import Any
+
+_BLAS = "scipy.linalg.cython_blas"
+
+
+class _BindBlas(importlib.abc.MetaPathFinder):
+    """Once, when ``scipy.linalg`` is first imported: its spec from the other finders, whose loader
+    sets ``scipy.linalg.cython_blas`` to the module loaded here once the package has run."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name != "scipy.linalg":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            if _BLAS in sys.modules:
+                module.cython_blas = sys.modules[_BLAS]
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _load_scipy_blas() -> None:
+    if _BLAS in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    try:
+        scipy = importlib.util.find_spec("scipy")
+        if scipy is None or not scipy.submodule_search_locations:
+            return
+        folders = [f"{p}/linalg" for p in scipy.submodule_search_locations]
+        spec = importlib.machinery.PathFinder.find_spec("cython_blas", folders)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
+            return
+        spec = importlib.machinery.ModuleSpec(_BLAS, importlib.machinery.ExtensionFileLoader(_BLAS, spec.origin),
+                                              origin=spec.origin)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except Exception:  # noqa: BLE001 - any failure leaves numba's own check to run
+        return
+    sys.modules[_BLAS] = module
+    sys.meta_path.insert(0, _BindBlas())
+
+
+_load_scipy_blas()
+
+import numba as nb  # noqa: E402
+from numba.core import event as _event  # noqa: E402
+
+from harness.util import progress as _progress  # noqa: E402
+
+
+class _CompileWatch(_event.Listener):
+    """Tells :func:`harness.util.progress.compiling` of every kernel numba compiles (a cache miss: a kernel
+    loaded from numba's cache fires nothing), so a first run says what it is doing."""
+
+    def on_start(self, event: _event.Event) -> None:
+        d = event.data.get("dispatcher") if isinstance(event.data, dict) else None
+        _progress.compiling(getattr(getattr(d, "py_func", None), "__module__", ""), True)
+
+    def on_end(self, event: _event.Event) -> None:
+        _progress.compiling("", False)
+
+
+_event.register("numba:compile", _CompileWatch())
+
+#: A process compiling kernels into numba's cache while this one does other work (the runner's
+#: kernel helper during a first solve); :func:`await_helper` joins it.
+_HELPER: Any = None
+
+
+#: About how long the runner's kernel helper compiles on the development machine (the solver bot's
+#: keep kernel, the engine's and the bots'; benchmarks/BENCHMARKS.md, "First run"), seconds.
+HELPER_SECONDS = 12.0
+_HELPER_T0 = 0.0
+
+
+def set_helper(proc: Any) -> None:
+    """Register a started kernel-compiling process (a ``multiprocessing.Process``), or None."""
+    global _HELPER, _HELPER_T0
+    _HELPER = proc
+    _HELPER_T0 = _time.monotonic()
+
+
+def await_helper() -> None:
+    """Before compiling what a kernel helper compiles: wait for it (its kernels then load from the
+    cache), with a ticking line on stderr while it works (:mod:`harness.util.progress`)."""
+    global _HELPER
+    proc, _HELPER = _HELPER, None
+    if proc is None:
+        return
+    proc.join(0.5)
+    if proc.is_alive():
+        t0 = _time.monotonic()
+        with _progress.bar(None, "", "s", quiet=not _progress.enabled(), bar_format="{desc}") as b:
+            while proc.is_alive():
+                now = _time.monotonic()
+                left = max(HELPER_SECONDS - (now - _HELPER_T0), 1.0)
+                b.set_description_str(f"compiling the bots' and the engine's kernels in a helper process, once: "
+                                      f"{now - t0:.0f} s, about {left:.0f} s more")
+                proc.join(0.5)
+
+
+__all__ = ["nb", "set_helper", "await_helper"]

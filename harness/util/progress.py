@@ -1,0 +1,181 @@
+"""Progress on stderr: how the library shows how far a long step has come, and what a first run does.
+
+Bars are off unless the caller asks (``quiet=False``); the commands ask when stderr is a terminal
+and no ``--quiet`` was given (:func:`harness.commands.options.quiet`). One look for every bar: it
+redraws at most 10 times a second, fits the terminal's width and is erased when done.
+
+Steps that take seconds only the first time (compiling the numba kernels, solving a rule set's
+table) speak for themselves once the command line has switched :func:`enable` on (a terminal, no
+``--quiet``, no ``--json``): :func:`compiling` draws a ticking bar with the step's estimated
+length whenever numba compiles a kernel (:mod:`harness.util.jit` reports every compile), and the
+solver draws a bar over its layers (:func:`enabled`). Library callers see nothing unless they
+enable it too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+
+def bar(total: float | None, desc: str, unit: str, *, quiet: bool = True, **kw: Any) -> tqdm:
+    """A progress bar of ``total`` ``unit`` (None: a count without an end); ``quiet``: none."""
+    # imported here: the modules that may draw a bar (the solver, the records' reader) are loaded by
+    # commands that draw none, and tqdm takes ~0.015 s to import (a review's start-up)
+    from tqdm import tqdm
+
+    if not quiet and _sizeless_terminal():
+        # a terminal that reports no size (a bare pseudo-terminal): tqdm would draw nothing at all
+        kw.setdefault("ncols", 100)
+        kw.setdefault("nrows", 24)
+    b = tqdm(total=total, desc=desc, unit=unit, disable=quiet, dynamic_ncols="ncols" not in kw, leave=False, **kw)
+    if not quiet:
+        _Ticker(b).start()
+    return b
+
+
+def _sizeless_terminal() -> bool:
+    """stderr is a terminal that reports 0 columns (a stream without a descriptor is none)."""
+    try:
+        return sys.stderr.isatty() and os.get_terminal_size(sys.stderr.fileno()).columns == 0
+    except (OSError, ValueError):
+        return False
+
+
+class _Ticker(threading.Thread):
+    """Redraws a bar every second while it is open: a step slower than that (one layer of a forward
+    pass) still shows its time going, so a run is never silent for long."""
+
+    def __init__(self, b: tqdm) -> None:
+        super().__init__(daemon=True, name="progress-tick")
+        self.b = b
+
+    def run(self) -> None:
+        while True:
+            time.sleep(1.0)
+            if self.b.disable or getattr(self.b, "last_print_t", None) is None:
+                return
+            try:
+                self.b.refresh()
+            except (AttributeError, ValueError, OSError):  # closed meanwhile
+                return
+
+
+_ENABLED = False
+
+
+def enable(on: bool = True) -> None:
+    """Let the library's first-run steps speak on stderr (the command line's switch)."""
+    global _ENABLED
+    _ENABLED = bool(on)
+
+
+def enabled() -> bool:
+    """Whether first-run steps and the solver's layers draw on stderr (:func:`enable`)."""
+    return _ENABLED
+
+
+def say(line: str) -> None:
+    """One line on stderr when enabled (above any bar that is drawn)."""
+    if _ENABLED:
+        from tqdm import tqdm
+
+        tqdm.write(line, file=sys.stderr)
+
+
+#: What compiling each kernel module is, and about how long it takes on the development machine
+#: when a command first needs it (seconds, 2 cores; ``benchmarks/BENCHMARKS.md``, "First run").
+KERNELS: dict[str, tuple[str, float]] = {
+    "harness.exact.kernels.solver": ("the solver's kernels", 8.0),
+    "harness.exact.kernels.evaluate": ("the exact evaluation's kernels", 20.0),
+    "harness.exact.kernels.target": ("the target tables' kernels", 25.0),
+    "harness.decisions.kernels": ("the analysis kernels", 8.0),
+    "harness.players.fit_kernels": ("the player models' kernels", 8.0),
+    "harness.game.engine_kernels": ("the game engine's kernels", 1.5),
+    "harness.game.scoring": ("the scoring kernels", 1.0),
+    "harness.game.turn": ("the turn planner's kernels", 1.0),
+    "strategies.kernels": ("the bots' kernels", 0.5),
+    "harness.game.pace": ("the bonus pace kernels", 1.0),
+}
+
+
+class _Compiling:
+    """A ticking bar while numba compiles: what is compiled, seconds so far and about how many.
+
+    :func:`compiling` is told of every compile's start and end (nested compiles count once); the
+    bar starts at the first, names the kernel module of the outermost compile, ticks every half
+    second from its own thread, and closes half a second after the last compile ended, with a line
+    saying what was compiled and that later runs load it from the cache."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.what: list[str] = []
+        self.estimate = 0.0
+        self.t0 = 0.0
+        self.idle_since: float | None = None
+        self.thread: threading.Thread | None = None
+
+    def start(self, module: str) -> None:
+        with self.lock:
+            self.depth += 1
+            self.idle_since = None
+            if self.depth > 1:
+                return
+            label, seconds = KERNELS.get(module, ("kernels", 1.0))
+            if label not in self.what:
+                self.what.append(label)
+                self.estimate += seconds
+            if self.thread is None:
+                self.t0 = time.monotonic()
+                self.thread = threading.Thread(target=self._tick, daemon=True, name="compiling")
+                self.thread.start()
+
+    def end(self) -> None:
+        with self.lock:
+            self.depth = max(self.depth - 1, 0)
+            if self.depth == 0:
+                self.idle_since = time.monotonic()
+
+    def _tick(self) -> None:
+        b = bar(None, "", "s", quiet=False, bar_format="{desc}")
+        try:
+            while True:
+                with self.lock:
+                    done = self.idle_since is not None and time.monotonic() - self.idle_since > 0.5
+                    what = ", ".join(self.what)
+                    est = self.estimate
+                    if done:
+                        self.thread = None
+                        self.what, self.estimate = [], 0.0
+                if done:
+                    break
+                spent = time.monotonic() - self.t0
+                more = f"about {max(est, spent):.0f} s" if spent < est * 1.3 else "a little longer"
+                b.set_description_str(f"compiling {what}, once (later runs load them): {spent:.0f} s of {more}")
+                time.sleep(0.5)
+        finally:
+            b.close()
+        say(f"compiled {what} in {time.monotonic() - self.t0:.1f} s; later runs load them from the cache")
+
+
+_COMPILING = _Compiling()
+
+
+def compiling(module: str, started: bool) -> None:
+    """numba starts (``started``) or ends compiling a kernel of ``module`` (:mod:`harness.util.jit`)."""
+    if not _ENABLED:
+        return
+    if started:
+        _COMPILING.start(module)
+    else:
+        _COMPILING.end()
+
+
+__all__ = ["bar", "enable", "enabled", "say", "compiling", "KERNELS"]
