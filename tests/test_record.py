@@ -382,6 +382,7 @@ def test_the_json_shape_is_the_documented_one():
     ({"totals": 3}, "totals must be a list"),
     ({"colour": "red"}, "unknown key 'colour'"),
     ({"seed": "x"}, "seed must be a whole number"),
+    ({"totals": [10**30]}, "totals is out of range"),  # held as int64: refused, not an OverflowError later
 ])
 def test_a_malformed_record_is_refused_in_one_line(change, message):
     rec, _ = engine_record("scandinavian", (), ("greedy",), 0)
@@ -393,6 +394,7 @@ def test_a_malformed_record_is_refused_in_one_line(change, message):
 
 @pytest.mark.parametrize("change,message", [
     ({"score": "24"}, "seat 0 (greedy), column 1 turn 1: score must be a whole number"),
+    ({"score": -10**30}, "seat 0 (greedy), column 1 turn 1: score is out of range"),
     ({"rolls": [[1, 2, "3", 4, 5]]}, "seat 0 (greedy), column 1 turn 1: rolls: faces must be whole numbers"),
     ({"box": 3}, "seat 0 (greedy), column 1 turn 1: box must be a box name"),
     ({"turn": None}, "turns[0]: turn must be a whole number"),

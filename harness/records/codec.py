@@ -215,10 +215,10 @@ class Turn:
             v = raw.get(f.name)
             if v is None and f.optional:
                 numbers[f.name] = None
-            elif type(v) is int:
+            elif type(v) is int and -NUMBER_LIMIT <= v <= NUMBER_LIMIT:
                 numbers[f.name] = v
             else:
-                numbers[f.name] = _int(raw[f.name], f"{at()}: {f.name}")
+                numbers[f.name] = _int(raw[f.name], f"{at()}: {f.name}", NUMBER_LIMIT)
         return cls(seat, column, turn, rolls, keeps, raw["box"], **numbers)
 
 
@@ -330,7 +330,7 @@ class GameRecord:
         if totals is not None:
             if not isinstance(totals, list):
                 raise RecordError(f"{at}: totals must be a list of one total per seat, got {_show(totals)}")
-            totals = tuple(_int(t, f"{at}: totals") for t in totals)
+            totals = tuple(_int(t, f"{at}: totals", NUMBER_LIMIT) for t in totals)
         complete = raw.get("complete", True)
         if not isinstance(complete, bool):
             raise RecordError(f"{at}: complete must be true or false, got {_show(complete)}")
@@ -423,9 +423,15 @@ def _brief(v: Any, budget: int) -> str:
     return json.dumps(v)
 
 
-def _int(v: Any, where: str) -> int:
+#: The largest magnitude a record's scores and totals may have: they are held as int64.
+NUMBER_LIMIT = 2**63 - 1
+
+
+def _int(v: Any, where: str, limit: int | None = None) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise RecordError(f"{where} must be a whole number, got {_show(v)}")
+    if limit is not None and not -limit <= v <= limit:
+        raise RecordError(f"{where} is out of range (at most {limit:,} in size), got {_show(v)}")
     return v
 
 
