@@ -47,7 +47,13 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from harness.util.cache import CACHE_ENV
+import harness
+import strategies
+from harness.exact import solver as S
+from harness.exact.evaluate import evaluate
+from harness.game.registry import make
+from harness.util.backends import dask_client, open_backend, require_distributed
+from harness.util.cache import CACHE_ENV, default_cache_dir
 from harness.util.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -77,9 +83,6 @@ def code_version() -> str:
         import numba
         import numpy
 
-        import harness
-        import strategies
-
         h = hashlib.sha256(f"numpy {numpy.__version__} numba {numba.__version__}\n".encode())
         for pkg in (harness, strategies):
             root = Path(pkg.__file__).parent
@@ -101,8 +104,6 @@ def _test_delay(spec: str) -> None:
 def evaluate_task(rules: Any, spec: str, version: str | None = None) -> Any:
     """One task: the evaluation of ``spec`` on ``rules`` (from the shared cache, or computed and
     written there), refused by a worker whose code is not the client's ``version``."""
-    from harness.exact.evaluate import evaluate
-
     if version is not None and version != code_version():
         raise RuntimeError(f"worker {os.getpid()}: harness code {code_version()}, the client's is {version}")
     _test_delay(spec)
@@ -111,20 +112,15 @@ def evaluate_task(rules: Any, spec: str, version: str | None = None) -> Any:
 
 def solve_task(rules: Any, version: str | None = None) -> float:
     """One task: solve (or load) the value table of ``rules`` into the shared cache; the seconds it took."""
-    from harness.exact.solver import solve
-
     if version is not None and version != code_version():
         raise RuntimeError(f"worker {os.getpid()}: harness code {code_version()}, the client's is {version}")
     t0 = time.perf_counter()
-    solve(rules)
+    S.solve(rules)
     return time.perf_counter() - t0
 
 
 def needs_table(rules: Any, spec: str) -> bool:
     """Whether evaluating ``spec`` reads the solver's value table of ``rules`` (and it is not cached)."""
-    from harness.exact import solver as S
-    from harness.game.registry import make
-
     strat = make(spec, rules)
     if type(strat).__module__ != "strategies.solver" or getattr(strat, "target", None):
         return False
@@ -221,16 +217,11 @@ def open_tasks(backend: str = "local", workers: int = 1, scheduler: str | None =
         if workers <= 1:
             yield Tasks()
             return
-        from harness.util.backends import open_backend
-
         with open_backend("local", workers, None) as b:
             yield Tasks(b.executor, workers, b.description)
         return
     if backend != "dask":
         raise UserError(f"unknown backend {backend!r} (local or dask)")
-    from harness.util.backends import dask_client, require_distributed  # the executors of the play layer
-    from harness.util.cache import default_cache_dir
-
     distributed = require_distributed()
 
     cache = str(default_cache_dir().resolve())

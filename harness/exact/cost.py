@@ -22,6 +22,11 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from harness.exact import solver as S
+from harness.exact.depth import Evaluator, NotCached, chain, dial_of, drive
+from harness.exact.evaluate import is_cached
+from harness.exact.sweep import cell_rules
+
 #: (a seconds, b seconds per solver state) of one evaluation or solve on one thread (module docstring).
 SECONDS: dict[str, tuple[float, float]] = {"softmax": (0.34, 25.2e-6), "plain": (0.05, 2.5e-6),
                                            "solver": (0.40, 2.5e-6), "solve": (0.35, 1.5e-6)}
@@ -94,11 +99,6 @@ def _chain_levels(p: float) -> float:
 def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots: Sequence[str],
                    rates: Sequence[float] = (), weakest: str = "random", dial: str = "solver:temperature") -> Estimate:
     """What :func:`harness.exact.sweep.sweep` with these arguments will evaluate (module docstring)."""
-    from harness.exact import solver as S
-    from harness.exact.depth import Evaluator, NotCached, chain, dial_of, drive
-    from harness.exact.evaluate import is_cached
-    from harness.exact.sweep import cell_rules
-
     d = dial_of(dial)
     n = cached = estimated = solves = 0
     cpu = critical = 0.0
