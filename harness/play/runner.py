@@ -52,7 +52,7 @@ import numpy as np
 from tqdm import tqdm
 
 from harness.util import backends
-from harness.util import jit
+from harness.util import jit, progress
 from harness.decisions.analysis import Analyser
 from harness.game.engine import StrategyError, play
 from harness.util.errors import RUN_LOG_ONLY, RunFailed, UserError
@@ -561,8 +561,6 @@ def _kernel_helper(resolved: ResolvedRun) -> Any:
 
 
 def _warm_kernels(resolved: ResolvedRun) -> None:
-    from harness.util import progress
-
     progress.enable(False)  # the parent speaks for both
     for s in resolved.strategies.values():
         s.warm_kernels()

@@ -68,6 +68,8 @@ from harness.util.errors import UserError
 from harness.util.jsonable import jsonable
 from harness.players.levels import Level, Levels
 from harness.records.record import BadGame
+from harness.decisions.skill import analyse_records
+from harness.exact.evaluate import evaluate, refusal
 from harness.util.render import MISSING, Table, ci_level, count, num, pct, sig, table_lines, times
 from harness.game.rules import RuleSet
 from harness.stats import ClusteredMean, clustered_mean, wilson
@@ -144,8 +146,6 @@ def read_logged(source: Any, rules: RuleSet, cache_dir: Any = None) -> LoggedGam
     (:func:`harness.decisions.skill.analyse_records`), checked to be games of ``rules`` (the levels' rule
     set). :class:`UserError` for logs of another rule set or of several, or a rule set whose
     ranking is not the total; :class:`harness.records.record.NoUsableGame` for logs without a game."""
-    from harness.decisions.skill import analyse_records
-
     rep = analyse_records(source, worst=0, cache_dir=cache_dir)
     if len(rep.rules) > 1:
         raise UserError(f"{rep.source}: games of {len(rep.rules)} rule sets "
@@ -229,8 +229,6 @@ class Dial:
     :func:`harness.exact.evaluate.evaluate`)."""
 
     def __init__(self, lv: Levels, rules: RuleSet, cache_dir: Any = None) -> None:
-        from harness.exact.evaluate import refusal
-
         self.lv, self.rules, self.cache_dir = lv, rules, cache_dir
         why = refusal(rules, [spec_with(lv.strategy, lv.param, v, None) for v in (lv.lo, lv.hi)])
         if why:
@@ -241,8 +239,6 @@ class Dial:
         return spec_with(self.lv.strategy, self.lv.param, v, None)
 
     def __call__(self, v: float) -> Any:  # -> harness.exact.evaluate.Evaluation
-        from harness.exact.evaluate import evaluate
-
         v = float(v)
         if v not in self.seen:
             self.seen[v] = evaluate(self.rules, self.spec(v), self.cache_dir)

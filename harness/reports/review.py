@@ -49,6 +49,7 @@ from harness.exact.kernels import solver as K
 from harness.decisions.analysis import ERROR, Analyser, Decision, Rated, keep_text
 from harness.records.codec import GameId, GameRecord, Turn
 from harness.util.errors import UserError
+from harness.util.jsonable import jsonable
 from harness.decisions.positions import Advisor, State
 from harness.records.record import ReadResult, RecordStream, validate_record
 from harness.util.render import Table, count, html_table, num, pct
@@ -640,8 +641,6 @@ PAGE_DECIMALS = 6
 
 def page_data(rev: GameReview) -> Any:
     """The data a page holds: :meth:`GameReview.to_dict`, JSON-safe, numbers to :data:`PAGE_DECIMALS`."""
-    from harness.util.jsonable import jsonable
-
     def short(x: Any) -> Any:
         if isinstance(x, float):
             return round(x, PAGE_DECIMALS)
