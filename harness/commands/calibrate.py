@@ -16,8 +16,8 @@ from harness.commands.options import (add_backend_options, add_cache_dir_option,
                                       console_logging, describe, listed, new_out_dir, print_json, say as progress_line,
                                       show_bad, stream_games)
 from harness.util.cache import use_cache_dir
-from harness.players.calibrate import (DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, EXACT_XTOL, ExactEvaluator, Point,
-                               Problem, RunnerEvaluator, calibrate, calibrate_exact, check_problem, default_bracket)
+from harness.players.calibrate import DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, EXACT_XTOL, Point
+from harness.players.calibration_job import calibration_problem, run_calibration
 from harness.players.levels import Levels, calibrate_levels, check_levels, levels_text, load_levels
 from harness.util.errors import UserError
 
@@ -229,9 +229,6 @@ def _against_records(args: argparse.Namespace, lv: Levels) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    # matplotlib loads only when there is a plot to draw, not for `calibrate --help`
-    from harness.reports.plot import plot_response, plt
-
     console_logging()
     use_cache_dir(args.cache_dir)
     if args.levels:
@@ -244,26 +241,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("give exactly one of --target-mean X or --target-win-rate P (or --levels FILE)")
     if args.exact:
         _no_sampling_options(args)
-    if args.against:
-        from harness.players.fit import reference_of
-
-        args.against = reference_of(args.against)[0]
-    args.games = 10_000 if args.games is None else args.games
-    args.seed = 1 if args.seed is None else args.seed
-    lo, hi = args.lo, args.hi
-    if lo is None or hi is None:
-        dlo, dhi = default_bracket(args.strategy, args.param)
-        lo = dlo if lo is None else lo
-        hi = dhi if hi is None else hi
-        if lo is None or hi is None:
-            raise UserError(f"{args.strategy}:{args.param} has no declared range: give --lo and --hi")
-    max_evals = args.max_evals or (DEFAULT_EXACT_MAX_EVALS if args.exact else DEFAULT_MAX_EVALS)
-    problem = Problem(rules=args.rules, settings=tuple(args.settings), strategy=args.strategy, param=args.param,
-                      lo=float(lo), hi=float(hi), target_mean=args.target_mean, target_win_rate=args.target_win_rate,
-                      against=args.against, games=args.games, seed=args.seed, tol=args.tol, xtol=args.xtol,
-                      max_evals=max_evals, confidence=args.confidence, chunk_size=args.chunk_size,
-                      workers=args.workers, analyse=not args.no_analyse, exact=args.exact)
-    check_problem(problem)
+    problem = calibration_problem(args.rules, tuple(args.settings), args.strategy, args.param, lo=args.lo, hi=args.hi,
+                                  target_mean=args.target_mean, target_win_rate=args.target_win_rate,
+                                  against=args.against, games=args.games, seed=args.seed, tol=args.tol,
+                                  xtol=args.xtol, max_evals=args.max_evals, confidence=args.confidence,
+                                  chunk_size=args.chunk_size, workers=args.workers, analyse=not args.no_analyse,
+                                  exact=args.exact)
     if args.backend == "dask" and not problem.exact:
         raise UserError("--backend dask runs exact searches: add --exact (sampled calibration plays on --workers)")
     out = new_out_dir(args.out, "calibrate")
@@ -271,8 +254,6 @@ def run(args: argparse.Namespace) -> int:
     scale, u = (1.0, " points") if problem.kind == "mean" else (100.0, " %")
 
     def show(pt: Point) -> None:
-        if args.json:
-            return
         if problem.exact:
             print(f"  {args.param}={pt.value:<16.10g} response {scale * pt.f:12.6f}{u} (exact)", flush=True)
             return
@@ -284,28 +265,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {args.param}={pt.value:<10.6g} response {scale * pt.f:8.3f}{u} "
               f"[{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]{vr}", flush=True)
 
+    def started(estimator: str, adjusted: bool) -> None:
+        print(f"response: {estimator}" + ("" if adjusted else " (no luck adjustment)"))
+
     if not args.json:
         tgt = (f"mean {problem.target:g} points" if unit
                else f"score {problem.target:g} (win 1, draw ½) against {problem.against}")
         how = (f"exact responses, to {problem.v_tol:g} in {args.param}" if problem.exact
                else f"{problem.games:,} games per evaluation, seed {problem.seed}")
-        print(f"calibrating {args.strategy} {args.param} in [{lo:g}, {hi:g}] for {tgt}; {how}")
+        print(f"calibrating {args.strategy} {args.param} in [{problem.lo:g}, {problem.hi:g}] for {tgt}; {how}")
     with _on_tasks(args) as tasks_ev:
-        evaluator = (ExactEvaluator(problem, evaluator=tasks_ev) if problem.exact
-                     else RunnerEvaluator(problem, out, quiet=_quiet(args)))
-        if not args.json:
-            print(f"response: {evaluator.estimator}"
-                  + ("" if evaluator.analyse or problem.exact else " (no luck adjustment)"))
-        cal = (calibrate_exact if problem.exact else calibrate)(problem, evaluator, show)
-    fig = plot_response(cal)
-    png = out / "calibration.png"
-    fig.savefig(png)
-    plt.close(fig)
-    d = cal.to_dict()
-    d["estimator"] = evaluator.estimator
-    d["notes"] = list(evaluator.notes) + d["notes"]
-    d["files"] = [str(png), str(out / "calibration.json")]
-    (out / "calibration.json").write_text(json.dumps(d, indent=2) + "\n")
+        res = run_calibration(problem, out, quiet=_quiet(args), evaluator=tasks_ev,
+                              on_start=None if args.json else started, on_point=None if args.json else show)
+    cal, d, png = res.calibration, res.data, res.png
     if args.json:
         print_json(d)
         return 0

@@ -4,7 +4,6 @@ and the exact depth of skill (:mod:`harness.exact.depth`)."""
 from __future__ import annotations
 
 import argparse
-import json
 
 from harness.commands.options import (add_backend_options, add_cache_dir_option, add_depth_options, add_set_option,
                                       add_window_options, describe, new_out_dir, print_json, window_limits)
@@ -52,12 +51,9 @@ def run(args: argparse.Namespace) -> int:
     from harness.util import render
     from harness.util.cache import use_cache_dir
     from harness.commands.options import depth_settings, evaluated_line, exact_tasks, shows_progress
-    from harness.exact.depth import Evaluator, depth_of_skill
-    from harness.exact.evaluate import HeadToHead, Limits, check_seats, head_to_head
-    from harness.util.jsonable import jsonable
-    from harness.exact.course import course
-    from harness.exact.course import refusal as course_refusal
-    from harness.reports.quality import QualityOptions, exact_course, exact_course_table, exact_pair, exact_quality_table
+    from harness.exact.evaluate import Limits, check_seats
+    from harness.reports.exact_evaluation import DepthRequest, evaluate_exactly
+    from harness.reports.quality import QualityOptions
     from harness.game.rules import load_rules
 
     cache_dir = use_cache_dir(args.cache_dir)
@@ -72,52 +68,16 @@ def run(args: argparse.Namespace) -> int:
     qopt = QualityOptions(base.close_margin if args.close_margin is None else args.close_margin,
                           base.comeback_deficit if args.comeback_deficit is None else args.comeback_deficit)
     out = new_out_dir(args.out, "evaluate") if args.out else None
-    h2h = depth = None
-    if args.depth or args.backend == "dask":
-        # evaluations as tasks (harness.exact.cluster): forked workers, or a Dask cluster's
-        rates, weakest, dial = depth_settings(args) if args.depth else ((), "", "")
-        progress = shows_progress(args)
-        with exact_tasks(args) as tasks:
-            ev = Evaluator(tasks=tasks, on_done=None if args.json or progress else evaluated_line, progress=progress)
-            try:
-                if bots:
-                    h2h = HeadToHead(rules.name, tuple(ev.many([(rules, b) for b in bots])), args.seats)
-                if args.depth:
-                    depth = depth_of_skill(rules, rates, weakest, dial, ev, args.candidates)
-            finally:
-                ev.close()
-    elif bots:
-        h2h = head_to_head(rules, bots, args.seats, cache_dir, progress=not args.json,
-                           limits=Limits(**window_limits(args)))
-    quality = [exact_pair(a, b, qopt) for i, a in enumerate(h2h.evaluations) for b in h2h.evaluations[i + 1:]] \
-        if h2h else []
-    courses, course_note = [], None
-    if args.course and len(bots) >= 2:
-        why = next((w for w in (course_refusal(rules, b) for b in bots) if w), None)
-        if why:
-            course_note = f"the course of a game is sampled (run, report): {why}"
-        else:
-            cs = [course(rules, b, cache_dir, progress=not args.json) for b in bots]
-            courses = [exact_course(a, b, qopt) for i, a in enumerate(cs) for b in cs[i + 1:]]
-            course_note = "the course of a game: below"
-    tables = (h2h.tables() if h2h else []) + ([exact_quality_table(quality, course_note)] if quality else []) \
-        + ([exact_course_table(courses)] if courses else []) + (depth.tables() if depth else [])
-    data = {**(h2h.to_json() if h2h else {"rules": rules.name}),
-            **({"quality": [q.to_json() for q in quality]} if quality else {}),
-            **({"course": [c.to_json() for c in courses]} if courses else {}),
-            **({"course_refused": course_note} if args.course and not courses and course_note else {}),
-            **({"depth": depth.to_json()} if depth else {})}
-    if out is not None:
-        from harness.reports.plot import plot_depth, plot_exact_distributions
-
-        (out / "evaluate.json").write_text(json.dumps(jsonable(data), indent=2))
-        (out / "evaluate.md").write_text(render.markdown(tables, f"Exact evaluation, {rules.name}", [rules.summary()]))
-        if h2h:
-            plot_exact_distributions(h2h.evaluations).savefig(out / "distributions.png")
-        if depth:
-            plot_depth(depth).savefig(out / "depth.png")
+    depth = DepthRequest(*depth_settings(args), args.candidates) if args.depth else None
+    progress = shows_progress(args)
+    # evaluations as tasks (harness.exact.cluster) for the depth of skill or on Dask: forked workers, or a cluster's
+    tasks = args.depth or args.backend == "dask"
+    res = evaluate_exactly(rules, bots, seats=args.seats, quality=qopt, course=args.course, depth=depth,
+                           cache_dir=cache_dir, progress=not args.json, limits=Limits(**window_limits(args)),
+                           open_tasks=(lambda: exact_tasks(args)) if tasks else None, task_progress=progress,
+                           on_evaluated=None if args.json or progress else evaluated_line, out=out)
     if args.json:
-        print_json(data)
+        print_json(res.to_json())
     else:
-        print(render.text(tables, [f"exact evaluation: {rules.name} ({rules.summary()})"]))
+        print(render.text(res.tables(), [f"exact evaluation: {rules.name} ({rules.summary()})"]))
     return 0

@@ -34,17 +34,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from harness.reports.compare import (
-    CompareSettings,
-    RATE_LINES,
-    Slot,
-    body_lines,
-    compare_runs,
-    config_of,
-    header_lines,
-    is_run_dir,
-    match_slots,
-)
+from harness.reports.compare_play import config_of, is_run_dir
+from harness.reports.compare_text import RATE_LINES, body_lines, header_lines
+from harness.reports.comparison import compare_runs
+from harness.reports.paired import CompareSettings, Slot, match_slots
 from harness.util.errors import UserError
 from harness.exact.evaluate import Evaluation, refusal
 from harness.exact.figures import ExactTables, outside
