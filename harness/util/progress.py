@@ -96,7 +96,7 @@ KERNELS: dict[str, tuple[str, float]] = {
     "harness.exact.kernels.evaluate": ("the exact evaluation's kernels", 20.0),
     "harness.exact.kernels.target": ("the target tables' kernels", 25.0),
     "harness.decisions.kernels": ("the analysis kernels", 8.0),
-    "harness.players.fit_kernels": ("the player models' kernels", 8.0),
+    "harness.players.fit.kernels": ("the player models' kernels", 8.0),
     "harness.game.engine_kernels": ("the game engine's kernels", 1.5),
     "harness.game.scoring": ("the scoring kernels", 1.0),
     "harness.game.turn": ("the turn planner's kernels", 1.0),
