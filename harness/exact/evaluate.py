@@ -398,8 +398,8 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool, scratch: Path
             runs = (*(x[rq] for x in args[:4]), r_lo, r_n, r_row)
 
             def outcomes(lo: int, hi: int, runs=runs, outp=outp) -> None:
-                TK.target_outcomes(ctx, lay, dk, oc, values, off, tp.values, tp.lam, tp.temperature, tp.blunder,
-                                   *runs, lo, hi, outp)
+                TK.target_outcomes(ctx, lay, dk, oc, (values, off), (tp.values, tp.lam, tp.temperature, tp.blunder),
+                                   runs, lo, hi, outp)
 
             def push(t: int, _: int, a=a, b=b, args=args, outp=outp) -> None:
                 TK.target_push(t, threads, lay, oc, off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b],

@@ -246,7 +246,7 @@ def stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, first, row, stop, box, r
             acc[i] += extra
 
 
-# From this many slots on, :func:`turn_values` and :func:`turn_args` take each keep's best sub-keep
+# From this many slots on, :func:`turn_lattice` takes each keep's best sub-keep
 # in one pass over its faces (:func:`_chain`): 2.6 to 4.2 times faster than the face-by-face loops
 # from 96 to 256 slots (`python benchmarks/bench_turns.py`, benchmarks/BENCHMARKS.md "Exact
 # evaluation"). Below, the face-by-face loops stay: the one pass was slower there in a trial, its
@@ -307,23 +307,66 @@ def _best_sub(dk, kk, v0, M, A, out_v, out_a, nu):
 
 
 @nb.njit(cache=True, nogil=True)
-def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
-    """Optimal value of each first roll from the stop values (first roll / later roll).
+def _best_of(dk, kk, v0, M, A, out_v, out_a, nu):
+    """out_v = the best of v0 (keep kk itself) and M[q] over kk's one-die-smaller keeps q, taken in
+    face order with strict improvements (the first maximum wins); with out_a not empty also out_a =
+    the keep reaching it (kk, or A[q]). From ``WIDE`` slots on in one pass (:func:`_best_sub`),
+    below face by face; the same comparisons in the same order either way."""
+    if nu >= WIDE:
+        _best_sub(dk, kk, v0, M, A, out_v, out_a, nu)
+        return
+    rem = dk.rem
+    for i in range(nu):
+        out_v[i] = v0[i]
+    if out_a.shape[0] == 0:
+        for f in range(6):
+            q = rem[kk, f]
+            if q >= 0:
+                mq = M[q]
+                for i in range(nu):
+                    if mq[i] > out_v[i]:
+                        out_v[i] = mq[i]
+        return
+    for i in range(nu):
+        out_a[i] = kk
+    for f in range(6):
+        q = rem[kk, f]
+        if q >= 0:
+            mq = M[q]
+            aq = A[q]
+            for i in range(nu):
+                m = mq[i]
+                better = m > out_v[i]
+                out_v[i] = m if better else out_v[i]
+                out_a[i] = aq[i] if better else out_a[i]
+
+
+@nb.njit(cache=True, nogil=True)
+def turn_lattice(dk, nu, stop_f, stop_l, E, M, Es, Ms, A, args):
+    """One pass over a turn's keep lattice: the optimal value of each first roll from the stop
+    values (first roll / later roll), and with args not empty the T=0 keep of every stage, roll and
+    slot (:func:`turn_values` and :func:`turn_args` are this pass without and with the argmax).
 
     E (K, nu) and M (n_small, nu) are work arrays: E[k] the expected value of keeping k and
     rerolling the rest, M[k] the best E over the sub-keeps of k. Keeping a whole roll r is keep
     ``n_small + r``, so the rows E[n_small:] double as the value of each roll in hand; they hold the
     first-roll values on return. With Es (rr+1, K, nu) and Ms (rr+1, n_small, nu) not empty,
     stage j's E and M (j rerolls left) are saved there for :func:`keep_arg` and the bot.
+
+    With args (rr, R, nu) int32 not empty, args[j - 1, r, i] gets the keep (``roll_as_keep[r]`` for
+    stop) with j rerolls left, and A (n_small, nu) int32 tracks which sub-keep reaches M; following
+    the strict improvements in face order picks exactly :func:`keep_arg`'s keep (stop on ties, then
+    the first face, the keep itself before its sub-keeps). With args empty, A is not read (it may be
+    empty) and the values are the same to the last bit: every sum and comparison is in one order.
     """
     n_rolls = stop_f.shape[0]
     ns = dk.n_small
     rr = dk.rerolls
-    rem = dk.rem
     add = dk.add
     save = Es.shape[0] > 0
+    want = args.shape[0] > 0
     sixth = 1.0 / 6.0
-    no_a, no_arg = np.empty((0, 0), dtype=np.int32), np.empty(0, dtype=np.int32)
+    no_arg = np.empty(0, dtype=np.int32)
     first_st = stop_f if rr == 0 else stop_l
     for r in range(n_rolls):
         er = E[ns + r]
@@ -340,20 +383,7 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
             for i in range(nu):
                 ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
         for k in range(ns):
-            if nu >= WIDE:  # one pass over the faces, as turn_args
-                _best_sub(dk, k, E[k], M, no_a, M[k], no_arg, nu)
-                continue
-            mk = M[k]
-            ek = E[k]
-            for i in range(nu):
-                mk[i] = ek[i]
-            for f in range(6):
-                q = rem[k, f]
-                if q >= 0:
-                    mq = M[q]
-                    for i in range(nu):
-                        if mq[i] > mk[i]:
-                            mk[i] = mq[i]
+            _best_of(dk, k, E[k], M, A, M[k], A[k] if want else no_arg, nu)
         if save:
             for k in range(E.shape[0]):
                 for i in range(nu):
@@ -362,21 +392,15 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
                 for i in range(nu):
                     Ms[j, k, i] = M[k, i]
         for r in range(n_rolls):
-            kr = ns + r
-            if nu >= WIDE:
-                _best_sub(dk, kr, st[r], M, no_a, E[kr], no_arg, nu)
-                continue
-            cr = E[kr]
-            sr = st[r]
-            for i in range(nu):
-                cr[i] = sr[i]
-            for f in range(6):
-                q = rem[kr, f]
-                if q >= 0:
-                    mq = M[q]
-                    for i in range(nu):
-                        if mq[i] > cr[i]:
-                            cr[i] = mq[i]
+            _best_of(dk, ns + r, st[r], M, A, E[ns + r], args[j - 1, r] if want else no_arg, nu)
+
+
+@nb.njit(cache=True, nogil=True)
+def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
+    """:func:`turn_lattice` without the argmax: the optimal value of each first roll into
+    E[n_small:], each stage's E and M saved in Es, Ms when they are not empty."""
+    turn_lattice(dk, nu, stop_f, stop_l, E, M, Es, Ms, np.empty((0, 0), dtype=np.int32),
+                 np.empty((0, 0, 0), dtype=np.int32))
 
 
 @nb.njit(cache=True, nogil=True)
@@ -935,76 +959,10 @@ def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stag
 
 @nb.njit(cache=True, nogil=True)
 def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
-    """:func:`turn_values` that also writes the T=0 keep of every stage, roll and slot: args[j - 1,
-    r, i] (rr, R, nu) int32 the keep (``roll_as_keep[r]`` for stop) with j rerolls left.
-
-    A (n_small, nu) int32 tracks which sub-keep reaches M; following the strict improvements in
-    face order picks exactly :func:`keep_arg`'s keep (stop on ties, then the first face, the keep
-    itself before its sub-keeps), and the values are computed as in :func:`turn_values`. From
-    ``WIDE`` slots on, each keep's faces are taken in one pass (:func:`_best_sub`), the same
-    comparisons in the same order.
-    """
-    n_rolls = stop_f.shape[0]
-    ns = dk.n_small
-    rr = dk.rerolls
-    rem = dk.rem
-    add = dk.add
-    sixth = 1.0 / 6.0
-    first_st = stop_f if rr == 0 else stop_l
-    for r in range(n_rolls):
-        er = E[ns + r]
-        sr = first_st[r]
-        for i in range(nu):
-            er[i] = sr[i]
-    for j in range(1, rr + 1):
-        st = stop_f if j == rr else stop_l
-        for k in range(ns - 1, -1, -1):
-            ek = E[k]
-            e0, e1, e2 = E[add[k, 0]], E[add[k, 1]], E[add[k, 2]]
-            e3, e4, e5 = E[add[k, 3]], E[add[k, 4]], E[add[k, 5]]
-            for i in range(nu):
-                ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
-        if nu >= WIDE:
-            for k in range(ns):
-                _best_sub(dk, k, E[k], M, A, M[k], A[k], nu)
-            for r in range(n_rolls):
-                _best_sub(dk, ns + r, st[r], M, A, E[ns + r], args[j - 1, r], nu)
-            continue
-        for k in range(ns):
-            mk = M[k]
-            ak = A[k]
-            ek = E[k]
-            for i in range(nu):
-                mk[i] = ek[i]
-                ak[i] = k
-            for f in range(6):
-                q = rem[k, f]
-                if q >= 0:
-                    mq = M[q]
-                    aq = A[q]
-                    for i in range(nu):
-                        m = mq[i]
-                        better = m > mk[i]
-                        mk[i] = m if better else mk[i]
-                        ak[i] = aq[i] if better else ak[i]
-        for r in range(n_rolls):
-            kr = ns + r
-            cr = E[kr]
-            sr = st[r]
-            arg = args[j - 1, r]
-            for i in range(nu):
-                cr[i] = sr[i]
-                arg[i] = kr
-            for f in range(6):
-                q = rem[kr, f]
-                if q >= 0:
-                    mq = M[q]
-                    aq = A[q]
-                    for i in range(nu):
-                        m = mq[i]
-                        better = m > cr[i]
-                        cr[i] = m if better else cr[i]
-                        arg[i] = aq[i] if better else arg[i]
+    """:func:`turn_lattice` with the argmax: :func:`turn_values`'s values, and args[j - 1, r, i]
+    (rr, R, nu) int32 the T=0 keep with j rerolls left (A (n_small, nu) int32 a work array)."""
+    none = np.empty((0, 0, 0))
+    turn_lattice(dk, nu, stop_f, stop_l, E, M, none, none, A, args)
 
 
 @nb.njit(cache=True, nogil=True)
