@@ -265,8 +265,8 @@ def quality_options(args: argparse.Namespace) -> QualityOptions:
     return QualityOptions(close_margin=args.close_margin, comeback_deficit=args.comeback_deficit)
 
 
-#: The depth of skill's defaults, :data:`harness.exact.depth.DEFAULT_RATES`, ``DEFAULT_WEAKEST`` and
-#: ``DEFAULT_DIAL``, and the names of its :data:`harness.exact.depth.DIALS` (repeated here so that ``--help`` does not import the library; tests/test_depth.py
+#: The depth of skill's defaults, :data:`harness.exact.chain.DEFAULT_RATES`, ``DEFAULT_WEAKEST`` and
+#: ``DEFAULT_DIAL``, and the names of its :data:`harness.exact.chain.DIALS` (repeated here so that ``--help`` does not import the library; tests/test_depth.py
 #: checks that they agree).
 DEPTH_RATES = "0.6,0.75"
 DEPTH_WEAKEST = "random"
