@@ -307,45 +307,10 @@ def _best_sub(dk, kk, v0, M, A, out_v, out_a, nu):
 
 
 @nb.njit(cache=True, nogil=True)
-def _best_of(dk, kk, v0, M, A, out_v, out_a, nu):
-    """out_v = the best of v0 (keep kk itself) and M[q] over kk's one-die-smaller keeps q, taken in
-    face order with strict improvements (the first maximum wins); with out_a not empty also out_a =
-    the keep reaching it (kk, or A[q]). From ``WIDE`` slots on in one pass (:func:`_best_sub`),
-    below face by face; the same comparisons in the same order either way."""
-    if nu >= WIDE:
-        _best_sub(dk, kk, v0, M, A, out_v, out_a, nu)
-        return
-    rem = dk.rem
-    for i in range(nu):
-        out_v[i] = v0[i]
-    if out_a.shape[0] == 0:
-        for f in range(6):
-            q = rem[kk, f]
-            if q >= 0:
-                mq = M[q]
-                for i in range(nu):
-                    if mq[i] > out_v[i]:
-                        out_v[i] = mq[i]
-        return
-    for i in range(nu):
-        out_a[i] = kk
-    for f in range(6):
-        q = rem[kk, f]
-        if q >= 0:
-            mq = M[q]
-            aq = A[q]
-            for i in range(nu):
-                m = mq[i]
-                better = m > out_v[i]
-                out_v[i] = m if better else out_v[i]
-                out_a[i] = aq[i] if better else out_a[i]
-
-
-@nb.njit(cache=True, nogil=True)
 def turn_lattice(dk, nu, stop_f, stop_l, E, M, Es, Ms, A, args):
     """One pass over a turn's keep lattice: the optimal value of each first roll from the stop
-    values (first roll / later roll), and with args not empty the T=0 keep of every stage, roll and
-    slot (:func:`turn_values` and :func:`turn_args` are this pass without and with the argmax).
+    values (first roll / later roll), and with ``args`` the T=0 keep of every stage, roll and slot
+    (:func:`turn_values` and :func:`turn_args` are this pass without and with the argmax).
 
     E (K, nu) and M (n_small, nu) are work arrays: E[k] the expected value of keeping k and
     rerolling the rest, M[k] the best E over the sub-keeps of k. Keeping a whole roll r is keep
@@ -353,20 +318,24 @@ def turn_lattice(dk, nu, stop_f, stop_l, E, M, Es, Ms, A, args):
     first-roll values on return. With Es (rr+1, K, nu) and Ms (rr+1, n_small, nu) not empty,
     stage j's E and M (j rerolls left) are saved there for :func:`keep_arg` and the bot.
 
-    With args (rr, R, nu) int32 not empty, args[j - 1, r, i] gets the keep (``roll_as_keep[r]`` for
-    stop) with j rerolls left, and A (n_small, nu) int32 tracks which sub-keep reaches M; following
-    the strict improvements in face order picks exactly :func:`keep_arg`'s keep (stop on ties, then
-    the first face, the keep itself before its sub-keeps). With args empty, A is not read (it may be
-    empty) and the values are the same to the last bit: every sum and comparison is in one order.
+    With args (rr, R, nu) int32, args[j - 1, r, i] gets the keep (``roll_as_keep[r]`` for stop) with
+    j rerolls left, and A (n_small, nu) int32 tracks which sub-keep reaches M; following the strict
+    improvements in face order picks exactly :func:`keep_arg`'s keep (stop on ties, then the first
+    face, the keep itself before its sub-keeps). With args and A None only the values, the same to
+    the last bit (every sum and comparison in one order). numba compiles the pass once for each
+    case with the ``args is None`` branches pruned, so the values-only pass carries none of the
+    argmax's work. Below ``WIDE`` slots each case's face-by-face loops are written out: in trials a
+    per-keep step shared by both cases (a kernel of its own, even inlined) made the solve 1.5 to 3
+    times slower, and a branch on a run-time flag made narrow turns 10 to 30 % slower.
     """
     n_rolls = stop_f.shape[0]
     ns = dk.n_small
     rr = dk.rerolls
+    rem = dk.rem
     add = dk.add
     save = Es.shape[0] > 0
-    want = args.shape[0] > 0
     sixth = 1.0 / 6.0
-    no_arg = np.empty(0, dtype=np.int32)
+    no_a, no_arg = np.empty((0, 0), dtype=np.int32), np.empty(0, dtype=np.int32)
     first_st = stop_f if rr == 0 else stop_l
     for r in range(n_rolls):
         er = E[ns + r]
@@ -382,8 +351,40 @@ def turn_lattice(dk, nu, stop_f, stop_l, E, M, Es, Ms, A, args):
             e3, e4, e5 = E[add[k, 3]], E[add[k, 4]], E[add[k, 5]]
             for i in range(nu):
                 ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
+        # each keep's best sub-keep into M
         for k in range(ns):
-            _best_of(dk, k, E[k], M, A, M[k], A[k] if want else no_arg, nu)
+            mk = M[k]
+            ek = E[k]
+            if nu >= WIDE:  # one pass over the faces
+                if args is None:
+                    _best_sub(dk, k, ek, M, no_a, mk, no_arg, nu)
+                else:
+                    _best_sub(dk, k, ek, M, A, mk, A[k], nu)
+                continue
+            for i in range(nu):
+                mk[i] = ek[i]
+            if args is None:
+                for f in range(6):
+                    q = rem[k, f]
+                    if q >= 0:
+                        mq = M[q]
+                        for i in range(nu):
+                            if mq[i] > mk[i]:
+                                mk[i] = mq[i]
+                continue
+            ak = A[k]
+            for i in range(nu):
+                ak[i] = k
+            for f in range(6):
+                q = rem[k, f]
+                if q >= 0:
+                    mq = M[q]
+                    aq = A[q]
+                    for i in range(nu):
+                        m = mq[i]
+                        better = m > mk[i]
+                        mk[i] = m if better else mk[i]
+                        ak[i] = aq[i] if better else ak[i]
         if save:
             for k in range(E.shape[0]):
                 for i in range(nu):
@@ -391,16 +392,56 @@ def turn_lattice(dk, nu, stop_f, stop_l, E, M, Es, Ms, A, args):
             for k in range(ns):
                 for i in range(nu):
                     Ms[j, k, i] = M[k, i]
+        # each roll's best keep (stopping: the roll as keep n_small + r) into E[n_small + r]
         for r in range(n_rolls):
-            _best_of(dk, ns + r, st[r], M, A, E[ns + r], args[j - 1, r] if want else no_arg, nu)
+            kr = ns + r
+            cr = E[kr]
+            sr = st[r]
+            if nu >= WIDE:
+                if args is None:
+                    _best_sub(dk, kr, sr, M, no_a, cr, no_arg, nu)
+                else:
+                    _best_sub(dk, kr, sr, M, A, cr, args[j - 1, r], nu)
+                continue
+            for i in range(nu):
+                cr[i] = sr[i]
+            if args is None:
+                for f in range(6):
+                    q = rem[kr, f]
+                    if q >= 0:
+                        mq = M[q]
+                        for i in range(nu):
+                            if mq[i] > cr[i]:
+                                cr[i] = mq[i]
+                continue
+            arg = args[j - 1, r]
+            for i in range(nu):
+                arg[i] = kr
+            for f in range(6):
+                q = rem[kr, f]
+                if q >= 0:
+                    mq = M[q]
+                    aq = A[q]
+                    for i in range(nu):
+                        m = mq[i]
+                        better = m > cr[i]
+                        cr[i] = m if better else cr[i]
+                        arg[i] = aq[i] if better else arg[i]
 
 
 @nb.njit(cache=True, nogil=True)
 def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
     """:func:`turn_lattice` without the argmax: the optimal value of each first roll into
     E[n_small:], each stage's E and M saved in Es, Ms when they are not empty."""
-    turn_lattice(dk, nu, stop_f, stop_l, E, M, Es, Ms, np.empty((0, 0), dtype=np.int32),
-                 np.empty((0, 0, 0), dtype=np.int32))
+    turn_lattice(dk, nu, stop_f, stop_l, E, M, Es, Ms, None, None)
+
+
+@nb.njit(cache=True, nogil=True)
+def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
+    """:func:`turn_lattice` with the argmax: :func:`turn_values`'s values, and args[j - 1, r, i]
+    (rr, R, nu) int32 the T=0 keep with j rerolls left (A (n_small, nu) int32 a work array)."""
+    none = np.empty((0, 0, 0))
+    turn_lattice(dk, nu, stop_f, stop_l, E, M, none, none, A, args)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -955,14 +996,6 @@ def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stag
             tags[line] = idx
         r = rolls[g]
         out[g] = dk.sub_keep[dk.sub_ptr[r] + codes[line, stage[g] - 1, r]]
-
-
-@nb.njit(cache=True, nogil=True)
-def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
-    """:func:`turn_lattice` with the argmax: :func:`turn_values`'s values, and args[j - 1, r, i]
-    (rr, R, nu) int32 the T=0 keep with j rerolls left (A (n_small, nu) int32 a work array)."""
-    none = np.empty((0, 0, 0))
-    turn_lattice(dk, nu, stop_f, stop_l, E, M, none, none, A, args)
 
 
 @nb.njit(cache=True, nogil=True)
