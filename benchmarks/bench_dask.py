@@ -186,7 +186,7 @@ def simulate(jobs: list[dict[str, Any]], cost: dict[str, float], needs_table: se
     """Wall time of ``jobs`` (each a digest and rounds of keys) on ``workers`` single-threaded workers
     sharing ``cores`` cores (processor sharing), tasks taken first come first served; a key in
     ``needs_table`` waits for its rule set's solve (cost ``solve[digest]``); each task costs
-    ``cost[key]`` + ``overhead`` on a free core. Mirrors :meth:`harness.exact.depth.Evaluator.drive`."""
+    ``cost[key]`` + ``overhead`` on a free core. Mirrors :meth:`harness.exact.evaluator.Evaluator.drive`."""
     ready: collections.deque = collections.deque()
     state: dict[Any, str] = {}
     waiting: dict[Any, list[int]] = collections.defaultdict(list)

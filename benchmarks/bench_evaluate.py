@@ -208,9 +208,9 @@ def rows(a: argparse.Namespace) -> None:
                 spent[name] += time.thread_time() - t0
         return run
 
-    def turns(*args):  # the kernel's c_n, lo, hi: the rows of runs lo..hi-1
+    def turns(*args):  # the kernel's c_n (in its states), lo, hi: the rows of runs lo..hi-1
         with lock:
-            count["rows worked out"] += int(args[15][args[17]:args[18]].sum())
+            count["rows worked out"] += int(args[6][5][args[7]:args[8]].sum())
         timed("turns", kernels[0])(*args)
 
     def tallies(lay, oc, st_u, c_n, row0, outp, m, *rest):  # a chunk's states and the masses of its rows

@@ -106,7 +106,7 @@ def _no_sampling_options(args: argparse.Namespace, why: str = "--exact") -> None
 
 @contextlib.contextmanager
 def _on_tasks(args: argparse.Namespace) -> Iterator[Any]:
-    """With ``--backend dask``, the :class:`harness.exact.depth.Evaluator` of an exact search's tasks (a
+    """With ``--backend dask``, the :class:`harness.exact.evaluator.Evaluator` of an exact search's tasks (a
     line per evaluation is printed already: no bar); else None (evaluations in this process)."""
     if args.backend != "dask":
         if args.scheduler:

@@ -326,11 +326,12 @@ class Analyser:
                  "turn": np.empty(most, np.int16), "roll": np.empty(most, np.int8), "regret": np.empty(most),
                  "upper": np.empty(most, np.bool_), "myopic": np.empty((most if myopic else 0, width)),
                  "paced": np.empty((most if paced else 0, width))}
-            got = AK.walk(self.adv.ctx, sol.plan.layout, dk, sol.values, rules.n_boxes, rules.threshold,
-                          rules.bonus_value, ERROR, rolls[a:b], keeps[a:b], boxes[a:b], sums[a:b], decisions,
-                          d["values"], d["n"], d["chosen"], d["kind"], d["seatgame"], d["turn"], d["roll"],
-                          d["regret"], d["upper"], d["myopic"], self.box_tie, d["paced"], p_table, opp,
-                          rules.upper_face, pace.WEIGHT, self.order, self.PACED_TIE)
+            got = AK.walk(self.adv.ctx, sol.plan.layout, dk, sol.values,
+                          (rules.n_boxes, rules.threshold, rules.bonus_value, ERROR),
+                          (rolls[a:b], keeps[a:b], boxes[a:b]), sums[a:b], decisions,
+                          (d["values"], d["n"], d["chosen"], d["kind"], d["seatgame"], d["turn"], d["roll"],
+                           d["regret"], d["upper"]), (d["myopic"], self.box_tie),
+                          (d["paced"], p_table, opp, rules.upper_face, pace.WEIGHT, self.order, self.PACED_TIE))
             d["seatgame"] += a
             if not myopic:
                 del d["myopic"]

@@ -77,9 +77,7 @@ def _keep_row(out, d, Es, left, sub_keep, lo, hi, stop):
 
 
 @nb.njit(cache=True, nogil=True)
-def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, boxes, sums, want,
-         d_vals, d_n, d_chosen, d_kind, d_row, d_turn, d_roll, d_regret, d_upper, d_myopic, box_tie,
-         d_paced, p_table, opp, upper_face, pace_weight, order, pace_tie):
+def walk(ctx, lay, dk, V, sheet, games, sums, want, rows_out, with_myopic, with_paced):
     """Analyse N seat-games: rolls (N, T, R) int16 roll indices (-1 once a turn stopped), keeps
     (N, T, R) int16 the keep index after roll i (read for i < the turn's last roll only), boxes
     (N, T) int8 the box written (T = columns x n_boxes turns; a column ends early at its first turn
@@ -111,7 +109,17 @@ def walk(ctx, lay, dk, V, n_boxes, threshold, bonus_value, tie, rolls, keeps, bo
     (the bot's tie rule: the cheapest box to give up first); stop, the best box's value
     (:func:`harness.game.pace.stop_values`); a keep, the expectation over the reroll of the stop value
     at the end of the turn, the keeps after it chosen to maximise it (the bot's turn plan).
+
+    The arguments after the solver's (ctx, lay, dk, V) come in tuples: ``sheet`` (n_boxes, threshold,
+    bonus_value, tie), ``games`` (rolls, keeps, boxes), then sums and want, ``rows_out`` (d_vals, d_n,
+    d_chosen, d_kind, d_row, d_turn, d_roll, d_regret, d_upper), ``with_myopic`` (d_myopic, box_tie)
+    and ``with_paced`` (d_paced, p_table, opp, upper_face, pace_weight, order, pace_tie).
     """
+    n_boxes, threshold, bonus_value, tie = sheet
+    rolls, keeps, boxes = games
+    d_vals, d_n, d_chosen, d_kind, d_row, d_turn, d_roll, d_regret, d_upper = rows_out
+    d_myopic, box_tie = with_myopic
+    d_paced, p_table, opp, upper_face, pace_weight, order, pace_tie = with_paced
     rr = dk.rerolls
     nb_ = n_boxes
     T = rolls.shape[1]

@@ -1,8 +1,8 @@
 """Where exact evaluations run: in this process, on forked local workers, or as tasks on a Dask cluster.
 
 An exact job (``evaluate``, ``sweep``, ``calibrate --exact``, the depth of skill) is cut into
-independent tasks, one evaluation of one bot at one rule set (:class:`harness.exact.depth.Evaluator`
-asks for them; :func:`harness.exact.depth.drive` lets several chains and cells ask at once). This module
+independent tasks, one evaluation of one bot at one rule set (:class:`harness.exact.evaluator.Evaluator`
+asks for them; :func:`harness.exact.evaluator.drive` lets several chains and cells ask at once). This module
 gives the evaluator its :class:`Tasks`: ``submit`` a call, take results ``as_completed`` (in any
 order: an evaluation is recorded under its (rule-set digest, bot label), so the order never shows
 in a result), ``cancel`` what is pending (Ctrl-C)::
@@ -59,7 +59,7 @@ from harness.util.errors import UserError
 log = logging.getLogger(__name__)
 
 #: The environment variable that sets the solver's and the forward pass's threads in a process
-#: (:func:`harness.exact.solver.n_threads`); Dask workers get it from :class:`Setup`.
+#: (:func:`harness.exact.threads.n_threads`); Dask workers get it from :class:`Setup`.
 THREADS_ENV = "YATZY_HARNESS_THREADS"
 #: A test hook: "SECONDS" delays every task whose spec's crc32 is even by SECONDS (forces
 #: completions out of order); "SECONDS:TEXT" delays the tasks whose spec contains TEXT.

@@ -2,7 +2,7 @@
 
 ``sweep --dry-run`` prints :func:`estimate_sweep`. The count is exact for the bots' evaluations
 (one per bot and cell) and the value tables to solve; a depth of skill's chain is counted from the
-cache when every evaluation it needs is there (it is then walked, :class:`harness.exact.depth.Evaluator`
+cache when every evaluation it needs is there (it is then walked, :class:`harness.exact.evaluator.Evaluator`
 with ``cached_only``), else estimated: the dial's grid and the weakest bot, then
 :data:`EVALS_PER_LEVEL` evaluations for each of about :data:`CHAIN_LOGITS` / logit(p) levels
 (benchmarks/BENCHMARKS.md, "What a depth of skill costs": a chain's steps times logit(p) is 5.6 on

@@ -3,7 +3,7 @@
 A bot is *solitaire* when its choices depend only on its own sheet and dice (every built-in bot but
 ``winprob``); it then gives its choice probabilities at every position through
 :meth:`harness.game.strategy.Strategy.policy`, which makes its play a Markov chain over the solver's
-states. Its score distribution is the solver's forward pass (:func:`harness.exact.solver.forward_pass`)
+states. Its score distribution is the solver's forward pass (:func:`harness.exact.forward.forward_pass`)
 with the bot's choices in place of the argmax. Target play (``solver:target=T``) also looks at
 its own points so far (:meth:`harness.game.strategy.Strategy.target_play`): its chain is over (state,
 score), walked by :func:`_target_column` with one turn per live (state, points still needed)::
@@ -210,7 +210,7 @@ def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, n_keeps: 
 
 def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
                 ) -> tuple[S.OutcomeFill, np.ndarray, np.ndarray, list[float]]:
-    """The :data:`harness.exact.solver.OutcomeFill` of a (prepared) bot's policy, and what it tallies as
+    """The :data:`harness.exact.forward.OutcomeFill` of a (prepared) bot's policy, and what it tallies as
     it goes: (fill, box points, box scored, [extra bonus]), each turn's outcomes weighted by the
     probability of its state."""
     lay, dk = plan.layout, plan.dice
@@ -296,7 +296,7 @@ def column_cap(rules: RuleSet) -> tuple[int, bool]:
 class Limits:
     """Where an evaluation's score windows (two layers of every state's running totals) may go: in
     memory up to ``max_bytes``, beyond it in memory-mapped files in ``scratch_dir`` (default: the
-    cache directory) up to ``max_disk_bytes`` and the free space (:func:`harness.exact.solver.window_storage`,
+    cache directory) up to ``max_disk_bytes`` and the free space (:func:`harness.exact.forward.window_storage`,
     the rule of ``solve``'s exact distribution); beyond both the evaluation is refused with its size.
     Maxi's windows are 32.5 GiB: on disk by default."""
 
@@ -398,8 +398,8 @@ def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool, scratch: Path
             runs = (*(x[rq] for x in args[:4]), r_lo, r_n, r_row)
 
             def outcomes(lo: int, hi: int, runs=runs, outp=outp) -> None:
-                TK.target_outcomes(ctx, lay, dk, oc, values, off, tp.values, tp.lam, tp.temperature, tp.blunder,
-                                   *runs, lo, hi, outp)
+                TK.target_outcomes(ctx, lay, dk, oc, (values, off), (tp.values, tp.lam, tp.temperature, tp.blunder),
+                                   runs, lo, hi, outp)
 
             def push(t: int, _: int, a=a, b=b, args=args, outp=outp) -> None:
                 TK.target_push(t, threads, lay, oc, off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b],

@@ -52,35 +52,49 @@ Exact figures: the forward pass carries each state's probability and the window 
 scores it can hold, two layers at a time. Up to ``--max-memory`` they stay in memory; beyond it
 (maxi: 32.5 GiB) in memory-mapped files under ``--scratch-dir``, unlinked as soon as they are
 mapped, up to ``--max-disk`` and the free space; beyond both only the moments are computed.
+
+The module's neighbours: :mod:`harness.exact.plan` lays out the states (:class:`Plan`,
+:func:`build_plan`, the dice tables, :class:`Solution`), :mod:`harness.exact.threads` runs blocks on
+the cores, :mod:`harness.exact.forward` holds the forward pass and its :class:`Figures`; their public
+names are importable from here as before. This module keeps what works on a value table as a
+whole: its file cache (save, load, checksum stamps), the solve, the keep policy, the exact figures'
+cache and the one-turn odds.
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import math
 import os
-import shutil
 import tempfile
 import time
 import zlib
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 from harness.exact.kernels import solver as K
+from harness.exact.forward import (ChunkObserver, Figures, OutcomeFill, distribution_bytes, forward_pass,
+                                   layer_chunks, layer_windows, optimal_fill, outcome_codes, percentiles_of,
+                                   score_cap, scratch_zeros, window_storage)
+from harness.exact.plan import _PLANS, MAX_BOXES, Plan, Solution, build_plan, dice_tables
+from harness.exact.threads import n_threads, run_blocks, split_range
 from harness.util.cache import default_cache_dir
-from harness.game.dice import Dice
-from harness.util.errors import UserError
 from harness.util import progress
-from harness.util.progress import bar
 from harness.game.rules import RuleSet
 from harness.game.scoring import context
 from harness.game.turn import turn_policy
+
+# the names above that this module does not use itself are its public face for the modules that
+# import them from here (the layout, the threads and the forward pass have modules of their own)
+__all__ = ["ChunkObserver", "Figures", "FORMAT", "MAX_BOXES", "OutcomeFill", "POLICY_MAX_BYTES", "Plan", "Solution",
+           "build_plan", "cache_path", "clear_memo", "default_cache_dir", "dice_tables", "distribution_bytes",
+           "exact_distribution", "forward_pass", "is_solved", "layer_chunks", "layer_windows", "load_table",
+           "load_table_header", "n_threads", "one_turn_odds", "optimal_fill", "outcome_codes", "percentiles_of",
+           "policy_shape", "policy_table", "run_blocks", "save_table", "score_cap", "scratch_zeros", "solve",
+           "solve_values", "split_range", "window_storage"]
 
 log = logging.getLogger(__name__)
 
@@ -88,227 +102,10 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 _MAGIC = "yatzy-harness-solver"
 _HEADER = 4096
-#: Largest sheet the solver accepts (2**24 masks: the layout alone would take several GiB beyond).
-MAX_BOXES = 24
-
-_IN_CHILD = False
-_POOL: ThreadPoolExecutor | None = None
-_POOL_THREADS = 0  # the threads _POOL was made with
-
-
-def _mark_child() -> None:
-    global _IN_CHILD, _POOL, _POOL_THREADS
-    _IN_CHILD = True
-    _POOL, _POOL_THREADS = None, 0  # its threads did not survive the fork
-
-
-# a forked worker shares the cores with its siblings: it solves on one thread
-os.register_at_fork(after_in_child=_mark_child)
 
 
 # ---------------------------------------------------------------------------------------------
-# layout
-
-
-@dataclass(frozen=True, eq=False)
-class Plan:
-    """The state layout of a rule set (see :mod:`harness.exact.kernels.solver`).
-
-    item_mask, item_flag: (I,) int64 work items (one per (mask, flag)), ordered by layer;
-    layer_items, layer_states: (NB+2,) int64 where each layer's items / states start.
-    bonus0: bonus earned before play (threshold 0).
-    """
-
-    layout: K.Layout
-    dice: K.DiceK
-    item_mask: np.ndarray
-    item_flag: np.ndarray
-    layer_items: np.ndarray
-    layer_states: np.ndarray
-    n_states: int
-    bonus0: int
-
-    @property
-    def full_mask(self) -> int:
-        return (1 << self.layout.n_boxes) - 1
-
-    def states(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(mask, flag, slot, upper subtotal) of every state, (states,) int64: what the layout packs
-        into a state's index."""
-        lay = self.layout
-        item = np.repeat(np.arange(len(self.item_mask)), lay.nslot[lay.umask_of[self.item_mask]].astype(np.int64))
-        mask, flag = self.item_mask[item], self.item_flag[item]
-        slot = np.arange(self.n_states) - lay.base[self.item_mask * lay.n_flags + self.item_flag][item]
-        return mask, flag, slot, lay.ulist[lay.umask_of[mask], slot].astype(np.int64)
-
-
-def dice_tables(d: Dice, rerolls: int) -> K.DiceK:
-    """The one-die-at-a-time tables of :class:`harness.exact.kernels.solver.DiceK`."""
-    kc = d.keep_counts.astype(np.int64)
-    n_small = int(np.sum(d.keep_size < d.n))
-    if not (np.all(np.diff(d.keep_size) >= 0) and np.array_equal(d.roll_as_keep, n_small + np.arange(d.n_rolls))):
-        raise AssertionError("the kernels need keeps sorted by size, the whole rolls last in roll order")
-    add = np.full((d.n_keeps, 6), -1, dtype=np.int32)
-    rem = np.full((d.n_keeps, 6), -1, dtype=np.int32)
-    eye = np.eye(6, dtype=np.int64)
-    for f in range(6):
-        small = d.keep_size < d.n
-        add[small, f] = d.keep_index(kc[small] + eye[f])
-        has = kc[:, f] > 0
-        rem[has, f] = d.keep_index(kc[has] - eye[f])
-    sub_pos = np.full((d.n_rolls, d.n_keeps), -1, dtype=np.int16)
-    for r in range(d.n_rolls):
-        subs = d.sub_keep[d.sub_ptr[r]:d.sub_ptr[r + 1]]
-        sub_pos[r, subs] = np.arange(len(subs))
-    faces = np.full((d.n_keeps, 6), -1, dtype=np.int32)
-    n_faces = np.sum(rem >= 0, axis=1).astype(np.int32)
-    for k in range(d.n_keeps):
-        faces[k, :n_faces[k]] = rem[k][rem[k] >= 0]
-    return K.DiceK(d.roll_prob.astype(np.float64), d.roll_as_keep.astype(np.int32), add, rem,
-                   d.sub_ptr.astype(np.int64), d.sub_keep.astype(np.int32), sub_pos, faces, n_faces, n_small,
-                   int(rerolls))
-
-
-def _box_values(rules: RuleSet, b: int) -> np.ndarray:
-    """Every score box b can take (0 included: a box may always be scratched)."""
-    vals = np.concatenate([rules.table[:, b], rules.table_first[:, b], [0]])
-    if rules.joker_value[b] >= 0:
-        vals = np.append(vals, rules.joker_value[b])
-    return np.unique(vals.astype(np.int64))
-
-
-_PLANS: dict[str, Plan] = {}
-
-
-def build_plan(rules: RuleSet) -> Plan:
-    """Work out which states exist and where each one lives in the value array (once per rule set
-    and process: the solution and each target table of a rule set share one, ~0.03 s each)."""
-    hit = _PLANS.get(rules.digest)
-    if hit is None:
-        hit = _PLANS[rules.digest] = _build_plan(rules)
-    return hit
-
-
-def _build_plan(rules: RuleSet) -> Plan:
-    nbx = rules.n_boxes
-    if nbx > MAX_BOXES:
-        raise UserError(f"rule set {rules.name!r}: the solver handles at most {MAX_BOXES} boxes, got {nbx}")
-    bonus0 = 0
-    if rules.bonus_value == 0:
-        T, bonus = 0, 0  # the upper subtotal never matters
-    elif rules.threshold == 0:
-        T, bonus, bonus0 = 0, 0, int(rules.bonus_value)  # earned before the first roll
-    else:
-        T, bonus = int(rules.threshold), int(rules.bonus_value)
-    upidx = np.flatnonzero(rules.upper_face > 0)
-    n_up = len(upidx)
-    n_um = 1 << n_up
-    full_um = n_um - 1
-    reach: list[np.ndarray] = []
-    up_vals = [_box_values(rules, b) for b in upidx]
-    for um in range(n_um):
-        s = np.zeros(1, dtype=np.int64)
-        for j, vals in enumerate(up_vals):
-            if (um >> j) & 1:
-                s = np.unique(np.minimum(s[:, None] + vals[None, :], T))
-        reach.append(s if um != full_um else np.zeros(1, dtype=np.int64))
-    nslot = np.array([len(s) for s in reach], dtype=np.int32)
-    slot = np.full((n_um, T + 1), -1, dtype=np.int32)
-    ulist = np.zeros((n_um, int(nslot.max())), dtype=np.int32)
-    for um, s in enumerate(reach):
-        slot[um, s] = np.arange(len(s))
-        ulist[um, : len(s)] = s
-    slot[full_um, :] = 0  # every upper box filled: one state whatever the subtotal
-
-    masks = np.arange(1 << nbx, dtype=np.int64)
-    umask_of = np.zeros(1 << nbx, dtype=np.int32)
-    for j, b in enumerate(upidx):
-        umask_of |= (((masks >> b) & 1) << j).astype(np.int32)
-    if rules.forced:
-        valid = (1 << np.arange(nbx + 1, dtype=np.int64)) - 1  # strictly top to bottom: prefixes only
-    else:
-        valid = masks
-    pop = np.zeros(len(valid), dtype=np.int64)
-    for b in range(nbx):
-        pop += (valid >> b) & 1
-    order = np.lexsort((valid, pop))
-    valid, pop = valid[order], pop[order]
-    F = 2 if rules.key_box >= 0 else 1
-    if F == 2:
-        has_key = ((valid >> rules.key_box) & 1).astype(bool)
-        reps = 1 + has_key
-        item_mask = np.repeat(valid, reps)
-        item_pop = np.repeat(pop, reps)
-        item_flag = np.zeros(len(item_mask), dtype=np.int64)
-        starts = np.cumsum(reps) - reps
-        item_flag[starts[has_key] + 1] = 1
-    else:
-        item_mask, item_pop = valid, pop
-        item_flag = np.zeros(len(item_mask), dtype=np.int64)
-    sizes = nslot[umask_of[item_mask]].astype(np.int64)
-    offsets = np.cumsum(sizes) - sizes
-    base = np.full((1 << nbx) * F, -1, dtype=np.int64)
-    base[item_mask * F + item_flag] = offsets
-    layer_items = np.searchsorted(item_pop, np.arange(nbx + 2)).astype(np.int64)
-    layer_states = np.append(offsets, offsets[-1] + sizes[-1])[layer_items]
-    vals = [_box_values(rules, b) for b in range(nbx)]
-    box_nvals = np.array([len(v) for v in vals], dtype=np.int32)
-    box_vals = np.zeros((nbx, int(box_nvals.max())), dtype=np.int64)
-    box_vidx = np.full((nbx, int(max(v.max() for v in vals)) + 1), -1, dtype=np.int32)
-    for b, v in enumerate(vals):
-        box_vals[b, : len(v)] = v
-        box_vidx[b, v] = np.arange(len(v))
-    is_upper = rules.upper_face > 0
-    wrow = np.zeros(nbx, dtype=np.int32)
-    n_wrows = 0
-    for b in np.flatnonzero(is_upper):
-        wrow[b] = n_wrows
-        n_wrows += len(vals[b])
-    layout = K.Layout(base, umask_of, nslot, slot, ulist, is_upper, rules.box_max().astype(np.int32),
-                      box_vals, box_nvals, box_vidx, wrow, n_wrows, F, full_um, T, bonus,
-                      int(rules.key_box), nbx, bool(rules.has_servida))
-    return Plan(layout, dice_tables(rules.dice, rules.rolls_per_turn - 1), item_mask, item_flag,
-                layer_items, layer_states, int(sizes.sum()), bonus0)
-
-
-# ---------------------------------------------------------------------------------------------
-# the solution and its cache
-
-
-@dataclass(frozen=True, eq=False)
-class Solution:
-    """The solved value table of one rule set.
-
-    values: (states,) float64 expected future score from the start of a turn in each state
-    (see :class:`Plan` for the layout); ``expected_score`` includes a bonus earned before play.
-    """
-
-    rules: RuleSet
-    plan: Plan
-    values: np.ndarray
-    expected_score: float
-    seconds: float
-    cached: bool
-    path: Path | None = field(default=None)
-
-    @property
-    def states(self) -> int:
-        return self.plan.n_states
-
-    def index(self, filled: int, upper: int, flag: bool = False) -> int:
-        """Flat index of a state (``upper`` uncapped is fine)."""
-        lay = self.plan.layout
-        if lay.base[filled * lay.n_flags + int(bool(flag))] < 0:
-            raise ValueError(f"no state with filled={filled:#x} flag={flag} in {self.rules.name}")
-        u = min(int(upper), lay.threshold)
-        s = lay.slot[lay.umask_of[filled], u]
-        if s < 0:
-            raise ValueError(f"upper subtotal {upper} cannot be reached with filled={filled:#x}")
-        return int(lay.base[filled * lay.n_flags + int(bool(flag))] + s)
-
-    def value(self, filled: int, upper: int = 0, flag: bool = False) -> float:
-        """Expected future score (boxes still open, a bonus still to cross, extras) under optimal play."""
-        return float(self.values[self.index(filled, upper, flag)])
+# the value table's file cache
 
 
 def cache_path(rules: RuleSet, cache_dir: str | os.PathLike | None = None) -> Path:
@@ -447,37 +244,8 @@ def _write_stamp(path: Path, stamp: str) -> None:
         log.debug("no checksum stamp for %s (%s)", path, exc)
 
 
-def n_threads() -> int:
-    """Threads for the solve and the forward pass: the usable cores (1 in a forked worker;
-    ``$YATZY_HARNESS_THREADS`` where set, as on a Dask worker: :mod:`harness.exact.cluster`)."""
-    if _IN_CHILD:
-        return 1
-    env = os.environ.get("YATZY_HARNESS_THREADS")  # a Dask worker's threads (harness.exact.cluster.THREADS_ENV)
-    if env:
-        return max(1, int(env))
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def split_range(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
-    """[lo, hi) cut into at most ``parts`` blocks (lo, hi) of about equal size, empty ones left out."""
-    edges = np.linspace(lo, hi, parts + 1).round().astype(int)
-    return [(int(a), int(b)) for a, b in zip(edges, edges[1:]) if b > a]
-
-
-def run_blocks(fn, blocks: list[tuple[int, int]], threads: int) -> None:
-    """fn(lo, hi) for every block, on ``threads`` threads (the kernels release the GIL)."""
-    global _POOL, _POOL_THREADS
-    if threads <= 1 or len(blocks) <= 1:
-        for a, b in blocks:
-            fn(a, b)
-        return
-    if _POOL is None or _POOL_THREADS < threads:
-        _POOL, _POOL_THREADS = ThreadPoolExecutor(threads, thread_name_prefix="yatzy-solver"), threads
-    for f in [_POOL.submit(fn, a, b) for a, b in blocks]:
-        f.result()
+# ---------------------------------------------------------------------------------------------
+# solving
 
 
 def solve_values(rules: RuleSet, plan: Plan | None = None, threads: int | None = None) -> np.ndarray:
@@ -625,214 +393,7 @@ def policy_table(sol: Solution, *, compute: bool = True) -> np.ndarray | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# exact figures: forward pass of the optimal policy
-
-
-@dataclass(frozen=True)
-class Figures:
-    """Exact figures of one column under optimal (T=0, tie-ruled) play.
-
-    distribution: (cap+1,) float64 P(final score = s), or None when only moments were computed;
-    the last cell holds P(score >= cap) when ``cap`` is below the highest possible score.
-    storage: where the score windows were kept ("memory", "disk"), or "skipped: why".
-    """
-
-    rules: str
-    digest: str
-    expected_score: float
-    forward_mean: float
-    std: float
-    p_bonus: float
-    percentiles: dict[str, int] | None
-    states: int
-    seconds: float
-    solve_seconds: float
-    cached: bool
-    distribution: np.ndarray | None = field(default=None, repr=False)
-    storage: str = "memory"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"rules": self.rules, "digest": self.digest, "expected_score": self.expected_score,
-                "std": self.std, "p_bonus": self.p_bonus, "percentiles": self.percentiles,
-                "states": self.states, "seconds": self.seconds, "solve_seconds": self.solve_seconds,
-                "cached": self.cached, "forward_mean": self.forward_mean, "distribution_storage": self.storage}
-
-
-def outcome_codes(rules: RuleSet, lay: K.Layout) -> K.Outcomes:
-    """The codes of one turn's outcomes (box, points, extra bonus) of a layout (:class:`K.Outcomes`)."""
-    nbx = rules.n_boxes
-    off = (np.cumsum(lay.box_nvals) - lay.box_nvals).astype(np.int32)
-    half = int(lay.box_nvals.sum())
-    o_box = np.repeat(np.arange(nbx, dtype=np.int64), lay.box_nvals)
-    o_pts = np.concatenate([lay.box_vals[b, : lay.box_nvals[b]] for b in range(nbx)])
-    extras = [0, int(rules.extra_yatzy_bonus)] if rules.extra_yatzy_bonus else [0]
-    return K.Outcomes(off, lay.box_vidx, half, np.tile(o_box, len(extras)), np.tile(o_pts, len(extras)),
-                      np.repeat(np.array(extras, dtype=np.int64), half))
-
-
-def percentiles_of(dist: np.ndarray) -> dict[str, int]:
-    """Inverted-CDF percentiles (smallest score whose CDF reaches q; 1e-12 absorbs rounding)."""
-    # imported here: the statistics package (~0.03 s) is not needed by whoever only loads a table (review)
-    from harness.stats import PERCENTILES
-
-    cdf = np.cumsum(dist)
-    return {str(q): int(np.searchsorted(cdf, q / 100 - 1e-12, side="left")) for q in PERCENTILES}
-
-
-def layer_windows(plan: Plan, k: int, cap: int, extra: int) -> tuple[np.ndarray, np.ndarray]:
-    lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
-    start, stop = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
-    wlo = np.zeros(stop - start, dtype=np.int64)
-    wlen = np.zeros(stop - start, dtype=np.int64)
-    K.layer_windows(plan.layout, plan.item_mask, plan.item_flag, lo, hi, start, cap, extra, plan.bonus0, wlo, wlen)
-    woff = np.zeros(stop - start + 1, dtype=np.int64)
-    np.cumsum(wlen, out=woff[1:])
-    return wlo, woff
-
-
-def scratch_zeros(n: int, scratch: Path | None, dtype: Any = np.float64) -> np.ndarray:
-    """n zeros (float64 by default): in memory, or (``scratch`` a directory) in a memory-mapped file there.
-
-    The file is unlinked as soon as it is mapped, so it disappears with the array, also when the
-    process dies; the kernel pages it in and out as the pass walks the layers.
-    """
-    dtype = np.dtype(dtype)
-    if scratch is None:
-        return np.zeros(n, dtype=dtype)
-    fd, name = tempfile.mkstemp(prefix="forward-", suffix=".f64", dir=scratch)
-    try:
-        size = max(n, 1) * dtype.itemsize
-        try:
-            # reserve the blocks now (they read as zeros): a disk that fills up later must not
-            # turn a write into the mapping into SIGBUS; ENOSPC here is an ordinary OSError
-            os.posix_fallocate(fd, 0, size)
-        except OSError as exc:
-            if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
-                raise
-            os.ftruncate(fd, size)  # a file system without fallocate: a sparse file
-        mm = np.memmap(name, dtype=dtype, mode="r+", shape=(max(n, 1),))
-    finally:
-        os.close(fd)
-        os.unlink(name)
-    return mm.view(np.ndarray)[:n]  # a plain ndarray over the mapping (the kernels compile for ndarray)
-
-
-#: fill(a, b, row_of, live, outp, P, start): the outcome distribution of the turn of every live
-#: slot of items a..b-1 into outp (see :func:`forward_pass`)
-OutcomeFill = Callable[[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int], None]
-
-
-def optimal_fill(sol: Solution, threads: int) -> OutcomeFill:
-    """The :data:`OutcomeFill` of the T=0 optimal policy (:func:`harness.exact.kernels.solver.forward_items`)."""
-    rules, plan = sol.rules, sol.plan
-    ctx, oc = context(rules), outcome_codes(rules, plan.layout)
-
-    def fill(a: int, b: int, row_of: np.ndarray, live: np.ndarray, outp: np.ndarray, P: np.ndarray,
-             start: int) -> None:
-        def fwd(c: int, d: int) -> None:
-            K.forward_items(ctx, plan.layout, plan.dice, oc, sol.values, plan.item_mask, plan.item_flag, c, d,
-                            row_of[c - a:], live[c - a:], outp, P, start)
-
-        run_blocks(fwd, split_range(a, b, 4 * threads if b - a > 16 else 1), threads)
-    return fill
-
-
-def layer_chunks(plan: Plan, k: int, P: np.ndarray, n_out: int, rows_per_chunk: int
-                 ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]]:
-    """The chunks of layer ``k``'s items with a live slot (``P``: the layer's state probabilities):
-    (a, b, row_of, live, outp) of items a..b-1 whose outcome rows fit in ``rows_per_chunk``, as
-    :func:`forward_pass` walks them (``outp`` zeros, one row per live slot, see there)."""
-    lay = plan.layout
-    start = int(plan.layer_states[k])
-    lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
-    offs = lay.base[plan.item_mask[lo:hi] * lay.n_flags + plan.item_flag[lo:hi]] - start
-    n_live = np.add.reduceat((P > 0).astype(np.int64), offs) if hi > lo else np.zeros(0, dtype=np.int64)
-    alive = n_live > 0
-    cum = np.cumsum(n_live)
-    a = lo
-    while a < hi:
-        done = int(cum[a - lo - 1]) if a > lo else 0
-        b = min(hi, max(a + 1, lo + int(np.searchsorted(cum, done + rows_per_chunk, side="right"))))
-        live = alive[a - lo:b - lo]
-        rows = n_live[a - lo:b - lo]
-        if live.any():
-            yield a, b, np.cumsum(rows) - rows, live, np.zeros((max(int(rows.sum()), 1), n_out))
-        a = b
-
-
-#: observe(k, a, b, row_of, live, outp, P, start, D, wlo, woff): a chunk of layer k after its fill,
-#: with the layer's state probabilities and score windows (see :func:`forward_pass`)
-ChunkObserver = Callable[..., None]
-
-
-def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_dist: bool, threads: int,
-                 rows_per_chunk: int = 8192, scratch: Path | None = None,
-                 progress: bool = False, observe: ChunkObserver | None = None
-                 ) -> tuple[float, float, float, np.ndarray | None]:
-    """One forward pass of a policy over the states of ``plan``: (mean, E[S^2], p_bonus, distribution or None).
-
-    ``fill`` gives the policy: for a chunk of items a..b-1 of one layer it writes, for the j-th live
-    slot (P[state - start] > 0, in slot order) of item t, the probability of each turn outcome code
-    (:class:`harness.exact.kernels.solver.Outcomes`) into outp[row_of[t - a] + j]; items not ``live[t - a]``
-    have no rows. The pass then moves probability, moments and score windows to the next layer.
-    With ``scratch`` the score windows live in memory-mapped files in that directory (see
-    :func:`scratch_zeros`) instead of memory; ``progress`` shows a bar of the layers on stderr;
-    ``observe`` (a :data:`ChunkObserver`) sees every chunk's outcome rows and the layer's score
-    windows before they are pushed (:mod:`harness.exact.course` reads the course of a game there).
-    """
-    lay = plan.layout
-    oc = outcome_codes(rules, lay)
-    extra = int(rules.extra_yatzy_bonus)
-    nthreads = threads
-    nbx = rules.n_boxes
-    size = lambda k: int(plan.layer_states[k + 1] - plan.layer_states[k])  # noqa: E731
-    P, S1, S2 = np.zeros(1), np.full(1, float(plan.bonus0)), np.full(1, float(plan.bonus0) ** 2)
-    P[0] = 1.0
-    if want_dist:
-        wlo, woff = layer_windows(plan, 0, cap, extra)
-        D = scratch_zeros(int(woff[-1]), scratch)
-        D[0] = 1.0
-    else:
-        wlo = woff = np.zeros(2, dtype=np.int64)
-        D = np.zeros(1)
-    pbonus = 0.0
-    shown = bar(nbx, f"forward pass {rules.name}", "layer", quiet=not progress)
-    for k in range(nbx):
-        n2 = size(k + 1)
-        P2, S12, S22, B2 = np.zeros(n2), np.zeros(n2), np.zeros(n2), np.zeros(n2)
-        if want_dist:
-            wlo2, woff2 = layer_windows(plan, k + 1, cap, extra)
-            D2 = scratch_zeros(int(woff2[-1]), scratch)
-        else:
-            wlo2 = woff2 = np.zeros(2, dtype=np.int64)
-            D2 = np.zeros(1)
-        start, start2 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
-        for a, b, row_of, live, outp in layer_chunks(plan, k, P, len(oc.o_box), rows_per_chunk):
-            def push(t: int, _: int) -> None:
-                K.push_part(t, nthreads, lay, oc, plan.item_mask, plan.item_flag, a, b, row_of, live, outp,
-                            start, P, S1, S2, wlo, woff, D, start2, P2, S12, S22, wlo2, woff2, D2,
-                            want_dist, B2)
-
-            fill(a, b, row_of, live, outp, P, start)
-            if observe is not None:
-                observe(k, a, b, row_of, live, outp, P, start, D, wlo, woff)
-            run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
-        P, S1, S2, wlo, woff, D = P2, S12, S22, wlo2, woff2, D2
-        pbonus += float(B2.sum())
-        shown.update()
-    shown.close()
-    total_p = float(P.sum())
-    if abs(total_p - 1.0) > 1e-9:
-        raise AssertionError(f"forward pass lost probability: {total_p}")
-    mean, m2 = float(S1.sum()), float(S2.sum())
-    p_bonus = pbonus + (1.0 if plan.bonus0 > 0 else 0.0)
-    dist = None
-    if want_dist:
-        dist = np.zeros(cap + 1)
-        for i in range(len(P)):
-            w = D[woff[i]:woff[i + 1]]
-            dist[wlo[i]:wlo[i] + len(w)] += w
-    return mean, m2, p_bonus, dist
+# exact figures of the optimal policy (the forward pass: harness.exact.forward)
 
 
 def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_chunk: int = 8192,
@@ -842,43 +403,8 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_ch
                         rows_per_chunk, scratch, progress)
 
 
-def distribution_bytes(rules: RuleSet, cap: int | None = None) -> int:
-    """Peak bytes of the score windows of two adjacent layers in the forward pass."""
-    plan = build_plan(rules)
-    cap = cap if cap is not None else score_cap(rules, 2)
-    cells = [int(layer_windows(plan, k, cap, int(rules.extra_yatzy_bonus))[1][-1]) for k in range(rules.n_boxes + 1)]
-    return 8 * max(a + b for a, b in zip(cells, cells[1:]))
-
-
-def score_cap(rules: RuleSet, extras: int) -> int:
-    """The perfect sheet plus ``extras`` extra yatzy bonuses: where the score windows stop."""
-    return int(rules.perfect_score()) + extras * int(rules.extra_yatzy_bonus)
-
-
 def _figures_path(rules: RuleSet, cache_dir: str | os.PathLike | None) -> Path:
     return cache_path(rules, cache_dir).with_suffix(".figures.json")
-
-
-def window_storage(rules: RuleSet, cap: int, max_bytes: int, max_disk_bytes: int,
-                   scratch_dir: Path) -> tuple[str, Path | None]:
-    """Where the score windows of a forward pass go: ("memory", None), ("disk", directory) or
-    ("skipped: why", None) when neither limit (nor the free disk space) allows them."""
-    need = distribution_bytes(rules, cap)
-    if need <= max_bytes:
-        return "memory", None
-    gib = lambda b: f"{b / 2**30:.1f} GiB"  # noqa: E731
-    if need > max_disk_bytes:
-        return (f"skipped: the score windows need {gib(need)}, more than --max-memory "
-                f"({gib(max_bytes)}) and --max-disk ({gib(max_disk_bytes)})"), None
-    try:
-        scratch_dir.mkdir(parents=True, exist_ok=True)
-        free = shutil.disk_usage(scratch_dir).free
-    except OSError as exc:
-        return f"skipped: scratch directory {scratch_dir} unusable ({exc})", None
-    if free < need + (2 << 30):
-        return (f"skipped: the score windows need {gib(need)} of disk in {scratch_dir} "
-                f"(plus 2 GiB to spare), {gib(free)} free"), None
-    return "disk", scratch_dir
 
 
 def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *,

@@ -13,7 +13,7 @@ not evaluated exactly are refused with the reason (:data:`REFUSED`).
 
 Everything is exact (:mod:`harness.exact.evaluate`, :mod:`harness.exact.depth`) and cached per rule-set
 digest and bot; all cells' evaluations, head-to-heads and chains go through one
-:class:`harness.exact.depth.Evaluator` (:func:`harness.exact.depth.drive`), so they share its workers and a
+:class:`harness.exact.evaluator.Evaluator` (:func:`harness.exact.evaluator.drive`), so they share its workers and a
 rerun evaluates only what the cache lacks. A cell's figures are those ``evaluate`` gives at its
 settings, whatever the order of the values, the cache or the workers.
 """
@@ -235,7 +235,7 @@ def sweep(rules: str, axes: Sequence[Axis], fixed: dict[str, Any], bots: Sequenc
           evaluator: Evaluator | None = None, candidates: int = 1) -> Sweep:
     """Evaluate ``bots`` (and, with ``rates``, the depth of skill along ``weakest`` then ``dial``)
     at every cell of ``axes``, with ``fixed`` settings everywhere; ``candidates``: dial values a
-    chain's root-finding evaluates at once (:func:`harness.exact.depth.chain`)."""
+    chain's root-finding evaluates at once (:func:`harness.exact.chain.chain`)."""
     t0 = time.perf_counter()
     if not bots and not rates:
         raise UserError("give bots to evaluate (--entrants) or ask for the depth of skill (--depth)")

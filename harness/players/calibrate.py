@@ -378,7 +378,7 @@ class ExactEvaluator:
     analyse = False
 
     def __init__(self, problem: Problem, cache_dir: str | os.PathLike | None = None, evaluator: Any = None) -> None:
-        """``evaluator``: a :class:`harness.exact.depth.Evaluator` whose tasks evaluate (forked workers, a Dask
+        """``evaluator``: a :class:`harness.exact.evaluator.Evaluator` whose tasks evaluate (forked workers, a Dask
         cluster: :mod:`harness.exact.cluster`); None: :func:`harness.exact.evaluate.evaluate` in this process."""
         # the evaluation (numba kernels) loads only for an exact search, not for `calibrate --help`
         from harness.exact.evaluate import evaluate, refusal

@@ -273,7 +273,7 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int
     level, per evaluation and per check; ``quiet=False`` shows each evaluation's progress bar.
     Exact levels (``lv.exact``, module docstring) play nothing and have no check: each level's
     row gives its exact response at its value; ``xtol`` is their tolerance in the dial; ``evaluator``
-    (a :class:`harness.exact.depth.Evaluator`) evaluates them on its tasks (:mod:`harness.exact.cluster`)."""
+    (a :class:`harness.exact.evaluator.Evaluator`) evaluates them on its tasks (:mod:`harness.exact.cluster`)."""
     say = progress or (lambda _: None)
     memos: dict[str, _Memo] = {}
     evaluators: dict[str, RunnerEvaluator | ExactEvaluator] = {}

@@ -996,7 +996,7 @@ def plot_exact_distributions(evaluations: Sequence[Any]) -> Figure:
 
 
 def plot_depth(depth: Any) -> Figure:
-    """The chains of a :class:`harness.exact.depth.DepthOfSkill`: each level's exact mean and dial value."""
+    """The chains of a :class:`harness.exact.chain.DepthOfSkill`: each level's exact mean and dial value."""
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.5), dpi=DPI, layout="constrained")
     for i, c in enumerate(depth.chains):
         lv = c.levels

@@ -32,8 +32,8 @@ def window_limits(args: argparse.Namespace) -> dict[str, Any]:
             "scratch_dir": args.scratch_dir}
 
 
-#: The depth of skill's defaults, :data:`harness.exact.depth.DEFAULT_RATES`, ``DEFAULT_WEAKEST`` and
-#: ``DEFAULT_DIAL``, and the names of its :data:`harness.exact.depth.DIALS` (repeated here so that ``--help`` does not import the library; tests/test_depth.py
+#: The depth of skill's defaults, :data:`harness.exact.chain.DEFAULT_RATES`, ``DEFAULT_WEAKEST`` and
+#: ``DEFAULT_DIAL``, and the names of its :data:`harness.exact.chain.DIALS` (repeated here so that ``--help`` does not import the library; tests/test_depth.py
 #: checks that they agree).
 DEPTH_RATES = "0.6,0.75"
 DEPTH_WEAKEST = "random"

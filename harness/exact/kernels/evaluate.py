@@ -1,6 +1,6 @@
 """numba kernels of the exact evaluation of solitaire bots (:mod:`harness.exact.evaluate`).
 
-The forward pass of :func:`harness.exact.solver.forward_pass` needs, for every live state of a chunk, the
+The forward pass of :func:`harness.exact.forward.forward_pass` needs, for every live state of a chunk, the
 distribution of its turn's outcome (box, points, extra bonus) under the bot's policy:
 :func:`policy_outcomes` pushes the probability of the first roll through the rerolls (each keep of
 the policy, deterministic or a distribution over sub-keeps) and the box choice, once per distinct

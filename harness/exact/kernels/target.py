@@ -689,13 +689,16 @@ def _state_sheet(ctx, lay, mask, flag, rows_l, al_l, ex_l, rows_f, al_f, ex_f):
 
 
 @nb.njit(cache=True, nogil=True)
-def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_mask, st_flag, st_u, st_slot,
-                    c_lo, c_n, row0, lo, hi, outp):
+def target_outcomes(ctx, lay, dk, oc, table, play, states, lo, hi, outp):
     """Turn outcome distributions of a single-target bot (:meth:`Player.keeps` / :meth:`Player.boxes`
     with one target and weight 1, its blunder as the solver bot's) for entries lo..hi-1 of a list:
     entry q, a state (mask st_mask[q], flag st_flag[q], upper subtotal st_u[q] at slot st_slot[q]),
     played for each target c_lo[q] + i, i < c_n[q], into outp[row0[q] + i, o] (rows start at zero).
     A state may come as several entries, one per run of targets (:func:`mass_runs`).
+
+    The arguments come in tuples: ``table`` (P, off) the target table (each state's vector of
+    probabilities in P from off[g]), ``play`` (V, lam, temperature, blunder) the bot's mixed values
+    and its play, ``states`` (st_mask, st_flag, st_u, st_slot, c_lo, c_n, row0) the list.
 
     A target below 0 plays as -1 (every option is worth 1: only the expected score decides) and one
     past the state's vector as its length (every option is worth 0): the caller folds targets into
@@ -711,6 +714,9 @@ def target_outcomes(ctx, lay, dk, oc, P, off, V, lam, temperature, blunder, st_m
     targets alone): each column is worked out as if alone, so the outcomes do not depend on the
     grouping. temperature > 0 (percentage points): softmax over 100 x value, as the bot's.
     """
+    P, off = table
+    V, lam, temperature, blunder = play
+    st_mask, st_flag, st_u, st_slot, c_lo, c_n, row0 = states
     n_rolls = ctx.table.shape[0]
     n_keeps = dk.add.shape[0]
     ns = dk.n_small
