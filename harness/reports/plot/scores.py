@@ -21,6 +21,12 @@ def _bin_width(entrants: Sequence[EntrantStats]) -> int:
     return _width(min(e.hist.min for e in entrants), max(e.hist.max for e in entrants))
 
 
+def _score_bins(entrants: Sequence[EntrantStats]) -> tuple[int, int, int]:
+    """(bin width, lo, hi): :func:`_bin_width` and the entrants' joint score range, ``lo`` on a bin edge."""
+    w = _bin_width(entrants)
+    return w, min(e.hist.min for e in entrants) // w * w, max(e.hist.max for e in entrants)
+
+
 def _binned(e: EntrantStats, width: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     """(left edges, share of rows per bin) over [lo, hi]: float64 arrays."""
     c = np.zeros(hi + 1, dtype=np.int64)
@@ -38,9 +44,7 @@ def plot_score_histograms(summary: RunSummary) -> Figure | None:
     ents = [e for e in summary.entrants if e.rows]
     if not ents:
         return None
-    w = _bin_width(ents)
-    lo = min(e.hist.min for e in ents) // w * w
-    hi = max(e.hist.max for e in ents)
+    w, lo, hi = _score_bins(ents)
     fig, ax = plt.subplots(figsize=(9, 5), dpi=DPI, layout="constrained")
     for i, e in enumerate(ents):
         edges, share = _binned(e, w, lo, hi)
@@ -80,9 +84,7 @@ def plot_score_violins(summary: RunSummary) -> Figure | None:
     ents = [e for e in summary.entrants if e.rows]
     if not ents:
         return None
-    w = _bin_width(ents)
-    lo = min(e.hist.min for e in ents) // w * w
-    hi = max(e.hist.max for e in ents)
+    w, lo, hi = _score_bins(ents)
     fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(ents) + 2), 5.5), dpi=DPI, layout="constrained")
     kernel = np.array([1, 2, 3, 2, 1], dtype=float)
     kernel /= kernel.sum()
