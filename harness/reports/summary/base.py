@@ -87,9 +87,9 @@ class Section:
 
 @dataclass(frozen=True)
 class SummaryOptions:
-    """What :func:`summarize` passes to the sections that take options: the game-quality
-    thresholds, and whether to compute the exact column (:class:`ExactSection`: "off", "on" or
-    "auto")."""
+    """What :func:`~harness.reports.summary.summarize` passes to the sections that take options: the
+    game-quality thresholds, and whether to compute the exact column
+    (:class:`~harness.reports.summary.ExactSection`: "off", "on" or "auto") and the depth of skill."""
 
     quality: QualityOptions | None = None
     exact: str = "off"

@@ -14,7 +14,7 @@ from harness.stats import PERCENTILES, mean_ci
 from harness.util.render import Table, ci_level, num, pct
 
 
-#: ``exact`` modes of :func:`summarize` (``report --exact`` / ``--no-exact`` / neither).
+#: ``exact`` modes of :func:`~harness.reports.summary.summarize` (``report --exact`` / ``--no-exact`` / neither).
 EXACT_MODES = ("auto", "on", "off")
 #: With ``auto``, evaluations not yet cached are computed only on rule sets of at most this many
 #: solver states (seconds there; on scandinavian's 1.4 M states a bot takes from half a minute of
