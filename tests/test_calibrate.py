@@ -66,7 +66,7 @@ def test_calibration_picture_names_its_response_and_draws_it_over_every_point(es
     the runs were analysed, which the label called the mean score), and the response's line runs
     over every evaluated value, solid where they are dense, dotted across the far-apart ones (it
     stopped at the last dense one, short of the points beyond)."""
-    from harness.reports.plot import plot_response
+    from harness.players.picture import plot_response
 
     def evaluate(v: float) -> Point:
         y = 250.0 - 60.0 * math.sqrt(v)

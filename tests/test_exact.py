@@ -346,7 +346,7 @@ def test_report_without_exactness_says_why_in_one_line(tiny, tmp_path, monkeypat
     assert "Exact / sampled" not in summary_text(d)
     assert "exact" not in summarize(saved).to_dict()  # the library's default: no exact section at all
     # auto on a rule set counted as large, the evaluations not cached: a note instead of the cost
-    import harness.reports.summary as SM
+    import harness.reports.summary.exact as SM
 
     monkeypatch.setattr(SM, "EXACT_AUTO_STATES", 0)
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "empty-cache"))

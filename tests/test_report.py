@@ -449,7 +449,7 @@ def test_regret_per_decision_legend_is_inside_the_figure():
 
 
 def test_levels_curve_is_drawn_only_where_it_was_measured_densely():
-    from harness.reports.plot import dense_segments, plot_levels
+    from harness.players.picture import dense_segments, plot_levels
 
     assert dense_segments([0.0, 5.0, 10.0]) == []  # three far-apart points: no straight lines between them
     assert dense_segments([0.0, 0.5, 1.0, 1.5, 10.0]) == [(0, 4)]

@@ -123,7 +123,7 @@ def _on_tasks(args: argparse.Namespace) -> Iterator[Any]:
 def _levels(args: argparse.Namespace) -> int:
     # fitting code (numba) and matplotlib load only when they are used, not for `calibrate --help`
     from harness.players.fit import reference_of
-    from harness.reports.plot import plot_levels
+    from harness.players.picture import plot_levels
 
     lv = load_levels(args.levels)
     if args.exact:
@@ -170,7 +170,7 @@ def _levels(args: argparse.Namespace) -> int:
 def _written(args: argparse.Namespace, out: Path, d: dict[str, Any], figs: dict[str, Any],
              lines: Callable[[dict[str, Any]], list[str]]) -> int:
     """Write the levels' figures and levels.json into ``out``, then print ``lines(d)`` (or the JSON)."""
-    from harness.reports.plot import plt  # matplotlib, loaded by the plots already drawn
+    from harness.players.picture import plt  # matplotlib, loaded by the plots already drawn
 
     for name, fig in figs.items():
         fig.savefig(out / name)
@@ -188,7 +188,7 @@ def _against_records(args: argparse.Namespace, lv: Levels) -> int:
     """``--levels FILE --against-records LOGS`` (:mod:`harness.players.opponents`)."""
     # the analysis and evaluation (numba), scipy and matplotlib load only here, not for `calibrate --help`
     from harness.players.opponents import held_out, read_logged, text, tune
-    from harness.reports.plot import plot_held_out, plot_log_levels
+    from harness.players.picture import plot_held_out, plot_log_levels
     from harness.records.record import NoUsableGame
     from harness.game.rules import load_rules
 

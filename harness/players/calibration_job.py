@@ -76,7 +76,7 @@ def run_calibration(problem: Problem, out: Path, *, quiet: bool = True, evaluato
     (``quiet``: no progress bar of their games). ``on_start(estimator, adjusted)`` is called once
     the evaluator is made, ``on_point`` with every point evaluated."""
     # matplotlib loads only when there is a plot to draw, not for `calibrate --help`
-    from harness.reports.plot import plot_response, plt
+    from harness.players.picture import plot_response, plt
 
     ev = ExactEvaluator(problem, evaluator=evaluator) if problem.exact else RunnerEvaluator(problem, out, quiet=quiet)
     if on_start:

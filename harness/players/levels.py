@@ -3,7 +3,7 @@ tuned by :func:`harness.players.calibrate.calibrate` on one shared response, eac
 
 The result (:func:`calibrate_levels`) is what ``levels.json`` holds: no paths, no times, so the
 same seed gives the same file byte for byte; :func:`levels_table` is its table and
-:func:`harness.reports.plot.plot_levels` its picture.
+:func:`harness.players.picture.plot_levels` its picture.
 
 Levels against the players of game logs (``calibrate --against-records LOGS``; ``target_beats``
 and ``band`` keys of a level) are tuned by :mod:`harness.players.opponents`, from the same file.
