@@ -25,12 +25,12 @@ The conversions::
     GameRecord -> kernel arrays       arrays_of_records(records, rules)
     GameRecord <-> JSON               GameRecord.to_json / from_json (to_dict / from_dict)
 
-No module outside the codec's own (below) knows the face code or the records Parquet layout. A per-turn number that a
-record carries (a score, the extra bonus) is declared once, in :data:`TURN_FIELDS`, with its
-:class:`Turn` attribute and JSON key, its Parquet column and type, the :class:`Recording` array
-and the trace key it comes from; every conversion above walks that table. Checking a record
-against the rules is :mod:`harness.records.validate`'s (``validate_record``, and ``check_seat_games``
-over the arrays of a run).
+No module outside the codec's own (below) knows the face code or the records Parquet layout. A
+per-turn number that a record carries (a score, the extra bonus) is declared once, in
+:data:`TURN_FIELDS`, with its :class:`Turn` attribute and JSON key, its Parquet column and type,
+the :class:`Recording` array and the trace key it comes from; every conversion above walks that
+table. Checking a record against the rules is :mod:`harness.records.validate`'s
+(``validate_record``, and ``check_seat_games`` over the arrays of a run).
 
 This module is the codec's one public face; its code lives by topic in
 :mod:`harness.records.notation` (the record and its JSON), :mod:`harness.records.convert` (the face
@@ -43,12 +43,12 @@ from __future__ import annotations
 from harness.records.convert import (PARQUET_OPTIONS, RECORD_KEYS, KernelArrays, arrays_of_recording,
                                      arrays_of_records, decode_faces, faces_code, numbers_of_records,
                                      record_from_trace, records_parquet, turns_of_recording)
-from harness.records.notation import (FORMAT, MAX_SEATS, NUMBER_LIMIT, TURN_FIELDS, GameId, GameRecord, RecordError, Seat, Turn,
-                                      TurnField, json_problem, record_rules)
+from harness.records.notation import (FORMAT, MAX_SEATS, NUMBER_LIMIT, TURN_FIELDS, GameId, GameRecord, RecordError,
+                                      Seat, Turn, TurnField, json_problem, record_rules)
 from harness.records.runs import NoRecords, RunGames, RunRecords, read_run, records_of_run, run_rules
 
-__all__ = ["FORMAT", "MAX_SEATS", "NUMBER_LIMIT", "PARQUET_OPTIONS", "RECORD_KEYS", "TURN_FIELDS", "GameId", "GameRecord",
-           "KernelArrays", "NoRecords", "RecordError", "RunGames", "RunRecords", "Seat", "Turn", "TurnField",
+__all__ = ["FORMAT", "MAX_SEATS", "NUMBER_LIMIT", "PARQUET_OPTIONS", "RECORD_KEYS", "TURN_FIELDS", "GameId",
+           "GameRecord", "KernelArrays", "NoRecords", "RecordError", "RunGames", "RunRecords", "Seat", "Turn", "TurnField",
            "arrays_of_recording", "arrays_of_records", "decode_faces", "faces_code", "json_problem",
            "numbers_of_records", "read_run", "record_from_trace", "record_rules", "records_of_run",
            "records_parquet", "run_rules", "turns_of_recording"]

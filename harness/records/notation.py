@@ -416,5 +416,5 @@ def _faces(faces: Sequence[int]) -> str:
     return " ".join(map(str, faces)) if faces else "nothing"
 
 
-__all__ = ["FORMAT", "MAX_NAME", "MAX_SEATS", "NUMBER_LIMIT", "TURN_FIELDS", "GameId", "GameRecord", "RecordError", "Seat", "Turn",
-           "TurnField", "json_problem", "record_rules"]
+__all__ = ["FORMAT", "MAX_NAME", "MAX_SEATS", "NUMBER_LIMIT", "TURN_FIELDS", "GameId", "GameRecord", "RecordError",
+           "Seat", "Turn", "TurnField", "json_problem", "record_rules"]
