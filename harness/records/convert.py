@@ -246,7 +246,7 @@ def numbers_of_records(records: Sequence[GameRecord], rules: RuleSet) -> tuple[d
     """What game records state beside their dice and boxes, in the rows of :func:`arrays_of_records`:
     {name: (N, T) int64} of each number of :data:`TURN_FIELDS` a record carries (-1 where an optional
     one is not stated, and in missing turns), and each seat's total (N,) (-1 when the record gives
-    none): what :func:`harness.records.record.check_seat_games` checks."""
+    none): what :func:`harness.records.validate.check_seat_games` checks."""
     n_t = rules.columns * rules.n_boxes
     rows, where = _rows_of(records)
     numbers = {f.name: np.full((len(rows), n_t), -1, np.int64) for f in _RECORD_FIELDS}

@@ -190,7 +190,7 @@ class GameRecord:
     of a rule file, ``name`` among them; ``rules`` is then that name and ``settings`` empty).
     ``totals`` (per seat, columns added) are checked when given; ``meta`` is free-form JSON (a
     site's date, table, ...) kept as is. Checking the play against the rules:
-    :func:`harness.records.record.validate_record`.
+    :func:`harness.records.validate.validate_record`.
     """
 
     game: GameId
@@ -303,7 +303,7 @@ class GameRecord:
     def load_rules(self, allowed: AllowedRules | None = None) -> RuleSet:
         """The record's rule set with its settings (the rules' own checks refuse a setting that
         does not apply); :class:`RecordError` naming the game. ``allowed``: what a record read
-        from a file may load (:class:`harness.game.rules.AllowedRules`); None trusts the name, for a
+        from a file may load (:class:`harness.game.rulefiles.AllowedRules`); None trusts the name, for a
         record made in Python."""
         return record_rules(self.rules, self.settings, self.game, spec=self.rules_spec, allowed=allowed)
 
@@ -313,7 +313,7 @@ def record_rules(name: str, settings: Mapping[str, Any], game: GameId, cache: di
     """The rule set a record names (``name`` with ``settings``) or carries (``spec``);
     :class:`RecordError` naming ``game``. With ``allowed`` (a record read from a file: untrusted),
     a name loads a built-in rule set or a file in an allowed directory only
-    (:meth:`harness.game.rules.AllowedRules.path_of`); without, any rule set or file by that name."""
+    (:meth:`harness.game.rulefiles.AllowedRules.path_of`); without, any rule set or file by that name."""
     key = json.dumps([name, dict(settings), spec], sort_keys=True, default=str)
     if cache is not None and key in cache:
         return cache[key]

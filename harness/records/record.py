@@ -72,8 +72,8 @@ class NoUsableGame(UserError):
 class ReadResult:
     """Games read from one source: the valid ``games`` (with their ``lineups`` from Parquet, else
     None), and every game skipped in ``errors``. From a run directory, ``games`` builds each
-    record when asked (:class:`harness.records.codec.RunGames`) and ``arrays`` holds the valid games as
-    the analysis kernel's arrays (:class:`harness.records.codec.RunRecords`), which ``analyse`` and ``fit``
+    record when asked (:class:`harness.records.runs.RunGames`) and ``arrays`` holds the valid games as
+    the analysis kernel's arrays (:class:`harness.records.runs.RunRecords`), which ``analyse`` and ``fit``
     use without building a record. From a file, ``places`` says on which line each game is.
     ``rules`` holds each game's rule set as reading loaded it (a record's name resolved as
     ``rules_dirs`` allows): the analysis, the fit and advise take it from there."""
@@ -87,7 +87,7 @@ class ReadResult:
     places: Sequence[str] | None = None
     #: each game's rule set, as reading loaded it (None: not loaded, for a result made by hand)
     rules: Sequence[RuleSet] | None = None
-    #: the kernel's arrays of ``games`` (:func:`harness.records.codec.arrays_of_records`), when reading
+    #: the kernel's arrays of ``games`` (:func:`harness.records.convert.arrays_of_records`), when reading
     #: built them to check the games (a :class:`RecordStream`'s batch of one rule set), else None
     kernel: Any = None
 
@@ -303,7 +303,7 @@ def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bo
     and why: not UTF-8, over ``max_line_bytes``, not JSON (or nested or numbered past what JSON
     reading allows), not a record, a game id already read (of the same lineup), not valid play.
     A record may name a built-in rule set, carry its rule set inline, or name a rule file inside
-    one of ``rules_dirs`` (:class:`harness.game.rules.AllowedRules`); any other name is a bad game, and
+    one of ``rules_dirs`` (:class:`harness.game.rulefiles.AllowedRules`); any other name is a bad game, and
     nothing outside those directories is opened. Every game is checked (:func:`validate_record`,
     unless ``validate=False``: shape and rule set only); a bad game is skipped and listed in
     ``errors`` as ``(game id, "SOURCE line N: message")``. A run directory's records are read

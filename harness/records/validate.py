@@ -155,7 +155,7 @@ def _check_turn(rules: RuleSet, ctx: Context, out: np.ndarray, t: Turn, sheet: _
 def check_seat_games(rules: RuleSet, rolls: np.ndarray, keeps: np.ndarray, boxes: np.ndarray, scores: np.ndarray,
                      extras: np.ndarray, totals: np.ndarray) -> np.ndarray:
     """(N,) bool: True where :func:`validate_record` finds nothing wrong with a seat-game given as
-    the analysis kernel's arrays (:class:`harness.records.codec.RunRecords`: rolls, keeps (N, T, R) roll and
+    the analysis kernel's arrays (:class:`harness.records.runs.RunRecords`: rolls, keeps (N, T, R) roll and
     keep indices, the rolls of a turn first and the keeps before each reroll, boxes (N, T) box
     indices, scores and extra bonuses (N, T), the seat's total (N,); an extra bonus or a total
     below 0 is one the record does not state, and is not checked).
