@@ -31,7 +31,7 @@ Public API::
 
     from harness.decisions.analysis import analyse_record, Analyser, decision_table
     an = Analyser(rules)                            # one advisor (solved table, plan cache) per rule set
-    seats = an.record(record)                       # -> [SeatAnalysis] for a harness.records.record.GameRecord
+    seats = an.record(record)                       # -> [SeatAnalysis] for a harness.records.notation.GameRecord
     s.start, s.luck, s.regret, s.final, s.decisions, s.errors, s.worst   # per seat
     sums, table = an.walk(rolls, keeps, boxes, decisions=True)  # (N, T, R) arrays, kernel speed
     an.recording(res.recording)                     # -> {"luck": (B, S), "regret", ...}: run --analyse
@@ -365,8 +365,8 @@ class Analyser:
 
     def arrays(self, arrays: KernelArrays, decisions: bool = False, myopic: bool = False, paced: bool = False
                ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
-        """:meth:`records` of games already in the kernel's arrays (:func:`harness.records.codec.arrays_of_records`,
-        :meth:`harness.records.codec.RunRecords.arrays`)."""
+        """:meth:`records` of games already in the kernel's arrays (:func:`harness.records.convert.arrays_of_records`,
+        :meth:`harness.records.runs.RunRecords.arrays`)."""
         rolls, keeps, boxes, games, seats, labels = arrays
         sums, d = self.walk(rolls, keeps, boxes, decisions, myopic, paced)
         if d is None:
@@ -528,7 +528,7 @@ def decision_table(records: Iterable[GameRecord] | RunRecords, cache_dir: Any = 
                    analyser: Analyser | None = None, rules: RuleSet | None = None,
                    myopic: bool = False, paced: bool = False) -> DecisionTable:
     """Every decision of ``records`` (valid game records of one rule set and settings; a mix is a
-    :class:`UserError`; or a run's :class:`harness.records.codec.RunRecords`, straight from its arrays)
+    :class:`UserError`; or a run's :class:`harness.records.runs.RunRecords`, straight from its arrays)
     with its options' values: :meth:`Analyser.records`. ``rules``: the records' rule set as
     reading loaded it (:attr:`harness.records.record.ReadResult.rules`), else loaded from what they name;
     ``myopic``, ``paced``: with the options' myopic, paced values (:attr:`DecisionTable.myopic`,

@@ -479,7 +479,7 @@ class RecordPosition:
 
 def position_from_record(record: GameRecord, seat: int, column: int, turn: int, roll: int,
                          advisor: Advisor | None = None) -> RecordPosition:
-    """The decision of ``record`` (a :class:`harness.records.record.GameRecord`) just after roll ``roll``
+    """The decision of ``record`` (a :class:`harness.records.notation.GameRecord`) just after roll ``roll``
     of ``seat``'s turn ``turn`` in ``column`` (seat from 0, the others from 1, as records count).
 
     The sheet before the turn is rebuilt from the seat's earlier turns in that column (each column

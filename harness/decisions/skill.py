@@ -2,7 +2,7 @@
 
 Every seat-game of the records goes through :class:`harness.decisions.analysis.Analyser` (exact:
 ``final = V(start) + luck - regret``), decision by decision, and is folded into one
-:class:`PlayerTally` per player (a seat's :attr:`harness.records.record.Seat.label`: a person's name or a
+:class:`PlayerTally` per player (a seat's :attr:`harness.records.notation.Seat.label`: a person's name or a
 bot's spec; with several rule sets in one source, per player and rule set). Per player:
 
 * ``mean`` (final score), ``mean_luck`` and the luck-adjusted mean ``adjusted = final - luck``

@@ -30,7 +30,7 @@ def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[st
 
 def record_of_replay(trace: list[dict[str, Any]], res: Results, rules_name: str, seats: list[str], seed: int,
                      game: int) -> GameRecord:
-    """The :class:`harness.records.record.GameRecord` of a replayed game (``replay``'s trace and Results)."""
+    """The :class:`harness.records.notation.GameRecord` of a replayed game (``replay``'s trace and Results)."""
     return record_from_trace(trace, rules_name=rules_name, rules=res.rules, seats=seats, game=game, seed=seed,
                              totals=res.total[0].tolist())
 

@@ -107,32 +107,60 @@ class RunConfig:
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
-        at, name = self._where, self._name
-        setv = object.__setattr__
-        setv(self, "origins", dict(self.origins))
+        # each step checks one topic, in this order (a config with several faults names the first)
+        object.__setattr__(self, "origins", dict(self.origins))
+        self._parse_specs()
+        self._check_mode()
+        self._check_rules()
+        self._check_settings()
+        self._check_numbers()
+        self._check_backend()
+        self._check_switches()
+        self._check_dirs()
+        self._check_lineup()
+
+    def _parse_specs(self) -> None:
+        """The seats, entrants and candidate as bot specs (one string, a list of them)."""
+        name, setv = self._name, object.__setattr__
         setv(self, "seats", _specs(self.seats, "seats", name("seats")))
         setv(self, "entrants", _specs(self.entrants, "entrants", name("entrants")))
         if self.candidate is not None:
             setv(self, "candidate", _specs([self.candidate], "candidate", name("candidate"))[0])
+
+    def _check_mode(self) -> None:
         if self.mode not in MODES:
-            raise UserError(f"{name('mode')} must be one of {', '.join(MODES)}, got {self.mode!r}")
+            raise UserError(f"{self._name('mode')} must be one of {', '.join(MODES)}, got {self.mode!r}")
+
+    def _check_rules(self) -> None:
+        """The rule set's name or path; a path to a file made absolute."""
         if not isinstance(self.rules, str) or not self.rules.strip():
-            raise UserError(f"{name('rules')} must be a rule-set name or .toml path, got {self.rules!r}")
+            raise UserError(f"{self._name('rules')} must be a rule-set name or .toml path, got {self.rules!r}")
         if _looks_like_path(self.rules) and Path(self.rules).is_file():
             # absolute, so that a manifest's config resumes from any working directory
-            setv(self, "rules", str(Path(self.rules).resolve()))
+            object.__setattr__(self, "rules", str(Path(self.rules).resolve()))
+
+    def _check_settings(self) -> None:
+        """The setting overrides: a table of numbers, booleans and strings, each parsed to its type."""
         if not isinstance(self.settings, Mapping):
-            raise UserError(f"{name('settings')} must be a table of KEY = VALUE, got {self.settings!r}")
+            raise UserError(f"{self._name('settings')} must be a table of KEY = VALUE, got {self.settings!r}")
         for k, v in self.settings.items():
             if not isinstance(k, str) or not isinstance(v, (bool, int, str)):
-                raise UserError(f"{at('settings.' + str(k))}: settings.{k} must be a number, true/false or a "
+                raise UserError(f"{self._where('settings.' + str(k))}: settings.{k} must be a number, true/false or a "
                                 f"string, got {v!r}")
-        setv(self, "settings", {k: _setting_value(k, v) for k, v in self.settings.items()})
+        object.__setattr__(self, "settings", {k: _setting_value(k, v) for k, v in self.settings.items()})
+
+    def _check_numbers(self) -> None:
+        """The table size, games, seed, chunk size and workers, each a whole number in its range."""
+        name = self._name
         _int(self.table, name("table"), MIN_TABLE, MAX_SEATS)
         _int(self.games, name("games"), 1, MAX_GAMES)
         _int(self.seed, name("seed"), 0, MAX_SEED)
         _int(self.chunk_size, name("chunk_size"), 1, MAX_CHUNK_SIZE)
         _int(self.workers, name("workers"), 0, 4096)
+
+    def _check_backend(self) -> None:
+        """The backend, and a scheduler's address only with the Dask one."""
+        at, name = self._where, self._name
         if self.backend not in BACKENDS:
             raise UserError(f"{name('backend')} must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.scheduler is not None:
@@ -140,17 +168,26 @@ class RunConfig:
                 raise UserError(f"{name('scheduler')} must be an address like tcp://host:8786, got {self.scheduler!r}")
             if self.backend != "dask":
                 raise UserError(f"{at('scheduler', 'backend')}: scheduler {self.scheduler!r} needs backend = \"dask\"")
+
+    def _check_switches(self) -> None:
         for key in ("record", "analyse"):
             if not isinstance(getattr(self, key), bool):
-                raise UserError(f"{name(key)} must be true or false, got {getattr(self, key)!r}")
+                raise UserError(f"{self._name(key)} must be true or false, got {getattr(self, key)!r}")
+
+    def _check_dirs(self) -> None:
+        """The output and cache directories: paths when given; the cache's made absolute."""
         for key in ("out", "cache_dir"):
             v = getattr(self, key)
             if v is not None and (not isinstance(v, str) or not v.strip()):
-                raise UserError(f"{name(key)} must be a directory path, got {v!r}")
+                raise UserError(f"{self._name(key)} must be a directory path, got {v!r}")
         if self.cache_dir is not None:
             # absolute, like rules: a resumed run finds the same tables from any working directory
-            setv(self, "cache_dir", str(Path(self.cache_dir).expanduser().resolve()))
+            object.__setattr__(self, "cache_dir", str(Path(self.cache_dir).expanduser().resolve()))
 
+    def _check_lineup(self) -> None:
+        """Who plays, as the mode wants it: seats for a run, entrants for a tournament, a candidate
+        and its field for a gauntlet."""
+        at = self._where
         if self.mode == "run":
             if not 1 <= len(self.seats) <= MAX_SEATS:
                 raise UserError(f"{at('seats', 'mode')}: mode run needs seats = [1..{MAX_SEATS} strategy specs], "

@@ -95,7 +95,7 @@ class ChunkResult:
     data: bytes
     rows: int
     sums: Mapping[str, list[int]]
-    #: the records file's bytes (:func:`harness.records.codec.records_parquet`) when the job records
+    #: the records file's bytes (:func:`harness.records.convert.records_parquet`) when the job records
     records: bytes | None = None
     #: with refereed entrants: label -> [seat-games, decisions, faults of each kind..., corrupted games]
     faults: Mapping[str, list[int]] | None = None

@@ -1,6 +1,6 @@
 """A game review: every roll, decision, expected final and chance to win of one game, as one HTML page.
 
-For one game record (:class:`harness.records.codec.GameRecord`), per turn of each seat: the dice of every
+For one game record (:class:`harness.records.notation.GameRecord`), per turn of each seat: the dice of every
 roll, the dice kept, the box written; per decision (each keep, ``stop`` included, and each box)
 the best option, its value, the chosen option's value and the regret, classed by its size in
 points (:data:`CLASSES`); per roll its luck. Every number is the analysis's
