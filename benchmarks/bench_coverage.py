@@ -293,7 +293,8 @@ def _mini_rules(root: Path) -> Path:
 def calibrate_cmd(args: argparse.Namespace, root: Path) -> None:
     from scipy.optimize import brentq
 
-    from harness.players.calibrate import Problem, RunnerEvaluator, calibrate
+    from harness.players.calibrate import Problem, calibrate
+    from harness.players.evaluators import RunnerEvaluator
     from harness.exact.evaluate import evaluate, score_rate, versus
     from harness.game.rules import load_rules
 

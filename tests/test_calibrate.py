@@ -220,7 +220,8 @@ def test_evaluations_are_luck_adjusted_unless_no_analyse(mini, tmp_path):
     difference as control variate (the least-squares intercept over game pairs)."""
     import dataclasses
 
-    from harness.players.calibrate import ADJUSTED_MEAN, CONTROLLED_RATE, PLAIN, RunnerEvaluator
+    from harness.players.calibrate import ADJUSTED_MEAN, CONTROLLED_RATE, PLAIN
+    from harness.players.evaluators import RunnerEvaluator
 
     p = Problem(rules=str(mini), settings=(), strategy="solver", param="temperature", lo=0.0, hi=20.0,
                 target_mean=80.0, games=400, seed=3, workers=1)

@@ -17,8 +17,6 @@ from harness.commands.options import (add_backend_options, add_cache_dir_option,
                                       show_bad, stream_games)
 from harness.util.cache import use_cache_dir
 from harness.players.calibrate import DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, EXACT_XTOL, Point
-from harness.players.calibration_job import calibration_problem, run_calibration
-from harness.players.levels import Levels, calibrate_levels, check_levels, levels_text, load_levels
 from harness.util.errors import UserError
 
 
@@ -121,8 +119,10 @@ def _on_tasks(args: argparse.Namespace) -> Iterator[Any]:
 
 
 def _levels(args: argparse.Namespace) -> int:
-    # fitting code (numba) and matplotlib load only when they are used, not for `calibrate --help`
+    # the levels' calibration (the runner, the exact evaluation), fitting code and matplotlib load
+    # only when they are used, not for `calibrate --help`
     from harness.players.fit import reference_of
+    from harness.players.levels import Levels, calibrate_levels, check_levels, levels_text, load_levels
     from harness.players.picture import plot_levels
 
     lv = load_levels(args.levels)
@@ -184,7 +184,7 @@ def _written(args: argparse.Namespace, out: Path, d: dict[str, Any], figs: dict[
     return 0
 
 
-def _against_records(args: argparse.Namespace, lv: Levels) -> int:
+def _against_records(args: argparse.Namespace, lv: Any) -> int:  # lv: harness.players.levels.Levels
     """``--levels FILE --against-records LOGS`` (:mod:`harness.players.opponents`)."""
     # the analysis and evaluation (numba), scipy and matplotlib load only here, not for `calibrate --help`
     from harness.players.opponents import held_out, read_logged, text, tune
@@ -229,6 +229,9 @@ def _against_records(args: argparse.Namespace, lv: Levels) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    # the calibration's job (the runner, the exact evaluation) loads when it runs, not for --help
+    from harness.players.calibration_job import calibration_problem, run_calibration
+
     console_logging()
     use_cache_dir(args.cache_dir)
     if args.levels:

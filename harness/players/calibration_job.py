@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.players.calibrate import (DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, Calibration, ExactEvaluator, Point,
-                                       Problem, RunnerEvaluator, calibrate, calibrate_exact, check_problem,
-                                       default_bracket)
+from harness.players.calibrate import (DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, Calibration, Point, Problem,
+                                       calibrate, calibrate_exact, check_problem, default_bracket)
+from harness.players.evaluators import ExactEvaluator, RunnerEvaluator
+from harness.players.fit import reference_of
+from harness.players.picture import plot_response, plt
 from harness.util.errors import UserError
 
 
@@ -30,9 +32,6 @@ def calibration_problem(rules: str, settings: tuple[str, ...], strategy: str, pa
     10,000 games and seed 1 unless given, the bracket the parameter's declared range where ``lo`` or
     ``hi`` is not given, and the most evaluations the search's default."""
     if against:
-        # fitting code (numba) loads only for a fit file's reference, not for `calibrate --help`
-        from harness.players.fit import reference_of
-
         against = reference_of(against)[0]
     games = 10_000 if games is None else games
     seed = 1 if seed is None else seed
@@ -75,9 +74,6 @@ def run_calibration(problem: Problem, out: Path, *, quiet: bool = True, evaluato
     a :class:`harness.exact.depth.Evaluator`, if given), else measured by runs played under ``out``
     (``quiet``: no progress bar of their games). ``on_start(estimator, adjusted)`` is called once
     the evaluator is made, ``on_point`` with every point evaluated."""
-    # matplotlib loads only when there is a plot to draw, not for `calibrate --help`
-    from harness.players.picture import plot_response, plt
-
     ev = ExactEvaluator(problem, evaluator=evaluator) if problem.exact else RunnerEvaluator(problem, out, quiet=quiet)
     if on_start:
         on_start(ev.estimator, bool(ev.analyse or problem.exact))

@@ -9,7 +9,7 @@ Levels against the players of game logs (``calibrate --against-records LOGS``; `
 and ``band`` keys of a level) are tuned by :mod:`harness.players.opponents`, from the same file.
 
 Exact levels (``exact = true`` in the file, or ``calibrate --exact``): the bot and the reference
-are solitaire, every response is exact (:class:`harness.players.calibrate.ExactEvaluator`) and each level
+are solitaire, every response is exact (:class:`harness.players.evaluators.ExactEvaluator`) and each level
 is the root of its response to ``xtol`` in the dial (:func:`harness.players.calibrate.calibrate_exact`);
 no game is played, so ``games``, ``seed`` and the independent check do not apply. ``levels.json``
 then says ``"exact": true``, gives each level's exact response at its value, and its ``value_ci``
@@ -24,8 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.players.calibrate import (DEFAULT_MAX_EVALS, EXACT, ExactEvaluator, Point, Problem, RunnerEvaluator, calibrate,
-                               calibrate_exact, check_problem, declared_param, default_bracket, round_value, spec_with)
+from harness.players.calibrate import (DEFAULT_MAX_EVALS, EXACT, Point, Problem, calibrate, calibrate_exact,
+                                       check_problem, declared_param, default_bracket, round_value, spec_with)
+from harness.players.evaluators import ExactEvaluator, RunnerEvaluator
+from harness.decisions.scale import SCALE
+from harness.exact.evaluate import refusal
 from harness.util.errors import UserError
 from harness.util.jsonable import jsonable
 from harness.util.render import Table, ci_level, num, pct, sig, table_lines
@@ -120,10 +123,6 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
                 raise UserError(f"{where}: level {lv['name']!r}: {k} = {lv[k]!r} is not a number")
         band = lv.get("band")
         if band is not None:
-            # the analysis (its numba kernels) is imported here: the calibrate command imports this
-            # module for `calibrate --help`, which must not load numba
-            from harness.decisions.analysis import SCALE
-
             names = [b.name for b in SCALE]
             if band not in names:
                 raise UserError(f"{where}: level {lv['name']!r}: band = {band!r} is not a skill band "
@@ -198,8 +197,6 @@ def check_levels(lv: Levels, against: str | None, *, workers: int = 0, analyse: 
     problems = [_problem(lv, level, against, lv.lo, lv.hi, workers=workers, analyse=analyse, confidence=confidence,
                          max_evals=max_evals, xtol=xtol) for level in lv.levels]
     if lv.exact:
-        from harness.exact.evaluate import refusal  # the evaluation (numba) only for exact levels
-
         rules = load_rules(lv.rules, list(lv.settings))
         for level, p in zip(lv.levels, problems):
             bots = [spec_with(p.strategy, p.param, v, p.digits) for v in (p.lo, p.hi)] + ([p.against] if p.against else [])
