@@ -59,9 +59,8 @@ from harness.records.record import GameId, GameRecord
 from harness.game.rules import RuleSet
 from harness.game.scoring import context, score_options
 from harness.exact.solver import Solution, solve
+from harness.decisions.scale import TIE  # noqa: F401  (options within it of the best are ties)
 
-#: Options whose value is within this of the best are ties (marked ``best``).
-TIE = 1e-9
 #: Per-state turn plans kept by an :class:`Advisor` (scandinavian: about 15 KB each).
 PLAN_CACHE = 2048
 

@@ -10,6 +10,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from harness.decisions.scale import ERROR, keep_text, rating, worst_of
+from harness.records.codec import records_of_run
 from harness.records.rundir import RunInfo, chunk_columns
 from harness.reports.summary.base import Section, Window
 from harness.stats import Moments, mean_ci
@@ -117,10 +119,6 @@ class LuckSection(Section):
     def _worst_decisions(self) -> list[list[dict[str, Any]]]:
         """Per entrant, its worst seat-games (costliest decision first); each decision named from
         the run's records when it has them."""
-        # the analysis (numba kernels, the solver) loads only for a run that was analysed: the
-        # luck section's methods import it, so that compare (and `compare --help`) does not
-        from harness.decisions.analysis import ERROR
-
         out: list[list[dict[str, Any]]] = []
         named = self._name_decisions()
         for e in range(self.k):
@@ -136,13 +134,12 @@ class LuckSection(Section):
     def _name_decisions(self) -> dict[tuple[int, int, int], dict[str, Any]]:
         """{(lineup, game, seat): the costliest decision as :class:`harness.decisions.skill.Worst` JSON} for
         the listed seat-games, when the run was recorded (else empty)."""
-        from harness.decisions.analysis import ERROR
-
         wanted = {(-nli, -ng, s) for heap in self.worst for mx, nli, ng, s in heap if mx > ERROR}
         if not wanted or not (self.info.path / "records").is_dir():
             return {}
-        from harness.decisions.analysis import Analyser, worst_of
-        from harness.records.codec import records_of_run
+        # the analysis (numba kernels, the solver) loads only to name a recorded run's worst
+        # decisions, so that a report of other runs, and compare, do not load it
+        from harness.decisions.analysis import Analyser
 
         an = Analyser(self.info.rules)
         out = {}
@@ -157,8 +154,6 @@ class LuckSection(Section):
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        from harness.decisions.analysis import rating
-
         rules = self.info.rules
         upper = rules.columns * sum(b.is_upper for b in rules.boxes)
         worst = self._worst_rows if self.split else [[] for _ in range(self.k)]
@@ -221,8 +216,6 @@ class LuckSection(Section):
                 lu = f"lineup {w['lineup']} " if len(d["run"]["lineups"]) > 1 else ""
                 where = f"{lu}game {w['game']} seat {w['seat']}"
                 if "turn" in w:
-                    from harness.decisions.analysis import keep_text
-
                     what = f"{' '.join(map(str, w['dice']))} {keep_text(w['played'])}, best {keep_text(w['best'])}"
                     where += f" column {w['column']} turn {w['turn']} roll {w['roll']}"
                 else:
