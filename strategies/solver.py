@@ -35,10 +35,12 @@ import numpy as np
 
 from harness.util import jit
 from harness.exact.kernels import solver as K
+from harness.exact.kernels import evaluate as EK
 from harness.util.errors import UserError
 from harness.game.rules import RuleSet
 from harness.game.scoring import context
 from harness.exact.solver import Solution, build_plan, is_solved, policy_table, solve
+from harness.exact.target import Player, cached_tmax, target_table
 from harness.game.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView
 from harness.game.turn import keep_expectations, turn_policy
 
@@ -110,9 +112,6 @@ class SolverBot(Strategy):
         With a target, load (or solve) the target table instead."""
         if self.target:
             if self._player is None:
-                # only solver:target=T needs the target tables' module and kernels: loaded then
-                from harness.exact.target import Player, cached_tmax, target_table
-
                 tab = target_table(self.rules, "target", cached_tmax(self.rules, "target", self.target))
                 self._player = Player(tab)
                 self._warm_up()
@@ -325,8 +324,6 @@ class SolverBot(Strategy):
         """The bot's keeps and boxes from the very kernels and arithmetic of :meth:`keep` and
         :meth:`choose`: T = 0 the first-strict-maximum plans, T > 0 the values its softmax draws
         from, each mixed with a uniform legal action at the blunder rate."""
-        from harness.exact.kernels import evaluate as EK  # the exact evaluation's kernels, only when evaluating
-
         if self.target:
             raise UserError(f"strategy {self.label!r}: target play depends on the points scored so far; "
                             f"its exact evaluation walks (state, score) from target_play(), not policy()")

@@ -52,7 +52,9 @@ from typing import Any, Mapping, Sequence
 
 from harness.util import render as R
 from harness.exact.evaluate import refusal
-from harness.game.rules import RuleSet
+from harness.exact.solver import build_plan
+from harness.exact.steps import steps_table
+from harness.game.rules import RuleSet, rules_dir
 from harness.exact.chain import (DEFAULT_DIAL, DEFAULT_RATES, DEFAULT_WEAKEST, DIALS, MAX_ITER, MAX_LEVELS, RATE_TOL,
                                  Chain, DepthOfSkill, Dial, Level, chain, check_rates, dial_of, score_rate,
                                  step_fraction)
@@ -111,8 +113,6 @@ def _depth_or_states(rules: RuleSet, mode: str, rates: Sequence[float], weakest:
                      evaluator: Evaluator | None) -> tuple[DepthOfSkill | None, str | None, int | None]:
     """:func:`depth_if_cheap`'s (depth, why not, None), but (None, None, the solver's states) for a
     depth of skill that auto mode leaves uncomputed, so that one note can name several rule sets."""
-    from harness.exact.solver import build_plan
-
     if mode not in MODES:
         raise ValueError(f"depth mode must be one of {MODES}, got {mode!r}")
     if mode == "off":
@@ -134,8 +134,6 @@ def compute_command(rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weak
     """The command that computes the depth of skill of ``rules`` on its own (and caches it, for every
     later report and compare of the rule set): ``yatzy-harness evaluate RULES [--set ...] --depth``,
     the rule set by its built-in name or its file, the ladder's flags when they are not the defaults."""
-    from harness.game.rules import rules_dir
-
     builtin = rules_dir() / f"{rules.name}.toml"
     same = builtin.is_file() and Path(rules.source).is_file() and builtin.resolve() == Path(rules.source).resolve()
     words = ["yatzy-harness", "evaluate", rules.name if same else str(rules.source)]
@@ -164,25 +162,6 @@ def not_cached_note(sides: Sequence[tuple[RuleSet, int]], rates: Sequence[float]
     return (f"depth of skill not cached ({sizes}; dozens of softmax evaluations{each}, a minute to hours of CPU): "
             f"--depth computes it, or once for every later report and compare: {commands} "
             "(--no-depth silences this)")
-
-
-def steps_table(depths: Sequence[tuple[str, Mapping[str, Any]]]) -> R.Table:
-    """The steps of one or more depths of skill (:meth:`DepthOfSkill.to_json`) side by side, one row
-    per score rate (``report``: the run's rule set; ``compare``: BASE's and CANDIDATE's, and the change)."""
-    rates = list(dict.fromkeys(c["p"] for _, d in depths for c in d["chains"]))
-    rows = []
-    for p in rates:
-        got = [next((c["steps"] for c in d["chains"] if c["p"] == p), None) for _, d in depths]
-        row = [R.pct(p, 0), *[R.MISSING if x is None else f"{x:.2f}" for x in got]]
-        if len(depths) == 2:
-            row.append(R.MISSING if None in got else f"{got[1] - got[0]:+.2f}")
-        rows.append(row)
-    head = ["p", *[name for name, _ in depths]] + (["change"] if len(depths) == 2 else [])
-    ladders = list(dict.fromkeys(d["ladder"] for _, d in depths))
-    return R.Table("Depth of skill (exact): steps from the weakest bot to the optimal one, each scoring p against "
-                   "the one below (harness.exact.depth)", head, rows,
-                   [f"ladder: {'; '.join(ladders)}; the last step fractional; a different ladder gives a different "
-                    "chain (published figures for other games are estimates from human play: docs/findings.md)"])
 
 
 def side_by_side(base: RuleSet, candidate: RuleSet, mode: str = "auto") -> dict[str, Any]:

@@ -25,9 +25,7 @@ def write_analysis(report: SkillReport, out_dir: str | Path, plots: bool = True)
         pngs: list[Path] = []
         if plots:
             # matplotlib (~0.3 s) and the plots load only when plots are drawn (not with --no-plots)
-            import matplotlib.pyplot as plt
-
-            from harness.reports.plot import SKILL_PLOTS
+            from harness.reports.plot import SKILL_PLOTS, plt
 
             for fname, fn in SKILL_PLOTS.items():
                 fig = fn(report)

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 from harness.util.errors import UserError
 from harness.game.outcome import DEFINITION
 from harness.util.render import Table, count, html_page, markdown, text
+from harness.records.codec import records_of_run
 from harness.records.rundir import write_bytes_atomic
 from harness.reports.summary import SECTIONS, RunSummary
 
@@ -66,7 +67,6 @@ def write_review_pages(summary: RunSummary, d: Mapping[str, Any], out: Path) -> 
     if not rows or not (path / "records").is_dir():
         return []
     # the reviews (the analysis, the win tables) load only for a run that has costliest decisions to show
-    from harness.records.codec import records_of_run
     from harness.reports.review import QUICK_TABLE_BYTES, page_name, turn_anchor, write_reviews
 
     rules = summary.info.rules

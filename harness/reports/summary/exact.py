@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from harness.exact.steps import steps_table
 from harness.records.rundir import RunInfo
 from harness.reports.summary.base import Section, SummaryOptions, Window, yatzy_box
 from harness.reports.summary.entrants import EntrantSection
 from harness.reports.summary.pairings import PairingSection, PairingStats
 from harness.stats import PERCENTILES, mean_ci
+from harness.stats.proportions import wilson_share
 from harness.util.render import Table, ci_level, num, pct
 
 
@@ -64,9 +66,8 @@ class ExactSection(Section):
         pass
 
     def finish(self) -> None:
-        # the exact evaluation (numba kernels, the solver) loads only when a report asks for it
-        from harness.exact import evaluate as E
-        from harness.exact.solver import build_plan
+        # the exact layer (numba kernels, the solver: ~0.45 s) loads only when a report asks for it
+        from harness.exact import evaluate as E, figures, solver
 
         rules = self.info.rules
         labels = [e.label for e in (self.entrant_sec.stats if self.entrant_sec else ())]
@@ -75,20 +76,19 @@ class ExactSection(Section):
             return
         if self.mode == "auto":
             missing = [x for x in labels if not E.is_cached(rules, x)]
-            states = build_plan(rules).n_states
+            states = solver.build_plan(rules).n_states
             if missing and states > EXACT_AUTO_STATES:
                 self.why = (f"{len(missing)} of the {len(labels)} exact evaluations are not cached and {rules.name} has "
                             f"{states:,} solver states (half a minute to minutes of CPU each): `report --exact` computes them "
                             f"(cached for next time), `report --no-exact` silences this note")
                 return
-        self.result = self._compare()
+        self.result = self._compare(figures)
 
-    def _compare(self) -> dict[str, Any]:
-        from harness.exact.figures import ALARM_CONFIDENCE, ExactTables, outside
-        from harness.stats.proportions import wilson_share
-
-        info, conf = self.info, ALARM_CONFIDENCE
-        tables = ExactTables.of(info.rules, info.lineups)
+    def _compare(self, figures: Any) -> dict[str, Any]:
+        """The exact figures beside the sampled ones (``figures``: :mod:`harness.exact.figures`)."""
+        outside = figures.outside
+        info, conf = self.info, figures.ALARM_CONFIDENCE
+        tables = figures.ExactTables.of(info.rules, info.lineups)
         ybox = yatzy_box(info.rules)
         flags: list[str] = []
 
@@ -238,8 +238,6 @@ class DepthSection(Section):
 
     @staticmethod
     def tables(d: Mapping[str, Any]) -> list[Table]:
-        from harness.exact.depth import steps_table
-
         x = d.get("depth")
         if not x or x.get("available") is False:
             return []
