@@ -57,3 +57,54 @@ def test_the_checks_can_fail():
     assert offences(ast.parse("import argparse\nprint(1)\nimport sys\nsys.exit(2)")) == [
         "import argparse", "print() at line 2", "sys.exit() at line 4"]
     assert offences(ast.parse("def f(a: 'x'):\n    return argparse.Namespace()")) == ["argparse.Namespace at line 2"]
+
+
+#: The most modules of the harness the library may import inside functions (issue 38); each such
+#: import says why on its line or the line above (a heavy import deferred, measured, or a loop).
+MAX_DEFERRED = 15
+
+
+def deferred_imports(path: Path) -> list[tuple[int, str, bool]]:
+    """(line, module, has a reason) of each harness or bots module imported inside a function of
+    ``path``: every name of ``from harness.pkg import a, b`` that is a module counts as one."""
+    def is_module(name: str) -> bool:
+        base = ROOT.joinpath(*name.split("."))
+        return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+    lines = path.read_text().splitlines()
+    tree = ast.parse("\n".join(lines))
+    seen: set[int] = set()
+    out = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            if id(node) in seen or not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            seen.add(id(node))  # a nested function's import counts once
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names if a.name.split(".")[0] in ("harness", "strategies")]
+            elif node.level == 0 and node.module and node.module.split(".")[0] in ("harness", "strategies"):
+                subs = [f"{node.module}.{a.name}" for a in node.names]
+                mods = [m for m in subs if is_module(m)] or [node.module]
+            else:
+                mods = []
+            said = "#" in lines[node.lineno - 1] or lines[node.lineno - 2].strip().startswith("#")
+            out += [(node.lineno, m, said) for m in mods]
+    return out
+
+
+def test_the_library_defers_few_imports_of_the_harness_each_with_its_reason():
+    found = {str(p.relative_to(ROOT)): d for p in library_modules() if (d := deferred_imports(p))}
+    listing = "\n".join(f"  {f}:{n} {m}" for f, d in sorted(found.items()) for n, m, _ in d)
+    assert sum(map(len, found.values())) <= MAX_DEFERRED, f"imports inside functions:\n{listing}"
+    silent = [f"{f}:{n} {m}" for f, d in found.items() for n, m, said in d if not said]
+    assert not silent, "imports inside functions without a reason in a comment: " + ", ".join(silent)
+
+
+def test_the_deferred_import_count_sees_every_module(tmp_path):
+    p = tmp_path / "m.py"
+    p.write_text("def f():\n    # why\n    from harness.exact import evaluate as E, figures\n"
+                 "    def g():\n        import harness.game.rules\n")
+    assert deferred_imports(p) == [(3, "harness.exact.evaluate", True), (3, "harness.exact.figures", True),
+                                   (5, "harness.game.rules", False)]

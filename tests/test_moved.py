@@ -45,4 +45,4 @@ def test_from_imports_and_pickles_through_an_old_path():
             "print(type(pickle.loads(pickle.dumps(load_rules('forced')))).__module__, solver.__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["harness.game.rules", "harness.exact.solver"]
+    assert out.stdout.split() == ["harness.game.ruleset", "harness.exact.solver"]
