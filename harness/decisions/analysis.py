@@ -42,13 +42,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from harness.decisions import kernels as AK
 from harness.game import pace
-from harness.records.codec import GameId, GameRecord, KernelArrays, RunRecords, Turn, arrays_of_recording, arrays_of_records
+from harness.records.codec import (GameId, GameRecord, KernelArrays, RunRecords, Turn, arrays_of_recording, arrays_of_records,
+                                   records_of_run)
 from harness.util.errors import UserError
 from harness.decisions.positions import Advisor, Position
 from harness.records.record import RecordStream
@@ -160,6 +162,25 @@ class DecisionTable:
     def player(self) -> np.ndarray:
         """(D,) the label of each decision's player."""
         return np.asarray(self.labels, dtype=object)[self.seatgame] if len(self.labels) else np.empty(0, object)
+
+
+def costliest_decisions(run: Path, rules: RuleSet, wanted: Iterable[tuple[int, int, int]]
+                        ) -> dict[tuple[int, int, int], Worst]:
+    """{(lineup, game, seat): its costliest decision} for the ``wanted`` seat-games of a recorded
+    run, each seat-game analysed again from the run's records (the run's rows hold its regret, not
+    where it was: the luck section of a report names them)."""
+    wanted = set(wanted)
+    an = Analyser(rules)
+    out = {}
+    for li in sorted({x[0] for x in wanted}):
+        games = sorted({g for lu, g, _ in wanted if lu == li})
+        for _, rec in records_of_run(run, lineup=li, games=games):
+            for lu, g, s in sorted(x for x in wanted if x[0] == li and x[1] == rec.game):
+                turns = [t for t in rec.turns if t.seat == s]
+                a = an.seat(turns, s, details=True)
+                d = max(a.details, key=lambda x: x.regret)
+                out[(lu, g, s)] = worst_of(d, turns, s, g, lu)
+    return out
 
 
 def _faces_key(faces: Sequence[int]) -> tuple[int, ...]:

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from harness.records.codec import GameId, Turn
+from harness.records.notation import GameId, Turn
 
 #: Options whose value is within this of the best are ties (marked ``best``; the advisor's
 #: :data:`harness.decisions.positions.TIE`).

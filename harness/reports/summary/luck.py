@@ -10,8 +10,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from harness.decisions.scale import ERROR, keep_text, rating, worst_of
-from harness.records.codec import records_of_run
+from harness.decisions.scale import ERROR, keep_text, rating
 from harness.records.rundir import RunInfo, chunk_columns
 from harness.reports.summary.base import Section, Window
 from harness.stats import Moments, mean_ci
@@ -137,21 +136,11 @@ class LuckSection(Section):
         wanted = {(-nli, -ng, s) for heap in self.worst for mx, nli, ng, s in heap if mx > ERROR}
         if not wanted or not (self.info.path / "records").is_dir():
             return {}
-        # the analysis (numba kernels, the solver) loads only to name a recorded run's worst
-        # decisions, so that a report of other runs, and compare, do not load it
-        from harness.decisions.analysis import Analyser
+        # the analysis (numba kernels, the solver) and the records' reader load only to name a
+        # recorded run's worst decisions, so that a report of other runs, and compare, do not load them
+        from harness.decisions.analysis import costliest_decisions
 
-        an = Analyser(self.info.rules)
-        out = {}
-        for li in sorted({x[0] for x in wanted}):
-            games = sorted({g for lu, g, _ in wanted if lu == li})
-            for _, rec in records_of_run(self.info.path, lineup=li, games=games):
-                for lu, g, s in (x for x in wanted if x[0] == li and x[1] == rec.game):
-                    turns = [t for t in rec.turns if t.seat == s]
-                    a = an.seat(turns, s, details=True)
-                    d = max(a.details, key=lambda x: x.regret)
-                    out[(lu, g, s)] = worst_of(d, turns, s, g, lu).to_json()
-        return out
+        return {k: w.to_json() for k, w in costliest_decisions(self.info.path, self.info.rules, wanted).items()}
 
     def to_dict(self) -> dict[str, Any]:
         rules = self.info.rules
