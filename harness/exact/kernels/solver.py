@@ -246,7 +246,7 @@ def stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, first, row, stop, box, r
             acc[i] += extra
 
 
-# From this many slots on, :func:`turn_lattice` takes each keep's best sub-keep
+# From this many slots on, :func:`turn_values` and :func:`turn_args` take each keep's best sub-keep
 # in one pass over its faces (:func:`_chain`): 2.6 to 4.2 times faster than the face-by-face loops
 # from 96 to 256 slots (`python benchmarks/bench_turns.py`, benchmarks/BENCHMARKS.md "Exact
 # evaluation"). Below, the face-by-face loops stay: the one pass was slower there in a trial, its
@@ -307,26 +307,14 @@ def _best_sub(dk, kk, v0, M, A, out_v, out_a, nu):
 
 
 @nb.njit(cache=True, nogil=True)
-def turn_lattice(dk, nu, stop_f, stop_l, E, M, Es, Ms, A, args):
-    """One pass over a turn's keep lattice: the optimal value of each first roll from the stop
-    values (first roll / later roll), and with ``args`` the T=0 keep of every stage, roll and slot
-    (:func:`turn_values` and :func:`turn_args` are this pass without and with the argmax).
+def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
+    """Optimal value of each first roll from the stop values (first roll / later roll).
 
     E (K, nu) and M (n_small, nu) are work arrays: E[k] the expected value of keeping k and
     rerolling the rest, M[k] the best E over the sub-keeps of k. Keeping a whole roll r is keep
     ``n_small + r``, so the rows E[n_small:] double as the value of each roll in hand; they hold the
     first-roll values on return. With Es (rr+1, K, nu) and Ms (rr+1, n_small, nu) not empty,
     stage j's E and M (j rerolls left) are saved there for :func:`keep_arg` and the bot.
-
-    With args (rr, R, nu) int32, args[j - 1, r, i] gets the keep (``roll_as_keep[r]`` for stop) with
-    j rerolls left, and A (n_small, nu) int32 tracks which sub-keep reaches M; following the strict
-    improvements in face order picks exactly :func:`keep_arg`'s keep (stop on ties, then the first
-    face, the keep itself before its sub-keeps). With args and A None only the values, the same to
-    the last bit (every sum and comparison in one order). numba compiles the pass once for each
-    case with the ``args is None`` branches pruned, so the values-only pass carries none of the
-    argmax's work. Below ``WIDE`` slots each case's face-by-face loops are written out: in trials a
-    per-keep step shared by both cases (a kernel of its own, even inlined) made the solve 1.5 to 3
-    times slower, and a branch on a run-time flag made narrow turns 10 to 30 % slower.
     """
     n_rolls = stop_f.shape[0]
     ns = dk.n_small
@@ -351,40 +339,21 @@ def turn_lattice(dk, nu, stop_f, stop_l, E, M, Es, Ms, A, args):
             e3, e4, e5 = E[add[k, 3]], E[add[k, 4]], E[add[k, 5]]
             for i in range(nu):
                 ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
-        # each keep's best sub-keep into M
         for k in range(ns):
+            if nu >= WIDE:  # one pass over the faces, as turn_args
+                _best_sub(dk, k, E[k], M, no_a, M[k], no_arg, nu)
+                continue
             mk = M[k]
             ek = E[k]
-            if nu >= WIDE:  # one pass over the faces
-                if args is None:
-                    _best_sub(dk, k, ek, M, no_a, mk, no_arg, nu)
-                else:
-                    _best_sub(dk, k, ek, M, A, mk, A[k], nu)
-                continue
             for i in range(nu):
                 mk[i] = ek[i]
-            if args is None:
-                for f in range(6):
-                    q = rem[k, f]
-                    if q >= 0:
-                        mq = M[q]
-                        for i in range(nu):
-                            if mq[i] > mk[i]:
-                                mk[i] = mq[i]
-                continue
-            ak = A[k]
-            for i in range(nu):
-                ak[i] = k
             for f in range(6):
                 q = rem[k, f]
                 if q >= 0:
                     mq = M[q]
-                    aq = A[q]
                     for i in range(nu):
-                        m = mq[i]
-                        better = m > mk[i]
-                        mk[i] = m if better else mk[i]
-                        ak[i] = aq[i] if better else ak[i]
+                        if mq[i] > mk[i]:
+                            mk[i] = mq[i]
         if save:
             for k in range(E.shape[0]):
                 for i in range(nu):
@@ -392,56 +361,22 @@ def turn_lattice(dk, nu, stop_f, stop_l, E, M, Es, Ms, A, args):
             for k in range(ns):
                 for i in range(nu):
                     Ms[j, k, i] = M[k, i]
-        # each roll's best keep (stopping: the roll as keep n_small + r) into E[n_small + r]
         for r in range(n_rolls):
             kr = ns + r
+            if nu >= WIDE:
+                _best_sub(dk, kr, st[r], M, no_a, E[kr], no_arg, nu)
+                continue
             cr = E[kr]
             sr = st[r]
-            if nu >= WIDE:
-                if args is None:
-                    _best_sub(dk, kr, sr, M, no_a, cr, no_arg, nu)
-                else:
-                    _best_sub(dk, kr, sr, M, A, cr, args[j - 1, r], nu)
-                continue
             for i in range(nu):
                 cr[i] = sr[i]
-            if args is None:
-                for f in range(6):
-                    q = rem[kr, f]
-                    if q >= 0:
-                        mq = M[q]
-                        for i in range(nu):
-                            if mq[i] > cr[i]:
-                                cr[i] = mq[i]
-                continue
-            arg = args[j - 1, r]
-            for i in range(nu):
-                arg[i] = kr
             for f in range(6):
                 q = rem[kr, f]
                 if q >= 0:
                     mq = M[q]
-                    aq = A[q]
                     for i in range(nu):
-                        m = mq[i]
-                        better = m > cr[i]
-                        cr[i] = m if better else cr[i]
-                        arg[i] = aq[i] if better else arg[i]
-
-
-@nb.njit(cache=True, nogil=True)
-def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
-    """:func:`turn_lattice` without the argmax: the optimal value of each first roll into
-    E[n_small:], each stage's E and M saved in Es, Ms when they are not empty."""
-    turn_lattice(dk, nu, stop_f, stop_l, E, M, Es, Ms, None, None)
-
-
-@nb.njit(cache=True, nogil=True)
-def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
-    """:func:`turn_lattice` with the argmax: :func:`turn_values`'s values, and args[j - 1, r, i]
-    (rr, R, nu) int32 the T=0 keep with j rerolls left (A (n_small, nu) int32 a work array)."""
-    none = np.empty((0, 0, 0))
-    turn_lattice(dk, nu, stop_f, stop_l, E, M, none, none, A, args)
+                        if mq[i] > cr[i]:
+                            cr[i] = mq[i]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -996,6 +931,80 @@ def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stag
             tags[line] = idx
         r = rolls[g]
         out[g] = dk.sub_keep[dk.sub_ptr[r] + codes[line, stage[g] - 1, r]]
+
+
+@nb.njit(cache=True, nogil=True)
+def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
+    """:func:`turn_values` that also writes the T=0 keep of every stage, roll and slot: args[j - 1,
+    r, i] (rr, R, nu) int32 the keep (``roll_as_keep[r]`` for stop) with j rerolls left.
+
+    A (n_small, nu) int32 tracks which sub-keep reaches M; following the strict improvements in
+    face order picks exactly :func:`keep_arg`'s keep (stop on ties, then the first face, the keep
+    itself before its sub-keeps), and the values are computed as in :func:`turn_values`. From
+    ``WIDE`` slots on, each keep's faces are taken in one pass (:func:`_best_sub`), the same
+    comparisons in the same order.
+    """
+    n_rolls = stop_f.shape[0]
+    ns = dk.n_small
+    rr = dk.rerolls
+    rem = dk.rem
+    add = dk.add
+    sixth = 1.0 / 6.0
+    first_st = stop_f if rr == 0 else stop_l
+    for r in range(n_rolls):
+        er = E[ns + r]
+        sr = first_st[r]
+        for i in range(nu):
+            er[i] = sr[i]
+    for j in range(1, rr + 1):
+        st = stop_f if j == rr else stop_l
+        for k in range(ns - 1, -1, -1):
+            ek = E[k]
+            e0, e1, e2 = E[add[k, 0]], E[add[k, 1]], E[add[k, 2]]
+            e3, e4, e5 = E[add[k, 3]], E[add[k, 4]], E[add[k, 5]]
+            for i in range(nu):
+                ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
+        if nu >= WIDE:
+            for k in range(ns):
+                _best_sub(dk, k, E[k], M, A, M[k], A[k], nu)
+            for r in range(n_rolls):
+                _best_sub(dk, ns + r, st[r], M, A, E[ns + r], args[j - 1, r], nu)
+            continue
+        for k in range(ns):
+            mk = M[k]
+            ak = A[k]
+            ek = E[k]
+            for i in range(nu):
+                mk[i] = ek[i]
+                ak[i] = k
+            for f in range(6):
+                q = rem[k, f]
+                if q >= 0:
+                    mq = M[q]
+                    aq = A[q]
+                    for i in range(nu):
+                        m = mq[i]
+                        better = m > mk[i]
+                        mk[i] = m if better else mk[i]
+                        ak[i] = aq[i] if better else ak[i]
+        for r in range(n_rolls):
+            kr = ns + r
+            cr = E[kr]
+            sr = st[r]
+            arg = args[j - 1, r]
+            for i in range(nu):
+                cr[i] = sr[i]
+                arg[i] = kr
+            for f in range(6):
+                q = rem[kr, f]
+                if q >= 0:
+                    mq = M[q]
+                    aq = A[q]
+                    for i in range(nu):
+                        m = mq[i]
+                        better = m > cr[i]
+                        cr[i] = m if better else cr[i]
+                        arg[i] = aq[i] if better else arg[i]
 
 
 @nb.njit(cache=True, nogil=True)
