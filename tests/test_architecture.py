@@ -114,3 +114,16 @@ def test_no_module_is_over_800_lines_but_the_listed_kernels():
     listed = listed_long_files()
     assert not long - listed, f"modules over {MAX_LINES} lines: {sorted(long - listed)} (split by topic, or list with a reason)"
     assert not listed - long, f"listed as long but not: {sorted(listed - long)} (remove their rows)"
+
+
+def test_the_described_structure_names_every_module_of_the_tree():
+    """harness/README.md's table of packages names each library module (by its name in backticks),
+    so the description of the house follows the tree when a room is added or split."""
+    text = (ROOT / "harness" / "README.md").read_text(encoding="utf-8")
+    section = text.split("## The layers of the library: one package each", 1)[1].split("\n## ", 1)[0]
+    named = {n.strip("/") for n in re.findall(r"`([\w/.]+)`", section)}
+    library = ROOT / "harness"
+    missing = sorted(str(p.relative_to(library)) for p in library.rglob("*.py")
+                     if p.relative_to(library).parts[0] not in ("commands", "stats")
+                     and p.name not in ("__init__.py", "cli.py", "moved.py") and p.stem not in named)
+    assert not missing, f"modules harness/README.md's table of packages does not name: {missing}"
