@@ -18,7 +18,8 @@ from harness.util.jit import nb
 import numpy as np
 
 from harness.game.scoring import score_sheet
-from harness.exact.kernels.solver import reroll, stop_values, successor, turn_codes, turn_values, upper_values
+from harness.exact.kernels.rows import LANES, row_add, row_add_scaled, row_copy, row_fill, row_mul_add, soft_roll
+from harness.exact.kernels.solver import stop_values, successor, turn_codes, turn_values, upper_values
 
 
 @nb.njit(cache=True, nogil=True)
@@ -53,8 +54,10 @@ DET, PROB, VALUES = 0, 1, 2
 #: a roll outside is taken against its own best value, as the bot does
 TINY = 1e-250
 HUGE = 1e250
-#: States whose softmax keeps are worked out side by side
-SOFT_GROUP = 16
+#: States whose softmax keeps are worked out side by side (a row of :mod:`harness.exact.kernels.rows`)
+SOFT_GROUP = LANES
+#: States of one sheet whose softmax boxes are worked out side by side
+SOFT_LANES = 64
 
 
 @nb.njit(cache=True, nogil=True)
@@ -134,78 +137,87 @@ def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, blunder, mass, fin, km, v):
 
 
 @nb.njit(cache=True, nogil=True)
-def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z, S, U, KM, MASS):
+def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z, S, U, KM, MASS, FIN):
     """The keeps' part of a turn for states g0..g0+n-1 of a VALUES policy (a softmax over each
     roll's sub-keeps, mixed with the blunder's uniform sub-keep): fin_all[g, fi, r] as
-    :func:`_keep_stops`. The states sit side by side in (keeps, n) scratch arrays, so every step
-    but the exponentials runs over contiguous rows.
+    :func:`_keep_stops`. The states sit side by side in (keeps, LANES) scratch arrays (FIN: (2 x
+    rolls, LANES), where each roll stops), so every step but the exponentials is a whole-row
+    operation of :mod:`harness.exact.kernels.rows`, each lane's arithmetic the one-state loop's;
+    lanes past n carry harmless numbers (weights 1) and are never read out.
 
     One weight per keep, exp((v - the stage's largest value) / T) (the bot takes them per roll
     against the roll's best: the same ratios); a roll's total weight is the sum over its sub-keeps
     (sub-multiset sums of the keep lattice, one face at a time) and a keep's mass the sum over the
     rolls holding it of their mass over their total (superset sums): about 6 operations a keep
     instead of the 4,368 (roll, sub-keep) pairs. A roll whose total leaves (TINY, HUGE) is taken
-    against its own best, as the bot does.
+    against its own best, as the bot does. A whole roll's weight at a later stage is the stage
+    before's when its value and the stage's largest value are the same (without servida a roll
+    stops alike on every stage, and the largest value is a whole roll's): the same number, not
+    taken again (252 of a state's 924 exponentials on five dice).
     """
     n_rolls = MASS.shape[0]
     n_keeps = dk.add.shape[0]
     ns = dk.n_small
     rr = dk.rerolls
+    sixth = 1.0 / 6.0
     for r in range(n_rolls):
-        for i in range(n):
-            MASS[r, i] = dk.roll_prob[r]
-    for i in range(n):
-        for r in range(n_rolls):
-            fin_all[g0 + i, 0, r] = 0.0
-            fin_all[g0 + i, 1, r] = 0.0
+        row_fill(MASS, r, dk.roll_prob[r])  # every lane: those past n carry harmless numbers
+        row_fill(FIN, r, 0.0)  # FIN[fi * n_rolls + r]: fin_all[g, fi, r] of lane g - g0
+        row_fill(FIN, n_rolls + r, 0.0)
+    lanes = (np.int64(1) << n) - 1
+    keep = 1.0 - blunder
     for j in range(rr, -1, -1):
         fi = 1 if j == rr else 0
         if j == 0:  # no reroll left: every roll stops
-            for i in range(n):
-                for r in range(n_rolls):
-                    fin_all[g0 + i, fi, r] += MASS[r, i]
+            for r in range(n_rolls):
+                row_add(FIN, fi * n_rolls + r, MASS, r)
             break
         for i in range(n):
             vals = keep_f[keep_row[g0 + i], j - 1]
             top = vals[0]
             for k in range(n_keeps):
                 top = max(top, vals[k])
-            for k in range(n_keeps):
+            last = n_keeps
+            if j < rr:  # a whole roll (keeps ns..) whose value and top are the stage before's has its weight in X
+                prev = keep_f[keep_row[g0 + i], j]
+                ptop = prev[0]
+                for k in range(n_keeps):
+                    ptop = max(ptop, prev[k])
+                if ptop == top:
+                    last = ns
+                    for k in range(ns, n_keeps):
+                        if vals[k] != prev[k]:
+                            X[k, i] = np.exp((vals[k] - top) / temperature)
+            for k in range(last):
                 X[k, i] = np.exp((vals[k] - top) / temperature)
+        for i in range(n, LANES):
+            for k in range(n_keeps):
+                X[k, i] = 1.0
         for k in range(n_keeps):
-            for i in range(n):
-                Z[k, i] = X[k, i]
-                S[k, i] = 0.0
-                U[k, i] = 0.0
+            row_copy(Z, k, X, k)
+            row_fill(S, k, 0.0)
+            row_fill(U, k, 0.0)
         for f in range(6):  # Z[k]: the weight of k's sub-keeps (a whole roll's: its total)
             for k in range(n_keeps):
                 q = dk.rem[k, f]
                 if q >= 0:
-                    for i in range(n):
-                        Z[k, i] += Z[q, i]
+                    row_add(Z, k, Z, q)
         far = False
-        for r in range(n_rolls):
+        for r in range(n_rolls):  # U[kr] = m blunder / nsub; where TINY < tot < HUGE: S[kr] = m q, FIN += m X q + U
             kr = dk.roll_as_keep[r]
             nsub = dk.sub_ptr[r + 1] - dk.sub_ptr[r]
-            for i in range(n):
-                m = MASS[r, i]
-                tot = Z[kr, i]
-                U[kr, i] = m * (blunder / nsub)
-                if TINY < tot < HUGE:
-                    q = (1.0 - blunder) / tot
-                    S[kr, i] = m * q
-                    fin_all[g0 + i, fi, r] += m * (X[kr, i] * q) + U[kr, i]
-                else:
-                    far = True
+            bad = soft_roll(MASS, r, Z, X, kr, U, S, FIN, fi * n_rolls + r, blunder / nsub, keep, TINY, HUGE)
+            far |= (bad & lanes) != 0
         for f in range(6):  # superset sums: S[k] (U[k]) the mass over the total of the rolls holding k
             for k in range(ns - 1, -1, -1):
                 a = dk.add[k, f]
-                for i in range(n):
-                    S[k, i] += S[a, i]
-                    U[k, i] += U[a, i]
+                row_add(S, k, S, a)
+                row_add(U, k, U, a)
         for k in range(n_keeps):
-            for i in range(n):
-                KM[k, i] = X[k, i] * S[k, i] + U[k, i] if k < ns else 0.0
+            if k < ns:
+                row_mul_add(KM, X, S, U, k)
+            else:
+                row_fill(KM, k, 0.0)
         if far:  # rolls too far from the stage's best: against their own best, as the bot does
             for r in range(n_rolls):
                 kr = dk.roll_as_keep[r]
@@ -216,7 +228,7 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
                         continue
                     vals = keep_f[keep_row[g0 + i], j - 1]
                     m = MASS[r, i]
-                    fin_all[g0 + i, fi, r] += U[kr, i]
+                    FIN[fi * n_rolls + r, i] += U[kr, i]
                     best = vals[dk.sub_keep[lo]]
                     for t in range(lo + 1, lo + nsub):
                         best = max(best, vals[dk.sub_keep[t]])
@@ -228,10 +240,120 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
                         a = dk.sub_keep[t]
                         p = np.exp((vals[a] - best) / temperature) * q
                         if a == kr:
-                            fin_all[g0 + i, fi, r] += m * p
+                            FIN[fi * n_rolls + r, i] += m * p
                         else:
                             KM[a, i] += m * p
-        reroll(dk, KM, MASS, n)
+        # rerolled dice arrive one at a time, each face with probability 1/6 (the solver's reroll, by rows)
+        for k in range(ns):
+            for f in range(6):
+                row_add_scaled(KM, dk.add[k, f], KM, k, sixth)
+        for r in range(n_rolls):
+            row_copy(MASS, r, KM, dk.roll_as_keep[r])
+    for i in range(n):
+        for fi in range(2):
+            for r in range(n_rolls):
+                fin_all[g0 + i, fi, r] = FIN[fi * n_rolls + r, i]
+
+
+@nb.njit(cache=True, nogil=True)
+def _sheet_codes(oc, options, allowed, extras, sh, codes, n_al, half):
+    """Each roll's allowed boxes of sheet ``sh`` as outcome codes (box, score): codes[fi, r, :n_al[fi, r]],
+    half[fi, r] the offset of the codes with an extra bonus (0 without one); returns the mask of
+    every box some roll may be written in."""
+    any_al = np.int64(0)
+    for fi in range(2):
+        for r in range(codes.shape[1]):
+            al = allowed[sh, fi, r]
+            any_al |= al
+            n = 0
+            for b in range(codes.shape[2]):
+                if (al >> b) & 1:
+                    codes[fi, r, n] = oc.off[b] + oc.vidx[b, options[sh, fi, r, b]]
+                    n += 1
+            n_al[fi, r] = n
+            half[fi, r] = oc.half if extras[sh, fi, r] > 0 else 0
+    return any_al
+
+
+@nb.njit(cache=True, nogil=True)
+def _soft_boxes(oc, box_v, box_row, rows, g0, g1, fin_all, merge, codes, n_al, half, any_al, temperature, blunder,
+                outp, ZC, FIN, TOT, Q, UU, OUT):
+    """The box part of a turn for states g0..g1-1 of one sheet under a VALUES policy (keeps and boxes
+    drawn by softmax, ``fin_all`` where each roll stops, from :func:`_soft_stops`): outp rows as
+    :func:`policy_outcomes` writes them, the states side by side in (codes or rolls, lanes) scratch
+    so that every step but the exponentials runs over contiguous lanes. Each state's arithmetic is
+    the one-state loop's, in its order, so the rows are equal to the bit."""
+    n = g1 - g0
+    n_rolls = fin_all.shape[2]
+    width = box_v.shape[2]
+    n_out = outp.shape[1]
+    for i in range(n):
+        g = g0 + i
+        for r in range(n_rolls):
+            a1 = fin_all[g, 1, r]
+            FIN[0, r, i] = fin_all[g, 0, r] + a1 if merge else fin_all[g, 0, r]
+            FIN[1, r, i] = a1
+        # one weight per (open box, score), against the state's first value looked up
+        vb = box_v[box_row[g]]
+        r0 = 0
+        while FIN[0, r0, i] == 0.0 and FIN[1, r0, i] == 0.0:
+            r0 += 1
+        c0 = codes[0 if FIN[0, r0, i] != 0.0 else 1, r0, 0]
+        ref = vb[oc.o_box[c0], oc.o_pts[c0]]
+        for c in range(oc.half):
+            b = oc.o_box[c]
+            if (any_al >> b) & 1 and oc.o_pts[c] < width:
+                ZC[c, i] = np.exp((vb[b, oc.o_pts[c]] - ref) / temperature)
+        for o in range(n_out):
+            OUT[o, i] = 0.0
+    keep = 1.0 - blunder
+    for fi in range(1 if merge else 2):
+        for r in range(n_rolls):
+            hf = half[fi, r]
+            nc = n_al[fi, r]
+            cr = codes[fi, r]
+            for i in range(n):
+                TOT[i] = 0.0
+            for j in range(nc):
+                c = cr[j]
+                for i in range(n):
+                    TOT[i] += ZC[c, i]
+            far = 0
+            ub = blunder / nc if nc > 0 else 0.0
+            for i in range(n):
+                m = FIN[fi, r, i]
+                tot = TOT[i]
+                ok = TINY < tot < HUGE
+                UU[i] = m * ub
+                # NaN: the lane adds nothing here (no mass, or a total too far from the reference)
+                Q[i] = m * (keep / tot) if ok and m != 0.0 else np.nan
+                far += 1 if m != 0.0 and not ok else 0
+            for j in range(nc):
+                c = cr[j]
+                for i in range(n):
+                    OUT[c + hf, i] += ZC[c, i] * Q[i] + UU[i] if Q[i] == Q[i] else 0.0
+            if far == 0:
+                continue
+            for i in range(n):  # too far from the reference: against the roll's own best, as the bot does
+                m = FIN[fi, r, i]
+                if m == 0.0 or TINY < TOT[i] < HUGE:
+                    continue
+                vb = box_v[box_row[g0 + i]]
+                best = -np.inf
+                for j in range(nc):
+                    best = max(best, vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]])
+                tot = 0.0
+                for j in range(nc):
+                    tot += np.exp((vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]] - best) / temperature)
+                q = m * (keep / tot)
+                u = UU[i]
+                for j in range(nc):
+                    w = np.exp((vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]] - best) / temperature)
+                    OUT[cr[j] + hf, i] += w * q + u
+    for i in range(n):
+        row = rows[g0 + i]
+        for o in range(n_out):
+            outp[row, o] = OUT[o, i]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -277,9 +399,10 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
         U = np.empty((n_keeps, G))
         KM = np.empty((n_keeps, G))
         MASS = np.empty((n_rolls, G))
+        FIN = np.empty((2 * n_rolls, G))
         for g0 in range(0, rows.shape[0], G):
             _soft_stops(dk, keep_f, keep_row, g0, min(G, rows.shape[0] - g0), temperature, blunder, fin_all,
-                        X, Z, S, U, KM, MASS)
+                        X, Z, S, U, KM, MASS, FIN)
     else:
         fin_all = np.empty((1, 2, n_rolls))
     # per sheet: each roll's allowed boxes as outcome codes (box, score) and their number
@@ -288,6 +411,25 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
     half = np.empty((2, n_rolls), dtype=np.int64)
     zc = np.empty(oc.half)  # softmax weight of each (box, score) code
     width = box_v.shape[2]
+    if keep_kind == VALUES and box_kind == VALUES:  # the states of one sheet side by side
+        L = SOFT_LANES
+        ZC = np.empty((oc.half, L))
+        FIN = np.empty((2, n_rolls, L))
+        TOT = np.empty(L)
+        Q = np.empty(L)
+        UU = np.empty(L)
+        OUT = np.empty((n_out, L))
+        g0 = 0
+        while g0 < rows.shape[0]:
+            sh = sheet[g0]
+            g1 = g0 + 1
+            while g1 < rows.shape[0] and sheet[g1] == sh and g1 - g0 < L:
+                g1 += 1
+            any_al = _sheet_codes(oc, options, allowed, extras, sh, codes, n_al, half)
+            _soft_boxes(oc, box_v, box_row, rows, g0, g1, fin_all, merge, codes, n_al, half, any_al, temperature,
+                        blunder, outp, ZC, FIN, TOT, Q, UU, OUT)
+            g0 = g1
+        return
     any_al = np.int64(0)
     last_k = -1
     last_sh = -1
@@ -312,18 +454,7 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
                     fin[0, r] += fin[1, r]
         if sh != last_sh:
             last_sh = sh
-            any_al = np.int64(0)  # every box some roll may be written in
-            for fi in range(2):
-                for r in range(n_rolls):
-                    al = allowed[sh, fi, r]
-                    any_al |= al
-                    n = 0
-                    for b in range(nbx):
-                        if (al >> b) & 1:
-                            codes[fi, r, n] = oc.off[b] + oc.vidx[b, options[sh, fi, r, b]]
-                            n += 1
-                    n_al[fi, r] = n
-                    half[fi, r] = oc.half if extras[sh, fi, r] > 0 else 0
+            any_al = _sheet_codes(oc, options, allowed, extras, sh, codes, n_al, half)
         if box_kind == VALUES:
             # one weight per (open box, score), against the state's first value looked up
             vb = box_v[gb]
