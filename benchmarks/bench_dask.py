@@ -80,6 +80,8 @@ def costs(args: argparse.Namespace) -> None:
 
     print(load())
     evaluate(load_rules("forced"), "solver:temperature=3")  # the kernels compiled or loaded first
+    if args.rules:
+        return _costs_of(args, evaluate, load_rules, build_plan, solve)
     kinds = {"plain": "greedy", "solver": "solver", "softmax": "solver:temperature=1"}
     rows = []
     for t in (3, 6, 12):
@@ -99,6 +101,33 @@ def costs(args: argparse.Namespace) -> None:
         b, a = np.polyfit(states, [g[kind] for _, g in rows], 1)
         print(f"{kind}: {a:.3f} s + {b * 1e6:.2f} us a state")
     print(load())
+
+
+def _costs_of(args: argparse.Namespace, evaluate: Any, load_rules: Any, build_plan: Any, solve: Any) -> None:
+    """One rule set (``--rules``, ``--set``): CPU seconds of its table's solve and of one evaluation of
+    each of ``--bots``, one thread, each ``--repeat`` times (the median kept), written to ``--out``
+    for ``project --costs``."""
+    rules = load_rules(args.rules, args.set)
+    n = build_plan(rules).n_states
+    out: dict[str, Any] = {"rules": args.rules, "set": args.set, "states": n, "load_start": load()}
+    t0 = time.process_time()
+    solve(rules)
+    out["solve"] = time.process_time() - t0
+    print(f"{args.rules} {' '.join(args.set)}: {n:,} states; solve {out['solve']:.2f} s", flush=True)
+    out["bots"] = {}
+    for spec in args.bots.split(","):
+        got = []
+        for _ in range(args.repeat):
+            t0 = time.process_time()
+            evaluate(rules, spec, use_cache=False)
+            got.append(time.process_time() - t0)
+        out["bots"][spec] = sorted(got)[len(got) // 2]
+        print(f"  {spec}: {', '.join(f'{g:.2f}' for g in got)} s of CPU", flush=True)
+    out["load_end"] = load()
+    print(out["load_end"])
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(out, indent=1))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -265,20 +294,29 @@ def _needs(key: str) -> bool:
     return label.startswith("solver")
 
 
-def scandinavian(k3: dict[str, float] | None = None) -> tuple[list[dict[str, Any]], dict[str, float],
-                                                               dict[str, float], set[str]]:
-    """The full sweep's jobs: 16 thresholds x (three bots; chains at 60 % and 75 %), per-evaluation costs
-    on one core measured on this machine (benchmarks/BENCHMARKS.md: a temperature evaluation 73.5 s of
-    CPU, solver 25 s, greedy 12 s, random taken as greedy's; a solve 10 s of CPU), the chains' levels
-    and evaluations per level as measured on scandinavian at the standard threshold (60 %: 17 levels,
-    54 evaluations after the grid; 75 %: 6 levels, 21). ``k3``: rounds and evaluations per level
-    scaled by the ratios measured with --candidates 3 on the reduced sweep."""
+#: Per-evaluation CPU seconds of scandinavian when no ``--costs`` file is given: the first
+#: measurement, at load average 2-8 (benchmarks/BENCHMARKS.md, "Sweeps and the depth of skill").
+LOADED_COSTS = {"solve": 10.0, "bots": {"greedy": 12.0, "random": 12.0, "solver": 25.0, "solver:temperature=1": 73.5}}
+
+
+def scandinavian(k3: dict[str, float] | None = None, costs: dict[str, Any] | None = None
+                 ) -> tuple[list[dict[str, Any]], dict[str, float], dict[str, float], set[str]]:
+    """The full sweep's jobs: 16 thresholds x (three bots; chains at 60 % and 75 %), per-evaluation
+    costs on one core from ``costs`` (``costs --rules scandinavian --out``: a solve, greedy, random,
+    solver and a temperature evaluation, each taken for every value of the sweep; default
+    :data:`LOADED_COSTS`), the chains' levels and evaluations per level as measured on scandinavian at
+    the standard threshold (60 %: 17 levels, 54 evaluations after the grid; 75 %: 6 levels, 21).
+    ``k3``: rounds and evaluations per level scaled by the ratios measured with --candidates 3 on the
+    reduced sweep."""
+    c = costs or LOADED_COSTS
+    soft = c["bots"]["solver:temperature=1"]
+    plain = {b: c["bots"][b] for b in ("greedy", "random", "solver")}
     grid = [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 1000.0]
     jobs, cost, solve = [], {}, {}
     needs = set()
     for t in range(55, 71):
         d = f"scand{t}"
-        solve[d] = 10.0
+        solve[d] = c["solve"]
 
         def k(label: str, c: float) -> str:
             key = f"{d}|{label}"
@@ -287,19 +325,19 @@ def scandinavian(k3: dict[str, float] | None = None) -> tuple[list[dict[str, Any
                 needs.add(key)
             return key
 
-        bots = [k("greedy", 12.0), k("solver:temperature=1.0", 73.5), k("solver", 25.0)]
+        bots = [k("greedy", plain["greedy"]), k("solver:temperature=1.0", soft), k("solver", plain["solver"])]
         jobs.append({"digest": d, "rounds": [bots]})
-        first = [k("random", 12.0)] + [k("solver" if v == 0 else f"solver:temperature={v!r}", 25.0 if v == 0 else 73.5)
-                                       for v in grid]
+        first = [k("random", plain["random"])] + [k("solver" if v == 0 else f"solver:temperature={v!r}",
+                                                    plain["solver"] if v == 0 else soft) for v in grid]
         for p, per_level in ((0.6, [3] * 14 + [4] * 3), (0.75, [4] * 3 + [3] * 3)):
             rounds = [first]
             for lv, n in enumerate(per_level):
                 if k3 is None:
-                    rounds += [[k(f"T{p}-{lv}-{i}", 73.5)] for i in range(n)]
+                    rounds += [[k(f"T{p}-{lv}-{i}", soft)] for i in range(n)]
                 else:
                     r = max(1, round(n * k3["rounds"]))
                     e = n * k3["evaluations"]
-                    rounds += [[k(f"T{p}-{lv}-{i}-{j}", 73.5) for j in range(max(1, round(e / r)))] for i in range(r)]
+                    rounds += [[k(f"T{p}-{lv}-{i}-{j}", soft) for j in range(max(1, round(e / r)))] for i in range(r)]
             jobs.append({"digest": d, "rounds": rounds})
     return jobs, cost, solve, needs
 
@@ -337,10 +375,13 @@ def project(args: argparse.Namespace) -> None:
         print(f"--candidates 3 on the reduced sweep: {ro3} rounds and {ev3} evaluations for the levels against "
               f"{it1} with one at a time (x{k3['rounds']:.2f} rounds, x{k3['evaluations']:.2f} evaluations); "
               f"wall at N = {r3['workers']}: {r3['wall']:.1f} s")
+    costs = json.loads(Path(args.costs).read_text()) if args.costs else None
+    print(f"\nper-evaluation CPU seconds of scandinavian: {json.dumps(costs or LOADED_COSTS)}"
+          + (f" ({args.costs}: {costs.get('load_start', '')})" if costs else " (the first measurement, under load)"))
     for label, scale in (("one candidate a round", None), ("--candidates 3", k3)):
         if label != "one candidate a round" and scale is None:
             continue
-        jobs, c, sv, nd = scandinavian(scale)
+        jobs, c, sv, nd = scandinavian(scale, costs)
         total = sum(c.values()) + sum(sv.values())
         cp = critical_path(jobs, c, sv, nd)
         print(f"\nscandinavian, 16 thresholds, 3 bots, chains at 60 % and 75 % ({label}): "
@@ -431,7 +472,12 @@ def split(args: argparse.Namespace) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("costs")
+    c = sub.add_parser("costs")
+    c.add_argument("--rules", default=None, help="one rule set's costs instead of the generala fit")
+    c.add_argument("--set", action="append", default=[])
+    c.add_argument("--bots", default="greedy,random,solver,solver:temperature=1")
+    c.add_argument("--repeat", type=int, default=1)
+    c.add_argument("--out", default=None)
     s = sub.add_parser("scaling")
     s.add_argument("--workers", default="1,2,3")
     s.add_argument("--candidates", type=int, default=1)
@@ -441,6 +487,8 @@ def main() -> None:
     p.add_argument("--k3", default=None)
     p.add_argument("--cores", type=float, default=2.0)
     p.add_argument("--overhead", type=float, default=0.0, help="seconds added to every task")
+    p.add_argument("--costs", default=None, help="scandinavian's per-evaluation costs: a 'costs --rules "
+                   "scandinavian --out' file")
     r = sub.add_parser("reuse")
     r.add_argument("--rules", default="generala")
     r.add_argument("--set", action="append", default=[])
