@@ -353,16 +353,29 @@ def project(args: argparse.Namespace) -> None:
     needs = {k for k in cost if _needs(k)}
     print(f"the reduced sweep replayed (each task's CPU seconds from the N = 1 run, x{scale:.3f} of its seconds):")
     print("| workers | measured wall | cores it got (workers' CPU / wall) | simulated on those cores | error | "
-          "simulated on 2 free cores | speed-up measured | speed-up on 2 free cores |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "tasks' CPU over N = 1's | simulated with it | error | simulated on 2 free cores | speed-up measured | "
+          "speed-up on 2 free cores |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     w1 = base["wall"]
     free1 = simulate(base["jobs"], cost, needs, solve, 1, args.cores, args.overhead)
+    contention = 1.0
     for r in runs:
         got = r["workers_cpu"] / r["wall"]
         sim = simulate(base["jobs"], cost, needs, solve, r["workers"], got, args.overhead)
+        # the same work took more CPU with several workers busy (shared caches, memory, clock): the
+        # scheduling replayed with each task's CPU scaled by the run's CPU over the N = 1 run's
+        infl = r["workers_cpu"] / base["workers_cpu"]
+        if r["workers"] == 2:
+            contention = infl
+        c2 = {k: v * infl for k, v in cost.items()}
+        s2 = {k: v * infl for k, v in solve.items()}
+        sim2 = simulate(base["jobs"], c2, needs, s2, r["workers"], got, args.overhead)
         free = simulate(base["jobs"], cost, needs, solve, r["workers"], args.cores, args.overhead)
         print(f"| {r['workers']} | {r['wall']:.1f} s | {got:.2f} | {sim:.1f} s | {100 * (sim / r['wall'] - 1):+.1f} % | "
+              f"x{infl:.3f} | {sim2:.1f} s | {100 * (sim2 / r['wall'] - 1):+.1f} % | "
               f"{free:.1f} s | {w1 / r['wall']:.2f} | {free1 / free:.2f} |")
+    if args.contention is not None:
+        contention = args.contention
     cp = critical_path(base["jobs"], cost, solve, needs)
     print(f"critical path of the reduced sweep: {cp:.1f} s; CPU in the tasks {sum(cost.values()):.1f} s")
     k3 = None
@@ -377,11 +390,15 @@ def project(args: argparse.Namespace) -> None:
               f"wall at N = {r3['workers']}: {r3['wall']:.1f} s")
     costs = json.loads(Path(args.costs).read_text()) if args.costs else None
     print(f"\nper-evaluation CPU seconds of scandinavian: {json.dumps(costs or LOADED_COSTS)}"
-          + (f" ({args.costs}: {costs.get('load_start', '')})" if costs else " (the first measurement, under load)"))
+          + (f" ({args.costs}: {costs.get('load_start', '')})" if costs else " (the first measurement, under load)")
+          + f"; each task's CPU x{contention:.3f} (every core busy)")
     for label, scale in (("one candidate a round", None), ("--candidates 3", k3)):
         if label != "one candidate a round" and scale is None:
             continue
         jobs, c, sv, nd = scandinavian(scale, costs)
+        # every worker's core busy, as the N = 2 run's two were: each task's CPU times that run's
+        c = {k: v * contention for k, v in c.items()}
+        sv = {k: v * contention for k, v in sv.items()}
         total = sum(c.values()) + sum(sv.values())
         cp = critical_path(jobs, c, sv, nd)
         print(f"\nscandinavian, 16 thresholds, 3 bots, chains at 60 % and 75 % ({label}): "
@@ -430,16 +447,19 @@ def reuse(args: argparse.Namespace) -> None:
 def split(args: argparse.Namespace) -> None:
     """Where one evaluation's time goes on one thread: the policy's outcome rows of every live state
     (``policy_fill``: a function of the state and the bot only, so it splits across workers by
-    blocks of states) and the rest (the forward pass's pushes through the layers, in one place), and
-    the bytes of the rows a split would move."""
+    blocks of states), and inside them the bot's policy (``solver_policy``: the solver's values of
+    every keep and box) and the turns' outcomes under it (``policy_outcomes``); the rest (the
+    forward pass's pushes through the layers, in one place); and the bytes of the rows a split
+    would move."""
     os.environ["YATZY_HARNESS_THREADS"] = "1"
     os.environ["YATZY_HARNESS_CACHE"] = tempfile.mkdtemp(prefix="bench-dask-split-")
     import harness.exact.evaluate as E
+    import harness.exact.kernels.evaluate as EK
     from harness.exact import solver as S
     from harness.game.rules import load_rules
 
     orig = E.policy_fill
-    spent = {"fill": 0.0}
+    spent = {"fill": 0.0, "solver_policy": 0.0, "policy_outcomes": 0.0}
 
     def timed(*a, **k):
         fill, *rest = orig(*a, **k)
@@ -450,7 +470,18 @@ def split(args: argparse.Namespace) -> None:
             spent["fill"] += time.process_time() - t0
         return (f, *rest)
 
+    def kernel(name):
+        fn = getattr(EK, name)
+
+        def k(*a):
+            t0 = time.process_time()
+            fn(*a)
+            spent[name] += time.process_time() - t0
+        setattr(EK, name, k)
+
     E.policy_fill = timed
+    kernel("solver_policy")
+    kernel("policy_outcomes")
     print(load())
     E.evaluate(load_rules("forced"), "solver:temperature=3", use_cache=False)  # compiled first
     for spec in args.bots.split(","):
@@ -458,12 +489,14 @@ def split(args: argparse.Namespace) -> None:
         S.solve(rules)
         plan = S.build_plan(rules)
         n_out = len(S.outcome_codes(rules, plan.layout).o_box)
-        spent["fill"] = 0.0
+        for key in spent:
+            spent[key] = 0.0
         t0 = time.process_time()
         E.evaluate(rules, spec, use_cache=False)
         total = time.process_time() - t0
         print(f"{args.rules} {' '.join(args.set)} {spec}: {plan.n_states:,} states, {total:.2f} s of CPU, of which "
-              f"the outcome rows {spent['fill']:.2f} s ({100 * spent['fill'] / total:.1f} %), the rest "
+              f"the outcome rows {spent['fill']:.2f} s ({100 * spent['fill'] / total:.1f} %: the bot's policy "
+              f"{spent['solver_policy']:.2f} s, the turns' outcomes {spent['policy_outcomes']:.2f} s), the rest "
               f"{total - spent['fill']:.2f} s; the rows a split would move: {plan.n_states:,} x {n_out} x 8 B = "
               f"{plan.n_states * n_out * 8 / 2**20:.0f} MiB", flush=True)
     print(load())
@@ -487,6 +520,9 @@ def main() -> None:
     p.add_argument("--k3", default=None)
     p.add_argument("--cores", type=float, default=2.0)
     p.add_argument("--overhead", type=float, default=0.0, help="seconds added to every task")
+    p.add_argument("--contention", type=float, default=None,
+                   help="factor on every task's CPU in the full projection (default: the N = 2 run's CPU over the "
+                        "N = 1 run's, every core busy)")
     p.add_argument("--costs", default=None, help="scandinavian's per-evaluation costs: a 'costs --rules "
                    "scandinavian --out' file")
     r = sub.add_parser("reuse")

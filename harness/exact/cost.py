@@ -11,8 +11,9 @@ generala, 6.6 on yahtzee, 6.9 on standard and 7.1 on scandinavian, at both rates
 CPU: ``SECONDS[kind] = (a, b)``, a + b x solver states seconds for one evaluation of each kind
 (softmax: a temperature above 0, whose policy takes an exponential per option; plain: every other
 bot; solve: a value table), measured on one thread of the 2-core development machine on generala
-at bonus thresholds 3, 6 and 12 (9,792 to 32,352 states; ``benchmarks/bench_dask.py costs``).
-Scandinavian's 1.4 M states cost more per state (74 s a softmax evaluation, 53 us a state, with
+at bonus thresholds 3, 6 and 12 (9,792 to 32,352 states; ``benchmarks/bench_dask.py costs``; the
+softmax fit again after its kernels' rows became vector operations, 2026-12-03, load average 0.9).
+Scandinavian's 1.4 M states cost more per state (a softmax evaluation 26 s, 19 us a state, with
 15 boxes open where generala has 11): :data:`PER_STATE_BOXES` scales b by the boxes.
 """
 
@@ -28,11 +29,12 @@ from harness.exact.evaluate import is_cached
 from harness.exact.sweep import cell_rules
 
 #: (a seconds, b seconds per solver state) of one evaluation or solve on one thread (module docstring).
-SECONDS: dict[str, tuple[float, float]] = {"softmax": (0.34, 25.2e-6), "plain": (0.05, 2.5e-6),
+SECONDS: dict[str, tuple[float, float]] = {"softmax": (0.56, 11.6e-6), "plain": (0.05, 2.5e-6),
                                            "solver": (0.40, 2.5e-6), "solve": (0.35, 1.5e-6)}
 #: The boxes of the rule sets ``SECONDS`` was measured on; b grows as (boxes / this) ** 2 (the
-#: options per state and the states' open boxes both grow with the boxes: scandinavian's 53 us a
-#: state against generala's 25 us, (15 / 11) ** 2 = 1.9 against 2.1 measured).
+#: options per state and the states' open boxes both grow with the boxes: (15 / 11) ** 2 = 1.9
+#: against 2.1 measured for scandinavian's softmax evaluation under load on the first kernels, 1.5
+#: quiet on today's, 17.5 us a state against generala's 11.6: the model errs high there).
 PER_STATE_BOXES = 11
 #: A chain's length in logit units: steps x logit(p) (module docstring; the four rule sets' mean).
 CHAIN_LOGITS = 6.5
