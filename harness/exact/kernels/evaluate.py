@@ -276,6 +276,23 @@ def _sheet_codes(oc, options, allowed, extras, sh, codes, n_al, half):
 
 
 @nb.njit(cache=True, nogil=True)
+def _own_best_boxes(oc, vb, cr, nc, m, keep, u, temperature, out, hf):
+    """A roll's softmax over its nc allowed (box, score) codes cr taken against the roll's own best
+    value, as the bot does (its total weight against the state's reference left (TINY, HUGE)):
+    out[code + hf] += mass m x (keep = 1 - blunder) x weight / total + u (the blunder's share)."""
+    best = -np.inf
+    for j in range(nc):
+        best = max(best, vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]])
+    tot = 0.0
+    for j in range(nc):
+        tot += np.exp((vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]] - best) / temperature)
+    q = m * (keep / tot)
+    for j in range(nc):
+        w = np.exp((vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]] - best) / temperature)
+        out[cr[j] + hf] += w * q + u
+
+
+@nb.njit(cache=True, nogil=True)
 def _soft_boxes(oc, box_v, box_row, rows, g0, g1, fin_all, merge, codes, n_al, half, any_al, temperature, blunder,
                 outp, ZC, FIN, TOT, Q, UU, OUT):
     """The box part of a turn for states g0..g1-1 of one sheet under a VALUES policy (keeps and boxes
@@ -338,18 +355,7 @@ def _soft_boxes(oc, box_v, box_row, rows, g0, g1, fin_all, merge, codes, n_al, h
                 m = FIN[fi, r, i]
                 if m == 0.0 or TINY < TOT[i] < HUGE:
                     continue
-                vb = box_v[box_row[g0 + i]]
-                best = -np.inf
-                for j in range(nc):
-                    best = max(best, vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]])
-                tot = 0.0
-                for j in range(nc):
-                    tot += np.exp((vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]] - best) / temperature)
-                q = m * (keep / tot)
-                u = UU[i]
-                for j in range(nc):
-                    w = np.exp((vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]] - best) / temperature)
-                    OUT[cr[j] + hf, i] += w * q + u
+                _own_best_boxes(oc, box_v[box_row[g0 + i]], cr, nc, m, keep, UU[i], temperature, OUT[:, i], hf)
     for i in range(n):
         row = rows[g0 + i]
         for o in range(n_out):
@@ -505,16 +511,7 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
                         outp[row, cr[i] + hf] += zc[cr[i]] * q + u
                     continue
                 # too far from the reference: against the roll's own best, as the bot does
-                best = -np.inf
-                for i in range(n):
-                    best = max(best, vb[oc.o_box[cr[i]], oc.o_pts[cr[i]]])
-                tot = 0.0
-                for i in range(n):
-                    tot += np.exp((vb[oc.o_box[cr[i]], oc.o_pts[cr[i]]] - best) / temperature)
-                q = m * ((1.0 - blunder) / tot)
-                for i in range(n):
-                    w = np.exp((vb[oc.o_box[cr[i]], oc.o_pts[cr[i]]] - best) / temperature)
-                    outp[row, cr[i] + hf] += w * q + u
+                _own_best_boxes(oc, vb, cr, n, m, 1.0 - blunder, u, temperature, outp[row], hf)
 
 
 @nb.njit(cache=True, nogil=True)
