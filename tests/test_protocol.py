@@ -195,6 +195,16 @@ def test_each_fault_is_counted_by_kind_and_answered_by_the_time_out_policy(tmp_p
         assert len(journal) == 10 and all(json.loads(x)["kind"] == kind for x in journal)
 
 
+def test_a_report_of_a_run_with_an_engine_says_why_it_has_no_exact_figures(tmp_path, capsys):
+    out = run(RunConfig(seats=(engine_spec(NULL), "greedy"), rules="forced", games=20, seed=5, chunk_size=10,
+                        workers=1), tmp_path / "run")
+    capsys.readouterr()
+    assert cli(["report", str(out), "--json", "--no-plots"]) == 0
+    exact = json.loads(capsys.readouterr().out)["exact"]
+    assert exact == {"available": False, "why": "bot is an external engine (the harness knows its play only from "
+                                                "its answers), so this run's figures are sampled only"}
+
+
 def test_a_batch_over_the_engines_maximum_goes_in_parts(tmp_path):
     # the engine refuses more than 3 positions a request (its hello says so): 10 games, no fault
     out = run(RunConfig(seats=(engine_spec(f"{NULL} --max-batch 3"), "greedy"), rules="scandinavian", games=10,

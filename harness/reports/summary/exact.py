@@ -71,6 +71,11 @@ class ExactSection(Section):
 
         rules = self.info.rules
         labels = [e.label for e in (self.entrant_sec.stats if self.entrant_sec else ())]
+        engines = [x for x in labels if x in (self.info.manifest.get("engines") or {})]
+        if engines:  # its label names no bot of the harness: a program whose policy the harness does not know
+            self.why = (f"{engines[0]} is an external engine (the harness knows its play only from its answers), "
+                        f"so this run's figures are sampled only")
+            return
         self.why = E.refusal(rules, labels)
         if self.why:
             return
