@@ -151,6 +151,7 @@ BAD = [
     (b"{not json", 400, "bad_json"),
     (b"[1, 2]", 400, "bad_request"),
     (b'{"type": "bogus"}', 400, "bad_type"),
+    (b'{"bot": "greedy", "rules": "scandinavian", "dice": ["11111"]}', 400, "bad_request"),
     (b'{"type": "decide", "bot": "greedy", "rules": {"name": "../../etc/passwd"}, "dice": ["11111"]}', 422,
      "unknown_rules"),
     (b'{"type": "decide", "bot": "greedy", "rules": {"name": "yahtzee"}, "dice": ["11111"]}', 422, "rules_not_served"),

@@ -233,6 +233,8 @@ class Service:
         """The reply to one protocol message (``level``/``bot``: the default when it names none)."""
         if not isinstance(msg, dict):
             raise RequestError(400, "bad_request", "a message is a JSON object with a 'type'")
+        if "type" not in msg:
+            raise RequestError(400, "bad_request", "the message has no 'type' (hello, newgame, decide, ping)")
         t = msg.get("type")
         if t == "hello":
             names = sorted({r.name for r in self._rules.values()})
