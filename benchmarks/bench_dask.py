@@ -374,6 +374,13 @@ def project(args: argparse.Namespace) -> None:
         print(f"| {r['workers']} | {r['wall']:.1f} s | {got:.2f} | {sim:.1f} s | {100 * (sim / r['wall'] - 1):+.1f} % | "
               f"x{infl:.3f} | {sim2:.1f} s | {100 * (sim2 / r['wall'] - 1):+.1f} % | "
               f"{free:.1f} s | {w1 / r['wall']:.2f} | {free1 / free:.2f} |")
+    for r in runs:  # the factor measured on the N = 2 run, checked on the others
+        if r["workers"] > 2:
+            got = r["workers_cpu"] / r["wall"]
+            sim = simulate(base["jobs"], {k: v * contention for k, v in cost.items()}, needs,
+                           {k: v * contention for k, v in solve.items()}, r["workers"], got, args.overhead)
+            print(f"N = {r['workers']} replayed with the N = 2 run's factor x{contention:.3f}: {sim:.1f} s against "
+                  f"{r['wall']:.1f} s measured ({100 * (sim / r['wall'] - 1):+.1f} %)")
     if args.contention is not None:
         contention = args.contention
     cp = critical_path(base["jobs"], cost, solve, needs)
