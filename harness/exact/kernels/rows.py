@@ -15,9 +15,12 @@ The arrays must be C-contiguous with rows of at least LANES doubles (the callers
 
 from __future__ import annotations
 
+import harness.util.jit  # noqa: F401 - numba started the harness's way (its BLAS check without scipy.linalg)
 from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
+
+__all__ = ["LANES", "row_add", "row_add_scaled", "row_copy", "row_fill", "row_mul_add", "soft_roll"]
 
 #: States side by side: the rows' length.
 LANES = 16
