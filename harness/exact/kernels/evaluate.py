@@ -385,6 +385,9 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
     largest keep value; its first box value) rather than once per roll against the roll's best: the
     same ratios, equal to the last bits (a roll whose total weight comes out near exp's underflow
     or overflow that way, outside (TINY, HUGE), is taken against its own best, as the bot does).
+    Under a softmax of both keeps and boxes the states are worked out side by side, to the bit as
+    one at a time: the keeps SOFT_GROUP states at a time (:func:`_soft_stops`), the boxes up to
+    SOFT_LANES states of one sheet at a time (:func:`_soft_boxes`).
     """
     n_rolls = options.shape[2]
     n_keeps = dk.add.shape[0]
