@@ -276,6 +276,24 @@ def _sheet_codes(oc, options, allowed, extras, sh, codes, n_al, half):
 
 
 @nb.njit(cache=True, nogil=True)
+def _box_weights(oc, vb, fin0, fin1, codes, any_al, temperature, zc):
+    """A state's softmax weight of each (open box, score) code, zc[c] = exp((value - ref) / T), against
+    one value of the state: the first looked up (the first roll with mass, fin0 the later rolls'
+    and fin1 the first roll's, and its first allowed box). Codes of boxes no roll may take are not
+    written."""
+    width = vb.shape[1]
+    r0 = 0
+    while fin0[r0] == 0.0 and fin1[r0] == 0.0:
+        r0 += 1
+    c0 = codes[0 if fin0[r0] != 0.0 else 1, r0, 0]
+    ref = vb[oc.o_box[c0], oc.o_pts[c0]]
+    for c in range(oc.half):
+        b = oc.o_box[c]
+        if (any_al >> b) & 1 and oc.o_pts[c] < width:
+            zc[c] = np.exp((vb[b, oc.o_pts[c]] - ref) / temperature)
+
+
+@nb.njit(cache=True, nogil=True)
 def _own_best_boxes(oc, vb, cr, nc, m, keep, u, temperature, out, hf):
     """A roll's softmax over its nc allowed (box, score) codes cr taken against the roll's own best
     value, as the bot does (its total weight against the state's reference left (TINY, HUGE)):
@@ -302,7 +320,6 @@ def _soft_boxes(oc, box_v, box_row, rows, g0, g1, fin_all, merge, codes, n_al, h
     the one-state loop's, in its order, so the rows are equal to the bit."""
     n = g1 - g0
     n_rolls = fin_all.shape[2]
-    width = box_v.shape[2]
     n_out = outp.shape[1]
     for i in range(n):
         g = g0 + i
@@ -310,17 +327,7 @@ def _soft_boxes(oc, box_v, box_row, rows, g0, g1, fin_all, merge, codes, n_al, h
             a1 = fin_all[g, 1, r]
             FIN[0, r, i] = fin_all[g, 0, r] + a1 if merge else fin_all[g, 0, r]
             FIN[1, r, i] = a1
-        # one weight per (open box, score), against the state's first value looked up
-        vb = box_v[box_row[g]]
-        r0 = 0
-        while FIN[0, r0, i] == 0.0 and FIN[1, r0, i] == 0.0:
-            r0 += 1
-        c0 = codes[0 if FIN[0, r0, i] != 0.0 else 1, r0, 0]
-        ref = vb[oc.o_box[c0], oc.o_pts[c0]]
-        for c in range(oc.half):
-            b = oc.o_box[c]
-            if (any_al >> b) & 1 and oc.o_pts[c] < width:
-                ZC[c, i] = np.exp((vb[b, oc.o_pts[c]] - ref) / temperature)
+        _box_weights(oc, box_v[box_row[g]], FIN[0, :, i], FIN[1, :, i], codes, any_al, temperature, ZC[:, i])
         for o in range(n_out):
             OUT[o, i] = 0.0
     keep = 1.0 - blunder
@@ -419,7 +426,6 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
     n_al = np.empty((2, n_rolls), dtype=np.int64)
     half = np.empty((2, n_rolls), dtype=np.int64)
     zc = np.empty(oc.half)  # softmax weight of each (box, score) code
-    width = box_v.shape[2]
     if keep_kind == VALUES and box_kind == VALUES:  # the states of one sheet side by side
         L = SOFT_LANES
         ZC = np.empty((oc.half, L))
@@ -465,17 +471,8 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
             last_sh = sh
             any_al = _sheet_codes(oc, options, allowed, extras, sh, codes, n_al, half)
         if box_kind == VALUES:
-            # one weight per (open box, score), against the state's first value looked up
             vb = box_v[gb]
-            r0 = 0
-            while fin[0, r0] == 0.0 and fin[1, r0] == 0.0:
-                r0 += 1
-            c0 = codes[0 if fin[0, r0] != 0.0 else 1, r0, 0]
-            ref = vb[oc.o_box[c0], oc.o_pts[c0]]
-            for c in range(oc.half):
-                b = oc.o_box[c]
-                if (any_al >> b) & 1 and oc.o_pts[c] < width:
-                    zc[c] = np.exp((vb[b, oc.o_pts[c]] - ref) / temperature)
+            _box_weights(oc, vb, fin[0], fin[1], codes, any_al, temperature, zc)
         for fi in range(1 if merge else 2):
             fb = fi if nfb == 2 else 0
             for r in range(n_rolls):
