@@ -539,7 +539,7 @@ def solver_policy(ctx, lay, dk, V, masks, flags, uppers, soft, codes, keep_vals,
     F = lay.n_flags
     T = lay.threshold
     no, yes = np.bool_(False), np.bool_(True)
-    row = np.empty(nbx, dtype=np.int16)
+    allowed = np.empty(n_rolls, dtype=np.int64)
     rows = np.empty((n_rolls, nbx), dtype=np.int16)
     extras = np.empty(n_rolls, dtype=np.int16)
     nf = boxes.shape[1]
@@ -563,9 +563,9 @@ def solver_policy(ctx, lay, dk, V, masks, flags, uppers, soft, codes, keep_vals,
         box_f = np.empty((n_rolls, nu), dtype=np.int16) if lay.servida else box_l
         stop_l = np.empty((n_rolls, nu))
         stop_f = np.empty((n_rolls, nu)) if lay.servida else stop_l
-        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, row, stop_l, box_l, rows, extras, not soft)
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, allowed, stop_l, box_l, rows, extras, not soft)
         if lay.servida:
-            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, row, stop_f, box_f, rows, extras, not soft)
+            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, allowed, stop_f, box_f, rows, extras, not soft)
         E = np.empty((n_keeps, nu))
         M = np.empty((ns, nu))
         if soft:

@@ -149,15 +149,18 @@ def upper_values(lay, V, mask, flag, ulist, nu):
 
 
 @nb.njit(cache=True, nogil=True)
-def stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, first, row, stop, box, rows, extras, want_box):
+def stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, first, allowed, stop, box, rows, extras, want_box):
     """Value of stopping with each roll: best allowed box of (score + bonus crossed + V(next)) + extra.
 
     stop (R, nu) float64 is written for the nu upper subtotals ``ulist``, which are the slots
     ``sl`` (nu,) of the mask (all of them in the solve, the live ones in the forward pass, one when
-    the bot plans a single state). With ``want_box`` also box (R, nu) int16 (argmax: the first
-    strict maximum in sheet order), rows (R, NB) int16 and extras (R,) int16 (the scores and extra
-    bonus of each roll). The values do not depend on ``want_box``: both ways take the maximum of
-    the same candidate values, each computed as (score + bonus) + V(next) like the bot's box choice.
+    the bot plans a single state). rows (R, NB) int16, allowed (R,) int64 and extras (R,) int16 get
+    each roll's scores, allowed boxes and extra bonus (:func:`harness.game.scoring.score_sheet`, a
+    table at a time). With ``want_box`` also box (R, nu) int16 (argmax: the first strict maximum in
+    sheet order). The values do not depend on ``want_box``: both ways take the maximum of the same
+    candidate values, each computed as (score + bonus) + V(next) like the bot's box choice. Rows
+    are indexed in place, never taken as views: a view in a loop costs two atomic reference counts
+    (numba's), which here cost more than the loops' arithmetic.
     """
     n_rolls = ctx.table.shape[0]
     nbx = lay.n_boxes
@@ -173,77 +176,77 @@ def stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, first, row, stop, box, r
         if not (open_ >> b) & 1:
             continue
         if lay.is_upper[b]:
-            w = W[lay.wrow[b] + lay.box_vidx[b, 0]]
-        else:
-            for z in range(2):
-                nf = flag
-                if b == lay.key_box:
-                    nf = z
-                b2 = lay.base[(mask | (np.int64(1) << b)) * F + nf]
-                g = G[2 * b + z]
-                if dense:
-                    for i in range(nu):
-                        g[i] = V[b2 + i]
-                else:
-                    for i in range(nu):
-                        g[i] = V[b2 + sl[i]]
-            w = G[2 * b]
-        for i in range(nu):
-            if w[i] > Z[i]:
-                Z[i] = w[i]
-    for r in range(n_rolls):
-        allowed, extra = score_options(ctx, r, first, flag, mask, row)
-        acc = stop[r]
-        if want_box:
-            extras[r] = extra
-            for b in range(nbx):
-                rows[r, b] = row[b]
+            wr = lay.wrow[b] + lay.box_vidx[b, 0]
             for i in range(nu):
-                acc[i] = NEG
+                if W[wr, i] > Z[i]:
+                    Z[i] = W[wr, i]
+            continue
+        for z in range(2):
+            nf = flag
+            if b == lay.key_box:
+                nf = z
+            b2 = lay.base[(mask | (np.int64(1) << b)) * F + nf]
+            gr = 2 * b + z
+            if dense:
+                for i in range(nu):
+                    G[gr, i] = V[b2 + i]
+            else:
+                for i in range(nu):
+                    G[gr, i] = V[b2 + sl[i]]
+        for i in range(nu):
+            if G[2 * b, i] > Z[i]:
+                Z[i] = G[2 * b, i]
+    score_sheet(ctx, first, flag, mask, rows, allowed, extras)
+    for r in range(n_rolls):
+        al = allowed[r]
+        extra = extras[r]
+        if want_box:
+            for i in range(nu):
+                stop[r, i] = NEG
                 box[r, i] = -1
             for b in range(nbx):
-                if not (allowed >> b) & 1:
+                if not (al >> b) & 1:
                     continue
-                s = np.int64(row[b])
+                s = np.int64(rows[r, b])
                 if lay.is_upper[b]:
-                    w = W[lay.wrow[b] + lay.box_vidx[b, s]]
+                    wr = lay.wrow[b] + lay.box_vidx[b, s]
                     for i in range(nu):
-                        if w[i] > acc[i]:
-                            acc[i] = w[i]
+                        if W[wr, i] > stop[r, i]:
+                            stop[r, i] = W[wr, i]
                             box[r, i] = b
                 else:
                     fs = float(s)
-                    g = G[2 * b + (1 if s > 0 else 0)]
+                    gr = 2 * b + (1 if s > 0 else 0)
                     for i in range(nu):
-                        val = fs + g[i]
-                        if val > acc[i]:
-                            acc[i] = val
+                        val = fs + G[gr, i]
+                        if val > stop[r, i]:
+                            stop[r, i] = val
                             box[r, i] = b
         else:
             # free choice (no joker or forced order on this roll): start from the best scratch
-            free = allowed == open_
+            free = al == open_
             for i in range(nu):
-                acc[i] = Z[i] if free else NEG
+                stop[r, i] = Z[i] if free else NEG
             for b in range(nbx):
-                if not (allowed >> b) & 1:
+                if not (al >> b) & 1:
                     continue
-                s = np.int64(row[b])
+                s = np.int64(rows[r, b])
                 if free and s == 0:
                     continue
                 if lay.is_upper[b]:
-                    w = W[lay.wrow[b] + lay.box_vidx[b, s]]
+                    wr = lay.wrow[b] + lay.box_vidx[b, s]
                     for i in range(nu):
-                        if w[i] > acc[i]:
-                            acc[i] = w[i]
+                        if W[wr, i] > stop[r, i]:
+                            stop[r, i] = W[wr, i]
                 else:
                     fs = float(s)
-                    g = G[2 * b + (1 if s > 0 else 0)]
+                    gr = 2 * b + (1 if s > 0 else 0)
                     for i in range(nu):
-                        val = fs + g[i]
-                        if val > acc[i]:
-                            acc[i] = val
+                        val = fs + G[gr, i]
+                        if val > stop[r, i]:
+                            stop[r, i] = val
         for i in range(nu):
-            acc[i] += extra
+            stop[r, i] += extra
 
 
 # From this many slots on, :func:`turn_values` and :func:`turn_args` take each keep's best sub-keep
@@ -255,55 +258,69 @@ WIDE = 96
 
 
 @nb.njit(cache=True, nogil=True)
-def _chain(v0, k, M, A, qs, out_v, out_a, nu):
-    """out_v, out_a = the first strict maximum, slot by slot, of v0 (keep k) and then M[q] (keep
-    A[q]) for q in the tuple qs, in order: the running best stays in registers and each slot is
-    stored once, so the loop vectorises (a select written back to the row it read becomes a masked
-    store, slow on this machine's AMD cores). With out_a empty only the values (A unread)."""
-    if out_a.shape[0] == 0:
+def _chain(V0, r0, k, M, A, qs, OV, ov, OA, oa, nu):
+    """OV[ov], OA[oa] = the first strict maximum, slot by slot, of V0[r0] (keep k) and then M[q]
+    (keep A[q]) for q in the tuple qs, in order: the running best stays in registers and each slot
+    is stored once, so the loop vectorises (a select written back to the row it read becomes a
+    masked store, slow on this machine's AMD cores). With OA empty only the values (A unread).
+    Rows are indexed in place, never taken as views (see :func:`stop_values`)."""
+    if OA.shape[0] == 0:
         for i in range(nu):
-            v = v0[i]
+            v = V0[r0, i]
             for q in qs:
                 x = M[q, i]
                 v = x if x > v else v
-            out_v[i] = v
+            OV[ov, i] = v
         return
     for i in range(nu):
-        v = v0[i]
+        v = V0[r0, i]
         a = k
         for q in qs:
             x = M[q, i]
             better = x > v
             v = x if better else v
             a = A[q, i] if better else a
-        out_v[i] = v
-        out_a[i] = a
+        OV[ov, i] = v
+        OA[oa, i] = a
 
 
 @nb.njit(cache=True, nogil=True)
-def _best_sub(dk, kk, v0, M, A, out_v, out_a, nu):
+def _best_sub(dk, kk, V0, r0, M, A, OV, ov, OA, oa, nu):
     """:func:`_chain` over the faces of keep kk (``dk.faces``), the tuple of each length its own
-    specialisation; v0 the value of keeping kk itself."""
-    f = dk.faces[kk]
+    specialisation; V0[r0] the value of keeping kk itself."""
+    f = dk.faces
     w = dk.n_faces[kk]
     k = np.int32(kk)
     if w == 0:
         for i in range(nu):
-            out_v[i] = v0[i]
-        for i in range(out_a.shape[0]):
-            out_a[i] = k
+            OV[ov, i] = V0[r0, i]
+        if OA.shape[0] > 0:
+            for i in range(nu):
+                OA[oa, i] = k
     elif w == 1:
-        _chain(v0, k, M, A, (f[0],), out_v, out_a, nu)
+        _chain(V0, r0, k, M, A, (f[kk, 0],), OV, ov, OA, oa, nu)
     elif w == 2:
-        _chain(v0, k, M, A, (f[0], f[1]), out_v, out_a, nu)
+        _chain(V0, r0, k, M, A, (f[kk, 0], f[kk, 1]), OV, ov, OA, oa, nu)
     elif w == 3:
-        _chain(v0, k, M, A, (f[0], f[1], f[2]), out_v, out_a, nu)
+        _chain(V0, r0, k, M, A, (f[kk, 0], f[kk, 1], f[kk, 2]), OV, ov, OA, oa, nu)
     elif w == 4:
-        _chain(v0, k, M, A, (f[0], f[1], f[2], f[3]), out_v, out_a, nu)
+        _chain(V0, r0, k, M, A, (f[kk, 0], f[kk, 1], f[kk, 2], f[kk, 3]), OV, ov, OA, oa, nu)
     elif w == 5:
-        _chain(v0, k, M, A, (f[0], f[1], f[2], f[3], f[4]), out_v, out_a, nu)
+        _chain(V0, r0, k, M, A, (f[kk, 0], f[kk, 1], f[kk, 2], f[kk, 3], f[kk, 4]), OV, ov, OA, oa, nu)
     else:
-        _chain(v0, k, M, A, (f[0], f[1], f[2], f[3], f[4], f[5]), out_v, out_a, nu)
+        _chain(V0, r0, k, M, A, (f[kk, 0], f[kk, 1], f[kk, 2], f[kk, 3], f[kk, 4], f[kk, 5]), OV, ov, OA, oa,
+               nu)
+
+
+@nb.njit(cache=True, nogil=True)
+def _expect(add, ns, E, nu):
+    """E[k] = the mean over the faces f of E[add[k, f]] for every keep k < ns, the largest first:
+    the expectation over the rerolled dice, one die at a time."""
+    sixth = 1.0 / 6.0
+    for k in range(ns - 1, -1, -1):
+        a0, a1, a2, a3, a4, a5 = add[k, 0], add[k, 1], add[k, 2], add[k, 3], add[k, 4], add[k, 5]
+        for i in range(nu):
+            E[k, i] = (E[a0, i] + E[a1, i] + E[a2, i] + E[a3, i] + E[a4, i] + E[a5, i]) * sixth
 
 
 @nb.njit(cache=True, nogil=True)
@@ -314,46 +331,35 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
     rerolling the rest, M[k] the best E over the sub-keeps of k. Keeping a whole roll r is keep
     ``n_small + r``, so the rows E[n_small:] double as the value of each roll in hand; they hold the
     first-roll values on return. With Es (rr+1, K, nu) and Ms (rr+1, n_small, nu) not empty,
-    stage j's E and M (j rerolls left) are saved there for :func:`keep_arg` and the bot.
+    stage j's E and M (j rerolls left) are saved there for :func:`keep_arg` and the bot. Rows are
+    indexed in place, never taken as views (see :func:`stop_values`).
     """
     n_rolls = stop_f.shape[0]
     ns = dk.n_small
     rr = dk.rerolls
     rem = dk.rem
-    add = dk.add
     save = Es.shape[0] > 0
-    sixth = 1.0 / 6.0
-    no_a, no_arg = np.empty((0, 0), dtype=np.int32), np.empty(0, dtype=np.int32)
+    no_a = np.empty((0, 0), dtype=np.int32)
     first_st = stop_f if rr == 0 else stop_l
     for r in range(n_rolls):
-        er = E[ns + r]
-        sr = first_st[r]
         for i in range(nu):
-            er[i] = sr[i]
+            E[ns + r, i] = first_st[r, i]
     for j in range(1, rr + 1):
         st = stop_f if j == rr else stop_l
-        # expectation over the rerolled dice, one die at a time
-        for k in range(ns - 1, -1, -1):
-            ek = E[k]
-            e0, e1, e2 = E[add[k, 0]], E[add[k, 1]], E[add[k, 2]]
-            e3, e4, e5 = E[add[k, 3]], E[add[k, 4]], E[add[k, 5]]
-            for i in range(nu):
-                ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
+        _expect(dk.add, ns, E, nu)
         for k in range(ns):
             if nu >= WIDE:  # one pass over the faces, as turn_args
-                _best_sub(dk, k, E[k], M, no_a, M[k], no_arg, nu)
+                _best_sub(dk, k, E, k, M, no_a, M, k, no_a, 0, nu)
                 continue
-            mk = M[k]
-            ek = E[k]
             for i in range(nu):
-                mk[i] = ek[i]
+                M[k, i] = E[k, i]
             for f in range(6):
                 q = rem[k, f]
                 if q >= 0:
-                    mq = M[q]
                     for i in range(nu):
-                        if mq[i] > mk[i]:
-                            mk[i] = mq[i]
+                        m = M[q, i]
+                        c = M[k, i]
+                        M[k, i] = m if m > c else c
         if save:
             for k in range(E.shape[0]):
                 for i in range(nu):
@@ -364,19 +370,17 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
         for r in range(n_rolls):
             kr = ns + r
             if nu >= WIDE:
-                _best_sub(dk, kr, st[r], M, no_a, E[kr], no_arg, nu)
+                _best_sub(dk, kr, st, r, M, no_a, E, kr, no_a, 0, nu)
                 continue
-            cr = E[kr]
-            sr = st[r]
             for i in range(nu):
-                cr[i] = sr[i]
+                E[kr, i] = st[r, i]
             for f in range(6):
                 q = rem[kr, f]
                 if q >= 0:
-                    mq = M[q]
                     for i in range(nu):
-                        if mq[i] > cr[i]:
-                            cr[i] = mq[i]
+                        m = M[q, i]
+                        c = E[kr, i]
+                        E[kr, i] = m if m > c else c
 
 
 @nb.njit(cache=True, nogil=True)
@@ -423,7 +427,7 @@ def solve_items(ctx, lay, dk, V, out, item_mask, item_flag, lo, hi, full):
     n_keeps = dk.add.shape[0]
     no, yes = np.bool_(False), np.bool_(True)
     none = np.zeros((0, 0, 0))
-    row = np.empty(lay.n_boxes, dtype=np.int16)
+    allowed = np.empty(n_rolls, dtype=np.int64)
     rows = np.empty((n_rolls, lay.n_boxes), dtype=np.int16)
     extras = np.empty(n_rolls, dtype=np.int16)
     for t in range(lo, hi):
@@ -440,10 +444,10 @@ def solve_items(ctx, lay, dk, V, out, item_mask, item_flag, lo, hi, full):
         sl = np.arange(nu)
         box = np.empty((n_rolls, nu), dtype=np.int16)
         stop_l = np.empty((n_rolls, nu))
-        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, row, stop_l, box, rows, extras, no)
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, allowed, stop_l, box, rows, extras, no)
         if lay.servida:
             stop_f = np.empty((n_rolls, nu))
-            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, row, stop_f, box, rows, extras, no)
+            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, allowed, stop_f, box, rows, extras, no)
         else:
             stop_f = stop_l
         E = np.empty((n_keeps, nu))
@@ -475,18 +479,18 @@ def item_plan(ctx, lay, dk, V, mask, flag, ulist, nu, sl):
     rr = dk.rerolls
     nbx = lay.n_boxes
     no, yes = np.bool_(False), np.bool_(True)
-    row = np.empty(nbx, dtype=np.int16)
+    allowed = np.empty(n_rolls, dtype=np.int64)
     rows_l = np.empty((n_rolls, nbx), dtype=np.int16)
     extras_l = np.empty(n_rolls, dtype=np.int16)
     box_l = np.empty((n_rolls, nu), dtype=np.int16)
     stop_l = np.empty((n_rolls, nu))
-    stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, row, stop_l, box_l, rows_l, extras_l, yes)
+    stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, allowed, stop_l, box_l, rows_l, extras_l, yes)
     if lay.servida:
         rows_f = np.empty((n_rolls, nbx), dtype=np.int16)
         extras_f = np.empty(n_rolls, dtype=np.int16)
         box_f = np.empty((n_rolls, nu), dtype=np.int16)
         stop_f = np.empty((n_rolls, nu))
-        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, row, stop_f, box_f, rows_f, extras_f, yes)
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, allowed, stop_f, box_f, rows_f, extras_f, yes)
     else:
         rows_f, extras_f, box_f, stop_f = rows_l, extras_l, box_l, stop_l
     E = np.empty((n_keeps, nu))
@@ -727,11 +731,14 @@ def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, 
                     shift = wlo[loc] + x - wlo2[l2]
                     # cells landing inside the successor's window, then the rest lumped into its top
                     # cell (only a window that ends at the cap can overflow)
+                    # (indexed in place, unsigned: a slice costs two atomic reference counts a
+                    # successor, and a signed index a check for negative indices that stops the
+                    # loop's vectorisation)
                     j_mid = min(j_hi, n2 - shift)
-                    src = D[a0 + j_lo:a0 + j_mid]
-                    dst = D2[b0 + shift + j_lo:b0 + shift + j_mid]
+                    s0 = a0 + j_lo
+                    d0 = b0 + shift + j_lo
                     for j in range(j_mid - j_lo):
-                        dst[j] += p * src[j]
+                        D2[np.uint64(d0 + j)] += p * D[np.uint64(s0 + j)]
                     if j_mid < j_hi:
                         rest = 0.0
                         for j in range(max(j_mid, j_lo), j_hi):
@@ -948,63 +955,45 @@ def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
     ns = dk.n_small
     rr = dk.rerolls
     rem = dk.rem
-    add = dk.add
-    sixth = 1.0 / 6.0
     first_st = stop_f if rr == 0 else stop_l
     for r in range(n_rolls):
-        er = E[ns + r]
-        sr = first_st[r]
         for i in range(nu):
-            er[i] = sr[i]
+            E[ns + r, i] = first_st[r, i]
     for j in range(1, rr + 1):
         st = stop_f if j == rr else stop_l
-        for k in range(ns - 1, -1, -1):
-            ek = E[k]
-            e0, e1, e2 = E[add[k, 0]], E[add[k, 1]], E[add[k, 2]]
-            e3, e4, e5 = E[add[k, 3]], E[add[k, 4]], E[add[k, 5]]
-            for i in range(nu):
-                ek[i] = (e0[i] + e1[i] + e2[i] + e3[i] + e4[i] + e5[i]) * sixth
+        arg = args[j - 1]
+        _expect(dk.add, ns, E, nu)
         if nu >= WIDE:
             for k in range(ns):
-                _best_sub(dk, k, E[k], M, A, M[k], A[k], nu)
+                _best_sub(dk, k, E, k, M, A, M, k, A, k, nu)
             for r in range(n_rolls):
-                _best_sub(dk, ns + r, st[r], M, A, E[ns + r], args[j - 1, r], nu)
+                _best_sub(dk, ns + r, st, r, M, A, E, ns + r, arg, r, nu)
             continue
         for k in range(ns):
-            mk = M[k]
-            ak = A[k]
-            ek = E[k]
             for i in range(nu):
-                mk[i] = ek[i]
-                ak[i] = k
+                M[k, i] = E[k, i]
+                A[k, i] = k
             for f in range(6):
                 q = rem[k, f]
                 if q >= 0:
-                    mq = M[q]
-                    aq = A[q]
                     for i in range(nu):
-                        m = mq[i]
-                        better = m > mk[i]
-                        mk[i] = m if better else mk[i]
-                        ak[i] = aq[i] if better else ak[i]
+                        m = M[q, i]
+                        better = m > M[k, i]
+                        M[k, i] = m if better else M[k, i]
+                        A[k, i] = A[q, i] if better else A[k, i]
         for r in range(n_rolls):
             kr = ns + r
-            cr = E[kr]
-            sr = st[r]
-            arg = args[j - 1, r]
             for i in range(nu):
-                cr[i] = sr[i]
-                arg[i] = kr
+                E[kr, i] = st[r, i]
+                arg[r, i] = kr
             for f in range(6):
                 q = rem[kr, f]
                 if q >= 0:
-                    mq = M[q]
-                    aq = A[q]
                     for i in range(nu):
-                        m = mq[i]
-                        better = m > cr[i]
-                        cr[i] = m if better else cr[i]
-                        arg[i] = aq[i] if better else arg[i]
+                        m = M[q, i]
+                        better = m > E[kr, i]
+                        E[kr, i] = m if better else E[kr, i]
+                        arg[r, i] = A[q, i] if better else arg[r, i]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -1028,7 +1017,7 @@ def policy_items(ctx, lay, dk, V, item_mask, item_flag, lo, hi, codes):
     n_rolls = ctx.table.shape[0]
     n_keeps = dk.add.shape[0]
     no, yes = np.bool_(False), np.bool_(True)
-    row = np.empty(lay.n_boxes, dtype=np.int16)
+    allowed = np.empty(n_rolls, dtype=np.int64)
     rows = np.empty((n_rolls, lay.n_boxes), dtype=np.int16)
     extras = np.empty(n_rolls, dtype=np.int16)
     full = (np.int64(1) << lay.n_boxes) - 1
@@ -1044,10 +1033,10 @@ def policy_items(ctx, lay, dk, V, item_mask, item_flag, lo, hi, codes):
         sl = np.arange(nu)
         box = np.empty((n_rolls, nu), dtype=np.int16)
         stop_l = np.empty((n_rolls, nu))
-        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, row, stop_l, box, rows, extras, no)
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, allowed, stop_l, box, rows, extras, no)
         if lay.servida:
             stop_f = np.empty((n_rolls, nu))
-            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, row, stop_f, box, rows, extras, no)
+            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, allowed, stop_f, box, rows, extras, no)
         else:
             stop_f = stop_l
         E = np.empty((n_keeps, nu))
@@ -1197,7 +1186,7 @@ def state_stops(ctx, lay, V, mask, flag, u):
     nbx = lay.n_boxes
     ul = np.zeros(1, dtype=np.int32)
     ul[0] = u
-    row = np.empty(nbx, dtype=np.int16)
+    allowed = np.empty(n_rolls, dtype=np.int64)
     rows = np.empty((n_rolls, nbx), dtype=np.int16)
     extras = np.empty(n_rolls, dtype=np.int16)
     box = np.empty((n_rolls, 1), dtype=np.int16)
@@ -1206,6 +1195,6 @@ def state_stops(ctx, lay, V, mask, flag, u):
     s1 = np.zeros(1, dtype=np.int64)
     s1[0] = lay.slot[lay.umask_of[mask], u]
     no, yes, one = np.bool_(False), np.bool_(True), np.int64(1)
-    stop_values(ctx, lay, V, mask, flag, ul, one, s1, yes, row, sf, box, rows, extras, no)
-    stop_values(ctx, lay, V, mask, flag, ul, one, s1, no, row, sl, box, rows, extras, no)
+    stop_values(ctx, lay, V, mask, flag, ul, one, s1, yes, allowed, sf, box, rows, extras, no)
+    stop_values(ctx, lay, V, mask, flag, ul, one, s1, no, allowed, sl, box, rows, extras, no)
     return sf[:, 0].copy(), sl[:, 0].copy()
