@@ -52,7 +52,7 @@ from harness.game.strategy import Policy, Sheets, Strategy, TargetPlay
 log = logging.getLogger(__name__)
 
 #: Version of the evaluation's cache files; bump when what they hold or how it is computed changes.
-FORMAT = 1
+FORMAT = 2
 #: With extra bonuses (scores without a fixed top), the largest pair of layers of exact score
 #: windows; beyond it the top score cell lumps every score from the cap up (:func:`column_cap`).
 MAX_BYTES = 1 << 30

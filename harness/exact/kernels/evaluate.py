@@ -9,7 +9,9 @@ the score rows of each sheet (:func:`sheet_scores`) and the solver bot's keeps a
 temperature and blunder (:func:`solver_policy`), computed from the very kernels and in the very
 order of arithmetic of the bot's own decisions (:mod:`harness.exact.kernels.solver`), so that ties are
 the bot's; its softmax probabilities are the bot's ratios of exponentials, each exponential taken
-once per state and keep rather than once per roll (equal to rounding, ~1e-16).
+once per state and keep rather than once per roll, by :mod:`harness.exact.kernels.rows`'s exp (the
+same bits on every machine; within one unit in the last place of the C library's, which the bot's
+play draws with): equal to rounding, ~1e-16.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from harness.util.jit import nb
 import numpy as np
 
 from harness.game.scoring import score_sheet
-from harness.exact.kernels.rows import LANES, row_add, row_add_scaled, row_copy, row_fill, row_mul_add, soft_roll
+from harness.exact.kernels.rows import (LANES, exp_ieee, row_add, row_add_scaled, row_copy, row_exp_div, row_fill,
+                                       row_mul, row_mul_add, soft_roll)
 from harness.exact.kernels.solver import stop_values, successor, turn_codes, turn_values, upper_values
 
 
@@ -141,19 +144,17 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
     """The keeps' part of a turn for states g0..g0+n-1 of a VALUES policy (a softmax over each
     roll's sub-keeps, mixed with the blunder's uniform sub-keep): fin_all[g, fi, r] as
     :func:`_keep_stops`. The states sit side by side in (keeps, LANES) scratch arrays (FIN: (2 x
-    rolls, LANES), where each roll stops), so every step but the exponentials is a whole-row
-    operation of :mod:`harness.exact.kernels.rows`, each lane's arithmetic the one-state loop's;
-    lanes past n carry harmless numbers (weights 1) and are never read out.
+    rolls, LANES), where each roll stops), so every step but the exponentials' arguments is a
+    whole-row operation of :mod:`harness.exact.kernels.rows`, each lane's arithmetic the one-state
+    loop's; lanes past n carry harmless numbers (weights 1) and are never read out. Without a
+    blunder (U all zeros) U's sums are skipped: a keep's mass X S + 0 is X S to the bit (X, S >= 0).
 
     One weight per keep, exp((v - the stage's largest value) / T) (the bot takes them per roll
-    against the roll's best: the same ratios); a roll's total weight is the sum over its sub-keeps
-    (sub-multiset sums of the keep lattice, one face at a time) and a keep's mass the sum over the
-    rolls holding it of their mass over their total (superset sums): about 6 operations a keep
-    instead of the 4,368 (roll, sub-keep) pairs. A roll whose total leaves (TINY, HUGE) is taken
-    against its own best, as the bot does. A whole roll's weight at a later stage is the stage
-    before's when its value and the stage's largest value are the same (without servida a roll
-    stops alike on every stage, and the largest value is a whole roll's): the same number, not
-    taken again (252 of a state's 924 exponentials on five dice).
+    against the roll's best: the same ratios), LANES at once (:func:`harness.exact.kernels.rows.row_exp_div`);
+    a roll's total weight is the sum over its sub-keeps (sub-multiset sums of the keep lattice,
+    one face at a time) and a keep's mass the sum over the rolls holding it of their mass over
+    their total (superset sums): about 6 operations a keep instead of the 4,368 (roll, sub-keep)
+    pairs. A roll whose total leaves (TINY, HUGE) is taken against its own best, as the bot does.
     """
     n_rolls = MASS.shape[0]
     n_keeps = dk.add.shape[0]
@@ -173,26 +174,17 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
                 row_add(FIN, fi * n_rolls + r, MASS, r)
             break
         for i in range(n):
-            vals = keep_f[keep_row[g0 + i], j - 1]
-            top = vals[0]
+            gk = keep_row[g0 + i]
+            top = keep_f[gk, j - 1, 0]
             for k in range(n_keeps):
-                top = max(top, vals[k])
-            last = n_keeps
-            if j < rr:  # a whole roll (keeps ns..) whose value and top are the stage before's has its weight in X
-                prev = keep_f[keep_row[g0 + i], j]
-                ptop = prev[0]
-                for k in range(n_keeps):
-                    ptop = max(ptop, prev[k])
-                if ptop == top:
-                    last = ns
-                    for k in range(ns, n_keeps):
-                        if vals[k] != prev[k]:
-                            X[k, i] = np.exp((vals[k] - top) / temperature)
-            for k in range(last):
-                X[k, i] = np.exp((vals[k] - top) / temperature)
+                top = max(top, keep_f[gk, j - 1, k])
+            for k in range(n_keeps):
+                X[k, i] = keep_f[gk, j - 1, k] - top
         for i in range(n, LANES):
             for k in range(n_keeps):
-                X[k, i] = 1.0
+                X[k, i] = 0.0  # weight 1
+        for k in range(n_keeps):
+            row_exp_div(X, k, 0, temperature)
         for k in range(n_keeps):
             row_copy(Z, k, X, k)
             row_fill(S, k, 0.0)
@@ -212,12 +204,15 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
             for k in range(ns - 1, -1, -1):
                 a = dk.add[k, f]
                 row_add(S, k, S, a)
-                row_add(U, k, U, a)
+                if blunder > 0.0:
+                    row_add(U, k, U, a)
         for k in range(n_keeps):
-            if k < ns:
+            if k >= ns:
+                row_fill(KM, k, 0.0)
+            elif blunder > 0.0:
                 row_mul_add(KM, X, S, U, k)
             else:
-                row_fill(KM, k, 0.0)
+                row_mul(KM, X, S, k)
         if far:  # rolls too far from the stage's best: against their own best, as the bot does
             for r in range(n_rolls):
                 kr = dk.roll_as_keep[r]
@@ -234,11 +229,11 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
                         best = max(best, vals[dk.sub_keep[t]])
                     tot = 0.0
                     for t in range(lo, lo + nsub):
-                        tot += np.exp((vals[dk.sub_keep[t]] - best) / temperature)
+                        tot += exp_ieee((vals[dk.sub_keep[t]] - best) / temperature)
                     q = (1.0 - blunder) / tot
                     for t in range(lo, lo + nsub):
                         a = dk.sub_keep[t]
-                        p = np.exp((vals[a] - best) / temperature) * q
+                        p = exp_ieee((vals[a] - best) / temperature) * q
                         if a == kr:
                             FIN[fi * n_rolls + r, i] += m * p
                         else:
@@ -276,21 +271,26 @@ def _sheet_codes(oc, options, allowed, extras, sh, codes, n_al, half):
 
 
 @nb.njit(cache=True, nogil=True)
-def _box_weights(oc, vb, fin0, fin1, codes, any_al, temperature, zc):
-    """A state's softmax weight of each (open box, score) code, zc[c] = exp((value - ref) / T), against
-    one value of the state: the first looked up (the first roll with mass, fin0 the later rolls'
-    and fin1 the first roll's, and its first allowed box). Codes of boxes no roll may take are not
-    written."""
-    width = vb.shape[1]
+def _box_ref(oc, vb, fin0, fin1, codes):
+    """The value of the state a softmax of its boxes is taken against: the first looked up (the
+    first roll with mass, fin0 the later rolls' and fin1 the first roll's, and its first allowed box)."""
     r0 = 0
     while fin0[r0] == 0.0 and fin1[r0] == 0.0:
         r0 += 1
     c0 = codes[0 if fin0[r0] != 0.0 else 1, r0, 0]
-    ref = vb[oc.o_box[c0], oc.o_pts[c0]]
+    return vb[oc.o_box[c0], oc.o_pts[c0]]
+
+
+@nb.njit(cache=True, nogil=True)
+def _box_weights(oc, vb, fin0, fin1, codes, any_al, temperature, zc):
+    """A state's softmax weight of each (open box, score) code, zc[c] = exp((value - ref) / T), against
+    one value of the state (:func:`_box_ref`). Codes of boxes no roll may take are not written."""
+    width = vb.shape[1]
+    ref = _box_ref(oc, vb, fin0, fin1, codes)
     for c in range(oc.half):
         b = oc.o_box[c]
         if (any_al >> b) & 1 and oc.o_pts[c] < width:
-            zc[c] = np.exp((vb[b, oc.o_pts[c]] - ref) / temperature)
+            zc[c] = exp_ieee((vb[b, oc.o_pts[c]] - ref) / temperature)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -303,10 +303,10 @@ def _own_best_boxes(oc, vb, cr, nc, m, keep, u, temperature, out, hf):
         best = max(best, vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]])
     tot = 0.0
     for j in range(nc):
-        tot += np.exp((vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]] - best) / temperature)
+        tot += exp_ieee((vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]] - best) / temperature)
     q = m * (keep / tot)
     for j in range(nc):
-        w = np.exp((vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]] - best) / temperature)
+        w = exp_ieee((vb[oc.o_box[cr[j]], oc.o_pts[cr[j]]] - best) / temperature)
         out[cr[j] + hf] += w * q + u
 
 
@@ -321,25 +321,37 @@ def _soft_boxes(oc, box_v, box_row, rows, g0, g1, fin_all, merge, codes, n_al, h
     n = g1 - g0
     n_rolls = fin_all.shape[2]
     n_out = outp.shape[1]
+    width = box_v.shape[2]
     for i in range(n):
         g = g0 + i
         for r in range(n_rolls):
             a1 = fin_all[g, 1, r]
             FIN[0, r, i] = fin_all[g, 0, r] + a1 if merge else fin_all[g, 0, r]
             FIN[1, r, i] = a1
-        _box_weights(oc, box_v[box_row[g]], FIN[0, :, i], FIN[1, :, i], codes, any_al, temperature, ZC[:, i])
+        vb = box_v[box_row[g]]
+        ref = _box_ref(oc, vb, FIN[0, :, i], FIN[1, :, i], codes)
+        for c in range(oc.half):  # the weights' arguments, taken LANES states at a time below (as _box_weights)
+            b = oc.o_box[c]
+            if (any_al >> b) & 1 and oc.o_pts[c] < width:
+                ZC[c, i] = vb[b, oc.o_pts[c]] - ref
         for o in range(n_out):
             OUT[o, i] = 0.0
+    nl = (n + LANES - 1) // LANES * LANES
+    for c in range(oc.half):
+        if (any_al >> oc.o_box[c]) & 1 and oc.o_pts[c] < width:
+            for i in range(n, nl):
+                ZC[c, i] = 0.0  # lanes past n: weight 1, never read
+            for c0 in range(0, nl, LANES):
+                row_exp_div(ZC, c, c0, temperature)
     keep = 1.0 - blunder
     for fi in range(1 if merge else 2):
         for r in range(n_rolls):
             hf = half[fi, r]
             nc = n_al[fi, r]
-            cr = codes[fi, r]
             for i in range(n):
                 TOT[i] = 0.0
             for j in range(nc):
-                c = cr[j]
+                c = codes[fi, r, j]
                 for i in range(n):
                     TOT[i] += ZC[c, i]
             far = 0
@@ -353,11 +365,12 @@ def _soft_boxes(oc, box_v, box_row, rows, g0, g1, fin_all, merge, codes, n_al, h
                 Q[i] = m * (keep / tot) if ok and m != 0.0 else np.nan
                 far += 1 if m != 0.0 and not ok else 0
             for j in range(nc):
-                c = cr[j]
+                c = codes[fi, r, j]
                 for i in range(n):
                     OUT[c + hf, i] += ZC[c, i] * Q[i] + UU[i] if Q[i] == Q[i] else 0.0
             if far == 0:
                 continue
+            cr = codes[fi, r]
             for i in range(n):  # too far from the reference: against the roll's own best, as the bot does
                 m = FIN[fi, r, i]
                 if m == 0.0 or TINY < TOT[i] < HUGE:

@@ -597,12 +597,13 @@ def successor(lay, oc, mask, flag, u, i, o):
         nf = 1 if s > 0 else 0
     m2 = mask | (np.int64(1) << b)
     cross = False
+    g2 = lay.base[m2 * F + nf]  # read once, before the branches: read in each, it cost a reference count a call
     if lay.is_upper[b]:
         u2 = min(u + s, T)
         cross = u < T and u2 >= T
-        g2 = lay.base[m2 * F + nf] + lay.slot[lay.umask_of[m2], u2]
+        g2 += lay.slot[lay.umask_of[m2], u2]
     else:
-        g2 = lay.base[m2 * F + nf] + i
+        g2 += i
     return g2, s + oc.o_extra[o] + (lay.bonus if cross else 0), cross
 
 
@@ -717,7 +718,7 @@ def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, 
                 if p == 0.0:
                     continue
                 g2, x, cross = successor(lay, oc, mask, flag, u, i, o)
-                if g2 % nthreads != t:
+                if nthreads > 1 and g2 % nthreads != t:
                     continue
                 l2 = g2 - start2
                 P2[l2] += p * p0
