@@ -11,10 +11,11 @@ generala, 6.6 on yahtzee, 6.9 on standard and 7.1 on scandinavian, at both rates
 CPU: ``SECONDS[kind] = (a, b)``, a + b x solver states seconds for one evaluation of each kind
 (softmax: a temperature above 0, whose policy takes an exponential per option; plain: every other
 bot; solve: a value table), measured on one thread of the 2-core development machine on generala
-at bonus thresholds 3, 6 and 12 (9,792 to 32,352 states; ``benchmarks/bench_dask.py costs``; the
-softmax fit again after its kernels' rows became vector operations, 2026-12-03, load average 0.9).
-Scandinavian's 1.4 M states cost more per state (a softmax evaluation 26 s, 19 us a state, with
-15 boxes open where generala has 11): :data:`PER_STATE_BOXES` scales b by the boxes.
+at bonus thresholds 3, 6 and 12 (9,792 to 32,352 states; ``benchmarks/bench_dask.py costs``;
+fitted again after the kernels lost their views' reference counts and took their own exp,
+2026-12-03, load average 1.5). Scandinavian's 1.4 M states cost a little more per state (a softmax
+evaluation 16.3 s, 11.6 us a state against generala's 10.3, with 15 boxes open where generala has
+11): :data:`PER_STATE_BOXES` and :data:`BOX_POWER` scale b by the boxes.
 """
 
 from __future__ import annotations
@@ -29,13 +30,17 @@ from harness.exact.evaluate import is_cached
 from harness.exact.sweep import cell_rules
 
 #: (a seconds, b seconds per solver state) of one evaluation or solve on one thread (module docstring).
-SECONDS: dict[str, tuple[float, float]] = {"softmax": (0.56, 11.6e-6), "plain": (0.05, 2.5e-6),
-                                           "solver": (0.40, 2.5e-6), "solve": (0.35, 1.5e-6)}
-#: The boxes of the rule sets ``SECONDS`` was measured on; b grows as (boxes / this) ** 2 (the
-#: options per state and the states' open boxes both grow with the boxes: (15 / 11) ** 2 = 1.9
-#: against 2.1 measured for scandinavian's softmax evaluation under load on the first kernels, 1.5
-#: quiet on today's, 17.5 us a state against generala's 11.6: the model errs high there).
+SECONDS: dict[str, tuple[float, float]] = {"softmax": (0.16, 10.3e-6), "plain": (0.05, 2.6e-6),
+                                           "solver": (0.11, 1.2e-6), "solve": (0.07, 1.5e-6)}
+#: The boxes of the rule sets ``SECONDS`` was measured on; b grows as (boxes / this) ** BOX_POWER
+#: (the options per state grow with the boxes; scandinavian's softmax evaluation, 11.6 us a state
+#: against generala's 10.3, gives 0.4: (15 / 11) ** 0.4 = 1.13; greedy's 1.06, a solve's 0.98).
 PER_STATE_BOXES = 11
+BOX_POWER = 0.4
+#: A task's fixed cost on a worker beyond the evaluation itself (the bot's set-up, the table's read,
+#: the cache file's write): the reduced sweep's softmax tasks took 0.54 s at 17,088 states where one
+#: process evaluating them in a row takes 0.34 s (benchmarks/BENCHMARKS.md, issue 39's section).
+TASK_SECONDS = 0.2
 #: A chain's length in logit units: steps x logit(p) (module docstring; the four rule sets' mean).
 CHAIN_LOGITS = 6.5
 #: Evaluations a level's root takes after the grid (3 or 4 measured, generala and scandinavian).
@@ -43,9 +48,10 @@ EVALS_PER_LEVEL = 3.4
 
 
 def evaluation_seconds(kind: str, states: int, boxes: int = PER_STATE_BOXES) -> float:
-    """The model's CPU seconds of one evaluation (or solve) of ``kind`` over ``states`` solver states."""
+    """The model's CPU seconds of one evaluation (or solve) of ``kind`` over ``states`` solver states,
+    as a task on a worker (an evaluation's :data:`TASK_SECONDS` included)."""
     a, b = SECONDS[kind]
-    return a + b * states * (boxes / PER_STATE_BOXES) ** 2
+    return a + b * states * (boxes / PER_STATE_BOXES) ** BOX_POWER + (TASK_SECONDS if kind != "solve" else 0.0)
 
 
 def kind_of(spec: str) -> str:
@@ -144,5 +150,5 @@ def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots:
     return Estimate(n, estimated, cached, solves, cpu, critical, len(cells))
 
 
-__all__ = ["CHAIN_LOGITS", "EVALS_PER_LEVEL", "Estimate", "PER_STATE_BOXES", "SECONDS", "estimate_sweep",
-           "evaluation_seconds", "kind_of"]
+__all__ = ["BOX_POWER", "CHAIN_LOGITS", "EVALS_PER_LEVEL", "Estimate", "PER_STATE_BOXES", "SECONDS", "TASK_SECONDS",
+           "estimate_sweep", "evaluation_seconds", "kind_of"]

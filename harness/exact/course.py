@@ -201,7 +201,7 @@ def _passes(rules: RuleSet, strat: Strategy, d: int, progress: bool) -> tuple[np
             steps[k] += scratch[j]
             scratch[j][:] = 0.0
         if k >= d:
-            kept[k] = (P, D, wlo, woff) if k == d else (P,)
+            kept[k] = (P, D.copy(), wlo, woff) if k == d else (P,)  # (D's memory is reused two layers on)
 
     S.forward_pass(rules, plan, fill, cap, True, threads, rows_per_chunk=E.ROWS_PER_CHUNK, progress=progress,
                    observe=observe)

@@ -176,7 +176,9 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
     With ``scratch`` the score windows live in memory-mapped files in that directory (see
     :func:`scratch_zeros`) instead of memory; ``progress`` shows a bar of the layers on stderr;
     ``observe`` (a :data:`ChunkObserver`) sees every chunk's outcome rows and the layer's score
-    windows before they are pushed (:mod:`harness.exact.course` reads the course of a game there).
+    windows before they are pushed (:mod:`harness.exact.course` reads the course of a game there);
+    in memory, a layer's windows are zeroed and reused two layers on, so an observer that keeps
+    them copies them.
     """
     lay = plan.layout
     oc = outcome_codes(rules, lay)
@@ -194,13 +196,23 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
         wlo = woff = np.zeros(2, dtype=np.int64)
         D = np.zeros(1)
     pbonus = 0.0
+    spare: np.ndarray | None = None  # the windows of the layer before last, in memory: reused when large enough
     shown = bar(nbx, f"forward pass {rules.name}", "layer", quiet=not progress)
     for k in range(nbx):
         n2 = size(k + 1)
         P2, S12, S22, B2 = np.zeros(n2), np.zeros(n2), np.zeros(n2), np.zeros(n2)
         if want_dist:
             wlo2, woff2 = layer_windows(plan, k + 1, cap, extra)
-            D2 = scratch_zeros(int(woff2[-1]), scratch)
+            cells = int(woff2[-1])
+            if spare is not None and len(spare) >= cells:
+                # zeroed in place: pages already mapped (a fresh array's first touch costs a page fault and
+                # the kernel's zeroing of every page, a tenth of a scandinavian evaluation's time)
+                D2 = spare[:cells]
+                D2.fill(0.0)
+            else:
+                spare = None  # let it go before the new one is made: never three layers of windows at once
+                D2 = scratch_zeros(cells, scratch)
+            spare = None
         else:
             wlo2 = woff2 = np.zeros(2, dtype=np.int64)
             D2 = np.zeros(1)
@@ -215,6 +227,8 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
             if observe is not None:
                 observe(k, a, b, row_of, live, outp, P, start, D, wlo, woff)
             run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
+        if want_dist and scratch is None:
+            spare = D.base if D.base is not None else D  # the whole buffer this layer's windows were cut from
         P, S1, S2, wlo, woff, D = P2, S12, S22, wlo2, woff2, D2
         pbonus += float(B2.sum())
         shown.update()
