@@ -187,8 +187,10 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
             row_exp_div(X, k, 0, temperature)
         for k in range(n_keeps):
             row_copy(Z, k, X, k)
+        for k in range(ns):  # (a whole roll's S and U are written by soft_roll below; U is read only with a blunder)
             row_fill(S, k, 0.0)
-            row_fill(U, k, 0.0)
+            if blunder > 0.0:
+                row_fill(U, k, 0.0)
         for f in range(6):  # Z[k]: the weight of k's sub-keeps (a whole roll's: its total)
             for k in range(n_keeps):
                 q = dk.rem[k, f]
@@ -582,8 +584,9 @@ def solver_policy(ctx, lay, dk, V, masks, flags, uppers, soft, codes, keep_vals,
         E = np.empty((n_keeps, nu))
         M = np.empty((ns, nu))
         if soft:
-            Es = np.zeros((rr + 1, n_keeps, nu))
-            Ms = np.zeros((rr + 1, ns, nu))
+            # not zeroed: turn_values writes every stage j >= 1 read below (index 0 is neither written nor read)
+            Es = np.empty((rr + 1, n_keeps, nu))
+            Ms = np.empty((rr + 1, ns, nu))
             turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms)
             for i in range(nu):
                 g = g0 + i
