@@ -140,6 +140,28 @@ def _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, blunder, mass, fin, km, v):
 
 
 @nb.njit(cache=True, nogil=True)
+def _largest(a, g, j):
+    """max(a[g, j, :]) through four running maxima (one chain of maxima waits on each compare: four
+    overlap). The same number as one chain, the maximum of a set, but for a zero's sign; v less
+    either zero differs at most in a zero's sign, whose exponential is 1 either way, so every
+    weight exp((v - max) / T) is the same."""
+    n = a.shape[2]
+    t0 = a[g, j, 0]
+    t1, t2, t3 = t0, t0, t0
+    k = 0
+    while k + 4 <= n:
+        t0 = max(t0, a[g, j, k])
+        t1 = max(t1, a[g, j, k + 1])
+        t2 = max(t2, a[g, j, k + 2])
+        t3 = max(t3, a[g, j, k + 3])
+        k += 4
+    while k < n:
+        t0 = max(t0, a[g, j, k])
+        k += 1
+    return max(max(t0, t1), max(t2, t3))
+
+
+@nb.njit(cache=True, nogil=True)
 def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z, S, U, KM, MASS, FIN):
     """The keeps' part of a turn for states g0..g0+n-1 of a VALUES policy (a softmax over each
     roll's sub-keeps, mixed with the blunder's uniform sub-keep): fin_all[g, fi, r] as
@@ -175,9 +197,7 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
             break
         for i in range(n):
             gk = keep_row[g0 + i]
-            top = keep_f[gk, j - 1, 0]
-            for k in range(n_keeps):
-                top = max(top, keep_f[gk, j - 1, k])
+            top = _largest(keep_f, gk, j - 1)
             for k in range(n_keeps):
                 X[k, i] = keep_f[gk, j - 1, k] - top
         for i in range(n, LANES):
