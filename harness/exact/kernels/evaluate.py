@@ -164,7 +164,8 @@ def _largest(a, g, j):
 @nb.njit(cache=True, nogil=True)
 def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z, S, U, KM, MASS, FIN):
     """The keeps' part of a turn for states g0..g0+n-1 of a VALUES policy (a softmax over each
-    roll's sub-keeps, mixed with the blunder's uniform sub-keep): fin_all[g, fi, r] as
+    roll's sub-keeps, mixed with the blunder's uniform sub-keep): fin_all[fi, r, g] (state-minor,
+    so that each (fi, r) is one row of the states side by side, here and in :func:`_soft_boxes`) as
     :func:`_keep_stops`. The states sit side by side in (keeps, LANES) scratch arrays (FIN: (2 x
     rolls, LANES), where each roll stops), so every step but the exponentials' arguments is a
     whole-row operation of :mod:`harness.exact.kernels.rows`, each lane's arithmetic the one-state
@@ -185,7 +186,7 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
     sixth = 1.0 / 6.0
     for r in range(n_rolls):
         row_fill(MASS, r, dk.roll_prob[r])  # every lane: those past n carry harmless numbers
-        row_fill(FIN, r, 0.0)  # FIN[fi * n_rolls + r]: fin_all[g, fi, r] of lane g - g0
+        row_fill(FIN, r, 0.0)  # FIN[fi * n_rolls + r]: fin_all[fi, r, g] of lane g - g0
         row_fill(FIN, n_rolls + r, 0.0)
     lanes = (np.int64(1) << n) - 1
     keep = 1.0 - blunder
@@ -266,10 +267,10 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
                 row_add_scaled(KM, dk.add[k, f], KM, k, sixth)
         for r in range(n_rolls):
             row_copy(MASS, r, KM, dk.roll_as_keep[r])
-    for i in range(n):
-        for fi in range(2):
-            for r in range(n_rolls):
-                fin_all[g0 + i, fi, r] = FIN[fi * n_rolls + r, i]
+    for fi in range(2):
+        for r in range(n_rolls):
+            for i in range(n):
+                fin_all[fi, r, g0 + i] = FIN[fi * n_rolls + r, i]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -341,15 +342,16 @@ def _soft_boxes(oc, box_v, box_row, rows, g0, g1, fin_all, merge, codes, n_al, h
     so that every step but the exponentials runs over contiguous lanes. Each state's arithmetic is
     the one-state loop's, in its order, so the rows are equal to the bit."""
     n = g1 - g0
-    n_rolls = fin_all.shape[2]
+    n_rolls = fin_all.shape[1]
     n_out = outp.shape[1]
     width = box_v.shape[2]
+    for r in range(n_rolls):  # each (fi, r) a row of the states side by side, as fin_all holds them
+        for i in range(n):
+            a1 = fin_all[1, r, g0 + i]
+            FIN[0, r, i] = fin_all[0, r, g0 + i] + a1 if merge else fin_all[0, r, g0 + i]
+            FIN[1, r, i] = a1
     for i in range(n):
         g = g0 + i
-        for r in range(n_rolls):
-            a1 = fin_all[g, 1, r]
-            FIN[0, r, i] = fin_all[g, 0, r] + a1 if merge else fin_all[g, 0, r]
-            FIN[1, r, i] = a1
         vb = box_v[box_row[g]]
         ref = _box_ref(oc, vb, FIN[0, :, i], FIN[1, :, i], codes)
         for c in range(oc.half):  # the weights' arguments, taken LANES states at a time below (as _box_weights)
@@ -442,7 +444,7 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
     km = np.zeros(n_keeps)
     v = np.empty(n_keeps)
     if keep_kind == VALUES:  # every state's stops at once, SOFT_GROUP states side by side
-        fin_all = np.empty((rows.shape[0], 2, n_rolls))
+        fin_all = np.empty((2, n_rolls, rows.shape[0]))
         G = SOFT_GROUP
         X = np.empty((n_keeps, G))
         Z = np.empty((n_keeps, G))
@@ -455,7 +457,7 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
             _soft_stops(dk, keep_f, keep_row, g0, min(G, rows.shape[0] - g0), temperature, blunder, fin_all,
                         X, Z, S, U, KM, MASS, FIN)
     else:
-        fin_all = np.empty((1, 2, n_rolls))
+        fin_all = np.empty((2, n_rolls, 1))
     # per sheet: each roll's allowed boxes as outcome codes (box, score) and their number
     codes = np.empty((2, n_rolls, nbx), dtype=np.int64)
     n_al = np.empty((2, n_rolls), dtype=np.int64)
@@ -496,7 +498,9 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
         if keep_kind == VALUES or gk != last_k:
             last_k = gk
             if keep_kind == VALUES:
-                fin[:, :] = fin_all[g]
+                for fi in range(2):
+                    for r in range(n_rolls):
+                        fin[fi, r] = fin_all[fi, r, g]
             else:
                 _keep_stops(dk, keep_kind, keep_idx, keep_f, gk, blunder, mass, fin, km, v)
             if merge:
