@@ -190,6 +190,8 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
         row_fill(FIN, n_rolls + r, 0.0)
     lanes = (np.int64(1) << n) - 1
     keep = 1.0 - blunder
+    GK = np.empty(LANES, dtype=np.int64)  # each lane's keep row and its stage's largest value
+    TOP = np.empty(LANES)
     for j in range(rr, -1, -1):
         fi = 1 if j == rr else 0
         if j == 0:  # no reroll left: every roll stops
@@ -197,12 +199,12 @@ def _soft_stops(dk, keep_f, keep_row, g0, n, temperature, blunder, fin_all, X, Z
                 row_add(FIN, fi * n_rolls + r, MASS, r)
             break
         for i in range(n):
-            gk = keep_row[g0 + i]
-            top = _largest(keep_f, gk, j - 1)
-            for k in range(n_keeps):
-                X[k, i] = keep_f[gk, j - 1, k] - top
-        for i in range(n, LANES):
-            for k in range(n_keeps):
+            GK[i] = keep_row[g0 + i]
+            TOP[i] = _largest(keep_f, GK[i], j - 1)
+        for k in range(n_keeps):  # a row at a time (its lanes read from n states' rows: stores stay in one row)
+            for i in range(n):
+                X[k, i] = keep_f[GK[i], j - 1, k] - TOP[i]
+            for i in range(n, LANES):
                 X[k, i] = 0.0  # weight 1
         for k in range(n_keeps):
             row_exp_div(X, k, 0, temperature)
