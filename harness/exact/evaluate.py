@@ -227,7 +227,6 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
     box_pos = np.zeros(nbx)
     extra_sum = [0.0]
     pos_pts = (oc.o_pts > 0).astype(np.float64)
-    servida = bool(rules.has_servida)  # (a comparison of two tables: once, not once a part)
     warm: list[bool] = []
 
     def fill(a: int, b: int, row_of: np.ndarray, live: np.ndarray, outp: np.ndarray, P: np.ndarray,
@@ -253,12 +252,12 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
             options = np.empty((n, 2, d.n_rolls, nbx), dtype=np.int16)
             allowed = np.empty((n, 2, d.n_rolls), dtype=np.int64)
             extras = np.empty((n, 2, d.n_rolls), dtype=np.int16)
-            EK.sheet_scores(ctx, masks[heads], flags[heads], servida, options, allowed, extras)
+            EK.sheet_scores(ctx, masks[heads], flags[heads], rules.has_servida, options, allowed, extras)
             sheet = np.cumsum(new) - 1
             pol = strat.policy(Sheets(rules, masks, flags, uppers, sheet, options, allowed, extras))
             args = _as_policy(pol, len(g), rr, d.n_rolls, len(d.sub_keep), d.n_keeps, nbx,
                               int(options.max(initial=0)))
-            EK.policy_outcomes(dk, oc, options, allowed, extras, not servida, sheet, *args,
+            EK.policy_outcomes(dk, oc, options, allowed, extras, not rules.has_servida, sheet, *args,
                                np.arange(lo, hi, dtype=np.int64), outp)
             sums[k] = P[idx[lo:hi]] @ outp[lo:hi]
 

@@ -204,15 +204,15 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
         if want_dist:
             wlo2, woff2 = layer_windows(plan, k + 1, cap, extra)
             cells = int(woff2[-1])
-            if spare is not None and len(spare) >= cells:
-                # zeroed in place: pages already mapped (a fresh array's first touch costs a page fault and
-                # the kernel's zeroing of every page, a tenth of a scandinavian evaluation's time)
-                D2 = spare[:cells]
-                D2.fill(0.0)
-            else:
-                spare = None  # let it go before the new one is made: never three layers of windows at once
-                D2 = scratch_zeros(cells, scratch)
+            # the spare zeroed in place: its pages are mapped (a fresh array's first touch costs a page fault
+            # and the kernel's zeroing of every page, a tenth of a scandinavian evaluation's time); else it
+            # goes before the new one is made: never three layers of windows at once
+            D2 = spare[:cells] if spare is not None and len(spare) >= cells else None
             spare = None
+            if D2 is None:
+                D2 = scratch_zeros(cells, scratch)
+            else:
+                D2.fill(0.0)
         else:
             wlo2 = woff2 = np.zeros(2, dtype=np.int64)
             D2 = np.zeros(1)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import product
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -128,8 +128,9 @@ class RuleSet:
     def saved_rolls(self) -> bool:
         return bool(self.settings["saved_rolls"])
 
-    @property
+    @cached_property
     def has_servida(self) -> bool:
+        """The first roll scores otherwise than the later ones (a comparison of the two tables, made once)."""
         return not np.array_equal(self.table, self.table_first)
 
     @property
