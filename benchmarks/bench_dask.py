@@ -17,6 +17,12 @@ of the full scandinavian sweep with the depth of skill to 8, 32 and 64 workers.
       python benchmarks/bench_dask.py scaling --workers 1,2,3 --out results/bench-dask.json
       python benchmarks/bench_dask.py scaling --workers 3 --candidates 3 --out results/bench-dask-k3.json
 
+* ``chains``: one rule set's depth of skill (60 % and 75 %) with ``--candidates`` K on ``--workers``
+  forked processes, cold: each chain's rounds after the grid (how many evaluations each asked for),
+  for ``project --chains``::
+
+      python benchmarks/bench_dask.py chains --rules scandinavian --candidates 2 --out results/chains-scand-k2.json
+
 * ``project``: a processor-sharing simulation of the same scheduling (each chain resumes when its own
   evaluations are in; a rule set's table solved before its evaluations that read it; ``--cores`` cores
   shared by the running tasks) replays the recorded sweep at N = 1, 2, 3 on 2 cores against the
@@ -134,6 +140,18 @@ def _costs_of(args: argparse.Namespace, evaluate: Any, load_rules: Any, build_pl
 # scaling
 
 
+def _recorded(gen, rounds: list[list[str]]):
+    """``gen`` (a task of harness.exact.evaluator) passed through, each of its rounds of requests
+    appended to ``rounds``."""
+    try:
+        specs = next(gen)
+        while True:
+            rounds.append(list(specs))
+            specs = gen.send((yield specs))
+    except StopIteration as stop:
+        return stop.value
+
+
 def _recording(jobs: list[dict[str, Any]]):
     """Wrappers of harness.exact.sweep's chain and fetch that record each task's rounds of requests."""
     import harness.exact.sweep as SW
@@ -142,13 +160,7 @@ def _recording(jobs: list[dict[str, Any]]):
     def wrap(gen, what):
         job = {"what": what, "rounds": []}
         jobs.append(job)
-        try:
-            specs = next(gen)
-            while True:
-                job["rounds"].append(list(specs))
-                specs = gen.send((yield specs))
-        except StopIteration as stop:
-            return stop.value
+        return (yield from _recorded(gen, job["rounds"]))
 
     SW.chain = lambda p, *a, **k: wrap(chain(p, *a, **k), f"chain {p}")
     SW.fetch = lambda specs: wrap(fetch(specs), "bots")
@@ -201,6 +213,48 @@ def scaling(args: argparse.Namespace) -> None:
               flush=True)
     tables = {r["table"] for r in out}
     print(f"the sweep's figures are {'the same' if len(tables) == 1 else 'DIFFERENT'} at every worker count")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(out, indent=1))
+
+
+def chains(args: argparse.Namespace) -> None:
+    """One rule set's depth of skill (``--rules``, chains at 60 % and 75 %) with ``--candidates`` K on
+    ``--workers`` forked processes, cold (an empty cache): each chain's rounds after its first (W and
+    the grid) as the number of evaluations each asked for, with its levels and steps, written to
+    ``--out`` for ``project --chains`` (the full sweep's chains laid out as this rule set's)."""
+    os.environ["YATZY_HARNESS_CACHE"] = tempfile.mkdtemp(prefix="bench-dask-chains-")
+    os.environ["YATZY_HARNESS_THREADS"] = "1"
+    from harness.exact import depth as D
+    from harness.exact.cluster import open_tasks
+    from harness.game.rules import load_rules
+
+    rules = load_rules(args.rules, args.set)
+    recorded: list[dict[str, Any]] = []
+    orig = D.chain
+
+    def recording(p, *a, **k):
+        job = {"p": p, "rounds": []}
+        recorded.append(job)
+        return (yield from _recorded(orig(p, *a, **k), job["rounds"]))
+
+    D.chain = recording
+    at_start = load()
+    t0 = time.perf_counter()
+    with open_tasks("local", args.workers) as tasks:
+        d = D.depth_of_skill(rules, RATES, evaluator=D.Evaluator(tasks=tasks), candidates=args.candidates)
+    wall = time.perf_counter() - t0
+    D.chain = orig
+    out = {"rules": args.rules, "set": args.set, "candidates": args.candidates, "workers": args.workers,
+           "wall": wall, "load_start": at_start, "load_end": load(), "chains": []}
+    for job, c in zip(recorded, d.chains):
+        after = [len(r) for r in job["rounds"][1:]]
+        out["chains"].append({"p": c.p, "steps": c.steps, "levels": len(c.levels) - 1, "rounds": after,
+                              "evaluations": sum(after), "exact": all(lv.exact for lv in c.levels[1:]
+                                                                       if lv.index > (c.first_fraction is not None))})
+        print(f"p = {c.p}: {c.steps:.6f} steps, {len(c.levels) - 1} levels, {sum(after)} evaluations after the grid "
+              f"in {len(after)} rounds in a row", flush=True)
+    print(f"wall {wall:.1f} s on {args.workers} workers; {at_start} -> {out['load_end']}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(out, indent=1))
@@ -299,7 +353,8 @@ def _needs(key: str) -> bool:
 LOADED_COSTS = {"solve": 10.0, "bots": {"greedy": 12.0, "random": 12.0, "solver": 25.0, "solver:temperature=1": 73.5}}
 
 
-def scandinavian(k3: dict[str, float] | None = None, costs: dict[str, Any] | None = None
+def scandinavian(k3: dict[str, float] | None = None, costs: dict[str, Any] | None = None,
+                 recorded: dict[str, Any] | None = None
                  ) -> tuple[list[dict[str, Any]], dict[str, float], dict[str, float], set[str]]:
     """The full sweep's jobs: 16 thresholds x (three bots; chains at 60 % and 75 %), per-evaluation
     costs on one core from ``costs`` (``costs --rules scandinavian --out``: a solve, greedy, random,
@@ -307,7 +362,7 @@ def scandinavian(k3: dict[str, float] | None = None, costs: dict[str, Any] | Non
     :data:`LOADED_COSTS`), the chains' levels and evaluations per level as measured on scandinavian at
     the standard threshold (60 %: 17 levels, 54 evaluations after the grid; 75 %: 6 levels, 21).
     ``k3``: rounds and evaluations per level scaled by the ratios measured with --candidates 3 on the
-    reduced sweep."""
+    reduced sweep; ``recorded`` (a ``chains --out`` file): each chain's rounds as recorded there."""
     c = costs or LOADED_COSTS
     soft = c["bots"]["solver:temperature=1"]
     plain = {b: c["bots"][b] for b in ("greedy", "random", "solver")}
@@ -331,6 +386,11 @@ def scandinavian(k3: dict[str, float] | None = None, costs: dict[str, Any] | Non
                                                     plain["solver"] if v == 0 else soft) for v in grid]
         for p, per_level in ((0.6, [3] * 14 + [4] * 3), (0.75, [4] * 3 + [3] * 3)):
             rounds = [first]
+            if recorded is not None:
+                got = next(c["rounds"] for c in recorded["chains"] if c["p"] == p)
+                rounds += [[k(f"T{p}-{i}-{j}", soft) for j in range(n)] for i, n in enumerate(got)]
+                jobs.append({"digest": d, "rounds": rounds})
+                continue
             for lv, n in enumerate(per_level):
                 if k3 is None:
                     rounds += [[k(f"T{p}-{lv}-{i}", soft)] for i in range(n)]
@@ -399,10 +459,16 @@ def project(args: argparse.Namespace) -> None:
     print(f"\nper-evaluation CPU seconds of scandinavian: {json.dumps(costs or LOADED_COSTS)}"
           + (f" ({args.costs}: {costs.get('load_start', '')})" if costs else " (the first measurement, under load)")
           + f"; each task's CPU x{contention:.3f} (every core busy)")
-    for label, scale in (("one candidate a round", None), ("--candidates 3", k3)):
-        if label != "one candidate a round" and scale is None:
-            continue
-        jobs, c, sv, nd = scandinavian(scale, costs)
+    schemes: list[tuple[str, Any, Any]] = [("one candidate a round", None, None)]
+    if k3:
+        schemes.append(("--candidates 3", k3, None))
+    for path in args.chains or []:
+        rec = json.loads(Path(path).read_text())
+        schemes.append((f"--candidates {rec['candidates']}, chains as recorded on {rec['rules']} ({path})", None, rec))
+        print(f"{path}: " + "; ".join(f"p = {c['p']}: {c['levels']} levels, {c['evaluations']} evaluations after the "
+                                      f"grid in {len(c['rounds'])} rounds" for c in rec["chains"]))
+    for label, scale, rec in schemes:
+        jobs, c, sv, nd = scandinavian(scale, costs, rec)
         # every worker's core busy, as the N = 2 run's two were: each task's CPU times that run's
         c = {k: v * contention for k, v in c.items()}
         sv = {k: v * contention for k, v in sv.items()}
@@ -522,9 +588,17 @@ def main() -> None:
     s.add_argument("--workers", default="1,2,3")
     s.add_argument("--candidates", type=int, default=1)
     s.add_argument("--out", default=None)
+    ch = sub.add_parser("chains")
+    ch.add_argument("--rules", default="scandinavian")
+    ch.add_argument("--set", action="append", default=[])
+    ch.add_argument("--candidates", type=int, default=2)
+    ch.add_argument("--workers", type=int, default=2)
+    ch.add_argument("--out", default=None)
     p = sub.add_parser("project")
     p.add_argument("--runs", required=True)
     p.add_argument("--k3", default=None)
+    p.add_argument("--chains", action="append", default=None,
+                   help="a 'chains --out' file: the sweep's chains laid out as recorded there (repeatable)")
     p.add_argument("--cores", type=float, default=2.0)
     p.add_argument("--overhead", type=float, default=0.0, help="seconds added to every task")
     p.add_argument("--contention", type=float, default=None,
@@ -540,7 +614,7 @@ def main() -> None:
     sp.add_argument("--set", action="append", default=[])
     sp.add_argument("--bots", default="solver:temperature=1")
     args = ap.parse_args()
-    {"costs": costs, "scaling": scaling, "project": project, "reuse": reuse, "split": split}[args.cmd](args)
+    {"costs": costs, "scaling": scaling, "chains": chains, "project": project, "reuse": reuse, "split": split}[args.cmd](args)
 
 
 if __name__ == "__main__":

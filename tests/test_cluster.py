@@ -168,6 +168,14 @@ def test_the_dry_run_counts_the_evaluations_and_finds_them_cached_after_a_run(ti
     depth = json.loads(_run([*argv, "--depth", "--rates", "0.75", "--workers", "1"], capsys))
     again = json.loads(_run([*argv, "--depth", "--rates", "0.75", "--dry-run"], capsys))
     assert again["evaluations"] == again["cached"] == depth["evaluated"] and again["of_them_estimated"] == 0
+    # the dry run walks the chain --candidates asks for: a cached K = 2 chain is found, not re-estimated
+    k2 = [*argv, "--depth", "--rates", "0.75", "--candidates", "2"]
+    fresh = json.loads(_run([*k2, "--dry-run"], capsys))
+    assert fresh["of_them_estimated"] > 0
+    ran = json.loads(_run([*k2, "--workers", "1"], capsys))
+    walked = json.loads(_run([*k2, "--dry-run"], capsys))
+    assert walked["evaluations"] == walked["cached"] == ran["evaluated"] and ran["from_cache"] > 0
+    assert walked["of_them_estimated"] == 0
 
 
 def test_the_progress_bar_counts_the_tasks_on_stderr(tiny_dir, cache, capsys):

@@ -63,6 +63,39 @@ def test_the_chain_is_the_same_in_any_order_from_the_cache_and_on_workers(tiny_d
     assert _without_time(pooled) == _without_time(both)
 
 
+@pytest.mark.parametrize("k", [2, 3])
+def test_k_candidates_ask_k_values_in_a_levels_first_round_and_one_a_round_after(k, tiny_dir, cache, monkeypatch):
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    asked: list[int] = []
+    orig = D.chain
+
+    def recording(p, *a, **kw):
+        gen = orig(p, *a, **kw)
+        specs = next(gen)  # W and the grid
+        try:
+            while True:
+                specs = gen.send((yield specs))
+                asked.append(len(specs))
+        except StopIteration as stop:
+            return stop.value
+
+    monkeypatch.setattr(D, "chain", recording)
+    got = D.depth_of_skill(rules, (0.6,), candidates=k).chains[0]
+    monkeypatch.setattr(D, "chain", orig)
+    one = D.depth_of_skill(rules, (0.6,)).chains[0]
+    assert len(got.levels) == len(one.levels)
+    rounds = [lv.rounds for lv in got.levels[1:]]
+    assert sum(rounds) == len(asked) and sum(lv.iterations for lv in got.levels[1:]) == sum(asked)
+    i = 0
+    for r in rounds:  # each level: k values, then one a round (k again only to cut the bracket)
+        level, i = asked[i:i + r], i + r
+        assert level[0] == k and all(n in (1, k) for n in level[1:])
+    assert 1 in asked and sum(asked) < k * len(asked)  # not k every round
+    for lv in got.levels[1:]:
+        assert abs(lv.rate - 0.6) <= D.RATE_TOL and abs(lv.value - one.levels[lv.index].value) < 1e-6
+    assert sum(rounds) < sum(lv.iterations for lv in one.levels[1:])  # fewer rounds in a row than K = 1
+
+
 def test_a_ladder_whose_weakest_end_is_far_above_the_weakest_bot_counts_that_gap_by_its_logit(tiny_dir, cache,
                                                                                              monkeypatch):
     rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     bots = split_specs(args.entrants) if args.entrants else []  # one parser of every list of bots
     rates, weakest, dial = depth_settings(args) if args.depth else ((), args.weakest, args.dial)
     if args.dry_run:
-        est = estimate_sweep(args.rules, axes, fixed, bots, rates, weakest, dial)
+        est = estimate_sweep(args.rules, axes, fixed, bots, rates, weakest, dial, args.candidates)
         if args.json:
             print_json(est.to_json())
         else:
@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     out = new_out_dir(args.out, "sweep") if args.out else None
     progress = shows_progress(args)
-    expected = estimate_sweep(args.rules, axes, fixed, bots, rates, weakest, dial).evaluations if progress else None
+    expected = (estimate_sweep(args.rules, axes, fixed, bots, rates, weakest, dial, args.candidates).evaluations
+                if progress else None)
     with exact_tasks(args) as tasks:
         ev = Evaluator(tasks=tasks, on_done=None if args.json or progress else evaluated_line, progress=progress,
                        expected=expected)

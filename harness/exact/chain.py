@@ -2,7 +2,7 @@
 the ladder's dials (:class:`Dial`, :data:`DIALS`), score rates and steps (:func:`score_rate`,
 :func:`step_fraction`), the results (:class:`Level`, :class:`Chain`, :class:`DepthOfSkill`), and
 :func:`chain`, the task that finds each level by root-finding on exact evaluations
-(:func:`_root`, or :func:`_root_rounds` with several candidates a round).
+(:func:`_root`, or :func:`_root_rounds` with several candidates in a level's first round).
 """
 
 from __future__ import annotations
@@ -242,7 +242,8 @@ def _nearest(f: dict[float, float], a: float, b: float, p: float, dial: Dial) ->
 def chain(p: float, weakest: str = DEFAULT_WEAKEST, dial: Dial = DIALS[DEFAULT_DIAL],
           tol: float = RATE_TOL, candidates: int = 1) -> Task:
     """The chain of levels at score rate ``p`` (a task for :func:`harness.exact.evaluator.drive`; returns a
-    :class:`Chain`); each level's root by rounds of ``candidates`` evaluations at once (:func:`_root`)."""
+    :class:`Chain`); each level's root by :func:`_root`, or with ``candidates`` > 1 by :func:`_root_rounds` (that many
+    evaluations at once in its first round)."""
     got = yield [weakest, *[dial.spec(v) for v in dial.grid]]
     w = got[0]
     known: dict[float, Evaluation] = dict(zip(dial.grid, got[1:]))
@@ -329,11 +330,14 @@ def _bracket(f: dict[float, float]) -> tuple[float, float]:
 
 def _root_rounds(p: float, below: Evaluation, below_v: float | None, known: dict[float, Evaluation], dial: Dial,
                  tol: float, k: int) -> Generator[list[str], list[Evaluation], tuple[float, int, bool, int]]:
-    """:func:`_root` by rounds of ``k`` evaluations asked at once (a cluster evaluates them side by
-    side, so a level takes fewer rounds in a row): each round the interpolation's guess g and k - 1
-    values around it, at multiples of twice its error estimate e (the distance between the guesses
-    through the four and the three nearest points), g - 2e, g + 2e, g - 4e, ...; or, when the
-    guess leaves the bracket or the last round did not narrow it fourfold, k values cutting the
+    """:func:`_root` with ``k`` evaluations asked at once where they save a round (a cluster evaluates
+    them side by side, so a level takes fewer rounds in a row). The first round asks the
+    interpolation's guess g and k - 1 values beside it, at multiples of a quarter of its error
+    estimate e (the distance between the guesses through the four and the three nearest points):
+    g - e/4, g + e/4, g - e/2, ... Their rates, within about 1e-4 of p, put two or more points near
+    the root, so the next round's single guess usually lands within ``tol`` (one round earlier than
+    a guess from one near point and three far ones). Later rounds ask that one guess; when the guess
+    leaves the bracket or did not cut the distance from p by 4, the round asks k values cutting the
     bracket into k + 1 equal parts. Returns (value, evaluations, exact, rounds). Which values are
     tried depends on p, the ladder, the rates known and k only: never on the workers or the order
     they answer in, so every k gives one chain; different k may stop at different values whose
@@ -346,16 +350,19 @@ def _root_rounds(p: float, below: Evaluation, below_v: float | None, known: dict
         return a, 0, True, 0
     n = rounds = 0
     slow = False
+    last = math.inf
     while n < MAX_ITER:
         xa, xb = dial.x(a), dial.x(b)
         fs, xs = _nearest(f, a, b, p, dial)
         guess = _inverse_interpolation(fs, xs)
-        if slow or not xa < guess < xb:
-            xs_try = [xa + (xb - xa) * (j + 1) / (k + 1) for j in range(k)]
+        section = slow or not xa < guess < xb
+        m = k if rounds == 0 or section else 1
+        if section:
+            xs_try = [xa + (xb - xa) * (j + 1) / (m + 1) for j in range(m)]
         else:
             e = abs(guess - _inverse_interpolation(fs[:3], xs[:3])) if len(fs) >= 4 else 0.25 * (xb - xa)
             e = max(e, 1e-12 * (xb - xa))
-            xs_try = [guess] + [guess + sign * 2.0 * e * m for m in range(1, k) for sign in (-1.0, 1.0)][:k - 1]
+            xs_try = [guess] + [guess + sign * 0.25 * e * j for j in range(1, m) for sign in (-1.0, 1.0)][:m - 1]
         vs = []
         for x in xs_try:
             v = dial.value(x)
@@ -374,7 +381,9 @@ def _root_rounds(p: float, below: Evaluation, below_v: float | None, known: dict
         if hits:
             best = min(hits, key=lambda v: (abs(f[v]), v))
             return best, n, True, rounds
-        width = xb - xa
+        # a round of guesses that did not cut the distance from p by 4 is followed by a section
+        now = min(abs(f[v]) for v in vs)
+        slow = not section and now > 0.25 * last
+        last = min(last, now)
         a, b = _bracket(f)
-        slow = dial.x(b) - dial.x(a) > 0.25 * width
     raise RuntimeError(f"depth of skill: no root within {MAX_ITER} evaluations at p = {p} against {below.bot}")

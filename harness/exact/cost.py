@@ -4,7 +4,8 @@
 (one per bot and cell) and the value tables to solve; a depth of skill's chain is counted from the
 cache when every evaluation it needs is there (it is then walked, :class:`harness.exact.evaluator.Evaluator`
 with ``cached_only``), else estimated: the dial's grid and the weakest bot, then
-:data:`EVALS_PER_LEVEL` evaluations for each of about :data:`CHAIN_LOGITS` / logit(p) levels
+:data:`EVALS_PER_LEVEL` evaluations for each of about :data:`CHAIN_LOGITS` / logit(p) levels (a few more
+with ``--candidates`` K > 1: :func:`per_level`)
 (benchmarks/BENCHMARKS.md, "What a depth of skill costs": a chain's steps times logit(p) is 5.6 on
 generala, 6.6 on yahtzee, 6.9 on standard and 7.1 on scandinavian, at both rates).
 
@@ -45,6 +46,11 @@ TASK_SECONDS = 0.2
 CHAIN_LOGITS = 6.5
 #: Evaluations a level's root takes after the grid (3 or 4 measured, generala and scandinavian).
 EVALS_PER_LEVEL = 3.4
+#: With ``--candidates`` K > 1 (K values in a level's first round): the evaluations a level takes
+#: beyond :data:`EVALS_PER_LEVEL` for each candidate past the first, and its rounds in a row
+#: (benchmarks/BENCHMARKS.md, "Two candidates in a level's first round").
+EXTRA_EVALS_PER_CANDIDATE = 0.45
+ROUNDS_PER_LEVEL_K = 2.6
 
 
 def evaluation_seconds(kind: str, states: int, boxes: int = PER_STATE_BOXES) -> float:
@@ -104,10 +110,19 @@ def _chain_levels(p: float) -> float:
     return CHAIN_LOGITS / math.log(p / (1 - p))
 
 
+def per_level(candidates: int = 1) -> tuple[float, float]:
+    """(evaluations, rounds in a row) a level's root takes with ``candidates`` values in its first round."""
+    if candidates <= 1:
+        return EVALS_PER_LEVEL, EVALS_PER_LEVEL
+    return EVALS_PER_LEVEL + EXTRA_EVALS_PER_CANDIDATE * (candidates - 1), ROUNDS_PER_LEVEL_K
+
+
 def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots: Sequence[str],
-                   rates: Sequence[float] = (), weakest: str = "random", dial: str = "solver:temperature") -> Estimate:
+                   rates: Sequence[float] = (), weakest: str = "random", dial: str = "solver:temperature",
+                   candidates: int = 1) -> Estimate:
     """What :func:`harness.exact.sweep.sweep` with these arguments will evaluate (module docstring)."""
     d = dial_of(dial)
+    evals, rounds = per_level(candidates)
     n = cached = estimated = solves = 0
     cpu = critical = 0.0
     cells = cell_rules(rules, axes, fixed)
@@ -130,7 +145,7 @@ def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots:
         if not rates:
             continue
         try:
-            drive([(rs, chain(p, weakest, d)) for p in rates], ev)
+            drive([(rs, chain(p, weakest, d, candidates=candidates)) for p in rates], ev)
             done = True
         except NotCached:
             done = False
@@ -141,14 +156,14 @@ def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots:
             continue
         # not every evaluation is cached: the chains' levels estimated
         soft = evaluation_seconds("softmax", states, boxes)
-        todo = max(int(round(sum(EVALS_PER_LEVEL * _chain_levels(p) for p in rates))) - walked, 0)
+        todo = max(int(round(sum(evals * _chain_levels(p) for p in rates))) - walked, 0)
         n += todo
         estimated += todo
         cpu += todo * soft
         # the longest chain: its levels one after another (the grid comes first, in parallel)
-        critical = max(critical, soft * (1 + EVALS_PER_LEVEL * max(_chain_levels(p) for p in rates)))
+        critical = max(critical, soft * (1 + rounds * max(_chain_levels(p) for p in rates)))
     return Estimate(n, estimated, cached, solves, cpu, critical, len(cells))
 
 
-__all__ = ["BOX_POWER", "CHAIN_LOGITS", "EVALS_PER_LEVEL", "Estimate", "PER_STATE_BOXES", "SECONDS", "TASK_SECONDS",
-           "estimate_sweep", "evaluation_seconds", "kind_of"]
+__all__ = ["BOX_POWER", "CHAIN_LOGITS", "EVALS_PER_LEVEL", "EXTRA_EVALS_PER_CANDIDATE", "Estimate", "ROUNDS_PER_LEVEL_K", "PER_STATE_BOXES", "SECONDS", "TASK_SECONDS",
+           "estimate_sweep", "evaluation_seconds", "kind_of", "per_level"]

@@ -34,8 +34,8 @@ chains are computed in. Chains are generators that yield the bot specs they need
 (:func:`chain`); :func:`drive` runs any number of them together (several p, several rule sets):
 in this process each round's requests at once, and on workers (forked processes or a Dask
 cluster, :mod:`harness.exact.cluster`) each chain resuming as soon as its own evaluations are in
-(:class:`Evaluator`). With ``candidates`` K > 1 a level's root takes rounds of K evaluations at once
-(:func:`harness.exact.chain._root_rounds`: fewer rounds in a row, more evaluations; the chain
+(:class:`Evaluator`). With ``candidates`` K > 1 a level's first round asks K evaluations at once
+(:func:`harness.exact.chain._root_rounds`: fewer rounds in a row, a few more evaluations; the chain
 depends on K, never on the workers).
 
 The chains themselves (the dials, levels, root-finding) are in :mod:`harness.exact.chain`, the

@@ -28,8 +28,8 @@ from harness.util.jsonable import jsonable
 
 @dataclass(frozen=True)
 class DepthRequest:
-    """The depth of skill asked for: a chain per score rate, from ``weakest`` up ``dial``, each
-    level's root found by rounds of ``candidates`` evaluations (:func:`harness.exact.depth.depth_of_skill`)."""
+    """The depth of skill asked for: a chain per score rate, from ``weakest`` up ``dial``, ``candidates``
+    evaluations at once in each level's first round (:func:`harness.exact.depth.depth_of_skill`)."""
 
     rates: tuple[float, ...]
     weakest: str

@@ -64,9 +64,9 @@ def add_depth_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dial", default=DEPTH_DIAL, metavar="BOT:PARAM",
                    help=f"depth of skill: the dial the ladder climbs to the optimal bot ({' or '.join(DEPTH_DIALS)})")
     p.add_argument("--candidates", type=number_arg(minimum=1, inclusive=True, integer=True), default=1, metavar="K",
-                   help="depth of skill: dial values evaluated at once in each round of a level's root-finding (1: one "
-                        "at a time; more cut the rounds in a row on a cluster for more evaluations; the chain depends "
-                        "on K, never on the workers; docs/cluster.md)")
+                   help="depth of skill: dial values evaluated at once in the first round of a level's root-finding (1: "
+                        "one at a time; 2 or more cut a level's rounds in a row from about three to two on a cluster, "
+                        "for a few more evaluations; the chain depends on K, never on the workers; docs/cluster.md)")
     p.add_argument("--workers", type=number_arg(minimum=1, inclusive=True, integer=True), default=2, metavar="N",
                    help="exact evaluations run on N forked processes at once (1: in this process), or with "
                         "--backend dask on a LocalCluster of N workers")
