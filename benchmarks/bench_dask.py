@@ -48,6 +48,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import heapq
+import itertools
 import json
 import os
 import resource
@@ -169,7 +171,7 @@ def _recording(jobs: list[dict[str, Any]]):
 def scaling(args: argparse.Namespace) -> None:
     from harness.exact.cluster import open_tasks
     from harness.exact.cost import estimate_sweep
-    from harness.exact.depth import Evaluator
+    from harness.exact.depth import Evaluator, expected_rounds
     from harness.exact.sweep import cell_rules, parse_settings, sweep
 
     axes, fixed = parse_settings(SETTINGS)
@@ -197,6 +199,9 @@ def scaling(args: argparse.Namespace) -> None:
         for i, job in enumerate(jobs):
             rs = cells[i // per]
             job["digest"] = rs.digest
+            # the priority sweep() gave it: its expected rounds
+            job["length"] = (expected_rounds(float(job["what"].split()[1]), args.candidates)
+                             if job["what"].startswith("chain") else 1.0)
             job["rounds"] = [[f"{rs.digest}|{ev.key(rs, s)[1]}" for s in r] for r in job["rounds"]]
         row = {"workers": n, "candidates": args.candidates, "wall": wall, "cluster_start": t0 - t_open,
                "workers_cpu": cpu, "evaluations": ev.computed, "evaluation_seconds": ev.cpu,
@@ -267,39 +272,54 @@ def chains(args: argparse.Namespace) -> None:
 def simulate(jobs: list[dict[str, Any]], cost: dict[str, float], needs_table: set[str], solve: dict[str, float],
              workers: int, cores: float, overhead: float = 0.0) -> float:
     """Wall time of ``jobs`` (each a digest and rounds of keys) on ``workers`` single-threaded workers
-    sharing ``cores`` cores (processor sharing), tasks taken first come first served; a key in
-    ``needs_table`` waits for its rule set's solve (cost ``solve[digest]``); each task costs
-    ``cost[key]`` + ``overhead`` on a free core. Mirrors :meth:`harness.exact.evaluator.Evaluator.drive`."""
-    ready: collections.deque = collections.deque()
+    sharing ``cores`` cores (processor sharing); a key in ``needs_table`` waits for its rule set's
+    solve (cost ``solve[digest]``); each task costs ``cost[key]`` + ``overhead`` on a free core.
+    Mirrors :meth:`harness.exact.evaluator.Evaluator.drive` on Dask: jobs start longest first, a
+    round's tasks carry the rounds its job has left (``length``, its expected rounds, less the
+    rounds asked before; a key keeps its first asker's), a solve above all, and a free worker takes
+    the highest priority waiting, the earliest submitted among equals (jobs recorded without
+    ``length``, as the code before priorities ran: first come first served, solves too)."""
+    from harness.exact.evaluator import SOLVE_PRIORITY
+
+    ready: list[tuple[float, int, Any]] = []
+    seq = itertools.count()
     state: dict[Any, str] = {}
+    prio: dict[Any, int] = {}
     waiting: dict[Any, list[int]] = collections.defaultdict(list)
     held: dict[str, list[str]] = collections.defaultdict(list)
     solved: set[str] = set()
     pos = [0] * len(jobs)
+    left = [float(job.get("length", 0.0)) for job in jobs]
+    solve_priority = SOLVE_PRIORITY if any("length" in job for job in jobs) else 0
     running: dict[Any, float] = {}
     t = 0.0
 
-    def submit(key: str) -> None:
+    def queue(task: Any, priority: int) -> None:
+        state[task] = "queued"
+        heapq.heappush(ready, (-priority, next(seq), task))
+
+    def submit(key: str, priority: int) -> None:
         if key in state:
             return
+        prio[key] = priority
         digest = key.split("|")[0]
         if key in needs_table and digest not in solved:
             state[key] = "held"
             if not held[digest]:
-                state[("solve", digest)] = "queued"
-                ready.append(("solve", digest))
+                queue(("solve", digest), solve_priority)
             held[digest].append(key)
             return
-        state[key] = "queued"
-        ready.append(key)
+        queue(key, priority)
 
     def start_round(j: int) -> None:
         while pos[j] < len(jobs[j]["rounds"]):
             keys = jobs[j]["rounds"][pos[j]]
-            left = [k for k in keys if state.get(k) != "done"]
-            if left:
-                for k in left:
-                    submit(k)
+            priority = max(int(round(left[j])), 0)
+            left[j] -= 1.0
+            todo = [k for k in keys if state.get(k) != "done"]
+            if todo:
+                for k in todo:
+                    submit(k, priority)
                     waiting[k].append(j)
                 return
             pos[j] += 1
@@ -309,19 +329,18 @@ def simulate(jobs: list[dict[str, Any]], cost: dict[str, float], needs_table: se
         if isinstance(task, tuple):
             solved.add(task[1])
             for k in held.pop(task[1], []):
-                state.pop(k)
-                submit(k)
+                queue(k, prio[k])
             return
         for j in waiting.pop(task, []):
             if all(state.get(k) == "done" for k in jobs[j]["rounds"][pos[j]]):
                 pos[j] += 1
                 start_round(j)
 
-    for j in range(len(jobs)):
+    for j in sorted(range(len(jobs)), key=lambda j: -left[j]):
         start_round(j)
     while ready or running:
         while ready and len(running) < workers:
-            task = ready.popleft()
+            task = heapq.heappop(ready)[2]
             running[task] = (solve[task[1]] if isinstance(task, tuple) else cost[task]) + overhead
         rate = min(1.0, cores / len(running))
         dt = min(running.values())
@@ -363,7 +382,10 @@ def scandinavian(k3: dict[str, float] | None = None, costs: dict[str, Any] | Non
     the standard threshold (60 %: 17 levels, 54 evaluations after the grid; 75 %: 6 levels, 21).
     ``k3``: rounds and evaluations per level scaled by the ratios measured with --candidates 3 on the
     reduced sweep; ``recorded`` (a ``chains --out`` file): each chain's rounds as recorded there."""
+    from harness.exact.depth import expected_rounds
+
     c = costs or LOADED_COSTS
+    k = recorded["candidates"] if recorded is not None else 1
     soft = c["bots"]["solver:temperature=1"]
     plain = {b: c["bots"][b] for b in ("greedy", "random", "solver")}
     grid = [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 1000.0]
@@ -373,32 +395,32 @@ def scandinavian(k3: dict[str, float] | None = None, costs: dict[str, Any] | Non
         d = f"scand{t}"
         solve[d] = c["solve"]
 
-        def k(label: str, c: float) -> str:
-            key = f"{d}|{label}"
-            cost[key] = c
+        def key(label: str, c: float) -> str:
+            out = f"{d}|{label}"
+            cost[out] = c
             if label.startswith("solver"):
-                needs.add(key)
-            return key
+                needs.add(out)
+            return out
 
-        bots = [k("greedy", plain["greedy"]), k("solver:temperature=1.0", soft), k("solver", plain["solver"])]
-        jobs.append({"digest": d, "rounds": [bots]})
-        first = [k("random", plain["random"])] + [k("solver" if v == 0 else f"solver:temperature={v!r}",
-                                                    plain["solver"] if v == 0 else soft) for v in grid]
+        bots = [key("greedy", plain["greedy"]), key("solver:temperature=1.0", soft), key("solver", plain["solver"])]
+        jobs.append({"digest": d, "rounds": [bots], "length": 1.0})
+        first = [key("random", plain["random"])] + [key("solver" if v == 0 else f"solver:temperature={v!r}",
+                                                        plain["solver"] if v == 0 else soft) for v in grid]
         for p, per_level in ((0.6, [3] * 14 + [4] * 3), (0.75, [4] * 3 + [3] * 3)):
             rounds = [first]
             if recorded is not None:
                 got = next(c["rounds"] for c in recorded["chains"] if c["p"] == p)
-                rounds += [[k(f"T{p}-{i}-{j}", soft) for j in range(n)] for i, n in enumerate(got)]
-                jobs.append({"digest": d, "rounds": rounds})
+                rounds += [[key(f"T{p}-{i}-{j}", soft) for j in range(n)] for i, n in enumerate(got)]
+                jobs.append({"digest": d, "rounds": rounds, "length": expected_rounds(p, k)})
                 continue
             for lv, n in enumerate(per_level):
                 if k3 is None:
-                    rounds += [[k(f"T{p}-{lv}-{i}", soft)] for i in range(n)]
+                    rounds += [[key(f"T{p}-{lv}-{i}", soft)] for i in range(n)]
                 else:
                     r = max(1, round(n * k3["rounds"]))
                     e = n * k3["evaluations"]
-                    rounds += [[k(f"T{p}-{lv}-{i}-{j}", soft) for j in range(max(1, round(e / r)))] for i in range(r)]
-            jobs.append({"digest": d, "rounds": rounds})
+                    rounds += [[key(f"T{p}-{lv}-{i}-{j}", soft) for j in range(max(1, round(e / r)))] for i in range(r)]
+            jobs.append({"digest": d, "rounds": rounds, "length": expected_rounds(p, 1 if k3 is None else 3)})
     return jobs, cost, solve, needs
 
 

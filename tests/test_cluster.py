@@ -88,6 +88,46 @@ def test_completions_do_arrive_out_of_order_and_the_chain_takes_k_candidates(tin
         assert sum(lv.rounds for lv in c3.levels[1:]) <= sum(lv.iterations for lv in c1.levels[1:])
 
 
+def test_a_sweep_submits_the_longest_remaining_work_first_and_priorities_never_change_a_figure(tiny_dir, cache):
+    from harness.exact.evaluator import SOLVE_PRIORITY
+    from harness.exact.sweep import parse_settings, sweep
+
+    class Recording(C.Tasks):  # in this process, each submission's priority noted
+        def __init__(self):
+            super().__init__()
+            self.seen: list[tuple[str, tuple, int]] = []
+
+        def submit(self, fn, *args, key="", priority=0):
+            self.seen.append((fn.__name__, args[1:], priority))
+            return super().submit(fn, *args, key=key, priority=priority)
+
+    path = str(tiny_dir / "tiny_bonus.toml")
+    axes, fixed = parse_settings(["upper_bonus_threshold=3..4"])
+    bots = ["greedy", "solver:temperature=1", "solver"]
+    rounds = {}
+    for k in (1, 2):
+        tasks = Recording()
+        got = sweep(path, axes, fixed, bots, (0.6, 0.75), evaluator=D.Evaluator(tasks=tasks), candidates=k)
+        plain = sweep(path, axes, fixed, bots, (0.6, 0.75), evaluator=D.Evaluator(), candidates=k)
+        assert [c.to_json() for c in got.cells] == [c.to_json() for c in plain.cells]
+        first = {}
+        for name, args, priority in tasks.seen:
+            if name == "solve_task":
+                assert priority == SOLVE_PRIORITY
+            else:
+                first.setdefault(args[0], priority)
+        longest = round(D.expected_rounds(0.6, k))
+        # W and the grid carry the 60 % chain's rounds; greedy, which only the bots' fetch asks for, 1
+        # W and the grid (the top, 0.0, is the bots' solver too) carry the 60 % chain's rounds
+        assert first["random"] == first["solver:temperature=0.0"] == first["solver:temperature=1.0"] == longest
+        assert first["greedy"] == 1 and tasks.seen[0][2] in (longest, SOLVE_PRIORITY)
+        # a chain's later rounds: one less each round, never below 0
+        later = [p for n, a, p in tasks.seen if n == "evaluate_task" and p not in (1, longest)]
+        assert later and min(later) >= 0 and max(later) == longest - 1
+        rounds[k] = longest
+    assert rounds[2] < rounds[1]  # a level in fewer rounds with two candidates
+
+
 def test_a_task_whose_worker_is_sigkilled_runs_again(tiny_dir, cache, monkeypatch):
     rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
     spec = "solver:temperature=1.5"

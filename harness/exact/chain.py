@@ -28,6 +28,17 @@ RATE_TOL = 1e-10
 MAX_LEVELS = 500
 #: Root-finding evaluations per level before giving up (bisection alone needs about 45).
 MAX_ITER = 80
+#: What a chain not yet run will take (:func:`expected_levels`, :func:`per_level`): its length in
+#: logit units, steps x logit(p) (generala 5.6, yahtzee 6.6, standard 6.9, scandinavian 7.1, at
+#: both rates: the mean); the evaluations a level's root takes after the grid with one candidate a
+#: round (3 or 4 measured); with ``candidates`` K > 1, the evaluations a level takes beyond that for
+#: each candidate past the first, and its rounds in a row (scandinavian and generala at K = 2:
+#: 3.68 evaluations and 2.68 rounds a level; benchmarks/BENCHMARKS.md, "Two candidates in a level's
+#: first round").
+CHAIN_LOGITS = 6.5
+EVALS_PER_LEVEL = 3.4
+EXTRA_EVALS_PER_CANDIDATE = 0.35
+ROUNDS_PER_LEVEL_K = 2.7
 
 
 @dataclass(frozen=True)
@@ -88,6 +99,23 @@ def check_rates(rates: Sequence[float]) -> tuple[float, ...]:
         if not 0.5 < p < 1.0:
             raise UserError(f"a depth-of-skill step's score rate must be above 0.5 and below 1, got {p:g}")
     return out
+
+
+def expected_levels(p: float) -> float:
+    """About how many levels a chain at score rate p has (:data:`CHAIN_LOGITS` / logit(p))."""
+    return CHAIN_LOGITS / math.log(p / (1 - p))
+
+
+def per_level(candidates: int = 1) -> tuple[float, float]:
+    """(evaluations, rounds in a row) a level's root takes with ``candidates`` values in its first round."""
+    if candidates <= 1:
+        return EVALS_PER_LEVEL, EVALS_PER_LEVEL
+    return EVALS_PER_LEVEL + EXTRA_EVALS_PER_CANDIDATE * (candidates - 1), ROUNDS_PER_LEVEL_K
+
+
+def expected_rounds(p: float, candidates: int = 1) -> float:
+    """About how many rounds of requests a chain at p asks one after another: W and the grid, then its levels."""
+    return 1.0 + per_level(candidates)[1] * expected_levels(p)
 
 
 def score_rate(a: Evaluation, b: Evaluation) -> float:

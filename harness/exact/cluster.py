@@ -138,7 +138,9 @@ class Tasks:
         self.description = description
         self.version: str | None = None
 
-    def submit(self, fn: Callable[..., Any], *args: Any, key: str = "") -> Any:
+    def submit(self, fn: Callable[..., Any], *args: Any, key: str = "", priority: int = 0) -> Any:
+        """``fn(*args)`` as a future. ``priority``: Dask's (higher first among the tasks waiting for a
+        worker); forked workers take their tasks in the order submitted."""
         if self.executor is None:
             f: cf.Future = cf.Future()
             try:
@@ -172,8 +174,9 @@ class DaskTasks(Tasks):
         self.retries = retries
         self.version = code_version()
 
-    def submit(self, fn: Callable[..., Any], *args: Any, key: str = "") -> Any:
-        return self.client.submit(fn, *args, self.version, key=key or None, pure=False, retries=self.retries)
+    def submit(self, fn: Callable[..., Any], *args: Any, key: str = "", priority: int = 0) -> Any:
+        return self.client.submit(fn, *args, self.version, key=key or None, pure=False, retries=self.retries,
+                                  priority=priority)
 
     def as_completed(self, futures: Sequence[Any]) -> Iterable[Any]:
         import distributed

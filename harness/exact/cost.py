@@ -4,10 +4,9 @@
 (one per bot and cell) and the value tables to solve; a depth of skill's chain is counted from the
 cache when every evaluation it needs is there (it is then walked, :class:`harness.exact.evaluator.Evaluator`
 with ``cached_only``), else estimated: the dial's grid and the weakest bot, then
-:data:`EVALS_PER_LEVEL` evaluations for each of about :data:`CHAIN_LOGITS` / logit(p) levels (a few more
-with ``--candidates`` K > 1: :func:`per_level`)
-(benchmarks/BENCHMARKS.md, "What a depth of skill costs": a chain's steps times logit(p) is 5.6 on
-generala, 6.6 on yahtzee, 6.9 on standard and 7.1 on scandinavian, at both rates).
+:data:`harness.exact.chain.EVALS_PER_LEVEL` evaluations for each of about
+:data:`harness.exact.chain.CHAIN_LOGITS` / logit(p) levels (a few more with ``--candidates`` K > 1:
+:func:`harness.exact.chain.per_level`).
 
 CPU: ``SECONDS[kind] = (a, b)``, a + b x solver states seconds for one evaluation of each kind
 (softmax: a temperature above 0, whose policy takes an exponential per option; plain: every other
@@ -21,11 +20,11 @@ evaluation 16.3 s, 11.6 us a state against generala's 10.3, with 15 boxes open w
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from harness.exact import solver as S
+from harness.exact.chain import expected_levels, expected_rounds, per_level
 from harness.exact.depth import Evaluator, NotCached, chain, dial_of, drive
 from harness.exact.evaluate import is_cached
 from harness.exact.sweep import cell_rules
@@ -42,17 +41,6 @@ BOX_POWER = 0.4
 #: the cache file's write): the reduced sweep's softmax tasks took 0.54 s at 17,088 states where one
 #: process evaluating them in a row takes 0.34 s (benchmarks/BENCHMARKS.md, issue 39's section).
 TASK_SECONDS = 0.2
-#: A chain's length in logit units: steps x logit(p) (module docstring; the four rule sets' mean).
-CHAIN_LOGITS = 6.5
-#: Evaluations a level's root takes after the grid (3 or 4 measured, generala and scandinavian).
-EVALS_PER_LEVEL = 3.4
-#: With ``--candidates`` K > 1 (K values in a level's first round): the evaluations a level takes
-#: beyond :data:`EVALS_PER_LEVEL` for each candidate past the first, and its rounds in a row
-#: (benchmarks/BENCHMARKS.md, "Two candidates in a level's first round").
-EXTRA_EVALS_PER_CANDIDATE = 0.45
-ROUNDS_PER_LEVEL_K = 2.6
-
-
 def evaluation_seconds(kind: str, states: int, boxes: int = PER_STATE_BOXES) -> float:
     """The model's CPU seconds of one evaluation (or solve) of ``kind`` over ``states`` solver states,
     as a task on a worker (an evaluation's :data:`TASK_SECONDS` included)."""
@@ -106,23 +94,12 @@ class Estimate:
                 f"{wall / 60:.1f} minutes, the longest chain's levels {self.critical / 60:.1f} minutes in a row"]
 
 
-def _chain_levels(p: float) -> float:
-    return CHAIN_LOGITS / math.log(p / (1 - p))
-
-
-def per_level(candidates: int = 1) -> tuple[float, float]:
-    """(evaluations, rounds in a row) a level's root takes with ``candidates`` values in its first round."""
-    if candidates <= 1:
-        return EVALS_PER_LEVEL, EVALS_PER_LEVEL
-    return EVALS_PER_LEVEL + EXTRA_EVALS_PER_CANDIDATE * (candidates - 1), ROUNDS_PER_LEVEL_K
-
-
 def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots: Sequence[str],
                    rates: Sequence[float] = (), weakest: str = "random", dial: str = "solver:temperature",
                    candidates: int = 1) -> Estimate:
     """What :func:`harness.exact.sweep.sweep` with these arguments will evaluate (module docstring)."""
     d = dial_of(dial)
-    evals, rounds = per_level(candidates)
+    evals = per_level(candidates)[0]
     n = cached = estimated = solves = 0
     cpu = critical = 0.0
     cells = cell_rules(rules, axes, fixed)
@@ -156,14 +133,14 @@ def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots:
             continue
         # not every evaluation is cached: the chains' levels estimated
         soft = evaluation_seconds("softmax", states, boxes)
-        todo = max(int(round(sum(evals * _chain_levels(p) for p in rates))) - walked, 0)
+        todo = max(int(round(sum(evals * expected_levels(p) for p in rates))) - walked, 0)
         n += todo
         estimated += todo
         cpu += todo * soft
         # the longest chain: its levels one after another (the grid comes first, in parallel)
-        critical = max(critical, soft * (1 + rounds * max(_chain_levels(p) for p in rates)))
+        critical = max(critical, soft * max(expected_rounds(p, candidates) for p in rates))
     return Estimate(n, estimated, cached, solves, cpu, critical, len(cells))
 
 
-__all__ = ["BOX_POWER", "CHAIN_LOGITS", "EVALS_PER_LEVEL", "EXTRA_EVALS_PER_CANDIDATE", "Estimate", "ROUNDS_PER_LEVEL_K", "PER_STATE_BOXES", "SECONDS", "TASK_SECONDS",
-           "estimate_sweep", "evaluation_seconds", "kind_of", "per_level"]
+__all__ = ["BOX_POWER", "Estimate", "PER_STATE_BOXES", "SECONDS", "TASK_SECONDS", "estimate_sweep", "evaluation_seconds",
+           "kind_of"]

@@ -56,15 +56,15 @@ from harness.exact.solver import build_plan
 from harness.exact.steps import steps_table
 from harness.game.rules import RuleSet, rules_dir
 from harness.exact.chain import (DEFAULT_DIAL, DEFAULT_RATES, DEFAULT_WEAKEST, DIALS, MAX_ITER, MAX_LEVELS, RATE_TOL,
-                                 Chain, DepthOfSkill, Dial, Level, chain, check_rates, dial_of, score_rate,
-                                 step_fraction)
+                                 Chain, DepthOfSkill, Dial, Level, chain, check_rates, dial_of, expected_rounds,
+                                 score_rate, step_fraction)
 from harness.exact.evaluator import Evaluator, NotCached, Request, Task, drive, fetch
 from harness.exact.evaluator import _tag  # noqa: F401  (tests/test_cluster.py names tasks' keys by it)
 
 __all__ = ["DEFAULT_DIAL", "DEFAULT_RATES", "DEFAULT_WEAKEST", "DIALS", "MAX_ITER", "MAX_LEVELS", "MODES", "RATE_TOL",
            "AUTO_STATES", "Chain", "DepthOfSkill", "Dial", "Evaluator", "Level", "NotCached", "Request", "Task",
            "chain", "chains_for", "check_rates", "compute_command", "depth_if_cheap", "depth_of_skill", "dial_of",
-           "drive", "fetch", "not_cached_note", "score_rate", "side_by_side", "side_by_side_lines",
+           "drive", "expected_rounds", "fetch", "not_cached_note", "score_rate", "side_by_side", "side_by_side_lines",
            "step_fraction", "steps_table"]
 
 
@@ -76,12 +76,14 @@ def depth_of_skill(rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weake
                    dial: str = DEFAULT_DIAL, evaluator: Evaluator | None = None, candidates: int = 1) -> DepthOfSkill:
     """The exact chains of ``rules`` at each score rate, along ``weakest`` then ``dial`` (see the
     module's definitions); evaluations through ``evaluator`` (default: in this process), each
-    level's root by rounds of ``candidates`` evaluations at once
+    level's root with ``candidates`` evaluations at once in its first round
     (:func:`harness.exact.chain._root_rounds`; 1: one at a time, :func:`harness.exact.chain._root`)."""
     t0 = time.perf_counter()
     d = dial_of(dial)
+    rates = check_rates(rates)
     tasks = chains_for(rates, weakest, d, candidates)
-    chains = drive([(rules, t) for t in tasks], evaluator or Evaluator())
+    chains = drive([(rules, t) for t in tasks], evaluator or Evaluator(),
+                   [expected_rounds(p, candidates) for p in rates])
     return DepthOfSkill(rules.name, chains[0].weakest, d, tuple(chains), time.perf_counter() - t0)
 
 

@@ -30,6 +30,10 @@ def _evaluate_one(rules: RuleSet, spec: str) -> Evaluation:
     return evaluate(rules, spec)
 
 
+#: A table solve's priority on Dask: above any job's rounds left (every evaluation of its rule set that
+#: reads the table waits for it).
+SOLVE_PRIORITY = 1_000_000
+
 class Evaluator:
     """Evaluations of (rule set, bot spec), each (rule-set digest, bot label) once: in this process,
     on ``executor`` (forked workers; the cache directory reaches them through the environment, see
@@ -116,12 +120,18 @@ class Evaluator:
             tasks.cancel([f for f in futures if not f.done()])
             raise
 
-    def drive(self, jobs: Sequence[tuple[RuleSet, Task]]) -> list[Any]:
+    def drive(self, jobs: Sequence[tuple[RuleSet, Task]], lengths: Sequence[float] | None = None) -> list[Any]:
         """:func:`drive` on this evaluator's tasks without rounds: every evaluation a job asks for is
         submitted at once (after its rule set's table solve, if one is needed), and a job resumes
-        when its own evaluations are in, in whatever order they complete."""
+        when its own evaluations are in, in whatever order they complete. ``lengths``: each job's
+        expected rounds of requests; a round is submitted with the priority of the rounds its job
+        has left (longest remaining first, where the tasks outnumber the workers: a chain's levels
+        before a bot that ends in one round), and jobs start longest first so that an evaluation
+        two jobs ask for carries the longer one's priority. Priorities order the work, never the
+        results."""
         tasks = self.tasks
         assert tasks is not None
+        left = [float(n) for n in lengths] if lengths is not None else [0.0] * len(jobs)
         results: list[Any] = [None] * len(jobs)
         wants: dict[int, list[tuple[str, str]]] = {}     # job -> the keys it waits for
         asked: dict[int, list[str]] = {}
@@ -130,7 +140,7 @@ class Evaluator:
         solving: dict[str, list[tuple[tuple[str, str], Request]]] = {}  # digest -> evaluations held back
         reqs: dict[tuple[str, str], Request] = {}
 
-        def submit(key: tuple[str, str], req: Request) -> None:
+        def submit(key: tuple[str, str], req: Request, priority: int) -> None:
             rules, spec = req
             if key in self.memo or key in in_flight:
                 return
@@ -138,16 +148,17 @@ class Evaluator:
             reqs[key] = req
             digest = key[0]
             if digest in solving:
-                solving[digest].append((key, req))
+                solving[digest].append((key, req, priority))
                 return
             if digest not in self._tables and needs_table(rules, spec):
-                solving[digest] = [(key, req)]
-                flying[tasks.submit(solve_task, rules, key=f"solve-{digest[:20]}-{time.time_ns()}")] = \
-                    ("solve", digest)
+                solving[digest] = [(key, req, priority)]
+                # a table before any evaluation: every evaluation of its rule set waits for it
+                flying[tasks.submit(solve_task, rules, key=f"solve-{digest[:20]}-{time.time_ns()}",
+                                    priority=SOLVE_PRIORITY)] = ("solve", digest)
                 return
             self._show(1)
             flying[tasks.submit(evaluate_task, rules, spec, key=f"evaluate-{digest[:20]}-{_tag(key[1])}-"
-                                f"{time.time_ns()}")] = ("evaluate", key)
+                                f"{time.time_ns()}", priority=priority)] = ("evaluate", key)
 
         def step(i: int, answer: list[Evaluation] | None) -> None:
             rules, gen = jobs[i]
@@ -159,8 +170,10 @@ class Evaluator:
                 return
             asked[i] = specs
             wants[i] = [self.key(rules, sp) for sp in specs]
+            priority = max(int(round(left[i])), 0)
+            left[i] -= 1.0
             for key, sp in zip(wants[i], specs):
-                submit(key, (rules, sp))
+                submit(key, (rules, sp), priority)
 
         def resume_ready() -> None:
             moved = True
@@ -171,7 +184,7 @@ class Evaluator:
                     moved = True
 
         try:
-            for i in range(len(jobs)):
+            for i in sorted(range(len(jobs)), key=lambda i: -left[i]):
                 step(i, None)
             resume_ready()
             while flying:
@@ -181,9 +194,9 @@ class Evaluator:
                     if what == "solve":
                         self.solve_seconds.append(fut.result())
                         self._tables.add(ref)
-                        for key, req in solving.pop(ref):
+                        for key, req, priority in solving.pop(ref):
                             in_flight.discard(key)
-                            submit(key, req)
+                            submit(key, req, priority)
                         continue
                     ev = fut.result()
                     in_flight.discard(ref)
@@ -233,14 +246,16 @@ def _tag(label: str) -> str:
     return hashlib.sha256(label.encode()).hexdigest()[:12]
 
 
-def drive(tasks: Sequence[tuple[RuleSet, Task]], evaluator: Evaluator) -> list[Any]:
+def drive(tasks: Sequence[tuple[RuleSet, Task]], evaluator: Evaluator,
+          lengths: Sequence[float] | None = None) -> list[Any]:
     """Run tasks together (so several chains and rule sets share the workers) and return their
     results. On an evaluator with tasks (:mod:`harness.exact.cluster`) each task resumes as soon as its
-    own requests are evaluated (:meth:`Evaluator.drive`): a chain never waits for another's
-    evaluations. Otherwise in rounds: every task's pending requests evaluated at once, then each
-    task resumes. Either way a task's result depends only on its own evaluations."""
+    own requests are evaluated (:meth:`Evaluator.drive`, ``lengths`` its tasks' expected rounds for
+    their priorities): a chain never waits for another's evaluations. Otherwise in rounds: every
+    task's pending requests evaluated at once, then each task resumes. Either way a task's result
+    depends only on its own evaluations."""
     if evaluator.tasks is not None and not evaluator.cached_only:
-        return evaluator.drive(tasks)
+        return evaluator.drive(tasks, lengths)
     results: list[Any] = [None] * len(tasks)
     pending: dict[int, list[str]] = {}
 

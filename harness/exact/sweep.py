@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from harness.util import render as R
-from harness.exact.depth import DepthOfSkill, Dial, Evaluator, chain, check_rates, dial_of, drive, fetch
+from harness.exact.depth import DepthOfSkill, Dial, Evaluator, chain, check_rates, dial_of, drive, expected_rounds, fetch
 from harness.util.errors import UserError
 from harness.exact.evaluate import SAVED_ROLLS, Evaluation, HeadToHead
 from harness.game.rules import SETTINGS, RuleSet, load_rules, parse_overrides, parse_setting
@@ -235,7 +235,7 @@ def sweep(rules: str, axes: Sequence[Axis], fixed: dict[str, Any], bots: Sequenc
           evaluator: Evaluator | None = None, candidates: int = 1) -> Sweep:
     """Evaluate ``bots`` (and, with ``rates``, the depth of skill along ``weakest`` then ``dial``)
     at every cell of ``axes``, with ``fixed`` settings everywhere; ``candidates``: dial values a
-    chain's root-finding evaluates at once (:func:`harness.exact.chain.chain`)."""
+    chain's root-finding evaluates at once in a level's first round (:func:`harness.exact.chain.chain`)."""
     t0 = time.perf_counter()
     if not bots and not rates:
         raise UserError("give bots to evaluate (--entrants) or ask for the depth of skill (--depth)")
@@ -245,10 +245,12 @@ def sweep(rules: str, axes: Sequence[Axis], fixed: dict[str, Any], bots: Sequenc
     ev = evaluator or Evaluator()
     seen = len(ev.memo)
     tasks: list[tuple[RuleSet, Any]] = []
+    lengths: list[float] = []  # each task's expected rounds: its priority on a cluster
     for _, rs in cells:
         tasks.append((rs, fetch(list(bots))))
         tasks += [(rs, chain(p, weakest, d, candidates=candidates)) for p in rates]
-    results = drive(tasks, ev)
+        lengths += [1.0] + [expected_rounds(p, candidates) for p in rates]
+    results = drive(tasks, ev, lengths)
     per = 1 + len(rates)
     out = []
     for i, (settings, rs) in enumerate(cells):
