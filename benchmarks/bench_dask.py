@@ -159,10 +159,10 @@ def _recording(jobs: list[dict[str, Any]]):
     import harness.exact.sweep as SW
     from harness.exact.depth import chain, fetch
 
-    def wrap(gen, what):
+    def wrap(gen, what):  # the job noted when the task is made, in sweep()'s order of cells
         job = {"what": what, "rounds": []}
         jobs.append(job)
-        return (yield from _recorded(gen, job["rounds"]))
+        return _recorded(gen, job["rounds"])
 
     SW.chain = lambda p, *a, **k: wrap(chain(p, *a, **k), f"chain {p}")
     SW.fetch = lambda specs: wrap(fetch(specs), "bots")
@@ -179,7 +179,7 @@ def scaling(args: argparse.Namespace) -> None:
     for n in [int(x) for x in args.workers.split(",")]:
         cache = tempfile.mkdtemp(prefix=f"bench-dask-{n}-")
         os.environ["YATZY_HARNESS_CACHE"] = cache
-        est = estimate_sweep(RULES, axes, fixed, BOTS, RATES)
+        est = estimate_sweep(RULES, axes, fixed, BOTS, RATES, candidates=args.candidates)
         jobs: list[dict[str, Any]] = []
         _recording(jobs)
         at_start = load()
@@ -238,10 +238,10 @@ def chains(args: argparse.Namespace) -> None:
     recorded: list[dict[str, Any]] = []
     orig = D.chain
 
-    def recording(p, *a, **k):
+    def recording(p, *a, **k):  # the job noted when the task is made, in the order of the rates
         job = {"p": p, "rounds": []}
         recorded.append(job)
-        return (yield from _recorded(orig(p, *a, **k), job["rounds"]))
+        return _recorded(orig(p, *a, **k), job["rounds"])
 
     D.chain = recording
     at_start = load()
