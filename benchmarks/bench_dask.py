@@ -33,7 +33,7 @@ of the full scandinavian sweep with the depth of skill to 8, 32 and 64 workers.
       python benchmarks/bench_dask.py project --runs results/bench-dask.json --k3 results/bench-dask-k3.json
 
 * ``reuse``: a chain's evaluations per level with the earlier levels' evaluations reused (as it is),
-  without (the grid and the level below only), and its rounds with ``--candidates`` 3 and 5::
+  without (the grid and the level below only), and its rounds with ``--candidates`` 2, 3 and 5::
 
       python benchmarks/bench_dask.py reuse --rules generala
 
@@ -512,11 +512,12 @@ def reuse(args: argparse.Namespace) -> None:
     dial value evaluated so far re-scored against the new level below, at no cost: the bracket and
     the interpolation start from them), and with --candidates 3 (rounds and evaluations)."""
     os.environ["YATZY_HARNESS_CACHE"] = tempfile.mkdtemp(prefix="bench-dask-reuse-")
+    from harness.exact import chain as CH
     from harness.exact import depth as D
     from harness.game.rules import load_rules
 
     rules = load_rules(args.rules, args.set)
-    orig = D._root
+    orig = CH._root  # chain() finds a level's root one at a time through this name
 
     def grid_only(p, below, below_v, known, dial, tol):
         sub = {v: e for v, e in known.items() if v in dial.grid or v == below_v}
@@ -526,8 +527,9 @@ def reuse(args: argparse.Namespace) -> None:
 
     print(load())
     for label, patch, k in (("reuse (the chain as it is)", None, 1), ("grid and the level below only", grid_only, 1),
-                            ("reuse, --candidates 3", None, 3), ("reuse, --candidates 5", None, 5)):
-        D._root = patch or orig
+                            ("reuse, --candidates 2", None, 2), ("reuse, --candidates 3", None, 3),
+                            ("reuse, --candidates 5", None, 5)):
+        CH._root = patch or orig
         d = D.depth_of_skill(rules, (0.6, 0.75), candidates=k)
         for c in d.chains:
             its = [lv.iterations for lv in c.levels[1:]]
@@ -535,7 +537,7 @@ def reuse(args: argparse.Namespace) -> None:
             print(f"{label}: p = {c.p}: {c.steps:.6f} steps, {len(its)} levels, {sum(its)} evaluations for the levels "
                   f"({sum(its) / len(its):.2f} a level), {sum(rounds)} rounds in a row ({sum(rounds) / len(its):.2f} "
                   f"a level)", flush=True)
-    D._root = orig
+    CH._root = orig
     print(load())
 
 
