@@ -34,6 +34,7 @@ def _evaluate_one(rules: RuleSet, spec: str) -> Evaluation:
 #: reads the table waits for it).
 SOLVE_PRIORITY = 1_000_000
 
+
 class Evaluator:
     """Evaluations of (rule set, bot spec), each (rule-set digest, bot label) once: in this process,
     on ``executor`` (forked workers; the cache directory reaches them through the environment, see
@@ -137,7 +138,7 @@ class Evaluator:
         asked: dict[int, list[str]] = {}
         flying: dict[Any, tuple[str, Any]] = {}          # future -> ("solve", digest) or ("evaluate", key)
         in_flight: set[tuple[str, str]] = set()
-        solving: dict[str, list[tuple[tuple[str, str], Request]]] = {}  # digest -> evaluations held back
+        solving: dict[str, list[tuple[tuple[str, str], Request, int]]] = {}  # digest -> evaluations held back
         reqs: dict[tuple[str, str], Request] = {}
 
         def submit(key: tuple[str, str], req: Request, priority: int) -> None:
