@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from harness.exact import chain as CH
 from harness.exact import cluster as C
 from harness.exact import depth as D
 from harness.cli import main
@@ -208,6 +209,13 @@ def test_the_dry_run_counts_the_evaluations_and_finds_them_cached_after_a_run(ti
     depth = json.loads(_run([*argv, "--depth", "--rates", "0.75", "--workers", "1"], capsys))
     again = json.loads(_run([*argv, "--depth", "--rates", "0.75", "--dry-run"], capsys))
     assert again["evaluations"] == again["cached"] == depth["evaluated"] and again["of_them_estimated"] == 0
+    # a wider sweep: its new cell's chain is counted as long as the cached cells' chains at that rate
+    wider = [*argv, "--depth", "--rates", "0.75", "--dry-run"]
+    wider[wider.index("upper_bonus_threshold=3..5")] = "upper_bonus_threshold=3..6"
+    guess = json.loads(_run(wider, capsys))
+    chains = [c for cell in depth["cells"] for c in cell["depth"]["chains"]]
+    levels = sum(len(c["levels"]) - 1 for c in chains) / len(chains)
+    assert len(chains) == 3 and guess["of_them_estimated"] == round(CH.EVALS_PER_LEVEL * levels)
     # the dry run walks the chain --candidates asks for: a cached K = 2 chain is found, not re-estimated
     k2 = [*argv, "--depth", "--rates", "0.75", "--candidates", "2"]
     fresh = json.loads(_run([*k2, "--dry-run"], capsys))

@@ -4,9 +4,9 @@
 (one per bot and cell) and the value tables to solve; a depth of skill's chain is counted from the
 cache when every evaluation it needs is there (it is then walked, :class:`harness.exact.evaluator.Evaluator`
 with ``cached_only``), else estimated: the dial's grid and the weakest bot, then
-:data:`harness.exact.chain.EVALS_PER_LEVEL` evaluations for each of about
-:data:`harness.exact.chain.CHAIN_LOGITS` / logit(p) levels (a few more with ``--candidates`` K > 1:
-:func:`harness.exact.chain.per_level`).
+:data:`harness.exact.chain.EVALS_PER_LEVEL` evaluations (a few more with ``--candidates`` K > 1:
+:func:`harness.exact.chain.per_level`) for each of its levels: as many as the sweep's cached
+chains at the same rate have, else about :data:`harness.exact.chain.CHAIN_LOGITS` / logit(p).
 
 CPU: ``SECONDS[kind] = (a, b)``, a + b x solver states seconds for one evaluation of each kind
 (softmax: a temperature above 0, whose policy takes an exponential per option; plain: every other
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from harness.exact import solver as S
-from harness.exact.chain import expected_levels, expected_rounds, per_level
+from harness.exact.chain import expected_levels, per_level
 from harness.exact.depth import Evaluator, NotCached, chain, dial_of, drive
 from harness.exact.evaluate import is_cached
 from harness.exact.sweep import cell_rules
@@ -97,12 +97,17 @@ class Estimate:
 def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots: Sequence[str],
                    rates: Sequence[float] = (), weakest: str = "random", dial: str = "solver:temperature",
                    candidates: int = 1) -> Estimate:
-    """What :func:`harness.exact.sweep.sweep` with these arguments will evaluate (module docstring)."""
+    """What :func:`harness.exact.sweep.sweep` with these arguments will evaluate (module docstring).
+    A chain not in the cache is counted as long as the same rate's chains of the sweep's cells that
+    are (their mean number of levels), else by :func:`harness.exact.chain.expected_levels`: chains
+    differ by rule set far more than by a setting (forced's are about half scandinavian's)."""
     d = dial_of(dial)
-    evals = per_level(candidates)[0]
+    evals, rounds = per_level(candidates)
     n = cached = estimated = solves = 0
     cpu = critical = 0.0
     cells = cell_rules(rules, axes, fixed)
+    todo: list[tuple[int, int, int]] = []  # (states, boxes, evaluations walked) of cells whose chains are not cached
+    levels: dict[float, list[int]] = {p: [] for p in rates}  # the levels of the cached chains, by rate
     for _, rs in cells:
         states = S.build_plan(rs).n_states
         boxes = rs.n_boxes
@@ -122,23 +127,27 @@ def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots:
         if not rates:
             continue
         try:
-            drive([(rs, chain(p, weakest, d, candidates=candidates)) for p in rates], ev)
-            done = True
+            chains = drive([(rs, chain(p, weakest, d, candidates=candidates)) for p in rates], ev)
         except NotCached:
-            done = False
+            chains = None
         walked = len(set(ev.memo) - set(specs))  # the levels' evaluations found in the cache
         n += walked
         cached += walked
-        if done:
+        if chains is None:
+            todo.append((states, boxes, walked))
             continue
-        # not every evaluation is cached: the chains' levels estimated
+        for p, c in zip(rates, chains):
+            levels[p].append(len(c.levels) - 1)
+    # not every evaluation of these cells' chains is cached: their levels estimated
+    expect = {p: sum(got) / len(got) if got else expected_levels(p) for p, got in levels.items()}
+    for states, boxes, walked in todo:
         soft = evaluation_seconds("softmax", states, boxes)
-        todo = max(int(round(sum(evals * expected_levels(p) for p in rates))) - walked, 0)
-        n += todo
-        estimated += todo
-        cpu += todo * soft
+        left = max(int(round(sum(evals * expect[p] for p in rates))) - walked, 0)
+        n += left
+        estimated += left
+        cpu += left * soft
         # the longest chain: its levels one after another (the grid comes first, in parallel)
-        critical = max(critical, soft * max(expected_rounds(p, candidates) for p in rates))
+        critical = max(critical, soft * (1.0 + rounds * max(expect.values())))
     return Estimate(n, estimated, cached, solves, cpu, critical, len(cells))
 
 
