@@ -113,9 +113,10 @@ def per_level(candidates: int = 1) -> tuple[float, float]:
     return EVALS_PER_LEVEL + EXTRA_EVALS_PER_CANDIDATE * (candidates - 1), ROUNDS_PER_LEVEL_K
 
 
-def expected_rounds(p: float, candidates: int = 1) -> float:
-    """About how many rounds of requests a chain at p asks one after another: W and the grid, then its levels."""
-    return 1.0 + per_level(candidates)[1] * expected_levels(p)
+def expected_rounds(p: float, candidates: int = 1, levels: float | None = None) -> float:
+    """About how many rounds of requests a chain at p asks one after another: W and the grid, then its
+    levels (``levels``, else :func:`expected_levels`)."""
+    return 1.0 + per_level(candidates)[1] * (expected_levels(p) if levels is None else levels)
 
 
 def score_rate(a: Evaluation, b: Evaluation) -> float:

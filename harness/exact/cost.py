@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from harness.exact import solver as S
-from harness.exact.chain import expected_levels, per_level
+from harness.exact.chain import expected_levels, expected_rounds, per_level
 from harness.exact.depth import Evaluator, NotCached, chain, dial_of, drive
 from harness.exact.evaluate import is_cached
 from harness.exact.sweep import cell_rules
@@ -102,7 +102,7 @@ def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots:
     are (their mean number of levels), else by :func:`harness.exact.chain.expected_levels`: chains
     differ by rule set far more than by a setting (forced's are about half scandinavian's)."""
     d = dial_of(dial)
-    evals, rounds = per_level(candidates)
+    evals = per_level(candidates)[0]
     n = cached = estimated = solves = 0
     cpu = critical = 0.0
     cells = cell_rules(rules, axes, fixed)
@@ -147,7 +147,7 @@ def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots:
         estimated += left
         cpu += left * soft
         # the longest chain: its levels one after another (the grid comes first, in parallel)
-        critical = max(critical, soft * (1.0 + rounds * max(expect.values())))
+        critical = max(critical, soft * max(expected_rounds(p, candidates, expect[p]) for p in rates))
     return Estimate(n, estimated, cached, solves, cpu, critical, len(cells))
 
 
