@@ -11,6 +11,7 @@ import signal
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from harness.exact import chain as CH
@@ -260,3 +261,78 @@ def test_each_table_is_solved_once_by_a_task_of_its_own_before_the_evaluations_t
     again = D.Evaluator(tasks=C.Tasks())
     sweep(path, axes, fixed, ["greedy", "solver"], (0.75,), evaluator=again)
     assert again.solve_seconds == [] and again.computed == 0
+
+
+def _figures(ev) -> tuple:
+    return (ev.column.tobytes(), ev.distribution.tobytes(), ev.mean, ev.std, ev.p_bonus,
+            np.asarray(ev.box_mean).tobytes(), np.asarray(ev.box_scored).tobytes(), ev.extra_mean)
+
+
+@pytest.mark.parametrize("name, spec", [("tiny_bonus", "solver:target=39,temperature=3"),
+                                        ("tiny_generala", "solver:target=47,blunder=0.2")])
+def test_target_play_split_into_blocks_on_2_and_3_dask_workers_is_the_local_run_byte_for_byte(name, spec, tiny_dir,
+                                                                                              cache, monkeypatch):
+    """Target play's pass cut into many blocks a layer (far more than workers), half of them held
+    back so that they finish out of order: the partials summed in block order give the bits of
+    the run in this process."""
+    from harness.exact import target_pass as T
+
+    rules = load_rules(str(tiny_dir / f"{name}.toml"))
+    monkeypatch.setattr(T, "BLOCK_ROWS", 5)
+    timing = T.Timing()
+    want = evaluate(rules, spec, use_cache=False, timing=timing)
+    assert max(len(b) for b in timing.blocks) >= 8  # more blocks in a layer than workers
+    whole = evaluate(rules, spec, use_cache=False, cache_dir=cache / "whole")
+    monkeypatch.setattr(T, "BLOCK_ROWS", 1 << 17)
+    assert abs(evaluate(rules, spec, use_cache=False).mean - want.mean) < 1e-12  # other blocks: other last bits
+    monkeypatch.setattr(T, "BLOCK_ROWS", 5)
+    assert _figures(whole) == _figures(want)
+    monkeypatch.setenv(C.DELAY_ENV, "0.05")  # (blocks named by spec, layer and index: crc32 even waits)
+    for n in (2, 3):
+        monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache / f"d{n}"))
+        with C.open_tasks("dask", n) as tasks:
+            done: list[tuple[int, int]] = []
+            submit = tasks.submit
+
+            def noted(fn, *args, key="", priority=0):
+                fut = submit(fn, *args, key=key, priority=priority)
+                if fn is T.target_block_task:
+                    blk = args[3]
+                    fut.add_done_callback(lambda f, b=(blk.k, blk.index): done.append(b))
+                return fut
+
+            tasks.submit = noted
+            got = D.Evaluator(tasks=tasks).many([(rules, spec)])[0]
+        assert not got.cached and _figures(got) == _figures(want)
+        assert done != sorted(done)  # completions out of block order
+
+
+def test_a_target_block_whose_worker_is_sigkilled_runs_again(tiny_dir, cache, monkeypatch):
+    from harness.exact import target_pass as T
+
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    spec = "solver:target=39"
+    monkeypatch.setattr(T, "BLOCK_ROWS", 50)
+    want = evaluate(rules, spec, use_cache=False)
+    monkeypatch.setenv(C.DELAY_ENV, f"4:{spec} layer 2 block 1")  # that block sleeps 4 s before it runs
+    with C.open_tasks("dask", 2) as tasks:
+        client = tasks.client
+        out: list = []
+        t = threading.Thread(target=lambda: out.append(D.Evaluator(tasks=tasks).many([(rules, spec)])))
+        t.start()
+        deadline = time.time() + 60
+        victim = None
+        prefix = f"target-{rules.digest[:12]}-2-1-"
+        while victim is None and time.time() < deadline:
+            victim = next((addr for addr, keys in client.processing().items()
+                           if any(str(k).startswith(prefix) for k in keys)), None)
+            time.sleep(0.1)
+        assert victim is not None, "the block never started"
+        time.sleep(1.0)  # mid-task: in its 4 s sleep
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        os.kill(pid, signal.SIGKILL)
+        t.join(120)
+        assert not t.is_alive()
+        got = out[0][0]
+        assert _figures(got) == _figures(want)
+        assert pid not in client.run(os.getpid).values()

@@ -14,6 +14,7 @@ import pytest
 
 from harness.exact import evaluate as E
 from harness.exact import solver
+from harness.exact import target_pass
 from harness.util.errors import UserError
 from harness.game.registry import make
 from harness.game.rules import load_rules
@@ -401,7 +402,7 @@ def test_an_evaluation_is_the_same_to_the_last_bit_on_any_number_of_threads(spec
     the cache files) must not depend on it. Small parts and chunks make the threads' shares differ."""
     rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
     monkeypatch.setattr(E, "PART_STATES", 2)
-    monkeypatch.setattr(E, "TARGET_ROWS", 16)
+    monkeypatch.setattr(target_pass, "TARGET_ROWS", 16)
     got = {}
     for threads in (1, 2, 3):
         monkeypatch.setattr(solver, "n_threads", lambda threads=threads: threads)

@@ -2,7 +2,9 @@
 
 An exact job (``evaluate``, ``sweep``, ``calibrate --exact``, the depth of skill) is cut into
 independent tasks, one evaluation of one bot at one rule set (:class:`harness.exact.evaluator.Evaluator`
-asks for them; :func:`harness.exact.evaluator.drive` lets several chains and cells ask at once). This module
+asks for them; :func:`harness.exact.evaluator.drive` lets several chains and cells ask at once). Target play's
+evaluation that ``evaluate`` asks for on Dask is itself cut into tasks, blocks of each layer of its pass
+(:mod:`harness.exact.target_pass`), driven from the client. This module
 gives the evaluator its :class:`Tasks`: ``submit`` a call, take results ``as_completed`` (in any
 order: an evaluation is recorded under its (rule-set digest, bot label), so the order never shows
 in a result), ``cancel`` what is pending (Ctrl-C)::
@@ -20,16 +22,17 @@ On Dask:
   :class:`harness.exact.dask_worker.Setup` sets it on every worker, restarted ones included. Cache files are keyed by the
   rule set's digest and the file format's version (:data:`harness.exact.solver.FORMAT`,
   :data:`harness.exact.evaluate.FORMAT`); the code itself is checked instead: every worker's
-  :func:`code_version` (a digest of the harness's and the bots' sources and the numeric libraries'
-  versions) must equal the client's, at start and in every task, so one cache is never written by
-  two versions of the code.
+  :func:`~harness.exact.versions.code_version` (a digest of the harness's and the bots' sources and
+  the numeric libraries' versions) must equal the client's, at start and in every task, so one cache
+  is never written by two versions of the code.
 * **Workers**: ``threads`` numba / solver threads each (:data:`THREADS_ENV`, default 1: one task a
   core), a LocalCluster's workers ``memory_limit`` each (default :data:`WORKER_MEMORY`); a worker's
   task lost with it (SIGKILL, out of memory) is run again elsewhere (Dask's
   ``distributed.scheduler.allowed-failures``), a task that raised is retried :data:`RETRIES` times.
 * **Same answer**: every evaluation is the one :func:`harness.exact.evaluate.evaluate` computes in this
   process: its forward pass is cut into the same parts on any number of threads
-  (:func:`harness.exact.evaluate.policy_fill`), so the bits do not depend on the worker or its threads.
+  (:func:`harness.exact.evaluate.policy_fill`), so the bits do not depend on the worker or its threads;
+  target play's blocks are cut from the layer's cells alone and their partials summed in block order.
   They may differ between CPU kinds (numba compiles for the host CPU: fused multiply-adds and vector
   widths change the last bits of sums); a cluster of mixed CPU kinds is therefore not promised the
   laptop's bytes, only its figures to ~1e-15.
@@ -39,18 +42,14 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
-import hashlib
 import logging
 import os
 import time
-import zlib
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-import harness
-import strategies
 from harness.exact import solver as S
 from harness.exact.evaluate import evaluate
+from harness.exact.versions import DELAY_ENV, check_version, code_version, test_delay
 from harness.game.registry import make
 from harness.util.backends import dask_client, open_backend, require_distributed
 from harness.util.cache import CACHE_ENV, default_cache_dir
@@ -61,9 +60,6 @@ log = logging.getLogger(__name__)
 #: The environment variable that sets the solver's and the forward pass's threads in a process
 #: (:func:`harness.exact.threads.n_threads`); Dask workers get it from :class:`Setup`.
 THREADS_ENV = "YATZY_HARNESS_THREADS"
-#: A test hook: "SECONDS" delays every task whose spec's crc32 is even by SECONDS (forces
-#: completions out of order); "SECONDS:TEXT" delays the tasks whose spec contains TEXT.
-DELAY_ENV = "YATZY_HARNESS_TEST_DELAY"
 #: Memory limit of each LocalCluster worker: a scandinavian temperature evaluation peaks at ~0.9 GiB
 #: (benchmarks/BENCHMARKS.md, "Sweeps and the depth of skill"); Dask pauses a worker at 80 % and
 #: restarts it at 95 %.
@@ -72,48 +68,17 @@ WORKER_MEMORY = "3GiB"
 RETRIES = 2
 
 
-_VERSION: str | None = None
-
-
-def code_version() -> str:
-    """A digest of the harness's and the bots' sources and of numpy's and numba's versions: two
-    processes with the same one compute the same bits on the same kind of CPU."""
-    global _VERSION
-    if _VERSION is None:
-        import numba
-        import numpy
-
-        h = hashlib.sha256(f"numpy {numpy.__version__} numba {numba.__version__}\n".encode())
-        for pkg in (harness, strategies):
-            root = Path(pkg.__file__).parent
-            for f in sorted(root.rglob("*.py")):
-                h.update(str(f.relative_to(root.parent)).encode() + b"\0" + f.read_bytes())
-        _VERSION = h.hexdigest()[:16]
-    return _VERSION
-
-
-def _test_delay(spec: str) -> None:
-    raw = os.environ.get(DELAY_ENV)
-    if not raw:
-        return
-    secs, _, text = raw.partition(":")
-    if (spec.find(text) >= 0) if text else zlib.crc32(spec.encode()) % 2 == 0:
-        time.sleep(float(secs))
-
-
 def evaluate_task(rules: Any, spec: str, version: str | None = None) -> Any:
     """One task: the evaluation of ``spec`` on ``rules`` (from the shared cache, or computed and
     written there), refused by a worker whose code is not the client's ``version``."""
-    if version is not None and version != code_version():
-        raise RuntimeError(f"worker {os.getpid()}: harness code {code_version()}, the client's is {version}")
-    _test_delay(spec)
+    check_version(version)
+    test_delay(spec)
     return evaluate(rules, spec)
 
 
 def solve_task(rules: Any, version: str | None = None) -> float:
     """One task: solve (or load) the value table of ``rules`` into the shared cache; the seconds it took."""
-    if version is not None and version != code_version():
-        raise RuntimeError(f"worker {os.getpid()}: harness code {code_version()}, the client's is {version}")
+    check_version(version)
     t0 = time.perf_counter()
     S.solve(rules)
     return time.perf_counter() - t0

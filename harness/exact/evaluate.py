@@ -6,7 +6,8 @@ A bot is *solitaire* when its choices depend only on its own sheet and dice (eve
 states. Its score distribution is the solver's forward pass (:func:`harness.exact.forward.forward_pass`)
 with the bot's choices in place of the argmax. Target play (``solver:target=T``) also looks at
 its own points so far (:meth:`harness.game.strategy.Strategy.target_play`): its chain is over (state,
-score), walked by :func:`_target_column` with one turn per live (state, points still needed)::
+score), walked by :func:`harness.exact.target_pass.target_column` with one turn per live (state,
+points still needed), in blocks that may run on a Dask cluster::
 
     from harness.exact.evaluate import evaluate, versus, seats
     ev = evaluate(rules, "greedy")            # -> Evaluation (cached per rules, bot and FORMAT)
@@ -36,23 +37,22 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from harness.exact.kernels import evaluate as EK
 from harness.util import render as R
 from harness.exact import solver as S
-from harness.exact.kernels import target as TK
+from harness.exact.target_pass import target_cap, target_column
 from harness.util.errors import UserError
 from harness.game.registry import make
 from harness.game.rules import RuleSet
 from harness.game.scoring import context
 from harness.stats import PERCENTILES
-from harness.game.strategy import Policy, Sheets, Strategy, TargetPlay
+from harness.game.strategy import Policy, Sheets, Strategy
 
 log = logging.getLogger(__name__)
 
 #: Version of the evaluation's cache files; bump when what they hold or how it is computed changes.
-FORMAT = 2
+FORMAT = 3
 #: With extra bonuses (scores without a fixed top), the largest pair of layers of exact score
 #: windows; beyond it the top score cell lumps every score from the cap up (:func:`column_cap`).
 MAX_BYTES = 1 << 30
@@ -60,8 +60,6 @@ MAX_BYTES = 1 << 30
 ROWS_PER_CHUNK = 4096
 #: Sheet states whose policy is asked for at once (a chunk's states are cut into such parts).
 PART_STATES = 128
-#: (state, target) outcome rows of target play in memory at once.
-TARGET_ROWS = 8192
 #: Why a rule set with saved rolls is refused.
 SAVED_ROLLS = ("saved rolls carry between turns, outside the solver's state, so a bot's play there is not "
                "evaluated exactly (sample it with `run`)")
@@ -156,6 +154,12 @@ def refusal(rules: RuleSet, bots: Sequence[str | Strategy]) -> str | None:
     except UserError as exc:
         return str(exc)
     return None
+
+
+def plays_for_target(rules: RuleSet, bot: str | Strategy) -> bool:
+    """Whether ``bot``'s evaluation walks (state, score so far) (target play): a pass that can be
+    split into blocks over a cluster's workers (:mod:`harness.exact.target_pass`)."""
+    return bool(getattr(solitaire_bot(rules, bot), "target", None))
 
 
 def is_cached(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike | None = None) -> bool:
@@ -277,12 +281,6 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
     return fill, box_pts, box_pos, extra_sum
 
 
-def target_cap(rules: RuleSet) -> int:
-    """Where target play's score windows stop: its scores are exact (the targets need them), so no
-    top cell lumps the rest: the perfect sheet plus an extra bonus at every box but the first."""
-    return S.score_cap(rules, max(rules.n_boxes - 1, 0))
-
-
 def column_cap(rules: RuleSet) -> tuple[int, bool]:
     """(cap, lumped): where a bot's score windows stop; lumped when the exact range would not fit
     :data:`MAX_BYTES` (the top cell then holds every score from the cap up)."""
@@ -334,103 +332,6 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool, cap: int, lumped: b
     return mean, m2, p_bonus, dist, box_pts, box_pos, extra_sum[0], lumped
 
 
-def _target_column(rules: RuleSet, tp: TargetPlay, progress: bool, scratch: Path | None = None
-                   ) -> tuple[float, float, float, np.ndarray, np.ndarray, np.ndarray, float, bool]:
-    """One column's forward pass of target play over (state, score so far): :func:`_column`'s figures
-    (the score windows in files in ``scratch`` if given).
-
-    A state's cells hold the probability of each running total s; the bot needs t = target - s
-    more points (before its first box a bonus earned before play is not yet on the sheet), so every
-    live (state, t) asks its own turn (:func:`harness.exact.kernels.target.target_outcomes`), t folded
-    into [-1, the state's vector length] where the choices no longer change. Scores are kept exact
-    (no lumped top cell: the targets need them), which the score windows' memory must allow.
-    """
-    plan = S.build_plan(rules)
-    lay, dk = plan.layout, plan.dice
-    ctx = context(rules)
-    oc = S.outcome_codes(rules, lay)
-    nbx = rules.n_boxes
-    extra = int(rules.extra_yatzy_bonus)
-    cap = target_cap(rules)
-    tab = tp.table
-    off, values = tab.off, tab.values
-    threads = S.n_threads()
-    st_mask, st_flag, st_slot, st_upper = plan.states()
-    n_out = len(oc.o_box)
-    vec = np.zeros(n_out)
-    pbonus = np.zeros(1)
-    P = np.ones(1)
-    wlo, woff = S.layer_windows(plan, 0, cap, extra)
-    D = S.scratch_zeros(int(woff[-1]), scratch)
-    D[0] = 1.0
-    bar = tqdm(total=nbx, desc=f"forward pass {rules.name} (target {tp.target})", unit="layer",
-               disable=not progress, leave=False)
-    for k in range(nbx):
-        start, start2 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
-        wlo2, woff2 = S.layer_windows(plan, k + 1, cap, extra)
-        D2 = S.scratch_zeros(int(woff2[-1]), scratch)
-        P2 = np.zeros(int(plan.layer_states[k + 2]) - start2)
-        live = np.flatnonzero(P > 0)
-        jlo = np.empty(len(live), np.int64)
-        jhi = np.empty(len(live), np.int64)
-        TK.live_cells(D, woff, live, jlo, jhi)
-        g = live + start
-        n_vec = off[g + 1] - off[g]
-        run_shift = plan.bonus0 if k == 0 else 0  # the sheet shows a bonus earned before play from its first box
-        c_lo = np.clip(tp.target - (wlo[live] + jhi - run_shift), -1, n_vec)
-        c_n = np.clip(tp.target - (wlo[live] + jlo - run_shift), -1, n_vec) - c_lo + 1
-        cum = np.cumsum(c_n)
-        a = 0
-        while a < len(live):
-            done = int(cum[a - 1]) if a else 0
-            b = min(len(live), max(a + 1, int(np.searchsorted(cum, done + TARGET_ROWS, side="right"))))
-            row0 = cum[a:b] - c_n[a:b] - done
-            n_rows = int(cum[b - 1]) - done
-            outp = np.zeros((n_rows, n_out))
-            args = (st_mask[g[a:b]], st_flag[g[a:b]], st_upper[g[a:b]], st_slot[g[a:b]], c_lo[a:b], c_n[a:b], row0)
-            # only the rows with probability are worked out: runs of them (the others stay 0)
-            m = np.empty(n_rows)
-            TK.row_mass(off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b], start, c_lo[a:b], row0, wlo, woff,
-                        D, m)
-            run = np.empty((4, n_rows), np.int64)
-            n_runs = TK.mass_runs(m, c_lo[a:b], c_n[a:b], row0, *run)
-            rq, r_lo, r_n, r_row = run[:, :n_runs]
-            runs = (*(x[rq] for x in args[:4]), r_lo, r_n, r_row)
-
-            def outcomes(lo: int, hi: int, runs=runs, outp=outp) -> None:
-                TK.target_outcomes(ctx, lay, dk, oc, (values, off), (tp.values, tp.lam, tp.temperature, tp.blunder),
-                                   runs, lo, hi, outp)
-
-            def push(t: int, _: int, a=a, b=b, args=args, outp=outp) -> None:
-                TK.target_push(t, threads, lay, oc, off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b],
-                               *args[:4], start, args[4], args[6], outp, wlo, woff, D, start2, P2, wlo2, woff2, D2)
-
-            # the threads split the chunk's (state, target) rows evenly; the first chunk runs on one
-            # thread: numba compiles (or loads) each kernel once
-            split = threads if n_runs >= 8 and k + a > 0 else 1
-            r_cum = np.cumsum(r_n)
-            cuts = np.searchsorted(r_cum, np.linspace(0, r_cum[-1], split + 1)[1:-1])
-            edges = [0, *sorted(set(int(c) for c in cuts if 0 < c < n_runs)), n_runs]
-            S.run_blocks(outcomes, list(zip(edges, edges[1:])), split)
-            S.run_blocks(push, [(t, t + 1) for t in range(threads)], threads if k + a > 0 else 1)
-            TK.target_mass(lay, oc, args[2], c_n[a:b], row0, outp, m, vec, pbonus)
-            a = b
-        P, D, wlo, woff = P2, D2, wlo2, woff2
-        bar.update()
-    bar.close()
-    if abs(float(P.sum()) - 1.0) > 1e-9:
-        raise AssertionError(f"forward pass lost probability: {float(P.sum())}")
-    dist = np.zeros(cap + 1)
-    for i in range(len(P)):
-        w = D[woff[i]:woff[i + 1]]
-        dist[wlo[i]:wlo[i] + len(w)] += w
-    s = np.arange(cap + 1)
-    box_pts = np.bincount(oc.o_box, weights=vec * oc.o_pts, minlength=nbx)
-    box_pos = np.bincount(oc.o_box, weights=vec * (oc.o_pts > 0), minlength=nbx)
-    p_bonus = float(pbonus[0]) + (1.0 if plan.bonus0 > 0 else 0.0)
-    return float(dist @ s), float(dist @ s**2), p_bonus, dist, box_pts, box_pos, float(vec @ oc.o_extra), False
-
-
 def _columns(rules: RuleSet, col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(total, ranking score) distributions of ``rules.columns`` independent columns."""
     total = col.copy()
@@ -453,10 +354,13 @@ def _figures(rules: RuleSet, label: str, parts: tuple[Any, ...], seconds: float,
 
 
 def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike | None = None, *,
-             use_cache: bool = True, progress: bool = False, limits: Limits = Limits()) -> Evaluation:
+             use_cache: bool = True, progress: bool = False, limits: Limits = Limits(), tasks: Any = None,
+             timing: Any = None) -> Evaluation:
     """Exact figures of a solitaire bot (a spec ``name:key=value`` or an instance) on ``rules``:
     from the cache, or by a forward pass of its policy (then cached), its score windows where
-    ``limits`` allow (a UserError with their size where they allow neither memory nor disk)."""
+    ``limits`` allow (a UserError with their size where they allow neither memory nor disk).
+    Target play's pass runs its blocks on ``tasks`` if given (:func:`harness.exact.target_pass.target_column`,
+    the same bits; ``timing`` a :class:`harness.exact.target_pass.Timing` to fill)."""
     t0 = time.perf_counter()
     strat = solitaire_bot(rules, bot)
     label = strat.label
@@ -477,7 +381,8 @@ def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike |
                 return _figures(rules, label, parts, time.perf_counter() - t0, True)
     tp = strat.target_play()
     if tp is not None:
-        parts = _target_column(rules, tp, progress, limits.place(rules, label, target_cap(rules), cache_dir))
+        parts = target_column(rules, tp, progress, limits.place(rules, label, target_cap(rules), cache_dir),
+                              spec=label, tasks=tasks, timing=timing)
     else:
         cap, lumped = column_cap(rules)
         parts = _column(rules, strat, progress, cap, lumped, limits.place(rules, label, cap, cache_dir))

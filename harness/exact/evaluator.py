@@ -12,7 +12,7 @@ import time
 from typing import Any, Callable, Generator, Sequence
 
 from harness.exact.cluster import Tasks, evaluate_task, needs_table, solve_task
-from harness.exact.evaluate import Evaluation, evaluate, is_cached, solitaire_bot
+from harness.exact.evaluate import Evaluation, evaluate, is_cached, plays_for_target, solitaire_bot
 from harness.util.progress import bar
 from harness.game.rules import RuleSet
 
@@ -111,8 +111,12 @@ class Evaluator:
                 for fut in tasks.as_completed(list(futures)):
                     self.solve_seconds.append(fut.result())
             self._tables.update(tables)  # (a rule set only plain bots asked for is not marked: its table may be needed later)
+            # on a cluster target play's pass is split into blocks driven from here, the rest are tasks each
+            split = {key: req for key, req in todo.items() if tasks.remote and plays_for_target(*req)}
             futures = {tasks.submit(evaluate_task, rules, spec, key=f"evaluate-{key[0][:20]}-{_tag(key[1])}-"
-                                    f"{time.time_ns()}"): key for key, (rules, spec) in todo.items()}
+                                    f"{time.time_ns()}"): key for key, (rules, spec) in todo.items() if key not in split}
+            for key, (rules, spec) in split.items():
+                self._done(key, rules, spec, evaluate(rules, spec, tasks=tasks))
             for fut in tasks.as_completed(list(futures)):
                 key = futures[fut]
                 rules, spec = todo[key]

@@ -1009,6 +1009,23 @@ def target_push(t, nthreads, lay, oc, off, target, run_shift, live, jlo, jhi, st
 
 
 @nb.njit(cache=True, nogil=True)
+def successor_marks(lay, oc, st_mask, st_flag, st_u, st_slot, start2, marks):
+    """marks[g2 - start2] = True for every next-layer state g2 an outcome of the given states leads
+    to: the states :func:`target_push` may add to (a block's partial copy of the next layer holds
+    only their score windows). An outcome whose successor is not in the next layer is one the
+    rules never allow there (forced order's other boxes): it carries no probability."""
+    n2 = marks.shape[0]
+    for q in range(st_mask.shape[0]):
+        mask = st_mask[q]
+        for o in range(oc.o_box.shape[0]):
+            if (mask >> oc.o_box[o]) & 1:
+                continue
+            g2, add, cross = K.successor(lay, oc, mask, st_flag[q], np.int64(st_u[q]), np.int64(st_slot[q]), o)
+            if 0 <= g2 - start2 < n2:
+                marks[g2 - start2] = True
+
+
+@nb.njit(cache=True, nogil=True)
 def target_row(target, run_shift, s, n_vec, row0, c_lo):
     """The (state, target) row of :func:`target_outcomes` of a cell whose running total is s: the
     target its points leave, folded into [-1, n_vec] (where the choices no longer change)."""
