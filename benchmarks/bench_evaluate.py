@@ -5,7 +5,7 @@
     nice python benchmarks/bench_evaluate.py bots --rules scandinavian --bots solver:target=250 --games 200000 --warm
     nice python benchmarks/bench_evaluate.py pair --rules scandinavian --pair greedy,bonus --games 200000
     nice python benchmarks/bench_evaluate.py table --rules scandinavian --bots random,timeout,greedy,bonus,solver
-    nice python benchmarks/bench_evaluate.py rows --rules scandinavian --bot solver:target=250 [--census] [--partials 8]
+    nice python benchmarks/bench_evaluate.py rows --rules scandinavian --bot solver:target=250 [--census]
 
 ``bots``: per bot one Markdown row. The evaluation runs in a process of its own under
 ``/usr/bin/time -v`` (``one`` below) with a cache directory holding links to the rule set's solver
@@ -28,10 +28,8 @@ evaluation cache, under ``/usr/bin/time -v``: wall, CPU, peak RSS, and its outpu
 counting the (state, points still needed) rows, those no live cell reaches and the rows whose turn
 it works out (the others), beside the target table's cells: its CPU time per row is the figure a
 faster kernel has to move. Then the thread CPU time inside each kernel: the turns
-(``target_outcomes``), the pushes (``target_push``) and the tallies (``target_mass``). With
-``--partials N`` (its counting taken off the CPU time) also the next layer's cells that N blocks of each layer's
-states would send if each pushed its own rows into a partial copy of the next layer (the split of issue 39's
-target play that moves partial sums, not rows). With
+(``target_outcomes``), the pushes (``target_push``) and the tallies (``target_mass``). (The partial
+sums its blocks send when split over workers: ``bench_target_split.py run``.) With
 ``--census`` (its counting runs inside the pass, in the times) also the rows of states whose upper bonus can no
 longer be reached (the open upper boxes' best scores cannot lift the subtotal to the threshold, so
 the state's future does not depend on its subtotal) and how many rows would be left if each
@@ -225,29 +223,7 @@ def rows(a: argparse.Namespace) -> None:
         timed("tallies", kernels[2])(lay, oc, st_u, c_n, row0, outp, m, *rest)
 
     pushes = timed("pushes", kernels[1])
-    part = {"cells": 0, "partial cells": 0, "layer": None, "marks": None}  # --partials: see _touched
-
-    def close_layer() -> None:
-        if part["marks"] is not None:
-            marks = part["marks"]
-            part["cells"] += int(np.count_nonzero(marks.any(axis=0)))
-            part["partial cells"] += int(np.count_nonzero(marks))
-        part["marks"] = None
-
-    def pushed(t, threads, lay, oc, off, target, run_shift, live, jlo, jhi, st_mask, st_flag, st_u, st_slot,
-               start, c_lo, row0, outp, wlo, woff, D, start2, P2, wlo2, woff2, D2):
-        pushes(t, threads, lay, oc, off, target, run_shift, live, jlo, jhi, st_mask, st_flag, st_u, st_slot,
-               start, c_lo, row0, outp, wlo, woff, D, start2, P2, wlo2, woff2, D2)
-        if a.partials and t == 0:  # once a chunk: the cells of the next layer each block of states adds to
-            t0 = time.thread_time()
-            if part["layer"] != start2:
-                close_layer()
-                part["layer"], part["marks"] = start2, np.zeros((a.partials, int(woff2[-1])), np.bool_)
-            _touched(a.partials, lay, oc, off, target, run_shift, live, jlo, jhi, st_mask, st_flag, st_u, st_slot,
-                     start, c_lo, row0, outp, wlo, woff, D, start2, wlo2, woff2, part["marks"])
-            spent["counting"] += time.thread_time() - t0
-
-    TK.target_outcomes, TK.target_push, TK.target_mass = turns, pushed, tallies
+    TK.target_outcomes, TK.target_push, TK.target_mass = turns, pushes, tallies
     row_mass = TK.row_mass
     if a.census:
         dead, sheet = _bonus_dead(rules)
@@ -282,14 +258,6 @@ def rows(a: argparse.Namespace) -> None:
     print("\nCPU inside each kernel, summed over the threads:")
     for name, t in spent.items():
         print(f"  {name}: {t:.1f} s, {1e6 * t / n:.2f} us a row")
-    if a.partials:
-        close_layer()
-        cells, sent = part["cells"], part["partial cells"]
-        print(f"\n{a.partials} blocks of each layer's states (equal ranges of state index), each pushing its rows into "
-              f"a partial copy of the next layer's cells: {cells:,} cells with probability over the evaluation, "
-              f"{sent:,} in the partials (x{sent / cells:.2f}); as (int64 index, float64 value) pairs "
-              f"{sent * 16 / 2**30:.2f} GiB, against the rows' {count['rows worked out'] * 121 * 8 / 2**30:.1f} GiB "
-              f"(rows worked out x 121 outcomes x 8 B)")
     if a.census:
         worked = count["rows worked out"]
         census["their rows once merged"] = len(np.unique(np.concatenate(merged))) if merged else 0
@@ -298,47 +266,6 @@ def rows(a: argparse.Namespace) -> None:
               f"{census['their rows once merged']:,} once each sheet's are one state: merging would remove "
               f"{census['rows in bonus-dead states'] - census['their rows once merged']:,} rows "
               f"({100 * (census['rows in bonus-dead states'] - census['their rows once merged']) / worked:.1f} %)")
-
-
-def _touched(blocks, lay, oc, off, target, run_shift, live, jlo, jhi, st_mask, st_flag, st_u, st_slot, start, c_lo,
-             row0, outp, wlo, woff, D, start2, wlo2, woff2, marks):
-    """--partials: marks[b, cell] for every cell of the next layer that block b of this layer's states
-    (equal ranges of state index) adds probability to, by target_push's own loops."""
-    import numba as nb
-
-    from harness.exact.kernels import solver as K
-    from harness.exact.kernels import target as TK
-
-    global _TOUCH
-    if _TOUCH is None:
-        @nb.njit(cache=False, nogil=True)
-        def touch(blocks, lay, oc, off, target, run_shift, live, jlo, jhi, st_mask, st_flag, st_u, st_slot, start, c_lo,
-                  row0, outp, wlo, woff, D, start2, wlo2, woff2, marks):
-            n_states = woff.shape[0] - 1
-            for q in range(live.shape[0]):
-                loc = live[q]
-                blk = loc * blocks // n_states
-                n_vec = off[start + loc + 1] - off[start + loc]
-                for o in range(outp.shape[1]):
-                    if (st_mask[q] >> oc.o_box[o]) & 1:
-                        continue
-                    g2, add, cross = K.successor(lay, oc, st_mask[q], st_flag[q], np.int64(st_u[q]),
-                                                 np.int64(st_slot[q]), o)
-                    l2 = g2 - start2
-                    for j in range(jlo[q], jhi[q] + 1):
-                        if D[woff[loc] + j] == 0.0:
-                            continue
-                        s = wlo[loc] + j
-                        if outp[TK.target_row(target, run_shift, s, n_vec, row0[q], c_lo[q]), o] == 0.0:
-                            continue
-                        n2 = woff2[l2 + 1] - woff2[l2]
-                        marks[blk, woff2[l2] + min(s + add - wlo2[l2], n2 - 1)] = True
-        _TOUCH = touch
-    _TOUCH(blocks, lay, oc, off, target, run_shift, live, jlo, jhi, st_mask, st_flag, st_u, st_slot, start, c_lo, row0,
-           outp, wlo, woff, D, start2, wlo2, woff2, marks)
-
-
-_TOUCH = None
 
 
 def _bonus_dead(rules) -> tuple[np.ndarray, np.ndarray]:
@@ -391,8 +318,6 @@ def main() -> None:
     p = sub.add_parser("rows")
     p.add_argument("--rules", default="scandinavian")
     p.add_argument("--bot", default="solver:target=250")
-    p.add_argument("--partials", type=int, default=0, metavar="N",
-                   help="also count the next layer's cells N blocks of each layer's states would send as partial sums")
     p.add_argument("--census", action="store_true",
                    help="also count the rows of bonus-dead states and what merging them would save (slower)")
     p = sub.add_parser("one")
