@@ -136,27 +136,33 @@ def test_a_task_whose_worker_is_sigkilled_runs_again(tiny_dir, cache, monkeypatc
     want = evaluate(rules, spec, use_cache=False)
     monkeypatch.setenv(C.DELAY_ENV, f"4:{spec}")  # the task sleeps 4 s before it evaluates
     with C.open_tasks("dask", 2) as tasks:
-        client = tasks.client
         ev = D.Evaluator(tasks=tasks)
-        out: list = []
-        t = threading.Thread(target=lambda: out.append(ev.many([(rules, spec), (rules, "greedy")])))
-        t.start()
-        deadline = time.time() + 60
-        victim = None
-        prefix = spec_key(ev, rules, spec)
-        while victim is None and time.time() < deadline:
-            victim = next((addr for addr, keys in client.processing().items()
-                           if any(str(k).startswith(prefix) for k in keys)), None)
-            time.sleep(0.1)
-        assert victim is not None, "the task never started"
-        time.sleep(1.0)  # mid-task: in its 4 s sleep
-        pid = client.run(os.getpid, workers=[victim])[victim]
-        os.kill(pid, signal.SIGKILL)
-        t.join(120)
-        assert not t.is_alive()
-        got = out[0][0]
+        got = _killing_mid_task(tasks.client, spec_key(ev, rules, spec),
+                                lambda: ev.many([(rules, spec), (rules, "greedy")]))
         assert got.mean == want.mean and (got.distribution == want.distribution).all()
-        assert pid not in client.run(os.getpid).values()
+
+
+def _killing_mid_task(client, prefix: str, job):
+    """Run ``job`` in a thread, SIGKILL the worker running the task whose key starts with
+    ``prefix`` a second into it (the task sleeps 4 s first: :data:`C.DELAY_ENV`), and return the
+    job's first result once it is done (the worker gone for good)."""
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(job()))
+    t.start()
+    deadline = time.time() + 60
+    victim = None
+    while victim is None and time.time() < deadline:
+        victim = next((addr for addr, keys in client.processing().items()
+                       if any(str(k).startswith(prefix) for k in keys)), None)
+        time.sleep(0.1)
+    assert victim is not None, "the task never started"
+    time.sleep(1.0)  # mid-task: in its 4 s sleep
+    pid = client.run(os.getpid, workers=[victim])[victim]
+    os.kill(pid, signal.SIGKILL)
+    t.join(120)
+    assert not t.is_alive()
+    assert pid not in client.run(os.getpid).values()
+    return out[0][0]
 
 
 def spec_key(ev: D.Evaluator, rules, spec: str) -> str:
@@ -316,23 +322,6 @@ def test_a_target_block_whose_worker_is_sigkilled_runs_again(tiny_dir, cache, mo
     want = evaluate(rules, spec, use_cache=False)
     monkeypatch.setenv(C.DELAY_ENV, f"4:{spec} layer 2 block 1")  # that block sleeps 4 s before it runs
     with C.open_tasks("dask", 2) as tasks:
-        client = tasks.client
-        out: list = []
-        t = threading.Thread(target=lambda: out.append(D.Evaluator(tasks=tasks).many([(rules, spec)])))
-        t.start()
-        deadline = time.time() + 60
-        victim = None
-        prefix = f"target-{rules.digest[:12]}-2-1-"
-        while victim is None and time.time() < deadline:
-            victim = next((addr for addr, keys in client.processing().items()
-                           if any(str(k).startswith(prefix) for k in keys)), None)
-            time.sleep(0.1)
-        assert victim is not None, "the block never started"
-        time.sleep(1.0)  # mid-task: in its 4 s sleep
-        pid = client.run(os.getpid, workers=[victim])[victim]
-        os.kill(pid, signal.SIGKILL)
-        t.join(120)
-        assert not t.is_alive()
-        got = out[0][0]
+        got = _killing_mid_task(tasks.client, f"target-{rules.digest[:12]}-2-1-",
+                                lambda: D.Evaluator(tasks=tasks).many([(rules, spec)]))
         assert _figures(got) == _figures(want)
-        assert pid not in client.run(os.getpid).values()

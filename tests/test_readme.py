@@ -96,6 +96,10 @@ PARSE_ONLY: dict[str, str] = {
     "--depth --backend dask --workers 3":
         "the block's other commands need a cluster of several machines and hours of CPU; tests/test_cluster.py runs "
         "sweeps with depth on LocalClusters of 2 and 3 workers",
+    "yatzy-harness evaluate scandinavian --entrants solver:target=250 --backend dask --scheduler tcp://SCHEDULER:8786 "
+    "--cache-dir /shared/cache":
+        "needs a Dask cluster of several machines and ~160 CPU-s; tests/test_cluster.py splits target play over "
+        "LocalClusters of 2 and 3 workers",
     "yatzy-harness run --resume results/big-round-robin":
         "resumes the Dask cluster's run of the block before",
     "from harness.records.record import read_records, records_of_run, write_records_parquet, format_game, parse_turn":

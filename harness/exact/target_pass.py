@@ -140,7 +140,7 @@ def run_block(ps: Pass, blk: Block) -> Partial:
     t0 = time.thread_time()
     me = threading.get_ident()
     pool: list[float] = []  # the CPU of the kernels run on the pool's threads (this thread's is in t0's count)
-    rules, plan, tp, oc = ps.rules, ps.plan, ps.tp, ps.oc
+    plan, tp, oc = ps.plan, ps.tp, ps.oc
     lay, dk = plan.layout, plan.dice
     off, values = tp.table.off, tp.table.values
     threads = S.n_threads()
