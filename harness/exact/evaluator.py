@@ -116,7 +116,7 @@ class Evaluator:
             futures = {tasks.submit(evaluate_task, rules, spec, key=f"evaluate-{key[0][:20]}-{_tag(key[1])}-"
                                     f"{time.time_ns()}"): key for key, (rules, spec) in todo.items() if key not in split}
             for key, (rules, spec) in split.items():
-                self._done(key, rules, spec, evaluate(rules, spec, tasks=tasks))
+                self._done(key, rules, spec, evaluate(rules, spec, tasks=tasks, progress=self.progress))
             for fut in tasks.as_completed(list(futures)):
                 key = futures[fut]
                 rules, spec = todo[key]

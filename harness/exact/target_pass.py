@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from harness.exact import solver as S
 from harness.exact.kernels import target as TK
@@ -40,6 +39,7 @@ from harness.game.registry import make
 from harness.game.rules import RuleSet
 from harness.game.scoring import context
 from harness.game.strategy import TargetPlay
+from harness.util.progress import bar
 
 #: (state, target) rows of one block: a layer's live states are cut into blocks of about this many
 #: rows (a block's turns take about 0.5 s of CPU on scandinavian), whatever the threads or workers.
@@ -288,8 +288,7 @@ def target_column(rules: RuleSet, tp: TargetPlay, progress: bool = False, scratc
     D = S.scratch_zeros(int(woff[-1]), scratch)
     D[0] = 1.0
     remote = tasks is not None and spec is not None
-    bar = tqdm(total=nbx, desc=f"forward pass {rules.name} (target {tp.target})", unit="layer",
-               disable=not progress, leave=False)
+    layers = bar(nbx, f"forward pass {rules.name} (target {tp.target})", "layer", quiet=not progress)
     for k in range(nbx):
         t_layer = time.perf_counter()
         start, start2 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
@@ -335,6 +334,7 @@ def target_column(rules: RuleSet, tp: TargetPlay, progress: bool = False, scratc
                 pbonus += part.pbonus
                 seconds.append(part.seconds)
                 setup.append(part.setup)
+                layers.set_postfix_str(f"layer {k + 1}: {i + 1}/{len(parts)} blocks", refresh=False)
                 sums.append(time.perf_counter() - t0)
                 if timing is not None:
                     timing.partial_cells += len(part.cells)
@@ -350,8 +350,8 @@ def target_column(rules: RuleSet, tp: TargetPlay, progress: bool = False, scratc
             timing.layer_wall.append(time.perf_counter() - t_layer)
             timing.sent_cells += int(n_cells.sum())
         P, D, wlo, woff = P2, D2, wlo2, woff2
-        bar.update()
-    bar.close()
+        layers.update()
+    layers.close()
     if abs(float(P.sum()) - 1.0) > 1e-9:
         raise AssertionError(f"forward pass lost probability: {float(P.sum())}")
     dist = np.zeros(cap + 1)
