@@ -76,6 +76,7 @@ class Pass:
 
 
 def make_pass(rules: RuleSet, tp: TargetPlay) -> Pass:
+    """The :class:`Pass` of target play ``tp`` on ``rules`` (the solver's plan, the outcome codes)."""
     plan = S.build_plan(rules)
     return Pass(rules, tp, plan, context(rules), S.outcome_codes(rules, plan.layout), target_cap(rules),
                 plan.states())
