@@ -325,3 +325,20 @@ def test_a_target_block_whose_worker_is_sigkilled_runs_again(tiny_dir, cache, mo
         got = _killing_mid_task(tasks.client, f"target-{rules.digest[:12]}-2-1-",
                                 lambda: D.Evaluator(tasks=tasks).many([(rules, spec)]))
         assert _figures(got) == _figures(want)
+
+
+def test_a_worker_whose_cache_lacks_the_target_table_says_so_instead_of_solving_its_own(tiny_dir, cache, monkeypatch):
+    from harness.exact import target_pass as T
+    from harness.exact.evaluate import solitaire_bot
+
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    spec = "solver:target=39"
+    tp = solitaire_bot(rules, spec).target_play()  # the client's table, in its cache
+    blocks: list = []
+    real = T.run_block
+    monkeypatch.setattr(T, "run_block", lambda ps, blk: blocks.append(blk) or real(ps, blk))
+    T.target_column(rules, tp)  # (its blocks kept, to send one)
+    T._PASS.clear()
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache / "elsewhere"))  # a worker that does not share it
+    with pytest.raises(UserError, match="not in this worker's cache"):
+        T.target_block_task(rules, spec, tp.table.tmax, blocks[0])

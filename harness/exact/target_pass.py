@@ -34,11 +34,13 @@ import numpy as np
 
 from harness.exact import solver as S
 from harness.exact.kernels import target as TK
+from harness.exact.target import table_path
 from harness.exact.versions import check_version, test_delay
 from harness.game.registry import make
 from harness.game.rules import RuleSet
 from harness.game.scoring import context
 from harness.game.strategy import TargetPlay
+from harness.util.errors import UserError
 from harness.util.progress import bar
 
 #: (state, target) rows of one block: a layer's live states are cut into blocks of about this many
@@ -87,9 +89,14 @@ _PASS: dict[tuple[str, str, int], Pass] = {}
 
 def worker_pass(rules: RuleSet, spec: str, tmax: int) -> Pass:
     """The :class:`Pass` of ``spec`` on a worker: its target table read from the shared cache (the
-    client's, whose ``tmax`` it must have), kept for the evaluation's next blocks."""
+    client's, whose ``tmax`` it must have; a UserError if the worker's cache lacks it), kept for the
+    evaluation's next blocks."""
     key = (rules.digest, spec, tmax)
     if key not in _PASS:
+        path = table_path(rules, "target", tmax)
+        if not path.exists():  # (else this worker would solve a table of its own for minutes)
+            raise UserError(f"{spec}: the target table the client made is not in this worker's cache ({path}): "
+                            "every worker must see the client's cache directory (--cache-dir on a shared file system)")
         tp = make(spec, rules).target_play()  # (the client checked that the bot is solitaire)
         if tp is None or tp.table.tmax != tmax:
             raise RuntimeError(f"{spec}: this worker's target table is not the client's (tmax "
