@@ -121,7 +121,7 @@ def _costs_of(args: argparse.Namespace, evaluate: Any, load_rules: Any, build_pl
     t0 = time.process_time()
     solve(rules)
     out["solve"] = time.process_time() - t0
-    print(f"{args.rules} {' '.join(args.set)}: {n:,} states; solve {out['solve']:.2f} s", flush=True)
+    print(f"{args.rules} {' '.join(args.set)}: {n:,} states; solve {out['solve']:.3f} s", flush=True)
     out["bots"] = {}
     for spec in args.bots.split(","):
         got = []
@@ -130,7 +130,7 @@ def _costs_of(args: argparse.Namespace, evaluate: Any, load_rules: Any, build_pl
             evaluate(rules, spec, use_cache=False)
             got.append(time.process_time() - t0)
         out["bots"][spec] = sorted(got)[len(got) // 2]
-        print(f"  {spec}: {', '.join(f'{g:.2f}' for g in got)} s of CPU", flush=True)
+        print(f"  {spec}: {', '.join(f'{g:.3f}' for g in got)} s of CPU", flush=True)
     out["load_end"] = load()
     print(out["load_end"])
     if args.out:

@@ -15,7 +15,9 @@ at bonus thresholds 3, 6 and 12 (9,792 to 32,352 states; ``benchmarks/bench_dask
 fitted again after the kernels lost their views' reference counts and took their own exp,
 2026-12-03, load average 1.5). Scandinavian's 1.4 M states cost a little more per state (a softmax
 evaluation 16.3 s, 11.6 us a state against generala's 10.3, with 15 boxes open where generala has
-11): :data:`PER_STATE_BOXES` and :data:`BOX_POWER` scale b by the boxes.
+11): :data:`PER_STATE_BOXES` and :data:`BOX_POWER` scale b by the boxes. Below :data:`MIN_STATES`
+(forced's 150 states) the fixed part a is far too large, and an evaluation is counted in proportion
+to its states instead.
 """
 
 from __future__ import annotations
@@ -41,9 +43,20 @@ BOX_POWER = 0.4
 #: the cache file's write): the reduced sweep's softmax tasks took 0.54 s at 17,088 states where one
 #: process evaluating them in a row takes 0.34 s (benchmarks/BENCHMARKS.md, issue 39's section).
 TASK_SECONDS = 0.2
+#: The smallest rule set the fits were checked on (generala without a bonus, 3,072 states: a softmax
+#: evaluation 0.19 s, the fit 0.20 s): below it an evaluation costs in proportion to its states, its
+#: fixed part included. Forced's evaluations (138 to 162 states) take about 8 ms each, where a + b x
+#: states says 0.37 s: its README sweep, 285 evaluations, took 2.2 s where the fits said 158 s
+#: (benchmarks/BENCHMARKS.md, "The dry run of a rule set smaller than the fits").
+MIN_STATES = 3072
+
+
 def evaluation_seconds(kind: str, states: int, boxes: int = PER_STATE_BOXES) -> float:
     """The model's CPU seconds of one evaluation (or solve) of ``kind`` over ``states`` solver states,
-    as a task on a worker (an evaluation's :data:`TASK_SECONDS` included)."""
+    as a task on a worker (an evaluation's :data:`TASK_SECONDS` included; in proportion to the
+    states below :data:`MIN_STATES`)."""
+    if states < MIN_STATES:
+        return evaluation_seconds(kind, MIN_STATES, boxes) * states / MIN_STATES
     a, b = SECONDS[kind]
     return a + b * states * (boxes / PER_STATE_BOXES) ** BOX_POWER + (TASK_SECONDS if kind != "solve" else 0.0)
 
@@ -151,5 +164,5 @@ def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots:
     return Estimate(n, estimated, cached, solves, cpu, critical, len(cells))
 
 
-__all__ = ["BOX_POWER", "Estimate", "PER_STATE_BOXES", "SECONDS", "TASK_SECONDS", "estimate_sweep", "evaluation_seconds",
+__all__ = ["BOX_POWER", "Estimate", "MIN_STATES", "PER_STATE_BOXES", "SECONDS", "TASK_SECONDS", "estimate_sweep", "evaluation_seconds",
            "kind_of"]
