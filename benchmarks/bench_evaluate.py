@@ -55,12 +55,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _cold_cache(rules, where: Path) -> Path:
+def _cold_cache(rules, where: Path, src: Path | None = None) -> Path:
     """A cache directory with links to the rule set's solver tables (value table, target and policy
-    tables) and nothing else: evaluations there start cold."""
+    tables) in ``src`` (default: the cache directory now) and nothing else: evaluations there start
+    cold. (A second cold cache made after the environment points at the first needs ``src``.)"""
     from harness.exact import solver as S
 
-    src = S.cache_path(rules).parent
+    src = S.cache_path(rules).parent if src is None else src
     where.mkdir(parents=True, exist_ok=True)
     for f in glob.glob(str(src / f"solve-{rules.digest[:40]}-v{S.FORMAT}*")):
         os.symlink(f, where / Path(f).name)

@@ -26,7 +26,6 @@ workers, then projected.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import resource
@@ -40,20 +39,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import bench_dask  # noqa: E402  (this directory's: the uptime line)
+from bench_evaluate import _cold_cache  # noqa: E402  (this directory's: a cache with the tables only)
+
 
 def load() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip().split("load average:")[1].strip()
-
-
-def _cold_cache(rules: Any, src: Path, where: Path) -> Path:
-    """An empty cache with links to the rule set's solver tables in ``src`` (value, target and policy
-    tables): the evaluation starts cold, the tables it reads do not."""
-    from harness.exact import solver as S
-
-    where.mkdir(parents=True, exist_ok=True)
-    for f in glob.glob(str(src / f"solve-{rules.digest[:40]}-v{S.FORMAT}*")):
-        os.symlink(f, where / Path(f).name)
-    return where
+    """The load averages now (bench_dask.py's uptime line, its figures only)."""
+    return bench_dask.load().split("load average:")[1].strip()
 
 
 def _figures(ev: Any) -> str:
@@ -86,7 +78,7 @@ def run(args: argparse.Namespace) -> None:
         print(f"in one process: {out[0]['wall']:.1f} s wall, figures {out[0]['figures']}", flush=True)
     for n in ([] if args.workers == "none" else args.workers.split(",")):
         with tempfile.TemporaryDirectory() as tmp:
-            cache = _cold_cache(rules, tables, Path(tmp) / "cache")
+            cache = _cold_cache(rules, Path(tmp) / "cache", tables)
             os.environ["YATZY_HARNESS_CACHE"] = str(cache)
             timing = T.Timing()
             at_start = load()
