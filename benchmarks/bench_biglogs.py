@@ -78,7 +78,8 @@ def store(argv: list[str]) -> int:
     ap.add_argument("--max-memory", type=float, default=None, help="GiB (default: fit's)")
     args = ap.parse_args(argv)
     from harness.decisions.analysis import decision_batches
-    from harness.players.fit import BATCH_GAMES, MAX_MEMORY, _Store
+    from harness.players.fit.report import BATCH_GAMES, _Store
+    from harness.players.fit.store import MAX_MEMORY
     from harness.records.record import RecordStream
 
     budget = MAX_MEMORY if args.max_memory is None else int(args.max_memory * 2**30)

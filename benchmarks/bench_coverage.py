@@ -294,7 +294,7 @@ def calibrate_cmd(args: argparse.Namespace, root: Path) -> None:
     from scipy.optimize import brentq
 
     from harness.players.calibrate import Problem, calibrate
-    from harness.players.evaluators import RunnerEvaluator
+    from harness.players.responses import RunnerEvaluator
     from harness.exact.evaluate import evaluate, score_rate, versus
     from harness.game.rules import load_rules
 

@@ -3,7 +3,7 @@ of the full scandinavian sweep with the depth of skill to 8, 32 and 64 workers.
 
 * ``costs``: one evaluation of each kind and one table solve on one thread, on generala with an upper
   bonus at thresholds 3, 6 and 12 (9,792 to 32,352 solver states), and the fit a + b x states of each
-  kind that :mod:`harness.exact.cost` holds::
+  kind that :mod:`harness.studies.cost` holds::
 
       python benchmarks/bench_dask.py costs
 
@@ -143,7 +143,7 @@ def _costs_of(args: argparse.Namespace, evaluate: Any, load_rules: Any, build_pl
 
 
 def _recorded(gen, rounds: list[list[str]]):
-    """``gen`` (a task of harness.exact.evaluator) passed through, each of its rounds of requests
+    """``gen`` (a task of harness.jobs.driver) passed through, each of its rounds of requests
     appended to ``rounds``."""
     try:
         specs = next(gen)
@@ -155,9 +155,9 @@ def _recorded(gen, rounds: list[list[str]]):
 
 
 def _recording(jobs: list[dict[str, Any]]):
-    """Wrappers of harness.exact.sweep's chain and fetch that record each task's rounds of requests."""
-    import harness.exact.sweep as SW
-    from harness.exact.depth import chain, fetch
+    """Wrappers of harness.studies.sweep's chain and fetch that record each task's rounds of requests."""
+    import harness.studies.sweep as SW
+    from harness.studies.depth import chain, fetch
 
     def wrap(gen, what):  # the job noted when the task is made, in sweep()'s order of cells
         job = {"what": what, "rounds": []}
@@ -169,10 +169,10 @@ def _recording(jobs: list[dict[str, Any]]):
 
 
 def scaling(args: argparse.Namespace) -> None:
-    from harness.exact.cluster import open_tasks
-    from harness.exact.cost import estimate_sweep
-    from harness.exact.depth import Evaluator, expected_rounds
-    from harness.exact.sweep import cell_rules, parse_settings, sweep
+    from harness.jobs.cluster import open_tasks
+    from harness.studies.cost import estimate_sweep
+    from harness.studies.depth import Evaluator, expected_rounds
+    from harness.studies.sweep import cell_rules, parse_settings, sweep
 
     axes, fixed = parse_settings(SETTINGS)
     out = []
@@ -230,8 +230,8 @@ def chains(args: argparse.Namespace) -> None:
     ``--out`` for ``project --chains`` (the full sweep's chains laid out as this rule set's)."""
     os.environ["YATZY_HARNESS_CACHE"] = tempfile.mkdtemp(prefix="bench-dask-chains-")
     os.environ["YATZY_HARNESS_THREADS"] = "1"
-    from harness.exact import depth as D
-    from harness.exact.cluster import open_tasks
+    from harness.studies import depth as D
+    from harness.jobs.cluster import open_tasks
     from harness.game.rules import load_rules
 
     rules = load_rules(args.rules, args.set)
@@ -274,12 +274,12 @@ def simulate(jobs: list[dict[str, Any]], cost: dict[str, float], needs_table: se
     """Wall time of ``jobs`` (each a digest and rounds of keys) on ``workers`` single-threaded workers
     sharing ``cores`` cores (processor sharing); a key in ``needs_table`` waits for its rule set's
     solve (cost ``solve[digest]``); each task costs ``cost[key]`` + ``overhead`` on a free core.
-    Mirrors :meth:`harness.exact.evaluator.Evaluator.drive` on Dask: jobs start longest first, a
+    Mirrors :meth:`harness.jobs.driver.Evaluator.drive` on Dask: jobs start longest first, a
     round's tasks carry the rounds its job has left (``length``, its expected rounds, less the
     rounds asked before; a key keeps its first asker's), a solve above all, and a free worker takes
     the highest priority waiting, the earliest submitted among equals (jobs recorded without
     ``length``, as the code before priorities ran: first come first served, solves too)."""
-    from harness.exact.evaluator import SOLVE_PRIORITY
+    from harness.jobs.driver import SOLVE_PRIORITY
 
     ready: list[tuple[float, int, Any]] = []
     seq = itertools.count()
@@ -355,7 +355,7 @@ def simulate(jobs: list[dict[str, Any]], cost: dict[str, float], needs_table: se
 
 def critical_path(jobs: list[dict[str, Any]], cost: dict[str, float], solve: dict[str, float],
                   needs_table: set[str]) -> float:
-    """The longest run of evaluations that must follow each other: a job's rounds, each as long as its
+    """The longest run of evaluations that must follow each other: a job's rounds, each as its
     dearest evaluation, after its rule set's solve (infinitely many workers)."""
     return max(sum(max(cost[k] for k in r) for r in job["rounds"])
                + (solve[job["digest"]] if any(k in needs_table for r in job["rounds"] for k in r) else 0.0)
@@ -382,7 +382,7 @@ def scandinavian(k3: dict[str, float] | None = None, costs: dict[str, Any] | Non
     the standard threshold (60 %: 17 levels, 54 evaluations after the grid; 75 %: 6 levels, 21).
     ``k3``: rounds and evaluations per level scaled by the ratios measured with --candidates 3 on the
     reduced sweep; ``recorded`` (a ``chains --out`` file): each chain's rounds as recorded there."""
-    from harness.exact.depth import expected_rounds
+    from harness.studies.depth import expected_rounds
 
     c = costs or LOADED_COSTS
     k = recorded["candidates"] if recorded is not None else 1
@@ -512,8 +512,8 @@ def reuse(args: argparse.Namespace) -> None:
     dial value evaluated so far re-scored against the new level below, at no cost: the bracket and
     the interpolation start from them), and with --candidates 3 (rounds and evaluations)."""
     os.environ["YATZY_HARNESS_CACHE"] = tempfile.mkdtemp(prefix="bench-dask-reuse-")
-    from harness.exact import chain as CH
-    from harness.exact import depth as D
+    from harness.studies import chain as CH
+    from harness.studies import depth as D
     from harness.game.rules import load_rules
 
     rules = load_rules(args.rules, args.set)
@@ -551,7 +551,7 @@ def split(args: argparse.Namespace) -> None:
     os.environ["YATZY_HARNESS_THREADS"] = "1"
     os.environ["YATZY_HARNESS_CACHE"] = tempfile.mkdtemp(prefix="bench-dask-split-")
     import harness.exact.evaluate as E
-    import harness.exact.kernels.evaluate as EK
+    import harness.exact.kernels.policy as EK
     from harness.exact import solver as S
     from harness.game.rules import load_rules
 

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from harness.game import registry
-from harness.game.engine import play
+from harness.game.loop import play
 from harness.game.rules import load_rules
 from harness.stats import mean_ci
 

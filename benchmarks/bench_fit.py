@@ -231,7 +231,7 @@ def family(argv: list[str]) -> int:
 def myopic(argv: list[str]) -> int:
     from harness.game import registry
     from harness.records.codec import arrays_of_recording
-    from harness.game.engine import play
+    from harness.game.loop import play
     from harness.players.fit import ChoicesBuilder
 
     ap = argparse.ArgumentParser(prog="bench_fit.py myopic", description="the cost of the myopic values")

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     def also(p: str) -> None:
         phase[0] = phase[0].split(": ")[0] + ": " + p
 
-    fit, fit_choices, regret_test, mle = F._Store.fit, F.fit_choices, F._regret_test, F.mle
+    fit, fit_choices, regret_test, mle = F.report._Store.fit, F.report.fit_choices, F.player._regret_test, F.player.mle
 
     def store_fit(self, *a, **k):
         b = self.b
@@ -89,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
             also("per-kind fits")
         return mle(lik, model)
 
-    F._Store.fit, F.fit_choices, F._regret_test, F.mle = store_fit, player_fit, regret, per_kind
+    # each patched in the topic module that looks it up
+    F.report._Store.fit, F.report.fit_choices, F.player._regret_test = store_fit, player_fit, regret
+    F.player.mle = F.choice.mle = per_kind
     enter("reading the log into the store")
     kw = {} if args.max_memory is None else {"max_memory": int(args.max_memory * 2**30)}
     F.fit_records(RecordStream(args.source), args.model, quiet=True, **kw)

@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.players.evaluators import label_of  # noqa: E402
+from harness.players.responses import label_of  # noqa: E402
 from harness.records.codec import records_of_run  # noqa: E402
 from harness.util.errors import UserError  # noqa: E402
 from harness.exact.evaluate import evaluate, score_rate, versus  # noqa: E402

@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.game.engine import play  # noqa: E402
+from harness.game.loop import play  # noqa: E402
 from harness.game.registry import make  # noqa: E402
 from harness.game.rules import load_rules  # noqa: E402
 from tests.engines.twin import NullTwin  # noqa: E402

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 def engine(bots: list[str], batch: int, repeat: int) -> None:
     import numpy as np
 
-    from harness.game.engine import play
+    from harness.game.loop import play
     from harness.game.registry import make
     from harness.game.rules import load_rules
 
@@ -58,7 +58,7 @@ def kernel(batch: int, repeat: int) -> None:
     (running scores drawn like a game's: 0..29 points a turn), best of ``repeat``."""
     import numpy as np
 
-    from harness.game.engine import Leads
+    from harness.game.loop import Leads
 
     rng = np.random.default_rng(1)
     scores = np.cumsum(rng.integers(0, 30, (15, batch, 2)), axis=0).astype(np.int32)
@@ -79,7 +79,7 @@ def rows(batch: int, repeat: int) -> None:
 
     import numpy as np
 
-    from harness.game.engine import play
+    from harness.game.loop import play
     from harness.game.registry import make
     from harness.game.rules import load_rules
     from harness.play.worker import to_parquet

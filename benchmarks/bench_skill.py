@@ -23,7 +23,7 @@ import numpy as np
 
 from harness.game import registry
 from harness.decisions.analysis import Analyser
-from harness.game.engine import play
+from harness.game.loop import play
 from harness.game.rules import load_rules
 from harness.decisions.skill import PlayerTally
 

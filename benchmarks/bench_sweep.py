@@ -18,7 +18,7 @@ depth of skill costs.
 
       /usr/bin/time -v python benchmarks/bench_sweep.py course --rules scandinavian --bot solver
 
-* ``depth``: the depth of skill of a rule set (:func:`harness.exact.depth.depth_of_skill` on ``--workers``
+* ``depth``: the depth of skill of a rule set (:func:`harness.studies.depth.depth_of_skill` on ``--workers``
   forked processes): the chains, how many exact evaluations each took, and the wall time (run it
   under ``/usr/bin/time -v`` for CPU time and peak memory):
 
@@ -92,21 +92,21 @@ def ties(a: argparse.Namespace) -> None:
     changes between consecutive rounds and those across one tied round or more."""
     import numpy as np
 
-    from harness.game import engine
+    from harness.game import loop
     from harness.game.registry import make
     from harness.game.rules import load_rules
 
     rules = load_rules(a.rules)
     rounds: list[np.ndarray] = []
 
-    class Kept(engine.Leads):
+    class Kept(loop.Leads):
         def update(self, score: np.ndarray) -> None:
             rounds.append(np.array(score, dtype=np.int64))
             super().update(score)
 
-    engine.Leads = Kept  # the sample's course, as play() follows it
+    loop.Leads = Kept  # the sample's course, as play() follows it
     x, y = a.bots.split(",")
-    res = engine.play(rules, [make(x, rules), make(y, rules)], np.arange(a.games), a.seed)
+    res = loop.play(rules, [make(x, rules), make(y, rules)], np.arange(a.games), a.seed)
     sign = np.sign(np.stack([r[:, 0] - r[:, 1] for r in rounds], axis=1))
     adjacent = ((sign[:, 1:] * sign[:, :-1]) < 0).sum(axis=1).mean()
     one_tie = sum(((sign[:, r - 1] == 0) & (sign[:, r - 2] * sign[:, r] < 0)).mean() for r in range(2, sign.shape[1]))
@@ -129,7 +129,7 @@ def course_pass(a: argparse.Namespace) -> None:
 def depth(a: argparse.Namespace) -> None:
     from harness.util import render as R
     from harness.util.backends import open_backend
-    from harness.exact.depth import Evaluator, depth_of_skill
+    from harness.studies.depth import Evaluator, depth_of_skill
     from harness.game.rules import load_rules
 
     rules = load_rules(a.rules)

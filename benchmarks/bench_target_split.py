@@ -63,7 +63,7 @@ def _figures(ev: Any) -> str:
 def run(args: argparse.Namespace) -> None:
     from harness.exact import solver as S
     from harness.exact import target_pass as T
-    from harness.exact.cluster import open_tasks
+    from harness.jobs.cluster import open_tasks
     from harness.exact.evaluate import evaluate, solitaire_bot
     from harness.game.rules import load_rules
 

@@ -34,7 +34,7 @@ def engine_rate(rules_name: str, bot: str, batch: int, seed: int) -> float:
     """Games/s of one ``engine.play`` batch of ``batch`` games, fresh bots (their caches cold)."""
     import numpy as np
 
-    from harness.game.engine import play
+    from harness.game.loop import play
     from harness.game.registry import make
     from harness.game.rules import load_rules
 

@@ -172,7 +172,7 @@ def kernel(args: argparse.Namespace, root: Path) -> None:
     from harness.game import registry
     from harness.decisions.analysis import Analyser
     from harness.records.codec import turns_of_recording
-    from harness.game.engine import play
+    from harness.game.loop import play
     from harness.game.rules import load_rules
 
     an = Analyser(load_rules("scandinavian"))

@@ -35,7 +35,7 @@ import numpy as np
 
 from harness.util import jit
 from harness.exact.kernels import solver as K
-from harness.exact.kernels import evaluate as EK
+from harness.exact.kernels import policy as EK
 from harness.util.errors import UserError
 from harness.game.rules import RuleSet
 from harness.game.scoring import context

@@ -18,7 +18,7 @@ keep and box by its chance of winning, a tie counting as half a win:
   table's value at deficit b - (its points): within the current turn the keeps and the box are
   chosen for that mixture (one policy for every b), but from the next turn on the value is that of
   play knowing b. The approximation is optimistic (it credits later turns with knowledge of B they
-  will not have), and it is exact as soon as B is known. Against an opponent who does not play
+  will not have), and it is exact as B is known. Against an opponent who does not play
   EV-optimally the model of that opponent is an approximation too.
 
 Alone at the table (nobody to beat) it plays the solver's EV-optimal game. The difficulty dial as

@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.game.engine import play
+from harness.game.loop import play
 from harness.game.registry import make
 from harness.game.rules import load_rules
 

@@ -10,7 +10,7 @@ import pytest
 from harness.game import registry
 from harness.decisions.analysis import Analyser, DecisionTable, decision_table
 from harness.records.codec import turns_of_recording
-from harness.game.engine import play
+from harness.game.loop import play
 from harness.util.errors import UserError
 from harness.play.replay import record_of_replay, replay
 from harness.game.rules import load_rules

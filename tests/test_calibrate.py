@@ -221,7 +221,7 @@ def test_evaluations_are_luck_adjusted_unless_no_analyse(mini, tmp_path):
     import dataclasses
 
     from harness.players.calibrate import ADJUSTED_MEAN, CONTROLLED_RATE, PLAIN
-    from harness.players.evaluators import RunnerEvaluator
+    from harness.players.responses import RunnerEvaluator
 
     p = Problem(rules=str(mini), settings=(), strategy="solver", param="temperature", lo=0.0, hi=20.0,
                 target_mean=80.0, games=400, seed=3, workers=1)

@@ -1,4 +1,4 @@
-"""Exact jobs on Dask (harness.exact.cluster): the bytes of a local single-process run on LocalClusters of 2 and
+"""Exact jobs on Dask (harness.jobs.cluster): the bytes of a local single-process run on LocalClusters of 2 and
 3 workers with completions forced out of order, a SIGKILLed worker's task run again, an interrupted
 run resumed from the cache with its futures cancelled, the workers' code checked, the dry run's counts,
 the multi-candidate root-finding's chains the same on any workers."""
@@ -14,13 +14,14 @@ import time
 import numpy as np
 import pytest
 
-from harness.exact import chain as CH
-from harness.exact import cluster as C
-from harness.exact import depth as D
+from harness.studies import chain as CH
+from harness.jobs import cluster as C
+from harness.studies import depth as D
 from harness.cli import main
 from harness.util.errors import UserError
 from harness.exact.evaluate import evaluate
 from harness.game.rules import load_rules
+from tests.task_delay import Delay
 from tests.test_evaluate import cache, tiny_dir  # noqa: F401  (fixtures)
 
 pytest.importorskip("distributed")
@@ -58,7 +59,7 @@ def test_a_sweep_with_depth_on_2_and_3_dask_workers_is_the_local_run_byte_for_by
     assert all(len(c["levels"]) >= 3 for c in chains)  # random and at least two levels above it
     tasks = len(json.loads(local)["cells"]) * 14  # at least the bots, the grid and random per cell
     # half the tasks (by their spec's crc32) wait 0.2 s: completions come out of submission order
-    monkeypatch.setenv(C.DELAY_ENV, "0.2")
+    monkeypatch.setattr(C, "TASK_HOOK", Delay(0.2))
     for n in (2, 3):
         assert tasks > n
         got = _run(_sweep_argv(path, "--backend", "dask", "--workers", str(n), "--cache-dir", str(tmp_path / f"d{n}")),
@@ -73,7 +74,7 @@ def test_completions_do_arrive_out_of_order_and_the_chain_takes_k_candidates(tin
     mine = D.depth_of_skill(rules, (0.6, 0.75), evaluator=D.Evaluator(on_done=lambda r, s, e: order.append(e.bot)),
                             candidates=3)
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache / "dask"))
-    monkeypatch.setenv(C.DELAY_ENV, "0.3")
+    monkeypatch.setattr(C, "TASK_HOOK", Delay(0.3))
     seen: list[str] = []
     with C.open_tasks("dask", 3) as tasks:
         theirs = D.depth_of_skill(rules, (0.6, 0.75), evaluator=D.Evaluator(
@@ -91,17 +92,17 @@ def test_completions_do_arrive_out_of_order_and_the_chain_takes_k_candidates(tin
 
 
 def test_a_sweep_submits_the_longest_remaining_work_first_and_priorities_never_change_a_figure(tiny_dir, cache):
-    from harness.exact.evaluator import SOLVE_PRIORITY
-    from harness.exact.sweep import parse_settings, sweep
+    from harness.jobs.driver import SOLVE_PRIORITY
+    from harness.studies.sweep import parse_settings, sweep
 
     class Recording(C.Tasks):  # in this process, each submission's priority noted
         def __init__(self):
             super().__init__()
             self.seen: list[tuple[str, tuple, int]] = []
 
-        def submit(self, fn, *args, key="", priority=0):
+        def submit(self, fn, *args, key="", priority=0, name=""):
             self.seen.append((fn.__name__, args[1:], priority))
-            return super().submit(fn, *args, key=key, priority=priority)
+            return super().submit(fn, *args, key=key, priority=priority, name=name)
 
     path = str(tiny_dir / "tiny_bonus.toml")
     axes, fixed = parse_settings(["upper_bonus_threshold=3..4"])
@@ -134,7 +135,7 @@ def test_a_task_whose_worker_is_sigkilled_runs_again(tiny_dir, cache, monkeypatc
     rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
     spec = "solver:temperature=1.5"
     want = evaluate(rules, spec, use_cache=False)
-    monkeypatch.setenv(C.DELAY_ENV, f"4:{spec}")  # the task sleeps 4 s before it evaluates
+    monkeypatch.setattr(C, "TASK_HOOK", Delay(4, f"{spec}"))  # the task sleeps 4 s before it evaluates
     with C.open_tasks("dask", 2) as tasks:
         ev = D.Evaluator(tasks=tasks)
         got = _killing_mid_task(tasks.client, spec_key(ev, rules, spec),
@@ -144,7 +145,7 @@ def test_a_task_whose_worker_is_sigkilled_runs_again(tiny_dir, cache, monkeypatc
 
 def _killing_mid_task(client, prefix: str, job):
     """Run ``job`` in a thread, SIGKILL the worker running the task whose key starts with
-    ``prefix`` a second into it (the task sleeps 4 s first: :data:`C.DELAY_ENV`), and return the
+    ``prefix`` a second into it (the task sleeps 4 s first: :data:`C.TASK_HOOK`), and return the
     job's first result once it is done (the worker gone for good)."""
     out: list = []
     t = threading.Thread(target=lambda: out.append(job()))
@@ -172,11 +173,11 @@ def spec_key(ev: D.Evaluator, rules, spec: str) -> str:
 
 def test_an_interrupted_run_is_cancelled_and_a_rerun_reuses_every_finished_evaluation(tiny_dir, cache, monkeypatch):
     path = str(tiny_dir / "tiny_bonus.toml")
-    from harness.exact.sweep import parse_settings, sweep
+    from harness.studies.sweep import parse_settings, sweep
 
     axes, fixed = parse_settings(["upper_bonus_threshold=3..5"])
     bots = ["greedy", "solver:temperature=1", "solver"]
-    monkeypatch.setenv(C.DELAY_ENV, "0.5")
+    monkeypatch.setattr(C, "TASK_HOOK", Delay(0.5))
     finished: list[str] = []
 
     def stop_after_five(rules, spec, e):
@@ -189,7 +190,7 @@ def test_an_interrupted_run_is_cancelled_and_a_rerun_reuses_every_finished_evalu
             sweep(path, axes, fixed, bots, (0.75,), evaluator=D.Evaluator(tasks=tasks, on_done=stop_after_five))
         time.sleep(1.0)
         assert not any(tasks.client.processing().values())  # the pending futures were cancelled
-    monkeypatch.delenv(C.DELAY_ENV)
+    monkeypatch.setattr(C, "TASK_HOOK", None)
     again = sweep(path, axes, fixed, bots, (0.75,))
     assert again.from_cache >= 5  # the five finished before Ctrl-C, and any other the workers finished
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache / "fresh"))
@@ -216,7 +217,7 @@ def test_the_dry_run_counts_the_evaluations_and_finds_them_cached_after_a_run(ti
     depth = json.loads(_run([*argv, "--depth", "--rates", "0.75", "--workers", "1"], capsys))
     again = json.loads(_run([*argv, "--depth", "--rates", "0.75", "--dry-run"], capsys))
     assert again["evaluations"] == again["cached"] == depth["evaluated"] and again["of_them_estimated"] == 0
-    # a wider sweep: its new cell's chain is counted as long as the cached cells' chains at that rate
+    # a wider sweep: its new cell's chain is counted as the cached cells' chains at that rate
     wider = [*argv, "--depth", "--rates", "0.75", "--dry-run"]
     wider[wider.index("upper_bonus_threshold=3..5")] = "upper_bonus_threshold=3..6"
     guess = json.loads(_run(wider, capsys))
@@ -255,7 +256,7 @@ def test_calibrate_exact_on_dask_is_the_local_search(tiny_dir, tmp_path, capsys)
 
 def test_each_table_is_solved_once_by_a_task_of_its_own_before_the_evaluations_that_read_it(tiny_dir, cache):
     from harness.exact import solver as S
-    from harness.exact.sweep import parse_settings, sweep
+    from harness.studies.sweep import parse_settings, sweep
 
     path = str(tiny_dir / "tiny_bonus.toml")
     axes, fixed = parse_settings(["upper_bonus_threshold=3..5"])
@@ -293,15 +294,15 @@ def test_target_play_split_into_blocks_on_2_and_3_dask_workers_is_the_local_run_
     assert abs(evaluate(rules, spec, use_cache=False).mean - want.mean) < 1e-12  # other blocks: other last bits
     monkeypatch.setattr(T, "BLOCK_ROWS", 5)
     assert _figures(whole) == _figures(want)
-    monkeypatch.setenv(C.DELAY_ENV, "0.05")  # (blocks named by spec, layer and index: crc32 even waits)
+    monkeypatch.setattr(C, "TASK_HOOK", Delay(0.05))  # (blocks named by spec, layer and index: crc32 even waits)
     for n in (2, 3):
         monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache / f"d{n}"))
         with C.open_tasks("dask", n) as tasks:
             done: list[tuple[int, int]] = []
             submit = tasks.submit
 
-            def noted(fn, *args, key="", priority=0):
-                fut = submit(fn, *args, key=key, priority=priority)
+            def noted(fn, *args, key="", priority=0, name=""):
+                fut = submit(fn, *args, key=key, priority=priority, name=name)
                 if fn is T.target_block_task:
                     blk = args[3]
                     fut.add_done_callback(lambda f, b=(blk.k, blk.index): done.append(b))
@@ -320,7 +321,7 @@ def test_a_target_block_whose_worker_is_sigkilled_runs_again(tiny_dir, cache, mo
     spec = "solver:target=39"
     monkeypatch.setattr(T, "BLOCK_ROWS", 50)
     want = evaluate(rules, spec, use_cache=False)
-    monkeypatch.setenv(C.DELAY_ENV, f"4:{spec} layer 2 block 1")  # that block sleeps 4 s before it runs
+    monkeypatch.setattr(C, "TASK_HOOK", Delay(4, f"{spec} layer 2 block 1"))  # that block sleeps 4 s before it runs
     with C.open_tasks("dask", 2) as tasks:
         got = _killing_mid_task(tasks.client, f"target-{rules.digest[:12]}-2-1-",
                                 lambda: D.Evaluator(tasks=tasks).many([(rules, spec)]))

@@ -142,7 +142,7 @@ def test_analyse_and_fit_of_a_run_are_those_of_its_records(runs):
 @pytest.mark.parametrize("key", list(RUNS))
 def test_recording_parquet_record_jsonl_record_arrays_round_trip(runs, key, tmp_path):
     from harness.game import registry
-    from harness.game.engine import play
+    from harness.game.loop import play
     from harness.play.replay import record_of_replay, replay
 
     rules_name, settings, seats = RUNS[key]

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from harness.exact import depth as D
+from harness.studies import depth as D
 from harness.exact import evaluate as E
 from harness.util.backends import open_backend
 from harness.util.errors import UserError

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from harness.game import registry
-from harness.game.engine import StrategyError, play
+from harness.game.loop import StrategyError, play
 from harness.game.outcome import DRAW, WIN
 from harness.records.record import validate_record
 from harness.play.replay import record_of_replay, replay

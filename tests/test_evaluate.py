@@ -417,7 +417,7 @@ def test_the_solver_policy_kernel_writes_only_inside_its_arrays(tiny_dir, cache,
     tiny_generala the double box (60, once the generala box holds a generala) is written for
     sheets whose options offer less. The kernel run as plain Python raises on any index outside
     its arrays (compiled, such a write went past the array's end and corrupted memory)."""
-    from harness.exact.kernels import evaluate as EK
+    from harness.exact.kernels import policy as EK
 
     monkeypatch.setattr(EK, "solver_policy", EK.solver_policy.py_func)
     rules = load_rules(str(tiny_dir / "tiny_generala.toml"))

@@ -362,7 +362,7 @@ def test_report_without_exactness_says_why_in_one_line(tiny, tmp_path, monkeypat
 
 def test_quantile_interval_holds_the_quantile_with_the_stated_confidence():
     """The order-statistic interval of an integer sample covers the population quantile at least
-    as often as stated, discrete ties included (exact binomial bound, here checked by simulation)."""
+    as stated, discrete ties included (exact binomial bound, here checked by simulation)."""
     rng = np.random.default_rng(5)
     p = np.array([0.1, 0.3, 0.05, 0.25, 0.3])
     cdf = np.cumsum(p)

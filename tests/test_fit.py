@@ -337,8 +337,8 @@ def test_a_fit_streams_its_records_in_batches_and_gives_the_numbers_of_one_table
             sizes.append(n)
             yield n, t
 
-    monkeypatch.setattr(F, "BATCH_GAMES", 7)
-    monkeypatch.setattr(F, "decision_batches", spy)  # the name fit_records calls
+    monkeypatch.setattr(F.report, "BATCH_GAMES", 7)
+    monkeypatch.setattr(F.report, "decision_batches", spy)  # the name fit_records calls
     got = F.fit_records(res, "solver:temperature,blunder", quiet=False).to_dict()
     assert sizes == [7, 7, 7, 7, 2]
     assert "decisions" in capsys.readouterr().err  # the progress bar (quiet=False), on stderr
@@ -436,7 +436,7 @@ def test_the_myopic_values_are_what_greedy_maximises(analyser):
     the reroll of greedy's own turn plan (harness.game.turn.turn_policy on best_immediate stop values)."""
     from harness.game import registry
     from harness.records.codec import arrays_of_recording
-    from harness.game.engine import play
+    from harness.game.loop import play
     from harness.game.scoring import best_immediate, context
 
     rules = analyser.rules
@@ -489,7 +489,7 @@ def test_the_paced_values_are_the_bonus_bots_own_values(analyser):
     them at every decision; the solver and greedy do not."""
     from harness.game import registry
     from harness.records.codec import arrays_of_recording
-    from harness.game.engine import play
+    from harness.game.loop import play
     from harness.game.scoring import context, score_options_batch
     from strategies.kernels import bonus_values_batch
 
@@ -751,7 +751,7 @@ def test_a_paced_fit_of_records_read_in_batches_is_the_fit_of_one_table(small_re
     table = A.decision_table(res.arrays, paced=True)
     assert table.paced is not None and table.myopic is None
     whole = fit_table(table, "paced", player="greedy", source=res.source, rules="scandinavian", games=6)
-    monkeypatch.setattr(F, "BATCH_GAMES", 4)
+    monkeypatch.setattr(F.report, "BATCH_GAMES", 4)
     got = F.fit_records(res, "paced", player="greedy")
     assert _close(got.to_dict(), whole.to_dict())
     assert got.players[0].decisions > 200 and 0 < got.players[0].params["weight"].value <= 1
@@ -785,9 +785,9 @@ def small_store(monkeypatch, tmp_path):
 
     import harness.players.fit as F
 
-    monkeypatch.setattr(F, "BATCH_GAMES", 1)
-    monkeypatch.setattr(F, "SEGMENT_ROWS", 200)
-    monkeypatch.setattr(F, "BLOCK_ROWS", 128)
+    monkeypatch.setattr(F.report, "BATCH_GAMES", 1)
+    monkeypatch.setattr(F.store, "SEGMENT_ROWS", 200)
+    monkeypatch.setattr(F.store, "BLOCK_ROWS", 128)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
@@ -810,11 +810,11 @@ def test_a_fit_spilled_to_disk_is_the_fit_in_memory_to_the_last_bit(six_games, s
         seen.append((self.spilled_bytes, sorted(p.name for p in small_store.iterdir())))
 
     monkeypatch.setattr(F.DecisionStore, "_spill", spill)
-    monkeypatch.setattr(F, "n_threads", lambda: 1)
+    monkeypatch.setattr(F.store, "n_threads", lambda: 1)
     whole = F.fit_records(RecordStream(six_games), "solver:temperature,blunder").to_dict()
     assert not seen
-    monkeypatch.setattr(F, "n_threads", lambda: 2)
-    monkeypatch.setattr(F, "PARALLEL_ROWS", 0)
+    monkeypatch.setattr(F.store, "n_threads", lambda: 2)
+    monkeypatch.setattr(F.store, "PARALLEL_ROWS", 0)
     spilled = F.fit_records(RecordStream(six_games), "solver:temperature,blunder", max_memory=0).to_dict()
     assert spilled == whole
     assert len(seen) >= 2 and seen[-1][0] > 40_000 and all(len(names) == 1 for _, names in seen)
@@ -884,7 +884,7 @@ def test_the_scratch_files_are_removed_when_the_fit_fails(six_games, small_store
             raise RuntimeError("stop here")
         return real(*a, **k)
 
-    monkeypatch.setattr(F, "fit_choices", failing)
+    monkeypatch.setattr(F.report, "fit_choices", failing)
     with pytest.raises(RuntimeError, match="stop here"):
         F.fit_records(RecordStream(six_games), "solver:temperature", max_memory=0)
     assert len(calls[1]) == 1 and calls[1][0].startswith("yatzy-fit-")  # it was there while fitting

@@ -3,7 +3,8 @@
 Every import counts, at module level, inside a function (a lazy import is still a dependency) or
 under ``if TYPE_CHECKING:`` (a type named there is a dependency too, even if the import never runs).
 The commands registry (``harness.commands``) imports the command modules it lists by name, so those
-count as its imports too.
+count as its imports too. Imports of every first-party top-level package count (``harness``,
+``strategies``, ``examples``), and the graph holds the modules of ``harness/`` and ``strategies/``.
 """
 
 from __future__ import annotations
@@ -13,37 +14,42 @@ from pathlib import Path
 
 import harness
 from harness.commands import COMMANDS
-from harness.moved import MOVED
 
 HARNESS = Path(harness.__file__).resolve().parent
+ROOT = HARNESS.parent
+#: The first-party top-level packages: an import of any of them is an arrow of the graph.
+FIRST_PARTY = ("harness", "strategies", "examples")
+
+
+def _ours(name: str) -> bool:
+    return name.split(".")[0] in FIRST_PARTY
 
 
 def _imports(tree: ast.AST) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[0].value, str) and node.args[0].value.startswith("harness.")
+                and isinstance(node.args[0].value, str) and _ours(node.args[0].value)
                 and ((isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
                      or (isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__")))):
             found.add(node.args[0].value)  # importlib.import_module("harness.x") is an import too
         elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("harness."))
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module == "harness":
-                found.update(f"harness.{a.name}" for a in node.names)
-            elif node.module.startswith("harness."):
+            found.update(a.name for a in node.names if _ours(a.name))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and _ours(node.module):
+            if node.module in FIRST_PARTY:  # from harness import util: the submodule, or the package's name
+                found.update(f"{node.module}.{a.name}" if (ROOT / node.module / a.name).exists()
+                             or (ROOT / node.module / f"{a.name}.py").exists() else node.module for a in node.names)
+            else:
                 found.add(node.module)
     return found
 
 
 def import_graph() -> dict[str, set[str]]:
     graph = {}
-    for path in sorted(HARNESS.rglob("*.py")):
-        parts = path.relative_to(HARNESS.parent).with_suffix("").parts
+    for path in sorted(HARNESS.rglob("*.py")) + sorted((ROOT / "strategies").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        # an old flat path (harness/moved.py) is the module it names now
-        deps = {MOVED.get(d, d) for d in _imports(ast.parse(path.read_text(encoding="utf-8")))}
-        graph[name] = deps - {name}
+        graph[name] = _imports(ast.parse(path.read_text(encoding="utf-8"))) - {name}
     graph["harness.commands"] |= {c.module for c in COMMANDS}
     return graph
 

@@ -233,7 +233,7 @@ class Recorder(Strategy):
 
 @pytest.mark.parametrize("name", BUILTIN + TINY_NAMES)
 def test_solver_bot_plays_the_best_option(name, tiny_dir, cache_dir, monkeypatch):
-    from harness.game.engine import play
+    from harness.game.loop import play
     from strategies.solver import SolverBot
 
     adv = advisor(name, tiny_dir, cache_dir)

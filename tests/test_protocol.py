@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from harness.cli import main as cli
-from harness.game.engine import play
+from harness.game.loop import play
 from harness.util.errors import UserError
 from harness.play.protocol import messages as msgs
 from harness.play.protocol.check import check_engine, scenarios, view_of

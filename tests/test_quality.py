@@ -15,7 +15,7 @@ import pytest
 
 from harness.cli import main
 from harness.reports.compare import compare_runs
-from harness.game.engine import Leads, play
+from harness.game.loop import Leads, play
 from harness.util.errors import UserError
 from harness.game.outcome import deficit_round, outcomes
 from harness.reports.quality import QualityOptions, pair_name
@@ -419,7 +419,7 @@ COURSE_RULES = ('name = "tiny_course"\ndice = 2\nrolls = 2\n[settings]\nupper_bo
 def _enumerated_course(pa: dict, pb: dict, d: int, deficit: int) -> tuple[float, float, float, float]:
     """(lead changes, lead changes between consecutive rounds, decisive round, comeback rate) of two
     independent players, from every pair of their courses (running totals after each round) with
-    the engine's definitions (:class:`harness.game.engine.Leads`, :class:`harness.reports.quality.QualityModel`)."""
+    the engine's definitions (:class:`harness.game.loop.Leads`, :class:`harness.reports.quality.QualityModel`)."""
     a_paths = np.array(list(pa), dtype=np.int64)
     b_paths = np.array(list(pb), dtype=np.int64)
     sg = np.sign(a_paths[:, None, :] - b_paths[None, :, :])

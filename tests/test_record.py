@@ -72,7 +72,7 @@ def test_engine_records_exercise_saved_rolls_servida_and_the_extra_bonus():
     import numpy as np
 
     from harness.game import registry
-    from harness.game.engine import play
+    from harness.game.loop import play
 
     yz = load_rules("yahtzee")
     res = play(yz, [registry.make("greedy", yz)], np.arange(400), 7)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from harness.game import registry
-from harness.game.engine import play
+from harness.game.loop import play
 from harness.util.errors import UserError
 from harness.game.rules import load_rules
 

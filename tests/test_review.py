@@ -286,7 +286,7 @@ def test_review_of_a_run_without_records_names_replay_review(tiny_dir, cache_dir
 #: loads scipy's BLAS module alone: harness.util.jit), pyarrow's datasets, progress bars, the engine and
 #: the bots, the reports' modules.
 NOT_LOADED = ("pandas", "matplotlib", "scipy.stats", "scipy.optimize", "scipy.linalg", "pyarrow.dataset", "tqdm",
-              "harness.game.engine", "harness.game.strategy", "strategies", "harness.stats", "harness.reports.summary", "harness.reports.report", "harness.reports.plot")
+              "harness.game.loop", "harness.game.strategy", "strategies", "harness.stats", "harness.reports.summary", "harness.reports.report", "harness.reports.plot")
 
 
 def test_review_of_a_run_in_a_fresh_process_loads_only_what_it_needs(tiny_dir, cache_dir, tmp_path):

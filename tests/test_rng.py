@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from harness.game import engine_kernels
+from harness.game import loop_kernels
 from harness.game import rng
 from harness.game.dice import counts_of_faces, dice
 
@@ -32,8 +32,8 @@ def test_numba_kernels_equal_the_numpy_reference():
     keys = rng.game_keys(77, np.arange(500))
     d = dice(5)
     ref = d.roll_index_of_faces(rng.draw_faces(keys, 1, 3, 0, 5))
-    assert np.array_equal(engine_kernels.throw(keys, 1, 3, 5, d.roll_lookup, d.radix), ref)
-    assert np.array_equal(engine_kernels.uniforms(keys, 2, 7, 1, 4), rng.uniforms(keys, 2, 7, 1, 4))
+    assert np.array_equal(loop_kernels.throw(keys, 1, 3, 5, d.roll_lookup, d.radix), ref)
+    assert np.array_equal(loop_kernels.uniforms(keys, 2, 7, 1, 4), rng.uniforms(keys, 2, 7, 1, 4))
 
 
 def test_strategy_stream_is_separate_from_the_dice():
@@ -45,11 +45,11 @@ def test_strategy_stream_is_separate_from_the_dice():
 
 def test_the_kernels_compile_the_layout_of_rng_instead_of_copying_it():
     # the counter layout, mixer and constants live in harness.game.rng alone; a second copy could drift
-    own = {k for k, v in vars(engine_kernels).items()
+    own = {k for k, v in vars(loop_kernels).items()
            if isinstance(v, (int, np.integer)) and not k.startswith("__") and getattr(rng, k, None) is not v}
-    assert not own, f"engine_kernels defines its own stream constants {sorted(own)}; import them from harness.game.rng"
+    assert not own, f"loop_kernels defines its own stream constants {sorted(own)}; import them from harness.game.rng"
     for name in ("counter_base", "word", "face0", "unit", "DICE", "STRATEGY"):
-        assert getattr(engine_kernels, name) is getattr(rng, name)
+        assert getattr(loop_kernels, name) is getattr(rng, name)
 
 
 def test_counter_layout_is_a_mixed_radix_number():
@@ -67,7 +67,7 @@ def test_kernel_and_numpy_paths_draw_the_same_dice_and_uniforms(seed, game, seat
     d = dice(n)
     # first roll
     ref = d.roll_index_of_faces(rng.draw_faces(keys, seat, turn, 0, n))
-    roll = engine_kernels.throw(keys, seat, turn, n, d.roll_lookup, d.radix)
+    roll = loop_kernels.throw(keys, seat, turn, n, d.roll_lookup, d.radix)
     assert np.array_equal(roll, ref)
     # a reroll at ``step`` keeping the first ``kept`` dice of the hand takes the fresh draw of step + 1
     faces = d.roll_faces[roll]
@@ -77,9 +77,9 @@ def test_kernel_and_numpy_paths_draw_the_same_dice_and_uniforms(seed, game, seat
     keep = d.keep_index(counts_of_faces(faces[:, :kept]))
     idx = np.arange(len(keys))
     first, left, active = np.ones(2, bool), np.full(2, 2, np.int16), np.ones(2, bool)
-    bad = engine_kernels.reroll(keys, idx, seat, turn, step, n, roll, keep.astype(np.int32), d.keep_counts,
+    bad = loop_kernels.reroll(keys, idx, seat, turn, step, n, roll, keep.astype(np.int32), d.keep_counts,
                                 d.keep_size, d.roll_counts, d.roll_as_keep, d.roll_lookup, d.radix, first, left, active)
     assert bad == -1 and np.array_equal(roll, want)
     width = 1 + (seed + step) % rng.WIDTH
-    assert np.array_equal(engine_kernels.uniforms(keys, seat, turn, step, width),
+    assert np.array_equal(loop_kernels.uniforms(keys, seat, turn, step, width),
                           rng.uniforms(keys, seat, turn, step, width))

@@ -156,7 +156,7 @@ def test_run_records_hold_every_roll_and_decision_reproducibly(tmp_path):
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from harness.game.engine import play
+    from harness.game.loop import play
     from harness.game.registry import make
     from harness.game.rules import load_rules
     from harness.records.codec import faces_code

@@ -19,7 +19,7 @@ import pytest
 
 from harness import cli
 from harness.game import tournament
-from harness.game.engine import play
+from harness.game.loop import play
 from harness.util.errors import UserError
 from harness.records.rundir import Chunk, load_manifest, plan, rows_digest
 from harness.game.registry import make

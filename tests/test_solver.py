@@ -374,7 +374,7 @@ def test_disk_backed_distribution_is_the_in_memory_one(name, tiny_dir, cache_dir
     assert disk.storage == "disk"
     assert np.array_equal(disk.distribution, full.distribution)
     assert disk.percentiles == full.percentiles and disk.std == full.std and disk.p_bonus == full.p_bonus
-    assert list(scratch.iterdir()) == []  # the mapped files are unlinked as soon as they are made
+    assert list(scratch.iterdir()) == []  # the mapped files are unlinked as they are made
 
 
 def test_full_disk_falls_back_to_the_moments(tiny_dir, cache_dir, tmp_path, monkeypatch, caplog):
@@ -608,7 +608,7 @@ def test_whole_policy_cache(tiny_dir, tmp_path, caplog, monkeypatch):
 
 def test_solver_bot_takes_the_whole_policy_for_long_runs(tiny_dir, tmp_path, monkeypatch):
     """A run announced long enough computes the whole policy before the fork; the games are the same."""
-    from harness.game.engine import play
+    from harness.game.loop import play
     from harness.game.registry import make
     from strategies import solver as solver_bot
 

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from harness.exact import depth as D
+from harness.studies import depth as D
 from harness.exact import solver
 from harness.cli import main
 from harness.util.errors import UserError
 from harness.game.rules import load_rules
-from harness.exact.sweep import parse_settings, sweep
+from harness.studies.sweep import parse_settings, sweep
 from tests.test_evaluate import cache, tiny_dir  # noqa: F401  (fixtures)
 
 

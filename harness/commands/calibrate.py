@@ -104,7 +104,7 @@ def _no_sampling_options(args: argparse.Namespace, why: str = "--exact") -> None
 
 @contextlib.contextmanager
 def _on_tasks(args: argparse.Namespace) -> Iterator[Any]:
-    """With ``--backend dask``, the :class:`harness.exact.evaluator.Evaluator` of an exact search's tasks (a
+    """With ``--backend dask``, the :class:`harness.jobs.driver.Evaluator` of an exact search's tasks (a
     line per evaluation is printed already: no bar); else None (evaluations in this process)."""
     if args.backend != "dask":
         if args.scheduler:
@@ -112,7 +112,7 @@ def _on_tasks(args: argparse.Namespace) -> Iterator[Any]:
         yield None
         return
     from harness.commands.options import exact_tasks
-    from harness.exact.depth import Evaluator
+    from harness.studies.depth import Evaluator
 
     with exact_tasks(args, args.workers or 2) as tasks:
         yield Evaluator(tasks=tasks)

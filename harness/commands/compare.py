@@ -142,13 +142,13 @@ def _exact(args: argparse.Namespace, settings: CompareSettings) -> int:
 
 def _depths(args: argparse.Namespace, base: Any, candidate: Any) -> dict[str, Any] | None:
     """Both rule sets' depth of skill as --depth/--no-depth allow (None: --no-depth)."""
-    from harness.exact.depth import side_by_side
+    from harness.studies.depth import side_by_side
 
     return None if args.depth == "off" else side_by_side(base, candidate, args.depth)
 
 
 def _print_depths(depth: dict[str, Any] | None) -> None:
-    from harness.exact.depth import side_by_side_lines
+    from harness.studies.depth import side_by_side_lines
 
     if not depth:
         return

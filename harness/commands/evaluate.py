@@ -1,5 +1,5 @@
 """``yatzy-harness evaluate``: exact figures of solitaire bots, their exact head-to-heads (:mod:`harness.exact.evaluate`)
-and the exact depth of skill (:mod:`harness.exact.depth`)."""
+and the exact depth of skill (:mod:`harness.studies.depth`)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.util.cache import use_cache_dir
     from harness.commands.options import depth_settings, evaluated_line, exact_tasks, shows_progress
     from harness.exact.evaluate import Limits, check_seats
-    from harness.reports.exact_evaluation import DepthRequest, evaluate_exactly
+    from harness.reports.exact_report import DepthRequest, evaluate_exactly
     from harness.reports.quality import QualityOptions
     from harness.game.rules import load_rules
 
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     out = new_out_dir(args.out, "evaluate") if args.out else None
     depth = DepthRequest(*depth_settings(args), args.candidates) if args.depth else None
     progress = shows_progress(args)
-    # evaluations as tasks (harness.exact.cluster) for the depth of skill or on Dask: forked workers, or a cluster's
+    # evaluations as tasks (harness.jobs.cluster) for the depth of skill or on Dask: forked workers, or a cluster's
     tasks = args.depth or args.backend == "dask"
     res = evaluate_exactly(rules, bots, seats=args.seats, quality=qopt, course=args.course, depth=depth,
                            cache_dir=cache_dir, progress=not args.json, limits=Limits(**window_limits(args)),

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     # the engine is imported here, not at the top: `replay --help` must not pay for numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
     from harness.util.cache import use_cache_dir
-    from harness.game.engine import StrategyError
+    from harness.game.loop import StrategyError
     from harness.play.replay import format_trace, record_of_replay, replay
     from harness.play.runconfig import MAX_GAMES, MAX_SEED, seats_from_text
 

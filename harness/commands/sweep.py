@@ -1,4 +1,4 @@
-"""``yatzy-harness sweep``: exact figures, head-to-heads and depth of skill across values of rule settings (:mod:`harness.exact.sweep`)."""
+"""``yatzy-harness sweep``: exact figures, head-to-heads and depth of skill across values of rule settings (:mod:`harness.studies.sweep`)."""
 
 from __future__ import annotations
 
@@ -44,10 +44,10 @@ def run(args: argparse.Namespace) -> int:
     from harness.util import render
     from harness.util.cache import use_cache_dir
     from harness.commands.options import depth_settings, evaluated_line, exact_tasks, shows_progress
-    from harness.exact.cost import estimate_sweep
-    from harness.exact.depth import Evaluator
+    from harness.studies.cost import estimate_sweep
+    from harness.studies.depth import Evaluator
     from harness.util.jsonable import jsonable
-    from harness.exact.sweep import parse_settings, sweep
+    from harness.studies.sweep import parse_settings, sweep
 
     use_cache_dir(args.cache_dir)
     axes, fixed = parse_settings(args.settings)

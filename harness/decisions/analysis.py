@@ -59,7 +59,7 @@ from harness.exact.solver import n_threads, run_blocks, split_range
 from harness.decisions.scale import ERROR, SCALE, Band, Rated, Worst, keep_text, rating, worst_of  # noqa: F401
 
 if TYPE_CHECKING:  # the engine (~0.03 s to import) only gives this method its argument
-    from harness.game.engine import Recording
+    from harness.game.loop import Recording
 
 #: The kinds of decision, by their code in :attr:`DecisionTable.kind`: 0 keep (stop included), 1 box.
 DECISION_KINDS = ("keep", "box")
@@ -221,7 +221,7 @@ class Analyser:
     def walk(self, rolls: np.ndarray, keeps: np.ndarray, boxes: np.ndarray, decisions: bool = False,
              myopic: bool = False, paced: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
         """The kernel over N seat-games: rolls, keeps (N, T, R) int16 and boxes (N, T) as
-        :class:`harness.game.engine.Recording` holds them (one seat's slice). Returns the per-seat-game
+        :class:`harness.game.loop.Recording` holds them (one seat's slice). Returns the per-seat-game
         sums {name: (N,)} (:data:`harness.decisions.kernels.SUMS`) and, with ``decisions``, the
         per-decision arrays of :class:`DecisionTable` (without its labels); ``myopic`` adds
         each option's myopic value (:attr:`DecisionTable.myopic`; a second turn plan per turn),
@@ -277,7 +277,7 @@ class Analyser:
         return out, {k: np.concatenate([parts[a][k] for a in sorted(parts)]) for k in parts[0]}
 
     def recording(self, rec: Recording) -> dict[str, np.ndarray]:
-        """Every seat-game of an engine :class:`~harness.game.engine.Recording` (B games, S seats):
+        """Every seat-game of an engine :class:`~harness.game.loop.Recording` (B games, S seats):
         {name: (B, S)} of :data:`harness.decisions.kernels.SUMS` (``run --analyse``)."""
         b, s = rec.boxes.shape[:2]
         sums, _ = self.walk(*arrays_of_recording(rec))

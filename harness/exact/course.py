@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.exact import evaluate as E
-from harness.exact.kernels import evaluate as EK
+from harness.exact.kernels import policy as EK
 from harness.exact import solver as S
 from harness.util.errors import UserError
 from harness.game.outcome import deficit_round

@@ -38,7 +38,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from harness.exact.kernels import evaluate as EK
+from harness.exact.kernels import policy as EK
 from harness.util import render as R
 from harness.exact import solver as S
 from harness.exact.target_pass import target_cap, target_column
@@ -183,7 +183,7 @@ def _rows(row: np.ndarray | None, n_rows: int, b: int, what: str) -> np.ndarray:
 
 def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, n_keeps: int, nbx: int,
                max_score: int) -> tuple[Any, ...]:
-    """The arguments of :func:`harness.exact.kernels.evaluate.policy_outcomes` from keep_kind to blunder,
+    """The arguments of :func:`harness.exact.kernels.policy.policy_outcomes` from keep_kind to blunder,
     shapes checked (see :class:`Policy`)."""
     keep, box = np.asarray(pol.keep), np.asarray(pol.box)
     soft = pol.temperature > 0

@@ -91,7 +91,7 @@ def layer_windows(plan: Plan, k: int, cap: int, extra: int) -> tuple[np.ndarray,
 def scratch_zeros(n: int, scratch: Path | None, dtype: Any = np.float64) -> np.ndarray:
     """n zeros (float64 by default): in memory, or (``scratch`` a directory) in a memory-mapped file there.
 
-    The file is unlinked as soon as it is mapped, so it disappears with the array, also when the
+    The file is unlinked as it is mapped, so it disappears with the array, also when the
     process dies; the kernel pages it in and out as the pass walks the layers.
     """
     dtype = np.dtype(dtype)

@@ -50,7 +50,7 @@ whole keep policy once a long run has needed it (``.policy.bin``, same header an
 
 Exact figures: the forward pass carries each state's probability and the window of accumulated
 scores it can hold, two layers at a time. Up to ``--max-memory`` they stay in memory; beyond it
-(maxi: 32.5 GiB) in memory-mapped files under ``--scratch-dir``, unlinked as soon as they are
+(maxi: 32.5 GiB) in memory-mapped files under ``--scratch-dir``, unlinked as they are
 mapped, up to ``--max-disk`` and the free space; beyond both only the moments are computed.
 
 The module's neighbours: :mod:`harness.exact.plan` lays out the states (:class:`Plan`,

@@ -35,7 +35,6 @@ import numpy as np
 from harness.exact import solver as S
 from harness.exact.kernels import target as TK
 from harness.exact.target import table_path
-from harness.exact.versions import check_version, test_delay
 from harness.game.registry import make
 from harness.game.rules import RuleSet
 from harness.game.scoring import context
@@ -166,7 +165,7 @@ def run_block(ps: Pass, blk: Block) -> Partial:
     np.cumsum(np.where(marks, widths, 0), out=woff2c[1:])
     D2 = np.zeros(int(woff2c[-1]))
     P2 = np.zeros(len(widths))
-    # this layer's windows, as far as the block's kernels read them: its live cells only
+    # this layer's windows, as the block's kernels read them: its live cells only
     n_states = start2 - start
     wlo = np.zeros(n_states, np.int64)
     woff = np.zeros(n_states, np.int64)
@@ -242,11 +241,9 @@ def cut(c_n: np.ndarray, rows: int) -> list[tuple[int, int]]:
     return list(zip(edges, edges[1:]))
 
 
-def target_block_task(rules: RuleSet, spec: str, tmax: int, blk: Block, version: str | None = None) -> Partial:
-    """One task: block ``blk`` of ``spec``'s target play on ``rules`` (:func:`run_block`), refused by a
-    worker whose code is not the client's ``version``."""
-    check_version(version)
-    test_delay(f"{spec} layer {blk.k} block {blk.index}")
+def target_block_task(rules: RuleSet, spec: str, tmax: int, blk: Block) -> Partial:
+    """One task: block ``blk`` of ``spec``'s target play on ``rules`` (:func:`run_block`), with the
+    worker's set-up seconds (reading the plan and the target table)."""
     t0 = time.perf_counter()
     ps = worker_pass(rules, spec, tmax)
     setup = time.perf_counter() - t0
@@ -279,7 +276,7 @@ def target_column(rules: RuleSet, tp: TargetPlay, progress: bool = False, scratc
                   ) -> tuple[float, float, float, np.ndarray, np.ndarray, np.ndarray, float, bool]:
     """One column's forward pass of target play over (state, score so far):
     :func:`harness.exact.evaluate._column`'s figures (the score windows in files in ``scratch`` if
-    given). With ``tasks`` (:class:`harness.exact.cluster.DaskTasks`) and the bot's ``spec``, each
+    given). With ``tasks`` (:class:`harness.jobs.cluster.DaskTasks`) and the bot's ``spec``, each
     layer's blocks run as tasks (every worker reading the target table from the shared cache) and
     their partials are summed here in block order: the same bits as here. ``timing`` is filled
     with where the time went."""
@@ -325,7 +322,8 @@ def target_column(rules: RuleSet, tp: TargetPlay, progress: bool = False, scratc
         if remote:
             tmax = tp.table.tmax
             parts = [tasks.submit(target_block_task, rules, spec, tmax, block(i, a, b),
-                                  key=f"target-{rules.digest[:12]}-{k}-{i}-{time.time_ns()}", priority=-i)
+                                  key=f"target-{rules.digest[:12]}-{k}-{i}-{time.time_ns()}", priority=-i,
+                                  name=f"{spec} layer {k} block {i}")
                      for i, (a, b) in enumerate(blocks)]
         else:
             parts = [(i, a, b) for i, (a, b) in enumerate(blocks)]

@@ -26,10 +26,10 @@ os.register_at_fork(after_in_child=_mark_child)
 
 def n_threads() -> int:
     """Threads for the solve and the forward pass: the usable cores (1 in a forked worker;
-    ``$YATZY_HARNESS_THREADS`` where set, as on a Dask worker: :mod:`harness.exact.cluster`)."""
+    ``$YATZY_HARNESS_THREADS`` where set, as on a Dask worker: :mod:`harness.jobs.cluster`)."""
     if _IN_CHILD:
         return 1
-    env = os.environ.get("YATZY_HARNESS_THREADS")  # a Dask worker's threads (harness.exact.cluster.THREADS_ENV)
+    env = os.environ.get("YATZY_HARNESS_THREADS")  # a Dask worker's threads (harness.jobs.cluster.THREADS_ENV)
     if env:
         return max(1, int(env))
     try:

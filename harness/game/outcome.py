@@ -14,7 +14,7 @@ The definitions used everywhere (engine rows, ``run``'s summary, ``report``, ``c
 At a one-seat table there is nobody to beat: outcomes are recorded (the lone seat "wins") but no
 summary shows a win rate for it.
 
-The course of a game (followed by the engine, :class:`harness.game.engine.Leads`, and kept as per-game
+The course of a game (followed by the engine, :class:`harness.game.loop.Leads`, and kept as per-game
 aggregates in the rows; read by the game-quality metrics of :mod:`harness.reports.quality`):
 
 * A **round** is one turn of every seat; a rule set with NB boxes and C columns plays C x NB

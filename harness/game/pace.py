@@ -45,7 +45,7 @@ def bonus_chance_table(rules: RuleSet) -> np.ndarray:
     pmf = binom.pmf(np.arange(n + 1), n, q)
     table = np.zeros((64, thr + 1))
     for mask in range(64):
-        # distribution of the points the open faces add, capped at thr (more is as good as thr)
+        # distribution of the points the open faces add, capped at thr (more is as thr)
         dist = np.zeros(thr + 1)
         dist[0] = 1.0
         for f in range(1, 7):

@@ -13,7 +13,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 # The stream layout, defined here only. The functions below run as plain numpy here and, being
-# register_jitable, compile into :mod:`harness.game.engine_kernels` too: the reference and the kernels
+# register_jitable, compile into :mod:`harness.game.loop_kernels` too: the reference and the kernels
 # cannot drift apart.
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)

@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from harness.game.dice import counts_of_faces
-from harness.game.engine_kernels import uniforms
+from harness.game.loop_kernels import uniforms
 from harness.util.errors import UserError
 from harness.game.rules import RuleSet
 from harness.util.specs import parse_spec, split_specs  # noqa: F401  (public here since the first plugins)

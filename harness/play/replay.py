@@ -8,7 +8,7 @@ import numpy as np
 
 from harness.game import registry
 from harness.records.codec import GameRecord, record_from_trace
-from harness.game.engine import Results, play
+from harness.game.loop import Results, play
 from harness.game.rules import load_rules
 
 
@@ -17,7 +17,7 @@ def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[st
     """Play game ``game`` alone; returns (trace events, engine Results of that one game).
 
     ``trace``, when given, receives the events as they happen, so that it holds the game up to
-    the failure when a bot raises (:class:`~harness.game.engine.StrategyError`).
+    the failure when a bot raises (:class:`~harness.game.loop.StrategyError`).
     """
     rules = load_rules(rules_name, settings)
     bots = [registry.make(s, rules) for s in seats]

@@ -54,7 +54,7 @@ from tqdm import tqdm
 from harness.util import backends
 from harness.util import jit, progress
 from harness.decisions.analysis import Analyser
-from harness.game.engine import StrategyError, play
+from harness.game.loop import StrategyError, play
 from harness.util.errors import RUN_LOG_ONLY, RunFailed, UserError
 from harness.game.outcome import DEFINITION
 from harness.game.registry import make

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from harness.decisions.analysis import Analyser
 from harness.records.codec import records_parquet
-from harness.game.engine import Results, StrategyError, play
+from harness.game.loop import Results, StrategyError, play
 from harness.util.errors import RUN_LOG_ONLY, interrupted
 from harness.game.registry import make
 from harness.records.rundir import Chunk

@@ -296,7 +296,7 @@ def calibrate(problem: Problem, evaluate: Callable[[float], Point],
             break
         v = (a.value * gb - b.value * ga) / (gb - ga)
         v = round_value(min(max(v, min(a.value, b.value)), max(a.value, b.value)))
-        if v in (a.value, b.value):  # rounding collapsed the step: the bracket is as narrow as specs allow
+        if v in (a.value, b.value):  # rounding collapsed the step: the bracket is as specs allow
             converged = True
             break
         c = ev(v)

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from harness.players.calibrate import (DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, Calibration, Point, Problem,
                                        calibrate, calibrate_exact, check_problem, default_bracket)
-from harness.players.evaluators import ExactEvaluator, RunnerEvaluator
+from harness.players.responses import ExactEvaluator, RunnerEvaluator
 from harness.players.fit import reference_of
 from harness.players.picture import plot_response, plt
 from harness.util.errors import UserError
@@ -71,7 +71,7 @@ def run_calibration(problem: Problem, out: Path, *, quiet: bool = True, evaluato
                     on_point: Callable[[Point], None] | None = None) -> CalibrationRun:
     """Calibrate ``problem`` into ``out`` (its evaluation runs, ``calibration.png`` and
     ``calibration.json``). The responses are exact with ``problem.exact`` (on ``evaluator``'s tasks,
-    a :class:`harness.exact.depth.Evaluator`, if given), else measured by runs played under ``out``
+    a :class:`harness.studies.depth.Evaluator`, if given), else measured by runs played under ``out``
     (``quiet``: no progress bar of their games). ``on_start(estimator, adjusted)`` is called once
     the evaluator is made, ``on_point`` with every point evaluated."""
     ev = ExactEvaluator(problem, evaluator=evaluator) if problem.exact else RunnerEvaluator(problem, out, quiet=quiet)

@@ -9,7 +9,7 @@ Levels against the players of game logs (``calibrate --against-records LOGS``; `
 and ``band`` keys of a level) are tuned by :mod:`harness.players.opponents`, from the same file.
 
 Exact levels (``exact = true`` in the file, or ``calibrate --exact``): the bot and the reference
-are solitaire, every response is exact (:class:`harness.players.evaluators.ExactEvaluator`) and each level
+are solitaire, every response is exact (:class:`harness.players.responses.ExactEvaluator`) and each level
 is the root of its response to ``xtol`` in the dial (:func:`harness.players.calibrate.calibrate_exact`);
 no game is played, so ``games``, ``seed`` and the independent check do not apply. ``levels.json``
 then says ``"exact": true``, gives each level's exact response at its value, and its ``value_ci``
@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from harness.players.calibrate import (DEFAULT_MAX_EVALS, EXACT, Point, Problem, calibrate, calibrate_exact,
                                        check_problem, declared_param, default_bracket, round_value, spec_with)
-from harness.players.evaluators import ExactEvaluator, RunnerEvaluator
+from harness.players.responses import ExactEvaluator, RunnerEvaluator
 from harness.decisions.scale import SCALE
 from harness.exact.evaluate import refusal
 from harness.util.errors import UserError
@@ -270,7 +270,7 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int
     level, per evaluation and per check; ``quiet=False`` shows each evaluation's progress bar.
     Exact levels (``lv.exact``, module docstring) play nothing and have no check: each level's
     row gives its exact response at its value; ``xtol`` is their tolerance in the dial; ``evaluator``
-    (a :class:`harness.exact.evaluator.Evaluator`) evaluates them on its tasks (:mod:`harness.exact.cluster`)."""
+    (a :class:`harness.jobs.driver.Evaluator`) evaluates them on its tasks (:mod:`harness.jobs.cluster`)."""
     say = progress or (lambda _: None)
     memos: dict[str, _Memo] = {}
     evaluators: dict[str, RunnerEvaluator | ExactEvaluator] = {}

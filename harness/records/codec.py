@@ -2,10 +2,10 @@
 
 A game is held in five forms:
 
-* the engine's :class:`harness.game.engine.Recording`: (B, S, T, R) dice and keep *indices* of the rule
+* the engine's :class:`harness.game.loop.Recording`: (B, S, T, R) dice and keep *indices* of the rule
   set's :class:`harness.game.dice.Dice`, boxes, scores, extra bonuses (what ``run --record`` and
   ``run --analyse`` start from);
-* the trace of :func:`harness.game.engine.play` (``trace=``): one dict per roll, keep and box (replay);
+* the trace of :func:`harness.game.loop.play` (``trace=``): one dict per roll, keep and box (replay);
 * a run's records Parquet (``RUN/records/part-*.parquet``): one row per (game, seat, turn), dice
   as *face codes* (:func:`faces_code`), schema :data:`RECORD_KEYS` + rolls + keeps + box +
   :data:`TURN_FIELDS`;

@@ -82,7 +82,7 @@ PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1
 
 
 def records_parquet(rec: Any, rules: RuleSet, games: np.ndarray, lineup: int) -> bytes:
-    """The records file of one chunk (the engine's :class:`~harness.game.engine.Recording` ``rec`` of
+    """The records file of one chunk (the engine's :class:`~harness.game.loop.Recording` ``rec`` of
     games ``games`` (B,) of lineup ``lineup``): one row per (game, seat, turn), in that order;
     ``column`` and ``turn`` count from 1, as ``replay`` does. Columns: :data:`RECORD_KEYS`, the
     rolls, keeps and box, :data:`TURN_FIELDS`."""
@@ -124,7 +124,7 @@ def records_parquet(rec: Any, rules: RuleSet, games: np.ndarray, lineup: int) ->
 
 def turns_of_recording(rec: Any, rules: RuleSet, game: int, seat: int) -> list[Turn]:
     """The turns of row ``game`` (an index into the batch) and ``seat`` of an engine
-    :class:`~harness.game.engine.Recording`, as record :class:`Turn` objects (columns and turns from 1;
+    :class:`~harness.game.loop.Recording`, as record :class:`Turn` objects (columns and turns from 1;
     the stop keep is no keep of the record)."""
     d, nb = rules.dice, rules.n_boxes
     out = []
@@ -183,7 +183,7 @@ KernelArrays = tuple[np.ndarray, np.ndarray, np.ndarray, list[Any], np.ndarray, 
 
 
 def arrays_of_recording(rec: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """An engine :class:`~harness.game.engine.Recording` (B games, S seats) as the kernel's rolls,
+    """An engine :class:`~harness.game.loop.Recording` (B games, S seats) as the kernel's rolls,
     keeps (B x S, T, R) and boxes (B x S, T), a row per (game, seat)."""
     b, s = rec.boxes.shape[:2]
     return tuple(a.reshape(b * s, *a.shape[2:]) for a in (rec.rolls, rec.keeps, rec.boxes))  # type: ignore[return-value]

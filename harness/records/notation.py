@@ -62,7 +62,7 @@ class TurnField:
     """A per-turn number of a record, in every form.
 
     ``name``: the :class:`Turn` attribute, the JSON key and the Parquet column; ``arrow``: the
-    Parquet type; ``recording``: the :class:`harness.game.engine.Recording` array (B, S, T) it comes
+    Parquet type; ``recording``: the :class:`harness.game.loop.Recording` array (B, S, T) it comes
     from; ``trace``: its key in the trace's ``box`` event (default: ``name``); ``optional``: the
     record leaves it out (``None``) when it is 0, and a JSON turn may leave it out; ``in_record``:
     False for a column of the Parquet only (a :class:`Turn` derives it). A records file written
@@ -357,7 +357,7 @@ def _show(v: Any) -> str:
 
 
 def _brief(v: Any, budget: int) -> str:
-    """``json.dumps(v)`` as far as its first ``budget`` characters go, built from no more of ``v``
+    """``json.dumps(v)`` as its first ``budget`` characters go, built from no more of ``v``
     than that needs (each level of nesting costs one of the budget): a value read from a file may
     be megabytes long or nested a thousand deep."""
     if budget <= 0:

@@ -93,11 +93,11 @@ def say(line: str) -> None:
 #: when a command first needs it (seconds, 2 cores; ``benchmarks/BENCHMARKS.md``, "First run").
 KERNELS: dict[str, tuple[str, float]] = {
     "harness.exact.kernels.solver": ("the solver's kernels", 8.0),
-    "harness.exact.kernels.evaluate": ("the exact evaluation's kernels", 20.0),
+    "harness.exact.kernels.policy": ("the exact evaluation's kernels", 20.0),
     "harness.exact.kernels.target": ("the target tables' kernels", 25.0),
     "harness.decisions.kernels": ("the analysis kernels", 8.0),
     "harness.players.fit.kernels": ("the player models' kernels", 8.0),
-    "harness.game.engine_kernels": ("the game engine's kernels", 1.5),
+    "harness.game.loop_kernels": ("the game engine's kernels", 1.5),
     "harness.game.scoring": ("the scoring kernels", 1.0),
     "harness.game.turn": ("the turn planner's kernels", 1.0),
     "strategies.kernels": ("the bots' kernels", 0.5),

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from harness.game import registry
-from harness.game.engine import play
+from harness.game.loop import play
 from harness.game.rules import builtin_rule_sets, load_rules
 from harness.game.strategy import Strategy, TurnView
 

@@ -12,7 +12,7 @@ import pkgutil
 import numpy as np
 
 from harness.game import registry
-from harness.game.engine import play
+from harness.game.loop import play
 from tests.strategies.contract import StrategyContract, rules_named
 
 

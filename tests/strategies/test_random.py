@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import chisquare
 
-from harness.game.engine import play
+from harness.game.loop import play
 from tests.strategies.contract import StrategyContract, rules_named
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from harness.game import registry
 from harness.exact import solver
-from harness.game.engine import play
+from harness.game.loop import play
 from harness.stats import mean_ci
 from tests.strategies.contract import StrategyContract, rules_named
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from harness.game import registry
-from harness.game.engine import play
+from harness.game.loop import play
 from harness.util.errors import UserError
 from tests.strategies.contract import StrategyContract, rules_named
 

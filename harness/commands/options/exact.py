@@ -32,8 +32,8 @@ def window_limits(args: argparse.Namespace) -> dict[str, Any]:
             "scratch_dir": args.scratch_dir}
 
 
-#: The depth of skill's defaults, :data:`harness.exact.chain.DEFAULT_RATES`, ``DEFAULT_WEAKEST`` and
-#: ``DEFAULT_DIAL``, and the names of its :data:`harness.exact.chain.DIALS` (repeated here so that ``--help`` does not import the library; tests/test_depth.py
+#: The depth of skill's defaults, :data:`harness.studies.chain.DEFAULT_RATES`, ``DEFAULT_WEAKEST`` and
+#: ``DEFAULT_DIAL``, and the names of its :data:`harness.studies.chain.DIALS` (repeated here so that ``--help`` does not import the library; tests/test_depth.py
 #: checks that they agree).
 DEPTH_RATES = "0.6,0.75"
 DEPTH_WEAKEST = "random"
@@ -43,7 +43,7 @@ DEPTH_DIALS = ("solver:temperature", "solver:blunder")
 
 def add_depth_mode_options(p: argparse.ArgumentParser) -> None:
     """``--depth`` / ``--no-depth`` of ``report`` and ``compare`` (``args.depth``: "on", "off" or
-    "auto", :data:`harness.exact.depth.MODES`): the exact depth of skill of the rule sets."""
+    "auto", :data:`harness.studies.depth.MODES`): the exact depth of skill of the rule sets."""
     g = p.add_mutually_exclusive_group()
     g.add_argument("--depth", dest="depth", action="store_const", const="on", default="auto",
                    help="the exact depth of skill of the rule set(s) (steps at 60 %% and 75 %% up the solver's "
@@ -73,7 +73,7 @@ def add_depth_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_backend_options(p: argparse.ArgumentParser, *, dry_run: bool = False) -> None:
-    """Where exact evaluations run (:mod:`harness.exact.cluster`): ``--backend local`` (``--workers``
+    """Where exact evaluations run (:mod:`harness.jobs.cluster`): ``--backend local`` (``--workers``
     forked processes) or ``--backend dask`` (``--scheduler ADDR``, or a LocalCluster of
     ``--workers`` processes); the command opens it with :func:`exact_tasks`."""
     p.add_argument("--backend", choices=("local", "dask"), default="local",
@@ -93,8 +93,8 @@ def add_backend_options(p: argparse.ArgumentParser, *, dry_run: bool = False) ->
 
 
 def exact_tasks(args: argparse.Namespace, workers: int | None = None) -> Any:
-    """The :func:`harness.exact.cluster.open_tasks` of :func:`add_backend_options` (a context manager)."""
-    from harness.exact.cluster import open_tasks
+    """The :func:`harness.jobs.cluster.open_tasks` of :func:`add_backend_options` (a context manager)."""
+    from harness.jobs.cluster import open_tasks
 
     n = getattr(args, "workers", 1) if workers is None else workers
     if args.backend != "dask" and args.scheduler:
@@ -110,7 +110,7 @@ def shows_progress(args: argparse.Namespace) -> bool:
 
 def depth_settings(args: argparse.Namespace) -> tuple[tuple[float, ...], str, str]:
     """(rates, weakest bot, dial) of :func:`add_depth_options`, the rates checked."""
-    from harness.exact.depth import check_rates, dial_of
+    from harness.studies.depth import check_rates, dial_of
 
     try:
         rates = [float(x) for x in args.rates.split(",") if x.strip()]

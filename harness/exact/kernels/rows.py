@@ -1,6 +1,6 @@
 """Whole-row arithmetic on (n, LANES) float64 arrays for the kernels that work states side by side.
 
-The exact evaluation's softmax keeps (:func:`harness.exact.kernels.evaluate._soft_stops`) keep
+The exact evaluation's softmax keeps (:func:`harness.exact.kernels.policy._soft_stops`) keep
 :data:`LANES` states side by side, one keep (or roll) a row, and run the keep lattice's sums as
 thousands of row operations a state: ``Z[k] += Z[q]`` and the like. Written as loops over the
 lanes, numba's compiler cannot tell that row k and row q do not overlap, so every such loop pays
@@ -138,7 +138,7 @@ def row_mul(typingctx, a, x, s, k):
 
 @intrinsic
 def soft_roll(typingctx, mass, r, z, x, kr, u_out, s_out, fin, fr, ub, keep, tiny, huge):
-    """One roll's step of the softmax keeps for every lane (:func:`harness.exact.kernels.evaluate._soft_stops`):
+    """One roll's step of the softmax keeps for every lane (:func:`harness.exact.kernels.policy._soft_stops`):
     with m = mass[r], tot = z[kr], q = keep / tot and ok = tiny < tot < huge,
     u_out[kr] = m * ub; s_out[kr] = m * q where ok, else 0; fin[fr] += m * (x[kr] * q) + m * ub where ok.
     Returns the lanes that are not ok as bits (lane i: bit i)."""

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from harness.game import rng
-from harness.game.engine import play
+from harness.game.loop import play
 from harness.util.errors import UserError
 from harness.play.protocol import PROTOCOL
 from harness.play.protocol import messages as msgs

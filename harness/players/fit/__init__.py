@@ -87,7 +87,8 @@ bands of :data:`harness.decisions.analysis.SCALE` (the rating ``analyse`` gives,
 included; model-free), with their fitted parameters.
 
 The package has one module per topic (inside the package each imports the others by their own
-paths); the package itself gives every name the one module ``fit.py`` gave, for its importers:
+paths); the package gives the public names below, and a test or benchmark that replaces a name
+patches the topic module that looks it up (``monkeypatch.setattr(fit.report, "BATCH_GAMES", 7)``):
 
 * :mod:`~harness.players.fit.models`: the models' names and parameters, ``--model``'s parsing;
 * :mod:`~harness.players.fit.data`: a player's decisions as :class:`Choices`, and their builder;
@@ -117,61 +118,23 @@ Public API::
 
 from __future__ import annotations
 
-import sys
-import types
-
-# every name the one module gave, for its importers; and the two names its functions called that tests
-# patch here (decision_batches, n_threads), for those patches (see _Package)
-from harness.decisions.analysis import decision_batches  # noqa: F401
-from harness.exact.solver import n_threads  # noqa: F401
 from harness.players.fit import (choice, data, families, files, goodness, likelihood, models, player, profile,
                                  report, store)
-from harness.players.fit.choice import Holdout, ModelChoice, fold, holdout  # noqa: F401
-from harness.players.fit.data import Choices, ChoicesBuilder  # noqa: F401
-from harness.players.fit.families import (  # noqa: F401
-    FAMILY_DEFAULTS, FamilyLikelihood, family_intervals, family_max, family_mle)
-from harness.players.fit.files import (  # noqa: F401
-    RULES_TEXT, choice_table, evidence_line, population_tables, reference_of, tables, text)
-from harness.players.fit.goodness import (  # noqa: F401
-    BIN_NAMES, MIN_EXPECTED, POOR_P, REGRET_BINS, Test, _regret_test)
-from harness.players.fit.likelihood import Likelihood, Mle, mle  # noqa: F401
-from harness.players.fit.models import (  # noqa: F401
-    ALIASES, ALL_MODELS, FAMILY, FAMILY_MODELS, MIXES, MODELS, T_MAX, T_MIN, is_family, mixes, parse_model,
-    parse_models)
-from harness.players.fit.player import (  # noqa: F401
-    MAX_HALF_WIDTH, MIN_DECISIONS, OK, POOR, RESOLUTION, STEPS, TOO_LITTLE, PlayerFit, evidence, fit_choices)
-from harness.players.fit.profile import Estimate, intervals  # noqa: F401
-from harness.players.fit.report import (  # noqa: F401
-    BATCH_GAMES, FitReport, _Store, fit_records, fit_table, play_table)
-from harness.players.fit.store import (  # noqa: F401
-    BLOCK_ROWS, MAX_MEMORY, PARALLEL_ROWS, SEGMENT_ROWS, Blocks, DecisionStore, as_blocks)
+from harness.players.fit.choice import Holdout, ModelChoice, fold, holdout
+from harness.players.fit.data import Choices, ChoicesBuilder
+from harness.players.fit.families import FamilyLikelihood, family_intervals, family_mle
+from harness.players.fit.files import reference_of, text
+from harness.players.fit.likelihood import Likelihood, mle
+from harness.players.fit.models import ALL_MODELS, FAMILY, MIXES, MODELS, mixes, parse_model, parse_models
+from harness.players.fit.player import (MAX_HALF_WIDTH, MIN_DECISIONS, RESOLUTION, TOO_LITTLE, PlayerFit, evidence,
+                                        fit_choices)
+from harness.players.fit.profile import Estimate
+from harness.players.fit.report import FitReport, fit_records, fit_table, play_table
+from harness.players.fit.store import MAX_MEMORY, Blocks, DecisionStore
 
-#: The topic modules, whose names this package gives.
-_TOPICS = (models, data, store, likelihood, profile, families, goodness, player, choice, report, files)
-
-
-class _Package(types.ModuleType):
-    """The package, whose names are set where its modules read them: ``fit`` was one module, and
-    setting one of its names (``monkeypatch.setattr(fit, "BLOCK_ROWS", 128)``, ``fit.fit_choices =
-    ...``: tests and benchmarks do) changed what its functions saw. Setting a name here sets it too
-    in each topic module that holds the same object under that name (where it is defined, and where
-    it is imported), so such a patch reaches the code as before."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        old = self.__dict__.get(name, _NONE)
-        super().__setattr__(name, value)
-        if old is _NONE:
-            return
-        for m in _TOPICS:
-            if m.__dict__.get(name, _NONE) is old:
-                setattr(m, name, value)
-
-
-_NONE = object()
-sys.modules[__name__].__class__ = _Package
-
-__all__ = ["ALL_MODELS", "FAMILY", "MAX_HALF_WIDTH", "MAX_MEMORY", "MIN_DECISIONS", "MIXES", "MODELS", "RESOLUTION",
+__all__ = ["ALL_MODELS", "FAMILY", "MAX_HALF_WIDTH", "MAX_MEMORY", "MIN_DECISIONS", "MIXES", "MODELS", "RESOLUTION", "TOO_LITTLE",
            "Blocks", "Choices", "ChoicesBuilder", "DecisionStore", "Estimate", "FamilyLikelihood", "FitReport",
-           "Holdout", "Likelihood", "ModelChoice", "PlayerFit", "evidence", "family_intervals", "family_mle",
-           "fit_choices", "fit_records", "fit_table", "fold", "holdout", "mixes", "mle", "parse_model", "parse_models",
-           "reference_of", "text"]
+           "Holdout", "Likelihood", "ModelChoice", "PlayerFit", "choice", "data", "evidence", "families",
+           "family_intervals", "family_mle", "files", "fit_choices", "fit_records", "fit_table", "fold", "goodness",
+           "holdout", "likelihood", "mixes", "mle", "models", "parse_model", "parse_models", "play_table", "player", "profile",
+           "reference_of", "report", "store", "text"]

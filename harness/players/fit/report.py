@@ -14,7 +14,7 @@ import numpy as np
 
 from harness.decisions.analysis import SCALE, Analyser, DecisionTable, decision_batches
 from harness.game import registry
-from harness.game.engine import play
+from harness.game.loop import play
 from harness.players.fit.choice import ModelChoice, fold, holdout
 from harness.players.fit.models import MODELS, mixes, parse_models
 from harness.players.fit.player import MAX_HALF_WIDTH, MIN_DECISIONS, RESOLUTION, STEPS, PlayerFit, fit_choices

@@ -44,7 +44,7 @@ def _total(xs: Iterable[float]) -> float:
 
 class _Scratch:
     """The temporary directory of a fit's scratch files, removed by :meth:`close` (a fit calls it
-    also when it fails). Each file is unlinked as soon as it is open: what is written lives in the
+    also when it fails). Each file is unlinked as it is open: what is written lives in the
     open descriptors only, and no file outlives the process, however it ends."""
 
     def __init__(self) -> None:

@@ -29,7 +29,7 @@ def plot_exact_distributions(evaluations: Sequence[Any]) -> Figure:
 
 
 def plot_depth(depth: Any) -> Figure:
-    """The chains of a :class:`harness.exact.chain.DepthOfSkill`: each level's exact mean and dial value."""
+    """The chains of a :class:`harness.studies.chain.DepthOfSkill`: each level's exact mean and dial value."""
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.5), dpi=DPI, layout="constrained")
     for i, c in enumerate(depth.chains):
         lv = c.levels
@@ -74,7 +74,7 @@ def _sweep_series(sweep: Any) -> dict[str, list[tuple[str, list[float]]]]:
 
 
 def plot_sweep(sweep: Any) -> dict[str, Figure]:
-    """The figures of a :class:`harness.exact.sweep.Sweep` against its setting (lines; a heat map per
+    """The figures of a :class:`harness.studies.sweep.Sweep` against its setting (lines; a heat map per
     series for two settings), by file stem."""
     figs = {}
     axes = sweep.axes

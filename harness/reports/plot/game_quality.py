@@ -31,7 +31,7 @@ QUALITY_UNITS = {
 
 #: A panel's axis counts as zoomed in when it magnifies its values by more than this against an axis
 #: from 0 (its end farther from 0 over its span): 1.65 to 1.79 lead changes is 13 times, 0.72 to 22.6 %
-#: of close games 1.03 times, as good as drawn from 0.
+#: of close games 1.03 times, as drawn from 0.
 ZOOM = 1.25
 
 

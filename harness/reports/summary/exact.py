@@ -1,12 +1,12 @@
 """The report's exact sections: each sampled figure's exact value beside it when every entrant is
 solitaire (``exact``, :mod:`harness.exact.figures`), and the rule set's exact depth of skill
-(``depth``, :mod:`harness.exact.depth`). Both compute only when the summary's options ask."""
+(``depth``, :mod:`harness.studies.depth`). Both compute only when the summary's options ask."""
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from harness.exact.steps import steps_table
+from harness.studies.steps import steps_table
 from harness.records.rundir import RunInfo
 from harness.reports.summary.base import Section, SummaryOptions, Window, yatzy_box
 from harness.reports.summary.entrants import EntrantSection
@@ -204,9 +204,9 @@ def _pairing_slots(lineups: Sequence[Sequence[str]], p: PairingStats) -> list[tu
 
 
 class DepthSection(Section):
-    """The exact depth of skill of the run's rule set (:func:`harness.exact.depth.depth_if_cheap`): the
+    """The exact depth of skill of the run's rule set (:func:`harness.studies.depth.depth_if_cheap`): the
     steps of its chains at 60 % and 75 % along the solver's temperature dial from ``random``, a
-    property of the rules, whatever bots the run played. ``mode`` as :data:`harness.exact.depth.MODES`:
+    property of the rules, whatever bots the run played. ``mode`` as :data:`harness.studies.depth.MODES`:
     "auto" only when every evaluation is cached or the rule set is small, else a note."""
 
     key = "depth"
@@ -230,7 +230,7 @@ class DepthSection(Section):
 
     def finish(self) -> None:
         # the exact evaluations (numba kernels) load only when a report asks for the depth of skill
-        from harness.exact.depth import depth_if_cheap
+        from harness.studies.depth import depth_if_cheap
 
         d, self.why = depth_if_cheap(self.info.rules, self.mode)
         self.result = d.to_json() if d is not None else None

@@ -1,4 +1,4 @@
-"""The depth of skill's steps as a table, read from its JSON (:meth:`harness.exact.chain.DepthOfSkill.to_json`).
+"""The depth of skill's steps as a table, read from its JSON (:meth:`harness.studies.chain.DepthOfSkill.to_json`).
 
 Rendering only, no kernels: a report shows a cached depth of skill without loading the evaluation.
 """
@@ -24,6 +24,6 @@ def steps_table(depths: Sequence[tuple[str, Mapping[str, Any]]]) -> R.Table:
     head = ["p", *[name for name, _ in depths]] + (["change"] if len(depths) == 2 else [])
     ladders = list(dict.fromkeys(d["ladder"] for _, d in depths))
     return R.Table("Depth of skill (exact): steps from the weakest bot to the optimal one, each scoring p against "
-                   "the one below (harness.exact.depth)", head, rows,
+                   "the one below (harness.studies.depth)", head, rows,
                    [f"ladder: {'; '.join(ladders)}; the last step fractional; a different ladder gives a different "
                     "chain (published figures for other games are estimates from human play: docs/findings.md)"])

@@ -3,23 +3,17 @@
 Two processes with the same :func:`code_version` compute the same bits on the same kind of CPU, so a
 task (an evaluation, a table solve, a block of target play's forward pass) refuses to run on a
 worker whose code is not the client's (:func:`check_version`), and one cache is never written by two
-versions of the code. :func:`test_delay` is the tests' hook that makes tasks finish out of order.
+versions of the code.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import time
-import zlib
 from pathlib import Path
 
 import harness
 import strategies
-
-#: A test hook: "SECONDS" delays every task whose name's crc32 is even by SECONDS (forces
-#: completions out of order); "SECONDS:TEXT" delays the tasks whose name contains TEXT.
-DELAY_ENV = "YATZY_HARNESS_TEST_DELAY"
 
 _VERSION: str | None = None
 
@@ -45,13 +39,3 @@ def check_version(version: str | None) -> None:
     """Refuse a task sent by a client whose code is not this process's (None: not checked)."""
     if version is not None and version != code_version():
         raise RuntimeError(f"worker {os.getpid()}: harness code {code_version()}, the client's is {version}")
-
-
-def test_delay(name: str) -> None:
-    """:data:`DELAY_ENV`'s sleep, if it asks for one for the task ``name``."""
-    raw = os.environ.get(DELAY_ENV)
-    if not raw:
-        return
-    secs, _, text = raw.partition(":")
-    if (name.find(text) >= 0) if text else zlib.crc32(name.encode()) % 2 == 0:
-        time.sleep(float(secs))

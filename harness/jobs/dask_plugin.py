@@ -1,4 +1,4 @@
-"""The Dask worker plugin of exact jobs (:mod:`harness.exact.cluster`): imports ``distributed``, so it is loaded only with ``--backend dask``."""
+"""The Dask worker plugin of exact jobs (:mod:`harness.jobs.cluster`): imports ``distributed``, so it is loaded only with ``--backend dask``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Exact evaluations on demand, for jobs that ask for many (the depth of skill's chains, sweeps,
 exact calibration): an :class:`Evaluator` evaluates each (rule set, bot) once, in this process, on
-forked workers or on Dask tasks (:mod:`harness.exact.cluster`); a job is a generator that yields the
+forked workers or on Dask tasks (:mod:`harness.jobs.cluster`); a job is a generator that yields the
 bot specs it needs next (a :data:`Task`), and :func:`drive` runs many of them together, each
 resuming when its own evaluations are in (:func:`fetch`: a task that only asks).
 """
@@ -11,7 +11,7 @@ import hashlib
 import time
 from typing import Any, Callable, Generator, Sequence
 
-from harness.exact.cluster import Tasks, evaluate_task, needs_table, solve_task
+from harness.jobs.cluster import Tasks, evaluate_task, needs_table, solve_task
 from harness.exact.evaluate import Evaluation, evaluate, is_cached, plays_for_target, solitaire_bot
 from harness.util.progress import bar
 from harness.game.rules import RuleSet
@@ -38,7 +38,7 @@ SOLVE_PRIORITY = 1_000_000
 class Evaluator:
     """Evaluations of (rule set, bot spec), each (rule-set digest, bot label) once: in this process,
     on ``executor`` (forked workers; the cache directory reaches them through the environment, see
-    :mod:`harness.util.cache`), or on ``tasks`` (:mod:`harness.exact.cluster`: forked workers or a Dask
+    :mod:`harness.util.cache`), or on ``tasks`` (:mod:`harness.jobs.cluster`: forked workers or a Dask
     cluster, results taken in the order they complete). Before a rule set's evaluations, a value
     table they read and the cache lacks is solved once, as a task of its own, into the shared
     cache. ``on_done(rules, spec, evaluation)`` is called as each one arrives; ``progress`` draws a
@@ -114,7 +114,7 @@ class Evaluator:
             # on a cluster target play's pass is split into blocks driven from here, the rest are tasks each
             split = {key: req for key, req in todo.items() if tasks.remote and plays_for_target(*req)}
             futures = {tasks.submit(evaluate_task, rules, spec, key=f"evaluate-{key[0][:20]}-{_tag(key[1])}-"
-                                    f"{time.time_ns()}"): key for key, (rules, spec) in todo.items() if key not in split}
+                                    f"{time.time_ns()}", name=spec): key for key, (rules, spec) in todo.items() if key not in split}
             for key, (rules, spec) in split.items():
                 self._done(key, rules, spec, evaluate(rules, spec, tasks=tasks, progress=self.progress))
             for fut in tasks.as_completed(list(futures)):
@@ -163,7 +163,7 @@ class Evaluator:
                 return
             self._show(1)
             flying[tasks.submit(evaluate_task, rules, spec, key=f"evaluate-{digest[:20]}-{_tag(key[1])}-"
-                                f"{time.time_ns()}", priority=priority)] = ("evaluate", key)
+                                f"{time.time_ns()}", priority=priority, name=spec)] = ("evaluate", key)
 
         def step(i: int, answer: list[Evaluation] | None) -> None:
             rules, gen = jobs[i]
@@ -254,7 +254,7 @@ def _tag(label: str) -> str:
 def drive(tasks: Sequence[tuple[RuleSet, Task]], evaluator: Evaluator,
           lengths: Sequence[float] | None = None) -> list[Any]:
     """Run tasks together (so several chains and rule sets share the workers) and return their
-    results. On an evaluator with tasks (:mod:`harness.exact.cluster`) each task resumes as soon as its
+    results. On an evaluator with tasks (:mod:`harness.jobs.cluster`) each task resumes as its
     own requests are evaluated (:meth:`Evaluator.drive`, ``lengths`` its tasks' expected rounds for
     their priorities): a chain never waits for another's evaluations. Otherwise in rounds: every
     task's pending requests evaluated at once, then each task resumes. Either way a task's result

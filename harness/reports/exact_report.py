@@ -1,7 +1,7 @@
 """An exact evaluation of solitaire bots, what ``yatzy-harness evaluate`` asks of the library: each
 bot's exact figures and every head-to-head (:mod:`harness.exact.evaluate`), the game quality of
 each pair and, where it can be exact, the course of their game (:mod:`harness.exact.course`,
-:mod:`harness.reports.quality`), and the exact depth of skill (:mod:`harness.exact.depth`), as one
+:mod:`harness.reports.quality`), and the exact depth of skill (:mod:`harness.studies.depth`), as one
 :class:`ExactEvaluation` with its tables, its JSON and its files.
 
 It sits in the reports layer, not the exact one, because the game quality of a pair is a report's
@@ -17,7 +17,7 @@ from typing import Any, Callable, ContextManager, Sequence
 
 from harness.exact.course import course as course_of
 from harness.exact.course import refusal as course_refusal
-from harness.exact.depth import DepthOfSkill, Evaluator, depth_of_skill
+from harness.studies.depth import DepthOfSkill, Evaluator, depth_of_skill
 from harness.exact.evaluate import HeadToHead, Limits, head_to_head
 from harness.game.rules import RuleSet
 from harness.reports.quality import (ExactCourse, ExactPair, QualityOptions, exact_course, exact_course_table,
@@ -29,7 +29,7 @@ from harness.util.jsonable import jsonable
 @dataclass(frozen=True)
 class DepthRequest:
     """The depth of skill asked for: a chain per score rate, from ``weakest`` up ``dial``, ``candidates``
-    evaluations at once in each level's first round (:func:`harness.exact.depth.depth_of_skill`)."""
+    evaluations at once in each level's first round (:func:`harness.studies.depth.depth_of_skill`)."""
 
     rates: tuple[float, ...]
     weakest: str
@@ -92,7 +92,7 @@ def evaluate_exactly(rules: RuleSet, bots: Sequence[str], *, seats: int = 2,
     copies), each pair's game quality and, with ``course``, the course of their game (or why it
     cannot be exact), and the depth of skill if ``depth`` asks for it; written into ``out`` if given.
 
-    With ``open_tasks`` (a context manager of :func:`harness.exact.cluster.open_tasks`'s tasks) the
+    With ``open_tasks`` (a context manager of :func:`harness.jobs.cluster.open_tasks`'s tasks) the
     evaluations run as tasks (forked workers or a Dask cluster), with a progress bar over them
     (``task_progress``) or a call of ``on_evaluated(rules, spec, evaluation)`` as each is done; else
     in this process, within ``limits`` (``progress``: the forward passes' bars). ``depth`` needs

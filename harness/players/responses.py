@@ -127,8 +127,8 @@ class ExactEvaluator:
     analyse = False
 
     def __init__(self, problem: Problem, cache_dir: str | os.PathLike | None = None, evaluator: Any = None) -> None:
-        """``evaluator``: a :class:`harness.exact.evaluator.Evaluator` whose tasks evaluate (forked workers, a Dask
-        cluster: :mod:`harness.exact.cluster`); None: :func:`harness.exact.evaluate.evaluate` in this process."""
+        """``evaluator``: a :class:`harness.jobs.driver.Evaluator` whose tasks evaluate (forked workers, a Dask
+        cluster: :mod:`harness.jobs.cluster`); None: :func:`harness.exact.evaluate.evaluate` in this process."""
         self.p, self.cache_dir = problem, cache_dir
         self.rules = load_rules(problem.rules, list(problem.settings))
         self.notes: list[str] = []

@@ -2,11 +2,11 @@
 
 ``sweep --dry-run`` prints :func:`estimate_sweep`. The count is exact for the bots' evaluations
 (one per bot and cell) and the value tables to solve; a depth of skill's chain is counted from the
-cache when every evaluation it needs is there (it is then walked, :class:`harness.exact.evaluator.Evaluator`
+cache when every evaluation it needs is there (it is then walked, :class:`harness.jobs.driver.Evaluator`
 with ``cached_only``), else estimated: the dial's grid and the weakest bot, then
-:data:`harness.exact.chain.EVALS_PER_LEVEL` evaluations (a few more with ``--candidates`` K > 1:
-:func:`harness.exact.chain.per_level`) for each of its levels: as many as the sweep's cached
-chains at the same rate have, else about :data:`harness.exact.chain.CHAIN_LOGITS` / logit(p).
+:data:`harness.studies.chain.EVALS_PER_LEVEL` evaluations (a few more with ``--candidates`` K > 1:
+:func:`harness.studies.chain.per_level`) for each of its levels: as the sweep's cached
+chains at the same rate have, else about :data:`harness.studies.chain.CHAIN_LOGITS` / logit(p).
 
 CPU: ``SECONDS[kind] = (a, b)``, a + b x solver states seconds for one evaluation of each kind
 (softmax: a temperature above 0, whose policy takes an exponential per option; plain: every other
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from harness.exact import solver as S
-from harness.exact.chain import expected_levels, expected_rounds, per_level
-from harness.exact.depth import Evaluator, NotCached, chain, dial_of, drive
+from harness.studies.chain import expected_levels, expected_rounds, per_level
+from harness.studies.depth import Evaluator, NotCached, chain, dial_of, drive
 from harness.exact.evaluate import is_cached
-from harness.exact.sweep import cell_rules
+from harness.studies.sweep import cell_rules
 
 #: (a seconds, b seconds per solver state) of one evaluation or solve on one thread (module docstring).
 SECONDS: dict[str, tuple[float, float]] = {"softmax": (0.16, 10.3e-6), "plain": (0.05, 2.6e-6),
@@ -102,7 +102,7 @@ class Estimate:
                 + (f" (about: {self.estimated} of them for depth-of-skill chains not in the cache)"
                    if self.estimated else "")
                 + f", {self.cached} cached; {self.solves} value tables to solve",
-                f"about {self.cpu / 60:.1f} CPU-minutes (cost model of harness.exact.cost, measured on the 2-core "
+                f"about {self.cpu / 60:.1f} CPU-minutes (cost model of harness.studies.cost, measured on the 2-core "
                 f"development machine); on {workers} single-threaded worker{'s' if workers != 1 else ''} about "
                 f"{wall / 60:.1f} minutes, the longest chain's levels {self.critical / 60:.1f} minutes in a row"]
 
@@ -110,9 +110,9 @@ class Estimate:
 def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots: Sequence[str],
                    rates: Sequence[float] = (), weakest: str = "random", dial: str = "solver:temperature",
                    candidates: int = 1) -> Estimate:
-    """What :func:`harness.exact.sweep.sweep` with these arguments will evaluate (module docstring).
-    A chain not in the cache is counted as long as the same rate's chains of the sweep's cells that
-    are (their mean number of levels), else by :func:`harness.exact.chain.expected_levels`: chains
+    """What :func:`harness.studies.sweep.sweep` with these arguments will evaluate (module docstring).
+    A chain not in the cache is counted as the same rate's chains of the sweep's cells that
+    are (their mean number of levels), else by :func:`harness.studies.chain.expected_levels`: chains
     differ by rule set far more than by a setting (forced's are about half scandinavian's)."""
     d = dial_of(dial)
     evals = per_level(candidates)[0]

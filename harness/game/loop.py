@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from harness.game import rng
-from harness.game.engine_kernels import follow_leads, reroll, throw
+from harness.game.loop_kernels import follow_leads, reroll, throw
 from harness.util.errors import interrupted
 from harness.game.outcome import deficit_round, outcomes, ranking_scores
 from harness.game.rules import RuleSet
@@ -161,7 +161,7 @@ class Leads:
     ``changes`` (B,) int16 lead changes, ``last_behind`` (B, S) int16 the last round after which
     each seat was behind (0: never), ``deficit`` (B, S) int16 the points behind the highest score
     after round ``at`` (:func:`harness.game.outcome.deficit_round`; 0 until that round is played).
-    One numba pass per round (:func:`harness.game.engine_kernels.follow_leads`).
+    One numba pass per round (:func:`harness.game.loop_kernels.follow_leads`).
     """
 
     def __init__(self, b: int, s: int, rounds: int) -> None:

@@ -1,4 +1,4 @@
-"""The chain of levels of the depth of skill (:mod:`harness.exact.depth` gives the definitions):
+"""The chain of levels of the depth of skill (:mod:`harness.studies.depth` gives the definitions):
 the ladder's dials (:class:`Dial`, :data:`DIALS`), score rates and steps (:func:`score_rate`,
 :func:`step_fraction`), the results (:class:`Level`, :class:`Chain`, :class:`DepthOfSkill`), and
 :func:`chain`, the task that finds each level by root-finding on exact evaluations
@@ -15,7 +15,7 @@ from typing import Any, Generator, Sequence
 from harness.util import render as R
 from harness.util.errors import UserError
 from harness.exact.evaluate import Evaluation, versus
-from harness.exact.evaluator import Task
+from harness.jobs.driver import Task
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +172,7 @@ class Level:
 
 @dataclass(frozen=True)
 class Chain:
-    """The chain of levels at score rate ``p`` (see :mod:`harness.exact.depth`'s definitions)."""
+    """The chain of levels at score rate ``p`` (see :mod:`harness.studies.depth`'s definitions)."""
 
     p: float
     weakest: str
@@ -270,7 +270,7 @@ def _nearest(f: dict[float, float], a: float, b: float, p: float, dial: Dial) ->
 
 def chain(p: float, weakest: str = DEFAULT_WEAKEST, dial: Dial = DIALS[DEFAULT_DIAL],
           tol: float = RATE_TOL, candidates: int = 1) -> Task:
-    """The chain of levels at score rate ``p`` (a task for :func:`harness.exact.evaluator.drive`; returns a
+    """The chain of levels at score rate ``p`` (a task for :func:`harness.jobs.driver.drive`; returns a
     :class:`Chain`); each level's root by :func:`_root`, or with ``candidates`` > 1 by :func:`_root_rounds` (that many
     evaluations at once in its first round)."""
     got = yield [weakest, *[dial.spec(v) for v in dial.grid]]
@@ -330,7 +330,7 @@ def _root(p: float, below: Evaluation, below_v: float | None, known: dict[float,
         if bisect:
             guess = 0.5 * (xa + xb)
         v = dial.value(guess)
-        if not a < v < b:  # the bracket is as narrow as floats allow: the nearer end, flagged
+        if not a < v < b:  # the bracket is as floats allow: the nearer end, flagged
             best = a if abs(f[a]) <= abs(f[b]) else b
             return best, n, abs(f[best]) <= tol
         (ev,) = yield [dial.spec(v)]
@@ -397,7 +397,7 @@ def _root_rounds(p: float, below: Evaluation, below_v: float | None, known: dict
             v = dial.value(x)
             if a < v < b and v not in vs and v not in f:
                 vs.append(v)
-        if not vs:  # the bracket is as narrow as floats allow: the nearer end, flagged
+        if not vs:  # the bracket is as floats allow: the nearer end, flagged
             best = a if abs(f[a]) <= abs(f[b]) else b
             return best, n, abs(f[best]) <= tol, rounds
         got = yield [dial.spec(v) for v in vs]

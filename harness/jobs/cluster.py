@@ -1,8 +1,8 @@
 """Where exact evaluations run: in this process, on forked local workers, or as tasks on a Dask cluster.
 
 An exact job (``evaluate``, ``sweep``, ``calibrate --exact``, the depth of skill) is cut into
-independent tasks, one evaluation of one bot at one rule set (:class:`harness.exact.evaluator.Evaluator`
-asks for them; :func:`harness.exact.evaluator.drive` lets several chains and cells ask at once). Target play's
+independent tasks, one evaluation of one bot at one rule set (:class:`harness.jobs.driver.Evaluator`
+asks for them; :func:`harness.jobs.driver.drive` lets several chains and cells ask at once). Target play's
 evaluation that ``evaluate`` asks for on Dask is itself cut into tasks, blocks of each layer of its pass
 (:mod:`harness.exact.target_pass`), driven from the client. This module
 gives the evaluator its :class:`Tasks`: ``submit`` a call, take results ``as_completed`` (in any
@@ -19,10 +19,10 @@ On Dask:
   results: before the evaluations of a rule set whose value table is not cached, one solve task
   writes it (atomically, :func:`harness.exact.solver.save_table`), and every evaluation then reads it from
   the shared cache. The cache directory must be one path every worker sees (a shared file system);
-  :class:`harness.exact.dask_worker.Setup` sets it on every worker, restarted ones included. Cache files are keyed by the
+  :class:`harness.jobs.dask_plugin.Setup` sets it on every worker, restarted ones included. Cache files are keyed by the
   rule set's digest and the file format's version (:data:`harness.exact.solver.FORMAT`,
   :data:`harness.exact.evaluate.FORMAT`); the code itself is checked instead: every worker's
-  :func:`~harness.exact.versions.code_version` (a digest of the harness's and the bots' sources and
+  :func:`~harness.jobs.versions.code_version` (a digest of the harness's and the bots' sources and
   the numeric libraries' versions) must equal the client's, at start and in every task, so one cache
   is never written by two versions of the code.
 * **Workers**: ``threads`` numba / solver threads each (:data:`THREADS_ENV`, default 1: one task a
@@ -49,7 +49,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from harness.exact import solver as S
 from harness.exact.evaluate import evaluate
-from harness.exact.versions import DELAY_ENV, check_version, code_version, test_delay
+from harness.jobs.versions import check_version, code_version
 from harness.game.registry import make
 from harness.util.backends import dask_client, open_backend, require_distributed
 from harness.util.cache import CACHE_ENV, default_cache_dir
@@ -68,17 +68,31 @@ WORKER_MEMORY = "3GiB"
 RETRIES = 2
 
 
-def evaluate_task(rules: Any, spec: str, version: str | None = None) -> Any:
-    """One task: the evaluation of ``spec`` on ``rules`` (from the shared cache, or computed and
-    written there), refused by a worker whose code is not the client's ``version``."""
+#: Called with a task's name just before the task runs, in the process that runs it; None: nothing.
+#: Tests set it (``monkeypatch.setattr(cluster, "TASK_HOOK", Delay(...))``, a picklable callable) to
+#: hold chosen tasks back and so force completions out of order or kill a worker mid-task; the hook
+#: in force when :func:`open_tasks` is entered travels with every task of that job.
+TASK_HOOK: Callable[[str], None] | None = None
+
+
+def run_task(fn: Callable[..., Any], name: str, version: str | None, hook: Callable[[str], None] | None,
+             *args: Any) -> Any:
+    """Every task, wherever it runs: refused by a worker whose code is not the client's ``version``,
+    then ``hook(name)`` (:data:`TASK_HOOK`) if there is one, then ``fn(*args)``."""
     check_version(version)
-    test_delay(spec)
+    if hook is not None and name:
+        hook(name)
+    return fn(*args)
+
+
+def evaluate_task(rules: Any, spec: str) -> Any:
+    """One task: the evaluation of ``spec`` on ``rules`` (from the shared cache, or computed and
+    written there)."""
     return evaluate(rules, spec)
 
 
-def solve_task(rules: Any, version: str | None = None) -> float:
+def solve_task(rules: Any) -> float:
     """One task: solve (or load) the value table of ``rules`` into the shared cache; the seconds it took."""
-    check_version(version)
     t0 = time.perf_counter()
     S.solve(rules)
     return time.perf_counter() - t0
@@ -97,23 +111,26 @@ class Tasks:
 
     remote = False
 
-    def __init__(self, executor: cf.Executor | None = None, workers: int = 1, description: str = "in this process"):
+    def __init__(self, executor: cf.Executor | None = None, workers: int = 1, description: str = "in this process",
+                 hook: Callable[[str], None] | None = None):
         self.executor = executor
         self.workers = workers
         self.description = description
         self.version: str | None = None
+        self.hook = hook
 
-    def submit(self, fn: Callable[..., Any], *args: Any, key: str = "", priority: int = 0) -> Any:
-        """``fn(*args)`` as a future. ``priority``: Dask's (higher first among the tasks waiting for a
-        worker); forked workers take their tasks in the order submitted."""
+    def submit(self, fn: Callable[..., Any], *args: Any, key: str = "", priority: int = 0, name: str = "") -> Any:
+        """``fn(*args)`` as a future, through :func:`run_task` (``name``: what :data:`TASK_HOOK` is
+        told). ``priority``: Dask's (higher first among the tasks waiting for a worker); forked
+        workers take their tasks in the order submitted."""
         if self.executor is None:
             f: cf.Future = cf.Future()
             try:
-                f.set_result(fn(*args))
+                f.set_result(run_task(fn, name, None, self.hook, *args))
             except Exception as exc:
                 f.set_exception(exc)
             return f
-        return self.executor.submit(fn, *args)
+        return self.executor.submit(run_task, fn, name, None, self.hook, *args)
 
     def as_completed(self, futures: Sequence[Any]) -> Iterable[Any]:
         return cf.as_completed(futures)
@@ -133,15 +150,16 @@ class DaskTasks(Tasks):
 
     remote = True
 
-    def __init__(self, client: Any, workers: int, description: str, retries: int = RETRIES) -> None:
-        super().__init__(None, workers, description)
+    def __init__(self, client: Any, workers: int, description: str, retries: int = RETRIES,
+                 hook: Callable[[str], None] | None = None) -> None:
+        super().__init__(None, workers, description, hook)
         self.client = client
         self.retries = retries
         self.version = code_version()
 
-    def submit(self, fn: Callable[..., Any], *args: Any, key: str = "", priority: int = 0) -> Any:
-        return self.client.submit(fn, *args, self.version, key=key or None, pure=False, retries=self.retries,
-                                  priority=priority)
+    def submit(self, fn: Callable[..., Any], *args: Any, key: str = "", priority: int = 0, name: str = "") -> Any:
+        return self.client.submit(run_task, fn, name, self.version, self.hook, *args, key=key or None, pure=False,
+                                  retries=self.retries, priority=priority)
 
     def as_completed(self, futures: Sequence[Any]) -> Iterable[Any]:
         import distributed
@@ -181,12 +199,13 @@ def open_tasks(backend: str = "local", workers: int = 1, scheduler: str | None =
     or ``dask`` (``scheduler`` an address, or a LocalCluster of ``workers`` processes with
     ``threads`` threads and ``memory_limit`` each). Pending tasks are cancelled when the block
     is left by an exception (Ctrl-C included)."""
+    hook = TASK_HOOK
     if backend == "local":
         if workers <= 1:
-            yield Tasks()
+            yield Tasks(hook=hook)
             return
         with open_backend("local", workers, None) as b:
-            yield Tasks(b.executor, workers, b.description)
+            yield Tasks(b.executor, workers, b.description, hook)
         return
     if backend != "dask":
         raise UserError(f"unknown backend {backend!r} (local or dask)")
@@ -200,14 +219,12 @@ def open_tasks(backend: str = "local", workers: int = 1, scheduler: str | None =
     else:
         env = {CACHE_ENV: cache, THREADS_ENV: str(threads), "NUMBA_NUM_THREADS": str(threads),
                "OMP_NUM_THREADS": "1"}
-        if os.environ.get(DELAY_ENV):
-            env[DELAY_ENV] = os.environ[DELAY_ENV]
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                            memory_limit=memory_limit, dashboard_address=None, env=env)
         client = distributed.Client(cluster)
         what = f"dask LocalCluster of {workers} processes ({threads} thread(s), {memory_limit} each)"
     try:
-        from harness.exact.dask_worker import Setup  # (imports distributed: only here)
+        from harness.jobs.dask_plugin import Setup  # (imports distributed: only here)
 
         client.register_plugin(Setup({CACHE_ENV: cache, THREADS_ENV: str(threads), "NUMBA_NUM_THREADS": str(threads)}),
                                name="yatzy-harness-setup")
@@ -215,12 +232,12 @@ def open_tasks(backend: str = "local", workers: int = 1, scheduler: str | None =
         check_workers(client, version)
         n = max(1, sum(client.nthreads().values()))
         log.info("exact evaluations on %s: %d task slots, code %s, cache %s", what, n, version, cache)
-        yield DaskTasks(client, n, what, retries)
+        yield DaskTasks(client, n, what, retries, hook)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
 
 
-__all__ = ["DELAY_ENV", "DaskTasks", "RETRIES", "THREADS_ENV", "Tasks", "WORKER_MEMORY", "check_workers",
-           "code_version", "evaluate_task", "needs_table", "open_tasks", "solve_task"]
+__all__ = ["DaskTasks", "RETRIES", "TASK_HOOK", "THREADS_ENV", "Tasks", "WORKER_MEMORY", "check_workers",
+           "code_version", "evaluate_task", "needs_table", "open_tasks", "run_task", "solve_task"]

@@ -5,7 +5,7 @@ step beats the one below 75 % of the time; Garfield and Elias's *skill chain* us
 games both are estimates from human ratings. Here they are exact for a stated ladder of solitaire
 bots (:mod:`harness.exact.evaluate`: two solitaire bots never interact, so every head-to-head is exact)::
 
-    from harness.exact.depth import depth_of_skill
+    from harness.studies.depth import depth_of_skill
     d = depth_of_skill(rules)                    # p = 0.60 and 0.75, from `random` along solver:temperature
     d.chains[0].steps, d.chains[0].levels        # 13.79..., (Level(value=None, bot='random', ...), ...)
 
@@ -33,13 +33,13 @@ bisection when it would leave the bracket or stalls). A chain depends only on (r
 chains are computed in. Chains are generators that yield the bot specs they need next
 (:func:`chain`); :func:`drive` runs any number of them together (several p, several rule sets):
 in this process each round's requests at once, and on workers (forked processes or a Dask
-cluster, :mod:`harness.exact.cluster`) each chain resuming as soon as its own evaluations are in
+cluster, :mod:`harness.jobs.cluster`) each chain resuming as its own evaluations are in
 (:class:`Evaluator`). With ``candidates`` K > 1 a level's first round asks K evaluations at once
-(:func:`harness.exact.chain._root_rounds`: fewer rounds in a row, a few more evaluations; the chain
+(:func:`harness.studies.chain._root_rounds`: fewer rounds in a row, a few more evaluations; the chain
 depends on K, never on the workers).
 
-The chains themselves (the dials, levels, root-finding) are in :mod:`harness.exact.chain`, the
-evaluations on demand (:class:`Evaluator`, :func:`drive`) in :mod:`harness.exact.evaluator`; this
+The chains themselves (the dials, levels, root-finding) are in :mod:`harness.studies.chain`, the
+evaluations on demand (:class:`Evaluator`, :func:`drive`) in :mod:`harness.jobs.driver`; this
 module gives the entry points, and their public names are importable from here as before.
 """
 
@@ -53,13 +53,13 @@ from typing import Any, Mapping, Sequence
 from harness.util import render as R
 from harness.exact.evaluate import refusal
 from harness.exact.solver import build_plan
-from harness.exact.steps import steps_table
+from harness.studies.steps import steps_table
 from harness.game.rules import RuleSet, rules_dir
-from harness.exact.chain import (DEFAULT_DIAL, DEFAULT_RATES, DEFAULT_WEAKEST, DIALS, MAX_ITER, MAX_LEVELS, RATE_TOL,
+from harness.studies.chain import (DEFAULT_DIAL, DEFAULT_RATES, DEFAULT_WEAKEST, DIALS, MAX_ITER, MAX_LEVELS, RATE_TOL,
                                  Chain, DepthOfSkill, Dial, Level, chain, check_rates, dial_of, expected_rounds,
                                  score_rate, step_fraction)
-from harness.exact.evaluator import Evaluator, NotCached, Request, Task, drive, fetch
-from harness.exact.evaluator import _tag  # noqa: F401  (tests/test_cluster.py names tasks' keys by it)
+from harness.jobs.driver import Evaluator, NotCached, Request, Task, drive, fetch
+from harness.jobs.driver import _tag  # noqa: F401  (tests/test_cluster.py names tasks' keys by it)
 
 __all__ = ["DEFAULT_DIAL", "DEFAULT_RATES", "DEFAULT_WEAKEST", "DIALS", "MAX_ITER", "MAX_LEVELS", "MODES", "RATE_TOL",
            "AUTO_STATES", "Chain", "DepthOfSkill", "Dial", "Evaluator", "Level", "NotCached", "Request", "Task",
@@ -77,7 +77,7 @@ def depth_of_skill(rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weake
     """The exact chains of ``rules`` at each score rate, along ``weakest`` then ``dial`` (see the
     module's definitions); evaluations through ``evaluator`` (default: in this process), each
     level's root with ``candidates`` evaluations at once in its first round
-    (:func:`harness.exact.chain._root_rounds`; 1: one at a time, :func:`harness.exact.chain._root`)."""
+    (:func:`harness.studies.chain._root_rounds`; 1: one at a time, :func:`harness.studies.chain._root`)."""
     t0 = time.perf_counter()
     d = dial_of(dial)
     rates = check_rates(rates)

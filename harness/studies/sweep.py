@@ -1,7 +1,7 @@
 """Sweep rule settings: at every value (or every cell of a two-setting grid) the exact figures of
 solitaire bots, their exact head-to-heads and, when asked, the exact depth of skill::
 
-    from harness.exact.sweep import parse_settings, sweep
+    from harness.studies.sweep import parse_settings, sweep
     axes, fixed = parse_settings(["upper_bonus_threshold=55..70", "upper_bonus_value=50"])
     res = sweep("scandinavian", axes, fixed, ["greedy", "solver"])   # -> Sweep
     res.table(), res.rows(), res.to_json()
@@ -11,9 +11,9 @@ An axis is ``KEY=LO..HI`` or ``KEY=LO..HI:STEP`` (whole-number settings) or a li
 cell's rule set is compiled (and so checked) before anything is evaluated. Settings whose play is
 not evaluated exactly are refused with the reason (:data:`REFUSED`).
 
-Everything is exact (:mod:`harness.exact.evaluate`, :mod:`harness.exact.depth`) and cached per rule-set
+Everything is exact (:mod:`harness.exact.evaluate`, :mod:`harness.studies.depth`) and cached per rule-set
 digest and bot; all cells' evaluations, head-to-heads and chains go through one
-:class:`harness.exact.evaluator.Evaluator` (:func:`harness.exact.evaluator.drive`), so they share its workers and a
+:class:`harness.jobs.driver.Evaluator` (:func:`harness.jobs.driver.drive`), so they share its workers and a
 rerun evaluates only what the cache lacks. A cell's figures are those ``evaluate`` gives at its
 settings, whatever the order of the values, the cache or the workers.
 """
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from harness.util import render as R
-from harness.exact.depth import DepthOfSkill, Dial, Evaluator, chain, check_rates, dial_of, drive, expected_rounds, fetch
+from harness.studies.depth import DepthOfSkill, Dial, Evaluator, chain, check_rates, dial_of, drive, expected_rounds, fetch
 from harness.util.errors import UserError
 from harness.exact.evaluate import SAVED_ROLLS, Evaluation, HeadToHead
 from harness.game.rules import SETTINGS, RuleSet, load_rules, parse_overrides, parse_setting
@@ -235,7 +235,7 @@ def sweep(rules: str, axes: Sequence[Axis], fixed: dict[str, Any], bots: Sequenc
           evaluator: Evaluator | None = None, candidates: int = 1) -> Sweep:
     """Evaluate ``bots`` (and, with ``rates``, the depth of skill along ``weakest`` then ``dial``)
     at every cell of ``axes``, with ``fixed`` settings everywhere; ``candidates``: dial values a
-    chain's root-finding evaluates at once in a level's first round (:func:`harness.exact.chain.chain`)."""
+    chain's root-finding evaluates at once in a level's first round (:func:`harness.studies.chain.chain`)."""
     t0 = time.perf_counter()
     if not bots and not rates:
         raise UserError("give bots to evaluate (--entrants) or ask for the depth of skill (--depth)")
