@@ -46,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.util.cache import use_cache_dir  # noqa: E402
+from harness.util.cache import select_cache_dir  # noqa: E402
 from harness.stats import wilson  # noqa: E402
 
 RULES = "scandinavian"
@@ -390,7 +390,7 @@ def main() -> int:
     args = ap.parse_args()
     root = args.out
     root.mkdir(parents=True, exist_ok=True)
-    use_cache_dir(args.cache_dir or root / "cache")
+    select_cache_dir(args.cache_dir or root / "cache")  # this script's whole process
     {"compare": compare_cmd, "sprt": sprt_cmd, "calibrate": calibrate_cmd}[args.what](args, root)
     return 0
 

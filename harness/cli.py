@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from harness.commands import COMMANDS
 from harness.commands.options import HelpFormatter, end_bars
+from harness.util.cache import command_scope
 from harness.util.errors import RunFailed, UserError
 
 EXIT_USAGE = 2
@@ -103,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return EXIT_USAGE
         _speak_on_first_run(args)
-        return int(args.func(args) or 0)
+        with command_scope():  # the cache directory the command selects is its own
+            return int(args.func(args) or 0)
     except UserError as exc:
         print(f"yatzy-harness: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

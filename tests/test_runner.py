@@ -636,6 +636,32 @@ def test_cache_dir_is_an_execution_key(tmp_path):
         cfg(cache_dir="")
 
 
+def test_two_runs_in_one_process_each_use_only_their_own_cache_dir(tmp_path, monkeypatch):
+    """The library writes no environment: a run's cache_dir is its own for the run's length, so a
+    second run in the same process with another folder reads and writes only that one (issue 47)."""
+    from harness.util import cache
+
+    monkeypatch.delenv(cache.CACHE_ENV, raising=False)
+    before_env, before_default = dict(os.environ), cache.default_cache_dir()
+    one, two = tmp_path / "one", tmp_path / "two"
+
+    def listing(d: Path) -> dict[str, tuple[int, int]]:
+        return {str(p.relative_to(d)): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(d.rglob("*"))}
+
+    run(cfg(seats=("solver", "greedy"), rules="forced", games=40, chunk_size=20, cache_dir=str(one)), tmp_path / "a")
+    first = listing(one)
+    assert [n for n in first if n.startswith("solve-")], first  # the solver's value table
+    run(cfg(seats=("solver", "greedy"), rules="forced", games=40, chunk_size=20, cache_dir=str(two)), tmp_path / "b")
+    assert listing(one) == first  # the second run read and wrote nothing of the first's folder
+    assert set(listing(two)) == set(first)  # it solved and wrote its own table
+    assert dict(os.environ) == before_env and cache.default_cache_dir() == before_default
+    assert files(tmp_path / "a") == files(tmp_path / "b")
+    # a third run with no cache_dir uses the default folder, not the last run's
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    run(cfg(seats=("solver", "greedy"), rules="forced", games=40, chunk_size=20), tmp_path / "c")
+    assert set(listing(tmp_path / "xdg" / "yatzy-harness")) == set(first) and listing(two).keys() == first.keys()
+
+
 def test_failing_bot_on_the_console_once(tmp_path):
     """One block on stderr (bot, seat, game, turn as replay counts it, replay and resume commands);
     the traceback once: in run.log, and on the console only with --verbose."""

@@ -98,11 +98,11 @@ def position_json(adv: Advisor, advice: Advice, scores: Mapping[str, int], extra
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `advise --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.util.cache import use_cache_dir
+    from harness.util.cache import select_cache_dir
     from harness.decisions.positions import Advisor
     from harness.game.rules import load_rules
 
-    cache_dir = use_cache_dir(args.cache_dir)
+    cache_dir = select_cache_dir(args.cache_dir)
     if args.record:
         return _advise_record(args, cache_dir)
     asked = [flag for flag, v in (("--game", args.game), ("--seat", args.seat), ("--turn", args.turn),

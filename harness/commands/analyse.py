@@ -41,12 +41,12 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `analyse --help` must not pay for numba and pandas
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.util.cache import use_cache_dir
+    from harness.util.cache import select_cache_dir
     from harness.records.record import NoUsableGame
     from harness.reports.analysis_files import write_analysis
     from harness.decisions.skill import analyse_records, default_out, text
 
-    cache_dir = use_cache_dir(args.cache_dir)
+    cache_dir = select_cache_dir(args.cache_dir)
     stream = stream_games(args.source, args)  # a batch at a time; the bad games read listed as they come
     try:
         report = analyse_records(stream, player=args.player, worst=args.worst, confidence=args.confidence,

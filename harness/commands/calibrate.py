@@ -15,7 +15,7 @@ from harness.commands.options import (add_backend_options, add_cache_dir_option,
                                       confidence_arg,
                                       console_logging, describe, listed, new_out_dir, print_json, say as progress_line,
                                       show_bad, stream_games)
-from harness.util.cache import use_cache_dir
+from harness.util.cache import select_cache_dir
 from harness.players.calibrate import DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, EXACT_XTOL, Point
 from harness.util.errors import UserError
 
@@ -195,7 +195,7 @@ def _against_records(args: argparse.Namespace, lv: Any) -> int:  # lv: harness.p
     if args.against:
         raise UserError("give --against REF or --against-records LOGS, not both")
     _no_sampling_options(args, "--against-records")
-    cache_dir = use_cache_dir(args.cache_dir)
+    cache_dir = select_cache_dir(args.cache_dir)
     stream = stream_games(args.against_records, args)  # a batch at a time; bad games listed as they come
     try:
         logs = read_logged(stream, load_rules(lv.rules, list(lv.settings)), cache_dir)
@@ -233,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.players.calibration_job import calibration_problem, run_calibration
 
     console_logging()
-    use_cache_dir(args.cache_dir)
+    select_cache_dir(args.cache_dir)
     if args.levels:
         return _levels(args)
     if args.against_records or args.held_out:

@@ -79,11 +79,11 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.util.cache import use_cache_dir
+    from harness.util.cache import select_cache_dir
     from harness.util.errors import UserError
 
     console_logging()
-    use_cache_dir(args.cache_dir)
+    select_cache_dir(args.cache_dir)
     exact_only = ("entrants", "candidate_entrants", "settings", "candidate_settings")
     if not args.exact and any(getattr(args, k) for k in exact_only):
         raise UserError("--entrants, --candidate-entrants, --set and --candidate-set are options of --exact")

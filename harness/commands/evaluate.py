@@ -49,14 +49,14 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `evaluate --help` must not pay for numba
     from harness.util import render
-    from harness.util.cache import use_cache_dir
+    from harness.util.cache import select_cache_dir
     from harness.commands.options import depth_settings, evaluated_line, exact_tasks, shows_progress
     from harness.exact.evaluate import Limits, check_seats
     from harness.reports.exact_report import DepthRequest, evaluate_exactly
     from harness.reports.quality import QualityOptions
     from harness.game.rules import load_rules
 
-    cache_dir = use_cache_dir(args.cache_dir)
+    cache_dir = select_cache_dir(args.cache_dir)
     rules = load_rules(args.rules, args.settings)
     bots = split_specs(args.entrants) if args.entrants else []  # one parser of every list of bots
     if not bots and not args.depth:

@@ -71,13 +71,13 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `fit --help` must not pay for numba and scipy
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.util.cache import use_cache_dir
+    from harness.util.cache import select_cache_dir
     from harness.players.fit import fit_records, parse_models, text
     from harness.records.record import NoUsableGame
 
     if args.plot and args.player:
         raise UserError("--plot draws the population: it takes every player, not --player")
-    cache_dir = use_cache_dir(args.cache_dir)
+    cache_dir = select_cache_dir(args.cache_dir)
     model = "+".join(parse_models(args.model))
     stream = stream_games(args.source, args)  # read a batch at a time while the decisions are stored
     try:

@@ -66,12 +66,12 @@ def _from_run(args: argparse.Namespace) -> tuple[str, Any, list[str], int]:
 def run(args: argparse.Namespace) -> int:
     # the engine is imported here, not at the top: `replay --help` must not pay for numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.util.cache import use_cache_dir
+    from harness.util.cache import select_cache_dir
     from harness.game.loop import StrategyError
     from harness.play.replay import format_trace, record_of_replay, replay
     from harness.play.runconfig import MAX_GAMES, MAX_SEED, seats_from_text
 
-    use_cache_dir(args.cache_dir)
+    select_cache_dir(args.cache_dir)
     if args.run:
         rules_name, settings, seats, seed = _from_run(args)
     else:

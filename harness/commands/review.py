@@ -49,13 +49,13 @@ def default_out(source: str, game: str, lineup: int | None) -> Path:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `review --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.util.cache import use_cache_dir
+    from harness.util.cache import select_cache_dir
     from harness.records.codec import NoRecords
     from harness.util.jsonable import jsonable
     from harness.util.render import text
     from harness.reports.review import Reviewer, tables, write_review
 
-    cache_dir = use_cache_dir(args.cache_dir)
+    cache_dir = select_cache_dir(args.cache_dir)
     try:
         rec, rules, lineup = record_of(args.source, args.game, args.lineup, args)
     except NoRecords as exc:

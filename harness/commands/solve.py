@@ -39,12 +39,12 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `solve --help` must not pay for numpy and numba
     # (benchmarks/BENCHMARKS.md, 'Start-up')
-    from harness.util.cache import use_cache_dir
+    from harness.util.cache import select_cache_dir
     from harness.game.rules import load_rules
     from harness.exact.solver import exact_distribution, solve
     from harness.exact.target import target_report
 
-    cache_dir = use_cache_dir(args.cache_dir)  # the same directory for solve as for run and replay
+    cache_dir = select_cache_dir(args.cache_dir)  # the same directory for solve as for run and replay
     rules = load_rules(args.rules, args.settings)
     t0 = time.perf_counter()
     if args.no_distribution:

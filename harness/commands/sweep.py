@@ -42,14 +42,14 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `sweep --help` must not pay for numba
     from harness.util import render
-    from harness.util.cache import use_cache_dir
+    from harness.util.cache import select_cache_dir
     from harness.commands.options import depth_settings, evaluated_line, exact_tasks, shows_progress
     from harness.studies.cost import estimate_sweep
     from harness.studies.depth import Evaluator
     from harness.util.jsonable import jsonable
     from harness.studies.sweep import parse_settings, sweep
 
-    use_cache_dir(args.cache_dir)
+    select_cache_dir(args.cache_dir)
     axes, fixed = parse_settings(args.settings)
     bots = split_specs(args.entrants) if args.entrants else []  # one parser of every list of bots
     rates, weakest, dial = depth_settings(args) if args.depth else ((), args.weakest, args.dial)

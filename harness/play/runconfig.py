@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from harness.game import tournament
-from harness.util.cache import use_cache_dir
+from harness.util.cache import check_cache_dir
 from harness.util.errors import UserError
 from harness.util.specs import split_specs
 from harness.game.rules import SETTINGS, RuleSet, check_toml_settings, load_rules, read_toml
@@ -299,11 +299,12 @@ class RunConfig:
     def resolve(self) -> ResolvedRun:
         """Load the rule set and make every bot (``prepare()`` not yet called); validates the specs.
 
-        A ``cache_dir`` becomes the solver cache directory of this process and the processes it
-        starts (:func:`harness.util.cache.use_cache_dir`), where the bots' ``prepare()`` looks.
+        A ``cache_dir`` is checked here; :func:`harness.play.runner.run` makes it the solver cache
+        directory for the run's length (:func:`harness.util.cache.using_cache_dir`), where the
+        bots' ``prepare()`` looks.
         """
+        check_cache_dir(self.cache_dir, self._name("cache_dir"))
 
-        use_cache_dir(self.cache_dir, self._name("cache_dir"))
         def origin(key: str) -> str:  # a setting from --set is named so; one from the file as its key
             return "--set" if self.origins.get(f"settings.{key}") == "--set" else "settings"
 

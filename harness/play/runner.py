@@ -53,6 +53,7 @@ from tqdm import tqdm
 
 from harness.util import backends
 from harness.util import jit, progress
+from harness.util.cache import using_cache_dir
 from harness.decisions.analysis import Analyser
 from harness.game.loop import StrategyError, play
 from harness.util.errors import RUN_LOG_ONLY, RunFailed, UserError
@@ -106,7 +107,14 @@ class RunStopped(RunFailed):
 
 def run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool = True, resume: bool = False,
         games_range: tuple[int, int] | None = None) -> Path:
-    """Play ``config`` into ``out_dir`` (see the module docstring); returns the run directory."""
+    """Play ``config`` into ``out_dir`` (see the module docstring); returns the run directory. The
+    config's ``cache_dir`` (if any) is the solver cache directory for the run's length only."""
+    with using_cache_dir(config.cache_dir, "cache_dir"):
+        return _run(config, out_dir, quiet=quiet, resume=resume, games_range=games_range)
+
+
+def _run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool, resume: bool,
+         games_range: tuple[int, int] | None) -> Path:
     out = Path(out_dir)
     if games_range is not None:
         start, stop = (int(x) for x in games_range)

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator
 
 import multiprocessing_logging
 
+from harness.util.cache import CACHE_ENV, default_cache_dir
 from harness.util.errors import UserError
 
 #: A scheduler address that means "a Dask client with threads in this process" (tests, debugging).
@@ -133,8 +134,9 @@ def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
         _, client = dask_client(scheduler)
         what = f"dask scheduler {scheduler}"
     else:
+        # the workers it starts find the job's solver cache (harness.util.cache: not inherited by spawn)
         cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+                                           dashboard_address=None, env={CACHE_ENV: str(default_cache_dir())})
         client = distributed.Client(cluster)
         what = f"dask LocalCluster of {n} processes"
     if scheduler != INPROCESS:

@@ -24,7 +24,7 @@ def add_set_option(p: argparse.ArgumentParser) -> None:
 def add_cache_dir_option(p: argparse.ArgumentParser) -> None:
     """``--cache-dir DIR``: where solved value tables and keep policies are found and written.
 
-    The command then calls :func:`harness.util.cache.use_cache_dir` with ``args.cache_dir`` before it
+    The command then calls :func:`harness.util.cache.select_cache_dir` with ``args.cache_dir`` before it
     makes any bot.
     """
     p.add_argument("--cache-dir", metavar="DIR",
