@@ -119,8 +119,12 @@ PARSE_ONLY: dict[str, str] = {
         "16 rule sets x 3 exact evaluations on scandinavian (hours of CPU); tests/test_sweep.py sweeps tiny rule sets",
     "yatzy-harness sweep forced --set forced_bonus_threshold=36..48:3 --entrants timeout,solver:temperature=2,solver --depth":
         "a depth-of-skill chain at each of 5 values (many minutes of CPU); tests/test_sweep.py checks sweep --depth",
-    "from tests.strategies.contract import StrategyContract   # from a clone of the harness on sys.path":
-        "a test module of the reader's own package, run by pytest (tests/strategies/test_*.py run the same class)",
+    '"""A yatzy-harness plugin: one bot, found through the ``yatzy_harness.strategies`` entry point."""':
+        "a file of the plugin package in examples/plugin/, which tests/test_plugin_kit.py builds, installs and tests",
+    '"""The most-common bot: keeps the most common face, then writes the box that scores most."""':
+        "a file of the plugin package in examples/plugin/, which tests/test_plugin_kit.py builds, installs and tests",
+    '"""The harness\'s contract for every bot, run on this plugin\'s bot as installed (through its entry point)."""':
+        "a file of the plugin package in examples/plugin/, which tests/test_plugin_kit.py builds, installs and tests",
     "yatzy-harness serve --levels results/levels-exact/levels.json --host 0.0.0.0 --token-file token.txt --workers 2":
         "binds every interface and needs a token file of the reader's; tests/test_serve.py checks the token",
     "yatzy-harness engine play --levels results/levels-exact/levels.json --level casual":

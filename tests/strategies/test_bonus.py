@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.game import registry
-from tests.strategies.contract import StrategyContract, rules_named
+from harness.testing import StrategyContract, rules_named
 
 
 class TestBonus(StrategyContract):

@@ -13,7 +13,7 @@ import numpy as np
 
 from harness.game import registry
 from harness.game.loop import play
-from tests.strategies.contract import StrategyContract, rules_named
+from harness.testing import StrategyContract, rules_named
 
 
 def test_bots_order_random_timeout_greedy_bonus_on_scandinavian():

@@ -7,7 +7,7 @@ import pytest
 from harness.game.strategy import Strategy
 from strategies.greedy import TimeoutBot
 from strategies.random_ import RandomBot
-from tests.strategies.contract import StrategyContract, classifier_problems
+from harness.testing import StrategyContract, classifier_problems
 
 
 class Undeclared(Strategy):  # relies on the base class's default classifier

@@ -7,7 +7,7 @@ import numpy as np
 from scipy.stats import chisquare
 
 from harness.game.loop import play
-from tests.strategies.contract import StrategyContract, rules_named
+from harness.testing import StrategyContract, rules_named
 
 
 class TestRandom(StrategyContract):

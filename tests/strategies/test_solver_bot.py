@@ -9,7 +9,7 @@ from harness.game import registry
 from harness.exact import solver
 from harness.game.loop import play
 from harness.stats import mean_ci
-from tests.strategies.contract import StrategyContract, rules_named
+from harness.testing import StrategyContract, rules_named
 
 MAXI = "maxi is solved in about an hour of CPU (benchmarks/BENCHMARKS.md), far beyond CI time"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from harness.play.replay import replay
 from harness.game.rules import load_rules
-from tests.strategies.contract import StrategyContract
+from harness.testing import StrategyContract
 
 
 class TestTimeout(StrategyContract):

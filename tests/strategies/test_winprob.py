@@ -14,7 +14,7 @@ import pytest
 from harness.game import registry
 from harness.game.loop import play
 from harness.util.errors import UserError
-from tests.strategies.contract import StrategyContract, rules_named
+from harness.testing import StrategyContract, rules_named
 
 MAXI = "maxi's value table alone takes about an hour of CPU and its target tables would need 67 GiB"
 COSTLY = {name: f"{name}'s target tables take minutes of CPU each (BENCHMARKS.md, 'Playing to win')"

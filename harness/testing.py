@@ -1,4 +1,9 @@
-"""The contract every strategy honours; each bot's test module subclasses :class:`StrategyContract`."""
+"""The contract every bot honours, as a test class to inherit: a plugin's tests and the built-in bots' run it.
+
+Shipped in the package (not a pytest plugin, which would import numba into every pytest session of
+an environment), so a plugin's own repository runs it with ``from harness.testing import
+StrategyContract`` (docs/write-a-bot.md). It needs pytest, which a test run has.
+"""
 
 from __future__ import annotations
 
