@@ -511,3 +511,14 @@ def test_a_rule_file_is_compiled_once_while_it_is_unchanged(tmp_path):
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # a new time even within one clock tick
     again = load_rules(str(path))
     assert again is not first and again.bonus_value == 60
+
+
+def test_a_misspelt_top_key_names_the_key_it_is_near_and_lists_extends(tmp_path):
+    """A house-rule file with ``extnds`` (a typo of ``extends``) is told the key it meant, and the
+    keys listed are those a rule file may hold, ``extends`` among them."""
+    f = tmp_path / "typo.toml"
+    f.write_text('extnds = "scandinavian"\nname = "typo"\n')
+    with pytest.raises(UserError) as err:
+        load_rules(str(f))
+    msg = str(err.value)
+    assert "unknown key 'extnds' (did you mean 'extends'? keys: boxes, " in msg and "extends, " in msg

@@ -9,6 +9,7 @@ files is :mod:`harness.game.rulefiles`'; all of it is importable from :mod:`harn
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -379,7 +380,10 @@ def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterab
     where = source or str(spec.get("_source", spec.get("name", "<rules>")))
     for key in spec:
         if key not in _TOP_KEYS:
-            raise UserError(f"{where}: unknown key {key!r} (keys: {', '.join(sorted(_TOP_KEYS - {'_source'}))})")
+            # a rule file's keys, extends included (resolved before this point, so never seen here)
+            near = difflib.get_close_matches(str(key), sorted(INLINE_KEYS), n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise UserError(f"{where}: unknown key {key!r} ({hint}keys: {', '.join(sorted(INLINE_KEYS))})")
     n_dice = spec.get("dice", 5)
     if not _is_whole(n_dice, 1, 8):
         raise UserError(f"{where}: dice must be 1..8, got {_shown(n_dice)}")
