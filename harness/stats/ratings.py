@@ -29,9 +29,9 @@ class Ratings:
     a difference is ``sqrt(cov[i,i] + cov[j,j] - 2 cov[i,j])``.
     ``lo``/``hi`` are normal intervals ``elo -/+ z * se``.
     ``sweeps``: (winner, loser) pairs where the winner took every point of
-    their games (perfect separation): the maximum-likelihood gap is infinite,
-    so the finite figure rests on the prior; the winner's rating is then a
-    lower bound and the loser's an upper bound.
+    their games (perfect separation).
+    ``bounds``: per entrant, what the prior rather than the games fixes of its
+    rating (:func:`separation_bounds`): None where the games identify it.
     """
 
     names: tuple[str, ...]
@@ -42,13 +42,11 @@ class Ratings:
     cov: np.ndarray
     confidence: float
     sweeps: tuple[tuple[str, str], ...] = ()
+    bounds: tuple[str | None, ...] = ()
 
     def bound(self, i: int) -> str | None:
         """"lower", "upper", "both" or None: what the prior, not the games, fixes of entrant i."""
-        name = self.names[i]
-        won = any(a == name for a, _ in self.sweeps)
-        lost = any(b == name for _, b in self.sweeps)
-        return "both" if won and lost else "lower" if won else "upper" if lost else None
+        return self.bounds[i] if self.bounds else None
 
     def table(self) -> list[dict[str, Any]]:
         """Rows ``{rank, name, elo, lo, hi, se, bound, note}`` sorted by Elo, best first."""
@@ -71,6 +69,41 @@ class Ratings:
                 "note": note or None,
             })
         return rows
+
+
+def separation_bounds(wins: np.ndarray) -> tuple[str | None, ...]:
+    """Which ratings the games leave to the prior (Ford 1957: the maximum-likelihood ratings of a
+    group are finite exactly when, for every split of it in two, each side scored against the other).
+
+    ``wins[i, j] > 0``: i scored against j. Entrants that reach each other through such points form a
+    group whose gaps the games fix. When one group is larger than every other (and holds two or
+    more), it is the reference: an entrant outside it that the reference scored against (directly or
+    through others) but that never scored back is below it, its rating an upper bound ("upper"); one
+    that scored against the reference but never conceded back is above it ("lower"); one that neither
+    reaches it nor is reached rests on the prior alone ("both"). So when three bots each beat
+    ``random`` in every game but took points off each other, only ``random``'s rating is a bound.
+    With no such group (a gauntlet, where the entrants meet only the candidate), each entrant is
+    marked by its own sweeps: "lower" if it won every game against someone, "upper" if it lost every
+    game to someone, "both" if both.
+    """
+    w = np.asarray(wins)
+    k = len(w)
+    reach = (w > 0) | np.eye(k, dtype=bool)
+    for m in range(k):  # transitive closure (Warshall): reach[i, j]: a chain of points from i to j
+        reach |= reach[:, m:m + 1] & reach[m:m + 1, :]
+    same = reach & reach.T
+    groups = {tuple(np.flatnonzero(row)) for row in same}
+    sizes = sorted((len(g) for g in groups), reverse=True)
+    if sizes[0] >= 2 and (len(sizes) == 1 or sizes[1] < sizes[0]):
+        main = int(np.argmax(same.sum(axis=1)))
+        out: list[str | None] = []
+        for i in range(k):
+            up, down = bool(reach[i, main]), bool(reach[main, i])
+            out.append(None if up and down else "lower" if up else "upper" if down else "both")
+        return tuple(out)
+    won = [any(w[i, j] > 0 and w[j, i] == 0 for j in range(k) if j != i) for i in range(k)]
+    lost = [any(w[j, i] > 0 and w[i, j] == 0 for j in range(k) if j != i) for i in range(k)]
+    return tuple("both" if a and b else "lower" if a else "upper" if b else None for a, b in zip(won, lost))
 
 
 def bradley_terry(
@@ -136,6 +169,7 @@ def bradley_terry(
 
     sweeps = tuple((names_t[i], names_t[j]) for i in range(k) for j in range(k)
                    if i != j and w[i, j] > 0 and w[j, i] == 0)
+    bounds = separation_bounds(w)
     off = 1.0 - np.eye(k)
     w = w + prior * off
     games = w + w.T
@@ -179,4 +213,4 @@ def bradley_terry(
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     elo = ELO_PER_NAT * (theta - theta.mean())
     half = z_crit(confidence) * se
-    return Ratings(names_t, elo, elo - half, elo + half, se, cov, confidence, sweeps)
+    return Ratings(names_t, elo, elo - half, elo + half, se, cov, confidence, sweeps, bounds)

@@ -75,3 +75,32 @@ def test_bradley_terry_validation():
         bradley_terry(["a", "b"], np.eye(2))
     one = bradley_terry(["solo"], np.zeros((1, 1)))
     assert one.elo.tolist() == [0.0]
+
+
+def test_only_the_entrant_outside_the_field_that_scored_against_each_other_is_a_bound():
+    """Three bots take points off each other and each beats ``random`` in every game: their gaps are
+    fixed by the games, so only random's rating is a bound (an upper one); it used to mark all four."""
+    names = ["solver", "bonus", "greedy", "random"]
+    w = np.array([[0, 60, 70, 100], [40, 0, 65, 100], [30, 35, 0, 100], [0, 0, 0, 0]], float)
+    r = bradley_terry(names, w)
+    assert [r.bound(i) for i in range(4)] == [None, None, None, "upper"]
+    assert [row["bound"] for row in r.table()] == [None, None, None, "upper"]
+
+
+def test_a_gauntlet_marks_each_entrant_by_its_own_sweeps():
+    """No group of two or more that scored against each other: each entrant's mark is its own
+    sweeps' (greedy and bonus never meet; each beat random in every game)."""
+    w = np.array([[0, 0, 100], [0, 0, 100], [0, 0, 0]], float)
+    r = bradley_terry(["greedy", "bonus", "random"], w)
+    assert [r.bound(i) for i in range(3)] == ["lower", "lower", "upper"]
+
+
+def test_a_group_above_the_reference_is_a_lower_bound_and_an_unconnected_one_rests_on_the_prior():
+    # a and b score against each other and c; d sweeps a; e and f play only each other
+    names = ["a", "b", "c", "d", "e", "f"]
+    w = np.zeros((6, 6))
+    w[0, 1], w[1, 0], w[0, 2], w[2, 0], w[1, 2], w[2, 1] = 5, 5, 5, 5, 5, 5
+    w[3, 0] = 10
+    w[4, 5], w[5, 4] = 3, 3
+    r = bradley_terry(names, w)
+    assert [r.bound(i) for i in range(6)] == [None, None, None, "lower", "both", "both"]
