@@ -52,11 +52,26 @@ def _quality_figure(panels: Sequence[tuple[str, list[str], list[list[tuple[Any, 
     both, BASE above, and a legend names them. The metrics ``why`` gives a reason for and that
     have no panel are named under the panels."""
     ncols = 2 if len(panels) > 2 else 1
-    nrows = int(math.ceil(len(panels) / ncols))
-    heights = [max(len(p[1]) for p in panels[r * ncols:(r + 1) * ncols]) + 1.2 for r in range(nrows)]
+    # one-row panels side by side, two a row; a panel of several rows (per entrant, per pairing) across
+    # the width in a subfigure of its own, so its long labels do not squeeze the columns above it
+    small = [p for p in panels if len(p[1]) == 1] if ncols == 2 else []
+    big = [p for p in panels if len(p[1]) > 1] if ncols == 2 else list(panels)
+    small_rows = int(math.ceil(len(small) / 2))
+    heights = [2.2] * small_rows + [len(p[1]) + 1.2 for p in big]
     fig = plt.figure(figsize=(12 if ncols == 2 else 7, 1.6 + row_height * sum(heights)), dpi=DPI,
                      layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False, gridspec_kw={"height_ratios": heights}).ravel()
+    parts = [x for x in (small_rows and 2.2 * small_rows, sum(heights[small_rows:])) if x]
+    subs = list(np.atleast_1d(fig.subfigures(len(parts), 1, height_ratios=parts))) if len(parts) > 1 else [fig]
+    axes = []
+    if small:
+        axes += list(subs[0].subplots(small_rows, 2, squeeze=False).ravel())
+        for ax in axes[len(small):]:
+            ax.set_visible(False)
+        axes = axes[:len(small)]
+    if big:
+        axes += list(np.atleast_1d(subs[-1].subplots(len(big), 1, squeeze=False,
+                                                     gridspec_kw={"height_ratios": heights[small_rows:]}).ravel()))
+    panels = small + big
     offsets = np.linspace(-0.18, 0.18, len(sides)) if len(sides) > 1 else np.zeros(1)
     for ax, (metric, labels, per_side) in zip(axes, panels):
         scale = 100.0 if metric in SHARES else 1.0
@@ -72,8 +87,6 @@ def _quality_figure(panels: Sequence[tuple[str, list[str], list[list[tuple[Any, 
         # wrapped to the panel: a definition one line long ran into the next panel's title
         ax.set_title(textwrap.fill(f"{metric}: {definition(metric, options)}", 56), fontsize="small", loc="left")
         ax.grid(axis="x", alpha=0.3)
-    for ax in axes[len(panels):]:
-        ax.set_visible(False)
     fig.suptitle(title)
     skipped = [f"{m} ({r})" for m, r in why.items() if not any(p[0] == m for p in panels)]
     note = textwrap.fill("does not apply: " + "; ".join(skipped), 150) if skipped else None
