@@ -308,3 +308,25 @@ def test_levels_errors_are_one_line(mini, tmp_path, capsys, body, extra, message
     assert main(["calibrate", "--levels", str(levels), "--out", str(tmp_path / "o"), *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_a_far_bracket_end_does_not_leave_the_levels_picture_empty():
+    """The exact ladder's mean panel had its points between temperature 0 and 1.2 and one at 10: that
+    axis runs linearly to 1.2 and logarithmically beyond, and says so; the win-rate panel, spread
+    over its range, stays linear."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from harness.players.picture import plot_levels
+
+    def pts(xs, ys):
+        return [{"value": x, "response": y, "ci": [y, y]} for x, y in zip(xs, ys)]
+
+    d = {"curves": {"win_rate": pts([0, 0.7, 1.6, 2, 3, 3.5, 7, 10], [0.66, 0.56, 0.4, 0.36, 0.26, 0.23, 0.11, 0.08]),
+                    "mean": pts([0, 0.42, 0.55, 1.18, 10], [150, 142.8, 138.7, 122.3, 63.9])},
+         "levels": [], "exact": True, "param": "temperature", "strategy": "solver", "against": "solver:temperature=1",
+         "rules": "forced"}
+    fig = plot_levels(d)
+    win, mean = fig.axes
+    assert win.get_xscale() == "linear" and "logarithmic" not in win.get_xlabel()
+    assert mean.get_xscale() == "symlog" and "(axis linear to 1.18, logarithmic beyond)" in mean.get_xlabel()

@@ -108,6 +108,20 @@ def plot_response(cal: Calibration) -> Figure:
     return fig
 
 
+def _squeeze_outlier(ax: Any, x: np.ndarray) -> str:
+    """When one far value (a bracket's end, evaluated once) would leave most of a panel empty, the
+    axis runs linearly up to the next value and logarithmically beyond; the label's note says so.
+    On the README's exact ladder the mean panel's points lay between 0 and 1.2 with one at 10."""
+    xs = np.unique(x)
+    if len(xs) < 3 or xs[0] < 0 or xs[-1] - xs[0] <= 4 * (xs[-2] - xs[0]) or xs[-2] <= 0:
+        return ""
+    ax.set_xscale("symlog", linthresh=float(xs[-2]), linscale=2.0)
+    ticks = sorted({*np.linspace(xs[0], xs[-2], 4).round(2), float(xs[-1])})
+    ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
+    ax.minorticks_off()
+    return f"\n(axis linear to {xs[-2]:.3g}, logarithmic beyond)"
+
+
 def plot_levels(d: Mapping[str, Any]) -> Figure:
     """The response curve(s) with every level's target, calibrated value and independent check."""
     kinds = [k for k in ("win_rate", "mean") if k in d["curves"]]
@@ -136,7 +150,7 @@ def plot_levels(d: Mapping[str, Any]) -> Figure:
             ax.errorbar([lv["value"]], [ck["response"] * scale],
                         yerr=[[(ck["response"] - ck["ci"][0]) * scale], [(ck["ci"][1] - ck["response"]) * scale]],
                         fmt="D", ms=5, mfc="white", color=c, capsize=3)
-        ax.set_xlabel(f"{d['param']} (parameter of {d['strategy']})")
+        ax.set_xlabel(f"{d['param']} (parameter of {d['strategy']})" + _squeeze_outlier(ax, x))
         ax.set_ylabel(f"score rate against {d['against']} (%; win 1, draw 1/2)" if kind == "win_rate"
                       else "mean final score (points)")
         ax.set_title(f"Difficulty levels on {Path(d['rules']).stem} rules: " +
