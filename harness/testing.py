@@ -16,7 +16,7 @@ import pytest
 
 from harness.game import registry
 from harness.game.loop import play
-from harness.game.rules import builtin_rule_sets, load_rules
+from harness.game.rules import RuleSet, builtin_rule_sets, load_rules
 from harness.game.strategy import Strategy, TurnView
 
 #: The classifier keys every bot declares, with the type of each value.
@@ -47,7 +47,7 @@ def classifier_problems(cls: type[Strategy], classifier: object = None) -> list[
 
 
 @cache
-def rules_named(name: str):
+def rules_named(name: str) -> RuleSet:
     return load_rules(name)
 
 
@@ -64,19 +64,20 @@ class StrategyContract:
     #: one the bot can play in CI time
     home: str = "scandinavian"
 
-    def make(self, rules):
+    def make(self, rules: RuleSet) -> Strategy:
         bot = registry.make(self.spec, rules)
         bot.prepare()
         return bot
 
-    def play(self, name, games=None, seed=7, bot=None):
+    def play(self, name: str, games: np.ndarray | None = None, seed: int = 7,
+             bot: Strategy | None = None) -> pd.DataFrame:
         rules = rules_named(name)
         bot = bot or self.make(rules)
         games = np.arange(self.games) if games is None else games
         return play(rules, [bot, registry.make(self.opponent, rules)], games, seed).to_frame()
 
     @pytest.mark.parametrize("name", builtin_rule_sets())
-    def test_plays_every_rule_set_legally(self, name):
+    def test_plays_every_rule_set_legally(self, name: str) -> None:
         if name in self.too_costly:
             assert self.too_costly[name], "say why"
             return
@@ -87,12 +88,12 @@ class StrategyContract:
         assert len(mine) == self.games
         assert (mine[rules.box_names].to_numpy() <= rules.box_max() * rules.columns).all()
 
-    def test_deterministic_for_a_seed(self):
+    def test_deterministic_for_a_seed(self) -> None:
         a = self.play(self.home, seed=3)
         b = self.play(self.home, seed=3)
         pd.testing.assert_frame_equal(a, b)
 
-    def test_does_not_depend_on_the_batch(self):
+    def test_does_not_depend_on_the_batch(self) -> None:
         whole = self.play(self.home, games=np.arange(40, 64))
         rules = rules_named(self.home)
         bot = self.make(rules)
@@ -100,13 +101,13 @@ class StrategyContract:
                            for s in range(40, 64, 7)], ignore_index=True)
         pd.testing.assert_frame_equal(whole, parts)
 
-    def test_clone_and_pickle_play_identically(self):
+    def test_clone_and_pickle_play_identically(self) -> None:
         rules = rules_named(self.home)
         bot = self.make(rules)
         clone = pickle.loads(pickle.dumps(bot))
         pd.testing.assert_frame_equal(self.play(self.home, bot=bot), self.play(self.home, bot=clone))
 
-    def test_label_round_trips_through_the_registry(self):
+    def test_label_round_trips_through_the_registry(self) -> None:
         rules = rules_named(self.home)
         bot = self.make(rules)
         assert registry.make(bot.label, rules).label == bot.label
@@ -116,7 +117,7 @@ class StrategyContract:
     def strategy_class(self) -> type[Strategy]:
         return registry.get(self.spec.split(":")[0])
 
-    def test_classifier_is_declared(self):
+    def test_classifier_is_declared(self) -> None:
         cls = self.strategy_class()
         problems = classifier_problems(cls)
         assert not problems, "; ".join(problems)
@@ -124,13 +125,13 @@ class StrategyContract:
         problems = classifier_problems(cls, bot.classifier)
         assert not problems, "; ".join(problems)
 
-    def test_respects_its_classifier(self, monkeypatch):
+    def test_respects_its_classifier(self, monkeypatch: pytest.MonkeyPatch) -> None:
         # a bot that says it is not stochastic must not consult its random numbers (view.uniform);
         # one that says it is must
         rules = rules_named(self.home)
         bot = self.make(rules)
 
-        def mine():  # alone at the table: an opponent may be stochastic itself
+        def mine() -> pd.DataFrame:  # alone at the table: an opponent may be stochastic itself
             return play(rules, [bot], np.arange(self.games), 7).to_frame()
 
         plain = mine()

@@ -21,7 +21,8 @@ from typing import Any
 
 from harness.util.errors import UserError
 from harness.game.rules import RuleSet
-from harness.game.strategy import Strategy, parse_spec
+from harness.game.strategy import Strategy
+from harness.util.specs import parse_spec
 
 ENTRY_POINT_GROUP = "yatzy_harness.strategies"
 log = logging.getLogger(__name__)

@@ -16,7 +16,8 @@ from harness.game.dice import counts_of_faces
 from harness.game.loop_kernels import uniforms
 from harness.util.errors import UserError
 from harness.game.rules import RuleSet
-from harness.util.specs import parse_spec, split_specs  # noqa: F401  (public here since the first plugins)
+from harness.util.specs import parse_spec as parse_spec  # public here since the first plugins
+from harness.util.specs import split_specs as split_specs
 
 #: rng step used for box choices (keep decisions use the roll number 0, 1, ...).
 CHOOSE_STEP = 255
@@ -110,7 +111,8 @@ class TurnView:
 
     def uniform(self, width: int = 1) -> np.ndarray:
         """(B, width) float64 uniforms for this decision, a pure function of (seed, game, seat, turn, step)."""
-        return uniforms(self.keys, self.seat, self.turn, self.step, width)
+        out: np.ndarray = uniforms(self.keys, self.seat, self.turn, self.step, width)
+        return out
 
     def allowed_matrix(self) -> np.ndarray:
         """(B, NB) bool: which boxes may be chosen."""
@@ -146,15 +148,18 @@ class Sheets:
 
     @cached_property
     def options(self) -> np.ndarray:
-        return self.sheet_options[self.sheet]
+        out: np.ndarray = self.sheet_options[self.sheet]
+        return out
 
     @cached_property
     def allowed(self) -> np.ndarray:
-        return self.sheet_allowed[self.sheet]
+        out: np.ndarray = self.sheet_allowed[self.sheet]
+        return out
 
     @cached_property
     def extra(self) -> np.ndarray:
-        return self.sheet_extra[self.sheet]
+        out: np.ndarray = self.sheet_extra[self.sheet]
+        return out
 
 
 @dataclass
@@ -311,6 +316,11 @@ class GameState:
     random: Callable[[], float] = field(default=lambda: 0.0, repr=False)
 
 
+def _constant(x: float) -> Callable[[], float]:
+    """A state's ``random``: the uniform of its decision, the same at every call."""
+    return lambda: x
+
+
 class PerGameStrategy(Strategy):
     """Adapter for a one-game-at-a-time bot written in plain Python (slow, but simple).
 
@@ -333,10 +343,11 @@ class PerGameStrategy(Strategy):
         for i in range(len(view)):
             filled = int(view.filled[i])
             sheet = {n: (int(view.sheet[i, b]) if (filled >> b) & 1 else None) for b, n in enumerate(names)}
-            opts = {} if allowed is None else {n: int(view.options[i, b]) for b, n in enumerate(names) if allowed[i, b]}
+            opts = {} if allowed is None or view.options is None else \
+                {n: int(view.options[i, b]) for b, n in enumerate(names) if allowed[i, b]}
             out.append(GameState(rules, int(view.games[i]), view.seat, view.turn, d.roll_faces[view.roll[i]].tolist(),
                                  int(view.rolls_left[i]), [n for n, v in sheet.items() if v is None], sheet,
-                                 int(view.upper[i]), opts, random=lambda x=float(u[i]): x))
+                                 int(view.upper[i]), opts, random=_constant(float(u[i]))))
         return out
 
     def keep(self, view: TurnView) -> np.ndarray:
