@@ -19,6 +19,7 @@ resume, so a resumed run equals the run it continues.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -27,7 +28,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 import orjson
@@ -35,6 +36,7 @@ import orjson
 from harness.util.errors import UserError
 from harness.play.protocol import PROTOCOL
 from harness.play.protocol import messages as msgs
+from harness.play.protocol import options as opts
 from harness.play.protocol.http import HttpEngine, HttpRejected, HttpTimeout, check_url
 from harness.play.protocol.stdio import EngineDied, EngineFlood, StdioEngine
 from harness.game.rules import RuleSet, read_toml, rules_dir
@@ -217,6 +219,85 @@ def _log_path(label: str) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
+# engine processes kept across runs (a calibration's evaluated values)
+
+
+@dataclass(eq=False)
+class _Pooled:
+    """A started engine: its connection, its hello, its declared options, and the (rules, options,
+    time) its last newgame set (None: none sent yet)."""
+
+    client: StdioEngine | HttpEngine
+    hello: dict[str, Any]
+    options: dict[str, opts.Option]
+    state: tuple[Any, ...] | None = None
+
+
+class _EnginePool:
+    """Idle engine processes of this process by command (:func:`reuse_engines`)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.pid = os.getpid()
+        self.idle: dict[tuple[Any, ...], list[_Pooled]] = {}
+
+    @property
+    def active(self) -> bool:
+        return self.depth > 0
+
+    def _mine(self) -> None:
+        if self.pid != os.getpid():  # a forked worker: the parent's processes are not ours to use
+            self.pid, self.idle = os.getpid(), {}
+
+    def take(self, key: tuple[Any, ...], bot: EngineStrategy) -> _Pooled | None:
+        """An idle process of ``key``, preferring one already playing ``bot``'s rules and options."""
+        self._mine()
+        free = self.idle.get(key) or []
+        for e in free:
+            if isinstance(e.client, StdioEngine) and not e.client.alive():
+                free.remove(e)
+                e.client.kill()
+        if not free:
+            return None
+        for i, e in enumerate(free):
+            if e.state is not None and e.state == bot.state_for(e):
+                return free.pop(i)
+        return free.pop()
+
+    def give(self, key: tuple[Any, ...], entry: _Pooled) -> None:
+        self._mine()
+        self.idle.setdefault(key, []).append(entry)
+
+    def close_all(self) -> None:
+        self._mine()
+        for entries in self.idle.values():
+            for e in entries:
+                if isinstance(e.client, StdioEngine):
+                    e.client.quit(msgs.dumps({"type": "quit"}))
+                else:
+                    e.client.close()
+        self.idle = {}
+
+
+_POOL = _EnginePool()
+
+
+@contextlib.contextmanager
+def reuse_engines() -> Iterator[None]:
+    """Keep engine processes running between runs in this process (and in workers forked meanwhile):
+    a bot that is done with its engine leaves it idle, and the next bot of the same command takes
+    it, sending ``newgame`` only when its rules or options differ. On exit the idle engines of this
+    process are asked to quit. A calibration plays every evaluated value this way."""
+    _POOL.depth += 1
+    try:
+        yield
+    finally:
+        _POOL.depth -= 1
+        if not _POOL.depth:
+            _POOL.close_all()
+
+
+# ---------------------------------------------------------------------------------------------
 # the bot
 
 
@@ -287,6 +368,8 @@ class EngineStrategy(Strategy):
         if not label:
             target = next((w for w in reversed(argv) if "/" in w or "." in w), argv[-1] if argv else url)
             label = f"engine:{Path(target).name if argv else url}"
+        if options:  # an engine at other option values is another player (a calibration's values, a gauntlet)
+            label += ":" + ",".join(f"opt.{k}={v}" for k, v in sorted(options.items()))
         cwd = c["cwd"] or from_file.get("cwd") or None
         self.conf = EngineConf(
             label=label, argv=argv, url=url, cwd=cwd, options={**from_file.get("options", {}), **options},
@@ -295,6 +378,8 @@ class EngineStrategy(Strategy):
                                  "max_corrupted", "min_games", "max_batch", "memory_mb", "stderr_kb", "token_file")})
         self._spec_options = options
         self.hello: dict[str, Any] | None = None
+        #: the options the engine's hello declares (known once it has started)
+        self.declared: dict[str, opts.Option] = {}
         self.sees_table = False
         self.counts = np.zeros(len(TALLY), dtype=np.int64)
         self._reset_process_state()
@@ -309,6 +394,7 @@ class EngineStrategy(Strategy):
         self._batch: np.ndarray | None = None
         self._lineup = -1
         self._tallies: dict[int, Tally] = {}
+        self._entry: _Pooled | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -363,8 +449,8 @@ class EngineStrategy(Strategy):
             raise EngineDied(f"the engine refused {message['type']!r}: {str(obj.get('message'))[:200]}")
         return obj
 
-    def _start(self) -> StdioEngine | HttpEngine:
-        """Start (or connect to) the engine and shake hands: hello, then newgame with the rules."""
+    def _connect(self) -> _Pooled:
+        """Start (or connect to) the engine and shake hands (hello: protocol, rule sets, options)."""
         c = self.conf
         client: StdioEngine | HttpEngine
         if c.url:
@@ -379,16 +465,71 @@ class EngineStrategy(Strategy):
             problem = check_hello(hello, self.rules.name)
             if problem:
                 raise EngineDied(f"handshake: {problem}")
-            self.hello = hello
-            self.sees_table = "table" in (hello.get("wants") or [])
-            ready = self._exchange(client, {"type": "newgame", "id": 0, "rules": msgs.describe_rules(self.rules),
-                                            "options": dict(c.options), "time": self.time_control()}, deadline)
-            if ready.get("type") != "ready":
-                raise EngineDied(f"expected 'ready' after newgame, got {str(ready.get('type'))[:40]!r}")
+            try:
+                declared = opts.declared(hello)
+            except opts.OptionError as exc:
+                raise EngineDied(f"handshake: {exc}") from None
         except (EngineDied, EngineFlood, HttpTimeout, HttpRejected) as exc:
             self._close(client)
             raise EngineDied(str(exc)) from None
-        return client
+        return _Pooled(client, hello, declared)
+
+    def _newgame(self, entry: _Pooled) -> None:
+        """Send ``newgame`` (the rules, this bot's options checked against the engine's declaration,
+        the time control) unless the engine already plays exactly that."""
+        c = self.conf
+        try:
+            values = opts.check_values(entry.options, c.options)
+        except opts.OptionError as exc:
+            self._close(entry.client)
+            self._dead = str(exc)  # the same values would be refused again: no restart
+            raise EngineDied(str(exc)) from None
+        state = self.state_for(entry)
+        if entry.state == state:
+            return
+        try:
+            ready = self._exchange(entry.client, {"type": "newgame", "id": 0, "rules": msgs.describe_rules(self.rules),
+                                                  "options": values, "time": self.time_control()},
+                                   time.monotonic() + c.start_ms / 1000)
+            if ready.get("type") != "ready":
+                raise EngineDied(f"expected 'ready' after newgame, got {str(ready.get('type'))[:40]!r}")
+        except (EngineDied, EngineFlood, HttpTimeout, HttpRejected) as exc:
+            self._close(entry.client)
+            raise EngineDied(str(exc)) from None
+        entry.state = state
+
+    def _start(self) -> StdioEngine | HttpEngine:
+        """Start (or connect to) the engine and shake hands: hello, then newgame with the rules and options
+        (with :func:`reuse_engines` on, an idle process of the same command is taken instead, and
+        sent a newgame only when its rules or options differ)."""
+        entry = _POOL.take(self._pool_key(), self) if _POOL.active else None
+        if entry is None:
+            entry = self._connect()
+        self._newgame(entry)
+        self.hello = entry.hello
+        self.declared = entry.options
+        self.sees_table = "table" in (entry.hello.get("wants") or [])
+        self._entry = entry
+        return entry.client
+
+    def state_for(self, entry: _Pooled) -> tuple[Any, ...] | None:
+        """What a newgame for this bot would set on ``entry``'s engine (None: its options do not fit)."""
+        try:
+            values = opts.check_values(entry.options, self.conf.options)
+        except opts.OptionError:
+            return None
+        return (self.rules.digest, msgs.dumps(values), msgs.dumps(self.time_control()))
+
+    def _pool_key(self) -> tuple[Any, ...]:
+        c = self.conf
+        return (c.argv, c.url, c.cwd, c.memory_mb, c.stderr_kb, c.token_file, self.rules.digest)
+
+    def _release(self) -> None:
+        """With :func:`reuse_engines` on: give the engine process back to the pool (kept running)."""
+        if self._client is not None and self._entry is not None and _POOL.active and self._pid == os.getpid():
+            _POOL.give(self._pool_key(), self._entry)
+            self._client = None
+            self._entry = None
 
     def time_control(self) -> dict[str, float]:
         c = self.conf
@@ -420,11 +561,16 @@ class EngineStrategy(Strategy):
     def _kill(self) -> None:
         self._close(self._client)
         self._client = None
+        self._entry = None
 
     def close(self) -> None:
         """Ask the engine to quit (and kill what is left); a later decision starts it again."""
         self._here()
+        if _POOL.active:
+            self._release()
+            return
         client, self._client = self._client, None
+        self._entry = None
         if isinstance(client, StdioEngine):
             client.quit(msgs.dumps({"type": "quit"}))
         elif client is not None:
@@ -502,6 +648,13 @@ class EngineStrategy(Strategy):
         return self._decide(view, "box")
 
     def _decide(self, view: TurnView, kind: str) -> np.ndarray:
+        try:
+            return self._decide_batch(view, kind)
+        finally:
+            if _POOL.active:
+                self._release()
+
+    def _decide_batch(self, view: TurnView, kind: str) -> np.ndarray:
         n = len(view)
         fault = np.zeros(n, dtype=np.int8)  # 0: none, else 1 + index in FAULT_KINDS
         choice = np.full(n, -1, dtype=np.int64)
