@@ -208,6 +208,13 @@ def set_run_dir(run_dir: Path | None) -> None:
             _RUN.replay[key] = str(r["kind"])
 
 
+def follow_run_dir(run_dir: Path) -> None:
+    """In a worker kept across runs: send engine logs and timing faults to ``run_dir`` (the run this
+    chunk belongs to) when they still go elsewhere."""
+    if _RUN.log_dir != Path(run_dir) / ENGINE_DIR:
+        set_run_dir(run_dir)
+
+
 def _log_path(label: str) -> Path:
     folder = _RUN.log_dir
     if folder is None:
@@ -585,6 +592,11 @@ class EngineStrategy(Strategy):
             raise UserError(f"engine {self.label}: {exc}") from None
         finally:
             self.close()
+
+    def declared_options(self) -> dict[str, opts.Option]:
+        """The options the engine's hello declares (the engine started, shaken hands with, stopped)."""
+        self.prepare()
+        return dict(self.declared)
 
     def describe(self) -> dict[str, Any]:
         """What the manifest records of this engine: command or URL, handshake, files' sha256, limits."""
