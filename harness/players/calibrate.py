@@ -364,23 +364,27 @@ def calibrate(problem: Problem, evaluate: Callable[[float], Point],
         return _finish(problem, best, a, b, points, True)
     side = 0  # which end was kept last: Illinois halves the kept end's g to avoid one-sided stalls
     converged = False
-    bisect = False  # the last value tried was not usable: bisect the bracket once instead
+    bad: set[float] = set()  # values the referee's limits rule out
+    misses = 0
     while len(points) < problem.max_evals:
         if abs(b.value - a.value) <= problem.v_tol:
             converged = True
             break
-        v = (a.value + b.value) / 2 if bisect else (a.value * gb - b.value * ga) / (gb - ga)
+        v = (a.value * gb - b.value * ga) / (gb - ga)
         v = round_value(min(max(v, min(a.value, b.value)), max(a.value, b.value)))
+        while v in bad:  # never the same ruled-out value twice: halfway towards the kept end instead
+            v = round_value((a.value + v) / 2)
         if v in (a.value, b.value):  # rounding collapsed the step: the bracket is as specs allow
             converged = True
             break
         c = ev(v)
         if not c.usable:
-            if bisect:  # two values in a row the referee's limits rule out: stop here
+            bad.add(v)
+            misses += 1
+            if misses >= 2:  # two values in a row the referee's limits rule out: stop here
                 break
-            bisect = True
             continue
-        bisect = False
+        misses = 0
         gc = c.f - target
         if abs(gc) <= tol:
             converged = True
@@ -413,15 +417,20 @@ def _ends(problem: Problem, ev: Callable[[float], Point]) -> tuple[Point, Point]
     a, b = ev(problem.lo), ev(problem.hi)
     for which, q in (("--lo", a), ("--hi", b)):
         if not q.usable:
-            raise UserError(f"the games at {which} {problem.played(q.value)} broke the referee's limits ({q.why}): "
+            raise UserError(f"the games at {which} {_shown(problem, q.value)} broke the referee's limits ({q.why}): "
                             "that value cannot be measured; narrow the bracket or fix the engine")
     ga, gb = a.f - problem.target, b.f - problem.target
     if ga != 0 and gb != 0 and (ga > 0) == (gb > 0):
         unit = "points" if problem.kind == "mean" else ""
-        raise UserError(f"target {problem.target:g} is not bracketed: response at --lo {problem.played(a.value)} is "
-                        f"{a.f:.4g}{unit and ' '}{unit}, at --hi {problem.played(b.value)} it is {b.f:.4g}; widen "
+        raise UserError(f"target {problem.target:g} is not bracketed: response at --lo {_shown(problem, a.value)} is "
+                        f"{a.f:.4g}{unit and ' '}{unit}, at --hi {_shown(problem, b.value)} it is {b.f:.4g}; widen "
                         "--lo/--hi (or check the target)")
     return a, b
+
+
+def _shown(problem: Problem, value: float) -> str:
+    v = problem.played(value)
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _calibrate_discrete(problem: Problem, evaluate: Callable[[float], Point],
@@ -549,7 +558,7 @@ def local_slope(points: Sequence[Point], target: float) -> float | None:
 
 def _finish(problem: Problem, best: Point, a: Point, b: Point, all_points: list[Point], converged: bool) -> Calibration:
     target = problem.target
-    notes = [f"{problem.param}={problem.played(q.value)} is not used for the root: {q.why}"
+    notes = [f"{problem.param}={_shown(problem, q.value)} is not used for the root: {q.why}"
              for q in all_points if not q.usable]
     points = [q for q in all_points if q.usable]
     fa, fb = a.f, b.f
