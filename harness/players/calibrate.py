@@ -287,10 +287,8 @@ def round_value(v: float) -> float:
 
 def check_problem(p: Problem) -> None:
     """Validate the strategy, parameter and target with clear messages (before playing anything)."""
-    from harness.players.dials import dial_of  # the registry (numba) and maybe an engine's handshake
-
     name = parse_spec(p.strategy)[0]
-    dial = dial_of(p.strategy, p.param, p.rules, p.settings)
+    dial = declared_param(p.strategy, p.param, p.rules, p.settings)
     if dial.kind != p.dial:
         raise UserError(f"{name}:{p.param} is a {dial.kind} dial, the problem says {p.dial}")
     if (p.target_mean is None) == (p.target_win_rate is None):
@@ -306,7 +304,7 @@ def check_problem(p: Problem) -> None:
         raise UserError(f"{name}:{p.param} is an integer dial: --lo and --hi must be whole numbers, got {p.lo:g}, {p.hi:g}")
     for which, v in (("lo", p.lo), ("hi", p.hi)):
         if (dial.lo is not None and v < dial.lo) or (dial.hi is not None and v > dial.hi):
-            raise UserError(f"--{which} {v:g} is outside {name}:{p.param}'s range {_range(dial.lo)}..{_range(dial.hi)}")
+            raise UserError(f"--{which} {v} is outside {name}:{p.param}'s range {dial.lo}..{dial.hi}")
     if p.games < 2:
         raise UserError(f"--games must be >= 2, got {p.games}")
     if p.max_evals < 3:
@@ -319,12 +317,9 @@ def check_problem(p: Problem) -> None:
         raise UserError("--exact evaluates the harness's own bots: an engine's option is measured by games (drop --exact)")
 
 
-def _range(v: float | None) -> str:
-    return "" if v is None else f"{v:g}"
-
-
 def declared_param(strategy: str, param: str, rules: str = "scandinavian", settings: tuple[str, ...] = ()):
     """The dial ``param`` of ``strategy`` (:func:`harness.players.dials.dial_of`)."""
+    # the registry (numba) and maybe an engine's handshake, on first check: `calibrate --help` reads this module
     from harness.players.dials import dial_of
 
     return dial_of(strategy, param, rules, settings)

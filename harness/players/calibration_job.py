@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from harness.players.calibrate import (DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, Calibration, Point, Problem,
                                        calibrate, calibrate_exact, check_problem)
+from harness.players.dials import dial_of
 from harness.players.responses import ExactEvaluator, RunnerEvaluator
 from harness.players.fit import reference_of
 from harness.players.picture import plot_response, plt
@@ -29,8 +30,6 @@ def calibration_problem(draft: Problem) -> Problem:
     bracket the dial's declared range where ``draft.lo`` or ``draft.hi`` is NaN (not given; a choice
     dial always spans its values), and the most evaluations the search's default where
     ``draft.max_evals`` is 0."""
-    from harness.players.dials import dial_of
-
     against = reference_of(draft.against)[0] if draft.against else None
     dial = dial_of(draft.strategy, draft.param, draft.rules, draft.settings)
     lo, hi = draft.lo, draft.hi

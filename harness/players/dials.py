@@ -4,7 +4,9 @@ an external engine's ``hello`` (``--param opt.NAME``).
 A dial is a float (searched by regula falsi), an integer or an ordered choice (searched over whole
 numbers, the choice's position in its list: the answer is the adjacent pair of values that brackets
 the target). An engine's options are known only from its handshake, so the engine is started once
-per (spec, rule set) and process to read them (:func:`dial_of`).
+per (spec, rule set) and process to read them (:func:`dial_of`). The registry loads with this
+module: :mod:`harness.players.calibrate` (which ``calibrate --help`` reads) imports it when a problem
+is checked.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from harness.game.registry import get, make
+from harness.game.rules import load_rules
 from harness.util.errors import UserError
 from harness.util.specs import parse_spec
 
@@ -50,8 +54,6 @@ class Dial:
 def dial_of(strategy: str, param: str, rules: str = "scandinavian", settings: tuple[str, ...] = ()) -> Dial:
     """The dial ``param`` of ``strategy``; a one-line :class:`UserError` naming the parameters (or
     the engine's options) there are, or saying why this one cannot be tuned."""
-    from harness.game.registry import get  # the registry (numba) on first check: `calibrate --help` reads this
-
     name, params = parse_spec(strategy)
     cls = get(name)
     if param.startswith(OPTION_PREFIX) and getattr(cls, "refereed", False):
@@ -78,9 +80,6 @@ def _quote(v: str) -> str:
 @lru_cache(maxsize=32)
 def _engine_dial(spec: str, option: str, rules: str, settings: tuple[str, ...]) -> Dial:
     """The engine's declaration of ``option``, read from its hello (the engine started once)."""
-    from harness.game.registry import make
-    from harness.game.rules import load_rules
-
     bot = make(spec, load_rules(rules, list(settings)))
     declared = bot.declared_options()  # type: ignore[attr-defined]
     if option not in declared:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.players.calibrate import (DEFAULT_MAX_EVALS, EXACT, Point, Problem, calibrate, calibrate_exact,
-                                       check_problem, declared_param, default_bracket, round_value, spec_with)
+                                       check_problem, declared_param, round_value)
 from harness.players.responses import ExactEvaluator, RunnerEvaluator, sampling_session
 from harness.decisions.scale import SCALE
 from harness.exact.evaluate import refusal
@@ -34,6 +34,7 @@ from harness.util.errors import UserError
 from harness.util.jsonable import jsonable
 from harness.util.render import Table, ci_level, num, pct, sig, table_lines
 from harness.game.rules import check_toml_settings, load_rules, read_toml
+from harness.game.registry import get
 from harness.util.specs import parse_spec
 
 
@@ -86,8 +87,6 @@ class Levels:
     @property
     def external(self) -> bool:
         """The levels are played by an external engine (served by its own program, not the harness)."""
-        from harness.game.registry import get
-
         return bool(getattr(get(parse_spec(self.strategy)[0]), "refereed", False))
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from harness.exact.evaluate import evaluate, refusal, score_rate, versus
 from harness.game.registry import make
 from harness.game.rules import load_rules, parse_overrides
-from harness.play.protocol.referee import reuse_engines
+from harness.play.protocol.pool import reuse_engines
 from harness.play.runconfig import RunConfig
 from harness.play.runner import run
 from harness.players.calibrate import ADJUSTED_MEAN, CONTROLLED_RATE, EXACT, PLAIN, Point, Problem

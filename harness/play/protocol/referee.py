@@ -19,7 +19,6 @@ resume, so a resumed run equals the run it continues.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
@@ -28,7 +27,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, Mapping
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 import orjson
@@ -38,6 +37,8 @@ from harness.play.protocol import PROTOCOL
 from harness.play.protocol import messages as msgs
 from harness.play.protocol import options as opts
 from harness.play.protocol.http import HttpEngine, HttpRejected, HttpTimeout, check_url
+from harness.play.protocol.pool import POOL as _POOL
+from harness.play.protocol.pool import Pooled as _Pooled
 from harness.play.protocol.stdio import EngineDied, EngineFlood, StdioEngine
 from harness.game.rules import RuleSet, read_toml, rules_dir
 from harness.game.strategy import Param, Strategy, TurnView
@@ -223,85 +224,6 @@ def _log_path(label: str) -> Path:
         folder = Path(tempfile.gettempdir()) / "yatzy-harness-engines"
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:60]
     return folder / f"{safe}.{os.getpid()}.stderr.log"
-
-
-# ---------------------------------------------------------------------------------------------
-# engine processes kept across runs (a calibration's evaluated values)
-
-
-@dataclass(eq=False)
-class _Pooled:
-    """A started engine: its connection, its hello, its declared options, and the (rules, options,
-    time) its last newgame set (None: none sent yet)."""
-
-    client: StdioEngine | HttpEngine
-    hello: dict[str, Any]
-    options: dict[str, opts.Option]
-    state: tuple[Any, ...] | None = None
-
-
-class _EnginePool:
-    """Idle engine processes of this process by command (:func:`reuse_engines`)."""
-
-    def __init__(self) -> None:
-        self.depth = 0
-        self.pid = os.getpid()
-        self.idle: dict[tuple[Any, ...], list[_Pooled]] = {}
-
-    @property
-    def active(self) -> bool:
-        return self.depth > 0
-
-    def _mine(self) -> None:
-        if self.pid != os.getpid():  # a forked worker: the parent's processes are not ours to use
-            self.pid, self.idle = os.getpid(), {}
-
-    def take(self, key: tuple[Any, ...], bot: EngineStrategy) -> _Pooled | None:
-        """An idle process of ``key``, preferring one already playing ``bot``'s rules and options."""
-        self._mine()
-        free = self.idle.get(key) or []
-        for e in free:
-            if isinstance(e.client, StdioEngine) and not e.client.alive():
-                free.remove(e)
-                e.client.kill()
-        if not free:
-            return None
-        for i, e in enumerate(free):
-            if e.state is not None and e.state == bot.state_for(e):
-                return free.pop(i)
-        return free.pop()
-
-    def give(self, key: tuple[Any, ...], entry: _Pooled) -> None:
-        self._mine()
-        self.idle.setdefault(key, []).append(entry)
-
-    def close_all(self) -> None:
-        self._mine()
-        for entries in self.idle.values():
-            for e in entries:
-                if isinstance(e.client, StdioEngine):
-                    e.client.quit(msgs.dumps({"type": "quit"}))
-                else:
-                    e.client.close()
-        self.idle = {}
-
-
-_POOL = _EnginePool()
-
-
-@contextlib.contextmanager
-def reuse_engines() -> Iterator[None]:
-    """Keep engine processes running between runs in this process (and in workers forked meanwhile):
-    a bot that is done with its engine leaves it idle, and the next bot of the same command takes
-    it, sending ``newgame`` only when its rules or options differ. On exit the idle engines of this
-    process are asked to quit. A calibration plays every evaluated value this way."""
-    _POOL.depth += 1
-    try:
-        yield
-    finally:
-        _POOL.depth -= 1
-        if not _POOL.depth:
-            _POOL.close_all()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -507,7 +429,7 @@ class EngineStrategy(Strategy):
 
     def _start(self) -> StdioEngine | HttpEngine:
         """Start (or connect to) the engine and shake hands: hello, then newgame with the rules and options
-        (with :func:`reuse_engines` on, an idle process of the same command is taken instead, and
+        (with :func:`harness.play.protocol.pool.reuse_engines` on, an idle process of the same command is taken instead, and
         sent a newgame only when its rules or options differ)."""
         entry = _POOL.take(self._pool_key(), self) if _POOL.active else None
         if entry is None:
@@ -532,7 +454,7 @@ class EngineStrategy(Strategy):
         return (c.argv, c.url, c.cwd, c.memory_mb, c.stderr_kb, c.token_file, self.rules.digest)
 
     def _release(self) -> None:
-        """With :func:`reuse_engines` on: give the engine process back to the pool (kept running)."""
+        """With :func:`harness.play.protocol.pool.reuse_engines` on: give the engine process back to the pool (kept running)."""
         if self._client is not None and self._entry is not None and _POOL.active and self._pid == os.getpid():
             _POOL.give(self._pool_key(), self._entry)
             self._client = None
