@@ -105,7 +105,7 @@ def test_an_undeclared_option_or_a_value_out_of_range_is_refused_in_one_line(cac
     code = main(["calibrate", "--rules", "forced", "--strategy", spec, "--param", "opt.temperature", "--target-mean",
                  "100", "--lo", "0", "--hi", "200", "--out", str(cache / "cal2")])
     err = capsys.readouterr().err
-    assert code != 0 and "--hi 200 is outside" in err, err
+    assert code != 0 and "--hi 200.0 is outside engine:opt.temperature's range 0.0..100.0" in err, err
 
 
 def test_declarations_are_read_and_checked():

@@ -304,14 +304,14 @@ def point_line(problem: Problem, pt: Point) -> str:
     if problem.exact:
         return f"  {name:<26} response {scale * pt.f:12.6f}{u} (exact)"
     if not pt.usable:
-        return f"  {name:<20} {pt.games:>7,} games  not used for the root: {pt.why}" + _faults_text(pt)
+        return f"  {name:<{len(problem.param) + 12}} {pt.games:>7,} games  not used for the root: {pt.why}" + _faults_text(pt)
     vr = ""
     if pt.variance_reduction is not None:
         vr = "  variance / " + ("∞" if math.isinf(pt.variance_reduction) else f"{pt.variance_reduction:.3g}")
         if pt.beta is not None:
             vr += f", beta = {pt.beta:+.4f}"
     name = f"{problem.param}={pt.played if pt.played is not None else f'{pt.value:.6g}'}"
-    return (f"  {name:<20} {pt.games:>7,} games  response {scale * pt.f:8.3f}{u} "
+    return (f"  {name:<{len(problem.param) + 12}} {pt.games:>7,} games  response {scale * pt.f:8.3f}{u} "
             f"[{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]{vr}{_faults_text(pt)}")
 
 

@@ -409,7 +409,7 @@ def play_stdio(*, bot: str | None, level: str | None, levels: str | None, stdin:
         try:
             msg = msgs.loads(line)
         except ValueError:
-            reply: dict[str, Any] = {"type": "error", "message": "not JSON"}
+            reply: dict[str, Any] = {"type": "error", "id": None, "message": "not JSON"}
         else:
             if isinstance(msg, dict) and msg.get("type") == "quit":
                 return 0

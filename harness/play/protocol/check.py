@@ -435,7 +435,8 @@ def _option_row(link: _Link, rules: RuleSet, opt: opts.Option, values: dict[str,
     """The option the engine declares ``differ`` for, at its two values (each sent in a newgame on
     the same process, as the harness does when options change): the answers to the same positions
     must differ somewhere; then the check's own options again."""
-    what = f"option {opt.name}: {opt.differ[0]} and {opt.differ[1]} play differently (newgame on the same process)"
+    a, b = (f"{v:g}" if isinstance(v, float) else str(v) for v in opt.differ)
+    what = f"option {opt.name}: {a} and {b} play differently (newgame on the same process)"
     answers = []
     for v in opt.differ:
         ok, detail = _newgame(link, rules, {**values, opt.name: v}, bot.time_control(), wait)
