@@ -30,6 +30,12 @@ run it under ``nice`` on a shared machine. Raw results are written to ``--out`` 
     nice python benchmarks/bench_coverage.py sprt --reps 400 --games 1000 --step 100 --estimators luck-adjusted,plain
     nice python benchmarks/bench_coverage.py calibrate --reps 200 --games 300
     nice python benchmarks/bench_coverage.py calibrate --reps 100 --games 300 --kind win_rate
+    nice python benchmarks/bench_coverage.py calibrate --reps 100 --games 300 --engine
+
+``--engine`` calibrates the test engine ``tests/engines/solver_dial.py`` (it plays exactly
+``solver:temperature=T``, T its option) through the engine protocol instead: ``--param
+opt.temperature`` of ``engine:cmd="python tests/engines/solver_dial.py --rules mini.toml"``, every
+replicate in one session (the engine process kept, each value sent in a newgame).
 """
 
 from __future__ import annotations
@@ -319,11 +325,18 @@ def calibrate_cmd(args: argparse.Namespace, root: Path) -> None:
     slope = (exact(truth + h) - exact(truth - h)) / (2 * h)
     print(f"exact: {args.param} = {truth:.9f} gives {args.kind} {exact(truth):.9f} (target {target:g}); "
           f"exact slope there {slope:.6g} per unit; {time.process_time() - c0:.0f} s CPU", flush=True)
-    log = (root / f"calibrate-{args.kind}.jsonl").open("w")
+    strategy, param = "solver", args.param
+    if args.engine:
+        relay = Path(__file__).resolve().parent.parent / "tests" / "engines" / "solver_dial.py"
+        strategy, param = f'engine:cmd="{sys.executable} {relay} --rules {path}"', f"opt.{args.param}"
+    session = RunnerEvaluator(Problem(rules=str(path), settings=(), strategy="solver", param=args.param, lo=args.lo,
+                                      hi=args.hi, target_mean=1.0, workers=1), root).session()
+    session.__enter__()
+    log = (root / f"calibrate-{args.kind}{'-engine' if args.engine else ''}.jsonl").open("w")
     covered = covered_sampling = 0
     rows = []
     for j in range(args.reps):
-        p = Problem(rules=str(path), settings=(), strategy="solver", param=args.param, lo=args.lo, hi=args.hi,
+        p = Problem(rules=str(path), settings=(), strategy=strategy, param=param, lo=args.lo, hi=args.hi,
                     target_mean=target if args.kind == "mean" else None,
                     target_win_rate=target if args.kind == "win_rate" else None,
                     against=args.against if args.kind == "win_rate" else None,
@@ -343,6 +356,7 @@ def calibrate_cmd(args: argparse.Namespace, root: Path) -> None:
         if (j + 1) % 25 == 0:
             print(f"  {j + 1} calibrations, {time.process_time() - c0:.0f} s CPU, load {_load()}", flush=True)
     log.close()
+    session.__exit__(None, None, None)
     m = len(rows)
     err = sorted(abs(r["value"] - truth) for r in rows)
     below = sum(r["ci"][1] < truth for r in rows)
@@ -354,6 +368,8 @@ def calibrate_cmd(args: argparse.Namespace, root: Path) -> None:
           f"95th percentile of the actual error | median slope / exact slope |")
     print("|---|---:|---:|---|---|---|---:|---:|---:|")
     tgt = f"mean {target:g}" if args.kind == "mean" else f"score {target:g} vs {args.against}"
+    if args.engine:
+        tgt += ", through the engine"
     print(f"| {tgt} | {args.games} | {truth:.6f} | {_rate(covered, m)} | {below} / {above} | "
           f"{_rate(covered_sampling, m)} | {mean_half:.4g} | {err[int(0.95 * (m - 1))]:.4g} | "
           f"{slopes[m // 2]:.3f} |")
@@ -387,6 +403,7 @@ def main() -> int:
     k.add_argument("--param", default="temperature")
     k.add_argument("--lo", type=float, default=0.0)
     k.add_argument("--hi", type=float, default=5.0)
+    k.add_argument("--engine", action="store_true", help="calibrate tests/engines/solver_dial.py's option instead")
     args = ap.parse_args()
     root = args.out
     root.mkdir(parents=True, exist_ok=True)

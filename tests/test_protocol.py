@@ -84,7 +84,8 @@ def test_requests_and_rules_follow_the_schema():
     for name in ("scandinavian", "yahtzee", "generala", "maxi"):
         rules = load_rules(name)
         newgame = json.loads(msgs.dumps({"type": "newgame", "id": 0, "rules": msgs.describe_rules(rules),
-                                         "options": {}, "time": {}}))
+                                         "options": {}, "time": {"move_ms": 5.0, "game_ms": 0.0,
+                                                                  "margin_ms": 100.0}}))
         assert not list(validator.iter_errors(newgame))
         for what, view in scenarios(rules, np.random.default_rng(1)):
             kind = "box" if view.options is not None else "keep"
@@ -96,6 +97,17 @@ def test_requests_and_rules_follow_the_schema():
                  {"type": "hello", "protocol": "yatzy-engine/1", "name": "x", "rules": ["*"]}):
         assert not list(validator.iter_errors(good))
     assert list(validator.iter_errors({"type": "answer", "id": 1, "game": [3]}))
+    # hello's options: a list of declarations (or {} for none); error and ready echo the id
+    declares = {"type": "hello", "protocol": "yatzy-engine/1", "name": "x", "rules": ["*"],
+                "options": [{"name": "mistakes", "type": "float", "default": 0, "min": 0, "max": 1,
+                             "differ": [0, 0.5]}, {"name": "style", "type": "choice", "values": ["a", "b"]}]}
+    for good in (declares, {**declares, "options": {}}, {"type": "ready", "id": 3},
+                 {"type": "error", "id": None, "message": "not JSON"}):
+        assert not list(validator.iter_errors(good)), good
+    for bad in ({**declares, "options": {"mistakes": 0}}, {**declares, "options": [{"name": "m", "type": "real"}]},
+                {"type": "ready"}, {"type": "error", "message": "no id"},
+                {"type": "hello", "name": "x", "rules": ["*"]}):
+        assert list(validator.iter_errors(bad)), bad
 
 
 def test_answers_are_checked_entry_by_entry_against_the_rules():

@@ -16,7 +16,7 @@ from harness.commands.options import (add_backend_options, add_cache_dir_option,
                                       console_logging, describe, listed, new_out_dir, print_json, say as progress_line,
                                       show_bad, stream_games)
 from harness.util.cache import select_cache_dir
-from harness.players.calibrate import DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, EXACT_XTOL, Point
+from harness.players.calibrate import DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, EXACT_XTOL, Point, Problem
 from harness.util.errors import UserError
 
 
@@ -33,6 +33,8 @@ def configure(p: argparse.ArgumentParser) -> None:
              "yatzy-harness calibrate --rules standard --strategy solver --param blunder --target-mean 180 "
              "--games 20000 --json",
              "yatzy-harness calibrate --levels configs/difficulty/default.toml --against results/pop/fit.json",
+             "yatzy-harness calibrate --strategy engine:file=greedy-js --param opt.mistakes --target-mean 200 "
+             "--precision 0.01",
              "yatzy-harness calibrate --exact --strategy solver --param temperature --target-mean 200 --lo 0 --hi 20",
              "yatzy-harness calibrate --exact --levels configs/difficulty/default.toml",
              "yatzy-harness calibrate --exact --levels configs/difficulty/default.toml --backend dask --scheduler "
@@ -42,7 +44,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rules", default="scandinavian", metavar="RULES", help="rule set name or .toml path")
     add_set_option(p)
     p.add_argument("--strategy", metavar="SPEC", help="the bot, e.g. solver or solver:blunder=0.1")
-    p.add_argument("--param", metavar="NAME", help="the float parameter to tune, e.g. temperature")
+    p.add_argument("--param", metavar="NAME",
+                   help="the dial to tune: a float or integer parameter (temperature), or an engine's option "
+                        "declared in its hello (opt.mistakes: float, integer or choice)")
     p.add_argument("--levels", metavar="FILE",
                    help="tune every difficulty level of a levels file (configs/difficulty/default.toml): writes "
                         "levels.json (each level's spec, its interval and an independent check) and levels.png")
@@ -72,6 +76,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                                                           "(default 0.1 points / 0.002 win rate)")
     p.add_argument("--xtol", type=float, metavar="T", help="stop when the bracket is this narrow (default 1e-4 x (hi-lo); "
                                                            f"with --exact {EXACT_XTOL:g})")
+    p.add_argument("--precision", type=float, metavar="P",
+                   help="stop when the value's interval is within ±P (then --tol applies only if given); a note "
+                        "says how many games per evaluation an interval still wider would need")
     p.add_argument("--max-evals", type=int, metavar="N",
                    help=f"most evaluations, bracket ends included (default {DEFAULT_MAX_EVALS}; with --exact "
                         f"{DEFAULT_EXACT_MAX_EVALS})")
@@ -91,7 +98,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 #: Options that only sampled evaluations use: refused with --exact (no game is played).
-_SAMPLING_OPTIONS = ("games", "seed", "tol", "chunk_size", "no_analyse")
+_SAMPLING_OPTIONS = ("games", "seed", "tol", "chunk_size", "no_analyse", "precision")
 
 
 def _no_sampling_options(args: argparse.Namespace, why: str = "--exact") -> None:
@@ -128,7 +135,7 @@ def _levels(args: argparse.Namespace) -> int:
     lv = load_levels(args.levels)
     if args.exact:
         lv = Levels(**{**lv.__dict__, "exact": True})
-    for flag in ("strategy", "param", "target_mean", "target_win_rate", "lo", "hi", "tol", "xtol"):
+    for flag in ("strategy", "param", "target_mean", "target_win_rate", "lo", "hi", "tol", "xtol", "precision"):
         if getattr(args, flag) is not None and not (flag == "xtol" and (lv.exact or args.against_records)):
             # (--xtol: an exact search's tolerance)
             raise UserError(f"--levels takes the bot, parameter, bracket and targets from {args.levels}: "
@@ -244,29 +251,21 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("give exactly one of --target-mean X or --target-win-rate P (or --levels FILE)")
     if args.exact:
         _no_sampling_options(args)
-    problem = calibration_problem(args.rules, tuple(args.settings), args.strategy, args.param, lo=args.lo, hi=args.hi,
-                                  target_mean=args.target_mean, target_win_rate=args.target_win_rate,
-                                  against=args.against, games=args.games, seed=args.seed, tol=args.tol,
-                                  xtol=args.xtol, max_evals=args.max_evals, confidence=args.confidence,
-                                  chunk_size=args.chunk_size, workers=args.workers, analyse=not args.no_analyse,
-                                  exact=args.exact)
+    nan = float("nan")
+    problem = calibration_problem(Problem(
+        rules=args.rules, settings=tuple(args.settings), strategy=args.strategy, param=args.param,
+        lo=nan if args.lo is None else args.lo, hi=nan if args.hi is None else args.hi,
+        target_mean=args.target_mean, target_win_rate=args.target_win_rate, against=args.against,
+        games=10_000 if args.games is None else args.games, seed=1 if args.seed is None else args.seed, tol=args.tol,
+        xtol=args.xtol, max_evals=args.max_evals or 0, confidence=args.confidence, chunk_size=args.chunk_size,
+        workers=args.workers, analyse=not args.no_analyse, exact=args.exact, precision=args.precision))
     if args.backend == "dask" and not problem.exact:
         raise UserError("--backend dask runs exact searches: add --exact (sampled calibration plays on --workers)")
     out = new_out_dir(args.out, "calibrate")
     unit = "points" if problem.kind == "mean" else ""
-    scale, u = (1.0, " points") if problem.kind == "mean" else (100.0, " %")
 
     def show(pt: Point) -> None:
-        if problem.exact:
-            print(f"  {args.param}={pt.value:<16.10g} response {scale * pt.f:12.6f}{u} (exact)", flush=True)
-            return
-        vr = ""
-        if pt.variance_reduction is not None:
-            vr = "  variance / " + ("∞" if math.isinf(pt.variance_reduction) else f"{pt.variance_reduction:.3g}")
-            if pt.beta is not None:
-                vr += f", beta = {pt.beta:+.4f}"
-        print(f"  {args.param}={pt.value:<10.6g} response {scale * pt.f:8.3f}{u} "
-              f"[{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]{vr}", flush=True)
+        print(point_line(problem, pt), flush=True)
 
     def started(estimator: str, adjusted: bool) -> None:
         print(f"response: {estimator}" + ("" if adjusted else " (no luck adjustment)"))
@@ -276,7 +275,10 @@ def run(args: argparse.Namespace) -> int:
                else f"score {problem.target:g} (win 1, draw ½) against {problem.against}")
         how = (f"exact responses, to {problem.v_tol:g} in {args.param}" if problem.exact
                else f"{problem.games:,} games per evaluation, seed {problem.seed}")
-        print(f"calibrating {args.strategy} {args.param} in [{problem.lo:g}, {problem.hi:g}] for {tgt}; {how}")
+        where = (f"values {', '.join(map(str, problem.values))}" if problem.dial == "choice"
+                 else f"{problem.dial}s in [{problem.lo:g}, {problem.hi:g}]" if problem.dial == "integer"
+                 else f"[{problem.lo:g}, {problem.hi:g}]")
+        print(f"calibrating {args.strategy} {args.param} in {where} for {tgt}; {how}")
     with _on_tasks(args) as tasks_ev:
         res = run_calibration(problem, out, quiet=_quiet(args), evaluator=tasks_ev,
                               on_start=None if args.json else started, on_point=None if args.json else show)
@@ -284,22 +286,67 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(d)
         return 0
-    if problem.exact:
-        lo_, hi_ = cal.value_ci
-        print(f"{args.param} = {cal.value:.10g}: exact response {scale * d['response']:.6f}{u} "
-              f"(target {scale * problem.target:g}); the value hitting it lies in [{lo_:.10g}, {hi_:.10g}] "
-              f"(within {problem.v_tol:g})  -> {d['spec']}")
-        print(f"{len(cal.points)} exact evaluations" + ("" if cal.converged else " (not converged)")
-              + f"; wrote {png} and calibration.json")
-    else:
-        print(f"{args.param} = {cal.value:.4g}  [{cal.value_ci[0]:.4g}, {cal.value_ci[1]:.4g}] "
-              f"({100 * problem.confidence:.4g} %: sampling ±{cal.sampling_error:.2g}, search ±{cal.search_error:.2g})"
-              f"  -> {d['spec']}")
-        print(f"{len(cal.points)} evaluations, final bracket [{cal.bracket[0]:.6g}, {cal.bracket[1]:.6g}]; "
-              f"wrote {png} and calibration.json")
+    print("\n".join(result_lines(cal, d)))
+    print(f"{len(cal.points)} {'exact ' if problem.exact else ''}evaluations"
+          + ("" if cal.converged or not problem.exact else " (not converged)")
+          + (f", final bracket [{cal.bracket[0]:.6g}, {cal.bracket[1]:.6g}]" if problem.dial == "float"
+             and not problem.exact else "") + f"; wrote {png} and calibration.json")
     for n in d["notes"]:
         print(f"note: {n}")
     return 0
+
+
+def point_line(problem: Problem, pt: Point) -> str:
+    """One evaluated value: games, the response with its interval, the adjustment's variance factor
+    and an engine's faults (or why the value is not used)."""
+    scale, u = (1.0, " points") if problem.kind == "mean" else (100.0, " %")
+    name = f"{problem.param}={pt.played if pt.played is not None else f'{pt.value:.10g}'}"
+    if problem.exact:
+        return f"  {name:<26} response {scale * pt.f:12.6f}{u} (exact)"
+    if not pt.usable:
+        return f"  {name:<{len(problem.param) + 12}} {pt.games:>7,} games  not used for the root: {pt.why}" + _faults_text(pt)
+    vr = ""
+    if pt.variance_reduction is not None:
+        vr = "  variance / " + ("∞" if math.isinf(pt.variance_reduction) else f"{pt.variance_reduction:.3g}")
+        if pt.beta is not None:
+            vr += f", beta = {pt.beta:+.4f}"
+    name = f"{problem.param}={pt.played if pt.played is not None else f'{pt.value:.6g}'}"
+    return (f"  {name:<{len(problem.param) + 12}} {pt.games:>7,} games  response {scale * pt.f:8.3f}{u} "
+            f"[{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]{vr}{_faults_text(pt)}")
+
+
+def _faults_text(pt: Point) -> str:
+    if pt.faults is None:
+        return ""
+    f = pt.faults
+    kinds = [(k, f.get(f"faults_{k}", 0)) for k in ("time", "illegal", "crash", "stall")]
+    bad = ", ".join(f"{k} {n:,}" for k, n in kinds if n)
+    return (f"  faults: {bad} in {f.get('engine_decisions', 0):,} decisions, {f.get('corrupted', 0):,} corrupted games"
+            if bad else "  faults: none")
+
+
+def result_lines(cal: Any, d: dict[str, Any]) -> list[str]:  # cal: harness.players.calibrate.Calibration
+    """The answer: the value with its interval and the spec to copy (an integer or choice dial: the
+    adjacent pair bracketing the target, each with its response and interval)."""
+    problem = cal.problem
+    scale, u = (1.0, " points") if problem.kind == "mean" else (100.0, " %")
+    if problem.exact:
+        lo_, hi_ = cal.value_ci
+        return [f"{problem.param} = {cal.value:.10g}: exact response {scale * d['response']:.6f}{u} "
+                f"(target {scale * problem.target:g}); the value hitting it lies in [{lo_:.10g}, {hi_:.10g}] "
+                f"(within {problem.v_tol:g})  -> {d['spec']}"]
+    if cal.pair is not None:
+        a, b = cal.pair
+        out = [f"{problem.param}: the target {scale * problem.target:g}{u} lies between adjacent values"
+               if cal.converged else f"{problem.param}: the nearest values measured around the target"]
+        for q in (a, b):
+            out.append(f"  {problem.param}={problem.played(q.value)}: response {scale * q.f:.3f}{u} "
+                       f"[{scale * q.lo:.3f}, {scale * q.hi:.3f}]  -> {problem.spec_at(q.value)}")
+        out.append(f"{problem.param} = {problem.played(cal.value)} (nearer the target)  -> {d['spec']}")
+        return out
+    return [f"{problem.param} = {cal.value:.4g}  [{cal.value_ci[0]:.4g}, {cal.value_ci[1]:.4g}] "
+            f"({100 * problem.confidence:.4g} %: sampling ±{cal.sampling_error:.2g}, search ±{cal.search_error:.2g})"
+            f"  -> {d['spec']}"]
 
 
 def _quiet(args: argparse.Namespace) -> bool:

@@ -205,7 +205,7 @@ class _Run:
         self.refereed = {label: s for label, s in resolved.strategies.items() if s.refereed}
         self.job = Job(dict(rules.spec), rules.source, dict(cfg.settings), rules.digest, resolved.entrants,
                        tuple(tuple(x) for x in resolved.lineups), cfg.seed, cfg.record, cfg.analyse,
-                       bool(self.refereed))
+                       bool(self.refereed), str(out) if self.refereed and cfg.backend == "local" else "")
         self.done: dict[tuple[int, int], Chunk] = {}
         self.sums: dict[str, list[int]] = {label: [0] * 5 for label, _ in resolved.entrants}
         #: refereed entrants' faults over the chunks done: label -> [seat-games, decisions, time,

@@ -32,6 +32,7 @@ from harness.game.registry import make
 from harness.records.rundir import Chunk
 from harness.game.rules import RuleSet, compile_rules
 from harness.game.strategy import Strategy
+from harness.play.protocol.referee import follow_run_dir
 
 log = logging.getLogger("harness.play.worker")
 
@@ -62,6 +63,9 @@ class Job:
     analyse: bool = False
     #: some entrant is refereed (an external engine): add the fault columns (:data:`FAULT_COLUMNS`)
     referee: bool = False
+    #: the run directory of a local run with engines: a worker kept across runs (a calibration's)
+    #: sends its engines' logs and timing faults there, not to the first run's
+    run_dir: str = ""
 
     @property
     def token(self) -> str:
@@ -149,7 +153,9 @@ def prepared(job: Job) -> Prepared:
         got = _PREPARED.get(token)
         if got is None:
 
-            rules = compile_rules(dict(job.rules_spec), dict(job.settings), source=job.rules_source)
+            same = next((q for q in _PREPARED.values() if q.rules.digest == job.digest), None)
+            rules = same.rules if same is not None else compile_rules(dict(job.rules_spec), dict(job.settings),
+                                                                      source=job.rules_source)
             if rules.digest != job.digest:
                 raise ChunkFailed(f"this worker compiles rule set {rules.name} to digest {rules.digest[:12]}, "
                                   f"the run has {job.digest[:12]}: install the same harness version everywhere")
@@ -157,9 +163,9 @@ def prepared(job: Job) -> Prepared:
             for s in strategies.values():
                 s.prepare()
             analyser = None
-            if job.analyse:
-
-                analyser = Analyser(rules)
+            if job.analyse:  # one per rule set and process: a worker kept across runs loads its table once
+                analyser = next((q.analyser for q in _PREPARED.values()
+                                 if q.analyser is not None and q.rules is rules), None) or Analyser(rules)
             got = _PREPARED[token] = Prepared(rules, strategies, analyser)
     return got
 
@@ -189,6 +195,8 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     With a progress hook (:func:`set_progress`) the games are played (and analysed) in batches,
     the hook told after each: the dice and every bot's answers for a game depend on (seed, game)
     only, so the rows and bytes are those of one batch."""
+    if job.run_dir:
+        follow_run_dir(Path(job.run_dir))
     p = prepared(job)
     labels = job.lineups[chunk.lineup]
     seats = [p.strategies[label] for label in labels]

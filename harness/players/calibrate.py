@@ -55,6 +55,24 @@ evaluated values whose responses straddle the target, at most ``xtol`` from the 
 dial that hits the target exactly lies in it; the exact response at the answer is its point's.
 Values are played with every digit (specs carry the float's shortest exact form instead of 6
 significant digits).
+
+Any bot's dial (:mod:`harness.players.dials`): a built-in bot's float or integer parameter, or an
+external engine's option declared in its hello (``--param opt.NAME``): float, integer or an ordered
+choice. Engines are measured with the same statistics (the runner plays them: same seeded games
+per value, the luck adjustment from the harness's exact values of every position). An integer or
+choice dial is searched over whole numbers (a choice by its position in the list) until two
+adjacent values bracket the target: the answer is that pair, each with its response and interval
+(:attr:`Calibration.pair`), :attr:`Calibration.value` the one whose response is nearer the target.
+
+Stopping: ``precision`` (``--precision P``) ends a float search once the value's interval is within
+±P (the ``tol`` rule is then off unless given); an interval still wider at the end gets a note with
+the games per evaluation that would bring its sampling part to ±P.
+
+Faults (an engine's late, illegal or lost decisions) are counted per evaluated value
+(:attr:`Point.faults`); a value whose games break the referee's limits (more corrupted games than
+the engine allows) is *not usable* (:attr:`Point.usable`): it is listed, never used for the root,
+the slope or the interval, and the search bisects the bracket instead (a bracket end that is not
+usable stops the search with one line).
 """
 
 from __future__ import annotations
@@ -103,6 +121,23 @@ class Problem:
     analyse: bool = True
     #: the response is exact (solitaire bots, no games; module docstring)
     exact: bool = False
+    #: the dial's kind: float, integer or choice (then ``values``; ``lo``/``hi`` are positions in it)
+    dial: str = "float"
+    values: tuple[Any, ...] = ()
+    #: stop once the value's interval is within +/- this (a float dial; module docstring)
+    precision: float | None = None
+
+    def played(self, value: float) -> Any:
+        """What the spec carries at search position ``value`` (an int, a choice, or the float)."""
+        if self.dial == "choice":
+            return self.values[int(round(value))]
+        if self.dial == "integer":
+            return int(round(value))
+        return float(value)
+
+    def spec_at(self, value: float) -> str:
+        """The bot's spec with the dial at ``value``."""
+        return spec_with(self.strategy, self.param, self.played(value), self.digits)
 
     @property
     def kind(self) -> str:
@@ -117,6 +152,8 @@ class Problem:
         """Stop when the response is this close to the target (points, or a rate)."""
         if self.tol is not None:
             return self.tol
+        if self.precision is not None:
+            return 0.0
         return 0.1 if self.kind == "mean" else 0.002
 
     @property
@@ -146,11 +183,24 @@ class Point:
     estimator: str = "plain"
     variance_reduction: float | None = None
     beta: float | None = None
+    #: an engine's faults in these games: decisions, time, illegal, crash, stall, corrupted (games)
+    faults: dict[str, int] | None = None
+    #: False when the games broke the referee's limits (``why``): the point is not used for the root
+    usable: bool = True
+    why: str = ""
+    #: what the spec carried (an integer or a choice; None: the float ``value``)
+    played: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "response": self.f, "ci": [self.lo, self.hi], "games": self.games,
-                "run_dir": self.run_dir, "estimator": self.estimator,
-                "variance_reduction": self.variance_reduction, "beta": self.beta}
+        out = {"value": self.value, "response": self.f, "ci": [self.lo, self.hi], "games": self.games,
+               "run_dir": self.run_dir, "estimator": self.estimator,
+               "variance_reduction": self.variance_reduction, "beta": self.beta, "faults": self.faults,
+               "usable": self.usable}
+        if self.why:
+            out["why"] = self.why
+        if self.played is not None:
+            out["played"] = self.played
+        return out
 
 
 #: Estimators of the response (``Point.estimator``).
@@ -174,6 +224,16 @@ class Calibration:
     points: tuple[Point, ...]
     converged: bool
     notes: tuple[str, ...] = field(default=())
+    #: an integer or choice dial: the adjacent pair of values whose responses bracket the target
+    pair: tuple[Point, Point] | None = None
+
+    @property
+    def half_width(self) -> float:
+        return (self.value_ci[1] - self.value_ci[0]) / 2
+
+    @property
+    def spec(self) -> str:
+        return self.problem.spec_at(self.value)
 
     @property
     def answer(self) -> Point | None:
@@ -186,7 +246,7 @@ class Calibration:
             "strategy": p.strategy, "param": p.param, "rules": p.rules, "settings": list(p.settings),
             "target": {"kind": p.kind, "value": p.target, "against": p.against},
             "value": self.value, "value_ci": list(self.value_ci),
-            "spec": spec_with(p.strategy, p.param, self.value, p.digits),
+            "spec": self.spec, "dial": p.dial, "precision": p.precision,
             "sampling_error": self.sampling_error, "search_error": self.search_error,
             "slope": self.slope, "bracket": list(self.bracket), "converged": self.converged,
             "exact": p.exact,
@@ -196,6 +256,9 @@ class Calibration:
         if p.exact:
             at = self.answer
             out |= {"xtol": p.v_tol, "response": at.f if at else None}
+        if self.pair is not None:
+            out["pair"] = [{"played": p.played(q.value), "spec": p.spec_at(q.value), "response": q.f,
+                            "ci": [q.lo, q.hi]} for q in self.pair]
         return jsonable(out)
 
 
@@ -203,8 +266,18 @@ def spec_with(spec: str, param: str, value: float, digits: int | None = 6) -> st
     """``spec`` with ``param`` set to ``value`` (``digits`` significant digits; None: the float's
     shortest exact form), other parameters kept."""
     name, params = parse_spec(spec)
-    params[param] = repr(float(value)) if digits is None else f"{value:.{digits}g}"
-    return name + ":" + ",".join(f"{k}={v}" for k, v in params.items())
+    if isinstance(value, (bool, str)) or (isinstance(value, int) and not isinstance(value, bool)):
+        params[param] = str(value)  # an integer or a choice, as it is
+    else:
+        params[param] = repr(float(value)) if digits is None else f"{value:.{digits}g}"
+    return name + ":" + ",".join(f"{k}={_quoted(v)}" for k, v in params.items())
+
+
+def _quoted(value: str) -> str:
+    """A spec value as it must be written to parse back (quoted when it holds a comma or a space)."""
+    if any(c in value for c in ", ") and not (len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'"):
+        return f"'{value}'" if '"' in value else f'"{value}"'
+    return value
 
 
 def round_value(v: float) -> float:
@@ -212,22 +285,12 @@ def round_value(v: float) -> float:
     return float(f"{v:.6g}")
 
 
-def _declared(strategy: str) -> tuple[str, dict[str, Any]]:
-    """The bot's name and its declared parameters by name."""
-    # the registry (the strategy contract, numba) on first check: `calibrate --help` reads this module
-    from harness.game.registry import get
-
-    name, _ = parse_spec(strategy)
-    return name, {x.name: x for x in get(name).params}
-
-
 def check_problem(p: Problem) -> None:
     """Validate the strategy, parameter and target with clear messages (before playing anything)."""
-    name, params = _declared(p.strategy)
-    declared_param(p.strategy, p.param)
-    if params[p.param].type is not float:
-        raise UserError(f"strategy {name!r}: parameter {p.param} is {params[p.param].type.__name__}; "
-                        "calibrate tunes float parameters")
+    name = parse_spec(p.strategy)[0]
+    dial = declared_param(p.strategy, p.param, p.rules, p.settings)
+    if dial.kind != p.dial:
+        raise UserError(f"{name}:{p.param} is a {dial.kind} dial, the problem says {p.dial}")
     if (p.target_mean is None) == (p.target_win_rate is None):
         raise UserError("give exactly one of --target-mean X or --target-win-rate P")
     if p.target_win_rate is not None:
@@ -237,27 +300,35 @@ def check_problem(p: Problem) -> None:
             raise UserError("--target-win-rate needs --against SPEC (the reference bot)")
     if not math.isfinite(p.lo) or not math.isfinite(p.hi) or p.lo >= p.hi:
         raise UserError(f"need --lo < --hi, got lo={p.lo}, hi={p.hi}")
-    par = params[p.param]
+    if dial.discrete and (p.lo != int(p.lo) or p.hi != int(p.hi)):
+        raise UserError(f"{name}:{p.param} is an integer dial: --lo and --hi must be whole numbers, got {p.lo:g}, {p.hi:g}")
     for which, v in (("lo", p.lo), ("hi", p.hi)):
-        if (par.lo is not None and v < par.lo) or (par.hi is not None and v > par.hi):
-            raise UserError(f"--{which} {v} is outside {name}:{p.param}'s range {par.lo}..{par.hi}")
+        if (dial.lo is not None and v < dial.lo) or (dial.hi is not None and v > dial.hi):
+            raise UserError(f"--{which} {v} is outside {name}:{p.param}'s range {dial.lo}..{dial.hi}")
     if p.games < 2:
         raise UserError(f"--games must be >= 2, got {p.games}")
     if p.max_evals < 3:
         raise UserError(f"--max-evals must be >= 3, got {p.max_evals}")
+    if p.precision is not None and not (p.precision > 0 and math.isfinite(p.precision)):
+        raise UserError(f"--precision must be a positive number, got {p.precision}")
+    if p.exact and dial.discrete:
+        raise UserError(f"--exact searches float dials; {name}:{p.param} is a {dial.kind} dial (drop --exact)")
+    if p.exact and dial.source == "engine":
+        raise UserError("--exact evaluates the harness's own bots: an engine's option is measured by games (drop --exact)")
 
 
-def declared_param(strategy: str, param: str):  # -> harness.game.strategy.Param
-    """The strategy's declared parameter ``param``; a UserError naming the parameters it has."""
-    name, params = _declared(strategy)
-    if param not in params:
-        raise UserError(f"strategy {name!r} has no parameter {param!r} (parameters: {', '.join(params) or 'none'})")
-    return params[param]
+def declared_param(strategy: str, param: str, rules: str = "scandinavian", settings: tuple[str, ...] = ()):
+    """The dial ``param`` of ``strategy`` (:func:`harness.players.dials.dial_of`)."""
+    # the registry (numba) and maybe an engine's handshake, on first check: `calibrate --help` reads this module
+    from harness.players.dials import dial_of
+
+    return dial_of(strategy, param, rules, settings)
 
 
-def default_bracket(strategy: str, param: str) -> tuple[float | None, float | None]:
-    """The parameter's declared range (None where it has none); UserError for an unknown parameter."""
-    x = declared_param(strategy, param)
+def default_bracket(strategy: str, param: str, rules: str = "scandinavian",
+                    settings: tuple[str, ...] = ()) -> tuple[float | None, float | None]:
+    """The dial's declared range (None where it has none; a choice: its first and last position)."""
+    x = declared_param(strategy, param, rules, settings)
     return x.lo, x.hi
 
 
@@ -269,6 +340,8 @@ def calibrate(problem: Problem, evaluate: Callable[[float], Point],
               progress: Callable[[Point], None] | None = None) -> Calibration:
     """Bracketing search for f(v) = target (module docstring); ``evaluate(v)`` measures one point."""
     check_problem(problem)
+    if problem.dial != "float":
+        return _calibrate_discrete(problem, evaluate, progress)
     target, tol = problem.target, problem.f_tol
     points: list[Point] = []
 
@@ -279,27 +352,34 @@ def calibrate(problem: Problem, evaluate: Callable[[float], Point],
             progress(pt)
         return pt
 
-    a, b = ev(problem.lo), ev(problem.hi)
+    a, b = _ends(problem, ev)
     ga, gb = a.f - target, b.f - target
     if ga == 0 or gb == 0:
         best = a if ga == 0 else b
         return _finish(problem, best, a, b, points, True)
-    if (ga > 0) == (gb > 0):
-        unit = "points" if problem.kind == "mean" else ""
-        raise UserError(f"target {target:g} is not bracketed: response at --lo {a.value:g} is {a.f:.4g}{unit and ' '}{unit}, "
-                        f"at --hi {b.value:g} it is {b.f:.4g}; widen --lo/--hi (or check the target)")
     side = 0  # which end was kept last: Illinois halves the kept end's g to avoid one-sided stalls
     converged = False
+    bad: set[float] = set()  # values the referee's limits rule out
+    misses = 0
     while len(points) < problem.max_evals:
         if abs(b.value - a.value) <= problem.v_tol:
             converged = True
             break
         v = (a.value * gb - b.value * ga) / (gb - ga)
         v = round_value(min(max(v, min(a.value, b.value)), max(a.value, b.value)))
+        while v in bad:  # never the same ruled-out value twice: halfway towards the kept end instead
+            v = round_value((a.value + v) / 2)
         if v in (a.value, b.value):  # rounding collapsed the step: the bracket is as specs allow
             converged = True
             break
         c = ev(v)
+        if not c.usable:
+            bad.add(v)
+            misses += 1
+            if misses >= 2:  # two values in a row the referee's limits rule out: stop here
+                break
+            continue
+        misses = 0
         gc = c.f - target
         if abs(gc) <= tol:
             converged = True
@@ -315,8 +395,83 @@ def calibrate(problem: Problem, evaluate: Callable[[float], Point],
             if side == 1:
                 gb /= 2
             side = 1
-    best = min(points, key=lambda q: abs(q.f - target))
-    return _finish(problem, best, a, b, points, converged)
+        if problem.precision is not None and len(points) >= 3:
+            now = _finish(problem, _best(points, target), a, b, points, True)
+            if now.half_width <= problem.precision:
+                converged = True
+                break
+    return _finish(problem, _best(points, target), a, b, points, converged)
+
+
+def _best(points: Sequence[Point], target: float) -> Point:
+    return min((q for q in points if q.usable), key=lambda q: abs(q.f - target))
+
+
+def _ends(problem: Problem, ev: Callable[[float], Point]) -> tuple[Point, Point]:
+    """The bracket's two ends measured: usable, and their responses on either side of the target."""
+    a, b = ev(problem.lo), ev(problem.hi)
+    for which, q in (("--lo", a), ("--hi", b)):
+        if not q.usable:
+            raise UserError(f"the games at {which} {_shown(problem, q.value)} broke the referee's limits ({q.why}): "
+                            "that value cannot be measured; narrow the bracket or fix the engine")
+    ga, gb = a.f - problem.target, b.f - problem.target
+    if ga != 0 and gb != 0 and (ga > 0) == (gb > 0):
+        unit = "points" if problem.kind == "mean" else ""
+        raise UserError(f"target {problem.target:g} is not bracketed: response at --lo {_shown(problem, a.value)} is "
+                        f"{a.f:.4g}{unit and ' '}{unit}, at --hi {_shown(problem, b.value)} it is {b.f:.4g}; widen "
+                        "--lo/--hi (or check the target)")
+    return a, b
+
+
+def _shown(problem: Problem, value: float) -> str:
+    v = problem.played(value)
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _calibrate_discrete(problem: Problem, evaluate: Callable[[float], Point],
+                        progress: Callable[[Point], None] | None) -> Calibration:
+    """An integer or choice dial (module docstring): regula falsi on whole positions until two
+    adjacent values bracket the target; the answer is that pair."""
+    target = problem.target
+    points: list[Point] = []
+
+    def ev(v: float) -> Point:
+        pt = evaluate(float(int(round(v))))
+        points.append(pt)
+        if progress:
+            progress(pt)
+        return pt
+
+    a, b = _ends(problem, ev)
+    ga, gb = a.f - target, b.f - target
+    notes: list[str] = []
+    bad: set[float] = set()
+    while abs(b.value - a.value) > 1 and ga != 0 and gb != 0 and len(points) < problem.max_evals:
+        lo, hi = min(a.value, b.value), max(a.value, b.value)
+        v = round((a.value * gb - b.value * ga) / (gb - ga))
+        v = min(max(v, lo + 1), hi - 1)
+        free = [x for x in range(int(lo) + 1, int(hi)) if x not in bad]
+        if not free:
+            break
+        v = min(free, key=lambda x: abs(x - v))
+        c = ev(v)
+        if not c.usable:
+            bad.add(c.value)
+            continue
+        gc = c.f - target
+        if (gc > 0) == (ga > 0) and gc != 0:
+            a, ga = c, gc
+        else:
+            b, gb = c, gc
+    pair = (a, b) if a.value < b.value else (b, a)
+    best = min(pair, key=lambda q: abs(q.f - target))
+    converged = abs(b.value - a.value) <= 1 or ga == 0 or gb == 0
+    if not converged:
+        notes.append(f"stopped after {len(points)} evaluations before two adjacent values bracketed the target"
+                     + (" (values in between broke the referee's limits)" if bad else ""))
+    slope = (pair[1].f - pair[0].f) / (pair[1].value - pair[0].value) if pair[1].value != pair[0].value else math.nan
+    return Calibration(problem, best.value, (pair[0].value, pair[1].value), math.nan, 0.0, slope,
+                       (pair[0].value, pair[1].value), tuple(points), converged, tuple(notes), pair)
 
 
 def calibrate_exact(problem: Problem, evaluate: Callable[[float], Point],
@@ -396,9 +551,11 @@ def local_slope(points: Sequence[Point], target: float) -> float | None:
     return None if best is None else best[1]
 
 
-def _finish(problem: Problem, best: Point, a: Point, b: Point, points: list[Point], converged: bool) -> Calibration:
+def _finish(problem: Problem, best: Point, a: Point, b: Point, all_points: list[Point], converged: bool) -> Calibration:
     target = problem.target
-    notes = []
+    notes = [f"{problem.param}={_shown(problem, q.value)} is not used for the root: {q.why}"
+             for q in all_points if not q.usable]
+    points = [q for q in all_points if q.usable]
     fa, fb = a.f, b.f
     if a.value == b.value or fa == fb:
         slope = math.nan
@@ -435,6 +592,10 @@ def _finish(problem: Problem, best: Point, a: Point, b: Point, points: list[Poin
         notes.append(f"stopped after {len(points)} evaluations before reaching tol={problem.f_tol:g}")
     unc = samp + search
     lo, hi = (value - unc, value + unc) if math.isfinite(unc) else (math.nan, math.nan)
+    if problem.precision is not None and not unc <= problem.precision:
+        more = (f"; its sampling part alone (±{samp:.2g}) needs about {math.ceil(problem.games * (samp / problem.precision) ** 2):,} "
+                "games per evaluation" if math.isfinite(samp) and samp > problem.precision else "")
+        notes.append(f"the value's interval ±{unc:.2g} is wider than --precision {problem.precision:g}{more}")
     return Calibration(problem, value, (lo, hi), samp, search, slope,
-                       (min(a.value, b.value), max(a.value, b.value)), tuple(points), converged, tuple(notes))
+                       (min(a.value, b.value), max(a.value, b.value)), tuple(all_points), converged, tuple(notes))
 

@@ -9,43 +9,41 @@ through the callbacks given here and renders the result.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from harness.players.calibrate import (DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, Calibration, Point, Problem,
-                                       calibrate, calibrate_exact, check_problem, default_bracket)
+                                       calibrate, calibrate_exact, check_problem)
+from harness.players.dials import dial_of
 from harness.players.responses import ExactEvaluator, RunnerEvaluator
 from harness.players.fit import reference_of
 from harness.players.picture import plot_response, plt
 from harness.util.errors import UserError
 
 
-def calibration_problem(rules: str, settings: tuple[str, ...], strategy: str, param: str, *,
-                        lo: float | None = None, hi: float | None = None, target_mean: float | None = None,
-                        target_win_rate: float | None = None, against: str | None = None, games: int | None = None,
-                        seed: int | None = None, tol: float | None = None, xtol: float | None = None,
-                        max_evals: int | None = None, confidence: float = 0.95, chunk_size: int | None = None,
-                        workers: int = 0, analyse: bool = True, exact: bool = False) -> Problem:
+def calibration_problem(draft: Problem) -> Problem:
     """The :class:`~harness.players.calibrate.Problem` of a calibration, checked: the reference
     ``against`` resolved (a bot spec, or a fit file's player: :func:`harness.players.fit.reference_of`),
-    10,000 games and seed 1 unless given, the bracket the parameter's declared range where ``lo`` or
-    ``hi`` is not given, and the most evaluations the search's default."""
-    if against:
-        against = reference_of(against)[0]
-    games = 10_000 if games is None else games
-    seed = 1 if seed is None else seed
+    the dial's kind read from the bot (an engine's from its hello: :mod:`harness.players.dials`), the
+    bracket the dial's declared range where ``draft.lo`` or ``draft.hi`` is NaN (not given; a choice
+    dial always spans its values), and the most evaluations the search's default where
+    ``draft.max_evals`` is 0."""
+    against = reference_of(draft.against)[0] if draft.against else None
+    dial = dial_of(draft.strategy, draft.param, draft.rules, draft.settings)
+    lo, hi = draft.lo, draft.hi
+    if dial.kind == "choice":
+        if not (math.isnan(lo) and math.isnan(hi)):
+            raise UserError(f"{draft.strategy}:{draft.param} is a choice of {', '.join(map(str, dial.values))}: "
+                            "its bracket is every value in order (drop --lo/--hi)")
+    lo = dial.lo if math.isnan(lo) else lo
+    hi = dial.hi if math.isnan(hi) else hi
     if lo is None or hi is None:
-        dlo, dhi = default_bracket(strategy, param)
-        lo = dlo if lo is None else lo
-        hi = dhi if hi is None else hi
-        if lo is None or hi is None:
-            raise UserError(f"{strategy}:{param} has no declared range: give --lo and --hi")
-    max_evals = max_evals or (DEFAULT_EXACT_MAX_EVALS if exact else DEFAULT_MAX_EVALS)
-    problem = Problem(rules=rules, settings=tuple(settings), strategy=strategy, param=param, lo=float(lo),
-                      hi=float(hi), target_mean=target_mean, target_win_rate=target_win_rate, against=against,
-                      games=games, seed=seed, tol=tol, xtol=xtol, max_evals=max_evals, confidence=confidence,
-                      chunk_size=chunk_size, workers=workers, analyse=analyse, exact=exact)
+        raise UserError(f"{draft.strategy}:{draft.param} has no declared range: give --lo and --hi")
+    max_evals = draft.max_evals or (DEFAULT_EXACT_MAX_EVALS if draft.exact else DEFAULT_MAX_EVALS)
+    problem = replace(draft, against=against, lo=float(lo), hi=float(hi), max_evals=max_evals, dial=dial.kind,
+                      values=dial.values)
     check_problem(problem)
     return problem
 
@@ -77,7 +75,11 @@ def run_calibration(problem: Problem, out: Path, *, quiet: bool = True, evaluato
     ev = ExactEvaluator(problem, evaluator=evaluator) if problem.exact else RunnerEvaluator(problem, out, quiet=quiet)
     if on_start:
         on_start(ev.estimator, bool(ev.analyse or problem.exact))
-    cal = (calibrate_exact if problem.exact else calibrate)(problem, ev, on_point)
+    if problem.exact:
+        cal = calibrate_exact(problem, ev, on_point)
+    else:
+        with ev.session():  # one set of workers and engine processes for every evaluated value
+            cal = calibrate(problem, ev, on_point)
     fig = plot_response(cal)
     png = out / "calibration.png"
     fig.savefig(png)

@@ -18,6 +18,7 @@ is the final bracket (the value that hits the target exactly lies in it).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from dataclasses import dataclass
@@ -25,14 +26,16 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.players.calibrate import (DEFAULT_MAX_EVALS, EXACT, Point, Problem, calibrate, calibrate_exact,
-                                       check_problem, declared_param, default_bracket, round_value, spec_with)
-from harness.players.responses import ExactEvaluator, RunnerEvaluator
+                                       check_problem, declared_param, round_value)
+from harness.players.responses import ExactEvaluator, RunnerEvaluator, sampling_session
 from harness.decisions.scale import SCALE
 from harness.exact.evaluate import refusal
 from harness.util.errors import UserError
 from harness.util.jsonable import jsonable
 from harness.util.render import Table, ci_level, num, pct, sig, table_lines
 from harness.game.rules import check_toml_settings, load_rules, read_toml
+from harness.game.registry import get
+from harness.util.specs import parse_spec
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,14 @@ class Levels:
     levels: tuple[Level, ...]
     #: the values are exact (solitaire bots; module docstring)
     exact: bool = False
+    #: the dial's kind (float, integer, choice: :mod:`harness.players.dials`) and a choice's values
+    dial: str = "float"
+    values: tuple[Any, ...] = ()
+
+    @property
+    def external(self) -> bool:
+        """The levels are played by an external engine (served by its own program, not the harness)."""
+        return bool(getattr(get(parse_spec(self.strategy)[0]), "refereed", False))
 
 
 #: A level's target keys: exactly one each.
@@ -148,14 +159,15 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
             raise UserError(f"{at}: target_beats = {lv.target_beats!r} must be in (0, 1] (a share of the players)")
     strategy = need("strategy", str, "solver")
     param = need("param", str, "temperature")
+    rules = need("rules", str, "scandinavian")
     try:
-        dlo, dhi = default_bracket(strategy, param)
-        declared = declared_param(strategy, param)
+        declared = declared_param(strategy, param, rules, tuple(f"{k}={v}" for k, v in settings.items()))
     except UserError as exc:
         raise UserError(f"{where}: strategy = {strategy!r}, param = {param!r}: {exc}") from None
-    if declared.type is not float:
-        raise UserError(f"{where}: param = {param!r} is a {declared.type.__name__} parameter of {strategy}; "
-                        "calibrate tunes float parameters")
+    dlo, dhi = declared.lo, declared.hi
+    if declared.kind == "choice" and ("lo" in raw or "hi" in raw):
+        raise UserError(f"{where}: param = {param!r} is a choice of {', '.join(map(str, declared.values))}: "
+                        "its bracket is every value in order (drop lo and hi)")
     lo, hi = float(need("lo", (int, float), dlo)), float(need("hi", (int, float), dhi))
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise UserError(f"{where}: lo = {lo:g}, hi = {hi:g}: need lo < hi")
@@ -167,7 +179,6 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
         raise UserError(f"{where}: games = {games} must be at least 2")
     if not 0 <= seed < 2**64:
         raise UserError(f"{where}: seed = {seed} must be 0..2**64-1")
-    rules = need("rules", str, "scandinavian")
     exact = raw.get("exact", False)
     if not isinstance(exact, bool):
         raise UserError(f"{where}: exact = {exact!r} is not true or false")
@@ -178,7 +189,7 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
         msg = str(exc)
         raise UserError(msg if msg.startswith(f"{where}:") else f"{where}: rules = {rules!r}: {msg}") from None
     return Levels(where, rules, tuple(f"{k}={v}" for k, v in settings.items()), strategy, param, lo, hi, games, seed,
-                  against, tuple(levels), exact)
+                  against, tuple(levels), exact, declared.kind, declared.values)
 
 
 def check_levels(lv: Levels, against: str | None, *, workers: int = 0, analyse: bool = True,
@@ -199,7 +210,7 @@ def check_levels(lv: Levels, against: str | None, *, workers: int = 0, analyse: 
     if lv.exact:
         rules = load_rules(lv.rules, list(lv.settings))
         for level, p in zip(lv.levels, problems):
-            bots = [spec_with(p.strategy, p.param, v, p.digits) for v in (p.lo, p.hi)] + ([p.against] if p.against else [])
+            bots = [p.spec_at(v) for v in (p.lo, p.hi)] + ([p.against] if p.against else [])
             why = refusal(rules, bots)
             if why:
                 raise UserError(f"level {level.name!r}: no exact calibration: {why}")
@@ -213,7 +224,7 @@ def _problem(lv: Levels, level: Level, against: str | None, lo: float, hi: float
     p = Problem(rules=lv.rules, settings=lv.settings, strategy=lv.strategy, param=lv.param, lo=lo, hi=hi,
                 target_mean=level.target_mean, target_win_rate=level.target_win_rate,
                 against=against if level.kind == "win_rate" else None, games=lv.games, seed=lv.seed,
-                exact=lv.exact, **options)
+                exact=lv.exact, dial=lv.dial, values=lv.values, **options)
     try:
         check_problem(p)
     except UserError as exc:
@@ -254,7 +265,17 @@ def _evaluation_line(param: str, kind: str, pt: Point) -> str:
     scale, unit = (1.0, " points") if kind == "mean" else (100.0, " %")
     if pt.estimator == EXACT:
         return f"    {param}={pt.value:<16.10g} response {scale * pt.f:12.6f}{unit} (exact)"
-    return f"    {param}={pt.value:<10.6g} response {scale * pt.f:8.3f}{unit} [{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]"
+    shown = pt.played if pt.played is not None else f"{pt.value:<10.6g}"
+    if not pt.usable:
+        return f"    {param}={shown} not used for the root: {pt.why}"
+    faults = ""
+    if pt.faults is not None:  # an engine: its faults at this value
+        f = pt.faults
+        bad = ", ".join(f"{k} {f.get('faults_' + k, 0):,}" for k in ("time", "illegal", "crash", "stall")
+                        if f.get("faults_" + k, 0))
+        faults = f"  faults: {bad or 'none'}"
+    return (f"    {param}={shown} response {scale * pt.f:8.3f}{unit} [{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]"
+            + faults)
 
 
 def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int = 0, analyse: bool = True,
@@ -271,70 +292,76 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int
     Exact levels (``lv.exact``, module docstring) play nothing and have no check: each level's
     row gives its exact response at its value; ``xtol`` is their tolerance in the dial; ``evaluator``
     (a :class:`harness.jobs.driver.Evaluator`) evaluates them on its tasks (:mod:`harness.jobs.cluster`)."""
-    say = progress or (lambda _: None)
-    memos: dict[str, _Memo] = {}
-    evaluators: dict[str, RunnerEvaluator | ExactEvaluator] = {}
-    rows, cals = [], []
-    check_levels(lv, against, workers=workers, analyse=analyse, confidence=confidence, max_evals=max_evals, xtol=xtol)
-    for level in lv.levels:
-        lo, hi = _bracket(memos.get(level.kind), level, lv)
-        p = _problem(lv, level, against, lo, hi, max_evals=max_evals, confidence=confidence, workers=workers,
-                     analyse=analyse, xtol=xtol)
-        if level.kind not in memos:
-            evaluators[level.kind] = ExactEvaluator(p, evaluator=evaluator) if lv.exact else RunnerEvaluator(p, out / level.kind, quiet=quiet)
-            memos[level.kind] = _Memo(evaluators[level.kind])
-        say(f"level {level.name}: " + (f"mean {level.target_mean:g} points" if level.kind == "mean"
-                                        else f"score {level.target_win_rate:g} against {against}"))
-        search = calibrate_exact if lv.exact else calibrate
-        try:
-            cal = search(p, memos[level.kind], progress=lambda pt: say(_evaluation_line(lv.param, level.kind, pt)))
-        except UserError as exc:
-            raise UserError(f"level {level.name!r}: {exc}") from None
-        if lv.exact:
-            at = cal.answer
-            spec = spec_with(lv.strategy, lv.param, cal.value, p.digits)
-            shown = (f"{100 * at.f:.6f} % (target {100 * p.target:g} %)" if level.kind == "win_rate"
-                     else f"{at.f:.6f} points (target {p.target:g})")
-            say(f"  {spec}: exact response {shown}")
+    with contextlib.nullcontext() if lv.exact else sampling_session(workers):
+        # sampled levels: every evaluation and check on one set of workers and engine processes
+        say = progress or (lambda _: None)
+        memos: dict[str, _Memo] = {}
+        evaluators: dict[str, RunnerEvaluator | ExactEvaluator] = {}
+        rows, cals = [], []
+        check_levels(lv, against, workers=workers, analyse=analyse, confidence=confidence, max_evals=max_evals, xtol=xtol)
+        for level in lv.levels:
+            lo, hi = _bracket(memos.get(level.kind), level, lv)
+            p = _problem(lv, level, against, lo, hi, max_evals=max_evals, confidence=confidence, workers=workers,
+                         analyse=analyse, xtol=xtol)
+            if level.kind not in memos:
+                evaluators[level.kind] = ExactEvaluator(p, evaluator=evaluator) if lv.exact else RunnerEvaluator(p, out / level.kind, quiet=quiet)
+                memos[level.kind] = _Memo(evaluators[level.kind])
+            say(f"level {level.name}: " + (f"mean {level.target_mean:g} points" if level.kind == "mean"
+                                            else f"score {level.target_win_rate:g} against {against}"))
+            search = calibrate_exact if lv.exact else calibrate
+            try:
+                cal = search(p, memos[level.kind], progress=lambda pt: say(_evaluation_line(lv.param, level.kind, pt)))
+            except UserError as exc:
+                raise UserError(f"level {level.name!r}: {exc}") from None
+            if lv.exact:
+                at = cal.answer
+                spec = p.spec_at(cal.value)
+                shown = (f"{100 * at.f:.6f} % (target {100 * p.target:g} %)" if level.kind == "win_rate"
+                         else f"{at.f:.6f} points (target {p.target:g})")
+                say(f"  {spec}: exact response {shown}")
+                rows.append({
+                    "name": level.name,
+                    "target": {"kind": level.kind, "value": p.target, "against": p.against},
+                    "spec": spec, "value": cal.value, "value_ci": list(cal.value_ci), "converged": cal.converged,
+                    "search": {"evaluations": len(cal.points), "bracket": list(cal.bracket), "xtol": p.v_tol,
+                               "search_error": cal.search_error, "slope": cal.slope},
+                    "exact_response": at.f, "difference": at.f - p.target, "check": None,
+                    "notes": list(cal.notes)})
+                continue
+            # the check: the calibrated spec played on other dice than the search's
+            cp = Problem(**{**p.__dict__, "seed": lv.seed + CHECK_SEED_OFFSET})
+            check = RunnerEvaluator(cp, out / "check" / level.name, quiet=quiet)(
+                cal.value if lv.dial != "float" else round_value(cal.value))
+            cals.append((level, cal, check))
+            # the check and the search measured on independent dice: their difference has both errors
+            h_cal = cal.sampling_error * abs(cal.slope) if math.isfinite(cal.sampling_error * cal.slope) else 0.0
+            allowed = math.hypot((check.hi - check.lo) / 2, h_cal)
+            inside = abs(check.f - p.target) <= allowed
+            say(f"  {p.spec_at(cal.value)}: check {check.f:.4g} [{check.lo:.4g}, {check.hi:.4g}]"
+                + ("" if inside else " (the target is outside the check's interval combined with the search's)"))
             rows.append({
                 "name": level.name,
                 "target": {"kind": level.kind, "value": p.target, "against": p.against},
-                "spec": spec, "value": cal.value, "value_ci": list(cal.value_ci), "converged": cal.converged,
-                "search": {"evaluations": len(cal.points), "bracket": list(cal.bracket), "xtol": p.v_tol,
-                           "search_error": cal.search_error, "slope": cal.slope},
-                "exact_response": at.f, "difference": at.f - p.target, "check": None,
+                "spec": p.spec_at(cal.value), "value": cal.value,
+                "value_ci": list(cal.value_ci), "converged": cal.converged,
+                "search": {"evaluations": len(cal.points), "bracket": list(cal.bracket),
+                           "sampling_error": cal.sampling_error, "search_error": cal.search_error, "slope": cal.slope},
+                "check": {"response": check.f, "ci": [check.lo, check.hi], "games": check.games,
+                          "seed": lv.seed + CHECK_SEED_OFFSET, "target_inside": inside,
+                          "difference": check.f - p.target, "difference_halfwidth": allowed,
+                          "variance_reduction": check.variance_reduction},
                 "notes": list(cal.notes)})
-            continue
-        # the check: the calibrated spec played on other dice than the search's
-        cp = Problem(**{**p.__dict__, "seed": lv.seed + CHECK_SEED_OFFSET})
-        check = RunnerEvaluator(cp, out / "check" / level.name, quiet=quiet)(round_value(cal.value))
-        cals.append((level, cal, check))
-        # the check and the search measured on independent dice: their difference has both errors
-        h_cal = cal.sampling_error * abs(cal.slope) if math.isfinite(cal.sampling_error * cal.slope) else 0.0
-        allowed = math.hypot((check.hi - check.lo) / 2, h_cal)
-        inside = abs(check.f - p.target) <= allowed
-        say(f"  {spec_with(lv.strategy, lv.param, cal.value)}: check {check.f:.4g} [{check.lo:.4g}, {check.hi:.4g}]"
-            + ("" if inside else " (the target is outside the check's interval combined with the search's)"))
-        rows.append({
-            "name": level.name,
-            "target": {"kind": level.kind, "value": p.target, "against": p.against},
-            "spec": spec_with(lv.strategy, lv.param, cal.value), "value": cal.value,
-            "value_ci": list(cal.value_ci), "converged": cal.converged,
-            "search": {"evaluations": len(cal.points), "bracket": list(cal.bracket),
-                       "sampling_error": cal.sampling_error, "search_error": cal.search_error, "slope": cal.slope},
-            "check": {"response": check.f, "ci": [check.lo, check.hi], "games": check.games,
-                      "seed": lv.seed + CHECK_SEED_OFFSET, "target_inside": inside,
-                      "difference": check.f - p.target, "difference_halfwidth": allowed,
-                      "variance_reduction": check.variance_reduction},
-            "notes": list(cal.notes)})
-    curves = {kind: [{k: v for k, v in pt.to_dict().items() if k != "run_dir"}
-                     for pt in sorted(m.seen.values(), key=lambda q: q.value)] for kind, m in memos.items()}
-    est = {kind: e.estimator for kind, e in evaluators.items()}
-    return jsonable({"format": "yatzy-levels/1", "levels_file": lv.path, "rules": lv.rules,
-                     "settings": list(lv.settings), "strategy": lv.strategy, "param": lv.param,
-                     "bracket": [lv.lo, lv.hi], "against": against, "exact": lv.exact,
-                     "games": None if lv.exact else lv.games, "seed": None if lv.exact else lv.seed,
-                     "confidence": confidence, "estimators": est, "levels": rows, "curves": curves})
+        curves = {kind: [{k: v for k, v in pt.to_dict().items() if k != "run_dir"}
+                         for pt in sorted(m.seen.values(), key=lambda q: q.value)] for kind, m in memos.items()}
+        est = {kind: e.estimator for kind, e in evaluators.items()}
+        external = lv.external
+        for row in rows:  # who plays each level: the harness (serve, engine play), or the engine's own program
+            row["external"] = external
+        return jsonable({"format": "yatzy-levels/1", "levels_file": lv.path, "rules": lv.rules, "external": external,
+                         "settings": list(lv.settings), "strategy": lv.strategy, "param": lv.param,
+                         "bracket": [lv.lo, lv.hi], "against": against, "exact": lv.exact,
+                         "games": None if lv.exact else lv.games, "seed": None if lv.exact else lv.seed,
+                         "confidence": confidence, "estimators": est, "levels": rows, "curves": curves})
 
 
 def levels_table(d: dict[str, Any]) -> Table:

@@ -66,7 +66,7 @@ def plot_response(cal: Calibration) -> Figure:
     the curve, dotted (a straight line, not a measurement) across the stretches between far-apart
     ones; the y axis names the estimator when it is not the plain mean or rate."""
     p = cal.problem
-    pts = sorted((q for q in cal.points), key=lambda q: q.value)
+    pts = sorted((q for q in cal.points if q.usable), key=lambda q: q.value)  # (others have no response)
     scale = 1.0 if p.kind == "mean" else 100.0
     fig, ax = plt.subplots(figsize=(8, 5), dpi=100, layout="constrained")
     x = np.array([q.value for q in pts])
@@ -79,7 +79,9 @@ def plot_response(cal: Calibration) -> Figure:
                 label="exact response (no games)" if p.exact else f"measured ({100 * p.confidence:.4g} % CI), {each}")
     unit = " points" if p.kind == "mean" else " %"
     ax.axhline(p.target * scale, color="tab:red", ls="--", lw=1, label=f"target {p.target * scale:g}{unit}")
-    if math.isfinite(cal.value):
+    if p.dial != "float":  # an integer or choice dial: the pair of values bracketing the target
+        ax.set_xticks([q.value for q in pts], [str(p.played(q.value)) for q in pts])
+    elif math.isfinite(cal.value):
         xerr = None
         if all(math.isfinite(v) for v in cal.value_ci):
             xerr = [[cal.value - cal.value_ci[0]], [cal.value_ci[1] - cal.value]]

@@ -8,19 +8,24 @@ evaluation, which measuring needs.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from harness.exact.evaluate import evaluate, refusal, score_rate, versus
 from harness.game.registry import make
 from harness.game.rules import load_rules, parse_overrides
+from harness.play.protocol.pool import reuse_engines
 from harness.play.runconfig import RunConfig
 from harness.play.runner import run
-from harness.players.calibrate import ADJUSTED_MEAN, CONTROLLED_RATE, EXACT, PLAIN, Point, Problem, spec_with
+from harness.players.calibrate import ADJUSTED_MEAN, CONTROLLED_RATE, EXACT, PLAIN, Point, Problem
+from harness.util import backends
+from harness.util.errors import RunFailed
 from harness.records.rundir import iter_windows, load_run
 from harness.reports.summary import summarize
 from harness.stats import CoMoments, Moments, control_variate_mean, mean_ci, pentanomial_moments
@@ -31,16 +36,33 @@ from harness.util.errors import UserError
 # evaluating the response with the runner
 
 
+@contextlib.contextmanager
+def sampling_session(workers: int) -> Iterator[None]:
+    """Runs inside play on one set of local workers (``workers``, 0: every core), and engines'
+    processes are kept between them (a value's options reach an engine in a newgame)."""
+    with reuse_engines(), backends.held("local", workers or backends.cpu_count(), None):
+        yield
+
+
 def label_of(spec: str, rules: str, settings: tuple[str, ...]) -> str:
     return make(spec, load_rules(rules, list(settings))).label
 
 
 class RunnerEvaluator:
-    """Measures f(v) by playing a run directory per value under ``out`` with :func:`harness.play.runner.run`."""
+    """Measures f(v) by playing a run directory per value under ``out`` with :func:`harness.play.runner.run`.
+
+    Inside :meth:`session` every evaluation plays on the same worker processes (forked once, at the
+    first evaluation's first chunk) and an engine's processes are kept running between values
+    (:func:`harness.play.protocol.referee.reuse_engines`: a value's options reach the engine in a
+    newgame); outside it each evaluation starts its own. An engine's faults are counted per value
+    (:attr:`Point.faults`, from the run's manifest); a value whose run the referee stopped, or whose
+    games are over the engine's share of corrupted games, is not usable (:attr:`Point.usable`).
+    """
 
     def __init__(self, problem: Problem, out: Path, quiet: bool = True) -> None:
         self.p, self.out, self.quiet = problem, Path(out), quiet
         self.count = 0
+        self.held = False
         self.ref_label = label_of(problem.against, problem.rules, problem.settings) if problem.against else None
         self.notes: list[str] = []
         self.analyse = problem.analyse
@@ -51,6 +73,16 @@ class RunnerEvaluator:
                 self.notes.append(f"rule set {rules.name} has saved_rolls, which the solver's table does not value: "
                                   "evaluations played without analyse, plain estimates")
 
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """Keep the runner's workers and the engines' processes across the evaluations inside."""
+        self.held = True
+        try:
+            with sampling_session(self.p.workers):
+                yield
+        finally:
+            self.held = False
+
     @property
     def estimator(self) -> str:
         """What f(v) is measured with (see the module docstring)."""
@@ -60,11 +92,12 @@ class RunnerEvaluator:
 
     def __call__(self, value: float) -> Point:
         p = self.p
-        spec = spec_with(p.strategy, p.param, value)
+        spec = p.spec_at(value)
+        played = None if p.dial == "float" else p.played(value)
         label = label_of(spec, p.rules, p.settings)
         if p.kind == "win_rate" and label == self.ref_label:
             # identical bots on identical dice in swapped seats: every pair scores exactly 1 of 2
-            return Point(value, 0.5, 0.5, 0.5, 0, None)
+            return Point(value, 0.5, 0.5, 0.5, 0, None, played=played)
         common: dict[str, Any] = {"rules": p.rules, "settings": parse_overrides(list(p.settings)), "games": p.games,
                                   "seed": p.seed, "workers": p.workers, "analyse": self.analyse}
         # results do not depend on chunking (dice are keyed by game index), so cut the games into
@@ -75,11 +108,24 @@ class RunnerEvaluator:
             cfg = RunConfig(mode="run", seats=(spec,), **common)
         else:
             cfg = RunConfig(mode="gauntlet", candidate=spec, entrants=(p.against,), **common)
-        d = self.out / f"eval-{self.count:02d}-{p.param}={value:.6g}"
+        d = self.out / f"eval-{self.count:02d}-{p.param}={played if played is not None else f'{value:.6g}'}"
         self.count += 1
-        run(cfg, d, quiet=self.quiet)
-        if self.analyse:
-            return self._adjusted(value, label, d)
+        try:
+            run(cfg, d, quiet=self.quiet or self.held)  # (a held pool's workers keep the first run's bar)
+        except RunFailed as exc:
+            faults = _faults(d, label)
+            if faults is None:  # not the referee: a bot failed, a worker died
+                raise
+            why = str(exc).splitlines()[0].removeprefix("run stopped: ")
+            return Point(value, math.nan, math.nan, math.nan, 0, str(d), self.estimator, faults=faults, usable=False,
+                         why=why, played=played)
+        faults = _faults(d, label)
+        why = _over_limits(spec, p, faults)
+        pt = self._adjusted(value, label, d) if self.analyse else self._plain(value, label, d)
+        return Point(**{**pt.__dict__, "faults": faults, "usable": not why, "why": why, "played": played})
+
+    def _plain(self, value: float, label: str, d: Path) -> Point:
+        p = self.p
         s = summarize(d, p.confidence)
         if p.kind == "mean":
             e = next(x for x in s.entrants if x.label == label)
@@ -119,6 +165,25 @@ class RunnerEvaluator:
                      cv.beta)
 
 
+def _faults(d: Path, label: str) -> dict[str, int] | None:
+    """An engine's fault sums in run ``d`` (None: the bot is not an engine)."""
+    try:
+        manifest = json.loads((d / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+    got = (manifest.get("faults") or {}).get(label)
+    return None if got is None else {k: int(v) for k, v in got.items()}
+
+
+def _over_limits(spec: str, p: Problem, faults: dict[str, int] | None) -> str:
+    """Why an engine's games at this value break the referee's limits ("" when they do not)."""
+    if not faults:
+        return ""
+    bot = make(spec, load_rules(p.rules, list(p.settings)))
+    games, corrupted = faults.get("games", 0), faults.get("corrupted", 0)
+    return getattr(bot, "disqualified", lambda *_: None)(games, corrupted) or ""
+
+
 class ExactEvaluator:
     """Measures f(v) exactly (module docstring): the bot's exact mean, or its exact score rate
     against the reference; every value and the reference evaluated once (and cached on disk)."""
@@ -133,7 +198,7 @@ class ExactEvaluator:
         self.rules = load_rules(problem.rules, list(problem.settings))
         self.notes: list[str] = []
         self.count = 0
-        bots = [spec_with(problem.strategy, problem.param, v, problem.digits) for v in (problem.lo, problem.hi)]
+        bots = [problem.spec_at(v) for v in (problem.lo, problem.hi)]
         why = refusal(self.rules, bots + ([problem.against] if problem.kind == "win_rate" and problem.against else []))
         if why:
             raise UserError(f"no exact calibration: {why}")
@@ -147,7 +212,7 @@ class ExactEvaluator:
     def __call__(self, value: float) -> Point:
         if value not in self.seen:
             p = self.p
-            ev = self._evaluate(self.rules, spec_with(p.strategy, p.param, value, p.digits), self.cache_dir)
+            ev = self._evaluate(self.rules, p.spec_at(value), self.cache_dir)
             if self.ref is None:
                 f = ev.mean
             else:

@@ -151,6 +151,9 @@ class ServeApp:
         s = self.service
         return json_response({"levels": [{"name": lv.name, "spec": lv.spec, "rules": lv.rules,
                                           "settings": dict(lv.settings)} for lv in s.levels.values()],
+                              "elsewhere": [{"name": lv.name, "spec": lv.spec, "rules": lv.rules,
+                                             "served": "by the external engine's own program, not this server"}
+                                            for lv in s.elsewhere.values()],
                               "bots": list(ALLOWED), "rules": s.served_rules(), "provenance": s.provenance()},
                              headers=self._headers())
 

@@ -55,6 +55,9 @@ class Level:
     spec: str
     rules: str
     settings: Mapping[str, Any] = field(default_factory=dict)
+    #: played by an external engine (``calibrate`` tuned its option): served by that engine's own
+    #: program, never by the harness, which lists it in ``/levels`` as served elsewhere
+    external: bool = False
 
 
 def load_levels_json(path: str) -> tuple[list[Level], str]:
@@ -78,8 +81,15 @@ def load_levels_json(path: str) -> tuple[list[Level], str]:
     for i, lv in enumerate(d["levels"]):
         if not isinstance(lv, dict) or not isinstance(lv.get("name"), str) or not isinstance(lv.get("spec"), str):
             raise UserError(f"{path}: levels[{i}] needs a name and a spec")
-        out.append(Level(lv["name"], lv["spec"], str(d.get("rules")), settings))
+        out.append(Level(lv["name"], lv["spec"], str(d.get("rules")), settings,
+                         bool(lv.get("external", d.get("external", False)))))
     return out, hashlib.sha256(data).hexdigest()
+
+
+def served_elsewhere(lv: Level) -> str:
+    """Why the harness does not serve an external engine's level, in one line."""
+    return (f"level {lv.name} is played by an external engine ({lv.spec}): it is served by that engine's own "
+            "program, not by the harness")
 
 
 class Service:
@@ -91,7 +101,11 @@ class Service:
         self.levels_sha256: str | None = None
         if levels_path:
             levels, self.levels_sha256 = load_levels_json(levels_path)
-            self.levels = {lv.name: lv for lv in levels}
+            self.levels = {lv.name: lv for lv in levels if not lv.external}
+        #: levels an external engine plays: named in /levels, served by the engine's own program
+        self.elsewhere: dict[str, Level] = {lv.name: lv for lv in levels} if levels_path else {}
+        for name in self.levels:
+            self.elsewhere.pop(name)
         names = list(dict.fromkeys([*rules, *(lv.rules for lv in self.levels.values())])) or ["scandinavian"]
         known = builtin_rule_sets()
         for n in names:
@@ -179,6 +193,8 @@ class Service:
             raise RequestError(400, "bad_request", "give 'level' or 'bot', not both")
         if level is not None:
             lv = self.levels.get(level) if isinstance(level, str) else None
+            if lv is None and isinstance(level, str) and level in self.elsewhere:
+                raise RequestError(422, "level_served_elsewhere", served_elsewhere(self.elsewhere[level]))
             if lv is None:
                 raise RequestError(422, "unknown_level", f"no level {str(level)[:40]!r} (levels: "
                                                          f"{', '.join(self.levels) or 'none served'})")
@@ -380,6 +396,8 @@ def play_stdio(*, bot: str | None, level: str | None, levels: str | None, stdin:
     except PackageNotFoundError:
         ver = "unknown"
     service = Service(levels, max_batch=msgs.MAX_BATCH, version=ver)
+    if level is not None and level in service.elsewhere:
+        raise UserError(served_elsewhere(service.elsewhere[level]))
     if bot is not None:
         for r in list(service._rules.values()):
             service.spec_of(r, bot=bot)
@@ -391,7 +409,7 @@ def play_stdio(*, bot: str | None, level: str | None, levels: str | None, stdin:
         try:
             msg = msgs.loads(line)
         except ValueError:
-            reply: dict[str, Any] = {"type": "error", "message": "not JSON"}
+            reply: dict[str, Any] = {"type": "error", "id": None, "message": "not JSON"}
         else:
             if isinstance(msg, dict) and msg.get("type") == "quit":
                 return 0

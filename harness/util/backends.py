@@ -78,9 +78,58 @@ def _worker_init() -> None:
         pass
 
 
+class _Held:
+    """Executors kept open across runs (:func:`held`): by (backend, workers, scheduler)."""
+
+    def __init__(self) -> None:
+        self.stacks: dict[tuple[Any, ...], contextlib.ExitStack] = {}
+        self.open: dict[tuple[Any, ...], Backend] = {}
+
+
+_HELD = _Held()
+
+
+@contextlib.contextmanager
+def held(backend: str, workers: int, scheduler: str | None = None) -> Iterator[None]:
+    """Inside, every :func:`open_backend` of the same backend, workers and scheduler gets one
+    executor, started by the first and shut down on exit: a sequence of runs (a calibration's
+    evaluations) plays on the same worker processes. A local pool forks at its first chunk, so its
+    workers inherit what the first run prepared; later runs' bots are made in the workers."""
+    key = (backend, workers or cpu_count(), scheduler)
+    if key in _HELD.stacks:
+        yield
+        return
+    _HELD.stacks[key] = contextlib.ExitStack()
+    try:
+        yield
+    finally:
+        _HELD.open.pop(key, None)
+        _HELD.stacks.pop(key).close()
+
+
 @contextlib.contextmanager
 def open_backend(backend: str, workers: int, scheduler: str | None) -> Iterator[Backend]:
-    """Start the executor for ``backend`` (``workers`` 0 = every core) and shut it down after."""
+    """Start the executor for ``backend`` (``workers`` 0 = every core) and shut it down after (inside
+    :func:`held`, the held one: started once, kept)."""
+    key = (backend, workers or cpu_count(), scheduler)
+    stack = _HELD.stacks.get(key)
+    if stack is None:
+        with _open(backend, workers, scheduler) as be:
+            yield be
+        return
+    if key not in _HELD.open:
+        be = stack.enter_context(_open(backend, workers, scheduler))
+
+        def abort(stop: Callable[[], None] = be.abort) -> None:  # a stopped run: the next one starts afresh
+            _HELD.open.pop(key, None)
+            stop()
+
+        _HELD.open[key] = Backend(be.executor, be.slots, be.description + ", kept across runs", abort)
+    yield _HELD.open[key]
+
+
+@contextlib.contextmanager
+def _open(backend: str, workers: int, scheduler: str | None) -> Iterator[Backend]:
     n = workers or cpu_count()
     if backend == "local" and n == 1:
         yield Backend(InProcessExecutor(), 1, "local, in this process")

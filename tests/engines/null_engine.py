@@ -26,6 +26,11 @@ def main():
     most = int(sys.argv[sys.argv.index("--max-batch") + 1]) if "--max-batch" in sys.argv else None
     if most:
         HELLO["max_batch"] = most
+    # --declare NAME: declare a float option NAME with two values that should play differently,
+    # and ignore it (engine check must fail the option row)
+    if "--declare" in sys.argv:
+        HELLO["options"] = [{"name": sys.argv[sys.argv.index("--declare") + 1], "type": "float", "default": 0,
+                             "min": 0, "max": 1, "differ": [0, 1]}]
     out = sys.stdout
     for line in sys.stdin:
         try:

@@ -15,6 +15,12 @@
 // the context rules), so any rule set of the harness's family works. Plans are cached per sheet
 // state. Expected values are summed outcome by outcome in the harness's order with the same
 // float64 probabilities, so that exact ties break the same way. See ../README.md.
+//
+// One option, `mistakes` (0..1, default 0): the share of decisions played at random instead (a
+// uniformly random keep of the dice in hand, or a random box among those allowed), a difficulty
+// knob `calibrate --param opt.mistakes` tunes. Its draws come from each position's game key, seat,
+// column, turn and step only, never from a clock or a global stream, so every position gets the
+// same answer in any batch and every evaluated value plays the same draws (common random numbers).
 'use strict';
 
 const PROTOCOL = 'yatzy-engine/1';
@@ -22,7 +28,10 @@ const HELLO = {
   type: 'hello', protocol: PROTOCOL, name: 'greedy-js', author: 'yatzy-harness examples', version: '1.0',
   // the rule sets checked game for game against the built-in greedy bot
   rules: ['scandinavian', 'yahtzee', 'standard', 'forced', 'maxi', 'generala'],
-  options: [],
+  options: [{
+    name: 'mistakes', type: 'float', default: 0, min: 0, max: 1, differ: [0, 0.5],
+    description: 'share of decisions played at random (a random keep, a random allowed box)',
+  }],
 };
 const FACES = 6;
 
@@ -49,6 +58,22 @@ function probability(faces) {
   let total = 1;
   for (let i = 0; i < faces.length; i++) total *= FACES;
   return ways / total;
+}
+
+// splitmix64's finaliser on BigInts: the draws of one position from its key, seat, column, turn, step.
+const MASK64 = (1n << 64n) - 1n;
+function mix(x) {
+  x = (x + 0x9e3779b97f4a7c15n) & MASK64;
+  x = ((x ^ (x >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK64;
+  x = ((x ^ (x >> 27n)) * 0x94d049bb133111ebn) & MASK64;
+  return x ^ (x >> 31n);
+}
+
+// [u, bits]: u uniform in [0, 1) (is this decision a mistake?) and 53 more random bits (which one).
+function draws(key, seat, column, turn, step) {
+  const x = mix(BigInt('0x' + key) ^ BigInt(((seat * 64 + column) * 256 + turn) * 256 + step));
+  const y = mix(x);
+  return [Number(x >> 11n) / 2 ** 53, y >> 11n];
 }
 
 const text = (faces) => faces.slice().sort((a, b) => a - b).join('');
@@ -286,11 +311,46 @@ class Game {
 }
 
 let game = null;
+let mistakes = 0;
+
+// The option values of a newgame, checked against the declaration (an error reply otherwise).
+function readOptions(options) {
+  const o = options || {};
+  for (const name of Object.keys(o)) {
+    if (name !== 'mistakes') throw new Error(`unknown option ${JSON.stringify(name)} (options: mistakes)`);
+  }
+  const m = o.mistakes === undefined ? 0 : Number(o.mistakes);
+  if (!(m >= 0 && m <= 1)) throw new Error(`option mistakes must be a number in [0, 1], got ${JSON.stringify(o.mistakes)}`);
+  return m;
+}
+
+// Replace the greedy choices of the positions whose draw says "mistake" by random legal ones.
+function blunder(msg, kind, choice) {
+  if (mistakes <= 0) return choice;
+  const col = (name) => (Array.isArray(msg[name]) ? (i) => msg[name][i] : () => msg[name]);
+  const seat = col('seat'); const column = col('column'); const turn = col('turn'); const step = col('step');
+  for (let i = 0; i < choice.length; i++) {
+    const [u, bits] = draws(msg.key[i], seat(i), column(i), turn(i), step(i));
+    if (u >= mistakes) continue;
+    if (kind === 'keep') {  // each die kept or rerolled on one bit
+      const dice = msg.dice[i];
+      let kept = '';
+      for (let d = 0; d < dice.length; d++) if ((bits >> BigInt(d)) & 1n) kept += dice[d];
+      choice[i] = kept;
+    } else {  // one of the allowed boxes, uniformly
+      const allowed = [];
+      msg.options[i].forEach((v, b) => { if (v >= 0) allowed.push(b); });
+      choice[i] = allowed[Number(bits % BigInt(allowed.length))];
+    }
+  }
+  return choice;
+}
 
 function handle(msg) {
   const t = msg.type;
   if (t === 'hello') return HELLO;
-  if (t === 'newgame') {
+  if (t === 'newgame') {  // the rules and the options, sent again whenever either changes
+    mistakes = readOptions(msg.options);
     game = new Game(msg.rules || {});
     return { type: 'ready', id: msg.id };
   }
@@ -304,6 +364,7 @@ function handle(msg) {
     if (kind === 'keep') choice = game.keep(msg, n);
     else if (kind === 'box') choice = game.box(msg, n);
     else throw new Error(`unknown decision kind ${JSON.stringify(kind)}`);
+    choice = blunder(msg, kind, choice);
     return { type: 'answer', id: msg.id, game: msg.game, [kind]: choice };
   }
   throw new Error(`unknown message type ${JSON.stringify(t)}`);

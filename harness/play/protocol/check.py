@@ -25,6 +25,7 @@ from harness.game.loop import play
 from harness.util.errors import UserError
 from harness.play.protocol import PROTOCOL
 from harness.play.protocol import messages as msgs
+from harness.play.protocol import options as opts
 from harness.play.protocol.http import HttpEngine, HttpRejected, HttpTimeout
 from harness.play.protocol.referee import EngineStrategy, check_hello
 from harness.play.protocol.stdio import EngineDied, EngineFlood, StdioEngine
@@ -362,6 +363,17 @@ def check_engine(spec: str | EngineStrategy, *, rules: Sequence[str] = (), games
         report.rows.append(Row("", "hello: protocol, name, rule sets", not problem, problem))
         if problem:
             return report
+        try:
+            declared = opts.declared(hello)
+            values = opts.check_values(declared, bot.conf.options)
+            problem = ""
+        except opts.OptionError as exc:
+            declared, values, problem = {}, {}, str(exc)
+        if declared or problem:
+            report.rows.append(Row("", "options: declared (name, type, default, range), values fit", not problem,
+                                   problem or ", ".join(f"{o.name} {o.range_text()}" for o in declared.values())))
+        if problem:
+            return report
         claimed = hello["rules"]
         names = list(rules) or (builtin_rule_sets() if "*" in claimed else [n for n in claimed
                                                                             if n in builtin_rule_sets()])
@@ -379,12 +391,12 @@ def check_engine(spec: str | EngineStrategy, *, rules: Sequence[str] = (), games
             for r in variants:
                 label = r.name + (" (saved_rolls)" if r.saved_rolls else "")
                 say(f"checking {label}")
-                ready, _ = link.exchange(msgs.dumps({"type": "newgame", "id": 1, "rules": msgs.describe_rules(r),
-                                                     "options": dict(bot.conf.options),
-                                                     "time": bot.time_control()}), wait)
-                ok = isinstance(ready, dict) and ready.get("type") == "ready"
-                report.rows.append(Row(label, "newgame answered with ready", ok, "" if ok else str(ready)[:80]))
+                ok, detail = _newgame(link, r, values, bot.time_control(), wait)
+                report.rows.append(Row(label, "newgame answered with ready", ok, detail))
                 gen = np.random.default_rng(seed)
+                differ = next((o for o in declared.values() if o.differ), None)
+                if differ is not None and r is variants[0] and name == names[0]:
+                    report.rows.append(_option_row(link, r, differ, values, bot, wait, seed))
                 for what, view in scenarios(r, gen):
                     report.rows.append(_relabel(_scenario_row(link, r, what, view, budget, gen), label))
                 if games:
@@ -406,6 +418,46 @@ def check_engine(spec: str | EngineStrategy, *, rules: Sequence[str] = (), games
     finally:
         link.close()
     return report
+
+
+def _newgame(link: _Link, rules: RuleSet, values: dict[str, Any], time_control: dict[str, float],
+             wait: float) -> tuple[bool, str]:
+    ready, _ = link.exchange(msgs.dumps({"type": "newgame", "id": 1, "rules": msgs.describe_rules(rules),
+                                         "options": values, "time": time_control}), wait)
+    ok = isinstance(ready, dict) and ready.get("type") == "ready"
+    if ok and ready.get("id") != 1:
+        return False, f"ready must echo newgame's id 1, got {str(ready.get('id'))[:20]}"
+    return ok, "" if ok else str(ready)[:80]
+
+
+def _option_row(link: _Link, rules: RuleSet, opt: opts.Option, values: dict[str, Any], bot: EngineStrategy,
+                wait: float, seed: int) -> Row:
+    """The option the engine declares ``differ`` for, at its two values (each sent in a newgame on
+    the same process, as the harness does when options change): the answers to the same positions
+    must differ somewhere; then the check's own options again."""
+    a, b = (f"{v:g}" if isinstance(v, float) else str(v) for v in opt.differ)
+    what = f"option {opt.name}: {a} and {b} play differently (newgame on the same process)"
+    answers = []
+    for v in opt.differ:
+        ok, detail = _newgame(link, rules, {**values, opt.name: v}, bot.time_control(), wait)
+        if not ok:
+            return Row(rules.name, what, False, f"newgame with {opt.name}={v}: {detail}")
+        got = []
+        for name, view in scenarios(rules, np.random.default_rng(seed + 1)):
+            choice, problem, _ = _ask(link, view, None, bot.conf.move_ms)
+            if choice is None or problem:
+                return Row(rules.name, what, False, f"{name}, {opt.name}={v}: {problem}")
+            got.append(choice)
+        answers.append(np.concatenate(got))
+    ok, detail = _newgame(link, rules, values, bot.time_control(), wait)
+    if not ok:
+        return Row(rules.name, what, False, f"newgame with the check's options again: {detail}")
+    n = len(answers[0])
+    differ = int((answers[0] != answers[1]).sum())
+    if not differ:
+        return Row(rules.name, what, False, f"the same answers to all {n} positions at both values: the engine "
+                                            "does not read the option from newgame (or declares the wrong pair)")
+    return Row(rules.name, what, True, f"{differ} of {n} answers differ")
 
 
 def _relabel(row: Row, label: str) -> Row:

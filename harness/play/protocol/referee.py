@@ -35,7 +35,10 @@ import orjson
 from harness.util.errors import UserError
 from harness.play.protocol import PROTOCOL
 from harness.play.protocol import messages as msgs
+from harness.play.protocol import options as opts
 from harness.play.protocol.http import HttpEngine, HttpRejected, HttpTimeout, check_url
+from harness.play.protocol.pool import POOL as _POOL
+from harness.play.protocol.pool import Pooled as _Pooled
 from harness.play.protocol.stdio import EngineDied, EngineFlood, StdioEngine
 from harness.game.rules import RuleSet, read_toml, rules_dir
 from harness.game.strategy import Param, Strategy, TurnView
@@ -206,6 +209,13 @@ def set_run_dir(run_dir: Path | None) -> None:
             _RUN.replay[key] = str(r["kind"])
 
 
+def follow_run_dir(run_dir: Path) -> None:
+    """In a worker kept across runs: send engine logs and timing faults to ``run_dir`` (the run this
+    chunk belongs to) when they still go elsewhere."""
+    if _RUN.log_dir != Path(run_dir) / ENGINE_DIR:
+        set_run_dir(run_dir)
+
+
 def _log_path(label: str) -> Path:
     folder = _RUN.log_dir
     if folder is None:
@@ -287,6 +297,8 @@ class EngineStrategy(Strategy):
         if not label:
             target = next((w for w in reversed(argv) if "/" in w or "." in w), argv[-1] if argv else url)
             label = f"engine:{Path(target).name if argv else url}"
+        if options:  # an engine at other option values is another player (a calibration's values, a gauntlet)
+            label += ":" + ",".join(f"opt.{k}={v}" for k, v in sorted(options.items()))
         cwd = c["cwd"] or from_file.get("cwd") or None
         self.conf = EngineConf(
             label=label, argv=argv, url=url, cwd=cwd, options={**from_file.get("options", {}), **options},
@@ -295,6 +307,8 @@ class EngineStrategy(Strategy):
                                  "max_corrupted", "min_games", "max_batch", "memory_mb", "stderr_kb", "token_file")})
         self._spec_options = options
         self.hello: dict[str, Any] | None = None
+        #: the options the engine's hello declares (known once it has started)
+        self.declared: dict[str, opts.Option] = {}
         self.sees_table = False
         self.counts = np.zeros(len(TALLY), dtype=np.int64)
         self._reset_process_state()
@@ -309,6 +323,7 @@ class EngineStrategy(Strategy):
         self._batch: np.ndarray | None = None
         self._lineup = -1
         self._tallies: dict[int, Tally] = {}
+        self._entry: _Pooled | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -363,8 +378,8 @@ class EngineStrategy(Strategy):
             raise EngineDied(f"the engine refused {message['type']!r}: {str(obj.get('message'))[:200]}")
         return obj
 
-    def _start(self) -> StdioEngine | HttpEngine:
-        """Start (or connect to) the engine and shake hands: hello, then newgame with the rules."""
+    def _connect(self) -> _Pooled:
+        """Start (or connect to) the engine and shake hands (hello: protocol, rule sets, options)."""
         c = self.conf
         client: StdioEngine | HttpEngine
         if c.url:
@@ -379,16 +394,71 @@ class EngineStrategy(Strategy):
             problem = check_hello(hello, self.rules.name)
             if problem:
                 raise EngineDied(f"handshake: {problem}")
-            self.hello = hello
-            self.sees_table = "table" in (hello.get("wants") or [])
-            ready = self._exchange(client, {"type": "newgame", "id": 0, "rules": msgs.describe_rules(self.rules),
-                                            "options": dict(c.options), "time": self.time_control()}, deadline)
-            if ready.get("type") != "ready":
-                raise EngineDied(f"expected 'ready' after newgame, got {str(ready.get('type'))[:40]!r}")
+            try:
+                declared = opts.declared(hello)
+            except opts.OptionError as exc:
+                raise EngineDied(f"handshake: {exc}") from None
         except (EngineDied, EngineFlood, HttpTimeout, HttpRejected) as exc:
             self._close(client)
             raise EngineDied(str(exc)) from None
-        return client
+        return _Pooled(client, hello, declared)
+
+    def _newgame(self, entry: _Pooled) -> None:
+        """Send ``newgame`` (the rules, this bot's options checked against the engine's declaration,
+        the time control) unless the engine already plays exactly that."""
+        c = self.conf
+        try:
+            values = opts.check_values(entry.options, c.options)
+        except opts.OptionError as exc:
+            self._close(entry.client)
+            self._dead = str(exc)  # the same values would be refused again: no restart
+            raise EngineDied(str(exc)) from None
+        state = self.state_for(entry)
+        if entry.state == state:
+            return
+        try:
+            ready = self._exchange(entry.client, {"type": "newgame", "id": 0, "rules": msgs.describe_rules(self.rules),
+                                                  "options": values, "time": self.time_control()},
+                                   time.monotonic() + c.start_ms / 1000)
+            if ready.get("type") != "ready":
+                raise EngineDied(f"expected 'ready' after newgame, got {str(ready.get('type'))[:40]!r}")
+        except (EngineDied, EngineFlood, HttpTimeout, HttpRejected) as exc:
+            self._close(entry.client)
+            raise EngineDied(str(exc)) from None
+        entry.state = state
+
+    def _start(self) -> StdioEngine | HttpEngine:
+        """Start (or connect to) the engine and shake hands: hello, then newgame with the rules and options
+        (with :func:`harness.play.protocol.pool.reuse_engines` on, an idle process of the same command is taken instead, and
+        sent a newgame only when its rules or options differ)."""
+        entry = _POOL.take(self._pool_key(), self) if _POOL.active else None
+        if entry is None:
+            entry = self._connect()
+        self._newgame(entry)
+        self.hello = entry.hello
+        self.declared = entry.options
+        self.sees_table = "table" in (entry.hello.get("wants") or [])
+        self._entry = entry
+        return entry.client
+
+    def state_for(self, entry: _Pooled) -> tuple[Any, ...] | None:
+        """What a newgame for this bot would set on ``entry``'s engine (None: its options do not fit)."""
+        try:
+            values = opts.check_values(entry.options, self.conf.options)
+        except opts.OptionError:
+            return None
+        return (self.rules.digest, msgs.dumps(values), msgs.dumps(self.time_control()))
+
+    def _pool_key(self) -> tuple[Any, ...]:
+        c = self.conf
+        return (c.argv, c.url, c.cwd, c.memory_mb, c.stderr_kb, c.token_file, self.rules.digest)
+
+    def _release(self) -> None:
+        """With :func:`harness.play.protocol.pool.reuse_engines` on: give the engine process back to the pool (kept running)."""
+        if self._client is not None and self._entry is not None and _POOL.active and self._pid == os.getpid():
+            _POOL.give(self._pool_key(), self._entry)
+            self._client = None
+            self._entry = None
 
     def time_control(self) -> dict[str, float]:
         c = self.conf
@@ -420,11 +490,16 @@ class EngineStrategy(Strategy):
     def _kill(self) -> None:
         self._close(self._client)
         self._client = None
+        self._entry = None
 
     def close(self) -> None:
         """Ask the engine to quit (and kill what is left); a later decision starts it again."""
         self._here()
+        if _POOL.active:
+            self._release()
+            return
         client, self._client = self._client, None
+        self._entry = None
         if isinstance(client, StdioEngine):
             client.quit(msgs.dumps({"type": "quit"}))
         elif client is not None:
@@ -439,6 +514,11 @@ class EngineStrategy(Strategy):
             raise UserError(f"engine {self.label}: {exc}") from None
         finally:
             self.close()
+
+    def declared_options(self) -> dict[str, opts.Option]:
+        """The options the engine's hello declares (the engine started, shaken hands with, stopped)."""
+        self.prepare()
+        return dict(self.declared)
 
     def describe(self) -> dict[str, Any]:
         """What the manifest records of this engine: command or URL, handshake, files' sha256, limits."""
@@ -502,6 +582,13 @@ class EngineStrategy(Strategy):
         return self._decide(view, "box")
 
     def _decide(self, view: TurnView, kind: str) -> np.ndarray:
+        try:
+            return self._decide_batch(view, kind)
+        finally:
+            if _POOL.active:
+                self._release()
+
+    def _decide_batch(self, view: TurnView, kind: str) -> np.ndarray:
         n = len(view)
         fault = np.zeros(n, dtype=np.int8)  # 0: none, else 1 + index in FAULT_KINDS
         choice = np.full(n, -1, dtype=np.int64)
