@@ -172,6 +172,7 @@ def scaling(args: argparse.Namespace) -> None:
     from harness.jobs.cluster import open_tasks
     from harness.studies.cost import estimate_sweep
     from harness.studies.depth import Evaluator, expected_rounds
+    from harness.studies.depth import DepthRequest
     from harness.studies.sweep import cell_rules, parse_settings, sweep
 
     axes, fixed = parse_settings(SETTINGS)
@@ -187,7 +188,7 @@ def scaling(args: argparse.Namespace) -> None:
         with open_tasks("dask", n) as tasks:
             t0 = time.perf_counter()
             ev = Evaluator(tasks=tasks)
-            res = sweep(RULES, axes, fixed, BOTS, RATES, evaluator=ev, candidates=args.candidates)
+            res = sweep(RULES, axes, fixed, BOTS, DepthRequest(tuple(RATES), candidates=args.candidates), evaluator=ev)
             wall = time.perf_counter() - t0
             usage = tasks.client.run(lambda: resource.getrusage(resource.RUSAGE_SELF)[:2])
         cpu = sum(u + s for u, s in usage.values())

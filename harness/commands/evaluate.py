@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.util.cache import select_cache_dir
     from harness.commands.options import depth_settings, evaluated_line, exact_tasks, shows_progress
     from harness.exact.evaluate import Limits, check_seats
-    from harness.reports.exact_report import DepthRequest, evaluate_exactly
+    from harness.reports.exact_report import evaluate_exactly
+    from harness.studies.depth import DepthRequest
     from harness.reports.quality import QualityOptions
     from harness.game.rules import load_rules
 

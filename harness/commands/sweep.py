@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.util.cache import select_cache_dir
     from harness.commands.options import depth_settings, evaluated_line, exact_tasks, shows_progress
     from harness.studies.cost import estimate_sweep
-    from harness.studies.depth import Evaluator
+    from harness.studies.depth import DepthRequest, Evaluator
     from harness.util.jsonable import jsonable
     from harness.studies.sweep import parse_settings, sweep
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         ev = Evaluator(tasks=tasks, on_done=None if args.json or progress else evaluated_line, progress=progress,
                        expected=expected)
         try:
-            res = sweep(args.rules, axes, fixed, bots, rates, weakest, dial, ev, args.candidates)
+            res = sweep(args.rules, axes, fixed, bots, DepthRequest(tuple(rates), weakest, dial, args.candidates), ev)
         finally:
             ev.close()
     table = res.table()

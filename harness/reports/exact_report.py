@@ -17,24 +17,13 @@ from typing import Any, Callable, ContextManager, Sequence
 
 from harness.exact.course import course as course_of
 from harness.exact.course import refusal as course_refusal
-from harness.studies.depth import DepthOfSkill, Evaluator, depth_of_skill
+from harness.studies.depth import DepthOfSkill, DepthRequest, Evaluator, depth_of_skill
 from harness.exact.evaluate import HeadToHead, Limits, head_to_head
 from harness.game.rules import RuleSet
 from harness.reports.quality import (ExactCourse, ExactPair, QualityOptions, exact_course, exact_course_table,
                                      exact_pair, exact_quality_table)
 from harness.util import render
 from harness.util.jsonable import jsonable
-
-
-@dataclass(frozen=True)
-class DepthRequest:
-    """The depth of skill asked for: a chain per score rate, from ``weakest`` up ``dial``, ``candidates``
-    evaluations at once in each level's first round (:func:`harness.studies.depth.depth_of_skill`)."""
-
-    rates: tuple[float, ...]
-    weakest: str
-    dial: str
-    candidates: int = 1
 
 
 @dataclass(frozen=True)
