@@ -27,6 +27,24 @@ from harness.util.jsonable import jsonable
 
 
 @dataclass(frozen=True)
+class Execution:
+    """Where and how an exact evaluation's figures are computed.
+
+    With ``open_tasks`` (a context manager of :func:`harness.jobs.cluster.open_tasks`'s tasks) the
+    evaluations run as tasks (forked workers or a Dask cluster), with a progress bar over them
+    (``task_progress``) or a call of ``on_evaluated(rules, spec, evaluation)`` as each is done; else
+    in this process, within ``limits`` (``progress``: the forward passes' bars, the courses' too).
+    ``cache_dir``: the solver's cache (None: the default)."""
+
+    cache_dir: str | Path | None = None
+    progress: bool = False
+    limits: Limits = Limits()
+    open_tasks: Callable[[], ContextManager[Any]] | None = None
+    task_progress: bool = False
+    on_evaluated: Callable[[RuleSet, str, Any], None] | None = None
+
+
+@dataclass(frozen=True)
 class ExactEvaluation:
     """What an exact evaluation found: the head-to-heads (None without bots), the depth of skill
     (None unless asked for), the quality of every pair, the exact courses and the note on them."""
@@ -73,23 +91,18 @@ class ExactEvaluation:
 
 def evaluate_exactly(rules: RuleSet, bots: Sequence[str], *, seats: int = 2,
                      quality: QualityOptions = QualityOptions(), course: bool = False,
-                     depth: DepthRequest | None = None, cache_dir: str | Path | None = None, progress: bool = False,
-                     limits: Limits = Limits(), open_tasks: Callable[[], ContextManager[Any]] | None = None,
-                     task_progress: bool = False, on_evaluated: Callable[[RuleSet, str, Any], None] | None = None,
+                     depth: DepthRequest | None = None, execution: Execution = Execution(),
                      out: Path | None = None) -> ExactEvaluation:
     """Evaluate ``bots`` exactly on ``rules`` (every head-to-head, ``seats`` for the tables against
     copies), each pair's game quality and, with ``course``, the course of their game (or why it
-    cannot be exact), and the depth of skill if ``depth`` asks for it; written into ``out`` if given.
-
-    With ``open_tasks`` (a context manager of :func:`harness.jobs.cluster.open_tasks`'s tasks) the
-    evaluations run as tasks (forked workers or a Dask cluster), with a progress bar over them
-    (``task_progress``) or a call of ``on_evaluated(rules, spec, evaluation)`` as each is done; else
-    in this process, within ``limits`` (``progress``: the forward passes' bars). ``depth`` needs
-    ``open_tasks``."""
+    cannot be exact), and the depth of skill if ``depth`` asks for it, as ``execution`` says (in
+    this process or as tasks); written into ``out`` if given. ``depth`` needs ``execution.open_tasks``."""
+    x = execution
+    cache_dir, progress, open_tasks = x.cache_dir, x.progress, x.open_tasks
     h2h = dos = None
     if open_tasks is not None:
         with open_tasks() as tasks:
-            ev = Evaluator(tasks=tasks, on_done=on_evaluated, progress=task_progress)
+            ev = Evaluator(tasks=tasks, on_done=x.on_evaluated, progress=x.task_progress)
             try:
                 if bots:
                     h2h = HeadToHead(rules.name, tuple(ev.many([(rules, b) for b in bots])), seats)
@@ -98,7 +111,7 @@ def evaluate_exactly(rules: RuleSet, bots: Sequence[str], *, seats: int = 2,
             finally:
                 ev.close()
     elif bots:
-        h2h = head_to_head(rules, list(bots), seats, cache_dir, progress=progress, limits=limits)
+        h2h = head_to_head(rules, list(bots), seats, cache_dir, progress=progress, limits=x.limits)
     pairs = [exact_pair(a, b, quality) for i, a in enumerate(h2h.evaluations) for b in h2h.evaluations[i + 1:]] \
         if h2h else []
     courses, course_note = [], None
