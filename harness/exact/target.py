@@ -10,8 +10,8 @@ Public API::
                                               # exact win-or-share-a-tie chance, t = the deficit
     ev = target_table(rules, kind="ev")       # P(points >= t) under the solver's EV-optimal policy
     target_report(rules, T)                   # what ``solve RULES --target T`` prints
-    Player(tab).keeps(...), .boxes(...)       # the bots' decisions for a batch (a target, or a
-                                              # distribution of scores to beat)
+    Player(tab, T).keeps(..., Aims(...))      # the bots' decisions for a batch (a target, or a
+                                              # distribution of scores to beat), at temperature T
 
 A table holds, for every state of the solver's layout (filled boxes, upper subtotal capped at the
 threshold, key-box flag; :mod:`harness.exact.solver`) and every target t = 0..len(state)-1, the value of
@@ -219,7 +219,7 @@ def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: n
     terminal = TABLE_KINDS[kind]
     if kind == "ev":
         sol = S.solve(rules)
-        oc = S.outcome_codes(rules, lay)
+        ev = _EvPolicy(ctx, S.outcome_codes(rules, lay), sol.values, plan, off, threads)
     nxt = np.zeros(1)
     nshift = 0
     shown = bar(rules.n_boxes + 1, f"{kind} table {rules.name}", "layer", quiet=not progress)
@@ -235,17 +235,36 @@ def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: n
 
             S.run_blocks(run, S.split_range(lo, hi, 8 * threads if hi - lo > 64 else 1), threads)
         else:
-            _policy_layer(ctx, lay, dk, oc, sol.values, plan, lo, hi, s0, s1, nxt, off, nshift, cur, oshift, threads)
+            _policy_layer(ev, k, nxt, nshift, cur)
         out[oshift:int(off[s1])] = cur
         nxt, nshift = cur, oshift
         shown.update()
     shown.close()
 
 
-def _policy_layer(ctx, lay, dk, oc, V, plan, lo, hi, s0, s1, nxt, off, nshift, cur, oshift, threads,
+@dataclass(frozen=True, eq=False)
+class _EvPolicy:
+    """What every layer of the "ev" table reads: the scoring context, the outcome codes and values
+    of the solver's policy, the plan, the table's offsets and the threads to run on."""
+
+    ctx: Any
+    oc: Any
+    V: np.ndarray
+    plan: S.Plan
+    off: np.ndarray
+    threads: int
+
+
+def _policy_layer(ev: _EvPolicy, k: int, nxt: np.ndarray, nshift: int, cur: np.ndarray,
                   rows_per_chunk: int = 4096) -> None:
-    """One layer of the "ev" table: each state's turn-outcome distribution under the solver's
-    policy (the forward pass's own kernel, every state live), then the shifted mixture."""
+    """Layer ``k`` of the "ev" table into ``cur`` (the next layer's ``nxt`` starts at entry
+    ``nshift``): each state's turn-outcome distribution under the solver's policy (the forward
+    pass's own kernel, every state live), then the shifted mixture."""
+    ctx, oc, V, plan, off, threads = ev.ctx, ev.oc, ev.V, ev.plan, ev.off, ev.threads
+    lay, dk = plan.layout, plan.dice
+    lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
+    s0, s1 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
+    oshift = int(off[s0])
     live_p = np.ones(s1 - s0)
     nslot = lay.nslot[lay.umask_of[plan.item_mask[lo:hi]]].astype(np.int64)
     a = lo
