@@ -324,45 +324,63 @@ def target_report(rules: RuleSet, target: int, cache_dir: str | os.PathLike | No
 # playing from a table (the bots)
 
 
+@dataclass(frozen=True, eq=False)
+class Aims:
+    """What each game g of a batch plays for: sum_k W[g, k] x (table value at target leads[g] + k),
+    k < nws[g]. leads (B,) int64, W (B, K) float64, nws (B,) int64; one target t is lead t with
+    weights [1] (:meth:`target`); a distribution of scores to beat is its deficits with their
+    probabilities (:func:`harness.exact.kernels.target.best_final_weights`)."""
+
+    leads: np.ndarray
+    W: np.ndarray
+    nws: np.ndarray
+
+    @classmethod
+    def target(cls, leads: np.ndarray) -> Aims:
+        """Each game g plays for the one target ``leads[g]``."""
+        b = len(leads)
+        return cls(leads, np.ones((b, 1)), np.ones(b, dtype=np.int64))
+
+
 class Player:
-    """Decisions for a batch of games from a table, each game g played for
-    sum_k W[g, k] x (table value at target leads[g] + k), k < nws[g]: one target t is lead t with
-    weights [1]; a distribution of scores to beat is its deficits with their probabilities
-    (:func:`harness.exact.kernels.target.mixed_plan`)."""
+    """Decisions for a batch of games from a table, each game playing for its :class:`Aims`
+    (:func:`harness.exact.kernels.target.mixed_plan`); with a ``temperature`` (percentage points of
+    probability) each decision is drawn by softmax."""
 
     #: weight of the expected score (the solver's values) in every option: it only decides
     #: between options of equal probability (see :func:`harness.exact.kernels.target.mixed_plan`)
     LAM = 1e-12
 
-    def __init__(self, tab: TargetTable) -> None:
+    def __init__(self, tab: TargetTable, temperature: float = 0.0) -> None:
         self.tab = tab
+        self.temperature = float(temperature)
         self.V = S.solve(tab.rules).values
         self.ctx = context(tab.rules)
         self.lay, self.dk = tab.plan.layout, tab.plan.dice
 
     def keeps(self, filled: np.ndarray, flag: np.ndarray, upper: np.ndarray, roll: np.ndarray, left: np.ndarray,
-              leads: np.ndarray, W: np.ndarray, nws: np.ndarray, temperature: float = 0.0,
-              unif: np.ndarray | None = None) -> np.ndarray:
+              aims: Aims, unif: np.ndarray | None = None) -> np.ndarray:
         """(B,) int32 keeps; ``left`` the rerolls left (every one on the first roll); with a
-        temperature (percentage points of probability) drawn by softmax with ``unif[:, 1]``."""
+        temperature drawn by softmax with ``unif[:, 1]``."""
         unif = np.zeros((len(filled), 2)) if unif is None else unif
         out = np.empty(len(filled), dtype=np.int32)
         TK.mixed_keeps(self.ctx, self.lay, self.dk, self.tab.values, self.tab.off, self.V, self.LAM,
                        filled.astype(np.int64),
                        flag.astype(np.int64), upper.astype(np.int64), roll.astype(np.int64), left.astype(np.int64),
-                       leads.astype(np.int64), W, nws.astype(np.int64), float(temperature), unif, out)
+                       aims.leads.astype(np.int64), aims.W, aims.nws.astype(np.int64), self.temperature, unif, out)
         return out
 
     def boxes(self, filled: np.ndarray, flag: np.ndarray, upper: np.ndarray, options: np.ndarray,
-              allowed: np.ndarray, extra: np.ndarray, leads: np.ndarray, W: np.ndarray, nws: np.ndarray,
-              temperature: float = 0.0, unif: np.ndarray | None = None) -> np.ndarray:
+              allowed: np.ndarray, extra: np.ndarray, aims: Aims, unif: np.ndarray | None = None) -> np.ndarray:
+        """(B,) int64 boxes of the choices ``options`` (B, NB) with ``allowed`` and ``extra`` (B,)
+        (:class:`harness.game.strategy.TurnView`'s); with a temperature drawn by softmax with ``unif[:, 1]``."""
         unif = np.zeros((len(filled), 2)) if unif is None else unif
         out = np.empty(len(filled), dtype=np.int64)
         TK.mixed_boxes(self.lay, self.tab.values, self.tab.off, self.V, self.LAM, filled.astype(np.int64),
                        flag.astype(np.int64),
                        upper.astype(np.int64), np.ascontiguousarray(options, dtype=np.int16),
-                       allowed.astype(np.int64), extra.astype(np.int64), leads.astype(np.int64), W,
-                       nws.astype(np.int64), float(temperature), unif, out)
+                       allowed.astype(np.int64), extra.astype(np.int64), aims.leads.astype(np.int64), aims.W,
+                       aims.nws.astype(np.int64), self.temperature, unif, out)
         return out
 
 
