@@ -246,7 +246,8 @@ def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model:
     ``mixed`` model needs, 4 more with the paced values of ``paced``; at most ``options.max_memory`` bytes of them in
     memory, the rest in a scratch file, read a block at a time, removed when the fit ends or fails: memory does not
     grow with the log); ``options.quiet=False`` shows progress bars on stderr (a stream draws its own while it is
-    read)."""
+    read). Every player is fitted (or ``player`` alone) and, with ``options.pooled`` (the default), all of them
+    pooled too."""
     models = parse_models(model)
     stream = RecordStream.of(source)
     held = stream.held
