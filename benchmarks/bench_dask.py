@@ -171,15 +171,16 @@ def _recording(jobs: list[dict[str, Any]]):
 def scaling(args: argparse.Namespace) -> None:
     from harness.jobs.cluster import open_tasks
     from harness.studies.cost import estimate_sweep
-    from harness.studies.depth import Evaluator, expected_rounds
+    from harness.studies.depth import DepthRequest, Evaluator, expected_rounds
     from harness.studies.sweep import cell_rules, parse_settings, sweep
 
     axes, fixed = parse_settings(SETTINGS)
+    depth = DepthRequest(tuple(RATES), candidates=args.candidates)
     out = []
     for n in [int(x) for x in args.workers.split(",")]:
         cache = tempfile.mkdtemp(prefix=f"bench-dask-{n}-")
         os.environ["YATZY_HARNESS_CACHE"] = cache
-        est = estimate_sweep(RULES, axes, fixed, BOTS, RATES, candidates=args.candidates)
+        est = estimate_sweep(RULES, axes, fixed, BOTS, depth)
         jobs: list[dict[str, Any]] = []
         _recording(jobs)
         at_start = load()
@@ -187,7 +188,7 @@ def scaling(args: argparse.Namespace) -> None:
         with open_tasks("dask", n) as tasks:
             t0 = time.perf_counter()
             ev = Evaluator(tasks=tasks)
-            res = sweep(RULES, axes, fixed, BOTS, RATES, evaluator=ev, candidates=args.candidates)
+            res = sweep(RULES, axes, fixed, BOTS, depth, evaluator=ev)
             wall = time.perf_counter() - t0
             usage = tasks.client.run(lambda: resource.getrusage(resource.RUSAGE_SELF)[:2])
         cpu = sum(u + s for u, s in usage.values())

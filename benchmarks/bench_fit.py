@@ -72,7 +72,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from harness.decisions.analysis import Analyser  # noqa: E402
-from harness.players.fit import fit_table, mixes, play_table  # noqa: E402
+from harness.players.fit import FitOptions, fit_table, mixes, play_table  # noqa: E402
 from harness.game.rules import load_rules  # noqa: E402
 
 #: bot spec -> (model fitted, {parameter: true value})
@@ -105,7 +105,7 @@ def power(argv: list[str]) -> int:
             dec, flagged, p_lr, p_rt = [], 0, [], []
             for seed in range(1, args.seeds + 1):
                 table = play_table(an, [args.bot], g, seed, paced="paced" in mixes([model]))
-                f = fit_table(table, model, pooled=False).players[0]
+                f = fit_table(table, model, options=FitOptions(pooled=False)).players[0]
                 dec.append(f.decisions)
                 flagged += f.poor
                 p_lr.append(f.lr.p if f.lr is not None else math.nan)
@@ -132,7 +132,7 @@ def choice(argv: list[str]) -> int:
     decisions = []
     for seed in range(1, args.seeds + 1):
         table = play_table(an, [args.bot], args.games, seed, paced="paced" in mixes(models))
-        (c,) = fit_table(table, args.models, pooled=False).choice
+        (c,) = fit_table(table, args.models, options=FitOptions(pooled=False)).choice
         decisions.append(c.test_decisions)
         chosen[c.chosen] = chosen.get(c.chosen, 0) + 1
         for h in c.models:
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         for b in range(args.blocks):
             sub = _rows(table, block == b)
             t = time.perf_counter()
-            f = fit_table(sub, model, pooled=False).players[0]
+            f = fit_table(sub, model, options=FitOptions(pooled=False)).players[0]
             secs.append(time.perf_counter() - t)
             sizes.append(f.decisions)
             for k, v in truth.items():

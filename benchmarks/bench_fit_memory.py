@@ -93,8 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     F.report._Store.fit, F.report.fit_choices, F.player._regret_test = store_fit, player_fit, regret
     F.player.mle = F.choice.mle = per_kind
     enter("reading the log into the store")
-    kw = {} if args.max_memory is None else {"max_memory": int(args.max_memory * 2**30)}
-    F.fit_records(RecordStream(args.source), args.model, quiet=True, **kw)
+    options = F.FitOptions() if args.max_memory is None else F.FitOptions(max_memory=int(args.max_memory * 2**30))
+    F.fit_records(RecordStream(args.source), args.model, options=options)
     enter("done")
     time.sleep(0.2)
     print("| phase | peak RSS |\n|---|---:|")

@@ -40,7 +40,7 @@ from harness.util.errors import UserError
 from harness.game.rules import RuleSet
 from harness.game.scoring import context
 from harness.exact.solver import Solution, build_plan, is_solved, policy_table, solve
-from harness.exact.target import Player, cached_tmax, target_table
+from harness.exact.target import Aims, Player, cached_tmax, target_table
 from harness.game.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView
 from harness.game.turn import keep_expectations, turn_policy
 
@@ -113,7 +113,7 @@ class SolverBot(Strategy):
         if self.target:
             if self._player is None:
                 tab = target_table(self.rules, "target", cached_tmax(self.rules, "target", self.target))
-                self._player = Player(tab)
+                self._player = Player(tab, self.temperature)
                 self._warm_up()
             return
         if self._sol is None:
@@ -171,11 +171,10 @@ class SolverBot(Strategy):
         """Compile the kernels on a one-game batch (the empty sheet) so forked workers start at once."""
         one = np.zeros(1, dtype=np.int64)
         if self._player is not None:
-            w = np.ones((1, 1))
             if self._rr_of() > 0:
-                self._player.keeps(one, one, one, one, np.full(1, self._rr_of()), one, w, np.ones(1, dtype=np.int64))
+                self._player.keeps(one, one, one, one, np.full(1, self._rr_of()), Aims.target(one))
             self._player.boxes(one, one, one, np.zeros((1, self.rules.n_boxes), np.int16), np.ones(1, np.int64),
-                               one, one, w, np.ones(1, dtype=np.int64))
+                               one, Aims.target(one))
             return
         if self._rr > 0:
             # the dtypes keep() passes (rolls int64): a kernel compiled for others would be compiled twice
@@ -223,14 +222,13 @@ class SolverBot(Strategy):
         n = d.sub_ptr[rolls + 1] - lo
         return d.sub_keep[lo + np.minimum((u * n).astype(np.int64), n - 1)]
 
-    def _target_args(self, view: TurnView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        b = len(view)
-        return (self.target - view.totals[:, view.seat].astype(np.int64), np.ones((b, 1)), np.ones(b, dtype=np.int64))
+    def _aims(self, view: TurnView) -> Aims:
+        return Aims.target(self.target - view.totals[:, view.seat].astype(np.int64))
 
     def _target_keep(self, view: TurnView) -> np.ndarray:
         unif = view.uniform(2) if (self.temperature > 0 or self.blunder > 0) else None
-        out = self._player.keeps(view.filled, view.flag, view.upper, view.roll, view.rolls_left,
-                                 *self._target_args(view), self.temperature, unif)
+        out = self._player.keeps(view.filled, view.flag, view.upper, view.roll, view.rolls_left, self._aims(view),
+                                 unif)
         if self.blunder > 0:
             hit = unif[:, 0] < self.blunder
             if hit.any():
@@ -240,7 +238,7 @@ class SolverBot(Strategy):
     def _target_choose(self, view: TurnView) -> np.ndarray:
         unif = view.uniform(2) if (self.temperature > 0 or self.blunder > 0) else None
         out = self._player.boxes(view.filled, view.flag, view.upper, view.options, view.allowed, view.extra,
-                                 *self._target_args(view), self.temperature, unif)
+                                 self._aims(view), unif)
         if self.blunder > 0:
             out = random_boxes(view, out, self.blunder)
         return out

@@ -39,7 +39,7 @@ from harness.exact.kernels import target as TK
 from harness.util.errors import UserError
 from harness.game.rules import RuleSet
 from harness.game.strategy import Param, Strategy, TurnView
-from harness.exact.target import Player, default_tmax, target_table
+from harness.exact.target import Aims, Player, default_tmax, target_table
 from strategies.solver import SolverBot, random_boxes
 
 #: Games whose weights are worked out at once (the weights take (games, tmax + 1) float64).
@@ -82,7 +82,7 @@ class WinProbBot(Strategy):
     def prepare(self) -> None:
         """Load (or solve) the tie-aware and the EV-play tables; compile the kernels before workers fork."""
         if self._player is None:
-            self._player = Player(target_table(self.rules, "tie", self.tmax))
+            self._player = Player(target_table(self.rules, "tie", self.tmax), self.temperature)
             self._ev = target_table(self.rules, "ev", self.tmax)
             one = np.zeros((1, 1), dtype=np.int64)
             W = np.zeros((1, self.tmax + 1))
@@ -91,9 +91,9 @@ class WinProbBot(Strategy):
                                   one, W, lo, nws)
             z = one[0]
             if self.rules.rolls_per_turn > 1:
-                self._player.keeps(z, z, z, z, np.full(1, self.rules.rolls_per_turn - 1), lo, W, nws)
+                self._player.keeps(z, z, z, z, np.full(1, self.rules.rolls_per_turn - 1), Aims(lo, W, nws))
             self._player.boxes(z, z, z, np.zeros((1, self.rules.n_boxes), np.int16), np.ones(1, np.int64), z,
-                               lo, W, nws)
+                               Aims(lo, W, nws))
         self._alone.prepare()
 
     def solitaire_refusal(self) -> str | None:
@@ -102,8 +102,8 @@ class WinProbBot(Strategy):
 
     # -- the model of the others ------------------------------------------------------------------
 
-    def weights(self, view: TurnView, idx: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(leads, W, nws) of games ``idx``: W[g, k] = P(best other final = my points + leads[g] + k)."""
+    def weights(self, view: TurnView, idx: slice) -> Aims:
+        """The aims of games ``idx``: W[g, k] = P(best other final = my points + leads[g] + k)."""
         filled, upper, flag = view.seats
         me = view.seat
         others = [j for j in range(filled.shape[1]) if j != me]
@@ -115,7 +115,7 @@ class WinProbBot(Strategy):
                               np.ascontiguousarray(flag[idx][:, others], dtype=np.bool_),
                               np.ascontiguousarray(upper[idx][:, others], dtype=np.int64),
                               np.ascontiguousarray(view.totals[idx][:, others], dtype=np.int64), W, lo, nws)
-        return lo - view.totals[idx, me].astype(np.int64), W, nws
+        return Aims(lo - view.totals[idx, me].astype(np.int64), W, nws)
 
     # -- decisions --------------------------------------------------------------------------------
 
@@ -128,7 +128,7 @@ class WinProbBot(Strategy):
         for a in range(0, len(view), BLOCK):
             s = slice(a, a + BLOCK)
             out[s] = self._player.keeps(view.filled[s], view.flag[s], view.upper[s], view.roll[s],
-                                        view.rolls_left[s], *self.weights(view, s), self.temperature, unif[s])
+                                        view.rolls_left[s], self.weights(view, s), unif[s])
         if self.blunder > 0:
             hit = unif[:, 0] < self.blunder
             if hit.any():
@@ -144,8 +144,7 @@ class WinProbBot(Strategy):
         for a in range(0, len(view), BLOCK):
             s = slice(a, a + BLOCK)
             out[s] = self._player.boxes(view.filled[s], view.flag[s], view.upper[s], view.options[s],
-                                        view.allowed[s], view.extra[s], *self.weights(view, s), self.temperature,
-                                        unif[s])
+                                        view.allowed[s], view.extra[s], self.weights(view, s), unif[s])
         if self.blunder > 0:
             out = random_boxes(view, out, self.blunder)
         return out

@@ -110,8 +110,9 @@ def test_a_sweep_submits_the_longest_remaining_work_first_and_priorities_never_c
     rounds = {}
     for k in (1, 2):
         tasks = Recording()
-        got = sweep(path, axes, fixed, bots, (0.6, 0.75), evaluator=D.Evaluator(tasks=tasks), candidates=k)
-        plain = sweep(path, axes, fixed, bots, (0.6, 0.75), evaluator=D.Evaluator(), candidates=k)
+        got = sweep(path, axes, fixed, bots, D.DepthRequest((0.6, 0.75), candidates=k),
+                    evaluator=D.Evaluator(tasks=tasks))
+        plain = sweep(path, axes, fixed, bots, D.DepthRequest((0.6, 0.75), candidates=k), evaluator=D.Evaluator())
         assert [c.to_json() for c in got.cells] == [c.to_json() for c in plain.cells]
         first = {}
         for name, args, priority in tasks.seen:
@@ -187,14 +188,15 @@ def test_an_interrupted_run_is_cancelled_and_a_rerun_reuses_every_finished_evalu
 
     with C.open_tasks("dask", 2) as tasks:
         with pytest.raises(KeyboardInterrupt):
-            sweep(path, axes, fixed, bots, (0.75,), evaluator=D.Evaluator(tasks=tasks, on_done=stop_after_five))
+            sweep(path, axes, fixed, bots, D.DepthRequest((0.75,)),
+                  evaluator=D.Evaluator(tasks=tasks, on_done=stop_after_five))
         time.sleep(1.0)
         assert not any(tasks.client.processing().values())  # the pending futures were cancelled
     monkeypatch.setattr(C, "TASK_HOOK", None)
-    again = sweep(path, axes, fixed, bots, (0.75,))
+    again = sweep(path, axes, fixed, bots, D.DepthRequest((0.75,)))
     assert again.from_cache >= 5  # the five finished before Ctrl-C, and any other the workers finished
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache / "fresh"))
-    fresh = sweep(path, axes, fixed, bots, (0.75,))
+    fresh = sweep(path, axes, fixed, bots, D.DepthRequest((0.75,)))
     assert [c.to_json() for c in again.cells] == [c.to_json() for c in fresh.cells]
 
 
@@ -262,11 +264,11 @@ def test_each_table_is_solved_once_by_a_task_of_its_own_before_the_evaluations_t
     axes, fixed = parse_settings(["upper_bonus_threshold=3..5"])
     ev = D.Evaluator(tasks=C.Tasks())
     # greedy first: a rule set a plain bot was evaluated on still gets its table solved for solver
-    res = sweep(path, axes, fixed, ["greedy", "solver:temperature=1", "solver"], (0.75,), evaluator=ev)
+    res = sweep(path, axes, fixed, ["greedy", "solver:temperature=1", "solver"], D.DepthRequest((0.75,)), evaluator=ev)
     assert len(ev.solve_seconds) == 3 and ev.computed == res.evaluated
     assert all(S.cache_path(load_rules(path, dict(c.settings))).exists() for c in res.cells)
     again = D.Evaluator(tasks=C.Tasks())
-    sweep(path, axes, fixed, ["greedy", "solver"], (0.75,), evaluator=again)
+    sweep(path, axes, fixed, ["greedy", "solver"], D.DepthRequest((0.75,)), evaluator=again)
     assert again.solve_seconds == [] and again.computed == 0
 
 

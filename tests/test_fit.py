@@ -11,7 +11,8 @@ import pytest
 from harness.decisions.analysis import SCALE, Analyser, DecisionTable
 from harness.cli import main
 from harness.util.errors import UserError
-from harness.players.fit import (Choices, Likelihood, fit_choices, fit_table, mle, parse_model, play_table, reference_of)
+from harness.players.fit import (Choices, FitOptions, FitOrigin, Likelihood, fit_choices, fit_table, mle, parse_model,
+                                 play_table, reference_of)
 from harness.game.rules import load_rules
 
 
@@ -97,7 +98,7 @@ def test_a_population_of_bots_is_fitted_back_player_by_player_with_coverage(anal
     flagged = 0
     for block in range(10):
         table = play_table(analyser, specs, np.arange(25 * block, 25 * (block + 1)), 3)
-        rep = fit_table(table, "solver:temperature,blunder", pooled=False)
+        rep = fit_table(table, "solver:temperature,blunder", options=FitOptions(pooled=False))
         for f in rep.players:
             t, p = POPULATION[f.player]
             hits[f.player][0] += f.params["temperature"].lo <= t <= f.params["temperature"].hi
@@ -234,7 +235,7 @@ def test_a_few_decisions_are_too_little_data_never_ok_nor_the_median_player(anal
         assert "too little data" in shown and " ok " not in shown and "no median player" in shown
         assert f"from {MIN_DECISIONS:,} decisions" in shown  # the minimum is stated in the header
     # the options move the minimum: with none, the same fit is an answer again
-    rep = fit_table(one, "solver:temperature", min_decisions=1, max_half_width=100.0)
+    rep = fit_table(one, "solver:temperature", options=FitOptions(min_decisions=1, max_half_width=100.0))
     assert rep.player("solver:temperature=1.0").verdict == "ok" and rep.median is not None
     # a player with enough decisions next to one with too few: only the first can be the median
     mixed = play_table(analyser, ["solver:temperature=1"], 15, 4)
@@ -327,8 +328,8 @@ def test_a_fit_streams_its_records_in_batches_and_gives_the_numbers_of_one_table
     from harness.records.record import read_records
 
     res = read_records(recorded)
-    whole = fit_table(A.decision_table(res.arrays), "solver:temperature,blunder", source=res.source,
-                      rules="scandinavian", games=30).to_dict()
+    whole = fit_table(A.decision_table(res.arrays), "solver:temperature,blunder",
+                      origin=FitOrigin(res.source, "scandinavian", 30)).to_dict()
     sizes = []
     real = A.decision_batches
 
@@ -339,7 +340,7 @@ def test_a_fit_streams_its_records_in_batches_and_gives_the_numbers_of_one_table
 
     monkeypatch.setattr(F.report, "BATCH_GAMES", 7)
     monkeypatch.setattr(F.report, "decision_batches", spy)  # the name fit_records calls
-    got = F.fit_records(res, "solver:temperature,blunder", quiet=False).to_dict()
+    got = F.fit_records(res, "solver:temperature,blunder", options=F.FitOptions(quiet=False)).to_dict()
     assert sizes == [7, 7, 7, 7, 2]
     assert "decisions" in capsys.readouterr().err  # the progress bar (quiet=False), on stderr
     assert _close(got, whole)
@@ -595,7 +596,7 @@ def test_the_mixed_model_recovers_a_synthetic_player():
     Coverage of the 95 % intervals over many sets: benchmarks/bench_fit.py family."""
     truth = {"weight": 0.4, "keep_temperature": 0.5, "box_temperature": 2.0, "blunder": 0.05}
     f = fit_choices(family_synthetic(np.random.default_rng(20261201), 1500, *truth.values()), "mixed",
-                    confidence=0.999)
+                    options=FitOptions(confidence=0.999))
     assert not f.poor and f.theta is not None and f.spec is None and f.decisions == 1500
     for k, x in truth.items():
         e = f.params[k]
@@ -609,7 +610,7 @@ def two_heuristics(analyser) -> DecisionTable:
 
 @pytest.fixture(scope="module")
 def compared(two_heuristics):
-    return fit_table(two_heuristics, "dial+mixed", pooled=False)
+    return fit_table(two_heuristics, "dial+mixed", options=FitOptions(pooled=False))
 
 
 def test_greedy_is_fitted_by_the_family_and_bonus_better_than_by_the_dial(compared):
@@ -641,7 +642,8 @@ def test_bonus_is_the_paced_model_and_the_dial_is_poor_on_a_tiny_rule_set(tmp_pa
 
     path = tmp_path / "tiny_bonus.toml"
     path.write_text(TINY["tiny_bonus"])
-    rep = fit_table(play_table(Analyser(load_rules(str(path))), ["bonus"], 100, 1, paced=True), "dial+paced", pooled=False)
+    rep = fit_table(play_table(Analyser(load_rules(str(path))), ["bonus"], 100, 1, paced=True), "dial+paced",
+                    options=FitOptions(pooled=False))
     dial, paced = rep.model_fit("solver:temperature,blunder").player("bonus"), rep.model_fit("paced").player("bonus")
     assert dial.poor and paced.decisions == dial.decisions == 1334
     assert not paced.poor and paced.lr.p > 0.5 and paced.regret_test.p > 0.5
@@ -750,7 +752,7 @@ def test_a_paced_fit_of_records_read_in_batches_is_the_fit_of_one_table(small_re
     res = read_records(small_recorded)
     table = A.decision_table(res.arrays, paced=True)
     assert table.paced is not None and table.myopic is None
-    whole = fit_table(table, "paced", player="greedy", source=res.source, rules="scandinavian", games=6)
+    whole = fit_table(table, "paced", player="greedy", origin=FitOrigin(res.source, "scandinavian", 6))
     monkeypatch.setattr(F.report, "BATCH_GAMES", 4)
     got = F.fit_records(res, "paced", player="greedy")
     assert _close(got.to_dict(), whole.to_dict())
@@ -815,7 +817,8 @@ def test_a_fit_spilled_to_disk_is_the_fit_in_memory_to_the_last_bit(six_games, s
     assert not seen
     monkeypatch.setattr(F.store, "n_threads", lambda: 2)
     monkeypatch.setattr(F.store, "PARALLEL_ROWS", 0)
-    spilled = F.fit_records(RecordStream(six_games), "solver:temperature,blunder", max_memory=0).to_dict()
+    spilled = F.fit_records(RecordStream(six_games), "solver:temperature,blunder",
+                            options=F.FitOptions(max_memory=0)).to_dict()
     assert spilled == whole
     assert len(seen) >= 2 and seen[-1][0] > 40_000 and all(len(names) == 1 for _, names in seen)
     assert list(small_store.iterdir()) == []
@@ -886,6 +889,6 @@ def test_the_scratch_files_are_removed_when_the_fit_fails(six_games, small_store
 
     monkeypatch.setattr(F.report, "fit_choices", failing)
     with pytest.raises(RuntimeError, match="stop here"):
-        F.fit_records(RecordStream(six_games), "solver:temperature", max_memory=0)
+        F.fit_records(RecordStream(six_games), "solver:temperature", options=F.FitOptions(max_memory=0))
     assert len(calls[1]) == 1 and calls[1][0].startswith("yatzy-fit-")  # it was there while fitting
     assert list(small_store.iterdir()) == []

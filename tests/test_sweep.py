@@ -48,16 +48,17 @@ def test_a_cell_is_what_evaluate_gives_at_its_settings_and_the_optimal_mean_is_s
 def test_order_cache_and_workers_change_nothing_and_depth_is_the_cells(tiny_dir, cache, tmp_path, monkeypatch):
     path = str(tiny_dir / "tiny_joker.toml")
     axes, fixed = parse_settings(["upper_bonus_threshold=3..5"])
-    first = sweep(path, axes, fixed, ["greedy", "solver:temperature=1"], (0.75,))
+    first = sweep(path, axes, fixed, ["greedy", "solver:temperature=1"], D.DepthRequest((0.75,)))
     assert first.from_cache < first.evaluated
-    again = sweep(path, axes, fixed, ["greedy", "solver:temperature=1"], (0.75,))
+    again = sweep(path, axes, fixed, ["greedy", "solver:temperature=1"], D.DepthRequest((0.75,)))
     assert again.from_cache == again.evaluated == first.evaluated  # a rerun evaluates nothing
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "fresh"))
     back, _ = parse_settings(["upper_bonus_threshold=5,4,3"])
     from harness.util.backends import open_backend
 
     with open_backend("local", 2, None) as backend:
-        rev = sweep(path, back, fixed, ["greedy", "solver:temperature=1"], (0.75,), evaluator=D.Evaluator(backend.executor))
+        rev = sweep(path, back, fixed, ["greedy", "solver:temperature=1"], D.DepthRequest((0.75,)),
+                    evaluator=D.Evaluator(backend.executor))
     assert rev.from_cache == 0
     assert [c.to_json() for c in rev.cells[::-1]] == [c.to_json() for c in first.cells]
     for c in first.cells:

@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _exact(args: argparse.Namespace, settings: CompareSettings) -> int:
     # the exact comparison loads the evaluation's numba kernels: imported here, not for `compare --help`
-    from harness.reports.compare_exact import compare_exact, exact_text, side
+    from harness.reports.compare_exact import SideChanges, compare_exact, exact_text
     from harness.util.errors import UserError
     from harness.play.runconfig import split_specs
 
@@ -127,11 +127,10 @@ def _exact(args: argparse.Namespace, settings: CompareSettings) -> int:
         raise UserError(f"--exact plays no games: drop {', '.join(played)}")
     r_entrants = split_specs(args.entrants) if args.entrants else None
     r_cand = split_specs(args.candidate_entrants) if args.candidate_entrants else None
-    r = compare_exact(args.base, args.candidate, settings, entrants=r_entrants, candidate_entrants=r_cand,
-                      set_both=args.settings, set_candidate=args.candidate_settings, progress=False)
-    depth = _depths(args, side(args.base, "BASE", r_entrants, args.settings).rules,
-                    side(args.candidate, "CANDIDATE", r_cand or r_entrants,
-                         [*args.settings, *args.candidate_settings]).rules)
+    changes = SideChanges(r_entrants, r_cand, args.settings, args.candidate_settings)
+    r = compare_exact(args.base, args.candidate, settings, changes=changes, progress=False)
+    b, c = changes.sides(args.base, args.candidate)
+    depth = _depths(args, b.rules, c.rules)
     if args.json:
         print_json({**r, **({"depth": depth} if depth else {})})
     else:

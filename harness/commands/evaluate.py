@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.util.cache import select_cache_dir
     from harness.commands.options import depth_settings, evaluated_line, exact_tasks, shows_progress
     from harness.exact.evaluate import Limits, check_seats
-    from harness.reports.exact_report import DepthRequest, evaluate_exactly
+    from harness.reports.exact_report import Execution, evaluate_exactly
+    from harness.studies.depth import DepthRequest
     from harness.reports.quality import QualityOptions
     from harness.game.rules import load_rules
 
@@ -72,10 +73,11 @@ def run(args: argparse.Namespace) -> int:
     progress = shows_progress(args)
     # evaluations as tasks (harness.jobs.cluster) for the depth of skill or on Dask: forked workers, or a cluster's
     tasks = args.depth or args.backend == "dask"
+    execution = Execution(cache_dir=cache_dir, progress=not args.json, limits=Limits(**window_limits(args)),
+                          open_tasks=(lambda: exact_tasks(args)) if tasks else None, task_progress=progress,
+                          on_evaluated=None if args.json or progress else evaluated_line)
     res = evaluate_exactly(rules, bots, seats=args.seats, quality=qopt, course=args.course, depth=depth,
-                           cache_dir=cache_dir, progress=not args.json, limits=Limits(**window_limits(args)),
-                           open_tasks=(lambda: exact_tasks(args)) if tasks else None, task_progress=progress,
-                           on_evaluated=None if args.json or progress else evaluated_line, out=out)
+                           execution=execution, out=out)
     if args.json:
         print_json(res.to_json())
     else:

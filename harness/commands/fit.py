@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     # the library is imported here, not at the top: `fit --help` must not pay for numba and scipy
     # (benchmarks/BENCHMARKS.md, 'Start-up')
     from harness.util.cache import select_cache_dir
-    from harness.players.fit import fit_records, parse_models, text
+    from harness.players.fit import FitOptions, fit_records, parse_models, text
     from harness.records.record import NoUsableGame
 
     if args.plot and args.player:
@@ -81,9 +81,10 @@ def run(args: argparse.Namespace) -> int:
     model = "+".join(parse_models(args.model))
     stream = stream_games(args.source, args)  # read a batch at a time while the decisions are stored
     try:
-        rep = fit_records(stream, model, player=args.player, confidence=args.confidence, cache_dir=cache_dir,
-                          min_decisions=args.min_decisions, max_half_width=args.max_half_width, quiet=quiet(args),
-                          holdout_seed=args.holdout_seed, max_memory=int(args.max_memory * 2**30))
+        options = FitOptions(confidence=args.confidence, min_decisions=args.min_decisions,
+                             max_half_width=args.max_half_width, quiet=quiet(args), holdout_seed=args.holdout_seed,
+                             max_memory=int(args.max_memory * 2**30))
+        rep = fit_records(stream, model, player=args.player, cache_dir=cache_dir, options=options)
     except NoUsableGame as exc:
         raise listed(exc, shown=len(exc.bad)) from None  # each listed as its batch was read
     d = rep.to_dict()

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.util.cache import select_cache_dir
     from harness.commands.options import depth_settings, evaluated_line, exact_tasks, shows_progress
     from harness.studies.cost import estimate_sweep
-    from harness.studies.depth import Evaluator
+    from harness.studies.depth import DepthRequest, Evaluator
     from harness.util.jsonable import jsonable
     from harness.studies.sweep import parse_settings, sweep
 
@@ -53,8 +53,9 @@ def run(args: argparse.Namespace) -> int:
     axes, fixed = parse_settings(args.settings)
     bots = split_specs(args.entrants) if args.entrants else []  # one parser of every list of bots
     rates, weakest, dial = depth_settings(args) if args.depth else ((), args.weakest, args.dial)
+    depth = DepthRequest(tuple(rates), weakest, dial, args.candidates)
     if args.dry_run:
-        est = estimate_sweep(args.rules, axes, fixed, bots, rates, weakest, dial, args.candidates)
+        est = estimate_sweep(args.rules, axes, fixed, bots, depth)
         if args.json:
             print_json(est.to_json())
         else:
@@ -62,13 +63,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     out = new_out_dir(args.out, "sweep") if args.out else None
     progress = shows_progress(args)
-    expected = (estimate_sweep(args.rules, axes, fixed, bots, rates, weakest, dial, args.candidates).evaluations
-                if progress else None)
+    expected = estimate_sweep(args.rules, axes, fixed, bots, depth).evaluations if progress else None
     with exact_tasks(args) as tasks:
         ev = Evaluator(tasks=tasks, on_done=None if args.json or progress else evaluated_line, progress=progress,
                        expected=expected)
         try:
-            res = sweep(args.rules, axes, fixed, bots, rates, weakest, dial, ev, args.candidates)
+            res = sweep(args.rules, axes, fixed, bots, depth, ev)
         finally:
             ev.close()
     table = res.table()

@@ -10,8 +10,8 @@ Public API::
                                               # exact win-or-share-a-tie chance, t = the deficit
     ev = target_table(rules, kind="ev")       # P(points >= t) under the solver's EV-optimal policy
     target_report(rules, T)                   # what ``solve RULES --target T`` prints
-    Player(tab).keeps(...), .boxes(...)       # the bots' decisions for a batch (a target, or a
-                                              # distribution of scores to beat)
+    Player(tab, T).keeps(..., Aims(...))      # the bots' decisions for a batch (a target, or a
+                                              # distribution of scores to beat), at temperature T
 
 A table holds, for every state of the solver's layout (filled boxes, upper subtotal capped at the
 threshold, key-box flag; :mod:`harness.exact.solver`) and every target t = 0..len(state)-1, the value of
@@ -219,7 +219,7 @@ def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: n
     terminal = TABLE_KINDS[kind]
     if kind == "ev":
         sol = S.solve(rules)
-        oc = S.outcome_codes(rules, lay)
+        ev = _EvPolicy(ctx, S.outcome_codes(rules, lay), sol.values, plan, off, threads)
     nxt = np.zeros(1)
     nshift = 0
     shown = bar(rules.n_boxes + 1, f"{kind} table {rules.name}", "layer", quiet=not progress)
@@ -235,17 +235,36 @@ def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: n
 
             S.run_blocks(run, S.split_range(lo, hi, 8 * threads if hi - lo > 64 else 1), threads)
         else:
-            _policy_layer(ctx, lay, dk, oc, sol.values, plan, lo, hi, s0, s1, nxt, off, nshift, cur, oshift, threads)
+            _policy_layer(ev, k, nxt, nshift, cur)
         out[oshift:int(off[s1])] = cur
         nxt, nshift = cur, oshift
         shown.update()
     shown.close()
 
 
-def _policy_layer(ctx, lay, dk, oc, V, plan, lo, hi, s0, s1, nxt, off, nshift, cur, oshift, threads,
+@dataclass(frozen=True, eq=False)
+class _EvPolicy:
+    """What every layer of the "ev" table reads: the scoring context, the outcome codes and values
+    of the solver's policy, the plan, the table's offsets and the threads to run on."""
+
+    ctx: Any
+    oc: Any
+    V: np.ndarray
+    plan: S.Plan
+    off: np.ndarray
+    threads: int
+
+
+def _policy_layer(ev: _EvPolicy, k: int, nxt: np.ndarray, nshift: int, cur: np.ndarray,
                   rows_per_chunk: int = 4096) -> None:
-    """One layer of the "ev" table: each state's turn-outcome distribution under the solver's
-    policy (the forward pass's own kernel, every state live), then the shifted mixture."""
+    """Layer ``k`` of the "ev" table into ``cur`` (the next layer's ``nxt`` starts at entry
+    ``nshift``): each state's turn-outcome distribution under the solver's policy (the forward
+    pass's own kernel, every state live), then the shifted mixture."""
+    ctx, oc, V, plan, off, threads = ev.ctx, ev.oc, ev.V, ev.plan, ev.off, ev.threads
+    lay, dk = plan.layout, plan.dice
+    lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
+    s0, s1 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
+    oshift = int(off[s0])
     live_p = np.ones(s1 - s0)
     nslot = lay.nslot[lay.umask_of[plan.item_mask[lo:hi]]].astype(np.int64)
     a = lo
@@ -305,45 +324,63 @@ def target_report(rules: RuleSet, target: int, cache_dir: str | os.PathLike | No
 # playing from a table (the bots)
 
 
+@dataclass(frozen=True, eq=False)
+class Aims:
+    """What each game g of a batch plays for: sum_k W[g, k] x (table value at target leads[g] + k),
+    k < nws[g]. leads (B,) int64, W (B, K) float64, nws (B,) int64; one target t is lead t with
+    weights [1] (:meth:`target`); a distribution of scores to beat is its deficits with their
+    probabilities (:func:`harness.exact.kernels.target.best_final_weights`)."""
+
+    leads: np.ndarray
+    W: np.ndarray
+    nws: np.ndarray
+
+    @classmethod
+    def target(cls, leads: np.ndarray) -> Aims:
+        """Each game g plays for the one target ``leads[g]``."""
+        b = len(leads)
+        return cls(leads, np.ones((b, 1)), np.ones(b, dtype=np.int64))
+
+
 class Player:
-    """Decisions for a batch of games from a table, each game g played for
-    sum_k W[g, k] x (table value at target leads[g] + k), k < nws[g]: one target t is lead t with
-    weights [1]; a distribution of scores to beat is its deficits with their probabilities
-    (:func:`harness.exact.kernels.target.mixed_plan`)."""
+    """Decisions for a batch of games from a table, each game playing for its :class:`Aims`
+    (:func:`harness.exact.kernels.target.mixed_plan`); with a ``temperature`` (percentage points of
+    probability) each decision is drawn by softmax."""
 
     #: weight of the expected score (the solver's values) in every option: it only decides
     #: between options of equal probability (see :func:`harness.exact.kernels.target.mixed_plan`)
     LAM = 1e-12
 
-    def __init__(self, tab: TargetTable) -> None:
+    def __init__(self, tab: TargetTable, temperature: float = 0.0) -> None:
         self.tab = tab
+        self.temperature = float(temperature)
         self.V = S.solve(tab.rules).values
         self.ctx = context(tab.rules)
         self.lay, self.dk = tab.plan.layout, tab.plan.dice
 
     def keeps(self, filled: np.ndarray, flag: np.ndarray, upper: np.ndarray, roll: np.ndarray, left: np.ndarray,
-              leads: np.ndarray, W: np.ndarray, nws: np.ndarray, temperature: float = 0.0,
-              unif: np.ndarray | None = None) -> np.ndarray:
+              aims: Aims, unif: np.ndarray | None = None) -> np.ndarray:
         """(B,) int32 keeps; ``left`` the rerolls left (every one on the first roll); with a
-        temperature (percentage points of probability) drawn by softmax with ``unif[:, 1]``."""
+        temperature drawn by softmax with ``unif[:, 1]``."""
         unif = np.zeros((len(filled), 2)) if unif is None else unif
         out = np.empty(len(filled), dtype=np.int32)
         TK.mixed_keeps(self.ctx, self.lay, self.dk, self.tab.values, self.tab.off, self.V, self.LAM,
                        filled.astype(np.int64),
                        flag.astype(np.int64), upper.astype(np.int64), roll.astype(np.int64), left.astype(np.int64),
-                       leads.astype(np.int64), W, nws.astype(np.int64), float(temperature), unif, out)
+                       aims.leads.astype(np.int64), aims.W, aims.nws.astype(np.int64), self.temperature, unif, out)
         return out
 
     def boxes(self, filled: np.ndarray, flag: np.ndarray, upper: np.ndarray, options: np.ndarray,
-              allowed: np.ndarray, extra: np.ndarray, leads: np.ndarray, W: np.ndarray, nws: np.ndarray,
-              temperature: float = 0.0, unif: np.ndarray | None = None) -> np.ndarray:
+              allowed: np.ndarray, extra: np.ndarray, aims: Aims, unif: np.ndarray | None = None) -> np.ndarray:
+        """(B,) int64 boxes of the choices ``options`` (B, NB) with ``allowed`` and ``extra`` (B,)
+        (:class:`harness.game.strategy.TurnView`'s); with a temperature drawn by softmax with ``unif[:, 1]``."""
         unif = np.zeros((len(filled), 2)) if unif is None else unif
         out = np.empty(len(filled), dtype=np.int64)
         TK.mixed_boxes(self.lay, self.tab.values, self.tab.off, self.V, self.LAM, filled.astype(np.int64),
                        flag.astype(np.int64),
                        upper.astype(np.int64), np.ascontiguousarray(options, dtype=np.int16),
-                       allowed.astype(np.int64), extra.astype(np.int64), leads.astype(np.int64), W,
-                       nws.astype(np.int64), float(temperature), unif, out)
+                       allowed.astype(np.int64), extra.astype(np.int64), aims.leads.astype(np.int64), aims.W,
+                       aims.nws.astype(np.int64), self.temperature, unif, out)
         return out
 
 

@@ -114,6 +114,25 @@ def side(arg: str, which: str, entrants: Sequence[str] | None = None, settings: 
     return Side(arg, "run config", resolved.rules, lineups)
 
 
+@dataclass(frozen=True)
+class SideChanges:
+    """What the command line changes on the sides (the module docstring): the bots, ``entrants``
+    (``--entrants``) on both and CANDIDATE's own, seat by seat (``candidate_entrants``,
+    ``--candidate-entrants``: a change of bot); the settings, ``set_both`` (``--set KEY=VALUE``) on
+    both, then ``set_candidate`` (``--candidate-set``) on CANDIDATE's."""
+
+    entrants: Sequence[str] | None = None
+    candidate_entrants: Sequence[str] | None = None
+    set_both: Sequence[str] = ()
+    set_candidate: Sequence[str] = ()
+
+    def sides(self, base: str, candidate: str) -> tuple[Side, Side]:
+        """BASE and CANDIDATE resolved (:func:`side`) with these changes."""
+        return (side(base, "BASE", self.entrants, self.set_both),
+                side(candidate, "CANDIDATE", self.candidate_entrants or self.entrants,
+                     [*self.set_both, *self.set_candidate]))
+
+
 def _trio(b: float, c: float) -> dict[str, float]:
     return {"base": b, "candidate": c, "diff": c - b}
 
@@ -187,19 +206,18 @@ def annotate(sampled: dict[str, Any], block: Mapping[str, Any]) -> list[str]:
 
 
 def compare_exact(base: str, candidate: str, settings: CompareSettings | None = None, *,
-                  entrants: Sequence[str] | None = None, candidate_entrants: Sequence[str] | None = None,
-                  set_both: Sequence[str] = (), set_candidate: Sequence[str] = (),
-                  cache_dir: str | os.PathLike | None = None, progress: bool = False) -> dict[str, Any]:
-    """The exact comparison of CANDIDATE with BASE (module docstring), JSON-able; ``exit_code`` is
-    the exact verdict's (0 no change, 1 change)."""
+                  changes: SideChanges = SideChanges(), cache_dir: str | os.PathLike | None = None,
+                  progress: bool = False) -> dict[str, Any]:
+    """The exact comparison of CANDIDATE with BASE (module docstring), each side with ``changes``,
+    JSON-able; ``exit_code`` is the exact verdict's (0 no change, 1 change)."""
     s = settings or CompareSettings()
+    entrants, candidate_entrants = changes.entrants, changes.candidate_entrants
     if candidate_entrants and not entrants:
         raise UserError("--candidate-entrants pairs CANDIDATE's bots with --entrants, seat by seat: give both")
     if candidate_entrants and len(candidate_entrants) != len(entrants or ()):
         raise UserError(f"--candidate-entrants names {len(candidate_entrants)} bots for the {len(entrants or ())} of "
                         f"--entrants (they are paired seat by seat)")
-    b = side(base, "BASE", entrants, set_both)
-    c = side(candidate, "CANDIDATE", candidate_entrants or entrants, [*set_both, *set_candidate])
+    b, c = changes.sides(base, candidate)
     for sd, which in ((b, "BASE"), (c, "CANDIDATE")):
         why = refusal(sd.rules, sorted({x for lu in sd.lineups for x in lu}))
         if why:

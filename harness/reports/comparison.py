@@ -125,8 +125,8 @@ class Comparison:
 
     def verdict(self) -> tuple[str, list[SPRTResult]]:
         s = self.settings
-        return sprt_verdict(self.acc.moments(self.acc.score_metric)[0], s.mu0, s.mu1, s.alpha, s.beta, s.two_sided,
-                            s.min_games, self.acc.moved_games("total"), self.acc.bounds("total")[0])
+        return sprt_verdict(self.acc.moments(self.acc.score_metric)[0], s, self.acc.moved_games("total"),
+                            self.acc.bounds("total")[0])
 
     def result(self) -> ComparisonResult:
         """What the games folded so far show (``exit_code`` included)."""

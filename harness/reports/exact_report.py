@@ -17,7 +17,7 @@ from typing import Any, Callable, ContextManager, Sequence
 
 from harness.exact.course import course as course_of
 from harness.exact.course import refusal as course_refusal
-from harness.studies.depth import DepthOfSkill, Evaluator, depth_of_skill
+from harness.studies.depth import DepthOfSkill, DepthRequest, Evaluator, depth_of_skill
 from harness.exact.evaluate import HeadToHead, Limits, head_to_head
 from harness.game.rules import RuleSet
 from harness.reports.quality import (ExactCourse, ExactPair, QualityOptions, exact_course, exact_course_table,
@@ -27,14 +27,21 @@ from harness.util.jsonable import jsonable
 
 
 @dataclass(frozen=True)
-class DepthRequest:
-    """The depth of skill asked for: a chain per score rate, from ``weakest`` up ``dial``, ``candidates``
-    evaluations at once in each level's first round (:func:`harness.studies.depth.depth_of_skill`)."""
+class Execution:
+    """Where and how an exact evaluation's figures are computed.
 
-    rates: tuple[float, ...]
-    weakest: str
-    dial: str
-    candidates: int = 1
+    With ``open_tasks`` (a context manager of :func:`harness.jobs.cluster.open_tasks`'s tasks) the
+    evaluations run as tasks (forked workers or a Dask cluster), with a progress bar over them
+    (``task_progress``) or a call of ``on_evaluated(rules, spec, evaluation)`` as each is done; else
+    in this process, within ``limits`` (``progress``: the forward passes' bars, the courses' too).
+    ``cache_dir``: the solver's cache (None: the default)."""
+
+    cache_dir: str | Path | None = None
+    progress: bool = False
+    limits: Limits = Limits()
+    open_tasks: Callable[[], ContextManager[Any]] | None = None
+    task_progress: bool = False
+    on_evaluated: Callable[[RuleSet, str, Any], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -84,23 +91,18 @@ class ExactEvaluation:
 
 def evaluate_exactly(rules: RuleSet, bots: Sequence[str], *, seats: int = 2,
                      quality: QualityOptions = QualityOptions(), course: bool = False,
-                     depth: DepthRequest | None = None, cache_dir: str | Path | None = None, progress: bool = False,
-                     limits: Limits = Limits(), open_tasks: Callable[[], ContextManager[Any]] | None = None,
-                     task_progress: bool = False, on_evaluated: Callable[[RuleSet, str, Any], None] | None = None,
+                     depth: DepthRequest | None = None, execution: Execution = Execution(),
                      out: Path | None = None) -> ExactEvaluation:
     """Evaluate ``bots`` exactly on ``rules`` (every head-to-head, ``seats`` for the tables against
     copies), each pair's game quality and, with ``course``, the course of their game (or why it
-    cannot be exact), and the depth of skill if ``depth`` asks for it; written into ``out`` if given.
-
-    With ``open_tasks`` (a context manager of :func:`harness.jobs.cluster.open_tasks`'s tasks) the
-    evaluations run as tasks (forked workers or a Dask cluster), with a progress bar over them
-    (``task_progress``) or a call of ``on_evaluated(rules, spec, evaluation)`` as each is done; else
-    in this process, within ``limits`` (``progress``: the forward passes' bars). ``depth`` needs
-    ``open_tasks``."""
+    cannot be exact), and the depth of skill if ``depth`` asks for it, as ``execution`` says (in
+    this process or as tasks); written into ``out`` if given. ``depth`` needs ``execution.open_tasks``."""
+    x = execution
+    cache_dir, progress, open_tasks = x.cache_dir, x.progress, x.open_tasks
     h2h = dos = None
     if open_tasks is not None:
         with open_tasks() as tasks:
-            ev = Evaluator(tasks=tasks, on_done=on_evaluated, progress=task_progress)
+            ev = Evaluator(tasks=tasks, on_done=x.on_evaluated, progress=x.task_progress)
             try:
                 if bots:
                     h2h = HeadToHead(rules.name, tuple(ev.many([(rules, b) for b in bots])), seats)
@@ -109,7 +111,7 @@ def evaluate_exactly(rules: RuleSet, bots: Sequence[str], *, seats: int = 2,
             finally:
                 ev.close()
     elif bots:
-        h2h = head_to_head(rules, list(bots), seats, cache_dir, progress=progress, limits=limits)
+        h2h = head_to_head(rules, list(bots), seats, cache_dir, progress=progress, limits=x.limits)
     pairs = [exact_pair(a, b, quality) for i, a in enumerate(h2h.evaluations) for b in h2h.evaluations[i + 1:]] \
         if h2h else []
     courses, course_note = [], None

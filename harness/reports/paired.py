@@ -231,10 +231,12 @@ def value_limits(base: RuleSet, cand: RuleSet, boxes: Sequence[str]) -> dict[str
     return out
 
 
-def sprt_verdict(d: Moments, mu0: float, mu1: float, alpha: float, beta: float, two_sided: bool, min_games: int = 0,
-          moved: int | None = None, bounds: tuple[float, float] | None = None) -> tuple[str, list[SPRTResult]]:
-    """Verdict ("change" / "no change" / "inconclusive") and the SPRT(s) behind it; ``moved``: the
+def sprt_verdict(d: Moments, s: CompareSettings, moved: int | None = None,
+                 bounds: tuple[float, float] | None = None) -> tuple[str, list[SPRTResult]]:
+    """Verdict ("change" / "no change" / "inconclusive") and the SPRT(s) behind it, under the test's
+    parameters ``s`` (``mu0``, ``mu1``, ``alpha``, ``beta``, ``two_sided``, ``min_games``); ``moved``: the
     games whose totals differ, ``bounds`` those of a game's total difference (:mod:`harness.reports.compare`)."""
+    mu0, mu1, alpha, beta, two_sided, min_games = s.mu0, s.mu1, s.alpha, s.beta, s.two_sided, s.min_games
     if two_sided:
         tests = [sprt_mean(d, mu0, mu1, alpha / 2, beta), sprt_mean(d, mu0, 2 * mu0 - mu1, alpha / 2, beta)]
     else:

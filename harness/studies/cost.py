@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 from harness.exact import solver as S
 from harness.studies.chain import expected_levels, expected_rounds, per_level
-from harness.studies.depth import Evaluator, NotCached, chain, dial_of, drive
+from harness.studies.depth import DepthRequest, Evaluator, NotCached, chain, dial_of, drive
 from harness.exact.evaluate import is_cached
 from harness.studies.sweep import cell_rules
 
@@ -108,12 +108,12 @@ class Estimate:
 
 
 def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots: Sequence[str],
-                   rates: Sequence[float] = (), weakest: str = "random", dial: str = "solver:temperature",
-                   candidates: int = 1) -> Estimate:
+                   depth: DepthRequest = DepthRequest()) -> Estimate:
     """What :func:`harness.studies.sweep.sweep` with these arguments will evaluate (module docstring).
     A chain not in the cache is counted as the same rate's chains of the sweep's cells that
     are (their mean number of levels), else by :func:`harness.studies.chain.expected_levels`: chains
     differ by rule set far more than by a setting (forced's are about half scandinavian's)."""
+    rates, weakest, dial, candidates = depth.rates, depth.weakest, depth.dial, depth.candidates
     d = dial_of(dial)
     evals = per_level(candidates)[0]
     n = cached = estimated = solves = 0

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -62,10 +63,22 @@ from harness.jobs.driver import Evaluator, NotCached, Request, Task, drive, fetc
 from harness.jobs.driver import _tag  # noqa: F401  (tests/test_cluster.py names tasks' keys by it)
 
 __all__ = ["DEFAULT_DIAL", "DEFAULT_RATES", "DEFAULT_WEAKEST", "DIALS", "MAX_ITER", "MAX_LEVELS", "MODES", "RATE_TOL",
-           "AUTO_STATES", "Chain", "DepthOfSkill", "Dial", "Evaluator", "Level", "NotCached", "Request", "Task",
+           "AUTO_STATES", "Chain", "DepthOfSkill", "DepthRequest", "Dial", "Evaluator", "Level", "NotCached", "Request",
+           "Task",
            "chain", "chains_for", "check_rates", "compute_command", "depth_if_cheap", "depth_of_skill", "dial_of",
            "drive", "expected_rounds", "fetch", "not_cached_note", "score_rate", "side_by_side", "side_by_side_lines",
            "step_fraction", "steps_table"]
+
+
+@dataclass(frozen=True)
+class DepthRequest:
+    """The depth of skill asked for: a chain per score rate (none: no depth), from ``weakest`` up
+    ``dial``, ``candidates`` evaluations at once in each level's first round (:func:`depth_of_skill`)."""
+
+    rates: tuple[float, ...] = ()
+    weakest: str = DEFAULT_WEAKEST
+    dial: str = DEFAULT_DIAL
+    candidates: int = 1
 
 
 def chains_for(rates: Sequence[float], weakest: str, dial: Dial, candidates: int = 1) -> list[Task]:

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from harness.util import render as R
-from harness.studies.depth import DepthOfSkill, Dial, Evaluator, chain, check_rates, dial_of, drive, expected_rounds, fetch
+from harness.studies.depth import (DepthOfSkill, DepthRequest, Dial, Evaluator, chain, check_rates, dial_of, drive,
+                                   expected_rounds, fetch)
 from harness.util.errors import UserError
 from harness.exact.evaluate import SAVED_ROLLS, Evaluation, HeadToHead
 from harness.game.rules import SETTINGS, RuleSet, load_rules, parse_overrides, parse_setting
@@ -231,12 +232,13 @@ def cell_rules(rules: str, axes: Sequence[Axis], fixed: dict[str, Any]) -> list[
 
 
 def sweep(rules: str, axes: Sequence[Axis], fixed: dict[str, Any], bots: Sequence[str],
-          rates: Sequence[float] = (), weakest: str = "random", dial: str = "solver:temperature",
-          evaluator: Evaluator | None = None, candidates: int = 1) -> Sweep:
-    """Evaluate ``bots`` (and, with ``rates``, the depth of skill along ``weakest`` then ``dial``)
-    at every cell of ``axes``, with ``fixed`` settings everywhere; ``candidates``: dial values a
-    chain's root-finding evaluates at once in a level's first round (:func:`harness.studies.chain.chain`)."""
+          depth: DepthRequest = DepthRequest(), evaluator: Evaluator | None = None) -> Sweep:
+    """Evaluate ``bots`` (and, with ``depth.rates``, the depth of skill along ``depth.weakest`` then
+    ``depth.dial``) at every cell of ``axes``, with ``fixed`` settings everywhere;
+    ``depth.candidates``: dial values a chain's root-finding evaluates at once in a level's first
+    round (:func:`harness.studies.chain.chain`)."""
     t0 = time.perf_counter()
+    rates, weakest, dial, candidates = depth.rates, depth.weakest, depth.dial, depth.candidates
     if not bots and not rates:
         raise UserError("give bots to evaluate (--entrants) or ask for the depth of skill (--depth)")
     rates = check_rates(rates) if rates else ()

@@ -113,6 +113,7 @@ Public API::
     for p in rep.players: p.player, p.params["temperature"].value, p.params["temperature"].ci, p.poor, p.spec
     rep.to_dict()                                                           # what --json prints
     rep = fit_records(RecordStream("big.jsonl"), "all")                      # dial, kinds, paced, mixed; rep.choice per player
+    rep = fit_records(stream, "solver:temperature", options=FitOptions(confidence=0.99, quiet=False))  # fit's options
     rep.model_fit("mixed").player("greedy").params["weight"]; rep.population()["bands"]
 """
 
@@ -126,15 +127,16 @@ from harness.players.fit.families import FamilyLikelihood, family_intervals, fam
 from harness.players.fit.files import reference_of, text
 from harness.players.fit.likelihood import Likelihood, mle
 from harness.players.fit.models import ALL_MODELS, FAMILY, MIXES, MODELS, mixes, parse_model, parse_models
-from harness.players.fit.player import (MAX_HALF_WIDTH, MIN_DECISIONS, RESOLUTION, TOO_LITTLE, PlayerFit, evidence,
-                                        fit_choices)
+from harness.players.fit.player import (MAX_HALF_WIDTH, MIN_DECISIONS, RESOLUTION, TOO_LITTLE, FitOptions,
+                                        PlayerCounts, PlayerFit, evidence, fit_choices)
 from harness.players.fit.profile import Estimate
-from harness.players.fit.report import FitReport, fit_records, fit_table, play_table
+from harness.players.fit.report import FitOrigin, FitReport, fit_records, fit_table, play_table
 from harness.players.fit.store import MAX_MEMORY, Blocks, DecisionStore
 
-__all__ = ["ALL_MODELS", "FAMILY", "MAX_HALF_WIDTH", "MAX_MEMORY", "MIN_DECISIONS", "MIXES", "MODELS", "RESOLUTION", "TOO_LITTLE",
-           "Blocks", "Choices", "ChoicesBuilder", "DecisionStore", "Estimate", "FamilyLikelihood", "FitReport",
-           "Holdout", "Likelihood", "ModelChoice", "PlayerFit", "choice", "data", "evidence", "families",
-           "family_intervals", "family_mle", "files", "fit_choices", "fit_records", "fit_table", "fold", "goodness",
-           "holdout", "likelihood", "mixes", "mle", "models", "parse_model", "parse_models", "play_table", "player", "profile",
-           "reference_of", "report", "store", "text"]
+__all__ = ["ALL_MODELS", "FAMILY", "MAX_HALF_WIDTH", "MAX_MEMORY", "MIN_DECISIONS", "MIXES", "MODELS", "RESOLUTION",
+           "TOO_LITTLE", "Blocks", "Choices", "ChoicesBuilder", "DecisionStore", "Estimate", "FamilyLikelihood",
+           "FitOptions", "FitOrigin", "FitReport", "Holdout", "Likelihood", "ModelChoice", "PlayerCounts",
+           "PlayerFit", "choice", "data", "evidence", "families", "family_intervals", "family_mle", "files",
+           "fit_choices", "fit_records", "fit_table", "fold", "goodness", "holdout", "likelihood", "mixes", "mle",
+           "models", "parse_model", "parse_models", "play_table", "player", "profile", "reference_of", "report",
+           "store", "text"]

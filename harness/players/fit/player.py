@@ -19,7 +19,7 @@ from harness.players.fit.goodness import BIN_NAMES, POOR_P, Test, _regret_test
 from harness.players.fit.profile import Estimate, intervals
 from harness.players.fit.likelihood import Likelihood, Mle, mle
 from harness.players.fit.models import MODELS, T_MAX, is_family, parse_model
-from harness.players.fit.store import Blocks, _each, _total, as_blocks
+from harness.players.fit.store import MAX_MEMORY, Blocks, _each, _total, as_blocks
 from harness.util.render import plain, sig
 
 #: The least evidence a fit needs to be an answer (``fit --min-decisions``): informative decisions
@@ -36,6 +36,36 @@ RESOLUTION = {"temperature": 0.1, "blunder": 0.02, "keep_temperature": 0.1, "box
               "weight": 0.05}
 #: The verdicts of a fit.
 OK, POOR, TOO_LITTLE = "ok", "POOR", "too little data"
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """How a fit is made (``fit``'s options): the intervals' ``confidence``; the least evidence for
+    an answer (``min_decisions``, ``max_half_width``: :func:`evidence`); progress bars on stderr
+    unless ``quiet``; the held-out split's seed when several models are compared
+    (``holdout_seed``); the bytes of stored decisions kept in memory (``max_memory``:
+    :class:`~harness.players.fit.store.DecisionStore`); and whether the players are also fitted
+    pooled (``pooled``, when there are several). :func:`fit_choices` reads the first three."""
+
+    confidence: float = 0.95
+    min_decisions: int = MIN_DECISIONS
+    max_half_width: float = MAX_HALF_WIDTH
+    quiet: bool = True
+    holdout_seed: int = 1
+    max_memory: int = MAX_MEMORY
+    pooled: bool = True
+
+
+@dataclass(frozen=True)
+class PlayerCounts:
+    """What a player's (or a pool's) seat-games add to its fit, beyond its informative decisions:
+    the ``seat_games``, the ``regret_per_game`` over them, and ``all_decisions``, every decision of
+    them, one legal option included (None: the decisions fitted, for choices that are the whole
+    record)."""
+
+    seat_games: int = 0
+    regret_per_game: float = math.nan
+    all_decisions: int | None = None
 
 
 def _spec(model: str, m: Mle) -> str:
@@ -145,16 +175,16 @@ class PlayerFit:
 
 
 
-def fit_choices(ch: Choices | Blocks, model: str, player: str = "", confidence: float = 0.95, seat_games: int = 0,
-                regret_per_game: float = math.nan, *, all_decisions: int | None = None,
-                min_decisions: int = MIN_DECISIONS, max_half_width: float = MAX_HALF_WIDTH,
-                step: Callable[[], None] | None = None) -> PlayerFit:
-    """Fit ``model`` to one player's (or a pool's) decisions, with intervals, goodness of fit and
-    the verdict (``too little data`` below ``min_decisions`` or ``max_half_width``: :func:`evidence`).
-    ``all_decisions``: every decision of the seat-games, one legal option included (None: the
-    decisions of ``ch``, for choices that are the whole record). ``step`` is called after each of
-    the fit's :data:`STEPS` stages (a progress bar)."""
+def fit_choices(ch: Choices | Blocks, model: str, player: str = "", *, counts: PlayerCounts = PlayerCounts(),
+                options: FitOptions = FitOptions(), step: Callable[[], None] | None = None) -> PlayerFit:
+    """Fit ``model`` to one player's (or a pool's) decisions, with intervals at ``options.confidence``,
+    goodness of fit and the verdict (``too little data`` below ``options.min_decisions`` or
+    ``options.max_half_width``: :func:`evidence`); ``counts``: its seat-games' figures
+    (:class:`PlayerCounts`). ``step`` is called after each of the fit's :data:`STEPS` stages (a
+    progress bar)."""
 
+    confidence, min_decisions, max_half_width = options.confidence, options.min_decisions, options.max_half_width
+    seat_games, regret_per_game, all_decisions = counts.seat_games, counts.regret_per_game, counts.all_decisions
     tick = step or (lambda: None)
     model = parse_model(model)
     ch = as_blocks(ch)

@@ -17,7 +17,8 @@ from harness.game import registry
 from harness.game.loop import play
 from harness.players.fit.choice import ModelChoice, fold, holdout
 from harness.players.fit.models import MODELS, mixes, parse_models
-from harness.players.fit.player import MAX_HALF_WIDTH, MIN_DECISIONS, RESOLUTION, STEPS, PlayerFit, fit_choices
+from harness.players.fit.player import (MAX_HALF_WIDTH, MIN_DECISIONS, RESOLUTION, STEPS, FitOptions, PlayerCounts,
+                                        PlayerFit, fit_choices)
 from harness.players.fit.store import MAX_MEMORY, DecisionStore
 from harness.records.codec import arrays_of_recording
 from harness.records.record import GameRecord, ReadResult, RecordStream
@@ -27,6 +28,18 @@ from harness.util.progress import bar
 
 #: Games walked per batch when a fit reads its records (the per-option table of a batch only).
 BATCH_GAMES = 2000
+
+
+@dataclass(frozen=True)
+class FitOrigin:
+    """Where a fit's decisions came from, as its report says: the ``source`` (a file or run
+    directory), the ``rules`` (name and settings), the ``games`` read and the ``bad`` ones skipped
+    (their messages)."""
+
+    source: str = ""
+    rules: str = ""
+    games: int = 0
+    bad: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -106,23 +119,18 @@ class FitReport:
         return jsonable(d)
 
 
-def fit_table(table: DecisionTable, model: str, *, player: str | None = None, confidence: float = 0.95,
-              source: str = "", rules: str = "", games: int = 0, pooled: bool = True,
-              bad: Sequence[str] = (), min_decisions: int = MIN_DECISIONS, max_half_width: float = MAX_HALF_WIDTH,
-              quiet: bool = True, holdout_seed: int = 1, max_memory: int = MAX_MEMORY) -> FitReport:
+def fit_table(table: DecisionTable, model: str, *, player: str | None = None, origin: FitOrigin = FitOrigin(),
+              options: FitOptions = FitOptions()) -> FitReport:
     """Fit ``model`` (or several: :func:`parse_models`) to every player of a
     :class:`harness.decisions.analysis.DecisionTable` (or ``player`` alone), and to all of them pooled (when
-    more than one); several models are also compared player by player on held-out games.
-    ``max_memory``: bytes of decisions kept in memory (:class:`DecisionStore`)."""
+    more than one and ``options.pooled``); several models are also compared player by player on
+    held-out games. ``origin``: where the table came from, as the report says;
+    ``options.max_memory``: bytes of decisions kept in memory (:class:`DecisionStore`)."""
     models = parse_models(model)
-    need = mixes(models)
-    store = _Store(myopic="myopic" in need, paced="paced" in need, seed=holdout_seed if len(models) > 1 else None,
-                   max_memory=max_memory)
+    store = _Store.for_models(models, options)
     try:
         store.add(table)
-        return store.fit(models, player=player, confidence=confidence, source=source, rules=rules, games=games,
-                         pooled=pooled, bad=bad, min_decisions=min_decisions, max_half_width=max_half_width,
-                         quiet=quiet)
+        return store.fit(models, player=player, origin=origin, options=options)
     finally:
         store.close()
 
@@ -143,6 +151,13 @@ class _Store:
         self.seat_games: dict[str, int] = {}
         self.all_decisions: dict[str, int] = {}  # every decision, one legal option included
         self.seed = seed
+
+    @classmethod
+    def for_models(cls, models: Sequence[str], options: FitOptions) -> _Store:
+        """The store ``models`` need (their mixes' values; a held-out split when there are several)."""
+        need = mixes(models)
+        return cls(myopic="myopic" in need, paced="paced" in need,
+                   seed=options.holdout_seed if len(models) > 1 else None, max_memory=options.max_memory)
 
     def add(self, table: DecisionTable) -> None:
         for x in table.labels:
@@ -167,44 +182,42 @@ class _Store:
     def close(self) -> None:
         self.b.close()
 
-    def fit(self, models: Sequence[str], *, player: str | None, confidence: float, source: str, rules: str,
-            games: int, pooled: bool, bad: Sequence[str], min_decisions: int, max_half_width: float,
-            quiet: bool) -> FitReport:
+    def fit(self, models: Sequence[str], *, player: str | None, origin: FitOrigin, options: FitOptions) -> FitReport:
 
+        confidence, min_decisions, max_half_width = options.confidence, options.min_decisions, options.max_half_width
         names = list(self.code)
         if player is not None:
             if player not in names:
                 raise UserError(f"no player {player!r} in the records (players: {', '.join(names)})")
             names = [player]
-        pool = pooled and len(names) > 1
-        opts = {"min_decisions": min_decisions, "max_half_width": max_half_width}
+        pool = options.pooled and len(names) > 1
         per_game = {x: self.b.regret_sum(self.codes([x])) / self.seat_games[x] for x in names}
         several = len(models) > 1
         reports = []
         with bar(STEPS * (len(names) * len(models) + pool) + several * len(names) * len(models), "fitting",
-                 "step", quiet=quiet) as shown:
+                 "step", quiet=options.quiet) as shown:
             mine = {x: self.b.blocks([self.code[x]]) for x in names}
             for model in models:
                 fits = []
                 for name in names:
                     shown.set_postfix_str(f"{name} {model}", refresh=False)
-                    fits.append(fit_choices(mine[name], model, name, confidence, self.seat_games[name],
-                                            per_game[name], all_decisions=self.all_decisions[name], **opts,
+                    counts = PlayerCounts(self.seat_games[name], per_game[name], self.all_decisions[name])
+                    fits.append(fit_choices(mine[name], model, name, counts=counts, options=options,
                                             step=shown.update))
                 together = None
                 if pool and model == models[0]:  # the pool of the first model only
                     shown.set_postfix_str(f"(pooled) {model}", refresh=False)
                     codes = self.codes(names)
                     sgs = sum(self.seat_games[x] for x in names)
+                    counts = PlayerCounts(sgs, self.b.regret_sum(codes) / sgs,
+                                          sum(self.all_decisions[x] for x in names))
                     together = fit_choices(self.b.blocks([self.code[x] for x in names]), model, "(pooled)",
-                                           confidence, sgs, self.b.regret_sum(codes) / sgs,
-                                           all_decisions=sum(self.all_decisions[x] for x in names), **opts,
-                                           step=shown.update)
+                                           counts=counts, options=options, step=shown.update)
                 # the median player: among the players with enough evidence (a fit below it is no answer)
                 ranked = sorted((f.player for f in fits if f.enough), key=lambda x: (per_game[x], x))
                 median = ranked[(len(ranked) - 1) // 2] if ranked else None
-                reports.append(FitReport(source, rules, model, confidence, games, tuple(fits), together, median,
-                                         tuple(bad), min_decisions, max_half_width))
+                reports.append(FitReport(origin.source, origin.rules, model, confidence, origin.games, tuple(fits),
+                                         together, median, tuple(origin.bad), min_decisions, max_half_width))
             choice = []
             if several:
                 for name in names:
@@ -223,26 +236,26 @@ class _Store:
 
 
 def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model: str, *, player: str | None = None,
-                confidence: float = 0.95, cache_dir: Any = None, min_decisions: int = MIN_DECISIONS,
-                max_half_width: float = MAX_HALF_WIDTH, quiet: bool = True, holdout_seed: int = 1,
-                max_memory: int = MAX_MEMORY) -> FitReport:
+                cache_dir: Any = None, options: FitOptions = FitOptions()) -> FitReport:
     """Fit ``model`` (or several, :func:`parse_models`: then compared player by player on the
-    held-out half of each player's games, split by ``holdout_seed``) to game records: a
+    held-out half of each player's games, split by ``options.holdout_seed``) to game records: a
     :class:`harness.records.record.ReadResult`, a :class:`harness.records.record.RecordStream` (a log of any size,
     read a batch at a time) or records of one rule set. The records are walked :data:`BATCH_GAMES`
     games at a time and only what the likelihood needs is kept (:class:`DecisionStore`: the
     distinct decisions, about 110 bytes each, 4 bytes more an option with the myopic values the
-    ``mixed`` model needs, 4 more with the paced values of ``paced``; at most ``max_memory`` bytes of them in memory, the rest in a scratch
-    file, read a block at a time, removed when the fit ends or fails: memory does not grow with the
-    log); ``quiet=False`` shows progress bars on stderr (a stream draws its own while it is read)."""
+    ``mixed`` model needs, 4 more with the paced values of ``paced``; at most ``options.max_memory`` bytes of them in
+    memory, the rest in a scratch file, read a block at a time, removed when the fit ends or fails: memory does not
+    grow with the log); ``options.quiet=False`` shows progress bars on stderr (a stream draws its own while it is
+    read). Every player is fitted (or ``player`` alone) and, with ``options.pooled`` (the default), all of them
+    pooled too."""
     models = parse_models(model)
     stream = RecordStream.of(source)
     held = stream.held
     if held is not None and not len(held.games):
         raise UserError(f"{held.source}: no game records to fit")
     need = mixes(models)
-    store = _Store(myopic="myopic" in need, paced="paced" in need, seed=holdout_seed if len(models) > 1 else None,
-                   max_memory=max_memory)
+    store = _Store.for_models(models, options)
+    quiet = options.quiet
     games = 0
     try:
         with bar(None if held is None else len(held.games), "decisions", "game", quiet=quiet or held is None,
@@ -255,9 +268,8 @@ def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model:
         assert stream.named is not None
         rules_name, settings = stream.named
         rules = rules_name + "".join(f" {k}={v}" for k, v in sorted(settings.items()))
-        return store.fit(models, player=player, confidence=confidence, source=stream.source, rules=rules,
-                         games=games, pooled=True, bad=[b.message for b in stream.errors],
-                         min_decisions=min_decisions, max_half_width=max_half_width, quiet=quiet)
+        origin = FitOrigin(stream.source, rules, games, tuple(b.message for b in stream.errors))
+        return store.fit(models, player=player, origin=origin, options=options)
     finally:
         store.close()
 
