@@ -8,6 +8,7 @@ import contextlib
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -129,7 +130,7 @@ def _levels(args: argparse.Namespace) -> int:
     # the levels' calibration (the runner, the exact evaluation), fitting code and matplotlib load
     # only when they are used, not for `calibrate --help`
     from harness.players.fit import reference_of
-    from harness.players.levels import Levels, calibrate_levels, check_levels, levels_text, load_levels
+    from harness.players.levels import Levels, LevelSearch, calibrate_levels, check_levels, levels_text, load_levels
     from harness.players.picture import plot_levels
 
     lv = load_levels(args.levels)
@@ -154,8 +155,9 @@ def _levels(args: argparse.Namespace) -> int:
     against, source = reference_of(ref_text) if ref_text else (None, None)
     max_evals = args.max_evals or (DEFAULT_EXACT_MAX_EVALS if lv.exact else DEFAULT_MAX_EVALS)
     # every level checked before the first line is printed: nothing on stdout for input that is not good
-    check_levels(lv, against, workers=args.workers, analyse=not args.no_analyse, confidence=args.confidence,
-                 max_evals=max_evals, xtol=args.xtol)
+    search = LevelSearch(workers=args.workers, analyse=not args.no_analyse, confidence=args.confidence,
+                         max_evals=max_evals, xtol=args.xtol)
+    check_levels(lv, against, search)
     out = new_out_dir(args.out, "calibrate")
     say = None if args.json else progress_line
     if say:
@@ -167,9 +169,8 @@ def _levels(args: argparse.Namespace) -> int:
     if args.backend == "dask" and not lv.exact:
         raise UserError("--backend dask runs exact searches: add --exact (sampled levels play on --workers)")
     with _on_tasks(args) as ev:
-        d = calibrate_levels(lv, against, out, workers=0 if ev is not None else args.workers,
-                             analyse=not args.no_analyse, confidence=args.confidence, max_evals=max_evals,
-                             progress=say, quiet=_quiet(args), xtol=args.xtol, evaluator=ev)
+        d = calibrate_levels(lv, against, out, replace(search, workers=0 if ev is not None else args.workers),
+                             progress=say, quiet=_quiet(args), evaluator=ev)
     d["reference_source"] = source
     return _written(args, out, d, {"levels.png": plot_levels(d)}, levels_text)
 

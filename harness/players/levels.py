@@ -192,9 +192,20 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
                   against, tuple(levels), exact, declared.kind, declared.values)
 
 
-def check_levels(lv: Levels, against: str | None, *, workers: int = 0, analyse: bool = True,
-                 confidence: float = 0.95, max_evals: int = DEFAULT_MAX_EVALS,
-                 xtol: float | None = None) -> list[Problem]:
+@dataclass(frozen=True)
+class LevelSearch:
+    """How every level's dial is searched: on ``workers`` runner workers (0: one per core), the
+    luck-adjusted response (``analyse``), intervals at ``confidence``, at most ``max_evals``
+    evaluations a level, and ``xtol``, exact levels' tolerance in the dial (None: the default)."""
+
+    workers: int = 0
+    analyse: bool = True
+    confidence: float = 0.95
+    max_evals: int = DEFAULT_MAX_EVALS
+    xtol: float | None = None
+
+
+def check_levels(lv: Levels, against: str | None, search: LevelSearch = LevelSearch()) -> list[Problem]:
     """The calibration problem of every level of ``lv`` (win-rate levels against ``against``),
     each checked (:func:`check_problem`) before anything is played; :class:`UserError` naming the
     level for the first that is not good. Exact levels (``lv.exact``) are also checked to be
@@ -205,8 +216,7 @@ def check_levels(lv: Levels, against: str | None, *, workers: int = 0, analyse: 
             what = "target_beats" if level.kind == "beats" else f"band = {level.band!r}"
             raise UserError(f"level {level.name!r} ({what}) aims at the players of game logs: "
                             "give --against-records LOGS")
-    problems = [_problem(lv, level, against, lv.lo, lv.hi, workers=workers, analyse=analyse, confidence=confidence,
-                         max_evals=max_evals, xtol=xtol) for level in lv.levels]
+    problems = [_problem(lv, level, against, lv.lo, lv.hi, search) for level in lv.levels]
     if lv.exact:
         rules = load_rules(lv.rules, list(lv.settings))
         for level, p in zip(lv.levels, problems):
@@ -217,14 +227,15 @@ def check_levels(lv: Levels, against: str | None, *, workers: int = 0, analyse: 
     return problems
 
 
-def _problem(lv: Levels, level: Level, against: str | None, lo: float, hi: float, **options: Any) -> Problem:
+def _problem(lv: Levels, level: Level, against: str | None, lo: float, hi: float, search: LevelSearch) -> Problem:
     """The checked calibration problem of one level searched in [lo, hi]; a mistake names the level."""
     if level.kind == "win_rate" and not against:
         raise UserError(f"level {level.name!r} aims at a win rate: give --against REF (or against = in {lv.path})")
     p = Problem(rules=lv.rules, settings=lv.settings, strategy=lv.strategy, param=lv.param, lo=lo, hi=hi,
                 target_mean=level.target_mean, target_win_rate=level.target_win_rate,
                 against=against if level.kind == "win_rate" else None, games=lv.games, seed=lv.seed,
-                exact=lv.exact, dial=lv.dial, values=lv.values, **options)
+                exact=lv.exact, dial=lv.dial, values=lv.values, workers=search.workers, analyse=search.analyse,
+                confidence=search.confidence, max_evals=search.max_evals, xtol=search.xtol)
     try:
         check_problem(p)
     except UserError as exc:
@@ -278,10 +289,9 @@ def _evaluation_line(param: str, kind: str, pt: Point) -> str:
             + faults)
 
 
-def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int = 0, analyse: bool = True,
-                     confidence: float = 0.95, max_evals: int = DEFAULT_MAX_EVALS,
+def calibrate_levels(lv: Levels, against: str | None, out: Path, settings: LevelSearch = LevelSearch(), *,
                      progress: Callable[[str], None] | None = None, quiet: bool = True,
-                     xtol: float | None = None, evaluator: Any = None) -> dict[str, Any]:
+                     evaluator: Any = None) -> dict[str, Any]:
     """Tune every level of ``lv`` (win-rate levels against ``against``, a spec), then play each
     level's spec once more on an independent seed (``seed + CHECK_SEED_OFFSET``) as a check: the
     check is on target when |check - target| is within the hypot of the check's CI half-width and
@@ -292,17 +302,16 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int
     Exact levels (``lv.exact``, module docstring) play nothing and have no check: each level's
     row gives its exact response at its value; ``xtol`` is their tolerance in the dial; ``evaluator``
     (a :class:`harness.jobs.driver.Evaluator`) evaluates them on its tasks (:mod:`harness.jobs.cluster`)."""
-    with contextlib.nullcontext() if lv.exact else sampling_session(workers):
+    with contextlib.nullcontext() if lv.exact else sampling_session(settings.workers):
         # sampled levels: every evaluation and check on one set of workers and engine processes
         say = progress or (lambda _: None)
         memos: dict[str, _Memo] = {}
         evaluators: dict[str, RunnerEvaluator | ExactEvaluator] = {}
         rows, cals = [], []
-        check_levels(lv, against, workers=workers, analyse=analyse, confidence=confidence, max_evals=max_evals, xtol=xtol)
+        check_levels(lv, against, settings)
         for level in lv.levels:
             lo, hi = _bracket(memos.get(level.kind), level, lv)
-            p = _problem(lv, level, against, lo, hi, max_evals=max_evals, confidence=confidence, workers=workers,
-                         analyse=analyse, xtol=xtol)
+            p = _problem(lv, level, against, lo, hi, settings)
             if level.kind not in memos:
                 evaluators[level.kind] = ExactEvaluator(p, evaluator=evaluator) if lv.exact else RunnerEvaluator(p, out / level.kind, quiet=quiet)
                 memos[level.kind] = _Memo(evaluators[level.kind])
@@ -361,7 +370,7 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, *, workers: int
                          "settings": list(lv.settings), "strategy": lv.strategy, "param": lv.param,
                          "bracket": [lv.lo, lv.hi], "against": against, "exact": lv.exact,
                          "games": None if lv.exact else lv.games, "seed": None if lv.exact else lv.seed,
-                         "confidence": confidence, "estimators": est, "levels": rows, "curves": curves})
+                         "confidence": settings.confidence, "estimators": est, "levels": rows, "curves": curves})
 
 
 def levels_table(d: dict[str, Any]) -> Table:
