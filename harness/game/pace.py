@@ -26,6 +26,7 @@ import numpy as np
 
 from harness.game.rules import RuleSet
 from harness.game.turn import turn_policy
+from harness.stats.sums import dot
 
 #: The weight of the bonus chance in box values of the ``bonus`` bot's default (its ``weight``
 #: parameter) and of the paced values the player models mix.
@@ -67,7 +68,7 @@ def opportunity(rules: RuleSet) -> np.ndarray:
     out = np.empty(rules.n_boxes)
     for b in range(rules.n_boxes):
         v_first, _, _, _ = turn_policy(d, rules.table_first[:, b], rules.table[:, b], rules.rolls_per_turn - 1)
-        out[b] = d.roll_prob @ v_first
+        out[b] = dot(d.roll_prob, v_first)
     return out
 
 
