@@ -20,7 +20,6 @@ from harness.util.jit import nb
 import numpy as np
 
 from harness.exact.kernels import solver as K
-from harness.exact.kernels.rows import exp_ieee  # the same bits on every CPU (its docstring)
 from harness.game.scoring import score_sheet
 
 
@@ -869,7 +868,7 @@ def target_outcomes(ctx, lay, dk, oc, table, play, states, lo, hi, outp):
                             top = max(top, vals[a])
                         tot = 0.0
                         for a in range(n):
-                            vals[a] = exp_ieee((vals[a] - top) / temperature)
+                            vals[a] = np.exp((vals[a] - top) / temperature)
                             tot += vals[a]
                         for a in range(n):
                             p = (1.0 - blunder) * (vals[a] / tot) + blunder / n
@@ -946,7 +945,7 @@ def target_outcomes(ctx, lay, dk, oc, table, play, states, lo, hi, outp):
                             for a in range(1, n):
                                 top = max(top, vals[a])
                             for a in range(n):
-                                vals[a] = exp_ieee((vals[a] - top) / temperature)
+                                vals[a] = np.exp((vals[a] - top) / temperature)
                                 tot += vals[a]
                         a = 0
                         for b in range(nbx):

@@ -18,8 +18,6 @@ from __future__ import annotations
 from harness.util.jit import nb
 import numpy as np
 
-from harness.exact.kernels.rows import exp_ieee  # the same bits on every CPU, as the C library's exp is not
-
 #: Options with regret above CUT x temperature are left out of the softmax's sum (see above).
 CUT = 40.0
 
@@ -40,8 +38,8 @@ def chosen_probs(ptr, r, rows, rc, temperature, out):
                 x = np.float64(r[a])
                 if x > cut:
                     break
-                tot += exp_ieee(-x * inv)
-            out[i] = exp_ieee(-np.float64(rc[i]) * inv) / tot
+                tot += np.exp(-x * inv)
+            out[i] = np.exp(-np.float64(rc[i]) * inv) / tot
         else:
             k = 0
             for a in range(lo, hi):
@@ -80,7 +78,7 @@ def option_bins(ptr, r, rows, temperature, blunder, edges, bins, mean_regret):
             if temperature > 0.0:
                 if x > cut:
                     break
-                tot += exp_ieee(-x / temperature)
+                tot += np.exp(-x / temperature)
             elif x == 0.0:
                 k += 1
             else:
@@ -89,7 +87,7 @@ def option_bins(ptr, r, rows, temperature, blunder, edges, bins, mean_regret):
         for a in range(lo, hi):
             x = np.float64(r[a])
             if temperature > 0.0:
-                s = exp_ieee(-x / temperature) / tot if x <= cut else 0.0
+                s = np.exp(-x / temperature) / tot if x <= cut else 0.0
             else:
                 s = 1.0 / k if x == 0.0 else 0.0
             p = blunder / n + (1.0 - blunder) * s
@@ -257,7 +255,7 @@ def family_loglik(ptr, r, g, rows, rc, gc, kind, u, w, weight, tk, tb, blunder, 
             x = (1.0 - weight) * ra + weight * ga
             if x > cut:
                 continue
-            e = exp_ieee((xmin - x) * inv)
+            e = np.exp((xmin - x) * inv)
             s += e
             sw += e * (ra - ga)
             st += e * (x - xmin)
@@ -269,9 +267,9 @@ def family_loglik(ptr, r, g, rows, rc, gc, kind, u, w, weight, tk, tb, blunder, 
         if blunder == 0.0:  # log q without its underflow
             tot += w[i] * (zc - np.log(s))
             share = 1.0
-            dp = (u[i] - exp_ieee(zc) / s) / max(exp_ieee(zc) / s, 1e-300)
+            dp = (u[i] - np.exp(zc) / s) / max(np.exp(zc) / s, 1e-300)
         else:
-            q = exp_ieee(zc) / s
+            q = np.exp(zc) / s
             den = blunder * u[i] + (1.0 - blunder) * q
             tot += w[i] * np.log(den)
             share = (1.0 - blunder) * q / den
@@ -308,12 +306,12 @@ def family_bins(ptr, r, g, rows, kind, weight, tk, tb, blunder, edges, bins, mea
         for a in range(lo, hi):
             x = (1.0 - weight) * np.float64(r[a]) + weight * np.float64(g[a])
             if x <= cut:
-                s += exp_ieee((xmin - x) / t)
+                s += np.exp((xmin - x) / t)
         er = 0.0
         for a in range(lo, hi):
             ra = np.float64(r[a])
             x = (1.0 - weight) * ra + weight * np.float64(g[a])
-            soft = exp_ieee((xmin - x) / t) / s if x <= cut else 0.0
+            soft = np.exp((xmin - x) / t) / s if x <= cut else 0.0
             p = blunder / n + (1.0 - blunder) * soft
             _to_bin(bins, i, edges, ra, p)
             er += p * ra
