@@ -19,6 +19,7 @@ Public API::
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 from harness.util.jit import nb
@@ -40,10 +41,10 @@ def bonus_chance_table(rules: RuleSet) -> np.ndarray:
     the count of f after keeping every f and rerolling the rest.
     """
     n, thr = rules.n_dice, rules.threshold
-    q = 1 - (5 / 6) ** rules.rolls_per_turn
-    from scipy.stats import binom  # scipy.stats costs ~1 s to import: only when the table is made
-
-    pmf = binom.pmf(np.arange(n + 1), n, q)
+    # by products of IEEE multiplies, not pow() or scipy's pmf: the C library's pow and exp give
+    # other last bits on another processor, and these bits decide the bonus bot's close choices
+    q = 1.0 - _power(5.0 / 6.0, rules.rolls_per_turn)
+    pmf = np.array([math.comb(n, c) * _power(q, c) * _power(1.0 - q, n - c) for c in range(n + 1)])
     table = np.zeros((64, thr + 1))
     for mask in range(64):
         # distribution of the points the open faces add, capped at thr (more is as good as thr)
@@ -59,6 +60,14 @@ def bonus_chance_table(rules: RuleSet) -> np.ndarray:
                 dist = new
         table[mask] = np.cumsum(dist[::-1])[::-1]  # P(points >= need)
     return table
+
+
+def _power(x: float, k: int) -> float:
+    """x ** k for an integer k >= 0 as k - 1 multiplies in turn (the same bits everywhere)."""
+    out = 1.0
+    for _ in range(k):
+        out *= x
+    return out
 
 
 @lru_cache(maxsize=32)
