@@ -36,6 +36,7 @@ import numpy as np
 from harness.util import jit
 from harness.exact.kernels import solver as K
 from harness.exact.kernels import policy as EK
+from harness.exact.kernels.rows import exp_ieee
 from harness.util.errors import UserError
 from harness.game.rules import RuleSet
 from harness.game.scoring import context
@@ -290,7 +291,7 @@ class SolverBot(Strategy):
             return int(best[roll])
         subs = d.sub_keep[d.sub_ptr[roll]:d.sub_ptr[roll + 1]]
         vals = np.append(ek[subs[:-1]], stop[roll])
-        w = np.exp((vals - vals.max()) / self.temperature)
+        w = np.array([exp_ieee(x) for x in (vals - vals.max()) / self.temperature])  # numpy's exp varies by CPU
         c = np.cumsum(w)
         return int(subs[min(int(np.searchsorted(c, unif[1] * c[-1], side="right")), len(subs) - 1)])
 

@@ -48,6 +48,7 @@ from harness.game.rules import RuleSet
 from harness.game.scoring import context
 from harness.stats import PERCENTILES
 from harness.game.strategy import Policy, Sheets, Strategy
+from harness.stats.sums import convolve, dot, vecmat
 
 log = logging.getLogger(__name__)
 
@@ -263,7 +264,7 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
                               int(options.max(initial=0)))
             EK.policy_outcomes(dk, oc, options, allowed, extras, not rules.has_servida, sheet, *args,
                                np.arange(lo, hi, dtype=np.int64), outp)
-            sums[k] = P[idx[lo:hi]] @ outp[lo:hi]
+            sums[k] = vecmat(P[idx[lo:hi]], outp[lo:hi])
 
         # the bots' kernels release the GIL; each part writes its own rows. The pass's first part
         # runs alone: numba compiles (or loads from its cache) each kernel on one thread
@@ -276,7 +277,7 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
         vec = np.sum(sums, axis=0)
         box_pts[:] += np.bincount(oc.o_box, weights=vec * oc.o_pts, minlength=nbx)
         box_pos[:] += np.bincount(oc.o_box, weights=vec * pos_pts, minlength=nbx)
-        extra_sum[0] += float(vec @ oc.o_extra)
+        extra_sum[0] += dot(vec, oc.o_extra)
 
     return fill, box_pts, box_pos, extra_sum
 
@@ -336,7 +337,7 @@ def _columns(rules: RuleSet, col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(total, ranking score) distributions of ``rules.columns`` independent columns."""
     total = col.copy()
     for _ in range(rules.columns - 1):
-        total = np.convolve(total, col)
+        total = convolve(total, col)
     if rules.columns == 1 or rules.add_columns:
         return total, total
     cdf = np.cumsum(col) ** rules.columns  # the best of the columns
@@ -415,8 +416,8 @@ def versus(a: Evaluation | np.ndarray, b: Evaluation | np.ndarray) -> tuple[floa
     pa, pb = _pad(*(x.ranking if isinstance(x, Evaluation) else x for x in (a, b)))
     cb = np.cumsum(pb)
     below = np.concatenate([[0.0], cb[:-1]])  # P(B < s)
-    win = float(pa @ below)
-    draw = float(pa @ pb)
+    win = dot(pa, below)
+    draw = dot(pa, pb)
     return win, draw, max(0.0, 1.0 - win - draw)
 
 
@@ -433,8 +434,8 @@ def seats(entrants: list[Evaluation | np.ndarray]) -> list[tuple[float, float]]:
             if j != i:
                 le *= cdf[j]
                 lt *= below[j]
-        sole = float(p @ lt)
-        out.append((sole, float(p @ (le - lt))))
+        sole = dot(p, lt)
+        out.append((sole, dot(p, le - lt)))
     return out
 
 

@@ -79,6 +79,7 @@ from harness.exact.kernels import solver as K
 from harness.exact.forward import (ChunkObserver, Figures, OutcomeFill, distribution_bytes, forward_pass,
                                    layer_chunks, layer_windows, optimal_fill, outcome_codes, percentiles_of,
                                    score_cap, scratch_zeros, window_storage)
+from harness.stats.sums import dot
 from harness.exact.plan import _PLANS, MAX_BOXES, Plan, Solution, build_plan, dice_tables
 from harness.exact.threads import n_threads, run_blocks, split_range
 from harness.util.cache import default_cache_dir
@@ -502,5 +503,5 @@ def one_turn_odds(rules: RuleSet) -> dict[str, float]:
         tf = (rules.table_first[:, b] > 0).astype(np.float64)
         tl = (rules.table[:, b] > 0).astype(np.float64)
         v_first = turn_policy(d, tf, tl, rules.rolls_per_turn - 1)[0]
-        out[box.name] = min(1.0, float(d.roll_prob @ v_first))  # a sure box may sum to 1 + 1e-15
+        out[box.name] = min(1.0, dot(d.roll_prob, v_first))  # a sure box may sum to 1 + 1e-15
     return out

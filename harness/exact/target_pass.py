@@ -41,6 +41,7 @@ from harness.game.scoring import context
 from harness.game.strategy import TargetPlay
 from harness.util.errors import UserError
 from harness.util.progress import bar
+from harness.stats.sums import dot
 
 #: (state, target) rows of one block: a layer's live states are cut into blocks of about this many
 #: rows (a block's turns take about 0.5 s of CPU on scandinavian), whatever the threads or workers.
@@ -368,7 +369,7 @@ def target_column(rules: RuleSet, tp: TargetPlay, progress: bool = False, scratc
     box_pts = np.bincount(oc.o_box, weights=vec * oc.o_pts, minlength=nbx)
     box_pos = np.bincount(oc.o_box, weights=vec * (oc.o_pts > 0), minlength=nbx)
     p_bonus = pbonus + (1.0 if plan.bonus0 > 0 else 0.0)
-    return float(dist @ s), float(dist @ s**2), p_bonus, dist, box_pts, box_pos, float(vec @ oc.o_extra), False
+    return dot(dist, s), dot(dist, s**2), p_bonus, dist, box_pts, box_pos, dot(vec, oc.o_extra), False
 
 
 __all__ = ["BLOCK_ROWS", "Block", "Partial", "Pass", "TARGET_ROWS", "Timing", "cut", "make_pass", "run_block",

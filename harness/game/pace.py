@@ -19,6 +19,7 @@ Public API::
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 from harness.util.jit import nb
@@ -26,6 +27,7 @@ import numpy as np
 
 from harness.game.rules import RuleSet
 from harness.game.turn import turn_policy
+from harness.stats.sums import dot
 
 #: The weight of the bonus chance in box values of the ``bonus`` bot's default (its ``weight``
 #: parameter) and of the paced values the player models mix.
@@ -39,10 +41,10 @@ def bonus_chance_table(rules: RuleSet) -> np.ndarray:
     the count of f after keeping every f and rerolling the rest.
     """
     n, thr = rules.n_dice, rules.threshold
-    q = 1 - (5 / 6) ** rules.rolls_per_turn
-    from scipy.stats import binom  # scipy.stats costs ~1 s to import: only when the table is made
-
-    pmf = binom.pmf(np.arange(n + 1), n, q)
+    # by products of IEEE multiplies, not pow() or scipy's pmf: the C library's pow and exp give
+    # other last bits on another processor, and these bits decide the bonus bot's close choices
+    q = 1.0 - _power(5.0 / 6.0, rules.rolls_per_turn)
+    pmf = np.array([math.comb(n, c) * _power(q, c) * _power(1.0 - q, n - c) for c in range(n + 1)])
     table = np.zeros((64, thr + 1))
     for mask in range(64):
         # distribution of the points the open faces add, capped at thr (more is as thr)
@@ -60,6 +62,14 @@ def bonus_chance_table(rules: RuleSet) -> np.ndarray:
     return table
 
 
+def _power(x: float, k: int) -> float:
+    """x ** k for an integer k >= 0 as k - 1 multiplies in turn (the same bits everywhere)."""
+    out = 1.0
+    for _ in range(k):
+        out *= x
+    return out
+
+
 @lru_cache(maxsize=32)
 def opportunity(rules: RuleSet) -> np.ndarray:
     """(NB,) expected score of each box on a turn spent on it alone (its opportunity cost)."""
@@ -67,7 +77,7 @@ def opportunity(rules: RuleSet) -> np.ndarray:
     out = np.empty(rules.n_boxes)
     for b in range(rules.n_boxes):
         v_first, _, _, _ = turn_policy(d, rules.table_first[:, b], rules.table[:, b], rules.rolls_per_turn - 1)
-        out[b] = d.roll_prob @ v_first
+        out[b] = dot(d.roll_prob, v_first)
     return out
 
 

@@ -49,6 +49,7 @@ from harness.game.outcome import deficit_round, rank_column
 from harness.util.render import MISSING, Table, ci_level, count, interval, num, p_value, pct, pts, sig, table_lines
 from harness.records.rundir import RunInfo, chunk_columns
 from harness.stats import CoMoments, Estimate, delta_estimate, holm, wilson
+from harness.stats.sums import convolve
 
 #: Row columns the engine records for the course of a game (:class:`harness.game.outcome.Leads`).
 ROUND_COLUMNS = ("lead_changes", "last_behind", "deficit")
@@ -628,7 +629,7 @@ def exact_pair(a: Any, b: Any, options: QualityOptions = QualityOptions()) -> Ex
     """:class:`ExactPair` of two :class:`harness.exact.evaluate.Evaluation` (their ranking-score
     distributions and means)."""
     pa, pb = np.asarray(a.ranking, dtype=np.float64), np.asarray(b.ranking, dtype=np.float64)
-    diff = np.convolve(pa, pb[::-1])  # P(A - B = k) at index k + len(pb) - 1
+    diff = convolve(pa, pb[::-1])  # P(A - B = k) at index k + len(pb) - 1
     zero = len(pb) - 1
     m = options.close_margin
     close = float(diff[max(zero - m, 0):zero + m + 1].sum())

@@ -56,6 +56,7 @@ from harness.util.render import Table, count, html_table, num, pct
 from harness.game.rules import RuleSet
 from harness.records.rundir import write_bytes_atomic
 from harness.exact.target import TargetTable, default_tmax, offsets, table_path, target_table
+from harness.stats.sums import convolve, dot
 
 #: Decision classes by regret in points, worst first: a decision takes the first class whose
 #: threshold its regret reaches; a regret within :data:`harness.decisions.analysis.ERROR` of 0 is ``best``.
@@ -216,7 +217,7 @@ class WinModel:
     def fresh_columns(self, m: int) -> np.ndarray:
         """The pmf of ``m`` whole columns still to play (independent, each from an empty sheet)."""
         while len(self._powers) <= m:
-            self._powers.append(np.convolve(self._powers[-1], self.fresh))
+            self._powers.append(convolve(self._powers[-1], self.fresh))
         return self._powers[m]
 
     @staticmethod
@@ -237,7 +238,7 @@ class WinModel:
                     ties[1:] = ties[1:] * below[j] + ties[:-1] * pmf[j]
                     ties[0] *= below[j]
             share = (ties / np.arange(1, len(finals) + 1)[:, None]).sum(axis=0)
-            out[i] = float(pmf[i] @ share)
+            out[i] = dot(pmf[i], share)
         return out
 
 
@@ -494,7 +495,7 @@ class Reviewer:
         def chances() -> tuple[float, ...] | None:
             if model is None:
                 return None
-            finals = [(done[s] + state[s].points, np.convolve(rest[s], model.fresh_columns(cols - column[s])))
+            finals = [(done[s] + state[s].points, convolve(rest[s], model.fresh_columns(cols - column[s])))
                       for s in range(n)]
             return tuple(float(x) for x in model.shares(finals))
 

@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from harness.stats.common import check_confidence, t_crit
 from harness.stats.control_variates import CV_MIN_VAR
+from harness.stats.sums import dot
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def _cr1(u: np.ndarray, codes: np.ndarray, g: int) -> float:
     """The CR1 variance of the mean of residuals ``u`` (summing to zero) in ``g`` clusters."""
     sums = np.bincount(codes, weights=u, minlength=g)
     n = u.size
-    return g / (g - 1) * float(sums @ sums) / (n * n)
+    return g / (g - 1) * dot(sums, sums) / (n * n)
 
 
 def clustered_mean(y: npt.ArrayLike, cluster: npt.ArrayLike, control: npt.ArrayLike | None = None,
@@ -79,9 +80,9 @@ def clustered_mean(y: npt.ArrayLike, cluster: npt.ArrayLike, control: npt.ArrayL
         if xv.size != n:
             raise ValueError(f"{n} observations but {xv.size} control values")
         dx = xv - xv.mean()
-        sxx = float(dx @ dx)
+        sxx = dot(dx, dx)
         if sxx > CV_MIN_VAR * n:  # a constant control fits nothing
-            beta = float(dx @ (yv - raw)) / sxx
+            beta = dot(dx, yv - raw) / sxx
             est = raw - beta * (float(xv.mean()) - float(known_mean))
             u = yv - est - beta * (xv - float(known_mean))
     if g < 2:

@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from harness.stats.common import check_confidence, scipy_stats, t_crit
 from harness.stats.moments import CoMoments
+from harness.stats.sums import dot, vecmat
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def delta_estimate(c: CoMoments, value: float, grad: npt.ArrayLike, confidence: 
     if n < 2 or not math.isfinite(value):
         return Estimate(value, nan, nan, nan, n, confidence, nan)
     g = np.asarray(grad, dtype=np.float64)
-    var = float(g @ c.cm @ g) / (n - 1) / n
+    var = dot(vecmat(g, c.cm), g) / (n - 1) / n
     lo_b, hi_b = bounds
     if var <= 0.0:
         p = 1.0 if value == 0.0 else 0.0

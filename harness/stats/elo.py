@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.stats.common import z_crit
+from harness.stats.sums import dot
 
 
 #: Elo points per natural-log unit of strength: Elo uses 400*log10(gamma).
@@ -29,8 +30,12 @@ def score_from_elo(elo: npt.ArrayLike) -> Any:
     Scalar in, ``float`` out; array in, float64 array out.
     """
     e = np.asarray(elo, dtype=np.float64)
-    out = 1.0 / (1.0 + np.power(10.0, -e / 400.0))
-    return float(out) if out.ndim == 0 else out
+    if e.ndim == 0:  # the C library's pow: numpy's picks a vector kernel by CPU, another last bit
+        try:
+            return 1.0 / (1.0 + math.pow(10.0, -float(e) / 400.0))
+        except OverflowError:  # 10^x beyond the floats: numpy's inf, a score of 0
+            return 0.0
+    return 1.0 / (1.0 + np.power(10.0, -e / 400.0))
 
 
 def elo_from_score(s: npt.ArrayLike) -> Any:
@@ -42,9 +47,15 @@ def elo_from_score(s: npt.ArrayLike) -> Any:
     sa = np.asarray(s, dtype=np.float64)
     if np.any(~((sa >= 0.0) & (sa <= 1.0))):
         raise ValueError("score must be in [0, 1]")
+    if sa.ndim == 0:  # the C library's log10, as in score_from_elo
+        s = float(sa)
+        return 400.0 * (_log10(s) - _log10(1.0 - s))
     with np.errstate(divide="ignore"):
-        out = 400.0 * (np.log10(sa) - np.log10(1.0 - sa))
-    return float(out) if out.ndim == 0 else out
+        return 400.0 * (np.log10(sa) - np.log10(1.0 - sa))
+
+
+def _log10(x: float) -> float:
+    return math.log10(x) if x > 0.0 else -math.inf
 
 
 def elo_ci_from_pentanomial(
@@ -64,8 +75,8 @@ def elo_ci_from_pentanomial(
     if n == 0:
         raise ValueError("no game pairs")
     scores = np.linspace(0.0, 1.0, 5)
-    mean = float(np.dot(c, scores) / n)
-    var = float(np.dot(c, (scores - mean) ** 2) / n)
+    mean = dot(c, scores) / float(n)
+    var = dot(c, (scores - mean) ** 2) / float(n)
     half = z_crit(confidence) * math.sqrt(var / n)
     clip = lambda x: min(1.0, max(0.0, x))  # noqa: E731
     return (elo_from_score(mean), elo_from_score(clip(mean - half)),

@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from harness.stats.common import check_confidence, scipy_stats
 from harness.stats.moments import Moments
+from harness.stats.sums import dot
 
 
 #: Largest score an :class:`IntHistogram` accepts; guards against a stray huge
@@ -150,7 +151,7 @@ class IntHistogram:
         # Integer sum is exact for any realistic run (n*max < 9.2e18).
         mean = float(np.dot(self.counts, self.values)) / n
         d = v - mean
-        return Moments(n, mean, float(np.dot(c, d * d)))
+        return Moments(n, mean, dot(c, d * d))
 
     @property
     def mean(self) -> float:

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.stats.common import check_confidence, scipy_stats, t_crit
+from harness.stats.sums import dot, vecmat
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Moments:
             return cls.empty()
         mean = float(x.mean())
         d = x - mean
-        return cls(int(x.size), mean, float(np.dot(d, d)))
+        return cls(int(x.size), mean, dot(d, d))
 
     def merge(self, other: Moments) -> Moments:
         """Combine two disjoint samples.
@@ -158,7 +159,7 @@ class CoMoments:
             return
         mb = x.mean(axis=0)
         d = x - mb
-        cmb = d.T @ d
+        cmb = np.stack([vecmat(d[:, j], d) for j in range(d.shape[1])])  # d.T @ d, in a fixed order
         n = self.n + b
         delta = mb - self.mean
         self.mean = self.mean + delta * (b / n)
@@ -183,8 +184,8 @@ def pentanomial_moments(counts: npt.ArrayLike) -> Moments:
     if n == 0:
         return Moments.empty()
     x = np.linspace(0.0, 1.0, 5)
-    mean = float(np.dot(c, x) / n)
-    return Moments(n, mean, float(np.dot(c, (x - mean) ** 2)))
+    mean = dot(c, x) / n
+    return Moments(n, mean, dot(c, (x - mean) ** 2))
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import numpy as np
 
 from harness.stats.elo import score_from_elo
 from harness.stats.moments import Moments
+from harness.stats.sums import dot
 
 
 #: Pseudo-count given to empty outcome cells by the win/draw/loss SPRTs.
@@ -141,11 +142,11 @@ def _sprt_outcomes(
     # variance is never zero when all results are identical.
     creg = np.where(c == 0, SPRT_PSEUDO_COUNT, c)
     p = creg / creg.sum()
-    mean = float(np.dot(p, scores))
-    var = float(np.dot(p, (scores - mean) ** 2))
+    mean = dot(p, scores)
+    var = dot(p, (scores - mean) ** 2)
     s0, s1 = score_from_elo(elo0), score_from_elo(elo1)
     llr = _gsprt_normal(float(c.sum()), mean, var, s0, s1)
-    raw_mean = float(np.dot(c, scores) / c.sum())
+    raw_mean = dot(c, scores) / float(c.sum())
     return SPRTResult(llr, lower, upper, _decide(llr, lower, upper), n, elo0, elo1,
                       float(alpha), float(beta), raw_mean)
 

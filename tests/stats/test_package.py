@@ -14,7 +14,7 @@ from tests.test_imports import _imports
 PACKAGE = Path(harness.stats.__file__).resolve().parent
 
 #: Every module imports only modules before it in this order (so the package has no import loop).
-ORDER = ("common", "moments", "proportions", "paired", "control_variates", "clustered", "delta", "multiple",
+ORDER = ("common", "sums", "moments", "proportions", "paired", "control_variates", "clustered", "delta", "multiple",
          "histogram", "distributions", "elo", "sprt", "ratings")
 
 #: The names ``from harness.stats import ...`` gave when the package was the single module stats.py.

@@ -34,6 +34,7 @@ from harness.util.jit import nb
 import numpy as np
 
 from harness.game.scoring import score_options, score_sheet
+from harness.exact.kernels.rows import exp_ieee  # the same bits on every CPU (its docstring)
 
 NEG = -1.0e300
 # Constant arguments are written np.bool_(...)/np.int64(...): a bare True/False/1 is typed as a
@@ -1067,7 +1068,7 @@ def softmax_pick(vals, n, temperature, u):
         top = max(top, vals[a])
     tot = 0.0
     for a in range(n):
-        vals[a] = np.exp((vals[a] - top) / temperature)
+        vals[a] = exp_ieee((vals[a] - top) / temperature)
         tot += vals[a]
     x = u * tot
     acc = 0.0

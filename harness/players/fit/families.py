@@ -17,6 +17,7 @@ from harness.players.fit.data import Choices
 from harness.players.fit.profile import Estimate, _crossing
 from harness.players.fit.models import FAMILY, MODELS, T_MAX, T_MIN
 from harness.players.fit.store import Blocks, _each, _total, as_blocks
+from harness.stats.sums import dot
 
 class FamilyLikelihood:
     """log L and its gradient under the extended family (:func:`harness.players.fit.kernels.family_loglik`)
@@ -54,7 +55,7 @@ class FamilyLikelihood:
             out = np.empty(len(c))
             g, gc = self._g(c)
             FK.top_share(c.ptr, c.r, g, c.rows, c.rc, gc, float(weight), out)
-            return float(c.w @ out)
+            return dot(c.w, out)
 
         return _total(_each(self.ch, one)) / self.ch.decisions
 

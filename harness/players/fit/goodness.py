@@ -14,6 +14,7 @@ from scipy.stats import chi2
 import harness.players.fit.kernels as FK
 from harness.decisions.analysis import DECISION_KINDS
 from harness.players.fit.store import Blocks
+from harness.stats.sums import dot, vecmat
 
 #: Regret bins of the goodness-of-fit check (points): 0 (a best option), (0, 0.5], (0.5, 2], (2, 8], > 8.
 REGRET_BINS = (0.0, 0.5, 2.0, 8.0)
@@ -90,9 +91,9 @@ def _regret_test(ch: Blocks, t: float, p: float, theta: np.ndarray | None = None
             if m.any():
                 pm, wm = probs[m], w[m]
                 observed[k] += np.bincount(obs_bin[m], weights=wm, minlength=nb)
-                expected[k] += wm @ pm
+                expected[k] += vecmat(wm, pm)
                 second[k] += pm.T @ (pm * wm[:, None])
-                regret[k] += wm @ mean[m]
+                regret[k] += dot(wm, mean[m])
     stat, df = 0.0, 0
     counts = observed.sum(axis=1)
     for k in range(nk):

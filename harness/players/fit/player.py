@@ -21,6 +21,7 @@ from harness.players.fit.likelihood import Likelihood, Mle, mle
 from harness.players.fit.models import MODELS, T_MAX, is_family, parse_model
 from harness.players.fit.store import MAX_MEMORY, Blocks, _each, _total, as_blocks
 from harness.util.render import plain, sig
+from harness.stats.sums import dot
 
 #: The least evidence a fit needs to be an answer (``fit --min-decisions``): informative decisions
 #: (about a dozen games). The goodness-of-fit tests flag ``greedy`` in every one of 10 records from
@@ -264,7 +265,7 @@ def _tally(ch: Blocks) -> np.ndarray:
         rc = c.rc.astype(np.float64)
         for k in range(len(DECISION_KINDS)):
             m = c.kind == k
-            out[k] = float(c.w[m] @ rc[m]), float(c.w[m] @ (rc[m] == 0.0))
+            out[k] = dot(c.w[m], rc[m]), dot(c.w[m], rc[m] == 0.0)
         return out
 
     parts = _each(ch, one, 1)
