@@ -155,9 +155,12 @@ BAD = [
     (b'{"type": "decide", "bot": "greedy", "rules": {"name": "../../etc/passwd"}, "dice": ["11111"]}', 422,
      "unknown_rules"),
     (b'{"type": "decide", "bot": "greedy", "rules": {"name": "yahtzee"}, "dice": ["11111"]}', 422, "rules_not_served"),
-    (b'{"type": "decide", "bot": "engine:cmd=ls", "rules": "scandinavian", "dice": ["11111"]}', 422,
-     "bot_not_allowed"),
-    (b'{"type": "decide", "bot": "winprob", "rules": "scandinavian", "dice": ["11111"]}', 422, "bot_not_allowed"),
+    (b'{"type": "decide", "bot": "engine:cmd=ls", "rules": "scandinavian", "dice": ["11111"]}', 422, "not_served"),
+    (b'{"type": "decide", "bot": "winprob", "rules": "scandinavian", "dice": ["11111"]}', 422, "not_served"),
+    # the closed set: a bot the server was not started with is refused, never made (no table solved)
+    (b'{"type": "decide", "bot": "solver:target=200", "rules": "scandinavian", "dice": ["11111"]}', 422, "not_served"),
+    (b'{"type": "decide", "bot": "solver:temperature=1", "rules": "scandinavian", "dice": ["11111"]}', 422,
+     "not_served"),
     (b'{"type": "decide", "level": "nope", "rules": "forced", "dice": ["11111"]}', 422, "unknown_level"),
     (b'{"type": "decide", "level": "casual", "rules": "scandinavian", "dice": ["11111"]}', 422, "level_rules"),
     (b'{"type": "decide", "bot": "greedy", "rules": {"name": "scandinavian", "settings": {"columns": 99}}, '

@@ -24,6 +24,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--levels", metavar="FILE", help="the levels to serve (levels.json of calibrate --levels)")
     p.add_argument("--rules", help="rule sets to serve besides the levels' (comma-separated built-in names; "
                                    "default: the levels', else scandinavian)")
+    p.add_argument("--bot", action="append", metavar="SPEC",
+                   help="a built-in bot to serve on every served rule set (repeatable; default: greedy and "
+                        "solver); a request naming any other bot gets 422 not_served")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=number_arg(minimum=1, inclusive=True, integer=True, maximum=65535), default=8000,
                    help="port (default 8000)")
@@ -49,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.token_file and not os.path.isfile(args.token_file):
         raise UserError(f"--token-file {args.token_file}: no such file")
-    conf = {"levels": args.levels, "rules": split_specs(args.rules) if args.rules else [],
+    conf = {"levels": args.levels, "rules": split_specs(args.rules) if args.rules else [], "bots": args.bot or [],
             "token_file": os.path.abspath(args.token_file) if args.token_file else None,
             "max_batch": int(args.max_batch), "max_body": int(args.max_body), "timeout": float(args.timeout)}
     served = build(conf)  # bad levels, rule sets or token: one line now, before anything listens

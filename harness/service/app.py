@@ -32,7 +32,7 @@ from starlette.routing import Route
 
 from harness.play.protocol import PROTOCOL
 from harness.play.protocol import messages as msgs
-from harness.service.serve import RequestError, Service
+from harness.service.serve import DEFAULT_BOTS, RequestError, Service
 
 log = logging.getLogger("harness.serve")
 
@@ -151,7 +151,7 @@ class ServeApp:
         s = self.service
         return json_response({"levels": [{"name": lv.name, "spec": lv.spec, "rules": lv.rules,
                                           "settings": dict(lv.settings)} for lv in s.levels.values()],
-                              "bots": list(ALLOWED), "rules": s.served_rules(), "provenance": s.provenance()},
+                              "bots": s.served_bots(), "rules": s.served_rules(), "provenance": s.provenance()},
                              headers=self._headers())
 
     async def health(self, request: Request) -> Response:
@@ -165,9 +165,6 @@ class ServeApp:
 
     async def docs(self, request: Request) -> Response:
         return HTMLResponse(docs_page(openapi_document(self.service)))
-
-
-from harness.service.serve import ALLOWED_BOTS as ALLOWED  # noqa: E402  (one list of served bots)
 
 
 def openapi_document(service: Service) -> dict[str, Any]:
@@ -259,8 +256,8 @@ def build(conf: dict[str, Any]) -> ServeApp:
         ver = version("yatzy-harness")
     except PackageNotFoundError:
         ver = "unknown"
-    service = Service(conf.get("levels"), tuple(conf.get("rules", ())), max_batch=int(conf.get("max_batch", 10_000)),
-                      version=ver)
+    service = Service(conf.get("levels"), tuple(conf.get("rules", ())), bots=tuple(conf.get("bots") or DEFAULT_BOTS),
+                      max_batch=int(conf.get("max_batch", 10_000)), version=ver)
     token = None
     if conf.get("token_file"):
         with open(conf["token_file"]) as f:
