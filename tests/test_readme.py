@@ -394,7 +394,7 @@ class Workspace:
         return tuple(a.replace(str(SERVE_PORT), str(self.served_port)) for a in argv)
 
     def serve(self, argv: tuple[str, ...], what: Command) -> str:
-        """Start ``yatzy-harness serve`` in the background (once), wait until /health answers;
+        """Start ``yatzy-harness serve`` in the background (once), wait until /ready answers;
         what it printed by then."""
         import time
         import urllib.request
@@ -407,7 +407,7 @@ class Workspace:
             deadline = time.monotonic() + 300
             while True:
                 try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{self.served_port}/health", timeout=5) as r:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{self.served_port}/ready", timeout=5) as r:
                         if r.status == 200:
                             break
                 except (OSError, ValueError):

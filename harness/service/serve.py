@@ -160,8 +160,6 @@ class Service:
         self._level_served: dict[str, Served] = {}
         self._labels: dict[tuple[str, str], str] = {}
         self._advisors: dict[str, tuple[Advisor, Cost]] = {}
-        #: one lock a rule set: its solver bots share decision caches that two threads must not fill at once
-        self._locks: dict[str, threading.Lock] = {}
         self._warmed: set[str] = set()
         for lv in self.levels.values():
             r = self._add_rules(lv.rules, lv.settings)
@@ -183,9 +181,7 @@ class Service:
 
     def _add_rules(self, name: str, settings: Mapping[str, Any]) -> RuleSet:
         r = load_rules(name, dict(settings))
-        got = self._rules.setdefault((r.name, _settings_key(r.overrides)), r)
-        self._locks.setdefault(got.digest, threading.Lock())
-        return got
+        return self._rules.setdefault((r.name, _settings_key(r.overrides)), r)
 
     def _add_bots(self, rules: RuleSet) -> None:
         for spec in self.bot_specs:
@@ -414,7 +410,7 @@ class Service:
             raise RequestError(413 if "at most" in str(exc) else 422, "bad_positions", str(exc)) from None
         first = _first_column(msg, pos)
         choice = np.empty(len(pos), dtype=np.int64)
-        lock = self._locks[rules.digest]
+        lock = rules_lock(rules)
         for idx, view in views(pos, first, block=s.cost.block if deadline is not None else None):
             _check(deadline)
             with lock:
@@ -445,7 +441,7 @@ class Service:
         extras = msg.get("extras")
         out = []
         names = rules.box_names
-        lock = self._locks[rules.digest]
+        lock = rules_lock(rules)
         for i in range(len(pos)):
             if i % cost.block == 0:
                 _check(deadline)
@@ -460,6 +456,17 @@ class Service:
             out.append({"game": int(pos.game[i]), "decision": a.decision, "value": a.value,
                         "options": [o.to_json() for o in a.options]})
         return {"type": "advice", "id": msg.get("id"), "positions": out, "provenance": self.provenance(rules)}
+
+
+#: One lock a rule set, for every service of the process (a reload's too): the solver bots of a rule
+#: set share decision caches (strategies/solver.py) that two threads must not fill at once.
+_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_LOCK = threading.Lock()
+
+
+def rules_lock(rules: RuleSet) -> threading.Lock:
+    with _LOCKS_LOCK:
+        return _LOCKS.setdefault(rules.digest, threading.Lock())
 
 
 def _median_time(works: list[Callable[[], Any]]) -> float:
