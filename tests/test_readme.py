@@ -123,6 +123,10 @@ PARSE_ONLY: dict[str, str] = {
         "a test module of the reader's own package, run by pytest (tests/strategies/test_*.py run the same class)",
     "yatzy-harness serve --levels results/levels-exact/levels.json --host 0.0.0.0 --token-file token.txt --workers 2":
         "binds every interface and needs a token file of the reader's; tests/test_serve.py checks the token",
+    "yatzy-harness serve --levels results/levels-exact/levels.json --bot solver --host 0.0.0.0 --token-file "
+    "/etc/yatzy/tokens --access-log --trusted-proxy 127.0.0.1":
+        "binds every interface and needs the reader's token file; tests/test_serve_production.py starts servers "
+        "with tokens, an access log and a trusted proxy",
     "yatzy-harness engine play --levels results/levels-exact/levels.json --level casual":
         "waits for protocol messages on stdin; tests/test_serve.py plays it through engine check",
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 from typing import Any
@@ -121,6 +122,12 @@ def run(args: argparse.Namespace) -> int:
     # the workers are new processes: they read their configuration, and prometheus-client its
     # multiprocess directory, from the environment
     os.environ["YATZY_SERVE_CONFIG"] = json.dumps(conf | {"warm_before_serving": True})
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="yatzy-serve-metrics-")
-    uvicorn.run("harness.service.app:factory", factory=True, workers=int(args.workers), **common)
+    metrics_dir = tempfile.mkdtemp(prefix="yatzy-serve-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    try:
+        # a worker is started (and, on SIGHUP, replaced) once it is warm: give it the time to warm up
+        uvicorn.run("harness.service.app:factory", factory=True, workers=int(args.workers),
+                    timeout_worker_healthcheck=600, **common)
+    finally:
+        shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0

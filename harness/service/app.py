@@ -123,9 +123,10 @@ class ServeApp:
         self.service.prepare(progress=self.progress)
         self.ready = True
         self.metrics.ready.set(1)
-        log.info("ready: every served table and kernel is warm")
         if self.on_ready is not None:
             self.on_ready()
+        else:
+            log.info("ready: every served table and kernel is warm")
 
     def _warm_in_background(self) -> None:
         try:
