@@ -431,3 +431,46 @@ def test_proxy_headers_are_believed_only_from_trusted_addresses(tmp_path):
             assert line["client"] == client, (trusted, line)
         finally:
             srv.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# workers forked after warm-up
+
+
+def test_forked_workers_share_the_port_the_metrics_a_reload_and_drain(tmp_path):
+    # before: --workers N spawned fresh interpreters, each loading and warming its own tables
+    (tmp_path / "levels.json").write_text(json.dumps(LEVELS))
+    srv = Server(["--levels", str(tmp_path / "levels.json"), "--bot", "greedy", "--workers", "2"], tmp_path / "s.log")
+    try:
+        assert srv.seen[0] == ("/health", 200) and ("/ready", 503) in srv.seen  # the parent answered while warming
+        pids = {httpx.get(f"{srv.url}/health").json()["pid"] for _ in range(40)}
+        children = {int(p) for p in Path(f"/proc/{srv.proc.pid}/task/{srv.proc.pid}/children").read_text().split()}
+        assert pids <= children and len(children) == 2, (pids, children)
+        r = httpx.post(f"{srv.url}/decide", json=decide_body("keep", 2, level="casual"))
+        assert r.status_code == 200
+        text = httpx.get(f"{srv.url}/metrics").text
+        got = next(float(x.split()[-1]) for x in text.splitlines()
+                   if x.startswith('yatzy_serve_requests_total{route="/health",status="200"}'))
+        assert got >= 40  # every worker's requests, summed
+        assert 'yatzy_serve_positions_total{served="casual"} 2.0' in text
+        old = r.headers["x-levels-sha256"]
+        (tmp_path / "levels.json").write_text(json.dumps({**LEVELS, "levels": LEVELS["levels"][:1]}))
+        srv.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            r = httpx.post(f"{srv.url}/decide", json=decide_body("keep", 1, level="casual"))
+            assert r.status_code == 200, r.text
+            if r.headers["x-levels-sha256"] != old:
+                break
+            time.sleep(0.1)
+        assert r.headers["x-levels-sha256"] != old
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the old generation drains, then exits
+            new_children = {int(p) for p in Path(f"/proc/{srv.proc.pid}/task/{srv.proc.pid}/children").read_text().split()}
+            if not new_children & children:
+                break
+            time.sleep(0.2)
+        assert len(new_children) == 2 and not new_children & children
+    finally:
+        assert srv.stop() == 0
+    assert "Traceback" not in srv.text()

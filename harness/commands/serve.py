@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -39,7 +38,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="require Authorization: Bearer TOKEN on every route but /health and /ready; the file "
                         "holds one token a line, each at least 16 bytes (several: rotation; SIGHUP reads it again)")
     p.add_argument("--workers", type=number_arg(minimum=1, inclusive=True, integer=True), default=1,
-                   help="server processes (default 1); each loads the tables from the cache")
+                   help="server processes (default 1); forked once the tables are warm, so they share them "
+                        "copy-on-write")
     p.add_argument("--max-batch", type=number_arg(minimum=1, inclusive=True, integer=True, maximum=100_000),
                    default=10_000, help="most positions in one request (default 10,000)")
     p.add_argument("--max-body", type=number_arg(minimum=1024, inclusive=True, integer=True), default=8 << 20,
@@ -89,6 +89,20 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise UserError("serve needs the serve extra: pip install -e \".[serve]\" (starlette, uvicorn, "
                         "prometheus-client)") from None
+    metrics_dir = None
+    if args.workers > 1:
+        # the workers' metrics are summed from a shared directory, which prometheus-client reads from
+        # the environment when it is first imported (the workers inherit this process's import)
+        metrics_dir = tempfile.mkdtemp(prefix="yatzy-serve-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    try:
+        return _serve(args, uvicorn)
+    finally:
+        if metrics_dir:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _serve(args: argparse.Namespace, uvicorn: Any) -> int:
     from harness.service.app import build
     from harness.service.protocol import HeadDeadlineProtocol, check
     from harness.util.specs import split_specs
@@ -103,31 +117,30 @@ def run(args: argparse.Namespace) -> int:
     where = f"http://{args.host}:{args.port}"
     say = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
     names = lambda served: ", ".join(served.service.levels) or "the built-in bots"  # noqa: E731
-    common = dict(host=args.host, port=int(args.port), http=HeadDeadlineProtocol, timeout_keep_alive=args.idle_timeout,
+    common = dict(http=HeadDeadlineProtocol, timeout_keep_alive=args.idle_timeout,
                   limit_concurrency=int(args.max_connections), timeout_graceful_shutdown=30, server_header=False,
                   proxy_headers=bool(args.trusted_proxy), forwarded_allow_ips=args.trusted_proxy or None,
                   log_config=log_config(bool(args.access_log)))
-    if args.workers == 1:
-        served = build(conf, progress=lambda s: say(f"loading {s}"),
-                       on_ready=lambda: say(f"ready: serving {names(served)} on {where}"))
-        # bad levels, rule sets, bots or token: one line above, before anything listens
-        say(f"listening on {where}, warming up (GET /ready: 200 once warm; docs: {where}/docs; Ctrl-C stops)")
-        uvicorn.run(served.app, **common)
+    workers = int(args.workers)
+    served = build(conf, progress=lambda s: say(f"loading {s}"),
+                   on_ready=lambda: say(f"ready: serving {names(served)} on {where}"
+                                        + (f" ({workers} workers)" if workers > 1 else "")))
+    # bad levels, rule sets, bots or token: one line above, before anything listens
+    say(f"listening on {where}, warming up (GET /ready: 200 once warm; docs: {where}/docs; Ctrl-C stops)")
+    if workers == 1:
+        uvicorn.run(served.app, host=args.host, port=int(args.port), **common)
         return 0
-    served = build(conf)
-    # solve what is missing here, with its progress, before any worker starts (each loads the cache)
-    served.service.prepare(progress=lambda s: say(f"loading {s}"), measure=False)
-    say(f"serving {names(served)} on {where} with {args.workers} workers, each warming up before it takes "
-        f"requests (Ctrl-C stops)")
-    # the workers are new processes: they read their configuration, and prometheus-client its
-    # multiprocess directory, from the environment
-    os.environ["YATZY_SERVE_CONFIG"] = json.dumps(conf | {"warm_before_serving": True})
-    metrics_dir = tempfile.mkdtemp(prefix="yatzy-serve-metrics-")
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    from harness.service.workers import Forked, bind
+    from prometheus_client import multiprocess
+
+    def server(app: Any) -> Any:
+        return uvicorn.Server(uvicorn.Config(app, **common))
+
     try:
-        # a worker is started (and, on SIGHUP, replaced) once it is warm: give it the time to warm up
-        uvicorn.run("harness.service.app:factory", factory=True, workers=int(args.workers),
-                    timeout_worker_healthcheck=600, **common)
-    finally:
-        shutil.rmtree(metrics_dir, ignore_errors=True)
+        sock = bind(args.host, int(args.port))
+    except OSError as exc:
+        raise UserError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    forked = Forked(served, sock, workers, server, on_exit=multiprocess.mark_process_dead)
+    forked.warm_up()  # this process answers the port until the tables are warm, then forks the workers
+    forked.run()
     return 0

@@ -94,9 +94,7 @@ class ServeApp:
         self.max_body = int(conf.get("max_body", MAX_BODY))
         self.timeout = float(conf.get("timeout", COMPUTE_TIMEOUT))
         self.body_timeout = float(conf.get("body_timeout", BODY_TIMEOUT))
-        self.lanes = Lanes(cheap_threads=int(conf.get("cheap_threads", 1)),
-                           expensive_threads=int(conf.get("expensive_threads", 1)),
-                           queue=int(conf.get("queue", QUEUE)), cheap_seconds=float(conf.get("cheap_ms", CHEAP_SECONDS * 1000)) / 1000)
+        self.lanes = self._lanes()
         self.metrics = Metrics()
         self.progress, self.on_ready = progress, on_ready
         self.ready = False
@@ -115,6 +113,16 @@ class ServeApp:
             lifespan=self._lifespan)
         self.app = Front(routes, tokens=lambda: self.tokens, headers=lambda: self._headers(self.service),
                          metrics=self.metrics, access=bool(conf.get("access_log")))
+
+    def _lanes(self) -> Lanes:
+        c = self.conf
+        return Lanes(cheap_threads=int(c.get("cheap_threads", 1)), expensive_threads=int(c.get("expensive_threads", 1)),
+                     queue=int(c.get("queue", QUEUE)), cheap_seconds=float(c.get("cheap_ms", CHEAP_SECONDS * 1000)) / 1000)
+
+    def renew(self) -> None:
+        """New lanes for a forked worker (a fork keeps no thread of its parent), and its own ready gauge."""
+        self.lanes = self._lanes()
+        self.metrics.ready.set(1 if self.ready else 0)
 
     # -- start-up, reload ----------------------------------------------------------------------
 
@@ -144,7 +152,7 @@ class ServeApp:
                 await anyio.to_thread.run_sync(self.warm)
             else:
                 threading.Thread(target=self._warm_in_background, name="warm-up", daemon=True).start()
-        if threading.current_thread() is threading.main_thread():
+        if self.conf.get("sighup", True) and threading.current_thread() is threading.main_thread():
             try:  # SIGHUP: reload the levels file (uvicorn's own signals are SIGINT and SIGTERM)
                 import asyncio
 
@@ -379,13 +387,6 @@ def docs_page(doc: dict[str, Any]) -> str:
                      + f"<pre>{e(json.dumps(sch, indent=1))}</pre>")
     parts.append("</body></html>")
     return "".join(parts)
-
-
-def factory() -> Any:
-    """The app of a uvicorn worker process (``serve --workers N``): configured by the environment
-    variable the command sets (levels file, rule sets, limits, token file)."""
-    conf = json.loads(os.environ["YATZY_SERVE_CONFIG"])
-    return build(conf).app
 
 
 def build(conf: dict[str, Any], **kwargs: Any) -> ServeApp:
