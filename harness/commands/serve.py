@@ -130,7 +130,7 @@ def _serve(args: argparse.Namespace, uvicorn: Any) -> int:
     if workers == 1:
         uvicorn.run(served.app, host=args.host, port=int(args.port), **common)
         return 0
-    from harness.service.workers import Forked, bind
+    from harness.service.workers import Forked, WorkerDone, bind
     from prometheus_client import multiprocess
 
     def server(app: Any) -> Any:
@@ -141,6 +141,12 @@ def _serve(args: argparse.Namespace, uvicorn: Any) -> int:
     except OSError as exc:
         raise UserError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     forked = Forked(served, sock, workers, server, on_exit=multiprocess.mark_process_dead)
-    forked.warm_up()  # this process answers the port until the tables are warm, then forks the workers
-    forked.run()
+    if not forked.warm_up():  # this process answers the port until the tables are warm, then forks the workers
+        if served.failed:
+            raise UserError(f"warm-up failed: {served.failed}")
+        return 0
+    try:
+        forked.run()
+    except WorkerDone as done:  # in a worker: exit here, past the parent's clean-up
+        os._exit(done.code)
     return 0

@@ -25,6 +25,15 @@ from harness.service.auth import read_tokens
 log = logging.getLogger("harness.serve")
 
 
+class WorkerDone(BaseException):
+    """Raised in a forked worker once it has served: ``code`` is the exit status its caller gives
+    the process (with ``os._exit``, past every clean-up of the parent's frames)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
 def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
     """The listening socket every process of the server shares (IPv4, or IPv6 for an address with ':')."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -48,8 +57,9 @@ class Forked:
         self.pids: list[int] = []
         self._signal: int | None = None
 
-    def warm_up(self) -> None:
-        """Serve the port with this process until every table and kernel is warm."""
+    def warm_up(self) -> bool:
+        """Serve the port with this process until every table and kernel is warm: True then; False
+        when the server was stopped (SIGTERM) or its warm-up failed first."""
         srv = self.server(self.served.app)
         done = self.served.on_ready
 
@@ -62,10 +72,12 @@ class Forked:
         self.served.conf = self.served.conf | {"sighup": False}
         srv.run(sockets=[self.sock.dup()])
         self.served.on_ready = done
-        if not self.served.ready:  # stopped (SIGTERM) or failed before it was warm
-            raise SystemExit(0 if self.served.failed is None else 1)
+        return self.served.ready
 
     def fork(self) -> int:
+        """Fork a worker: the parent gets its pid; the worker serves until it is stopped, then raises
+        :class:`WorkerDone`, which its caller turns into the process's exit (never running the
+        parent's clean-up: the worker's copy of the supervisor loop must not go on)."""
         pid = os.fork()
         if pid == 0:
             code = 0
@@ -75,11 +87,10 @@ class Forked:
                 signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the parent reloads, for every worker
                 self.served.renew()
                 self.server(self.served.app).run(sockets=[self.sock.dup()])
-            except BaseException:  # a worker reports and exits; the parent forks another
+            except Exception:  # a worker reports and exits; the parent forks another
                 log.exception("worker %d failed", os.getpid())
                 code = 1
-            finally:
-                os._exit(code)
+            raise WorkerDone(code)
         return pid
 
     def run(self) -> None:
