@@ -474,3 +474,21 @@ def test_forked_workers_share_the_port_the_metrics_a_reload_and_drain(tmp_path):
     finally:
         assert srv.stop() == 0
     assert "Traceback" not in srv.text()
+
+
+# ---------------------------------------------------------------------------------------------
+# the soak, in its 20-second form (the 10-minute one is a benchmark: benchmarks/BENCHMARKS.md)
+
+
+def test_a_20_second_soak_with_one_bad_request_in_20_has_no_server_error():
+    # 50 requests/s: correctness only, on a CI machine whose cores the suite shares
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_serve_production.py"), "soak",
+                          "--seconds", "20", "--rate", "50", "--json"], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["status_500"] == 0 and out["no_answer"] == 0, out["statuses"]
+    st = {int(k): v for k, v in out["statuses"].items()}
+    assert set(st) <= {200, 400, 422}, st
+    bad = st.get(400, 0) + st.get(422, 0)
+    assert bad == sum(st.values()) // 20 and st[200] > 0, st  # exactly the bad ones refused, every good one answered
