@@ -14,6 +14,7 @@ positions, so a wrong estimate costs at most one block past the budget.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -97,7 +98,8 @@ class Lanes:
                 lane.held -= 1
                 lane.seconds = max(lane.seconds - estimate, 0.0)
 
-        fut = lane.executor.submit(work)
+        # the work runs in the request's context: its log lines carry the request's id
+        fut = lane.executor.submit(contextvars.copy_context().run, work)
         fut.add_done_callback(free)
         return await asyncio.wrap_future(fut)
 
