@@ -492,3 +492,27 @@ def test_a_20_second_soak_with_one_bad_request_in_20_has_no_server_error():
     assert set(st) <= {200, 400, 422}, st
     bad = st.get(400, 0) + st.get(422, 0)
     assert bad == sum(st.values()) // 20 and st[200] > 0, st  # exactly the bad ones refused, every good one answered
+
+
+def test_the_cheap_lane_takes_a_rule_sets_lock_before_a_batch_waiting_for_it():
+    # before: a plain lock, which a thread working through a batch block by block took straight
+    # back after each block, so a single decision on the same rule set waited for the whole batch
+    from harness.service.serve import TurnLock
+
+    lock, order = TurnLock(), []
+
+    def take(name: str, urgent: bool) -> None:
+        with lock.hold(urgent):
+            order.append(name)
+
+    with lock.hold():
+        plain = threading.Thread(target=take, args=("batch", False))
+        plain.start()
+        time.sleep(0.2)  # the batch's next block is waiting
+        urgent = threading.Thread(target=take, args=("single", True))
+        urgent.start()
+        while lock._urgent == 0:
+            time.sleep(0.01)
+    plain.join(10)
+    urgent.join(10)
+    assert order == ["single", "batch"]

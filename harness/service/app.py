@@ -250,12 +250,13 @@ class ServeApp:
                 deadline = time.monotonic() + self.timeout
                 lane = self.lanes.admit(estimate, self.timeout)
                 self._lane_gauge(lane)
+                urgent = lane is self.lanes.cheap
                 try:
                     if route == "advise":
-                        out = await self.lanes.run(lane, estimate, lambda: service.advise(body, deadline))
+                        out = await self.lanes.run(lane, estimate, lambda: service.advise(body, deadline, urgent))
                     else:
                         out = await self.lanes.run(lane, estimate, lambda: service.handle(
-                            body, level=level, bot=bot, deadline=deadline))
+                            body, level=level, bot=bot, deadline=deadline, urgent=urgent))
                 finally:
                     self._lane_gauge(lane)
                 self.metrics.positions.labels(served).inc(n)

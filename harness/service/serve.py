@@ -20,9 +20,10 @@ import json
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -373,9 +374,10 @@ class Service:
         return dict(got)
 
     def handle(self, msg: Any, *, level: str | None = None, bot: str | None = None,
-               deadline: float | None = None) -> dict[str, Any]:
+               deadline: float | None = None, urgent: bool = False) -> dict[str, Any]:
         """The reply to one protocol message (``level``/``bot``: the default when it names none);
-        a ``decide`` stops with 503 ``deadline`` once ``time.monotonic()`` passes ``deadline``."""
+        a ``decide`` stops with 503 ``deadline`` once ``time.monotonic()`` passes ``deadline``, and
+        an ``urgent`` one (the cheap lane's) takes its rule set's lock before any other waiting."""
         if not isinstance(msg, dict):
             raise RequestError(400, "bad_request", "a message is a JSON object with a 'type'")
         if "type" not in msg:
@@ -393,7 +395,7 @@ class Service:
         if t == "ping":
             return {"type": "pong", "id": msg.get("id")}
         if t == "decide":
-            return self._decide(self._player_of(msg, level, bot), msg, deadline)
+            return self._decide(self._player_of(msg, level, bot), msg, deadline, urgent)
         raise RequestError(400, "bad_type", f"unknown message type {str(t)[:40]!r} (hello, newgame, decide, ping)")
 
     def decide(self, msg: Mapping[str, Any], *, level: str | None = None, bot: str | None = None,
@@ -402,7 +404,8 @@ class Service:
         or bot plays it in process."""
         return self._decide(self._player_of(msg, level, bot), msg, deadline)
 
-    def _decide(self, s: Served, msg: Mapping[str, Any], deadline: float | None) -> dict[str, Any]:
+    def _decide(self, s: Served, msg: Mapping[str, Any], deadline: float | None,
+                urgent: bool = False) -> dict[str, Any]:
         rules, strat = s.rules, s.bot
         try:
             pos = msgs.read_positions(msg, rules, max_batch=self.max_batch)
@@ -413,7 +416,7 @@ class Service:
         lock = rules_lock(rules)
         for idx, view in views(pos, first, block=s.cost.block if deadline is not None else None):
             _check(deadline)
-            with lock:
+            with lock.hold(urgent):
                 got = strat.choose(view) if pos.kind == "box" else strat.keep(view)
             choice[idx] = np.asarray(got, dtype=np.int64)
         out: dict[str, Any] = {"type": "answer", "id": msg.get("id"), "game": pos.game}
@@ -424,7 +427,7 @@ class Service:
         out["provenance"] = self.provenance(rules) | {"bot": s.spec}
         return out
 
-    def advise(self, msg: Mapping[str, Any], deadline: float | None = None) -> dict[str, Any]:
+    def advise(self, msg: Mapping[str, Any], deadline: float | None = None, urgent: bool = False) -> dict[str, Any]:
         """Every option's exact value and regret at each position of a request (``advise``)."""
         if not isinstance(msg, dict):
             raise RequestError(400, "bad_request", "a message is a JSON object with a 'type'")
@@ -449,7 +452,7 @@ class Service:
             try:
                 st = adv.state(scores, int(extras[i]) if isinstance(extras, list) and i < len(extras) else 0)
                 p = adv.position(st, int(pos.roll[i]), int(pos.rolls_left[i]), bool(first[i]))
-                with lock:  # the advisor's plan cache is one of the rule set's
+                with lock.hold(urgent):  # the advisor's plan cache is one of the rule set's
                     a = adv.advise(p)
             except (UserError, ValueError, TypeError) as exc:
                 raise RequestError(422, "bad_positions", f"position {i}: {exc}") from None
@@ -460,13 +463,42 @@ class Service:
 
 #: One lock a rule set, for every service of the process (a reload's too): the solver bots of a rule
 #: set share decision caches (strategies/solver.py) that two threads must not fill at once.
-_LOCKS: dict[str, threading.Lock] = {}
+class TurnLock:
+    """A lock that urgent holders take first: a thread working through a batch block by block
+    releases it after each block, and a plain lock would let it take the lock straight back (the
+    waiting thread wakes too late), so a single decision of the cheap lane would wait for the whole
+    batch. Here a waiting urgent holder goes before any plain one."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._held = False
+        self._urgent = 0
+
+    @contextmanager
+    def hold(self, urgent: bool = False) -> Iterator[None]:
+        with self._cond:
+            self._urgent += urgent
+            try:
+                while self._held or (not urgent and self._urgent):
+                    self._cond.wait()
+            finally:
+                self._urgent -= urgent
+            self._held = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._held = False
+                self._cond.notify_all()
+
+
+_LOCKS: dict[str, TurnLock] = {}
 _LOCKS_LOCK = threading.Lock()
 
 
-def rules_lock(rules: RuleSet) -> threading.Lock:
+def rules_lock(rules: RuleSet) -> TurnLock:
     with _LOCKS_LOCK:
-        return _LOCKS.setdefault(rules.digest, threading.Lock())
+        return _LOCKS.setdefault(rules.digest, TurnLock())
 
 
 def _median_time(works: list[Callable[[], Any]]) -> float:
