@@ -92,7 +92,9 @@ async def open_loop(url: str, streams: list[tuple[str, list[bytes], float]], sec
     kept-alive connections: each stream's latencies (seconds)."""
     import httpx
 
-    limits = httpx.Limits(max_connections=256, max_keepalive_connections=256)
+    # a client drops an idle connection before the server's --idle-timeout (5 s) would, as a proxy
+    # should: else a request sent on it as the server closes it is lost (ReadError)
+    limits = httpx.Limits(max_connections=256, max_keepalive_connections=256, keepalive_expiry=2.0)
     lat: dict[str, list[float]] = {name: [] for name, _, _ in streams}
     status = status if status is not None else {}
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60.0) as client:
@@ -100,6 +102,9 @@ async def open_loop(url: str, streams: list[tuple[str, list[bytes], float]], sec
             try:
                 r = await client.post("/decide", content=body, headers={"Content-Type": "application/json"})
                 status[r.status_code] = status.get(r.status_code, 0) + 1
+                if r.status_code >= 500:  # which refusal: 503 busy, queue_full, deadline, ...
+                    key = f"{r.status_code} {r.json()['error']['id'] if r.headers.get('content-type') == 'application/json' else r.text[:40]}"
+                    status[key] = status.get(key, 0) + 1  # type: ignore[index]
             except httpx.HTTPError as exc:  # no answer: counted by the exception's name
                 key = type(exc).__name__
                 status[key] = status.get(key, 0) + 1  # type: ignore[index]
@@ -222,7 +227,8 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             rss.append((round(time.monotonic() - t0, 1), rss_mib(proc.pid)))
         after_minute = next((m for t, m in rss if t >= 60), rss[1][1] if len(rss) > 1 else rss[0][1])
         return {"seconds": args.seconds, "rate": args.rate, "statuses": st,
-                "status_500": st.get(500, 0), "no_answer": sum(v for k, v in st.items() if isinstance(k, str)),
+                "status_500": st.get(500, 0),
+                "no_answer": sum(v for k, v in st.items() if isinstance(k, str) and not k[:1].isdigit()),
                 "rss_mib": [(t, round(m, 1)) for t, m in rss],
             "growth_after_first_minute_pct": round(100 * (rss[-1][1] - after_minute) / after_minute, 2)}
     finally:
