@@ -110,7 +110,7 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=3.0, help="seconds of single requests not counted")
     args = ap.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc, url = launch_server(["--rules", args.rules], env=env, stderr=subprocess.DEVNULL)
+    proc, url = launch_server(["--rules", args.rules, "--bot", args.bot], env=env, stderr=subprocess.DEVNULL)
     try:
         singles = bodies(args.rules, args.bot, 2000, 1, 1)
         batches = bodies(args.rules, args.bot, 20, args.batch, 2)

@@ -127,6 +127,10 @@ PARSE_ONLY: dict[str, str] = {
         "a file of the plugin package in examples/plugin/, which tests/test_plugin_kit.py builds, installs and tests",
     "yatzy-harness serve --levels results/levels-exact/levels.json --host 0.0.0.0 --token-file token.txt --workers 2":
         "binds every interface and needs a token file of the reader's; tests/test_serve.py checks the token",
+    "yatzy-harness serve --levels results/levels-exact/levels.json --bot solver --host 0.0.0.0 --token-file "
+    "/etc/yatzy/tokens --access-log --trusted-proxy 127.0.0.1":
+        "binds every interface and needs the reader's token file; tests/test_serve_production.py starts servers "
+        "with tokens, an access log and a trusted proxy",
     "yatzy-harness engine play --levels results/levels-exact/levels.json --level casual":
         "waits for protocol messages on stdin; tests/test_serve.py plays it through engine check",
 }
@@ -398,7 +402,7 @@ class Workspace:
         return tuple(a.replace(str(SERVE_PORT), str(self.served_port)) for a in argv)
 
     def serve(self, argv: tuple[str, ...], what: Command) -> str:
-        """Start ``yatzy-harness serve`` in the background (once), wait until /health answers;
+        """Start ``yatzy-harness serve`` in the background (once), wait until /ready answers;
         what it printed by then."""
         import time
         import urllib.request
@@ -411,7 +415,7 @@ class Workspace:
             deadline = time.monotonic() + 300
             while True:
                 try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{self.served_port}/health", timeout=5) as r:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{self.served_port}/ready", timeout=5) as r:
                         if r.status == 200:
                             break
                 except (OSError, ValueError):

@@ -155,9 +155,12 @@ BAD = [
     (b'{"type": "decide", "bot": "greedy", "rules": {"name": "../../etc/passwd"}, "dice": ["11111"]}', 422,
      "unknown_rules"),
     (b'{"type": "decide", "bot": "greedy", "rules": {"name": "yahtzee"}, "dice": ["11111"]}', 422, "rules_not_served"),
-    (b'{"type": "decide", "bot": "engine:cmd=ls", "rules": "scandinavian", "dice": ["11111"]}', 422,
-     "bot_not_allowed"),
-    (b'{"type": "decide", "bot": "winprob", "rules": "scandinavian", "dice": ["11111"]}', 422, "bot_not_allowed"),
+    (b'{"type": "decide", "bot": "engine:cmd=ls", "rules": "scandinavian", "dice": ["11111"]}', 422, "not_served"),
+    (b'{"type": "decide", "bot": "winprob", "rules": "scandinavian", "dice": ["11111"]}', 422, "not_served"),
+    # the closed set: a bot the server was not started with is refused, never made (no table solved)
+    (b'{"type": "decide", "bot": "solver:target=200", "rules": "scandinavian", "dice": ["11111"]}', 422, "not_served"),
+    (b'{"type": "decide", "bot": "solver:temperature=1", "rules": "scandinavian", "dice": ["11111"]}', 422,
+     "not_served"),
     (b'{"type": "decide", "level": "nope", "rules": "forced", "dice": ["11111"]}', 422, "unknown_level"),
     (b'{"type": "decide", "level": "casual", "rules": "scandinavian", "dice": ["11111"]}', 422, "level_rules"),
     (b'{"type": "decide", "bot": "greedy", "rules": {"name": "scandinavian", "settings": {"columns": 99}}, '
@@ -193,20 +196,19 @@ def test_size_limits_and_methods(server):
 
 def _app(levels: Path, **conf) -> ServeApp:
     served = build({"levels": str(levels), "rules": ["scandinavian"], **conf})
-    served.service.prepare()
-    served.ready = True
+    served.warm()
     return served
 
 
 def test_a_token_is_needed_when_the_server_has_one(levels, tmp_path):
     tok = tmp_path / "token"
-    tok.write_text("s3cret\n")
+    tok.write_text("s3cret-s3cret-s3cret\n")
     app = _app(levels, token_file=str(tok)).app
     with TestClient(app) as c:
         assert c.post("/decide", json={"type": "ping", "id": 1}).status_code == 401
         assert c.get("/levels").status_code == 401
         assert c.get("/health").status_code == 200
-        ok = c.post("/decide", json={"type": "ping", "id": 1}, headers={"Authorization": "Bearer s3cret"})
+        ok = c.post("/decide", json={"type": "ping", "id": 1}, headers={"Authorization": "Bearer s3cret-s3cret-s3cret"})
         assert ok.json() == {"type": "pong", "id": 1}
 
 

@@ -6,10 +6,15 @@ too), so a pydantic model would parse each batch a second time for nothing; the 
 is built from the protocol's JSON Schema instead, and ``/docs`` renders it as one self-contained
 page (no script or style sheet fetched from anywhere).
 
-Safe by default: the command binds to 127.0.0.1; with a token file every request but ``/health``
-needs ``Authorization: Bearer TOKEN``; bodies are capped; every refused request gets a 4xx with a
-one-line JSON error ``{"error": {"id": ..., "message": ...}}``, an internal fault a logged 500
-without a traceback; the work runs on a worker thread with a compute timeout, off the event loop.
+What it promises (docs/production.md): the port answers at once and the tables warm in the
+background (``/health`` 200 while the process lives, ``/ready`` 503 until every served player is
+warm); a request is refused before any work when its estimated cost does not fit its budget, and
+stops at its deadline (:mod:`harness.service.lanes`); cheap and expensive work run on separate
+threads; a body must arrive within ``body_timeout`` seconds (a JSON 408); every refusal is a 4xx or
+503 with a one-line JSON error ``{"error": {"id": ..., "message": ...}}``, an internal fault a
+logged 500 without a traceback; SIGHUP reloads the levels file (and the token file) in the
+background and swaps the service at once, each answer's ``X-Levels-SHA256`` naming the file it
+came from. The token, the request id, the access log and the metrics are :mod:`harness.service.front`'s.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ import html
 import json
 import logging
 import os
-import secrets
+import signal
+import threading
+import time
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Callable
 
@@ -26,20 +33,28 @@ import anyio
 import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from harness.play.protocol import PROTOCOL
 from harness.play.protocol import messages as msgs
-from harness.service.serve import RequestError, Service
+from harness.service.auth import read_tokens
+from harness.service.front import Front
+from harness.service.lanes import CHEAP_SECONDS, QUEUE, Busy, Lane, Lanes
+from harness.service.metrics import CONTENT_TYPE, Metrics
+from harness.service.serve import DEFAULT_BOTS, RequestError, Service
+from harness.util.errors import UserError
 
 log = logging.getLogger("harness.serve")
 
 #: Largest request body (bytes): a batch of 10,000 positions is about 2 MB.
 MAX_BODY = 8 << 20
-#: Longest a request may compute (seconds) before it gets a 503.
+#: A request's compute budget (seconds): refused at once when its estimated cost is over it,
+#: stopped when its work passes it.
 COMPUTE_TIMEOUT = 10.0
+#: Seconds a client has to send a request's whole body once its head has arrived.
+BODY_TIMEOUT = 10.0
 
 
 def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -52,125 +67,249 @@ def error_response(status: int, error: str, message: str, headers: dict[str, str
     return json_response({"error": {"id": error, "message": " ".join(str(message).split())[:500]}}, status, headers)
 
 
-class ServeApp:
-    """The app's state: the service, the token, the limits; ``app`` is the Starlette application."""
+def version_of_harness() -> str:
+    from importlib.metadata import PackageNotFoundError, version
 
-    def __init__(self, service: Service, *, token: str | None = None, max_body: int = MAX_BODY,
-                 compute_timeout: float = COMPUTE_TIMEOUT, threads: int = 1) -> None:
-        self.service, self.token, self.max_body, self.timeout = service, token, max_body, compute_timeout
-        self.limiter = anyio.CapacityLimiter(threads)
+    try:
+        return version("yatzy-harness")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def make_service(conf: dict[str, Any]) -> Service:
+    """The service a configuration describes (levels file, rule sets, bots, batch cap), not prepared."""
+    return Service(conf.get("levels"), tuple(conf.get("rules", ())), bots=tuple(conf.get("bots") or DEFAULT_BOTS),
+                   max_batch=int(conf.get("max_batch", 10_000)), version=version_of_harness())
+
+
+class ServeApp:
+    """The app's state: the service (swapped whole by a reload), the tokens, the limits, the lanes;
+    ``app`` is the ASGI application. ``progress`` and ``on_ready`` hear the warm-up's steps."""
+
+    def __init__(self, conf: dict[str, Any], service: Service | None = None, *,
+                 progress: Callable[[str], None] | None = None, on_ready: Callable[[], None] | None = None) -> None:
+        self.conf = conf
+        self.service = service if service is not None else make_service(conf)
+        self.tokens = read_tokens(conf["token_file"]) if conf.get("token_file") else ()
+        self.max_body = int(conf.get("max_body", MAX_BODY))
+        self.timeout = float(conf.get("timeout", COMPUTE_TIMEOUT))
+        self.body_timeout = float(conf.get("body_timeout", BODY_TIMEOUT))
+        self.lanes = self._lanes()
+        self.metrics = Metrics()
+        self.progress, self.on_ready = progress, on_ready
         self.ready = False
-        self.app = Starlette(routes=[
+        self.failed: str | None = None
+        self._reloading = threading.Lock()
+        routes = Starlette(routes=[
             Route("/decide", self.decide, methods=["POST"]),
             Route("/advise", self.advise, methods=["POST"]),
             Route("/levels", self.levels, methods=["GET"]),
             Route("/health", self.health, methods=["GET"]),
+            Route("/ready", self.ready_route, methods=["GET"]),
+            Route("/metrics", self.metrics_route, methods=["GET"]),
             Route("/openapi.json", self.openapi, methods=["GET"]),
             Route("/docs", self.docs, methods=["GET"]),
         ], exception_handlers={HTTPException: self._http_error, Exception: self._internal},
             lifespan=self._lifespan)
+        self.app = Front(routes, tokens=lambda: self.tokens, headers=lambda: self._headers(self.service),
+                         metrics=self.metrics, access=bool(conf.get("access_log")))
+
+    def _lanes(self) -> Lanes:
+        c = self.conf
+        return Lanes(cheap_threads=int(c.get("cheap_threads", 1)), expensive_threads=int(c.get("expensive_threads", 1)),
+                     queue=int(c.get("queue", QUEUE)), cheap_seconds=float(c.get("cheap_ms", CHEAP_SECONDS * 1000)) / 1000)
+
+    def renew(self) -> None:
+        """New lanes for a forked worker (a fork keeps no thread of its parent), and its own ready gauge."""
+        self.lanes = self._lanes()
+        self.metrics.ready.set(1 if self.ready else 0)
+
+    # -- start-up, reload ----------------------------------------------------------------------
+
+    def warm(self) -> None:
+        """Prepare the service (tables, kernels, costs); the server is ready after it."""
+        self.service.prepare(progress=self.progress)
+        self.ready = True
+        self.metrics.ready.set(1)
+        if self.on_ready is not None:
+            self.on_ready()
+        else:
+            log.info("ready: every served table and kernel is warm")
+
+    def _warm_in_background(self) -> None:
+        try:
+            self.warm()
+        except Exception as exc:  # a server that cannot warm up is not alive: /health says so
+            self.failed = str(exc) or type(exc).__name__
+            log.error("warm-up failed: %s", self.failed, exc_info=not isinstance(exc, UserError))
 
     @asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
-        """Ready only once every table is loaded and every bot warmed (off the event loop)."""
-        await anyio.to_thread.run_sync(self.service.prepare)
-        self.ready = True
-        log.info("serving: tables loaded and warmed")
-        yield
+        """The port answers at once; warm-up runs on a thread of its own (``/ready`` says when it is
+        done), unless the configuration asks to warm before serving (worker processes: see the command)."""
+        if not self.ready:
+            if self.conf.get("warm_before_serving"):
+                await anyio.to_thread.run_sync(self.warm)
+            else:
+                threading.Thread(target=self._warm_in_background, name="warm-up", daemon=True).start()
+        if self.conf.get("sighup", True) and threading.current_thread() is threading.main_thread():
+            try:  # SIGHUP: reload the levels file (uvicorn's own signals are SIGINT and SIGTERM)
+                import asyncio
+
+                asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.reload)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+        try:
+            yield
+        finally:
+            self.lanes.close()
+
+    def reload(self) -> bool:
+        """Load the levels file (and the token file) again on a thread and swap them in once warm;
+        False when a reload is already under way. A file that fails keeps the one in service."""
+        if not self._reloading.acquire(blocking=False):
+            log.warning("reload: one is under way already")
+            return False
+        threading.Thread(target=self._reload, name="reload", daemon=True).start()
+        return True
+
+    def _reload(self) -> None:
+        try:
+            new = make_service(self.conf)
+            tokens = read_tokens(self.conf["token_file"]) if self.conf.get("token_file") else ()
+            new.prepare()
+            self.service, self.tokens = new, tokens  # each answer uses the service it started with
+            self.metrics.reloads.labels("ok").inc()
+            log.info("reloaded: levels sha256 %s", new.levels_sha256)
+        except Exception as exc:
+            self.metrics.reloads.labels("failed").inc()
+            log.error("reload failed, the files in service stay: %s", exc, exc_info=not isinstance(exc, UserError))
+        finally:
+            self._reloading.release()
 
     # -- plumbing -------------------------------------------------------------------------------
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, service: Service) -> dict[str, str]:
         """Every response's provenance (errors' too): the harness's version, the levels file's sha256."""
-        s = self.service
-        return {"X-Yatzy-Harness": s.version or "unknown", "X-Levels-SHA256": s.levels_sha256 or "none"}
+        return {"X-Yatzy-Harness": service.version or "unknown", "X-Levels-SHA256": service.levels_sha256 or "none"}
 
-    def _error(self, status: int, error: str, message: str) -> Response:
-        return error_response(status, error, message, self._headers())
+    def _error(self, request: Request, status: int, error: str, message: str, service: Service | None = None,
+               headers: dict[str, str] | None = None) -> Response:
+        request.state.error = error
+        return error_response(status, error, message, self._headers(service or self.service) | (headers or {}))
 
     async def _http_error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         ids = {404: "not_found", 405: "method_not_allowed"}
-        return self._error(exc.status_code, ids.get(exc.status_code, "http_error"), exc.detail)
+        return self._error(request, exc.status_code, ids.get(exc.status_code, "http_error"), exc.detail)
 
     async def _internal(self, request: Request, exc: Exception) -> Response:
         log.error("internal error serving %s %s", request.method, request.url.path, exc_info=exc)
-        return self._error(500, "internal", "internal error; the server's log has the details")
-
-    def _authorised(self, request: Request) -> bool:
-        if not self.token:
-            return True
-        got = request.headers.get("authorization", "")
-        return got.startswith("Bearer ") and secrets.compare_digest(got[7:].strip(), self.token)
+        return self._error(request, 500, "internal", "internal error; the server's log has the details")
 
     async def _body(self, request: Request) -> Any:
-        """The request's JSON body, read up to the cap (a :class:`RequestError` past it)."""
+        """The request's JSON body, read up to the cap (413) within ``body_timeout`` seconds (408)."""
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body):
             raise RequestError(413, "too_large", f"a request body holds at most {self.max_body:,} bytes")
         chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > self.max_body:
-                raise RequestError(413, "too_large", f"a request body holds at most {self.max_body:,} bytes")
-            chunks.append(chunk)
+        try:
+            with anyio.fail_after(self.body_timeout):
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > self.max_body:
+                        raise RequestError(413, "too_large", f"a request body holds at most {self.max_body:,} bytes")
+                    chunks.append(chunk)
+        except TimeoutError:
+            log.warning("body not received in %g s (%d bytes of it): 408", self.body_timeout, size)
+            raise RequestError(408, "body_timeout", f"the body did not arrive within {self.body_timeout:g} s") from None
+        except ClientDisconnect:
+            log.warning("client left before sending its whole body (%d bytes of it)", size)
+            raise RequestError(400, "client_left", "the client left before sending its body") from None
         try:
             return msgs.loads(b"".join(chunks))
         except ValueError as exc:
             raise RequestError(400, "bad_json", f"the body is not JSON: {exc}") from None
 
-    async def _serve(self, request: Request, work: Callable[[Any], dict[str, Any]]) -> Response:
-        if not self._authorised(request):
-            return self._error(401, "unauthorised", "this server needs Authorization: Bearer TOKEN")
+    async def _serve(self, request: Request, route: str) -> Response:
+        service = self.service  # the one that answers, whatever a reload swaps in meanwhile
+        request.state.levels_sha256 = service.levels_sha256
         if not self.ready:
-            return self._error(503, "starting", "the server is loading its tables")
+            return self._error(request, 503, "starting", "the server is warming up its tables (GET /ready)", service,
+                               {"Retry-After": "5"})
+        level = request.query_params.get("level")
+        bot = request.query_params.get("bot")
         try:
             body = await self._body(request)
-            with anyio.fail_after(self.timeout):
-                out = await anyio.to_thread.run_sync(work, body, limiter=self.limiter)
+            plan = service.plan(body, route=route, level=level, bot=bot)
+            if plan is None:
+                out = service.handle(body, level=level, bot=bot)  # hello, newgame, ping: no work
+            else:
+                served, estimate, n = plan
+                request.state.served = served
+                deadline = time.monotonic() + self.timeout
+                lane = self.lanes.admit(estimate, self.timeout)
+                self._lane_gauge(lane)
+                urgent = lane is self.lanes.cheap
+                try:
+                    if route == "advise":
+                        out = await self.lanes.run(lane, estimate, lambda: service.advise(body, deadline, urgent))
+                    else:
+                        out = await self.lanes.run(lane, estimate, lambda: service.handle(
+                            body, level=level, bot=bot, deadline=deadline, urgent=urgent))
+                finally:
+                    self._lane_gauge(lane)
+                self.metrics.positions.labels(served).inc(n)
+        except Busy as exc:
+            return self._error(request, exc.status, exc.error, str(exc), service, {"Retry-After": str(exc.retry_after)})
         except RequestError as exc:
-            return self._error(exc.status, exc.error, str(exc))
-        except TimeoutError:
-            return self._error(503, "timeout", f"the request took over {self.timeout:g} s to compute; "
-                                               f"send smaller batches")
-        return json_response(out, headers=self._headers())
+            return self._error(request, exc.status, exc.error, str(exc), service)
+        return json_response(out, headers=self._headers(service))
+
+    def _lane_gauge(self, lane: Lane) -> None:
+        self.metrics.held.labels(lane.name).set(lane.held)
 
     # -- routes ---------------------------------------------------------------------------------
 
     async def decide(self, request: Request) -> Response:
-        level = request.query_params.get("level")
-        bot = request.query_params.get("bot")
-        return await self._serve(request, lambda body: self.service.handle(body, level=level, bot=bot))
+        return await self._serve(request, "decide")
 
     async def advise(self, request: Request) -> Response:
-        return await self._serve(request, self.service.advise)
+        return await self._serve(request, "advise")
 
     async def levels(self, request: Request) -> Response:
-        if not self._authorised(request):
-            return self._error(401, "unauthorised", "this server needs Authorization: Bearer TOKEN")
         s = self.service
         return json_response({"levels": [{"name": lv.name, "spec": lv.spec, "rules": lv.rules,
                                           "settings": dict(lv.settings)} for lv in s.levels.values()],
                               "elsewhere": [{"name": lv.name, "spec": lv.spec, "rules": lv.rules,
                                              "served": "by the external engine's own program, not this server"}
                                             for lv in s.elsewhere.values()],
-                              "bots": list(ALLOWED), "rules": s.served_rules(), "provenance": s.provenance()},
-                             headers=self._headers())
+                              "bots": s.served_bots(), "rules": s.served_rules(), "provenance": s.provenance()},
+                             headers=self._headers(s))
 
     async def health(self, request: Request) -> Response:
+        """200 while the process lives and can serve (warming up or ready); 503 once warm-up failed."""
         s = self.service
-        body = {"status": "ok" if self.ready else "starting", "protocol": PROTOCOL, "provenance": s.provenance(),
+        status = "failed" if self.failed else "ok" if self.ready else "starting"
+        body = {"status": status, "protocol": PROTOCOL, "provenance": s.provenance(),
                 "rules": s.served_rules(), "levels": list(s.levels), "pid": os.getpid()}
-        return json_response(body, 200 if self.ready else 503, headers=self._headers())
+        if self.failed:
+            body["error"] = self.failed
+        return json_response(body, 503 if self.failed else 200, headers=self._headers(s))
+
+    async def ready_route(self, request: Request) -> Response:
+        """200 once every served table and kernel is warm; 503 before (and after a failed warm-up)."""
+        status = "failed" if self.failed else "ready" if self.ready else "starting"
+        return json_response({"status": status}, 200 if status == "ready" else 503, headers=self._headers(self.service))
+
+    async def metrics_route(self, request: Request) -> Response:
+        return Response(self.metrics.exposition(), media_type=CONTENT_TYPE)
 
     async def openapi(self, request: Request) -> Response:
         return json_response(openapi_document(self.service))
 
     async def docs(self, request: Request) -> Response:
         return HTMLResponse(docs_page(openapi_document(self.service)))
-
-
-from harness.service.serve import ALLOWED_BOTS as ALLOWED  # noqa: E402  (one list of served bots)
 
 
 def openapi_document(service: Service) -> dict[str, Any]:
@@ -187,8 +326,9 @@ def openapi_document(service: Service) -> dict[str, Any]:
     errors = {str(code): {"description": what, "content": {"application/json": {"schema": {
         "$ref": "#/components/schemas/Error"}}}} for code, what in (
         (400, "not JSON, or not a message"), (401, "a token is needed"), (413, "body or batch too large"),
-        (422, "a rule set, level, bot or position the server does not serve"), (503, "starting, or over the "
-                                                                                       "compute timeout"))}
+        (408, "the body did not arrive in time"),
+        (422, "a rule set, level, bot or position the server does not serve"),
+        (503, "starting, over its budget, or the server is busy (Retry-After)"))}
     decide_body = {"oneOf": [ref["decide"], ref["hello"], ref["newgame"], ref["ping"]]}
     return {
         "openapi": "3.1.0",
@@ -212,11 +352,16 @@ def openapi_document(service: Service) -> dict[str, Any]:
                               **errors}}},
             "/levels": {"get": {"summary": "The served levels, bots and rule sets",
                                 "responses": {"200": {"description": "levels"}}}},
-            "/health": {"get": {"summary": "Ready (200) once the tables are loaded and warmed; 503 before",
-                                "responses": {"200": {"description": "ready"}, "503": {"description": "starting"}}}},
+            "/health": {"get": {"summary": "Alive (200) from the start, warming up or ready; 503 once warm-up failed",
+                                "responses": {"200": {"description": "alive"}, "503": {"description": "failed"}}}},
+            "/ready": {"get": {"summary": "Ready (200) once every served table and kernel is warm; 503 before",
+                               "responses": {"200": {"description": "ready"}, "503": {"description": "starting"}}}},
+            "/metrics": {"get": {"summary": "The server's metrics, in the Prometheus text format",
+                                 "responses": {"200": {"description": "metrics"}}}},
         },
         "components": {"schemas": defs,
                        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "security": [{"bearer": []}],
     }
 
 
@@ -248,26 +393,7 @@ def docs_page(doc: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def factory() -> Starlette:
-    """The app of a uvicorn worker process (``serve --workers N``): configured by the environment
-    variable the command sets (levels file, rule sets, limits, token file)."""
-    conf = json.loads(os.environ["YATZY_SERVE_CONFIG"])
-    return build(conf).app
-
-
-def build(conf: dict[str, Any]) -> ServeApp:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        ver = version("yatzy-harness")
-    except PackageNotFoundError:
-        ver = "unknown"
-    service = Service(conf.get("levels"), tuple(conf.get("rules", ())), max_batch=int(conf.get("max_batch", 10_000)),
-                      version=ver)
-    token = None
-    if conf.get("token_file"):
-        with open(conf["token_file"]) as f:
-            token = f.read().strip()
-    return ServeApp(service, token=token, max_body=int(conf.get("max_body", MAX_BODY)),
-                    compute_timeout=float(conf.get("timeout", COMPUTE_TIMEOUT)))
-
+def build(conf: dict[str, Any], **kwargs: Any) -> ServeApp:
+    """The app of a configuration: a bad levels file, rule set, bot or token file is a
+    :class:`UserError` now, before anything listens."""
+    return ServeApp(conf, **kwargs)

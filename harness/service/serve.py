@@ -18,9 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -28,7 +31,7 @@ from harness.util.errors import UserError
 from harness.play.protocol import PROTOCOL
 from harness.decisions.positions import Advisor
 from harness.play.protocol import messages as msgs
-from harness.play.protocol.check import scenarios
+from harness.play.protocol.check import random_sheets, scenarios, view_of
 from harness.game.registry import make
 from harness.game.rules import RuleSet, builtin_rule_sets, load_rules
 from harness.exact.solver import cache_path
@@ -92,13 +95,57 @@ def served_elsewhere(lv: Level) -> str:
             "program, not by the harness")
 
 
-class Service:
-    """What the server answers with: levels, rule sets and bots, each made and warmed once."""
+#: The bots served on every rule set when the command names none (``serve --bot``).
+DEFAULT_BOTS = ("greedy", "solver")
+#: Positions a request works through between two looks at its deadline: about this many seconds of
+#: work each, from the bot's measured cost (and never fewer than MIN_BLOCK positions).
+BLOCK_SECONDS = 0.002
+MIN_BLOCK = 16
 
-    def __init__(self, levels_path: str | None = None, rules: tuple[str, ...] = (), *, max_batch: int = 10_000,
-                 version: str = "") -> None:
+
+@dataclass(frozen=True)
+class Cost:
+    """A served player's measured cost: ``fixed`` seconds a request plus ``per_position`` seconds for
+    each position (measured at warm-up on fresh random mid-game positions, the worse of keeps and boxes)."""
+
+    fixed: float
+    per_position: float
+
+    def of(self, n: int) -> float:
+        return self.fixed + self.per_position * max(int(n), 0)
+
+    @property
+    def block(self) -> int:
+        return max(MIN_BLOCK, int(BLOCK_SECONDS / max(self.per_position, 1e-9)))
+
+
+@dataclass
+class Served:
+    """One player of the closed set: a level, or a ``--bot`` spec on a served rule set.
+
+    ``name`` is what metrics and logs call it (a level's name, or ``bot:`` and the bot's canonical
+    spec), never a request's own text."""
+
+    name: str
+    spec: str
+    rules: RuleSet
+    bot: Strategy
+    cost: Cost = Cost(0.0, 0.0)
+
+
+class Service:
+    """What the server answers with: a closed set of levels and bots, each made and warmed once.
+
+    The set is fixed here: the levels of ``levels_path`` and each spec of ``bots`` on every served
+    rule set. :meth:`prepare` solves or loads every table, compiles every kernel and measures each
+    player's cost; after it, no request makes a bot, solves a table or compiles a kernel: a
+    request naming anything else is refused (422 ``not_served``)."""
+
+    def __init__(self, levels_path: str | None = None, rules: tuple[str, ...] = (), *,
+                 bots: tuple[str, ...] = DEFAULT_BOTS, max_batch: int = 10_000, version: str = "") -> None:
         self.levels: dict[str, Level] = {}
         self.levels_sha256: str | None = None
+        self.levels_path = levels_path
         if levels_path:
             levels, self.levels_sha256 = load_levels_json(levels_path)
             self.levels = {lv.name: lv for lv in levels if not lv.external}
@@ -113,44 +160,116 @@ class Service:
                 raise UserError(f"serve plays the built-in rule sets ({', '.join(known)}), got {n!r}")
         self.max_batch = max_batch
         self.version = version
+        self.bot_specs = tuple(bots)
+        for spec in self.bot_specs:
+            name, _ = parse_spec(spec)
+            if name not in ALLOWED_BOTS:
+                raise UserError(f"--bot {spec}: serve serves the built-in bots {', '.join(ALLOWED_BOTS)}, "
+                                f"not {name!r}")
         self._rules: dict[tuple[str, str], RuleSet] = {}
         #: a request's rule-set reference (as JSON) -> the served rule set, and each one's provenance
         self._refs: dict[str, RuleSet] = {}
         self._prov: dict[int, dict[str, Any]] = {}
+        #: (rules digest, canonical spec) -> the served bot; a level's name -> its served player
+        self._served: dict[tuple[str, str], Served] = {}
+        self._level_served: dict[str, Served] = {}
+        self._labels: dict[tuple[str, str], str] = {}
+        self._advisors: dict[str, tuple[Advisor, Cost]] = {}
+        self._warmed: set[str] = set()
         for lv in self.levels.values():
-            self._add_rules(lv.rules, lv.settings)
+            r = self._add_rules(lv.rules, lv.settings)
+            self._level_served[lv.name] = Served(lv.name, lv.spec, r, self._make(r, lv.spec, f"level {lv.name}"))
         for n in names:
             self._add_rules(n, {})
-        self._bots: dict[tuple[str, str], Strategy] = {}
+        for r in list(self._rules.values()):
+            self._add_bots(r)
+        self.prepared = False
+
+    def _make(self, rules: RuleSet, spec: str, what: str) -> Strategy:
+        try:
+            bot = make(spec, rules)
+        except UserError as exc:
+            raise UserError(f"{what}: {exc}") from None
+        if bot.sees_table or bot.refereed:
+            raise UserError(f"{what}: bot {spec!r} cannot be served (it reads every seat's sheet or is external)")
+        return bot
 
     def _add_rules(self, name: str, settings: Mapping[str, Any]) -> RuleSet:
         r = load_rules(name, dict(settings))
-        self._rules[(r.name, _settings_key(r.overrides))] = r
+        return self._rules.setdefault((r.name, _settings_key(r.overrides)), r)
+
+    def _add_bots(self, rules: RuleSet) -> None:
+        for spec in self.bot_specs:
+            bot = self._make(rules, spec, f"--bot {spec} on {rules.name}")
+            self._served.setdefault((rules.digest, bot.label), Served(f"bot:{bot.label}", bot.label, rules, bot))
+
+    def serve_rules(self, name: str, settings: Mapping[str, Any]) -> RuleSet:
+        """Add a rule set to the served set, its bots prepared now (``engine play``'s newgame: a
+        stdio engine serves one client, which names its rule set in the handshake)."""
+        r = self._add_rules(name, settings)
+        if r.digest not in self._warmed:
+            self._add_bots(r)
+            for s in self.players():
+                if s.rules is r:
+                    s.bot.prepare()
+                    self._warm(s.bot)
+            self._warmed.add(r.digest)
         return r
+
+    def players(self) -> list[Served]:
+        """Every served player: the levels, then the bots."""
+        return [*self._level_served.values(), *self._served.values()]
 
     # -- start-up ------------------------------------------------------------------------------
 
-    def prepare(self, progress: Callable[[str], None] | None = None) -> None:
-        """Solve or load every table a served level or bot needs and warm every bot on a sample
-        batch, before the first request (the server is ready only after this)."""
+    def prepare(self, progress: Callable[[str], None] | None = None, *, measure: bool = True) -> None:
+        """Solve or load every table a served level or bot needs, compile its kernels, and measure
+        its cost per position (``measure``), before the first request (the server is ready only
+        after this). The exact rule sets' advisors (``/advise``) too."""
         say = progress or (lambda _: None)
-        for lv in self.levels.values():
-            r = self._rules[(lv.rules, _settings_key(load_rules(lv.rules, dict(lv.settings)).overrides))]
-            say(f"level {lv.name}: {lv.spec} on {r.name}")
-            self._warm(self.bot(r, lv.spec))
+        for s in self.players():
+            say(f"level {s.name}: {s.spec} on {s.rules.name}" if not s.name.startswith("bot:")
+                else f"bot {s.spec} on {s.rules.name}")
+            s.bot.prepare()
+            self._warm(s.bot)
+            if measure:
+                s.cost = self._measure(s.rules, lambda msg, s=s: self._decide(s, msg, None))
         for r in self._rules.values():
-            for name in ("greedy", "solver"):
-                say(f"bot {name} on {r.name}")
-                self._warm(self.bot(r, name))
+            if r.saved_rolls or r.columns > 1:
+                continue
+            adv = Advisor(r)
+            self._advisors[r.digest] = (adv, Cost(0.0, 0.0))
+            cost = self._measure(r, self.advise, sizes=(1, 64)) if measure else Cost(0.0, 0.0)
+            self._advisors[r.digest] = (adv, cost)
+        self.prepared = True
 
     def _warm(self, bot: Strategy) -> None:
         for _, view in scenarios(bot.rules, np.random.default_rng(0))[:3]:
             (bot.choose if view.options is not None else bot.keep)(view)
 
+    def _measure(self, rules: RuleSet, work: Callable[[dict[str, Any]], Any], sizes: tuple[int, int] = (1, 512)) -> Cost:
+        """A player's cost, the worse of keeps and boxes: ``fixed`` from a one-position request seen
+        before (parsing, views, the answer: the request's own overhead), ``per_position`` from
+        requests of fresh random mid-game positions, whose states the bot has never met (its
+        decision caches cold: the cost of a batch of new games). Medians of three."""
+        gen = np.random.default_rng(7)
+        fixed, per = 0.0, 0.0
+        for kind in ("keep", "box"):
+            one = sample_request(rules, kind, sizes[0], gen)
+            work(one)
+            f = _median_time([lambda: work(one)] * 3)
+            bigs = [sample_request(rules, kind, sizes[1], gen) for _ in range(3)]
+            big = _median_time([lambda m=m: work(m) for m in bigs])
+            fixed, per = max(fixed, f), max(per, max(big - f, 0.0) / sizes[1])
+        return Cost(fixed, max(per, 1e-7))
+
     # -- what a request may name --------------------------------------------------------------
 
     def served_rules(self) -> list[dict[str, Any]]:
         return [{"name": r.name, "settings": dict(r.overrides), "digest": r.digest} for r in self._rules.values()]
+
+    def served_bots(self) -> list[str]:
+        return list(dict.fromkeys(s.spec for s in self._served.values()))
 
     def rules_of(self, ref: Any) -> RuleSet:
         """The served rule set a request names (``{"name": ..., "settings": {...}}`` or a name)."""
@@ -187,8 +306,9 @@ class Service:
                                                         f"(served: {served}); start serve with --rules")
         return got
 
-    def spec_of(self, rules: RuleSet, level: Any = None, bot: Any = None) -> str:
-        """The bot spec a request asks for: a served level, or a bot of the allow-list."""
+    def served_of(self, rules: RuleSet, level: Any = None, bot: Any = None) -> Served:
+        """The served player a request asks for: a level by name, or a served bot by its spec (any
+        spelling of the same parameters); 422 ``not_served`` for a bot outside the closed set."""
         if level is not None and bot is not None:
             raise RequestError(400, "bad_request", "give 'level' or 'bot', not both")
         if level is not None:
@@ -198,38 +318,62 @@ class Service:
             if lv is None:
                 raise RequestError(422, "unknown_level", f"no level {str(level)[:40]!r} (levels: "
                                                          f"{', '.join(self.levels) or 'none served'})")
-            if (lv.rules, _settings_key(load_rules(lv.rules, dict(lv.settings)).overrides)) != \
-                    (rules.name, _settings_key(rules.overrides)):
+            s = self._level_served[lv.name]
+            if s.rules is not rules:
                 raise RequestError(422, "level_rules", f"level {lv.name} is tuned for {lv.rules}, the request plays "
                                                        f"{rules.name}{_shown(rules.overrides)}")
-            return lv.spec
+            return s
         if bot is None:
             raise RequestError(400, "bad_request", "name a 'level' (GET /levels) or a 'bot' (e.g. \"greedy\")")
         if not isinstance(bot, str) or len(bot) > 200:
             raise RequestError(400, "bad_request", "'bot' must be a strategy spec such as \"solver:temperature=1\"")
-        try:
-            name, _ = parse_spec(bot)
-        except UserError as exc:
-            raise RequestError(422, "bad_bot", str(exc)) from None
-        if name not in ALLOWED_BOTS:
-            raise RequestError(422, "bot_not_allowed", f"bot {name[:40]!r} is not served (bots: "
-                                                       f"{', '.join(ALLOWED_BOTS)})")
-        return bot
-
-    def bot(self, rules: RuleSet, spec: str) -> Strategy:
-        """The served bot for ``spec`` on ``rules`` (made, prepared and cached on first use)."""
-        key = (self.provenance(rules)["rules_digest"], spec)
-        got = self._bots.get(key)
-        if got is None:
+        label = self._labels.get((rules.digest, bot))
+        if label is None:
             try:
-                got = make(spec, rules)
+                name, _ = parse_spec(bot)
+                # the canonical spelling of an allowed bot (made, never prepared: nothing is solved)
+                label = make(bot, rules).label if name in ALLOWED_BOTS else f"\0{name}"
             except UserError as exc:
                 raise RequestError(422, "bad_bot", str(exc)) from None
-            if got.sees_table or got.refereed:
-                raise RequestError(422, "bot_not_allowed", f"bot {spec[:40]!r} is not served")
-            got.prepare()
-            self._bots[key] = got
+            if len(self._labels) < 1000:
+                self._labels[(rules.digest, bot)] = label
+        got = self._served.get((rules.digest, label))
+        if got is None:
+            raise RequestError(422, "not_served", f"bot {bot[:60]!r} is not served on {rules.name} (served bots: "
+                                                  f"{', '.join(self.served_bots()) or 'none'}; levels: "
+                                                  f"{', '.join(self.levels) or 'none'})")
         return got
+
+    def spec_of(self, rules: RuleSet, level: Any = None, bot: Any = None) -> str:
+        """The bot spec a request asks for (a served level's, or a served bot's canonical spec)."""
+        return self.served_of(rules, level, bot).spec
+
+    # -- the cost of a request, before it runs ------------------------------------------------
+
+    def plan(self, msg: Any, *, route: str, level: str | None = None,
+             bot: str | None = None) -> tuple[str, float, int] | None:
+        """(the served player's name, the estimated seconds of work, positions) of a request that
+        computes (a ``decide``, or any ``/advise``); None for a message answered at once (``hello``,
+        ``ping``, ...). A :class:`RequestError` for what would be refused anyway."""
+        if not isinstance(msg, dict):
+            return None
+        dice = msg.get("dice")
+        n = len(dice) if isinstance(dice, list) else 1
+        if route == "advise":
+            rules = self.rules_of(msg.get("rules"))
+            adv = self._advisors.get(rules.digest)
+            if adv is None:
+                raise RequestError(422, "not_exact", "advise needs one column without saved rolls")
+            return f"advise:{rules.name}", adv[1].of(n), n
+        if msg.get("type") != "decide":
+            return None
+        s = self._player_of(msg, level, bot)
+        return s.name, s.cost.of(n), n
+
+    def _player_of(self, msg: Mapping[str, Any], level: str | None, bot: str | None) -> Served:
+        rules = self.rules_of(msg.get("rules"))
+        return self.served_of(rules, msg.get("level", level if "bot" not in msg else None),
+                              msg.get("bot", bot if "level" not in msg and level is None else None))
 
     # -- messages -------------------------------------------------------------------------------
 
@@ -245,8 +389,11 @@ class Service:
                 self._prov[id(rules)] = got
         return dict(got)
 
-    def handle(self, msg: Any, *, level: str | None = None, bot: str | None = None) -> dict[str, Any]:
-        """The reply to one protocol message (``level``/``bot``: the default when it names none)."""
+    def handle(self, msg: Any, *, level: str | None = None, bot: str | None = None,
+               deadline: float | None = None, urgent: bool = False) -> dict[str, Any]:
+        """The reply to one protocol message (``level``/``bot``: the default when it names none);
+        a ``decide`` stops with 503 ``deadline`` once ``time.monotonic()`` passes ``deadline``, and
+        an ``urgent`` one (the cheap lane's) takes its rule set's lock before any other waiting."""
         if not isinstance(msg, dict):
             raise RequestError(400, "bad_request", "a message is a JSON object with a 'type'")
         if "type" not in msg:
@@ -264,65 +411,138 @@ class Service:
         if t == "ping":
             return {"type": "pong", "id": msg.get("id")}
         if t == "decide":
-            return self.decide(msg, level=level, bot=bot)
+            return self._decide(self._player_of(msg, level, bot), msg, deadline, urgent)
         raise RequestError(400, "bad_type", f"unknown message type {str(t)[:40]!r} (hello, newgame, decide, ping)")
 
-    def decide(self, msg: Mapping[str, Any], *, level: str | None = None, bot: str | None = None) -> dict[str, Any]:
+    def decide(self, msg: Mapping[str, Any], *, level: str | None = None, bot: str | None = None,
+               deadline: float | None = None) -> dict[str, Any]:
         """A ``decide`` request's answer: each position's keep (faces) or box (index), as the level
         or bot plays it in process."""
-        rules = self.rules_of(msg.get("rules"))
-        spec = self.spec_of(rules, msg.get("level", level if "bot" not in msg else None),
-                            msg.get("bot", bot if "level" not in msg and level is None else None))
-        strat = self.bot(rules, spec)
+        return self._decide(self._player_of(msg, level, bot), msg, deadline)
+
+    def _decide(self, s: Served, msg: Mapping[str, Any], deadline: float | None,
+                urgent: bool = False) -> dict[str, Any]:
+        rules, strat = s.rules, s.bot
         try:
             pos = msgs.read_positions(msg, rules, max_batch=self.max_batch)
         except UserError as exc:
             raise RequestError(413 if "at most" in str(exc) else 422, "bad_positions", str(exc)) from None
         first = _first_column(msg, pos)
         choice = np.empty(len(pos), dtype=np.int64)
-        for idx, view in views(pos, first):
-            got = strat.choose(view) if pos.kind == "box" else strat.keep(view)
+        lock = rules_lock(rules)
+        for idx, view in views(pos, first, block=s.cost.block if deadline is not None else None):
+            _check(deadline)
+            with lock.hold(urgent):
+                got = strat.choose(view) if pos.kind == "box" else strat.keep(view)
             choice[idx] = np.asarray(got, dtype=np.int64)
         out: dict[str, Any] = {"type": "answer", "id": msg.get("id"), "game": pos.game}
         if pos.kind == "keep":
             out["keep"] = msgs.codec(rules).keep_text[choice].tolist()
         else:
             out["box"] = choice
-        out["provenance"] = self.provenance(rules) | {"bot": spec}
+        out["provenance"] = self.provenance(rules) | {"bot": s.spec}
         return out
 
-    def advise(self, msg: Mapping[str, Any]) -> dict[str, Any]:
+    def advise(self, msg: Mapping[str, Any], deadline: float | None = None, urgent: bool = False) -> dict[str, Any]:
         """Every option's exact value and regret at each position of a request (``advise``)."""
+        if not isinstance(msg, dict):
+            raise RequestError(400, "bad_request", "a message is a JSON object with a 'type'")
         rules = self.rules_of(msg.get("rules"))
-        if rules.saved_rolls or rules.columns > 1:
+        got = self._advisors.get(rules.digest)
+        if got is None:
             raise RequestError(422, "not_exact", "advise needs one column without saved rolls")
+        adv, cost = got
         try:
             pos = msgs.read_positions(msg, rules, max_batch=min(self.max_batch, 1000))
         except UserError as exc:
             raise RequestError(422, "bad_positions", str(exc)) from None
-        adv = self._advisor(rules)
         first = _first_column(msg, pos)
         extras = msg.get("extras")
         out = []
         names = rules.box_names
+        lock = rules_lock(rules)
         for i in range(len(pos)):
+            if i % cost.block == 0:
+                _check(deadline)
             scores = {names[b]: int(pos.sheet[i, b]) for b in range(rules.n_boxes) if pos.sheet[i, b] >= 0}
             try:
                 st = adv.state(scores, int(extras[i]) if isinstance(extras, list) and i < len(extras) else 0)
                 p = adv.position(st, int(pos.roll[i]), int(pos.rolls_left[i]), bool(first[i]))
-                a = adv.advise(p)
+                with lock.hold(urgent):  # the advisor's plan cache is one of the rule set's
+                    a = adv.advise(p)
             except (UserError, ValueError, TypeError) as exc:
                 raise RequestError(422, "bad_positions", f"position {i}: {exc}") from None
             out.append({"game": int(pos.game[i]), "decision": a.decision, "value": a.value,
                         "options": [o.to_json() for o in a.options]})
         return {"type": "advice", "id": msg.get("id"), "positions": out, "provenance": self.provenance(rules)}
 
-    def _advisor(self, rules: RuleSet) -> Advisor:
-        key = (rules.digest, "advisor")
-        got = self._bots.get(key)
-        if got is None:
-            got = self._bots[key] = Advisor(rules)  # type: ignore[assignment]
-        return got  # type: ignore[return-value]
+
+#: One lock a rule set, for every service of the process (a reload's too): the solver bots of a rule
+#: set share decision caches (strategies/solver.py) that two threads must not fill at once.
+class TurnLock:
+    """A lock that urgent holders take first: a thread working through a batch block by block
+    releases it after each block, and a plain lock would let it take the lock straight back (the
+    waiting thread wakes too late), so a single decision of the cheap lane would wait for the whole
+    batch. Here a waiting urgent holder goes before any plain one."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._held = False
+        self._urgent = 0
+
+    @contextmanager
+    def hold(self, urgent: bool = False) -> Iterator[None]:
+        with self._cond:
+            self._urgent += urgent
+            try:
+                while self._held or (not urgent and self._urgent):
+                    self._cond.wait()
+            finally:
+                self._urgent -= urgent
+            self._held = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._held = False
+                self._cond.notify_all()
+
+
+_LOCKS: dict[str, TurnLock] = {}
+_LOCKS_LOCK = threading.Lock()
+
+
+def rules_lock(rules: RuleSet) -> TurnLock:
+    with _LOCKS_LOCK:
+        return _LOCKS.setdefault(rules.digest, TurnLock())
+
+
+def _median_time(works: list[Callable[[], Any]]) -> float:
+    """The median of the times ``works`` take, one each."""
+    times = []
+    for work in works:
+        t0 = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise RequestError(503, "deadline", "the request passed its compute budget before it was done; "
+                                            "send smaller batches")
+
+
+def sample_request(rules: RuleSet, kind: str, n: int, gen: np.random.Generator) -> dict[str, Any]:
+    """A ``decide`` message (as parsed) of ``n`` random mid-game positions of ``kind`` (keep or box):
+    what warm-up times a served player on."""
+    k = rules.n_boxes // 2
+    sheets = random_sheets(rules, gen, n, k)
+    rolls = gen.integers(rules.dice.n_rolls, size=n)
+    left = 0 if kind == "box" else rules.rolls_per_turn - 1
+    view = view_of(rules, sheets, rolls, rolls_left=left, first=left == rules.rolls_per_turn - 1,
+                   games=np.arange(n), seed=int(gen.integers(1 << 30)))
+    return msgs.loads(msgs.request(0, view, kind, budget_ms=1.0))
 
 
 def _settings_key(settings: Mapping[str, Any]) -> str:
@@ -353,9 +573,10 @@ def _first_column(msg: Mapping[str, Any], pos: msgs.Positions) -> np.ndarray:
     return np.array(raw, dtype=bool)
 
 
-def views(pos: msgs.Positions, first: np.ndarray) -> list[tuple[np.ndarray, TurnView]]:
-    """The positions as the engine's views, one per (seat, column, turn, step): the arrays a bot
-    sees in process at that decision, so it answers them exactly as it would there."""
+def views(pos: msgs.Positions, first: np.ndarray, block: int | None = None) -> list[tuple[np.ndarray, TurnView]]:
+    """The positions as the engine's views, one per (seat, column, turn, step) and at most ``block``
+    positions each: the arrays a bot sees in process at that decision, so it answers them exactly
+    as it would there (a position's answer depends on it alone, never on its batch)."""
     rules = pos.rules
     nb = rules.n_boxes
     key = np.stack([pos.seat, pos.column, pos.turn, pos.step], axis=1)
@@ -364,8 +585,10 @@ def views(pos: msgs.Positions, first: np.ndarray) -> list[tuple[np.ndarray, Turn
     else:
         _, group = np.unique(key, axis=0, return_inverse=True)
     out = []
-    for g in range(int(group.max()) + 1):
-        idx = np.flatnonzero(group.reshape(-1) == g)
+    parts = [np.flatnonzero(group.reshape(-1) == g) for g in range(int(group.max()) + 1)]
+    if block is not None:
+        parts = [p[i:i + block] for p in parts for i in range(0, len(p), block)]
+    for idx in parts:
         i0 = int(idx[0])
         column, turn = int(pos.column[i0]) - 1, int(pos.turn[i0]) - 1
         view = msgs.view_from(rules, pos.sheet[idx], pos.roll[idx], seat=int(pos.seat[i0]), turn=column * nb + turn,
@@ -395,12 +618,9 @@ def play_stdio(*, bot: str | None, level: str | None, levels: str | None, stdin:
         ver = version("yatzy-harness")
     except PackageNotFoundError:
         ver = "unknown"
-    service = Service(levels, max_batch=msgs.MAX_BATCH, version=ver)
+    service = Service(levels, bots=(bot,) if bot is not None else (), max_batch=msgs.MAX_BATCH, version=ver)
     if level is not None and level in service.elsewhere:
         raise UserError(served_elsewhere(service.elsewhere[level]))
-    if bot is not None:
-        for r in list(service._rules.values()):
-            service.spec_of(r, bot=bot)
     inp = stdin or sys.stdin.buffer
     out = stdout or sys.stdout.buffer
     for line in inp:
@@ -417,7 +637,7 @@ def play_stdio(*, bot: str | None, level: str | None, levels: str | None, stdin:
                 if isinstance(msg, dict) and msg.get("type") == "newgame":
                     # tables and kernels now, inside the handshake's time: the first decision is in budget
                     rules = _newgame_rules(service, msg)
-                    service._warm(service.bot(rules, service.spec_of(rules, level=level, bot=bot)))
+                    service.served_of(rules, level=level, bot=bot)
                 reply = service.handle(msg, level=level, bot=bot)
                 if reply.get("type") == "hello" and bot is not None:
                     reply["rules"] = ["*"]  # over stdio a bot plays any built-in rule set, served on newgame
@@ -430,11 +650,13 @@ def play_stdio(*, bot: str | None, level: str | None, levels: str | None, stdin:
 
 
 def _newgame_rules(service: Service, msg: Mapping[str, Any]) -> RuleSet:
-    """A newgame's rule set: a built-in rule set the engine plays (served on the fly for stdio)."""
+    """A newgame's rule set: a built-in rule set the engine plays (served on the fly for stdio, its
+    players prepared in the handshake's time)."""
     ref = _ref_of(msg.get("rules"))
     try:
-        return service.rules_of(ref)
+        rules = service.rules_of(ref)
     except RequestError as exc:
         if exc.error != "rules_not_served":
             raise
-        return service._add_rules(ref["name"], ref.get("settings") or {})
+        return service.serve_rules(ref["name"], ref.get("settings") or {})
+    return service.serve_rules(rules.name, dict(rules.overrides))

@@ -113,7 +113,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 def launch_server(args: list[str], *, env: dict[str, str] | None = None, timeout: float = 300.0,
                   stderr: int | None = None) -> tuple[Any, str]:
     """Start ``yatzy-harness serve ARGS --port P`` (this interpreter, a free port P) and wait until its
-    ``/health`` answers 200 (tables loaded and warmed): (the process, its base URL). The caller
+    ``/ready`` answers 200 (tables loaded and warmed): (the process, its base URL). The caller
     stops it (SIGTERM drains it). :class:`EngineDied` when it exits or is not ready in ``timeout``."""
     import subprocess
     import sys
@@ -128,7 +128,7 @@ def launch_server(args: list[str], *, env: dict[str, str] | None = None, timeout
             raise EngineDied(f"serve exited with status {proc.returncode} before it was ready")
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
         try:
-            conn.request("GET", "/health")
+            conn.request("GET", "/ready")
             if conn.getresponse().status == 200:
                 return proc, url
         except OSError:
