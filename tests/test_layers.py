@@ -125,8 +125,6 @@ KERNEL_DECORATORS = {"njit", "jit", "generated_jit", "intrinsic", "vectorize", "
 #: Pending: (file, function name) over MAX_PARAMS in files other open work is changing now; each
 #: is regrouped after that work merges, and then leaves this set (it must end empty).
 PENDING = {
-    ("harness/play/protocol/messages.py", "view_from"),
-    ("harness/play/protocol/check.py", "view_of"),
     ("harness/game/loop.py", "wrote"),  # the recorders' three ``wrote`` methods
     ("harness/exact/forward.py", "forward_pass"),
     # the chunk observer forward_pass calls with 11 arguments (forward.py's ChunkObserver): its

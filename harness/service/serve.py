@@ -589,13 +589,7 @@ def views(pos: msgs.Positions, first: np.ndarray, block: int | None = None) -> l
     if block is not None:
         parts = [p[i:i + block] for p in parts for i in range(0, len(p), block)]
     for idx in parts:
-        i0 = int(idx[0])
-        column, turn = int(pos.column[i0]) - 1, int(pos.turn[i0]) - 1
-        view = msgs.view_from(rules, pos.sheet[idx], pos.roll[idx], seat=int(pos.seat[i0]), turn=column * nb + turn,
-                              column=column, step=msgs.internal_step(pos.kind, int(pos.step[i0])),
-                              games=pos.game[idx], keys=pos.keys[idx],
-                              rolls_left=pos.rolls_left[idx] if pos.kind == "keep" else np.zeros(len(idx)),
-                              first=first[idx], totals=pos.totals[idx])
+        view = msgs.view_from(pos.take(idx), first[idx])
         if view.allowed is not None and (view.allowed == 0).any():
             raise RequestError(422, "bad_positions", "a box decision on a full sheet")
         out.append((idx, view))

@@ -131,21 +131,28 @@ def _parse(raw: bytes) -> Any:
 # positions
 
 
+#: The game keys' seed of the checker's positions, unless it names another.
+CHECK_SEED = 2026
+
+
 def view_of(rules: RuleSet, sheets: np.ndarray, rolls: np.ndarray, *, rolls_left: int, first: bool | np.ndarray = True,
-            seat: int = 0, seats: int = 2, games: np.ndarray | None = None, seed: int = 2026) -> TurnView:
-    """A :class:`TurnView` of B positions of one column for the checker: sheets (B, NB) scores with
-    -1 for open boxes (every sheet with the same number of filled boxes), rolls (B,) roll indices;
-    ``rolls_left`` 0 makes it a box choice (options from the rules, as the engine computes them)."""
+            seat: int = 0, games: np.ndarray | None = None, seed: int = CHECK_SEED) -> TurnView:
+    """A :class:`TurnView` of B positions of one column for the checker, two seats at the table:
+    sheets (B, NB) scores with -1 for open boxes (every sheet with the same number of filled boxes),
+    rolls (B,) roll indices; ``rolls_left`` 0 makes it a box choice (options from the rules, as the
+    engine computes them); ``seed`` the game keys' seed."""
     b = len(sheets)
     n_filled = (sheets >= 0).sum(axis=1)
     assert (n_filled == n_filled[0]).all(), "one turn a batch"
     games = np.arange(b, dtype=np.int64) if games is None else np.asarray(games, dtype=np.int64)
-    totals = np.zeros((b, seats), dtype=np.int32)
+    totals = np.zeros((b, 2), dtype=np.int64)
     totals[:, seat] = np.where(sheets >= 0, sheets, 0).sum(axis=1)
-    step = max(rules.rolls_per_turn - 1 - rolls_left, 0) if rolls_left > 0 else CHOOSE_STEP
-    return msgs.view_from(rules, sheets, rolls, seat=seat, turn=int(n_filled[0]), column=0, step=step, games=games,
-                          keys=rng.game_keys(seed, games), rolls_left=np.full(b, rolls_left),
-                          first=np.broadcast_to(np.asarray(first, dtype=bool), (b,)), totals=totals)
+    kind = "keep" if rolls_left > 0 else "box"
+    step = max(rules.rolls_per_turn - rolls_left, 1) if kind == "keep" else 0  # the protocol's step: the roll a keep answers
+    pos = msgs.Positions(rules, kind, games, rng.game_keys(seed, games), np.full(b, seat), np.ones(b, np.int64),
+                         np.full(b, int(n_filled[0]) + 1), np.full(b, step), np.asarray(rolls), np.full(b, rolls_left),
+                         np.asarray(sheets), totals)
+    return msgs.view_from(pos, np.broadcast_to(np.asarray(first, dtype=bool), (b,)))
 
 
 def _roll(rules: RuleSet, faces: str) -> int:

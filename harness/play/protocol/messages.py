@@ -12,7 +12,7 @@ and the reverse (a request read back into positions) for the serving side.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from itertools import permutations, repeat
 from importlib import resources
@@ -159,26 +159,29 @@ def scoring_context(rules: RuleSet) -> Any:
     return got[1]
 
 
-def view_from(rules: RuleSet, sheets: np.ndarray, roll: np.ndarray, *, seat: int, turn: int, column: int, step: int,
-              games: np.ndarray, keys: np.ndarray, rolls_left: np.ndarray, first: np.ndarray,
-              totals: np.ndarray) -> TurnView:
+def view_from(pos: Positions, first: np.ndarray) -> TurnView:
     """The engine's :class:`TurnView` of positions given as the protocol gives them (the inverse of
-    :func:`sheet_columns`): ``sheets`` (B, NB) scores with -1 open, ``turn`` the engine's turn index
-    (column x NB + turn in the column), ``step`` its rng step (:data:`CHOOSE_STEP`: a box choice,
-    whose options come from the rules). Empty sheets' boxes, upper subtotal and key-box flag as the
-    engine keeps them."""
+    :func:`sheet_columns`): ``pos`` holds positions of one decision (one seat, column, turn and step:
+    :meth:`Positions.take` of a group), ``first`` (n,) bool whether each roll is its turn's first. A
+    box choice's options come from the rules. Empty sheets' boxes, upper subtotal and key-box flag as
+    the engine keeps them."""
+    rules = pos.rules
     nb = rules.n_boxes
+    column, turn = int(pos.column[0]) - 1, int(pos.turn[0]) - 1
+    step = internal_step(pos.kind, int(pos.step[0]))
+    sheets = pos.sheet
     filled_bits = sheets >= 0
     filled = (filled_bits.astype(np.int64) << np.arange(nb, dtype=np.int64)).sum(axis=1)
     sheet = np.where(filled_bits, sheets, 0).astype(np.int16)
     upper = np.where(rules.upper_face > 0, sheet, 0).sum(axis=1).astype(np.int16)
     flag = sheet[:, rules.key_box] > 0 if rules.key_box >= 0 else np.zeros(len(sheet), dtype=bool)
-    roll = np.asarray(roll, dtype=np.int16)
+    roll = np.asarray(pos.roll, dtype=np.int16)
     first = np.ascontiguousarray(first, dtype=bool)
-    common = dict(rules=rules, seat=seat, turn=turn, column=column, step=step, games=games, keys=keys, roll=roll,
-                  rolls_left=np.asarray(rolls_left, dtype=np.int16), first=first, filled=filled, upper=upper,
-                  flag=flag, sheet=sheet, totals=np.asarray(totals, dtype=np.int32),
-                  saved=np.zeros(len(sheet), dtype=np.int16))
+    rolls_left = pos.rolls_left if pos.kind == "keep" else np.zeros(len(pos), dtype=np.int64)
+    common = dict(rules=rules, seat=int(pos.seat[0]), turn=column * nb + turn, column=column, step=step,
+                  games=pos.game, keys=pos.keys, roll=roll, rolls_left=np.asarray(rolls_left, dtype=np.int16),
+                  first=first, filled=filled, upper=upper, flag=flag, sheet=sheet,
+                  totals=np.asarray(pos.totals, dtype=np.int32), saved=np.zeros(len(sheet), dtype=np.int16))
     if step != CHOOSE_STEP:
         return TurnView(**common)
     scores, allowed, extra = score_options_batch(scoring_context(rules), roll, first, flag, filled)
@@ -364,6 +367,13 @@ class Positions:
 
     def __len__(self) -> int:
         return len(self.game)
+
+    def take(self, idx: np.ndarray) -> Positions:
+        """The positions at ``idx``."""
+        return replace(self, **{f: getattr(self, f)[idx] for f in _POSITION_ARRAYS})
+
+
+_POSITION_ARRAYS = ("game", "keys", "seat", "column", "turn", "step", "roll", "rolls_left", "sheet", "totals")
 
 
 def _column(msg: Mapping[str, Any], key: str, n: int, lo: int, hi: int, width: int | None = None) -> np.ndarray:
