@@ -48,7 +48,7 @@ from harness.game.rules import RuleSet
 from harness.game.scoring import context
 from harness.stats import PERCENTILES
 from harness.game.strategy import Policy, Sheets, Strategy
-from harness.stats.sums import convolve, dot, vecmat
+from harness.util.sums import convolve, dot, vecmat
 
 log = logging.getLogger(__name__)
 

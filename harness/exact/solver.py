@@ -79,7 +79,7 @@ from harness.exact.kernels import solver as K
 from harness.exact.forward import (ChunkObserver, Figures, OutcomeFill, distribution_bytes, forward_pass,
                                    layer_chunks, layer_windows, optimal_fill, outcome_codes, percentiles_of,
                                    score_cap, scratch_zeros, window_storage)
-from harness.stats.sums import dot
+from harness.util.sums import dot
 from harness.exact.plan import _PLANS, MAX_BOXES, Plan, Solution, build_plan, dice_tables
 from harness.exact.threads import n_threads, run_blocks, split_range
 from harness.util.cache import default_cache_dir

@@ -41,7 +41,7 @@ from harness.game.scoring import context
 from harness.game.strategy import TargetPlay
 from harness.util.errors import UserError
 from harness.util.progress import bar
-from harness.stats.sums import dot
+from harness.util.sums import dot
 
 #: (state, target) rows of one block: a layer's live states are cut into blocks of about this many
 #: rows (a block's turns take about 0.5 s of CPU on scandinavian), whatever the threads or workers.

@@ -27,7 +27,7 @@ import numpy as np
 
 from harness.game.rules import RuleSet
 from harness.game.turn import turn_policy
-from harness.stats.sums import dot
+from harness.util.sums import dot
 
 #: The weight of the bonus chance in box values of the ``bonus`` bot's default (its ``weight``
 #: parameter) and of the paced values the player models mix.

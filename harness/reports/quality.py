@@ -49,7 +49,7 @@ from harness.game.outcome import deficit_round, rank_column
 from harness.util.render import MISSING, Table, ci_level, count, interval, num, p_value, pct, pts, sig, table_lines
 from harness.records.rundir import RunInfo, chunk_columns
 from harness.stats import CoMoments, Estimate, delta_estimate, holm, wilson
-from harness.stats.sums import convolve
+from harness.util.sums import convolve
 
 #: Row columns the engine records for the course of a game (:class:`harness.game.outcome.Leads`).
 ROUND_COLUMNS = ("lead_changes", "last_behind", "deficit")

@@ -56,7 +56,7 @@ from harness.util.render import Table, count, html_table, num, pct
 from harness.game.rules import RuleSet
 from harness.records.rundir import write_bytes_atomic
 from harness.exact.target import TargetTable, default_tmax, offsets, table_path, target_table
-from harness.stats.sums import convolve, dot
+from harness.util.sums import convolve, dot
 
 #: Decision classes by regret in points, worst first: a decision takes the first class whose
 #: threshold its regret reaches; a regret within :data:`harness.decisions.analysis.ERROR` of 0 is ``best``.

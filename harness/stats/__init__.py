@@ -29,9 +29,9 @@ from ``harness.stats`` itself: the names below are its public API, re-exported f
 * :mod:`~harness.stats.ratings`: :func:`bradley_terry`.
 
 :mod:`~harness.stats.common` holds what the modules share (the lazy scipy import, critical
-values) and :mod:`~harness.stats.sums` the dot products and convolutions whose bits do not depend
-on the processor (imported from there, by the exact figures too). The modules import each other
-in one direction only: each imports only modules before it in the order common, sums, moments, proportions, paired, control_variates, clustered, delta, multiple,
+values). The modules import each other in one direction only (and :mod:`harness.util.sums`, the
+dot products whose bits do not depend on the processor): each imports only modules before it in
+the order common, moments, proportions, paired, control_variates, clustered, delta, multiple,
 histogram, distributions, elo, sprt, ratings. Importing the package does not import scipy (it
 costs about a second); the first computation that needs scipy imports it.
 """

@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from harness.stats.common import check_confidence, t_crit
 from harness.stats.control_variates import CV_MIN_VAR
-from harness.stats.sums import dot
+from harness.util.sums import dot
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.stats.common import z_crit
-from harness.stats.sums import dot
+from harness.util.sums import dot
 
 
 #: Elo points per natural-log unit of strength: Elo uses 400*log10(gamma).

@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from harness.stats.common import check_confidence, scipy_stats
 from harness.stats.moments import Moments
-from harness.stats.sums import dot
+from harness.util.sums import dot
 
 
 #: Largest score an :class:`IntHistogram` accepts; guards against a stray huge

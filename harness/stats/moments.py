@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.stats.common import check_confidence, scipy_stats, t_crit
-from harness.stats.sums import dot, vecmat
+from harness.util.sums import dot, vecmat
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import numpy as np
 
 from harness.stats.elo import score_from_elo
 from harness.stats.moments import Moments
-from harness.stats.sums import dot
+from harness.util.sums import dot
 
 
 #: Pseudo-count given to empty outcome cells by the win/draw/loss SPRTs.

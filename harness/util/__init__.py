@@ -1,1 +1,1 @@
-"""The bottom layer: errors, JSON, bot specs, progress, numba set-up, the cache folder and rendering."""
+"""The bottom layer: errors, JSON, bot specs, progress, numba set-up, the cache folder, rendering and fixed-order sums."""

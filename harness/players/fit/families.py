@@ -17,7 +17,7 @@ from harness.players.fit.data import Choices
 from harness.players.fit.profile import Estimate, _crossing
 from harness.players.fit.models import FAMILY, MODELS, T_MAX, T_MIN
 from harness.players.fit.store import Blocks, _each, _total, as_blocks
-from harness.stats.sums import dot
+from harness.util.sums import dot
 
 class FamilyLikelihood:
     """log L and its gradient under the extended family (:func:`harness.players.fit.kernels.family_loglik`)

@@ -14,7 +14,7 @@ from scipy.stats import chi2
 import harness.players.fit.kernels as FK
 from harness.decisions.analysis import DECISION_KINDS
 from harness.players.fit.store import Blocks
-from harness.stats.sums import dot, vecmat
+from harness.util.sums import dot, vecmat
 
 #: Regret bins of the goodness-of-fit check (points): 0 (a best option), (0, 0.5], (0.5, 2], (2, 8], > 8.
 REGRET_BINS = (0.0, 0.5, 2.0, 8.0)

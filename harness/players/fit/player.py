@@ -21,7 +21,7 @@ from harness.players.fit.likelihood import Likelihood, Mle, mle
 from harness.players.fit.models import MODELS, T_MAX, is_family, parse_model
 from harness.players.fit.store import MAX_MEMORY, Blocks, _each, _total, as_blocks
 from harness.util.render import plain, sig
-from harness.stats.sums import dot
+from harness.util.sums import dot
 
 #: The least evidence a fit needs to be an answer (``fit --min-decisions``): informative decisions
 #: (about a dozen games). The goodness-of-fit tests flag ``greedy`` in every one of 10 records from

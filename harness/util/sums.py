@@ -3,7 +3,7 @@
 ``a @ b`` and ``np.dot`` on float arrays call the BLAS library, which picks its kernel for the
 processor at run time (AVX-512, AVX2, ...) and adds the products in that kernel's order, so the
 last bits of a dot product move from one kind of CPU to another (issue 53: exact figures and a
-fit's likelihood differed in their 16th digit between two Xeons). Here the products are
+fit's sums differed in their 16th digit between two processors). Here the products are
 element-wise (one IEEE multiply each, the same bits everywhere) and numpy's sum adds them in an
 order fixed by the array's shape alone: pairwise in blocks along a contiguous axis, one row after
 another down axis 0. ``np.convolve`` is a BLAS dot per output too; :func:`convolve` adds each
