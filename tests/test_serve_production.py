@@ -516,3 +516,17 @@ def test_the_cheap_lane_takes_a_rule_sets_lock_before_a_batch_waiting_for_it():
     plain.join(10)
     urgent.join(10)
     assert order == ["single", "batch"]
+
+
+def test_uvicorns_own_connection_limit_answers_503_never_500(tmp_path):
+    srv = Server(["--rules", "forced", "--bot", "greedy", "--max-connections", "2"], tmp_path / "s.log")
+    held = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(3)]
+    try:
+        time.sleep(0.3)
+        resp = raw_exchange(srv.port, b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert resp.startswith(b"HTTP/1.1 503"), resp[:100]
+    finally:
+        for s in held:
+            s.close()
+        srv.stop()
+    assert "Traceback" not in srv.text()
