@@ -443,8 +443,13 @@ def test_forked_workers_share_the_port_the_metrics_a_reload_and_drain(tmp_path):
     srv = Server(["--levels", str(tmp_path / "levels.json"), "--bot", "greedy", "--workers", "2"], tmp_path / "s.log")
     try:
         assert srv.seen[0] == ("/health", 200) and ("/ready", 503) in srv.seen  # the parent answered while warming
+        kids = Path(f"/proc/{srv.proc.pid}/task/{srv.proc.pid}/children")
+        deadline = time.monotonic() + 60
+        while len(kids.read_text().split()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)  # the parent, warm, hands the port over to the workers it forks
+        time.sleep(0.5)
         pids = {httpx.get(f"{srv.url}/health").json()["pid"] for _ in range(40)}
-        children = {int(p) for p in Path(f"/proc/{srv.proc.pid}/task/{srv.proc.pid}/children").read_text().split()}
+        children = {int(p) for p in kids.read_text().split()}
         assert pids <= children and len(children) == 2, (pids, children)
         r = httpx.post(f"{srv.url}/decide", json=decide_body("keep", 2, level="casual"))
         assert r.status_code == 200
@@ -458,7 +463,8 @@ def test_forked_workers_share_the_port_the_metrics_a_reload_and_drain(tmp_path):
         srv.proc.send_signal(signal.SIGHUP)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            r = httpx.post(f"{srv.url}/decide", json=decide_body("keep", 1, level="casual"))
+            # a loaded machine: the parent prepares the new levels on the cores the workers serve from
+            r = httpx.post(f"{srv.url}/decide", json=decide_body("keep", 1, level="casual"), timeout=60)
             assert r.status_code == 200, r.text
             if r.headers["x-levels-sha256"] != old:
                 break
@@ -516,3 +522,17 @@ def test_the_cheap_lane_takes_a_rule_sets_lock_before_a_batch_waiting_for_it():
     plain.join(10)
     urgent.join(10)
     assert order == ["single", "batch"]
+
+
+def test_uvicorns_own_connection_limit_answers_503_never_500(tmp_path):
+    srv = Server(["--rules", "forced", "--bot", "greedy", "--max-connections", "2"], tmp_path / "s.log")
+    held = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(3)]
+    try:
+        time.sleep(0.3)
+        resp = raw_exchange(srv.port, b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert resp.startswith(b"HTTP/1.1 503"), resp[:100]
+    finally:
+        for s in held:
+            s.close()
+        srv.stop()
+    assert "Traceback" not in srv.text()

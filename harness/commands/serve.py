@@ -108,9 +108,6 @@ def _serve(args: argparse.Namespace, uvicorn: Any) -> int:
     from harness.util.specs import split_specs
 
     check()
-    # the event loop and the cheap lane wait for the GIL at most this long behind a thread working
-    # through a batch (CPython's default 5 ms would be 5 ms added to a single decision at each handoff)
-    sys.setswitchinterval(0.001)
     conf = {"levels": os.path.abspath(args.levels) if args.levels else None,
             "rules": split_specs(args.rules) if args.rules else [], "bots": args.bot or [],
             "token_file": os.path.abspath(args.token_file) if args.token_file else None,

@@ -25,6 +25,18 @@ from harness.service.auth import read_tokens
 log = logging.getLogger("harness.serve")
 
 
+def _stop_accepting(srv: Any) -> None:
+    """SIGUSR1 in a worker: its uvicorn server stops accepting connections (the listening socket
+    stays open for the other processes), on its event loop; it keeps serving those it has."""
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    loop.call_soon_threadsafe(lambda: [s.close() for s in getattr(srv, "servers", [])])
+
+
 class WorkerDone(BaseException):
     """Raised in a forked worker once it has served: ``code`` is the exit status its caller gives
     the process (with ``os._exit``, past every clean-up of the parent's frames)."""
@@ -86,7 +98,9 @@ class Forked:
                     signal.signal(sig, signal.SIG_DFL)  # uvicorn sets its own
                 signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the parent reloads, for every worker
                 self.served.renew()
-                self.server(self.served.app).run(sockets=[self.sock.dup()])
+                srv = self.server(self.served.app)
+                signal.signal(signal.SIGUSR1, lambda *_: _stop_accepting(srv))
+                srv.run(sockets=[self.sock.dup()])
             except Exception:  # a worker reports and exits; the parent forks another
                 log.exception("worker %d failed", os.getpid())
                 code = 1
@@ -136,6 +150,12 @@ class Forked:
         self.served.metrics.reloads.labels("ok").inc()
         old, self.pids = self.pids, [self.fork() for _ in range(self.workers)]
         time.sleep(0.5)  # the new generation's servers listening before the old ones stop accepting
+        for pid in old:  # no new connection for the old generation ...
+            try:
+                os.kill(pid, signal.SIGUSR1)
+            except ProcessLookupError:
+                pass
+        time.sleep(1.0)  # ... whose requests accepted meanwhile are read, then answered while it drains
         self._stop(old)
         log.info("reloaded: levels sha256 %s, workers %s", new.levels_sha256, self.pids)
 
