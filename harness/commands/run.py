@@ -172,9 +172,11 @@ def run(args: argparse.Namespace) -> int:
     except RunStopped as exc:
         exc.verbose = args.verbose  # cli.main prints the block (and the traceback with --verbose)
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         end_bars()  # the runner closes its bar; one a step before it left drawn would hold this line
-        print(f"yatzy-harness: interrupted; finish with: yatzy-harness run --resume {out_dir}",
+        kept = getattr(exc, "kept", None)
+        said = f"{kept:,} of {exc.total:,} games kept; " if kept is not None else ""  # type: ignore[attr-defined]
+        print(f"yatzy-harness: interrupted: {said}continue with: yatzy-harness run --resume {out_dir}",
               file=sys.stderr)
         return 130
     dt = time.monotonic() - t0

@@ -21,7 +21,9 @@ Public API (stable; ``compare --sequential`` and ``calibrate`` build on it)::
   grows a run to ``stop`` games per lineup with the config in its manifest.
 - Raises :class:`~harness.util.errors.UserError` for a bad config or directory, :class:`RunStopped`
   when a chunk fails (bot error, dead worker; complete chunks stay, the directory is resumable),
-  and re-raises ``KeyboardInterrupt`` after leaving a resumable directory.
+  and :class:`~harness.play.journal.RunInterrupted` (a ``KeyboardInterrupt``) after Ctrl-C: on the
+  local backend the first Ctrl-C lets every worker finish its sub-batch of about 2 s and journal
+  it (a second stops at once); ``resume=True`` continues from the complete chunks and the journal.
 
 Rows are exactly ``engine.Results.to_frame()`` with a leading ``lineup`` int16 column; the dice
 of game ``i`` depend only on (seed, i), so the rows of a run do not depend on chunk size, worker
@@ -64,8 +66,10 @@ from harness.records.rundir import (CHUNK_DIR, FORMAT, LOG, MANIFEST, RECORD_DIR
 from harness.play.runconfig import DEFAULT_CHUNK_SIZE, ResolvedRun, RunConfig
 from harness.play.protocol import referee
 from harness.play.protocol.referee import ENGINE_DIR
+from harness.play import journal
+from harness.play.journal import ChunkInterrupted, GracefulStop, RunInterrupted
 from harness.play.worker import (FAULT_COLUMNS, ChunkFailed, ChunkResult, Job, fault_sums, forget, install, play_chunk,
-                            set_progress)
+                            set_journal, set_progress)
 
 #: The manifest's fault sums of each refereed entrant, by these keys (:func:`harness.play.worker.fault_sums`).
 FAULT_KEYS = ("games", *FAULT_COLUMNS[:-1], "corrupted")
@@ -80,6 +84,10 @@ MANIFEST_EVERY = 2.0
 
 #: How often the parent looks at the games its workers report while chunks play (seconds).
 PROGRESS_EVERY = 0.5
+
+#: Journal each sub-batch of a chunk on the local backend (:mod:`harness.play.journal`); off only to
+#: measure what it costs (benchmarks/bench_journal.py).
+JOURNAL = True
 
 
 class RunDirNotEmpty(UserError):
@@ -210,6 +218,8 @@ class _Run:
         self._initial = 0
         self._last_write = 0.0
         self._write_cost = 0.0
+        #: chunks written since the manifest was last written (their journal parts go after it)
+        self._listed: list[Chunk] = []
 
     # -- the manifest -------------------------------------------------------------------------
 
@@ -258,6 +268,9 @@ class _Run:
             write_json_atomic(self.out / MANIFEST, self.manifest(complete))
             self._last_write = time.monotonic()
             self._write_cost = self._last_write - now
+            for c in self._listed:  # listed now: their journalled sub-batches are no longer needed
+                journal.drop(self.out, c.lineup, c.start, c.stop)
+            self._listed.clear()
 
     # -- what is already there ----------------------------------------------------------------
 
@@ -304,6 +317,7 @@ class _Run:
                 path.unlink()
                 continue
             self.done[key] = chunk
+        journal.clean(self.out, [(c.lineup, c.start, c.stop) for c in self.done.values()])
         # the manifest's sums cover exactly its listed chunks: trust them only if all are still there
         old_totals = (self.old or {}).get("totals")
         if old_totals is not None and set(old_totals) == set(self.sums) and all(k in self.done for k in listed):
@@ -425,7 +439,9 @@ class _Run:
         cfg = self.r.config
         total = self.games * len(self.seats)
         initial = self._initial = sum(c.games for c in self.done.values())
-        with _sigterm_as_interrupt(), \
+        jr = journal.Journal.create(self.out) if cfg.backend == "local" and JOURNAL else None
+        old_journal = set_journal(jr)  # before the pool forks its workers: they inherit it
+        with _sigterm_as_interrupt(), GracefulStop(jr), \
                 backends.open_backend(cfg.backend, n_workers, cfg.scheduler) as be, \
                 tqdm(total=total, initial=initial, unit="game", unit_scale=True, disable=self.quiet,
                      dynamic_ncols=True, smoothing=0.05) as bar:
@@ -437,7 +453,8 @@ class _Run:
             ahead = be.slots + max(1, be.slots // 2)  # keep every slot busy, hold few results in memory
             try:
                 while True:
-                    while len(pending) < ahead:
+                    stopping = jr is not None and jr.stopping()
+                    while len(pending) < ahead and not stopping:
                         c = next(queue, None)
                         if c is None:
                             break
@@ -445,10 +462,14 @@ class _Run:
                             pending[be.executor.submit(play_chunk, self.job, c)] = c
                         except cf.BrokenExecutor as exc:  # a worker died before the pool noticed
                             self._stop(_wrap(exc, c), pending, be, bar)
+                        stopping = jr is not None and jr.stopping()
+                    if stopping:  # Ctrl-C: what has not started never will; the rest stop at a boundary
+                        for f in [f for f in pending if f.cancel()]:
+                            del pending[f]
                     if not pending:
                         break
                     # wake up now and then: the bar shows the games the workers report per batch
-                    finished, _ = cf.wait(pending, timeout=PROGRESS_EVERY if hook else None,
+                    finished, _ = cf.wait(pending, timeout=PROGRESS_EVERY if hook or jr else None,
                                           return_when=cf.FIRST_COMPLETED)
                     failure = self._collect(finished, pending, bar)
                     out = self.disqualified() if self.refereed else None
@@ -456,6 +477,8 @@ class _Run:
                         failure = ChunkFailed(out)
                     if failure is not None:
                         self._stop(failure, pending, be, bar)
+                if jr is not None and jr.stopping():
+                    raise KeyboardInterrupt
             except OSError:
                 # a chunk or the manifest could not be written (full disk, permissions): stop the
                 # workers, record what is complete if the disk lets us, leave the run resumable
@@ -468,11 +491,15 @@ class _Run:
             except KeyboardInterrupt:
                 be.abort()
                 self.write_manifest()
-                log.warning("interrupted: %d chunk(s) complete; finish with: yatzy-harness run --resume %s",
-                            len(self.done), self.out)
-                raise
+                bar.leave = False  # the command's one line says where the run stands
+                kept = sum(c.games for c in self.done.values()) + journal.kept_games(self.out)
+                log.warning("interrupted: %d chunk(s) complete, %d of %d games kept; continue with: "
+                            "yatzy-harness run --resume %s", len(self.done), kept, total, self.out,
+                            extra=RUN_LOG_ONLY)
+                raise RunInterrupted(self.out, kept, total) from None
             finally:
                 set_progress(old_hook)
+                set_journal(old_journal)
 
     def _progress_hook(self, bar: Any) -> Any:
         """The workers' progress hook (:func:`harness.play.worker.set_progress`): it adds a batch's games
@@ -507,6 +534,8 @@ class _Run:
         for f in sorted(finished, key=lambda f: pending[f]):
             c = pending.pop(f)
             exc = f.exception()
+            if isinstance(exc, ChunkInterrupted):  # stopped by Ctrl-C at a boundary: its games are journalled
+                continue
             if exc is not None:
                 if failure is None:
                     failure = exc if isinstance(exc, ChunkFailed) else _wrap(exc, c)
@@ -525,6 +554,7 @@ class _Run:
             records_sha = sha256_bytes(res.records)
         write_bytes_atomic(self.out / c.file, res.data)
         self.done[(c.lineup, c.start)] = Chunk(c.lineup, c.start, c.stop, sha256_bytes(res.data), records_sha)
+        self._listed.append(c)
         self._add_sums(res.sums)
         self._add_faults(res.faults)
 
