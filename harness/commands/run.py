@@ -64,6 +64,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", action="store_true", help="when a bot fails, print its traceback here too "
                                                           "(it is always in the run's run.log)")
     p.add_argument("--resume", metavar="DIR", help="finish (or, with a larger --games, extend) the run in DIR")
+    p.add_argument("--continue-disqualified", action="store_true",
+                   help="with --resume: play on a run stopped because an engine was disqualified (the manifest "
+                        "records that you did, and reports say so)")
 
 
 def overrides_from_args(args: argparse.Namespace, base: RunConfig | None) -> tuple[dict[str, Any], dict[str, str]]:
@@ -130,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
 
     console_logging()  # warnings on the console; a failure's traceback only in run.log (or --verbose)
     what = args.seats or args.entrants or args.candidate
+    if args.continue_disqualified and not args.resume:
+        raise UserError("--continue-disqualified goes with --resume DIR (a run stopped by a disqualification)")
     if args.resume:
         out = Path(args.resume)
         if args.out and Path(args.out) != out:
@@ -165,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"playing into {out_dir}", flush=True)
     t0 = time.monotonic()
     try:
-        play(cfg, out_dir, quiet=quiet, resume=bool(args.resume))
+        play(cfg, out_dir, quiet=quiet, resume=bool(args.resume), continue_disqualified=args.continue_disqualified)
     except RunDirNotEmpty as exc:  # the library's words, with this command's flags
         hint = f"; resume it with --resume {exc.out}" if exc.resumable else ""
         raise UserError(f"{exc.out} exists and is not empty{hint}, or choose another --out") from None

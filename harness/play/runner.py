@@ -113,8 +113,13 @@ class RunStopped(RunFailed):
 
 
 def run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool = True, resume: bool = False,
-        games_range: tuple[int, int] | None = None) -> Path:
-    """Play ``config`` into ``out_dir`` (see the module docstring); returns the run directory."""
+        games_range: tuple[int, int] | None = None, continue_disqualified: bool = False) -> Path:
+    """Play ``config`` into ``out_dir`` (see the module docstring); returns the run directory.
+
+    A run stopped because an engine was disqualified stays stopped: resuming it raises
+    :class:`RunStopped` with the same reason, unless ``continue_disqualified`` (recorded in the
+    manifest beside the disqualification; the engine is then refereed as before but not stopped
+    again for it)."""
     out = Path(out_dir)
     if games_range is not None:
         start, stop = (int(x) for x in games_range)
@@ -134,12 +139,16 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool = Tru
             raise UserError(f"nothing to resume: {out} has no {MANIFEST}")
         old = load_manifest(out)
         _check_resumable(old, resolved, out)
+        dq = old.get("disqualified")
+        if dq and not continue_disqualified and not old.get("continued"):
+            raise RunStopped(f"run stopped: {dq['reason']} (recorded in {out / MANIFEST}); to play on anyway: "
+                             f"yatzy-harness run --resume {out} --continue-disqualified", out)
     else:
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise RunDirNotEmpty(out, has_manifest)
         old = None
     try:
-        return _Run(resolved, out, old, quiet).go()
+        return _Run(resolved, out, old, quiet, continue_disqualified).go()
     except OSError as exc:
         raise _io_error(exc, out) from None
 
@@ -196,8 +205,15 @@ def _check_resumable(old: Mapping[str, Any], resolved: ResolvedRun, out: Path) -
 class _Run:
     """State of one invocation: resolved config, the directory, chunks done, sums, the manifest."""
 
-    def __init__(self, resolved: ResolvedRun, out: Path, old: Mapping[str, Any] | None, quiet: bool) -> None:
+    def __init__(self, resolved: ResolvedRun, out: Path, old: Mapping[str, Any] | None, quiet: bool,
+                 continue_disqualified: bool = False) -> None:
         self.r, self.out, self.old, self.quiet = resolved, out, old, quiet
+        #: the engine's disqualification (manifest key ``disqualified``) and the user's word to play on
+        self.dq: dict[str, Any] | None = (old or {}).get("disqualified")
+        self.continued: dict[str, Any] | None = (old or {}).get("continued")
+        if self.dq and continue_disqualified and not self.continued:
+            self.continued = {"flag": "--continue-disqualified", "at": _now(),
+                              "games_kept": sum(int(c["stop"]) - int(c["start"]) for c in old.get("chunks", []))}
         cfg = resolved.config
         self.games = cfg.games
         self.seats = [len(x) for x in resolved.lineups]
@@ -247,6 +263,8 @@ class _Run:
             "totals": {label: list(v) for label, v in self.sums.items()},
             **({"engines": self.engines(), "faults": {label: dict(zip(FAULT_KEYS, v)) for label, v in self.faults.items()}}
                if self.refereed else {}),
+            **({"disqualified": self.dq} if self.dq else {}),
+            **({"continued": self.continued} if self.continued else {}),
             "created": old.get("created", self.started),
             "updated": _now(),
             "versions": _versions(cfg.backend),
@@ -346,13 +364,17 @@ class _Run:
                     acc[i] += int(x)
 
     def disqualified(self) -> str | None:
-        """The first refereed entrant over its share of corrupted games, as one line (else None)."""
+        """The first refereed entrant over its share of corrupted games, as one line (else None);
+        recorded for the manifest (:attr:`dq`). An engine the user played on with is not stopped again."""
         for label, s in self.refereed.items():
             v = self.faults[label]
             reason = s.disqualified(v[0], v[-1])
-            if reason is not None:
+            if reason is not None and not (self.continued and self.dq and self.dq.get("engine") == label):
                 kinds = ", ".join(f"{k.removeprefix('faults_')} {n:,}" for k, n in zip(FAULT_KEYS[2:-1], v[2:-1]) if n)
-                return f"{reason}; faults: {kinds or 'none'}; engine log: {self.out / ENGINE_DIR}"
+                line = f"{reason}; faults: {kinds or 'none'}; engine log: {self.out / ENGINE_DIR}"
+                self.dq = {"engine": label, "reason": line, "at": _now(), "games": v[0], "corrupted": v[-1],
+                           "faults": dict(zip(FAULT_KEYS, v))}
+                return line
         return None
 
     def _add_sums(self, sums: Mapping[str, Sequence[int]], sign: int = 1) -> None:
