@@ -12,9 +12,11 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -23,8 +25,11 @@ import pytest
 from harness import cli
 from harness.play.runner import RunConfig, load_manifest, run
 from tests.test_cli import screen
+from tests.test_evaluate import cache, tiny_dir  # noqa: F401  (fixtures)
 
 TESTS = Path(__file__).resolve().parent
+#: the long forms (benchmarks/chaos.py): every case on its own, every Dask moment on a cluster of its own
+LONG = os.environ.get("YH_CHAOS_LONG") == "1"
 ENGINES = TESTS / "engines"
 
 #: The harness's command line in a process of its own; sub-batches of 0.2 s instead of 2 s, so a
@@ -83,7 +88,7 @@ def reference(tmp_path_factory) -> Path:
                tmp_path_factory.mktemp("ref") / "ref")
 
 
-@pytest.mark.parametrize("workers,twice", [(1, False), (2, False), (2, True)])
+@pytest.mark.parametrize("workers,twice", [(1, False), (2, False), (2, True)] if LONG else [(1, False), (2, True)])
 def test_ctrl_c_at_a_random_point_keeps_the_games_and_resumes_to_the_same_bytes(tmp_path, reference, capsys,
                                                                                  workers, twice):
     seed = random.randrange(1 << 30)
@@ -202,3 +207,164 @@ def test_a_disqualified_run_stays_stopped_until_told_and_says_so(tmp_path, capsy
     text = capsys.readouterr().out
     assert "DISQUALIFIED: " + reason in text and "Played on after the disqualification" in text
     assert json.loads((out / "manifest.json").read_text())["continued"] == m2["continued"]
+
+
+# ---------------------------------------------------------------------------------------------
+# the cluster from its first second
+
+distributed = pytest.importorskip("distributed")
+
+
+def worker_pids() -> list[int]:
+    """This process's Dask worker processes (a LocalCluster's nannies start them as our children)."""
+    import psutil
+
+    found = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if any("spawn_main" in part for part in p.cmdline()):
+                found.append(p.pid)
+        except psutil.Error:  # gone meanwhile
+            continue
+    return found
+
+
+class Killer:
+    """SIGKILLs worker processes from a thread, one per step: a step is (delay, when), the kill coming
+    ``delay`` s after ``when()`` first holds (None: as soon as a worker process exists)."""
+
+    def __init__(self, *steps) -> None:
+        self.steps, self.killed = list(steps), []
+        self.stop = False
+        self.thread = threading.Thread(target=self._go, daemon=True)
+
+    def _go(self) -> None:
+        for delay, when in self.steps:
+            while not self.stop and not (worker_pids() and (when is None or when())):
+                time.sleep(0.02)
+            time.sleep(delay)
+            pids = worker_pids()
+            if self.stop or not pids:
+                return
+            os.kill(pids[0], signal.SIGKILL)
+            self.killed.append(pids[0])
+
+    def __enter__(self) -> Killer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop = True
+        self.thread.join(5)
+
+
+#: A run of slow bots (~2,000 games/s a worker), so that it still plays when a killed worker is back
+DASK_RUN = dict(seats=("bonus", "random"), games=3000, chunk_size=150, seed=23)
+
+
+@pytest.fixture(scope="module")
+def dask_reference(tmp_path_factory) -> Path:
+    return run(RunConfig(**DASK_RUN, workers=1), tmp_path_factory.mktemp("dref") / "ref")
+
+
+def _moments(out: Path, seed: int) -> dict[str, tuple[float, object]]:
+    """start-up: a worker process exists, then 0-2 s (its set-up, the cluster's, the first tasks');
+    mid-task: chunks in flight on both workers; between tasks: most chunks written, a worker idle or
+    taking its next."""
+    written = lambda: len(list((out / "chunks").glob("*.parquet"))) if (out / "chunks").is_dir() else 0  # noqa: E731
+    return {"start-up": (random.Random(seed).uniform(0, 2.0), None), "mid-task": (0.0, lambda: written() >= 2),
+            "between tasks": (0.0, lambda: written() >= 15)}
+
+
+@pytest.mark.parametrize("moments", [["start-up"], ["mid-task"], ["between tasks"]] if LONG
+                         else [["start-up", "mid-task", "between tasks"]])
+def test_a_dask_worker_killed_at_any_moment_is_survived_with_the_same_bytes(tmp_path, dask_reference, moments):
+    out = tmp_path / "run"
+    seed = random.randrange(1 << 30)
+    steps = _moments(out, seed)
+    with Killer(*(steps[m] for m in moments)) as k:
+        run(RunConfig(**DASK_RUN, workers=2, backend="dask"), out)
+    assert len(k.killed) == len(moments), (moments, seed, k.killed)
+    assert chunk_bytes(out) == chunk_bytes(dask_reference), (moments, seed)
+    assert load_manifest(out)["totals"] == load_manifest(dask_reference)["totals"]
+
+
+def test_an_exact_sweep_survives_a_worker_killed_at_start_up(tiny_dir, cache, capsys):
+    """The issue's failure: a worker SIGKILLed ~2 s after the workers start ended the sweep with a
+    CommClosedError traceback."""
+    argv = ["sweep", str(tiny_dir / "tiny_bonus.toml"), "--set", "upper_bonus_threshold=3..4", "--entrants",
+            "greedy,solver", "--json"]
+    assert cli.main(argv) == 0
+    local = json.loads(capsys.readouterr().out)
+    with Killer((2.0, None)) as k:
+        code = cli.main(argv + ["--backend", "dask", "--workers", "2"])
+    out, err = capsys.readouterr()
+    assert k.killed and code == 0, err
+    drop = ("seconds", "evaluated", "from_cache", "cached")
+    clean = lambda x: {a: clean(b) for a, b in x.items() if a not in drop} if isinstance(x, dict) else (  # noqa: E731
+        [clean(v) for v in x] if isinstance(x, list) else x)
+    assert clean(json.loads(out)) == clean(local)
+
+
+def test_scheduler_addresses_are_checked_before_use(tmp_path, capsys, monkeypatch):
+    """Malformed: one line at once; refused, or not a Dask scheduler (an HTTP server): one line,
+    never the minutes Dask's client waits on them."""
+    import http.server
+
+    from harness.util import backends
+
+    monkeypatch.setattr(backends, "GREETING_SECONDS", 1.0)
+    base = ["run", "--seats", "greedy,random", "--games", "10", "--quiet"]
+    assert cli.main(base + ["--scheduler", "not-an-address", "--out", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not a Dask scheduler address" in err
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        assert cli.main(base + ["--scheduler", f"tcp://127.0.0.1:{port}", "--out", str(tmp_path / "b")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"127.0.0.1:{port} is not a Dask scheduler (it sent nothing" in err
+    finally:
+        server.shutdown()
+        server.server_close()
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+    assert cli.main(base + ["--scheduler", f"tcp://127.0.0.1:{free}", "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "connection refused" in err
+
+
+def test_a_run_that_loses_every_worker_says_so_in_one_line_and_resumes(tmp_path, dask_reference, capsys,
+                                                                       monkeypatch):
+    from harness.play import runner
+
+    monkeypatch.setattr(runner, "LOST_AFTER", 2.0)
+    cluster = distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None)
+    address = cluster.scheduler_address
+    # a worker without a nanny: killed, nothing restarts it
+    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--no-nanny",
+                               "--nthreads", "1", "--no-dashboard"], env={**os.environ, "PYTHONPATH": str(TESTS.parent)},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = tmp_path / "run"
+    try:
+        def kill_after_a_chunk() -> None:
+            wait_for(lambda: (out / "chunks").is_dir() and any((out / "chunks").glob("*.parquet")), 120, "a chunk")
+            worker.kill()
+
+        t = threading.Thread(target=kill_after_a_chunk, daemon=True)
+        t.start()
+        with pytest.raises(runner.RunStopped) as stopped:
+            run(RunConfig(**DASK_RUN, workers=1, backend="dask", scheduler=address), out)
+        t.join(10)
+        msg = str(stopped.value)
+        assert "\n" not in msg and "every Dask worker is gone" in msg and f"run --resume {out}" in msg
+        assert not load_manifest(out)["complete"] and load_manifest(out)["chunks"]
+    finally:
+        worker.kill()
+        worker.wait(10)
+        cluster.close()
+    assert cli.main(["run", "--resume", str(out), "--backend", "local", "--workers", "1", "--quiet"]) == 0
+    capsys.readouterr()
+    assert chunk_bytes(out) == chunk_bytes(dask_reference)

@@ -120,6 +120,9 @@ def overrides_from_args(args: argparse.Namespace, base: RunConfig | None) -> tup
     if args.scheduler and not args.backend:
         ov["backend"] = "dask"
         origins["backend"] = "--scheduler"
+    if args.backend == "local" and not args.scheduler and base is not None and base.scheduler:
+        ov["scheduler"] = None  # a Dask run resumed (or a Dask config run) on this machine: its address is moot
+        origins["scheduler"] = "--backend"
     for kv in args.settings:
         origins[f"settings.{kv.split('=', 1)[0].strip()}"] = "--set"
     return ov, origins

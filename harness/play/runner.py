@@ -84,6 +84,8 @@ MANIFEST_EVERY = 2.0
 
 #: How often the parent looks at the games its workers report while chunks play (seconds).
 PROGRESS_EVERY = 0.5
+#: A Dask run with no worker for this long stops (resumable) instead of waiting for one (seconds).
+LOST_AFTER = 10.0
 
 #: Journal each sub-batch of a chunk on the local backend (:mod:`harness.play.journal`); off only to
 #: measure what it costs (benchmarks/bench_journal.py).
@@ -234,6 +236,8 @@ class _Run:
         self._initial = 0
         self._last_write = 0.0
         self._write_cost = 0.0
+        #: since when a Dask cluster has had no worker (monotonic seconds; None: it has some)
+        self._alone: float | None = None
         #: chunks written since the manifest was last written (their journal parts go after it)
         self._listed: list[Chunk] = []
 
@@ -491,8 +495,10 @@ class _Run:
                     if not pending:
                         break
                     # wake up now and then: the bar shows the games the workers report per batch
-                    finished, _ = cf.wait(pending, timeout=PROGRESS_EVERY if hook or jr else None,
+                    finished, _ = cf.wait(pending, timeout=PROGRESS_EVERY if hook or jr or be.alive else None,
                                           return_when=cf.FIRST_COMPLETED)
+                    if not finished and be.alive is not None:
+                        self._check_workers(be)
                     failure = self._collect(finished, pending, bar)
                     out = self.disqualified() if self.refereed else None
                     if failure is None and out is not None:
@@ -522,6 +528,26 @@ class _Run:
             finally:
                 set_progress(old_hook)
                 set_journal(old_journal)
+
+    def _check_workers(self, be: backends.Backend) -> None:
+        """Stop, resumable, in one line, once the cluster has had no worker for :data:`LOST_AFTER` s."""
+        assert be.alive is not None
+        try:
+            n = be.alive()
+        except OSError:  # the scheduler itself is gone: the same for this run
+            n = 0
+        now = time.monotonic()
+        if n:
+            self._alone = None
+            return
+        self._alone = self._alone or now
+        if now - self._alone >= LOST_AFTER:
+            be.abort()
+            self.write_manifest()
+            msg = (f"run stopped: every Dask worker is gone (none for {LOST_AFTER:g} s); {len(self.done)} complete "
+                   f"chunk(s) are kept; resume with: yatzy-harness run --resume {self.out}")
+            log.error("%s", msg, extra=RUN_LOG_ONLY)
+            raise RunStopped(msg, self.out)
 
     def _progress_hook(self, bar: Any) -> Any:
         """The workers' progress hook (:func:`harness.play.worker.set_progress`): it adds a batch's games

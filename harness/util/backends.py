@@ -21,13 +21,16 @@ import logging
 import multiprocessing
 import os
 import signal
+import socket
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import multiprocessing_logging
 
-from harness.util.errors import UserError
+from harness.util.address import parse_scheduler
+from harness.util.errors import RunFailed, UserError
 
 #: A scheduler address that means "a Dask client with threads in this process" (tests, debugging).
 INPROCESS = "inprocess"
@@ -65,6 +68,8 @@ class Backend:
     slots: int
     description: str
     abort: Callable[[], None] = field(default=lambda: None)
+    #: the worker threads the cluster has now (Dask; None: workers that cannot all go away unnoticed)
+    alive: Callable[[], int] | None = None
 
 
 def _worker_init() -> None:
@@ -103,12 +108,54 @@ def open_backend(backend: str, workers: int, scheduler: str | None) -> Iterator[
     yield from _dask(n, scheduler)
 
 
+#: Seconds to connect to a scheduler, then to wait for its greeting (:func:`check_scheduler`).
+CONNECT_SECONDS = 3.0
+GREETING_SECONDS = 5.0
+
+def check_scheduler(address: str) -> None:
+    """Refuse, in one line and within :data:`CONNECT_SECONDS` + :data:`GREETING_SECONDS`, an address
+    that is malformed, refuses connections, or is not a Dask scheduler. A Dask server writes its
+    handshake as soon as a connection opens (a message starting with its length, 8 bytes); an HTTP
+    server, say, writes nothing until asked, and Dask's own client would wait on it for minutes."""
+    scheme, host, port = parse_scheduler(address)
+    where = f"the Dask scheduler at {address}"
+    try:
+        sock = socket.create_connection((host, port), timeout=CONNECT_SECONDS)
+    except ConnectionRefusedError:
+        raise UserError(f"cannot reach {where}: connection refused (is the scheduler running, on that port?)") from None
+    except (socket.timeout, TimeoutError):
+        raise UserError(f"cannot reach {where}: no connection in {CONNECT_SECONDS:g} s") from None
+    except OSError as exc:
+        raise UserError(f"cannot reach {where}: {exc.strerror or exc}") from None
+    with sock:
+        if scheme == "tls":
+            return  # the TLS handshake comes first: the client's own time-out covers the rest
+        sock.settimeout(GREETING_SECONDS)
+        head = b""
+        try:
+            while len(head) < 8:
+                got = sock.recv(8 - len(head))
+                if not got:
+                    break
+                head += got
+        except (socket.timeout, TimeoutError):
+            pass
+        except OSError:
+            head = b""
+    size = struct.unpack("<Q", head)[0] if len(head) == 8 else 0
+    if not 0 < size < 1 << 24:
+        said = f"it sent {head[:8]!r} first" if head else f"it sent nothing in {GREETING_SECONDS:g} s"
+        raise UserError(f"{address} is not a Dask scheduler ({said}; a Dask scheduler greets at once)")
+
+
 def dask_client(scheduler: str) -> tuple[Any, Any]:
     """(the ``distributed`` module, a client of the scheduler at ``scheduler``): one line naming the
-    extra to install or the scheduler that cannot be reached. The runner's and the exact tasks' way in."""
+    extra to install, a malformed address, or a scheduler that cannot be reached or is not one
+    (:func:`check_scheduler`). The runner's and the exact tasks' way in."""
     distributed = require_distributed()
+    check_scheduler(scheduler)
     try:
-        return distributed, distributed.Client(scheduler, timeout="30s")
+        return distributed, distributed.Client(scheduler, timeout="10s")
     except (OSError, TimeoutError) as exc:
         raise UserError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
 
@@ -122,6 +169,25 @@ def require_distributed() -> Any:
     return distributed
 
 
+#: Tries to start a LocalCluster whose worker processes die while it starts them.
+CLUSTER_TRIES = 3
+
+
+def local_cluster(distributed: Any, **kwargs: Any) -> Any:
+    """A ``distributed.LocalCluster(**kwargs)``, started again (up to :data:`CLUSTER_TRIES` times)
+    when a worker process dies while the nannies start them ("Nanny failed to start worker
+    process"); one line when it keeps failing."""
+    for attempt in range(CLUSTER_TRIES):
+        try:
+            return distributed.LocalCluster(**kwargs)
+        except RuntimeError as exc:
+            if attempt == CLUSTER_TRIES - 1:
+                raise RunFailed(f"the local Dask cluster could not start its workers ({exc}, {CLUSTER_TRIES} tries); "
+                                f"nothing was played or evaluated yet: run the same command again") from None
+            log.warning("a Dask worker died while the cluster started (%s); starting it again", exc)
+    raise AssertionError("unreachable")
+
+
 def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
     distributed = require_distributed()
 
@@ -133,8 +199,8 @@ def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
         _, client = dask_client(scheduler)
         what = f"dask scheduler {scheduler}"
     else:
-        cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+        cluster = local_cluster(distributed, n_workers=n, threads_per_worker=1, processes=True,
+                                dashboard_address=None)
         client = distributed.Client(cluster)
         what = f"dask LocalCluster of {n} processes"
     if scheduler != INPROCESS:
@@ -148,7 +214,7 @@ def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
         slots = max(1, sum(client.nthreads().values()))
         executor = client.get_executor(pure=False)
         yield Backend(executor, slots, f"{what}, {slots} threads",
-                      lambda: executor.shutdown(wait=False))
+                      lambda: executor.shutdown(wait=False), lambda: sum(client.nthreads().values()))
     finally:
         client.close()
         if cluster is not None:
