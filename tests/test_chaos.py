@@ -107,7 +107,7 @@ def test_ctrl_c_at_a_random_point_keeps_the_games_and_resumes_to_the_same_bytes(
         assert len(said) == 1 and said[0].startswith("yatzy-harness: interrupted: "), (seed, err)
         assert said[0].endswith(f"continue with: yatzy-harness run --resume {out}"), (seed, err)
         kept = int(said[0].split("interrupted: ")[1].split(" of ")[0].replace(",", ""))
-        parts = list((out / "journal").glob("*.npz")) if (out / "journal").is_dir() else []
+        parts = list((out / "journal").glob("*.bin")) if (out / "journal").is_dir() else []
         on_disk = sum(c["stop"] - c["start"] for c in load_manifest(out)["chunks"]) + sum(
             int(p.stem.split("-")[-1]) - int(p.stem.split("-")[-2].lstrip("G")) for p in parts)
         assert kept == on_disk, (seed, err)
@@ -128,7 +128,7 @@ def test_interrupted_chunk_keeps_its_played_sub_batches(tmp_path, reference, cap
     """The failure of the issue: a run stopped inside its first chunks kept nothing of them."""
     out = tmp_path / "run"
     proc = harness(tmp_path, PLAY + ["--workers", "1", "--out", str(out), "--chunk-size", "40000"])
-    wait_for(lambda: (out / "journal").is_dir() and len(list((out / "journal").glob("*.npz"))) >= 2, 120,
+    wait_for(lambda: (out / "journal").is_dir() and len(list((out / "journal").glob("*.bin"))) >= 2, 120,
              "two sub-batches journalled", proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
@@ -347,6 +347,9 @@ def test_a_run_that_loses_every_worker_says_so_in_one_line_and_resumes(tmp_path,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out = tmp_path / "run"
     try:
+        with distributed.Client(address) as client:
+            client.wait_for_workers(1, timeout=120)
+
         def kill_after_a_chunk() -> None:
             wait_for(lambda: (out / "chunks").is_dir() and any((out / "chunks").glob("*.parquet")), 120, "a chunk")
             worker.kill()

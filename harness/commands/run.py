@@ -169,6 +169,11 @@ def run(args: argparse.Namespace) -> int:
     if solo:
         print(f"note: one seat: {solo} plays alone (solitaire); give two specs for a match, e.g. "
               f"--seats {solo},{'random' if solo != 'random' else 'greedy'}", file=sys.stderr)
+    if not args.resume and out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        from harness.records.rundir import MANIFEST  # (the runner refuses it too, after its set-up)
+
+        hint = f"; resume it with --resume {out_dir}" if (out_dir / MANIFEST).is_file() else ""
+        raise UserError(f"{out_dir} exists and is not empty{hint}, or choose another --out")
     if not quiet:
         print(f"playing into {out_dir}", flush=True)
     t0 = time.monotonic()

@@ -2,13 +2,14 @@
 
 A chunk plays as sub-batches of about :data:`SECONDS` of play (the first of :data:`FIRST_BATCH`
 games measures the pace). Each sub-batch that does not finish its chunk is written here as one
-file, ``RUN_DIR/journal/part-L{lineup}-G{start}-{stop}.npz``: the engine's arrays for those games
+file, ``RUN_DIR/journal/part-L{lineup}-G{start}-{stop}.bin``: the engine's arrays for those games
 (:class:`harness.game.engine.Results`, the analysis columns, the referee's fault tallies), exactly
 what the worker would otherwise hold in memory until the chunk ends. The dice of game ``i`` depend
 only on (seed, ``i``), so a chunk played as journalled parts plus the rest gives the same rows, and
 the same file bytes, as one played at once (``tests/test_chaos.py``).
 
-A part is written to ``.tmp`` and renamed (no fsync: the journal guards against a stopped or killed
+A part is a JSON header (each array's name, dtype and shape) and the arrays' raw bytes, written
+without a copy to ``.tmp`` and renamed (no fsync: the journal guards against a stopped or killed
 process; the chunk files, fsynced, against a lost machine). A part that cannot be read back is
 deleted and its games are played again. Parts are deleted once the manifest lists their chunk.
 
@@ -18,12 +19,12 @@ flag shared with the forked workers; a second Ctrl-C stops at once.
 
 from __future__ import annotations
 
-import io
+import json
 import multiprocessing
 import os
 import signal
+import struct
 import threading
-import zipfile
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -59,13 +60,13 @@ class Part:
 
 
 def part_name(lineup: int, start: int, stop: int) -> str:
-    return f"part-L{lineup:04d}-G{start:012d}-{stop:012d}.npz"
+    return f"part-L{lineup:04d}-G{start:012d}-{stop:012d}.bin"
 
 
 def _parse(name: str) -> tuple[int, int, int] | None:
-    if not (name.startswith("part-L") and name.endswith(".npz")):
+    if not (name.startswith("part-L") and name.endswith(".bin")):
         return None
-    body = name[len("part-L"):-len(".npz")].replace("-G", "-").split("-")
+    body = name[len("part-L"):-len(".bin")].replace("-G", "-").split("-")
     if len(body) != 3 or not all(x.isdigit() for x in body):
         return None
     lineup, start, stop = (int(x) for x in body)
@@ -84,7 +85,7 @@ def _entries(run_dir: Path) -> Iterator[tuple[tuple[int, int, int], Path]]:
 
 def save(run_dir: Path, lineup: int, part: Part) -> None:
     """Journal ``part`` of ``lineup`` (atomically: a file under its final name is whole)."""
-    arrays: dict[str, np.ndarray] = {"format": np.array(PART_FORMAT)}
+    arrays: dict[str, np.ndarray] = {}
     res = part.results
     for f in fields(res):
         v = getattr(res, f.name)
@@ -97,14 +98,18 @@ def save(run_dir: Path, lineup: int, part: Part) -> None:
         arrays[f"analysis.{k}"] = v
     if part.tally is not None:
         arrays["tally"] = part.tally
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+    header = json.dumps({"format": PART_FORMAT, "arrays": [[k, v.dtype.str, list(v.shape)]
+                                                           for k, v in arrays.items()]}).encode()
     folder = Path(run_dir) / JOURNAL_DIR
     folder.mkdir(exist_ok=True)
     path = folder / part_name(lineup, part.start, part.stop)
     tmp = path.with_name(path.name + TMP_SUFFIX)
     try:
-        tmp.write_bytes(buf.getbuffer())
+        with tmp.open("wb") as f:
+            f.write(struct.pack("<Q", len(header)) + header)
+            for v in arrays.values():
+                f.write(v.reshape(-1).view(np.uint8).data)  # the array's own memory: no copy
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -112,10 +117,22 @@ def save(run_dir: Path, lineup: int, part: Part) -> None:
 
 
 def _read(path: Path, start: int, stop: int, rules: RuleSet, labels: tuple[str, ...]) -> Part:
-    with np.load(path, allow_pickle=False) as z:
-        got = {k: z[k] for k in z.files}
-    if int(got.pop("format", -1)) != PART_FORMAT:
+    data = bytearray(path.read_bytes())  # writable: the arrays below are views of it
+    (n,) = struct.unpack_from("<Q", data)
+    head = json.loads(bytes(data[8:8 + n]))
+    if head.get("format") != PART_FORMAT:
         raise ValueError("another journal format")
+    got: dict[str, np.ndarray] = {}
+    at = 8 + n
+    for name, dtype, shape in head["arrays"]:
+        dt = np.dtype(dtype)
+        size = dt.itemsize * int(np.prod(shape, dtype=np.int64))
+        if at + size > len(data):
+            raise ValueError("a part cut short")
+        got[name] = np.frombuffer(data, dtype=dt, count=size // dt.itemsize, offset=at).reshape(shape)
+        at += size
+    if at != len(data):
+        raise ValueError("a part longer than its header says")
     rec = None
     if any(k.startswith("recording.") for k in got):
         rec = Recording(**{f.name: got[f"recording.{f.name}"] for f in fields(Recording)})
@@ -138,7 +155,7 @@ def load(run_dir: Path, lineup: int, start: int, stop: int, rules: RuleSet, labe
             continue
         try:
             part = _read(path, a, b, rules, tuple(labels))
-        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
+        except (OSError, ValueError, KeyError, TypeError, struct.error):
             path.unlink(missing_ok=True)
             break
         if (part.analysis is None) == analysis or (part.tally is None) == tally \

@@ -149,10 +149,16 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool = Tru
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise RunDirNotEmpty(out, has_manifest)
         old = None
+    one = _Run(resolved, out, old, quiet, continue_disqualified)
     try:
-        return _Run(resolved, out, old, quiet, continue_disqualified).go()
+        return one.go()
     except OSError as exc:
         raise _io_error(exc, out) from None
+    except KeyboardInterrupt as exc:  # Ctrl-C before play (set-up): say what is kept all the same
+        if isinstance(exc, RunInterrupted) or not (out / MANIFEST).is_file():
+            raise
+        kept = sum(c.games for c in one.done.values()) + journal.kept_games(out)
+        raise RunInterrupted(out, kept, one.games * len(one.seats)) from None
 
 
 def extend(run_dir: str | os.PathLike[str], stop: int, *, quiet: bool = True, workers: int | None = None,
@@ -621,6 +627,8 @@ class _Run:
             failure = ChunkFailed(str(failure).splitlines()[0])
         # once in run.log; the command prints the same block on stderr (the worker logged the traceback)
         report = failure.summary(self.out, self.out / LOG, len(self.done))
+        if self.dq and str(failure) == self.dq["reason"]:  # resuming needs the user's word (issue 49)
+            report = report.replace(f"run --resume {self.out}", f"run --resume {self.out} --continue-disqualified")
         log.error("%s", report, extra=RUN_LOG_ONLY)
         raise RunStopped(report, self.out, failure)
 
