@@ -35,11 +35,14 @@ def one(games: int, chunk: int, workers: int, bots: str, mode: str) -> dict[str,
     """One run in this process: wall seconds, CPU seconds (this process and its workers), journal bytes."""
     from harness.play import journal, runner
 
-    written = [0]
+    written = [0, 0.0, 0.0]  # bytes, wall and CPU seconds inside journal.save (this process's)
     save = journal.save
 
-    def counting_save(run_dir, lineup, part):  # counts the bytes, writes them as the runner does
+    def counting_save(run_dir, lineup, part):  # times and counts the writes the runner makes
+        t0, c0 = time.perf_counter(), time.thread_time()
         save(run_dir, lineup, part)
+        written[1] += time.perf_counter() - t0
+        written[2] += time.thread_time() - c0
         written[0] += (Path(run_dir) / journal.JOURNAL_DIR / journal.part_name(lineup, part.start, part.stop)) \
             .stat().st_size
 
@@ -55,8 +58,8 @@ def one(games: int, chunk: int, workers: int, bots: str, mode: str) -> dict[str,
         r1 = resource.getrusage(resource.RUSAGE_SELF)
         c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime) + c1.ru_utime + c1.ru_stime
-    # forked workers' journal bytes are not counted here: the parent reads the folder's size instead
-    return {"wall": wall, "cpu": cpu, "bytes": written[0]}
+    # (forked workers' writes are not counted here: :func:`inside` plays in this process)
+    return {"wall": wall, "cpu": cpu, "bytes": written[0], "save_wall": written[1], "save_cpu": written[2]}
 
 
 def measure(games: int, chunk: int, workers: int, bots: str, mode: str) -> dict[str, float]:
@@ -66,9 +69,13 @@ def measure(games: int, chunk: int, workers: int, bots: str, mode: str) -> dict[
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def journal_bytes(games: int, chunk: int, bots: str) -> int:
-    """Bytes the journal writes for the run (one worker in this process, so they can be counted)."""
-    return int(one(games, chunk, 1, bots, "on")["bytes"])
+def inside(games: int, chunk: int, bots: str) -> dict[str, float]:
+    """The run with one worker, in this process, so that the time spent writing the journal can be
+    taken apart from the rest: its bytes, and the wall and CPU seconds inside ``journal.save``."""
+    code = (f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); from benchmarks.bench_journal import one; "
+            f"print(json.dumps(one({games}, {chunk}, 1, {bots!r}, 'on')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -82,8 +89,9 @@ def main() -> None:
     print(f"# {time.strftime('%Y-%m-%d %H:%M %Z')}, {platform.node()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}")
     print("| chunk | games | workers | wall off / dry / on (s) | on vs dry | on vs off "
-          "| CPU off / dry / on (s) | on vs dry | on vs off | journal written |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| CPU off / dry / on (s) | on vs dry | on vs off | journal written | in journal.save, 1 worker: wall, CPU "
+          "(share of the run's) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for chunk in (int(x) for x in a.chunks.split(",")):
         got: dict[str, list[dict[str, float]]] = {"off": [], "dry": [], "on": []}
         for _ in range(a.repeat):  # in turn, so a change of load hits every mode alike
@@ -91,11 +99,13 @@ def main() -> None:
                 got[mode].append(measure(a.games, chunk, a.workers, a.bots, mode))
         w = {m: statistics.median(x["wall"] for x in r) for m, r in got.items()}
         c = {m: statistics.median(x["cpu"] for x in r) for m, r in got.items()}
-        size = journal_bytes(min(a.games, 2 * chunk), chunk, a.bots) * (a.games / min(a.games, 2 * chunk))
+        j = inside(a.games, chunk, a.bots)
         pct = lambda d, x, y: f"{100 * (d[x] / d[y] - 1):+.1f} %"  # noqa: E731
         print(f"| {chunk:,} | {a.games:,} | {a.workers} | {w['off']:.1f} / {w['dry']:.1f} / {w['on']:.1f} "
               f"| {pct(w, 'on', 'dry')} | {pct(w, 'on', 'off')} | {c['off']:.1f} / {c['dry']:.1f} / {c['on']:.1f} "
-              f"| {pct(c, 'on', 'dry')} | {pct(c, 'on', 'off')} | {size / 2**20:.0f} MiB |", flush=True)
+              f"| {pct(c, 'on', 'dry')} | {pct(c, 'on', 'off')} | {j['bytes'] / 2**20:.0f} MiB "
+              f"| {j['save_wall']:.2f} s, {j['save_cpu']:.2f} s ({100 * j['save_wall'] / j['wall']:.2f} %, "
+              f"{100 * j['save_cpu'] / j['cpu']:.2f} %) |", flush=True)
 
 
 if __name__ == "__main__":

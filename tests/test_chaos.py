@@ -201,7 +201,7 @@ def test_a_disqualified_run_stays_stopped_until_told_and_says_so(tmp_path, capsy
     capsys.readouterr()
     m2 = load_manifest(out)
     assert m2["complete"] and m2["disqualified"] == m["disqualified"]
-    assert m2["continued"]["flag"] == "--continue-disqualified"
+    assert m2["continued"]["flag"] == "--continue-disqualified" and m2["continued"]["engine"] == "bot"
     assert m2["continued"]["games_kept"] == sum(c["stop"] - c["start"] for c in m["chunks"])
     assert cli.main(["report", str(out), "--no-plots", "--out", str(tmp_path / "rep2")]) == 0
     text = capsys.readouterr().out

@@ -142,7 +142,7 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool = Tru
         old = load_manifest(out)
         _check_resumable(old, resolved, out)
         dq = old.get("disqualified")
-        if dq and not continue_disqualified and not old.get("continued"):
+        if dq and not continue_disqualified and (old.get("continued") or {}).get("engine") != dq["engine"]:
             raise RunStopped(f"run stopped: {dq['reason']} (recorded in {out / MANIFEST}); to play on anyway: "
                              f"yatzy-harness run --resume {out} --continue-disqualified", out)
     else:
@@ -219,8 +219,8 @@ class _Run:
         #: the engine's disqualification (manifest key ``disqualified``) and the user's word to play on
         self.dq: dict[str, Any] | None = (old or {}).get("disqualified")
         self.continued: dict[str, Any] | None = (old or {}).get("continued")
-        if self.dq and continue_disqualified and not self.continued:
-            self.continued = {"flag": "--continue-disqualified", "at": _now(),
+        if self.dq and continue_disqualified and (self.continued or {}).get("engine") != self.dq["engine"]:
+            self.continued = {"engine": self.dq["engine"], "flag": "--continue-disqualified", "at": _now(),
                               "games_kept": sum(int(c["stop"]) - int(c["start"]) for c in old.get("chunks", []))}
         cfg = resolved.config
         self.games = cfg.games
@@ -379,7 +379,7 @@ class _Run:
         for label, s in self.refereed.items():
             v = self.faults[label]
             reason = s.disqualified(v[0], v[-1])
-            if reason is not None and not (self.continued and self.dq and self.dq.get("engine") == label):
+            if reason is not None and (self.continued or {}).get("engine") != label:
                 kinds = ", ".join(f"{k.removeprefix('faults_')} {n:,}" for k, n in zip(FAULT_KEYS[2:-1], v[2:-1]) if n)
                 line = f"{reason}; faults: {kinds or 'none'}; engine log: {self.out / ENGINE_DIR}"
                 self.dq = {"engine": label, "reason": line, "at": _now(), "games": v[0], "corrupted": v[-1],
@@ -511,8 +511,8 @@ class _Run:
                         failure = ChunkFailed(out)
                     if failure is not None:
                         self._stop(failure, pending, be, bar)
-                if jr is not None and jr.stopping():
-                    raise KeyboardInterrupt
+                if jr is not None and jr.stopping() and any((c.lineup, c.start) not in self.done for c in todo):
+                    raise KeyboardInterrupt  # (a Ctrl-C after the last chunk ended changes nothing)
             except OSError:
                 # a chunk or the manifest could not be written (full disk, permissions): stop the
                 # workers, record what is complete if the disk lets us, leave the run resumable

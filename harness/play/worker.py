@@ -227,9 +227,9 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     seconds = journal.SECONDS if jr is not None else BATCH_SECONDS
     try:
         size = len(games) - at if hook is None and jr is None else FIRST_BATCH
-        t0, first = time.monotonic(), at
         while at < len(games):
             batch = games[at:at + size]
+            t0 = time.monotonic()
             for s in refereed:
                 s.begin_batch(batch, chunk.lineup)
             part = play(p.rules, seats, batch, job.seed, record=job.record or job.analyse)
@@ -248,7 +248,9 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
                 hook(len(batch))
             if jr is not None and jr.stopping() and at < len(games):
                 raise journal.ChunkInterrupted(chunk.lineup, chunk.start, at)
-            rate = (at - first) / max(time.monotonic() - t0, 1e-6)
+            # the next batch from the pace of this one (an average since the first, whose fixed
+            # costs weigh most, grew the batches slowly: more batches, more fixed costs)
+            rate = len(batch) / max(time.monotonic() - t0, 1e-6)
             size = int(min(max(rate * seconds, FIRST_BATCH), len(games) - at)) or 1
     except StrategyError as exc:
         failed = exc
