@@ -259,7 +259,7 @@ class Killer:
 
 
 #: A run of slow bots (~2,000 games/s a worker), so that it still plays when a killed worker is back
-DASK_RUN = dict(seats=("bonus", "random"), games=3000, chunk_size=150, seed=23)
+DASK_RUN = dict(seats=("bonus", "random"), games=1600, chunk_size=80, seed=23)
 
 
 @pytest.fixture(scope="module")

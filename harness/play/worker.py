@@ -128,6 +128,10 @@ class ChunkFailed(RuntimeError):
 
 
 _PREPARED: dict[str, Prepared] = {}
+#: games per second of the last batch this process played, by (job token, lineup): the size of a
+#: chunk's first batch (the batching never changes a row; it only sets how often progress and the
+#: journal hear of a chunk)
+_PACE: dict[tuple[str, int], float] = {}
 _LOCK = threading.Lock()
 
 
@@ -225,8 +229,12 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
         if jr.stopping() and at < len(games):
             raise journal.ChunkInterrupted(chunk.lineup, chunk.start, at)
     seconds = journal.SECONDS if jr is not None else BATCH_SECONDS
+    pace_key = (job.token, chunk.lineup)
     try:
-        size = len(games) - at if hook is None and jr is None else FIRST_BATCH
+        if hook is None and jr is None:
+            size = len(games) - at
+        else:  # this process's pace on the lineup's last chunk, if any: no small first batch again
+            size = int(min(max(_PACE.get(pace_key, 0.0) * seconds, FIRST_BATCH), len(games) - at)) or 1
         while at < len(games):
             batch = games[at:at + size]
             t0 = time.monotonic()
@@ -250,7 +258,7 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
                 raise journal.ChunkInterrupted(chunk.lineup, chunk.start, at)
             # the next batch from the pace of this one (an average since the first, whose fixed
             # costs weigh most, grew the batches slowly: more batches, more fixed costs)
-            rate = len(batch) / max(time.monotonic() - t0, 1e-6)
+            rate = _PACE[pace_key] = len(batch) / max(time.monotonic() - t0, 1e-6)
             size = int(min(max(rate * seconds, FIRST_BATCH), len(games) - at)) or 1
     except StrategyError as exc:
         failed = exc
