@@ -60,7 +60,8 @@ class TripwireBot(TimeoutBot):
                 marker.unlink()
                 sig = signal.SIGKILL if os.environ.get("YH_TRIP_SIGNAL") == "KILL" else signal.SIGINT
                 os.kill(os.getppid() if os.environ.get("YH_TRIP_PARENT") else os.getpid(), sig)
-                time.sleep(30)  # a killed runner takes this worker with it (PR_SET_PDEATHSIG)
+                if sig == signal.SIGKILL:
+                    time.sleep(30)  # a killed runner takes this worker with it (PR_SET_PDEATHSIG)
         return super().choose(view)
 
 

@@ -38,7 +38,7 @@ VOLATILE = {"path", "source", "seconds", "time", "created", "updated", "cached",
             "versions", "git", "history", "out", "run_dir", "file", "elapsed", "games_per_second", "wall"}
 
 #: Figures found by a search, by the start of their path: (relative tolerance, why). The searches'
-#: steps are the same on every machine as long as no comparison in them turns on a last bit, so
+#: steps are the same on every machine as no comparison in them turns on a last bit, so
 #: in practice these agree to about 1e-12 too; the contract promises only the search's tolerance.
 SEARCHED: dict[str, tuple[float, str]] = {
     "fit/": (1e-5, "maximum likelihood: the temperature to 1e-5 in log T (likelihood.py's minimize_scalar), "

@@ -401,10 +401,11 @@ def _trip_env(marker: Path, signame: str, parent: bool) -> dict[str, str]:
     return env | ({"YH_TRIP_PARENT": "1"} if parent else {})
 
 
-def _resume_and_compare(out: Path, ref: Path, monkeypatch, capsys, workers: int = 2) -> None:
+def _resume_and_compare(out: Path, ref: Path, monkeypatch, capsys, workers: int = 2, kept: bool = False) -> None:
     m = load_manifest(out)
     assert m["complete"] is False
-    assert "part-L0000-G000000000600.parquet" not in files(out)
+    # SIGKILL loses the chunk in flight; Ctrl-C lets it end its sub-batch (here the whole chunk)
+    assert ("part-L0000-G000000000600.parquet" in files(out)) == kept
     assert cli.main(["run", "--resume", str(out), "--workers", "2", "--quiet"]) == 0
     assert "tripwire  mean" in capsys.readouterr().out
     assert files(out) == files(ref) and len(files(ref)) == 12
@@ -433,9 +434,9 @@ def test_ctrl_c_stops_workers_and_resumes_identically(tmp_path, tripwire_ref, mo
     proc = _cli_subprocess(tmp_path, TRIP_ARGS + ["--workers", "2", "--out", str(out)],
                            _trip_env(marker, "INT", parent=True))
     assert not marker.exists() and proc.returncode == 130, proc.stderr
-    assert f"finish with: yatzy-harness run --resume {out}" in proc.stderr
+    assert f"continue with: yatzy-harness run --resume {out}" in proc.stderr
     assert "interrupted:" in (out / "run.log").read_text()
-    _resume_and_compare(out, tripwire_ref, monkeypatch, capsys)
+    _resume_and_compare(out, tripwire_ref, monkeypatch, capsys, kept=True)
 
 
 @pytest.fixture
@@ -453,9 +454,10 @@ def test_ctrl_c_in_process_run(tmp_path, tripwire_ref, monkeypatch, capsys, sigi
         monkeypatch.setenv(k, v)
     assert cli.main(TRIP_ARGS + ["--workers", "1", "--out", str(out)]) == 130
     assert not marker.exists()
-    assert f"finish with: yatzy-harness run --resume {out}" in capsys.readouterr().err
-    assert sorted(files(out)) == [f"part-L0000-G{g:012d}.parquet" for g in range(0, 600, 100)]
-    _resume_and_compare(out, tripwire_ref, monkeypatch, capsys, workers=1)
+    err = capsys.readouterr().err
+    assert err == f"yatzy-harness: interrupted: 700 of 1,200 games kept; continue with: yatzy-harness run --resume {out}\n"
+    assert sorted(files(out)) == [f"part-L0000-G{g:012d}.parquet" for g in range(0, 700, 100)]
+    _resume_and_compare(out, tripwire_ref, monkeypatch, capsys, workers=1, kept=True)
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -469,9 +471,12 @@ def test_ctrl_c_under_a_progress_bar_starts_its_lines_afresh(tmp_path, tripwire_
     proc = _cli_subprocess(tmp_path, args, _trip_env(marker, "INT", parent=workers > 1))
     assert not marker.exists() and proc.returncode == 130, proc.stderr
     assert "game/s]" in proc.stderr  # the bar was drawn (on stderr, a pipe here: no terminal needed)
-    said = [line for line in screen(proc.stderr) if "interrupted" in line]
-    assert [line.split(":")[0] for line in said] == ["WARNING harness.play.runner", "yatzy-harness"], said
-    assert said[0].endswith(f"finish with: yatzy-harness run --resume {out}")
+    said = [line for line in screen(proc.stderr) if line.strip() and "game/s]" not in line]
+    # one line (issue 49): the bar is erased, the runner's warning goes to run.log only
+    assert len(said) == 1, said
+    assert said[0].startswith("yatzy-harness: interrupted: ") and " of 1,200 games kept; " in said[0]
+    assert said[0].endswith(f"continue with: yatzy-harness run --resume {out}")
+    assert "interrupted:" in (out / "run.log").read_text()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -736,7 +741,7 @@ def _bar_positions(monkeypatch) -> list[list[int]]:
 def test_progress_moves_per_batch_within_a_chunk_and_rows_stay_identical(tmp_path, monkeypatch, workers):
     """One chunk of 600 games per lineup: the bar moves in batches of the engine (here 64 games:
     every batch is reported, from this process and from forked workers), not once per chunk; the
-    files are byte for byte those of a quiet run, which plays each chunk as one batch."""
+    files are byte for byte those of a quiet run, which plays each chunk in sub-batches of ~2 s."""
     import time
 
     from harness.play import runner
@@ -745,6 +750,7 @@ def test_progress_moves_per_batch_within_a_chunk_and_rows_stay_identical(tmp_pat
     quiet = run(cfg(games=600, chunk_size=600, workers=workers), tmp_path / "quiet")
     monkeypatch.setattr(worker, "FIRST_BATCH", 64)
     monkeypatch.setattr(worker, "BATCH_SECONDS", 1e-9)  # every batch the smallest
+    monkeypatch.setattr(worker.journal, "SECONDS", 1e-9)  # (the local backend's sub-batches, journalled)
     monkeypatch.setattr(runner, "PROGRESS_EVERY", 0.005)
     engine_play = worker.play
 

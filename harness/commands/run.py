@@ -64,6 +64,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", action="store_true", help="when a bot fails, print its traceback here too "
                                                           "(it is always in the run's run.log)")
     p.add_argument("--resume", metavar="DIR", help="finish (or, with a larger --games, extend) the run in DIR")
+    p.add_argument("--continue-disqualified", action="store_true",
+                   help="with --resume: play on a run stopped because an engine was disqualified (the manifest "
+                        "records that you did, and reports say so)")
 
 
 def overrides_from_args(args: argparse.Namespace, base: RunConfig | None) -> tuple[dict[str, Any], dict[str, str]]:
@@ -117,6 +120,9 @@ def overrides_from_args(args: argparse.Namespace, base: RunConfig | None) -> tup
     if args.scheduler and not args.backend:
         ov["backend"] = "dask"
         origins["backend"] = "--scheduler"
+    if args.backend == "local" and not args.scheduler and base is not None and base.scheduler:
+        ov["scheduler"] = None  # a Dask run resumed (or a Dask config run) on this machine: its address is moot
+        origins["scheduler"] = "--backend"
     for kv in args.settings:
         origins[f"settings.{kv.split('=', 1)[0].strip()}"] = "--set"
     return ov, origins
@@ -130,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
 
     console_logging()  # warnings on the console; a failure's traceback only in run.log (or --verbose)
     what = args.seats or args.entrants or args.candidate
+    if args.continue_disqualified and not args.resume:
+        raise UserError("--continue-disqualified goes with --resume DIR (a run stopped by a disqualification)")
     if args.resume:
         out = Path(args.resume)
         if args.out and Path(args.out) != out:
@@ -161,20 +169,27 @@ def run(args: argparse.Namespace) -> int:
     if solo:
         print(f"note: one seat: {solo} plays alone (solitaire); give two specs for a match, e.g. "
               f"--seats {solo},{'random' if solo != 'random' else 'greedy'}", file=sys.stderr)
+    if not args.resume and out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        from harness.records.rundir import MANIFEST  # (the runner refuses it too, after its set-up)
+
+        hint = f"; resume it with --resume {out_dir}" if (out_dir / MANIFEST).is_file() else ""
+        raise UserError(f"{out_dir} exists and is not empty{hint}, or choose another --out")
     if not quiet:
         print(f"playing into {out_dir}", flush=True)
     t0 = time.monotonic()
     try:
-        play(cfg, out_dir, quiet=quiet, resume=bool(args.resume))
+        play(cfg, out_dir, quiet=quiet, resume=bool(args.resume), continue_disqualified=args.continue_disqualified)
     except RunDirNotEmpty as exc:  # the library's words, with this command's flags
         hint = f"; resume it with --resume {exc.out}" if exc.resumable else ""
         raise UserError(f"{exc.out} exists and is not empty{hint}, or choose another --out") from None
     except RunStopped as exc:
         exc.verbose = args.verbose  # cli.main prints the block (and the traceback with --verbose)
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         end_bars()  # the runner closes its bar; one a step before it left drawn would hold this line
-        print(f"yatzy-harness: interrupted; finish with: yatzy-harness run --resume {out_dir}",
+        kept = getattr(exc, "kept", None)
+        said = f"{kept:,} of {exc.total:,} games kept; " if kept is not None else ""  # type: ignore[attr-defined]
+        print(f"yatzy-harness: interrupted: {said}continue with: yatzy-harness run --resume {out_dir}",
               file=sys.stderr)
         return 130
     dt = time.monotonic() - t0

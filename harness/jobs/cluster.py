@@ -51,9 +51,9 @@ from harness.exact import solver as S
 from harness.exact.evaluate import evaluate
 from harness.jobs.versions import check_version, code_version
 from harness.game.registry import make
-from harness.util.backends import dask_client, open_backend, require_distributed
+from harness.util.backends import dask_client, local_cluster, open_backend, require_distributed
 from harness.util.cache import CACHE_ENV, default_cache_dir
-from harness.util.errors import UserError
+from harness.util.errors import RunFailed, UserError
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,11 @@ THREADS_ENV = "YATZY_HARNESS_THREADS"
 WORKER_MEMORY = "3GiB"
 #: How many times a task that raised is run again (a lost worker's tasks are rerun by the scheduler).
 RETRIES = 2
+#: A job whose cluster has had no worker for this long stops in one line (seconds); its finished
+#: evaluations are cached, so the same command goes on from them.
+LOST_AFTER = 10.0
+#: Tries of the start-up (the set-up plugin, the workers' code check) while workers die under it.
+START_TRIES = 5
 
 
 #: Called with a task's name just before the task runs, in the process that runs it; None: nothing.
@@ -162,15 +167,33 @@ class DaskTasks(Tasks):
                                   retries=self.retries, priority=priority)
 
     def as_completed(self, futures: Sequence[Any]) -> Iterable[Any]:
-        import distributed
-
-        return distributed.as_completed(futures)
+        rest = list(futures)
+        while rest:
+            done, left = self.wait_any(rest)
+            yield from (f for f in rest if f in done)
+            rest = [f for f in rest if f in left]
 
     def wait_any(self, futures: Sequence[Any]) -> tuple[set[Any], set[Any]]:
+        """(done, not done) once one of ``futures`` is done; a :class:`RunFailed` in one line once
+        the cluster has had no worker for :data:`LOST_AFTER` seconds (the tasks would wait for ever)."""
         import distributed
 
-        done, rest = distributed.wait(futures, return_when="FIRST_COMPLETED")
-        return set(done), set(rest)
+        alone: float | None = None
+        while True:
+            try:
+                done, rest = distributed.wait(futures, timeout=1.0, return_when="FIRST_COMPLETED")
+                return set(done), set(rest)
+            except TimeoutError:
+                pass
+            try:
+                n = sum(self.client.nthreads().values())
+            except OSError:
+                n = 0
+            now = time.monotonic()
+            alone = None if n else (alone or now)
+            if alone is not None and now - alone >= LOST_AFTER:
+                raise RunFailed(f"every Dask worker of {self.description} is gone (none for {LOST_AFTER:g} s); the "
+                                f"evaluations finished are cached: run the same command again to go on from them")
 
     def cancel(self, futures: Sequence[Any]) -> None:
         self.client.cancel(list(futures), force=True)
@@ -182,8 +205,9 @@ def _worker_report() -> dict[str, Any]:
 
 
 def check_workers(client: Any, version: str) -> dict[str, Any]:
-    """Every worker's :func:`code_version` must be ``version``: a UserError naming those that differ."""
-    got = client.run(_worker_report)
+    """Every worker's :func:`code_version` must be ``version``: a UserError naming those that differ.
+    A worker that dies meanwhile is left out (the scheduler reruns its tasks elsewhere)."""
+    got = {w: r for w, r in client.run(_worker_report, on_error="return").items() if isinstance(r, dict)}
     bad = {w: r["version"] for w, r in got.items() if r["version"] != version}
     if bad:
         raise UserError(f"Dask workers run other harness code than this client ({version}): "
@@ -219,17 +243,16 @@ def open_tasks(backend: str = "local", workers: int = 1, scheduler: str | None =
     else:
         env = {CACHE_ENV: cache, THREADS_ENV: str(threads), "NUMBA_NUM_THREADS": str(threads),
                "OMP_NUM_THREADS": "1"}
-        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                           memory_limit=memory_limit, dashboard_address=None, env=env)
+        cluster = local_cluster(distributed, n_workers=workers, threads_per_worker=1, processes=True,
+                                memory_limit=memory_limit, dashboard_address=None, env=env)
         client = distributed.Client(cluster)
         what = f"dask LocalCluster of {workers} processes ({threads} thread(s), {memory_limit} each)"
     try:
         from harness.jobs.dask_plugin import Setup  # (imports distributed: only here)
 
-        client.register_plugin(Setup({CACHE_ENV: cache, THREADS_ENV: str(threads), "NUMBA_NUM_THREADS": str(threads)}),
-                               name="yatzy-harness-setup")
         version = code_version()
-        check_workers(client, version)
+        _start_up(client, Setup({CACHE_ENV: cache, THREADS_ENV: str(threads), "NUMBA_NUM_THREADS": str(threads)}),
+                  version)
         n = max(1, sum(client.nthreads().values()))
         log.info("exact evaluations on %s: %d task slots, code %s, cache %s", what, n, version, cache)
         yield DaskTasks(client, n, what, retries, hook)
@@ -237,6 +260,24 @@ def open_tasks(backend: str = "local", workers: int = 1, scheduler: str | None =
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _start_up(client: Any, setup: Any, version: str) -> None:
+    """Register the workers' set-up plugin and check their code, again while workers die under it
+    (a worker killed in its first seconds broke the connection of either call: issue 49)."""
+    from distributed.comm.core import CommClosedError  # (distributed is imported: only here)
+
+    for attempt in range(START_TRIES):
+        try:
+            client.register_plugin(setup, name="yatzy-harness-setup")
+            check_workers(client, version)
+            return
+        except (CommClosedError, OSError) as exc:
+            if attempt == START_TRIES - 1:
+                raise RunFailed(f"the Dask workers kept failing while the job started ({type(exc).__name__}: "
+                                f"{exc}); nothing was evaluated yet: run the same command again") from None
+            log.info("a worker failed during start-up (%s); again", exc)
+            time.sleep(1.0)
 
 
 __all__ = ["DaskTasks", "RETRIES", "TASK_HOOK", "THREADS_ENV", "Tasks", "WORKER_MEMORY", "check_workers",

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from harness.game import tournament
+from harness.util.address import parse_scheduler
 from harness.util.cache import check_cache_dir
 from harness.util.errors import UserError
 from harness.util.specs import split_specs
@@ -168,6 +169,8 @@ class RunConfig:
                 raise UserError(f"{name('scheduler')} must be an address like tcp://host:8786, got {self.scheduler!r}")
             if self.backend != "dask":
                 raise UserError(f"{at('scheduler', 'backend')}: scheduler {self.scheduler!r} needs backend = \"dask\"")
+            if self.scheduler != "inprocess":
+                parse_scheduler(self.scheduler)  # a malformed address: one line now, not after the set-up
 
     def _check_switches(self) -> None:
         for key in ("record", "analyse"):

@@ -21,7 +21,9 @@ Public API (stable; ``compare --sequential`` and ``calibrate`` build on it)::
   grows a run to ``stop`` games per lineup with the config in its manifest.
 - Raises :class:`~harness.util.errors.UserError` for a bad config or directory, :class:`RunStopped`
   when a chunk fails (bot error, dead worker; complete chunks stay, the directory is resumable),
-  and re-raises ``KeyboardInterrupt`` after leaving a resumable directory.
+  and :class:`~harness.play.journal.RunInterrupted` (a ``KeyboardInterrupt``) after Ctrl-C: on the
+  local backend the first Ctrl-C lets every worker finish its sub-batch of about 2 s and journal
+  it (a second stops at once); ``resume=True`` continues from the complete chunks and the journal.
 
 Rows are exactly ``engine.Results.to_frame()`` with a leading ``lineup`` int16 column; the dice
 of game ``i`` depend only on (seed, i), so the rows of a run do not depend on chunk size, worker
@@ -65,8 +67,10 @@ from harness.records.rundir import (CHUNK_DIR, FORMAT, LOG, MANIFEST, RECORD_DIR
 from harness.play.runconfig import DEFAULT_CHUNK_SIZE, ResolvedRun, RunConfig
 from harness.play.protocol import referee
 from harness.play.protocol.referee import ENGINE_DIR
+from harness.play import journal
+from harness.play.journal import ChunkInterrupted, GracefulStop, RunInterrupted
 from harness.play.worker import (FAULT_COLUMNS, ChunkFailed, ChunkResult, Job, fault_sums, forget, install, play_chunk,
-                            set_progress)
+                            set_journal, set_progress)
 
 #: The manifest's fault sums of each refereed entrant, by these keys (:func:`harness.play.worker.fault_sums`).
 FAULT_KEYS = ("games", *FAULT_COLUMNS[:-1], "corrupted")
@@ -81,6 +85,12 @@ MANIFEST_EVERY = 2.0
 
 #: How often the parent looks at the games its workers report while chunks play (seconds).
 PROGRESS_EVERY = 0.5
+#: A Dask run with no worker for this long stops (resumable) instead of waiting for one (seconds).
+LOST_AFTER = 10.0
+
+#: Journal each sub-batch of a chunk on the local backend (:mod:`harness.play.journal`); off only to
+#: measure what it costs (benchmarks/bench_journal.py).
+JOURNAL = True
 
 
 class RunDirNotEmpty(UserError):
@@ -106,15 +116,21 @@ class RunStopped(RunFailed):
 
 
 def run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool = True, resume: bool = False,
-        games_range: tuple[int, int] | None = None) -> Path:
+        games_range: tuple[int, int] | None = None, continue_disqualified: bool = False) -> Path:
     """Play ``config`` into ``out_dir`` (see the module docstring); returns the run directory. The
-    config's ``cache_dir`` (if any) is the solver cache directory for the run's length only."""
+    config's ``cache_dir`` (if any) is the solver cache directory for the run's length only.
+
+    A run stopped because an engine was disqualified stays stopped: resuming it raises
+    :class:`RunStopped` with the same reason, unless ``continue_disqualified`` (recorded in the
+    manifest beside the disqualification; the engine is then refereed as before but not stopped
+    again for it)."""
     with using_cache_dir(config.cache_dir, "cache_dir"):
-        return _run(config, out_dir, quiet=quiet, resume=resume, games_range=games_range)
+        return _run(config, out_dir, quiet=quiet, resume=resume, games_range=games_range,
+                    continue_disqualified=continue_disqualified)
 
 
 def _run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool, resume: bool,
-         games_range: tuple[int, int] | None) -> Path:
+         games_range: tuple[int, int] | None, continue_disqualified: bool) -> Path:
     out = Path(out_dir)
     if games_range is not None:
         start, stop = (int(x) for x in games_range)
@@ -134,14 +150,24 @@ def _run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool, res
             raise UserError(f"nothing to resume: {out} has no {MANIFEST}")
         old = load_manifest(out)
         _check_resumable(old, resolved, out)
+        dq = old.get("disqualified")
+        if dq and not continue_disqualified and (old.get("continued") or {}).get("engine") != dq["engine"]:
+            raise RunStopped(f"run stopped: {dq['reason']} (recorded in {out / MANIFEST}); to play on anyway: "
+                             f"yatzy-harness run --resume {out} --continue-disqualified", out)
     else:
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise RunDirNotEmpty(out, has_manifest)
         old = None
+    one = _Run(resolved, out, old, quiet, continue_disqualified)
     try:
-        return _Run(resolved, out, old, quiet).go()
+        return one.go()
     except OSError as exc:
         raise _io_error(exc, out) from None
+    except KeyboardInterrupt as exc:  # Ctrl-C before play (set-up): say what is kept all the same
+        if isinstance(exc, RunInterrupted) or not (out / MANIFEST).is_file():
+            raise
+        kept = sum(c.games for c in one.done.values()) + journal.kept_games(out)
+        raise RunInterrupted(out, kept, one.games * len(one.seats)) from None
 
 
 def extend(run_dir: str | os.PathLike[str], stop: int, *, quiet: bool = True, workers: int | None = None,
@@ -196,8 +222,15 @@ def _check_resumable(old: Mapping[str, Any], resolved: ResolvedRun, out: Path) -
 class _Run:
     """State of one invocation: resolved config, the directory, chunks done, sums, the manifest."""
 
-    def __init__(self, resolved: ResolvedRun, out: Path, old: Mapping[str, Any] | None, quiet: bool) -> None:
+    def __init__(self, resolved: ResolvedRun, out: Path, old: Mapping[str, Any] | None, quiet: bool,
+                 continue_disqualified: bool = False) -> None:
         self.r, self.out, self.old, self.quiet = resolved, out, old, quiet
+        #: the engine's disqualification (manifest key ``disqualified``) and the user's word to play on
+        self.dq: dict[str, Any] | None = (old or {}).get("disqualified")
+        self.continued: dict[str, Any] | None = (old or {}).get("continued")
+        if self.dq and continue_disqualified and (self.continued or {}).get("engine") != self.dq["engine"]:
+            self.continued = {"engine": self.dq["engine"], "flag": "--continue-disqualified", "at": _now(),
+                              "games_kept": sum(int(c["stop"]) - int(c["start"]) for c in old.get("chunks", []))}
         cfg = resolved.config
         self.games = cfg.games
         self.seats = [len(x) for x in resolved.lineups]
@@ -218,6 +251,10 @@ class _Run:
         self._initial = 0
         self._last_write = 0.0
         self._write_cost = 0.0
+        #: since when a Dask cluster has had no worker (monotonic seconds; None: it has some)
+        self._alone: float | None = None
+        #: chunks written since the manifest was last written (their journal parts go after it)
+        self._listed: list[Chunk] = []
 
     # -- the manifest -------------------------------------------------------------------------
 
@@ -245,6 +282,8 @@ class _Run:
             "totals": {label: list(v) for label, v in self.sums.items()},
             **({"engines": self.engines(), "faults": {label: dict(zip(FAULT_KEYS, v)) for label, v in self.faults.items()}}
                if self.refereed else {}),
+            **({"disqualified": self.dq} if self.dq else {}),
+            **({"continued": self.continued} if self.continued else {}),
             "created": old.get("created", self.started),
             "updated": _now(),
             "versions": _versions(cfg.backend),
@@ -266,6 +305,9 @@ class _Run:
             write_json_atomic(self.out / MANIFEST, self.manifest(complete))
             self._last_write = time.monotonic()
             self._write_cost = self._last_write - now
+            for c in self._listed:  # listed now: their journalled sub-batches are no longer needed
+                journal.drop(self.out, c.lineup, c.start, c.stop)
+            self._listed.clear()
 
     # -- what is already there ----------------------------------------------------------------
 
@@ -312,6 +354,7 @@ class _Run:
                 path.unlink()
                 continue
             self.done[key] = chunk
+        journal.clean(self.out, [(c.lineup, c.start, c.stop) for c in self.done.values()])
         # the manifest's sums cover exactly its listed chunks: trust them only if all are still there
         old_totals = (self.old or {}).get("totals")
         if old_totals is not None and set(old_totals) == set(self.sums) and all(k in self.done for k in listed):
@@ -340,13 +383,17 @@ class _Run:
                     acc[i] += int(x)
 
     def disqualified(self) -> str | None:
-        """The first refereed entrant over its share of corrupted games, as one line (else None)."""
+        """The first refereed entrant over its share of corrupted games, as one line (else None);
+        recorded for the manifest (:attr:`dq`). An engine the user played on with is not stopped again."""
         for label, s in self.refereed.items():
             v = self.faults[label]
             reason = s.disqualified(v[0], v[-1])
-            if reason is not None:
+            if reason is not None and (self.continued or {}).get("engine") != label:
                 kinds = ", ".join(f"{k.removeprefix('faults_')} {n:,}" for k, n in zip(FAULT_KEYS[2:-1], v[2:-1]) if n)
-                return f"{reason}; faults: {kinds or 'none'}; engine log: {self.out / ENGINE_DIR}"
+                line = f"{reason}; faults: {kinds or 'none'}; engine log: {self.out / ENGINE_DIR}"
+                self.dq = {"engine": label, "reason": line, "at": _now(), "games": v[0], "corrupted": v[-1],
+                           "faults": dict(zip(FAULT_KEYS, v))}
+                return line
         return None
 
     def _add_sums(self, sums: Mapping[str, Sequence[int]], sign: int = 1) -> None:
@@ -433,7 +480,9 @@ class _Run:
         cfg = self.r.config
         total = self.games * len(self.seats)
         initial = self._initial = sum(c.games for c in self.done.values())
-        with _sigterm_as_interrupt(), \
+        jr = journal.Journal.create(self.out) if cfg.backend == "local" and JOURNAL else None
+        old_journal = set_journal(jr)  # before the pool forks its workers: they inherit it
+        with _sigterm_as_interrupt(), GracefulStop(jr), \
                 backends.open_backend(cfg.backend, n_workers, cfg.scheduler) as be, \
                 tqdm(total=total, initial=initial, unit="game", unit_scale=True, disable=self.quiet,
                      dynamic_ncols=True, smoothing=0.05) as bar:
@@ -445,7 +494,8 @@ class _Run:
             ahead = be.slots + max(1, be.slots // 2)  # keep every slot busy, hold few results in memory
             try:
                 while True:
-                    while len(pending) < ahead:
+                    stopping = jr is not None and jr.stopping()
+                    while len(pending) < ahead and not stopping:
                         c = next(queue, None)
                         if c is None:
                             break
@@ -453,17 +503,25 @@ class _Run:
                             pending[be.executor.submit(play_chunk, self.job, c)] = c
                         except cf.BrokenExecutor as exc:  # a worker died before the pool noticed
                             self._stop(_wrap(exc, c), pending, be, bar)
+                        stopping = jr is not None and jr.stopping()
+                    if stopping:  # Ctrl-C: what has not started never will; the rest stop at a boundary
+                        for f in [f for f in pending if f.cancel()]:
+                            del pending[f]
                     if not pending:
                         break
                     # wake up now and then: the bar shows the games the workers report per batch
-                    finished, _ = cf.wait(pending, timeout=PROGRESS_EVERY if hook else None,
+                    finished, _ = cf.wait(pending, timeout=PROGRESS_EVERY if hook or jr or be.alive else None,
                                           return_when=cf.FIRST_COMPLETED)
+                    if not finished and be.alive is not None:
+                        self._check_workers(be)
                     failure = self._collect(finished, pending, bar)
                     out = self.disqualified() if self.refereed else None
                     if failure is None and out is not None:
                         failure = ChunkFailed(out)
                     if failure is not None:
                         self._stop(failure, pending, be, bar)
+                if jr is not None and jr.stopping() and any((c.lineup, c.start) not in self.done for c in todo):
+                    raise KeyboardInterrupt  # (a Ctrl-C after the last chunk ended changes nothing)
             except OSError:
                 # a chunk or the manifest could not be written (full disk, permissions): stop the
                 # workers, record what is complete if the disk lets us, leave the run resumable
@@ -476,11 +534,35 @@ class _Run:
             except KeyboardInterrupt:
                 be.abort()
                 self.write_manifest()
-                log.warning("interrupted: %d chunk(s) complete; finish with: yatzy-harness run --resume %s",
-                            len(self.done), self.out)
-                raise
+                bar.leave = False  # the command's one line says where the run stands
+                kept = sum(c.games for c in self.done.values()) + journal.kept_games(self.out)
+                log.warning("interrupted: %d chunk(s) complete, %d of %d games kept; continue with: "
+                            "yatzy-harness run --resume %s", len(self.done), kept, total, self.out,
+                            extra=RUN_LOG_ONLY)
+                raise RunInterrupted(self.out, kept, total) from None
             finally:
                 set_progress(old_hook)
+                set_journal(old_journal)
+
+    def _check_workers(self, be: backends.Backend) -> None:
+        """Stop, resumable, in one line, once the cluster has had no worker for :data:`LOST_AFTER` s."""
+        assert be.alive is not None
+        try:
+            n = be.alive()
+        except OSError:  # the scheduler itself is gone: the same for this run
+            n = 0
+        now = time.monotonic()
+        if n:
+            self._alone = None
+            return
+        self._alone = self._alone or now
+        if now - self._alone >= LOST_AFTER:
+            be.abort()
+            self.write_manifest()
+            msg = (f"run stopped: every Dask worker is gone (none for {LOST_AFTER:g} s); {len(self.done)} complete "
+                   f"chunk(s) are kept; resume with: yatzy-harness run --resume {self.out}")
+            log.error("%s", msg, extra=RUN_LOG_ONLY)
+            raise RunStopped(msg, self.out)
 
     def _progress_hook(self, bar: Any) -> Any:
         """The workers' progress hook (:func:`harness.play.worker.set_progress`): it adds a batch's games
@@ -515,6 +597,8 @@ class _Run:
         for f in sorted(finished, key=lambda f: pending[f]):
             c = pending.pop(f)
             exc = f.exception()
+            if isinstance(exc, ChunkInterrupted):  # stopped by Ctrl-C at a boundary: its games are journalled
+                continue
             if exc is not None:
                 if failure is None:
                     failure = exc if isinstance(exc, ChunkFailed) else _wrap(exc, c)
@@ -533,6 +617,7 @@ class _Run:
             records_sha = sha256_bytes(res.records)
         write_bytes_atomic(self.out / c.file, res.data)
         self.done[(c.lineup, c.start)] = Chunk(c.lineup, c.start, c.stop, sha256_bytes(res.data), records_sha)
+        self._listed.append(c)
         self._add_sums(res.sums)
         self._add_faults(res.faults)
 
@@ -551,6 +636,8 @@ class _Run:
             failure = ChunkFailed(str(failure).splitlines()[0])
         # once in run.log; the command prints the same block on stderr (the worker logged the traceback)
         report = failure.summary(self.out, self.out / LOG, len(self.done))
+        if self.dq and str(failure) == self.dq["reason"]:  # resuming needs the user's word (issue 49)
+            report = report.replace(f"run --resume {self.out}", f"run --resume {self.out} --continue-disqualified")
         log.error("%s", report, extra=RUN_LOG_ONLY)
         raise RunStopped(report, self.out, failure)
 

@@ -30,6 +30,7 @@ from harness.game.loop import Results, StrategyError, play
 from harness.util.errors import RUN_LOG_ONLY, interrupted
 from harness.game.registry import make
 from harness.records.rundir import Chunk
+from harness.play import journal
 from harness.game.rules import RuleSet, compile_rules
 from harness.game.strategy import Strategy
 from harness.play.protocol.referee import follow_run_dir
@@ -131,6 +132,10 @@ class ChunkFailed(RuntimeError):
 
 
 _PREPARED: dict[str, Prepared] = {}
+#: games per second of the last batch this process played, by (job token, lineup): the size of a
+#: chunk's first batch (the batching never changes a row; it only sets how often progress and the
+#: journal hear of a chunk)
+_PACE: dict[tuple[str, int], float] = {}
 _LOCK = threading.Lock()
 
 
@@ -175,11 +180,15 @@ def prepared(job: Job) -> Prepared:
 #: so forked workers inherit it; a Dask worker process of its own has none (its chunks then count
 #: when they finish). With a hook a chunk is played in batches of about :data:`BATCH_SECONDS`.
 _progress: Callable[[int], None] | None = None
+#: This process's sub-batch journal (:mod:`harness.play.journal`), set like the hook: with one, a
+#: chunk plays as sub-batches of about :data:`harness.play.journal.SECONDS`, each one that does not
+#: end the chunk journalled, and stops at a boundary when the run is stopping.
+_journal: journal.Journal | None = None
 
 #: Target duration of one batch when a progress hook is set (the first batch has
 #: :data:`FIRST_BATCH` games, later ones are sized from the games per second measured so far).
 BATCH_SECONDS = 1.0
-FIRST_BATCH = 256
+FIRST_BATCH = journal.FIRST_BATCH
 
 
 def set_progress(hook: Callable[[int], None] | None) -> Callable[[int], None] | None:
@@ -189,40 +198,80 @@ def set_progress(hook: Callable[[int], None] | None) -> Callable[[int], None] | 
     return old
 
 
+def set_journal(j: journal.Journal | None) -> journal.Journal | None:
+    """Set this process's sub-batch journal (None: none); returns the previous one."""
+    global _journal
+    old, _journal = _journal, j
+    return old
+
+
 def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     """Play ``chunk`` of ``job``; raise :class:`ChunkFailed` (logged here too) if a bot fails.
 
-    With a progress hook (:func:`set_progress`) the games are played (and analysed) in batches,
-    the hook told after each: the dice and every bot's answers for a game depend on (seed, game)
-    only, so the rows and bytes are those of one batch."""
+    With a progress hook (:func:`set_progress`) or a journal (:func:`set_journal`) the games are
+    played (and analysed) in batches: the dice and every bot's answers for a game depend on (seed,
+    game) only, so the rows and bytes are those of one batch. With a journal, the parts a previous
+    invocation journalled are taken instead of played, and a stopping run raises
+    :class:`~harness.play.journal.ChunkInterrupted` at the next boundary."""
     if job.run_dir:
         follow_run_dir(Path(job.run_dir))
     p = prepared(job)
     labels = job.lineups[chunk.lineup]
     seats = [p.strategies[label] for label in labels]
     games = np.arange(chunk.start, chunk.stop, dtype=np.int64)
-    hook = _progress
+    hook, jr = _progress, _journal
     failed: StrategyError | None = None
     parts: list[tuple[Results, dict[str, np.ndarray] | None]] = []
     tallies: list[np.ndarray] = []
     refereed = [s for s in dict.fromkeys(seats) if s.refereed] if job.referee else []
+    at = 0
+    if jr is not None:
+        for old in journal.load(jr.run_dir, chunk.lineup, chunk.start, chunk.stop, p.rules, labels,
+                                analysis=job.analyse, tally=job.referee, recording=job.record):
+            parts.append((old.results, dict(old.analysis) if old.analysis is not None else None))
+            if old.tally is not None:
+                tallies.append(old.tally)
+            at = old.stop - chunk.start
+        if at and hook is not None:
+            hook(at)
+        if jr.stopping() and at < len(games):
+            raise journal.ChunkInterrupted(chunk.lineup, chunk.start, at)
+    seconds = journal.SECONDS if jr is not None else BATCH_SECONDS
+    pace_key = (job.token, chunk.lineup)
     try:
-        at, size, t0 = 0, len(games) if hook is None else FIRST_BATCH, time.monotonic()
+        if hook is None and jr is None:
+            size = len(games) - at
+        else:  # this process's pace on the lineup's last chunk, if any: no small first batch again
+            size = int(min(max(_PACE.get(pace_key, 0.0) * seconds, FIRST_BATCH), len(games) - at)) or 1
         while at < len(games):
             batch = games[at:at + size]
+            t0 = time.monotonic()
             for s in refereed:
                 s.begin_batch(batch, chunk.lineup)
             part = play(p.rules, seats, batch, job.seed, record=job.record or job.analyse)
-            if job.referee:
-                tallies.append(fault_tally(seats, refereed, len(batch)))
-            parts.append((part, analyse_results(p.analyser, part) if job.analyse else None))
+            tally = fault_tally(seats, refereed, len(batch)) if job.referee else None
+            if tally is not None:
+                tallies.append(tally)
+            luck = analyse_results(p.analyser, part) if job.analyse else None
+            if not job.record:
+                part = journal.without_recording(part)  # analysed already; the rows do not keep it
+            parts.append((part, luck))
             at += len(batch)
+            if jr is not None and at < len(games):
+                journal.save(jr.run_dir, chunk.lineup,
+                             journal.Part(int(batch[0]), int(batch[-1]) + 1, part, luck, tally))
             if hook is not None:
                 hook(len(batch))
-                rate = at / max(time.monotonic() - t0, 1e-6)
-                size = int(min(max(rate * BATCH_SECONDS, FIRST_BATCH), len(games) - at)) or 1
+            if jr is not None and jr.stopping() and at < len(games):
+                raise journal.ChunkInterrupted(chunk.lineup, chunk.start, at)
+            # the next batch from the pace of this one (an average since the first, whose fixed
+            # costs weigh most, grew the batches slowly: more batches, more fixed costs)
+            rate = _PACE[pace_key] = len(batch) / max(time.monotonic() - t0, 1e-6)
+            size = int(min(max(rate * seconds, FIRST_BATCH), len(games) - at)) or 1
     except StrategyError as exc:
         failed = exc
+    except journal.ChunkInterrupted:
+        raise
     except Exception as exc:
         if interrupted(exc):  # Ctrl-C inside a kernel: an interrupt, not a failed chunk
             raise KeyboardInterrupt from None

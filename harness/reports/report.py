@@ -30,9 +30,22 @@ def _header_lines(d: Mapping[str, Any]) -> list[str]:
     r = d["run"]
     st = ", ".join(f"{k}={v}" for k, v in r["rules"]["settings_changed"].items()) or "settings as in the rule file"
     return [f"Run: {r['path']} ({r['kind']}, {'complete' if r['complete'] else 'INCOMPLETE'})",
+            *_disqualification(r),
             f"Rules: {r['rules']['name']} ({st})",
             f"Games: {count(r['games'])} per lineup x {len(r['lineups'])} lineup(s), seed {r['seed']}",
             f"Outcomes: {r.get('outcomes', DEFINITION)}"]
+
+
+def _disqualification(r: Mapping[str, Any]) -> list[str]:
+    """The run's disqualified engine, first thing after what the run is (issue 49)."""
+    dq, went_on = r.get("disqualified"), r.get("continued")
+    if not dq:
+        return []
+    lines = [f"DISQUALIFIED: {dq['reason']}"]
+    if went_on:
+        lines.append(f"Played on after the disqualification with {went_on['flag']} ({went_on['at']}, "
+                     f"{count(went_on['games_kept'])} games played before)")
+    return lines
 
 
 def _notes(d: Mapping[str, Any]) -> list[str]:

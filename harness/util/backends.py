@@ -21,14 +21,17 @@ import logging
 import multiprocessing
 import os
 import signal
+import socket
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import multiprocessing_logging
 
+from harness.util.address import parse_scheduler
 from harness.util.cache import CACHE_ENV, default_cache_dir
-from harness.util.errors import UserError
+from harness.util.errors import RunFailed, UserError
 
 #: A scheduler address that means "a Dask client with threads in this process" (tests, debugging).
 INPROCESS = "inprocess"
@@ -66,6 +69,8 @@ class Backend:
     slots: int
     description: str
     abort: Callable[[], None] = field(default=lambda: None)
+    #: the worker threads the cluster has now (Dask; None: workers that cannot all go away unnoticed)
+    alive: Callable[[], int] | None = None
 
 
 def _worker_init() -> None:
@@ -153,12 +158,54 @@ def _open(backend: str, workers: int, scheduler: str | None) -> Iterator[Backend
     yield from _dask(n, scheduler)
 
 
+#: Seconds to connect to a scheduler, then to wait for its greeting (:func:`check_scheduler`).
+CONNECT_SECONDS = 3.0
+GREETING_SECONDS = 5.0
+
+def check_scheduler(address: str) -> None:
+    """Refuse, in one line and within :data:`CONNECT_SECONDS` + :data:`GREETING_SECONDS`, an address
+    that is malformed, refuses connections, or is not a Dask scheduler. A Dask server writes its
+    handshake as a connection opens (a message starting with its length, 8 bytes); an HTTP
+    server, say, writes nothing until asked, and Dask's own client would wait on it for minutes."""
+    scheme, host, port = parse_scheduler(address)
+    where = f"the Dask scheduler at {address}"
+    try:
+        sock = socket.create_connection((host, port), timeout=CONNECT_SECONDS)
+    except ConnectionRefusedError:
+        raise UserError(f"cannot reach {where}: connection refused (is the scheduler running, on that port?)") from None
+    except (socket.timeout, TimeoutError):
+        raise UserError(f"cannot reach {where}: no connection in {CONNECT_SECONDS:g} s") from None
+    except OSError as exc:
+        raise UserError(f"cannot reach {where}: {exc.strerror or exc}") from None
+    with sock:
+        if scheme == "tls":
+            return  # the TLS handshake comes first: the client's own time-out covers the rest
+        sock.settimeout(GREETING_SECONDS)
+        head = b""
+        try:
+            while len(head) < 8:
+                got = sock.recv(8 - len(head))
+                if not got:
+                    break
+                head += got
+        except (socket.timeout, TimeoutError):
+            pass
+        except OSError:
+            head = b""
+    size = struct.unpack("<Q", head)[0] if len(head) == 8 else 0
+    if not 0 < size < 1 << 24:
+        said = f"it sent {head[:8]!r} first" if head else f"it sent nothing in {GREETING_SECONDS:g} s"
+        raise UserError(f"{address} is not a Dask scheduler ({said}; a Dask scheduler greets at once)")
+
+
 def dask_client(scheduler: str) -> tuple[Any, Any]:
     """(the ``distributed`` module, a client of the scheduler at ``scheduler``): one line naming the
-    extra to install or the scheduler that cannot be reached. The runner's and the exact tasks' way in."""
+    extra to install, a malformed address, or a scheduler that cannot be reached or is not one
+    (:func:`check_scheduler`). The runner's and the exact tasks' way in."""
     distributed = require_distributed()
+    check_scheduler(scheduler)
     try:
-        return distributed, distributed.Client(scheduler, timeout="30s")
+        return distributed, distributed.Client(scheduler, timeout="10s")
     except (OSError, TimeoutError) as exc:
         raise UserError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
 
@@ -170,6 +217,25 @@ def require_distributed() -> Any:
     except ImportError:
         raise UserError("backend dask needs dask[distributed]: pip install 'yatzy-harness[dask]'") from None
     return distributed
+
+
+#: Tries to start a LocalCluster whose worker processes die while it starts them.
+CLUSTER_TRIES = 3
+
+
+def local_cluster(distributed: Any, **kwargs: Any) -> Any:
+    """A ``distributed.LocalCluster(**kwargs)``, started again (up to :data:`CLUSTER_TRIES` times)
+    when a worker process dies while the nannies start them ("Nanny failed to start worker
+    process"); one line when it keeps failing."""
+    for attempt in range(CLUSTER_TRIES):
+        try:
+            return distributed.LocalCluster(**kwargs)
+        except RuntimeError as exc:
+            if attempt == CLUSTER_TRIES - 1:
+                raise RunFailed(f"the local Dask cluster could not start its workers ({exc}, {CLUSTER_TRIES} tries); "
+                                f"nothing was played or evaluated yet: run the same command again") from None
+            log.warning("a Dask worker died while the cluster started (%s); starting it again", exc)
+    raise AssertionError("unreachable")
 
 
 def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
@@ -184,8 +250,8 @@ def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
         what = f"dask scheduler {scheduler}"
     else:
         # the workers it starts find the job's solver cache (harness.util.cache: not inherited by spawn)
-        cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, env={CACHE_ENV: str(default_cache_dir())})
+        cluster = local_cluster(distributed, n_workers=n, threads_per_worker=1, processes=True,
+                                dashboard_address=None, env={CACHE_ENV: str(default_cache_dir())})
         client = distributed.Client(cluster)
         what = f"dask LocalCluster of {n} processes"
     if scheduler != INPROCESS:
@@ -199,7 +265,7 @@ def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
         slots = max(1, sum(client.nthreads().values()))
         executor = client.get_executor(pure=False)
         yield Backend(executor, slots, f"{what}, {slots} threads",
-                      lambda: executor.shutdown(wait=False))
+                      lambda: executor.shutdown(wait=False), lambda: sum(client.nthreads().values()))
     finally:
         client.close()
         if cluster is not None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from harness.commands.options.argtypes import number_arg
 from harness.commands.options.output import say
+from harness.util.address import parse_scheduler
 from harness.util.errors import UserError
 
 def add_window_options(p: argparse.ArgumentParser, disk_note: str) -> None:
@@ -99,6 +100,8 @@ def exact_tasks(args: argparse.Namespace, workers: int | None = None) -> Any:
     n = getattr(args, "workers", 1) if workers is None else workers
     if args.backend != "dask" and args.scheduler:
         raise UserError("--scheduler is for --backend dask")
+    if args.scheduler:
+        parse_scheduler(args.scheduler)  # a malformed address: one line before any set-up
     return open_tasks(args.backend, n or 1, args.scheduler, threads=args.worker_threads,
                       memory_limit=args.worker_memory)
 

@@ -6,7 +6,7 @@ values given to it checked and converted against that declaration, and its dials
 ``{"name": "mistakes", "type": "float", "default": 0, "min": 0, "max": 1, "differ": [0, 0.5]}``
 
 ``type`` is ``float``, ``integer`` or ``choice`` (then ``values``, the choices in order: easiest
-to hardest, or the other way, as long as play changes in one direction) for a knob the harness
+to hardest, or the other way, as play changes in one direction) for a knob the harness
 can tune (a *dial*), or ``string`` / ``boolean`` for a setting it only passes on. ``differ`` (one
 option at most) names two values that play differently: ``engine check`` plays both and fails
 when the answers are the same.

@@ -1,17 +1,20 @@
 """JSON lines over a subprocess's stdin and stdout: starting, reading with deadlines, killing.
 
-The engine runs in a process group of its own (killed as a whole), dies with the process that
-started it (``PR_SET_PDEATHSIG`` on Linux), may have its address space capped, and its stderr is
-copied by a thread into a log file up to a cap (the rest is counted, not kept). Reads never block
+The engine runs under a watchdog (:mod:`harness.play.protocol.watchdog`) in a session of its own,
+in a process group of its own, may have its address space capped, and its stderr is copied by a
+thread into a log file up to a cap (the rest is counted, not kept). The watchdog holds the read
+end of a pipe only this process writes to: when it closes (:meth:`StdioEngine.kill`, or this
+process gone, however it died), the watchdog kills the engine's group and every process the engine
+left (it is their child subreaper), so no process outlives the harness. Reads never block
 past a deadline: the pipe is read with ``select`` into a buffer, and a line longer than the cap is
 a flood (the engine is killed: its stream cannot be trusted any more).
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,7 +27,8 @@ from typing import IO, Any, Sequence
 #: Longest line an engine may write (bytes); a batch's answer is about 10 bytes a position.
 MAX_LINE = 64 << 20
 
-_PR_SET_PDEATHSIG = 1
+#: The watchdog program every engine runs under (standard library only, started with ``-I -S``).
+WATCHDOG = str(Path(__file__).with_name("watchdog.py"))
 
 
 class EngineDied(RuntimeError):
@@ -35,35 +39,17 @@ class EngineFlood(RuntimeError):
     """The engine wrote a line longer than :data:`MAX_LINE`."""
 
 
-def _libc_prctl() -> Any:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _libc_prctl()
-
-
-def _child_setup(memory_mb: int) -> Any:
-    """The function run in the child before exec: die with the parent, cap the address space.
-
-    Only C calls resolved in the parent (no imports, no locks): safe after fork in a threaded process.
-    """
-    import resource  # resolved here, in the parent, when the setup function is made
-
-    limit = memory_mb << 20 if memory_mb > 0 else 0
-    prctl, setrlimit, rlimit_as = _PRCTL, resource.setrlimit, resource.RLIMIT_AS
-
-    def setup() -> None:
-        if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if limit:
-            setrlimit(rlimit_as, (limit, limit))
-
-    return setup
+def _missing(argv: Sequence[str], cwd: str | os.PathLike[str] | None, env: dict[str, str] | None) -> str | None:
+    """Why ``argv[0]`` cannot be executed (as ``exec`` would say it), or None: said at once, here,
+    rather than by the watchdog after it started."""
+    prog = argv[0] if argv else ""
+    if os.sep in prog:
+        path = Path(cwd or ".") / prog
+        if not path.exists():
+            return "No such file or directory"
+        return None if os.access(path, os.X_OK) else "Permission denied"
+    search = (env or os.environ).get("PATH", os.defpath)
+    return None if prog and shutil.which(prog, path=search) else "No such file or directory"
 
 
 class _StderrPump(threading.Thread):
@@ -117,6 +103,8 @@ class StdioEngine:
         self.memory_mb = memory_mb
         self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
+        #: the write end of the watchdog's pipe (closed: the watchdog kills the engine and its children)
+        self._watch: int | None = None
         self._buf = bytearray()
         self._pump: _StderrPump | None = None
         self._finalizer: Any = None
@@ -126,14 +114,22 @@ class StdioEngine:
         return self.proc.pid if self.proc is not None else None
 
     def start(self) -> None:
-        """Start the process (raises :class:`EngineDied` when it cannot be started)."""
+        """Start the process under its watchdog (raises :class:`EngineDied` when it cannot be started)."""
+        why = _missing(self.argv, self.cwd, self.env)
+        if why is not None:
+            raise EngineDied(f"cannot start {' '.join(self.argv)!r}: {why}")
+        read, write = os.pipe()  # both ends close on exec: only the watchdog is given the read end
         try:
-            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            self.proc = subprocess.Popen([sys.executable, "-I", "-S", WATCHDOG, str(read), str(self.memory_mb), "--",
+                                          *self.argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, cwd=self.cwd, env=self.env, bufsize=0,
-                                         start_new_session=True, preexec_fn=_child_setup(self.memory_mb),
-                                         close_fds=True)
+                                         start_new_session=True, pass_fds=(read,), close_fds=True)
         except OSError as exc:
+            os.close(write)
             raise EngineDied(f"cannot start {' '.join(self.argv)!r}: {exc.strerror or exc}") from None
+        finally:
+            os.close(read)
+        self._watch = write
         self._buf = bytearray()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         os.set_blocking(self.proc.stdout.fileno(), False)
@@ -141,7 +137,7 @@ class StdioEngine:
         self._pump = _StderrPump(self.proc.stderr, self.log_path, self.stderr_cap, header)
         self._pump.start()
         # a worker process exits through multiprocessing's finalizers, not atexit: kill the engine there too
-        self._finalizer = mp_util.Finalize(self, _kill_group, args=(self.proc,), exitpriority=10)
+        self._finalizer = mp_util.Finalize(self, _kill_group, args=(self.proc, self._watch), exitpriority=10)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -211,7 +207,8 @@ class StdioEngine:
         """Kill the engine's whole process group and reap it."""
         if self.proc is None:
             return
-        _kill_group(self.proc)
+        _kill_group(self.proc, self._watch)
+        self._watch = None
         if self._finalizer is not None:
             self._finalizer.cancel()
         if self._pump is not None:
@@ -232,11 +229,23 @@ class StdioEngine:
         self.kill()
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
+def _kill_group(proc: subprocess.Popen[bytes], watch: int | None) -> None:
+    """End the engine: close the watchdog's pipe (it kills the engine, its group and every process
+    left, then exits), wait for the watchdog; kill the watchdog's own session's group if it hangs."""
+    if watch is not None:
+        try:
+            os.close(watch)
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            pass
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
     for stream in (proc.stdin, proc.stdout):
         try:
             if stream is not None:

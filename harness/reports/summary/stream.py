@@ -81,6 +81,7 @@ class RunSummary:
                 "lineups": [list(lu) for lu in info.lineups],
                 "yatzy_box": yatzy_box(info.rules), "rank_by": rank_column(info.rules),
                 "outcomes": DEFINITION,
+                **{k: info.manifest[k] for k in ("disqualified", "continued") if info.manifest.get(k)},
             },
             "confidence": self.confidence,
             "notes": list(self.notes) + [n for s in self.sections for n in s.notes()],
