@@ -9,6 +9,7 @@ from harness.game.scoring import best_immediate, context
 from strategies.kernels import best_gain_box, immediate_stops, sheet_gain_boxes
 from harness.game.strategy import Policy, Sheets, Strategy, TurnView
 from harness.game.turn import batch_keeps, turn_policy
+from harness.game.loop import answer_samples
 
 
 def best_gain(view: TurnView) -> np.ndarray:
@@ -51,6 +52,9 @@ class TimeoutBot(Strategy):
     name = "timeout"
     description = "never rerolls; writes the box with the largest immediate gain (the site's time-out policy)"
     classifier = {"stochastic": False, "lookahead": "none", "long_run_time": False}
+
+    def warm_kernels(self) -> None:
+        answer_samples(self)
 
     def keep(self, view: TurnView) -> np.ndarray:
         return self.rules.dice.roll_as_keep[view.roll]
@@ -96,6 +100,9 @@ class TurnPlanner(Strategy):
 
     def stop_values(self, filled: int, upper: int, flag: bool, first: bool) -> np.ndarray:
         raise NotImplementedError
+
+    def warm_kernels(self) -> None:
+        answer_samples(self)
 
     def _keep_table(self, filled: int, upper: int, flag: bool, rerolls: int, first: bool) -> np.ndarray:
         """(R,) keep for each roll in one state, with ``rerolls`` rerolls left (cached)."""

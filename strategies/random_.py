@@ -6,6 +6,7 @@ from math import comb
 
 import numpy as np
 
+from harness.game.loop import answer_samples
 from harness.game.strategy import Policy, Sheets, Strategy, TurnView
 from strategies.kernels import random_boxes, random_keeps, uniform_boxes
 
@@ -15,6 +16,9 @@ class RandomBot(Strategy):
     description = "random keeps (each die kept with probability 1/2), random open box"
     classifier = {"stochastic": True, "lookahead": "none", "long_run_time": False}
     _keep_probs: np.ndarray | None = None  # the policy's keep probabilities, worked out once
+
+    def warm_kernels(self) -> None:
+        answer_samples(self)
 
     def keep(self, view: TurnView) -> np.ndarray:
         d = self.rules.dice

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from harness.game import rng
+from harness.util import jit
 from harness.game.loop_kernels import follow_leads, reroll, throw
 from harness.util.errors import interrupted
 from harness.game.outcome import deficit_round, outcomes, ranking_scores
@@ -354,6 +355,65 @@ class _Tracer(_Watcher):
                            "first_roll": bool(first[0]), "upper": int(upper[0]), "total": int(total[0])})
 
 
+def sample_views(rules: RuleSet, n_seats: int = 1) -> tuple[TurnView | None, TurnView]:
+    """A keep (None when a turn has no reroll) and a box choice of game 0's first turn at seat 0,
+    made as :func:`play` makes its views (the same arrays, dtypes and layouts) but without running
+    any engine kernel: a bot answering them compiles its own kernels for exactly the signatures
+    play passes (:meth:`harness.game.strategy.Strategy.warm_kernels`); the answers mean nothing."""
+    table = _Table(rules, n_seats, np.zeros(1, dtype=np.int64), 0)
+    table.start_column(0)
+    roll, first = np.zeros(1, dtype=np.int16), np.ones(1, dtype=bool)
+    left = np.full(1, rules.rolls_per_turn - 1, dtype=np.int16)
+    keep = None
+    if rules.rolls_per_turn > 1:
+        idx = np.flatnonzero(left > 0)
+        keep = table.view(0, _NoSeat(), 0, 0, idx, roll[idx], left[idx], first[idx])
+    scores = np.ascontiguousarray(rules.table_first[roll], dtype=np.int16)
+    allowed = np.full(1, (1 << rules.n_boxes) - 1 if not rules.forced else 1, dtype=np.int64)
+    box = table.view(0, _NoSeat(), 0, CHOOSE_STEP, table.all, roll, np.zeros(1, dtype=np.int16), first,
+                     options=scores, allowed=allowed, extra=np.zeros(1, dtype=np.int16))
+    return keep, box
+
+
+def answer_samples(bot: Strategy) -> None:
+    """Compile ``bot``'s kernels by answering :func:`sample_views` (the answers are discarded): what
+    the built-in bots' :meth:`~harness.game.strategy.Strategy.warm_kernels` do."""
+    keep, box = sample_views(bot.rules)
+    if keep is not None:
+        bot.keep(keep)
+    bot.choose(box)
+
+
+def engine_cached() -> bool:
+    """Whether the engine's kernels are in numba's cache (else a first run compiles them)."""
+    return all(jit.in_cache(k) for k in (throw, reroll, follow_leads, score_options_batch))
+
+
+class _StandIn(Strategy):
+    """Stops at once and writes the lowest allowed box: a seat for :func:`warm_engine` that runs no
+    bot kernel (numpy only)."""
+
+    name = "stand-in"
+
+    def keep(self, view: TurnView) -> np.ndarray:
+        return self.rules.dice.roll_as_keep[view.roll]
+
+    def choose(self, view: TurnView) -> np.ndarray:
+        return np.argmax(view.allowed_matrix(), axis=1)
+
+
+def warm_engine(rules: RuleSet, n_seats: int = 2) -> None:
+    """Compile the engine's kernels (one game of stand-ins that run no bot kernel), e.g. while a
+    helper process compiles the bots' (:meth:`~harness.game.strategy.Strategy.warm_kernels`)."""
+    play(rules, [_StandIn(rules)] * n_seats, np.zeros(1, dtype=np.int64), 0)
+
+
+class _NoSeat:
+    """What :meth:`_Table.view` asks of a strategy, for :func:`sample_views`."""
+
+    sees_table = True
+
+
 def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int,
          trace: list[dict[str, Any]] | None = None, record: bool = False, leads: bool = True) -> Results:
     """Play games ``games`` (B,) int64 with one strategy per seat; returns :class:`Results`.
@@ -434,3 +494,4 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                 course.update(table.ranking_so_far())
         table.end_column()
     return table.results(labels, rec, course)
+
