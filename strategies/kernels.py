@@ -6,6 +6,8 @@ from harness.util.jit import nb
 import numpy as np
 
 from harness.game.pace import box_values as bonus_values, stop_values
+from harness.game.loop_kernels import counter_mixes, first_roll, next_roll
+from harness.game.rng import DICE, STRATEGY, keyed, unit
 from harness.game.scoring import score_options
 
 
@@ -196,3 +198,65 @@ def uniform_boxes(allowed, n_boxes, out):
             count += (allowed[i] >> b) & 1
         for b in range(n_boxes):
             out[i, b] = 1.0 / count if (allowed[i] >> b) & 1 else 0.0
+
+
+@nb.njit(cache=True, nogil=True)
+def random_seat(ctx, keys, seat, n_dice, rolls_per_turn, lookup, radix, keep_counts, keep_size, roll_as_keep,
+                roll_faces, keep_lookup, choose_step, threshold, bonus_value, sheet, upper, extra, running):
+    """The random bot's whole games at seat ``seat`` (one column, no saved rolls): the keeps of
+    :func:`random_keeps` and boxes of :func:`random_boxes` on the uniforms ``view.uniform`` gives
+    (:func:`harness.game.rng.uniforms`), the dice of the engine's kernels. Writes what
+    :func:`harness.exact.kernels.play.play_seat` writes (see there)."""
+    nbx = ctx.n_boxes
+    w = np.empty(6, dtype=np.int64)
+    for f in range(6):
+        w[f] = radix**f
+    row = np.empty(nbx, dtype=np.int16)
+    dice = counter_mixes(DICE, seat, nbx, rolls_per_turn, n_dice)
+    coins = counter_mixes(STRATEGY, seat, nbx, max(rolls_per_turn - 1, 1), n_dice)
+    choose = counter_mixes(STRATEGY, seat, nbx, choose_step + 1, 1)  # only step choose_step is used
+    for g in range(keys.shape[0]):
+        key = keys[g]
+        mask = np.int64(0)
+        flag = False
+        up = 0
+        ex = 0
+        pts = 0
+        for t in range(nbx):
+            roll = first_roll(key, dice, t, n_dice, w, lookup)
+            first = True
+            for step in range(rolls_per_turn - 1):
+                code = 0
+                for j in range(n_dice):
+                    if unit(keyed(key, coins[t, step, j])) < 0.5:
+                        code += w[roll_faces[roll, j] - 1]
+                k = keep_lookup[code]
+                if k == roll_as_keep[roll]:
+                    break
+                roll = next_roll(key, dice, t, step, n_dice, k, w, keep_counts, keep_size, lookup)
+                first = False
+            allowed, e = score_options(ctx, roll, first, flag, mask, row)
+            u = unit(keyed(key, choose[t, choose_step, 0]))
+            count = 0
+            for b in range(nbx):
+                count += (allowed >> b) & 1
+            k = min(int(u * count), count - 1)
+            box = 0
+            for b in range(nbx):
+                if (allowed >> b) & 1:
+                    if k == 0:
+                        box = b
+                        break
+                    k -= 1
+            got = row[box]
+            sheet[g, box] = got
+            mask |= np.int64(1) << box
+            if ctx.upper_face[box] > 0:
+                up += got
+            if box == ctx.key_box:
+                flag = got > 0
+            ex += e
+            pts += got
+            running[g, t] = pts + (bonus_value if up >= threshold else 0) + ex
+        upper[g] = up
+        extra[g] = ex

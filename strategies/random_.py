@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from math import comb
+from typing import Any
 
 import numpy as np
 
 from harness.game.loop import answer_samples
-from harness.game.strategy import Policy, Sheets, Strategy, TurnView
-from strategies.kernels import random_boxes, random_keeps, uniform_boxes
+from harness.game.scoring import context
+from harness.game.strategy import CHOOSE_STEP, Policy, Sheets, Strategy, TurnView
+from strategies.kernels import random_boxes, random_keeps, random_seat, uniform_boxes
 
 
 class RandomBot(Strategy):
@@ -19,6 +21,20 @@ class RandomBot(Strategy):
 
     def warm_kernels(self) -> None:
         answer_samples(self)
+
+    def seat_player(self) -> Any:
+        """Whole games in one kernel call (:func:`strategies.kernels.random_seat`): the keeps and
+        boxes of :meth:`keep` and :meth:`choose` on the same uniforms."""
+        r, d = self.rules, self.rules.dice
+        ctx = context(r)
+
+        def player(keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray,
+                   running: np.ndarray) -> None:
+            random_seat(ctx, keys, seat, d.n, r.rolls_per_turn, d.roll_lookup, d.radix, d.keep_counts, d.keep_size,
+                        d.roll_as_keep, d.roll_faces, d.keep_lookup, CHOOSE_STEP, int(r.threshold),
+                        int(r.bonus_value), sheet, upper, extra, running)
+
+        return player
 
     def keep(self, view: TurnView) -> np.ndarray:
         d = self.rules.dice

@@ -428,6 +428,10 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
         raise ValueError(f"a table seats 1..{MAX_SEATS} players, got {n_seats}")
     games = np.ascontiguousarray(games, dtype=np.int64)
     labels = tuple(s.label for s in seats)
+    if trace is None and not record and rules.columns == 1 and not rules.saved_rolls:
+        players = [s.seat_player() for s in seats]
+        if all(p is not None for p in players):
+            return _play_seats(rules, players, labels, games, seed, leads)
     table = _Table(rules, n_seats, games, seed)
     rec = Recording.empty(rules, len(games), n_seats) if record else None
     course = Leads(len(games), n_seats, rules.columns * rules.n_boxes) if leads else None
@@ -495,3 +499,34 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
         table.end_column()
     return table.results(labels, rec, course)
 
+
+def _play_seats(rules: RuleSet, players: Sequence[Any], labels: tuple[str, ...], games: np.ndarray, seed: int,
+                leads: bool) -> Results:
+    """:func:`play` when every seat offers a whole-game player (:meth:`Strategy.seat_player`):
+    each seat's games in one call, then the sums, outcomes and course of the games as the loop's
+    :class:`_Table` and :class:`Leads` make them from the same sheets."""
+    b, s, nb = len(games), len(players), rules.n_boxes
+    keys = rng.game_keys(seed, games)
+    boxes_t = np.zeros((b, s, nb), dtype=np.int16)
+    upper_t = np.zeros((b, s), dtype=np.int32)
+    extra_t = np.zeros((b, s), dtype=np.int32)
+    running = np.zeros((b, s, nb), dtype=np.int32)
+    for seat, player in enumerate(players):
+        sheet, upper = np.zeros((b, nb), dtype=np.int16), np.zeros(b, dtype=np.int16)
+        extra, run = np.zeros(b, dtype=np.int32), np.zeros((b, nb), dtype=np.int32)
+        player(keys, seat, sheet, upper, extra, run)
+        boxes_t[:, seat] = sheet
+        upper_t[:, seat] = upper
+        extra_t[:, seat] = extra
+        running[:, seat] = run
+    bonus_t = np.where(upper_t >= rules.threshold, rules.bonus_value, 0).astype(np.int32)
+    col_tot = running[:, :, nb - 1:nb].copy()
+    total = col_tot.sum(axis=2)
+    outcome = outcomes(ranking_scores(total, col_tot, rules.add_columns))
+    sums = (rules, labels, games, total, upper_t, bonus_t, extra_t, boxes_t, col_tot, outcome, None)
+    if not leads:
+        return Results(*sums)
+    course = Leads(b, s, nb)
+    for t in range(nb):
+        course.update(running[:, :, t])
+    return Results(*sums, course.changes, course.last_behind, course.deficit)

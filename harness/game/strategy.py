@@ -263,6 +263,17 @@ class Strategy:
         """In the runner's helper process: get this bot's kernels compiled into numba's cache
         without its heavy set-up (the helper then plays one game with every bot and exits)."""
 
+    def seat_player(self) -> Callable[..., None] | None:
+        """A player of whole games for this bot's seat, or None (the default: the engine asks
+        :meth:`keep` and :meth:`choose` for every decision). Offered by a bot whose decisions
+        depend on its own sheet and dice only and are table look-ups (the solver at T = 0 with
+        its decision tables); the engine then plays each seat's games in one call,
+        ``player(keys, seat, sheet, upper, extra, running)`` (see
+        :func:`harness.exact.kernels.play.play_seat`), when the rules have one column without
+        saved rolls and nothing records or traces the games. The games must be those
+        :meth:`keep` and :meth:`choose` would play, to the byte."""
+        return None
+
     def keep(self, view: TurnView) -> np.ndarray:
         """Keep decision: (B,) int keep indices into ``rules.dice``; keeping every die stops rolling."""
         raise NotImplementedError
