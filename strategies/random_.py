@@ -9,7 +9,7 @@ import numpy as np
 
 from harness.game.loop import answer_samples
 from harness.game.scoring import context
-from harness.game.strategy import CHOOSE_STEP, Policy, Sheets, Strategy, TurnView
+from harness.game.strategy import CHOOSE_STEP, Policy, Sheets, Strategy, TurnView, own_decisions, seat_player_pays
 from strategies.kernels import random_boxes, random_keeps, random_seat, uniform_boxes
 
 
@@ -22,9 +22,15 @@ class RandomBot(Strategy):
     def warm_kernels(self) -> None:
         answer_samples(self)
 
+    def expect_games(self, games: int) -> None:
+        self._seat_games = max(getattr(self, "_seat_games", 0), int(games))
+
     def seat_player(self) -> Any:
         """Whole games in one kernel call (:func:`strategies.kernels.random_seat`): the keeps and
-        boxes of :meth:`keep` and :meth:`choose` on the same uniforms."""
+        boxes of :meth:`keep` and :meth:`choose` on the same uniforms; for long runs or once
+        compiled (:func:`harness.game.strategy.seat_player_pays`)."""
+        if not own_decisions(self, RandomBot) or not seat_player_pays(getattr(self, "_seat_games", 0), random_seat):
+            return None
         r, d = self.rules, self.rules.dice
         ctx = context(r)
 

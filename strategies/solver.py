@@ -42,7 +42,7 @@ from harness.game.scoring import context
 from harness.exact.kernels import play as PK
 from harness.exact.solver import Solution, box_table, build_plan, is_solved, policy_table, solve
 from harness.exact.target import Player, cached_tmax, target_table
-from harness.game.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView
+from harness.game.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView, own_decisions
 from harness.game.turn import keep_expectations, turn_policy
 
 #: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0).
@@ -206,7 +206,7 @@ class SolverBot(Strategy):
         """At T = 0 without blunders, once both decision tables are in hand (a long run's, or
         cached): whole games in one kernel call (:func:`harness.exact.kernels.play.play_seat`),
         the keeps and boxes :meth:`keep` and :meth:`choose` would look up or work out."""
-        if self.target or self.temperature > 0 or self.blunder > 0:
+        if self.target or self.temperature > 0 or self.blunder > 0 or not own_decisions(self, SolverBot):
             return None
         self.prepare()
         if self._policy is None or self._boxes is None:

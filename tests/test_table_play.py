@@ -118,11 +118,15 @@ def test_decision_tables_are_cached_together(rules_dir, tmp_path):
     np.testing.assert_array_equal(solver.policy_table(sol, compute=False), codes)
 
 
+@pytest.mark.parametrize("bot_name", ["random", "greedy", "timeout"])
 @pytest.mark.parametrize("name", ["scandinavian", "yahtzee", "generala", "forced", "tiny_joker"])
-def test_random_seat_player_plays_the_loops_games(name, rules_dir, monkeypatch):
-    """The random bot's whole-game kernel draws the same coins and dice as its keep and choose."""
+def test_heuristic_seat_players_play_the_loops_games(name, bot_name, rules_dir, monkeypatch):
+    """The random bot's whole-game kernel draws the same coins and dice as its keep and choose;
+    the greedy bot's plans its keeps as TurnPlanner does; both write gain_box's boxes."""
     rules = _rules(name, rules_dir)
-    bot = make("random", rules)
+    bot = make(bot_name, rules)
+    bot.expect_games(10**7)  # a long run: the whole-game player pays for its compile
+    assert bot.seat_player() is not None
     games = np.arange(100, 1100, dtype=np.int64)
     for seats in (1, 2):
         fast = loop.play(rules, [bot] * seats, games, 3)

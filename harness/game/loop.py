@@ -415,20 +415,24 @@ class _NoSeat:
 
 
 def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int,
-         trace: list[dict[str, Any]] | None = None, record: bool = False, leads: bool = True) -> Results:
+         trace: list[dict[str, Any]] | None = None, record: bool = False, leads: bool = True,
+         seat_players: bool = True) -> Results:
     """Play games ``games`` (B,) int64 with one strategy per seat; returns :class:`Results`.
 
     ``trace``, when given, receives one dict per roll and per filled box (meant for B = 1: replay).
     ``record``: also return every roll and decision (:class:`Recording`, ``Results.recording``).
     ``leads``: follow the lead after every round (:class:`Leads`; the rows'
     ``lead_changes``, ``last_behind`` and ``deficit``); off only to measure what it costs.
+    ``seat_players``: when every seat offers a whole-game player (:meth:`Strategy.seat_player`),
+    play each seat's games with it (the same games); off, every decision goes through ``keep``
+    and ``choose`` (what a test of those methods watches).
     """
     n_seats = len(seats)
     if not 1 <= n_seats <= MAX_SEATS:
         raise ValueError(f"a table seats 1..{MAX_SEATS} players, got {n_seats}")
     games = np.ascontiguousarray(games, dtype=np.int64)
     labels = tuple(s.label for s in seats)
-    if trace is None and not record and rules.columns == 1 and not rules.saved_rolls:
+    if seat_players and trace is None and not record and rules.columns == 1 and not rules.saved_rolls:
         players = [s.seat_player() for s in seats]
         if all(p is not None for p in players):
             return _play_seats(rules, players, labels, games, seed, leads)

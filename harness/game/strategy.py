@@ -14,6 +14,7 @@ import numpy as np
 
 from harness.game.dice import counts_of_faces
 from harness.game.loop_kernels import uniforms
+from harness.util import jit
 from harness.util.errors import UserError
 from harness.game.rules import RuleSet
 from harness.util.specs import parse_spec, split_specs  # noqa: F401  (public here since the first plugins)
@@ -210,6 +211,25 @@ def not_solitaire(label: str) -> str:
     """The refusal of a bot that does not give its choice probabilities."""
     return (f"strategy {label!r} does not give its choice probabilities (Strategy.policy): it can be "
             f"sampled with `run` but not evaluated exactly")
+
+
+#: Seat-games from which a heuristic bot's whole-game player pays for compiling its kernel (3 to 5 s
+#: of CPU once per machine, against 1 to 4 us saved a seat-game): below, and until a longer run
+#: has compiled it, games go decision by decision (benchmarks/BENCHMARKS.md, "Seat players").
+SEAT_PLAYER_GAMES = 1_000_000
+
+
+def seat_player_pays(games: int, kernel: Any) -> bool:
+    """Whether a bot announced ``games`` seat-games should play whole games with ``kernel`` (a numba
+    dispatcher): the run is long enough, or the kernel is compiled already (in this process or in
+    numba's cache), so a short run (a first run's quick tournament) compiles nothing more."""
+    return games >= SEAT_PLAYER_GAMES or bool(kernel.signatures) or jit.in_cache(kernel)
+
+
+def own_decisions(bot: Any, cls: type, *methods: str) -> bool:
+    """Whether ``bot`` decides with ``cls``'s own ``keep``, ``choose`` and ``methods``: a subclass
+    (or an instance) that overrides any of them is not played by ``cls``'s whole-game player."""
+    return all(getattr(type(bot), m) is getattr(cls, m) and m not in vars(bot) for m in ("keep", "choose", *methods))
 
 
 class Strategy:
