@@ -83,7 +83,7 @@ from harness.exact.plan import _PLANS, MAX_BOXES, Plan, Solution, build_plan, di
 from harness.exact.threads import n_threads, run_blocks, split_range
 from harness.util.cache import default_cache_dir
 from harness.util import progress
-from harness.game.rules import RuleSet
+from harness.game.rules import RuleSet, load_rules
 from harness.game.scoring import context
 from harness.game.turn import turn_policy
 
@@ -294,14 +294,41 @@ def clear_memo() -> None:
 def is_solved(rules: RuleSet, cache_dir: str | os.PathLike | None = None) -> bool:
     """Whether :func:`solve` would answer from memory or the disk cache (no fresh solve)."""
     path = cache_path(rules, cache_dir)
-    return (rules.digest, str(path)) in _MEMO or path.is_file()
+    return (rules.digest, str(path)) in _MEMO or path.is_file() or shipped_path(rules).is_file()
+
+
+#: Value tables shipped with the package (checksummed like the cache's files, named like them):
+#: the small built-in rule sets, whose solve takes a fraction of a second but whose first solve
+#: on a machine compiles the solver's kernels for 7 s or more (the README's levels example plays
+#: ``forced``). tests/test_solver.py checks each against a fresh solve, bit for bit.
+SHIPPED = Path(__file__).resolve().parent / "tables"
+SHIPPED_RULES = ("forced", "generala")
+
+
+def shipped_path(rules: RuleSet) -> Path:
+    """Where the package would hold ``rules``' value table (it may not)."""
+    return SHIPPED / f"{rules.name}-{rules.digest[:40]}-v{FORMAT}.bin"
+
+
+def write_shipped(name: str) -> Path:
+    """Solve the built-in rule set ``name`` afresh and write its table into the package
+    (after a change that moves a shipped rule set's digest or values)."""
+    rules = load_rules(name)
+    sol = solve(rules, use_cache=False)
+    path = shipped_path(rules)
+    for old in SHIPPED.glob(f"{name}-*.bin"):
+        old.unlink()
+    save_table(path, rules, np.ascontiguousarray(sol.values), {"rules": name, "expected_score": sol.expected_score})
+    return path
 
 
 def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cache: bool = True) -> Solution:
-    """The solved table of ``rules``: from this process's memory, the disk cache, or a fresh solve.
+    """The solved table of ``rules``: from this process's memory, the disk cache, the package
+    (:data:`SHIPPED_RULES`), or a fresh solve.
 
-    A fresh solve is written to the cache (a cache directory that cannot be written only logs a
-    warning). ``use_cache=False`` ignores and does not write the disk cache.
+    A fresh solve or a shipped table is written to the cache (a cache directory that cannot be
+    written only logs a warning). ``use_cache=False`` ignores and does not write the disk cache,
+    nor read the package's tables.
     """
     path = cache_path(rules, cache_dir)
     key = (rules.digest, str(path) if use_cache else "")
@@ -313,6 +340,17 @@ def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cac
     # mapped, as the target tables are: a review touches a few of its pages (scandinavian's table is
     # 11 MB: reading and checksumming it at every load was ~0.03 s), and forked workers share them
     loaded = load_table(path, rules, plan.n_states, mmap=True) if use_cache else None
+    if loaded is None and use_cache and shipped_path(rules).is_file():
+        shipped = load_table(shipped_path(rules), rules, plan.n_states)
+        if shipped is not None:
+            try:
+                meta = {k: v for k, v in shipped[1].items() if k in ("rules", "expected_score")}
+                save_table(path, rules, shipped[0], {**meta, "shipped": True})
+                loaded = load_table(path, rules, plan.n_states, mmap=True)
+            except OSError as exc:
+                log.warning("cannot write solver cache %s: %s", path, exc)
+            if loaded is None:
+                loaded = shipped
     if loaded is not None:
         values, header = loaded
         sol = Solution(rules, plan, values, float(values[0]) + plan.bonus0,
