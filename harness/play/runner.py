@@ -395,7 +395,7 @@ class _Run:
         elif not engine_cached():
             # a first run without a solve: the helper compiles the bots' kernels on the other core
             # while this process compiles the engine's (benchmarks/BENCHMARKS.md, "First run")
-            jit.set_helper(_kernel_helper(self.r, bots_only=True))
+            jit.set_helper(_kernel_helper(self.r, bots_only=True), BOTS_HELPER_SECONDS)
             warm_engine(self.r.rules, len(self.r.lineups[0]))
         for label, s in self.r.strategies.items():
             s.expect_games(self.games * sum(labels.count(label) for labels in self.r.lineups))
@@ -550,6 +550,11 @@ class _Run:
         report = failure.summary(self.out, self.out / LOG, len(self.done))
         log.error("%s", report, extra=RUN_LOG_ONLY)
         raise RunStopped(report, self.out, failure)
+
+
+#: About how long a helper compiles the built-in bots' kernels alone on an idle development machine
+#: (random, timeout, greedy: 2.2 s of CPU measured, benchmarks/BENCHMARKS.md "First run"), seconds.
+BOTS_HELPER_SECONDS = 2.5
 
 
 def _kernel_helper(resolved: ResolvedRun, bots_only: bool = False) -> Any:

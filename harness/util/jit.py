@@ -99,6 +99,31 @@ class _CompileWatch(_event.Listener):
 
 _event.register("numba:compile", _CompileWatch())
 
+
+def _plain_numba_errors() -> None:
+    """numba's coloured error messages call ``colorama.init()`` the first time a message is
+    formatted (overload resolution formats some inside an ordinary compile), which registers an
+    exit hook that writes a colour reset (ESC [0m) on stdout: a stray byte after the last line
+    of every first run, in a terminal and in a log file (issue 52). The harness prints numba's
+    errors as plain text anyway, so numba gets a plain scheme before it makes its own."""
+    try:
+        from numba.core import errors
+    except ImportError:  # pragma: no cover - numba's layout changed: leave it as it is
+        return
+    if not hasattr(errors, "_termcolor_inst") or not hasattr(errors, "_DummyColorScheme"):
+        return
+
+    class _Plain(errors._DummyColorScheme):
+        def code(self, msg: str) -> str:
+            return msg
+
+        errmsg = filename = indicate = highlight = reset = code
+
+    errors._termcolor_inst = _Plain()
+
+
+_plain_numba_errors()
+
 #: A process compiling kernels into numba's cache while this one does other work (the runner's
 #: kernel helper during a first solve); :func:`await_helper` joins it.
 _HELPER: Any = None
