@@ -455,11 +455,15 @@ def solve_items(ctx, lay, dk, V, out, item_mask, item_flag, lo, hi, full):
         turn_values(dk, nu, stop_f, stop_l, E, M, none, none)
         p = dk.roll_prob
         ns = dk.n_small
+        # each slot's sum over the rolls in roll order, as a loop over rolls of vector adds across
+        # the slots (the same additions in the same order per slot: bit for bit the same values)
+        acc = np.zeros(nu)
+        for r in range(n_rolls):
+            pr = p[r]
+            for i in range(nu):
+                acc[i] += pr * E[ns + r, i]
         for i in range(nu):
-            acc = 0.0
-            for r in range(n_rolls):
-                acc += p[r] * E[ns + r, i]
-            out[off + i] = acc
+            out[off + i] = acc[i]
 
 
 # ---------------------------------------------------------------------------------------------
