@@ -138,3 +138,30 @@ def test_heuristic_seat_players_play_the_loops_games(name, bot_name, rules_dir, 
             if isinstance(b, np.ndarray):
                 assert a.dtype == b.dtype and a.shape == b.shape, field.name
                 np.testing.assert_array_equal(a, b, err_msg=field.name)
+
+
+@pytest.mark.parametrize("name", ["forced", "generala", "standard"])
+def test_keep_table_is_the_bots_keep(name, rules_dir, tmp_path):
+    """Every roll and reroll stage of every state of ``forced`` (sampled states of the others):
+    the keep table's keep is the bot's per-state keep (:func:`policy_keeps`), ties included."""
+    rules = _rules(name, rules_dir)
+    solver.clear_memo()
+    sol = solver.solve(rules, tmp_path)
+    codes = solver.policy_table(sol)
+    masks, flags, uppers = _all_states(sol)
+    if name not in EVERY_STATE:
+        pick = np.random.default_rng(5).choice(len(masks), size=min(len(masks), 1500), replace=False)
+        masks, flags, uppers = masks[pick], flags[pick], uppers[pick]
+    d, lay, dk, ctx = rules.dice, sol.plan.layout, sol.plan.dice, context(rules)
+    m, f, u = (np.repeat(a, d.n_rolls) for a in (masks, flags, uppers))
+    n = len(m)
+    rolls = np.tile(np.arange(d.n_rolls, dtype=np.int16), len(masks))
+    rr = rules.rolls_per_turn - 1
+    for j in range(1, rr + 1):
+        stage = np.full(n, j, dtype=np.int64)
+        lazy, whole = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
+        tags = np.full(64, -1, dtype=np.int64)
+        K.policy_keeps(ctx, lay, dk, sol.values, tags, np.zeros((64, rr, d.n_rolls), dtype=np.uint8), m,
+                       f.astype(bool), u, rolls, stage, lazy)
+        K.table_keeps(lay, dk, codes, m, f.astype(bool), u, rolls, stage, whole)
+        np.testing.assert_array_equal(whole, lazy)
