@@ -1,13 +1,14 @@
 """The first run after install: wall time with empty kernel and table caches, and its silences.
 
-Each repetition deletes numba's cached kernels of this checkout (``harness/``, ``strategies/``)
-and points the solver's table cache at an empty folder, then runs the command under a
+Each repetition points numba's kernel cache (``NUMBA_CACHE_DIR``) and the harness's cache
+(``YATZY_HARNESS_CACHE``) at fresh empty folders, then runs the command under a
 pseudo-terminal of 100 x 30 (as a user's terminal: progress is drawn) and records when each
 piece of output arrived. Prints per run the wall time and the longest stretch with nothing
 written (the "not silent" rule: no gap over 2 s), then the median wall time; ``--show`` prints
 the last run's output lines with their times.
 
     python benchmarks/bench_first_run.py                          # run --seats solver,greedy --games 2000, 3 times
+    python benchmarks/bench_first_run.py --repeat 3 -- run        # the README's first command
     python benchmarks/bench_first_run.py --repeat 1 --show -- evaluate scandinavian --entrants greedy
 """
 
@@ -33,23 +34,14 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ["run", "--seats", "solver,greedy", "--games", "2000"]
 
 
-def clear_kernels() -> int:
-    n = 0
-    for folder in (ROOT / "harness", ROOT / "strategies"):
-        for p in folder.rglob("*.nb[ic]"):
-            p.unlink()
-            n += 1
-    return n
-
-
 def run_once(argv: list[str]) -> tuple[float, float, list[tuple[float, str]]]:
     """(wall seconds, longest silence, [(time, text)]) of one cold run under a pseudo-terminal."""
-    clear_kernels()
     cache = tempfile.mkdtemp(prefix="first-run-cache-")
+    kernels = tempfile.mkdtemp(prefix="first-run-kernels-")
     work = tempfile.mkdtemp(prefix="first-run-cwd-")
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    env = {**os.environ, "YATZY_HARNESS_CACHE": cache, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "YATZY_HARNESS_CACHE": cache, "NUMBA_CACHE_DIR": kernels, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "harness.cli", *argv]  # this checkout's code (PYTHONPATH), installed or not
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=work, env=env, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
@@ -75,6 +67,7 @@ def run_once(argv: list[str]) -> tuple[float, float, list[tuple[float, str]]]:
     gap = max(gap, time.monotonic() - last)
     os.close(master)
     shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(kernels, ignore_errors=True)
     shutil.rmtree(work, ignore_errors=True)
     return wall, gap, out
 

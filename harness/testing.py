@@ -132,7 +132,8 @@ class StrategyContract:
         bot = self.make(rules)
 
         def mine() -> pd.DataFrame:  # alone at the table: an opponent may be stochastic itself
-            return play(rules, [bot], np.arange(self.games), 7).to_frame()
+            # keep and choose themselves: a whole-game player draws its numbers in its kernel
+            return play(rules, [bot], np.arange(self.games), 7, seat_players=False).to_frame()
 
         plain = mine()
         seen = []

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from harness.game.rules import RuleSet
 from harness.game.scoring import best_immediate, context
-from strategies.kernels import best_gain_box, immediate_stops, sheet_gain_boxes
-from harness.game.strategy import Policy, Sheets, Strategy, TurnView
+from strategies.kernels import best_gain_box, immediate_stops, sheet_gain_boxes, turn_seat
+from harness.game.strategy import Policy, Sheets, Strategy, TurnView, own_decisions, seat_player_pays
 from harness.game.turn import batch_keeps, turn_policy
+from harness.game.loop import answer_samples
 
 
 def best_gain(view: TurnView) -> np.ndarray:
@@ -47,13 +50,49 @@ def best_box(rules: RuleSet, value: np.ndarray) -> np.ndarray:
     return order[np.argmax(value[:, order], axis=1)]
 
 
+#: The most boxes a turn-greedy bot's whole-game player plans for: its plans take 2**(NB + 1) x
+#: rolls x (rerolls + 1) int16, touched only where a sheet is met (scandinavian: 99 MiB of address
+#: space); maxi's 20 boxes would take gigabytes, so its games go through keep and choose.
+SEAT_PLAYER_BOXES = 16
+
+
+def turn_seat_player(bot: Strategy, plan: np.ndarray, planned: np.ndarray) -> Any:
+    """The whole-game player of a turn-greedy bot (:func:`strategies.kernels.turn_seat`), or None
+    past :data:`SEAT_PLAYER_BOXES`."""
+    r, d = bot.rules, bot.rules.dice
+    if r.n_boxes > SEAT_PLAYER_BOXES or not seat_player_pays(getattr(bot, "_seat_games", 0), turn_seat):
+        return None
+    ctx, order = context(r), cheapest_first(r)
+
+    def player(keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray,
+               running: np.ndarray) -> None:
+        turn_seat(ctx, keys, seat, d.n, r.rolls_per_turn, d.roll_lookup, d.radix, d.keep_counts, d.keep_size,
+                  d.roll_as_keep, d.trans_ptr, d.trans_roll, d.trans_prob, d.sub_ptr, d.sub_keep,
+                  bool(r.has_servida), plan, planned, order, int(r.threshold), int(r.bonus_value), sheet, upper,
+                  extra, running)
+
+    return player
+
+
 class TimeoutBot(Strategy):
     name = "timeout"
     description = "never rerolls; writes the box with the largest immediate gain (the site's time-out policy)"
     classifier = {"stochastic": False, "lookahead": "none", "long_run_time": False}
 
+    def warm_kernels(self) -> None:
+        answer_samples(self)
+
     def keep(self, view: TurnView) -> np.ndarray:
         return self.rules.dice.roll_as_keep[view.roll]
+
+    def expect_games(self, games: int) -> None:
+        self._seat_games = max(getattr(self, "_seat_games", 0), int(games))
+
+    def seat_player(self) -> Any:
+        """Whole games in one kernel call: every turn stops at its first roll, the box of :func:`best_gain`."""
+        if not own_decisions(self, TimeoutBot):
+            return None
+        return turn_seat_player(self, np.zeros((0, 1, 1), dtype=np.int16), np.zeros(0, dtype=bool))
 
     def choose(self, view: TurnView) -> np.ndarray:
         return best_gain(view)
@@ -88,6 +127,8 @@ class TurnPlanner(Strategy):
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         del state["_plans"]  # a cache: not shipped to workers, rebuilt (and shared) there
+        state.pop("_seat_plan", None)  # the whole-game player's plans: the same
+        state.pop("_seat_planned", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -96,6 +137,9 @@ class TurnPlanner(Strategy):
 
     def stop_values(self, filled: int, upper: int, flag: bool, first: bool) -> np.ndarray:
         raise NotImplementedError
+
+    def warm_kernels(self) -> None:
+        answer_samples(self)
 
     def _keep_table(self, filled: int, upper: int, flag: bool, rerolls: int, first: bool) -> np.ndarray:
         """(R,) keep for each roll in one state, with ``rerolls`` rerolls left (cached)."""
@@ -149,6 +193,24 @@ class GreedyBot(TurnPlanner):
 
     def stop_values(self, filled: int, upper: int, flag: bool, first: bool) -> np.ndarray:
         return best_immediate(self._ctx, first, flag, filled)
+
+    def expect_games(self, games: int) -> None:
+        self._seat_games = max(getattr(self, "_seat_games", 0), int(games))
+
+    def seat_player(self) -> Any:
+        """Whole games in one kernel call: the keeps :meth:`keep` plans, each sheet's worked out
+        once in the process (the kernel's own plan table), and the box of :func:`best_gain`; for
+        long runs or once compiled (:func:`harness.game.strategy.seat_player_pays`)."""
+        r = self.rules
+        if (r.rolls_per_turn < 2 or r.n_boxes > SEAT_PLAYER_BOXES
+                or not own_decisions(self, GreedyBot, "stop_values", "_keep_table")
+                or not seat_player_pays(getattr(self, "_seat_games", 0), turn_seat)):
+            return None
+        if getattr(self, "_seat_plan", None) is None:
+            # np.zeros maps pages lazily: only the sheets met take memory
+            self._seat_plan = np.zeros((2 ** (r.n_boxes + 1), r.rolls_per_turn, r.dice.n_rolls), dtype=np.int16)
+            self._seat_planned = np.zeros(2 ** (r.n_boxes + 1), dtype=bool)
+        return turn_seat_player(self, self._seat_plan, self._seat_planned)
 
     def choose(self, view: TurnView) -> np.ndarray:
         return best_gain(view)

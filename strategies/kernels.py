@@ -6,7 +6,10 @@ from harness.util.jit import nb
 import numpy as np
 
 from harness.game.pace import box_values as bonus_values, stop_values
-from harness.game.scoring import score_options
+from harness.game.loop_kernels import counter_mixes, first_roll, next_roll
+from harness.game.rng import DICE, STRATEGY, keyed, unit
+from harness.game.scoring import best_immediate, score_options
+from harness.game.turn import turn_policy_kernel
 
 
 @nb.njit(cache=True, nogil=True)
@@ -196,3 +199,130 @@ def uniform_boxes(allowed, n_boxes, out):
             count += (allowed[i] >> b) & 1
         for b in range(n_boxes):
             out[i, b] = 1.0 / count if (allowed[i] >> b) & 1 else 0.0
+
+
+@nb.njit(cache=True, nogil=True)
+def random_seat(ctx, keys, seat, n_dice, rolls_per_turn, lookup, radix, keep_counts, keep_size, roll_as_keep,
+                roll_faces, keep_lookup, choose_step, threshold, bonus_value, sheet, upper, extra, running):
+    """The random bot's whole games at seat ``seat`` (one column, no saved rolls): the keeps of
+    :func:`random_keeps` and boxes of :func:`random_boxes` on the uniforms ``view.uniform`` gives
+    (:func:`harness.game.rng.uniforms`), the dice of the engine's kernels. Writes what
+    :func:`harness.exact.kernels.play.play_seat` writes (see there)."""
+    nbx = ctx.n_boxes
+    w = np.empty(6, dtype=np.int64)
+    for f in range(6):
+        w[f] = radix**f
+    row = np.empty(nbx, dtype=np.int16)
+    dice = counter_mixes(DICE, seat, nbx, rolls_per_turn, n_dice)
+    coins = counter_mixes(STRATEGY, seat, nbx, max(rolls_per_turn - 1, 1), n_dice)
+    choose = counter_mixes(STRATEGY, seat, nbx, choose_step + 1, 1)  # only step choose_step is used
+    for g in range(keys.shape[0]):
+        key = keys[g]
+        mask = np.int64(0)
+        flag = False
+        up = 0
+        ex = 0
+        pts = 0
+        for t in range(nbx):
+            roll = first_roll(key, dice, t, n_dice, w, lookup)
+            first = True
+            for step in range(rolls_per_turn - 1):
+                code = 0
+                for j in range(n_dice):
+                    if unit(keyed(key, coins[t, step, j])) < 0.5:
+                        code += w[roll_faces[roll, j] - 1]
+                k = keep_lookup[code]
+                if k == roll_as_keep[roll]:
+                    break
+                roll = next_roll(key, dice, t, step, n_dice, k, w, keep_counts, keep_size, lookup)
+                first = False
+            allowed, e = score_options(ctx, roll, first, flag, mask, row)
+            u = unit(keyed(key, choose[t, choose_step, 0]))
+            count = 0
+            for b in range(nbx):
+                count += (allowed >> b) & 1
+            k = min(int(u * count), count - 1)
+            box = 0
+            for b in range(nbx):
+                if (allowed >> b) & 1:
+                    if k == 0:
+                        box = b
+                        break
+                    k -= 1
+            got = row[box]
+            sheet[g, box] = got
+            mask |= np.int64(1) << box
+            if ctx.upper_face[box] > 0:
+                up += got
+            if box == ctx.key_box:
+                flag = got > 0
+            ex += e
+            pts += got
+            running[g, t] = pts + (bonus_value if up >= threshold else 0) + ex
+        upper[g] = up
+        extra[g] = ex
+
+
+@nb.njit(cache=True, nogil=True)
+def turn_seat(ctx, keys, seat, n_dice, rolls_per_turn, lookup, radix, keep_counts, keep_size, roll_as_keep,
+              trans_ptr, trans_roll, trans_prob, sub_ptr, sub_keep, servida, plan, planned, order, threshold,
+              bonus_value, sheet, upper, extra, running):
+    """Whole games at seat ``seat`` (one column, no saved rolls) of the turn-greedy bots: the box
+    of :func:`gain_box`, and with ``plan`` the greedy bot's keeps (else every turn stops at its
+    first roll: the time-out bot). plan (2**NB * 2, rr + 1, R) int16 and planned (2**NB * 2,) bool
+    hold each sheet's keeps once worked out, as :meth:`strategies.greedy.TurnPlanner._keep_table`
+    works them out (:func:`harness.game.turn.turn_policy_kernel` on
+    :func:`harness.game.scoring.best_immediate`): row 0 the turn's first roll, row j after a
+    reroll with j rerolls left. Writes what :func:`harness.exact.kernels.play.play_seat` writes."""
+    nbx = ctx.n_boxes
+    w = np.empty(6, dtype=np.int64)
+    for f in range(6):
+        w[f] = radix**f
+    row = np.empty(nbx, dtype=np.int16)
+    rr = rolls_per_turn - 1 if plan.shape[0] > 0 else 0
+    dice = counter_mixes(DICE, seat, nbx, rolls_per_turn, n_dice)
+    for g in range(keys.shape[0]):
+        key = keys[g]
+        mask = np.int64(0)
+        flag = False
+        up = 0
+        ex = 0
+        pts = 0
+        for t in range(nbx):
+            roll = first_roll(key, dice, t, n_dice, w, lookup)
+            first = True
+            if rr > 0:
+                s = mask * 2 + (1 if flag else 0)
+                if not planned[s]:
+                    # np.bool_: a bare True/False is a literal type, one more compile of the callee each
+                    tl = best_immediate(ctx, np.bool_(False), flag, mask)
+                    tf = best_immediate(ctx, np.bool_(True), flag, mask) if servida else tl
+                    _, k_first, _, keeps = turn_policy_kernel(tf, tl, rr, trans_ptr, trans_roll, trans_prob,
+                                                              sub_ptr, sub_keep, roll_as_keep)
+                    for r in range(k_first.shape[0]):
+                        plan[s, 0, r] = k_first[r]
+                        for j in range(1, rr + 1):
+                            plan[s, j, r] = keeps[j, r]
+                    planned[s] = True
+                left = rr
+                for step in range(rr):
+                    k = plan[s, 0 if first else left, roll]
+                    if k == roll_as_keep[roll]:
+                        break
+                    roll = next_roll(key, dice, t, step, n_dice, k, w, keep_counts, keep_size, lookup)
+                    first = False
+                    left -= 1
+            allowed, e = score_options(ctx, roll, first, flag, mask, row)
+            box = gain_box(row, allowed, e, up, threshold, bonus_value, ctx.upper_face, order)
+            got = row[box]
+            sheet[g, box] = got
+            mask |= np.int64(1) << box
+            if ctx.upper_face[box] > 0:
+                up += got
+            if box == ctx.key_box:
+                flag = got > 0
+            ex += e
+            pts += got
+            running[g, t] = pts + (bonus_value if up >= threshold else 0) + ex
+        upper[g] = up
+        extra[g] = ex

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from math import comb
+from typing import Any
 
 import numpy as np
 
-from harness.game.strategy import Policy, Sheets, Strategy, TurnView
-from strategies.kernels import random_boxes, random_keeps, uniform_boxes
+from harness.game.loop import answer_samples
+from harness.game.scoring import context
+from harness.game.strategy import CHOOSE_STEP, Policy, Sheets, Strategy, TurnView, own_decisions, seat_player_pays
+from strategies.kernels import random_boxes, random_keeps, random_seat, uniform_boxes
 
 
 class RandomBot(Strategy):
@@ -15,6 +18,29 @@ class RandomBot(Strategy):
     description = "random keeps (each die kept with probability 1/2), random open box"
     classifier = {"stochastic": True, "lookahead": "none", "long_run_time": False}
     _keep_probs: np.ndarray | None = None  # the policy's keep probabilities, worked out once
+
+    def warm_kernels(self) -> None:
+        answer_samples(self)
+
+    def expect_games(self, games: int) -> None:
+        self._seat_games = max(getattr(self, "_seat_games", 0), int(games))
+
+    def seat_player(self) -> Any:
+        """Whole games in one kernel call (:func:`strategies.kernels.random_seat`): the keeps and
+        boxes of :meth:`keep` and :meth:`choose` on the same uniforms; for long runs or once
+        compiled (:func:`harness.game.strategy.seat_player_pays`)."""
+        if not own_decisions(self, RandomBot) or not seat_player_pays(getattr(self, "_seat_games", 0), random_seat):
+            return None
+        r, d = self.rules, self.rules.dice
+        ctx = context(r)
+
+        def player(keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray,
+                   running: np.ndarray) -> None:
+            random_seat(ctx, keys, seat, d.n, r.rolls_per_turn, d.roll_lookup, d.radix, d.keep_counts, d.keep_size,
+                        d.roll_as_keep, d.roll_faces, d.keep_lookup, CHOOSE_STEP, int(r.threshold),
+                        int(r.bonus_value), sheet, upper, extra, running)
+
+        return player
 
     def keep(self, view: TurnView) -> np.ndarray:
         d = self.rules.dice

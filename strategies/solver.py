@@ -40,9 +40,10 @@ from harness.exact.kernels.rows import exp_ieee
 from harness.util.errors import UserError
 from harness.game.rules import RuleSet
 from harness.game.scoring import context
-from harness.exact.solver import Solution, build_plan, is_solved, policy_table, solve
+from harness.exact.kernels import play as PK
+from harness.exact.solver import Solution, box_table, build_plan, is_solved, policy_table, solve
 from harness.exact.target import Aims, Player, cached_tmax, target_table
-from harness.game.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView
+from harness.game.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView, own_decisions
 from harness.game.turn import keep_expectations, turn_policy
 
 #: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0).
@@ -88,6 +89,7 @@ class SolverBot(Strategy):
         self._extra_plans: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._games = 0
         self._policy: np.ndarray | None = None
+        self._boxes: np.ndarray | None = None
 
     # -- set-up ---------------------------------------------------------------------------------
 
@@ -102,6 +104,7 @@ class SolverBot(Strategy):
         self._extra_plans = {}
         self._games = 0
         self._policy = None
+        self._boxes = None
         self._player = None
 
     def expect_games(self, games: int) -> None:
@@ -124,6 +127,8 @@ class SolverBot(Strategy):
         if self.temperature == 0 and self._policy is None and want > self._asked:
             self._asked = want
             self._policy = policy_table(self._sol, compute=bool(want))
+            if self._policy is not None:
+                self._boxes = box_table(self._sol, compute=bool(want))
 
     def slow_prepare(self) -> bool:
         """Whether :meth:`prepare` will solve the value table (not cached on disk yet): seconds in
@@ -196,6 +201,26 @@ class SolverBot(Strategy):
         return self._sol
 
     # -- decisions ------------------------------------------------------------------------------
+
+    def seat_player(self) -> Any:
+        """At T = 0 without blunders, once both decision tables are in hand (a long run's, or
+        cached): whole games in one kernel call (:func:`harness.exact.kernels.play.play_seat`),
+        the keeps and boxes :meth:`keep` and :meth:`choose` would look up or work out."""
+        if self.target or self.temperature > 0 or self.blunder > 0 or not own_decisions(self, SolverBot):
+            return None
+        self.prepare()
+        if self._policy is None or self._boxes is None:
+            return None
+        r, d, lay, ctx = self.rules, self.rules.dice, self._lay, self._ctx
+        codes, boxes = self._policy, self._boxes
+
+        def player(keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray,
+                   running: np.ndarray) -> None:
+            PK.play_seat(ctx, lay, keys, seat, d.n, r.rolls_per_turn, d.roll_lookup, d.radix, d.keep_counts,
+                         d.keep_size, d.roll_as_keep, d.sub_ptr, d.sub_keep, codes, boxes, int(r.threshold),
+                         int(r.bonus_value), sheet, upper, extra, running)
+
+        return player
 
     def _table_keeps(self, masks, flags, uppers, rolls, stage, first, unif) -> np.ndarray:
         """Keeps for turns of the table's length (stage = rerolls left)."""

@@ -64,3 +64,16 @@ def test_entry_point_exits_with_mains_code_and_whole_output(tmp_path):
     bad = _python("import sys\nfrom harness.cli import entry\nsys.exit(entry())", "rules", "show", "no-such-rules")
     assert bad.returncode == 2
     assert bad.stderr.startswith("yatzy-harness: error: ")
+
+
+def test_numba_errors_leave_no_colour_reset_at_exit():
+    """A numba error message formatted in a command (overload resolution makes some) must not make
+    colorama register its exit hook, which writes ESC [0m on a terminal after the command's last
+    line (issue 52)."""
+    code = ("import harness.util.jit\nfrom numba.core import errors\nerrors.TypingError('x')\n"
+            "import sys\nci = sys.modules.get('colorama.initialise')\n"
+            "print('hook' if ci is not None and ci.atexit_done else 'none')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "none\n"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import os
+import pty
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import textwrap
 import threading
 from pathlib import Path
@@ -363,15 +367,43 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _cli_subprocess(tmp_path: Path, args: list[str], env_extra: dict[str, str]) -> subprocess.CompletedProcess:
+def _cli_subprocess(tmp_path: Path, args: list[str], env_extra: dict[str, str],
+                    tty: bool = False) -> subprocess.CompletedProcess:
+    """The command in a child process; ``tty``: its stderr a pseudo-terminal of 100 x 30 (``run``
+    draws its bar only on a terminal), read back with the terminal's line ends made plain."""
     script = tmp_path / "yh.py"
     script.write_text(SCRIPT.format(root=str(TESTS.parent)))
     env = {**os.environ, **env_extra}
     # a test session started in the background (``cmd &``, nohup) ignores SIGINT, and the child
     # would inherit that: Ctrl-C is what these tests send, so give the child the default handling
-    return subprocess.run([sys.executable, str(script), *args], env=env, capture_output=True, text=True,
-                          timeout=300, start_new_session=True,
-                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    kw: dict = dict(env=env, text=True, timeout=300, start_new_session=True,
+                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    if not tty:
+        return subprocess.run([sys.executable, str(script), *args], capture_output=True, **kw)
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    chunks: list[bytes] = []
+
+    def drain() -> None:  # a terminal holds a few KiB: read while the child writes
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        proc = subprocess.run([sys.executable, str(script), *args], stdout=subprocess.PIPE, stderr=slave, **kw)
+    finally:
+        os.close(slave)
+        reader.join(10)
+        os.close(master)
+    err = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, err)
 
 
 def _no_process_mentions(text: str) -> bool:
@@ -468,15 +500,25 @@ def test_ctrl_c_under_a_progress_bar_starts_its_lines_afresh(tmp_path, tripwire_
     parent's own warning must not wait there while the bar is closed."""
     out, marker = tmp_path / "interrupted", tmp_path / "armed"
     args = [a for a in TRIP_ARGS if a != "--quiet"] + ["--workers", str(workers), "--out", str(out)]
-    proc = _cli_subprocess(tmp_path, args, _trip_env(marker, "INT", parent=workers > 1))
+    proc = _cli_subprocess(tmp_path, args, _trip_env(marker, "INT", parent=workers > 1), tty=True)
     assert not marker.exists() and proc.returncode == 130, proc.stderr
-    assert "game/s]" in proc.stderr  # the bar was drawn (on stderr, a pipe here: no terminal needed)
+    assert "game/s]" in proc.stderr  # the bar was drawn (stderr is a terminal)
     said = [line for line in screen(proc.stderr) if line.strip() and "game/s]" not in line]
     # one line (issue 49): the bar is erased, the runner's warning goes to run.log only
     assert len(said) == 1, said
     assert said[0].startswith("yatzy-harness: interrupted: ") and " of 1,200 games kept; " in said[0]
     assert said[0].endswith(f"continue with: yatzy-harness run --resume {out}")
     assert "interrupted:" in (out / "run.log").read_text()
+
+
+def test_run_draws_no_bar_into_a_log_file(tmp_path):
+    """stderr a file or a pipe (a log): no bar, not a carriage return (issue 52); the summary on stdout."""
+    args = [a for a in TRIP_ARGS if a not in ("--quiet", "tripwire,random")]
+    args = [*args[:2], "random,timeout", *args[2:], "--workers", "1", "--out", str(tmp_path / "r")]
+    proc = _cli_subprocess(tmp_path, args, {})
+    assert proc.returncode == 0, proc.stderr
+    assert "\r" not in proc.stderr and "game/s" not in proc.stderr and "\x1b" not in proc.stderr
+    assert "results:" in proc.stdout
 
 
 # ---------------------------------------------------------------------------------------------

@@ -926,3 +926,32 @@ def test_the_one_pass_keeps_of_wide_turns_are_the_face_by_face_keeps(n_dice, rer
                       np.empty((ns, 1)), *one)
         assert np.array_equal(one[0][1:, :, 0], saved[0][1:, :, i])
         assert np.array_equal(one[1][1:, :, 0], saved[1][1:, :, i])
+
+
+# ---------------------------------------------------------------------------------------------
+# the value tables shipped with the package
+
+
+@pytest.mark.parametrize("name", solver.SHIPPED_RULES)
+def test_shipped_tables_are_a_fresh_solve_bit_for_bit(name):
+    """A shipped table holds the current rules' digest and the values a solve gives, to the bit
+    (regenerate after a change: python -c "from harness.exact.solver import write_shipped; write_shipped('NAME')")."""
+    rules = load_rules(name)
+    path = solver.shipped_path(rules)
+    assert path.is_file(), f"no shipped table for {name}'s digest {rules.digest[:12]}: regenerate it"
+    assert sorted(p.name for p in solver.SHIPPED.glob(f"{name}-*.bin")) == [path.name], "stale tables"
+    shipped, _ = solver.load_table(path, rules, solver.build_plan(rules).n_states)
+    solver.clear_memo()
+    fresh = solver.solve(rules, use_cache=False)
+    assert shipped.tobytes() == np.ascontiguousarray(fresh.values).tobytes()
+
+
+def test_a_shipped_table_saves_the_solve(tmp_path, monkeypatch):
+    """An empty cache: solve() takes the package's table (no solve), writes it to the cache."""
+    rules = load_rules("forced")
+    solver.clear_memo()
+    monkeypatch.setattr(solver, "solve_values", lambda *a, **k: pytest.fail("solved a shipped rule set"))
+    assert solver.is_solved(rules, tmp_path)
+    sol = solver.solve(rules, tmp_path)
+    assert sol.cached and solver.cache_path(rules, tmp_path).is_file()
+    assert sol.expected_score == pytest.approx(150.216797, abs=1e-6)

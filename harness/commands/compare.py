@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                 "exact depth of skill side by side, by default when cached or small (--depth, --no-depth).",
              "yatzy-harness compare results/bonus63 results/bonus62",
              "yatzy-harness compare configs/runs/bonus63.toml configs/runs/bonus62.toml --games 20000 --out results/cmp",
-             "yatzy-harness compare bonus63 bonus62 --sequential --games 1000 --max-games 100000 --quiet",
+             "yatzy-harness compare bonus63 bonus62 --sequential --games 1000 --max-games 100000",
              "yatzy-harness compare results/a results/b --entrant greedy --json",
              "yatzy-harness compare --exact bonus63 bonus62 --entrants greedy,solver",
              "yatzy-harness compare --exact scandinavian scandinavian --entrants greedy --candidate-entrants bonus",
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if args.exact:
         return _exact(args, settings)
     playing = Playing(games=args.games, seed=args.seed, chunk_size=args.chunk_size, workers=args.workers,
-                      out=Path(args.out) if args.out else None, quiet=args.quiet, sequential=args.sequential,
+                      out=Path(args.out) if args.out else None, quiet=args.quiet or not sys.stderr.isatty(), sequential=args.sequential,
                       max_games=args.max_games)
     from harness.records.rundir import load_run
 

@@ -178,7 +178,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"playing into {out_dir}", flush=True)
     t0 = time.monotonic()
     try:
-        play(cfg, out_dir, quiet=quiet, resume=bool(args.resume), continue_disqualified=args.continue_disqualified)
+        # the bar only on a terminal: in a log file it would be a line of carriage returns
+        play(cfg, out_dir, quiet=quiet or not sys.stderr.isatty(), resume=bool(args.resume),
+             continue_disqualified=args.continue_disqualified)
     except RunDirNotEmpty as exc:  # the library's words, with this command's flags
         hint = f"; resume it with --resume {exc.out}" if exc.resumable else ""
         raise UserError(f"{exc.out} exists and is not empty{hint}, or choose another --out") from None

@@ -84,7 +84,7 @@ from harness.exact.plan import _PLANS, MAX_BOXES, Plan, Solution, build_plan, di
 from harness.exact.threads import n_threads, run_blocks, split_range
 from harness.util.cache import default_cache_dir
 from harness.util import progress
-from harness.game.rules import RuleSet
+from harness.game.rules import RuleSet, load_rules
 from harness.game.scoring import context
 from harness.game.turn import turn_policy
 
@@ -270,8 +270,8 @@ def solve_values(rules: RuleSet, plan: Plan | None = None, threads: int | None =
     items = int(plan.layer_items[-1])
     show = progress.enabled() and plan.n_states > 100_000  # a table that takes seconds (scandinavian: 4 s)
     if show:
-        progress.say(f"solving {rules.name}'s value table, once ({plan.n_states:,} states, "
-                     f"{8 * plan.n_states / 2**20:,.0f} MiB; later runs load it from the cache)")
+        progress.say(progress.fit(f"solving {rules.name}'s value table once ({plan.n_states:,} states, "
+                                  f"{8 * plan.n_states / 2**20:,.0f} MiB)", tail="; later runs load it"))
     with progress.bar(items, f"solving {rules.name}", "item", quiet=not show, unit_scale=True) as b:
         for k in range(rules.n_boxes, -1, -1):
             lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
@@ -288,20 +288,48 @@ def clear_memo() -> None:
     """Forget the tables solved or loaded in this process (the disk cache is untouched)."""
     _MEMO.clear()
     _POLICY.clear()
+    _BOXES.clear()
     _PLANS.clear()
 
 
 def is_solved(rules: RuleSet, cache_dir: str | os.PathLike | None = None) -> bool:
     """Whether :func:`solve` would answer from memory or the disk cache (no fresh solve)."""
     path = cache_path(rules, cache_dir)
-    return (rules.digest, str(path)) in _MEMO or path.is_file()
+    return (rules.digest, str(path)) in _MEMO or path.is_file() or shipped_path(rules).is_file()
+
+
+#: Value tables shipped with the package (checksummed like the cache's files, named like them):
+#: the small built-in rule sets, whose solve takes a fraction of a second but whose first solve
+#: on a machine compiles the solver's kernels for 7 s or more (the README's levels example plays
+#: ``forced``). tests/test_solver.py checks each against a fresh solve, bit for bit.
+SHIPPED = Path(__file__).resolve().parent / "tables"
+SHIPPED_RULES = ("forced", "generala")
+
+
+def shipped_path(rules: RuleSet) -> Path:
+    """Where the package would hold ``rules``' value table (it may not)."""
+    return SHIPPED / f"{rules.name}-{rules.digest[:40]}-v{FORMAT}.bin"
+
+
+def write_shipped(name: str) -> Path:
+    """Solve the built-in rule set ``name`` afresh and write its table into the package
+    (after a change that moves a shipped rule set's digest or values)."""
+    rules = load_rules(name)
+    sol = solve(rules, use_cache=False)
+    path = shipped_path(rules)
+    for old in SHIPPED.glob(f"{name}-*.bin"):
+        old.unlink()
+    save_table(path, rules, np.ascontiguousarray(sol.values), {"rules": name, "expected_score": sol.expected_score})
+    return path
 
 
 def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cache: bool = True) -> Solution:
-    """The solved table of ``rules``: from this process's memory, the disk cache, or a fresh solve.
+    """The solved table of ``rules``: from this process's memory, the disk cache, the package
+    (:data:`SHIPPED_RULES`), or a fresh solve.
 
-    A fresh solve is written to the cache (a cache directory that cannot be written only logs a
-    warning). ``use_cache=False`` ignores and does not write the disk cache.
+    A fresh solve or a shipped table is written to the cache (a cache directory that cannot be
+    written only logs a warning). ``use_cache=False`` ignores and does not write the disk cache,
+    nor read the package's tables.
     """
     path = cache_path(rules, cache_dir)
     key = (rules.digest, str(path) if use_cache else "")
@@ -313,6 +341,17 @@ def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cac
     # mapped, as the target tables are: a review touches a few of its pages (scandinavian's table is
     # 11 MB: reading and checksumming it at every load was ~0.03 s), and forked workers share them
     loaded = load_table(path, rules, plan.n_states, mmap=True) if use_cache else None
+    if loaded is None and use_cache and shipped_path(rules).is_file():
+        shipped = load_table(shipped_path(rules), rules, plan.n_states)
+        if shipped is not None:
+            try:
+                meta = {k: v for k, v in shipped[1].items() if k in ("rules", "expected_score")}
+                save_table(path, rules, shipped[0], {**meta, "shipped": True})
+                loaded = load_table(path, rules, plan.n_states, mmap=True)
+            except OSError as exc:
+                log.warning("cannot write solver cache %s: %s", path, exc)
+            if loaded is None:
+                loaded = shipped
     if loaded is not None:
         values, header = loaded
         sol = Solution(rules, plan, values, float(values[0]) + plan.bonus0,
@@ -340,11 +379,30 @@ def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cac
 #: 52 GB and its bots keep to per-state caches).
 POLICY_MAX_BYTES = 1 << 30
 _POLICY: dict[tuple[str, str], np.ndarray] = {}
+_BOXES: dict[tuple[str, str], np.ndarray] = {}
 
 
 def policy_shape(sol: Solution) -> tuple[int, int, int]:
     """(states, rerolls, rolls) of :func:`policy_table`."""
     return sol.states, sol.rules.rolls_per_turn - 1, sol.rules.dice.n_rolls
+
+
+def boxes_shape(sol: Solution) -> tuple[int, int, int]:
+    """(states, 2 with servida else 1, rolls) of :func:`box_table`."""
+    return sol.states, 2 if sol.rules.has_servida else 1, sol.rules.dice.n_rolls
+
+
+def _decisions_fit(sol: Solution) -> bool:
+    """Whether the T=0 decision tables are made for ``sol``: a turn has a reroll and the keeps'
+    and boxes' tables together take at most :data:`POLICY_MAX_BYTES` (scandinavian: 672 + 336 MiB)."""
+    keeps, boxes = policy_shape(sol), boxes_shape(sol)
+    return keeps[1] > 0 and int(np.prod(keeps)) + int(np.prod(boxes)) <= POLICY_MAX_BYTES
+
+
+def _decision_paths(sol: Solution) -> tuple[Path | None, Path | None]:
+    if sol.path is None:
+        return None, None
+    return sol.path.with_suffix(".policy.bin"), sol.path.with_suffix(".boxes.bin")
 
 
 def policy_table(sol: Solution, *, compute: bool = True) -> np.ndarray | None:
@@ -353,44 +411,81 @@ def policy_table(sol: Solution, *, compute: bool = True) -> np.ndarray | None:
     (rerolls left) at row j - 1. The same keeps as the bot's per-state caches, to the last tie.
 
     From this process's memory, else from the disk cache beside the value table (checked like the
-    table), else computed when ``compute`` (about a solve's time; written to the cache). None when
-    the table would exceed :data:`POLICY_MAX_BYTES`, a turn has no reroll, or it is neither cached
-    nor to be computed.
+    table, memory-mapped: forked workers and other runs share its pages), else computed when
+    ``compute`` (about a solve's time, with :func:`box_table`'s boxes; both written to the cache).
+    None when the decision tables would exceed :data:`POLICY_MAX_BYTES`, a turn has no reroll, or
+    it is neither cached nor to be computed.
     """
-    shape = policy_shape(sol)
-    if shape[1] == 0 or int(np.prod(shape)) > POLICY_MAX_BYTES:
+    if not _decisions_fit(sol):
         return None
-    path = sol.path.with_suffix(".policy.bin") if sol.path is not None else None
+    path = _decision_paths(sol)[0]
     key = (sol.rules.digest, str(path))
     hit = _POLICY.get(key)
     if hit is not None:
         return hit
-    loaded = load_table(path, sol.rules, shape, np.uint8) if path is not None else None
+    loaded = load_table(path, sol.rules, policy_shape(sol), np.uint8, mmap=True) if path is not None else None
     if loaded is not None:
-        codes = loaded[0]
-    elif not compute:
+        _POLICY[key] = loaded[0]
+        return loaded[0]
+    if not compute:
         return None
-    else:
-        t0 = time.perf_counter()
-        plan, rules = sol.plan, sol.rules
-        codes = np.zeros(shape, dtype=np.uint8)
-        ctx = context(rules)
-        threads = n_threads()
+    _build_decisions(sol)
+    return _POLICY[key]
 
-        def run(a: int, b: int) -> None:
-            K.policy_items(ctx, plan.layout, plan.dice, sol.values, plan.item_mask, plan.item_flag, a, b, codes)
 
-        n_items = len(plan.item_mask)
-        run_blocks(run, split_range(0, n_items, 16 * threads if n_items > 256 else 1), threads)
-        log.info("keep policy of %s: %d states in %.1f s", rules.name, sol.states, time.perf_counter() - t0)
+def box_table(sol: Solution, *, compute: bool = True) -> np.ndarray | None:
+    """The T=0 box of every state and roll: (states, F, rolls) uint8, F = 2 with servida (index 1:
+    the dice were made on the turn's first roll), else 1. The boxes of the bot's
+    :func:`harness.exact.kernels.solver.choose_boxes`, to the last tie (the first strict maximum).
+    Cached and computed like :func:`policy_table`, with it (the same pass makes both)."""
+    if not _decisions_fit(sol):
+        return None
+    path = _decision_paths(sol)[1]
+    key = (sol.rules.digest, str(path))
+    hit = _BOXES.get(key)
+    if hit is not None:
+        return hit
+    loaded = load_table(path, sol.rules, boxes_shape(sol), np.uint8, mmap=True) if path is not None else None
+    if loaded is not None:
+        _BOXES[key] = loaded[0]
+        return loaded[0]
+    if not compute:
+        return None
+    _build_decisions(sol)
+    return _BOXES[key]
+
+
+def _build_decisions(sol: Solution) -> None:
+    """Work out the keeps and boxes of every state (two threads), keep them in memory and write
+    them to the cache."""
+    t0 = time.perf_counter()
+    plan, rules = sol.plan, sol.rules
+    codes = np.zeros(policy_shape(sol), dtype=np.uint8)
+    boxes = np.zeros(boxes_shape(sol), dtype=np.uint8)
+    ctx = context(rules)
+    threads = n_threads()
+    # about 10 us of CPU a state on the idle development machine (BENCHMARKS.md, "Exact solver")
+    secs = 10e-6 * sol.states / threads * progress.load_factor()
+    if secs > 2:
+        progress.say(progress.fit(f"working out {rules.name}'s decision tables once "
+                                  f"({(codes.nbytes + boxes.nbytes) / 2**20:,.0f} MiB)",
+                                  tail=f", about {secs:.0f} s; later runs load them"))
+
+    def run(a: int, b: int) -> None:
+        K.policy_items(ctx, plan.layout, plan.dice, sol.values, plan.item_mask, plan.item_flag, a, b, codes, boxes)
+
+    n_items = len(plan.item_mask)
+    run_blocks(run, split_range(0, n_items, 16 * threads if n_items > 256 else 1), threads)
+    log.info("decision tables of %s: %d states in %.1f s", rules.name, sol.states, time.perf_counter() - t0)
+    for table, path, what, memo in zip((codes, boxes), _decision_paths(sol), ("keep policy", "box policy"),
+                                       (_POLICY, _BOXES)):
         if path is not None:
             try:
-                save_table(path, rules, codes, {"rules": rules.name, "what": "keep policy"})
+                save_table(path, rules, table, {"rules": rules.name, "what": what})
             except OSError as exc:
                 log.warning("cannot write solver cache %s: %s", path, exc)
-    codes.setflags(write=False)
-    _POLICY[key] = codes
-    return codes
+        table.setflags(write=False)
+        memo[(rules.digest, str(path))] = table
 
 
 # ---------------------------------------------------------------------------------------------

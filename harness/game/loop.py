@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from harness.game import rng
+from harness.util import jit
 from harness.game.loop_kernels import follow_leads, reroll, throw
 from harness.util.errors import interrupted
 from harness.game.outcome import deficit_round, outcomes, ranking_scores
@@ -354,20 +355,87 @@ class _Tracer(_Watcher):
                            "first_roll": bool(first[0]), "upper": int(upper[0]), "total": int(total[0])})
 
 
+def sample_views(rules: RuleSet, n_seats: int = 1) -> tuple[TurnView | None, TurnView]:
+    """A keep (None when a turn has no reroll) and a box choice of game 0's first turn at seat 0,
+    made as :func:`play` makes its views (the same arrays, dtypes and layouts) but without running
+    any engine kernel: a bot answering them compiles its own kernels for exactly the signatures
+    play passes (:meth:`harness.game.strategy.Strategy.warm_kernels`); the answers mean nothing."""
+    table = _Table(rules, n_seats, np.zeros(1, dtype=np.int64), 0)
+    table.start_column(0)
+    roll, first = np.zeros(1, dtype=np.int16), np.ones(1, dtype=bool)
+    left = np.full(1, rules.rolls_per_turn - 1, dtype=np.int16)
+    keep = None
+    if rules.rolls_per_turn > 1:
+        idx = np.flatnonzero(left > 0)
+        keep = table.view(0, _NoSeat(), 0, 0, idx, roll[idx], left[idx], first[idx])
+    scores = np.ascontiguousarray(rules.table_first[roll], dtype=np.int16)
+    allowed = np.full(1, (1 << rules.n_boxes) - 1 if not rules.forced else 1, dtype=np.int64)
+    box = table.view(0, _NoSeat(), 0, CHOOSE_STEP, table.all, roll, np.zeros(1, dtype=np.int16), first,
+                     options=scores, allowed=allowed, extra=np.zeros(1, dtype=np.int16))
+    return keep, box
+
+
+def answer_samples(bot: Strategy) -> None:
+    """Compile ``bot``'s kernels by answering :func:`sample_views` (the answers are discarded): what
+    the built-in bots' :meth:`~harness.game.strategy.Strategy.warm_kernels` do."""
+    keep, box = sample_views(bot.rules)
+    if keep is not None:
+        bot.keep(keep)
+    bot.choose(box)
+
+
+def engine_cached() -> bool:
+    """Whether the engine's kernels are in numba's cache (else a first run compiles them)."""
+    return all(jit.in_cache(k) for k in (throw, reroll, follow_leads, score_options_batch))
+
+
+class _StandIn(Strategy):
+    """Stops at once and writes the lowest allowed box: a seat for :func:`warm_engine` that runs no
+    bot kernel (numpy only)."""
+
+    name = "stand-in"
+
+    def keep(self, view: TurnView) -> np.ndarray:
+        return self.rules.dice.roll_as_keep[view.roll]
+
+    def choose(self, view: TurnView) -> np.ndarray:
+        return np.argmax(view.allowed_matrix(), axis=1)
+
+
+def warm_engine(rules: RuleSet, n_seats: int = 2) -> None:
+    """Compile the engine's kernels (one game of stand-ins that run no bot kernel), e.g. while a
+    helper process compiles the bots' (:meth:`~harness.game.strategy.Strategy.warm_kernels`)."""
+    play(rules, [_StandIn(rules)] * n_seats, np.zeros(1, dtype=np.int64), 0)
+
+
+class _NoSeat:
+    """What :meth:`_Table.view` asks of a strategy, for :func:`sample_views`."""
+
+    sees_table = True
+
+
 def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int,
-         trace: list[dict[str, Any]] | None = None, record: bool = False, leads: bool = True) -> Results:
+         trace: list[dict[str, Any]] | None = None, record: bool = False, leads: bool = True,
+         seat_players: bool = True) -> Results:
     """Play games ``games`` (B,) int64 with one strategy per seat; returns :class:`Results`.
 
     ``trace``, when given, receives one dict per roll and per filled box (meant for B = 1: replay).
     ``record``: also return every roll and decision (:class:`Recording`, ``Results.recording``).
     ``leads``: follow the lead after every round (:class:`Leads`; the rows'
     ``lead_changes``, ``last_behind`` and ``deficit``); off only to measure what it costs.
+    ``seat_players``: when every seat offers a whole-game player (:meth:`Strategy.seat_player`),
+    play each seat's games with it (the same games); off, every decision goes through ``keep``
+    and ``choose`` (what a test of those methods watches).
     """
     n_seats = len(seats)
     if not 1 <= n_seats <= MAX_SEATS:
         raise ValueError(f"a table seats 1..{MAX_SEATS} players, got {n_seats}")
     games = np.ascontiguousarray(games, dtype=np.int64)
     labels = tuple(s.label for s in seats)
+    if seat_players and trace is None and not record and rules.columns == 1 and not rules.saved_rolls:
+        players = [s.seat_player() for s in seats]
+        if all(p is not None for p in players):
+            return _play_seats(rules, players, labels, games, seed, leads)
     table = _Table(rules, n_seats, games, seed)
     rec = Recording.empty(rules, len(games), n_seats) if record else None
     course = Leads(len(games), n_seats, rules.columns * rules.n_boxes) if leads else None
@@ -434,3 +502,35 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                 course.update(table.ranking_so_far())
         table.end_column()
     return table.results(labels, rec, course)
+
+
+def _play_seats(rules: RuleSet, players: Sequence[Any], labels: tuple[str, ...], games: np.ndarray, seed: int,
+                leads: bool) -> Results:
+    """:func:`play` when every seat offers a whole-game player (:meth:`Strategy.seat_player`):
+    each seat's games in one call, then the sums, outcomes and course of the games as the loop's
+    :class:`_Table` and :class:`Leads` make them from the same sheets."""
+    b, s, nb = len(games), len(players), rules.n_boxes
+    keys = rng.game_keys(seed, games)
+    boxes_t = np.zeros((b, s, nb), dtype=np.int16)
+    upper_t = np.zeros((b, s), dtype=np.int32)
+    extra_t = np.zeros((b, s), dtype=np.int32)
+    running = np.zeros((b, s, nb), dtype=np.int32)
+    for seat, player in enumerate(players):
+        sheet, upper = np.zeros((b, nb), dtype=np.int16), np.zeros(b, dtype=np.int16)
+        extra, run = np.zeros(b, dtype=np.int32), np.zeros((b, nb), dtype=np.int32)
+        player(keys, seat, sheet, upper, extra, run)
+        boxes_t[:, seat] = sheet
+        upper_t[:, seat] = upper
+        extra_t[:, seat] = extra
+        running[:, seat] = run
+    bonus_t = np.where(upper_t >= rules.threshold, rules.bonus_value, 0).astype(np.int32)
+    col_tot = running[:, :, nb - 1:nb].copy()
+    total = col_tot.sum(axis=2)
+    outcome = outcomes(ranking_scores(total, col_tot, rules.add_columns))
+    sums = (rules, labels, games, total, upper_t, bonus_t, extra_t, boxes_t, col_tot, outcome, None)
+    if not leads:
+        return Results(*sums)
+    course = Leads(b, s, nb)
+    for t in range(nb):
+        course.update(running[:, :, t])
+    return Results(*sums, course.changes, course.last_behind, course.deficit)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from harness.util.jit import nb
 import numpy as np
 
-from harness.game.rng import DICE, STRATEGY, counter_base, face0, unit, word
+from harness.game.rng import DICE, STRATEGY, counter_base, counter_mix, face0, keyed, unit, word
 
 # numba's on-disk cache is keyed on this file only: after an edit to harness/game/rng.py, touch this
 # file too (or clear __pycache__), or stale kernels keep the old numbers. The layout must not
@@ -20,6 +20,44 @@ from harness.game.rng import DICE, STRATEGY, counter_base, face0, unit, word
 @nb.njit(inline="always")
 def _face(key, base, j):
     return np.int64(face0(word(key, base + np.uint64(j))))  # 0..5
+
+
+@nb.njit(cache=True, nogil=True)
+def counter_mixes(domain, seat, turns, steps, width):
+    """(turns, steps, width) uint64: the half of :func:`harness.game.rng.word` that depends on the
+    counter only, ``mix64(counter * golden)``, for (domain, seat, turn, step, j): shared by every
+    game, so kernels that play whole games work it out once (a word is then one mix64 of the key
+    xor this, the same number)."""
+    out = np.empty((turns, steps, width), dtype=np.uint64)
+    for t in range(turns):
+        for s in range(steps):
+            base = counter_base(domain, seat, t, s)
+            for j in range(width):
+                out[t, s, j] = counter_mix(base + np.uint64(j))
+    return out
+
+
+@nb.njit(inline="always")
+def first_roll(key, mixes, turn, n, w, lookup):
+    """One game's first roll of a turn (a roll index), as :func:`throw` makes it; ``mixes`` the
+    seat's dice :func:`counter_mixes`, ``w`` (6,) the powers of the dice's radix. For kernels that
+    play whole games (their module's cache is not told of an edit here: touch them too)."""
+    code = 0
+    for j in range(n):
+        code += w[np.int64(face0(keyed(key, mixes[turn, 0, j])))]
+    return np.int64(lookup[code])
+
+
+@nb.njit(inline="always")
+def next_roll(key, mixes, turn, step, n, k, w, keep_counts, keep_size, lookup):
+    """One game's roll after keeping ``k`` (not the whole roll) after roll ``step``, as
+    :func:`reroll` makes it."""
+    code = 0
+    for f in range(6):
+        code += keep_counts[k, f] * w[f]
+    for j in range(n - keep_size[k]):
+        code += w[np.int64(face0(keyed(key, mixes[turn, step + 1, j])))]
+    return np.int64(lookup[code])
 
 
 @nb.njit(cache=True, nogil=True)

@@ -62,6 +62,18 @@ def word(key: np.ndarray, counter: np.ndarray) -> np.ndarray:
 
 
 @register_jitable
+def counter_mix(counter: np.ndarray) -> np.ndarray:
+    """The part of :func:`word` that depends on the counter only: ``word(key, c) == keyed(key, counter_mix(c))``."""
+    return mix64(counter * _GOLDEN)
+
+
+@register_jitable
+def keyed(key: np.ndarray, mixed: np.ndarray) -> np.ndarray:
+    """:func:`word` from a :func:`counter_mix`: the same number."""
+    return mix64(key ^ mixed)
+
+
+@register_jitable
 def face0(h: np.ndarray) -> np.ndarray:
     """A die face 0..5 (uint64) from a random word: the top 53 bits times 6, unbiased to 2**-53."""
     return ((h >> _S11) * _SIX) >> _S53

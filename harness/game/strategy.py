@@ -14,6 +14,7 @@ import numpy as np
 
 from harness.game.dice import counts_of_faces
 from harness.game.loop_kernels import uniforms
+from harness.util import jit
 from harness.util.errors import UserError
 from harness.game.rules import RuleSet
 from harness.util.specs import parse_spec as parse_spec  # public here since the first plugins
@@ -217,6 +218,25 @@ def not_solitaire(label: str) -> str:
             f"sampled with `run` but not evaluated exactly")
 
 
+#: Seat-games from which a heuristic bot's whole-game player pays for compiling its kernel (3 to 5 s
+#: of CPU once per machine, against 1 to 4 us saved a seat-game): below, and until a longer run
+#: has compiled it, games go decision by decision (benchmarks/BENCHMARKS.md, "Seat players").
+SEAT_PLAYER_GAMES = 1_000_000
+
+
+def seat_player_pays(games: int, kernel: Any) -> bool:
+    """Whether a bot announced ``games`` seat-games should play whole games with ``kernel`` (a numba
+    dispatcher): the run is long enough, or the kernel is compiled already (in this process or in
+    numba's cache), so a short run (a first run's quick tournament) compiles nothing more."""
+    return games >= SEAT_PLAYER_GAMES or bool(kernel.signatures) or jit.in_cache(kernel)
+
+
+def own_decisions(bot: Any, cls: type, *methods: str) -> bool:
+    """Whether ``bot`` decides with ``cls``'s own ``keep``, ``choose`` and ``methods``: a subclass
+    (or an instance) that overrides any of them is not played by ``cls``'s whole-game player."""
+    return all(getattr(type(bot), m) is getattr(cls, m) and m not in vars(bot) for m in ("keep", "choose", *methods))
+
+
 class Strategy:
     """Base of every bot. Subclasses set the class attributes and implement keep and choose.
 
@@ -267,6 +287,17 @@ class Strategy:
     def warm_kernels(self) -> None:
         """In the runner's helper process: get this bot's kernels compiled into numba's cache
         without its heavy set-up (the helper then plays one game with every bot and exits)."""
+
+    def seat_player(self) -> Callable[..., None] | None:
+        """A player of whole games for this bot's seat, or None (the default: the engine asks
+        :meth:`keep` and :meth:`choose` for every decision). Offered by a bot whose decisions
+        depend on its own sheet and dice only and are table look-ups (the solver at T = 0 with
+        its decision tables); the engine then plays each seat's games in one call,
+        ``player(keys, seat, sheet, upper, extra, running)`` (see
+        :func:`harness.exact.kernels.play.play_seat`), when the rules have one column without
+        saved rolls and nothing records or traces the games. The games must be those
+        :meth:`keep` and :meth:`choose` would play, to the byte."""
+        return None
 
     def keep(self, view: TurnView) -> np.ndarray:
         """Keep decision: (B,) int keep indices into ``rules.dice``; keeping every die stops rolling."""

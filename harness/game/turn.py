@@ -49,8 +49,10 @@ def turn_policy_kernel(term_first, term_later, rerolls, trans_ptr, trans_roll, t
     n_keeps = trans_ptr.shape[0] - 1
     values = np.empty((rerolls + 1, n_rolls))
     keeps = np.empty((rerolls + 1, n_rolls), dtype=np.int32)
-    values[0, :] = term_later
+    # element loops, not slice assignments: numba's array set-item with broadcasting takes ~3 s
+    # to compile (a first run's wait), the loops a fraction of that; the same numbers
     for r in range(n_rolls):
+        values[0, r] = term_later[r]
         keeps[0, r] = roll_as_keep[r]
     ek = np.empty(n_keeps)
     for j in range(1, rerolls + 1):
@@ -59,8 +61,8 @@ def turn_policy_kernel(term_first, term_later, rerolls, trans_ptr, trans_roll, t
     v_first = np.empty(n_rolls)
     k_first = np.empty(n_rolls, dtype=np.int32)
     if rerolls == 0:
-        v_first[:] = term_first
         for r in range(n_rolls):
+            v_first[r] = term_first[r]
             k_first[r] = roll_as_keep[r]
     else:
         keep_expectations(values[rerolls - 1], trans_ptr, trans_roll, trans_prob, ek)

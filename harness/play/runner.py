@@ -57,7 +57,7 @@ from harness.util import backends
 from harness.util import jit, progress
 from harness.util.cache import using_cache_dir
 from harness.decisions.analysis import Analyser
-from harness.game.loop import StrategyError, play
+from harness.game.loop import StrategyError, engine_cached, play, warm_engine
 from harness.util.errors import RUN_LOG_ONLY, RunFailed, UserError
 from harness.game.outcome import DEFINITION
 from harness.game.registry import make
@@ -447,6 +447,11 @@ class _Run:
         loads them instead of compiling them after the solve (benchmarks/BENCHMARKS.md, "First run")."""
         if any(s.slow_prepare() for s in self.r.strategies.values()):
             jit.set_helper(_kernel_helper(self.r))  # a bot waits for it before it compiles (jit.await_helper)
+        elif not engine_cached():
+            # a first run without a solve: the helper compiles the bots' kernels on the other core
+            # while this process compiles the engine's (benchmarks/BENCHMARKS.md, "First run")
+            jit.set_helper(_kernel_helper(self.r, bots_only=True), BOTS_HELPER_SECONDS)
+            warm_engine(self.r.rules, len(self.r.lineups[0]))
         for label, s in self.r.strategies.items():
             s.expect_games(self.games * sum(labels.count(label) for labels in self.r.lineups))
             s.prepare()
@@ -642,23 +647,30 @@ class _Run:
         raise RunStopped(report, self.out, failure)
 
 
-def _kernel_helper(resolved: ResolvedRun) -> Any:
+#: About how long a helper compiles the built-in bots' kernels alone on an idle development machine
+#: (random, timeout, greedy: 2.2 s of CPU measured, benchmarks/BENCHMARKS.md "First run"), seconds.
+BOTS_HELPER_SECONDS = 2.5
+
+
+def _kernel_helper(resolved: ResolvedRun, bots_only: bool = False) -> Any:
     """A forked process that compiles every bot's kernels and the engine's into numba's cache
-    (:meth:`Strategy.warm_kernels`, then one game of each lineup, an external engine's seat taken
-    by the time-out bot), or None where processes cannot be forked."""
+    (:meth:`Strategy.warm_kernels`, then, unless ``bots_only``, one game of each lineup, an external
+    engine's seat taken by the time-out bot), or None where processes cannot be forked."""
     try:
         ctx = multiprocessing.get_context("fork")
     except ValueError:
         return None
-    proc = ctx.Process(target=_warm_kernels, args=(resolved,), name="kernel-helper", daemon=True)
+    proc = ctx.Process(target=_warm_kernels, args=(resolved, bots_only), name="kernel-helper", daemon=True)
     proc.start()
     return proc
 
 
-def _warm_kernels(resolved: ResolvedRun) -> None:
+def _warm_kernels(resolved: ResolvedRun, bots_only: bool) -> None:
     progress.enable(False)  # the parent speaks for both
     for s in resolved.strategies.values():
         s.warm_kernels()
+    if bots_only:
+        return
     for labels in dict.fromkeys(resolved.lineups):
         play(resolved.rules, warm_up_seats(resolved, labels), np.arange(1, dtype=np.int64), resolved.config.seed)
 

@@ -99,22 +99,50 @@ class _CompileWatch(_event.Listener):
 
 _event.register("numba:compile", _CompileWatch())
 
+
+def _plain_numba_errors() -> None:
+    """numba's coloured error messages call ``colorama.init()`` the first time a message is
+    formatted (overload resolution formats some inside an ordinary compile), which registers an
+    exit hook that writes a colour reset (ESC [0m) on stdout: a stray byte after the last line
+    of every first run, in a terminal and in a log file (issue 52). The harness prints numba's
+    errors as plain text anyway, so numba gets a plain scheme before it makes its own."""
+    try:
+        from numba.core import errors
+    except ImportError:  # pragma: no cover - numba's layout changed: leave it as it is
+        return
+    if not hasattr(errors, "_termcolor_inst") or not hasattr(errors, "_DummyColorScheme"):
+        return
+
+    class _Plain(errors._DummyColorScheme):
+        def code(self, msg: str) -> str:
+            return msg
+
+        errmsg = filename = indicate = highlight = reset = code
+
+    errors._termcolor_inst = _Plain()
+
+
+_plain_numba_errors()
+
 #: A process compiling kernels into numba's cache while this one does other work (the runner's
 #: kernel helper during a first solve); :func:`await_helper` joins it.
 _HELPER: Any = None
 
 
-#: About how long the runner's kernel helper compiles on the development machine (the solver bot's
-#: keep kernel, the engine's and the bots'; benchmarks/BENCHMARKS.md, "First run"), seconds.
+#: About how long the runner's kernel helper compiles on an idle development machine (the solver
+#: bot's keep kernel, the engine's and the bots'; benchmarks/BENCHMARKS.md, "First run"), seconds.
 HELPER_SECONDS = 12.0
 _HELPER_T0 = 0.0
+_HELPER_SECONDS = HELPER_SECONDS
 
 
-def set_helper(proc: Any) -> None:
-    """Register a started kernel-compiling process (a ``multiprocessing.Process``), or None."""
-    global _HELPER, _HELPER_T0
+def set_helper(proc: Any, seconds: float = HELPER_SECONDS) -> None:
+    """Register a started kernel-compiling process (a ``multiprocessing.Process``), or None, with
+    about how long it compiles on an idle machine (scaled by the load when announced)."""
+    global _HELPER, _HELPER_T0, _HELPER_SECONDS
     _HELPER = proc
     _HELPER_T0 = _time.monotonic()
+    _HELPER_SECONDS = seconds * _progress.load_factor()
 
 
 def await_helper() -> None:
@@ -130,10 +158,20 @@ def await_helper() -> None:
         with _progress.bar(None, "", "s", quiet=not _progress.enabled(), bar_format="{desc}") as b:
             while proc.is_alive():
                 now = _time.monotonic()
-                left = max(HELPER_SECONDS - (now - _HELPER_T0), 1.0)
-                b.set_description_str(f"compiling the bots' and the engine's kernels in a helper process, once: "
-                                      f"{now - t0:.0f} s, about {left:.0f} s more")
+                left = _HELPER_SECONDS - (now - _HELPER_T0)
+                more = f"about {left:.0f} s more" if left >= 1 else "nearly done"
+                b.set_description_str(_progress.fit("compiling the bots' kernels in a helper, once",
+                                                    tail=f": {now - t0:.0f} s, {more}"))
                 proc.join(0.5)
 
 
-__all__ = ["nb", "set_helper", "await_helper"]
+def in_cache(kernel: Any) -> bool:
+    """Whether numba's on-disk cache holds a compiled ``kernel`` (a dispatcher) for its current
+    source; False when it cannot tell (numba's cache layout is private, and may change)."""
+    try:
+        return bool(kernel._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - any failure means "do not count on it"
+        return False
+
+
+__all__ = ["nb", "set_helper", "await_helper", "in_cache"]

@@ -89,20 +89,41 @@ def say(line: str) -> None:
         tqdm.write(line, file=sys.stderr)
 
 
-#: What compiling each kernel module is, and about how long it takes on the development machine
-#: when a command first needs it (seconds, 2 cores; ``benchmarks/BENCHMARKS.md``, "First run").
+#: What compiling each kernel module is (a short name: the line must fit 80 columns), and about
+#: how many seconds of CPU its kernels take to compile when a command first needs them, measured
+#: on the idle development machine (``benchmarks/BENCHMARKS.md``, "First run"); announced times
+#: are scaled by :func:`load_factor`.
 KERNELS: dict[str, tuple[str, float]] = {
-    "harness.exact.kernels.solver": ("the solver's kernels", 8.0),
-    "harness.exact.kernels.policy": ("the exact evaluation's kernels", 20.0),
-    "harness.exact.kernels.target": ("the target tables' kernels", 25.0),
-    "harness.decisions.kernels": ("the analysis kernels", 8.0),
-    "harness.players.fit.kernels": ("the player models' kernels", 8.0),
-    "harness.game.loop_kernels": ("the game engine's kernels", 1.5),
-    "harness.game.scoring": ("the scoring kernels", 1.0),
-    "harness.game.turn": ("the turn planner's kernels", 1.0),
-    "strategies.kernels": ("the bots' kernels", 0.5),
-    "harness.game.pace": ("the bonus pace kernels", 1.0),
+    "harness.exact.kernels.solver": ("solver", 8.0),
+    "harness.exact.kernels.policy": ("exact evaluation", 20.0),
+    "harness.exact.kernels.target": ("target tables", 25.0),
+    "harness.decisions.kernels": ("analysis", 8.0),
+    "harness.players.fit.kernels": ("player models", 8.0),
+    "harness.game.loop_kernels": ("engine", 1.5),
+    "harness.game.scoring": ("scoring", 1.0),
+    "harness.game.turn": ("turn planner", 1.0),
+    "strategies.kernels": ("bots", 0.8),
+    "harness.game.pace": ("bonus pace", 1.0),
 }
+
+#: The width a line announcing a wait may take: an 80-column terminal's, less the cursor's column.
+WIDTH = 79
+
+
+def fit(line: str, width: int = WIDTH, tail: str = "") -> str:
+    """``line + tail`` in ``width`` characters, ``line`` cut (an ellipsis at the cut) where it is
+    too long, so that a terminal never wraps it and ``tail`` (the ticking seconds) always shows."""
+    room = width - len(tail)
+    return (line if len(line) <= room else line[: max(room - 3, 0)] + "...") + tail
+
+
+def load_factor() -> float:
+    """How many times longer a CPU-bound step takes now than on an idle machine: the run queue
+    (1-minute load average) per core, at least 1; 1 where the load cannot be read."""
+    try:
+        return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    except (OSError, AttributeError):
+        return 1.0
 
 
 class _Compiling:
@@ -131,7 +152,7 @@ class _Compiling:
             label, seconds = KERNELS.get(module, ("kernels", 1.0))
             if label not in self.what:
                 self.what.append(label)
-                self.estimate += seconds
+                self.estimate += seconds * load_factor()
             if self.thread is None:
                 self.t0 = time.monotonic()
                 self.thread = threading.Thread(target=self._tick, daemon=True, name="compiling")
@@ -158,11 +179,12 @@ class _Compiling:
                     break
                 spent = time.monotonic() - self.t0
                 more = f"about {max(est, spent):.0f} s" if spent < est * 1.3 else "a little longer"
-                b.set_description_str(f"compiling {what}, once (later runs load them): {spent:.0f} s of {more}")
+                b.set_description_str(fit(f"compiling kernels once ({what})", tail=f": {spent:.0f} s of {more}"))
                 time.sleep(0.5)
         finally:
             b.close()
-        say(f"compiled {what} in {time.monotonic() - self.t0:.1f} s; later runs load them from the cache")
+        say(fit(f"compiled kernels ({what})",
+                tail=f" in {time.monotonic() - self.t0:.1f} s; later runs load them"))
 
 
 _COMPILING = _Compiling()
@@ -178,4 +200,4 @@ def compiling(module: str, started: bool) -> None:
         _COMPILING.end()
 
 
-__all__ = ["bar", "enable", "enabled", "say", "compiling", "KERNELS"]
+__all__ = ["bar", "enable", "enabled", "say", "compiling", "fit", "load_factor", "KERNELS"]

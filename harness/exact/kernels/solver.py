@@ -456,11 +456,15 @@ def solve_items(ctx, lay, dk, V, out, item_mask, item_flag, lo, hi, full):
         turn_values(dk, nu, stop_f, stop_l, E, M, none, none)
         p = dk.roll_prob
         ns = dk.n_small
+        # each slot's sum over the rolls in roll order, as a loop over rolls of vector adds across
+        # the slots (the same additions in the same order per slot: bit for bit the same values)
+        acc = np.zeros(nu)
+        for r in range(n_rolls):
+            pr = p[r]
+            for i in range(nu):
+                acc[i] += pr * E[ns + r, i]
         for i in range(nu):
-            acc = 0.0
-            for r in range(n_rolls):
-                acc += p[r] * E[ns + r, i]
-            out[off + i] = acc
+            out[off + i] = acc[i]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1013,9 +1017,13 @@ def turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off):
 
 
 @nb.njit(cache=True, nogil=True)
-def policy_items(ctx, lay, dk, V, item_mask, item_flag, lo, hi, codes):
+def policy_items(ctx, lay, dk, V, item_mask, item_flag, lo, hi, codes, boxes):
     """The T=0 keeps of every state of items lo..hi-1 into codes (states, rr, R) uint8 (see
-    :func:`turn_codes`): what :func:`policy_keeps` caches per state, for all upper slots at once."""
+    :func:`turn_codes`): what :func:`policy_keeps` caches per state, for all upper slots at once.
+    And the T=0 box of every state and roll into boxes (states, F, R) uint8 (F = 2 with servida:
+    index 1 on the turn's first roll): :func:`choose_boxes`'s first strict maximum of the same
+    candidate values, which :func:`stop_values` takes with ``want_box`` (its values do not
+    depend on it, so the keeps are the same)."""
     n_rolls = ctx.table.shape[0]
     n_keeps = dk.add.shape[0]
     no, yes = np.bool_(False), np.bool_(True)
@@ -1035,16 +1043,27 @@ def policy_items(ctx, lay, dk, V, item_mask, item_flag, lo, hi, codes):
         sl = np.arange(nu)
         box = np.empty((n_rolls, nu), dtype=np.int16)
         stop_l = np.empty((n_rolls, nu))
-        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, allowed, stop_l, box, rows, extras, no)
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, allowed, stop_l, box, rows, extras, yes)
+        _put_boxes(box, boxes, off, 0, nu)
         if lay.servida:
             stop_f = np.empty((n_rolls, nu))
-            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, allowed, stop_f, box, rows, extras, no)
+            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, allowed, stop_f, box, rows, extras, yes)
+            _put_boxes(box, boxes, off, 1, nu)
         else:
             stop_f = stop_l
         E = np.empty((n_keeps, nu))
         M = np.empty((dk.n_small, nu))
         A = np.empty((dk.n_small, nu), dtype=np.int32)
         turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off)
+
+
+@nb.njit(cache=True, nogil=True)
+def _put_boxes(box, boxes, off, f, nu):
+    """box (R, nu) int16 into boxes[off + i, f, r] (one state's row is contiguous)."""
+    for i in range(nu):
+        bi = boxes[off + i, f]
+        for r in range(box.shape[0]):
+            bi[r] = box[r, i]
 
 
 @nb.njit(cache=True, nogil=True)

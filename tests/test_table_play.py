@@ -1,0 +1,167 @@
+"""Whole-game seat players: the solver's T=0 decision tables and the kernel that plays from them
+(harness.exact.solver.box_table / policy_table, harness.exact.kernels.play), and the random bot's."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.exact import solver
+from harness.exact.kernels import solver as K
+from harness.game import loop
+from harness.game.registry import make
+from harness.game.rules import load_rules
+from harness.game.scoring import context, score_options_batch
+from tests.test_solver import MINI_MAXI, TINY, _all_states
+
+#: rule sets whose every state is compared; the others are sampled
+EVERY_STATE = {"forced", "tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced"}
+
+
+@pytest.fixture(scope="module")
+def rules_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("rules")
+    for name, text in {**TINY, "mini_maxi": MINI_MAXI}.items():
+        (d / f"{name}.toml").write_text(text)
+    return d
+
+
+def _rules(name: str, rules_dir: Path):
+    path = rules_dir / f"{name}.toml"
+    return load_rules(str(path) if path.is_file() else name)
+
+
+@pytest.mark.parametrize("name", ["forced", "generala", "standard", "tiny_bonus", "tiny_joker", "tiny_generala",
+                                  "tiny_forced", "mini_maxi"])
+def test_box_table_is_the_bots_box_choice(name, rules_dir, tmp_path):
+    """Every roll of every state of ``forced`` and the tiny rule sets (sampled states of the
+    others), on the first roll and after a reroll: the table's box is the bot's
+    :func:`choose_boxes` at T = 0, ties included."""
+    rules = _rules(name, rules_dir)
+    solver.clear_memo()
+    sol = solver.solve(rules, tmp_path)
+    boxes = solver.box_table(sol)
+    assert boxes.shape == solver.boxes_shape(sol) and boxes.dtype == np.uint8
+    masks, flags, uppers = _all_states(sol)
+    if name not in EVERY_STATE:
+        pick = np.random.default_rng(7).choice(len(masks), size=min(len(masks), 1500), replace=False)
+        masks, flags, uppers = masks[pick], flags[pick], uppers[pick]
+    d, lay, ctx = rules.dice, sol.plan.layout, context(rules)
+    n = len(masks) * d.n_rolls
+    m, f, u = (np.repeat(a, d.n_rolls) for a in (masks, flags, uppers))
+    rolls = np.tile(np.arange(d.n_rolls, dtype=np.int16), len(masks))
+    idx = np.array([sol.index(int(a), int(c), bool(b)) for a, b, c in zip(masks, flags, uppers)]).repeat(d.n_rolls)
+    for first in (False, True):
+        opts, allowed, _ = score_options_batch(ctx, rolls, np.full(n, first), f.astype(bool), m)
+        want = np.empty(n, dtype=np.int64)
+        K.choose_boxes(lay, sol.values, m, f.astype(bool), u, opts, allowed, 0.0, 0.0, np.zeros((n, 2)), want)
+        got = boxes[idx, 1 if (first and rules.has_servida) else 0, rolls]
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced", "mini_maxi",
+                                  "forced"])
+def test_seat_player_plays_the_loops_games(name, rules_dir, tmp_path, monkeypatch):
+    """The whole-game player and the decision-by-decision loop play the same games: every array
+    of the results (rows, sums, outcomes, the course of the games), at one and at three seats."""
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path))
+    solver.clear_memo()
+    rules = _rules(name, rules_dir)
+    bot = make("solver", rules)
+    bot.expect_games(10**6)  # a long run: the decision tables
+    bot.prepare()
+    assert bot.seat_player() is not None
+    games = np.arange(5, 805, dtype=np.int64)
+    for seats in (1, 3):
+        fast = loop.play(rules, [bot] * seats, games, 11)
+        monkeypatch.setattr(bot, "seat_player", lambda: None)
+        slow = loop.play(rules, [bot] * seats, games, 11)
+        monkeypatch.undo()
+        monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path))
+        for field in dataclasses.fields(slow):
+            a, b = getattr(fast, field.name), getattr(slow, field.name)
+            if isinstance(b, np.ndarray):
+                assert a.dtype == b.dtype and a.shape == b.shape, field.name
+                np.testing.assert_array_equal(a, b, err_msg=field.name)
+        assert fast.to_frame().equals(slow.to_frame())
+
+
+def test_no_seat_player_without_the_tables_or_at_a_temperature(rules_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path))
+    solver.clear_memo()
+    rules = _rules("tiny_bonus", rules_dir)
+    short = make("solver", rules)
+    short.prepare()  # a short run, nothing cached: no tables
+    assert short.seat_player() is None
+    for spec in ("solver:temperature=1", "solver:blunder=0.1"):
+        bot = make(spec, rules)
+        bot.expect_games(10**6)
+        bot.prepare()
+        assert bot.seat_player() is None
+
+
+def test_decision_tables_are_cached_together(rules_dir, tmp_path):
+    rules = _rules("tiny_generala", rules_dir)
+    solver.clear_memo()
+    sol = solver.solve(rules, tmp_path)
+    assert solver.box_table(sol, compute=False) is None
+    boxes = solver.box_table(sol)
+    codes = solver.policy_table(sol, compute=False)  # made by the same pass
+    base = solver.cache_path(rules, tmp_path)
+    assert base.with_suffix(".boxes.bin").is_file() and base.with_suffix(".policy.bin").is_file()
+    solver.clear_memo()
+    sol = solver.solve(rules, tmp_path)
+    np.testing.assert_array_equal(solver.box_table(sol, compute=False), boxes)
+    np.testing.assert_array_equal(solver.policy_table(sol, compute=False), codes)
+
+
+@pytest.mark.parametrize("bot_name", ["random", "greedy", "timeout"])
+@pytest.mark.parametrize("name", ["scandinavian", "yahtzee", "generala", "forced", "tiny_joker"])
+def test_heuristic_seat_players_play_the_loops_games(name, bot_name, rules_dir, monkeypatch):
+    """The random bot's whole-game kernel draws the same coins and dice as its keep and choose;
+    the greedy bot's plans its keeps as TurnPlanner does; both write gain_box's boxes."""
+    rules = _rules(name, rules_dir)
+    bot = make(bot_name, rules)
+    bot.expect_games(10**7)  # a long run: the whole-game player pays for its compile
+    assert bot.seat_player() is not None
+    games = np.arange(100, 1100, dtype=np.int64)
+    for seats in (1, 2):
+        fast = loop.play(rules, [bot] * seats, games, 3)
+        with monkeypatch.context() as m:
+            m.setattr(bot, "seat_player", lambda: None)
+            slow = loop.play(rules, [bot] * seats, games, 3)
+        for field in dataclasses.fields(slow):
+            a, b = getattr(fast, field.name), getattr(slow, field.name)
+            if isinstance(b, np.ndarray):
+                assert a.dtype == b.dtype and a.shape == b.shape, field.name
+                np.testing.assert_array_equal(a, b, err_msg=field.name)
+
+
+@pytest.mark.parametrize("name", ["forced", "generala", "standard"])
+def test_keep_table_is_the_bots_keep(name, rules_dir, tmp_path):
+    """Every roll and reroll stage of every state of ``forced`` (sampled states of the others):
+    the keep table's keep is the bot's per-state keep (:func:`policy_keeps`), ties included."""
+    rules = _rules(name, rules_dir)
+    solver.clear_memo()
+    sol = solver.solve(rules, tmp_path)
+    codes = solver.policy_table(sol)
+    masks, flags, uppers = _all_states(sol)
+    if name not in EVERY_STATE:
+        pick = np.random.default_rng(5).choice(len(masks), size=min(len(masks), 1500), replace=False)
+        masks, flags, uppers = masks[pick], flags[pick], uppers[pick]
+    d, lay, dk, ctx = rules.dice, sol.plan.layout, sol.plan.dice, context(rules)
+    m, f, u = (np.repeat(a, d.n_rolls) for a in (masks, flags, uppers))
+    n = len(m)
+    rolls = np.tile(np.arange(d.n_rolls, dtype=np.int16), len(masks))
+    rr = rules.rolls_per_turn - 1
+    for j in range(1, rr + 1):
+        stage = np.full(n, j, dtype=np.int64)
+        lazy, whole = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
+        tags = np.full(64, -1, dtype=np.int64)
+        K.policy_keeps(ctx, lay, dk, sol.values, tags, np.zeros((64, rr, d.n_rolls), dtype=np.uint8), m,
+                       f.astype(bool), u, rolls, stage, lazy)
+        K.table_keeps(lay, dk, codes, m, f.astype(bool), u, rolls, stage, whole)
+        np.testing.assert_array_equal(whole, lazy)
