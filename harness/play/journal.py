@@ -144,8 +144,17 @@ def _read(path: Path, start: int, stop: int, rules: RuleSet, labels: tuple[str, 
     return Part(start, stop, res, analysis, got.get("tally"))
 
 
+@dataclass(frozen=True)
+class Needs:
+    """What the job needs of a journalled part: the analysis arrays, the referee's tally, the record."""
+
+    analysis: bool
+    tally: bool
+    recording: bool
+
+
 def load(run_dir: Path, lineup: int, start: int, stop: int, rules: RuleSet, labels: Sequence[str],
-         *, analysis: bool, tally: bool, recording: bool) -> list[Part]:
+         needs: Needs) -> list[Part]:
     """The journalled parts of games ``start..stop-1`` of ``lineup`` that continue each other from
     ``start``; a part that is unreadable or lacks what the job needs is deleted (played again)."""
     parts: list[Part] = []
@@ -158,8 +167,8 @@ def load(run_dir: Path, lineup: int, start: int, stop: int, rules: RuleSet, labe
         except (OSError, ValueError, KeyError, TypeError, struct.error):
             path.unlink(missing_ok=True)
             break
-        if (part.analysis is None) == analysis or (part.tally is None) == tally \
-                or (part.results.recording is None) == recording:
+        if (part.analysis is None) == needs.analysis or (part.tally is None) == needs.tally \
+                or (part.results.recording is None) == needs.recording:
             path.unlink(missing_ok=True)
             break
         parts.append(part)

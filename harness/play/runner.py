@@ -33,20 +33,15 @@ count or backend (see results/README.md for what is byte-identical).
 from __future__ import annotations
 
 import concurrent.futures as cf
-import datetime as _dt
 import logging
 import math
 import multiprocessing
 import os
-import platform
-import shutil
 import signal
-import subprocess
 import threading
 import time
 import traceback
 from concurrent.futures.process import BrokenProcessPool
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -55,6 +50,7 @@ from tqdm import tqdm
 
 from harness.util import backends
 from harness.util import jit, progress
+from harness.play.provenance import git_rev, now, versions
 from harness.util.cache import using_cache_dir
 from harness.decisions.analysis import Analyser
 from harness.game.loop import StrategyError, engine_cached, play, warm_engine
@@ -229,7 +225,7 @@ class _Run:
         self.dq: dict[str, Any] | None = (old or {}).get("disqualified")
         self.continued: dict[str, Any] | None = (old or {}).get("continued")
         if self.dq and continue_disqualified and (self.continued or {}).get("engine") != self.dq["engine"]:
-            self.continued = {"engine": self.dq["engine"], "flag": "--continue-disqualified", "at": _now(),
+            self.continued = {"engine": self.dq["engine"], "flag": "--continue-disqualified", "at": now(),
                               "games_kept": sum(int(c["stop"]) - int(c["start"]) for c in old.get("chunks", []))}
         cfg = resolved.config
         self.games = cfg.games
@@ -244,7 +240,7 @@ class _Run:
         #: refereed entrants' faults over the chunks done: label -> [seat-games, decisions, time,
         #: illegal, crash, stall, corrupted games] (:func:`harness.play.worker.fault_sums`)
         self.faults: dict[str, list[int]] = {label: [0] * (len(FAULT_COLUMNS) + 1) for label in self.refereed}
-        self.started = _now()
+        self.started = now()
         #: games of the chunks written by this invocation; games its workers report played so far
         self._collected = 0
         self._reported: Any = None
@@ -262,7 +258,7 @@ class _Run:
         r, cfg, rules = self.r, self.r.config, self.r.rules
         old = self.old or {}
         history = list(old.get("history", []))
-        history.append({"started": self.started, "stopped": None if not complete else _now(),
+        history.append({"started": self.started, "stopped": None if not complete else now(),
                         "games": self.games, "workers": cfg.workers or backends.cpu_count(),
                         "backend": cfg.backend, "scheduler": cfg.scheduler})
         return {
@@ -285,9 +281,9 @@ class _Run:
             **({"disqualified": self.dq} if self.dq else {}),
             **({"continued": self.continued} if self.continued else {}),
             "created": old.get("created", self.started),
-            "updated": _now(),
-            "versions": _versions(cfg.backend),
-            "git": _git_rev(),
+            "updated": now(),
+            "versions": versions(cfg.backend),
+            "git": git_rev(),
             "config": cfg.to_dict(),
             "history": history,
         }
@@ -299,12 +295,12 @@ class _Run:
                 for label, s in self.refereed.items()}
 
     def write_manifest(self, complete: bool = False, force: bool = True) -> None:
-        now = time.monotonic()
+        tick = time.monotonic()
         # a huge tournament's chunk list costs time to write: never spend more than ~5 % on it
-        if force or now - self._last_write >= max(MANIFEST_EVERY, 20 * self._write_cost):
+        if force or tick - self._last_write >= max(MANIFEST_EVERY, 20 * self._write_cost):
             write_json_atomic(self.out / MANIFEST, self.manifest(complete))
             self._last_write = time.monotonic()
-            self._write_cost = self._last_write - now
+            self._write_cost = self._last_write - tick
             for c in self._listed:  # listed now: their journalled sub-batches are no longer needed
                 journal.drop(self.out, c.lineup, c.start, c.stop)
             self._listed.clear()
@@ -391,7 +387,7 @@ class _Run:
             if reason is not None and (self.continued or {}).get("engine") != label:
                 kinds = ", ".join(f"{k.removeprefix('faults_')} {n:,}" for k, n in zip(FAULT_KEYS[2:-1], v[2:-1]) if n)
                 line = f"{reason}; faults: {kinds or 'none'}; engine log: {self.out / ENGINE_DIR}"
-                self.dq = {"engine": label, "reason": line, "at": _now(), "games": v[0], "corrupted": v[-1],
+                self.dq = {"engine": label, "reason": line, "at": now(), "games": v[0], "corrupted": v[-1],
                            "faults": dict(zip(FAULT_KEYS, v))}
                 return line
         return None
@@ -741,46 +737,6 @@ class _sigterm_as_interrupt:
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _versions(backend: str) -> dict[str, str]:
-
-    out = {"python": platform.python_version()}
-    names = ["yatzy-harness", "numpy", "numba", "pandas", "pyarrow"]
-    if backend == "dask":
-        names += ["dask", "distributed"]
-    for n in names:
-        try:
-            out[n] = version(n)
-        except PackageNotFoundError:
-            out[n] = "not installed"
-    return out
-
-
-_GIT: list[str | None] = []
-
-
-def _git_rev() -> str | None:
-    """The harness checkout's revision (with ``-dirty`` when it has uncommitted changes), or None."""
-    if not _GIT:
-        here = Path(__file__).resolve().parent
-        rev = None
-        if shutil.which("git"):
-            try:
-                rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
-                                     timeout=10).stdout.strip() or None
-                if rev:
-                    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                                           capture_output=True, text=True, timeout=10).stdout.strip()
-                    rev += "-dirty" if dirty else ""
-            except (OSError, subprocess.SubprocessError):
-                rev = None
-        _GIT.append(rev)
-    return _GIT[0]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -227,7 +227,7 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     at = 0
     if jr is not None:
         for old in journal.load(jr.run_dir, chunk.lineup, chunk.start, chunk.stop, p.rules, labels,
-                                analysis=job.analyse, tally=job.referee, recording=job.record):
+                                journal.Needs(analysis=job.analyse, tally=job.referee, recording=job.record)):
             parts.append((old.results, dict(old.analysis) if old.analysis is not None else None))
             if old.tally is not None:
                 tallies.append(old.tally)
