@@ -185,7 +185,7 @@ def compare_cmd(args: argparse.Namespace, root: Path) -> None:
                 res = c.result().to_dict()
             row = {"rep": i, "games": n, "intervals": _intervals(res)}
             log.write(json.dumps(row) + "\n")
-            for key, (est, lo, hi) in row["intervals"].items():
+            for key, (_est, lo, hi) in row["intervals"].items():
                 t = _truth(exact, key)
                 s = tally.setdefault((n, key), [0, 0, 0, 0, 0])
                 s[0] += lo - TOL <= t <= hi + TOL
@@ -197,8 +197,8 @@ def compare_cmd(args: argparse.Namespace, root: Path) -> None:
         if (i + 1) % 50 == 0:
             print(f"  {i + 1} replicates, {time.process_time() - c0:.0f} s CPU, load {_load()}", flush=True)
     log.close()
-    print(f"\n| games | figure | exact | coverage of the 95 % interval [Wilson 95 %] | zero-width | "
-          f"interval below / above the truth | mean width |")
+    print("\n| games | figure | exact | coverage of the 95 % interval [Wilson 95 %] | zero-width | "
+          "interval below / above the truth | mean width |")
     print("|---:|---|---:|---|---:|---|---:|")
     for (n, key), (cov, zero, below, above, m) in sorted(tally.items()):
         print(f"| {n} | {key} | {_truth(exact, key):+.6g} | {_rate(cov, m)} | {zero} | {below} / {above} | "

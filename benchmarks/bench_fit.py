@@ -205,7 +205,7 @@ def family(argv: list[str]) -> int:
         if model not in chosen:
             continue
         truth = dict(zip(FAMILY, theta))
-        hits = {k: 0 for k in MODELS[model]}
+        hits = dict.fromkeys(MODELS[model], 0)
         est: dict[str, list[float]] = {k: [] for k in hits}
         rel: dict[str, list[float]] = {k: [] for k in hits}
         poor, sizes, secs = 0, [], []
@@ -291,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         block = np.asarray(table.games)[table.seatgame] // args.games
         rel: dict[str, list[float]] = {k: [] for k in truth}
         est: dict[str, list[float]] = {k: [] for k in truth}
-        hits = {k: 0 for k in truth}
+        hits = dict.fromkeys(truth, 0)
         sizes, secs = [], []
         for b in range(args.blocks):
             sub = _rows(table, block == b)

@@ -125,7 +125,7 @@ def main() -> None:
                           "load": os.getloadavg()}, indent=1))
         print("| requests | positions each | rate offered | rate served | p50 | p99 | max | errors | client CPU / request |")
         print("|---|---|---|---|---|---|---|---|---|")
-        for what, per, rate, r in (("single", 1, args.rate, single), ("batch", args.batch, args.batch_rate, batch)):
+        for _what, per, rate, r in (("single", 1, args.rate, single), ("batch", args.batch, args.batch_rate, batch)):
             print(f"| {r['requests']:,} | {per:,} | {rate:g}/s | {r['rate']:.1f}/s | {r['p50']:.2f} ms | {r['p99']:.2f} ms "
                   f"| {r['max']:.1f} ms | {r['errors']} | {r['client_cpu_ms']:.2f} ms |")
         print(f"server resident memory: {mem0:.0f} MiB after warm-up, {mem1:.0f} MiB after both phases")

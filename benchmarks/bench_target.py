@@ -77,7 +77,7 @@ def tables(names: list[str], extrapolate: list[str]) -> None:
     print()
     print("| rule set | T | P(score >= T), target play | P(score >= T), EV-optimal play |")
     print("|---|---:|---:|---:|")
-    for name, rules, fig, tabs in rows:
+    for name, _rules, fig, tabs in rows:
         for T in TARGETS:
             p_t = tabs["target"].prob(0, 0, False, T)
             p_ev = float(fig.distribution[T:].sum())
@@ -85,7 +85,7 @@ def tables(names: list[str], extrapolate: list[str]) -> None:
     print()
     print("| rule set | opponents (EV-optimal) | ceiling: win rate knowing the best final | ")
     print("|---|---:|---:|")
-    for name, rules, fig, tabs in rows:
+    for name, _rules, fig, tabs in rows:
         dist = fig.distribution
         start = tabs["tie"].vector(0, 0, False).astype(np.float64)
         w = np.zeros(len(dist))

@@ -173,7 +173,7 @@ def project(args: argparse.Namespace) -> None:
     one = next(r for r in runs if r["workers"] == "1")
     # a worker's first block: its set-up and the kernels' first call, measured in N = 1's first block
     warm = one["setup"][0][0] + one["blocks"][0][0]
-    base = dict(one, blocks=[[c for c in layer] for layer in one["blocks"]])
+    base = dict(one, blocks=[list(layer) for layer in one["blocks"]])
     base["blocks"][0][0] = 0.0
     n_blocks = one["n_blocks"]
     # the per-block overhead that makes the N = 1 replay its measured wall

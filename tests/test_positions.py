@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from functools import lru_cache
+from functools import lru_cache, cache
 from itertools import combinations, product
 from pathlib import Path
 
@@ -148,7 +148,7 @@ def brute_options(rules, memo, st: State, pos: Position) -> dict[tuple, float]:
                                                             bool(nf))]
         return out
 
-    @lru_cache(maxsize=None)
+    @cache
     def best(dice: tuple[int, ...], j: int, first: bool) -> float:
         v = max(boxes(dice, first).values())
         if j == 0:
@@ -158,7 +158,7 @@ def brute_options(rules, memo, st: State, pos: Position) -> dict[tuple, float]:
                 v = max(v, reroll(tuple(sorted(dice[i] for i in kept)), j))
         return v
 
-    @lru_cache(maxsize=None)
+    @cache
     def reroll(kept: tuple[int, ...], j: int) -> float:
         m = n - len(kept)
         return sum(best(tuple(sorted(kept + o)), j - 1, False) for o in product(range(1, 7), repeat=m)) / 6**m
@@ -364,7 +364,7 @@ def test_sheet_validation(tiny_dir, cache_dir):
         scand.position(st, [6, 6, 4, 4, 1], 1, first=True)
     with pytest.raises(UserError, match="all 2 rerolls left the dice come from the turn.s first roll"):
         scand.position(st, [6, 6, 4, 4, 1], 2, first=False)
-    full = scand.state({name: 0 for name in scand.rules.box_names})
+    full = scand.state(dict.fromkeys(scand.rules.box_names, 0))
     with pytest.raises(UserError, match="every box is filled"):
         scand.position(full, [6, 6, 4, 4, 1], 0)
     assert scand.turn_start_value(full) == 0.0

@@ -191,7 +191,7 @@ def test_each_fault_is_counted_by_kind_and_answered_by_the_time_out_policy(tmp_p
     out = run(RunConfig(seats=(spec, "greedy"), rules="scandinavian", games=10, seed=5, chunk_size=10, workers=1),
               tmp_path / "r")
     got = faults(out)
-    expect = {k: 0 for k in ("faults_time", "faults_illegal", "faults_crash", "faults_stall")}
+    expect = dict.fromkeys(("faults_time", "faults_illegal", "faults_crash", "faults_stall"), 0)
     expect[f"faults_{kind}"] = 10
     assert {k: got[k] for k in expect} == expect
     assert got["engine_decisions"] == 300 and got["corrupted"] == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from functools import lru_cache
+from functools import lru_cache, cache
 from itertools import combinations, product
 from pathlib import Path
 from typing import Any
@@ -193,7 +193,7 @@ def brute_force(rules, leaf=None, add=None) -> tuple[Any, dict[tuple[int, int, b
             memo[key] = v
             return v
 
-        @lru_cache(maxsize=None)
+        @cache
         def stop(dice: tuple[int, ...], first: bool) -> float:
             r = int(d.roll_index_of_faces(np.array(dice)))
             allowed, extra = score_options(ctx, r, first, flag, filled, row)
@@ -207,7 +207,7 @@ def brute_force(rules, leaf=None, add=None) -> tuple[Any, dict[tuple[int, int, b
                     best = np.maximum(best, add(nxt, s + extra))
             return best
 
-        @lru_cache(maxsize=None)
+        @cache
         def best(dice: tuple[int, ...], j: int, first: bool) -> float:
             v = stop(dice, first)
             if j == 0:
@@ -217,7 +217,7 @@ def brute_force(rules, leaf=None, add=None) -> tuple[Any, dict[tuple[int, int, b
                     v = np.maximum(v, reroll(tuple(dice[i] for i in pos), j))
             return v
 
-        @lru_cache(maxsize=None)
+        @cache
         def reroll(kept: tuple[int, ...], j: int) -> float:
             m = n - len(kept)
             tot = sum(best(tuple(sorted(kept + o)), j - 1, False) for o in product(range(1, 7), repeat=m))

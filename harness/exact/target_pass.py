@@ -216,7 +216,7 @@ def run_block(ps: Pass, blk: Block) -> Partial:
         split = threads if n_runs >= 8 and _WARM else 1
         r_cum = np.cumsum(r_n)
         cuts = np.searchsorted(r_cum, np.linspace(0, r_cum[-1], split + 1)[1:-1])
-        edges = [0, *sorted(set(int(c) for c in cuts if 0 < c < n_runs)), n_runs]
+        edges = [0, *sorted({int(c) for c in cuts if 0 < c < n_runs}), n_runs]
         S.run_blocks(outcomes, list(zip(edges, edges[1:])), split)
         S.run_blocks(push, [(t, t + 1) for t in range(threads)], threads if _WARM else 1)
         TK.target_mass(lay, oc, args[2], c_n[a:b], row0, outp, m, vec, pbonus)

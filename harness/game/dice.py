@@ -8,7 +8,7 @@ for scoring, so every roll and keep is an index into a fixed table (5 dice: 252 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from itertools import combinations_with_replacement
 from math import factorial
 
@@ -123,7 +123,7 @@ def multiset_probability(counts: tuple[int, ...]) -> float:
     return ways / FACES**m
 
 
-@lru_cache(maxsize=None)
+@cache
 def dice(n: int) -> Dice:
     """The cached :class:`Dice` tables for ``n`` dice (1..8)."""
     if not 1 <= n <= 8:

@@ -13,7 +13,7 @@ import difflib
 import hashlib
 import json
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property, cache
 from itertools import product
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -224,7 +224,7 @@ class RuleSet:
 # scoring of one multiset in one box (compile time only; play uses the tables)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _group_score(counts: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[bool, int]:
     """Best assignment of distinct faces to group sizes: (fits, sum of the grouped dice)."""
     best = -1

@@ -12,7 +12,7 @@ from pathlib import Path
 
 def now() -> str:
     """The time in UTC, to the second (ISO 8601)."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def versions(backend: str) -> dict[str, str]:

@@ -315,7 +315,7 @@ class RunConfig:
             rules = load_rules(self.rules, self.settings, origin=origin)
         except UserError as exc:
             where, msg = self._rules_origin(str(exc)), str(exc)
-            raise UserError(msg if msg.startswith(f"{where}:") or msg.startswith(f"{where} ") else f"{where}: {msg}") \
+            raise UserError(msg if msg.startswith((f"{where}:", f"{where} ")) else f"{where}: {msg}") \
                 from None
         made: dict[str, tuple[str, Strategy]] = {}
 

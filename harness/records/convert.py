@@ -10,7 +10,7 @@ Every per-turn number goes through :data:`harness.records.notation.TURN_FIELDS`.
 from __future__ import annotations
 
 import io
-from functools import lru_cache
+from functools import cache
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -224,7 +224,7 @@ def arrays_of_records(records: Sequence[GameRecord], rules: RuleSet) -> KernelAr
     return rolls, keeps, boxes, games, seats, labels
 
 
-@lru_cache(maxsize=None)
+@cache
 def _multiset_index(n: int) -> tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], int]]:
     """{sorted faces: roll index} of every roll of ``n`` dice, and {sorted faces: keep index} of
     every keep (0..n dice): :class:`harness.game.dice.Dice`'s numbering, looked up by the faces."""

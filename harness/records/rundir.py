@@ -400,7 +400,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunInfo:
             found[li].append(ChunkRef(li, start, _chunk_stop(f, start, len(lineups[li])), f))
     chunks = []
     covered = []
-    for li, refs in enumerate(found):
+    for refs in found:
         refs.sort(key=lambda c: c.start)
         run, end = [], 0
         for c in refs:

@@ -224,7 +224,7 @@ def value_limits(base: RuleSet, cand: RuleSet, boxes: Sequence[str]) -> dict[str
     """The largest per-game value of each bounded metric in each rule set (the lowest is 0): the
     total, the 0/1 rates and each shared box's score; luck terms have no such bound."""
     out: dict[str, tuple[float, float]] = {"total": (base.max_total(), cand.max_total())}
-    out |= {k: (1.0, 1.0) for k in ("bonus", "yatzy", "win", "draw")}
+    out |= dict.fromkeys(("bonus", "yatzy", "win", "draw"), (1.0, 1.0))
     bm, cm = base.box_max(), cand.box_max()
     for b in boxes:
         out[f"box:{b}"] = (base.columns * float(bm[base.box_index(b)]), cand.columns * float(cm[cand.box_index(b)]))

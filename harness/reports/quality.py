@@ -465,7 +465,7 @@ class QualityComparison:
         only = sorted({f"{k[0]} ({k[1]})" for k in items_b} ^ {f"{k[0]} ({k[1]})" for k in items_c})
         if only:
             notes.append("in one run only, not compared: " + ", ".join(only))
-        why = {m: r for m, r in {**self.cand.why, **self.base.why}.items()}
+        why = dict({**self.cand.why, **self.base.why}.items())
         return {"correction": "Holm (family-wise error rate)", "alpha": 1.0 - confidence,
                 "confidence": confidence, "games": co.n, "options": self.base.option_dict(),
                 "metrics": rows, "why": why, "notes": notes}

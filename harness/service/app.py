@@ -315,7 +315,7 @@ class ServeApp:
 def openapi_document(service: Service) -> dict[str, Any]:
     """The OpenAPI 3.1 description of the API, its schemas taken from the protocol's JSON Schema."""
     schema = msgs.schema()
-    defs = {k: v for k, v in schema["$defs"].items()}
+    defs = dict(schema["$defs"].items())
     ref = {k: {"$ref": f"#/components/schemas/{k}"} for k in defs}
     text = json.dumps(defs).replace("#/$defs/", "#/components/schemas/")
     defs = json.loads(text)

@@ -50,6 +50,6 @@ class Metrics:
         """The text a scrape gets: this process's metrics, or every worker's in multiprocess mode."""
         if self.multiprocess:
             reg = CollectorRegistry()
-            multiprocess.MultiProcessCollector(reg)
+            multiprocess.MultiProcessCollector(reg)  # type: ignore[no-untyped-call]
             return generate_latest(reg)
         return generate_latest(self.registry)

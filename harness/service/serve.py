@@ -15,6 +15,7 @@ from the position's key, seat, turn and step, so a served game equals the game p
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sys
@@ -133,6 +134,13 @@ class Served:
     cost: Cost = Cost(0.0, 0.0)
 
 
+
+def _deciding(service: Service, s: Served) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """A served player's decision, as its cost is measured at warm-up (no deadline)."""
+    def decide(msg: Mapping[str, Any]) -> dict[str, Any]:
+        return service._decide(s, msg, None)
+    return decide
+
 class Service:
     """What the server answers with: a closed set of levels and bots, each made and warmed once.
 
@@ -233,7 +241,7 @@ class Service:
             s.bot.prepare()
             self._warm(s.bot)
             if measure:
-                s.cost = self._measure(s.rules, lambda msg, s=s: self._decide(s, msg, None))
+                s.cost = self._measure(s.rules, _deciding(self, s))
         for r in self._rules.values():
             if r.saved_rolls or r.columns > 1:
                 continue
@@ -259,7 +267,7 @@ class Service:
             work(one)
             f = _median_time([lambda: work(one)] * 3)
             bigs = [sample_request(rules, kind, sizes[1], gen) for _ in range(3)]
-            big = _median_time([lambda m=m: work(m) for m in bigs])
+            big = _median_time([functools.partial(work, m) for m in bigs])
             fixed, per = max(fixed, f), max(per, max(big - f, 0.0) / sizes[1])
         return Cost(fixed, max(per, 1e-7))
 
@@ -542,7 +550,8 @@ def sample_request(rules: RuleSet, kind: str, n: int, gen: np.random.Generator) 
     left = 0 if kind == "box" else rules.rolls_per_turn - 1
     view = view_of(rules, sheets, rolls, rolls_left=left, first=left == rules.rolls_per_turn - 1,
                    games=np.arange(n), seed=int(gen.integers(1 << 30)))
-    return msgs.loads(msgs.request(0, view, kind, budget_ms=1.0))
+    out: dict[str, Any] = msgs.loads(msgs.request(0, view, kind, budget_ms=1.0))
+    return out
 
 
 def _settings_key(settings: Mapping[str, Any]) -> str:
@@ -564,7 +573,8 @@ def _first_column(msg: Mapping[str, Any], pos: msgs.Positions) -> np.ndarray:
     """Whether each position's dice come from the turn's first roll: a keep's step 1; a box's
     ``first`` column (false when absent)."""
     if pos.kind == "keep":
-        return pos.step == 1
+        keep_first: np.ndarray = pos.step == 1
+        return keep_first
     raw = msg.get("first")
     if raw is None:
         return np.zeros(len(pos), dtype=bool)
@@ -577,8 +587,6 @@ def views(pos: msgs.Positions, first: np.ndarray, block: int | None = None) -> l
     """The positions as the engine's views, one per (seat, column, turn, step) and at most ``block``
     positions each: the arrays a bot sees in process at that decision, so it answers them exactly
     as it would there (a position's answer depends on it alone, never on its batch)."""
-    rules = pos.rules
-    nb = rules.n_boxes
     key = np.stack([pos.seat, pos.column, pos.turn, pos.step], axis=1)
     if (key == key[0]).all():  # the usual batch: one decision of many games
         group = np.zeros(len(key), dtype=np.int64)

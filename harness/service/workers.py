@@ -109,8 +109,8 @@ class Forked:
 
     def run(self) -> None:
         """Fork the workers and supervise them until SIGTERM or SIGINT."""
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, self._note)
+        for one in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(one, self._note)
         self.pids = [self.fork() for _ in range(self.workers)]
         while True:
             sig, self._signal = self._signal, None

@@ -173,7 +173,7 @@ def check_scheduler(address: str) -> None:
         sock = socket.create_connection((host, port), timeout=CONNECT_SECONDS)
     except ConnectionRefusedError:
         raise UserError(f"cannot reach {where}: connection refused (is the scheduler running, on that port?)") from None
-    except (socket.timeout, TimeoutError):
+    except TimeoutError:
         raise UserError(f"cannot reach {where}: no connection in {CONNECT_SECONDS:g} s") from None
     except OSError as exc:
         raise UserError(f"cannot reach {where}: {exc.strerror or exc}") from None
@@ -188,7 +188,7 @@ def check_scheduler(address: str) -> None:
                 if not got:
                     break
                 head += got
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             pass
         except OSError:
             head = b""

@@ -201,7 +201,7 @@ class Game:
     def plan_states(self, keys):
         """Make sure every plan (state, rerolls, first) of ``keys`` is cached."""
         need = {}  # state -> the most rerolls asked
-        for filled, flag, rerolls, first in keys:
+        for filled, flag, rerolls, _first in keys:
             st = (filled, flag)
             if need.get(st, 0) < rerolls:
                 need[st] = rerolls

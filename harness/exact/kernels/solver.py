@@ -33,7 +33,7 @@ from typing import NamedTuple
 from harness.util.jit import nb
 import numpy as np
 
-from harness.game.scoring import score_options, score_sheet
+from harness.game.scoring import score_sheet
 from harness.exact.kernels.rows import exp_ieee  # the same bits on every CPU (its docstring)
 
 NEG = -1.0e300

@@ -70,7 +70,7 @@ class HttpEngine:
                 conn.request("POST", self.path, body=body, headers=headers)
                 resp = conn.getresponse()
                 data = resp.read(MAX_LINE + 1)
-            except (socket.timeout, TimeoutError):
+            except TimeoutError:
                 self.close()
                 raise HttpTimeout(f"no reply from {self.url} in time") from None
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
@@ -103,7 +103,6 @@ class HttpEngine:
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port free on ``host`` now (the operating system's pick)."""
-    import socket
 
     with socket.socket() as s:
         s.bind((host, 0))

@@ -56,7 +56,7 @@ def schema() -> dict[str, Any]:
 
 def rules_ref(rules: RuleSet) -> dict[str, Any]:
     """How a request names its rule set: the name and the settings changed from the file's own."""
-    return {"name": rules.name, "settings": {k: v for k, v in rules.overrides.items()}}
+    return {"name": rules.name, "settings": dict(rules.overrides.items())}
 
 
 def describe_rules(rules: RuleSet) -> dict[str, Any]:

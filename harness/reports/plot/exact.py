@@ -87,7 +87,7 @@ def plot_sweep(sweep: Any) -> dict[str, Figure]:
             for i, (label, y) in enumerate(series):
                 ax.plot(x, y, "o-", ms=3, color=series_color(i), label=label)
             if stem == "sweep_means":
-                for i, b in enumerate(sweep.bots):
+                for i, _b in enumerate(sweep.bots):
                     m = np.array([c.evaluations[i].mean for c in sweep.cells])
                     s = np.array([c.evaluations[i].std for c in sweep.cells])
                     ax.fill_between(x, m - s, m + s, color=series_color(i), alpha=0.12, lw=0)

@@ -81,10 +81,10 @@ class FaultSection(Section):
         limits = {(e.get("max_faulty"), e.get("max_corrupted")) for e in f["engines"]}
         lim = ", ".join(f"more than {100 * a:g} % of its decisions faulty; disqualified past {100 * b:g} % "
                         f"corrupted games" for a, b in limits if a is not None and b is not None)
-        notes = (f"A faulty decision (late, illegal or unreadable, lost to a crash or a stall) was answered by the "
-                 f"time-out policy (keep every die; the box with the largest immediate gain); the game went on.",
-                 f"Every game stays in every figure above, faults or not: both seats played the same dice, so the "
-                 f"pairings, ratings and SPRT count a game with faults like any other.",
+        notes = ("A faulty decision (late, illegal or unreadable, lost to a crash or a stall) was answered by the "
+                 "time-out policy (keep every die; the box with the largest immediate gain); the game went on.",
+                 "Every game stays in every figure above, faults or not: both seats played the same dice, so the "
+                 "pairings, ratings and SPRT count a game with faults like any other.",
                  f"{count(f['games_with_corrupted_seat'])} of {count(f['games'])} games have a corrupted seat"
                  + (f" (corrupted: {lim})." if lim else "."))
         return [Table("Referee: faults of the external engines",
