@@ -71,7 +71,7 @@ import tempfile
 import time
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -416,21 +416,7 @@ def policy_table(sol: Solution, *, compute: bool = True) -> np.ndarray | None:
     None when the decision tables would exceed :data:`POLICY_MAX_BYTES`, a turn has no reroll, or
     it is neither cached nor to be computed.
     """
-    if not _decisions_fit(sol):
-        return None
-    path = _decision_paths(sol)[0]
-    key = (sol.rules.digest, str(path))
-    hit = _POLICY.get(key)
-    if hit is not None:
-        return hit
-    loaded = load_table(path, sol.rules, policy_shape(sol), np.uint8, mmap=True) if path is not None else None
-    if loaded is not None:
-        _POLICY[key] = loaded[0]
-        return loaded[0]
-    if not compute:
-        return None
-    _build_decisions(sol)
-    return _POLICY[key]
+    return _decision_table(sol, 0, _POLICY, policy_shape, compute)
 
 
 def box_table(sol: Solution, *, compute: bool = True) -> np.ndarray | None:
@@ -438,21 +424,28 @@ def box_table(sol: Solution, *, compute: bool = True) -> np.ndarray | None:
     the dice were made on the turn's first roll), else 1. The boxes of the bot's
     :func:`harness.exact.kernels.solver.choose_boxes`, to the last tie (the first strict maximum).
     Cached and computed like :func:`policy_table`, with it (the same pass makes both)."""
+    return _decision_table(sol, 1, _BOXES, boxes_shape, compute)
+
+
+def _decision_table(sol: Solution, which: int, memo: dict[tuple[str, str], np.ndarray],
+                    shape: Callable[[Solution], tuple[int, ...]], compute: bool) -> np.ndarray | None:
+    """:func:`policy_table` (``which`` 0) or :func:`box_table` (1): from this process's ``memo``, the
+    cache's file (memory-mapped), or the one pass that builds both."""
     if not _decisions_fit(sol):
         return None
-    path = _decision_paths(sol)[1]
+    path = _decision_paths(sol)[which]
     key = (sol.rules.digest, str(path))
-    hit = _BOXES.get(key)
+    hit = memo.get(key)
     if hit is not None:
         return hit
-    loaded = load_table(path, sol.rules, boxes_shape(sol), np.uint8, mmap=True) if path is not None else None
+    loaded = load_table(path, sol.rules, shape(sol), np.uint8, mmap=True) if path is not None else None
     if loaded is not None:
-        _BOXES[key] = loaded[0]
+        memo[key] = loaded[0]
         return loaded[0]
     if not compute:
         return None
     _build_decisions(sol)
-    return _BOXES[key]
+    return memo[key]
 
 
 def _build_decisions(sol: Solution) -> None:

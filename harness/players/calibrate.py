@@ -343,14 +343,7 @@ def calibrate(problem: Problem, evaluate: Callable[[float], Point],
     if problem.dial != "float":
         return _calibrate_discrete(problem, evaluate, progress)
     target, tol = problem.target, problem.f_tol
-    points: list[Point] = []
-
-    def ev(v: float) -> Point:
-        pt = evaluate(round_value(v))
-        points.append(pt)
-        if progress:
-            progress(pt)
-        return pt
+    points, ev = _recorded(evaluate, round_value, progress)
 
     a, b = _ends(problem, ev)
     ga, gb = a.f - target, b.f - target
@@ -407,6 +400,22 @@ def _best(points: Sequence[Point], target: float) -> Point:
     return min((q for q in points if q.usable), key=lambda q: abs(q.f - target))
 
 
+def _recorded(evaluate: Callable[[float], Point], value: Callable[[float], float],
+              progress: Callable[[Point], None] | None) -> tuple[list[Point], Callable[[float], Point]]:
+    """(the points evaluated so far, the search's evaluation): each position ``value(v)`` evaluated,
+    kept, and told to ``progress``."""
+    points: list[Point] = []
+
+    def ev(v: float) -> Point:
+        pt = evaluate(value(v))
+        points.append(pt)
+        if progress:
+            progress(pt)
+        return pt
+
+    return points, ev
+
+
 def _ends(problem: Problem, ev: Callable[[float], Point]) -> tuple[Point, Point]:
     """The bracket's two ends measured: usable, and their responses on either side of the target."""
     a, b = ev(problem.lo), ev(problem.hi)
@@ -433,14 +442,7 @@ def _calibrate_discrete(problem: Problem, evaluate: Callable[[float], Point],
     """An integer or choice dial (module docstring): regula falsi on whole positions until two
     adjacent values bracket the target; the answer is that pair."""
     target = problem.target
-    points: list[Point] = []
-
-    def ev(v: float) -> Point:
-        pt = evaluate(float(int(round(v))))
-        points.append(pt)
-        if progress:
-            progress(pt)
-        return pt
+    points, ev = _recorded(evaluate, lambda v: float(int(round(v))), progress)
 
     a, b = _ends(problem, ev)
     ga, gb = a.f - target, b.f - target
