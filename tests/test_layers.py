@@ -125,7 +125,6 @@ KERNEL_DECORATORS = {"njit", "jit", "generated_jit", "intrinsic", "vectorize", "
 #: Pending: (file, function name) over MAX_PARAMS in files other open work is changing now; each
 #: is regrouped after that work merges, and then leaves this set (it must end empty).
 PENDING = {
-    ("harness/game/loop.py", "wrote"),  # the recorders' three ``wrote`` methods
     ("harness/exact/forward.py", "forward_pass"),
     # the chunk observer forward_pass calls with 11 arguments (forward.py's ChunkObserver): its
     # signature changes with forward_pass's

@@ -191,6 +191,21 @@ class _Seat:
         self.extra = np.zeros(b, dtype=np.int32)
 
 
+@dataclass(frozen=True)
+class Written:
+    """A box written in every game of a batch, all (B,): ``box`` with ``got`` points and ``extra``
+    bonus points on ``roll`` (made on the turn's first roll: ``first``), leaving the column's upper
+    subtotal ``upper`` and the running total ``total``."""
+
+    box: np.ndarray
+    got: np.ndarray
+    extra: np.ndarray
+    first: np.ndarray
+    roll: np.ndarray
+    upper: np.ndarray
+    total: np.ndarray
+
+
 class _Table:
     """Every seat's sheets of B games as :func:`play` fills them: the column being played, the
     running and ranking scores, the rolls saved, the sums over the columns played; and what a seat
@@ -293,11 +308,8 @@ class _Watcher:
         """Games ``idx`` kept ``keep`` of ``held`` (their dice after roll ``step``); ``roll`` (B,) the
         dice of every game after the reroll."""
 
-    def wrote(self, s: int, col: int, t: int, box: np.ndarray, got: np.ndarray, extra: np.ndarray,
-              first: np.ndarray, roll: np.ndarray, upper: np.ndarray, total: np.ndarray) -> None:
-        """Box ``box`` written with ``got`` points and ``extra`` bonus points on ``roll`` (made on
-        the first roll: ``first``), leaving the column's upper subtotal ``upper`` and the running
-        total ``total``; all (B,)."""
+    def wrote(self, s: int, col: int, t: int, w: Written) -> None:
+        """A box written in seat ``s``'s column ``col`` at turn ``t`` of every game (:class:`Written`)."""
 
 
 class _Recorder(_Watcher):
@@ -316,13 +328,12 @@ class _Recorder(_Watcher):
         go = keep != self.roll_as_keep[held]
         self.rec.rolls[idx[go], s, turn, step + 1] = roll[idx[go]]
 
-    def wrote(self, s: int, col: int, t: int, box: np.ndarray, got: np.ndarray, extra: np.ndarray,
-              first: np.ndarray, roll: np.ndarray, upper: np.ndarray, total: np.ndarray) -> None:
+    def wrote(self, s: int, col: int, t: int, w: Written) -> None:
         turn = col * self.nb + t
-        self.rec.boxes[:, s, turn] = box
-        self.rec.scores[:, s, turn] = got
-        self.rec.extras[:, s, turn] = extra
-        self.rec.first[:, s, turn] = first
+        self.rec.boxes[:, s, turn] = w.box
+        self.rec.scores[:, s, turn] = w.got
+        self.rec.extras[:, s, turn] = w.extra
+        self.rec.first[:, s, turn] = w.first
 
 
 class _Tracer(_Watcher):
@@ -347,12 +358,11 @@ class _Tracer(_Watcher):
         if not stop:
             self._roll(s, col, t, step + 1, roll)
 
-    def wrote(self, s: int, col: int, t: int, box: np.ndarray, got: np.ndarray, extra: np.ndarray,
-              first: np.ndarray, roll: np.ndarray, upper: np.ndarray, total: np.ndarray) -> None:
+    def wrote(self, s: int, col: int, t: int, w: Written) -> None:
         self.trace.append({"event": "box", "seat": s, "column": col, "turn": t,
-                           "box": self.rules.box_names[int(box[0])], "score": int(got[0]),
-                           "extra": int(extra[0]), "dice": self.d.roll_faces[roll[0]].tolist(),
-                           "first_roll": bool(first[0]), "upper": int(upper[0]), "total": int(total[0])})
+                           "box": self.rules.box_names[int(w.box[0])], "score": int(w.got[0]),
+                           "extra": int(w.extra[0]), "dice": self.d.roll_faces[w.roll[0]].tolist(),
+                           "first_roll": bool(w.first[0]), "upper": int(w.upper[0]), "total": int(w.total[0])})
 
 
 def sample_views(rules: RuleSet, n_seats: int = 1) -> tuple[TurnView | None, TurnView]:
@@ -497,7 +507,7 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                 got = scores[allv, box]
                 table.write(s, box, got, extra)
                 for w in watchers:
-                    w.wrote(s, col, t, box, got, extra, first, roll, st.upper, table.running[:, s])
+                    w.wrote(s, col, t, Written(box, got, extra, first, roll, st.upper, table.running[:, s]))
             if course is not None:
                 course.update(table.ranking_so_far())
         table.end_column()
