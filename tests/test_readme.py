@@ -141,6 +141,14 @@ PARSE_ONLY: dict[str, str] = {
     "/etc/yatzy/tokens --access-log --trusted-proxy 127.0.0.1":
         "binds every interface and needs the reader's token file; tests/test_serve_production.py starts servers "
         "with tokens, an access log and a trusted proxy",
+    "yatzy-harness run --seats greedy,random --games 1000000 --chunk-size 500000 --workers 2 --seed 7 --out results/long":
+        "a Ctrl-C in the middle of a million-game run; tests/test_chaos.py interrupts runs at random points and "
+        "resumes them to the same bytes",
+    "yatzy-harness run --seats greedy,random --scheduler not-an-address":
+        "needs an HTTP server and a closed port of the reader's; tests/test_chaos.py checks each kind of address",
+    "yatzy-harness run --seats 'engine:cmd=\"python tests/engines/misbehave.py illegal 0\",name=sloppy,min_games=5,greedy' "
+    "--games 40 --chunk-size 10 --workers 1 --quiet --out results/dq":
+        "stops with exit status 1 by design; tests/test_chaos.py disqualifies the same engine and resumes the run",
     "yatzy-harness engine play --levels results/levels-exact/levels.json --level casual":
         "waits for protocol messages on stdin; tests/test_serve.py plays it through engine check",
 }
