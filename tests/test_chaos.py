@@ -103,14 +103,18 @@ def test_ctrl_c_at_a_random_point_keeps_the_games_and_resumes_to_the_same_bytes(
         proc.send_signal(signal.SIGINT)  # the second Ctrl-C stops at once
     _, err = proc.communicate(timeout=120)
     said = [x for x in screen(err) if x.strip() and "game/s]" not in x]  # the bar apart (erased on a terminal)
-    if proc.returncode == 130:
-        assert len(said) == 1 and said[0].startswith("yatzy-harness: interrupted: "), (seed, err)
-        assert said[0].endswith(f"continue with: yatzy-harness run --resume {out}"), (seed, err)
-        kept = int(said[0].split("interrupted: ")[1].split(" of ")[0].replace(",", ""))
-        parts = list((out / "journal").glob("*.bin")) if (out / "journal").is_dir() else []
-        on_disk = sum(c["stop"] - c["start"] for c in load_manifest(out)["chunks"]) + sum(
-            int(p.stem.split("-")[-1]) - int(p.stem.split("-")[-2].lstrip("G")) for p in parts)
-        assert kept == on_disk, (seed, err)
+    # a second Ctrl-C stops at once: it may land while Python's default handler is back, which ends
+    # the process by the signal itself (no line, as a shell's Ctrl-C would); what is on disk resumes
+    at_once = twice and proc.returncode == -signal.SIGINT
+    if proc.returncode == 130 or at_once:
+        if not at_once:
+            assert len(said) == 1 and said[0].startswith("yatzy-harness: interrupted: "), (seed, err)
+            assert said[0].endswith(f"continue with: yatzy-harness run --resume {out}"), (seed, err)
+            kept = int(said[0].split("interrupted: ")[1].split(" of ")[0].replace(",", ""))
+            parts = list((out / "journal").glob("*.bin")) if (out / "journal").is_dir() else []
+            on_disk = sum(c["stop"] - c["start"] for c in load_manifest(out)["chunks"]) + sum(
+                int(p.stem.split("-")[-1]) - int(p.stem.split("-")[-2].lstrip("G")) for p in parts)
+            assert kept == on_disk, (seed, err)
         # the same command again, without --resume, says what to do in one line
         again = harness(tmp_path, PLAY + ["--workers", str(workers), "--out", str(out), "--quiet"])
         _, err2 = again.communicate(timeout=120)
