@@ -293,13 +293,18 @@ def test_a_dask_worker_killed_at_any_moment_is_survived_with_the_same_bytes(tmp_
     assert load_manifest(out)["totals"] == load_manifest(dask_reference)["totals"]
 
 
-def test_an_exact_sweep_survives_a_worker_killed_at_start_up(tiny_dir, cache, capsys):
+def test_an_exact_sweep_survives_a_worker_killed_at_start_up(tiny_dir, cache, capsys, monkeypatch):
     """The issue's failure: a worker SIGKILLed ~2 s after the workers start ended the sweep with a
-    CommClosedError traceback."""
+    CommClosedError traceback. Every evaluation is held 3 s (the tests' task hook), so the sweep is
+    still under way when the kill comes, however fast the machine."""
     argv = ["sweep", str(tiny_dir / "tiny_bonus.toml"), "--set", "upper_bonus_threshold=3..4", "--entrants",
             "greedy,solver", "--json"]
     assert cli.main(argv) == 0
     local = json.loads(capsys.readouterr().out)
+    from harness.jobs import cluster
+    from tests.task_delay import Delay
+
+    monkeypatch.setattr(cluster, "TASK_HOOK", Delay(3.0, "e"))  # every task: each spec here has an "e"
     with Killer((2.0, None)) as k:
         code = cli.main(argv + ["--backend", "dask", "--workers", "2"])
     out, err = capsys.readouterr()
