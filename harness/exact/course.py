@@ -191,20 +191,20 @@ def _passes(rules: RuleSet, strat: Strategy, d: int, progress: bool) -> tuple[np
         S.run_blocks(lambda j, _: kernel(j, *parts[j]), [(j, j + 1) for j in range(len(parts))], threads)
         return parts
 
-    def observe(k: int, a: int, b: int, row_of: np.ndarray, live: np.ndarray, outp: np.ndarray, P: np.ndarray,
-                start: int, D: np.ndarray, wlo: np.ndarray, woff: np.ndarray) -> None:
+    def observe(c: S.Chunk) -> None:
         def part(j: int, lo: int, hi: int) -> None:
-            EK.course_steps(lay, oc, im, iflag, lo, hi, row_of[lo - a:], live[lo - a:], outp, start, P, wlo, woff,
-                            D, scratch[j])
+            EK.course_steps(lay, oc, im, iflag, lo, hi, c.row_of[lo - c.a:], c.live[lo - c.a:], c.outp, c.start, c.P,
+                            c.wlo, c.woff, c.D, scratch[j])
 
-        for j in range(len(in_parts(a, b, part))):
-            steps[k] += scratch[j]
+        for j in range(len(in_parts(c.a, c.b, part))):
+            steps[c.k] += scratch[j]
             scratch[j][:] = 0.0
-        if k >= d:
-            kept[k] = (P, D.copy(), wlo, woff) if k == d else (P,)  # (D's memory is reused two layers on)
+        if c.k >= d:
+            # (D's memory is reused two layers on)
+            kept[c.k] = (c.P, c.D.copy(), c.wlo, c.woff) if c.k == d else (c.P,)
 
-    S.forward_pass(rules, plan, fill, cap, True, threads, rows_per_chunk=E.ROWS_PER_CHUNK, progress=progress,
-                   observe=observe)
+    S.forward_pass(rules, plan, fill, cap, True, threads,
+                   S.PassSetup(E.ROWS_PER_CHUNK, progress=progress, observe=observe))
     _check(steps.sum(axis=(1, 2)), "the steps")
 
     def windows(k: int) -> np.ndarray:

@@ -328,7 +328,7 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool, cap: int, lumped: b
     plan = S.build_plan(rules)
     fill, box_pts, box_pos, extra_sum = policy_fill(rules, strat, plan, threads)
     mean, m2, p_bonus, dist = S.forward_pass(rules, plan, fill, cap, True, threads,
-                                             rows_per_chunk=ROWS_PER_CHUNK, scratch=scratch, progress=progress)
+                                             S.PassSetup(ROWS_PER_CHUNK, scratch, progress))
     assert dist is not None
     return mean, m2, p_bonus, dist, box_pts, box_pos, extra_sum[0], lumped
 

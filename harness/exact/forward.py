@@ -158,28 +158,54 @@ def layer_chunks(plan: Plan, k: int, P: np.ndarray, n_out: int, rows_per_chunk: 
         a = b
 
 
-#: observe(k, a, b, row_of, live, outp, P, start, D, wlo, woff): a chunk of layer k after its fill,
-#: with the layer's state probabilities and score windows (see :func:`forward_pass`)
-ChunkObserver = Callable[..., None]
+@dataclass(frozen=True)
+class Chunk:
+    """A chunk of layer ``k`` after its fill, as an observer sees it: items a..b-1, their outcome rows
+    (``row_of``, ``live``, ``outp``: see :func:`forward_pass`), and the layer's state probabilities ``P``
+    (from state ``start``) and score windows (``D``, ``wlo``, ``woff``)."""
+    k: int
+    a: int
+    b: int
+    row_of: np.ndarray
+    live: np.ndarray
+    outp: np.ndarray
+    P: np.ndarray
+    start: int
+    D: np.ndarray
+    wlo: np.ndarray
+    woff: np.ndarray
+
+
+#: observe(chunk): sees every chunk of a pass after its fill (see :func:`forward_pass`)
+ChunkObserver = Callable[[Chunk], None]
+
+
+@dataclass(frozen=True)
+class PassSetup:
+    """How a forward pass runs, beside what it computes: ``rows_per_chunk`` outcome rows a chunk;
+    with ``scratch`` the score windows live in memory-mapped files in that directory (see
+    :func:`scratch_zeros`) instead of memory; ``progress`` shows a bar of the layers on stderr;
+    ``observe`` (a :data:`ChunkObserver`) sees every chunk's outcome rows and the layer's score
+    windows before they are pushed (:mod:`harness.exact.course` reads the course of a game there);
+    in memory, a layer's windows are zeroed and reused two layers on, so an observer that keeps
+    them copies them."""
+    rows_per_chunk: int = 8192
+    scratch: Path | None = None
+    progress: bool = False
+    observe: ChunkObserver | None = None
 
 
 def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_dist: bool, threads: int,
-                 rows_per_chunk: int = 8192, scratch: Path | None = None,
-                 progress: bool = False, observe: ChunkObserver | None = None
-                 ) -> tuple[float, float, float, np.ndarray | None]:
+                 setup: PassSetup = PassSetup()) -> tuple[float, float, float, np.ndarray | None]:
     """One forward pass of a policy over the states of ``plan``: (mean, E[S^2], p_bonus, distribution or None).
 
     ``fill`` gives the policy: for a chunk of items a..b-1 of one layer it writes, for the j-th live
     slot (P[state - start] > 0, in slot order) of item t, the probability of each turn outcome code
     (:class:`harness.exact.kernels.solver.Outcomes`) into outp[row_of[t - a] + j]; items not ``live[t - a]``
     have no rows. The pass then moves probability, moments and score windows to the next layer.
-    With ``scratch`` the score windows live in memory-mapped files in that directory (see
-    :func:`scratch_zeros`) instead of memory; ``progress`` shows a bar of the layers on stderr;
-    ``observe`` (a :data:`ChunkObserver`) sees every chunk's outcome rows and the layer's score
-    windows before they are pushed (:mod:`harness.exact.course` reads the course of a game there);
-    in memory, a layer's windows are zeroed and reused two layers on, so an observer that keeps
-    them copies them.
+    ``setup`` (:class:`PassSetup`): chunk size, scratch directory, progress bar and chunk observer.
     """
+    rows_per_chunk, scratch, progress, observe = setup.rows_per_chunk, setup.scratch, setup.progress, setup.observe
     lay = plan.layout
     oc = outcome_codes(rules, lay)
     extra = int(rules.extra_yatzy_bonus)
@@ -225,7 +251,7 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
 
             fill(a, b, row_of, live, outp, P, start)
             if observe is not None:
-                observe(k, a, b, row_of, live, outp, P, start, D, wlo, woff)
+                observe(Chunk(k, a, b, row_of, live, outp, P, start, D, wlo, woff))
             run_blocks(push, [(t, t + 1) for t in range(nthreads)], nthreads)
         if want_dist and scratch is None:
             spare = D.base if D.base is not None else D  # the whole buffer this layer's windows were cut from

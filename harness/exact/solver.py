@@ -76,8 +76,8 @@ from typing import Any, Callable
 import numpy as np
 
 from harness.exact.kernels import solver as K
-from harness.exact.forward import (ChunkObserver, Figures, OutcomeFill, distribution_bytes, forward_pass,
-                                   layer_chunks, layer_windows, optimal_fill, outcome_codes, percentiles_of,
+from harness.exact.forward import (Chunk, ChunkObserver, Figures, OutcomeFill, PassSetup, distribution_bytes,
+                                   forward_pass, layer_chunks, layer_windows, optimal_fill, outcome_codes, percentiles_of,
                                    score_cap, scratch_zeros, window_storage)
 from harness.util.sums import dot
 from harness.exact.plan import _PLANS, MAX_BOXES, Plan, Solution, build_plan, dice_tables
@@ -90,7 +90,8 @@ from harness.game.turn import turn_policy
 
 # the names above that this module does not use itself are its public face for the modules that
 # import them from here (the layout, the threads and the forward pass have modules of their own)
-__all__ = ["ChunkObserver", "Figures", "FORMAT", "MAX_BOXES", "OutcomeFill", "POLICY_MAX_BYTES", "Plan", "Solution",
+__all__ = ["Chunk", "ChunkObserver", "Figures", "FORMAT", "MAX_BOXES", "OutcomeFill", "PassSetup", "POLICY_MAX_BYTES",
+           "Plan", "Solution",
            "build_plan", "cache_path", "clear_memo", "default_cache_dir", "dice_tables", "distribution_bytes",
            "exact_distribution", "forward_pass", "is_solved", "layer_chunks", "layer_windows", "load_table",
            "load_table_header", "n_threads", "one_turn_odds", "optimal_fill", "outcome_codes", "percentiles_of",
@@ -489,7 +490,7 @@ def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_ch
              scratch: Path | None = None, progress: bool = False) -> tuple[float, float, float, np.ndarray | None]:
     """The forward pass of the optimal policy (see :func:`forward_pass`)."""
     return forward_pass(sol.rules, sol.plan, optimal_fill(sol, threads), cap, want_dist, threads,
-                        rows_per_chunk, scratch, progress)
+                        PassSetup(rows_per_chunk, scratch, progress))
 
 
 def _figures_path(rules: RuleSet, cache_dir: str | os.PathLike | None) -> Path:
