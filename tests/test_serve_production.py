@@ -415,6 +415,22 @@ def test_a_request_under_way_stops_at_its_deadline():
     assert (exc.value.status, exc.value.error) == (503, "deadline")
 
 
+def test_the_warm_service_is_frozen_out_of_the_collectors_reach():
+    """A full collection walked every object of the warm service (0.2-0.35 s on this machine) and
+    stalled the requests in flight: the tail of clients that open a connection per request. Warm-up
+    ends by freezing what it made (``gc.freeze``), so a collection no longer visits it."""
+    import gc
+
+    from harness.service.app import build
+
+    served = build({"levels": None, "rules": ["forced"], "bots": ["greedy"]})
+    assert any(o is served.service for o in gc.get_objects())  # before: the collector walks it
+    served.warm()
+    assert served.ready and gc.get_freeze_count() > 0
+    assert not any(o is served.service or o is served.service.players()[0].bot for o in gc.get_objects())
+    gc.unfreeze()
+
+
 # ---------------------------------------------------------------------------------------------
 # proxy headers
 
