@@ -122,7 +122,11 @@ def test_ctrl_c_at_a_random_point_keeps_the_games_and_resumes_to_the_same_bytes(
         assert cli.main(["run", "--resume", str(out), "--quiet"]) == 0
         capsys.readouterr()
     else:
-        assert proc.returncode == 0, (seed, err)  # it ended before the signal: nothing to resume
+        # it ended before the signal: nothing to resume. A Ctrl-C that comes as the interpreter shuts
+        # down (the handlers are back to the system's default by then) ends it by the signal, as
+        # a shell's would, with the run complete on disk
+        finished = proc.returncode == -signal.SIGINT and not err.strip() and load_manifest(out)["complete"]
+        assert proc.returncode == 0 or finished, (seed, err)
     assert chunk_bytes(out) == chunk_bytes(reference), seed
     assert load_manifest(out)["totals"] == load_manifest(reference)["totals"]
     assert not list((out / "journal").glob("*")) if (out / "journal").is_dir() else True
