@@ -18,7 +18,8 @@ from harness.decisions.analysis import Analyser
 from harness.cli import main
 from harness.records.codec import GameRecord, Seat
 from harness.play.replay import record_of_replay, replay
-from harness.reports.review import (CLASSES, Reviewer, WinModel, decision_class, page_data, page_name, review_html,
+from harness.reports.win_chance import WinModel
+from harness.reports.review import (CLASSES, Reviewer, decision_class, page_data, page_name, review_html,
                             turn_anchor, write_review)
 from harness.game.rules import load_rules
 from tests.html_check import assert_numbers_unbreakable
