@@ -6,7 +6,8 @@ import numpy as np
 
 from harness.game.outcome import DRAW, LOSS, WIN, outcomes, pair_points, ranking_scores, wdl_counts
 from harness.play.runconfig import RunConfig
-from harness.play.runner import run, summary_lines
+from harness.play.runner import run
+from harness.play.summary import summary_lines
 from harness.records.rundir import load_manifest
 from harness.reports.summary import summarize
 

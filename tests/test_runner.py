@@ -30,7 +30,8 @@ from harness.game.registry import make
 from harness.game.rules import load_rules
 from harness.game.strategy import Strategy
 from harness.play.runconfig import RunConfig, builtin_run_configs_dir, split_specs
-from harness.play.runner import RunStopped, extend, run, summary_lines
+from harness.play.runner import RunStopped, extend, run
+from harness.play.summary import summary_lines
 from tests import runner_bots  # registers the test bots
 from tests.test_cli import screen
 

@@ -132,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
     # the engine is imported here, not at the top: `run --help` must not pay for numba and pandas
     # (benchmarks/BENCHMARKS.md, 'Start-up')
     from harness.game.rules import parse_overrides
-    from harness.play.runner import RunDirNotEmpty, RunStopped, config_of, load_manifest, run as play, summary_lines
+    from harness.play.runner import RunDirNotEmpty, RunStopped, config_of, load_manifest, run as play
+    from harness.play.summary import summary_lines
 
     console_logging()  # warnings on the console; a failure's traceback only in run.log (or --verbose)
     what = args.seats or args.entrants or args.candidate

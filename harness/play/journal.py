@@ -259,6 +259,23 @@ class GracefulStop:
             signal.signal(signal.SIGINT, self.old)
 
 
+class SigtermAsInterrupt:
+    """While a run goes in the main thread, SIGTERM stops it like Ctrl-C (a resumable directory)."""
+
+    def __enter__(self) -> None:
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGTERM, _raise_interrupt)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 class RunInterrupted(KeyboardInterrupt):
     """A run stopped by Ctrl-C (or SIGTERM) with its played games kept: ``kept`` of ``total`` games
     are in complete chunks or the journal; ``run --resume`` continues it."""

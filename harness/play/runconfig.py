@@ -460,3 +460,37 @@ def seats_from_text(text: str | Sequence[str]) -> list[str]:
     for t in text:
         out.extend(split_specs(t))
     return out
+
+
+def config_of(manifest: Mapping[str, Any], run_dir: str | os.PathLike[str] = "") -> RunConfig:
+    """The :class:`RunConfig` a run directory was played with (from its manifest)."""
+    from harness.records.rundir import MANIFEST  # (numpy's import: not for reading a config file)
+
+    where = f"{Path(run_dir) / MANIFEST}" if run_dir else "manifest"
+    name = Path(run_dir).name if run_dir else "run"
+    return RunConfig.from_dict(manifest["config"], source=where, name=name)
+
+
+def check_resumable(old: Mapping[str, Any], resolved: ResolvedRun, out: Path) -> None:
+    """Refuse to resume a run directory with a config that would play other rows."""
+    try:
+        old_cfg = config_of(old, out)
+    except (UserError, KeyError, TypeError) as exc:
+        raise UserError(f"cannot resume {out}: its manifest's config is unreadable: {exc}") from None
+    new_cfg = resolved.config
+    a, b = old_cfg.identity(), new_cfg.identity()
+    diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    if diff:
+        parts = [f"{k} (run has {a.get(k)!r}, now {b.get(k)!r})" for k in diff]
+        raise UserError(f"cannot resume {out}: the config differs in " + "; ".join(parts)
+                        + ". Resume with the same config, or start a new run directory.")
+    if old["rules"]["digest"] != resolved.rules.digest:
+        raise UserError(f"cannot resume {out}: rule set {resolved.rules.name} ({resolved.rules.source}) has changed "
+                        f"since the run started (digest {old['rules']['digest'][:12]} -> {resolved.rules.digest[:12]})")
+    lineups = [list(x) for x in resolved.lineups]
+    if old["lineups"] != lineups:
+        raise UserError(f"cannot resume {out}: the bots' labels differ (run has {old['lineups']}, now {lineups}); "
+                        f"did a strategy's parameters change?")
+    if int(old["games"]) > new_cfg.games:
+        raise UserError(f"cannot resume {out} with games = {new_cfg.games}: it already plays {old['games']} "
+                        f"games per lineup (a run never shrinks)")

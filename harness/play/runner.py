@@ -34,11 +34,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import logging
-import math
 import multiprocessing
 import os
-import signal
-import threading
 import time
 import traceback
 from concurrent.futures.process import BrokenProcessPool
@@ -49,24 +46,23 @@ import numpy as np
 from tqdm import tqdm
 
 from harness.util import backends
-from harness.util import jit, progress
+from harness.util import jit
 from harness.play.provenance import git_rev, now, versions
 from harness.util.cache import using_cache_dir
 from harness.decisions.analysis import Analyser
 from harness.game.loop import StrategyError, engine_cached, play, warm_engine
 from harness.util.errors import RUN_LOG_ONLY, RunFailed, UserError
-from harness.game.outcome import DEFINITION
-from harness.game.registry import make
 from harness.records.rundir import (CHUNK_DIR, FORMAT, LOG, MANIFEST, RECORD_DIR, TMP_SUFFIX, Chunk, load_manifest,
-                              file_sha256, manifest_chunks, parquet_rows, parse_chunk_name, plan, read_parquet,
-                              rows_digest, sha256_bytes, write_bytes_atomic, write_json_atomic)
-from harness.play.runconfig import DEFAULT_CHUNK_SIZE, ResolvedRun, RunConfig
+                                    file_sha256, manifest_chunks, parquet_rows, parse_chunk_name, plan, rows_digest,
+                                    sha256_bytes, write_bytes_atomic, write_json_atomic)
+from harness.play.runconfig import DEFAULT_CHUNK_SIZE, ResolvedRun, RunConfig, check_resumable, config_of
 from harness.play.protocol import referee
 from harness.play.protocol.referee import ENGINE_DIR
 from harness.play import journal
-from harness.play.journal import ChunkInterrupted, GracefulStop, RunInterrupted
-from harness.play.worker import (FAULT_COLUMNS, ChunkFailed, ChunkResult, Job, fault_sums, forget, install, play_chunk,
-                            set_journal, set_progress)
+from harness.play.journal import ChunkInterrupted, GracefulStop, RunInterrupted, SigtermAsInterrupt
+from harness.play.worker import (FAULT_COLUMNS, ChunkFailed, ChunkResult, Job, chunk_file_faults, chunk_file_sums,
+                                forget, install, play_chunk, set_journal, set_progress)
+from harness.play.warmup import BOTS_HELPER_SECONDS, kernel_helper, warm_up_seats
 
 #: The manifest's fault sums of each refereed entrant, by these keys (:func:`harness.play.worker.fault_sums`).
 FAULT_KEYS = ("games", *FAULT_COLUMNS[:-1], "corrupted")
@@ -145,7 +141,7 @@ def _run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool, res
         if not has_manifest:
             raise UserError(f"nothing to resume: {out} has no {MANIFEST}")
         old = load_manifest(out)
-        _check_resumable(old, resolved, out)
+        check_resumable(old, resolved, out)
         dq = old.get("disqualified")
         if dq and not continue_disqualified and (old.get("continued") or {}).get("engine") != dq["engine"]:
             raise RunStopped(f"run stopped: {dq['reason']} (recorded in {out / MANIFEST}); to play on anyway: "
@@ -179,40 +175,8 @@ def extend(run_dir: str | os.PathLike[str], stop: int, *, quiet: bool = True, wo
     return run(cfg, run_dir, quiet=quiet, games_range=(have, stop))
 
 
-def config_of(manifest: Mapping[str, Any], run_dir: str | os.PathLike[str] = "") -> RunConfig:
-    """The :class:`RunConfig` a run directory was played with (from its manifest)."""
-    where = f"{Path(run_dir) / MANIFEST}" if run_dir else "manifest"
-    name = Path(run_dir).name if run_dir else "run"
-    return RunConfig.from_dict(manifest["config"], source=where, name=name)
-
-
 # ---------------------------------------------------------------------------------------------
 # one run
-
-
-def _check_resumable(old: Mapping[str, Any], resolved: ResolvedRun, out: Path) -> None:
-    """Refuse to resume a run directory with a config that would play other rows."""
-    try:
-        old_cfg = config_of(old, out)
-    except (UserError, KeyError, TypeError) as exc:
-        raise UserError(f"cannot resume {out}: its manifest's config is unreadable: {exc}") from None
-    new_cfg = resolved.config
-    a, b = old_cfg.identity(), new_cfg.identity()
-    diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-    if diff:
-        parts = [f"{k} (run has {a.get(k)!r}, now {b.get(k)!r})" for k in diff]
-        raise UserError(f"cannot resume {out}: the config differs in " + "; ".join(parts)
-                        + ". Resume with the same config, or start a new run directory.")
-    if old["rules"]["digest"] != resolved.rules.digest:
-        raise UserError(f"cannot resume {out}: rule set {resolved.rules.name} ({resolved.rules.source}) has changed "
-                        f"since the run started (digest {old['rules']['digest'][:12]} -> {resolved.rules.digest[:12]})")
-    lineups = [list(x) for x in resolved.lineups]
-    if old["lineups"] != lineups:
-        raise UserError(f"cannot resume {out}: the bots' labels differ (run has {old['lineups']}, now {lineups}); "
-                        f"did a strategy's parameters change?")
-    if int(old["games"]) > new_cfg.games:
-        raise UserError(f"cannot resume {out} with games = {new_cfg.games}: it already plays {old['games']} "
-                        f"games per lineup (a run never shrinks)")
 
 
 class _Run:
@@ -360,7 +324,7 @@ class _Run:
         else:
             extra = list(self.done.values())
         for c in extra:
-            self._add_sums(_file_sums(self.out, c, self.job))
+            self._add_sums(chunk_file_sums(self.out, c, self.job))
         old_faults = (self.old or {}).get("faults")
         if self.refereed:
             if old_faults is not None and set(old_faults) == set(self.faults) and all(k in self.done for k in listed):
@@ -369,7 +333,7 @@ class _Run:
             else:
                 extra = list(self.done.values())
             for c in extra:
-                self._add_faults(_file_faults(self.out, c, self.job))
+                self._add_faults(chunk_file_faults(self.out, c, self.job))
 
     def _add_faults(self, faults: Mapping[str, Sequence[int]] | None) -> None:
         for label, v in (faults or {}).items():
@@ -442,11 +406,11 @@ class _Run:
         the engine's kernels into numba's cache meanwhile, on the other core: the parent then
         loads them instead of compiling them after the solve (benchmarks/BENCHMARKS.md, "First run")."""
         if any(s.slow_prepare() for s in self.r.strategies.values()):
-            jit.set_helper(_kernel_helper(self.r))  # a bot waits for it before it compiles (jit.await_helper)
+            jit.set_helper(kernel_helper(self.r))  # a bot waits for it before it compiles (jit.await_helper)
         elif not engine_cached():
             # a first run without a solve: the helper compiles the bots' kernels on the other core
             # while this process compiles the engine's (benchmarks/BENCHMARKS.md, "First run")
-            jit.set_helper(_kernel_helper(self.r, bots_only=True), BOTS_HELPER_SECONDS)
+            jit.set_helper(kernel_helper(self.r, bots_only=True), BOTS_HELPER_SECONDS)
             warm_engine(self.r.rules, len(self.r.lineups[0]))
         for label, s in self.r.strategies.items():
             s.expect_games(self.games * sum(labels.count(label) for labels in self.r.lineups))
@@ -483,7 +447,7 @@ class _Run:
         initial = self._initial = sum(c.games for c in self.done.values())
         jr = journal.Journal.create(self.out) if cfg.backend == "local" and JOURNAL else None
         old_journal = set_journal(jr)  # before the pool forks its workers: they inherit it
-        with _sigterm_as_interrupt(), GracefulStop(jr), \
+        with SigtermAsInterrupt(), GracefulStop(jr), \
                 backends.open_backend(cfg.backend, n_workers, cfg.scheduler) as be, \
                 tqdm(total=total, initial=initial, unit="game", unit_scale=True, disable=self.quiet,
                      dynamic_ncols=True, smoothing=0.05) as bar:
@@ -643,41 +607,6 @@ class _Run:
         raise RunStopped(report, self.out, failure)
 
 
-#: About how long a helper compiles the built-in bots' kernels alone on an idle development machine
-#: (random, timeout, greedy: 2.2 s of CPU measured, benchmarks/BENCHMARKS.md "First run"), seconds.
-BOTS_HELPER_SECONDS = 2.5
-
-
-def _kernel_helper(resolved: ResolvedRun, bots_only: bool = False) -> Any:
-    """A forked process that compiles every bot's kernels and the engine's into numba's cache
-    (:meth:`Strategy.warm_kernels`, then, unless ``bots_only``, one game of each lineup, an external
-    engine's seat taken by the time-out bot), or None where processes cannot be forked."""
-    try:
-        ctx = multiprocessing.get_context("fork")
-    except ValueError:
-        return None
-    proc = ctx.Process(target=_warm_kernels, args=(resolved, bots_only), name="kernel-helper", daemon=True)
-    proc.start()
-    return proc
-
-
-def _warm_kernels(resolved: ResolvedRun, bots_only: bool) -> None:
-    progress.enable(False)  # the parent speaks for both
-    for s in resolved.strategies.values():
-        s.warm_kernels()
-    if bots_only:
-        return
-    for labels in dict.fromkeys(resolved.lineups):
-        play(resolved.rules, warm_up_seats(resolved, labels), np.arange(1, dtype=np.int64), resolved.config.seed)
-
-
-def warm_up_seats(resolved: ResolvedRun, labels: Sequence[str]) -> list[Any]:
-    """A lineup's bots for a game that only compiles kernels: an external engine has none, so the
-    time-out bot sits in for it (its decisions, and so its faults, all belong to the chunks)."""
-    stand_in = make("timeout", resolved.rules) if any(resolved.strategies[x].refereed for x in labels) else None
-    return [stand_in if resolved.strategies[x].refereed else resolved.strategies[x] for x in labels]
-
-
 def _io_error(exc: OSError, out: Path) -> UserError:
     """One line for a run that could not write its directory (exit 2 through the CLI)."""
     what = exc.strerror or str(exc)
@@ -696,73 +625,3 @@ def _wrap(exc: BaseException, c: Chunk) -> ChunkFailed:
 
     log.error("%s", msg, extra=RUN_LOG_ONLY)  # the stop report repeats it on the console
     return ChunkFailed(msg, c)
-
-
-def _file_faults(out: Path, c: Chunk, job: Job) -> dict[str, list[int]]:
-    """Per-label fault sums of a chunk already on disk (resume)."""
-    t = read_parquet(out / c.file, list(FAULT_COLUMNS))  # rows are (game, seat) in order
-    cols = {name: t.column(name).to_numpy().reshape(-1, len(job.lineups[c.lineup])) for name in FAULT_COLUMNS}
-    return fault_sums(cols, job.lineups[c.lineup])
-
-
-def _file_sums(out: Path, c: Chunk, job: Job) -> dict[str, list[int]]:
-    """Per-label sums of a chunk already on disk (resume)."""
-
-    t = read_parquet(out / c.file, ["seat", "total", "outcome"])
-    seat = t.column("seat").to_numpy()
-    tot = t.column("total").to_numpy().astype(np.int64)
-    oc = t.column("outcome").to_numpy()
-    res: dict[str, list[int]] = {}
-    for s, label in enumerate(job.lineups[c.lineup]):
-        m = seat == s
-        x, o = tot[m], oc[m]
-        acc = res.setdefault(label, [0] * 5)
-        for i, v in enumerate((len(x), int(x.sum()), int((x * x).sum()), int((o == 2).sum()), int((o == 1).sum()))):
-            acc[i] += v
-    return res
-
-
-class _sigterm_as_interrupt:
-    """While a run goes in the main thread, SIGTERM stops it like Ctrl-C (a resumable directory)."""
-
-    def __enter__(self) -> None:
-        self.old = None
-        if threading.current_thread() is threading.main_thread():
-            self.old = signal.signal(signal.SIGTERM, _raise_interrupt)
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.old is not None:
-            signal.signal(signal.SIGTERM, self.old)
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
-# ---------------------------------------------------------------------------------------------
-# summary lines
-
-
-def summary_lines(manifest: Mapping[str, Any]) -> list[str]:
-    """One line per entrant from the manifest's exact sums: mean score with a 95 % interval, win and
-    draw rates (:mod:`harness.game.outcome`'s definitions; none at a one-seat table), then what they mean.
-
-    (A normal interval: n is in the thousands; the full statistics are ``yatzy-harness report``'s.)
-    """
-
-    rows = []
-    width = max([len(e["label"]) for e in manifest["entrants"]] + [5])
-    solo = all(len(lu) < 2 for lu in manifest["lineups"])
-    for e in manifest["entrants"]:
-        n, s, ss, wins, draws = manifest["totals"][e["label"]]
-        if n == 0:
-            rows.append(f"  {e['label']:<{width}}  no games")
-            continue
-        mean = s / n
-        var = (ss * n - s * s) / (n * (n - 1)) if n > 1 else float("nan")  # exact integers until here
-        half = 1.959964 * math.sqrt(var / n)
-        outcome = "" if solo else f"   win {100 * wins / n:5.1f} %  draw {100 * draws / n:4.1f} %"
-        rows.append(f"  {e['label']:<{width}}  mean {mean:7.2f} ± {half:.2f}{outcome}   ({n:,} seats)")
-    if not solo:
-        rows.append(f"  ({DEFINITION})")
-    return rows

@@ -29,7 +29,7 @@ from harness.records.codec import records_parquet
 from harness.game.loop import Results, StrategyError, play
 from harness.util.errors import RUN_LOG_ONLY, interrupted
 from harness.game.registry import make
-from harness.records.rundir import Chunk
+from harness.records.rundir import Chunk, read_parquet
 from harness.play import journal
 from harness.game.rules import RuleSet, compile_rules
 from harness.game.strategy import Strategy
@@ -439,3 +439,27 @@ def _bisect(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: 
     except StrategyError as e:
         return e
     return None
+
+
+def chunk_file_faults(out: Path, c: Chunk, job: Job) -> dict[str, list[int]]:
+    """Per-label fault sums of a chunk already on disk (resume)."""
+    t = read_parquet(out / c.file, list(FAULT_COLUMNS))  # rows are (game, seat) in order
+    cols = {name: t.column(name).to_numpy().reshape(-1, len(job.lineups[c.lineup])) for name in FAULT_COLUMNS}
+    return fault_sums(cols, job.lineups[c.lineup])
+
+
+def chunk_file_sums(out: Path, c: Chunk, job: Job) -> dict[str, list[int]]:
+    """Per-label sums of a chunk already on disk (resume)."""
+
+    t = read_parquet(out / c.file, ["seat", "total", "outcome"])
+    seat = t.column("seat").to_numpy()
+    tot = t.column("total").to_numpy().astype(np.int64)
+    oc = t.column("outcome").to_numpy()
+    res: dict[str, list[int]] = {}
+    for s, label in enumerate(job.lineups[c.lineup]):
+        m = seat == s
+        x, o = tot[m], oc[m]
+        acc = res.setdefault(label, [0] * 5)
+        for i, v in enumerate((len(x), int(x.sum()), int((x * x).sum()), int((o == 2).sum()), int((o == 1).sum()))):
+            acc[i] += v
+    return res
