@@ -2,8 +2,8 @@
 depth of skill costs.
 
 * ``quality``: the exact close-game, draw and upset rates of two solitaire bots
-  (:func:`harness.reports.quality.exact_pair`, from their exact distributions), their exact comeback rate
-  and exact bounds of the lead changes (:func:`harness.reports.quality.exact_course`, from each bot's
+  (:func:`harness.reports.quality_exact.exact_pair`, from their exact distributions), their exact comeback rate
+  and exact bounds of the lead changes (:func:`harness.reports.quality_exact.exact_course`, from each bot's
   :class:`harness.exact.course.Course`) beside the same metrics of a seeded ``--games``-game run of the
   two (``report``'s quality section and head-to-head, 99.9 % intervals), the decisive round sampled:
 
@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 def quality(a: argparse.Namespace) -> None:
     from harness.exact import evaluate as E
     from harness.exact.course import course
-    from harness.reports.quality import exact_course, exact_pair
+    from harness.reports.quality_exact import exact_course, exact_pair
     from harness.game.rules import load_rules
     from harness.play.runconfig import RunConfig
     from harness.play.runner import run

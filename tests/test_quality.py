@@ -373,7 +373,7 @@ def test_pairings_are_named_in_the_entrants_order_in_every_table(tmp_path):
 def test_exact_close_games_draws_and_upsets_are_the_enumerated_ones_and_lie_in_a_sampled_runs_intervals(
         tmp_path, monkeypatch):
     from harness.exact import evaluate as E
-    from harness.reports.quality import exact_pair
+    from harness.reports.quality_exact import exact_pair
     from harness.play.runconfig import RunConfig
     from harness.play.runner import run
     from tests.test_solver import TINY
@@ -441,7 +441,7 @@ def _enumerated_course(pa: dict, pb: dict, d: int, deficit: int) -> tuple[float,
 
 def test_exact_course_is_the_enumerated_one_and_lies_in_a_sampled_runs_intervals(tmp_path, monkeypatch):
     from harness.exact.course import course
-    from harness.reports.quality import SAMPLED_METRICS, exact_course
+    from harness.reports.quality_exact import SAMPLED_METRICS, exact_course
     from harness.play.runconfig import RunConfig
     from harness.play.runner import run
     from tests.test_evaluate import enumerate_play
@@ -492,7 +492,7 @@ def test_exact_course_is_the_enumerated_one_and_lies_in_a_sampled_runs_intervals
 
 def test_evaluate_course_prints_the_exact_course_or_why_not(tmp_path, monkeypatch, capsys):
     from harness.exact.course import course
-    from harness.reports.quality import exact_course
+    from harness.reports.quality_exact import exact_course
 
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "tiny_course.toml"

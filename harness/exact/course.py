@@ -18,10 +18,10 @@ crossed, extra bonuses; :mod:`harness.game.outcome`) follow from it::
   the rest's distribution over the layers after d, each layer's turn outcomes asked of the bot
   again (``fill``), about the share of the states in those layers of a second evaluation.
 
-Those are what :func:`harness.reports.quality.exact_course` needs for two independent players (their
+Those are what :func:`harness.reports.quality_exact.exact_course` needs for two independent players (their
 difference's joints follow by summing over the other player's cumulative joints). What they do
 not give, and why: the lead changes across a tied round need three rounds' joint totals and
-the decisive round the whole path of the difference (see :data:`harness.reports.quality.SAMPLED_METRICS`).
+the decisive round the whole path of the difference (see :data:`harness.reports.quality_exact.SAMPLED_METRICS`).
 
 Refused (with the reason, :func:`refusal`): several columns (the course runs over the columns'
 sum or best, not followed here), target play (its choices depend on its points so far: the rest

@@ -20,8 +20,9 @@ from harness.exact.course import refusal as course_refusal
 from harness.studies.depth import DepthOfSkill, DepthRequest, Evaluator, depth_of_skill
 from harness.exact.evaluate import HeadToHead, Limits, head_to_head
 from harness.game.rules import RuleSet
-from harness.reports.quality import (ExactCourse, ExactPair, QualityOptions, exact_course, exact_course_table,
-                                     exact_pair, exact_quality_table)
+from harness.reports.quality import QualityOptions
+from harness.reports.quality_exact import (ExactCourse, ExactPair, exact_course, exact_course_table, exact_pair,
+                                           exact_quality_table)
 from harness.util import render
 from harness.util.jsonable import jsonable
 
