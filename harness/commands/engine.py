@@ -43,7 +43,7 @@ def target_spec(target: str) -> str:
     """An engine spec from what a user names: a URL, an engine file, an ``engine:`` spec, or a command."""
     from pathlib import Path
 
-    from harness.play.protocol.referee import engines_dir
+    from harness.play.protocol.engine_file import engines_dir
 
     t = target.strip()
     if t.startswith("engine:"):
