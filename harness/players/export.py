@@ -78,7 +78,8 @@ def _dial(spec: str, rules: RuleSet) -> dict[str, float]:
     """The solver dial of a spec (a :class:`UserError` for any other bot or parameter)."""
     name, params = parse_spec(spec)
     if name != "solver":
-        raise UserError(f"export plays the solver bot and its dial (temperature, blunder); got {spec!r}")
+        raise UserError(f"{spec!r} is neither a solver spec (solver:temperature=T,blunder=P: export plays the "
+                        f"solver bot and its dial) nor a level (give --levels FILE with a level's name)")
     bad = sorted(set(params) - {"temperature", "blunder"})
     if bad:
         raise UserError(f"export: solver parameter {', '.join(bad)} cannot be exported (only temperature and blunder)")
