@@ -16,7 +16,7 @@ from harness.decisions.positions import Advisor, State
 from harness.exact.compact import decode, encode, load_export
 from harness.exact.kernels.rows import exp_ieee
 from harness.exact.solver import solve
-from harness.game.rng import uniforms
+from harness.game.rng import draw_faces, game_keys, uniforms
 from harness.game.rules import load_rules
 from harness.players.export import ExportOptions, export_level, resolve_level
 from harness.util.errors import UserError
@@ -171,6 +171,13 @@ def test_generator_and_exponential_are_the_harness_s(exports: dict[str, Path]) -
             u = node.ask({"op": "uniforms", "keys": [f"{int(k):016x}" for k in keys], "seat": seat, "turn": turn,
                           "step": step})["uniforms"]
             assert u == [_hex(row) for row in uniforms(keys, seat, turn, step, 2)]
+        # the dice of the demo page: the harness's game keys and dice stream
+        games = np.arange(40)
+        for seed, seat, turn, roll in ((51, 0, 0, 0), (2**64 - 1, 1, 12, 2)):
+            got = node.ask({"op": "dice", "seed": str(seed), "games": games.tolist(), "seat": seat, "turn": turn,
+                            "roll": roll, "n": 5})["dice"]
+            keys = game_keys(seed, games)
+            assert got == [[f"{int(k):016x}", f.tolist()] for k, f in zip(keys, draw_faces(keys, seat, turn, roll, 5))]
     finally:
         node.close()
 

@@ -5,8 +5,9 @@
 //   {"op": "values", "positions": [...]} -> {"values": [level.values(p) with each future as hex]};
 //   {"op": "decide", "positions": [...]} -> {"decide": [level.decide(p)]};
 //   {"op": "exp", "x": [hex, ...]} -> {"exp": hex}; {"op": "uniforms", "keys": [hex16...], "seat", "turn",
-//     "step"} -> {"uniforms": [hex of the two uniforms of each key]}.
-import { expIeee, loadDir, stateIndex, uniforms } from '../../harness/exact/js/level.mjs';
+//     "step"} -> {"uniforms": [hex of the two uniforms of each key]}; {"op": "dice", "seed", "games",
+//     "seat", "turn", "roll", "n"} -> {"dice": [[game key, faces], ...]}.
+import { drawFaces, expIeee, gameKey, keyText, loadDir, stateIndex, uniforms } from '../../harness/exact/js/level.mjs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -43,6 +44,12 @@ function handle(req) {
   }
   if (req.op === 'uniforms') {
     return { uniforms: req.keys.map((k) => hex([uniforms(BigInt('0x' + k), req.seat, req.turn, req.step, 2)])) };
+  }
+  if (req.op === 'dice') {
+    return { dice: req.games.map((g) => {
+      const key = gameKey(BigInt(req.seed), BigInt(g));
+      return [keyText(key), drawFaces(key, req.seat, req.turn, req.roll, req.n)];
+    }) };
   }
   if (req.op === 'decide') return { decide: req.positions.map((p) => level.decide(p)) };
   throw new Error(`unknown op ${req.op}`);

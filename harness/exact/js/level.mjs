@@ -57,6 +57,27 @@ export function uniforms(key, seat, turn, step, width) {
   return out;
 }
 
+/** The harness's game key of game ``game`` of a run seeded ``seed`` (game_keys; BigInts). */
+export function gameKey(seed, game) {
+  const s = mix64(BigInt(seed) & MASK64);
+  return mix64(s ^ (((BigInt(game) + 1n) * GOLDEN) & MASK64));
+}
+
+/** The harness's fresh draw of n dice (draw_faces) for (seat, turn, roll) of a game key: roll 0 is the
+ * turn's first, roll j the j-th reroll's (a reroll of m dice takes the first m). */
+export function drawFaces(key, seat, turn, roll, n) {
+  const base = BigInt((((1 * SEATS + seat) * TURNS + turn) * STEPS + roll) * WIDTH);
+  const out = [];
+  for (let j = 0; j < n; j++) {
+    const h = mix64(key ^ mix64(((base + BigInt(j)) * GOLDEN) & MASK64));
+    out.push(Number(((h >> 11n) * 6n) >> 53n) + 1);
+  }
+  return out;
+}
+
+/** A game key as the protocol writes it: 16 hex digits. */
+export function keyText(key) { return key.toString(16).padStart(16, '0'); }
+
 // ------------------------------------------------------------------------------------------------
 // fdlibm's exp (harness/exact/kernels/rows.py exp_ieee), step for step
 
@@ -480,7 +501,6 @@ export function decodeTable(R, raw) {
   const planes = head.planes;
   const scale = 2 ** -head.shift;
   let prevFirst = 0, prev = 0, it = 0;
-  let nextItem = 0;
   const items = R.items;
   for (let i = 0; i < N; i++) {
     let z = 0;
@@ -497,7 +517,6 @@ export function decodeTable(R, raw) {
     prev = q;
     V[i] = q * scale;
   }
-  void nextItem;
   return { V, head };
 }
 
@@ -617,6 +636,16 @@ class Level {
   }
 
   keepText(k) { return this.rules.dk.keeps[k].join(''); }
+
+  /** What a box decision of this position offers: each box's score for the dice (-1 where the rules
+   * do not allow it now: forced order, joker) and the extra bonus the roll earns whatever the box. */
+  scores(pos) {
+    const R = this.rules;
+    const st = this.state(pos);
+    const row = new Int16Array(R.NB);
+    const [allowed, extra] = scoreOptions(R, this.roll(pos), !!pos.first, st.flag, st.filled, row);
+    return { scores: Array.from(row, (s, b) => ((allowed >> b) & 1 ? s : -1)), extra };
+  }
 
   /** The level's decision: {keep: "faces"} with rerolls left, else {box: "name"}. */
   decide(pos) {
