@@ -264,15 +264,21 @@ export function compileRules(desc) {
     s.forEach((u, i) => { slot[um * (T + 1) + u] = i; });
   }
   for (let u = 0; u <= T; u++) slot[fullUm * (T + 1) + u] = 0;
-  const umaskOf = (mask) => {
+  const umaskTable = new Int32Array(2 ** NB);
+  for (let m = 0; m < 2 ** NB; m++) {
     let um = 0;
-    upIdx.forEach((b, j) => { um |= ((mask >> b) & 1) << j; });
-    return um;
-  };
+    for (let j = 0; j < upIdx.length; j++) um |= ((m >> upIdx[j]) & 1) << j;
+    umaskTable[m] = um;
+  }
+  const umaskOf = (mask) => umaskTable[mask];
+  // masks by number of filled boxes, then by value (the harness's lexsort)
   let valid = [];
   if (desc.forced) for (let i = 0; i <= NB; i++) valid.push((2 ** i) - 1);
-  else for (let m = 0; m < 2 ** NB; m++) valid.push(m);
-  valid = valid.map((m) => [popcount(m), m]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((x) => x[1]);
+  else {
+    const byPop = Array.from({ length: NB + 1 }, () => []);
+    for (let m = 0; m < 2 ** NB; m++) byPop[popcount(m)].push(m);
+    valid = byPop.flat();
+  }
   const F = keyBox >= 0 ? 2 : 1;
   const items = []; // [mask, flag, first state, slots]
   const base = new Int32Array((2 ** NB) * F).fill(-1);
@@ -496,24 +502,25 @@ export function decodeTable(R, raw) {
     for (let i = 0; i < N; i++) V[i] = dv.getFloat64(p + 8 * i, true);
     return { V, head };
   }
-  // quantised: q = round(V * 2**shift), delta-coded along each state's upper slots (the first slot
+  // quantised: q = round(V * 2**shift), delta-coded along each item's upper slots (the first slot
   // against the previous item's first), zigzag, one byte plane after another
   const planes = head.planes;
   const scale = 2 ** -head.shift;
-  let prevFirst = 0, prev = 0, it = 0;
-  const items = R.items;
+  if (planes > 4) throw new Error(`a table of ${planes} byte planes is not supported (at most 4)`);
+  const z = new Uint32Array(N);
+  for (let b = 0; b < planes; b++) {
+    const plane = raw.subarray(p + b * N, p + (b + 1) * N);
+    const sh = 8 * b;
+    for (let i = 0; i < N; i++) z[i] |= plane[i] << sh;
+  }
+  const first = new Uint8Array(N);
+  for (const it of R.items) first[it[2]] = 1;
+  let prevFirst = 0, prev = 0;
   for (let i = 0; i < N; i++) {
-    let z = 0;
-    for (let b = 0; b < planes; b++) z += raw[p + b * N + i] * 2 ** (8 * b);
-    const d = z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+    const zi = z[i];
+    const d = (zi >>> 1) ^ -(zi & 1);
     let q;
-    if (it < items.length && i === items[it][2]) {
-      q = prevFirst + d;
-      prevFirst = q;
-      it++;
-    } else {
-      q = prev + d;
-    }
+    if (first[i]) { q = prevFirst + d; prevFirst = q; } else q = prev + d;
     prev = q;
     V[i] = q * scale;
   }
