@@ -13,6 +13,7 @@ the exported module under Node as an engine against the in-process bot playing t
 
     python benchmarks/bench_export.py                               # 5 rule sets, 2,000 decisions each
     python benchmarks/bench_export.py --rules scandinavian --loop 20000
+    python benchmarks/bench_export.py --screenshot benchmarks/example_export/demo.png   # docs/ship-a-level.md
 """
 
 from __future__ import annotations
@@ -74,17 +75,55 @@ def loop(rules: str, spec: str, games: int, tmp: Path) -> dict:
             "mean": mean}
 
 
+def screenshot(out: Path, tmp: Path, rules: str = "scandinavian", turns: int = 6) -> None:
+    """The demo page after ``turns`` scripted turns (hold the sixes, reroll twice, write the best
+    offered box), at desktop size: the picture of docs/ship-a-level.md."""
+    from selenium.webdriver.common.by import By
+
+    root = tmp / "shot"
+    shutil.copytree(ROOT / "examples" / "browser", root)
+    export_level(resolve_level("solver", rules), root / "level", ExportOptions())
+    with serve(root) as url, B.browser(1100, 980) as drv:
+        drv.get(f"{url}/index.html?seed=51&game=3")
+        wait(drv, "return window.demo && window.demo.ready")
+        for turn in range(turns):
+            drv.find_element(By.ID, "roll").click()
+            last = turn == turns - 1
+            for _ in range(2):
+                held = True
+                while held:  # each click draws the dice again: the next one found anew
+                    held = False
+                    for die in drv.find_elements(By.CSS_SELECTOR, "#dice .die"):
+                        if die.text in ("5", "6") and die.get_attribute("aria-pressed") == "false":
+                            die.click()
+                            held = True
+                            break
+                if last:
+                    break  # the picture: the sixes and fives held, before the reroll
+                drv.find_element(By.ID, "roll").click()
+            if not last:
+                cells = drv.find_elements(By.CSS_SELECTOR, "#sheet td.option")
+                max(cells, key=lambda c: int(c.text)).click()
+        drv.execute_script("window.scrollTo(0, 0)")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(drv.get_screenshot_as_png())
+    print(f"wrote {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rules", default=",".join(RULES), help="comma-separated rule sets")
     ap.add_argument("--decisions", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3, help="page loads a rule set (the best load is reported)")
     ap.add_argument("--loop", type=int, default=0, metavar="GAMES", help="also the closed loop at this length")
+    ap.add_argument("--screenshot", metavar="PNG", help="only the picture of the demo page mid-game")
     args = ap.parse_args()
     if B.missing():
         raise SystemExit(B.missing())
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)
+        if args.screenshot:
+            return screenshot(Path(args.screenshot), tmp)
         print("| rule set | states | module + table + manifest (gzip bytes) | table | loss (points a game) | "
               "load+decode (ms) | decision median / p90 (ms) |")
         print("|---|---:|---:|---:|---:|---:|---:|")
