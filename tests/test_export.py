@@ -5,6 +5,7 @@ exponential, its table (reproducible, refused when it is another's), its loss me
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,7 +23,8 @@ from harness.players.export import ExportOptions, export_level, resolve_level
 from harness.util.errors import UserError
 
 DRIVER = Path(__file__).resolve().parent / "js" / "level_driver.mjs"
-pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs node (Node 20)")
+# without node the tests skip, but not under CI (.ci/run), where they must run
+pytestmark = pytest.mark.skipif(shutil.which("node") is None and not os.environ.get("CI"), reason="needs node (Node 20)")
 
 
 class Node:
@@ -238,3 +240,35 @@ def test_compact_loss_is_measured_exactly(tmp_path: Path) -> None:
     assert fig["loss"] == fig["full_precision_mean"] - fig["mean"] > 0  # whole points: a real loss
     fine = export_level(resolve_level("solver", "generala"), tmp_path / "fine", ExportOptions())["figures"]
     assert 0 <= fine["loss"] < fig["loss"] and fine["loss"] <= 0.01
+
+
+def test_export_of_a_level_of_a_levels_file_states_its_score_rate(tmp_path: Path, capsys) -> None:
+    """A level by name from a levels.json (the form calibrate --levels writes: each level's spec and
+    the reference it was tuned against): the manifest's score rate is the exact one, from this table
+    and at full precision; an unknown level, rule set or bot is one line naming it."""
+    from harness.cli import main as cli
+    from harness.exact.evaluate import evaluate, score_rate, versus
+
+    levels = tmp_path / "levels.json"
+    ref = "solver:temperature=1"
+    levels.write_text(json.dumps({"format": "yatzy-levels/1", "rules": "forced", "settings": [], "levels": [
+        {"name": "casual", "spec": "solver:temperature=1.6", "target": {"kind": "win_rate", "value": 0.4, "against": ref}},
+    ]}))
+    out = tmp_path / "casual"
+    assert cli(["export", "casual", "--levels", str(levels), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "exported level casual (solver:temperature=1.6) on forced" in text and "score rate against" in text
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["level"] == "casual" and m["spec"] == "solver:temperature=1.6" and m["dial"]["temperature"] == 1.6
+    rules = load_rules("forced")
+    mine = evaluate(rules, f"solver:temperature=1.6,table={out}", use_cache=False)
+    w, d, _ = versus(mine, evaluate(rules, ref))
+    assert m["figures"]["score_rate"] == score_rate(w, d) and 0.3 < m["figures"]["score_rate"] < 0.5
+    assert m["figures"]["against"] == ref
+    for argv, says in ((["export", "expert", "--levels", str(levels)], "no level 'expert' (levels: casual)"),
+                       (["export", "solver", "--rules", "nope"], "unknown rule set 'nope'"),
+                       (["export", "greedy", "--rules", "forced"], "'greedy' is neither a solver spec"),
+                       (["export", "solver:target=200", "--rules", "forced"], "cannot be exported")):
+        assert cli([*argv, "--out", str(tmp_path / "x")]) != 0
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1, err

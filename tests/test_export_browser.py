@@ -79,7 +79,8 @@ def _harness_choice(adv: Advisor, pos: dict) -> dict:
     return {"box": best.box} if best.keep is None else {"keep": "".join(map(str, sorted(best.keep)))}
 
 
-@pytest.mark.parametrize("rules", ["scandinavian", "yahtzee"])
+# scandinavian only: yahtzee's joker and generala's servida are checked bit for bit in tests/test_export.py (CI time)
+@pytest.mark.parametrize("rules", ["scandinavian"])
 def test_a_scripted_game_against_the_level_in_chromium(tmp_path: Path, rules: str) -> None:
     _skip_or_fail()
     from selenium.webdriver.common.by import By
