@@ -664,6 +664,9 @@ class Level {
     const random = this.temperature > 0 || this.blunder > 0;
     const turn = ((pos.column || 1) - 1) * R.NB + ((pos.turn | 0) - 1);
     const step = j > 0 ? (pos.step | 0) - 1 : CHOOSE_STEP;
+    if (random && !/^[0-9a-fA-F]{16}$/.test(String(pos.key))) {
+      throw new Error(`a randomised level draws from the game key: key must be 16 hex digits, got ${JSON.stringify(pos.key)}`);
+    }
     const u = random ? uniforms(BigInt('0x' + pos.key), pos.seat | 0, turn, step, 2) : [0, 0];
     if (j > 0) {
       const dk = R.dk;
