@@ -42,6 +42,7 @@ from harness.game.rules import RuleSet
 from harness.game.scoring import context
 from harness.exact.kernels import play as PK
 from harness.exact.solver import Solution, box_table, build_plan, is_solved, policy_table, solve
+from harness.exact.compact import load_export, read_manifest
 from harness.exact.target import Aims, Player, cached_tmax, target_table
 from harness.game.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView, own_decisions
 from harness.game.turn import keep_expectations, turn_policy
@@ -55,6 +56,11 @@ FULL_POLICY_GAMES = 300_000
 
 
 _SHARED: dict[tuple[str, str], tuple[np.ndarray, ...]] = {}
+
+
+def _table_sha(path: str) -> str:
+    """The sha256 of an export directory's table (its manifest's, checked when the table loads)."""
+    return "-" + str(read_manifest(path)["table"]["sha256"])
 
 
 def _lines(wanted: int, n_states: int) -> int:
@@ -72,6 +78,8 @@ class SolverBot(Strategy):
               lo=0.0, hi=1.0),
         Param("target", int, 0, "play to maximise P(final score >= target) instead of the expected score "
               "(0 = off; exact target table of harness.exact.target)", lo=0),
+        Param("table", str, "", "play from the value table of an export directory (yatzy-harness export; "
+              "'' = the solved table at full precision)"),
     )
     classifier = {"stochastic": False, "lookahead": "game", "long_run_time": False}
 
@@ -81,6 +89,10 @@ class SolverBot(Strategy):
         self.blunder = float(self.config["blunder"])
         self.classifier = {**type(self).classifier, "stochastic": self.temperature > 0 or self.blunder > 0}
         self.target = int(self.config["target"])
+        self.table = str(self.config["table"])
+        if self.table and self.target:
+            raise UserError("strategy 'solver': table= plays an exported value table, target= a target table: "
+                            "not both")
         if self.target and (rules.columns > 1 or rules.saved_rolls):
             raise UserError(f"strategy 'solver': target play needs one column without saved rolls "
                             f"(rule set {rules.name})")
@@ -95,7 +107,7 @@ class SolverBot(Strategy):
 
     def __getstate__(self) -> dict[str, Any]:
         # the table and the decision caches are rebuilt by prepare(), not pickled (hundreds of MB)
-        keep = ("rules", "config", "temperature", "blunder", "classifier", "target")
+        keep = ("rules", "config", "temperature", "blunder", "classifier", "target", "table")
         return {k: v for k, v in self.__dict__.items() if k in keep}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -121,10 +133,11 @@ class SolverBot(Strategy):
                 self._warm_up()
             return
         if self._sol is None:
-            self._set_up(solve(self.rules))
-        # asked again only when the announced run grows past the threshold
+            self._set_up(load_export(self.table, self.rules).solution if self.table else solve(self.rules))
+        # asked again only when the announced run grows past the threshold; an exported table's
+        # bot keeps to its per-state caches (the same keeps: the whole policy is cached per rule set)
         want = int(self._games >= FULL_POLICY_GAMES)
-        if self.temperature == 0 and self._policy is None and want > self._asked:
+        if self.temperature == 0 and self._policy is None and want > self._asked and not self.table:
             self._asked = want
             self._policy = policy_table(self._sol, compute=bool(want))
             if self._policy is not None:
@@ -133,7 +146,7 @@ class SolverBot(Strategy):
     def slow_prepare(self) -> bool:
         """Whether :meth:`prepare` will solve the value table (not cached on disk yet): seconds in
         which a helper process can compile this bot's decision kernels (:meth:`warm_kernels`)."""
-        return not self.target and self._sol is None and not is_solved(self.rules)
+        return not self.target and not self.table and self._sol is None and not is_solved(self.rules)
 
     def warm_kernels(self) -> None:
         """Compile the decision kernels into numba's cache without the value table (on a table of
@@ -157,7 +170,9 @@ class SolverBot(Strategy):
         # every solver bot of this process and rule set shares the decision caches (the seats of
         # solver-vs-solver meet the same states); their contents do not depend on the parameters
         d = self.rules.dice
-        key = (self.rules.digest, "values" if self.temperature > 0 else "policy")
+        # (an exported table's values differ from the solved table's: caches of their own)
+        key = (self.rules.digest + (_table_sha(self.table) if self.table else ""),
+               "values" if self.temperature > 0 else "policy")
         if key not in _SHARED:
             lines = _lines(VALUE_LINES if self.temperature > 0 else POLICY_LINES, sol.states)
             # np.zeros maps pages lazily: only lines in use take memory

@@ -20,7 +20,7 @@ from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "<!-- cli-reference -->"
-PICTURES = ("example_report", "example_review", "example_sweep")
+PICTURES = ("example_report", "example_review", "example_sweep", "example_export")
 
 
 def _cell(text: str) -> str:

@@ -50,6 +50,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("fit", "fit a bot model (the solver's temperature / blunder dial) to players' recorded decisions"),
     Command("engine", "external engines: check one for conformance, or play a harness bot as one (stdio)"),
     Command("serve", "serve tuned levels and built-in bots over HTTP (the engine protocol, advise, OpenAPI)"),
+    Command("export", "a level as a JavaScript module with its compact value table (browsers, Node)"),
 )
 
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
