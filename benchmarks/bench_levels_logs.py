@@ -35,7 +35,8 @@ from harness.records.codec import records_of_run  # noqa: E402
 from harness.util.errors import UserError  # noqa: E402
 from harness.exact.evaluate import evaluate, score_rate, versus  # noqa: E402
 from harness.players.levels import Level, Levels  # noqa: E402
-from harness.players.opponents import read_logged, tune  # noqa: E402
+from harness.players.logged import read_logged  # noqa: E402
+from harness.players.opponents import tune  # noqa: E402
 from harness.records.record import RecordStream, write_records_jsonl  # noqa: E402
 from harness.game.rules import load_rules  # noqa: E402
 from harness.play.runconfig import RunConfig  # noqa: E402

@@ -14,7 +14,8 @@ from harness.records.codec import records_of_run
 from harness.util.errors import UserError
 from harness.exact.evaluate import evaluate
 from harness.players.levels import load_levels
-from harness.players.opponents import Response, against, dominance, held_out, read_logged, tune
+from harness.players.logged import dominance, read_logged
+from harness.players.opponents import Response, against, held_out, tune
 from harness.records.record import RecordStream, validate_record, write_records_jsonl
 from harness.game.rules import load_rules
 from harness.play.runconfig import RunConfig

@@ -195,7 +195,8 @@ def _written(args: argparse.Namespace, out: Path, d: dict[str, Any], figs: dict[
 def _against_records(args: argparse.Namespace, lv: Any) -> int:  # lv: harness.players.levels.Levels
     """``--levels FILE --against-records LOGS`` (:mod:`harness.players.opponents`)."""
     # the analysis and evaluation (numba), scipy and matplotlib load only here, not for `calibrate --help`
-    from harness.players.opponents import held_out, read_logged, text, tune
+    from harness.players.logged import read_logged
+    from harness.players.opponents import held_out, text, tune
     from harness.players.picture import plot_held_out, plot_log_levels
     from harness.records.record import NoUsableGame
     from harness.game.rules import load_rules
