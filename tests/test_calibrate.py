@@ -182,7 +182,7 @@ def test_unknown_parameter_is_named_before_the_bracket(capsys):
     assert main(["calibrate", "--strategy", "solver", "--param", "nosuch", "--target-mean", "200"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == ("yatzy-harness: error: strategy 'solver' has no parameter 'nosuch' "
-                   "(parameters: temperature, blunder, target)")
+                   "(parameters: temperature, blunder, target, table)")
 
 
 def test_slope_is_not_taken_from_a_bracket_narrower_than_the_noise():
