@@ -151,6 +151,28 @@ def test_interrupted_chunk_keeps_its_played_sub_batches(tmp_path, reference, cap
     assert chunk_bytes(out) == chunk_bytes(ref)
 
 
+def test_a_pool_kept_across_runs_journals_each_run_into_its_own_directory(tmp_path, monkeypatch):
+    """A pool kept across runs (a calibration's sampling session) had its workers journal every
+    run's sub-batches into the first run's directory, the journal they inherited at the fork; a
+    third run of the same lineup, games and chunks then took the second run's parts for its own
+    (calibrate's response at temperature 5.2 after 0 and 20: 104.3 points for 119.4)."""
+    from harness.play import journal
+    from harness.util import backends
+
+    monkeypatch.setattr(journal, "SECONDS", 0.001)  # (before the pool forks: a sub-batch of 256 games)
+
+    def config(seats: tuple[str, str], workers: int) -> RunConfig:
+        return RunConfig(seats=seats, games=3000, chunk_size=1500, seed=3, workers=workers)
+
+    with backends.held("local", 2, None):
+        for name, seats in (("r1", ("random", "random")), ("r2", ("greedy", "random")), ("r3", ("random", "greedy"))):
+            run(config(seats, 2), tmp_path / name)
+    fresh = run(config(("random", "greedy"), 1), tmp_path / "fresh")
+    assert chunk_bytes(tmp_path / "r3") == chunk_bytes(fresh)
+    for name in ("r1", "r2", "r3"):
+        assert not list((tmp_path / name).glob("journal/*")), name
+
+
 # ---------------------------------------------------------------------------------------------
 # no process outlives the harness
 

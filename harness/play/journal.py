@@ -42,7 +42,7 @@ SECONDS = 2.0
 #: Games of a chunk's first sub-batch (it measures the pace of the ones after it).
 FIRST_BATCH = 256
 #: Written into every part: a part of another layout is played again, never misread.
-PART_FORMAT = 1
+PART_FORMAT = 2
 
 _SKIP = ("rules", "labels", "recording")
 
@@ -57,6 +57,9 @@ class Part:
     analysis: Mapping[str, np.ndarray] | None = None
     #: (B, S, 5) int32 the referee's tallies (:func:`harness.play.worker.fault_tally`)
     tally: np.ndarray | None = None
+    #: the job's token (:attr:`harness.play.worker.Job.token`): a part is only ever taken by the job
+    #: that played it (a resumed run has the same token; a run of other bots never takes it)
+    job: str = ""
 
 
 def part_name(lineup: int, start: int, stop: int) -> str:
@@ -99,7 +102,7 @@ def save(run_dir: Path, lineup: int, part: Part) -> None:
     if part.tally is not None:
         arrays["tally"] = part.tally
     arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
-    header = json.dumps({"format": PART_FORMAT, "arrays": [[k, v.dtype.str, list(v.shape)]
+    header = json.dumps({"format": PART_FORMAT, "job": part.job, "arrays": [[k, v.dtype.str, list(v.shape)]
                                                            for k, v in arrays.items()]}).encode()
     folder = Path(run_dir) / JOURNAL_DIR
     folder.mkdir(exist_ok=True)
@@ -116,12 +119,14 @@ def save(run_dir: Path, lineup: int, part: Part) -> None:
         raise
 
 
-def _read(path: Path, start: int, stop: int, rules: RuleSet, labels: tuple[str, ...]) -> Part:
+def _read(path: Path, start: int, stop: int, rules: RuleSet, labels: tuple[str, ...], job: str) -> Part:
     data = bytearray(path.read_bytes())  # writable: the arrays below are views of it
     (n,) = struct.unpack_from("<Q", data)
     head = json.loads(bytes(data[8:8 + n]))
     if head.get("format") != PART_FORMAT:
         raise ValueError("another journal format")
+    if head.get("job") != job:
+        raise ValueError("another job's part")
     got: dict[str, np.ndarray] = {}
     at = 8 + n
     for name, dtype, shape in head["arrays"]:
@@ -141,7 +146,7 @@ def _read(path: Path, start: int, stop: int, rules: RuleSet, labels: tuple[str, 
     if not np.array_equal(res.games, np.arange(start, stop)) or res.total.shape != (stop - start, len(labels)):
         raise ValueError("games or seats differ from the part's name")
     analysis = {k.split(".", 1)[1]: v for k, v in got.items() if k.startswith("analysis.")} or None
-    return Part(start, stop, res, analysis, got.get("tally"))
+    return Part(start, stop, res, analysis, got.get("tally"), job)
 
 
 @dataclass(frozen=True)
@@ -154,16 +159,17 @@ class Needs:
 
 
 def load(run_dir: Path, lineup: int, start: int, stop: int, rules: RuleSet, labels: Sequence[str],
-         needs: Needs) -> list[Part]:
+         needs: Needs, job: str) -> list[Part]:
     """The journalled parts of games ``start..stop-1`` of ``lineup`` that continue each other from
-    ``start``; a part that is unreadable or lacks what the job needs is deleted (played again)."""
+    ``start``; a part that is unreadable, of another job (``job``: its token) or lacks what the job
+    needs is deleted (played again)."""
     parts: list[Part] = []
     at = start
     for (li, a, b), path in _entries(run_dir):
         if li != lineup or a != at or b > stop:
             continue
         try:
-            part = _read(path, a, b, rules, tuple(labels))
+            part = _read(path, a, b, rules, tuple(labels), job)
         except (OSError, ValueError, KeyError, TypeError, struct.error):
             path.unlink(missing_ok=True)
             break
@@ -217,16 +223,37 @@ class ChunkInterrupted(Exception):
         return (ChunkInterrupted, (self.lineup, self.start, self.played))
 
 
+def _shared_flag() -> Any:
+    """A byte in shared memory that every worker process forked after this module's import sees."""
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:  # no fork on this platform: workers are not forked, the flag is this process's
+        ctx = multiprocessing.get_context()
+    return ctx.Value("b", 0, lock=False)
+
+
+#: The stop flag of the run under way, one per process tree: made at import, before any pool forks,
+#: so a pool kept across runs (a calibration's, a sweep's) sees every run's Ctrl-C, not its first's.
+_STOP = _shared_flag()
+
+
 @dataclass(frozen=True)
 class Journal:
-    """Where a worker journals its sub-batches, and the run's stop flag (shared with forked workers)."""
+    """Where a chunk's sub-batches are journalled (its run's directory), and the run's stop flag."""
 
     run_dir: Path
     flag: Any
 
     @classmethod
     def create(cls, run_dir: Path) -> Journal:
-        return cls(Path(run_dir), multiprocessing.get_context("fork").Value("b", 0, lock=False))
+        """The journal of a run starting now (its stop flag cleared)."""
+        _STOP.value = 0
+        return cls(Path(run_dir), _STOP)
+
+    @classmethod
+    def of_run(cls, run_dir: Path) -> Journal:
+        """A worker's view of the journal of the run a chunk belongs to (the flag as the run set it)."""
+        return cls(Path(run_dir), _STOP)
 
     def stopping(self) -> bool:
         return bool(self.flag.value)

@@ -61,7 +61,7 @@ from harness.play.protocol.referee import ENGINE_DIR
 from harness.play import journal
 from harness.play.journal import ChunkInterrupted, GracefulStop, RunInterrupted, SigtermAsInterrupt
 from harness.play.worker import (FAULT_COLUMNS, ChunkFailed, ChunkResult, Job, chunk_file_faults, chunk_file_sums,
-                                forget, install, play_chunk, set_journal, set_progress)
+                                forget, install, play_chunk, set_progress)
 from harness.play.warmup import BOTS_HELPER_SECONDS, kernel_helper, warm_up_seats
 
 #: The manifest's fault sums of each refereed entrant, by these keys (:func:`harness.play.worker.fault_sums`).
@@ -198,7 +198,8 @@ class _Run:
         self.refereed = {label: s for label, s in resolved.strategies.items() if s.refereed}
         self.job = Job(dict(rules.spec), rules.source, dict(cfg.settings), rules.digest, resolved.entrants,
                        tuple(tuple(x) for x in resolved.lineups), cfg.seed, cfg.record, cfg.analyse,
-                       bool(self.refereed), str(out) if self.refereed and cfg.backend == "local" else "")
+                       bool(self.refereed), str(out) if self.refereed and cfg.backend == "local" else "",
+                       str(out) if cfg.backend == "local" and JOURNAL else "")
         self.done: dict[tuple[int, int], Chunk] = {}
         self.sums: dict[str, list[int]] = {label: [0] * 5 for label, _ in resolved.entrants}
         #: refereed entrants' faults over the chunks done: label -> [seat-games, decisions, time,
@@ -445,8 +446,7 @@ class _Run:
         cfg = self.r.config
         total = self.games * len(self.seats)
         initial = self._initial = sum(c.games for c in self.done.values())
-        jr = journal.Journal.create(self.out) if cfg.backend == "local" and JOURNAL else None
-        old_journal = set_journal(jr)  # before the pool forks its workers: they inherit it
+        jr = journal.Journal.create(self.out) if self.job.journal_dir else None
         with SigtermAsInterrupt(), GracefulStop(jr), \
                 backends.open_backend(cfg.backend, n_workers, cfg.scheduler) as be, \
                 tqdm(total=total, initial=initial, unit="game", unit_scale=True, disable=self.quiet,
@@ -507,7 +507,6 @@ class _Run:
                 raise RunInterrupted(self.out, kept, total) from None
             finally:
                 set_progress(old_hook)
-                set_journal(old_journal)
 
     def _check_workers(self, be: backends.Backend) -> None:
         """Stop, resumable, in one line, once the cluster has had no worker for :data:`LOST_AFTER` s."""

@@ -67,6 +67,11 @@ class Job:
     #: the run directory of a local run with engines: a worker kept across runs (a calibration's)
     #: sends its engines' logs and timing faults there, not to the first run's
     run_dir: str = ""
+    #: the run directory whose journal (:mod:`harness.play.journal`) takes this job's sub-batches
+    #: (a local run's; empty: none). From the job, not the process: a pool kept across runs (a
+    #: calibration's) once journalled a later run's sub-batches into its first run's directory,
+    #: where a third run of the same lineup, games and chunks took them for its own
+    journal_dir: str = ""
 
     @property
     def token(self) -> str:
@@ -180,10 +185,6 @@ def prepared(job: Job) -> Prepared:
 #: so forked workers inherit it; a Dask worker process of its own has none (its chunks then count
 #: when they finish). With a hook a chunk is played in batches of about :data:`BATCH_SECONDS`.
 _progress: Callable[[int], None] | None = None
-#: This process's sub-batch journal (:mod:`harness.play.journal`), set like the hook: with one, a
-#: chunk plays as sub-batches of about :data:`harness.play.journal.SECONDS`, each one that does not
-#: end the chunk journalled, and stops at a boundary when the run is stopping.
-_journal: journal.Journal | None = None
 
 #: Target duration of one batch when a progress hook is set (the first batch has
 #: :data:`FIRST_BATCH` games, later ones are sized from the games per second measured so far).
@@ -198,17 +199,10 @@ def set_progress(hook: Callable[[int], None] | None) -> Callable[[int], None] | 
     return old
 
 
-def set_journal(j: journal.Journal | None) -> journal.Journal | None:
-    """Set this process's sub-batch journal (None: none); returns the previous one."""
-    global _journal
-    old, _journal = _journal, j
-    return old
-
-
 def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     """Play ``chunk`` of ``job``; raise :class:`ChunkFailed` (logged here too) if a bot fails.
 
-    With a progress hook (:func:`set_progress`) or a journal (:func:`set_journal`) the games are
+    With a progress hook (:func:`set_progress`) or a journal (``job.journal_dir``) the games are
     played (and analysed) in batches: the dice and every bot's answers for a game depend on (seed,
     game) only, so the rows and bytes are those of one batch. With a journal, the parts a previous
     invocation journalled are taken instead of played, and a stopping run raises
@@ -219,7 +213,10 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     labels = job.lineups[chunk.lineup]
     seats = [p.strategies[label] for label in labels]
     games = np.arange(chunk.start, chunk.stop, dtype=np.int64)
-    hook, jr = _progress, _journal
+    hook = _progress
+    # with a journal, a chunk plays as sub-batches of about journal.SECONDS, each one that does not
+    # end the chunk journalled, and stops at a boundary when the run is stopping
+    jr = journal.Journal.of_run(Path(job.journal_dir)) if job.journal_dir else None
     failed: StrategyError | None = None
     parts: list[tuple[Results, dict[str, np.ndarray] | None]] = []
     tallies: list[np.ndarray] = []
@@ -227,7 +224,8 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     at = 0
     if jr is not None:
         for old in journal.load(jr.run_dir, chunk.lineup, chunk.start, chunk.stop, p.rules, labels,
-                                journal.Needs(analysis=job.analyse, tally=job.referee, recording=job.record)):
+                                journal.Needs(analysis=job.analyse, tally=job.referee, recording=job.record),
+                                job.token):
             parts.append((old.results, dict(old.analysis) if old.analysis is not None else None))
             if old.tally is not None:
                 tallies.append(old.tally)
@@ -259,7 +257,7 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
             at += len(batch)
             if jr is not None and at < len(games):
                 journal.save(jr.run_dir, chunk.lineup,
-                             journal.Part(int(batch[0]), int(batch[-1]) + 1, part, luck, tally))
+                             journal.Part(int(batch[0]), int(batch[-1]) + 1, part, luck, tally, job.token))
             if hook is not None:
                 hook(len(batch))
             if jr is not None and jr.stopping() and at < len(games):
