@@ -341,6 +341,9 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
     rem = dk.rem
     save = Es.shape[0] > 0
     no_a = np.empty((0, 0), dtype=np.int32)
+    # an int64, not the literal 0: _best_sub and _chain then share turn_args' specialisation
+    # (a literal argument compiles a function of its own, about 3 s of a first run's CPU)
+    zero = np.int64(0)
     first_st = stop_f if rr == 0 else stop_l
     for r in range(n_rolls):
         for i in range(nu):
@@ -350,7 +353,7 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
         _expect(dk.add, ns, E, nu)
         for k in range(ns):
             if nu >= WIDE:  # one pass over the faces, as turn_args
-                _best_sub(dk, k, E, k, M, no_a, M, k, no_a, 0, nu)
+                _best_sub(dk, k, E, k, M, no_a, M, k, no_a, zero, nu)
                 continue
             for i in range(nu):
                 M[k, i] = E[k, i]
@@ -371,7 +374,7 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
         for r in range(n_rolls):
             kr = ns + r
             if nu >= WIDE:
-                _best_sub(dk, kr, st, r, M, no_a, E, kr, no_a, 0, nu)
+                _best_sub(dk, kr, st, r, M, no_a, E, kr, no_a, zero, nu)
                 continue
             for i in range(nu):
                 E[kr, i] = st[r, i]
@@ -907,7 +910,8 @@ def state_plan(ctx, lay, dk, V, mask, flag, u, work, last_sheet):
     if lay.servida:
         stop_one(lay, V, mask, flag, u, rows_f, al_f, ex_f, wv, nxt, stop_f)
     else:
-        stop_f[:] = stop_l
+        for r in range(stop_l.shape[0]):  # not stop_f[:] = stop_l: a broadcasting set-item compiles slowly
+            stop_f[r] = stop_l[r]
     turn_one(dk, stop_f, stop_l, E, M, Es, Ms)
     return sheet
 
