@@ -613,6 +613,34 @@ def _sheet_run(lay, masks, flags, uppers, g0):
 
 
 @nb.njit(cache=True, nogil=True)
+def _stop_work(ctx):
+    """Scratch of :func:`_sheet_stops`: (allowed (R,) int64, rows (R, NB) int16, extras (R,) int16)."""
+    n_rolls = ctx.table.shape[0]
+    return (np.empty(n_rolls, dtype=np.int64), np.empty((n_rolls, ctx.n_boxes), dtype=np.int16),
+            np.empty(n_rolls, dtype=np.int16))
+
+
+@nb.njit(cache=True, nogil=True)
+def _sheet_stops(ctx, lay, V, mask, flag, ulist, sl, want_box, work):
+    """(stop_f, stop_l (R, nu), box_f, box_l (R, nu) int16) of the slots ``sl`` of one sheet:
+    :func:`harness.exact.kernels.solver.stop_values` of the later rolls and, with servida, of the
+    first (else the same arrays); the boxes only ``want_box``."""
+    allowed, rows, extras = work
+    n_rolls = ctx.table.shape[0]
+    nu = np.int64(ulist.shape[0])
+    box_l = np.empty((n_rolls, nu), dtype=np.int16)
+    box_f = np.empty((n_rolls, nu), dtype=np.int16) if lay.servida else box_l
+    stop_l = np.empty((n_rolls, nu))
+    stop_f = np.empty((n_rolls, nu)) if lay.servida else stop_l
+    stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, np.bool_(False), allowed, stop_l, box_l, rows, extras,
+                want_box)
+    if lay.servida:
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, np.bool_(True), allowed, stop_f, box_f, rows, extras,
+                    want_box)
+    return stop_f, stop_l, box_f, box_l
+
+
+@nb.njit(cache=True, nogil=True)
 def soft_policy(ctx, lay, dk, V, masks, flags, uppers, keep_vals, box_vals):
     """:func:`solver_policy` with ``soft``: keep_vals and box_vals."""
     n_rolls = ctx.table.shape[0]
@@ -621,22 +649,14 @@ def soft_policy(ctx, lay, dk, V, masks, flags, uppers, keep_vals, box_vals):
     ns = dk.n_small
     nbx = lay.n_boxes
     F = lay.n_flags
-    no, yes = np.bool_(False), np.bool_(True)
-    allowed = np.empty(n_rolls, dtype=np.int64)
-    rows = np.empty((n_rolls, nbx), dtype=np.int16)
-    extras = np.empty(n_rolls, dtype=np.int16)
+    work = _stop_work(ctx)
     n = masks.shape[0]
     g0 = np.int64(0)
     while g0 < n:
         mask = masks[g0]
         g1, flag, ulist, sl = _sheet_run(lay, masks, flags, uppers, g0)
         nu = np.int64(g1 - g0)
-        box_l = np.empty((n_rolls, nu), dtype=np.int16)
-        stop_l = np.empty((n_rolls, nu))
-        stop_f = np.empty((n_rolls, nu)) if lay.servida else stop_l
-        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, allowed, stop_l, box_l, rows, extras, no)
-        if lay.servida:
-            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, allowed, stop_f, box_l, rows, extras, no)
+        stop_f, stop_l, _, _ = _sheet_stops(ctx, lay, V, mask, flag, ulist, sl, np.bool_(False), work)
         E = np.empty((n_keeps, nu))
         M = np.empty((ns, nu))
         # not zeroed: turn_values writes every stage j >= 1 read below (index 0 is neither written nor read)
@@ -679,11 +699,7 @@ def hard_policy(ctx, lay, dk, V, masks, flags, uppers, codes, boxes):
     n_keeps = dk.add.shape[0]
     rr = dk.rerolls
     ns = dk.n_small
-    nbx = lay.n_boxes
-    no, yes = np.bool_(False), np.bool_(True)
-    allowed = np.empty(n_rolls, dtype=np.int64)
-    rows = np.empty((n_rolls, nbx), dtype=np.int16)
-    extras = np.empty(n_rolls, dtype=np.int16)
+    work = _stop_work(ctx)
     nf = boxes.shape[1]
     n = masks.shape[0]
     g0 = np.int64(0)  # not the literal 0: a literal compiles turn_codes a second time
@@ -691,13 +707,7 @@ def hard_policy(ctx, lay, dk, V, masks, flags, uppers, codes, boxes):
         mask = masks[g0]
         g1, flag, ulist, sl = _sheet_run(lay, masks, flags, uppers, g0)
         nu = np.int64(g1 - g0)
-        box_l = np.empty((n_rolls, nu), dtype=np.int16)
-        box_f = np.empty((n_rolls, nu), dtype=np.int16) if lay.servida else box_l
-        stop_l = np.empty((n_rolls, nu))
-        stop_f = np.empty((n_rolls, nu)) if lay.servida else stop_l
-        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, allowed, stop_l, box_l, rows, extras, yes)
-        if lay.servida:
-            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, allowed, stop_f, box_f, rows, extras, yes)
+        stop_f, stop_l, box_f, box_l = _sheet_stops(ctx, lay, V, mask, flag, ulist, sl, np.bool_(True), work)
         E = np.empty((n_keeps, nu))
         M = np.empty((ns, nu))
         if rr > 0:
