@@ -44,6 +44,7 @@ from harness.util import render as R
 from harness.exact import solver as S
 from harness.exact.target_pass import target_cap, target_column
 from harness.util import jit
+from harness.util.jit import nb
 from harness.util import progress as P
 from harness.util.errors import UserError
 from harness.game.registry import make
@@ -313,6 +314,14 @@ def kernel_helper() -> None:
 def _warm_kernels() -> None:
     P.enable(False)  # the parent speaks for both
     rules = load_rules("forced")
+    plan = S.build_plan(rules)
+    # the turns' outcomes first, by their types (_as_policy gives every bot's policy the same
+    # dtypes): meanwhile the parent compiles the forward pass's first kernels, loaded here after
+    i1, i3, f3 = np.zeros(1, np.int64), np.zeros((1, 1, 1), np.int64), np.zeros((1, 1, 1))
+    args = (plan.dice, S.outcome_codes(rules, plan.layout), np.zeros((1, 2, 1, 1), np.int16),
+            np.zeros((1, 2, 1), np.int64), np.zeros((1, 2, 1), np.int16), True, i1, EK.DET, i3, f3, i1, EK.DET, i3,
+            np.zeros((1, 1, 1, 1)), f3, i1, 1.0, 0.0, i1, np.zeros((1, 1)))
+    EK.policy_outcomes.compile(tuple(nb.typeof(a) for a in args))
     cap, lumped = column_cap(rules)
     _column(rules, make("random", rules), False, cap, lumped)
 

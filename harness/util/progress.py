@@ -96,6 +96,7 @@ def say(line: str) -> None:
 #: module's kernels are compiled at different moments and take very different times.
 KERNELS: dict[str, tuple[str, float]] = {
     "harness.exact.kernels.solver": ("solver", 8.0),
+    "harness.exact.kernels.solver.layer_windows": ("exact evaluation", 0.5),
     "harness.exact.kernels.policy": ("exact evaluation", 2.0),
     "harness.exact.kernels.policy.soft_policy": ("exact evaluation", 10.0),
     "harness.exact.kernels.policy.hard_policy": ("exact evaluation", 6.0),

@@ -662,7 +662,7 @@ def soft_policy(ctx, lay, dk, V, masks, flags, uppers, keep_vals, box_vals):
         # not zeroed: turn_values writes every stage j >= 1 read below (index 0 is neither written nor read)
         Es = np.empty((rr + 1, n_keeps, nu))
         Ms = np.empty((rr + 1, ns, nu))
-        turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms)
+        turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms, True)  # narrow: one sheet's slots
         for i in range(nu):
             g = g0 + i
             for j in range(1, rr + 1):
@@ -712,7 +712,7 @@ def hard_policy(ctx, lay, dk, V, masks, flags, uppers, codes, boxes):
         M = np.empty((ns, nu))
         if rr > 0:
             A = np.empty((ns, nu), dtype=np.int32)
-            turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, g0)
+            turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, g0, True)  # narrow, as soft_policy
         for i in range(nu):
             for r in range(n_rolls):
                 boxes[g0 + i, 0, r] = box_l[r, i]
