@@ -167,6 +167,10 @@ def await_helper() -> None:
         with _progress.bar(None, "", "s", quiet=not _progress.enabled(), bar_format="{desc}") as b:
             while proc.is_alive():
                 now = _time.monotonic()
+                if now - _HELPER_T0 > max(120.0, 10 * _HELPER_SECONDS):
+                    # far past its estimate (stuck?): this process compiles what it needs itself
+                    proc.terminate()
+                    break
                 left = _HELPER_SECONDS - (now - _HELPER_T0)
                 more = f"about {left:.0f} s more" if left >= 1 else "nearly done"
                 b.set_description_str(_progress.fit(f"compiling {_HELPER_WHAT} in a helper, once",
