@@ -121,6 +121,13 @@ def _plain_numba_errors() -> None:
         errmsg = filename = indicate = highlight = reset = code
 
     errors._termcolor_inst = _Plain()
+    # modules that took numba's scheme when they were imported (numba's own import does it):
+    # ir's formats the source line of every constant numba fails to infer, in an ordinary compile
+    for name in ("numba.core.ir", "numba.core.typeinfer", "numba.core.typing.typeof",
+                 "numba.core.compiler_machinery", "numba.core.types.functions"):
+        mod = sys.modules.get(name)
+        if mod is not None and hasattr(mod, "_termcolor"):
+            mod._termcolor = errors._termcolor_inst
 
 
 _plain_numba_errors()
