@@ -15,8 +15,10 @@ wall time and the load average. Kernels compiled by a forked helper process are 
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -36,6 +38,8 @@ def main() -> None:
     if not args.keep_caches:
         os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="compile-kernels-")
         os.environ["YATZY_HARNESS_CACHE"] = tempfile.mkdtemp(prefix="compile-cache-")
+        for d in (os.environ["NUMBA_CACHE_DIR"], os.environ["YATZY_HARNESS_CACHE"]):
+            atexit.register(shutil.rmtree, d, True)
     sys.path.insert(0, str(ROOT))
     from numba.core import event
 
