@@ -578,7 +578,7 @@ def split(args: argparse.Namespace) -> None:
         setattr(EK, name, k)
 
     E.policy_fill = timed
-    kernel("solver_policy")
+    kernel("solver_policy")  # a Python function choosing soft_policy or hard_policy
     kernel("policy_outcomes")
     print(load())
     E.evaluate(load_rules("forced"), "solver:temperature=3", use_cache=False)  # compiled first

@@ -6,9 +6,9 @@ from harness.util.jit import nb
 import numpy as np
 
 from harness.game.pace import box_values as bonus_values, stop_values
-from harness.game.loop_kernels import counter_mixes, first_roll, next_roll
-from harness.game.rng import DICE, STRATEGY, keyed, unit
-from harness.game.scoring import best_immediate, score_options
+from harness.game.loop_kernels import counter_mixes
+from harness.game.rng import DICE, STRATEGY, face0, mix64, unit
+from harness.game.scoring import best_immediate, score_options, score_sheet
 from harness.game.turn import turn_policy_kernel
 
 
@@ -20,9 +20,10 @@ def bonus_stop_values(ctx, first, flag, filled, upper, threshold, bonus_value, p
     res = np.empty(n)
     rows = np.empty((n, ctx.n_boxes), dtype=np.int16)
     allowed = np.empty(n, dtype=np.int64)
-    extras = np.empty(n, dtype=np.int64)
-    for r in range(n):
-        allowed[r], extras[r] = score_options(ctx, r, first, flag, filled, rows[r])
+    extras = np.empty(n, dtype=np.int16)
+    # the sheet's rows a table at a time (the same values as score_options roll by roll, a third
+    # of the time: half of a bonus bot's plan was its stop values)
+    score_sheet(ctx, first, np.int64(1) if flag else np.int64(0), filled, rows, allowed, extras)
     stop_values(rows, allowed, extras, filled, upper, threshold, bonus_value, ctx.upper_face, p_table, opp, weight,
                 np.empty(ctx.n_boxes), res)
     return res
@@ -56,6 +57,22 @@ def gain_box(options, allowed, extra, upper, threshold, bonus_value, upper_face,
             best = g
             arg = b
     return arg
+
+
+@nb.njit(inline="always")
+def _gain_box(options, allowed, extra, upper, threshold, bonus_value, upper_face, order):
+    """:func:`gain_box`, the same box, as one maximum over keys ``gain * 64 + (63 - position in
+    order)`` (so the largest gain, then the earliest in ``order``, as gain_box's first strict
+    maximum): no chain of compare-and-branch, a reduction the compiler vectorises (gain_box took
+    half of the time-out bot's whole game). At most 64 boxes."""
+    top = np.int64(-(1 << 62))
+    for i in range(order.shape[0]):
+        b = order[i]
+        s = np.int64(options[b])
+        cross = (upper_face[b] > 0) & (upper < threshold) & (threshold <= upper + s)
+        key = ((s + extra + (bonus_value if cross else 0)) << 6) | (63 - i)
+        top = max(top, key if (allowed >> b) & 1 else np.int64(-(1 << 62)))
+    return order[63 - (top & 63)]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -202,63 +219,166 @@ def uniform_boxes(allowed, n_boxes, out):
 
 
 @nb.njit(cache=True, nogil=True)
+def seat_mixes(seat, turns, rolls, n_dice, coins, choose_step):
+    """(M (turns * per,) uint64, per): the counter half (:func:`harness.game.loop_kernels.counter_mixes`)
+    of every word one game at seat ``seat`` may draw, each turn's ``per`` words side by side: the
+    dice of its ``rolls`` rolls (n_dice words a roll), and with ``coins`` the random bot's coins
+    (n_dice words a reroll, strategy steps 0..) and its box's word (strategy step ``choose_step``).
+    A game's words are then one vector pass (:func:`_game_words`) before its turns are played."""
+    dice = counter_mixes(DICE, seat, turns, rolls, n_dice)
+    n_coin = rolls - 1 if coins else 0
+    per = rolls * n_dice + n_coin * n_dice + (1 if coins else 0)
+    M = np.empty(turns * per, dtype=np.uint64)
+    strat = counter_mixes(STRATEGY, seat, turns, choose_step + 1 if coins else 1, n_dice if coins else 1)
+    for t in range(turns):
+        o = t * per
+        for s in range(rolls):
+            for j in range(n_dice):
+                M[o + s * n_dice + j] = dice[t, s, j]
+        o += rolls * n_dice
+        for s in range(n_coin):
+            for j in range(n_dice):
+                M[o + s * n_dice + j] = strat[t, s, j]
+        if coins:
+            M[t * per + per - 1] = strat[t, choose_step, 0]
+    return M, per
+
+
+@nb.njit(inline="always")
+def _game_words(key, M, W):
+    """W[i] = the word of game ``key`` at counter half M[i] (:func:`harness.game.rng.keyed`): one
+    loop the compiler vectorises, instead of one word at a time where the game needs it."""
+    for i in range(M.shape[0]):
+        W[i] = mix64(key ^ M[i])
+
+
+@nb.njit(inline="always")
+def _roll_of(W, o, n_dice, w, lookup):
+    """The first roll of a turn from its dice words W[o:o + n_dice] (as ``first_roll``)."""
+    code = 0
+    for j in range(n_dice):
+        code += w[np.int64(face0(W[o + j]))]
+    return np.int64(lookup[code])
+
+
+@nb.njit(inline="always")
+def _reroll(W, o, n_dice, k, w, keep_counts, keep_size, lookup):
+    """The roll after keeping ``k``, the fresh dice from words W[o:] (as ``next_roll``)."""
+    code = 0
+    for f in range(6):
+        code += keep_counts[k, f] * w[f]
+    for j in range(n_dice - keep_size[k]):
+        code += w[np.int64(face0(W[o + j]))]
+    return np.int64(lookup[code])
+
+
+@nb.njit(inline="always")
+def _plain(ctx, roll, flag, needs_key):
+    """Whether :func:`score_options` gives roll ``roll`` its table row as it is, the open boxes
+    allowed and no extra bonus (no all-alike roll on a sheet with a key box, no box waiting for
+    the key box): then the whole-game kernels read the table instead of calling it."""
+    return not (ctx.key_box >= 0 and ctx.yatzy_roll[roll]) and (flag or not needs_key)
+
+
+@nb.njit(inline="always")
+def _open(ctx, mask):
+    """The boxes :func:`score_options` allows on sheet ``mask`` (the first open one when forced)."""
+    open_ = ((np.int64(1) << ctx.n_boxes) - 1) & ~mask
+    return open_ & -open_ if ctx.forced else open_
+
+
+@nb.njit(cache=True, nogil=True)
+def _needs_key(ctx):
+    """Whether some box scores only once the key box holds a score."""
+    for b in range(ctx.n_boxes):
+        if ctx.requires_key[b]:
+            return True
+    return False
+
+
+@nb.njit(inline="always")
+def _write_box(ctx, g, t, box, got, e, mask, up, flag, ex, pts, threshold, bonus_value, sheet, running):
+    """Game g writes ``got`` in ``box`` on turn t (extra bonus ``e``): its sheet and running total,
+    as the loop's sheets hold them (the bonus counted from the turn its threshold is reached);
+    returns the game's new (mask, upper, flag, extra, points)."""
+    sheet[g, box] = got
+    mask |= np.int64(1) << box
+    if ctx.upper_face[box] > 0:
+        up += got
+    if box == ctx.key_box:
+        flag = got > 0
+    ex += e
+    pts += got
+    running[g, t] = pts + (bonus_value if up >= threshold else 0) + ex
+    return mask, up, flag, ex, pts
+
+
+@nb.njit(cache=True, nogil=True)
 def random_seat(ctx, keys, seat, n_dice, rolls_per_turn, lookup, radix, keep_counts, keep_size, roll_as_keep,
                 roll_faces, keep_lookup, choose_step, threshold, bonus_value, sheet, upper, extra, running):
     """The random bot's whole games at seat ``seat`` (one column, no saved rolls): the keeps of
     :func:`random_keeps` and boxes of :func:`random_boxes` on the uniforms ``view.uniform`` gives
     (:func:`harness.game.rng.uniforms`), the dice of the engine's kernels. Writes what
-    :func:`harness.exact.kernels.play.play_seat` writes (see there)."""
+    :func:`harness.exact.kernels.play.play_seat` writes (see there).
+
+    The same numbers, cheaper: a game's words in one vector pass (:func:`seat_mixes`); a coin
+    ``unit(word) < 1/2`` is the word's top bit clear, added without a branch (a coin is a branch
+    the processor cannot predict); the k-th allowed box walks the set bits; plain rolls read the
+    score table (:func:`_plain`)."""
     nbx = ctx.n_boxes
     w = np.empty(6, dtype=np.int64)
     for f in range(6):
         w[f] = radix**f
     row = np.empty(nbx, dtype=np.int16)
-    dice = counter_mixes(DICE, seat, nbx, rolls_per_turn, n_dice)
-    coins = counter_mixes(STRATEGY, seat, nbx, max(rolls_per_turn - 1, 1), n_dice)
-    choose = counter_mixes(STRATEGY, seat, nbx, choose_step + 1, 1)  # only step choose_step is used
+    rr = rolls_per_turn - 1
+    M, per = seat_mixes(seat, nbx, rolls_per_turn, n_dice, True, choose_step)
+    W = np.empty_like(M)
+    half = np.uint64(1) << np.uint64(63)  # unit(h) < 0.5 exactly when h < 2**63
+    cd = rolls_per_turn * n_dice
+    needs_key = _needs_key(ctx)
     for g in range(keys.shape[0]):
-        key = keys[g]
+        _game_words(keys[g], M, W)
         mask = np.int64(0)
         flag = False
         up = 0
         ex = 0
         pts = 0
         for t in range(nbx):
-            roll = first_roll(key, dice, t, n_dice, w, lookup)
+            o = t * per
+            roll = _roll_of(W, o, n_dice, w, lookup)
             first = True
-            for step in range(rolls_per_turn - 1):
+            for step in range(rr):
                 code = 0
+                oc = o + cd + step * n_dice
                 for j in range(n_dice):
-                    if unit(keyed(key, coins[t, step, j])) < 0.5:
-                        code += w[roll_faces[roll, j] - 1]
+                    code += w[roll_faces[roll, j] - 1] * np.int64(W[oc + j] < half)
                 k = keep_lookup[code]
                 if k == roll_as_keep[roll]:
                     break
-                roll = next_roll(key, dice, t, step, n_dice, k, w, keep_counts, keep_size, lookup)
+                roll = _reroll(W, o + (step + 1) * n_dice, n_dice, k, w, keep_counts, keep_size, lookup)
                 first = False
-            allowed, e = score_options(ctx, roll, first, flag, mask, row)
-            u = unit(keyed(key, choose[t, choose_step, 0]))
+            plain = _plain(ctx, roll, flag, needs_key)
+            if plain:
+                allowed, e = _open(ctx, mask), 0
+            else:
+                allowed, e = score_options(ctx, roll, first, flag, mask, row)
             count = 0
-            for b in range(nbx):
-                count += (allowed >> b) & 1
-            k = min(int(u * count), count - 1)
+            a = allowed
+            while a:
+                a &= a - 1
+                count += 1
+            k = min(int(unit(W[o + per - 1]) * count), count - 1)
+            a = allowed
+            for _ in range(k):  # the k-th allowed box: drop the k lowest set bits
+                a &= a - 1
+            a &= -a
             box = 0
-            for b in range(nbx):
-                if (allowed >> b) & 1:
-                    if k == 0:
-                        box = b
-                        break
-                    k -= 1
-            got = row[box]
-            sheet[g, box] = got
-            mask |= np.int64(1) << box
-            if ctx.upper_face[box] > 0:
-                up += got
-            if box == ctx.key_box:
-                flag = got > 0
-            ex += e
-            pts += got
-            running[g, t] = pts + (bonus_value if up >= threshold else 0) + ex
+            while a > 1:
+                a >>= 1
+                box += 1
+            got = (ctx.table_first if first else ctx.table)[roll, box] if plain else row[box]
+            mask, up, flag, ex, pts = _write_box(ctx, g, t, box, got, e, mask, up, flag, ex, pts, threshold,
+                                                 bonus_value, sheet, running)
         upper[g] = up
         extra[g] = ex
 
@@ -273,23 +393,27 @@ def turn_seat(ctx, keys, seat, n_dice, rolls_per_turn, lookup, radix, keep_count
     hold each sheet's keeps once worked out, as :meth:`strategies.greedy.TurnPlanner._keep_table`
     works them out (:func:`harness.game.turn.turn_policy_kernel` on
     :func:`harness.game.scoring.best_immediate`): row 0 the turn's first roll, row j after a
-    reroll with j rerolls left. Writes what :func:`harness.exact.kernels.play.play_seat` writes."""
+    reroll with j rerolls left. Writes what :func:`harness.exact.kernels.play.play_seat` writes.
+    A game's dice words in one vector pass, plain rolls from the score table, as :func:`random_seat`."""
     nbx = ctx.n_boxes
     w = np.empty(6, dtype=np.int64)
     for f in range(6):
         w[f] = radix**f
     row = np.empty(nbx, dtype=np.int16)
     rr = rolls_per_turn - 1 if plan.shape[0] > 0 else 0
-    dice = counter_mixes(DICE, seat, nbx, rolls_per_turn, n_dice)
+    M, per = seat_mixes(seat, nbx, rr + 1, n_dice, False, 0)
+    W = np.empty_like(M)
+    needs_key = _needs_key(ctx)
     for g in range(keys.shape[0]):
-        key = keys[g]
+        _game_words(keys[g], M, W)
         mask = np.int64(0)
         flag = False
         up = 0
         ex = 0
         pts = 0
         for t in range(nbx):
-            roll = first_roll(key, dice, t, n_dice, w, lookup)
+            o = t * per
+            roll = _roll_of(W, o, n_dice, w, lookup)
             first = True
             if rr > 0:
                 s = mask * 2 + (1 if flag else 0)
@@ -309,20 +433,19 @@ def turn_seat(ctx, keys, seat, n_dice, rolls_per_turn, lookup, radix, keep_count
                     k = plan[s, 0 if first else left, roll]
                     if k == roll_as_keep[roll]:
                         break
-                    roll = next_roll(key, dice, t, step, n_dice, k, w, keep_counts, keep_size, lookup)
+                    roll = _reroll(W, o + (step + 1) * n_dice, n_dice, k, w, keep_counts, keep_size, lookup)
                     first = False
                     left -= 1
-            allowed, e = score_options(ctx, roll, first, flag, mask, row)
-            box = gain_box(row, allowed, e, up, threshold, bonus_value, ctx.upper_face, order)
-            got = row[box]
-            sheet[g, box] = got
-            mask |= np.int64(1) << box
-            if ctx.upper_face[box] > 0:
-                up += got
-            if box == ctx.key_box:
-                flag = got > 0
-            ex += e
-            pts += got
-            running[g, t] = pts + (bonus_value if up >= threshold else 0) + ex
+            if _plain(ctx, roll, flag, needs_key):
+                opts = (ctx.table_first if first else ctx.table)[roll]
+                e = 0
+                box = _gain_box(opts, _open(ctx, mask), e, up, threshold, bonus_value, ctx.upper_face, order)
+                got = opts[box]
+            else:
+                allowed, e = score_options(ctx, roll, first, flag, mask, row)
+                box = _gain_box(row, allowed, e, up, threshold, bonus_value, ctx.upper_face, order)
+                got = row[box]
+            mask, up, flag, ex, pts = _write_box(ctx, g, t, box, got, e, mask, up, flag, ex, pts, threshold,
+                                                 bonus_value, sheet, running)
         upper[g] = up
         extra[g] = ex

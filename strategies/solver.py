@@ -102,6 +102,7 @@ class SolverBot(Strategy):
         self._games = 0
         self._policy: np.ndarray | None = None
         self._boxes: np.ndarray | None = None
+        self._warm = False  # the playing kernels compiled (or loaded) in this process
 
     # -- set-up ---------------------------------------------------------------------------------
 
@@ -118,6 +119,7 @@ class SolverBot(Strategy):
         self._policy = None
         self._boxes = None
         self._player = None
+        self._warm = False
 
     def expect_games(self, games: int) -> None:
         self._games = max(self._games, int(games))
@@ -126,11 +128,20 @@ class SolverBot(Strategy):
         """Load (or solve) the value table and compile the decision kernels before workers fork;
         with T = 0, take the whole keep policy if it is cached on disk or the run is long enough.
         With a target, load (or solve) the target table instead."""
+        self.prepare_policy()
+        if not self._warm:
+            self._warm = True
+            jit.await_helper()  # a first run's helper may be compiling these kernels: load them instead
+            self._warm_up()
+
+    def prepare_policy(self) -> None:
+        """:meth:`prepare` without compiling the playing kernels (:meth:`keep`, :meth:`choose`): the
+        exact evaluation asks :meth:`policy` or :meth:`target_play` only, whose kernels are others
+        (a first exact ``calibrate`` compiled about 16 s of CPU it never ran otherwise)."""
         if self.target:
             if self._player is None:
                 tab = target_table(self.rules, "target", cached_tmax(self.rules, "target", self.target))
                 self._player = Player(tab, self.temperature)
-                self._warm_up()
             return
         if self._sol is None:
             self._set_up(load_export(self.table, self.rules).solution if self.table else solve(self.rules))
@@ -158,6 +169,7 @@ class SolverBot(Strategy):
         zeros = np.zeros(plan.n_states)
         zeros.setflags(write=False)  # as a solved table is: the kernels' signature says readonly
         self._set_up(Solution(self.rules, plan, zeros, 0.0, 0.0, False))
+        self._warm_up()
 
     def _set_up(self, sol: Solution) -> None:
         """Take a solved table: the decision caches shared with this process's other solver bots,
@@ -185,8 +197,6 @@ class SolverBot(Strategy):
         else:
             self._tags, self._codes = _SHARED[key]
         self._asked = -1
-        jit.await_helper()  # a first run's helper may be compiling these kernels: load them instead
-        self._warm_up()
 
     def _warm_up(self) -> None:
         """Compile the kernels on a one-game batch (the empty sheet) so forked workers start at once."""
@@ -355,7 +365,7 @@ class SolverBot(Strategy):
         :class:`harness.exact.target.Player` (None without a target)."""
         if not self.target:
             return None
-        self.prepare()
+        self.prepare_policy()
         p = self._player
         return TargetPlay(p.tab, p.V, p.LAM, self.target, self.temperature, self.blunder)
 
@@ -366,7 +376,7 @@ class SolverBot(Strategy):
         if self.target:
             raise UserError(f"strategy {self.label!r}: target play depends on the points scored so far; "
                             f"its exact evaluation walks (state, score) from target_play(), not policy()")
-        self.prepare()
+        self.prepare_policy()
         d = self.rules.dice
         rr = max(self._rr, 1)
         b, nbx = len(sheets), self.rules.n_boxes

@@ -419,7 +419,7 @@ def test_the_solver_policy_kernel_writes_only_inside_its_arrays(tiny_dir, cache,
     its arrays (compiled, such a write went past the array's end and corrupted memory)."""
     from harness.exact.kernels import policy as EK
 
-    monkeypatch.setattr(EK, "solver_policy", EK.solver_policy.py_func)
+    monkeypatch.setattr(EK, "soft_policy", EK.soft_policy.py_func)
     rules = load_rules(str(tiny_dir / "tiny_generala.toml"))
     ev = E.evaluate(rules, "solver:temperature=1", use_cache=False)
     assert ev.distribution.sum() == pytest.approx(1.0, abs=1e-12)

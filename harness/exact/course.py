@@ -170,7 +170,7 @@ def course(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike | N
 def _passes(rules: RuleSet, strat: Strategy, d: int, progress: bool) -> tuple[np.ndarray, np.ndarray]:
     """(steps, rest) of :class:`Course`: the forward pass with :func:`EK.course_steps` on every chunk,
     then the backward pass of the rest from the last layer down to layer d."""
-    strat.prepare()
+    strat.prepare_policy()
     threads = S.n_threads()
     plan = S.build_plan(rules)
     lay = plan.layout

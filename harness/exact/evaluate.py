@@ -30,7 +30,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import multiprocessing
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,9 +44,12 @@ from harness.exact.kernels import policy as EK
 from harness.util import render as R
 from harness.exact import solver as S
 from harness.exact.target_pass import target_cap, target_column
+from harness.util import jit
+from harness.util.jit import nb
+from harness.util import progress as P
 from harness.util.errors import UserError
 from harness.game.registry import make
-from harness.game.rules import RuleSet
+from harness.game.rules import RuleSet, load_rules
 from harness.game.scoring import context
 from harness.stats import PERCENTILES
 from harness.game.strategy import Policy, Sheets, Strategy
@@ -245,7 +250,7 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
         parts = S.split_range(0, len(idx), max(1, -(-len(idx) // PART_STATES)))
         sums = [None] * len(parts)
 
-        def part(k: int, _: int) -> None:
+        def part(k: int, _: int, first: bool = False) -> None:
             lo, hi = parts[k]
             g = idx[lo:hi] + start
             masks, flags, uppers = st_mask[g], st_flag[g], st_upper[g]
@@ -262,6 +267,8 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
             pol = strat.policy(Sheets(rules, masks, flags, uppers, sheet, options, allowed, extras))
             args = _as_policy(pol, len(g), rr, d.n_rolls, len(d.sub_keep), d.n_keeps, nbx,
                               int(options.max(initial=0)))
+            if first:
+                jit.await_helper()  # compiling policy_outcomes meanwhile (kernel_helper): load it instead
             EK.policy_outcomes(dk, oc, options, allowed, extras, not rules.has_servida, sheet, *args,
                                np.arange(lo, hi, dtype=np.int64), outp)
             sums[k] = vecmat(P[idx[lo:hi]], outp[lo:hi])
@@ -270,7 +277,7 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
         # runs alone: numba compiles (or loads from its cache) each kernel on one thread
         k0 = 0
         if not warm:
-            part(0, 1)
+            part(0, 1, first=True)
             warm.append(True)
             k0 = 1
         S.run_blocks(part, [(k, k + 1) for k in range(k0, len(parts))], threads)
@@ -280,6 +287,49 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
         extra_sum[0] += dot(vec, oc.o_extra)
 
     return fill, box_pts, box_pos, extra_sum
+
+
+#: About how long the evaluation's kernel helper compiles on an idle development machine
+#: (``policy_outcomes`` and the forward pass's, benchmarks/BENCHMARKS.md "First run"), seconds.
+HELPER_SECONDS = 12.0
+
+
+def kernel_helper() -> None:
+    """Where the evaluation's own kernels (the turns' outcomes, the forward pass) are not in
+    numba's cache yet: a forked process that compiles them into it, by evaluating the random bot
+    on Forced Yatzy (150 states; the kernels' argument types do not depend on the rule set or the
+    bot), while this one compiles the bot's policy kernels; :func:`policy_fill` waits for it
+    before its first ``policy_outcomes`` (:func:`harness.util.jit.await_helper`). A first exact
+    ``calibrate`` waited about twice as long for the two one after the other."""
+    if jit.has_helper() or jit.in_cache(EK.policy_outcomes):
+        return
+    # only a command's own main thread forks it: a fork while another thread holds a lock (numba's
+    # compiler lock in a service or a sweep's threads) could leave the helper waiting forever,
+    # and a daemonic process (a pool's or Dask's worker) may not start children
+    if threading.current_thread() is not threading.main_thread() or multiprocessing.current_process().daemon:
+        return
+    try:
+        ctx = multiprocessing.get_context("fork")
+        proc = ctx.Process(target=_warm_kernels, name="kernel-helper", daemon=True)
+        proc.start()
+    except (ValueError, OSError, AssertionError):  # no fork here: the parent compiles them itself
+        return
+    jit.set_helper(proc, HELPER_SECONDS, "the evaluation's kernels")
+
+
+def _warm_kernels() -> None:
+    P.enable(False)  # the parent speaks for both
+    rules = load_rules("forced")
+    plan = S.build_plan(rules)
+    # the turns' outcomes first, by their types (_as_policy gives every bot's policy the same
+    # dtypes): meanwhile the parent compiles the forward pass's first kernels, loaded here after
+    i1, i3, f3 = np.zeros(1, np.int64), np.zeros((1, 1, 1), np.int64), np.zeros((1, 1, 1))
+    args = (plan.dice, S.outcome_codes(rules, plan.layout), np.zeros((1, 2, 1, 1), np.int16),
+            np.zeros((1, 2, 1), np.int64), np.zeros((1, 2, 1), np.int16), True, i1, EK.DET, i3, f3, i1, EK.DET, i3,
+            np.zeros((1, 1, 1, 1)), f3, i1, 1.0, 0.0, i1, np.zeros((1, 1)))
+    EK.policy_outcomes.compile(tuple(nb.typeof(a) for a in args))
+    cap, lumped = column_cap(rules)
+    _column(rules, make("random", rules), False, cap, lumped)
 
 
 def column_cap(rules: RuleSet) -> tuple[int, bool]:
@@ -323,7 +373,7 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool, cap: int, lumped: b
     """One column's forward pass under the bot: (mean, E[S^2], p_bonus, distribution, box means,
     P(box > 0), mean extra bonus, lumped), the score windows stopping at ``cap`` (:func:`column_cap`)
     and in files in ``scratch`` if given."""
-    strat.prepare()
+    strat.prepare_policy()
     threads = S.n_threads()
     plan = S.build_plan(rules)
     fill, box_pts, box_pos, extra_sum = policy_fill(rules, strat, plan, threads)
@@ -386,6 +436,7 @@ def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike |
                               spec=label, tasks=tasks, timing=timing)
     else:
         cap, lumped = column_cap(rules)
+        kernel_helper()
         parts = _column(rules, strat, progress, cap, lumped, limits.place(rules, label, cap, cache_dir))
     mean, m2, p_bonus, col, box_pts, box_pos, extra_mean, lumped = parts
     if abs(float(col @ np.arange(len(col))) - mean) > 1e-6 and not lumped:

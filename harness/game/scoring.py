@@ -95,7 +95,9 @@ def score_sheet(ctx, first, flag, filled, rows, allowed, extras):
     tab = ctx.table_first if first else ctx.table
     n = tab.shape[0]
     nbx = ctx.n_boxes
-    rows[:, :] = tab
+    for r in range(n):  # element loops: numba's broadcasting set-item takes ~2.5 s to compile
+        for b in range(nbx):
+            rows[r, b] = tab[r, b]
     if not flag:
         for b in range(nbx):
             if ctx.requires_key[b]:

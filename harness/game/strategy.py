@@ -279,6 +279,12 @@ class Strategy:
     def prepare(self) -> None:
         """Heavy set-up (tables, compilation) done once in the parent before workers fork."""
 
+    def prepare_policy(self) -> None:
+        """The set-up the exact evaluation needs (:meth:`policy`, :meth:`target_play`), done before
+        it asks: :meth:`prepare` unless a bot can leave out what only playing needs (compiling
+        the kernels of :meth:`keep` and :meth:`choose`, as the solver bot does)."""
+        self.prepare()
+
     def slow_prepare(self) -> bool:
         """Whether :meth:`prepare` will take long for a reason other than compiling (solving a
         table): the runner then compiles the bots' kernels in a helper process meanwhile."""

@@ -65,7 +65,8 @@ def turn_policy_kernel(term_first, term_later, rerolls, trans_ptr, trans_roll, t
             v_first[r] = term_first[r]
             k_first[r] = roll_as_keep[r]
     else:
-        keep_expectations(values[rerolls - 1], trans_ptr, trans_roll, trans_prob, ek)
+        # ek holds keep_expectations(values[rerolls - 1]) from the loop's last stage (best_keeps
+        # only reads it): the first roll's keeps come from the same expectations, not worked out again
         best_keeps(term_first, ek, sub_ptr, sub_keep, roll_as_keep, v_first, k_first)
     return v_first, k_first, values, keeps
 

@@ -91,7 +91,8 @@ class _CompileWatch(_event.Listener):
 
     def on_start(self, event: _event.Event) -> None:
         d = event.data.get("dispatcher") if isinstance(event.data, dict) else None
-        _progress.compiling(getattr(getattr(d, "py_func", None), "__module__", ""), True)
+        f = getattr(d, "py_func", None)
+        _progress.compiling(getattr(f, "__module__", ""), True, getattr(f, "__name__", ""))
 
     def on_end(self, event: _event.Event) -> None:
         _progress.compiling("", False)
@@ -120,6 +121,13 @@ def _plain_numba_errors() -> None:
         errmsg = filename = indicate = highlight = reset = code
 
     errors._termcolor_inst = _Plain()
+    # modules that took numba's scheme when they were imported (numba's own import does it):
+    # ir's formats the source line of every constant numba fails to infer, in an ordinary compile
+    for name in ("numba.core.ir", "numba.core.typeinfer", "numba.core.typing.typeof",
+                 "numba.core.compiler_machinery", "numba.core.types.functions"):
+        mod = sys.modules.get(name)
+        if mod is not None and hasattr(mod, "_termcolor"):
+            mod._termcolor = errors._termcolor_inst
 
 
 _plain_numba_errors()
@@ -134,15 +142,23 @@ _HELPER: Any = None
 HELPER_SECONDS = 12.0
 _HELPER_T0 = 0.0
 _HELPER_SECONDS = HELPER_SECONDS
+_HELPER_WHAT = "the bots' kernels"
 
 
-def set_helper(proc: Any, seconds: float = HELPER_SECONDS) -> None:
+def set_helper(proc: Any, seconds: float = HELPER_SECONDS, what: str = "the bots' kernels") -> None:
     """Register a started kernel-compiling process (a ``multiprocessing.Process``), or None, with
-    about how long it compiles on an idle machine (scaled by the load when announced)."""
-    global _HELPER, _HELPER_T0, _HELPER_SECONDS
+    about how long it compiles on an idle machine (scaled by the load when announced) and what it
+    compiles (said while a caller waits for it)."""
+    global _HELPER, _HELPER_T0, _HELPER_SECONDS, _HELPER_WHAT
     _HELPER = proc
     _HELPER_T0 = _time.monotonic()
     _HELPER_SECONDS = seconds * _progress.load_factor()
+    _HELPER_WHAT = what
+
+
+def has_helper() -> bool:
+    """Whether a kernel helper is registered and not yet awaited (:func:`set_helper`)."""
+    return _HELPER is not None
 
 
 def await_helper() -> None:
@@ -158,9 +174,13 @@ def await_helper() -> None:
         with _progress.bar(None, "", "s", quiet=not _progress.enabled(), bar_format="{desc}") as b:
             while proc.is_alive():
                 now = _time.monotonic()
+                if now - _HELPER_T0 > max(120.0, 10 * _HELPER_SECONDS):
+                    # far past its estimate (stuck?): this process compiles what it needs itself
+                    proc.terminate()
+                    break
                 left = _HELPER_SECONDS - (now - _HELPER_T0)
                 more = f"about {left:.0f} s more" if left >= 1 else "nearly done"
-                b.set_description_str(_progress.fit("compiling the bots' kernels in a helper, once",
+                b.set_description_str(_progress.fit(f"compiling {_HELPER_WHAT} in a helper, once",
                                                     tail=f": {now - t0:.0f} s, {more}"))
                 proc.join(0.5)
 
@@ -174,4 +194,4 @@ def in_cache(kernel: Any) -> bool:
         return False
 
 
-__all__ = ["nb", "set_helper", "await_helper", "in_cache"]
+__all__ = ["nb", "set_helper", "has_helper", "await_helper", "in_cache"]

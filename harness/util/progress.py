@@ -92,10 +92,17 @@ def say(line: str) -> None:
 #: What compiling each kernel module is (a short name: the line must fit 80 columns), and about
 #: how many seconds of CPU its kernels take to compile when a command first needs them, measured
 #: on the idle development machine (``benchmarks/BENCHMARKS.md``, "First run"); announced times
-#: are scaled by :func:`load_factor`.
+#: are scaled by :func:`load_factor`. A kernel of its own (``module.function``) where one
+#: module's kernels are compiled at different moments and take very different times.
 KERNELS: dict[str, tuple[str, float]] = {
     "harness.exact.kernels.solver": ("solver", 8.0),
-    "harness.exact.kernels.policy": ("exact evaluation", 20.0),
+    "harness.exact.kernels.solver.layer_windows": ("exact evaluation", 0.5),
+    # an evaluation compiles sheet_scores first (1.6 s) and a bot's policy right after: its
+    # figure stands for both, so the line's estimate is right from the start
+    "harness.exact.kernels.policy": ("exact evaluation", 7.0),
+    "harness.exact.kernels.policy.soft_policy": ("exact evaluation", 5.5),
+    "harness.exact.kernels.policy.hard_policy": ("exact evaluation", 4.0),
+    "harness.exact.kernels.policy.policy_outcomes": ("exact evaluation", 8.0),
     "harness.exact.kernels.target": ("target tables", 25.0),
     "harness.decisions.kernels": ("analysis", 8.0),
     "harness.players.fit.kernels": ("player models", 8.0),
@@ -138,20 +145,24 @@ class _Compiling:
         self.lock = threading.Lock()
         self.depth = 0
         self.what: list[str] = []
+        self.keys: list[str] = []  # the KERNELS entries counted in the estimate
         self.estimate = 0.0
         self.t0 = 0.0
         self.idle_since: float | None = None
         self.thread: threading.Thread | None = None
 
-    def start(self, module: str) -> None:
+    def start(self, module: str, name: str = "") -> None:
         with self.lock:
             self.depth += 1
             self.idle_since = None
             if self.depth > 1:
                 return
-            label, seconds = KERNELS.get(module, ("kernels", 1.0))
+            key = f"{module}.{name}" if f"{module}.{name}" in KERNELS else module
+            label, seconds = KERNELS.get(key, ("kernels", 1.0))
             if label not in self.what:
                 self.what.append(label)
+            if key not in self.keys:
+                self.keys.append(key)
                 self.estimate += seconds * load_factor()
             if self.thread is None:
                 self.t0 = time.monotonic()
@@ -174,7 +185,7 @@ class _Compiling:
                     est = self.estimate
                     if done:
                         self.thread = None
-                        self.what, self.estimate = [], 0.0
+                        self.what, self.keys, self.estimate = [], [], 0.0
                 if done:
                     break
                 spent = time.monotonic() - self.t0
@@ -190,12 +201,12 @@ class _Compiling:
 _COMPILING = _Compiling()
 
 
-def compiling(module: str, started: bool) -> None:
-    """numba starts (``started``) or ends compiling a kernel of ``module`` (:mod:`harness.util.jit`)."""
+def compiling(module: str, started: bool, name: str = "") -> None:
+    """numba starts (``started``) or ends compiling kernel ``name`` of ``module`` (:mod:`harness.util.jit`)."""
     if not _ENABLED:
         return
     if started:
-        _COMPILING.start(module)
+        _COMPILING.start(module, name)
     else:
         _COMPILING.end()
 

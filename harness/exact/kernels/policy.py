@@ -31,23 +31,34 @@ def sheet_scores(ctx, masks, flags, servida, options, allowed, extras):
     (mask, flag) (index 1: the first roll). Without servida the first roll scores like any other: copied."""
     last_mask = np.int64(-1)
     last_flag = False
+    no, yes = np.bool_(False), np.bool_(True)  # not literals: one specialisation of score_sheet
+    zero, one = np.int64(0), np.int64(1)  # (and of _copy_row)
     for g in range(masks.shape[0]):
         mask = masks[g]
         flag = flags[g]
         if g > 0 and mask == last_mask and flag == last_flag:
-            options[g] = options[g - 1]
-            allowed[g] = allowed[g - 1]
-            extras[g] = extras[g - 1]
+            for fi in range(2):
+                _copy_row(options, allowed, extras, g - 1, fi, g, fi)
             continue
-        score_sheet(ctx, False, flag, mask, options[g, 0], allowed[g, 0], extras[g, 0])
+        fl = np.int64(1) if flag else np.int64(0)  # the solver's kernels pass it as an int: one specialisation
+        score_sheet(ctx, no, fl, mask, options[g, 0], allowed[g, 0], extras[g, 0])
         if servida:
-            score_sheet(ctx, True, flag, mask, options[g, 1], allowed[g, 1], extras[g, 1])
+            score_sheet(ctx, yes, fl, mask, options[g, 1], allowed[g, 1], extras[g, 1])
         else:
-            options[g, 1] = options[g, 0]
-            allowed[g, 1] = allowed[g, 0]
-            extras[g, 1] = extras[g, 0]
+            _copy_row(options, allowed, extras, g, zero, g, one)
         last_mask = mask
         last_flag = flag
+
+
+@nb.njit(cache=True, nogil=True)
+def _copy_row(options, allowed, extras, g, fi, h, fj):
+    """Sheet g's score rows of roll kind fi to sheet h, kind fj: element loops, as numba's
+    broadcasting set-item takes seconds to compile."""
+    for r in range(options.shape[2]):
+        allowed[h, fj, r] = allowed[g, fi, r]
+        extras[h, fj, r] = extras[g, fi, r]
+        for b in range(options.shape[3]):
+            options[h, fj, r, b] = options[g, fi, r, b]
 
 
 #: Kinds of a policy's keep and box arrays for :func:`policy_outcomes`.
@@ -473,7 +484,7 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
         Q = np.empty(L)
         UU = np.empty(L)
         OUT = np.empty((n_out, L))
-        g0 = 0
+        g0 = np.int64(0)  # not the literal 0: a literal compiles _soft_boxes a second time
         while g0 < rows.shape[0]:
             sh = sheet[g0]
             g1 = g0 + 1
@@ -555,7 +566,6 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
                 _own_best_boxes(oc, vb, cr, n, m, 1.0 - blunder, u, temperature, outp[row], hf)
 
 
-@nb.njit(cache=True, nogil=True)
 def solver_policy(ctx, lay, dk, V, masks, flags, uppers, soft, codes, keep_vals, boxes, box_vals):
     """The solver bot's keeps and boxes for every state, stage and roll, from the solver's own item
     kernels run over each run of states of one sheet (their upper slots side by side, as the
@@ -571,84 +581,143 @@ def solver_policy(ctx, lay, dk, V, masks, flags, uppers, soft, codes, keep_vals,
     whole roll's the stop value, as :func:`harness.exact.kernels.solver.soft_keeps`) and box_vals
     (B, NB, W) the value of writing score s in open box b (score + bonus crossed + V(next state),
     :func:`harness.exact.kernels.solver.choose_boxes`'s) at [b, s] (other entries are never read).
-    """
+
+    Two kernels, one a kind (:func:`soft_policy`, :func:`hard_policy`), called from Python: one
+    kernel with both branches compiled both (15 s of a first exact evaluation's CPU) where a
+    command needs one, or needs the other much later."""
+    if soft:
+        soft_policy(ctx, lay, dk, V, masks, flags, uppers, keep_vals, box_vals)
+    else:
+        hard_policy(ctx, lay, dk, V, masks, flags, uppers, codes, boxes)
+
+
+@nb.njit(cache=True, nogil=True)
+def _sheet_run(lay, masks, flags, uppers, g0):
+    """The states g0..g1-1 of one sheet (mask, flag), consecutive: (g1, flag, their capped upper
+    subtotals, their slots)."""
+    n = masks.shape[0]
+    mask = masks[g0]
+    flag = 1 if flags[g0] else 0
+    g1 = g0 + 1
+    while g1 < n and masks[g1] == mask and (1 if flags[g1] else 0) == flag:
+        g1 += 1
+    nu = np.int64(g1 - g0)
+    um = lay.umask_of[mask]
+    ulist = np.empty(nu, dtype=np.int32)
+    sl = np.empty(nu, dtype=np.int64)
+    for i in range(nu):
+        u = min(np.int64(uppers[g0 + i]), lay.threshold)
+        ulist[i] = u
+        sl[i] = lay.slot[um, u]
+    return g1, flag, ulist, sl
+
+
+@nb.njit(cache=True, nogil=True)
+def _stop_work(ctx):
+    """Scratch of :func:`_sheet_stops`: (allowed (R,) int64, rows (R, NB) int16, extras (R,) int16)."""
+    n_rolls = ctx.table.shape[0]
+    return (np.empty(n_rolls, dtype=np.int64), np.empty((n_rolls, ctx.n_boxes), dtype=np.int16),
+            np.empty(n_rolls, dtype=np.int16))
+
+
+@nb.njit(cache=True, nogil=True)
+def _sheet_stops(ctx, lay, V, mask, flag, ulist, sl, want_box, work):
+    """(stop_f, stop_l (R, nu), box_f, box_l (R, nu) int16) of the slots ``sl`` of one sheet:
+    :func:`harness.exact.kernels.solver.stop_values` of the later rolls and, with servida, of the
+    first (else the same arrays); the boxes only ``want_box``."""
+    allowed, rows, extras = work
+    n_rolls = ctx.table.shape[0]
+    nu = np.int64(ulist.shape[0])
+    box_l = np.empty((n_rolls, nu), dtype=np.int16)
+    box_f = np.empty((n_rolls, nu), dtype=np.int16) if lay.servida else box_l
+    stop_l = np.empty((n_rolls, nu))
+    stop_f = np.empty((n_rolls, nu)) if lay.servida else stop_l
+    stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, np.bool_(False), allowed, stop_l, box_l, rows, extras,
+                want_box)
+    if lay.servida:
+        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, np.bool_(True), allowed, stop_f, box_f, rows, extras,
+                    want_box)
+    return stop_f, stop_l, box_f, box_l
+
+
+@nb.njit(cache=True, nogil=True)
+def soft_policy(ctx, lay, dk, V, masks, flags, uppers, keep_vals, box_vals):
+    """:func:`solver_policy` with ``soft``: keep_vals and box_vals."""
     n_rolls = ctx.table.shape[0]
     n_keeps = dk.add.shape[0]
     rr = dk.rerolls
     ns = dk.n_small
     nbx = lay.n_boxes
     F = lay.n_flags
-    T = lay.threshold
-    no, yes = np.bool_(False), np.bool_(True)
-    allowed = np.empty(n_rolls, dtype=np.int64)
-    rows = np.empty((n_rolls, nbx), dtype=np.int16)
-    extras = np.empty(n_rolls, dtype=np.int16)
-    nf = boxes.shape[1]
+    work = _stop_work(ctx)
     n = masks.shape[0]
-    g0 = 0
+    g0 = np.int64(0)
     while g0 < n:
         mask = masks[g0]
-        flag = 1 if flags[g0] else 0
-        g1 = g0 + 1
-        while g1 < n and masks[g1] == mask and (1 if flags[g1] else 0) == flag:
-            g1 += 1
+        g1, flag, ulist, sl = _sheet_run(lay, masks, flags, uppers, g0)
         nu = np.int64(g1 - g0)
-        um = lay.umask_of[mask]
-        ulist = np.empty(nu, dtype=np.int32)
-        sl = np.empty(nu, dtype=np.int64)
-        for i in range(nu):
-            u = min(np.int64(uppers[g0 + i]), T)
-            ulist[i] = u
-            sl[i] = lay.slot[um, u]
-        box_l = np.empty((n_rolls, nu), dtype=np.int16)
-        box_f = np.empty((n_rolls, nu), dtype=np.int16) if lay.servida else box_l
-        stop_l = np.empty((n_rolls, nu))
-        stop_f = np.empty((n_rolls, nu)) if lay.servida else stop_l
-        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, no, allowed, stop_l, box_l, rows, extras, not soft)
-        if lay.servida:
-            stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, yes, allowed, stop_f, box_f, rows, extras, not soft)
+        stop_f, stop_l, _, _ = _sheet_stops(ctx, lay, V, mask, flag, ulist, sl, np.bool_(False), work)
         E = np.empty((n_keeps, nu))
         M = np.empty((ns, nu))
-        if soft:
-            # not zeroed: turn_values writes every stage j >= 1 read below (index 0 is neither written nor read)
-            Es = np.empty((rr + 1, n_keeps, nu))
-            Ms = np.empty((rr + 1, ns, nu))
-            turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms)
-            for i in range(nu):
-                g = g0 + i
-                for j in range(1, rr + 1):
-                    st = stop_f if j == rr else stop_l
-                    for k in range(ns):
-                        keep_vals[g, j - 1, k] = Es[j, k, i]
-                    for r in range(n_rolls):
-                        keep_vals[g, j - 1, dk.roll_as_keep[r]] = st[r, i]
-            W = upper_values(lay, V, mask, flag, ulist, nu)
-            for b in range(nbx):
-                if (mask >> b) & 1:
-                    continue
-                m2 = mask | (np.int64(1) << b)
-                for v in range(lay.box_nvals[b]):
-                    s = lay.box_vals[b, v]
-                    if lay.is_upper[b]:
-                        w = W[lay.wrow[b] + v]
-                        for i in range(nu):
-                            box_vals[g0 + i, b, s] = w[i]
-                    else:
-                        nfl = flag
-                        if b == lay.key_box:
-                            nfl = 1 if s > 0 else 0
-                        b2 = lay.base[m2 * F + nfl]
-                        for i in range(nu):
-                            box_vals[g0 + i, b, s] = float(s) + V[b2 + sl[i]]
-        else:
-            if rr > 0:
-                A = np.empty((ns, nu), dtype=np.int32)
-                turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, g0)
-            for i in range(nu):
+        # not zeroed: turn_values writes every stage j >= 1 read below (index 0 is neither written nor read)
+        Es = np.empty((rr + 1, n_keeps, nu))
+        Ms = np.empty((rr + 1, ns, nu))
+        turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms, True)  # narrow: one sheet's slots
+        for i in range(nu):
+            g = g0 + i
+            for j in range(1, rr + 1):
+                st = stop_f if j == rr else stop_l
+                for k in range(ns):
+                    keep_vals[g, j - 1, k] = Es[j, k, i]
                 for r in range(n_rolls):
-                    boxes[g0 + i, 0, r] = box_l[r, i]
-                    if nf == 2:
-                        boxes[g0 + i, 1, r] = box_f[r, i]
+                    keep_vals[g, j - 1, dk.roll_as_keep[r]] = st[r, i]
+        W = upper_values(lay, V, mask, flag, ulist, nu)
+        for b in range(nbx):
+            if (mask >> b) & 1:
+                continue
+            m2 = mask | (np.int64(1) << b)
+            for v in range(lay.box_nvals[b]):
+                s = lay.box_vals[b, v]
+                if lay.is_upper[b]:
+                    w = W[lay.wrow[b] + v]
+                    for i in range(nu):
+                        box_vals[g0 + i, b, s] = w[i]
+                else:
+                    nfl = flag
+                    if b == lay.key_box:
+                        nfl = 1 if s > 0 else 0
+                    b2 = lay.base[m2 * F + nfl]
+                    for i in range(nu):
+                        box_vals[g0 + i, b, s] = float(s) + V[b2 + sl[i]]
+        g0 = g1
+
+
+@nb.njit(cache=True, nogil=True)
+def hard_policy(ctx, lay, dk, V, masks, flags, uppers, codes, boxes):
+    """:func:`solver_policy` without ``soft``: codes and boxes."""
+    n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
+    rr = dk.rerolls
+    ns = dk.n_small
+    work = _stop_work(ctx)
+    nf = boxes.shape[1]
+    n = masks.shape[0]
+    g0 = np.int64(0)  # not the literal 0: a literal compiles turn_codes a second time
+    while g0 < n:
+        mask = masks[g0]
+        g1, flag, ulist, sl = _sheet_run(lay, masks, flags, uppers, g0)
+        nu = np.int64(g1 - g0)
+        stop_f, stop_l, box_f, box_l = _sheet_stops(ctx, lay, V, mask, flag, ulist, sl, np.bool_(True), work)
+        E = np.empty((n_keeps, nu))
+        M = np.empty((ns, nu))
+        if rr > 0:
+            A = np.empty((ns, nu), dtype=np.int32)
+            turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, g0, True)  # narrow, as soft_policy
+        for i in range(nu):
+            for r in range(n_rolls):
+                boxes[g0 + i, 0, r] = box_l[r, i]
+                if nf == 2:
+                    boxes[g0 + i, 1, r] = box_f[r, i]
         g0 = g1
 
 

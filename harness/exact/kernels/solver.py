@@ -325,7 +325,7 @@ def _expect(add, ns, E, nu):
 
 
 @nb.njit(cache=True, nogil=True)
-def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
+def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms, narrow=None):
     """Optimal value of each first roll from the stop values (first roll / later roll).
 
     E (K, nu) and M (n_small, nu) are work arrays: E[k] the expected value of keeping k and
@@ -334,6 +334,10 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
     first-roll values on return. With Es (rr+1, K, nu) and Ms (rr+1, n_small, nu) not empty,
     stage j's E and M (j rerolls left) are saved there for :func:`keep_arg` and the bot. Rows are
     indexed in place, never taken as views (see :func:`stop_values`).
+    ``narrow`` (any value but None, given as a constant): the face-by-face loops whatever the
+    width, the same comparisons in the same order (so the same values); numba then prunes the
+    one-pass branch and never compiles :func:`_best_sub` for the caller (the bot's policies,
+    whose slots are one sheet's: fewer than ``WIDE``), seconds of a first evaluation's compiling.
     """
     n_rolls = stop_f.shape[0]
     ns = dk.n_small
@@ -341,6 +345,9 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
     rem = dk.rem
     save = Es.shape[0] > 0
     no_a = np.empty((0, 0), dtype=np.int32)
+    # an int64, not the literal 0: _best_sub and _chain then share turn_args' specialisation
+    # (a literal argument compiles a function of its own, about 3 s of a first run's CPU)
+    zero = np.int64(0)
     first_st = stop_f if rr == 0 else stop_l
     for r in range(n_rolls):
         for i in range(nu):
@@ -349,8 +356,8 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
         st = stop_f if j == rr else stop_l
         _expect(dk.add, ns, E, nu)
         for k in range(ns):
-            if nu >= WIDE:  # one pass over the faces, as turn_args
-                _best_sub(dk, k, E, k, M, no_a, M, k, no_a, 0, nu)
+            if narrow is None and nu >= WIDE:  # one pass over the faces, as turn_args
+                _best_sub(dk, k, E, k, M, no_a, M, k, no_a, zero, nu)
                 continue
             for i in range(nu):
                 M[k, i] = E[k, i]
@@ -370,8 +377,8 @@ def turn_values(dk, nu, stop_f, stop_l, E, M, Es, Ms):
                     Ms[j, k, i] = M[k, i]
         for r in range(n_rolls):
             kr = ns + r
-            if nu >= WIDE:
-                _best_sub(dk, kr, st, r, M, no_a, E, kr, no_a, 0, nu)
+            if narrow is None and nu >= WIDE:
+                _best_sub(dk, kr, st, r, M, no_a, E, kr, no_a, zero, nu)
                 continue
             for i in range(nu):
                 E[kr, i] = st[r, i]
@@ -907,7 +914,8 @@ def state_plan(ctx, lay, dk, V, mask, flag, u, work, last_sheet):
     if lay.servida:
         stop_one(lay, V, mask, flag, u, rows_f, al_f, ex_f, wv, nxt, stop_f)
     else:
-        stop_f[:] = stop_l
+        for r in range(stop_l.shape[0]):  # not stop_f[:] = stop_l: a broadcasting set-item compiles slowly
+            stop_f[r] = stop_l[r]
     turn_one(dk, stop_f, stop_l, E, M, Es, Ms)
     return sheet
 
@@ -947,7 +955,7 @@ def policy_keeps(ctx, lay, dk, V, tags, codes, masks, flags, uppers, rolls, stag
 
 
 @nb.njit(cache=True, nogil=True)
-def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
+def turn_args(dk, nu, stop_f, stop_l, E, M, A, args, narrow=None):
     """:func:`turn_values` that also writes the T=0 keep of every stage, roll and slot: args[j - 1,
     r, i] (rr, R, nu) int32 the keep (``roll_as_keep[r]`` for stop) with j rerolls left.
 
@@ -955,7 +963,7 @@ def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
     face order picks exactly :func:`keep_arg`'s keep (stop on ties, then the first face, the keep
     itself before its sub-keeps), and the values are computed as in :func:`turn_values`. From
     ``WIDE`` slots on, each keep's faces are taken in one pass (:func:`_best_sub`), the same
-    comparisons in the same order.
+    comparisons in the same order; ``narrow`` as in :func:`turn_values`.
     """
     n_rolls = stop_f.shape[0]
     ns = dk.n_small
@@ -969,7 +977,7 @@ def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
         st = stop_f if j == rr else stop_l
         arg = args[j - 1]
         _expect(dk.add, ns, E, nu)
-        if nu >= WIDE:
+        if narrow is None and nu >= WIDE:
             for k in range(ns):
                 _best_sub(dk, k, E, k, M, A, M, k, A, k, nu)
             for r in range(n_rolls):
@@ -1003,12 +1011,12 @@ def turn_args(dk, nu, stop_f, stop_l, E, M, A, args):
 
 
 @nb.njit(cache=True, nogil=True)
-def turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off):
+def turn_codes(dk, nu, stop_f, stop_l, E, M, A, codes, off, narrow=None):
     """:func:`turn_args` with each keep written as its position among roll r's sub-keeps:
-    codes[off + i, j - 1, r] (one state's row of codes is contiguous)."""
+    codes[off + i, j - 1, r] (one state's row of codes is contiguous); ``narrow`` as there."""
     n_rolls = stop_f.shape[0]
     args = np.empty((dk.rerolls, n_rolls, nu), dtype=np.int32)
-    turn_args(dk, nu, stop_f, stop_l, E, M, A, args)
+    turn_args(dk, nu, stop_f, stop_l, E, M, A, args, narrow)
     for j in range(dk.rerolls):
         for i in range(nu):
             ci = codes[off + i, j]
