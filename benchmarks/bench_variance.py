@@ -80,8 +80,11 @@ def factors(args: argparse.Namespace, root: Path) -> None:
         a = t - r["luck"].to_numpy()
         n = len(t)
         z = 1.96
-        ci = lambda x: f"{x.mean():.2f} [{x.mean() - z * x.std(ddof=1) / math.sqrt(n):.2f}, " \
-                       f"{x.mean() + z * x.std(ddof=1) / math.sqrt(n):.2f}]"  # noqa: E731
+
+        def ci(x: np.ndarray) -> str:
+            half = z * x.std(ddof=1) / math.sqrt(n)
+            return f"{x.mean():.2f} [{x.mean() - half:.2f}, {x.mean() + half:.2f}]"
+
         print(f"| {bot} | {n:,} | {ci(t)} | {ci(a)} | {t.std(ddof=1):.2f} | {a.std(ddof=1):.2f} | "
               f"{t.var(ddof=1) / a.var(ddof=1):.1f} | {speeds[0]:,.0f} | {speeds[1]:,.0f} | "
               f"{speeds[0] / speeds[1]:.1f}x |", flush=True)

@@ -336,8 +336,12 @@ def test_an_exact_sweep_survives_a_worker_killed_at_start_up(tiny_dir, cache, ca
     out, err = capsys.readouterr()
     assert k.killed and code == 0, err
     drop = ("seconds", "evaluated", "from_cache", "cached")
-    clean = lambda x: {a: clean(b) for a, b in x.items() if a not in drop} if isinstance(x, dict) else (  # noqa: E731
-        [clean(v) for v in x] if isinstance(x, list) else x)
+
+    def clean(x):
+        if isinstance(x, dict):
+            return {a: clean(b) for a, b in x.items() if a not in drop}
+        return [clean(v) for v in x] if isinstance(x, list) else x
+
     assert clean(json.loads(out)) == clean(local)
 
 

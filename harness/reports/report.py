@@ -111,7 +111,8 @@ def write_report(summary: RunSummary, out_dir: str | Path | None = None, plots: 
         out.mkdir(parents=True, exist_ok=True)
         pngs: list[Path] = []
         if plots:
-            from harness.reports.plot import save_all_plots  # matplotlib (~0.3 s) only when plots are drawn (not --no-plots)
+            # matplotlib (~0.3 s) only when plots are drawn (not --no-plots)
+            from harness.reports.plot import save_all_plots
 
             pngs = save_all_plots(summary, out)
         pages = write_review_pages(summary, d, out) if reviews else []
