@@ -50,9 +50,32 @@ def _play(root: Path, games: int, seats: str) -> tuple[Path, Path]:
 
     run, jsonl = root / f"run-{games}", root / f"games-{games}.jsonl"
     if not (run / "manifest.json").is_file():
-        subprocess.run([sys.executable, "-m", "harness.cli", "run", "--rules", "scandinavian", "--seats", seats,
-                        "--games", str(games), "--seed", "1", "--record", "--workers", "1", "--quiet", "--out",
-                        str(run)], check=True, cwd=ROOT, env=_env(ROOT), stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "harness.cli",
+                "run",
+                "--rules",
+                "scandinavian",
+                "--seats",
+                seats,
+                "--games",
+                str(games),
+                "--seed",
+                "1",
+                "--record",
+                "--workers",
+                "1",
+                "--quiet",
+                "--out",
+                str(run),
+            ],
+            check=True,
+            cwd=ROOT,
+            env=_env(ROOT),
+            stdout=subprocess.DEVNULL,
+        )
     if not jsonl.is_file():
         from harness.records.codec import records_of_run
         from harness.records.record import write_records_jsonl
@@ -64,8 +87,10 @@ def _play(root: Path, games: int, seats: str) -> tuple[Path, Path]:
 
 
 def _commands(source: Path, out: Path, models: list[str], only: str | None) -> list[tuple[str, list[str]]]:
-    cmds = [("records", ["records", str(source)]),
-            ("analyse", ["analyse", str(source), "--out", str(out / "analysis"), "--no-plots"])]
+    cmds = [
+        ("records", ["records", str(source)]),
+        ("analyse", ["analyse", str(source), "--out", str(out / "analysis"), "--no-plots"]),
+    ]
     cmds += [(f"fit {m}", ["fit", str(source), "--model", m, "--quiet", "--json"]) for m in models]
     return [(k, c) for k, c in cmds if only is None or k.split()[0] == only]
 
@@ -83,8 +108,10 @@ def store(argv: list[str]) -> int:
     from harness.records.record import RecordStream
 
     budget = MAX_MEMORY if args.max_memory is None else int(args.max_memory * 2**30)
-    print("| games | informative decisions | rows kept (distinct) | options kept | segments | in memory | "
-          "in the scratch file | bytes per row | bytes per decision |")
+    print(
+        "| games | informative decisions | rows kept (distinct) | options kept | segments | in memory | "
+        "in the scratch file | bytes per row | bytes per decision |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for g in sorted(int(x) for x in args.games.split(",")):
         run, _ = _play(args.dir.resolve(), g, args.seats)
@@ -95,9 +122,12 @@ def store(argv: list[str]) -> int:
             b = st.b
             b.finish()
             total = b.memory_bytes + b.spilled_bytes
-            print(f"| {g:,} | {b.decisions:,} | {b.rows:,} ({100 * b.rows / b.decisions:.0f} %) | {b.options:,} | "
-                  f"{b.segments} | {b.memory_bytes / 2**20:,.0f} MiB | {b.spilled_bytes / 2**20:,.0f} MiB | "
-                  f"{total / b.rows:.0f} | {total / b.decisions:.0f} |", flush=True)
+            print(
+                f"| {g:,} | {b.decisions:,} | {b.rows:,} ({100 * b.rows / b.decisions:.0f} %) | {b.options:,} | "
+                f"{b.segments} | {b.memory_bytes / 2**20:,.0f} MiB | {b.spilled_bytes / 2**20:,.0f} MiB | "
+                f"{total / b.rows:.0f} | {total / b.decisions:.0f} |",
+                flush=True,
+            )
         finally:
             st.close()
     return 0
@@ -122,8 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     root = args.dir.resolve()
     root.mkdir(parents=True, exist_ok=True)
     cli = [sys.executable, "-m", "harness.cli"]
-    print(f"# {platform.node()} ({os.cpu_count()} cores), Python {platform.python_version()}, "
-          f"{time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.1f}", flush=True)
+    print(
+        f"# {platform.node()} ({os.cpu_count()} cores), Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
     logs = {g: dict(zip(("run", "jsonl"), _play(root, g, args.seats))) for g in sizes}
     warm = _play(root, 200, args.seats)[1]
     for i, tree in enumerate(trees):
@@ -137,8 +170,11 @@ def main(argv: list[str] | None = None) -> int:
                 for what, cmd in _commands(logs[g][kind], root / f"out-{i}-{kind}-{g}", models, args.only):
                     before = os.getloadavg()[0]
                     m = _measure(tree, cmd, cli)
-                    print(f"| `{what}` | {kind} | {g:,} | {tree.name} | {m.wall:,.1f} s | {m.cpu:,.1f} s | "
-                          f"{m.rss:,.0f} MiB | {before:.1f} .. {os.getloadavg()[0]:.1f} |", flush=True)
+                    print(
+                        f"| `{what}` | {kind} | {g:,} | {tree.name} | {m.wall:,.1f} s | {m.cpu:,.1f} s | "
+                        f"{m.rss:,.0f} MiB | {before:.1f} .. {os.getloadavg()[0]:.1f} |",
+                        flush=True,
+                    )
     return 0
 
 

@@ -52,8 +52,23 @@ def _play(tree: Path, root: Path, games: int, seats: str) -> Path:
     rules = root / "rules" / "scandinavian.toml"
     rules.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(ROOT / "configs" / "rules" / "scandinavian.toml", rules)
-    cmd = _cli(tree) + ["run", "--rules", str(rules), "--seats", seats, "--games", str(games), "--seed", "1",
-                        "--record", "--workers", "1", "--quiet", "--out", str(out)]
+    cmd = _cli(tree) + [
+        "run",
+        "--rules",
+        str(rules),
+        "--seats",
+        seats,
+        "--games",
+        str(games),
+        "--seed",
+        "1",
+        "--record",
+        "--workers",
+        "1",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
     t = time.perf_counter()
     subprocess.run(cmd, check=True, cwd=tree, env=_env(tree), stdout=subprocess.DEVNULL)
     print(f"played {out.name}: {games:,} games x 2 seats in {time.perf_counter() - t:.1f} s", flush=True)
@@ -71,21 +86,23 @@ class Measured(NamedTuple):
 def _measure(tree: Path, cmd: list[str], cli: list[str] | None = None) -> Measured:
     """``cmd`` under /usr/bin/time -v, with ``tree`` first on the path (it must succeed); ``cli``: how
     the command line starts (default: the ``yatzy-harness`` script, else ``python -m harness.cli``)."""
-    p = subprocess.run(["/usr/bin/time", "-v", *(cli or _cli(tree)), *cmd], cwd=tree, env=_env(tree),
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        ["/usr/bin/time", "-v", *(cli or _cli(tree)), *cmd], cwd=tree, env=_env(tree), capture_output=True, text=True
+    )
     if p.returncode != 0:
         raise RuntimeError(f"{cmd} failed in {tree}:\n{p.stderr[-3000:]}")
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", p.stderr).group(1)
-    secs = sum(float(x) * 60 ** i for i, x in enumerate(reversed(wall.split(":"))))
+    secs = sum(float(x) * 60**i for i, x in enumerate(reversed(wall.split(":"))))
     cpu = sum(float(re.search(rf"{what} time \(seconds\): (\S+)", p.stderr).group(1)) for what in ("User", "System"))
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1))
     return Measured(secs, cpu, rss / 1024)
 
 
 def _commands(run: Path, out: Path) -> dict[str, tuple[list[str], Path]]:
-    return {"analyse": (["analyse", str(run), "--out", str(out / "analysis")], out / "analysis" / "analysis.json"),
-            "fit": (["fit", str(run), "--model", "solver:temperature", "--out", str(out / "fit.json")],
-                    out / "fit.json")}
+    return {
+        "analyse": (["analyse", str(run), "--out", str(out / "analysis")], out / "analysis" / "analysis.json"),
+        "fit": (["fit", str(run), "--model", "solver:temperature", "--out", str(out / "fit.json")], out / "fit.json"),
+    }
 
 
 def _result(what: str, path: Path) -> dict:
@@ -99,8 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", default="2000,10000", help="games per run, comma-separated")
     ap.add_argument("--seats", default="solver:temperature=1,greedy")
-    ap.add_argument("--tree", action="append", type=Path,
-                    help="a checkout whose harness runs the commands (repeatable; default: this one)")
+    ap.add_argument(
+        "--tree",
+        action="append",
+        type=Path,
+        help="a checkout whose harness runs the commands (repeatable; default: this one)",
+    )
     ap.add_argument("--only", choices=("analyse", "fit"), help="measure one command only")
     ap.add_argument("--dir", default="results/bench-codec", type=Path, help="where the runs are kept")
     args = ap.parse_args(argv)
@@ -109,8 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     root = args.dir.resolve()
     root.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()[0]
-    print(f"# {platform.node()} {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
-          f"{time.strftime('%Y-%m-%d %H:%M')}, load average {load:.1f}", flush=True)
+    print(
+        f"# {platform.node()} {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}, load average {load:.1f}",
+        flush=True,
+    )
     runs = {g: _play(trees[-1], root, g, args.seats) for g in sizes}
     whats = [args.only] if args.only else ["analyse", "fit"]
     for tree in trees:  # numba compiles a tree's kernels once, into that tree's cache

@@ -57,26 +57,59 @@ def main(argv: list[str] | None = None) -> int:
     for name, t in (("base", 63), ("candidate", 62)):
         (root / f"{name}.toml").write_text(
             f'rules = "scandinavian"\nseats = ["solver", "solver"]\ngames = {args.games}\nseed = 1\n'
-            f"chunk_size = {args.step}\nworkers = {args.workers}\n[settings]\nupper_bonus_threshold = {t}\n")
-    d, code, dt = _cli(["compare", str(root / "base.toml"), str(root / "candidate.toml"), "--confidence", "0.999",
-                        "--out", str(root / "fixed"), "--quiet", "--json"])
+            f"chunk_size = {args.step}\nworkers = {args.workers}\n[settings]\nupper_bonus_threshold = {t}\n"
+        )
+    d, code, dt = _cli(
+        [
+            "compare",
+            str(root / "base.toml"),
+            str(root / "candidate.toml"),
+            "--confidence",
+            "0.999",
+            "--out",
+            str(root / "fixed"),
+            "--quiet",
+            "--json",
+        ]
+    )
     lo, hi = d["score"]["diff_ci"]
-    print(f"fixed sample: {d['games']:,} games per side x 2 seats in {dt:.0f} s (play + compare): "
-          f"diff {d['score']['diff']:+.4f} [{lo:+.4f}, {hi:+.4f}] (99.9 % CI), exact {exact:+.4f} "
-          f"{'inside' if lo < exact < hi else 'OUTSIDE'}; verdict {d['verdict']} (exit {code}); "
-          f"per-game sd of the paired difference {d['score']['diff_std']:.2f} points", flush=True)
+    print(
+        f"fixed sample: {d['games']:,} games per side x 2 seats in {dt:.0f} s (play + compare): "
+        f"diff {d['score']['diff']:+.4f} [{lo:+.4f}, {hi:+.4f}] (99.9 % CI), exact {exact:+.4f} "
+        f"{'inside' if lo < exact < hi else 'OUTSIDE'}; verdict {d['verdict']} (exit {code}); "
+        f"per-game sd of the paired difference {d['score']['diff_std']:.2f} points",
+        flush=True,
+    )
     t0 = time.perf_counter()
     d, code, _ = _cli(["compare", str(root / "fixed" / "base"), str(root / "fixed" / "candidate"), "--json"])
-    print(f"compare alone on the two runs: {time.perf_counter() - t0:.1f} s (a fresh process: start-up and imports included)", flush=True)
+    print(
+        f"compare alone on the two runs: {time.perf_counter() - t0:.1f} s (a fresh process: start-up and imports included)",
+        flush=True,
+    )
 
-    d, code, dt = _cli(["compare", str(root / "base.toml"), str(root / "candidate.toml"), "--sequential",
-                        "--games", str(args.step), "--max-games", str(args.games), "--out", str(root / "seq"),
-                        "--quiet", "--json"])
+    d, code, dt = _cli(
+        [
+            "compare",
+            str(root / "base.toml"),
+            str(root / "candidate.toml"),
+            "--sequential",
+            "--games",
+            str(args.step),
+            "--max-games",
+            str(args.games),
+            "--out",
+            str(root / "seq"),
+            "--quiet",
+            "--json",
+        ]
+    )
     looks = d["sequential"]["looks"]
-    print(f"sequential (H0 0, H1 +/-1 point, alpha=beta=0.05, step {args.step:,}): verdict {d['verdict']} "
-          f"(exit {code}) after {d['games']:,} games per side, {len(looks)} look(s), {dt:.0f} s; "
-          f"diff {d['score']['diff']:+.4f} [{d['score']['diff_ci'][0]:+.4f}, {d['score']['diff_ci'][1]:+.4f}]",
-          flush=True)
+    print(
+        f"sequential (H0 0, H1 +/-1 point, alpha=beta=0.05, step {args.step:,}): verdict {d['verdict']} "
+        f"(exit {code}) after {d['games']:,} games per side, {len(looks)} look(s), {dt:.0f} s; "
+        f"diff {d['score']['diff']:+.4f} [{d['score']['diff_ci'][0]:+.4f}, {d['score']['diff_ci'][1]:+.4f}]",
+        flush=True,
+    )
     return 0
 
 

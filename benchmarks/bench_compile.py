@@ -98,8 +98,11 @@ def main() -> None:
     wall, cpu = time.monotonic() - w0, time.process_time() - c0
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = sys.stderr
-    print(f"\nexit {code}; wall {wall:.1f} s, CPU {cpu:.1f} s (+ children {kids.ru_utime + kids.ru_stime:.1f} s), "
-          f"load {load0:.1f} -> {os.getloadavg()[0]:.1f}", file=out)
+    print(
+        f"\nexit {code}; wall {wall:.1f} s, CPU {cpu:.1f} s (+ children {kids.ru_utime + kids.ru_stime:.1f} s), "
+        f"load {load0:.1f} -> {os.getloadavg()[0]:.1f}",
+        file=out,
+    )
     waits: list[list[float]] = []  # spans less than 0.5 s apart are one wait
     for a, b in sorted(spans):
         if waits and a - waits[-1][1] < 0.5:
@@ -107,15 +110,18 @@ def main() -> None:
         else:
             waits.append([a, b])
     longest = sorted((b - a for a, b in waits), reverse=True)
-    print(f"waits for compiling (wall, compiles and helper waits less than 0.5 s apart joined): "
-          f"{len(waits)}, {sum(longest):.1f} s in all, the longest {', '.join(f'{x:.1f}' for x in longest[:4])} s",
-          file=out)
+    print(
+        f"waits for compiling (wall, compiles and helper waits less than 0.5 s apart joined): "
+        f"{len(waits)}, {sum(longest):.1f} s in all, the longest {', '.join(f'{x:.1f}' for x in longest[:4])} s",
+        file=out,
+    )
     print(f"compiled {len(done)} specialisations, {sum(d[3] for d in done):.1f} s of CPU:", file=out)
     print(f"{'incl s':>7} {'excl s':>7}  kernel (argument types)", file=out)
     for name, sig, total, own, _ in sorted(done, key=lambda d: -d[2])[: args.top]:
         print(f"{total:7.2f} {own:7.2f}  {name}({sig if args.full else sig[:160]})", file=out)
     if args.dump:
         import json
+
         Path(args.dump).write_text(json.dumps(done, indent=0))
 
 

@@ -74,13 +74,19 @@ def _rate(k: int, n: int) -> str:
 
 
 def _header(what: str, args: argparse.Namespace) -> None:
-    print(f"# {what}: {' '.join(sys.argv[1:])}; {time.strftime('%Y-%m-%d %H:%M')}, load average {_load()}, "
-          f"{os.cpu_count()} cores", flush=True)
+    print(
+        f"# {what}: {' '.join(sys.argv[1:])}; {time.strftime('%Y-%m-%d %H:%M')}, load average {_load()}, "
+        f"{os.cpu_count()} cores",
+        flush=True,
+    )
 
 
 def _footer(t0: float, c0: float) -> None:
-    print(f"\n# wall {time.perf_counter() - t0:.0f} s, CPU of this process {time.process_time() - c0:.0f} s, "
-          f"load average {_load()}", flush=True)
+    print(
+        f"\n# wall {time.perf_counter() - t0:.0f} s, CPU of this process {time.process_time() - c0:.0f} s, "
+        f"load average {_load()}",
+        flush=True,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,13 +104,17 @@ def exact_change() -> dict[str, Any]:
     for th in THRESHOLDS:
         rules = load_rules(RULES, [f"upper_bonus_threshold={th}"])
         evs.append((rules, evaluate(rules, BOT)))
-    for (rules, ev) in evs:
+    for rules, ev in evs:
         _, draw, _ = versus(ev, ev)
         ybox = yatzy_box(rules)
-        fig = {"score": ev.mean, "bonus_rate": ev.p_bonus,
-               "yatzy_rate": float(ev.box_scored[ev.box_names.index(ybox)]),
-               # two seats of the same bot: per game the mean of both seats' win flags is (1 - draw) / 2
-               "draw_rate": draw, "win_rate": (1.0 - draw) / 2}
+        fig = {
+            "score": ev.mean,
+            "bonus_rate": ev.p_bonus,
+            "yatzy_rate": float(ev.box_scored[ev.box_names.index(ybox)]),
+            # two seats of the same bot: per game the mean of both seats' win flags is (1 - draw) / 2
+            "draw_rate": draw,
+            "win_rate": (1.0 - draw) / 2,
+        }
         fig |= {f"box:{b}": float(m) for b, m in zip(ev.box_names, ev.box_mean)}
         for k, v in fig.items():
             out.setdefault(k, []).append(v)
@@ -113,8 +123,9 @@ def exact_change() -> dict[str, Any]:
 
 def _config(root: Path, th: int) -> Path:
     p = root / f"greedy{th}.toml"
-    p.write_text(f'rules = "{RULES}"\nseats = ["{BOT}", "{BOT}"]\nseed = 1\n\n[settings]\n'
-                 f"upper_bonus_threshold = {th}\n")
+    p.write_text(
+        f'rules = "{RULES}"\nseats = ["{BOT}", "{BOT}"]\nseed = 1\n\n[settings]\nupper_bonus_threshold = {th}\n'
+    )
     return p
 
 
@@ -130,8 +141,12 @@ def replicate(root: Path, i: int, games: int) -> tuple[Path, Path, Any]:
         if res.games >= games:
             return base, cand, res
         shutil.rmtree(rep)
-    res = compare(_config(root, THRESHOLDS[0]), _config(root, THRESHOLDS[1]), CompareSettings(),
-                  Playing(games=games, seed=SEED0 + i, workers=1, out=rep))
+    res = compare(
+        _config(root, THRESHOLDS[0]),
+        _config(root, THRESHOLDS[1]),
+        CompareSettings(),
+        Playing(games=games, seed=SEED0 + i, workers=1, out=rep),
+    )
     return base, cand, res
 
 
@@ -139,8 +154,14 @@ def _intervals(res: dict[str, Any]) -> dict[str, tuple[float, float, float]]:
     """(estimate, lo, hi) of every figure of compare's result with an interval: differences and
     each side's mean."""
     out = {}
-    named = {"score": res["score"], "score_plain": res["score_plain"], "bonus_rate": res["bonus_rate"],
-             "yatzy_rate": res["yatzy_rate"], "win_rate": res["win_rate"], "draw_rate": res["draw_rate"]}
+    named = {
+        "score": res["score"],
+        "score_plain": res["score_plain"],
+        "bonus_rate": res["bonus_rate"],
+        "yatzy_rate": res["yatzy_rate"],
+        "win_rate": res["win_rate"],
+        "draw_rate": res["draw_rate"],
+    }
     named |= {f"box:{b['box']}": b for b in res["boxes"]}
     for k, x in named.items():
         if x is None:
@@ -165,11 +186,13 @@ def compare_cmd(args: argparse.Namespace, root: Path) -> None:
     _header("compare coverage", args)
     t0, c0 = time.perf_counter(), time.process_time()
     exact = exact_change()
-    print(f"exact (greedy, {RULES}, threshold 63 -> 62): mean {exact['score'][0]:.6f} -> {exact['score'][1]:.6f} "
-          f"(diff {exact['score'][1] - exact['score'][0]:+.6f}), P(bonus) {exact['bonus_rate'][0]:.6f} -> "
-          f"{exact['bonus_rate'][1]:.6f}, P(yatzy) {exact['yatzy_rate'][0]:.6f} -> {exact['yatzy_rate'][1]:.6f}, "
-          f"P(draw) {exact['draw_rate'][0]:.6f} -> {exact['draw_rate'][1]:.6f}; {time.process_time() - c0:.0f} s CPU",
-          flush=True)
+    print(
+        f"exact (greedy, {RULES}, threshold 63 -> 62): mean {exact['score'][0]:.6f} -> {exact['score'][1]:.6f} "
+        f"(diff {exact['score'][1] - exact['score'][0]:+.6f}), P(bonus) {exact['bonus_rate'][0]:.6f} -> "
+        f"{exact['bonus_rate'][1]:.6f}, P(yatzy) {exact['yatzy_rate'][0]:.6f} -> {exact['yatzy_rate'][1]:.6f}, "
+        f"P(draw) {exact['draw_rate'][0]:.6f} -> {exact['draw_rate'][1]:.6f}; {time.process_time() - c0:.0f} s CPU",
+        flush=True,
+    )
     sizes = sorted({args.games, *(int(x) for x in args.prefixes.split(",") if x)})
     log = (root / "compare.jsonl").open("w")
     tally: dict[tuple[int, str], list[int]] = {}  # (games, figure) -> [covered, zero width, below, above, n]
@@ -197,12 +220,16 @@ def compare_cmd(args: argparse.Namespace, root: Path) -> None:
         if (i + 1) % 50 == 0:
             print(f"  {i + 1} replicates, {time.process_time() - c0:.0f} s CPU, load {_load()}", flush=True)
     log.close()
-    print("\n| games | figure | exact | coverage of the 95 % interval [Wilson 95 %] | zero-width | "
-          "interval below / above the truth | mean width |")
+    print(
+        "\n| games | figure | exact | coverage of the 95 % interval [Wilson 95 %] | zero-width | "
+        "interval below / above the truth | mean width |"
+    )
     print("|---:|---|---:|---|---:|---|---:|")
     for (n, key), (cov, zero, below, above, m) in sorted(tally.items()):
-        print(f"| {n} | {key} | {_truth(exact, key):+.6g} | {_rate(cov, m)} | {zero} | {below} / {above} | "
-              f"{widths[(n, key)] / m:.4g} |")
+        print(
+            f"| {n} | {key} | {_truth(exact, key):+.6g} | {_rate(cov, m)} | {zero} | {below} / {above} | "
+            f"{widths[(n, key)] / m:.4g} |"
+        )
     _footer(t0, c0)
 
 
@@ -234,24 +261,31 @@ def sprt_cmd(args: argparse.Namespace, root: Path) -> None:
     w = args.width
     scenarios = {"H0 true": (delta, delta + w), "H1 true": (delta - w, delta)}
     estimators = {e: e == "luck-adjusted" for e in args.estimators.split(",")}
-    print(f"exact difference {delta:+.6f}; H0 true: mu0 = {delta:.6f}, mu1 = {delta + w:.6f} (and "
-          f"{delta - w:.6f}); H1 true: mu0 = {delta - w:.6f}, mu1 = {delta:.6f} (and {delta - 2 * w:.6f}); "
-          f"alpha = {args.alpha}, beta = {args.beta}, two-sided, min games {args.min_games}, a look every "
-          f"{args.step} games, at most {args.games}", flush=True)
+    print(
+        f"exact difference {delta:+.6f}; H0 true: mu0 = {delta:.6f}, mu1 = {delta + w:.6f} (and "
+        f"{delta - w:.6f}); H1 true: mu0 = {delta - w:.6f}, mu1 = {delta:.6f} (and {delta - 2 * w:.6f}); "
+        f"alpha = {args.alpha}, beta = {args.beta}, two-sided, min games {args.min_games}, a look every "
+        f"{args.step} games, at most {args.games}",
+        flush=True,
+    )
 
     def settings(scn: str, adjust: bool) -> CompareSettings:
         mu0, mu1 = scenarios[scn]
-        return CompareSettings(mu0=mu0, mu1=mu1, alpha=args.alpha, beta=args.beta, min_games=args.min_games,
-                               adjust=adjust)
+        return CompareSettings(
+            mu0=mu0, mu1=mu1, alpha=args.alpha, beta=args.beta, min_games=args.min_games, adjust=adjust
+        )
 
     # replicate 0 with compare's own sequential loop: the looks below must give its verdicts
     base, cand, _ = replicate(root, 0, args.games)
     for scn in scenarios:
         out = root / "sequential-check" / scn.replace(" ", "-")
         shutil.rmtree(out, ignore_errors=True)
-        seq = compare(_config(root, THRESHOLDS[0]), _config(root, THRESHOLDS[1]), settings(scn, True),
-                      Playing(games=args.step, seed=SEED0, workers=1, out=out, sequential=True,
-                              max_games=args.games))
+        seq = compare(
+            _config(root, THRESHOLDS[0]),
+            _config(root, THRESHOLDS[1]),
+            settings(scn, True),
+            Playing(games=args.step, seed=SEED0, workers=1, out=out, sequential=True, max_games=args.games),
+        )
         mine = _sequential(base, cand, settings(scn, True), args.step, args.games)
         theirs = (seq.verdict, seq.games)
         if mine != theirs:
@@ -265,13 +299,16 @@ def sprt_cmd(args: argparse.Namespace, root: Path) -> None:
             for est, adjust in estimators.items():
                 verdict, n = _sequential(base, cand, settings(scn, adjust), args.step, args.games)
                 counts.setdefault((scn, est), {}).setdefault(verdict, []).append(n)
-                log.write(json.dumps({"rep": i, "scenario": scn, "estimator": est, "verdict": verdict,
-                                      "games": n}) + "\n")
+                log.write(
+                    json.dumps({"rep": i, "scenario": scn, "estimator": est, "verdict": verdict, "games": n}) + "\n"
+                )
         if (i + 1) % 50 == 0:
             print(f"  {i + 1} replicates, {time.process_time() - c0:.0f} s CPU, load {_load()}", flush=True)
     log.close()
-    print("\n| truth at | estimator | error: verdict | error rate [Wilson 95 %] | nominal | right verdict | "
-          "inconclusive at the limit | median games to a decision |")
+    print(
+        "\n| truth at | estimator | error: verdict | error rate [Wilson 95 %] | nominal | right verdict | "
+        "inconclusive at the limit | median games to a decision |"
+    )
     print("|---|---|---|---|---:|---|---:|---:|")
     for (scn, est), by in counts.items():
         m = sum(len(v) for v in by.values())
@@ -279,8 +316,10 @@ def sprt_cmd(args: argparse.Namespace, root: Path) -> None:
         nominal = args.alpha if scn == "H0 true" else args.beta
         decided = sorted(by.get(wrong, []) + by.get(right, []))
         med = decided[len(decided) // 2] if decided else math.nan
-        print(f"| {scn.split()[0]} | {est} | {wrong} | {_rate(len(by.get(wrong, [])), m)} | {nominal:g} | "
-              f"{len(by.get(right, []))} | {len(by.get('inconclusive', []))} | {med} |")
+        print(
+            f"| {scn.split()[0]} | {est} | {wrong} | {_rate(len(by.get(wrong, [])), m)} | {nominal:g} | "
+            f"{len(by.get(right, []))} | {len(by.get('inconclusive', []))} | {med} |"
+        )
     _footer(t0, c0)
 
 
@@ -319,36 +358,68 @@ def calibrate_cmd(args: argparse.Namespace, root: Path) -> None:
         return score_rate(w, d)
 
     target = args.target if args.target is not None else (100.0 if args.kind == "mean" else 0.4)
-    truth = brentq(lambda v: exact(v) - target, args.lo + 1e-9 if args.kind == "win_rate" else args.lo, args.hi,
-                   xtol=1e-9)
+    truth = brentq(
+        lambda v: exact(v) - target, args.lo + 1e-9 if args.kind == "win_rate" else args.lo, args.hi, xtol=1e-9
+    )
     h = 1e-3
     slope = (exact(truth + h) - exact(truth - h)) / (2 * h)
-    print(f"exact: {args.param} = {truth:.9f} gives {args.kind} {exact(truth):.9f} (target {target:g}); "
-          f"exact slope there {slope:.6g} per unit; {time.process_time() - c0:.0f} s CPU", flush=True)
+    print(
+        f"exact: {args.param} = {truth:.9f} gives {args.kind} {exact(truth):.9f} (target {target:g}); "
+        f"exact slope there {slope:.6g} per unit; {time.process_time() - c0:.0f} s CPU",
+        flush=True,
+    )
     strategy, param = "solver", args.param
     if args.engine:
         relay = Path(__file__).resolve().parent.parent / "tests" / "engines" / "solver_dial.py"
         strategy, param = f'engine:cmd="{sys.executable} {relay} --rules {path}"', f"opt.{args.param}"
-    session = RunnerEvaluator(Problem(rules=str(path), settings=(), strategy="solver", param=args.param, lo=args.lo,
-                                      hi=args.hi, target_mean=1.0, workers=1), root).session()
+    session = RunnerEvaluator(
+        Problem(
+            rules=str(path),
+            settings=(),
+            strategy="solver",
+            param=args.param,
+            lo=args.lo,
+            hi=args.hi,
+            target_mean=1.0,
+            workers=1,
+        ),
+        root,
+    ).session()
     session.__enter__()
     log = (root / f"calibrate-{args.kind}{'-engine' if args.engine else ''}.jsonl").open("w")
     covered = covered_sampling = 0
     rows = []
     for j in range(args.reps):
-        p = Problem(rules=str(path), settings=(), strategy=strategy, param=param, lo=args.lo, hi=args.hi,
-                    target_mean=target if args.kind == "mean" else None,
-                    target_win_rate=target if args.kind == "win_rate" else None,
-                    against=args.against if args.kind == "win_rate" else None,
-                    games=args.games, seed=SEED0 + j, workers=1)
+        p = Problem(
+            rules=str(path),
+            settings=(),
+            strategy=strategy,
+            param=param,
+            lo=args.lo,
+            hi=args.hi,
+            target_mean=target if args.kind == "mean" else None,
+            target_win_rate=target if args.kind == "win_rate" else None,
+            against=args.against if args.kind == "win_rate" else None,
+            games=args.games,
+            seed=SEED0 + j,
+            workers=1,
+        )
         out = root / "calibrations" / f"rep-{j:04d}"
         shutil.rmtree(out, ignore_errors=True)
         cal = calibrate(p, RunnerEvaluator(p, out))
         shutil.rmtree(out, ignore_errors=True)
         lo, hi = cal.value_ci
-        row = {"rep": j, "value": cal.value, "ci": [lo, hi], "sampling": cal.sampling_error,
-               "search": cal.search_error, "slope": cal.slope, "evaluations": len(cal.points),
-               "converged": cal.converged, "notes": list(cal.notes)}
+        row = {
+            "rep": j,
+            "value": cal.value,
+            "ci": [lo, hi],
+            "sampling": cal.sampling_error,
+            "search": cal.search_error,
+            "slope": cal.slope,
+            "evaluations": len(cal.points),
+            "converged": cal.converged,
+            "notes": list(cal.notes),
+        }
         rows.append(row)
         log.write(json.dumps(row) + "\n")
         covered += lo <= truth <= hi
@@ -363,16 +434,20 @@ def calibrate_cmd(args: argparse.Namespace, root: Path) -> None:
     above = sum(r["ci"][0] > truth for r in rows)
     mean_half = sum((r["ci"][1] - r["ci"][0]) / 2 for r in rows) / m
     slopes = sorted(r["slope"] / slope for r in rows)
-    print(f"\n| target | games per evaluation | exact {args.param} | coverage of value_ci [Wilson 95 %] | "
-          f"interval below / above | coverage of value ± sampling only | mean half-width | "
-          f"95th percentile of the actual error | median slope / exact slope |")
+    print(
+        f"\n| target | games per evaluation | exact {args.param} | coverage of value_ci [Wilson 95 %] | "
+        f"interval below / above | coverage of value ± sampling only | mean half-width | "
+        f"95th percentile of the actual error | median slope / exact slope |"
+    )
     print("|---|---:|---:|---|---|---|---:|---:|---:|")
     tgt = f"mean {target:g}" if args.kind == "mean" else f"score {target:g} vs {args.against}"
     if args.engine:
         tgt += ", through the engine"
-    print(f"| {tgt} | {args.games} | {truth:.6f} | {_rate(covered, m)} | {below} / {above} | "
-          f"{_rate(covered_sampling, m)} | {mean_half:.4g} | {err[int(0.95 * (m - 1))]:.4g} | "
-          f"{slopes[m // 2]:.3f} |")
+    print(
+        f"| {tgt} | {args.games} | {truth:.6f} | {_rate(covered, m)} | {below} / {above} | "
+        f"{_rate(covered_sampling, m)} | {mean_half:.4g} | {err[int(0.95 * (m - 1))]:.4g} | "
+        f"{slopes[m // 2]:.3f} |"
+    )
     _footer(t0, c0)
 
 

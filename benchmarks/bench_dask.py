@@ -201,22 +201,47 @@ def scaling(args: argparse.Namespace) -> None:
             rs = cells[i // per]
             job["digest"] = rs.digest
             # the priority sweep() gave it: its expected rounds
-            job["length"] = (expected_rounds(float(job["what"].split()[1]), args.candidates)
-                             if job["what"].startswith("chain") else 1.0)
+            job["length"] = (
+                expected_rounds(float(job["what"].split()[1]), args.candidates)
+                if job["what"].startswith("chain")
+                else 1.0
+            )
             job["rounds"] = [[f"{rs.digest}|{ev.key(rs, s)[1]}" for s in r] for r in job["rounds"]]
-        row = {"workers": n, "candidates": args.candidates, "wall": wall, "cluster_start": t0 - t_open,
-               "workers_cpu": cpu, "evaluations": ev.computed, "evaluation_seconds": ev.cpu,
-               "solves": ev.solve_seconds, "estimate": est.to_json(), "load_start": at_start, "load_end": load(),
-               "steps": [[c.p, c.steps, len(c.levels) - 1, [lv.iterations for lv in c.levels[1:]],
-                          [lv.rounds for lv in c.levels[1:]]] for cell in res.cells for c in cell.depth.chains],
-               "jobs": jobs, "seconds": seconds,
-               "table": json.dumps([c.to_json() for c in res.cells], sort_keys=True)}
+        row = {
+            "workers": n,
+            "candidates": args.candidates,
+            "wall": wall,
+            "cluster_start": t0 - t_open,
+            "workers_cpu": cpu,
+            "evaluations": ev.computed,
+            "evaluation_seconds": ev.cpu,
+            "solves": ev.solve_seconds,
+            "estimate": est.to_json(),
+            "load_start": at_start,
+            "load_end": load(),
+            "steps": [
+                [
+                    c.p,
+                    c.steps,
+                    len(c.levels) - 1,
+                    [lv.iterations for lv in c.levels[1:]],
+                    [lv.rounds for lv in c.levels[1:]],
+                ]
+                for cell in res.cells
+                for c in cell.depth.chains
+            ],
+            "jobs": jobs,
+            "seconds": seconds,
+            "table": json.dumps([c.to_json() for c in res.cells], sort_keys=True),
+        }
         out.append(row)
-        print(f"N={n} K={args.candidates}: wall {wall:.1f} s (cluster start {t0 - t_open:.1f} s), workers' CPU "
-              f"{cpu:.1f} s, {ev.computed} evaluations ({ev.cpu:.1f} s in the tasks), {len(ev.solve_seconds)} solves "
-              f"({sum(ev.solve_seconds):.1f} s); dry run: {est.evaluations} evaluations, {est.cpu:.1f} CPU-s; "
-              f"load {at_start.split('load average:')[1].strip()} -> {row['load_end'].split('load average:')[1].strip()}",
-              flush=True)
+        print(
+            f"N={n} K={args.candidates}: wall {wall:.1f} s (cluster start {t0 - t_open:.1f} s), workers' CPU "
+            f"{cpu:.1f} s, {ev.computed} evaluations ({ev.cpu:.1f} s in the tasks), {len(ev.solve_seconds)} solves "
+            f"({sum(ev.solve_seconds):.1f} s); dry run: {est.evaluations} evaluations, {est.cpu:.1f} CPU-s; "
+            f"load {at_start.split('load average:')[1].strip()} -> {row['load_end'].split('load average:')[1].strip()}",
+            flush=True,
+        )
     tables = {r["table"] for r in out}
     print(f"the sweep's figures are {'the same' if len(tables) == 1 else 'DIFFERENT'} at every worker count")
     if args.out:
@@ -251,15 +276,33 @@ def chains(args: argparse.Namespace) -> None:
         d = D.depth_of_skill(rules, RATES, evaluator=D.Evaluator(tasks=tasks), candidates=args.candidates)
     wall = time.perf_counter() - t0
     D.chain = orig
-    out = {"rules": args.rules, "set": args.set, "candidates": args.candidates, "workers": args.workers,
-           "wall": wall, "load_start": at_start, "load_end": load(), "chains": []}
+    out = {
+        "rules": args.rules,
+        "set": args.set,
+        "candidates": args.candidates,
+        "workers": args.workers,
+        "wall": wall,
+        "load_start": at_start,
+        "load_end": load(),
+        "chains": [],
+    }
     for job, c in zip(recorded, d.chains):
         after = [len(r) for r in job["rounds"][1:]]
-        out["chains"].append({"p": c.p, "steps": c.steps, "levels": len(c.levels) - 1, "rounds": after,
-                              "evaluations": sum(after), "exact": all(lv.exact for lv in c.levels[1:]
-                                                                       if lv.index > (c.first_fraction is not None))})
-        print(f"p = {c.p}: {c.steps:.6f} steps, {len(c.levels) - 1} levels, {sum(after)} evaluations after the grid "
-              f"in {len(after)} rounds in a row", flush=True)
+        out["chains"].append(
+            {
+                "p": c.p,
+                "steps": c.steps,
+                "levels": len(c.levels) - 1,
+                "rounds": after,
+                "evaluations": sum(after),
+                "exact": all(lv.exact for lv in c.levels[1:] if lv.index > (c.first_fraction is not None)),
+            }
+        )
+        print(
+            f"p = {c.p}: {c.steps:.6f} steps, {len(c.levels) - 1} levels, {sum(after)} evaluations after the grid "
+            f"in {len(after)} rounds in a row",
+            flush=True,
+        )
     print(f"wall {wall:.1f} s on {args.workers} workers; {at_start} -> {out['load_end']}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -270,8 +313,15 @@ def chains(args: argparse.Namespace) -> None:
 # projection
 
 
-def simulate(jobs: list[dict[str, Any]], cost: dict[str, float], needs_table: set[str], solve: dict[str, float],
-             workers: int, cores: float, overhead: float = 0.0) -> float:
+def simulate(
+    jobs: list[dict[str, Any]],
+    cost: dict[str, float],
+    needs_table: set[str],
+    solve: dict[str, float],
+    workers: int,
+    cores: float,
+    overhead: float = 0.0,
+) -> float:
     """Wall time of ``jobs`` (each a digest and rounds of keys) on ``workers`` single-threaded workers
     sharing ``cores`` cores (processor sharing); a key in ``needs_table`` waits for its rule set's
     solve (cost ``solve[digest]``); each task costs ``cost[key]`` + ``overhead`` on a free core.
@@ -354,13 +404,16 @@ def simulate(jobs: list[dict[str, Any]], cost: dict[str, float], needs_table: se
     return t
 
 
-def critical_path(jobs: list[dict[str, Any]], cost: dict[str, float], solve: dict[str, float],
-                  needs_table: set[str]) -> float:
+def critical_path(
+    jobs: list[dict[str, Any]], cost: dict[str, float], solve: dict[str, float], needs_table: set[str]
+) -> float:
     """The longest run of evaluations that must follow each other: a job's rounds, each as its
     dearest evaluation, after its rule set's solve (infinitely many workers)."""
-    return max(sum(max(cost[k] for k in r) for r in job["rounds"])
-               + (solve[job["digest"]] if any(k in needs_table for r in job["rounds"] for k in r) else 0.0)
-               for job in jobs)
+    return max(
+        sum(max(cost[k] for k in r) for r in job["rounds"])
+        + (solve[job["digest"]] if any(k in needs_table for r in job["rounds"] for k in r) else 0.0)
+        for job in jobs
+    )
 
 
 def _needs(key: str) -> bool:
@@ -373,9 +426,9 @@ def _needs(key: str) -> bool:
 LOADED_COSTS = {"solve": 10.0, "bots": {"greedy": 12.0, "random": 12.0, "solver": 25.0, "solver:temperature=1": 73.5}}
 
 
-def scandinavian(k3: dict[str, float] | None = None, costs: dict[str, Any] | None = None,
-                 recorded: dict[str, Any] | None = None
-                 ) -> tuple[list[dict[str, Any]], dict[str, float], dict[str, float], set[str]]:
+def scandinavian(
+    k3: dict[str, float] | None = None, costs: dict[str, Any] | None = None, recorded: dict[str, Any] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, float], dict[str, float], set[str]]:
     """The full sweep's jobs: 16 thresholds x (three bots; chains at 60 % and 75 %), per-evaluation
     costs on one core from ``costs`` (``costs --rules scandinavian --out``: a solve, greedy, random,
     solver and a temperature evaluation, each taken for every value of the sweep; default
@@ -405,8 +458,9 @@ def scandinavian(k3: dict[str, float] | None = None, costs: dict[str, Any] | Non
 
         bots = [key("greedy", plain["greedy"]), key("solver:temperature=1.0", soft), key("solver", plain["solver"])]
         jobs.append({"digest": d, "rounds": [bots], "length": 1.0})
-        first = [key("random", plain["random"])] + [key("solver" if v == 0 else f"solver:temperature={v!r}",
-                                                        plain["solver"] if v == 0 else soft) for v in grid]
+        first = [key("random", plain["random"])] + [
+            key("solver" if v == 0 else f"solver:temperature={v!r}", plain["solver"] if v == 0 else soft) for v in grid
+        ]
         for p, per_level in ((0.6, [3] * 14 + [4] * 3), (0.75, [4] * 3 + [3] * 3)):
             rounds = [first]
             if recorded is not None:
@@ -435,9 +489,11 @@ def project(args: argparse.Namespace) -> None:
     solve = {job["digest"]: (max(base["solves"]) if base["solves"] else 0.0) * scale for job in base["jobs"]}
     needs = {k for k in cost if _needs(k)}
     print(f"the reduced sweep replayed (each task's CPU seconds from the N = 1 run, x{scale:.3f} of its seconds):")
-    print("| workers | measured wall | cores it got (workers' CPU / wall) | simulated on those cores | error | "
-          "tasks' CPU over N = 1's | simulated with it | error | simulated on 2 free cores | speed-up measured | "
-          "speed-up on 2 free cores |")
+    print(
+        "| workers | measured wall | cores it got (workers' CPU / wall) | simulated on those cores | error | "
+        "tasks' CPU over N = 1's | simulated with it | error | simulated on 2 free cores | speed-up measured | "
+        "speed-up on 2 free cores |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     w1 = base["wall"]
     free1 = simulate(base["jobs"], cost, needs, solve, 1, args.cores, args.overhead)
@@ -454,16 +510,27 @@ def project(args: argparse.Namespace) -> None:
         s2 = {k: v * infl for k, v in solve.items()}
         sim2 = simulate(base["jobs"], c2, needs, s2, r["workers"], got, args.overhead)
         free = simulate(base["jobs"], cost, needs, solve, r["workers"], args.cores, args.overhead)
-        print(f"| {r['workers']} | {r['wall']:.1f} s | {got:.2f} | {sim:.1f} s | {100 * (sim / r['wall'] - 1):+.1f} % | "
-              f"x{infl:.3f} | {sim2:.1f} s | {100 * (sim2 / r['wall'] - 1):+.1f} % | "
-              f"{free:.1f} s | {w1 / r['wall']:.2f} | {free1 / free:.2f} |")
+        print(
+            f"| {r['workers']} | {r['wall']:.1f} s | {got:.2f} | {sim:.1f} s | {100 * (sim / r['wall'] - 1):+.1f} % | "
+            f"x{infl:.3f} | {sim2:.1f} s | {100 * (sim2 / r['wall'] - 1):+.1f} % | "
+            f"{free:.1f} s | {w1 / r['wall']:.2f} | {free1 / free:.2f} |"
+        )
     for r in runs:  # the factor measured on the N = 2 run, checked on the others
         if r["workers"] > 2:
             got = r["workers_cpu"] / r["wall"]
-            sim = simulate(base["jobs"], {k: v * contention for k, v in cost.items()}, needs,
-                           {k: v * contention for k, v in solve.items()}, r["workers"], got, args.overhead)
-            print(f"N = {r['workers']} replayed with the N = 2 run's factor x{contention:.3f}: {sim:.1f} s against "
-                  f"{r['wall']:.1f} s measured ({100 * (sim / r['wall'] - 1):+.1f} %)")
+            sim = simulate(
+                base["jobs"],
+                {k: v * contention for k, v in cost.items()},
+                needs,
+                {k: v * contention for k, v in solve.items()},
+                r["workers"],
+                got,
+                args.overhead,
+            )
+            print(
+                f"N = {r['workers']} replayed with the N = 2 run's factor x{contention:.3f}: {sim:.1f} s against "
+                f"{r['wall']:.1f} s measured ({100 * (sim / r['wall'] - 1):+.1f} %)"
+            )
     if args.contention is not None:
         contention = args.contention
     cp = critical_path(base["jobs"], cost, solve, needs)
@@ -475,21 +542,31 @@ def project(args: argparse.Namespace) -> None:
         ro3 = sum(sum(s[4]) for s in r3["steps"])
         ev3 = sum(sum(s[3]) for s in r3["steps"])
         k3 = {"rounds": ro3 / it1, "evaluations": ev3 / it1}
-        print(f"--candidates 3 on the reduced sweep: {ro3} rounds and {ev3} evaluations for the levels against "
-              f"{it1} with one at a time (x{k3['rounds']:.2f} rounds, x{k3['evaluations']:.2f} evaluations); "
-              f"wall at N = {r3['workers']}: {r3['wall']:.1f} s")
+        print(
+            f"--candidates 3 on the reduced sweep: {ro3} rounds and {ev3} evaluations for the levels against "
+            f"{it1} with one at a time (x{k3['rounds']:.2f} rounds, x{k3['evaluations']:.2f} evaluations); "
+            f"wall at N = {r3['workers']}: {r3['wall']:.1f} s"
+        )
     costs = json.loads(Path(args.costs).read_text()) if args.costs else None
-    print(f"\nper-evaluation CPU seconds of scandinavian: {json.dumps(costs or LOADED_COSTS)}"
-          + (f" ({args.costs}: {costs.get('load_start', '')})" if costs else " (the first measurement, under load)")
-          + f"; each task's CPU x{contention:.3f} (every core busy)")
+    print(
+        f"\nper-evaluation CPU seconds of scandinavian: {json.dumps(costs or LOADED_COSTS)}"
+        + (f" ({args.costs}: {costs.get('load_start', '')})" if costs else " (the first measurement, under load)")
+        + f"; each task's CPU x{contention:.3f} (every core busy)"
+    )
     schemes: list[tuple[str, Any, Any]] = [("one candidate a round", None, None)]
     if k3:
         schemes.append(("--candidates 3", k3, None))
     for path in args.chains or []:
         rec = json.loads(Path(path).read_text())
         schemes.append((f"--candidates {rec['candidates']}, chains as recorded on {rec['rules']} ({path})", None, rec))
-        print(f"{path}: " + "; ".join(f"p = {c['p']}: {c['levels']} levels, {c['evaluations']} evaluations after the "
-                                      f"grid in {len(c['rounds'])} rounds" for c in rec["chains"]))
+        print(
+            f"{path}: "
+            + "; ".join(
+                f"p = {c['p']}: {c['levels']} levels, {c['evaluations']} evaluations after the "
+                f"grid in {len(c['rounds'])} rounds"
+                for c in rec["chains"]
+            )
+        )
     for label, scale, rec in schemes:
         jobs, c, sv, nd = scandinavian(scale, costs, rec)
         # every worker's core busy, as the N = 2 run's two were: each task's CPU times that run's
@@ -497,9 +574,11 @@ def project(args: argparse.Namespace) -> None:
         sv = {k: v * contention for k, v in sv.items()}
         total = sum(c.values()) + sum(sv.values())
         cp = critical_path(jobs, c, sv, nd)
-        print(f"\nscandinavian, 16 thresholds, 3 bots, chains at 60 % and 75 % ({label}): "
-              f"{len(c)} evaluations, {total / 3600:.2f} CPU-hours; critical path {cp / 60:.1f} min "
-              f"({max(len(j['rounds']) for j in jobs)} rounds in a row)")
+        print(
+            f"\nscandinavian, 16 thresholds, 3 bots, chains at 60 % and 75 % ({label}): "
+            f"{len(c)} evaluations, {total / 3600:.2f} CPU-hours; critical path {cp / 60:.1f} min "
+            f"({max(len(j['rounds']) for j in jobs)} rounds in a row)"
+        )
         print("| workers | projected wall | speed-up over 1 |")
         print("|---:|---:|---:|")
         one = simulate(jobs, c, nd, sv, 1, 1)
@@ -527,17 +606,24 @@ def reuse(args: argparse.Namespace) -> None:
         return res
 
     print(load())
-    for label, patch, k in (("reuse (the chain as it is)", None, 1), ("grid and the level below only", grid_only, 1),
-                            ("reuse, --candidates 2", None, 2), ("reuse, --candidates 3", None, 3),
-                            ("reuse, --candidates 5", None, 5)):
+    for label, patch, k in (
+        ("reuse (the chain as it is)", None, 1),
+        ("grid and the level below only", grid_only, 1),
+        ("reuse, --candidates 2", None, 2),
+        ("reuse, --candidates 3", None, 3),
+        ("reuse, --candidates 5", None, 5),
+    ):
         CH._root = patch or orig
         d = D.depth_of_skill(rules, (0.6, 0.75), candidates=k)
         for c in d.chains:
             its = [lv.iterations for lv in c.levels[1:]]
             rounds = [lv.rounds if lv.rounds is not None else lv.iterations for lv in c.levels[1:]]
-            print(f"{label}: p = {c.p}: {c.steps:.6f} steps, {len(its)} levels, {sum(its)} evaluations for the levels "
-                  f"({sum(its) / len(its):.2f} a level), {sum(rounds)} rounds in a row ({sum(rounds) / len(its):.2f} "
-                  f"a level)", flush=True)
+            print(
+                f"{label}: p = {c.p}: {c.steps:.6f} steps, {len(its)} levels, {sum(its)} evaluations for the levels "
+                f"({sum(its) / len(its):.2f} a level), {sum(rounds)} rounds in a row ({sum(rounds) / len(its):.2f} "
+                f"a level)",
+                flush=True,
+            )
     CH._root = orig
     print(load())
 
@@ -566,6 +652,7 @@ def split(args: argparse.Namespace) -> None:
             t0 = time.process_time()
             fill(lo, hi, row_of, live, outp, P, start)
             spent["fill"] += time.process_time() - t0
+
         return (f, *rest)
 
     def kernel(name):
@@ -575,6 +662,7 @@ def split(args: argparse.Namespace) -> None:
             t0 = time.process_time()
             fn(*a)
             spent[name] += time.process_time() - t0
+
         setattr(EK, name, k)
 
     E.policy_fill = timed
@@ -592,11 +680,14 @@ def split(args: argparse.Namespace) -> None:
         t0 = time.process_time()
         E.evaluate(rules, spec, use_cache=False)
         total = time.process_time() - t0
-        print(f"{args.rules} {' '.join(args.set)} {spec}: {plan.n_states:,} states, {total:.2f} s of CPU, of which "
-              f"the outcome rows {spent['fill']:.2f} s ({100 * spent['fill'] / total:.1f} %: the bot's policy "
-              f"{spent['solver_policy']:.2f} s, the turns' outcomes {spent['policy_outcomes']:.2f} s), the rest "
-              f"{total - spent['fill']:.2f} s; the rows a split would move: {plan.n_states:,} x {n_out} x 8 B = "
-              f"{plan.n_states * n_out * 8 / 2**20:.0f} MiB", flush=True)
+        print(
+            f"{args.rules} {' '.join(args.set)} {spec}: {plan.n_states:,} states, {total:.2f} s of CPU, of which "
+            f"the outcome rows {spent['fill']:.2f} s ({100 * spent['fill'] / total:.1f} %: the bot's policy "
+            f"{spent['solver_policy']:.2f} s, the turns' outcomes {spent['policy_outcomes']:.2f} s), the rest "
+            f"{total - spent['fill']:.2f} s; the rows a split would move: {plan.n_states:,} x {n_out} x 8 B = "
+            f"{plan.n_states * n_out * 8 / 2**20:.0f} MiB",
+            flush=True,
+        )
     print(load())
 
 
@@ -622,15 +713,24 @@ def main() -> None:
     p = sub.add_parser("project")
     p.add_argument("--runs", required=True)
     p.add_argument("--k3", default=None)
-    p.add_argument("--chains", action="append", default=None,
-                   help="a 'chains --out' file: the sweep's chains laid out as recorded there (repeatable)")
+    p.add_argument(
+        "--chains",
+        action="append",
+        default=None,
+        help="a 'chains --out' file: the sweep's chains laid out as recorded there (repeatable)",
+    )
     p.add_argument("--cores", type=float, default=2.0)
     p.add_argument("--overhead", type=float, default=0.0, help="seconds added to every task")
-    p.add_argument("--contention", type=float, default=None,
-                   help="factor on every task's CPU in the full projection (default: the N = 2 run's CPU over the "
-                        "N = 1 run's, every core busy)")
-    p.add_argument("--costs", default=None, help="scandinavian's per-evaluation costs: a 'costs --rules "
-                   "scandinavian --out' file")
+    p.add_argument(
+        "--contention",
+        type=float,
+        default=None,
+        help="factor on every task's CPU in the full projection (default: the N = 2 run's CPU over the "
+        "N = 1 run's, every core busy)",
+    )
+    p.add_argument(
+        "--costs", default=None, help="scandinavian's per-evaluation costs: a 'costs --rules scandinavian --out' file"
+    )
     r = sub.add_parser("reuse")
     r.add_argument("--rules", default="generala")
     r.add_argument("--set", action="append", default=[])
@@ -639,7 +739,9 @@ def main() -> None:
     sp.add_argument("--set", action="append", default=[])
     sp.add_argument("--bots", default="solver:temperature=1")
     args = ap.parse_args()
-    {"costs": costs, "scaling": scaling, "chains": chains, "project": project, "reuse": reuse, "split": split}[args.cmd](args)
+    {"costs": costs, "scaling": scaling, "chains": chains, "project": project, "reuse": reuse, "split": split}[
+        args.cmd
+    ](args)
 
 
 if __name__ == "__main__":

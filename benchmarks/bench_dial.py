@@ -32,8 +32,9 @@ def mean_of(spec: str, rules, games: int, seed: int, chunk: int) -> tuple[float,
     bot = registry.make(spec, rules)
     bot.prepare()
     t = time.perf_counter()
-    totals = np.concatenate([play(rules, [bot], np.arange(a, min(a + chunk, games)), seed).total[:, 0]
-                             for a in range(0, games, chunk)])
+    totals = np.concatenate(
+        [play(rules, [bot], np.arange(a, min(a + chunk, games)), seed).total[:, 0] for a in range(0, games, chunk)]
+    )
     ci = mean_ci(totals.astype(np.float64), confidence=0.95)
     return ci.mean, ci.lo, ci.hi, time.perf_counter() - t
 
@@ -46,8 +47,10 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=5000)
     args = ap.parse_args()
     rules = load_rules(args.rules)
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {args.rules}, {args.games:,} games per row (seed {args.seed}), "
-          f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.2f}\n")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M')}, {args.rules}, {args.games:,} games per row (seed {args.seed}), "
+        f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.2f}\n"
+    )
     print("| bot | mean score | 95 % CI | seconds |")
     print("|---|---:|---:|---:|")
     specs = [f"solver:temperature={t}" if t else "solver" for t in TEMPERATURES]

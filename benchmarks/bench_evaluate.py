@@ -99,8 +99,10 @@ def _totals(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(game, seat, total) of every row of a run's chunks."""
     import pyarrow.parquet as pq
 
-    parts = [pq.read_table(f, columns=["game", "seat", "total"])
-             for f in sorted(glob.glob(str(run_dir / "chunks" / "*.parquet")))]
+    parts = [
+        pq.read_table(f, columns=["game", "seat", "total"])
+        for f in sorted(glob.glob(str(run_dir / "chunks" / "*.parquet")))
+    ]
     col = lambda n: np.concatenate([p.column(n).to_numpy() for p in parts])  # noqa: E731
     return col("game"), col("seat"), col("total").astype(np.int64)
 
@@ -127,8 +129,10 @@ def bots(a: argparse.Namespace) -> None:
 
     rules = load_rules(a.rules)
     solve(rules)
-    print("| bot | exact mean | std | evaluation, cold (s) | its process: CPU (s) / peak RSS | from cache (s) "
-          f"| run of {a.games:,} games (s) | sampled mean | z | chi-square p |")
+    print(
+        "| bot | exact mean | std | evaluation, cold (s) | its process: CPU (s) / peak RSS | from cache (s) "
+        f"| run of {a.games:,} games (s) | sampled mean | z | chi-square p |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for bot in a.bots.split(","):
         with tempfile.TemporaryDirectory() as tmp:
@@ -143,12 +147,19 @@ def bots(a: argparse.Namespace) -> None:
                 ev = E.evaluate(rules, bot, cache)
                 t_cache = time.perf_counter() - t0
                 assert ev.cached and ev.mean == got["mean"]
-                row = [bot, f"{ev.mean:.6f}", f"{ev.std:.4f}", f"{got['seconds']:.1f}",
-                       f"{t['cpu']:.1f} / {t['rss_mib']:,.0f} MiB", f"{t_cache:.3f}"]
+                row = [
+                    bot,
+                    f"{ev.mean:.6f}",
+                    f"{ev.std:.4f}",
+                    f"{got['seconds']:.1f}",
+                    f"{t['cpu']:.1f} / {t['rss_mib']:,.0f} MiB",
+                    f"{t_cache:.3f}",
+                ]
             if a.games:
                 t0 = time.perf_counter()
-                d = run(RunConfig(seats=(bot,), rules=a.rules, games=a.games, workers=a.workers, seed=11),
-                        Path(tmp) / "run")
+                d = run(
+                    RunConfig(seats=(bot,), rules=a.rules, games=a.games, workers=a.workers, seed=11), Path(tmp) / "run"
+                )
                 t_run = time.perf_counter() - t0
                 s = _totals(d)[2]
                 z = (s.mean() - ev.mean) / (ev.std / math.sqrt(len(s)))
@@ -208,11 +219,12 @@ def rows(a: argparse.Namespace) -> None:
             kernel(*args)
             with lock:
                 spent[name] += time.thread_time() - t0
+
         return run
 
     def turns(*args):  # the kernel's c_n (in its states), lo, hi: the rows of runs lo..hi-1
         with lock:
-            count["rows worked out"] += int(args[6][5][args[7]:args[8]].sum())
+            count["rows worked out"] += int(args[6][5][args[7] : args[8]].sum())
         timed("turns", kernels[0])(*args)
 
     def tallies(lay, oc, st_u, c_n, row0, outp, m, *rest):  # a chunk's states and the masses of its rows
@@ -250,23 +262,29 @@ def rows(a: argparse.Namespace) -> None:
         TK.target_outcomes, TK.target_push, TK.target_mass = kernels
         TK.row_mass = row_mass
     n = count["rows"]
-    print("| bot | exact mean | live states | (state, target) rows | rows without mass | rows worked out "
-          "| target table cells | evaluation (s) | CPU (s) | CPU per row (us) |")
+    print(
+        "| bot | exact mean | live states | (state, target) rows | rows without mass | rows worked out "
+        "| target table cells | evaluation (s) | CPU (s) | CPU per row (us) |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    print(f"| {a.bot} | {ev.mean:.6f} | {count['live states']:,} | {n:,} | {count['rows without mass']:,} "
-          f"({100 * count['rows without mass'] / n:.1f} %) | {count['rows worked out']:,} | {cells:,} "
-          f"| {ev.seconds:.1f} | {cpu:.1f} | {1e6 * cpu / n:.1f} |")
+    print(
+        f"| {a.bot} | {ev.mean:.6f} | {count['live states']:,} | {n:,} | {count['rows without mass']:,} "
+        f"({100 * count['rows without mass'] / n:.1f} %) | {count['rows worked out']:,} | {cells:,} "
+        f"| {ev.seconds:.1f} | {cpu:.1f} | {1e6 * cpu / n:.1f} |"
+    )
     print("\nCPU inside each kernel, summed over the threads:")
     for name, t in spent.items():
         print(f"  {name}: {t:.1f} s, {1e6 * t / n:.2f} us a row")
     if a.census:
         worked = count["rows worked out"]
         census["their rows once merged"] = len(np.unique(np.concatenate(merged))) if merged else 0
-        print(f"\nbonus-dead states: {int(dead.sum()):,} of {len(dead):,}; their rows worked out "
-              f"{census['rows in bonus-dead states']:,} ({100 * census['rows in bonus-dead states'] / worked:.1f} %), "
-              f"{census['their rows once merged']:,} once each sheet's are one state: merging would remove "
-              f"{census['rows in bonus-dead states'] - census['their rows once merged']:,} rows "
-              f"({100 * (census['rows in bonus-dead states'] - census['their rows once merged']) / worked:.1f} %)")
+        print(
+            f"\nbonus-dead states: {int(dead.sum()):,} of {len(dead):,}; their rows worked out "
+            f"{census['rows in bonus-dead states']:,} ({100 * census['rows in bonus-dead states'] / worked:.1f} %), "
+            f"{census['their rows once merged']:,} once each sheet's are one state: merging would remove "
+            f"{census['rows in bonus-dead states'] - census['their rows once merged']:,} rows "
+            f"({100 * (census['rows in bonus-dead states'] - census['their rows once merged']) / worked:.1f} %)"
+        )
 
 
 def _bonus_dead(rules) -> tuple[np.ndarray, np.ndarray]:
@@ -301,13 +319,17 @@ def main() -> None:
     sub = ap.add_subparsers(dest="what", required=True)
     p = sub.add_parser("bots")
     p.add_argument("--rules", default="scandinavian")
-    p.add_argument("--bots", default="timeout,greedy,bonus,random,solver,solver:temperature=1,solver:blunder=0.1,"
-                                     "solver:target=250")
+    p.add_argument(
+        "--bots", default="timeout,greedy,bonus,random,solver,solver:temperature=1,solver:blunder=0.1,solver:target=250"
+    )
     p.add_argument("--games", type=int, default=1_000_000, help="games of the sampled run (0: none)")
     p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--warm", action="store_true",
-                   help="no cold evaluation: take each bot's evaluation from the cache (made if missing) and "
-                        "run the sampled check only")
+    p.add_argument(
+        "--warm",
+        action="store_true",
+        help="no cold evaluation: take each bot's evaluation from the cache (made if missing) and "
+        "run the sampled check only",
+    )
     p = sub.add_parser("pair")
     p.add_argument("--rules", default="scandinavian")
     p.add_argument("--pair", default="greedy,bonus")
@@ -319,8 +341,11 @@ def main() -> None:
     p = sub.add_parser("rows")
     p.add_argument("--rules", default="scandinavian")
     p.add_argument("--bot", default="solver:target=250")
-    p.add_argument("--census", action="store_true",
-                   help="also count the rows of bonus-dead states and what merging them would save (slower)")
+    p.add_argument(
+        "--census",
+        action="store_true",
+        help="also count the rows of bonus-dead states and what merging them would save (slower)",
+    )
     p = sub.add_parser("one")
     p.add_argument("rules")
     p.add_argument("bot")

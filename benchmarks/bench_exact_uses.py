@@ -37,16 +37,21 @@ def readme_file(name: str) -> str:
 
 def timed(argv: list[str], cwd: Path, env: dict[str, str], what: str) -> None:
     load0 = os.getloadavg()[0]
-    res = subprocess.run(["/usr/bin/time", "-f", "%U %S %e %M", *argv], cwd=cwd, env=env, capture_output=True,
-                         text=True)
+    res = subprocess.run(
+        ["/usr/bin/time", "-f", "%U %S %e %M", *argv], cwd=cwd, env=env, capture_output=True, text=True
+    )
     load1 = os.getloadavg()[0]
     if res.returncode not in (0, 1):  # compare exits 1 on a change
         raise SystemExit(f"{' '.join(argv)} failed ({res.returncode}):\n{res.stderr[-2000:]}")
     user, sys_, wall, rss = res.stderr.strip().splitlines()[-1].split()
-    cmd = " ".join(a if a != sys.executable else "python" for a in argv).replace("python -m harness.cli",
-                                                                                  "yatzy-harness")
-    print(f"| {what} | `{cmd}` | {float(user) + float(sys_):.1f} | {float(wall):.0f} | {int(rss) / 1024:.0f} | "
-          f"{load0:.1f}–{load1:.1f} |", flush=True)
+    cmd = " ".join(a if a != sys.executable else "python" for a in argv).replace(
+        "python -m harness.cli", "yatzy-harness"
+    )
+    print(
+        f"| {what} | `{cmd}` | {float(user) + float(sys_):.1f} | {float(wall):.0f} | {int(rss) / 1024:.0f} | "
+        f"{load0:.1f}–{load1:.1f} |",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -70,21 +75,65 @@ def main() -> None:
         cmp = [*cli, "compare", "--exact", "bonus63", "bonus62", "--entrants", "greedy,solver"]
         timed(cmp, work, env, "compare --exact, 4 evaluations (cold)")
         timed(cmp, work, env, "the same, from the evaluation cache")
-        timed([*cli, "calibrate", "--levels", "exact_levels.toml", "--out", "results/levels-exact"], work, env,
-              "README's exact ladder (Forced Yatzy, empty cache for it)")
+        timed(
+            [*cli, "calibrate", "--levels", "exact_levels.toml", "--out", "results/levels-exact"],
+            work,
+            env,
+            "README's exact ladder (Forced Yatzy, empty cache for it)",
+        )
         if a.runs:
             for t in (63, 62):
-                subprocess.run([*cli, "run", "--rules", "scandinavian", "--set", f"upper_bonus_threshold={t}",
-                                "--seats", "solver,solver", "--games", "100000", "--seed", "1", "--out",
-                                f"results/bonus{t}", "--quiet"], cwd=work, env=env, check=True, capture_output=True)
-            timed([*cli, "compare", "--exact", "results/bonus63", "results/bonus62"], work, env,
-                  "compare --exact on 2 x 100,000-game runs (cached)")
+                subprocess.run(
+                    [
+                        *cli,
+                        "run",
+                        "--rules",
+                        "scandinavian",
+                        "--set",
+                        f"upper_bonus_threshold={t}",
+                        "--seats",
+                        "solver,solver",
+                        "--games",
+                        "100000",
+                        "--seed",
+                        "1",
+                        "--out",
+                        f"results/bonus{t}",
+                        "--quiet",
+                    ],
+                    cwd=work,
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                )
+            timed(
+                [*cli, "compare", "--exact", "results/bonus63", "results/bonus62"],
+                work,
+                env,
+                "compare --exact on 2 x 100,000-game runs (cached)",
+            )
             for flag in ("--exact", "--no-exact"):
-                timed([*cli, "report", "results/bonus63", flag, "--no-plots", "--out", f"results/rep{flag}"], work,
-                      env, f"report {flag} of 100,000 games")
+                timed(
+                    [*cli, "report", "results/bonus63", flag, "--no-plots", "--out", f"results/rep{flag}"],
+                    work,
+                    env,
+                    f"report {flag} of 100,000 games",
+                )
         if a.ladder:
-            timed([*cli, "calibrate", "--exact", "--levels", "configs/difficulty/default.toml", "--out",
-                   "results/levels-default"], work, env, "the site's ladder on scandinavian, exact (cold)")
+            timed(
+                [
+                    *cli,
+                    "calibrate",
+                    "--exact",
+                    "--levels",
+                    "configs/difficulty/default.toml",
+                    "--out",
+                    "results/levels-default",
+                ],
+                work,
+                env,
+                "the site's ladder on scandinavian, exact (cold)",
+            )
         shutil.rmtree(work / "results", ignore_errors=True)
 
 

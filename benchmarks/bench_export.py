@@ -71,8 +71,15 @@ def loop(rules: str, spec: str, games: int, tmp: Path) -> dict:
     t2 = time.perf_counter()
     same = rows(js).equals(rows(local))
     mean = float(pd.read_parquet(js / "chunks").query("seat == 0")["total"].mean())
-    return {"rules": rules, "spec": spec, "games": games, "same": same, "node_s": t1 - t0, "in_process_s": t2 - t1,
-            "mean": mean}
+    return {
+        "rules": rules,
+        "spec": spec,
+        "games": games,
+        "same": same,
+        "node_s": t1 - t0,
+        "in_process_s": t2 - t1,
+        "mean": mean,
+    }
 
 
 def screenshot(out: Path, tmp: Path, rules: str = "scandinavian", turns: int = 6) -> None:
@@ -124,8 +131,10 @@ def main() -> None:
         tmp = Path(tmpd)
         if args.screenshot:
             return screenshot(Path(args.screenshot), tmp)
-        print("| rule set | states | module + table + manifest (gzip bytes) | table | loss (points a game) | "
-              "load+decode (ms) | decision median / p90 (ms) |")
+        print(
+            "| rule set | states | module + table + manifest (gzip bytes) | table | loss (points a game) | "
+            "load+decode (ms) | decision median / p90 (ms) |"
+        )
         print("|---|---:|---:|---:|---:|---:|---:|")
         for name in args.rules.split(","):
             root = tmp / name
@@ -133,9 +142,12 @@ def main() -> None:
             m = export_level(resolve_level("solver", name), root / "level", ExportOptions())
             t = bench_page(root, args.decisions, args.repeats)
             s, f = m["sizes"], m["figures"]
-            print(f"| {name} | {m['table']['states']:,} | {s['transferred']:,} | {s['table_gzip']:,} | "
-                  f"{f['loss']:.1e} | {t['load_decode_ms']:.0f} | {t['decision_median_ms']:.3f} / "
-                  f"{t['decision_p90_ms']:.3f} |", flush=True)
+            print(
+                f"| {name} | {m['table']['states']:,} | {s['transferred']:,} | {s['table_gzip']:,} | "
+                f"{f['loss']:.1e} | {t['load_decode_ms']:.0f} | {t['decision_median_ms']:.3f} / "
+                f"{t['decision_p90_ms']:.3f} |",
+                flush=True,
+            )
             print(json.dumps({"rules": name, "timings": t}), file=sys.stderr)
         if args.loop:
             for name in args.rules.split(","):

@@ -92,7 +92,9 @@ def power(argv: list[str]) -> int:
     ap.add_argument("--bot", default="greedy")
     ap.add_argument("--games", default="1,2,5,10,20,50", help="games per record, comma-separated")
     ap.add_argument("--seeds", type=int, default=10)
-    ap.add_argument("--models", default="solver:temperature;solver:blunder;solver:temperature,blunder", help="';'-separated")
+    ap.add_argument(
+        "--models", default="solver:temperature;solver:blunder;solver:temperature,blunder", help="';'-separated"
+    )
     args = ap.parse_args(argv)
     an = Analyser(load_rules(args.rules))
     sizes = [int(x) for x in args.games.split(",")]
@@ -110,8 +112,11 @@ def power(argv: list[str]) -> int:
                 flagged += f.poor
                 p_lr.append(f.lr.p if f.lr is not None else math.nan)
                 p_rt.append(f.regret_test.p if f.regret_test is not None else math.nan)
-            print(f"| {model} | {g} | {np.mean(dec):,.0f} | {flagged}/{args.seeds} | {np.nanmedian(p_lr):.2g} | "
-                  f"{np.nanmedian(p_rt):.2g} |", flush=True)
+            print(
+                f"| {model} | {g} | {np.mean(dec):,.0f} | {flagged}/{args.seeds} | {np.nanmedian(p_lr):.2g} | "
+                f"{np.nanmedian(p_rt):.2g} |",
+                flush=True,
+            )
     return 0
 
 
@@ -137,8 +142,10 @@ def choice(argv: list[str]) -> int:
         chosen[c.chosen] = chosen.get(c.chosen, 0) + 1
         for h in c.models:
             held[h.model].append((h.loglik_per_decision, h.top1))
-    print(f"rules {args.rules}, bot {args.bot}, {args.games} games per record, seeds 1..{args.seeds}, "
-          f"held-out decisions {min(decisions):,} to {max(decisions):,}\n")
+    print(
+        f"rules {args.rules}, bot {args.bot}, {args.games} games per record, seeds 1..{args.seeds}, "
+        f"held-out decisions {min(decisions):,} to {max(decisions):,}\n"
+    )
     print("| model | median held-out loglik/decision | median held-out top-1 | chosen |")
     print("|---|---:|---:|---:|")
     for m in models:
@@ -169,8 +176,9 @@ def redraw(table, theta, rng, mixes="myopic"):
     v, m, n, kind = table.values[keep], getattr(table, mixes)[keep], table.n[keep].astype(np.int64), table.kind[keep]
     legal = np.arange(v.shape[1])[None, :] < n[:, None]
     vv, mm = np.where(legal, v, 0.0), np.where(legal, m, 0.0)
-    x = (1 - w) * (vv.max(axis=1, where=legal, initial=-np.inf)[:, None] - vv) + \
-        w * (mm.max(axis=1, where=legal, initial=-np.inf)[:, None] - mm)
+    x = (1 - w) * (vv.max(axis=1, where=legal, initial=-np.inf)[:, None] - vv) + w * (
+        mm.max(axis=1, where=legal, initial=-np.inf)[:, None] - mm
+    )
     t = np.where(kind == 0, tk, tb)[:, None]
     e = np.where(legal, np.exp(-(x - x.min(axis=1, where=legal, initial=np.inf)[:, None]) / t), 0.0)
     prob = p * legal / n[:, None] + (1 - p) * e / e.sum(axis=1, keepdims=True)
@@ -191,13 +199,18 @@ def family(argv: list[str]) -> int:
     ap.add_argument("--models", default="kinds,mixed,paced", help="the truths of these models (comma-separated)")
     args = ap.parse_args(argv)
     an = Analyser(load_rules(args.rules))
-    table = play_table(an, [args.base], args.replicates * args.games, args.seed,
-                       paced="paced" in mixes(args.models.split(",")))
+    table = play_table(
+        an, [args.base], args.replicates * args.games, args.seed, paced="paced" in mixes(args.models.split(","))
+    )
     block = np.asarray(table.games)[table.seatgame] // args.games
-    print(f"rules {args.rules}, positions of {args.base}, {args.replicates} replicates x {args.games} games, "
-          f"seed {args.seed}\n")
-    print("| model | truth (weight, keep T, box T, blunder) | parameter | decisions per replicate | coverage | "
-          "median estimate | median half-width (rel.) | POOR | fit time per replicate |")
+    print(
+        f"rules {args.rules}, positions of {args.base}, {args.replicates} replicates x {args.games} games, "
+        f"seed {args.seed}\n"
+    )
+    print(
+        "| model | truth (weight, keep T, box T, blunder) | parameter | decisions per replicate | coverage | "
+        "median estimate | median half-width (rel.) | POOR | fit time per replicate |"
+    )
     print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     rng = np.random.default_rng(args.seed)
     chosen = args.models.split(",")
@@ -222,9 +235,12 @@ def family(argv: list[str]) -> int:
                 est[k].append(e.value)
                 rel[k].append((e.hi - e.lo) / 2 / truth[k] if math.isfinite(e.hi) else math.nan)
         for k in hits:
-            print(f"| {model} | {', '.join(f'{x:g}' for x in theta)} | {k} = {truth[k]:g} | {np.mean(sizes):,.0f} | "
-                  f"{hits[k]}/{args.replicates} | {np.median(est[k]):.4g} | ±{100 * np.nanmedian(rel[k]):.1f} % | "
-                  f"{poor}/{args.replicates} | {np.median(secs):.2f} s |", flush=True)
+            print(
+                f"| {model} | {', '.join(f'{x:g}' for x in theta)} | {k} = {truth[k]:g} | {np.mean(sizes):,.0f} | "
+                f"{hits[k]}/{args.replicates} | {np.median(est[k]):.4g} | ±{100 * np.nanmedian(rel[k]):.1f} % | "
+                f"{poor}/{args.replicates} | {np.median(secs):.2f} s |",
+                flush=True,
+            )
     return 0
 
 
@@ -245,23 +261,38 @@ def myopic(argv: list[str]) -> int:
     rec = play(rules, [registry.make(args.bot, rules)], np.arange(args.games), 1, record=True).recording
     arrays = arrays_of_recording(rec)[:3]
     an.walk(*(a[:4] for a in arrays), decisions=True, myopic=True, paced=True)  # compiled before it is timed
-    print(f"rules {args.rules}, {args.games:,} games of {args.bot}, best of {args.repeat} (CPU s), load average "
-          f"{os.getloadavg()[0]:.2f}\n")
+    print(
+        f"rules {args.rules}, {args.games:,} games of {args.bot}, best of {args.repeat} (CPU s), load average "
+        f"{os.getloadavg()[0]:.2f}\n"
+    )
     print("| walk | CPU time | decisions | store rows | store bytes | bytes per row |")
     print("|---|---:|---:|---:|---:|---:|")
-    for mine, paced, what in ((False, False, ""), (True, False, " and myopic values"),
-                              (True, True, ", myopic and paced values")):
+    for mine, paced, what in (
+        (False, False, ""),
+        (True, False, " and myopic values"),
+        (True, True, ", myopic and paced values"),
+    ):
         best = math.inf
         for _ in range(args.repeat):
             t = time.process_time()
             _, d = an.walk(*arrays, decisions=True, myopic=mine, paced=paced)
             best = min(best, time.process_time() - t)
         b = ChoicesBuilder(1 << 16, myopic=mine, paced=paced)
-        b.add(d["values"], d["n"], d["chosen"], d["kind"], np.zeros(len(d["n"]), np.int32), d.get("myopic"),
-              d.get("paced"))
+        b.add(
+            d["values"],
+            d["n"],
+            d["chosen"],
+            d["kind"],
+            np.zeros(len(d["n"]), np.int32),
+            d.get("myopic"),
+            d.get("paced"),
+        )
         b.choices()  # drops the hash table: the bytes a fit holds
-        print(f"| decision tables{what} | {best:.2f} s | {len(d['n']):,} | "
-              f"{b.rows:,} | {b.nbytes:,} | {b.nbytes / b.rows:.0f} |", flush=True)
+        print(
+            f"| decision tables{what} | {best:.2f} s | {len(d['n']):,} | "
+            f"{b.rows:,} | {b.nbytes:,} | {b.nbytes / b.rows:.0f} |",
+            flush=True,
+        )
     return 0
 
 
@@ -283,8 +314,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     an = Analyser(load_rules(args.rules))
     print(f"rules {args.rules}, {args.blocks} blocks x {args.games} games per bot, seed {args.seed}\n")
-    print("| bot | model | parameter | decisions per block | median half-width (rel.) | coverage | "
-          "median estimate | decisions for ±10 % | for ±5 % | fit time per block |")
+    print(
+        "| bot | model | parameter | decisions per block | median half-width (rel.) | coverage | "
+        "median estimate | decisions for ±10 % | for ±5 % | fit time per block |"
+    )
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for spec, (model, truth) in BOTS.items():
         table = play_table(an, [spec], args.blocks * args.games, args.seed)
@@ -309,9 +342,11 @@ def main(argv: list[str] | None = None) -> int:
         for k, v in truth.items():
             h = float(np.nanmedian(rel[k]))
             need10, need5 = d * (h / 0.10) ** 2, d * (h / 0.05) ** 2
-            print(f"| `{spec}` | {model} | {k} = {v:g} | {d:,.0f} | ±{100 * h:.1f} % | "
-                  f"{hits[k]}/{args.blocks} | {np.median(est[k]):.4g} | {need10:,.0f} | {need5:,.0f} | "
-                  f"{np.median(secs):.2f} s |")
+            print(
+                f"| `{spec}` | {model} | {k} = {v:g} | {d:,.0f} | ±{100 * h:.1f} % | "
+                f"{hits[k]}/{args.blocks} | {np.median(est[k]):.4g} | {need10:,.0f} | {need5:,.0f} | "
+                f"{np.median(secs):.2f} s |"
+            )
         sys.stdout.flush()
     return 0
 
@@ -319,11 +354,18 @@ def main(argv: list[str] | None = None) -> int:
 def _rows(table, mask):  # a DecisionTable restricted to some decisions (labels kept)
     from harness.decisions.analysis import DecisionTable
 
-    cols = {k: getattr(table, k)[mask] for k in ("values", "n", "chosen", "kind", "seatgame", "turn", "roll",
-                                                 "upper", "regret")}
-    return DecisionTable(**cols, labels=table.labels, games=table.games, seats=table.seats,
-                         myopic=None if table.myopic is None else table.myopic[mask],
-                         paced=None if table.paced is None else table.paced[mask])
+    cols = {
+        k: getattr(table, k)[mask]
+        for k in ("values", "n", "chosen", "kind", "seatgame", "turn", "roll", "upper", "regret")
+    }
+    return DecisionTable(
+        **cols,
+        labels=table.labels,
+        games=table.games,
+        seats=table.seats,
+        myopic=None if table.myopic is None else table.myopic[mask],
+        paced=None if table.paced is None else table.paced[mask],
+    )
 
 
 if __name__ == "__main__":

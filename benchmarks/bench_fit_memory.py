@@ -65,14 +65,20 @@ def main(argv: list[str] | None = None) -> int:
         b = self.b
         if hasattr(b, "finish"):  # DecisionStore
             b.finish()
-            print(f"store: {b.rows:,} rows, {b.decisions:,} decisions, {b.options:,} options, {b.segments} "
-                  f"segments; {b.memory_bytes / 2**20:,.0f} MiB in memory, {b.spilled_bytes / 2**20:,.0f} MiB in "
-                  "the scratch file", flush=True)
+            print(
+                f"store: {b.rows:,} rows, {b.decisions:,} decisions, {b.options:,} options, {b.segments} "
+                f"segments; {b.memory_bytes / 2**20:,.0f} MiB in memory, {b.spilled_bytes / 2**20:,.0f} MiB in "
+                "the scratch file",
+                flush=True,
+            )
         else:  # ChoicesBuilder, before
-            print(f"store: {b.rows:,} rows, {int(b.w.a[:b.rows].sum()):,} decisions, {b.r.n:,} options; "
-                  f"{b.nbytes / 2**20:,.0f} MiB allocated (options {b.r.a.nbytes / 2**20:,.0f}, hash table "
-                  f"{b.table.nbytes / 2**20:,.0f}, hashes {b.hashes.a.nbytes / 2**20:,.0f}, ptr "
-                  f"{b.ptr.a.nbytes / 2**20:,.0f})", flush=True)
+            print(
+                f"store: {b.rows:,} rows, {int(b.w.a[: b.rows].sum()):,} decisions, {b.r.n:,} options; "
+                f"{b.nbytes / 2**20:,.0f} MiB allocated (options {b.r.a.nbytes / 2**20:,.0f}, hash table "
+                f"{b.table.nbytes / 2**20:,.0f}, hashes {b.hashes.a.nbytes / 2**20:,.0f}, ptr "
+                f"{b.ptr.a.nbytes / 2**20:,.0f})",
+                flush=True,
+            )
         enter("fit: the players' choices")
         return fit(self, *a, **k)
 

@@ -46,8 +46,9 @@ def one(games: int, chunk: int, workers: int, bots: str, mode: str) -> dict[str,
         save(run_dir, lineup, part)
         written[1] += time.perf_counter() - t0
         written[2] += time.thread_time() - c0
-        written[0] += (Path(run_dir) / journal.JOURNAL_DIR / journal.part_name(lineup, part.start, part.stop)) \
-            .stat().st_size
+        written[0] += (
+            (Path(run_dir) / journal.JOURNAL_DIR / journal.part_name(lineup, part.start, part.stop)).stat().st_size
+        )
 
     def timed(name):
         fn = getattr(worker, name)
@@ -58,14 +59,16 @@ def one(games: int, chunk: int, workers: int, bots: str, mode: str) -> dict[str,
                 return fn(*args, **kwargs)
             finally:
                 inside[name] += time.thread_time() - c0
+
         setattr(worker, name, call)
 
     for name in inside:
         timed(name)
     journal.save = counting_save if mode == "on" else (lambda run_dir, lineup, part: None)
     runner.JOURNAL = mode != "off"
-    cfg = runner.RunConfig(seats=(bots, bots), rules="scandinavian", games=games, seed=1, chunk_size=chunk,
-                           workers=workers)
+    cfg = runner.RunConfig(
+        seats=(bots, bots), rules="scandinavian", games=games, seed=1, chunk_size=chunk, workers=workers
+    )
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         r0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -75,13 +78,22 @@ def one(games: int, chunk: int, workers: int, bots: str, mode: str) -> dict[str,
         c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime) + c1.ru_utime + c1.ru_stime
     # (forked workers' writes are not counted here: :func:`inside` plays in this process)
-    return {"wall": wall, "cpu": cpu, "bytes": written[0], "save_wall": written[1], "save_cpu": written[2],
-            "play_cpu": inside["play"], "concat_cpu": inside["concat_results"]}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "bytes": written[0],
+        "save_wall": written[1],
+        "save_cpu": written[2],
+        "play_cpu": inside["play"],
+        "concat_cpu": inside["concat_results"],
+    }
 
 
 def measure(games: int, chunk: int, workers: int, bots: str, mode: str) -> dict[str, float]:
-    code = (f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); from benchmarks.bench_journal import one; "
-            f"print(json.dumps(one({games}, {chunk}, {workers}, {bots!r}, {mode!r})))")
+    code = (
+        f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); from benchmarks.bench_journal import one; "
+        f"print(json.dumps(one({games}, {chunk}, {workers}, {bots!r}, {mode!r})))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -89,8 +101,10 @@ def measure(games: int, chunk: int, workers: int, bots: str, mode: str) -> dict[
 def inside(games: int, chunk: int, bots: str, mode: str = "on") -> dict[str, float]:
     """The run with one worker, in this process, so that the CPU time of the game loop, of joining
     the sub-batches and of writing the journal can be taken apart from the rest."""
-    code = (f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); from benchmarks.bench_journal import one; "
-            f"print(json.dumps(one({games}, {chunk}, 1, {bots!r}, {mode!r})))")
+    code = (
+        f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); from benchmarks.bench_journal import one; "
+        f"print(json.dumps(one({games}, {chunk}, 1, {bots!r}, {mode!r})))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -103,11 +117,15 @@ def main() -> None:
     ap.add_argument("--bots", default="random")
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
-    print(f"# {time.strftime('%Y-%m-%d %H:%M %Z')}, {platform.node()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}")
-    print("| chunk | games | workers | wall off / dry / on (s) | on vs dry | on vs off "
-          "| CPU off / dry / on (s) | on vs dry | on vs off | journal written | 1 worker: CPU in the game loop off / on "
-          "| 1 worker: CPU joining sub-batches + writing the journal (share of the run's) |")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M %Z')}, {platform.node()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        "| chunk | games | workers | wall off / dry / on (s) | on vs dry | on vs off "
+        "| CPU off / dry / on (s) | on vs dry | on vs off | journal written | 1 worker: CPU in the game loop off / on "
+        "| 1 worker: CPU joining sub-batches + writing the journal (share of the run's) |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for chunk in (int(x) for x in a.chunks.split(",")):
         got: dict[str, list[dict[str, float]]] = {"off": [], "dry": [], "on": []}
@@ -123,11 +141,14 @@ def main() -> None:
         med = lambda mode, k: statistics.median(x[k] for x in ins[mode])  # noqa: E731
         own = statistics.median(x["concat_cpu"] + x["save_cpu"] for x in ins["on"])
         pct = lambda d, x, y: f"{100 * (d[x] / d[y] - 1):+.1f} %"  # noqa: E731
-        print(f"| {chunk:,} | {a.games:,} | {a.workers} | {w['off']:.1f} / {w['dry']:.1f} / {w['on']:.1f} "
-              f"| {pct(w, 'on', 'dry')} | {pct(w, 'on', 'off')} | {c['off']:.1f} / {c['dry']:.1f} / {c['on']:.1f} "
-              f"| {pct(c, 'on', 'dry')} | {pct(c, 'on', 'off')} | {med('on', 'bytes') / 2**20:.0f} MiB "
-              f"| {med('off', 'play_cpu'):.2f} / {med('on', 'play_cpu'):.2f} s "
-              f"| {own:.3f} s ({100 * own / med('on', 'cpu'):.2f} %) |", flush=True)
+        print(
+            f"| {chunk:,} | {a.games:,} | {a.workers} | {w['off']:.1f} / {w['dry']:.1f} / {w['on']:.1f} "
+            f"| {pct(w, 'on', 'dry')} | {pct(w, 'on', 'off')} | {c['off']:.1f} / {c['dry']:.1f} / {c['on']:.1f} "
+            f"| {pct(c, 'on', 'dry')} | {pct(c, 'on', 'off')} | {med('on', 'bytes') / 2**20:.0f} MiB "
+            f"| {med('off', 'play_cpu'):.2f} / {med('on', 'play_cpu'):.2f} s "
+            f"| {own:.3f} s ({100 * own / med('on', 'cpu'):.2f} %) |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

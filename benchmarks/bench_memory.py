@@ -67,8 +67,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE)
     ap.add_argument("--keep", metavar="DIR", help="write the run here and keep it (default: a temp dir, removed)")
     args = ap.parse_args(argv)
-    cfg = RunConfig(seats=tuple(args.seats.split(",")), rules=args.rules, games=args.games, seed=1,
-                    chunk_size=args.chunk_size, workers=args.workers)
+    cfg = RunConfig(
+        seats=tuple(args.seats.split(",")),
+        rules=args.rules,
+        games=args.games,
+        seed=1,
+        chunk_size=args.chunk_size,
+        workers=args.workers,
+    )
     tmp = None if args.keep else Path(tempfile.mkdtemp(prefix="bench-memory-"))
     out = Path(args.keep) if args.keep else tmp / "run"
     sampler = Sampler()
@@ -90,11 +96,15 @@ def main(argv: list[str] | None = None) -> int:
     def at(frac: float) -> float:
         return s[min(len(s) - 1, int(frac * (len(s) - 1)))][1] / MiB
 
-    print(f"{time.strftime('%Y-%m-%d')} {platform.node()} python {platform.python_version()}: "
-          f"{args.seats} on {args.rules}, {args.games:,} games, workers {args.workers}, chunk {args.chunk_size}")
+    print(
+        f"{time.strftime('%Y-%m-%d')} {platform.node()} python {platform.python_version()}: "
+        f"{args.seats} on {args.rules}, {args.games:,} games, workers {args.workers}, chunk {args.chunk_size}"
+    )
     print(f"wall {dt:.0f} s ({args.games / dt:,.0f} games/s); Parquet {size / MiB:.0f} MiB")
-    print(f"peak RSS parent + workers (sampled): {sampler.peak / MiB:.0f} MiB; "
-          f"peak PSS (shared pages counted once): {sampler.peak_pss / MiB:.0f} MiB")
+    print(
+        f"peak RSS parent + workers (sampled): {sampler.peak / MiB:.0f} MiB; "
+        f"peak PSS (shared pages counted once): {sampler.peak_pss / MiB:.0f} MiB"
+    )
     print(f"ru_maxrss parent {me / MiB:.0f} MiB, largest worker {kids / MiB:.0f} MiB")
     print(f"RSS sum at 10% / 50% / 100% of the run: {at(0.1):.0f} / {at(0.5):.0f} / {at(1.0):.0f} MiB")
     return 0

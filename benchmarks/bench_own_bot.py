@@ -38,8 +38,9 @@ print(json.dumps({"code": code, "wall": time.perf_counter() - t0, "cpu": r.ru_ut
 
 
 def measure(args: list[str]) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(args)], capture_output=True, text=True, cwd=ROOT,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(args)], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -51,14 +52,39 @@ def main() -> int:
     ap.add_argument("--target", default="120")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        common = ["--rules", a.rules, "--target-mean", a.target, "--lo", "0", "--hi", "20", "--games", str(a.games),
-                  "--workers", str(a.workers), "--json"]
-        built_in = measure(["calibrate", "--strategy", "solver", "--param", "temperature", *common,
-                            "--out", f"{tmp}/in"])
-        engine = measure(["calibrate", "--strategy", f'engine:cmd="{sys.executable} {RELAY}"', "--param",
-                          "opt.temperature", *common, "--out", f"{tmp}/engine"])
-    same = [(e["value"], e["response"]) for e in built_in["result"]["evaluations"]] == \
-        [(e["value"], e["response"]) for e in engine["result"]["evaluations"]]
+        common = [
+            "--rules",
+            a.rules,
+            "--target-mean",
+            a.target,
+            "--lo",
+            "0",
+            "--hi",
+            "20",
+            "--games",
+            str(a.games),
+            "--workers",
+            str(a.workers),
+            "--json",
+        ]
+        built_in = measure(
+            ["calibrate", "--strategy", "solver", "--param", "temperature", *common, "--out", f"{tmp}/in"]
+        )
+        engine = measure(
+            [
+                "calibrate",
+                "--strategy",
+                f'engine:cmd="{sys.executable} {RELAY}"',
+                "--param",
+                "opt.temperature",
+                *common,
+                "--out",
+                f"{tmp}/engine",
+            ]
+        )
+    same = [(e["value"], e["response"]) for e in built_in["result"]["evaluations"]] == [
+        (e["value"], e["response"]) for e in engine["result"]["evaluations"]
+    ]
     n = len(engine["result"]["evaluations"])
     decisions = sum(e["faults"]["engine_decisions"] for e in engine["result"]["evaluations"])
     print(f"# {a.rules}, {a.games} games per evaluation, {a.workers} workers, {n} evaluations; same points: {same}")
@@ -66,8 +92,10 @@ def main() -> int:
     print("|---|---:|---:|")
     print(f"| solver temperature, in process | {built_in['wall']:.1f} | {built_in['cpu']:.1f} |")
     print(f"| solver_dial opt.temperature, through the engine | {engine['wall']:.1f} | {engine['cpu']:.1f} |")
-    print(f"ratio of wall times: {engine['wall'] / built_in['wall']:.2f}; engine decisions: {decisions:,}; "
-          f"harness CPU per evaluated value: {engine['cpu'] / n:.2f} s (in process: {built_in['cpu'] / n:.2f} s)")
+    print(
+        f"ratio of wall times: {engine['wall'] / built_in['wall']:.2f}; engine decisions: {decisions:,}; "
+        f"harness CPU per evaluated value: {engine['cpu'] / n:.2f} s (in process: {built_in['cpu'] / n:.2f} s)"
+    )
     return 0
 
 

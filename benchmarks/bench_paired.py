@@ -39,8 +39,9 @@ def once(code: Path, argv: list[str], tables: Path, cwd: Path) -> tuple[float, f
         argv = [a.replace("{out}", str(cache / "out")) for a in argv]
         env = {**os.environ, "PYTHONPATH": str(code), "YATZY_HARNESS_CACHE": str(cache)}
         before, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "harness.cli", *argv], cwd=cwd, env=env,
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "harness.cli", *argv], cwd=cwd, env=env, capture_output=True, text=True
+        )
         wall = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     finally:
@@ -65,13 +66,17 @@ def main() -> int:
         once(code, argv, args.tables, cwd)
     got: dict[str, list[tuple[float, float]]] = {k: [] for k in codes}
     for r in range(args.rounds):
-        for name in (("before", "this") if r % 2 == 0 else ("this", "before")):
+        for name in ("before", "this") if r % 2 == 0 else ("this", "before"):
             got[name].append(once(codes[name], argv, args.tables, cwd))
     for name, runs in got.items():
-        print(f"{name}: wall median {statistics.median(w for w, _ in runs):.2f} s; CPU "
-              f"{', '.join(f'{c:.2f}' for _, c in runs)} s (median {statistics.median(c for _, c in runs):.2f})")
+        print(
+            f"{name}: wall median {statistics.median(w for w, _ in runs):.2f} s; CPU "
+            f"{', '.join(f'{c:.2f}' for _, c in runs)} s (median {statistics.median(c for _, c in runs):.2f})"
+        )
     ratios = [t[1] / b[1] for t, b in zip(got["this"], got["before"])]
-    print(f"CPU this / before, per round: {', '.join(f'{x:.3f}' for x in ratios)} (median {statistics.median(ratios):.3f})")
+    print(
+        f"CPU this / before, per round: {', '.join(f'{x:.3f}' for x in ratios)} (median {statistics.median(ratios):.3f})"
+    )
     shutil.rmtree(cwd, ignore_errors=True)
     return 0
 

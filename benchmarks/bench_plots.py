@@ -32,8 +32,26 @@ def _play(out: Path, games: int, settings: list[str]) -> None:
     m = out / "manifest.json"
     if m.is_file() and json.loads(m.read_text()).get("complete"):
         return
-    cmd = [sys.executable, "-m", "harness.cli", "run", "--rules", "scandinavian", "--candidate", "solver",
-           "--entrants", "greedy", "--games", str(games), "--seed", "1", "--analyse", "--quiet", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "--rules",
+        "scandinavian",
+        "--candidate",
+        "solver",
+        "--entrants",
+        "greedy",
+        "--games",
+        str(games),
+        "--seed",
+        "1",
+        "--analyse",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
     for s in settings:
         cmd += ["--set", s]
     subprocess.run(cmd, check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -71,8 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     from harness.reports.plot import COMPARE_PLOTS, PLOTS
     from harness.reports.summary import summarize
 
-    print(f"# {platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.1f}", flush=True)
+    print(
+        f"# {platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
     summary, result = summarize(cand), compare_runs(base, cand)
     report = {n: f for sec in PLOTS.values() for n, f in sec.items()}
     with tempfile.TemporaryDirectory() as tmp:

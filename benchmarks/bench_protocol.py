@@ -62,8 +62,10 @@ def main() -> None:
     twin = NullTwin(rules)
     play(rules, [engine], np.arange(2, dtype=np.int64), args.seed)  # start the engine, compile kernels
     play(rules, [twin], np.arange(2, dtype=np.int64), args.seed)
-    print("| rules | batch (games) | decisions | harness CPU / decision | protocol overhead / decision "
-          "| wall / decision | faults |")
+    print(
+        "| rules | batch (games) | decisions | harness CPU / decision | protocol overhead / decision "
+        "| wall / decision | faults |"
+    )
     print("|---|---|---|---|---|---|---|")
     for batch in (int(x) for x in args.batch.split(",")):
         games = args.games if batch > 1 else min(args.games, 1000)
@@ -78,8 +80,10 @@ def main() -> None:
             best = row if best is None or row[0] < best[0] else best
             faults = int(got[1:].sum())
         assert best is not None
-        print(f"| {args.rules} | {batch:,} | {decisions:,} | {1e6 * best[0]:.2f} us | {1e6 * best[1]:.2f} us "
-              f"| {1e6 * best[2]:.2f} us | {faults} |")
+        print(
+            f"| {args.rules} | {batch:,} | {decisions:,} | {1e6 * best[0]:.2f} us | {1e6 * best[1]:.2f} us "
+            f"| {1e6 * best[2]:.2f} us | {faults} |"
+        )
     engine.close()
 
 

@@ -49,8 +49,10 @@ def engine(bots: list[str], batch: int, repeat: int) -> None:
                 times[leads].append(time.perf_counter() - t)
         for leads in (True, False):
             ts = sorted(times[leads])
-            print(f"| {bot} vs {bot} | {'on' if leads else 'off'} | {batch / ts[0]:,.0f} | "
-                  f"{batch / ts[len(ts) // 2]:,.0f} |")
+            print(
+                f"| {bot} vs {bot} | {'on' if leads else 'off'} | {batch / ts[0]:,.0f} | "
+                f"{batch / ts[len(ts) // 2]:,.0f} |"
+            )
 
 
 def kernel(batch: int, repeat: int) -> None:
@@ -70,8 +72,10 @@ def kernel(batch: int, repeat: int) -> None:
         for r in range(15):
             lead.update(scores[r])
         best = min(best, time.perf_counter() - t)
-    print(f"Leads over 15 rounds of {batch:,} two-seat games: {best * 1e3:.1f} ms (best of {repeat}), "
-          f"{best / batch * 1e6:.3f} µs a game")
+    print(
+        f"Leads over 15 rounds of {batch:,} two-seat games: {best * 1e3:.1f} ms (best of {repeat}), "
+        f"{best / batch * 1e6:.3f} µs a game"
+    )
 
 
 def rows(batch: int, repeat: int) -> None:
@@ -104,17 +108,38 @@ def report(run: Path, games: int, repeat: int) -> None:
     from harness.reports.summary import SECTIONS, QualitySection, summarize
 
     if not (run / "manifest.json").is_file() or not json.loads((run / "manifest.json").read_text()).get("complete"):
-        subprocess.run([sys.executable, "-m", "harness.cli", "run", "--seats", "timeout,random", "--games", str(games),
-                        "--seed", "1", "--workers", "2", "--out", str(run), "--quiet"], check=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "harness.cli",
+                "run",
+                "--seats",
+                "timeout,random",
+                "--games",
+                str(games),
+                "--seed",
+                "1",
+                "--workers",
+                "2",
+                "--out",
+                str(run),
+                "--quiet",
+            ],
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
     without = tuple(s for s in SECTIONS if s is not QualitySection)
     summarize(run, sections=without)  # warm the page cache
     print(f"| report of {games:,} two-seat games ({2 * games:,} rows) | best (s) | median (s) |")
     print("|---|---:|---:|")
     times: dict[str, list[float]] = {"every section": [], "without QualitySection": [], "QualitySection alone": []}
     for _ in range(repeat):
-        for name, secs in (("every section", SECTIONS), ("without QualitySection", without),
-                           ("QualitySection alone", (QualitySection,))):
+        for name, secs in (
+            ("every section", SECTIONS),
+            ("without QualitySection", without),
+            ("QualitySection alone", (QualitySection,)),
+        ):
             t = time.perf_counter()
             summarize(run, sections=secs)
             times[name].append(time.perf_counter() - t)

@@ -47,8 +47,25 @@ def _measure(cmd: list[str]) -> tuple[float, float, int]:
 def _play(out: Path, games: int, seats: str, settings: list[str], chunk: int) -> None:
     if (out / "manifest.json").is_file() and json.loads((out / "manifest.json").read_text()).get("complete"):
         return
-    cmd = [sys.executable, "-m", "harness.cli", "run", "--seats", seats, "--games", str(games), "--seed", "1",
-           "--chunk-size", str(chunk), "--workers", "2", "--quiet", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "--seats",
+        seats,
+        "--games",
+        str(games),
+        "--seed",
+        "1",
+        "--chunk-size",
+        str(chunk),
+        "--workers",
+        "2",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
     for s in settings:
         cmd += ["--set", s]
     t = time.perf_counter()
@@ -66,21 +83,28 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     root = Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
-    print(f"# {platform.node()} {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
-          f"{time.strftime('%Y-%m-%d')}", flush=True)
+    print(
+        f"# {platform.node()} {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d')}",
+        flush=True,
+    )
     for games in (args.games // 10, args.games):
         a, b = root / f"base-{games}", root / f"cand-{games}"
         _play(a, games, args.seats, [], args.chunk_size)
         _play(b, games, args.seats, ["full_house_scoring=flat"], args.chunk_size)
         rows = 2 * games
-        for label, cmd in (("report --no-plots", ["report", str(a), "--no-plots", "--json"]),
-                           ("report (plots, html)", ["report", str(a), "--json"]),
-                           ("compare", ["compare", str(a), str(b), "--json"])):
+        for label, cmd in (
+            ("report --no-plots", ["report", str(a), "--no-plots", "--json"]),
+            ("report (plots, html)", ["report", str(a), "--json"]),
+            ("compare", ["compare", str(a), str(b), "--json"]),
+        ):
             runs = sorted(_measure(cmd) for _ in range(args.repeat))
             dt, rss, rc = runs[len(runs) // 2]  # the median by time: the machine is shared
-            print(f"{label:<22} {rows:>12,} rows/run  {dt:7.1f} s  {rows / dt / 1e6:6.2f} M rows/s  "
-                  f"peak RSS {max(r[1] for r in runs):7.0f} MiB  (exit {rc}; times {', '.join(f'{r[0]:.1f}' for r in runs)} s)",
-                  flush=True)
+            print(
+                f"{label:<22} {rows:>12,} rows/run  {dt:7.1f} s  {rows / dt / 1e6:6.2f} M rows/s  "
+                f"peak RSS {max(r[1] for r in runs):7.0f} MiB  (exit {rc}; times {', '.join(f'{r[0]:.1f}' for r in runs)} s)",
+                flush=True,
+            )
     return 0
 
 

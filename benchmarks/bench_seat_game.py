@@ -54,8 +54,25 @@ def loop(bot: str, n: int, rules_name: str) -> tuple[float, float, float]:
 def command(bot: str, n: int, workers: int, rules_name: str) -> tuple[float, float, float]:
     """(wall s, CPU us per seat-game, peak RSS MiB of the largest process) of one `run`."""
     with tempfile.TemporaryDirectory() as tmp:
-        argv = [sys.executable, "-m", "harness.cli", "run", "--rules", rules_name, "--seats", bot, "--games", str(n),
-                "--workers", str(workers), "--seed", "1", "--out", str(Path(tmp) / "r"), "--quiet"]
+        argv = [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            "--rules",
+            rules_name,
+            "--seats",
+            bot,
+            "--games",
+            str(n),
+            "--workers",
+            str(workers),
+            "--seed",
+            "1",
+            "--out",
+            str(Path(tmp) / "r"),
+            "--quiet",
+        ]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         t0 = time.monotonic()
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
@@ -80,20 +97,30 @@ def main() -> None:
         for n in counts:
             if args.mode == "loop":
                 # a fresh interpreter per row: one row's tables and caches must not warm the next
-                out = subprocess.run([sys.executable, __file__, "--one", bot, str(n), args.rules], check=True,
-                                     capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                out = subprocess.run(
+                    [sys.executable, __file__, "--one", bot, str(n), args.rules],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    env={**os.environ, "PYTHONPATH": str(ROOT)},
+                )
                 print(out.stdout.strip(), flush=True)
             else:
                 for w in (int(x) for x in args.workers.split(",")):
                     wall, us, rss = command(bot, n, w, args.rules)
-                    print(f"command {bot:24s} seat-games {n:>10,}  workers {w}  CPU {us:6.2f} us/seat-game  "
-                          f"wall {wall:7.1f} s  peak RSS {rss:6.0f} MiB  load {os.getloadavg()[0]:.1f}", flush=True)
+                    print(
+                        f"command {bot:24s} seat-games {n:>10,}  workers {w}  CPU {us:6.2f} us/seat-game  "
+                        f"wall {wall:7.1f} s  peak RSS {rss:6.0f} MiB  load {os.getloadavg()[0]:.1f}",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--one":
         prep, us, rss = loop(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-        print(f"loop    {sys.argv[2]:24s} seat-games {int(sys.argv[3]):>10,}  CPU {us:6.2f} us/seat-game  "
-              f"(prepare {prep:5.2f} s CPU)  peak RSS {rss:6.0f} MiB  load {os.getloadavg()[0]:.1f}")
+        print(
+            f"loop    {sys.argv[2]:24s} seat-games {int(sys.argv[3]):>10,}  CPU {us:6.2f} us/seat-game  "
+            f"(prepare {prep:5.2f} s CPU)  peak RSS {rss:6.0f} MiB  load {os.getloadavg()[0]:.1f}"
+        )
     else:
         main()

@@ -55,8 +55,14 @@ def bodies(rules_name: str, bot: str, n: int, per: int, seed: int) -> list[bytes
         sheets = random_sheets(rules, gen, per, k)
         rolls = gen.integers(rules.dice.n_rolls, size=per)
         left = int(gen.integers(0, rules.rolls_per_turn))
-        view = view_of(rules, sheets, rolls, rolls_left=left, first=left == rules.rolls_per_turn - 1,
-                       games=np.arange(i * per, (i + 1) * per))
+        view = view_of(
+            rules,
+            sheets,
+            rolls,
+            rolls_left=left,
+            first=left == rules.rolls_per_turn - 1,
+            games=np.arange(i * per, (i + 1) * per),
+        )
         msg = msgs.loads(msgs.request(i, view, "box" if left == 0 else "keep", budget_ms=1.0))
         msg["bot"] = bot
         out.append(msgs.dumps(msg))
@@ -70,6 +76,7 @@ async def phase(url: str, payloads: list[bytes], rate: float, seconds: float) ->
     lat: list[float] = []
     errors = 0
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30.0) as client:
+
         async def one(body: bytes, due: float) -> None:
             nonlocal errors
             try:
@@ -95,8 +102,15 @@ async def phase(url: str, payloads: list[bytes], rate: float, seconds: float) ->
         c1 = resource.getrusage(resource.RUSAGE_SELF)
     a = np.array(lat) * 1000
     cpu = (c1.ru_utime + c1.ru_stime) - (c0.ru_utime + c0.ru_stime)
-    return {"requests": n, "rate": n / took, "p50": float(np.percentile(a, 50)), "p99": float(np.percentile(a, 99)),
-            "max": float(a.max()), "errors": errors, "client_cpu_ms": 1000 * cpu / n}
+    return {
+        "requests": n,
+        "rate": n / took,
+        "p50": float(np.percentile(a, 50)),
+        "p99": float(np.percentile(a, 99)),
+        "max": float(a.max()),
+        "errors": errors,
+        "client_cpu_ms": 1000 * cpu / n,
+    }
 
 
 def main() -> None:
@@ -120,14 +134,29 @@ def main() -> None:
         single = asyncio.run(phase(url, singles, args.rate, args.seconds))
         batch = asyncio.run(phase(url, batches, args.batch_rate, args.seconds))
         mem1 = rss_mib(proc.pid)
-        print(json.dumps({"rules": args.rules, "bot": args.bot, "single": single, "batch": batch,
-                          "batch_positions": args.batch, "server_rss_mib": [round(mem0, 1), round(mem1, 1)],
-                          "load": os.getloadavg()}, indent=1))
-        print("| requests | positions each | rate offered | rate served | p50 | p99 | max | errors | client CPU / request |")
+        print(
+            json.dumps(
+                {
+                    "rules": args.rules,
+                    "bot": args.bot,
+                    "single": single,
+                    "batch": batch,
+                    "batch_positions": args.batch,
+                    "server_rss_mib": [round(mem0, 1), round(mem1, 1)],
+                    "load": os.getloadavg(),
+                },
+                indent=1,
+            )
+        )
+        print(
+            "| requests | positions each | rate offered | rate served | p50 | p99 | max | errors | client CPU / request |"
+        )
         print("|---|---|---|---|---|---|---|---|---|")
         for _what, per, rate, r in (("single", 1, args.rate, single), ("batch", args.batch, args.batch_rate, batch)):
-            print(f"| {r['requests']:,} | {per:,} | {rate:g}/s | {r['rate']:.1f}/s | {r['p50']:.2f} ms | {r['p99']:.2f} ms "
-                  f"| {r['max']:.1f} ms | {r['errors']} | {r['client_cpu_ms']:.2f} ms |")
+            print(
+                f"| {r['requests']:,} | {per:,} | {rate:g}/s | {r['rate']:.1f}/s | {r['p50']:.2f} ms | {r['p99']:.2f} ms "
+                f"| {r['max']:.1f} ms | {r['errors']} | {r['client_cpu_ms']:.2f} ms |"
+            )
         print(f"server resident memory: {mem0:.0f} MiB after warm-up, {mem1:.0f} MiB after both phases")
     finally:
         proc.terminate()

@@ -42,8 +42,12 @@ from harness.play.protocol import messages as msgs  # noqa: E402
 from harness.play.protocol.http import free_port, launch_server  # noqa: E402
 from harness.service.serve import sample_request  # noqa: E402
 
-LEVELS = {"format": "yatzy-levels/1", "rules": "scandinavian", "settings": [],
-          "levels": [{"name": "casual", "spec": "solver:temperature=1"}]}
+LEVELS = {
+    "format": "yatzy-levels/1",
+    "rules": "scandinavian",
+    "settings": [],
+    "levels": [{"name": "casual", "spec": "solver:temperature=1"}],
+}
 
 
 def rss_mib(pid: int) -> float:
@@ -66,8 +70,9 @@ def smaps(pid: int) -> dict[str, float]:
 def start(extra: list[str], workdir: Path) -> tuple[subprocess.Popen, str]:
     (workdir / "levels.json").write_text(json.dumps(LEVELS))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return launch_server(["--levels", str(workdir / "levels.json"), "--bot", "solver", *extra], env=env,
-                         stderr=subprocess.DEVNULL)
+    return launch_server(
+        ["--levels", str(workdir / "levels.json"), "--bot", "solver", *extra], env=env, stderr=subprocess.DEVNULL
+    )
 
 
 def bodies(kind: str, n: int, count: int, seed: int, **extra: Any) -> list[bytes]:
@@ -82,12 +87,17 @@ def bodies(kind: str, n: int, count: int, seed: int, **extra: Any) -> list[bytes
 
 def summary(lat: list[float]) -> dict[str, float]:
     a = np.array(lat) * 1000
-    return {"n": len(a), "p50_ms": round(float(np.percentile(a, 50)), 2), "p99_ms": round(float(np.percentile(a, 99)), 2),
-            "max_ms": round(float(a.max()), 1)}
+    return {
+        "n": len(a),
+        "p50_ms": round(float(np.percentile(a, 50)), 2),
+        "p99_ms": round(float(np.percentile(a, 99)), 2),
+        "max_ms": round(float(a.max()), 1),
+    }
 
 
-async def open_loop(url: str, streams: list[tuple[str, list[bytes], float]], seconds: float,
-                    status: dict[int, int] | None = None) -> dict[str, list[float]]:
+async def open_loop(
+    url: str, streams: list[tuple[str, list[bytes], float]], seconds: float, status: dict[int, int] | None = None
+) -> dict[str, list[float]]:
     """Each stream (name, bodies, rate/s) POSTed to /decide on schedule for ``seconds``, over
     kept-alive connections: each stream's latencies (seconds)."""
     import httpx
@@ -98,6 +108,7 @@ async def open_loop(url: str, streams: list[tuple[str, list[bytes], float]], sec
     lat: dict[str, list[float]] = {name: [] for name, _, _ in streams}
     status = status if status is not None else {}
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60.0) as client:
+
         async def one(name: str, body: bytes, due: float) -> None:
             try:
                 r = await client.post("/decide", content=body, headers={"Content-Type": "application/json"})
@@ -179,9 +190,17 @@ def mix(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         asyncio.run(open_loop(url, [("cheap", singles, args.rate)], 3.0))  # warm-up, not counted
         alone = asyncio.run(open_loop(url, [("cheap", singles, args.rate)], args.seconds))
         st: dict[int, int] = {}
-        both = asyncio.run(open_loop(url, [("cheap", singles, args.rate), ("expensive", batches, 1.0)], args.seconds, st))
-        return {"cheap_alone": summary(alone["cheap"]), "cheap_beside_expensive": summary(both["cheap"]),
-                "expensive": summary(both["expensive"]), "statuses": st, "batch": args.batch, "rate": args.rate}
+        both = asyncio.run(
+            open_loop(url, [("cheap", singles, args.rate), ("expensive", batches, 1.0)], args.seconds, st)
+        )
+        return {
+            "cheap_alone": summary(alone["cheap"]),
+            "cheap_beside_expensive": summary(both["cheap"]),
+            "expensive": summary(both["expensive"]),
+            "statuses": st,
+            "batch": args.batch,
+            "rate": args.rate,
+        }
     finally:
         proc.terminate()
         proc.wait(timeout=60)
@@ -190,17 +209,24 @@ def mix(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 def close(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     proc, url = start([], work)
     port = free_port()
-    empty = subprocess.Popen([sys.executable, __file__, "_empty", str(port)], env={**os.environ, "PYTHONPATH": str(ROOT)},
-                             stderr=subprocess.DEVNULL)
+    empty = subprocess.Popen(
+        [sys.executable, __file__, "_empty", str(port)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stderr=subprocess.DEVNULL,
+    )
     try:
         time.sleep(3)
         body = bodies("keep", 1, 1, 1, level="casual")[0]
-        head = (f"POST /decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+        head = (
+            f"POST /decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode()
         served_port = int(url.rsplit(":", 1)[1])
         out = {}
         for name, p in (("warm-up", served_port), ("empty", port), ("served", served_port), ("empty again", port)):
-            lat, bad = asyncio.run(closing_client(p, head + body, args.rate, 3.0 if name == "warm-up" else args.seconds))
+            lat, bad = asyncio.run(
+                closing_client(p, head + body, args.rate, 3.0 if name == "warm-up" else args.seconds)
+            )
             out[name] = summary(lat) | {"failed": bad}
         del out["warm-up"]
         return out | {"rate": args.rate}
@@ -214,9 +240,13 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     proc, url = start([], work)
     try:
         good = bodies("mixed", 1, 1900, 3, level="casual")
-        bad = [b"{not json", b'{"type": "decide", "bot": "solver:target=200", "rules": "scandinavian", "dice": ["11111"]}',
-               b'{"type": "decide", "level": "casual", "rules": "scandinavian", "dice": ["1111"]}', b"[]",
-               b'{"type": "bogus"}']
+        bad = [
+            b"{not json",
+            b'{"type": "decide", "bot": "solver:target=200", "rules": "scandinavian", "dice": ["11111"]}',
+            b'{"type": "decide", "level": "casual", "rules": "scandinavian", "dice": ["1111"]}',
+            b"[]",
+            b'{"type": "bogus"}',
+        ]
         payloads = [bad[(i // 20) % len(bad)] if i % 20 == 19 else good[i % len(good)] for i in range(2000)]
         st: dict[int, int] = {}
         rss = [(0.0, rss_mib(proc.pid))]
@@ -226,11 +256,15 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             asyncio.run(open_loop(url, [("soak", payloads, args.rate)], chunk, st))
             rss.append((round(time.monotonic() - t0, 1), rss_mib(proc.pid)))
         after_minute = next((m for t, m in rss if t >= 60), rss[1][1] if len(rss) > 1 else rss[0][1])
-        return {"seconds": args.seconds, "rate": args.rate, "statuses": st,
-                "status_500": st.get(500, 0),
-                "no_answer": sum(v for k, v in st.items() if isinstance(k, str) and not k[:1].isdigit()),
-                "rss_mib": [(t, round(m, 1)) for t, m in rss],
-            "growth_after_first_minute_pct": round(100 * (rss[-1][1] - after_minute) / after_minute, 2)}
+        return {
+            "seconds": args.seconds,
+            "rate": args.rate,
+            "statuses": st,
+            "status_500": st.get(500, 0),
+            "no_answer": sum(v for k, v in st.items() if isinstance(k, str) and not k[:1].isdigit()),
+            "rss_mib": [(t, round(m, 1)) for t, m in rss],
+            "growth_after_first_minute_pct": round(100 * (rss[-1][1] - after_minute) / after_minute, 2),
+        }
     finally:
         proc.terminate()
         proc.wait(timeout=60)
@@ -240,8 +274,14 @@ def memory(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """The parts of one worker's resident memory (in a process of its own, step by step), then a
     server of one worker and one of two, after the same load."""
     (work / "levels.json").write_text(json.dumps(LEVELS))
-    step = subprocess.run([sys.executable, "-c", _STEPS, str(work / "levels.json")], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True, cwd=ROOT)
+    step = subprocess.run(
+        [sys.executable, "-c", _STEPS, str(work / "levels.json")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+        cwd=ROOT,
+    )
     out: dict[str, Any] = {"steps_mib": json.loads(step.stdout.strip().splitlines()[-1])}
     for workers in (1, 2):
         proc, url = start(["--workers", str(workers)], work)
@@ -250,10 +290,15 @@ def memory(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             asyncio.run(open_loop(url, [("load", singles, 200.0)], 10.0))
             kids = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
             pids = [proc.pid, *kids]  # with --workers N: the parent (which serves nothing) and its forked workers
-            out[f"workers_{workers}"] = {str(p): {k: round(v, 1) for k, v in smaps(p).items()
-                                                   if k in ("Rss", "Pss", "Shared_Clean", "Shared_Dirty",
-                                                            "Private_Clean", "Private_Dirty", "Anonymous")}
-                                         for p in pids}
+            out[f"workers_{workers}"] = {
+                str(p): {
+                    k: round(v, 1)
+                    for k, v in smaps(p).items()
+                    if k
+                    in ("Rss", "Pss", "Shared_Clean", "Shared_Dirty", "Private_Clean", "Private_Dirty", "Anonymous")
+                }
+                for p in pids
+            }
         finally:
             proc.terminate()
             proc.wait(timeout=60)
@@ -305,8 +350,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         load0 = os.getloadavg()
         out = {"mix": mix, "close": close, "soak": soak, "memory": memory}[args.what](args, Path(d))
-    out = {"what": args.what, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_at_start": load0,
-           "cpus": os.cpu_count(), **out}
+    out = {
+        "what": args.what,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_at_start": load0,
+        "cpus": os.cpu_count(),
+        **out,
+    }
     print(json.dumps(out) if args.json else json.dumps(out, indent=1))
 
 

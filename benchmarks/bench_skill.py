@@ -27,8 +27,18 @@ from harness.game.loop import play
 from harness.game.rules import load_rules
 from harness.decisions.skill import PlayerTally
 
-BOTS = ("solver", "solver:temperature=0.25", "solver:temperature=0.5", "bonus", "solver:temperature=1",
-        "solver:blunder=0.1", "greedy", "solver:temperature=2", "random", "timeout")
+BOTS = (
+    "solver",
+    "solver:temperature=0.25",
+    "solver:temperature=0.5",
+    "bonus",
+    "solver:temperature=1",
+    "solver:blunder=0.1",
+    "greedy",
+    "solver:temperature=2",
+    "random",
+    "timeout",
+)
 
 
 def tally_of(spec: str, an: Analyser, games: int, seed: int, chunk: int) -> tuple[PlayerTally, float]:
@@ -45,8 +55,15 @@ def tally_of(spec: str, an: Analyser, games: int, seed: int, chunk: int) -> tupl
         cut = np.searchsorted(d["seatgame"], np.arange(res.total.shape[0] + 1))
         for g in range(res.total.shape[0]):
             final, luck = sums["final"][g], sums["luck"][g]
-            tally.add(final, luck, final - luck, a + g, d["regret"][cut[g]:cut[g + 1]], kind[cut[g]:cut[g + 1]],
-                      lambda j: None)  # worst=0: no decision is named
+            tally.add(
+                final,
+                luck,
+                final - luck,
+                a + g,
+                d["regret"][cut[g] : cut[g + 1]],
+                kind[cut[g] : cut[g + 1]],
+                lambda j: None,
+            )  # worst=0: no decision is named
     return tally, time.perf_counter() - t
 
 
@@ -59,19 +76,25 @@ def main() -> None:
     ap.add_argument("--bots", default=",".join(BOTS), help="comma-separated bot specs (';' between parameters)")
     args = ap.parse_args()
     an = Analyser(load_rules(args.rules))
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {args.rules}, {args.games:,} games per bot (seed {args.seed}), "
-          f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.2f}\n")
-    print("| bot | regret/decision | rating | regret/game | decisions/game | errors | adjusted mean (95 % CI) "
-          "| mean score | seconds |")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M')}, {args.rules}, {args.games:,} games per bot (seed {args.seed}), "
+        f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.2f}\n"
+    )
+    print(
+        "| bot | regret/decision | rating | regret/game | decisions/game | errors | adjusted mean (95 % CI) "
+        "| mean score | seconds |"
+    )
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for spec in args.bots.split(","):
         spec = spec.replace(";", ",")
         tally, sec = tally_of(spec, an, args.games, args.seed, args.chunk)
         p = tally.result(0.95)
-        print(f"| `{spec}` | {p.regret_per_decision:.3f} | {p.rating} | {p.regret / p.games:.2f} | "
-              f"{p.decisions / p.games:.1f} | {100 * p.errors / max(1, p.decisions):.1f} % | "
-              f"{p.adjusted_mean:.2f} ({p.adjusted_ci[0]:.2f} .. {p.adjusted_ci[1]:.2f}) | {p.mean:.2f} | {sec:.0f} |",
-              flush=True)
+        print(
+            f"| `{spec}` | {p.regret_per_decision:.3f} | {p.rating} | {p.regret / p.games:.2f} | "
+            f"{p.decisions / p.games:.1f} | {100 * p.errors / max(1, p.decisions):.1f} % | "
+            f"{p.adjusted_mean:.2f} ({p.adjusted_ci[0]:.2f} .. {p.adjusted_ci[1]:.2f}) | {p.mean:.2f} | {sec:.0f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -75,14 +75,22 @@ print(json.dumps(out))
 
 
 def run_child(name: str, threads: int, mode: str, env: dict[str, str]) -> dict:
-    res = subprocess.run([sys.executable, "-c", _CHILD, name, str(threads), mode], cwd=ROOT, env=env,
-                         capture_output=True, text=True, check=True)
+    res = subprocess.run(
+        [sys.executable, "-c", _CHILD, name, str(threads), mode],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
 def bench(names: list[str], threads: int) -> None:
-    print("| rule set | states | expected score | cold (import+compile+solve) | warm solve | "
-          "exact figures | cache load | keep policy (size) | policy load |")
+    print(
+        "| rule set | states | expected score | cold (import+compile+solve) | warm solve | "
+        "exact figures | cache load | keep policy (size) | policy load |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in names:
         with tempfile.TemporaryDirectory() as numba_dir, tempfile.TemporaryDirectory() as cache_dir:
@@ -90,9 +98,12 @@ def bench(names: list[str], threads: int) -> None:
             cold = run_child(name, threads, "cold", env)
             load = run_child(name, threads, "load", env)
         assert load["cached"] and load["policy_cached"]
-        print(f"| {name} | {cold['states']:,} | {cold['expected']:.6f} | {cold['cold']:.1f} s | "
-              f"{cold['warm']:.2f} s | {cold['figures']:.1f} s | {load['load']:.3f} s | "
-              f"{cold['policy']:.1f} s ({cold['policy_mib']:.0f} MiB) | {load['policy_load']:.2f} s |", flush=True)
+        print(
+            f"| {name} | {cold['states']:,} | {cold['expected']:.6f} | {cold['cold']:.1f} s | "
+            f"{cold['warm']:.2f} s | {cold['figures']:.1f} s | {load['load']:.3f} s | "
+            f"{cold['policy']:.1f} s ({cold['policy_mib']:.0f} MiB) | {load['policy_load']:.2f} s |",
+            flush=True,
+        )
 
 
 def maxi_estimate(samples: int) -> None:
@@ -121,8 +132,9 @@ def maxi_estimate(samples: int) -> None:
         lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
         pick = np.sort(rng.choice(np.arange(lo, hi), min(hi - lo, samples), replace=False))
         t = time.process_time()
-        K.solve_items(ctx, plan.layout, plan.dice, ro, V, plan.item_mask[pick], plan.item_flag[pick], 0,
-                      len(pick), plan.full_mask)
+        K.solve_items(
+            ctx, plan.layout, plan.dice, ro, V, plan.item_mask[pick], plan.item_flag[pick], 0, len(pick), plan.full_mask
+        )
         per = (time.process_time() - t) / len(pick)
         total += per * (hi - lo)
         states = int(plan.layer_states[k + 1] - plan.layer_states[k])
@@ -137,8 +149,10 @@ def main() -> None:
     ap.add_argument("--maxi-estimate", action="store_true", help="estimate maxi from a partial solve")
     ap.add_argument("--samples", type=int, default=40, help="items sampled per maxi layer")
     args = ap.parse_args()
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
-          f"load average {os.getloadavg()[0]:.2f}\n")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
+        f"load average {os.getloadavg()[0]:.2f}\n"
+    )
     if args.maxi_estimate:
         maxi_estimate(args.samples)
     else:

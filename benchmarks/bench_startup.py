@@ -42,10 +42,12 @@ COMMANDS = (
 
 HEAVY = ("numpy", "numba", "pandas", "pyarrow", "scipy", "matplotlib")
 
-PROBE = ("import sys, runpy; sys.argv = ['yatzy-harness'] + sys.argv[1:]\n"
-         "try:\n    runpy.run_module('harness.cli', run_name='__main__')\n"
-         "except SystemExit:\n    pass\n"
-         f"print(','.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)")
+PROBE = (
+    "import sys, runpy; sys.argv = ['yatzy-harness'] + sys.argv[1:]\n"
+    "try:\n    runpy.run_module('harness.cli', run_name='__main__')\n"
+    "except SystemExit:\n    pass\n"
+    f"print(','.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)"
+)
 
 
 def env_of(tree: Path) -> dict[str, str]:
@@ -54,8 +56,9 @@ def env_of(tree: Path) -> dict[str, str]:
 
 
 def loaded(tree: Path, argv: list[str]) -> str:
-    out = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, env=env_of(tree),
-                         cwd=tree)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, env=env_of(tree), cwd=tree
+    )
     lines = out.stderr.strip().splitlines()
     return lines[-1] if lines else ""
 
@@ -63,8 +66,13 @@ def loaded(tree: Path, argv: list[str]) -> str:
 def timed(tree: Path, argv: list[str]) -> tuple[float, float, float]:
     """(wall s, cpu s, peak RSS MiB) of one run (the child's own accounting, ``wait4``)."""
     t0 = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "harness.cli", *argv], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, env=env_of(tree), cwd=tree)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env_of(tree),
+        cwd=tree,
+    )
     _, _, use = os.wait4(child.pid, 0)
     child.returncode = 0  # reaped by wait4
     wall = time.perf_counter() - t0
@@ -75,16 +83,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--tree", action="append", type=Path, help="a checkout to time (repeatable; default: this one)")
-    ap.add_argument("--command", action="append", metavar="ARGS",
-                    help="a command line to time instead of the built-in list (repeatable; {tree}: the tree's name)")
+    ap.add_argument(
+        "--command",
+        action="append",
+        metavar="ARGS",
+        help="a command line to time instead of the built-in list (repeatable; {tree}: the tree's name)",
+    )
     args = ap.parse_args()
     trees = [t.resolve() for t in (args.tree or [Path(__file__).resolve().parent.parent])]
     commands = [shlex.split(c) for c in args.command] if args.command else [list(c) for c in COMMANDS]
     print(f"load average {os.getloadavg()[0]:.1f} at the start; median of {args.runs} runs")
     head = " | ".join(f"{t.name}: wall (s) | {t.name}: CPU (s) | {t.name}: loads" for t in trees)
     pair = len(trees) == 2
-    print(f"| command | {head} |{' CPU ratio (range) | peak RSS (MiB) |' if pair else ''}\n|---|"
-          + "---:|---:|---|" * len(trees) + ("---:|---:|" if pair else ""))
+    print(
+        f"| command | {head} |{' CPU ratio (range) | peak RSS (MiB) |' if pair else ''}\n|---|"
+        + "---:|---:|---|" * len(trees)
+        + ("---:|---:|" if pair else "")
+    )
     for template in commands:
         argvs = {t: [a.replace("{tree}", t.name) for a in template] for t in trees}
         for t in trees:
@@ -101,8 +116,10 @@ def main() -> None:
         if pair:
             a, b = (runs[t] for t in trees)
             ratios = [y[1] / x[1] for x, y in zip(a, b)]
-            cells.append(f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) | "
-                         + " / ".join(f"{max(r[2] for r in runs[t]):,.0f}" for t in trees))
+            cells.append(
+                f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) | "
+                + " / ".join(f"{max(r[2] for r in runs[t]):,.0f}" for t in trees)
+            )
         print(f"| `yatzy-harness {shlex.join(template)}` | " + " | ".join(cells) + " |", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 

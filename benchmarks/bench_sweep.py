@@ -56,8 +56,11 @@ def quality(a: argparse.Namespace) -> None:
     co = exact_course(cx, cy)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        d = run(RunConfig(mode="run", rules=a.rules, seats=(x, y), games=a.games, seed=a.seed, workers=a.workers),
-                Path(tmp) / "run", quiet=True)
+        d = run(
+            RunConfig(mode="run", rules=a.rules, seats=(x, y), games=a.games, seed=a.seed, workers=a.workers),
+            Path(tmp) / "run",
+            quiet=True,
+        )
         t_run = time.perf_counter() - t0
         s = summarize(d, confidence=0.999).to_dict()
     q, pair = s["quality"], s["pairings"][0]
@@ -68,22 +71,35 @@ def quality(a: argparse.Namespace) -> None:
     print("| metric | exact | sampled | 99.9 % interval | exact inside |")
     print("|---|---:|---:|---:|:---:|")
     for name, exact, value, ci in (
-            (f"close games (<= {ex.close_margin} points)", ex.close_games, q["close_games"]["value"],
-             q["close_games"]["ci"]),
-            ("draws", ex.draw_rate, pair["draw_rate"], pair["draw_ci"]),
-            (f"upset rate ({ex.weaker} wins)", ex.upset_rate, up["upset_rate"], up["upset_ci"])):
+        (
+            f"close games (<= {ex.close_margin} points)",
+            ex.close_games,
+            q["close_games"]["value"],
+            q["close_games"]["ci"],
+        ),
+        ("draws", ex.draw_rate, pair["draw_rate"], pair["draw_ci"]),
+        (f"upset rate ({ex.weaker} wins)", ex.upset_rate, up["upset_rate"], up["upset_ci"]),
+    ):
         print(f"| {name} | {pct(exact)} | {pct(value)} | {rng(ci)} | {'yes' if ci[0] < exact < ci[1] else 'NO'} |")
     v = q["comeback_rate"]
-    print(f"| comeback rate ({co.comeback_deficit}+ behind after round {co.deficit_round}) | {pct(co.comeback_rate)} | "
-          f"{pct(v['value'])} | {rng(v['ci'])} | {'yes' if v['ci'][0] < co.comeback_rate < v['ci'][1] else 'NO'} |")
+    print(
+        f"| comeback rate ({co.comeback_deficit}+ behind after round {co.deficit_round}) | {pct(co.comeback_rate)} | "
+        f"{pct(v['value'])} | {rng(v['ci'])} | {'yes' if v['ci'][0] < co.comeback_rate < v['ci'][1] else 'NO'} |"
+    )
     v = q["lead_changes"]
     meets = v["ci"][0] < co.lead_changes_hi and co.lead_changes_lo < v["ci"][1]
-    print(f"| lead changes | {co.lead_changes_lo:.4f} .. {co.lead_changes_hi:.4f} (exact bounds) | {v['value']:.4f} | "
-          f"[{v['ci'][0]:.4f}, {v['ci'][1]:.4f}] | {'inside the bounds' if meets else 'NO'} |")
+    print(
+        f"| lead changes | {co.lead_changes_lo:.4f} .. {co.lead_changes_hi:.4f} (exact bounds) | {v['value']:.4f} | "
+        f"[{v['ci'][0]:.4f}, {v['ci'][1]:.4f}] | {'inside the bounds' if meets else 'NO'} |"
+    )
     v = q["decisive_round"]
-    print(f"| decisive round | not exact (the whole path) | {v['value']:.3f} | [{v['ci'][0]:.3f}, {v['ci'][1]:.3f}] | |")
-    print(f"\ncourse passes: {x} {cx.seconds:.1f} s{' (cached)' if cx.cached else ''}, "
-          f"{y} {cy.seconds:.1f} s{' (cached)' if cy.cached else ''}")
+    print(
+        f"| decisive round | not exact (the whole path) | {v['value']:.3f} | [{v['ci'][0]:.3f}, {v['ci'][1]:.3f}] | |"
+    )
+    print(
+        f"\ncourse passes: {x} {cx.seconds:.1f} s{' (cached)' if cx.cached else ''}, "
+        f"{y} {cy.seconds:.1f} s{' (cached)' if cy.cached else ''}"
+    )
 
 
 def ties(a: argparse.Namespace) -> None:
@@ -111,9 +127,11 @@ def ties(a: argparse.Namespace) -> None:
     adjacent = ((sign[:, 1:] * sign[:, :-1]) < 0).sum(axis=1).mean()
     one_tie = sum(((sign[:, r - 1] == 0) & (sign[:, r - 2] * sign[:, r] < 0)).mean() for r in range(2, sign.shape[1]))
     total = res.lead_changes.mean()
-    print(f"{a.rules}: {x} vs {y}, {a.games:,} games (seed {a.seed}): lead changes {total:.4f} a game, "
-          f"{adjacent:.4f} between consecutive rounds, {one_tie:.4f} across one tied round, "
-          f"{total - adjacent - one_tie:.4f} across two or more")
+    print(
+        f"{a.rules}: {x} vs {y}, {a.games:,} games (seed {a.seed}): lead changes {total:.4f} a game, "
+        f"{adjacent:.4f} between consecutive rounds, {one_tie:.4f} across one tied round, "
+        f"{total - adjacent - one_tie:.4f} across two or more"
+    )
 
 
 def course_pass(a: argparse.Namespace) -> None:
@@ -136,16 +154,22 @@ def depth(a: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     computed = []
     with open_backend("local", a.workers, None) as backend:
-        ev = Evaluator(backend.executor if a.workers > 1 else None,
-                       lambda r, s, e: computed.append(e.seconds) if not e.cached else None)
+        ev = Evaluator(
+            backend.executor if a.workers > 1 else None,
+            lambda r, s, e: computed.append(e.seconds) if not e.cached else None,
+        )
         d = depth_of_skill(rules, [float(p) for p in a.rates.split(",")], a.weakest, a.dial, ev)
     wall = time.perf_counter() - t0
     print(R.text(d.tables()))
-    print(f"\n{len(ev.memo)} distinct evaluations ({len(computed)} computed, mean {sum(computed) / max(len(computed), 1):.1f} s "
-          f"each in its worker), wall {wall:.1f} s on {a.workers} worker(s)")
+    print(
+        f"\n{len(ev.memo)} distinct evaluations ({len(computed)} computed, mean {sum(computed) / max(len(computed), 1):.1f} s "
+        f"each in its worker), wall {wall:.1f} s on {a.workers} worker(s)"
+    )
     for c in d.chains:
-        print(f"p = {c.p:g}: {c.steps:.4f} steps, {c.evaluations} evaluations, per level "
-              f"{[lv.iterations for lv in c.levels[1:]]}")
+        print(
+            f"p = {c.p:g}: {c.steps:.4f} steps, {c.evaluations} evaluations, per level "
+            f"{[lv.iterations for lv in c.levels[1:]]}"
+        )
 
 
 def main() -> None:

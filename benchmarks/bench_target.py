@@ -59,21 +59,31 @@ def tables(names: list[str], extrapolate: list[str]) -> None:
             tab = target.target_table(rules, kind)
             tabs[kind] = tab
             flat = 4 * tab.plan.n_states * (tab.tmax + 1)
-            print(f"| {name} | {kind} | {tab.plan.n_states:,} | {tab.tmax} | {int(tab.off[-1]):,} | "
-                  f"{tab.nbytes / 2**20:,.0f} MiB | {flat / 2**20:,.0f} MiB | {tab.seconds:.0f} s |", flush=True)
+            print(
+                f"| {name} | {kind} | {tab.plan.n_states:,} | {tab.tmax} | {int(tab.off[-1]):,} | "
+                f"{tab.nbytes / 2**20:,.0f} MiB | {flat / 2**20:,.0f} MiB | {tab.seconds:.0f} s |",
+                flush=True,
+            )
             if kind != "ev":  # the fastest maximising solve per entry and keep, for extrapolating
                 per_entry = min(per_entry, tab.seconds / int(tab.off[-1]) / rules.dice.n_keeps)
-            log = {"rules": name, "kind": kind, "seconds": tab.seconds, "load": time.perf_counter() - t0,
-                   "cached": tab.cached}
+            log = {
+                "rules": name,
+                "kind": kind,
+                "seconds": tab.seconds,
+                "load": time.perf_counter() - t0,
+                "cached": tab.cached,
+            }
             print(json.dumps(log), file=sys.stderr)
         rows.append((name, rules, fig, tabs))
     for name in extrapolate:
         rules = load_rules(name)
         size = target.table_bytes(rules)
         secs = size / 4 * rules.dice.n_keeps * per_entry
-        print(f"| {name} | target or tie (not solved) | {solver.build_plan(rules).n_states:,} | "
-              f"{target.default_tmax(rules)} | {size // 4:,} | {size / 2**30:,.1f} GiB | | "
-              f"~{secs / 3600:.0f} h (extrapolated: the fastest solve above per entry and keep) |")
+        print(
+            f"| {name} | target or tie (not solved) | {solver.build_plan(rules).n_states:,} | "
+            f"{target.default_tmax(rules)} | {size // 4:,} | {size / 2**30:,.1f} GiB | | "
+            f"~{secs / 3600:.0f} h (extrapolated: the fastest solve above per entry and keep) |"
+        )
     print()
     print("| rule set | T | P(score >= T), target play | P(score >= T), EV-optimal play |")
     print("|---|---:|---:|---:|")
@@ -122,8 +132,11 @@ def play(name: str, games: int, seats: int, seed: int, workers: int, base: Path)
         run(RunConfig(seats=tuple(lineup), rules=name, games=games, seed=seed, workers=workers), out)
         secs = time.perf_counter() - t0
         runs.append((_shares(_frame(out), seats)[:, pos], secs))
-        print(f"{name}: winprob in seat {pos + 1} of {seats}: {games:,} games in {secs:.1f} s "
-              f"({games / secs:,.0f} games/s)", flush=True)
+        print(
+            f"{name}: winprob in seat {pos + 1} of {seats}: {games:,} games in {secs:.1f} s "
+            f"({games / secs:,.0f} games/s)",
+            flush=True,
+        )
     out = base / f"{name}-{seats}-solver"
     t0 = time.perf_counter()
     run(RunConfig(seats=("solver",) * seats, rules=name, games=games, seed=seed, workers=workers), out)
@@ -143,8 +156,10 @@ def play(name: str, games: int, seats: int, seed: int, workers: int, base: Path)
         counts = np.bincount(pair, minlength=5)
         elo1 = float(elo_from_score(0.51))
         s = sprt_pentanomial(counts, 0.0, elo1)
-        print(f"\nSPRT (pentanomial over {len(pair):,} game pairs) H0 50 % vs H1 51 %: LLR {s.llr:+.2f} "
-              f"[{s.lower:.2f}, {s.upper:.2f}] -> {s.decision}; pairs {counts.tolist()}")
+        print(
+            f"\nSPRT (pentanomial over {len(pair):,} game pairs) H0 50 % vs H1 51 %: LLR {s.llr:+.2f} "
+            f"[{s.lower:.2f}, {s.upper:.2f}] -> {s.decision}; pairs {counts.tolist()}"
+        )
     else:
         z = (ci.mean - fair) / max((ci.hi - ci.mean) / 1.959964, 1e-12)
         print(f"\nfair share {100 * fair:.0f} %: z = {z:+.1f}")

@@ -54,8 +54,13 @@ def _figures(ev: Any) -> str:
     import numpy as np
 
     h = hashlib.sha256()
-    for x in (ev.column, ev.distribution, np.asarray(ev.box_mean), np.asarray(ev.box_scored),
-              np.array([ev.mean, ev.std, ev.p_bonus, ev.extra_mean])):
+    for x in (
+        ev.column,
+        ev.distribution,
+        np.asarray(ev.box_mean),
+        np.asarray(ev.box_scored),
+        np.array([ev.mean, ev.std, ev.p_bonus, ev.extra_mean]),
+    ):
         h.update(np.ascontiguousarray(x).tobytes())
     return h.hexdigest()[:16]
 
@@ -72,11 +77,15 @@ def run(args: argparse.Namespace) -> None:
     tables = S.cache_path(rules).parent  # (before any run points the cache elsewhere)
     out: list[dict[str, Any]] = []
     if args.local:  # in a process of its own, as a user runs it
-        res = subprocess.run([sys.executable, __file__, "local", "--rules", args.rules, "--bot", args.bot],
-                             capture_output=True, text=True, check=True)
+        res = subprocess.run(
+            [sys.executable, __file__, "local", "--rules", args.rules, "--bot", args.bot],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         out.append(json.loads(res.stdout))
         print(f"in one process: {out[0]['wall']:.1f} s wall, figures {out[0]['figures']}", flush=True)
-    for n in ([] if args.workers == "none" else args.workers.split(",")):
+    for n in [] if args.workers == "none" else args.workers.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             cache = _cold_cache(rules, Path(tmp) / "cache", tables)
             os.environ["YATZY_HARNESS_CACHE"] = str(cache)
@@ -94,21 +103,34 @@ def run(args: argparse.Namespace) -> None:
                     wall, start = time.perf_counter() - t0, t0 - t_open
                     rss = tasks.client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
         blocks = [c for layer in timing.blocks for c in layer]
-        row = {"workers": n, "wall": wall, "cluster_start": start, "mean": ev.mean, "figures": _figures(ev),
-               "blocks_cpu": sum(blocks), "n_blocks": len(blocks), "load_start": at_start, "load_end": load(),
-               "block_rows": T.BLOCK_ROWS, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-               **timing.to_json()}
+        row = {
+            "workers": n,
+            "wall": wall,
+            "cluster_start": start,
+            "mean": ev.mean,
+            "figures": _figures(ev),
+            "blocks_cpu": sum(blocks),
+            "n_blocks": len(blocks),
+            "load_start": at_start,
+            "load_end": load(),
+            "block_rows": T.BLOCK_ROWS,
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            **timing.to_json(),
+        }
         if n == "local":
             print(json.dumps(row))
             return
         row["workers_peak_rss_mib"] = max(rss.values()) / 1024
         out.append(row)
-        print(f"N={n}: {wall:.1f} s wall ({len(blocks)} blocks, {sum(blocks):.1f} CPU-s in them; the client packed "
-              f"{sum(timing.pack):.1f} s and summed {sum(map(sum, timing.sums)):.1f} s; set-up "
-              f"{sum(map(sum, timing.setup)):.1f} s); cells sent {timing.sent_cells:,}, partial cells "
-              f"{timing.partial_cells:,} ({timing.partial_cells * 16 / 2**30:.2f} GiB as index + value); mean "
-              f"{ev.mean:.6f}, figures {row['figures']}; peak RSS: client {row['peak_rss_mib']:,.0f} MiB, a worker "
-              f"{row['workers_peak_rss_mib']:,.0f} MiB; load {at_start} -> {row['load_end']}", flush=True)
+        print(
+            f"N={n}: {wall:.1f} s wall ({len(blocks)} blocks, {sum(blocks):.1f} CPU-s in them; the client packed "
+            f"{sum(timing.pack):.1f} s and summed {sum(map(sum, timing.sums)):.1f} s; set-up "
+            f"{sum(map(sum, timing.setup)):.1f} s); cells sent {timing.sent_cells:,}, partial cells "
+            f"{timing.partial_cells:,} ({timing.partial_cells * 16 / 2**30:.2f} GiB as index + value); mean "
+            f"{ev.mean:.6f}, figures {row['figures']}; peak RSS: client {row['peak_rss_mib']:,.0f} MiB, a worker "
+            f"{row['workers_peak_rss_mib']:,.0f} MiB; load {at_start} -> {row['load_end']}",
+            flush=True,
+        )
     same = len({r["figures"] for r in out}) == 1
     print(f"the figures are {'the same bytes' if same else 'DIFFERENT'} in every run")
     if args.out:
@@ -120,8 +142,9 @@ def run(args: argparse.Namespace) -> None:
 # the simulation
 
 
-def simulate(run: dict[str, Any], workers: int, cores: float, overhead: float, warm: float,
-             client_core: bool = False) -> float:
+def simulate(
+    run: dict[str, Any], workers: int, cores: float, overhead: float, warm: float, client_core: bool = False
+) -> float:
     """The wall time of ``run``'s layers on ``workers`` workers sharing ``cores`` cores (with the
     client, unless ``client_core``: its own), each block costing its recorded CPU seconds plus
     ``overhead``, a worker's first block ``warm`` more."""
@@ -131,9 +154,9 @@ def simulate(run: dict[str, Any], workers: int, cores: float, overhead: float, w
         total += run["pack"][k]
         sums = run["sums"][k]
         queue = list(range(len(costs)))
-        left: dict[int, float] = {}      # worker -> work left on its block
+        left: dict[int, float] = {}  # worker -> work left on its block
         block_of: dict[int, int] = {}
-        done_at: dict[int, float] = {}   # block -> when its partial is in
+        done_at: dict[int, float] = {}  # block -> when its partial is in
         free = list(range(workers))
         client_left, summing, next_sum = 0.0, None, 0
         t = 0.0
@@ -185,16 +208,20 @@ def project(args: argparse.Namespace) -> None:
         else:
             hi = mid
     overhead = lo
-    print(f"blocks: {n_blocks}, {one['blocks_cpu']:.1f} CPU-s in them (N = 1); a worker's first block: {warm:.2f} s "
-          f"more; the client's packing {sum(one['pack']):.1f} s and summing {sum(map(sum, one['sums'])):.1f} s; per-block "
-          f"overhead fitted to N = 1: {1000 * overhead:.1f} ms")
+    print(
+        f"blocks: {n_blocks}, {one['blocks_cpu']:.1f} CPU-s in them (N = 1); a worker's first block: {warm:.2f} s "
+        f"more; the client's packing {sum(one['pack']):.1f} s and summing {sum(map(sum, one['sums'])):.1f} s; per-block "
+        f"overhead fitted to N = 1: {1000 * overhead:.1f} ms"
+    )
     print("\n| workers | measured wall | simulated | error | load average start -> end |")
     print("|---:|---:|---:|---:|---|")
     for r in runs:
         n = int(r["workers"])
         sim = simulate(base, n, args.cores, overhead, warm)
-        print(f"| {n} | {r['wall']:.1f} s | {sim:.1f} s | {100 * (sim - r['wall']) / r['wall']:+.1f} % | "
-              f"{r['load_start']} -> {r['load_end']} |")
+        print(
+            f"| {n} | {r['wall']:.1f} s | {sim:.1f} s | {100 * (sim - r['wall']) / r['wall']:+.1f} % | "
+            f"{r['load_start']} -> {r['load_end']} |"
+        )
     print(f"\nprojected, a core per worker and one for the client ({args.contention:.2f} x every block's CPU):")
     scaled = dict(base, blocks=[[c * args.contention for c in layer] for layer in base["blocks"]])
     print("| workers | projected wall |")
@@ -202,10 +229,17 @@ def project(args: argparse.Namespace) -> None:
     for n in (8, 16, 32):
         print(f"| {n} | {simulate(scaled, n, n, overhead, warm, client_core=True):.1f} s |")
     # every block of a layer at once: the layers' longest block, then the sums behind it
-    crit = sum(run_pack + max(layer) * args.contention + overhead + sum(s)
-               for run_pack, layer, s in zip(base["pack"], base["blocks"], base["sums"])) + warm
-    print(f"\ncritical path (every block of a layer on its own worker, the sums in order): {crit:.1f} s; of it the "
-          f"client's packing and summing {sum(base['pack']) + sum(map(sum, base['sums'])):.1f} s")
+    crit = (
+        sum(
+            run_pack + max(layer) * args.contention + overhead + sum(s)
+            for run_pack, layer, s in zip(base["pack"], base["blocks"], base["sums"])
+        )
+        + warm
+    )
+    print(
+        f"\ncritical path (every block of a layer on its own worker, the sums in order): {crit:.1f} s; of it the "
+        f"client's packing and summing {sum(base['pack']) + sum(map(sum, base['sums'])):.1f} s"
+    )
 
 
 def main() -> None:
@@ -223,8 +257,12 @@ def main() -> None:
     p = sub.add_parser("project")
     p.add_argument("--runs", required=True)
     p.add_argument("--cores", type=float, default=2.0, help="the cores of the machine the runs were measured on")
-    p.add_argument("--contention", type=float, default=1.0,
-                   help="factor on every block's CPU in the projection (memory bandwidth shared by more cores)")
+    p.add_argument(
+        "--contention",
+        type=float,
+        default=1.0,
+        help="factor on every block's CPU in the projection (memory bandwidth shared by more cores)",
+    )
     args = ap.parse_args()
     if args.cmd == "local":
         args.local, args.workers, args.out = False, "local", None

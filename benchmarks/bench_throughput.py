@@ -77,9 +77,26 @@ def runner_rate(rules_name: str, bot: str, games: int, workers: int, chunk: int,
 
 def _fresh(args: argparse.Namespace, what: str, bot: str, workers: int = 0) -> Any:
     """Run one measurement in a new interpreter; returns its figure(s)."""
-    cmd = [sys.executable, __file__, "--one", what, "--bots", bot, "--rules", args.rules, "--games", str(args.games),
-           "--workers", str(workers), "--chunk-size", str(args.chunk_size), "--engine-batch", str(args.engine_batch),
-           "--seed", str(args.seed)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--one",
+        what,
+        "--bots",
+        bot,
+        "--rules",
+        args.rules,
+        "--games",
+        str(args.games),
+        "--workers",
+        str(workers),
+        "--chunk-size",
+        str(args.chunk_size),
+        "--engine-batch",
+        str(args.engine_batch),
+        "--seed",
+        str(args.seed),
+    ]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -95,7 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE)
     ap.add_argument("--engine-batch", type=int, default=50_000, help="games in the engine-only batch (0: skip)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=1, help="runs per row; the fastest counts (a shared machine is noisy)")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="runs per row; the fastest counts (a shared machine is noisy)"
+    )
     ap.add_argument("--one", choices=["engine", "runner"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one == "engine":
@@ -109,11 +128,15 @@ def main(argv: list[str] | None = None) -> int:
 
     reg = available()
     load = os.getloadavg()[0]
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')} {platform.node()} python {platform.python_version()} "
-          f"cores {os.cpu_count()} rules {args.rules} chunk {args.chunk_size} repeat {args.repeat} "
-          f"(load average {load:.1f} at start)")
-    print("| seats | engine only, 1 core (games/s) | workers | games | wall (s) | runner (games/s) "
-          "| CPU (s) | games per CPU-s |")
+    print(
+        f"# {time.strftime('%Y-%m-%d %H:%M')} {platform.node()} python {platform.python_version()} "
+        f"cores {os.cpu_count()} rules {args.rules} chunk {args.chunk_size} repeat {args.repeat} "
+        f"(load average {load:.1f} at start)"
+    )
+    print(
+        "| seats | engine only, 1 core (games/s) | workers | games | wall (s) | runner (games/s) "
+        "| CPU (s) | games per CPU-s |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     for bot in args.bots.split(","):
         if bot not in reg:
@@ -124,8 +147,11 @@ def main(argv: list[str] | None = None) -> int:
             eng = f"{max(_fresh(args, 'engine', bot) for _ in range(args.repeat)):,.0f}"
         for w in (int(x) for x in args.workers.split(",")):
             dt, cpu = min(_fresh(args, "runner", bot, w) for _ in range(args.repeat))
-            print(f"| {bot} vs {bot} | {eng} | {w} | {args.games:,} | {dt:.1f} | {args.games / dt:,.0f} "
-                  f"| {cpu:.1f} | {args.games / cpu:,.0f} |", flush=True)
+            print(
+                f"| {bot} vs {bot} | {eng} | {w} | {args.games:,} | {dt:.1f} | {args.games / dt:,.0f} "
+                f"| {cpu:.1f} | {args.games / cpu:,.0f} |",
+                flush=True,
+            )
     return 0
 
 

@@ -63,16 +63,34 @@ def _load() -> str:
 
 
 def factors(args: argparse.Namespace, root: Path) -> None:
-    print("| bot | games | mean [95 % CI] | luck-adjusted mean [95 % CI] | sd total | sd total − luck | "
-          "factor | games/s plain | games/s --analyse | cost |")
+    print(
+        "| bot | games | mean [95 % CI] | luck-adjusted mean [95 % CI] | sd total | sd total − luck | "
+        "factor | games/s plain | games/s --analyse | cost |"
+    )
     print("|---|---:|---|---|---:|---:|---:|---:|---:|---:|")
     for bot in args.bots.split(","):
         safe = bot.replace(":", "_").replace("=", "")
         speeds = []
         for analyse in (False, True):
             out = root / f"{safe}-{'a' if analyse else 'p'}"
-            cmd = ["run", "--rules", "scandinavian", "--seats", bot, "--games", str(args.games), "--seed", "1",
-                   "--workers", str(args.workers), "--chunk-size", str(args.chunk_size), "--out", str(out), "--quiet"]
+            cmd = [
+                "run",
+                "--rules",
+                "scandinavian",
+                "--seats",
+                bot,
+                "--games",
+                str(args.games),
+                "--seed",
+                "1",
+                "--workers",
+                str(args.workers),
+                "--chunk-size",
+                str(args.chunk_size),
+                "--out",
+                str(out),
+                "--quiet",
+            ]
             _, _, dt = _cli(cmd + (["--analyse"] if analyse else []), json_out=False)
             speeds.append(args.games / dt)
         r = _rows(out)
@@ -85,15 +103,20 @@ def factors(args: argparse.Namespace, root: Path) -> None:
             half = z * x.std(ddof=1) / math.sqrt(n)
             return f"{x.mean():.2f} [{x.mean() - half:.2f}, {x.mean() + half:.2f}]"
 
-        print(f"| {bot} | {n:,} | {ci(t)} | {ci(a)} | {t.std(ddof=1):.2f} | {a.std(ddof=1):.2f} | "
-              f"{t.var(ddof=1) / a.var(ddof=1):.1f} | {speeds[0]:,.0f} | {speeds[1]:,.0f} | "
-              f"{speeds[0] / speeds[1]:.1f}x |", flush=True)
+        print(
+            f"| {bot} | {n:,} | {ci(t)} | {ci(a)} | {t.std(ddof=1):.2f} | {a.std(ddof=1):.2f} | "
+            f"{t.var(ddof=1) / a.var(ddof=1):.1f} | {speeds[0]:,.0f} | {speeds[1]:,.0f} | "
+            f"{speeds[0] / speeds[1]:.1f}x |",
+            flush=True,
+        )
 
 
 def _config(path: Path, threshold: int, bots: str, seed: int, games: int, chunk: int) -> Path:
     seats = ", ".join(f'"{b}"' for b in bots.split(","))
-    path.write_text(f'rules = "scandinavian"\nseats = [{seats}]\ngames = {games}\nseed = {seed}\n'
-                    f"chunk_size = {chunk}\nworkers = 2\n[settings]\nupper_bonus_threshold = {threshold}\n")
+    path.write_text(
+        f'rules = "scandinavian"\nseats = [{seats}]\ngames = {games}\nseed = {seed}\n'
+        f"chunk_size = {chunk}\nworkers = 2\n[settings]\nupper_bonus_threshold = {threshold}\n"
+    )
     return path
 
 
@@ -104,13 +127,36 @@ def compare(args: argparse.Namespace, root: Path) -> None:
     runs = {}
     for name, thr, seed in (("b", 63, 1), ("c", 62, 1), ("u", 62, 2)):
         out = root / f"fixed-{name}"
-        _cli(["run", "--rules", "scandinavian", "--set", f"upper_bonus_threshold={thr}", "--seats", bots,
-              "--games", str(g), "--seed", str(seed), "--workers", str(args.workers), "--chunk-size",
-              str(max(500, g // 4)), "--out", str(out), "--quiet", "--analyse"], json_out=False)
+        _cli(
+            [
+                "run",
+                "--rules",
+                "scandinavian",
+                "--set",
+                f"upper_bonus_threshold={thr}",
+                "--seats",
+                bots,
+                "--games",
+                str(g),
+                "--seed",
+                str(seed),
+                "--workers",
+                str(args.workers),
+                "--chunk-size",
+                str(max(500, g // 4)),
+                "--out",
+                str(out),
+                "--quiet",
+                "--analyse",
+            ],
+            json_out=False,
+        )
         r = _rows(out)
         s = r["seat"].max() + 1
-        runs[name] = (r["total"].to_numpy(np.float64).reshape(-1, s).mean(1),
-                      (r["total"] - r["luck"]).to_numpy().reshape(-1, s).mean(1))
+        runs[name] = (
+            r["total"].to_numpy(np.float64).reshape(-1, s).mean(1),
+            (r["total"] - r["luck"]).to_numpy().reshape(-1, s).mean(1),
+        )
     print(f"per-game variance of the difference, {bots} at threshold 63 -> 62, {g:,} games:")
     print("| pairing | var plain | var luck-adjusted | factor | games for a ±0.1-point 95 % CI, plain | adjusted |")
     print("|---|---:|---:|---:|---:|---:|")
@@ -121,10 +167,14 @@ def compare(args: argparse.Namespace, root: Path) -> None:
         need = lambda v: math.ceil(v * (1.96 / 0.1) ** 2)  # noqa: E731
         print(f"| {label} | {vp:.2f} | {va:.2f} | {vp / va:.2f} | {need(vp):,} | {need(va):,} |", flush=True)
     # 2. compare --sequential, with and without the adjustment
-    print(f"\ncompare --sequential, {bots}, 63 -> 62, H0 0 vs H1 ±{args.mu1:g} point, alpha = beta = 0.05, "
-          f"step {args.step}, limit {args.max_games:,}:")
-    print("| seed | plain: games at decision | verdict | s | luck-adjusted: games at decision | verdict | s | "
-          "variance factor |")
+    print(
+        f"\ncompare --sequential, {bots}, 63 -> 62, H0 0 vs H1 ±{args.mu1:g} point, alpha = beta = 0.05, "
+        f"step {args.step}, limit {args.max_games:,}:"
+    )
+    print(
+        "| seed | plain: games at decision | verdict | s | luck-adjusted: games at decision | verdict | s | "
+        "variance factor |"
+    )
     print("|---:|---:|---|---:|---:|---|---:|---:|")
     for seed in (int(x) for x in args.seeds.split(",")):
         cells = []
@@ -134,9 +184,25 @@ def compare(args: argparse.Namespace, root: Path) -> None:
             chunk = max(1, args.step // 2)
             base = _config(root / f"b{seed}.toml", 63, bots, seed, args.max_games, chunk)
             cand = _config(root / f"c{seed}.toml", 62, bots, seed, args.max_games, chunk)
-            res, code, dt = _cli(["compare", str(base), str(cand), "--sequential", "--games", str(args.step),
-                                  "--max-games", str(args.max_games), "--mu1", str(args.mu1), "--out", str(d),
-                                  "--quiet", "--json"] + ([] if adjust else ["--no-analyse"]))
+            res, code, dt = _cli(
+                [
+                    "compare",
+                    str(base),
+                    str(cand),
+                    "--sequential",
+                    "--games",
+                    str(args.step),
+                    "--max-games",
+                    str(args.max_games),
+                    "--mu1",
+                    str(args.mu1),
+                    "--out",
+                    str(d),
+                    "--quiet",
+                    "--json",
+                ]
+                + ([] if adjust else ["--no-analyse"])
+            )
             cells.append(f"{res['games']:,} | {res['verdict']} | {dt:.0f}")
             if adjust:
                 vr = res["score"].get("variance_reduction")
@@ -144,19 +210,42 @@ def compare(args: argparse.Namespace, root: Path) -> None:
 
 
 def calibrate(args: argparse.Namespace, root: Path) -> None:
-    print(f"calibrate solver temperature on scandinavian, {args.games:,} games (pairs) per evaluation, seed 1, "
-          f"same games with and without the adjustment:")
-    print("| target | estimator | value [95 % CI] | sampling ± | response half-width at the best point | "
-          "evaluations | s | games for sampling ±0.01 |")
+    print(
+        f"calibrate solver temperature on scandinavian, {args.games:,} games (pairs) per evaluation, seed 1, "
+        f"same games with and without the adjustment:"
+    )
+    print(
+        "| target | estimator | value [95 % CI] | sampling ± | response half-width at the best point | "
+        "evaluations | s | games for sampling ±0.01 |"
+    )
     print("|---|---|---|---:|---:|---:|---:|---:|")
-    targets = (["--target-mean", "200", "--lo", "0", "--hi", "20"],
-               ["--target-win-rate", "0.4", "--against", "solver", "--lo", "0", "--hi", "10"])
+    targets = (
+        ["--target-mean", "200", "--lo", "0", "--hi", "20"],
+        ["--target-win-rate", "0.4", "--against", "solver", "--lo", "0", "--hi", "10"],
+    )
     for tgt in targets:
         for adjust in (False, True):
             out = root / f"cal-{tgt[0][9:]}-{'a' if adjust else 'p'}"
-            res, _, dt = _cli(["calibrate", "--rules", "scandinavian", "--strategy", "solver", "--param",
-                               "temperature", *tgt, "--games", str(args.games), "--workers", str(args.workers),
-                               "--out", str(out), "--json"] + ([] if adjust else ["--no-analyse"]))
+            res, _, dt = _cli(
+                [
+                    "calibrate",
+                    "--rules",
+                    "scandinavian",
+                    "--strategy",
+                    "solver",
+                    "--param",
+                    "temperature",
+                    *tgt,
+                    "--games",
+                    str(args.games),
+                    "--workers",
+                    str(args.workers),
+                    "--out",
+                    str(out),
+                    "--json",
+                ]
+                + ([] if adjust else ["--no-analyse"])
+            )
             ev = res["evaluations"]
             target = res["target"]["value"]
             best = min((e for e in ev if e["games"]), key=lambda e: abs(e["response"] - target))
@@ -164,9 +253,11 @@ def calibrate(args: argparse.Namespace, root: Path) -> None:
             samp = res["sampling_error"]
             need = math.ceil(args.games * (samp / 0.01) ** 2)
             unit = " points" if tgt[0] == "--target-mean" else ""
-            print(f"| {' '.join(tgt[:2])} | {res['estimator']} | {res['value']:.4f} [{res['value_ci'][0]:.4f}, "
-                  f"{res['value_ci'][1]:.4f}] | {samp:.4f} | {half:.4g}{unit} | {len(ev)} | {dt:.0f} | {need:,} |",
-                  flush=True)
+            print(
+                f"| {' '.join(tgt[:2])} | {res['estimator']} | {res['value']:.4f} [{res['value_ci'][0]:.4f}, "
+                f"{res['value_ci'][1]:.4f}] | {samp:.4f} | {half:.4g}{unit} | {len(ev)} | {dt:.0f} | {need:,} |",
+                flush=True,
+            )
 
 
 def kernel(args: argparse.Namespace, root: Path) -> None:
@@ -223,8 +314,11 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.dir) / args.part
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    print(f"# {platform.node()}, Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}, "
-          f"load average {_load()}; {' '.join(sys.argv)}", flush=True)
+    print(
+        f"# {platform.node()}, Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"load average {_load()}; {' '.join(sys.argv)}",
+        flush=True,
+    )
     {"factors": factors, "compare": compare, "calibrate": calibrate, "kernel": kernel}[args.part](args, root)
     print(f"# done {time.strftime('%H:%M')}, load average {_load()}", flush=True)
     return 0

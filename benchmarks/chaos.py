@@ -34,8 +34,18 @@ def main() -> int:
     tally: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     t0 = time.monotonic()
     for r in range(a.rounds):
-        cmd = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-rA", "-p", "no:cacheprovider",
-               str(ROOT / "tests" / "test_chaos.py")] + (["-k", a.k] if a.k else [])
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-n",
+            "0",
+            "-rA",
+            "-p",
+            "no:cacheprovider",
+            str(ROOT / "tests" / "test_chaos.py"),
+        ] + (["-k", a.k] if a.k else [])
         out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         for status, name in re.findall(r"^(PASSED|FAILED|ERROR) (\S+)", out.stdout, re.M):
             tally[name.split("::", 1)[-1]][status] += 1

@@ -67,33 +67,50 @@ def pages() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         made = []
-        for name, rules, seats in (("scandinavian, 2 seats", "scandinavian", ("greedy", "solver:temperature=1")),
-                                   ("scandinavian, 4 seats", "scandinavian",
-                                    ("greedy", "solver:temperature=1", "bonus", "solver:temperature=2")),
-                                   ("maxi, 2 seats", "maxi", ("greedy", "solver:temperature=1"))):
-            d = run(RunConfig(rules=rules, seats=seats, games=4, seed=1, workers=1, record=True),
-                    tmp / rules / str(len(seats)))
+        for name, rules, seats in (
+            ("scandinavian, 2 seats", "scandinavian", ("greedy", "solver:temperature=1")),
+            (
+                "scandinavian, 4 seats",
+                "scandinavian",
+                ("greedy", "solver:temperature=1", "bonus", "solver:temperature=2"),
+            ),
+            ("maxi, 2 seats", "maxi", ("greedy", "solver:temperature=1")),
+        ):
+            d = run(
+                RunConfig(rules=rules, seats=seats, games=4, seed=1, workers=1, record=True),
+                tmp / rules / str(len(seats)),
+            )
             res = read_records(d)
             rec = res.games[1]
             made.append((name, *_review(res.rules[1], rec, 0, str(d), tmp / f"{name}.html")))
         # a game of two people: the first game's turns, its seats named, no seed, no bot
         bot = read_records(tmp / "scandinavian" / "2").games[0]
-        people = GameRecord("kitchen-7", "scandinavian", (Seat(name="alice"), Seat(name="bob")), bot.turns,
-                            meta={"site": "kitchen table"})
+        people = GameRecord(
+            "kitchen-7",
+            "scandinavian",
+            (Seat(name="alice"), Seat(name="bob")),
+            bot.turns,
+            meta={"site": "kitchen table"},
+        )
         src = write_records_jsonl(tmp / "kitchen.jsonl", [people])
         res = read_records(src)
-        made.insert(2, ("people, records file", *_review(res.rules[0], res.games[0], None, str(src),
-                                                           tmp / "people.html")))
-        print("| page | seats | turns | size | review CPU s | browser: turns stepped, charts, decision rows, "
-              "console errors |")
+        made.insert(
+            2, ("people, records file", *_review(res.rules[0], res.games[0], None, str(src), tmp / "people.html"))
+        )
+        print(
+            "| page | seats | turns | size | review CPU s | browser: turns stepped, charts, decision rows, "
+            "console errors |"
+        )
         print("|---|---:|---:|---:|---:|---|")
         with B.browser() as drv:
             for name, page, cpu, seats in made:
                 seen = B.walk(drv, page)
                 assert not seen["errors"], seen["errors"]
-                print(f"| {name} | {seats} | {seen['turns']} | {page.stat().st_size / 1024:.0f} KB | {cpu:.2f} | "
-                      f"{seen['turns']}, {' + '.join(seen['charts'])}, {seen['decision_rows']}, "
-                      f"{len(seen['errors'])} |")
+                print(
+                    f"| {name} | {seats} | {seen['turns']} | {page.stat().st_size / 1024:.0f} KB | {cpu:.2f} | "
+                    f"{seen['turns']}, {' + '.join(seen['charts'])}, {seen['decision_rows']}, "
+                    f"{len(seen['errors'])} |"
+                )
 
 
 def main() -> None:

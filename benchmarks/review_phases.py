@@ -25,8 +25,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-PHASES = ("numpy", "pyarrow", "numba", "the review's modules", "reading the game", "checking it (numba's start)",
-          "value table, analyser", "'ev' table, win model", "the review", "the page")
+PHASES = (
+    "numpy",
+    "pyarrow",
+    "numba",
+    "the review's modules",
+    "reading the game",
+    "checking it (numba's start)",
+    "value table, analyser",
+    "'ev' table, win model",
+    "the review",
+    "the page",
+)
 
 CHILD = """
 import json, sys, time
@@ -54,8 +64,14 @@ print(json.dumps(out))
 
 def phases(tree: Path, run: str, game: int, page: Path) -> list[float]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    done = subprocess.run([sys.executable, "-c", CHILD, run, str(game), str(page)], capture_output=True, text=True,
-                          check=True, env={**env, "PYTHONPATH": str(tree)}, cwd=tree)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, run, str(game), str(page)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**env, "PYTHONPATH": str(tree)},
+        cwd=tree,
+    )
     return json.loads(done.stdout.splitlines()[-1])
 
 

@@ -14,7 +14,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "architecture.md"
-BEGIN = "<!-- generated from pyproject.toml [tool.yatzy-harness] by python docs/architecture.py: edit the table there -->"
+BEGIN = (
+    "<!-- generated from pyproject.toml [tool.yatzy-harness] by python docs/architecture.py: edit the table there -->"
+)
 END = "<!-- end of the generated part -->"
 
 
@@ -54,8 +56,11 @@ class Table:
 def table(pyproject: Path = ROOT / "pyproject.toml") -> Table:
     conf = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["yatzy-harness"]
     layers = tuple(Layer(x["name"], x["owns"], tuple(Package(**p) for p in x["packages"])) for x in conf["layers"])
-    return Table(layers, {x["file"]: x["why"] for x in conf.get("long-files", [])},
-                 {(x["from"], x["to"]): x["removes"] for x in conf.get("arrows-up", [])})
+    return Table(
+        layers,
+        {x["file"]: x["why"] for x in conf.get("long-files", [])},
+        {(x["from"], x["to"]): x["removes"] for x in conf.get("arrows-up", [])},
+    )
 
 
 def render(t: Table) -> str:
@@ -64,16 +69,28 @@ def render(t: Table) -> str:
         for p in layer.packages:
             shown = f"`{p.name}`" + (" (its own module)" if p.alone else "")
             out.append(f"| {layer.name} | {shown} | {p.about} |")
-    out += ["", "## Files over 800 lines", "",
-            "A module holds one topic and stays under 800 lines; a split follows a named topic (each module's",
-            "docstring says which), not a line count. The files below are the exceptions, each with its reason;",
-            "`tests/test_architecture.py` fails on any other module over the limit and on a listed file that is",
-            "no longer over it.", "", "| file | why it is longer |", "|---|---|"]
+    out += [
+        "",
+        "## Files over 800 lines",
+        "",
+        "A module holds one topic and stays under 800 lines; a split follows a named topic (each module's",
+        "docstring says which), not a line count. The files below are the exceptions, each with its reason;",
+        "`tests/test_architecture.py` fails on any other module over the limit and on a listed file that is",
+        "no longer over it.",
+        "",
+        "| file | why it is longer |",
+        "|---|---|",
+    ]
     out += [f"| `{f}` | {why} |" for f, why in sorted(t.long_files.items())]
-    out += ["", "## Arrows that still run up", "",
-            "The imports below go to a layer above their own. Each is listed with what removes it; the test",
-            "fails on any arrow up that is not listed, and on a listed one that is gone (so the list only",
-            "shrinks).", ""]
+    out += [
+        "",
+        "## Arrows that still run up",
+        "",
+        "The imports below go to a layer above their own. Each is listed with what removes it; the test",
+        "fails on any arrow up that is not listed, and on a listed one that is gone (so the list only",
+        "shrinks).",
+        "",
+    ]
     if t.arrows_up:
         out += ["| from | to | what removes it |", "|---|---|---|"]
         out += [f"| `{a}` | `{b}` | {why} |" for (a, b), why in sorted(t.arrows_up.items())]

@@ -59,8 +59,8 @@ def regenerate_shown(shown: list[str], printed: list[str]) -> list[str]:
             return
         n = len(run)
         starts = range(max(1, len(printed) - n + 1))
-        best = max(starts, key=lambda i: _score(run, printed[i:i + n]), default=0)
-        window = printed[best:best + n]
+        best = max(starts, key=lambda i: _score(run, printed[i : i + n]), default=0)
+        window = printed[best : best + n]
         out.extend(_line(o, w) for o, w in zip(run, window))
         run.clear()
 
@@ -116,7 +116,7 @@ def regenerate(pages: list[str]) -> int:
     for page, changes in edits.items():
         lines = page.read_text(encoding="utf-8").splitlines()
         for start, n, new in sorted(changes, reverse=True):
-            lines[start - 1:start - 1 + n] = new
+            lines[start - 1 : start - 1 + n] = new
         page.write_text("\n".join(lines) + "\n", encoding="utf-8")
         print(f"rewrote {page.relative_to(ROOT)} ({len(changes)} outputs)", file=sys.stderr)
     return 0

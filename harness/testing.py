@@ -39,8 +39,11 @@ def classifier_problems(cls: type[Strategy], classifier: object = None) -> list[
     if not isinstance(c, dict):
         return [f"{who}.classifier is a {type(c).__name__}, expected a dict"]
     problems = [f"{who}.classifier lacks {key!r}" for key in CLASSIFIER_KEYS if key not in c]
-    problems += [f"{who}.classifier[{key!r}] = {c[key]!r} is not a {t.__name__}"
-                 for key, t in CLASSIFIER_KEYS.items() if key in c and type(c[key]) is not t]
+    problems += [
+        f"{who}.classifier[{key!r}] = {c[key]!r} is not a {t.__name__}"
+        for key, t in CLASSIFIER_KEYS.items()
+        if key in c and type(c[key]) is not t
+    ]
     if isinstance(c.get("lookahead"), str) and not c["lookahead"].strip():
         problems.append(f"{who}.classifier['lookahead'] is empty")
     return problems
@@ -69,8 +72,9 @@ class StrategyContract:
         bot.prepare()
         return bot
 
-    def play(self, name: str, games: np.ndarray | None = None, seed: int = 7,
-             bot: Strategy | None = None) -> pd.DataFrame:
+    def play(
+        self, name: str, games: np.ndarray | None = None, seed: int = 7, bot: Strategy | None = None
+    ) -> pd.DataFrame:
         rules = rules_named(name)
         bot = bot or self.make(rules)
         games = np.arange(self.games) if games is None else games
@@ -97,8 +101,10 @@ class StrategyContract:
         whole = self.play(self.home, games=np.arange(40, 64))
         rules = rules_named(self.home)
         bot = self.make(rules)
-        parts = pd.concat([self.play(self.home, games=np.arange(s, min(s + 7, 64)), bot=bot)
-                           for s in range(40, 64, 7)], ignore_index=True)
+        parts = pd.concat(
+            [self.play(self.home, games=np.arange(s, min(s + 7, 64)), bot=bot) for s in range(40, 64, 7)],
+            ignore_index=True,
+        )
         pd.testing.assert_frame_equal(whole, parts)
 
     def test_clone_and_pickle_play_identically(self) -> None:

@@ -22,9 +22,13 @@ from strategies.kernels import bonus_policy, bonus_stop_values, bonus_values_bat
 
 class BonusBot(TurnPlanner):
     name = "bonus"
-    description = ("greedy within the turn, but plays for the upper bonus: paces against three-of-each, "
-                   "values upper boxes by their effect on the bonus chance, scratches cheap boxes")
-    params = (Param("weight", float, WEIGHT, "weight of the bonus chance in box values (0 = no bonus play)", 0.0, 10.0),)
+    description = (
+        "greedy within the turn, but plays for the upper bonus: paces against three-of-each, "
+        "values upper boxes by their effect on the bonus chance, scratches cheap boxes"
+    )
+    params = (
+        Param("weight", float, WEIGHT, "weight of the bonus chance in box values (0 = no bonus play)", 0.0, 10.0),
+    )
     classifier = {"stochastic": False, "lookahead": "turn+heuristic", "long_run_time": False}
     uses_upper = True
 
@@ -44,8 +48,18 @@ class BonusBot(TurnPlanner):
 
     def stop_values(self, filled: int, upper: int, flag: bool, first: bool) -> np.ndarray:
         r = self.rules
-        return bonus_stop_values(self._ctx, first, flag, filled, upper, r.threshold, float(r.bonus_value),
-                                 self._p, self._opp, float(self.config["weight"]))
+        return bonus_stop_values(
+            self._ctx,
+            first,
+            flag,
+            filled,
+            upper,
+            r.threshold,
+            float(r.bonus_value),
+            self._p,
+            self._opp,
+            float(self.config["weight"]),
+        )
 
     def keep(self, view: TurnView) -> np.ndarray:
         view.upper = np.minimum(view.upper, self.rules.threshold)  # the pace is all that matters past the line
@@ -53,8 +67,19 @@ class BonusBot(TurnPlanner):
 
     def choose(self, view: TurnView) -> np.ndarray:
         r = self.rules
-        values = bonus_values_batch(view.options, view.allowed, view.extra, view.filled, view.upper, r.threshold,
-                                    float(r.bonus_value), r.upper_face, self._p, self._opp, float(self.config["weight"]))
+        values = bonus_values_batch(
+            view.options,
+            view.allowed,
+            view.extra,
+            view.filled,
+            view.upper,
+            r.threshold,
+            float(r.bonus_value),
+            r.upper_face,
+            self._p,
+            self._opp,
+            float(self.config["weight"]),
+        )
         return best_box(r, values)
 
     def policy(self, sheets: Sheets) -> Policy:
@@ -64,8 +89,22 @@ class BonusBot(TurnPlanner):
         n, n_rolls = len(sheets), r.dice.n_rolls
         stops = np.empty((n, 2, n_rolls))
         boxes = np.empty((n, 2 if r.has_servida else 1, n_rolls), dtype=np.int64)
-        bonus_policy(sheets.sheet_options, sheets.sheet_allowed, sheets.sheet_extra, sheets.sheet,
-                     sheets.masks.astype(np.int64), sheets.uppers.astype(np.int64), r.threshold,
-                     float(r.bonus_value), r.upper_face, self._p, self._opp, float(self.config["weight"]),
-                     cheapest_first(r), bool(r.has_servida), stops, boxes)
+        bonus_policy(
+            sheets.sheet_options,
+            sheets.sheet_allowed,
+            sheets.sheet_extra,
+            sheets.sheet,
+            sheets.masks.astype(np.int64),
+            sheets.uppers.astype(np.int64),
+            r.threshold,
+            float(r.bonus_value),
+            r.upper_face,
+            self._p,
+            self._opp,
+            float(self.config["weight"]),
+            cheapest_first(r),
+            bool(r.has_servida),
+            stops,
+            boxes,
+        )
         return Policy(self.plan_keeps(stops), boxes)

@@ -20,8 +20,9 @@ def best_gain(view: TurnView) -> np.ndarray:
     Ties go to the box with the lowest maximum: the cheapest one to give up.
     """
     r = view.rules
-    return best_gain_box(view.options, view.allowed, view.extra, view.upper, r.threshold, r.bonus_value,
-                         r.upper_face, cheapest_first(r))
+    return best_gain_box(
+        view.options, view.allowed, view.extra, view.upper, r.threshold, r.bonus_value, r.upper_face, cheapest_first(r)
+    )
 
 
 def gain_boxes(sheets: Sheets) -> tuple[np.ndarray, np.ndarray]:
@@ -35,8 +36,18 @@ def gain_boxes(sheets: Sheets) -> tuple[np.ndarray, np.ndarray]:
     need = np.where(u < T, np.minimum(T - u, top), top)
     _, first, row = np.unique(sheets.sheet * (top + 1) + need, return_index=True, return_inverse=True)
     out = np.empty((len(first), 2 if r.has_servida else 1, r.dice.n_rolls), dtype=np.int64)
-    sheet_gain_boxes(sheets.sheet_options, sheets.sheet_allowed, sheets.sheet_extra, sheets.sheet[first], u[first],
-                     T, r.bonus_value, r.upper_face, cheapest_first(r), out)
+    sheet_gain_boxes(
+        sheets.sheet_options,
+        sheets.sheet_allowed,
+        sheets.sheet_extra,
+        sheets.sheet[first],
+        u[first],
+        T,
+        r.bonus_value,
+        r.upper_face,
+        cheapest_first(r),
+        out,
+    )
     return out, row.reshape(-1)
 
 
@@ -64,12 +75,36 @@ def turn_seat_player(bot: Strategy, plan: np.ndarray, planned: np.ndarray) -> An
         return None
     ctx, order = context(r), cheapest_first(r)
 
-    def player(keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray,
-               running: np.ndarray) -> None:
-        turn_seat(ctx, keys, seat, d.n, r.rolls_per_turn, d.roll_lookup, d.radix, d.keep_counts, d.keep_size,
-                  d.roll_as_keep, d.trans_ptr, d.trans_roll, d.trans_prob, d.sub_ptr, d.sub_keep,
-                  bool(r.has_servida), plan, planned, order, int(r.threshold), int(r.bonus_value), sheet, upper,
-                  extra, running)
+    def player(
+        keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray, running: np.ndarray
+    ) -> None:
+        turn_seat(
+            ctx,
+            keys,
+            seat,
+            d.n,
+            r.rolls_per_turn,
+            d.roll_lookup,
+            d.radix,
+            d.keep_counts,
+            d.keep_size,
+            d.roll_as_keep,
+            d.trans_ptr,
+            d.trans_roll,
+            d.trans_prob,
+            d.sub_ptr,
+            d.sub_keep,
+            bool(r.has_servida),
+            plan,
+            planned,
+            order,
+            int(r.threshold),
+            int(r.bonus_value),
+            sheet,
+            upper,
+            extra,
+            running,
+        )
 
     return player
 
@@ -101,8 +136,9 @@ class TimeoutBot(Strategy):
         d = self.rules.dice
         rr = self.rules.rolls_per_turn - 1
         boxes, row = gain_boxes(sheets)
-        return Policy(np.broadcast_to(d.roll_as_keep.astype(np.int32), (1, max(rr, 1), d.n_rolls)).copy(),
-                      boxes, box_row=row)
+        return Policy(
+            np.broadcast_to(d.roll_as_keep.astype(np.int32), (1, max(rr, 1), d.n_rolls)).copy(), boxes, box_row=row
+        )
 
 
 class TurnPlanner(Strategy):
@@ -165,13 +201,19 @@ class TurnPlanner(Strategy):
 
     def keep(self, view: TurnView) -> np.ndarray:
         upper = view.upper.astype(np.int64) if self.uses_upper else np.zeros(len(view), dtype=np.int64)
-        key = (view.filled | (upper << 32) | (view.flag.astype(np.int64) << 40)
-               | (view.rolls_left.astype(np.int64) << 41) | (view.first.astype(np.int64) << 56))
+        key = (
+            view.filled
+            | (upper << 32)
+            | (view.flag.astype(np.int64) << 40)
+            | (view.rolls_left.astype(np.int64) << 41)
+            | (view.first.astype(np.int64) << 56)
+        )
         uniq, inv = np.unique(key, return_inverse=True)
         tables = np.empty((len(uniq), self.rules.dice.n_rolls), dtype=np.int16)
         for g, k in enumerate(uniq.tolist()):
-            tables[g] = self._keep_table(k & 0xFFFFFFFF, (k >> 32) & 0xFF, bool((k >> 40) & 1),
-                                         (k >> 41) & 0x7FFF, bool(k >> 56))
+            tables[g] = self._keep_table(
+                k & 0xFFFFFFFF, (k >> 32) & 0xFF, bool((k >> 40) & 1), (k >> 41) & 0x7FFF, bool(k >> 56)
+            )
         return tables[inv.reshape(-1), view.roll]
 
     def plan_keeps(self, stops: np.ndarray) -> np.ndarray:
@@ -187,8 +229,10 @@ class TurnPlanner(Strategy):
 
 class GreedyBot(TurnPlanner):
     name = "greedy"
-    description = ("keeps that maximise the expected best box score this turn (no bonus, no look-ahead), "
-                   "then the box with the largest immediate gain")
+    description = (
+        "keeps that maximise the expected best box score this turn (no bonus, no look-ahead), "
+        "then the box with the largest immediate gain"
+    )
     classifier = {"stochastic": False, "lookahead": "turn", "long_run_time": False}
 
     def stop_values(self, filled: int, upper: int, flag: bool, first: bool) -> np.ndarray:
@@ -202,9 +246,12 @@ class GreedyBot(TurnPlanner):
         once in the process (the kernel's own plan table), and the box of :func:`best_gain`; for
         long runs or once compiled (:func:`harness.game.strategy.seat_player_pays`)."""
         r = self.rules
-        if (r.rolls_per_turn < 2 or r.n_boxes > SEAT_PLAYER_BOXES
-                or not own_decisions(self, GreedyBot, "stop_values", "_keep_table")
-                or not seat_player_pays(getattr(self, "_seat_games", 0), turn_seat)):
+        if (
+            r.rolls_per_turn < 2
+            or r.n_boxes > SEAT_PLAYER_BOXES
+            or not own_decisions(self, GreedyBot, "stop_values", "_keep_table")
+            or not seat_player_pays(getattr(self, "_seat_games", 0), turn_seat)
+        ):
             return None
         if getattr(self, "_seat_plan", None) is None:
             # np.zeros maps pages lazily: only the sheets met take memory

@@ -24,19 +24,43 @@ def bonus_stop_values(ctx, first, flag, filled, upper, threshold, bonus_value, p
     # the sheet's rows a table at a time (the same values as score_options roll by roll, a third
     # of the time: half of a bonus bot's plan was its stop values)
     score_sheet(ctx, first, np.int64(1) if flag else np.int64(0), filled, rows, allowed, extras)
-    stop_values(rows, allowed, extras, filled, upper, threshold, bonus_value, ctx.upper_face, p_table, opp, weight,
-                np.empty(ctx.n_boxes), res)
+    stop_values(
+        rows,
+        allowed,
+        extras,
+        filled,
+        upper,
+        threshold,
+        bonus_value,
+        ctx.upper_face,
+        p_table,
+        opp,
+        weight,
+        np.empty(ctx.n_boxes),
+        res,
+    )
     return res
 
 
 @nb.njit(cache=True, nogil=True)
-def bonus_values_batch(scores, allowed, extra, filled, upper, threshold, bonus_value, upper_face, p_table, opp,
-                       weight):
+def bonus_values_batch(scores, allowed, extra, filled, upper, threshold, bonus_value, upper_face, p_table, opp, weight):
     """:func:`harness.game.pace.box_values` for a batch: scores (B, NB) -> (B, NB) float64."""
     out = np.empty(scores.shape)
     for i in range(scores.shape[0]):
-        bonus_values(scores[i], allowed[i], extra[i], filled[i], upper[i], threshold, bonus_value, upper_face,
-                     p_table, opp, weight, out[i])
+        bonus_values(
+            scores[i],
+            allowed[i],
+            extra[i],
+            filled[i],
+            upper[i],
+            threshold,
+            bonus_value,
+            upper_face,
+            p_table,
+            opp,
+            weight,
+            out[i],
+        )
     return out
 
 
@@ -100,8 +124,16 @@ def sheet_gain_boxes(options, allowed, extra, sheet, upper, threshold, bonus_val
         if sh != last:
             for f in range(n_f):
                 for r in range(n_rolls):
-                    base[f, r] = gain_box(options[sh, f, r], allowed[sh, f, r], extra[sh, f, r], threshold, threshold,
-                                          bonus_value, upper_face, order)
+                    base[f, r] = gain_box(
+                        options[sh, f, r],
+                        allowed[sh, f, r],
+                        extra[sh, f, r],
+                        threshold,
+                        threshold,
+                        bonus_value,
+                        upper_face,
+                        order,
+                    )
             last = sh
         u = upper[g]
         for f in range(n_f):
@@ -113,8 +145,20 @@ def sheet_gain_boxes(options, allowed, extra, sheet, upper, threshold, bonus_val
                         if upper_face[b] > 0 and (al >> b) & 1 and u + options[sh, f, r, b] >= threshold:
                             cross = True
                             break
-                out[g, f, r] = (gain_box(options[sh, f, r], allowed[sh, f, r], extra[sh, f, r], u, threshold,
-                                         bonus_value, upper_face, order) if cross else base[f, r])
+                out[g, f, r] = (
+                    gain_box(
+                        options[sh, f, r],
+                        allowed[sh, f, r],
+                        extra[sh, f, r],
+                        u,
+                        threshold,
+                        bonus_value,
+                        upper_face,
+                        order,
+                    )
+                    if cross
+                    else base[f, r]
+                )
 
 
 @nb.njit(cache=True, nogil=True)
@@ -132,8 +176,24 @@ def immediate_stops(options, allowed, extra, out):
 
 
 @nb.njit(cache=True, nogil=True)
-def bonus_policy(options, allowed, extra, sheet, masks, uppers, threshold, bonus_value, upper_face, p_table, opp,
-                 weight, order, servida, stops, boxes):
+def bonus_policy(
+    options,
+    allowed,
+    extra,
+    sheet,
+    masks,
+    uppers,
+    threshold,
+    bonus_value,
+    upper_face,
+    p_table,
+    opp,
+    weight,
+    order,
+    servida,
+    stops,
+    boxes,
+):
     """The bonus bot's stop values stops (N, 2, R) and boxes (N, F, R) for N states (state g: sheet
     row sheet[g] of options (U, 2, R, NB), allowed and extra (U, 2, R), filled boxes masks[g],
     upper subtotal uppers[g]); F = 2 with ``servida``, else 1 (the first roll scores like any
@@ -314,8 +374,27 @@ def _write_box(ctx, g, t, box, got, e, mask, up, flag, ex, pts, threshold, bonus
 
 
 @nb.njit(cache=True, nogil=True)
-def random_seat(ctx, keys, seat, n_dice, rolls_per_turn, lookup, radix, keep_counts, keep_size, roll_as_keep,
-                roll_faces, keep_lookup, choose_step, threshold, bonus_value, sheet, upper, extra, running):
+def random_seat(
+    ctx,
+    keys,
+    seat,
+    n_dice,
+    rolls_per_turn,
+    lookup,
+    radix,
+    keep_counts,
+    keep_size,
+    roll_as_keep,
+    roll_faces,
+    keep_lookup,
+    choose_step,
+    threshold,
+    bonus_value,
+    sheet,
+    upper,
+    extra,
+    running,
+):
     """The random bot's whole games at seat ``seat`` (one column, no saved rolls): the keeps of
     :func:`random_keeps` and boxes of :func:`random_boxes` on the uniforms ``view.uniform`` gives
     (:func:`harness.game.rng.uniforms`), the dice of the engine's kernels. Writes what
@@ -377,16 +456,41 @@ def random_seat(ctx, keys, seat, n_dice, rolls_per_turn, lookup, radix, keep_cou
                 a >>= 1
                 box += 1
             got = (ctx.table_first if first else ctx.table)[roll, box] if plain else row[box]
-            mask, up, flag, ex, pts = _write_box(ctx, g, t, box, got, e, mask, up, flag, ex, pts, threshold,
-                                                 bonus_value, sheet, running)
+            mask, up, flag, ex, pts = _write_box(
+                ctx, g, t, box, got, e, mask, up, flag, ex, pts, threshold, bonus_value, sheet, running
+            )
         upper[g] = up
         extra[g] = ex
 
 
 @nb.njit(cache=True, nogil=True)
-def turn_seat(ctx, keys, seat, n_dice, rolls_per_turn, lookup, radix, keep_counts, keep_size, roll_as_keep,
-              trans_ptr, trans_roll, trans_prob, sub_ptr, sub_keep, servida, plan, planned, order, threshold,
-              bonus_value, sheet, upper, extra, running):
+def turn_seat(
+    ctx,
+    keys,
+    seat,
+    n_dice,
+    rolls_per_turn,
+    lookup,
+    radix,
+    keep_counts,
+    keep_size,
+    roll_as_keep,
+    trans_ptr,
+    trans_roll,
+    trans_prob,
+    sub_ptr,
+    sub_keep,
+    servida,
+    plan,
+    planned,
+    order,
+    threshold,
+    bonus_value,
+    sheet,
+    upper,
+    extra,
+    running,
+):
     """Whole games at seat ``seat`` (one column, no saved rolls) of the turn-greedy bots: the box
     of :func:`gain_box`, and with ``plan`` the greedy bot's keeps (else every turn stops at its
     first roll: the time-out bot). plan (2**NB * 2, rr + 1, R) int16 and planned (2**NB * 2,) bool
@@ -421,8 +525,9 @@ def turn_seat(ctx, keys, seat, n_dice, rolls_per_turn, lookup, radix, keep_count
                     # np.bool_: a bare True/False is a literal type, one more compile of the callee each
                     tl = best_immediate(ctx, np.bool_(False), flag, mask)
                     tf = best_immediate(ctx, np.bool_(True), flag, mask) if servida else tl
-                    _, k_first, _, keeps = turn_policy_kernel(tf, tl, rr, trans_ptr, trans_roll, trans_prob,
-                                                              sub_ptr, sub_keep, roll_as_keep)
+                    _, k_first, _, keeps = turn_policy_kernel(
+                        tf, tl, rr, trans_ptr, trans_roll, trans_prob, sub_ptr, sub_keep, roll_as_keep
+                    )
                     for r in range(k_first.shape[0]):
                         plan[s, 0, r] = k_first[r]
                         for j in range(1, rr + 1):
@@ -445,7 +550,8 @@ def turn_seat(ctx, keys, seat, n_dice, rolls_per_turn, lookup, radix, keep_count
                 allowed, e = score_options(ctx, roll, first, flag, mask, row)
                 box = _gain_box(row, allowed, e, up, threshold, bonus_value, ctx.upper_face, order)
                 got = row[box]
-            mask, up, flag, ex, pts = _write_box(ctx, g, t, box, got, e, mask, up, flag, ex, pts, threshold,
-                                                 bonus_value, sheet, running)
+            mask, up, flag, ex, pts = _write_box(
+                ctx, g, t, box, got, e, mask, up, flag, ex, pts, threshold, bonus_value, sheet, running
+            )
         upper[g] = up
         extra[g] = ex

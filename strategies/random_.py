@@ -34,11 +34,30 @@ class RandomBot(Strategy):
         r, d = self.rules, self.rules.dice
         ctx = context(r)
 
-        def player(keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray,
-                   running: np.ndarray) -> None:
-            random_seat(ctx, keys, seat, d.n, r.rolls_per_turn, d.roll_lookup, d.radix, d.keep_counts, d.keep_size,
-                        d.roll_as_keep, d.roll_faces, d.keep_lookup, CHOOSE_STEP, int(r.threshold),
-                        int(r.bonus_value), sheet, upper, extra, running)
+        def player(
+            keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray, running: np.ndarray
+        ) -> None:
+            random_seat(
+                ctx,
+                keys,
+                seat,
+                d.n,
+                r.rolls_per_turn,
+                d.roll_lookup,
+                d.radix,
+                d.keep_counts,
+                d.keep_size,
+                d.roll_as_keep,
+                d.roll_faces,
+                d.keep_lookup,
+                CHOOSE_STEP,
+                int(r.threshold),
+                int(r.bonus_value),
+                sheet,
+                upper,
+                extra,
+                running,
+            )
 
         return player
 
@@ -60,8 +79,9 @@ class RandomBot(Strategy):
             for r in range(d.n_rolls):
                 lo, hi = d.sub_ptr[r], d.sub_ptr[r + 1]
                 c, k = d.roll_counts[r].astype(np.int64), d.keep_counts[d.sub_keep[lo:hi]].astype(np.int64)
-                probs[lo:hi] = np.prod([[comb(int(cf), int(kf)) for cf, kf in zip(c, row)] for row in k],
-                                       axis=1) / 2 ** d.n
+                probs[lo:hi] = (
+                    np.prod([[comb(int(cf), int(kf)) for cf, kf in zip(c, row)] for row in k], axis=1) / 2**d.n
+                )
             self._keep_probs = probs.reshape(1, 1, -1).repeat(rr, axis=1)
         nbx = self.rules.n_boxes
         allowed = sheets.sheet_allowed[:, :1]  # the first roll allows what any roll allows

@@ -69,17 +69,29 @@ def _lines(wanted: int, n_states: int) -> int:
 
 class SolverBot(Strategy):
     name = "solver"
-    description = ("exact optimal play (maximises its expected score); temperature and blunder "
-                   "weaken it for difficulty levels")
+    description = (
+        "exact optimal play (maximises its expected score); temperature and blunder weaken it for difficulty levels"
+    )
     params = (
-        Param("temperature", float, 0.0, "softmax temperature in points over exact action values (0 = optimal)",
-              lo=0.0),
-        Param("blunder", float, 0.0, "probability of a uniformly random legal action at each decision",
-              lo=0.0, hi=1.0),
-        Param("target", int, 0, "play to maximise P(final score >= target) instead of the expected score "
-              "(0 = off; exact target table of harness.exact.target)", lo=0),
-        Param("table", str, "", "play from the value table of an export directory (yatzy-harness export; "
-              "'' = the solved table at full precision)"),
+        Param(
+            "temperature", float, 0.0, "softmax temperature in points over exact action values (0 = optimal)", lo=0.0
+        ),
+        Param("blunder", float, 0.0, "probability of a uniformly random legal action at each decision", lo=0.0, hi=1.0),
+        Param(
+            "target",
+            int,
+            0,
+            "play to maximise P(final score >= target) instead of the expected score "
+            "(0 = off; exact target table of harness.exact.target)",
+            lo=0,
+        ),
+        Param(
+            "table",
+            str,
+            "",
+            "play from the value table of an export directory (yatzy-harness export; "
+            "'' = the solved table at full precision)",
+        ),
     )
     classifier = {"stochastic": False, "lookahead": "game", "long_run_time": False}
 
@@ -91,11 +103,11 @@ class SolverBot(Strategy):
         self.target = int(self.config["target"])
         self.table = str(self.config["table"])
         if self.table and self.target:
-            raise UserError("strategy 'solver': table= plays an exported value table, target= a target table: "
-                            "not both")
+            raise UserError("strategy 'solver': table= plays an exported value table, target= a target table: not both")
         if self.target and (rules.columns > 1 or rules.saved_rolls):
-            raise UserError(f"strategy 'solver': target play needs one column without saved rolls "
-                            f"(rule set {rules.name})")
+            raise UserError(
+                f"strategy 'solver': target play needs one column without saved rolls (rule set {rules.name})"
+            )
         self._player = None
         self._sol: Solution | None = None
         self._extra_plans: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -183,15 +195,25 @@ class SolverBot(Strategy):
         # solver-vs-solver meet the same states); their contents do not depend on the parameters
         d = self.rules.dice
         # (an exported table's values differ from the solved table's: caches of their own)
-        key = (self.rules.digest + (_table_sha(self.table) if self.table else ""),
-               "values" if self.temperature > 0 else "policy")
+        key = (
+            self.rules.digest + (_table_sha(self.table) if self.table else ""),
+            "values" if self.temperature > 0 else "policy",
+        )
         if key not in _SHARED:
             lines = _lines(VALUE_LINES if self.temperature > 0 else POLICY_LINES, sol.states)
             # np.zeros maps pages lazily: only lines in use take memory
-            _SHARED[key] = ((np.full(lines, -1, dtype=np.int64), np.zeros((lines, max(self._rr, 1), d.n_keeps)),
-                             np.zeros((lines, 2, d.n_rolls))) if self.temperature > 0 else
-                            (np.full(lines, -1, dtype=np.int64),
-                             np.zeros((lines, max(self._rr, 1), d.n_rolls), dtype=np.uint8)))
+            _SHARED[key] = (
+                (
+                    np.full(lines, -1, dtype=np.int64),
+                    np.zeros((lines, max(self._rr, 1), d.n_keeps)),
+                    np.zeros((lines, 2, d.n_rolls)),
+                )
+                if self.temperature > 0
+                else (
+                    np.full(lines, -1, dtype=np.int64),
+                    np.zeros((lines, max(self._rr, 1), d.n_rolls), dtype=np.uint8),
+                )
+            )
         if self.temperature > 0:
             self._tags, self._ev, self._sv = _SHARED[key]
         else:
@@ -204,17 +226,35 @@ class SolverBot(Strategy):
         if self._player is not None:
             if self._rr_of() > 0:
                 self._player.keeps(one, one, one, one, np.full(1, self._rr_of()), Aims.target(one))
-            self._player.boxes(one, one, one, np.zeros((1, self.rules.n_boxes), np.int16), np.ones(1, np.int64),
-                               one, Aims.target(one))
+            self._player.boxes(
+                one, one, one, np.zeros((1, self.rules.n_boxes), np.int16), np.ones(1, np.int64), one, Aims.target(one)
+            )
             return
         if self._rr > 0:
             # the dtypes keep() passes (rolls int64): a kernel compiled for others would be compiled twice
-            self._table_keeps(one, np.zeros(1, dtype=bool), one, one, np.full(1, self._rr, dtype=np.int16),
-                              np.ones(1, dtype=bool), np.full((1, 2), 0.5))
+            self._table_keeps(
+                one,
+                np.zeros(1, dtype=bool),
+                one,
+                one,
+                np.full(1, self._rr, dtype=np.int16),
+                np.ones(1, dtype=bool),
+                np.full((1, 2), 0.5),
+            )
         opts = np.zeros((1, self.rules.n_boxes), dtype=np.int16)
-        K.choose_boxes(self._lay, self._sol.values, one, np.zeros(1, dtype=bool), one, opts,
-                       np.ones(1, dtype=np.int64), self.temperature, self.blunder, np.full((1, 2), 0.5),
-                       np.empty(1, dtype=np.int64))
+        K.choose_boxes(
+            self._lay,
+            self._sol.values,
+            one,
+            np.zeros(1, dtype=bool),
+            one,
+            opts,
+            np.ones(1, dtype=np.int64),
+            self.temperature,
+            self.blunder,
+            np.full((1, 2), 0.5),
+            np.empty(1, dtype=np.int64),
+        )
 
     def _rr_of(self) -> int:
         return self.rules.rolls_per_turn - 1
@@ -239,11 +279,32 @@ class SolverBot(Strategy):
         r, d, lay, ctx = self.rules, self.rules.dice, self._lay, self._ctx
         codes, boxes = self._policy, self._boxes
 
-        def player(keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray,
-                   running: np.ndarray) -> None:
-            PK.play_seat(ctx, lay, keys, seat, d.n, r.rolls_per_turn, d.roll_lookup, d.radix, d.keep_counts,
-                         d.keep_size, d.roll_as_keep, d.sub_ptr, d.sub_keep, codes, boxes, int(r.threshold),
-                         int(r.bonus_value), sheet, upper, extra, running)
+        def player(
+            keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray, running: np.ndarray
+        ) -> None:
+            PK.play_seat(
+                ctx,
+                lay,
+                keys,
+                seat,
+                d.n,
+                r.rolls_per_turn,
+                d.roll_lookup,
+                d.radix,
+                d.keep_counts,
+                d.keep_size,
+                d.roll_as_keep,
+                d.sub_ptr,
+                d.sub_keep,
+                codes,
+                boxes,
+                int(r.threshold),
+                int(r.bonus_value),
+                sheet,
+                upper,
+                extra,
+                running,
+            )
 
         return player
 
@@ -252,14 +313,43 @@ class SolverBot(Strategy):
         out = np.empty(len(masks), dtype=np.int32)
         V = self._sol.values
         if self.temperature > 0:
-            K.soft_keeps(self._ctx, self._lay, self._dk, V, self._tags, self._ev, self._sv, masks, flags, uppers,
-                         rolls, stage.astype(np.int64), first, self.temperature, self.blunder, unif, out)
+            K.soft_keeps(
+                self._ctx,
+                self._lay,
+                self._dk,
+                V,
+                self._tags,
+                self._ev,
+                self._sv,
+                masks,
+                flags,
+                uppers,
+                rolls,
+                stage.astype(np.int64),
+                first,
+                self.temperature,
+                self.blunder,
+                unif,
+                out,
+            )
             return out
         if self._policy is not None:
             K.table_keeps(self._lay, self._dk, self._policy, masks, flags, uppers, rolls, stage.astype(np.int64), out)
         else:
-            K.policy_keeps(self._ctx, self._lay, self._dk, V, self._tags, self._codes, masks, flags, uppers, rolls,
-                           stage.astype(np.int64), out)
+            K.policy_keeps(
+                self._ctx,
+                self._lay,
+                self._dk,
+                V,
+                self._tags,
+                self._codes,
+                masks,
+                flags,
+                uppers,
+                rolls,
+                stage.astype(np.int64),
+                out,
+            )
         if self.blunder > 0:
             hit = unif[:, 0] < self.blunder
             if hit.any():
@@ -278,8 +368,7 @@ class SolverBot(Strategy):
 
     def _target_keep(self, view: TurnView) -> np.ndarray:
         unif = view.uniform(2) if (self.temperature > 0 or self.blunder > 0) else None
-        out = self._player.keeps(view.filled, view.flag, view.upper, view.roll, view.rolls_left, self._aims(view),
-                                 unif)
+        out = self._player.keeps(view.filled, view.flag, view.upper, view.roll, view.rolls_left, self._aims(view), unif)
         if self.blunder > 0:
             hit = unif[:, 0] < self.blunder
             if hit.any():
@@ -288,8 +377,9 @@ class SolverBot(Strategy):
 
     def _target_choose(self, view: TurnView) -> np.ndarray:
         unif = view.uniform(2) if (self.temperature > 0 or self.blunder > 0) else None
-        out = self._player.boxes(view.filled, view.flag, view.upper, view.options, view.allowed, view.extra,
-                                 self._aims(view), unif)
+        out = self._player.boxes(
+            view.filled, view.flag, view.upper, view.options, view.allowed, view.extra, self._aims(view), unif
+        )
         if self.blunder > 0:
             out = random_boxes(view, out, self.blunder)
         return out
@@ -312,15 +402,18 @@ class SolverBot(Strategy):
             return self._table_keeps(masks, flags, uppers, rolls, left, first, unif)
         out = np.empty(b, dtype=np.int32)
         if table.any():
-            out[table] = self._table_keeps(masks[table], flags[table], uppers[table], rolls[table], left[table],
-                                           first[table], unif[table])
+            out[table] = self._table_keeps(
+                masks[table], flags[table], uppers[table], rolls[table], left[table], first[table], unif[table]
+            )
         for i in np.flatnonzero(~table):
-            out[i] = self._long_turn_keep(int(masks[i]), bool(flags[i]), int(uppers[i]), int(rolls[i]),
-                                          int(left[i]), bool(first[i]), unif[i])
+            out[i] = self._long_turn_keep(
+                int(masks[i]), bool(flags[i]), int(uppers[i]), int(rolls[i]), int(left[i]), bool(first[i]), unif[i]
+            )
         return out
 
-    def _long_turn_keep(self, mask: int, flag: bool, upper: int, roll: int, left: int, first: bool,
-                        unif: np.ndarray) -> int:
+    def _long_turn_keep(
+        self, mask: int, flag: bool, upper: int, roll: int, left: int, first: bool, unif: np.ndarray
+    ) -> int:
         """A keep in a turn longer than the table's (saved rolls): optimal against the table's values."""
         d = self.rules.dice
         if self.blunder > 0 and unif[0] < self.blunder:
@@ -339,7 +432,7 @@ class SolverBot(Strategy):
         best, ek, stop = plan
         if self.temperature <= 0:
             return int(best[roll])
-        subs = d.sub_keep[d.sub_ptr[roll]:d.sub_ptr[roll + 1]]
+        subs = d.sub_keep[d.sub_ptr[roll] : d.sub_ptr[roll + 1]]
         vals = np.append(ek[subs[:-1]], stop[roll])
         w = np.array([exp_ieee(x) for x in (vals - vals.max()) / self.temperature])  # numpy's exp varies by CPU
         c = np.cumsum(w)
@@ -352,11 +445,20 @@ class SolverBot(Strategy):
         b = len(view)
         unif = view.uniform(2) if (self.temperature > 0 or self.blunder > 0) else np.zeros((b, 2))
         out = np.empty(b, dtype=np.int64)
-        K.choose_boxes(self._lay, self._sol.values, view.filled.astype(np.int64), view.flag.astype(bool),
-                       view.upper.astype(np.int64), np.ascontiguousarray(view.options, dtype=np.int16),
-                       view.allowed.astype(np.int64), self.temperature, self.blunder, unif, out)
+        K.choose_boxes(
+            self._lay,
+            self._sol.values,
+            view.filled.astype(np.int64),
+            view.flag.astype(bool),
+            view.upper.astype(np.int64),
+            np.ascontiguousarray(view.options, dtype=np.int16),
+            view.allowed.astype(np.int64),
+            self.temperature,
+            self.blunder,
+            unif,
+            out,
+        )
         return out
-
 
     # -- exact evaluation ---------------------------------------------------------------------------
 
@@ -374,8 +476,10 @@ class SolverBot(Strategy):
         :meth:`choose`: T = 0 the first-strict-maximum plans, T > 0 the values its softmax draws
         from, each mixed with a uniform legal action at the blunder rate."""
         if self.target:
-            raise UserError(f"strategy {self.label!r}: target play depends on the points scored so far; "
-                            f"its exact evaluation walks (state, score) from target_play(), not policy()")
+            raise UserError(
+                f"strategy {self.label!r}: target play depends on the points scored so far; "
+                f"its exact evaluation walks (state, score) from target_play(), not policy()"
+            )
         self.prepare_policy()
         d = self.rules.dice
         rr = max(self._rr, 1)
@@ -388,9 +492,20 @@ class SolverBot(Strategy):
         # partner, e.g. double generala, can score more than any option of these sheets offers)
         width = max(int(sheets.sheet_options.max(initial=0)), int(self._lay.box_vals.max(initial=0))) + 1
         box_vals = np.empty((b, nbx, width) if soft else (1, 1, 1))
-        EK.solver_policy(self._ctx, self._lay, self._dk, self._sol.values, sheets.masks.astype(np.int64),
-                         sheets.flags.astype(bool), sheets.uppers.astype(np.int64), soft, codes, keep_vals, boxes,
-                         box_vals)
+        EK.solver_policy(
+            self._ctx,
+            self._lay,
+            self._dk,
+            self._sol.values,
+            sheets.masks.astype(np.int64),
+            sheets.flags.astype(bool),
+            sheets.uppers.astype(np.int64),
+            soft,
+            codes,
+            keep_vals,
+            boxes,
+            box_vals,
+        )
         if self._rr == 0:  # no reroll: every roll stops (the keeps are never asked)
             keep = np.broadcast_to(d.roll_as_keep.astype(np.int32), (1, 1, d.n_rolls))
         elif soft:

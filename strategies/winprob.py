@@ -48,15 +48,27 @@ BLOCK = 2048
 
 class WinProbBot(Strategy):
     name = "winprob"
-    description = ("plays to win: maximises P(win) + 1/2 P(tie) against every other sheet (exact once the "
-                   "others have finished; before, each opponent modelled as EV-optimal play)")
+    description = (
+        "plays to win: maximises P(win) + 1/2 P(tie) against every other sheet (exact once the "
+        "others have finished; before, each opponent modelled as EV-optimal play)"
+    )
     params = (
-        Param("temperature", float, 0.0, "softmax temperature in percentage points of win probability "
-              "(0 = best play)", lo=0.0),
-        Param("blunder", float, 0.0, "probability of a uniformly random legal action at each decision",
-              lo=0.0, hi=1.0),
-        Param("tmax", int, 0, "largest deficit the tables resolve (0 = the perfect sheet plus two extra "
-              "bonuses; lower = cheaper tables, weaker play)", lo=0),
+        Param(
+            "temperature",
+            float,
+            0.0,
+            "softmax temperature in percentage points of win probability (0 = best play)",
+            lo=0.0,
+        ),
+        Param("blunder", float, 0.0, "probability of a uniformly random legal action at each decision", lo=0.0, hi=1.0),
+        Param(
+            "tmax",
+            int,
+            0,
+            "largest deficit the tables resolve (0 = the perfect sheet plus two extra "
+            "bonuses; lower = cheaper tables, weaker play)",
+            lo=0,
+        ),
     )
     classifier = {"stochastic": False, "lookahead": "game", "long_run_time": False}
     sees_table = True
@@ -87,18 +99,22 @@ class WinProbBot(Strategy):
             one = np.zeros((1, 1), dtype=np.int64)
             W = np.zeros((1, self.tmax + 1))
             lo, nws = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
-            TK.best_final_weights(self._ev.plan.layout, self._ev.values, self._ev.off, one, one.astype(bool), one,
-                                  one, W, lo, nws)
+            TK.best_final_weights(
+                self._ev.plan.layout, self._ev.values, self._ev.off, one, one.astype(bool), one, one, W, lo, nws
+            )
             z = one[0]
             if self.rules.rolls_per_turn > 1:
                 self._player.keeps(z, z, z, z, np.full(1, self.rules.rolls_per_turn - 1), Aims(lo, W, nws))
-            self._player.boxes(z, z, z, np.zeros((1, self.rules.n_boxes), np.int16), np.ones(1, np.int64), z,
-                               Aims(lo, W, nws))
+            self._player.boxes(
+                z, z, z, np.zeros((1, self.rules.n_boxes), np.int16), np.ones(1, np.int64), z, Aims(lo, W, nws)
+            )
         self._alone.prepare()
 
     def solitaire_refusal(self) -> str | None:
-        return (f"strategy {self.label!r} is not solitaire: it reads the other sheets at the table, so its "
-                f"choices and its opponents' finals are not independent (sample it with `run`)")
+        return (
+            f"strategy {self.label!r} is not solitaire: it reads the other sheets at the table, so its "
+            f"choices and its opponents' finals are not independent (sample it with `run`)"
+        )
 
     # -- the model of the others ------------------------------------------------------------------
 
@@ -110,11 +126,18 @@ class WinProbBot(Strategy):
         n = len(view.games[idx])
         W = np.zeros((n, self.tmax + 1))
         lo, nws = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-        TK.best_final_weights(self._ev.plan.layout, self._ev.values, self._ev.off,
-                              np.ascontiguousarray(filled[idx][:, others], dtype=np.int64),
-                              np.ascontiguousarray(flag[idx][:, others], dtype=np.bool_),
-                              np.ascontiguousarray(upper[idx][:, others], dtype=np.int64),
-                              np.ascontiguousarray(view.totals[idx][:, others], dtype=np.int64), W, lo, nws)
+        TK.best_final_weights(
+            self._ev.plan.layout,
+            self._ev.values,
+            self._ev.off,
+            np.ascontiguousarray(filled[idx][:, others], dtype=np.int64),
+            np.ascontiguousarray(flag[idx][:, others], dtype=np.bool_),
+            np.ascontiguousarray(upper[idx][:, others], dtype=np.int64),
+            np.ascontiguousarray(view.totals[idx][:, others], dtype=np.int64),
+            W,
+            lo,
+            nws,
+        )
         return Aims(lo - view.totals[idx, me].astype(np.int64), W, nws)
 
     # -- decisions --------------------------------------------------------------------------------
@@ -127,8 +150,15 @@ class WinProbBot(Strategy):
         unif = view.uniform(2) if (self.temperature > 0 or self.blunder > 0) else np.zeros((len(view), 2))
         for a in range(0, len(view), BLOCK):
             s = slice(a, a + BLOCK)
-            out[s] = self._player.keeps(view.filled[s], view.flag[s], view.upper[s], view.roll[s],
-                                        view.rolls_left[s], self.weights(view, s), unif[s])
+            out[s] = self._player.keeps(
+                view.filled[s],
+                view.flag[s],
+                view.upper[s],
+                view.roll[s],
+                view.rolls_left[s],
+                self.weights(view, s),
+                unif[s],
+            )
         if self.blunder > 0:
             hit = unif[:, 0] < self.blunder
             if hit.any():
@@ -143,8 +173,16 @@ class WinProbBot(Strategy):
         unif = view.uniform(2) if self.temperature > 0 else np.zeros((len(view), 2))
         for a in range(0, len(view), BLOCK):
             s = slice(a, a + BLOCK)
-            out[s] = self._player.boxes(view.filled[s], view.flag[s], view.upper[s], view.options[s],
-                                        view.allowed[s], view.extra[s], self.weights(view, s), unif[s])
+            out[s] = self._player.boxes(
+                view.filled[s],
+                view.flag[s],
+                view.upper[s],
+                view.options[s],
+                view.allowed[s],
+                view.extra[s],
+                self.weights(view, s),
+                unif[s],
+            )
         if self.blunder > 0:
             out = random_boxes(view, out, self.blunder)
         return out

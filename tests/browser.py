@@ -42,8 +42,15 @@ def browser(width: int = DESKTOP[0], height: int = DESKTOP[1]) -> Iterator[Any]:
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = BROWSER if Path(BROWSER).exists() else str(shutil.which("chromium"))
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--hide-scrollbars", "--force-device-scale-factor=1", f"--window-size={width},{height}"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+        f"--window-size={width},{height}",
+    ):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver_path = DRIVER if Path(DRIVER).exists() else str(shutil.which("chromedriver"))
@@ -56,8 +63,10 @@ def browser(width: int = DESKTOP[0], height: int = DESKTOP[1]) -> Iterator[Any]:
 
 def resize(drv: Any, width: int, height: int) -> None:
     """The viewport to ``width`` x ``height`` CSS pixels (phone emulation for a narrow one)."""
-    drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+    drv.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
 
 
 def console_errors(drv: Any) -> list[str]:
@@ -81,9 +90,11 @@ def walk(drv: Any, page: str | Path) -> dict[str, Any]:
     def at() -> int:
         return int(body.get_attribute("data-turn"))
 
-    shown = ("var c = document.getElementById('turn-card'), now = document.querySelector('#sheet td.now');"
-             "return [Number(document.body.getAttribute('data-turn')), c.textContent,"
-             " c.querySelectorAll('.dice svg').length, now ? now.textContent : null];")
+    shown = (
+        "var c = document.getElementById('turn-card'), now = document.querySelector('#sheet td.now');"
+        "return [Number(document.body.getAttribute('data-turn')), c.textContent,"
+        " c.querySelectorAll('.dice svg').length, now ? now.textContent : null];"
+    )
     assert at() == 0
     for k in range(1, n):
         body.send_keys(Keys.ARROW_RIGHT)
@@ -105,8 +116,11 @@ def walk(drv: Any, page: str | Path) -> dict[str, Any]:
         "turns": n,
         "sheet_rows": len(drv.find_elements(By.CSS_SELECTOR, "#sheet tr")),
         "sheet_cells": len(filled),
-        "charts": [c.get_attribute("id") for c in drv.find_elements(By.CSS_SELECTOR, ".chart") if
-                   c.find_elements(By.CSS_SELECTOR, "svg polyline")],
+        "charts": [
+            c.get_attribute("id")
+            for c in drv.find_elements(By.CSS_SELECTOR, ".chart")
+            if c.find_elements(By.CSS_SELECTOR, "svg polyline")
+        ],
         "lines": len(drv.find_elements(By.CSS_SELECTOR, ".chart svg polyline")),
         "decision_rows": len(drv.find_elements(By.CSS_SELECTOR, "#decisions tr[data-turn]")),
         "moment_rows": len(drv.find_elements(By.CSS_SELECTOR, "#moments tr[data-turn]")),

@@ -49,8 +49,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
     import importlib
     import sys
 
-    ran = any(getattr(r, "nodeid", "").startswith("tests/test_readme.py")
-              for reports in terminalreporter.stats.values() for r in reports)
+    ran = any(
+        getattr(r, "nodeid", "").startswith("tests/test_readme.py")
+        for reports in terminalreporter.stats.values()
+        for r in reports
+    )
     mod = sys.modules.get("tests.test_readme")
     if mod is None and ran:  # under xdist the tests ran in workers: this process never imported it
         mod = importlib.import_module("tests.test_readme")

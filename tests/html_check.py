@@ -51,9 +51,9 @@ def html_cells(page: str) -> list[tuple[str, str, str, list[str]]]:
 
 def looks_numeric(cell: str) -> bool:
     """A cell made of numbers only (a missing value's dash included)."""
-    s = re.sub(r"\d(?:\.\d+)?e[+\-]?\d+", "0", cell)     # exponents
-    s = re.sub(r"(?<=\d)x\b", "", s)                    # multiples: 6.4x
-    s = re.sub(r"\b(?:df|p|pts|inf)\b", "", s)          # a test's df and p, points, infinity
+    s = re.sub(r"\d(?:\.\d+)?e[+\-]?\d+", "0", cell)  # exponents
+    s = re.sub(r"(?<=\d)x\b", "", s)  # multiples: 6.4x
+    s = re.sub(r"\b(?:df|p|pts|inf)\b", "", s)  # a test's df and p, points, infinity
     return bool(re.fullmatch(r"[\d\s.,+\-−–%\[\]()±/<>=~∞:;]*", s)) and bool(re.search(r"[\d–∞]", cell))
 
 

@@ -26,9 +26,17 @@ def _rules(name: str, settings: tuple[str, ...]):
     return load_rules(name, list(settings))
 
 
-def write_run(out: Path, rules_name: str, lineups: Sequence[Sequence[str]], games: int, seed: int,
-              chunk_size: int, settings: Sequence[str] = (), kind: str | None = None,
-              complete: bool = True) -> tuple[Path, pd.DataFrame]:
+def write_run(
+    out: Path,
+    rules_name: str,
+    lineups: Sequence[Sequence[str]],
+    games: int,
+    seed: int,
+    chunk_size: int,
+    settings: Sequence[str] = (),
+    kind: str | None = None,
+    complete: bool = True,
+) -> tuple[Path, pd.DataFrame]:
     """Play every lineup on games 0..games-1 and write RUN_DIR; returns (dir, all rows as one frame)."""
     out = Path(out)
     (out / "chunks").mkdir(parents=True, exist_ok=True)
@@ -54,13 +62,20 @@ def write_run(out: Path, rules_name: str, lineups: Sequence[Sequence[str]], game
     if kind is None:
         kind = "run" if len(lineups) == 1 else "tournament"
     manifest = {
-        "format": 1, "kind": kind, "complete": complete,
-        "rules": {"name": rules.name, "source": rules.source, "settings": dict(rules.settings),
-                  "digest": rules.digest},
+        "format": 1,
+        "kind": kind,
+        "complete": complete,
+        "rules": {"name": rules.name, "source": rules.source, "settings": dict(rules.settings), "digest": rules.digest},
         "entrants": [{"label": lab, "spec": lab} for lab in labels],
         "lineups": [[b.label for b in bots] for bots in seats_of],
-        "games": games, "seed": seed, "chunk_size": chunk_size, "chunks": chunks,
-        "created": "2026-11-01T00:00:00", "versions": {}, "git": None, "config": {},
+        "games": games,
+        "seed": seed,
+        "chunk_size": chunk_size,
+        "chunks": chunks,
+        "created": "2026-11-01T00:00:00",
+        "versions": {},
+        "git": None,
+        "config": {},
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
     rows = pd.concat(frames, ignore_index=True)
@@ -80,7 +95,7 @@ def rechunk(run_dir: Path, out: Path, chunk_size: int) -> Path:
         seats = len(m["lineups"][li])
         for start in range(0, m["games"], chunk_size):
             stop = min(m["games"], start + chunk_size)
-            part = rows.iloc[start * seats: stop * seats]
+            part = rows.iloc[start * seats : stop * seats]
             name = f"chunks/part-L{li:04d}-G{start:012d}.parquet"
             pq.write_table(pa.Table.from_pandas(part, preserve_index=False), out / name, compression="zstd")
             chunks.append({"lineup": li, "start": start, "stop": stop, "file": name})
@@ -123,8 +138,12 @@ def layout_problems(fig) -> list[str]:
             t = getattr(f, name, None)
             if t is not None and t.get_text() and t.get_visible():
                 parts.append((f"{name[1:]} of figure {k}", t.get_window_extent(r)))
-    out += [f"{m} and {n} overlap" for k, (m, a) in enumerate(parts) for n, b in parts[k + 1:]
-            if a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1]
+    out += [
+        f"{m} and {n} overlap"
+        for k, (m, a) in enumerate(parts)
+        for n, b in parts[k + 1 :]
+        if a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+    ]
     return out
 
 
@@ -146,7 +165,8 @@ def errorbars(ax) -> list[tuple[float, float, float | None, float | None]]:
 
 
 #: A rule set with the upper boxes, chance and yatzy only: the solver solves it in about a second.
-MINI_RULES = """name = "mini"
+MINI_RULES = (
+    """name = "mini"
 title = "Mini Yatzy"
 description = "upper boxes, chance and yatzy: small enough to solve in a second"
 dice = 5
@@ -154,8 +174,12 @@ dice = 5
 [settings]
 upper_bonus_threshold = 63
 upper_bonus_value = 50
-""" + "".join(f'\n[[boxes]]\nname = "{n}"\nkind = "upper"\nface = {i + 1}\n'
-              for i, n in enumerate(["ones", "twos", "threes", "fours", "fives", "sixes"])) + """
+"""
+    + "".join(
+        f'\n[[boxes]]\nname = "{n}"\nkind = "upper"\nface = {i + 1}\n'
+        for i, n in enumerate(["ones", "twos", "threes", "fours", "fives", "sixes"])
+    )
+    + """
 [[boxes]]
 name = "chance"
 kind = "chance"
@@ -165,3 +189,4 @@ name = "yatzy"
 kind = "yatzy"
 value = 50
 """
+)

@@ -74,6 +74,7 @@ class ChattyBot(TimeoutBot):
 
     def choose(self, view: TurnView) -> np.ndarray:
         if view.turn == 0:
-            log.warning("chatty bot playing games %d..%d in pid %d", int(view.games[0]), int(view.games[-1]),
-                        os.getpid())
+            log.warning(
+                "chatty bot playing games %d..%d in pid %d", int(view.games[0]), int(view.games[-1]), os.getpid()
+            )
         return super().choose(view)

@@ -16,8 +16,14 @@ from harness.play.replay import record_of_replay, replay
 from harness.game.rules import load_rules
 
 BOTS = ["random", "timeout", "greedy", "bonus", "solver", "solver:temperature=1,blunder=0.1"]
-RULE_SETS = [("scandinavian", []), ("yahtzee", []), ("generala", []), ("forced", []), ("standard", []),
-             ("scandinavian", ["columns=2"])]
+RULE_SETS = [
+    ("scandinavian", []),
+    ("yahtzee", []),
+    ("generala", []),
+    ("forced", []),
+    ("standard", []),
+    ("scandinavian", ["columns=2"]),
+]
 
 _ANALYSERS: dict[tuple[str, tuple[str, ...]], Analyser] = {}
 
@@ -62,8 +68,19 @@ def test_the_kernel_walks_every_game_as_the_python_reference_does(name, settings
     for g in range(8):
         for s, bot in enumerate(BOTS):
             ref = an.seat(turns_of_recording(res.recording, rules, g, s), s, bot)
-            for f in ("start", "luck", "regret", "final", "decisions", "errors", "keep_decisions", "box_decisions",
-                      "keep_regret", "box_regret", "upper_regret"):
+            for f in (
+                "start",
+                "luck",
+                "regret",
+                "final",
+                "decisions",
+                "errors",
+                "keep_decisions",
+                "box_decisions",
+                "keep_regret",
+                "box_regret",
+                "upper_regret",
+            ):
                 assert fast[f][g, s] == getattr(ref, f), (g, bot, f)
     assert (fast["final"] == res.total).all()
 
@@ -84,8 +101,10 @@ def test_the_decision_table_holds_the_advisors_values_and_the_choice_played():
         sg, t = int(table.seatgame[i]), int(table.turn[i])
         rec = records[sg // len(bots)]
         from harness.decisions.positions import position_from_record
-        rp = position_from_record(rec, int(table.seats[sg]), t // rules.n_boxes + 1, t % rules.n_boxes + 1,
-                                  int(table.roll[i]) + 1, an.adv)
+
+        rp = position_from_record(
+            rec, int(table.seats[sg]), t // rules.n_boxes + 1, t % rules.n_boxes + 1, int(table.roll[i]) + 1, an.adv
+        )
         advice = an.adv.advise(rp.position if table.kind[i] == 0 or rp.keep is not None else rp.box_position)
         assert advice.decision == ("keep" if table.kind[i] == 0 else "box")
         n = int(table.n[i])
@@ -104,8 +123,9 @@ def test_the_decision_table_holds_the_advisors_values_and_the_choice_played():
 
 
 def test_the_decision_table_refuses_mixed_rule_sets():
-    recs = [record_of_replay(*replay(n, [], ["greedy"], 1, 0), n, ["greedy"], 1, 0)
-            for n in ("scandinavian", "yahtzee")]
+    recs = [
+        record_of_replay(*replay(n, [], ["greedy"], 1, 0), n, ["greedy"], 1, 0) for n in ("scandinavian", "yahtzee")
+    ]
     with pytest.raises(UserError, match="mix rule sets"):
         decision_table(recs)
     with pytest.raises(UserError, match="no game records"):
@@ -182,8 +202,7 @@ def test_run_analyse_adds_exact_luck_and_regret_columns(tmp_path):
     def rows(out):
         return pd.concat(pq.read_table(p).to_pandas() for p in sorted((out / "chunks").iterdir()))
 
-    cfg = RunConfig(seats=("greedy", "solver:temperature=1"), games=120, seed=4, chunk_size=40, workers=1,
-                    analyse=True)
+    cfg = RunConfig(seats=("greedy", "solver:temperature=1"), games=120, seed=4, chunk_size=40, workers=1, analyse=True)
     one = run(cfg, tmp_path / "one")
     two = run(cfg.with_overrides(workers=2), tmp_path / "two")
     a, b = rows(one), rows(two)
@@ -226,8 +245,11 @@ def test_six_dice_identity_kernel_and_zero_regret(mini_maxi):
     assert (fast["final"] == res.total).all()
 
 
-@pytest.mark.parametrize("case", [*RULE_SETS, ("mini_maxi", [])],
-                         ids=[f"{n}{'-' + s[0] if s else ''}" for n, s in [*RULE_SETS, ("mini_maxi", [])]])
+@pytest.mark.parametrize(
+    "case",
+    [*RULE_SETS, ("mini_maxi", [])],
+    ids=[f"{n}{'-' + s[0] if s else ''}" for n, s in [*RULE_SETS, ("mini_maxi", [])]],
+)
 def test_luck_has_mean_zero_on_every_rule_set(case, mini_maxi):
     """Pooled over 20 runs of 60 games (disjoint seeds) per policy, the mean luck is consistent
     with zero on every rule set (a luck measured against a wrong expectation shifts every run)."""
@@ -236,7 +258,13 @@ def test_luck_has_mean_zero_on_every_rule_set(case, mini_maxi):
     rules = an.rules
     for bot in ("greedy", "solver:temperature=2"):
         seat = registry.make(bot, rules)
-        luck = np.concatenate([an.recording(play(rules, [seat], np.arange(60, dtype=np.int64), 500 + k,
-                                                 record=True).recording)["luck"][:, 0] for k in range(20)])
+        luck = np.concatenate(
+            [
+                an.recording(play(rules, [seat], np.arange(60, dtype=np.int64), 500 + k, record=True).recording)[
+                    "luck"
+                ][:, 0]
+                for k in range(20)
+            ]
+        )
         z = luck.mean() / (luck.std(ddof=1) / math.sqrt(luck.size))
         assert abs(z) < 3.5, (name, bot, z)

@@ -61,8 +61,10 @@ def test_no_module_imports_a_layer_above_its_own_but_the_listed_arrows():
     listed = set(table().arrows_up)
     new = sorted(up - listed)
     gone = sorted(listed - up)
-    assert not new, "imports of a layer above (list it in pyproject.toml's arrows-up or remove the import):\n" + \
-        "\n".join(f"  {a} -> {b}" for a, b in new)
+    assert not new, (
+        "imports of a layer above (list it in pyproject.toml's arrows-up or remove the import):\n"
+        + "\n".join(f"  {a} -> {b}" for a, b in new)
+    )
     assert not gone, "listed arrows that are gone (remove their rows):\n" + "\n".join(f"  {a} -> {b}" for a, b in gone)
 
 
@@ -75,8 +77,12 @@ def test_the_table_reads_as_intended():
 
 def test_the_check_fails_on_a_new_arrow_up_and_on_an_unplaced_module():
     t = table()
-    graph = {"harness.util.errors": {"harness.game.rules"}, "harness.game.rules": {"strategies.greedy"},
-             "harness.nowhere": set(), "harness.exact.solver": {"examples.engines.x"}}
+    graph = {
+        "harness.util.errors": {"harness.game.rules"},
+        "harness.game.rules": {"strategies.greedy"},
+        "harness.nowhere": set(),
+        "harness.exact.solver": {"examples.engines.x"},
+    }
     up, unplaced = arrows_up(t, graph)
     assert up == {("harness.util.errors", "harness.game.rules"), ("harness.game.rules", "strategies.greedy")}
     assert unplaced == ["examples.engines.x", "harness.nowhere"]
@@ -100,7 +106,9 @@ def test_no_module_is_over_800_lines_but_the_listed_kernels():
     files = sorted((ROOT / "harness").rglob("*.py")) + sorted((ROOT / "strategies").rglob("*.py"))
     long = {str(p.relative_to(ROOT)) for p in files if len(p.read_text(encoding="utf-8").splitlines()) > MAX_LINES}
     listed = listed_long_files()
-    assert not long - listed, f"modules over {MAX_LINES} lines: {sorted(long - listed)} (split by topic, or list with a reason)"
+    assert not long - listed, (
+        f"modules over {MAX_LINES} lines: {sorted(long - listed)} (split by topic, or list with a reason)"
+    )
     assert not listed - long, f"listed as long but not: {sorted(listed - long)} (remove their rows)"
 
 
@@ -111,7 +119,11 @@ def test_the_described_structure_names_every_module_of_the_tree():
     section = text.split("## The layers of the library: one package each", 1)[1].split("\n## ", 1)[0]
     named = {n.strip("/") for n in re.findall(r"`([\w/.]+)`", section)}
     library = ROOT / "harness"
-    missing = sorted(str(p.relative_to(library)) for p in library.rglob("*.py")
-                     if p.relative_to(library).parts[0] not in ("commands", "stats")
-                     and p.name not in ("__init__.py", "cli.py") and p.stem not in named)
+    missing = sorted(
+        str(p.relative_to(library))
+        for p in library.rglob("*.py")
+        if p.relative_to(library).parts[0] not in ("commands", "stats")
+        and p.name not in ("__init__.py", "cli.py")
+        and p.stem not in named
+    )
     assert not missing, f"modules harness/README.md's table of packages does not name: {missing}"

@@ -30,8 +30,16 @@ def mini(tmp_path, monkeypatch):
 
 
 def _problem(**kw) -> Problem:
-    base = dict(rules="scandinavian", settings=(), strategy="solver", param="temperature", lo=0.0, hi=20.0,
-                target_mean=200.0, games=1000)
+    base = dict(
+        rules="scandinavian",
+        settings=(),
+        strategy="solver",
+        param="temperature",
+        lo=0.0,
+        hi=20.0,
+        target_mean=200.0,
+        games=1000,
+    )
     return Problem(**(base | kw))
 
 
@@ -57,10 +65,13 @@ def test_linear_response_is_solved_by_the_first_secant():
     assert cal.value_ci == pytest.approx((9.9, 10.1))
 
 
-@pytest.mark.parametrize("estimator,label", [
-    ("luck-adjusted mean (total − luck)", "luck-adjusted mean final score (points; total − luck)"),
-    ("plain", "mean final score (points)"),
-])
+@pytest.mark.parametrize(
+    "estimator,label",
+    [
+        ("luck-adjusted mean (total − luck)", "luck-adjusted mean final score (points; total − luck)"),
+        ("plain", "mean final score (points)"),
+    ],
+)
 def test_calibration_picture_names_its_response_and_draws_it_over_every_point(estimator, label):
     """calibration.png (issue 37): the y axis names what was measured (the luck-adjusted mean when
     the runs were analysed, which the label called the mean score), and the response's line runs
@@ -77,8 +88,11 @@ def test_calibration_picture_names_its_response_and_draws_it_over_every_point(es
     assert xs[-1] - xs[-2] > 0.1 * (xs[-1] - xs[0])  # the search left far-apart values: a sparse stretch
     ax = plot_response(cal).axes[0]
     assert ax.get_ylabel() == label
-    drawn = [ln for ln in ax.get_lines() if ln.get_linestyle() not in ("None", "")
-             and len(set(np.atleast_1d(ln.get_ydata()))) > 1]  # not the markers, not the target line
+    drawn = [
+        ln
+        for ln in ax.get_lines()
+        if ln.get_linestyle() not in ("None", "") and len(set(np.atleast_1d(ln.get_ydata()))) > 1
+    ]  # not the markers, not the target line
     assert min(min(ln.get_xdata()) for ln in drawn) == xs[0] and max(max(ln.get_xdata()) for ln in drawn) == xs[-1]
     assert {ln.get_linestyle() for ln in drawn} == {"-", ":"}
 
@@ -102,14 +116,17 @@ def test_unbracketed_target_is_a_usage_error():
         calibrate(_problem(target_mean=300.0), ev)
 
 
-@pytest.mark.parametrize("kw, message", [
-    (dict(param="speed"), "strategy 'solver' has no parameter 'speed'"),
-    (dict(target_mean=None), "exactly one of --target-mean"),
-    (dict(target_mean=None, target_win_rate=0.4), "--target-win-rate needs --against"),
-    (dict(target_mean=None, target_win_rate=1.5, against="solver"), "must be in \\(0, 1\\)"),
-    (dict(lo=5.0, hi=1.0), "need --lo < --hi"),
-    (dict(param="blunder", hi=2.0), "--hi 2.0 is outside solver:blunder's range 0.0..1.0"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        (dict(param="speed"), "strategy 'solver' has no parameter 'speed'"),
+        (dict(target_mean=None), "exactly one of --target-mean"),
+        (dict(target_mean=None, target_win_rate=0.4), "--target-win-rate needs --against"),
+        (dict(target_mean=None, target_win_rate=1.5, against="solver"), "must be in \\(0, 1\\)"),
+        (dict(lo=5.0, hi=1.0), "need --lo < --hi"),
+        (dict(param="blunder", hi=2.0), "--hi 2.0 is outside solver:blunder's range 0.0..1.0"),
+    ],
+)
 def test_problem_errors(kw, message):
     ev, _ = _curve(lambda v: v)
     with pytest.raises(UserError, match=message):
@@ -123,9 +140,34 @@ def test_spec_with_keeps_other_parameters():
 
 def test_calibrate_mean_end_to_end(mini, tmp_path, capsys):
     out = tmp_path / "cal"
-    code = main(["calibrate", "--rules", str(mini), "--strategy", "solver", "--param", "temperature",
-                 "--target-mean", "80", "--lo", "0", "--hi", "20", "--games", "600", "--seed", "3",
-                 "--workers", "1", "--tol", "1.0", "--out", str(out), "--json"])
+    code = main(
+        [
+            "calibrate",
+            "--rules",
+            str(mini),
+            "--strategy",
+            "solver",
+            "--param",
+            "temperature",
+            "--target-mean",
+            "80",
+            "--lo",
+            "0",
+            "--hi",
+            "20",
+            "--games",
+            "600",
+            "--seed",
+            "3",
+            "--workers",
+            "1",
+            "--tol",
+            "1.0",
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
     assert code == 0
     d = json.loads(capsys.readouterr().out)
     for key in ("value", "value_ci", "spec", "bracket", "evaluations", "slope", "sampling_error", "target"):
@@ -160,9 +202,33 @@ def test_calibrate_mean_end_to_end(mini, tmp_path, capsys):
 
 def test_calibrate_win_rate_against_the_optimal_bot(mini, tmp_path, capsys):
     out = tmp_path / "cal"
-    code = main(["calibrate", "--rules", str(mini), "--strategy", "solver", "--param", "temperature",
-                 "--target-win-rate", "0.3", "--against", "solver", "--lo", "0", "--hi", "10",
-                 "--games", "300", "--workers", "1", "--max-evals", "6", "--out", str(out)])
+    code = main(
+        [
+            "calibrate",
+            "--rules",
+            str(mini),
+            "--strategy",
+            "solver",
+            "--param",
+            "temperature",
+            "--target-win-rate",
+            "0.3",
+            "--against",
+            "solver",
+            "--lo",
+            "0",
+            "--hi",
+            "10",
+            "--games",
+            "300",
+            "--workers",
+            "1",
+            "--max-evals",
+            "6",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     text = capsys.readouterr().out
     assert "temperature = " in text and "-> solver:temperature=" in text
@@ -171,8 +237,13 @@ def test_calibrate_win_rate_against_the_optimal_bot(mini, tmp_path, capsys):
     d = json.loads((out / "calibration.json").read_text())
     ev = d["evaluations"]
     # at temperature 0 the bot is the reference itself: exactly 1/2 without playing
-    assert {k: ev[0][k] for k in ("value", "response", "ci", "games", "run_dir")} == \
-        {"value": 0.0, "response": 0.5, "ci": [0.5, 0.5], "games": 0, "run_dir": None}
+    assert {k: ev[0][k] for k in ("value", "response", "ci", "games", "run_dir")} == {
+        "value": 0.0,
+        "response": 0.5,
+        "ci": [0.5, 0.5],
+        "games": 0,
+        "run_dir": None,
+    }
     assert ev[1]["response"] < 0.3 and 0 < d["value"] < 10
     assert len(ev) <= 6
 
@@ -181,8 +252,10 @@ def test_unknown_parameter_is_named_before_the_bracket(capsys):
     # without --lo/--hi the command used to ask for a bracket instead of naming the bad parameter
     assert main(["calibrate", "--strategy", "solver", "--param", "nosuch", "--target-mean", "200"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == ("yatzy-harness: error: strategy 'solver' has no parameter 'nosuch' "
-                   "(parameters: temperature, blunder, target, table)")
+    assert err == (
+        "yatzy-harness: error: strategy 'solver' has no parameter 'nosuch' "
+        "(parameters: temperature, blunder, target, table)"
+    )
 
 
 def test_slope_is_not_taken_from_a_bracket_narrower_than_the_noise():
@@ -200,7 +273,7 @@ def test_slope_is_not_taken_from_a_bracket_narrower_than_the_noise():
     a, b = cal.bracket
     fa, fb = f(a), f(b)
     final_secant = (fb - fa) / (b - a)
-    root = (35 - math.sqrt(35 ** 2 - 4 * 2 * 50)) / 4  # 2v^2 - 35v + 50 = 0
+    root = (35 - math.sqrt(35**2 - 4 * 2 * 50)) / 4  # 2v^2 - 35v + 50 = 0
     local = true_slope + 4.0 * root
     assert abs(final_secant - local) > 0.5 * abs(local)  # this case does make the old secant wrong
     assert cal.slope == pytest.approx(local, rel=0.35)
@@ -223,8 +296,18 @@ def test_evaluations_are_luck_adjusted_unless_no_analyse(mini, tmp_path):
     from harness.players.calibrate import ADJUSTED_MEAN, CONTROLLED_RATE, PLAIN
     from harness.players.responses import RunnerEvaluator
 
-    p = Problem(rules=str(mini), settings=(), strategy="solver", param="temperature", lo=0.0, hi=20.0,
-                target_mean=80.0, games=400, seed=3, workers=1)
+    p = Problem(
+        rules=str(mini),
+        settings=(),
+        strategy="solver",
+        param="temperature",
+        lo=0.0,
+        hi=20.0,
+        target_mean=80.0,
+        games=400,
+        seed=3,
+        workers=1,
+    )
     adj = RunnerEvaluator(p, tmp_path / "a")(2.0)
     plain = RunnerEvaluator(dataclasses.replace(p, analyse=False), tmp_path / "p")(2.0)
     assert (adj.estimator, plain.estimator) == (ADJUSTED_MEAN, PLAIN)
@@ -259,9 +342,11 @@ def test_evaluations_are_luck_adjusted_unless_no_analyse(mini, tmp_path):
 
 def _levels_file(tmp_path: Path, rules: Path, body: str = "") -> Path:
     path = tmp_path / "levels.toml"
-    path.write_text(f'rules = "{rules}"\nstrategy = "solver"\nparam = "temperature"\nlo = 0.0\nhi = 20.0\n'
-                    f'games = 300\nseed = 3\n' + (body or '[[level]]\nname = "weak"\ntarget_win_rate = 0.3\n\n'
-                                                   '[[level]]\nname = "fair"\ntarget_mean = 120\n'))
+    path.write_text(
+        f'rules = "{rules}"\nstrategy = "solver"\nparam = "temperature"\nlo = 0.0\nhi = 20.0\n'
+        f"games = 300\nseed = 3\n"
+        + (body or '[[level]]\nname = "weak"\ntarget_win_rate = 0.3\n\n[[level]]\nname = "fair"\ntarget_mean = 120\n')
+    )
     return path
 
 
@@ -271,8 +356,22 @@ def test_levels_are_tuned_checked_and_reproducible(mini, tmp_path, capsys):
     outs = []
     for name in ("a", "b"):
         out = tmp_path / name
-        assert main(["calibrate", "--levels", str(levels), "--against", "solver:temperature=1", "--out", str(out),
-                     "--workers", "1"]) == 0
+        assert (
+            main(
+                [
+                    "calibrate",
+                    "--levels",
+                    str(levels),
+                    "--against",
+                    "solver:temperature=1",
+                    "--out",
+                    str(out),
+                    "--workers",
+                    "1",
+                ]
+            )
+            == 0
+        )
         outs.append(out)
     text = capsys.readouterr().out
     assert "weak" in text and "fair" in text and "levels.json" in text
@@ -296,13 +395,20 @@ def test_levels_are_tuned_checked_and_reproducible(mini, tmp_path, capsys):
         assert abs(ck["response"] - lv["target"]["value"]) < 2.5 * (ck["ci"][1] - ck["ci"][0])
 
 
-@pytest.mark.parametrize("body,extra,message", [
-    ('[[level]]\nname = "x"\n', [], "needs exactly one of target_win_rate or target_mean"),
-    ('[[level]]\nname = "x"\ntarget_win_rate = 0.3\n', [], "give --against REF"),
-    ('[[level]]\nname = "x"\ntarget_mean = 100\ncolour = 1\n', [], "unknown key 'colour'"),
-    ('[[level]]\nname = "x"\ntarget_mean = 100\n', ["--target-mean", "100"], "drop --target-mean"),
-    ('[[level]]\nname = "x"\ntarget_win_rate = 0.3\n', ["--against", "nofile.json"], "cannot read the fitted model"),
-])
+@pytest.mark.parametrize(
+    "body,extra,message",
+    [
+        ('[[level]]\nname = "x"\n', [], "needs exactly one of target_win_rate or target_mean"),
+        ('[[level]]\nname = "x"\ntarget_win_rate = 0.3\n', [], "give --against REF"),
+        ('[[level]]\nname = "x"\ntarget_mean = 100\ncolour = 1\n', [], "unknown key 'colour'"),
+        ('[[level]]\nname = "x"\ntarget_mean = 100\n', ["--target-mean", "100"], "drop --target-mean"),
+        (
+            '[[level]]\nname = "x"\ntarget_win_rate = 0.3\n',
+            ["--against", "nofile.json"],
+            "cannot read the fitted model",
+        ),
+    ],
+)
 def test_levels_errors_are_one_line(mini, tmp_path, capsys, body, extra, message):
     levels = _levels_file(tmp_path, mini, body)
     assert main(["calibrate", "--levels", str(levels), "--out", str(tmp_path / "o"), *extra]) == 2
@@ -322,10 +428,18 @@ def test_a_far_bracket_end_does_not_leave_the_levels_picture_empty():
     def pts(xs, ys):
         return [{"value": x, "response": y, "ci": [y, y]} for x, y in zip(xs, ys)]
 
-    d = {"curves": {"win_rate": pts([0, 0.7, 1.6, 2, 3, 3.5, 7, 10], [0.66, 0.56, 0.4, 0.36, 0.26, 0.23, 0.11, 0.08]),
-                    "mean": pts([0, 0.42, 0.55, 1.18, 10], [150, 142.8, 138.7, 122.3, 63.9])},
-         "levels": [], "exact": True, "param": "temperature", "strategy": "solver", "against": "solver:temperature=1",
-         "rules": "forced"}
+    d = {
+        "curves": {
+            "win_rate": pts([0, 0.7, 1.6, 2, 3, 3.5, 7, 10], [0.66, 0.56, 0.4, 0.36, 0.26, 0.23, 0.11, 0.08]),
+            "mean": pts([0, 0.42, 0.55, 1.18, 10], [150, 142.8, 138.7, 122.3, 63.9]),
+        },
+        "levels": [],
+        "exact": True,
+        "param": "temperature",
+        "strategy": "solver",
+        "against": "solver:temperature=1",
+        "rules": "forced",
+    }
     fig = plot_levels(d)
     win, mean = fig.axes
     assert win.get_xscale() == "linear" and "logarithmic" not in win.get_xlabel()

@@ -48,9 +48,14 @@ def harness(tmp_path: Path, args: list[str]) -> subprocess.Popen:
     script = tmp_path / "yh.py"
     script.write_text(SCRIPT.format(root=str(TESTS.parent)))
     # Ctrl-C is what these tests send: give the child the default handling even when this session ignores it
-    return subprocess.Popen([sys.executable, str(script), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        [sys.executable, str(script), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def chunk_bytes(out: Path) -> dict[str, bytes]:
@@ -84,13 +89,16 @@ PLAY = ["run", "--seats", "greedy,random", "--games", "40000", "--chunk-size", "
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> Path:
     """The uninterrupted run every interrupted one must end up equal to."""
-    return run(RunConfig(seats=("greedy", "random"), games=40_000, chunk_size=20_000, seed=17, workers=1),
-               tmp_path_factory.mktemp("ref") / "ref")
+    return run(
+        RunConfig(seats=("greedy", "random"), games=40_000, chunk_size=20_000, seed=17, workers=1),
+        tmp_path_factory.mktemp("ref") / "ref",
+    )
 
 
 @pytest.mark.parametrize("workers,twice", [(1, False), (2, False), (2, True)] if LONG else [(1, False), (2, True)])
-def test_ctrl_c_at_a_random_point_keeps_the_games_and_resumes_to_the_same_bytes(tmp_path, reference, capsys,
-                                                                                 workers, twice):
+def test_ctrl_c_at_a_random_point_keeps_the_games_and_resumes_to_the_same_bytes(
+    tmp_path, reference, capsys, workers, twice
+):
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     out = tmp_path / "run"
@@ -113,7 +121,8 @@ def test_ctrl_c_at_a_random_point_keeps_the_games_and_resumes_to_the_same_bytes(
             kept = int(said[0].split("interrupted: ")[1].split(" of ")[0].replace(",", ""))
             parts = list((out / "journal").glob("*.bin")) if (out / "journal").is_dir() else []
             on_disk = sum(c["stop"] - c["start"] for c in load_manifest(out)["chunks"]) + sum(
-                int(p.stem.split("-")[-1]) - int(p.stem.split("-")[-2].lstrip("G")) for p in parts)
+                int(p.stem.split("-")[-1]) - int(p.stem.split("-")[-2].lstrip("G")) for p in parts
+            )
             assert kept == on_disk, (seed, err)
         # the same command again, without --resume, says what to do in one line
         again = harness(tmp_path, PLAY + ["--workers", str(workers), "--out", str(out), "--quiet"])
@@ -136,8 +145,12 @@ def test_interrupted_chunk_keeps_its_played_sub_batches(tmp_path, reference, cap
     """The failure of the issue: a run stopped inside its first chunks kept nothing of them."""
     out = tmp_path / "run"
     proc = harness(tmp_path, PLAY + ["--workers", "1", "--out", str(out), "--chunk-size", "40000"])
-    wait_for(lambda: (out / "journal").is_dir() and len(list((out / "journal").glob("*.bin"))) >= 2, 120,
-             "two sub-batches journalled", proc)
+    wait_for(
+        lambda: (out / "journal").is_dir() and len(list((out / "journal").glob("*.bin"))) >= 2,
+        120,
+        "two sub-batches journalled",
+        proc,
+    )
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
@@ -146,8 +159,9 @@ def test_interrupted_chunk_keeps_its_played_sub_batches(tmp_path, reference, cap
     assert kept > 0
     assert cli.main(["run", "--resume", str(out), "--quiet"]) == 0
     capsys.readouterr()
-    ref = run(RunConfig(seats=("greedy", "random"), games=40_000, chunk_size=40_000, seed=17, workers=1),
-              tmp_path / "ref")
+    ref = run(
+        RunConfig(seats=("greedy", "random"), games=40_000, chunk_size=40_000, seed=17, workers=1), tmp_path / "ref"
+    )
     assert chunk_bytes(out) == chunk_bytes(ref)
 
 
@@ -181,11 +195,25 @@ def test_a_pool_kept_across_runs_journals_each_run_into_its_own_directory(tmp_pa
 def test_sigkill_of_the_harness_leaves_no_engine_nor_its_children(tmp_path, workers):
     pids = tmp_path / "pids"
     spec = f'engine:cmd="{sys.executable} {ENGINES / "forker.py"} {pids}",name=forker'
-    proc = harness(tmp_path, ["run", "--seats", f"{spec},greedy", "--games", "2000000", "--chunk-size", "100000",
-                              "--workers", str(workers), "--quiet", "--out", str(tmp_path / "run")])
+    proc = harness(
+        tmp_path,
+        [
+            "run",
+            "--seats",
+            f"{spec},greedy",
+            "--games",
+            "2000000",
+            "--chunk-size",
+            "100000",
+            "--workers",
+            str(workers),
+            "--quiet",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
     # the parent's handshake engine (stopped before play), then one engine per worker, each with 3 sleepers
-    wait_for(lambda: pids.is_file() and len(pids.read_text().splitlines()) >= 1 + workers, 120, "the engines",
-             proc)
+    wait_for(lambda: pids.is_file() and len(pids.read_text().splitlines()) >= 1 + workers, 120, "the engines", proc)
     lines = [[int(x) for x in line.split()] for line in pids.read_text().splitlines()]
     playing = lines[1:]
     assert all(alive(p) for line in playing for p in line), lines
@@ -205,11 +233,25 @@ def test_sigkill_of_the_harness_leaves_no_engine_nor_its_children(tmp_path, work
 
 
 def test_a_disqualified_run_stays_stopped_until_told_and_says_so(tmp_path, capsys):
-    engine = f'{sys.executable} {ENGINES / "misbehave.py"} illegal 0'
+    engine = f"{sys.executable} {ENGINES / 'misbehave.py'} illegal 0"
     spec = f'engine:cmd="{engine}",name=bot,min_games=5'
     out = tmp_path / "r"
-    code = cli.main(["run", "--seats", f"{spec},greedy", "--games", "40", "--chunk-size", "10", "--workers", "1",
-                     "--quiet", "--out", str(out)])
+    code = cli.main(
+        [
+            "run",
+            "--seats",
+            f"{spec},greedy",
+            "--games",
+            "40",
+            "--chunk-size",
+            "10",
+            "--workers",
+            "1",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     first = capsys.readouterr().err
     assert code == 1
     reason = next(x for x in first.splitlines() if "disqualified" in x).split("run stopped: ", 1)[1]
@@ -302,12 +344,16 @@ def _moments(out: Path, seed: int) -> dict[str, tuple[float, object]]:
     mid-task: chunks in flight on both workers; between tasks: most chunks written, a worker idle or
     taking its next."""
     written = lambda: len(list((out / "chunks").glob("*.parquet"))) if (out / "chunks").is_dir() else 0  # noqa: E731
-    return {"start-up": (random.Random(seed).uniform(0, 2.0), None), "mid-task": (0.0, lambda: written() >= 2),
-            "between tasks": (0.0, lambda: written() >= 15)}
+    return {
+        "start-up": (random.Random(seed).uniform(0, 2.0), None),
+        "mid-task": (0.0, lambda: written() >= 2),
+        "between tasks": (0.0, lambda: written() >= 15),
+    }
 
 
-@pytest.mark.parametrize("moments", [["start-up"], ["mid-task"], ["between tasks"]] if LONG
-                         else [["start-up", "mid-task", "between tasks"]])
+@pytest.mark.parametrize(
+    "moments", [["start-up"], ["mid-task"], ["between tasks"]] if LONG else [["start-up", "mid-task", "between tasks"]]
+)
 def test_a_dask_worker_killed_at_any_moment_is_survived_with_the_same_bytes(tmp_path, dask_reference, moments):
     out = tmp_path / "run"
     seed = random.randrange(1 << 30)
@@ -323,8 +369,15 @@ def test_an_exact_sweep_survives_a_worker_killed_at_start_up(tiny_dir, cache, ca
     """The issue's failure: a worker SIGKILLed ~2 s after the workers start ended the sweep with a
     CommClosedError traceback. Every evaluation is held 3 s (the tests' task hook), so the sweep is
     still under way when the kill comes, however fast the machine."""
-    argv = ["sweep", str(tiny_dir / "tiny_bonus.toml"), "--set", "upper_bonus_threshold=3..4", "--entrants",
-            "greedy,solver", "--json"]
+    argv = [
+        "sweep",
+        str(tiny_dir / "tiny_bonus.toml"),
+        "--set",
+        "upper_bonus_threshold=3..4",
+        "--entrants",
+        "greedy,solver",
+        "--json",
+    ]
     assert cli.main(argv) == 0
     local = json.loads(capsys.readouterr().out)
     from harness.jobs import cluster
@@ -356,12 +409,30 @@ def test_scheduler_addresses_are_checked_before_use(tmp_path):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         free = s.getsockname()[1]
-    addresses = {"not-an-address": "is not a Dask scheduler address: give tcp://HOST:PORT",
-                 f"tcp://127.0.0.1:{server.server_address[1]}": "is not a Dask scheduler (it sent nothing in 5 s",
-                 f"tcp://127.0.0.1:{free}": "connection refused"}
+    addresses = {
+        "not-an-address": "is not a Dask scheduler address: give tcp://HOST:PORT",
+        f"tcp://127.0.0.1:{server.server_address[1]}": "is not a Dask scheduler (it sent nothing in 5 s",
+        f"tcp://127.0.0.1:{free}": "connection refused",
+    }
     try:
-        procs = {a: harness(tmp_path, ["run", "--seats", "greedy,random", "--games", "10", "--quiet", "--scheduler", a,
-                                       "--out", str(tmp_path / str(i))]) for i, a in enumerate(addresses)}
+        procs = {
+            a: harness(
+                tmp_path,
+                [
+                    "run",
+                    "--seats",
+                    "greedy,random",
+                    "--games",
+                    "10",
+                    "--quiet",
+                    "--scheduler",
+                    a,
+                    "--out",
+                    str(tmp_path / str(i)),
+                ],
+            )
+            for i, a in enumerate(addresses)
+        }
         for address, said in addresses.items():
             _, err = procs[address].communicate(timeout=25)
             assert procs[address].returncode == 2 and err.count("\n") == 1 and said in err, (address, err)
@@ -373,17 +444,28 @@ def test_scheduler_addresses_are_checked_before_use(tmp_path):
         server.server_close()
 
 
-def test_a_run_that_loses_every_worker_says_so_in_one_line_and_resumes(tmp_path, dask_reference, capsys,
-                                                                       monkeypatch):
+def test_a_run_that_loses_every_worker_says_so_in_one_line_and_resumes(tmp_path, dask_reference, capsys, monkeypatch):
     from harness.play import runner
 
     monkeypatch.setattr(runner, "LOST_AFTER", 2.0)
     cluster = distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None)
     address = cluster.scheduler_address
     # a worker without a nanny: killed, nothing restarts it
-    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--no-nanny",
-                               "--nthreads", "1", "--no-dashboard"], env={**os.environ, "PYTHONPATH": str(TESTS.parent)},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_worker",
+            address,
+            "--no-nanny",
+            "--nthreads",
+            "1",
+            "--no-dashboard",
+        ],
+        env={**os.environ, "PYTHONPATH": str(TESTS.parent)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     out = tmp_path / "run"
     try:
         with distributed.Client(address) as client:

@@ -18,7 +18,7 @@ def screen(text: str) -> list[str]:
     for raw in text.split("\n"):
         line = ""
         for part in raw.split("\r"):
-            line = part + line[len(part):]
+            line = part + line[len(part) :]
         shown.append(line)
     return shown
 
@@ -38,7 +38,9 @@ def test_score_json(capsys):
 
 
 def test_score_with_settings_and_servida(capsys):
-    _, out, _ = run(capsys, "score", "scandinavian", "6", "6", "6", "6", "6", "--set", "yatzy_scoring=flat_plus_sum", "--json")
+    _, out, _ = run(
+        capsys, "score", "scandinavian", "6", "6", "6", "6", "6", "--set", "yatzy_scoring=flat_plus_sum", "--json"
+    )
     assert json.loads(out)["yatzy"] == 80
     _, out, _ = run(capsys, "score", "generala", "1", "2", "3", "4", "5", "--first-roll", "--json")
     assert json.loads(out)["straight"] == 25
@@ -64,27 +66,36 @@ def test_strategies_json(capsys):
     assert items["bonus"]["params"][0]["name"] == "weight"
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["score", "nope", "1", "2", "3", "4", "5"], "unknown rule set 'nope'"),
-    (["score", "scandinavian", "1", "2", "3", "4"], "plays 5 dice, got 4"),
-    (["score", "scandinavian", "1", "2", "3", "4", "9"], "dice must be 1..6"),
-    (["score", "scandinavian", "1", "2", "x", "4", "5"], "whole numbers"),
-    (["rules", "show", "standard", "--set", "upper_bonus_value=3"], "step 5"),
-    (["rules", "show", "standard", "--set", "bogus=1"], "unknown setting 'bogus'"),
-    (["replay", "--rules", "standard", "--seats", "nobot", "--seed", "1", "--game", "0"], "unknown strategy 'nobot'"),
-    (["frobnicate"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["score", "nope", "1", "2", "3", "4", "5"], "unknown rule set 'nope'"),
+        (["score", "scandinavian", "1", "2", "3", "4"], "plays 5 dice, got 4"),
+        (["score", "scandinavian", "1", "2", "3", "4", "9"], "dice must be 1..6"),
+        (["score", "scandinavian", "1", "2", "x", "4", "5"], "whole numbers"),
+        (["rules", "show", "standard", "--set", "upper_bonus_value=3"], "step 5"),
+        (["rules", "show", "standard", "--set", "bogus=1"], "unknown setting 'bogus'"),
+        (
+            ["replay", "--rules", "standard", "--seats", "nobot", "--seed", "1", "--game", "0"],
+            "unknown strategy 'nobot'",
+        ),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv,line", [
-    (["run", "--games", "1e6"], "yatzy-harness: error: run: argument --games: invalid int value: '1e6'"),
-    (["rules", "show", "standard", "--bogus"], "yatzy-harness: error: unrecognized arguments: --bogus"),
-    (["review", "games.jsonl"], "yatzy-harness: error: review: the following arguments are required: --game"),
-])
+@pytest.mark.parametrize(
+    "argv,line",
+    [
+        (["run", "--games", "1e6"], "yatzy-harness: error: run: argument --games: invalid int value: '1e6'"),
+        (["rules", "show", "standard", "--bogus"], "yatzy-harness: error: unrecognized arguments: --bogus"),
+        (["review", "games.jsonl"], "yatzy-harness: error: review: the following arguments are required: --game"),
+    ],
+)
 def test_a_commands_usage_error_names_the_program_once(capsys, argv, line):
     """argparse's errors in a command (issue 37: `run --games 1e6` said "yatzy-harness: error:
     yatzy-harness run: ..."): the program once, then the command, on one line."""
@@ -100,12 +111,14 @@ def test_unreadable_toml_through_the_real_console_script(tmp_path):
 
 
 def test_replay_trace(capsys):
-    code, out, _ = run(capsys, "replay", "--rules", "scandinavian", "--seats", "greedy,timeout", "--seed", "7",
-                       "--game", "3")
+    code, out, _ = run(
+        capsys, "replay", "--rules", "scandinavian", "--seats", "greedy,timeout", "--seed", "7", "--game", "3"
+    )
     assert code == 0
     assert "turn  1 seat 0 greedy: roll 1:" in out and "seat 1 timeout: total" in out
-    code, out, _ = run(capsys, "replay", "--rules", "scandinavian", "--seats", "greedy", "--seed", "7", "--game", "3",
-                       "--json")
+    code, out, _ = run(
+        capsys, "replay", "--rules", "scandinavian", "--seats", "greedy", "--seed", "7", "--game", "3", "--json"
+    )
     data = json.loads(out)  # the game record (harness.records.record, README "Game records")
     assert data["format"] == "yatzy-record/1" and len(data["turns"]) == 15
 
@@ -120,13 +133,16 @@ def small_run(tmp_path_factory):
     return play_run(cfg, tmp_path_factory.mktemp("run") / "r")
 
 
-@pytest.mark.parametrize("extra,message", [
-    (["--game", "20"], "--game 20 is not in run {run}: it plays games 0..19 of each lineup"),
-    (["--game", "5000"], "--game 5000 is not in run {run}: it plays games 0..19 of each lineup"),
-    (["--game", "-1"], "--game -1 is not in run {run}: it plays games 0..19 of each lineup"),
-    (["--game", "3", "--lineup", "2"], "--lineup 2 is not in run {run}: it has lineups 0..1"),
-    (["--game", "3", "--seed", "4"], "--run takes the rules, seats and seed from the run: leave out --seed"),
-])
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--game", "20"], "--game 20 is not in run {run}: it plays games 0..19 of each lineup"),
+        (["--game", "5000"], "--game 5000 is not in run {run}: it plays games 0..19 of each lineup"),
+        (["--game", "-1"], "--game -1 is not in run {run}: it plays games 0..19 of each lineup"),
+        (["--game", "3", "--lineup", "2"], "--lineup 2 is not in run {run}: it has lineups 0..1"),
+        (["--game", "3", "--seed", "4"], "--run takes the rules, seats and seed from the run: leave out --seed"),
+    ],
+)
 def test_replay_refuses_a_game_the_run_does_not_have(capsys, small_run, extra, message):
     code, out, err = run(capsys, "replay", "--run", str(small_run), *extra)
     assert code == 2 and out == ""
@@ -143,27 +159,39 @@ def test_replay_of_a_run_game_matches_the_run(capsys, small_run):
     assert json.loads(out)["totals"] == game["total"].tolist()
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["replay", "--rules", "standard", "--seats", "greedy", "--seed", "-1", "--game", "0"],
-     "--seed must be 0..18446744073709551615, got -1"),
-    (["replay", "--rules", "standard", "--seats", "greedy", "--seed", "1", "--game", "-2"],
-     "--game must be 0..999999999998, got -2"),
-    (["replay", "--rules", "standard", "--seats", "greedy", "--seed", "1", "--game", "0", "--lineup", "1"],
-     "--lineup 1 needs --run"),
-    (["solve", "scandinavian", "--max-memory", "-1"], "argument --max-memory: must be more than 0, got -1"),
-    (["run", "--seats", "greedy", "--games", "-5"], "--games must be 1..999999999999, got -5"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (
+            ["replay", "--rules", "standard", "--seats", "greedy", "--seed", "-1", "--game", "0"],
+            "--seed must be 0..18446744073709551615, got -1",
+        ),
+        (
+            ["replay", "--rules", "standard", "--seats", "greedy", "--seed", "1", "--game", "-2"],
+            "--game must be 0..999999999998, got -2",
+        ),
+        (
+            ["replay", "--rules", "standard", "--seats", "greedy", "--seed", "1", "--game", "0", "--lineup", "1"],
+            "--lineup 1 needs --run",
+        ),
+        (["solve", "scandinavian", "--max-memory", "-1"], "argument --max-memory: must be more than 0, got -1"),
+        (["run", "--seats", "greedy", "--games", "-5"], "--games must be 1..999999999999, got -5"),
+    ],
+)
 def test_negative_numbers_are_refused(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2 and message in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("command,shown", [
-    ("run", ["examples:\n  yatzy-harness run ", "--verbose", "--cache-dir DIR", "(no CONFIG: 50,000)"]),
-    ("replay", ["examples:\n  yatzy-harness replay --run ", "--game N", "--cache-dir DIR", "(default: 0)"]),
-    ("solve", ["examples:\n  yatzy-harness solve ", "--max-memory GIB", "(default: 3.0)", "--cache-dir DIR"]),
-    ("odds", ["examples:\n  yatzy-harness odds ", "RULES"]),
-])
+@pytest.mark.parametrize(
+    "command,shown",
+    [
+        ("run", ["examples:\n  yatzy-harness run ", "--verbose", "--cache-dir DIR", "(no CONFIG: 50,000)"]),
+        ("replay", ["examples:\n  yatzy-harness replay --run ", "--game N", "--cache-dir DIR", "(default: 0)"]),
+        ("solve", ["examples:\n  yatzy-harness solve ", "--max-memory GIB", "(default: 3.0)", "--cache-dir DIR"]),
+        ("odds", ["examples:\n  yatzy-harness odds ", "RULES"]),
+    ],
+)
 def test_help_has_examples_and_defaults(capsys, command, shown):
     with pytest.raises(SystemExit) as info:
         main([command, "--help"])
@@ -178,12 +206,37 @@ def test_one_seat_says_it_is_a_solitaire_run(capsys, tmp_path):
     """`run --seats greedy` plays one bot alone: allowed (solitaire runs are a use: exact figures,
     calibration), but said on stderr, once, so that a forgotten second bot is not a silent surprise
     (issue 37); two seats say nothing of the kind, and --help says what one seat does."""
-    code, out, err = run(capsys, "run", "--seats", "greedy", "--games", "10", "--workers", "1", "--quiet",
-                         "--out", str(tmp_path / "solo"))
+    code, out, err = run(
+        capsys,
+        "run",
+        "--seats",
+        "greedy",
+        "--games",
+        "10",
+        "--workers",
+        "1",
+        "--quiet",
+        "--out",
+        str(tmp_path / "solo"),
+    )
     assert code == 0 and "greedy  mean" in out
-    assert err == "note: one seat: greedy plays alone (solitaire); give two specs for a match, e.g. --seats greedy,random\n"
-    code, out, err = run(capsys, "run", "--seats", "greedy,random", "--games", "10", "--workers", "1", "--quiet",
-                         "--out", str(tmp_path / "pair"))
+    assert (
+        err
+        == "note: one seat: greedy plays alone (solitaire); give two specs for a match, e.g. --seats greedy,random\n"
+    )
+    code, out, err = run(
+        capsys,
+        "run",
+        "--seats",
+        "greedy,random",
+        "--games",
+        "10",
+        "--workers",
+        "1",
+        "--quiet",
+        "--out",
+        str(tmp_path / "pair"),
+    )
     assert code == 0 and err == ""
     with pytest.raises(SystemExit):
         main(["run", "--help"])

@@ -42,8 +42,19 @@ def _normalised(text: str) -> bytes:
 
 
 def _sweep_argv(path: str, *extra: str) -> list[str]:
-    return ["sweep", path, "--set", "upper_bonus_threshold=3..5", "--entrants", "greedy,solver:temperature=1,solver",
-            "--depth", "--rates", "0.6,0.75", "--json", *extra]
+    return [
+        "sweep",
+        path,
+        "--set",
+        "upper_bonus_threshold=3..5",
+        "--entrants",
+        "greedy,solver:temperature=1,solver",
+        "--depth",
+        "--rates",
+        "0.6,0.75",
+        "--json",
+        *extra,
+    ]
 
 
 def _run(argv: list[str], capsys) -> str:
@@ -51,8 +62,9 @@ def _run(argv: list[str], capsys) -> str:
     return capsys.readouterr().out
 
 
-def test_a_sweep_with_depth_on_2_and_3_dask_workers_is_the_local_run_byte_for_byte(tiny_dir, tmp_path, capsys,
-                                                                                 monkeypatch):
+def test_a_sweep_with_depth_on_2_and_3_dask_workers_is_the_local_run_byte_for_byte(
+    tiny_dir, tmp_path, capsys, monkeypatch
+):
     path = str(tiny_dir / "tiny_bonus.toml")
     local = _run(_sweep_argv(path, "--workers", "1", "--cache-dir", str(tmp_path / "local")), capsys)
     chains = [c for cell in json.loads(local)["cells"] for c in cell["depth"]["chains"]]
@@ -62,8 +74,9 @@ def test_a_sweep_with_depth_on_2_and_3_dask_workers_is_the_local_run_byte_for_by
     monkeypatch.setattr(C, "TASK_HOOK", Delay(0.2))
     for n in (2, 3):
         assert tasks > n
-        got = _run(_sweep_argv(path, "--backend", "dask", "--workers", str(n), "--cache-dir", str(tmp_path / f"d{n}")),
-                   capsys)
+        got = _run(
+            _sweep_argv(path, "--backend", "dask", "--workers", str(n), "--cache-dir", str(tmp_path / f"d{n}")), capsys
+        )
         assert json.loads(got)["from_cache"] == 0  # every evaluation computed by the workers
         assert _normalised(got) == _normalised(local)
 
@@ -71,14 +84,19 @@ def test_a_sweep_with_depth_on_2_and_3_dask_workers_is_the_local_run_byte_for_by
 def test_completions_do_arrive_out_of_order_and_the_chain_takes_k_candidates(tiny_dir, cache, monkeypatch):
     rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
     order: list[str] = []
-    mine = D.depth_of_skill(rules, (0.6, 0.75), evaluator=D.Evaluator(on_done=lambda r, s, e: order.append(e.bot)),
-                            candidates=3)
+    mine = D.depth_of_skill(
+        rules, (0.6, 0.75), evaluator=D.Evaluator(on_done=lambda r, s, e: order.append(e.bot)), candidates=3
+    )
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(cache / "dask"))
     monkeypatch.setattr(C, "TASK_HOOK", Delay(0.3))
     seen: list[str] = []
     with C.open_tasks("dask", 3) as tasks:
-        theirs = D.depth_of_skill(rules, (0.6, 0.75), evaluator=D.Evaluator(
-            tasks=tasks, on_done=lambda r, s, e: seen.append(e.bot)), candidates=3)
+        theirs = D.depth_of_skill(
+            rules,
+            (0.6, 0.75),
+            evaluator=D.Evaluator(tasks=tasks, on_done=lambda r, s, e: seen.append(e.bot)),
+            candidates=3,
+        )
     assert sorted(seen) == sorted(order) and seen != order  # the same evaluations, in another order
     j, k = mine.to_json(), theirs.to_json()
     j.pop("seconds"), k.pop("seconds")
@@ -110,8 +128,9 @@ def test_a_sweep_submits_the_longest_remaining_work_first_and_priorities_never_c
     rounds = {}
     for k in (1, 2):
         tasks = Recording()
-        got = sweep(path, axes, fixed, bots, D.DepthRequest((0.6, 0.75), candidates=k),
-                    evaluator=D.Evaluator(tasks=tasks))
+        got = sweep(
+            path, axes, fixed, bots, D.DepthRequest((0.6, 0.75), candidates=k), evaluator=D.Evaluator(tasks=tasks)
+        )
         plain = sweep(path, axes, fixed, bots, D.DepthRequest((0.6, 0.75), candidates=k), evaluator=D.Evaluator())
         assert [c.to_json() for c in got.cells] == [c.to_json() for c in plain.cells]
         first = {}
@@ -139,8 +158,9 @@ def test_a_task_whose_worker_is_sigkilled_runs_again(tiny_dir, cache, monkeypatc
     monkeypatch.setattr(C, "TASK_HOOK", Delay(4, f"{spec}"))  # the task sleeps 4 s before it evaluates
     with C.open_tasks("dask", 2) as tasks:
         ev = D.Evaluator(tasks=tasks)
-        got = _killing_mid_task(tasks.client, spec_key(ev, rules, spec),
-                                lambda: ev.many([(rules, spec), (rules, "greedy")]))
+        got = _killing_mid_task(
+            tasks.client, spec_key(ev, rules, spec), lambda: ev.many([(rules, spec), (rules, "greedy")])
+        )
         assert got.mean == want.mean and (got.distribution == want.distribution).all()
 
 
@@ -154,8 +174,9 @@ def _killing_mid_task(client, prefix: str, job):
     deadline = time.time() + 60
     victim = None
     while victim is None and time.time() < deadline:
-        victim = next((addr for addr, keys in client.processing().items()
-                       if any(str(k).startswith(prefix) for k in keys)), None)
+        victim = next(
+            (addr for addr, keys in client.processing().items() if any(str(k).startswith(prefix) for k in keys)), None
+        )
         time.sleep(0.1)
     assert victim is not None, "the task never started"
     time.sleep(1.0)  # mid-task: in its 4 s sleep
@@ -188,8 +209,14 @@ def test_an_interrupted_run_is_cancelled_and_a_rerun_reuses_every_finished_evalu
 
     with C.open_tasks("dask", 2) as tasks:
         with pytest.raises(KeyboardInterrupt):
-            sweep(path, axes, fixed, bots, D.DepthRequest((0.75,)),
-                  evaluator=D.Evaluator(tasks=tasks, on_done=stop_after_five))
+            sweep(
+                path,
+                axes,
+                fixed,
+                bots,
+                D.DepthRequest((0.75,)),
+                evaluator=D.Evaluator(tasks=tasks, on_done=stop_after_five),
+            )
         time.sleep(1.0)
         assert not any(tasks.client.processing().values())  # the pending futures were cancelled
     monkeypatch.setattr(C, "TASK_HOOK", None)
@@ -247,11 +274,42 @@ def test_the_progress_bar_counts_the_tasks_on_stderr(tiny_dir, cache, capsys):
 
 def test_calibrate_exact_on_dask_is_the_local_search(tiny_dir, tmp_path, capsys):
     path = str(tiny_dir / "tiny_bonus.toml")
-    argv = ["calibrate", "--rules", path, "--exact", "--strategy", "solver", "--param", "temperature",
-            "--target-win-rate", "0.3", "--against", "solver", "--lo", "0", "--hi", "50", "--json"]
+    argv = [
+        "calibrate",
+        "--rules",
+        path,
+        "--exact",
+        "--strategy",
+        "solver",
+        "--param",
+        "temperature",
+        "--target-win-rate",
+        "0.3",
+        "--against",
+        "solver",
+        "--lo",
+        "0",
+        "--hi",
+        "50",
+        "--json",
+    ]
     local = json.loads(_run([*argv, "--cache-dir", str(tmp_path / "a"), "--out", str(tmp_path / "o1")], capsys))
-    dask = json.loads(_run([*argv, "--cache-dir", str(tmp_path / "b"), "--out", str(tmp_path / "o2"),
-                            "--backend", "dask", "--workers", "2"], capsys))
+    dask = json.loads(
+        _run(
+            [
+                *argv,
+                "--cache-dir",
+                str(tmp_path / "b"),
+                "--out",
+                str(tmp_path / "o2"),
+                "--backend",
+                "dask",
+                "--workers",
+                "2",
+            ],
+            capsys,
+        )
+    )
     local.pop("files"), dask.pop("files")
     assert json.dumps(local) == json.dumps(dask) and len(local["evaluations"]) >= 3
 
@@ -273,14 +331,24 @@ def test_each_table_is_solved_once_by_a_task_of_its_own_before_the_evaluations_t
 
 
 def _figures(ev) -> tuple:
-    return (ev.column.tobytes(), ev.distribution.tobytes(), ev.mean, ev.std, ev.p_bonus,
-            np.asarray(ev.box_mean).tobytes(), np.asarray(ev.box_scored).tobytes(), ev.extra_mean)
+    return (
+        ev.column.tobytes(),
+        ev.distribution.tobytes(),
+        ev.mean,
+        ev.std,
+        ev.p_bonus,
+        np.asarray(ev.box_mean).tobytes(),
+        np.asarray(ev.box_scored).tobytes(),
+        ev.extra_mean,
+    )
 
 
-@pytest.mark.parametrize("name, spec", [("tiny_bonus", "solver:target=39,temperature=3"),
-                                        ("tiny_generala", "solver:target=47,blunder=0.2")])
-def test_target_play_split_into_blocks_on_2_and_3_dask_workers_is_the_local_run_byte_for_byte(name, spec, tiny_dir,
-                                                                                              cache, monkeypatch):
+@pytest.mark.parametrize(
+    "name, spec", [("tiny_bonus", "solver:target=39,temperature=3"), ("tiny_generala", "solver:target=47,blunder=0.2")]
+)
+def test_target_play_split_into_blocks_on_2_and_3_dask_workers_is_the_local_run_byte_for_byte(
+    name, spec, tiny_dir, cache, monkeypatch
+):
     """Target play's pass cut into many blocks a layer (far more than workers), half of them held
     back so that they finish out of order: the partials summed in block order give the bits of
     the run in this process."""
@@ -325,8 +393,9 @@ def test_a_target_block_whose_worker_is_sigkilled_runs_again(tiny_dir, cache, mo
     want = evaluate(rules, spec, use_cache=False)
     monkeypatch.setattr(C, "TASK_HOOK", Delay(4, f"{spec} layer 2 block 1"))  # that block sleeps 4 s before it runs
     with C.open_tasks("dask", 2) as tasks:
-        got = _killing_mid_task(tasks.client, f"target-{rules.digest[:12]}-2-1-",
-                                lambda: D.Evaluator(tasks=tasks).many([(rules, spec)]))
+        got = _killing_mid_task(
+            tasks.client, f"target-{rules.digest[:12]}-2-1-", lambda: D.Evaluator(tasks=tasks).many([(rules, spec)])
+        )
         assert _figures(got) == _figures(want)
 
 

@@ -10,8 +10,18 @@ import numpy as np
 import pytest
 
 from harness.records import codec
-from harness.records.codec import (GameRecord, RunGames, arrays_of_recording, arrays_of_records, decode_faces, faces_code,
-                           read_run, record_from_trace, records_of_run, turns_of_recording)
+from harness.records.codec import (
+    GameRecord,
+    RunGames,
+    arrays_of_recording,
+    arrays_of_records,
+    decode_faces,
+    faces_code,
+    read_run,
+    record_from_trace,
+    records_of_run,
+    turns_of_recording,
+)
 from harness.util.errors import UserError
 from harness.records.record import check_seat_games, read_records, validate_record, write_records_jsonl
 from harness.game.rules import load_rules
@@ -36,8 +46,19 @@ def runs(tmp_path_factory):
 
     out = {}
     for key, (rules, settings, seats) in RUNS.items():
-        out[key] = run(RunConfig(seats=seats, rules=rules, settings=settings, games=GAMES, chunk_size=CHUNK,
-                                 seed=SEED, workers=1, record=True), tmp_path_factory.mktemp(key) / "run")
+        out[key] = run(
+            RunConfig(
+                seats=seats,
+                rules=rules,
+                settings=settings,
+                games=GAMES,
+                chunk_size=CHUNK,
+                seed=SEED,
+                workers=1,
+                record=True,
+            ),
+            tmp_path_factory.mktemp(key) / "run",
+        )
     return out
 
 
@@ -48,7 +69,7 @@ def _rules(key):
 
 def _padded(a, width):
     out = np.full(a.shape[:2] + (width,), -1, dtype=a.dtype)
-    out[:, :, :a.shape[2]] = a
+    out[:, :, : a.shape[2]] = a
     return out
 
 
@@ -70,8 +91,9 @@ def _same_arrays(got, want):
 @pytest.mark.parametrize("n", [5, 6])
 def test_the_face_code_and_its_inverse(n):
     for size in range(n + 1):
-        faces = np.array([list(f) + [0] * (n - size) for f in combinations_with_replacement(range(1, 7), size)]
-                         or [[0] * n])
+        faces = np.array(
+            [list(f) + [0] * (n - size) for f in combinations_with_replacement(range(1, 7), size)] or [[0] * n]
+        )
         rng = np.random.default_rng(size)
         shuffled = rng.permuted(faces, axis=1)  # order does not matter, 0 = no die
         codes = faces_code(shuffled)
@@ -98,8 +120,9 @@ def test_a_runs_arrays_from_parquet_equal_the_arrays_of_its_records(runs, key):
     _same_arrays(runrec.arrays(), arrays_of_records(recs, rules))
     _same_arrays(runrec.arrays(3, 9), arrays_of_records(recs[3:9], rules))
     # the arrays' own checks agree with validate_record on every (valid) game
-    assert check_seat_games(rules, runrec.rolls, runrec.keeps, runrec.boxes, runrec.numbers["score"],
-                            runrec.numbers["extra"], runrec.totals).all()
+    assert check_seat_games(
+        rules, runrec.rolls, runrec.keeps, runrec.boxes, runrec.numbers["score"], runrec.numbers["extra"], runrec.totals
+    ).all()
     assert all(validate_record(rec, rules) == rec.totals for rec in recs)
     # records built one by one from the arrays' source are the run's records
     assert [r.to_json() for r in RunGames(runrec)] == [r.to_json() for r in recs]
@@ -153,8 +176,10 @@ def test_recording_parquet_record_jsonl_record_arrays_round_trip(runs, key, tmp_
     # Recording -> Parquet (the run's records/ files) -> GameRecord
     from_parquet = [r for _, r in records_of_run(runs[key])]
     for g, r in enumerate(from_parquet):
-        assert list(r.turns) == sorted((t for s in range(len(seats)) for t in turns_of_recording(rec, rules, g, s)),
-                                       key=lambda t: ((t.column - 1) * rules.n_boxes + t.turn, t.seat))
+        assert list(r.turns) == sorted(
+            (t for s in range(len(seats)) for t in turns_of_recording(rec, rules, g, s)),
+            key=lambda t: ((t.column - 1) * rules.n_boxes + t.turn, t.seat),
+        )
         assert r.totals == tuple(res.total[g].tolist())
     # the trace gives the same record
     trace, one = replay(rules_name, dict(settings), list(seats), SEED, 5)
@@ -170,8 +195,14 @@ def test_recording_parquet_record_jsonl_record_arrays_round_trip(runs, key, tmp_
     last = (rolls >= 0).sum(axis=2) - 1
     at = np.arange(keeps.shape[2]) >= last[..., None]
     keeps[at] = -1
-    want = (rolls, keeps, boxes, [g for g in range(GAMES) for _ in seats], np.tile(np.arange(len(seats)), GAMES),
-            [b.label for _ in range(GAMES) for b in bots])
+    want = (
+        rolls,
+        keeps,
+        boxes,
+        [g for g in range(GAMES) for _ in seats],
+        np.tile(np.arange(len(seats)), GAMES),
+        [b.label for _ in range(GAMES) for b in bots],
+    )
     _same_arrays(arrays_of_records(back.games, rules), want)
 
 
@@ -182,10 +213,15 @@ def test_the_records_file_layout_is_the_one_on_disk(runs):
     path = sorted((runs["scandinavian"] / "records").iterdir())[0]
     schema = pq.read_schema(path)
     r = rules.rolls_per_turn
-    want = [*codec.RECORD_KEYS, *((f"roll_{i + 1}", "int32") for i in range(r)),
-            *((f"keep_{i + 1}", "int32") for i in range(r - 1)), ("box", "dictionary<values=string, indices=int8, "
-                                                                         "ordered=0>"),
-            ("score", "int16"), ("extra", "int16"), ("first_roll", "bool")]
+    want = [
+        *codec.RECORD_KEYS,
+        *((f"roll_{i + 1}", "int32") for i in range(r)),
+        *((f"keep_{i + 1}", "int32") for i in range(r - 1)),
+        ("box", "dictionary<values=string, indices=int8, ordered=0>"),
+        ("score", "int16"),
+        ("extra", "int16"),
+        ("first_roll", "bool"),
+    ]
     assert [(f.name, str(f.type)) for f in schema] == want
 
 
@@ -229,20 +265,20 @@ def test_the_bad_games_of_a_run_are_those_validate_record_refuses(runs, tmp_path
         row = lambda g, s, t: (g - start) * per_game + s * nb + t  # noqa: E731
         games = range(start, start + CHUNK)
         if 0 in games:
-            cols["score"][row(0, 1, 3)] += 1                       # a score
+            cols["score"][row(0, 1, 3)] += 1  # a score
         if 1 in games:
             cols["box"][row(1, 0, 4)] = cols["box"][row(1, 0, 5)]  # a box written twice
         if 2 in games:
-            cols["extra"][row(2, 0, 0)] = 50                       # an extra bonus not earned
-        if 5 in games:                                             # a keep not in its roll
+            cols["extra"][row(2, 0, 0)] = 50  # an extra bonus not earned
+        if 5 in games:  # a keep not in its roll
             i = next(i for i in range(row(5, 0, 0), row(6, 0, 0)) if cols["roll_2"][i])
             cols["keep_1"][i] = int(next(f for f in "123456" if f not in str(cols["roll_1"][i])))
         if 6 in games:
-            i = row(6, 0, 2)                                       # a gap between rolls (irregular)
+            i = row(6, 0, 2)  # a gap between rolls (irregular)
             cols["roll_2"][i], cols["roll_3"][i] = 0, cols["roll_2"][i] or cols["roll_1"][i]
         if 9 in games:
-            cols["roll_1"][row(9, 1, 0)] = 1234                    # four dice (irregular)
-        if 10 in games:                                            # kept every die, then rolled on
+            cols["roll_1"][row(9, 1, 0)] = 1234  # four dice (irregular)
+        if 10 in games:  # kept every die, then rolled on
             i = next(i for i in range(row(10, 0, 0), row(11, 0, 0)) if cols["roll_2"][i])
             cols["keep_1"][i] = cols["roll_1"][i]
 

@@ -15,6 +15,7 @@ from scipy import stats as sps
 from harness.cli import main
 from harness.reports.compare import Comparison, CompareSettings, compare_runs, compare_text
 from harness.util.errors import UserError
+
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.report_helpers import MINI_RULES, errorbars, layout_problems, write_run
 except ModuleNotFoundError:
@@ -54,8 +55,9 @@ def test_figures_few_games_moved_get_the_interval_their_bounds_allow(fh_pair):
         assert boxes[b]["diff"] == 0 and boxes[b]["p_value"] == 1
         assert boxes[b]["diff_ci"] == pytest.approx([-top * q, top * q], rel=1e-12)
     # boxes that moved in 1..4 games: the Clopper-Pearson bound for that many games, p = 1
-    moved = {b: int((m.groupby("game")[f"{b}_c"].sum() != m.groupby("game")[f"{b}_b"].sum()).sum())
-             for b in rules.box_names}
+    moved = {
+        b: int((m.groupby("game")[f"{b}_c"].sum() != m.groupby("game")[f"{b}_b"].sum()).sum()) for b in rules.box_names
+    }
     once = [b for b, k in moved.items() if k == 1]
     assert once
     q1 = sps.beta.ppf(0.975, 2, 399)
@@ -90,7 +92,9 @@ def test_paired_statistics_match_pandas(fh_pair):
     assert sc["diff"] == pytest.approx(per_game.mean(), rel=1e-12)
     assert sc["diff_ci"] == pytest.approx([per_game.mean() - half, per_game.mean() + half], rel=1e-9)
     assert sc["p_value"] == pytest.approx(2 * sps.t.sf(abs(t), k - 1), rel=1e-6, abs=1e-300)
-    assert sc["base"] == pytest.approx(brows["total"].mean()) and sc["candidate"] == pytest.approx(crows["total"].mean())
+    assert sc["base"] == pytest.approx(brows["total"].mean()) and sc["candidate"] == pytest.approx(
+        crows["total"].mean()
+    )
     ks = sps.ks_2samp(brows["total"], crows["total"])
     assert r.distribution["statistic"] == pytest.approx(ks.statistic, abs=1e-12)
     boxes = {b["box"]: b for b in r.boxes}
@@ -133,8 +137,22 @@ def test_identical_runs_no_change_exit_0(fh_pair, capsys):
     assert d["verdict"] == "no change" and d["score"]["diff"] == 0 and d["exit_code"] == 0
     assert main(["compare", str(bdir), str(bdir), "--mu1", "8"]) == 0
     assert "the totals differ in no game" in capsys.readouterr().out
-    for key in ("base", "candidate", "games", "focus", "score", "distribution", "boxes", "bonus_rate",
-                "yatzy_rate", "win_rate", "sprt", "verdict", "exit_code", "notes"):
+    for key in (
+        "base",
+        "candidate",
+        "games",
+        "focus",
+        "score",
+        "distribution",
+        "boxes",
+        "bonus_rate",
+        "yatzy_rate",
+        "win_rate",
+        "sprt",
+        "verdict",
+        "exit_code",
+        "notes",
+    ):
         assert key in d
 
 
@@ -165,8 +183,9 @@ def test_boxes_on_one_side_only_are_listed(tmp_path, capsys):
     b, _ = write_run(tmp_path / "b", "standard", TT, 200, 1, 200)
     r = compare_runs(a, b)
     assert r.boxes_only == {"base": ["one_pair", "two_pairs"], "candidate": []}
-    assert "boxes only in BASE: one_pair, two_pairs (not compared box by box; their points are in the totals)" \
-        in r.notes
+    assert (
+        "boxes only in BASE: one_pair, two_pairs (not compared box by box; their points are in the totals)" in r.notes
+    )
     assert not {x["box"] for x in r.boxes} & {"one_pair", "two_pairs"}
     r = compare_runs(b, a)
     assert r.boxes_only == {"base": [], "candidate": ["one_pair", "two_pairs"]}
@@ -212,7 +231,9 @@ def test_bot_against_bot_focuses_on_the_changed_seat(tmp_path):
     assert r.score["diff"] == pytest.approx(want)
     assert r.verdict == "change" and r.exit_code == 1
     # the random bot in seat 1 saw the same dice and uniforms in both runs: identical play
-    assert (arows.loc[arows["seat"] == 1, "total"].to_numpy() == brows.loc[brows["seat"] == 1, "total"].to_numpy()).all()
+    assert (
+        arows.loc[arows["seat"] == 1, "total"].to_numpy() == brows.loc[brows["seat"] == 1, "total"].to_numpy()
+    ).all()
     r2 = compare_runs(a, b, CompareSettings(mu1=5, entrant="timeout"))
     assert r2.focus == r.focus
     with pytest.raises(UserError, match="--entrant 'greedy' sits in no seat"):
@@ -229,8 +250,15 @@ def test_unpairable_runs_are_a_usage_error(tmp_path, capsys):
 
 
 def _config(path: Path, settings: dict[str, str]) -> Path:
-    lines = ['mode = "run"', 'rules = "scandinavian"', 'seats = ["timeout", "timeout"]', "games = 5000",
-             "seed = 7", "chunk_size = 100", "workers = 1"]
+    lines = [
+        'mode = "run"',
+        'rules = "scandinavian"',
+        'seats = ["timeout", "timeout"]',
+        "games = 5000",
+        "seed = 7",
+        "chunk_size = 100",
+        "workers = 1",
+    ]
     if settings:
         lines.append("[settings]")
         lines += [f'{k} = "{v}"' for k, v in settings.items()]
@@ -242,8 +270,9 @@ def test_compare_configs_played_on_common_random_numbers(tmp_path, capsys):
     base = _config(tmp_path / "base.toml", {})
     cand = _config(tmp_path / "cand.toml", {"full_house_scoring": "flat"})
     out = tmp_path / "cmp"
-    code = main(["compare", str(base), str(cand), "--games", "300", "--seed", "9", "--out", str(out),
-                 "--quiet", "--json"])
+    code = main(
+        ["compare", str(base), str(cand), "--games", "300", "--seed", "9", "--out", str(out), "--quiet", "--json"]
+    )
     d = json.loads(capsys.readouterr().out)
     assert code == 1 and d["verdict"] == "change"
     assert d["base"]["seed"] == d["candidate"]["seed"] == 9 and d["games"] == 300
@@ -263,8 +292,24 @@ def test_sequential_stops_when_the_sprt_decides(tmp_path, capsys):
     base = _config(tmp_path / "base.toml", {})
     cand = _config(tmp_path / "cand.toml", {"yatzy_scoring": "flat_plus_sum"})
     out = tmp_path / "seq"
-    code = main(["compare", str(base), str(cand), "--sequential", "--games", "40", "--max-games", "400",
-                 "--mu1", "1", "--out", str(out), "--quiet", "--json"])
+    code = main(
+        [
+            "compare",
+            str(base),
+            str(cand),
+            "--sequential",
+            "--games",
+            "40",
+            "--max-games",
+            "400",
+            "--mu1",
+            "1",
+            "--out",
+            str(out),
+            "--quiet",
+            "--json",
+        ]
+    )
     d = json.loads(capsys.readouterr().out)
     looks = d["sequential"]["looks"]
     # yatzies score their dice on top: ~ +0.2 points a game, nearer 0 than 1: H0 at the first look
@@ -295,15 +340,29 @@ def test_bonus_threshold_62_vs_63_with_solver_bots_matches_the_exact_difference(
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "cache"))
     rules = tmp_path / "mini.toml"
     rules.write_text(MINI_RULES)
-    exact = (solve(load_rules(str(rules), ["upper_bonus_threshold=62"])).expected_score
-             - solve(load_rules(str(rules))).expected_score)
+    exact = (
+        solve(load_rules(str(rules), ["upper_bonus_threshold=62"])).expected_score
+        - solve(load_rules(str(rules))).expected_score
+    )
     assert exact == pytest.approx(2.773041, abs=1e-6)
     for name, t in (("base", 63), ("cand", 62)):
         (tmp_path / f"{name}.toml").write_text(
             f'rules = "{rules}"\nseats = ["solver", "solver"]\ngames = 3000\nseed = 1\nchunk_size = 1500\n'
-            f"workers = 1\n[settings]\nupper_bonus_threshold = {t}\n")
-    code = main(["compare", str(tmp_path / "base.toml"), str(tmp_path / "cand.toml"), "--confidence", "0.999",
-                 "--out", str(tmp_path / "cmp"), "--quiet", "--json"])
+            f"workers = 1\n[settings]\nupper_bonus_threshold = {t}\n"
+        )
+    code = main(
+        [
+            "compare",
+            str(tmp_path / "base.toml"),
+            str(tmp_path / "cand.toml"),
+            "--confidence",
+            "0.999",
+            "--out",
+            str(tmp_path / "cmp"),
+            "--quiet",
+            "--json",
+        ]
+    )
     d = json.loads(capsys.readouterr().out)
     assert code == 1 and d["verdict"] == "change"
     lo, hi = d["score_plain"]["diff_ci"]
@@ -322,16 +381,26 @@ def test_bonus_threshold_62_vs_63_with_solver_bots_matches_the_exact_difference(
 # luck-adjusted comparisons (runs played with analyse = true)
 
 
-def _played(out: Path, rules: Path, seats: list[str], games: int, seed: int, analyse: bool = True,
-            settings: dict | None = None):
+def _played(
+    out: Path, rules: Path, seats: list[str], games: int, seed: int, analyse: bool = True, settings: dict | None = None
+):
     """Play a run with the runner (analysed by default); returns (dir, rows sorted by game, seat)."""
     import pandas as pd
 
     from harness.play.runconfig import RunConfig
     from harness.play.runner import run
 
-    cfg = RunConfig(mode="run", rules=str(rules), seats=tuple(seats), games=games, seed=seed,
-                    chunk_size=max(1, games // 2), workers=1, analyse=analyse, settings=settings or {})
+    cfg = RunConfig(
+        mode="run",
+        rules=str(rules),
+        seats=tuple(seats),
+        games=games,
+        seed=seed,
+        chunk_size=max(1, games // 2),
+        workers=1,
+        analyse=analyse,
+        settings=settings or {},
+    )
     run(cfg, out, quiet=True)
     rows = pd.concat([pd.read_parquet(f) for f in sorted((out / "chunks").glob("*.parquet"))], ignore_index=True)
     return out, rows.sort_values(["game", "seat"]).reset_index(drop=True)
@@ -373,8 +442,11 @@ def test_luck_adjusted_score_and_controlled_win_rate_match_numpy(bot_change, cap
     t = sps.ttest_1samp(d_adj, 0.0)
     half = sps.t.ppf(0.975, n - 1) * d_adj.std(ddof=1) / math.sqrt(n)
     sc = r.score
-    assert r.luck == {"adjusted": True, "estimator": "luck-adjusted: total − luck",
-                         "variance_reduction": pytest.approx(d_plain.var(ddof=1) / d_adj.var(ddof=1), rel=1e-9)}
+    assert r.luck == {
+        "adjusted": True,
+        "estimator": "luck-adjusted: total − luck",
+        "variance_reduction": pytest.approx(d_plain.var(ddof=1) / d_adj.var(ddof=1), rel=1e-9),
+    }
     assert sc["diff"] == pytest.approx(d_adj.mean(), rel=1e-12)
     assert sc["diff_ci"] == pytest.approx([d_adj.mean() - half, d_adj.mean() + half], rel=1e-9)
     assert sc["p_value"] == pytest.approx(t.pvalue, rel=1e-6, abs=1e-300)
@@ -432,19 +504,26 @@ def test_compare_no_analyse_plays_plain_and_saved_rolls_fall_back(mini_rules, tm
     base = _config(tmp_path / "base.toml", {})
     cand = _config(tmp_path / "cand.toml", {"full_house_scoring": "flat"})
     out = tmp_path / "plain"
-    assert main(["compare", str(base), str(cand), "--games", "200", "--out", str(out), "--quiet", "--json",
-                 "--no-analyse"]) == 1
+    assert (
+        main(
+            ["compare", str(base), str(cand), "--games", "200", "--out", str(out), "--quiet", "--json", "--no-analyse"]
+        )
+        == 1
+    )
     d = json.loads(capsys.readouterr().out)
     assert not d["luck"]["adjusted"]
     assert json.loads((out / "candidate" / "manifest.json").read_text())["config"].get("analyse") in (None, False)
     # banked rolls (saved_rolls): the solver's table cannot value them, so no analysis, a plain
     # comparison and a note instead of a failure
     for name in ("mb", "mc"):
-        (tmp_path / f"{name}.toml").write_text(f'rules = "{mini_rules}"\nseats = ["timeout", "timeout"]\n'
-                                               "games = 200\nseed = 3\nchunk_size = 100\nworkers = 1\n"
-                                               "[settings]\nsaved_rolls = true\n")
-    code = main(["compare", str(tmp_path / "mb.toml"), str(tmp_path / "mc.toml"), "--out", str(tmp_path / "saved"),
-                 "--quiet"])
+        (tmp_path / f"{name}.toml").write_text(
+            f'rules = "{mini_rules}"\nseats = ["timeout", "timeout"]\n'
+            "games = 200\nseed = 3\nchunk_size = 100\nworkers = 1\n"
+            "[settings]\nsaved_rolls = true\n"
+        )
+    code = main(
+        ["compare", str(tmp_path / "mb.toml"), str(tmp_path / "mc.toml"), "--out", str(tmp_path / "saved"), "--quiet"]
+    )
     text = capsys.readouterr().out
     # the same config twice: identical play, but 200 games cannot bound a change none showed to ±0.5
     assert code == 2 and "the totals differ in no game" in text
@@ -497,7 +576,7 @@ def test_compare_picture_draws_the_score_distributions_and_every_difference(fh_p
     assert h["min"] == min(brows["total"].min(), crows["total"].min())
     for side, rows in (("base", brows), ("candidate", crows)):
         n = len(h[f"{side}_counts"])
-        assert h[f"{side}_counts"] == np.bincount(rows["total"], minlength=h["min"] + n)[h["min"]:].tolist()
+        assert h[f"{side}_counts"] == np.bincount(rows["total"], minlength=h["min"] + n)[h["min"] :].tolist()
         assert h[f"{side}_mean"] == pytest.approx(rows["total"].mean(), rel=1e-12)
     fig = plot_comparison(r)
     hist_ax, points_ax, rates_ax = fig.axes
@@ -507,17 +586,26 @@ def test_compare_picture_draws_the_score_distributions_and_every_difference(fh_p
         counts = np.array(h[f"{side}_counts"])
         per_bin = [counts[(scores >= a) & (scores < b)].sum() for a, b in zip(edges, edges[1:])]
         assert share == pytest.approx(100 * np.array(per_bin) / 800) and sum(per_bin) == 800
-    assert [t.get_text() for t in hist_ax.get_legend().get_texts()] == \
-        [f"BASE (mean {h['base_mean']:.2f})", f"CANDIDATE (mean {h['candidate_mean']:.2f})"]
+    assert [t.get_text() for t in hist_ax.get_legend().get_texts()] == [
+        f"BASE (mean {h['base_mean']:.2f})",
+        f"CANDIDATE (mean {h['candidate_mean']:.2f})",
+    ]
     points = [("score", r.score)] + [(f"box {b['box'].replace('_', ' ')}", b) for b in r.boxes]
-    rates = [("upper bonus rate", r.bonus_rate), ("yatzy rate", r.yatzy_rate), ("win rate", r.win_rate),
-             ("draw rate", r.draw_rate)]
+    rates = [
+        ("upper bonus rate", r.bonus_rate),
+        ("yatzy rate", r.yatzy_rate),
+        ("win rate", r.win_rate),
+        ("draw rate", r.draw_rate),
+    ]
     for ax, rows, scale in ((points_ax, points, 1.0), (rates_ax, rates, 100.0)):
         assert [t.get_text() for t in ax.get_yticklabels()] == [label for label, _ in rows]
-        assert _intervals(ax, scale) == pytest.approx(np.array([(x["diff"], *x["diff_ci"]) for _, x in rows]),
-                                                      abs=1e-12)
-    solid = {t.get_text(): c.lines[0].get_markerfacecolor() for t, c in zip(points_ax.get_yticklabels(),
-                                                                            points_ax.containers)}
+        assert _intervals(ax, scale) == pytest.approx(
+            np.array([(x["diff"], *x["diff_ci"]) for _, x in rows]), abs=1e-12
+        )
+    solid = {
+        t.get_text(): c.lines[0].get_markerfacecolor()
+        for t, c in zip(points_ax.get_yticklabels(), points_ax.containers)
+    }
     assert solid["box full house"] == solid["score"] == "black" and solid["box ones"] == "white"
     assert layout_problems(fig) == []
 
@@ -541,8 +629,9 @@ def test_compare_pictures_of_a_luck_adjusted_bot_change(bot_change):
     assert fig.axes[0].get_title(loc="left") == "timeout -> greedy: 800 seat-games a run"
     points_ax = fig.axes[1]
     assert [t.get_text() for t in points_ax.get_yticklabels()][:2] == ["score, luck-adjusted", "score, plain"]
-    assert _intervals(points_ax)[:2] == pytest.approx(np.array([(x["diff"], *x["diff_ci"])
-                                                                for x in (r.score, r.score_plain)]), abs=1e-12)
+    assert _intervals(points_ax)[:2] == pytest.approx(
+        np.array([(x["diff"], *x["diff_ci"]) for x in (r.score, r.score_plain)]), abs=1e-12
+    )
     assert layout_problems(fig) == []
 
     q = plot_compare_quality(r)
@@ -556,7 +645,8 @@ def test_compare_pictures_of_a_luck_adjusted_bot_change(bot_change):
         want = [(x["base"], *x["base_ci"]) for x in mine] + [(x["candidate"], *x["candidate_ci"]) for x in mine]
         assert _intervals(ax, 100.0 if m in SHARES else 1.0) == pytest.approx(np.array(want), abs=1e-12)
         labels = [t.get_text().split("\n")[0] for t in ax.get_yticklabels()]
-        assert labels == [("the run" if x["scope"] == "run" else x["scope"]) + (" *" if x["significant"] else "")
-                          for x in mine]
+        assert labels == [
+            ("the run" if x["scope"] == "run" else x["scope"]) + (" *" if x["significant"] else "") for x in mine
+        ]
     assert [t.get_text() for t in q.legends[0].get_texts()] == [f"BASE {bdir}", f"CANDIDATE {cdir}"]
     assert layout_problems(q) == []

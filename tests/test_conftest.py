@@ -18,17 +18,20 @@ ONE = "tests/test_rng.py::test_kernel_and_numpy_paths_draw_the_same_dice_and_uni
 OTHER = "tests/test_outcome.py::test_pair_points"
 
 
-@pytest.mark.parametrize("args,workers", [
-    (["tests/test_rng.py"], 0),
-    ([ONE], 0),
-    ([ONE, "tests/test_rng.py"], 0),
-    (["tests"], None),  # the suite (`python -m pytest -q`: the testpaths): xdist's answer, every core
-    ([], None),
-    (["tests/test_rng.py", "tests/test_outcome.py"], None),
-    ([ONE, OTHER], None),
-    (["tests/strategies"], None),
-    (["tests/no_such_file.py"], None),
-])
+@pytest.mark.parametrize(
+    "args,workers",
+    [
+        (["tests/test_rng.py"], 0),
+        ([ONE], 0),
+        ([ONE, "tests/test_rng.py"], 0),
+        (["tests"], None),  # the suite (`python -m pytest -q`: the testpaths): xdist's answer, every core
+        ([], None),
+        (["tests/test_rng.py", "tests/test_outcome.py"], None),
+        ([ONE, OTHER], None),
+        (["tests/strategies"], None),
+        (["tests/no_such_file.py"], None),
+    ],
+)
 def test_one_file_runs_in_process_and_the_rest_on_every_core(args, workers):
     config = SimpleNamespace(args=args, invocation_params=SimpleNamespace(dir=ROOT))
     assert conftest.pytest_xdist_auto_num_workers(config) == workers
@@ -37,8 +40,14 @@ def test_one_file_runs_in_process_and_the_rest_on_every_core(args, workers):
 def _pytest(*args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # not this session's worker
     env["PYTHONPATH"] = str(ROOT)  # this tree's code, installed or not
-    p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     return p.stdout
 

@@ -17,8 +17,11 @@ from harness.util.jsonable import jsonable
 @pytest.mark.parametrize("argv", [["rules", "show", "scandinavian", "--json"], ["strategies", "--json"]])
 def test_closed_stdout_exits_quietly_like_unix_tools(argv):
     """``... --json | head``: the reader goes away; no BrokenPipeError traceback, exit 141 (SIGPIPE)."""
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from harness.cli import main; sys.exit(main())",
-                             *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from harness.cli import main; sys.exit(main())", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.close()  # before the command writes anything
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == EXIT_BROKEN_PIPE
@@ -33,8 +36,16 @@ def test_version(capsys):
 
 
 def test_jsonable_turns_numpy_and_non_finite_values_into_json():
-    d = jsonable({"a": np.int16(3), "b": np.float32(0.5), "c": math.nan, "d": (1, np.inf), "e": np.arange(2),
-                  "f": np.bool_(True)})
+    d = jsonable(
+        {
+            "a": np.int16(3),
+            "b": np.float32(0.5),
+            "c": math.nan,
+            "d": (1, np.inf),
+            "e": np.arange(2),
+            "f": np.bool_(True),
+        }
+    )
     assert d == {"a": 3, "b": 0.5, "c": None, "d": [1, None], "e": [0, 1], "f": True}
 
 

@@ -33,8 +33,12 @@ def test_every_step_scores_p_against_the_level_below(name, tiny_dir, cache):
         assert c.levels[0].bot == "random" and c.first_fraction is None
         assert c.full_steps == len(c.levels) - 1 >= 1
         # fresh evaluations (no cache) of each level, pitted against the level below
-        evs = [E.evaluate(rules, lv.bot if lv.value is None else D.DIALS["solver:temperature"].spec(lv.value),
-                          use_cache=False) for lv in c.levels]
+        evs = [
+            E.evaluate(
+                rules, lv.bot if lv.value is None else D.DIALS["solver:temperature"].spec(lv.value), use_cache=False
+            )
+            for lv in c.levels
+        ]
         for lo, hi, lv in zip(evs, evs[1:], c.levels[1:]):
             win, draw, _ = E.versus(hi, lo)
             assert abs(win + 0.5 * draw - c.p) <= 1e-9
@@ -88,7 +92,7 @@ def test_k_candidates_ask_k_values_in_a_levels_first_round_and_one_a_round_after
     assert sum(rounds) == len(asked) and sum(lv.iterations for lv in got.levels[1:]) == sum(asked)
     i = 0
     for r in rounds:  # each level: k values, then one a round (k again only to cut the bracket)
-        level, i = asked[i:i + r], i + r
+        level, i = asked[i : i + r], i + r
         assert level[0] == k and all(n in (1, k) for n in level[1:])
     assert 1 in asked and sum(asked) < k * len(asked)  # not k every round
     for lv in got.levels[1:]:
@@ -96,8 +100,9 @@ def test_k_candidates_ask_k_values_in_a_levels_first_round_and_one_a_round_after
     assert sum(rounds) < sum(lv.iterations for lv in one.levels[1:])  # fewer rounds in a row than K = 1
 
 
-def test_a_ladder_whose_weakest_end_is_far_above_the_weakest_bot_counts_that_gap_by_its_logit(tiny_dir, cache,
-                                                                                             monkeypatch):
+def test_a_ladder_whose_weakest_end_is_far_above_the_weakest_bot_counts_that_gap_by_its_logit(
+    tiny_dir, cache, monkeypatch
+):
     rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
     short = D.Dial("solver", "temperature", (0.0, 0.5, 1.0, 2.0), 0.5)
     monkeypatch.setitem(D.DIALS, "short", short)
@@ -143,8 +148,26 @@ def test_evaluate_prints_the_depth_of_skill(tiny_dir, cache, capsys, tmp_path, m
     assert got["chains"] == jsonable(want["chains"])
     assert got["ladder"] == "random, then solver:temperature from 16 (weakest) to 0 (solver, the top)"
     out = tmp_path / "out"
-    assert main(["evaluate", path, "--entrants", "greedy,solver", "--depth", "--rates", "0.75", "--dial", "short",
-                 "--workers", "1", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                path,
+                "--entrants",
+                "greedy,solver",
+                "--depth",
+                "--rates",
+                "0.75",
+                "--dial",
+                "short",
+                "--workers",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     # progress: a line per evaluation computed, none for those the first command cached
     assert "evaluated greedy: mean" in text and "evaluated solver" not in text
@@ -189,8 +212,11 @@ def test_report_and_compare_show_the_depth_of_skill_when_cached_or_small(cache, 
     assert why is None and _without_time(got) == _without_time(want)
     steps = [c.steps for c in want.chains]
     # report: the run's rule set, whatever bots it played
-    out = run(RunConfig(mode="run", rules=str(path), seats=("greedy", "timeout"), games=100, seed=1, workers=1),
-              tmp_path / "run", quiet=True)
+    out = run(
+        RunConfig(mode="run", rules=str(path), seats=("greedy", "timeout"), games=100, seed=1, workers=1),
+        tmp_path / "run",
+        quiet=True,
+    )
     assert main(["report", str(out), "--no-plots", "--no-exact", "--json"]) == 0
     assert [c["steps"] for c in json.loads(capsys.readouterr().out)["depth"]["chains"]] == steps
     assert main(["report", str(out), "--no-plots", "--no-exact"]) == 0
@@ -199,8 +225,16 @@ def test_report_and_compare_show_the_depth_of_skill_when_cached_or_small(cache, 
     assert main(["report", str(out), "--no-plots", "--no-exact", "--no-depth", "--json"]) == 0
     assert "depth" not in json.loads(capsys.readouterr().out)
     # compare: both rule sets side by side; CANDIDATE's threshold is not cached: a note, until --depth
-    args = ["compare", "--exact", str(path), str(path), "--entrants", "greedy", "--candidate-set",
-            "upper_bonus_threshold=3"]
+    args = [
+        "compare",
+        "--exact",
+        str(path),
+        str(path),
+        "--entrants",
+        "greedy",
+        "--candidate-set",
+        "upper_bonus_threshold=3",
+    ]
     main(args + ["--json"])
     d = json.loads(capsys.readouterr().out)["depth"]
     assert [c["steps"] for c in d["base"]["chains"]] == steps and d["candidate"]["available"] is False
@@ -232,10 +266,24 @@ def test_the_not_cached_note_is_said_once_with_the_command_that_computes_it(cach
     monkeypatch.setattr(options, "_SAID", set())  # this test's process starts with nothing said
     path = tmp_path / "tiny_course.toml"
     path.write_text(COURSE_RULES)
-    out = run(RunConfig(mode="run", rules=str(path), seats=("greedy", "timeout"), games=60, seed=1, workers=1),
-              tmp_path / "run", quiet=True)
-    other = run(RunConfig(mode="run", rules=str(path), settings={"upper_bonus_threshold": 3}, seats=("greedy", "timeout"),
-                          games=60, seed=1, workers=1), tmp_path / "other", quiet=True)
+    out = run(
+        RunConfig(mode="run", rules=str(path), seats=("greedy", "timeout"), games=60, seed=1, workers=1),
+        tmp_path / "run",
+        quiet=True,
+    )
+    other = run(
+        RunConfig(
+            mode="run",
+            rules=str(path),
+            settings={"upper_bonus_threshold": 3},
+            seats=("greedy", "timeout"),
+            games=60,
+            seed=1,
+            workers=1,
+        ),
+        tmp_path / "other",
+        quiet=True,
+    )
     here = f"yatzy-harness evaluate {path} --depth"
     there = f"yatzy-harness evaluate {path} --set upper_bonus_threshold=3 --depth"
 
@@ -245,12 +293,14 @@ def test_the_not_cached_note_is_said_once_with_the_command_that_computes_it(cach
 
     (line,) = noted(["compare", str(out), str(other)])
     assert line.startswith("BASE and CANDIDATE: depth of skill not cached (")
-    assert line.endswith(f"--depth computes it, or once for every later report and compare: {here}; {there} "
-                         "(--no-depth silences this)")
+    assert line.endswith(
+        f"--depth computes it, or once for every later report and compare: {here}; {there} (--no-depth silences this)"
+    )
     assert noted(["compare", str(out), str(other)]) == []  # said once in this process
     (line,) = noted(["report", str(out), "--no-plots", "--no-exact"])
     assert line.startswith("Note: depth of skill not cached (") and line.endswith(
-        f"--depth computes it, or once for every later report and compare: {here} (--no-depth silences this)")
+        f"--depth computes it, or once for every later report and compare: {here} (--no-depth silences this)"
+    )
     assert noted(["report", str(out), "--no-plots", "--no-exact"]) == []
     assert "depth of skill not cached" in (out / "summary.md").read_text()  # the report's files keep it
     assert main(here.split()[1:]) == 0  # the command named computes (and caches) it

@@ -22,8 +22,14 @@ def test_the_manual_builds_strictly_and_offline(tmp_path: Path) -> None:
     pytest.importorskip("mkdocs", reason="the docs extra (pip install -e '.[docs]'; the test extra has it)")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)}
     site = tmp_path / "site"
-    res = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
-                          "-d", str(site)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-4000:]
     assert "WARNING" not in res.stderr, res.stderr[-4000:]
     # the command-line reference is generated from the parser, every command in it

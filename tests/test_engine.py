@@ -32,7 +32,7 @@ class FirstRollRecorder(GreedyBot):
 
 
 def frame(rules, seats, games, seed, batch):
-    parts = [play(rules, seats, games[i:i + batch], seed).to_frame() for i in range(0, len(games), batch)]
+    parts = [play(rules, seats, games[i : i + batch], seed).to_frame() for i in range(0, len(games), batch)]
     return pd.concat(parts, ignore_index=True)
 
 
@@ -64,10 +64,13 @@ def test_different_bots_see_the_same_first_rolls():
 
 def test_rerolled_dice_take_the_first_values_of_the_fresh_draw():
     from harness.game import rng
+
     trace, _ = replay("scandinavian", [], ["greedy"], 11, 4)
     keys = rng.game_keys(11, np.array([4]))
     keep = next(e for e in trace if e["event"] == "keep" and not e["stop"])
-    after = next(e for e in trace if e["event"] == "roll" and e["roll"] == keep["roll"] + 1 and e["turn"] == keep["turn"])
+    after = next(
+        e for e in trace if e["event"] == "roll" and e["roll"] == keep["roll"] + 1 and e["turn"] == keep["turn"]
+    )
     fresh = rng.draw_faces(keys, 0, keep["turn"], keep["roll"] + 1, 5)[0]
     expected = sorted(keep["keep"] + fresh[: 5 - len(keep["keep"])].tolist())
     assert after["dice"] == expected
@@ -94,8 +97,11 @@ def test_engine_totals_agree_with_the_trace_scored_again(name):
         assert rec.complete and validate_record(rec) == (int(res.total[0, 0]),)
         upper = sum(t.score for t in rec.turns if t.box in upper_box)
         bonus = rules.bonus_value if upper >= rules.threshold else 0
-        assert (upper, bonus, sum(t.extra or 0 for t in rec.turns)) == (int(res.upper[0, 0]), int(res.bonus[0, 0]),
-                                                                   int(res.extra[0, 0]))
+        assert (upper, bonus, sum(t.extra or 0 for t in rec.turns)) == (
+            int(res.upper[0, 0]),
+            int(res.bonus[0, 0]),
+            int(res.extra[0, 0]),
+        )
 
 
 @pytest.mark.parametrize("n_seats", [2, 3, 8])
@@ -197,13 +203,16 @@ def test_one_game_rows_have_the_documented_columns():
     assert df["game"].dtype == np.int64 and df["total"].dtype == np.int16
 
 
-@pytest.mark.parametrize("rules_name,settings,bots", [
-    ("scandinavian", [], ["greedy", "random"]),
-    ("yahtzee", [], ["greedy", "bonus"]),
-    ("generala", [], ["greedy", "timeout"]),
-    ("maxi", ["saved_rolls=true"], ["timeout", "greedy"]),
-    ("scandinavian", ["columns=2"], ["random"]),
-])
+@pytest.mark.parametrize(
+    "rules_name,settings,bots",
+    [
+        ("scandinavian", [], ["greedy", "random"]),
+        ("yahtzee", [], ["greedy", "bonus"]),
+        ("generala", [], ["greedy", "timeout"]),
+        ("maxi", ["saved_rolls=true"], ["timeout", "greedy"]),
+        ("scandinavian", ["columns=2"], ["random"]),
+    ],
+)
 def test_recording_holds_every_roll_and_decision(rules_name, settings, bots):
     """play(record=True) returns what the single-game trace shows, for every game of a batch, and
     changes nothing else."""

@@ -48,8 +48,24 @@ def need(engine: str) -> None:
 
 def play(seats: str, rules: str, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[pd.DataFrame, dict]:
     """Play GAMES games of ``seats`` (one worker, in this process): (rows by game and seat, manifest)."""
-    code = main(["run", "--rules", rules, "--seats", seats, "--games", str(GAMES), "--seed", str(SEED),
-                 "--workers", "1", "--quiet", "--out", str(out)])
+    code = main(
+        [
+            "run",
+            "--rules",
+            rules,
+            "--seats",
+            seats,
+            "--games",
+            str(GAMES),
+            "--seed",
+            str(SEED),
+            "--workers",
+            "1",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     _, err = capsys.readouterr()
     assert code == 0, err
     rows = pd.concat(pd.read_parquet(p) for p in sorted(glob.glob(str(out / "chunks" / "*.parquet"))))
@@ -83,14 +99,21 @@ def test_example_engine_plays_exactly_like_builtin_greedy(engine, rules, builtin
     assert len(mine) == GAMES and len(ref) == GAMES
     differ = (mine.reset_index(drop=True) != ref.reset_index(drop=True)).any(axis=1)
     first = mine[differ.to_numpy()].head(3).to_dict("records")
-    assert not differ.any(), (f"{engine} plays {int(differ.sum())} of {GAMES} {rules} games unlike built-in greedy; "
-                              f"first: {first} (built-in: {ref[differ.to_numpy()].head(3).to_dict('records')})")
+    assert not differ.any(), (
+        f"{engine} plays {int(differ.sum())} of {GAMES} {rules} games unlike built-in greedy; "
+        f"first: {first} (built-in: {ref[differ.to_numpy()].head(3).to_dict('records')})"
+    )
     # the built-in opponent saw the same games too
     assert got[got.seat == 1]["total"].tolist() == want[want.seat == 1]["total"].tolist()
     faults = manifest["faults"][engine]
     assert faults["games"] == GAMES and faults["engine_decisions"] > 0
-    assert {k: v for k, v in faults.items() if k.startswith("faults_") or k == "corrupted"} == \
-        {"faults_time": 0, "faults_illegal": 0, "faults_crash": 0, "faults_stall": 0, "corrupted": 0}
+    assert {k: v for k, v in faults.items() if k.startswith("faults_") or k == "corrupted"} == {
+        "faults_time": 0,
+        "faults_illegal": 0,
+        "faults_crash": 0,
+        "faults_stall": 0,
+        "corrupted": 0,
+    }
     described = manifest["engines"][engine]
     assert Path(described["file"]).name == f"{engine}.toml" and rules in described["handshake"]["rules"]
 

@@ -23,8 +23,16 @@ from harness.stats import PERCENTILES
 from harness.game.strategy import Strategy, TurnView
 from tests.test_solver import TINY
 
-BOTS = ["random", "timeout", "greedy", "bonus", "solver", "solver:temperature=2,blunder=0.1",
-        "solver:blunder=0.2", "solver:temperature=0.5"]
+BOTS = [
+    "random",
+    "timeout",
+    "greedy",
+    "bonus",
+    "solver",
+    "solver:temperature=2,blunder=0.1",
+    "solver:blunder=0.2",
+    "solver:temperature=0.5",
+]
 
 
 @pytest.fixture(scope="module")
@@ -48,10 +56,25 @@ def cache(tmp_path, monkeypatch) -> Path:
 def _view(rules, filled, upper, flag, rolls, left, first, totals, **extra) -> TurnView:
     b = len(rolls)
     z = np.zeros(b, dtype=np.int64)
-    return TurnView(rules, 0, 0, 0, 0, z, z.astype(np.uint64), rolls.astype(np.int16), np.full(b, left, np.int16),
-                    np.asarray(first, bool), np.asarray(filled, np.int64), np.asarray(upper, np.int16),
-                    np.asarray(flag, bool), np.zeros((b, rules.n_boxes), np.int16),
-                    np.asarray(totals, np.int32).reshape(b, 1), np.zeros(b, np.int16), **extra)
+    return TurnView(
+        rules,
+        0,
+        0,
+        0,
+        0,
+        z,
+        z.astype(np.uint64),
+        rolls.astype(np.int16),
+        np.full(b, left, np.int16),
+        np.asarray(first, bool),
+        np.asarray(filled, np.int64),
+        np.asarray(upper, np.int16),
+        np.asarray(flag, bool),
+        np.zeros((b, rules.n_boxes), np.int16),
+        np.asarray(totals, np.int32).reshape(b, 1),
+        np.zeros(b, np.int16),
+        **extra,
+    )
 
 
 def _scheme(bot: Strategy, what: str) -> tuple[int, list[tuple[dict[int, float], float]], int | None]:
@@ -59,7 +82,7 @@ def _scheme(bot: Strategy, what: str) -> tuple[int, list[tuple[dict[int, float],
     if bot.name == "random":
         if what == "keep":
             n = bot.rules.dice.n
-            combos = [({j: (0.25 if (m >> j) & 1 else 0.75) for j in range(n)}, 0.5 ** n) for m in range(1 << n)]
+            combos = [({j: (0.25 if (m >> j) & 1 else 0.75) for j in range(n)}, 0.5**n) for m in range(1 << n)]
             return n, combos, None
         return 1, [({}, 1.0)], 0
     if bot.name == "solver" and (bot.temperature > 0 or bot.blunder > 0):
@@ -103,7 +126,7 @@ def _probe(call, view: TurnView, scheme) -> list[dict[int, float]]:
                 L, H = np.where(same, M, L), np.where(same, H, M)
             for i in np.flatnonzero(lo < 1.0):
                 out[i][int(a[i])] += w * (H[i] - lo[i])
-            lo = np.where(H >= 1.0 - 2 ** -50, 1.0, H)
+            lo = np.where(H >= 1.0 - 2**-50, 1.0, H)
     return out
 
 
@@ -167,8 +190,9 @@ def enumerate_play(rules, bot: Strategy, paths: bool = False) -> tuple[Any, floa
                         up = upper + (s if upper_of[b] else 0)
                         got = score + s + int(ex[i])
                         run_total = got + (rules.bonus_value if up >= rules.threshold else 0)
-                        nxt[(filled | (1 << b), up, nf, got, path + (run_total,) if paths else ())] += \
+                        nxt[(filled | (1 << b), up, nf, got, path + (run_total,) if paths else ())] += (
                             p * fin[fst][i] * q
+                        )
         states = nxt
     if paths:
         course: dict[tuple[int, ...], float] = defaultdict(float)
@@ -187,16 +211,28 @@ def enumerate_play(rules, bot: Strategy, paths: bool = False) -> tuple[Any, floa
     return ref, p_bonus
 
 
-CASES = ([(name, bot) for name in ("tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced")
-          for bot in ("random", "timeout", "greedy", "bonus", "solver")]
-         + [(name, bot) for name in ("tiny_bonus", "tiny_generala")
-            for bot in ("solver:temperature=2,blunder=0.1", "solver:blunder=0.2")]
-         + [("tiny_joker", "solver:temperature=0.5"), ("tiny_bonus", "solver:temperature=0.02")]
-         # target play: its choices depend on its points so far (the walk over (state, score))
-         + [("tiny_bonus", "solver:target=39"), ("tiny_forced", "solver:target=34"),
-            ("tiny_generala", "solver:target=47"), ("tiny_joker", "solver:target=55"),
-            ("tiny_forced", "solver:target=34,blunder=0.2"),
-            ("tiny_forced", "solver:target=34,temperature=3,blunder=0.1")])
+CASES = (
+    [
+        (name, bot)
+        for name in ("tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced")
+        for bot in ("random", "timeout", "greedy", "bonus", "solver")
+    ]
+    + [
+        (name, bot)
+        for name in ("tiny_bonus", "tiny_generala")
+        for bot in ("solver:temperature=2,blunder=0.1", "solver:blunder=0.2")
+    ]
+    + [("tiny_joker", "solver:temperature=0.5"), ("tiny_bonus", "solver:temperature=0.02")]
+    # target play: its choices depend on its points so far (the walk over (state, score))
+    + [
+        ("tiny_bonus", "solver:target=39"),
+        ("tiny_forced", "solver:target=34"),
+        ("tiny_generala", "solver:target=47"),
+        ("tiny_joker", "solver:target=55"),
+        ("tiny_forced", "solver:target=34,blunder=0.2"),
+        ("tiny_forced", "solver:target=34,temperature=3,blunder=0.1"),
+    ]
+)
 
 
 @pytest.mark.parametrize("name,spec", CASES)
@@ -213,8 +249,9 @@ def test_evaluation_is_the_enumerated_play_of_the_bot(name, spec, tiny_dir, cach
     assert ev.p_bonus == pytest.approx(p_bonus, abs=1e-12)
     cdf = np.cumsum(want)
     assert ev.percentiles == {str(q): int(np.searchsorted(cdf, q / 100 - 1e-12)) for q in PERCENTILES}
-    assert ev.box_mean.sum() + ev.extra_mean + rules.bonus_value * (p_bonus if rules.threshold else 0) \
-        == pytest.approx(ev.mean, abs=1e-9)
+    assert ev.box_mean.sum() + ev.extra_mean + rules.bonus_value * (p_bonus if rules.threshold else 0) == pytest.approx(
+        ev.mean, abs=1e-9
+    )
 
 
 @pytest.mark.parametrize("name,target", [("tiny_bonus", 39), ("tiny_joker", 55), ("tiny_generala", 47)])
@@ -262,8 +299,12 @@ def test_the_optimal_bot_is_the_solvers_exact_distribution(name, tiny_dir, cache
     fig = solver.exact_distribution(rules, use_cache=False)
     ev = E.evaluate(rules, "solver", use_cache=False)
     n = max(len(fig.distribution), len(ev.column))
-    np.testing.assert_allclose(np.pad(ev.column, (0, n - len(ev.column))),
-                               np.pad(fig.distribution, (0, n - len(fig.distribution))), atol=1e-12, rtol=0)
+    np.testing.assert_allclose(
+        np.pad(ev.column, (0, n - len(ev.column))),
+        np.pad(fig.distribution, (0, n - len(fig.distribution))),
+        atol=1e-12,
+        rtol=0,
+    )
     assert ev.mean == pytest.approx(fig.expected_score, abs=1e-9)
     assert ev.p_bonus == pytest.approx(fig.p_bonus, abs=1e-12)
     assert ev.percentiles == fig.percentiles
@@ -280,8 +321,12 @@ def sampled_scores(rules_path: str, spec: str, games: int, out: Path, seed: int 
     from harness.play.runner import run
 
     run_dir = run(RunConfig(seats=(spec,), rules=rules_path, games=games, workers=1, seed=seed), out)
-    return np.concatenate([pq.read_table(f, columns=["total"]).column("total").to_numpy()
-                           for f in sorted(glob.glob(str(run_dir / "chunks" / "*.parquet")))])
+    return np.concatenate(
+        [
+            pq.read_table(f, columns=["total"]).column("total").to_numpy()
+            for f in sorted(glob.glob(str(run_dir / "chunks" / "*.parquet")))
+        ]
+    )
 
 
 def chi_square_p(scores: np.ndarray, dist: np.ndarray, min_expected: float = 5.0) -> float:
@@ -307,8 +352,9 @@ def chi_square_p(scores: np.ndarray, dist: np.ndarray, min_expected: float = 5.0
     return float(chi2.sf(stat, len(obs) - 1))
 
 
-@pytest.mark.parametrize("spec", ["random", "timeout", "greedy", "bonus", "solver", "solver:temperature=2,blunder=0.1",
-                                  "solver:target=39"])
+@pytest.mark.parametrize(
+    "spec", ["random", "timeout", "greedy", "bonus", "solver", "solver:temperature=2,blunder=0.1", "solver:target=39"]
+)
 def test_sampled_runs_agree_with_the_exact_distribution(spec, tiny_dir, cache, tmp_path):
     path = str(tiny_dir / "tiny_bonus.toml")
     rules = load_rules(path)
@@ -407,8 +453,15 @@ def test_an_evaluation_is_the_same_to_the_last_bit_on_any_number_of_threads(spec
     for threads in (1, 2, 3):
         monkeypatch.setattr(solver, "n_threads", lambda threads=threads: threads)
         ev = E.evaluate(rules, spec, use_cache=False)
-        got[threads] = (ev.column.tobytes(), ev.distribution.tobytes(), ev.mean, ev.std, ev.p_bonus,
-                        np.asarray(ev.box_mean).tobytes(), np.asarray(ev.box_scored).tobytes())
+        got[threads] = (
+            ev.column.tobytes(),
+            ev.distribution.tobytes(),
+            ev.mean,
+            ev.std,
+            ev.p_bonus,
+            np.asarray(ev.box_mean).tobytes(),
+            np.asarray(ev.box_scored).tobytes(),
+        )
     assert got[1] == got[2] == got[3]
 
 
@@ -426,8 +479,9 @@ def test_the_solver_policy_kernel_writes_only_inside_its_arrays(tiny_dir, cache,
 
 
 @pytest.mark.parametrize("spec", ["greedy", "solver:target=39"])
-def test_score_windows_on_disk_give_the_same_evaluation_and_no_room_is_refused_with_the_size(spec, tiny_dir, cache,
-                                                                                           tmp_path):
+def test_score_windows_on_disk_give_the_same_evaluation_and_no_room_is_refused_with_the_size(
+    spec, tiny_dir, cache, tmp_path
+):
     """Past the memory limit the score windows go to memory-mapped files (maxi's 32.5 GiB do), the
     figures the same to the last bit; past the disk limit too, the evaluation is refused with the
     size it needs, and no scratch file is left behind."""
@@ -439,8 +493,11 @@ def test_score_windows_on_disk_give_the_same_evaluation_and_no_room_is_refused_w
     assert (disk.mean, disk.std, disk.p_bonus) == (mem.mean, mem.std, mem.p_bonus)
     assert np.asarray(disk.box_mean).tobytes() == np.asarray(mem.box_mean).tobytes()
     assert list(scratch.iterdir()) == []
-    with pytest.raises(UserError, match=r"exact distribution is not computed: the score windows need 0\.0 GiB, "
-                                        r"more than --max-memory \(0\.0 GiB\) and --max-disk \(0\.0 GiB\)"):
+    with pytest.raises(
+        UserError,
+        match=r"exact distribution is not computed: the score windows need 0\.0 GiB, "
+        r"more than --max-memory \(0\.0 GiB\) and --max-disk \(0\.0 GiB\)",
+    ):
         E.evaluate(rules, spec, use_cache=False, limits=E.Limits(max_bytes=0, max_disk_bytes=0))
 
 
@@ -453,5 +510,7 @@ def test_the_tables_name_maxis_yatzy_and_show_no_pairs_for_one_bot(tiny_dir, cac
     assert math.isnan(E._p_key(SimpleNamespace(box_names=("ones", "chance"), box_scored=np.array([0.5, 1.0]))))
     rules = load_rules(str(tiny_dir / "tiny_forced.toml"))
     one = E.HeadToHead(rules.name, (E.evaluate(rules, "timeout"),))
-    assert [t.title for t in one.tables()] == ["Exact figures (one seat, solitaire play)",
-                                               "Box means (one column; P(score > 0) in brackets)"]
+    assert [t.title for t in one.tables()] == [
+        "Exact figures (one seat, solitaire play)",
+        "Box means (one column; P(score > 0) in brackets)",
+    ]

@@ -53,8 +53,19 @@ def _shift_totals(run_dir: Path, label: str, by: int) -> None:
 
 def test_compare_exact_is_the_difference_of_two_evaluations(tiny, capsys):
     path = str(tiny / "tiny_bonus.toml")
-    code = main(["compare", "--exact", path, path, "--entrants", "greedy,solver",
-                 "--candidate-set", "upper_bonus_threshold=5", "--json"])
+    code = main(
+        [
+            "compare",
+            "--exact",
+            path,
+            path,
+            "--entrants",
+            "greedy,solver",
+            "--candidate-set",
+            "upper_bonus_threshold=5",
+            "--json",
+        ]
+    )
     d = json.loads(capsys.readouterr().out)
     rb, rc = load_rules(path), load_rules(path, ["upper_bonus_threshold=5"])
     assert d["settings_changed"] == {"upper_bonus_threshold": [6, 5]}
@@ -95,11 +106,13 @@ def test_compare_exact_text_has_the_layout_of_compare(tiny, capsys):
 
 def test_compare_exact_refusals_are_one_line(tiny, capsys):
     path = str(tiny / "tiny_bonus.toml")
-    cases = [(["--entrants", "winprob"], "not solitaire"),
-             (["--entrants", "greedy", "--set", "saved_rolls=true"], "saved rolls"),
-             ([], "is a rule set: name the bots"),
-             (["--entrants", "greedy", "--candidate-entrants", "greedy,solver"], "paired seat by seat"),
-             (["--entrants", "greedy", "--games", "100"], "--exact plays no games")]
+    cases = [
+        (["--entrants", "winprob"], "not solitaire"),
+        (["--entrants", "greedy", "--set", "saved_rolls=true"], "saved rolls"),
+        ([], "is a rule set: name the bots"),
+        (["--entrants", "greedy", "--candidate-entrants", "greedy,solver"], "paired seat by seat"),
+        (["--entrants", "greedy", "--games", "100"], "--exact plays no games"),
+    ]
     for extra, message in cases:
         assert main(["compare", "--exact", path, path, *extra]) == 2
         err = capsys.readouterr().err.strip()
@@ -114,8 +127,9 @@ def rule_change(tiny, tmp_path_factory):
     root = tmp_path_factory.mktemp("change")
     path = str(tiny / "tiny_bonus.toml")
     base, _ = write_run(root / "base", path, [["solver", "solver"]], 3000, 7, 1500)
-    cand, _ = write_run(root / "cand", path, [["solver", "solver"]], 3000, 7, 1500,
-                        settings=["upper_bonus_threshold=5"])
+    cand, _ = write_run(
+        root / "cand", path, [["solver", "solver"]], 3000, 7, 1500, settings=["upper_bonus_threshold=5"]
+    )
     return base, cand
 
 
@@ -158,8 +172,24 @@ def _calibrated(argv, capsys, tmp_path) -> dict:
 def test_calibrate_exact_hits_the_target_to_the_stated_tolerance(tiny, capsys, tmp_path):
     path = str(tiny / "tiny_bonus.toml")
     rules = load_rules(path)
-    d = _calibrated(["--rules", path, "--strategy", "solver", "--param", "temperature", "--target-mean", "31",
-                     "--lo", "0", "--hi", "10"], capsys, tmp_path)
+    d = _calibrated(
+        [
+            "--rules",
+            path,
+            "--strategy",
+            "solver",
+            "--param",
+            "temperature",
+            "--target-mean",
+            "31",
+            "--lo",
+            "0",
+            "--hi",
+            "10",
+        ],
+        capsys,
+        tmp_path,
+    )
     assert d["exact"] and d["converged"] and d["games"] is None and d["xtol"] == 1e-6
     lo, hi = d["value_ci"]
     assert lo <= d["value"] <= hi and hi - lo <= 1e-6
@@ -170,8 +200,26 @@ def test_calibrate_exact_hits_the_target_to_the_stated_tolerance(tiny, capsys, t
     assert at == d["response"] and abs(at - 31) <= abs(d["slope"]) * 1e-6 * 1.01
     assert all(e["ci"] == [e["response"], e["response"]] for e in d["evaluations"])
     # a looser tolerance stops sooner, its bracket within it
-    loose = _calibrated(["--rules", path, "--strategy", "solver", "--param", "temperature", "--target-mean", "31",
-                         "--lo", "0", "--hi", "10", "--xtol", "0.01"], capsys, tmp_path / "loose")
+    loose = _calibrated(
+        [
+            "--rules",
+            path,
+            "--strategy",
+            "solver",
+            "--param",
+            "temperature",
+            "--target-mean",
+            "31",
+            "--lo",
+            "0",
+            "--hi",
+            "10",
+            "--xtol",
+            "0.01",
+        ],
+        capsys,
+        tmp_path / "loose",
+    )
     assert loose["value_ci"][1] - loose["value_ci"][0] <= 0.01 < hi - lo + 0.01
     assert len(loose["evaluations"]) < len(d["evaluations"])
 
@@ -179,12 +227,48 @@ def test_calibrate_exact_hits_the_target_to_the_stated_tolerance(tiny, capsys, t
 def test_calibrate_exact_win_rate_finds_the_reference_itself(tiny, capsys, tmp_path):
     """Against solver:temperature=1 the exact score rate is 1/2 at temperature 1 and nowhere else."""
     path = str(tiny / "tiny_joker.toml")
-    d = _calibrated(["--rules", path, "--strategy", "solver", "--param", "temperature", "--target-win-rate", "0.5",
-                     "--against", "solver:temperature=1", "--lo", "0", "--hi", "5"], capsys, tmp_path)
+    d = _calibrated(
+        [
+            "--rules",
+            path,
+            "--strategy",
+            "solver",
+            "--param",
+            "temperature",
+            "--target-win-rate",
+            "0.5",
+            "--against",
+            "solver:temperature=1",
+            "--lo",
+            "0",
+            "--hi",
+            "5",
+        ],
+        capsys,
+        tmp_path,
+    )
     assert abs(d["value"] - 1.0) <= 1e-6 and d["value_ci"][0] <= 1.0 <= d["value_ci"][1]
     assert d["response"] == pytest.approx(0.5, abs=1e-6)
-    main(["calibrate", "--exact", "--rules", path, "--strategy", "solver", "--param", "temperature",
-          "--target-mean", "40", "--lo", "0", "--hi", "5", "--out", str(tmp_path / "text")])
+    main(
+        [
+            "calibrate",
+            "--exact",
+            "--rules",
+            path,
+            "--strategy",
+            "solver",
+            "--param",
+            "temperature",
+            "--target-mean",
+            "40",
+            "--lo",
+            "0",
+            "--hi",
+            "5",
+            "--out",
+            str(tmp_path / "text"),
+        ]
+    )
     out = capsys.readouterr().out
     assert "response: exact" in out and "(exact)" in out and "(within 1e-06)" in out
 
@@ -193,11 +277,14 @@ def test_calibrate_exact_refusals(tiny, capsys, tmp_path):
     path = str(tiny / "tiny_bonus.toml")
     base = ["calibrate", "--exact", "--rules", path, "--strategy", "solver", "--param", "temperature", "--lo", "0"]
     for extra, message in (
-            (["--hi", "5", "--target-win-rate", "0.5", "--against", "winprob"],
-             "no exact calibration: strategy 'winprob' is not solitaire"),
-            (["--hi", "5", "--target-mean", "30", "--set", "saved_rolls=true"], "saved rolls"),
-            (["--hi", "5", "--target-mean", "30", "--games", "1000"], "--exact plays no games: drop --games"),
-            (["--hi", "10", "--target-mean", "99"], "is not bracketed")):
+        (
+            ["--hi", "5", "--target-win-rate", "0.5", "--against", "winprob"],
+            "no exact calibration: strategy 'winprob' is not solitaire",
+        ),
+        (["--hi", "5", "--target-mean", "30", "--set", "saved_rolls=true"], "saved rolls"),
+        (["--hi", "5", "--target-mean", "30", "--games", "1000"], "--exact plays no games: drop --games"),
+        (["--hi", "10", "--target-mean", "99"], "is not bracketed"),
+    ):
         assert main([*base, *extra, "--out", str(tmp_path / str(len(extra)) / message[:5])]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and "\n" not in err, (extra, err)
@@ -281,8 +368,14 @@ def test_check_levels_understands_exact_levels(tiny, tmp_path, capsys):
 @pytest.fixture(scope="module")
 def solitaire_run(tiny, tmp_path_factory):
     """greedy against solver, both seatings, on tiny_bonus (every entrant solitaire)."""
-    out, _ = write_run(tmp_path_factory.mktemp("rr") / "run", str(tiny / "tiny_bonus.toml"),
-                       [["greedy", "solver"], ["solver", "greedy"]], 2000, 3, 1000)
+    out, _ = write_run(
+        tmp_path_factory.mktemp("rr") / "run",
+        str(tiny / "tiny_bonus.toml"),
+        [["greedy", "solver"], ["solver", "greedy"]],
+        2000,
+        3,
+        1000,
+    )
     return out
 
 
@@ -305,14 +398,18 @@ def test_report_shows_each_figure_exact_beside_the_sampled_one(solitaire_run, ti
     assert x["outside"] == []
     text = summary_text(d)
     assert "Exact / sampled" in text and "Pairings, exact / sampled" in text
-    assert "Note: exact check: every sampled mean, rate and percentile holds its exact value in its 99.9 % interval" in text
+    assert (
+        "Note: exact check: every sampled mean, rate and percentile holds its exact value in its 99.9 % interval"
+        in text
+    )
 
 
 def test_report_exact_column_with_two_columns_counts_what_a_run_counts(tiny, tmp_path):
     """A run's bonus and yatzy columns count a seat-game with the bonus (a yatzy) in any column, its
     total the sum of both columns: the exact values are those of the row, and an honest run holds them."""
-    run, rows = write_run(tmp_path / "two", str(tiny / "tiny_joker.toml"), [["greedy", "timeout"]], 3000, 2, 1500,
-                          settings=["columns=2"])
+    run, rows = write_run(
+        tmp_path / "two", str(tiny / "tiny_joker.toml"), [["greedy", "timeout"]], 3000, 2, 1500, settings=["columns=2"]
+    )
     x = summarize(run, exact="on").to_dict()["exact"]
     one = evaluate(load_rules(str(tiny / "tiny_joker.toml")), "greedy")
     e = x["entrants"][0]
@@ -352,7 +449,9 @@ def test_report_without_exactness_says_why_in_one_line(tiny, tmp_path, monkeypat
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path / "empty-cache"))
     run, _ = write_run(tmp_path / "run", path, [["greedy", "timeout"]], 200, 1, 200)
     d = summarize(run, exact="auto").to_dict()
-    assert "2 of the 2 exact evaluations are not cached" in d["exact"]["why"] and "`report --exact`" in d["exact"]["why"]
+    assert (
+        "2 of the 2 exact evaluations are not cached" in d["exact"]["why"] and "`report --exact`" in d["exact"]["why"]
+    )
     assert main(["report", str(run), "--exact", "--no-plots", "--json"]) == 0  # computes them (and caches them)
     assert json.loads(capsys.readouterr().out)["exact"]["outside"] == []
     assert summarize(run, exact="auto").to_dict()["exact"]["evaluations"]["greedy"]["cached"]

@@ -24,15 +24,22 @@ from harness.util.errors import UserError
 
 DRIVER = Path(__file__).resolve().parent / "js" / "level_driver.mjs"
 # without node the tests skip, but not under CI (.ci/run), where they must run
-pytestmark = pytest.mark.skipif(shutil.which("node") is None and not os.environ.get("CI"), reason="needs node (Node 20)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None and not os.environ.get("CI"), reason="needs node (Node 20)"
+)
 
 
 class Node:
     """The test driver of an exported level under node: one JSON request, one JSON reply."""
 
     def __init__(self, export_dir: Path) -> None:
-        self.p = subprocess.Popen(["node", str(DRIVER), str(export_dir)], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.p = subprocess.Popen(
+            ["node", str(DRIVER), str(export_dir)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def ask(self, req: dict) -> dict:
         assert self.p.stdin is not None and self.p.stdout is not None
@@ -56,8 +63,14 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """forced at full precision and quantised, the others quantised (no figures: sizes only)."""
     root = tmp_path_factory.mktemp("exports")
     out = {}
-    for name, kind in (("forced", "f64"), ("forced", "q"), ("scandinavian", "q"), ("standard", "q"),
-                       ("yahtzee", "q"), ("generala", "q")):
+    for name, kind in (
+        ("forced", "f64"),
+        ("forced", "q"),
+        ("scandinavian", "q"),
+        ("standard", "q"),
+        ("yahtzee", "q"),
+        ("generala", "q"),
+    ):
         d = root / f"{name}-{kind}"
         export_level(resolve_level("solver", name), d, ExportOptions(kind=kind, figures=False))
         out[f"{name}-{kind}"] = d
@@ -81,9 +94,19 @@ def _positions(rules, rng: np.random.Generator, states: list[tuple[int, int, int
             sheet = _sheet(rules, mask, upper, flag)
             if sheet is None:
                 continue
-            out.append({"dice": "".join(map(str, d.roll_faces[r])), "sheet": sheet, "rolls_left": left,
-                        "first": first, "key": "0123456789abcdef", "seat": 0, "column": 1, "turn": 1,
-                        "step": rr - left + 1 if left else 0})
+            out.append(
+                {
+                    "dice": "".join(map(str, d.roll_faces[r])),
+                    "sheet": sheet,
+                    "rolls_left": left,
+                    "first": first,
+                    "key": "0123456789abcdef",
+                    "seat": 0,
+                    "column": 1,
+                    "turn": 1,
+                    "step": rr - left + 1 if left else 0,
+                }
+            )
     return out
 
 
@@ -113,8 +136,11 @@ def _advise(adv: Advisor, pos: dict):
     rules = adv.rules
     scores = {rules.box_names[b]: s for b, s in enumerate(pos["sheet"]) if s >= 0}
     st = adv.state(scores)
-    return adv.advise(adv.position(st, [int(c) for c in pos["dice"]], pos["rolls_left"],
-                                   pos["first"] if pos["rolls_left"] == 0 else None))
+    return adv.advise(
+        adv.position(
+            st, [int(c) for c in pos["dice"]], pos["rolls_left"], pos["first"] if pos["rolls_left"] == 0 else None
+        )
+    )
 
 
 def _check(name: str, d: Path, n_states: int | None, per_state: int) -> None:
@@ -145,8 +171,10 @@ def _check(name: str, d: Path, n_states: int | None, per_state: int) -> None:
     for pos, got, dec in zip(positions, values, decided):
         advice = _advise(adv, pos)
         assert got["decision"] == advice.decision
-        want = [(o.box if o.keep is None else "".join(map(str, o.keep)), _hex(np.array([o.value])), o.best)
-                for o in advice.options]
+        want = [
+            (o.box if o.keep is None else "".join(map(str, o.keep)), _hex(np.array([o.value])), o.best)
+            for o in advice.options
+        ]
         assert [(o.get("box", o.get("keep")), o["value"], o["best"]) for o in got["options"]] == want, pos
         best = advice.options[0]
         assert dec == ({"box": best.box} if best.keep is None else {"keep": "".join(map(str, sorted(best.keep)))})
@@ -170,14 +198,24 @@ def test_generator_and_exponential_are_the_harness_s(exports: dict[str, Path]) -
         got = node.ask({"op": "exp", "x": [_hex(np.array([x])) for x in xs]})["exp"]
         assert got == _hex(np.array([exp_ieee(x) for x in xs]))
         for seat, turn, step in ((0, 0, 0), (1, 14, 255), (3, 77, 2)):
-            u = node.ask({"op": "uniforms", "keys": [f"{int(k):016x}" for k in keys], "seat": seat, "turn": turn,
-                          "step": step})["uniforms"]
+            u = node.ask(
+                {"op": "uniforms", "keys": [f"{int(k):016x}" for k in keys], "seat": seat, "turn": turn, "step": step}
+            )["uniforms"]
             assert u == [_hex(row) for row in uniforms(keys, seat, turn, step, 2)]
         # the dice of the demo page: the harness's game keys and dice stream
         games = np.arange(40)
         for seed, seat, turn, roll in ((51, 0, 0, 0), (2**64 - 1, 1, 12, 2)):
-            got = node.ask({"op": "dice", "seed": str(seed), "games": games.tolist(), "seat": seat, "turn": turn,
-                            "roll": roll, "n": 5})["dice"]
+            got = node.ask(
+                {
+                    "op": "dice",
+                    "seed": str(seed),
+                    "games": games.tolist(),
+                    "seat": seat,
+                    "turn": turn,
+                    "roll": roll,
+                    "n": 5,
+                }
+            )["dice"]
             keys = game_keys(seed, games)
             assert got == [[f"{int(k):016x}", f.tolist()] for k, f in zip(keys, draw_faces(keys, seat, turn, roll, 5))]
     finally:
@@ -191,7 +229,7 @@ def test_table_round_trip_and_reproducible(tmp_path: Path) -> None:
     assert encode(rules, v, "q", 8) == data  # gzip with a fixed mtime: the same bytes
     got, head = decode(rules, data)
     assert np.array_equal(got, np.rint(v * 256) / 256) and head["planes"] >= 1
-    assert np.abs(got - v).max() <= 2.0 ** -9
+    assert np.abs(got - v).max() <= 2.0**-9
     full, _ = decode(rules, encode(rules, v, "f64"))
     assert np.array_equal(full, v)
     a, b = tmp_path / "a", tmp_path / "b"
@@ -251,9 +289,22 @@ def test_export_of_a_level_of_a_levels_file_states_its_score_rate(tmp_path: Path
 
     levels = tmp_path / "levels.json"
     ref = "solver:temperature=1"
-    levels.write_text(json.dumps({"format": "yatzy-levels/1", "rules": "forced", "settings": [], "levels": [
-        {"name": "casual", "spec": "solver:temperature=1.6", "target": {"kind": "win_rate", "value": 0.4, "against": ref}},
-    ]}))
+    levels.write_text(
+        json.dumps(
+            {
+                "format": "yatzy-levels/1",
+                "rules": "forced",
+                "settings": [],
+                "levels": [
+                    {
+                        "name": "casual",
+                        "spec": "solver:temperature=1.6",
+                        "target": {"kind": "win_rate", "value": 0.4, "against": ref},
+                    },
+                ],
+            }
+        )
+    )
     out = tmp_path / "casual"
     assert cli(["export", "casual", "--levels", str(levels), "--out", str(out)]) == 0
     text = capsys.readouterr().out
@@ -265,10 +316,12 @@ def test_export_of_a_level_of_a_levels_file_states_its_score_rate(tmp_path: Path
     w, d, _ = versus(mine, evaluate(rules, ref))
     assert m["figures"]["score_rate"] == score_rate(w, d) and 0.3 < m["figures"]["score_rate"] < 0.5
     assert m["figures"]["against"] == ref
-    for argv, says in ((["export", "expert", "--levels", str(levels)], "no level 'expert' (levels: casual)"),
-                       (["export", "solver", "--rules", "nope"], "unknown rule set 'nope'"),
-                       (["export", "greedy", "--rules", "forced"], "'greedy' is neither a solver spec"),
-                       (["export", "solver:target=200", "--rules", "forced"], "cannot be exported")):
+    for argv, says in (
+        (["export", "expert", "--levels", str(levels)], "no level 'expert' (levels: casual)"),
+        (["export", "solver", "--rules", "nope"], "unknown rule set 'nope'"),
+        (["export", "greedy", "--rules", "forced"], "'greedy' is neither a solver spec"),
+        (["export", "solver:target=200", "--rules", "forced"], "cannot be exported"),
+    ):
         assert cli([*argv, "--out", str(tmp_path / "x")]) != 0
         err = capsys.readouterr().err
         assert says in err and err.count("\n") == 1, err

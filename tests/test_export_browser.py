@@ -37,6 +37,7 @@ def _skip_or_fail() -> None:
 def serve(root: Path) -> Iterator[str]:
     """``python -m http.server`` on ``root`` (a free port, quiet), in a thread: ES modules and fetch
     need http://, not file://."""
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
@@ -66,15 +67,20 @@ def wait(drv, script: str, timeout: float = 30.0):
         if got:
             return got
         time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {script}: {drv.execute_script('return window.demo && window.demo.error')}")
+    raise AssertionError(
+        f"timed out waiting for {script}: {drv.execute_script('return window.demo && window.demo.error')}"
+    )
 
 
 def _harness_choice(adv: Advisor, pos: dict) -> dict:
     rules = adv.rules
     scores = {rules.box_names[b]: s for b, s in enumerate(pos["sheet"]) if s >= 0}
     st = adv.state(scores)
-    advice = adv.advise(adv.position(st, [int(c) for c in pos["dice"]], pos["rolls_left"],
-                                     pos["first"] if pos["rolls_left"] == 0 else None))
+    advice = adv.advise(
+        adv.position(
+            st, [int(c) for c in pos["dice"]], pos["rolls_left"], pos["first"] if pos["rolls_left"] == 0 else None
+        )
+    )
     best = advice.options[0]
     return {"box": best.box} if best.keep is None else {"keep": "".join(map(str, sorted(best.keep)))}
 

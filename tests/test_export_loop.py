@@ -15,23 +15,33 @@ from harness.play.runner import RunConfig, run
 from harness.players.export import ExportOptions, export_level, resolve_level
 
 # without node the tests skip, but not under CI (.ci/run), where they must run
-pytestmark = pytest.mark.skipif(shutil.which("node") is None and not os.environ.get("CI"), reason="needs node (Node 20)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None and not os.environ.get("CI"), reason="needs node (Node 20)"
+)
 
 GAMES = 1000
 
 
 def rows(out: Path) -> pd.DataFrame:
     r = pd.read_parquet(out / "chunks").sort_values(["game", "seat"]).reset_index(drop=True)
-    return r.drop(columns=[c for c in r.columns if c in ("strategy", "lineup") or c.startswith(("faults_", "engine_"))
-                           or c == "corrupted"])
+    return r.drop(
+        columns=[
+            c
+            for c in r.columns
+            if c in ("strategy", "lineup") or c.startswith(("faults_", "engine_")) or c == "corrupted"
+        ]
+    )
 
 
-@pytest.mark.parametrize("rules,spec", [
-    ("forced", "solver"),
-    ("forced", "solver:temperature=1.2,blunder=0.03"),       # a randomised level: softmax and blunders
-    ("scandinavian", "solver"),
-    ("scandinavian", "solver:temperature=2,blunder=0.05"),
-])
+@pytest.mark.parametrize(
+    "rules,spec",
+    [
+        ("forced", "solver"),
+        ("forced", "solver:temperature=1.2,blunder=0.03"),  # a randomised level: softmax and blunders
+        ("scandinavian", "solver"),
+        ("scandinavian", "solver:temperature=2,blunder=0.05"),
+    ],
+)
 def test_the_exported_level_under_node_plays_the_in_process_games(tmp_path: Path, rules: str, spec: str) -> None:
     d = tmp_path / "level"
     export_level(resolve_level(spec, rules), d, ExportOptions(figures=False))

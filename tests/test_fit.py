@@ -11,8 +11,18 @@ import pytest
 from harness.decisions.analysis import SCALE, Analyser, DecisionTable
 from harness.cli import main
 from harness.util.errors import UserError
-from harness.players.fit import (Choices, FitOptions, FitOrigin, Likelihood, fit_choices, fit_table, mle, parse_model,
-                                 play_table, reference_of)
+from harness.players.fit import (
+    Choices,
+    FitOptions,
+    FitOrigin,
+    Likelihood,
+    fit_choices,
+    fit_table,
+    mle,
+    parse_model,
+    play_table,
+    reference_of,
+)
 from harness.game.rules import load_rules
 
 
@@ -27,18 +37,34 @@ def synthetic(rng: np.random.Generator, d: int, t: float, p: float, width: int =
         if rng.random() < 0.05:  # an exact tie for best
             reg[rng.integers(n[i])] = 0.0
         v = 200.0 - reg
-        values[i, :n[i]] = v
+        values[i, : n[i]] = v
         soft = np.exp(-(reg - reg.min()) / t) if t > 0 else (reg == reg.min()).astype(float)
         prob = p / n[i] + (1 - p) * soft / soft.sum()
         chosen[i] = rng.choice(n[i], p=prob / prob.sum())
     kind = (rng.random(d) < 0.35).astype(np.int8)
     regret = values.max(1) - values[np.arange(d), chosen]
-    return DecisionTable(values, n.astype(np.int16), chosen, kind, np.zeros(d, np.int32), np.zeros(d, np.int16),
-                         np.zeros(d, np.int8), np.zeros(d, bool), regret, ("x",), (0,), np.zeros(1, np.int16))
+    return DecisionTable(
+        values,
+        n.astype(np.int16),
+        chosen,
+        kind,
+        np.zeros(d, np.int32),
+        np.zeros(d, np.int16),
+        np.zeros(d, np.int8),
+        np.zeros(d, bool),
+        regret,
+        ("x",),
+        (0,),
+        np.zeros(1, np.int16),
+    )
 
 
-CASES = [("solver:temperature", 1.0, 0.0), ("solver:temperature", 0.3, 0.0), ("solver:blunder", 0.0, 0.1),
-         ("solver:temperature,blunder", 1.5, 0.08)]
+CASES = [
+    ("solver:temperature", 1.0, 0.0),
+    ("solver:temperature", 0.3, 0.0),
+    ("solver:blunder", 0.0, 0.1),
+    ("solver:temperature,blunder", 1.5, 0.08),
+]
 
 
 @pytest.mark.parametrize("model,t,p", CASES, ids=[f"{m}-{t}-{p}" for m, t, p in CASES])
@@ -68,9 +94,20 @@ def test_synthetic_decisions_are_fitted_back_and_the_intervals_cover(model, t, p
 def test_the_likelihood_is_the_bots_choice_rule():
     """One decision by hand: P(a) = p/n + (1-p) exp(v_a/T)/sum exp(v_b/T); T=0 shares the best among ties."""
     values = np.array([[10.0, 9.0, 7.0, -np.inf], [5.0, 5.0, 1.0, 0.0]])
-    table = DecisionTable(values, np.array([3, 4], np.int16), np.array([1, 0], np.int16), np.zeros(2, np.int8),
-                          np.zeros(2, np.int32), np.zeros(2, np.int16), np.zeros(2, np.int8), np.zeros(2, bool),
-                          np.array([1.0, 0.0]), ("x",), (0,), np.zeros(1, np.int16))
+    table = DecisionTable(
+        values,
+        np.array([3, 4], np.int16),
+        np.array([1, 0], np.int16),
+        np.zeros(2, np.int8),
+        np.zeros(2, np.int32),
+        np.zeros(2, np.int16),
+        np.zeros(2, np.int8),
+        np.zeros(2, bool),
+        np.array([1.0, 0.0]),
+        ("x",),
+        (0,),
+        np.zeros(1, np.int16),
+    )
     lik = Likelihood(Choices.of_table(table))
     t, p = 2.0, 0.1
     soft0 = math.exp(9 / t) / sum(math.exp(v / t) for v in (10, 9, 7))
@@ -85,8 +122,12 @@ def analyser() -> Analyser:
     return Analyser(load_rules("scandinavian"))
 
 
-POPULATION = {"solver:temperature=0.5": (0.5, 0.0), "solver:temperature=2.0": (2.0, 0.0),
-              "solver:blunder=0.1": (0.0, 0.1), "solver:blunder=0.05,temperature=1.0": (1.0, 0.05)}
+POPULATION = {
+    "solver:temperature=0.5": (0.5, 0.0),
+    "solver:temperature=2.0": (2.0, 0.0),
+    "solver:blunder=0.1": (0.0, 0.1),
+    "solver:blunder=0.05,temperature=1.0": (1.0, 0.05),
+}
 
 
 def test_a_population_of_bots_is_fitted_back_player_by_player_with_coverage(analyser):
@@ -180,12 +221,15 @@ def test_fit_command_prints_each_player_and_writes_a_model_file(recorded, tmp_pa
     assert [p["player"] for p in d["players"]] == ["greedy"] and d["pooled"] is None
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--model", "solver:depth"], "unknown model"),
-    (["--model", "mixed+greedy"], "unknown model 'greedy'"),
-    (["--player", "nobody"], "no player 'nobody'"),
-    (["--player", "greedy", "--plot", "x.png"], "takes every player, not --player"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--model", "solver:depth"], "unknown model"),
+        (["--model", "mixed+greedy"], "unknown model 'greedy'"),
+        (["--player", "nobody"], "no player 'nobody'"),
+        (["--player", "greedy", "--plot", "x.png"], "takes every player, not --player"),
+    ],
+)
 def test_fit_errors_are_one_line_with_exit_2(recorded, capsys, argv, message):
     assert main(["fit", recorded, *argv]) == 2
     err = capsys.readouterr().err
@@ -239,13 +283,20 @@ def test_a_few_decisions_are_too_little_data_never_ok_nor_the_median_player(anal
     assert rep.player("solver:temperature=1.0").verdict == "ok" and rep.median is not None
     # a player with enough decisions next to one with too few: only the first can be the median
     mixed = play_table(analyser, ["solver:temperature=1"], 15, 4)
-    both = DecisionTable(*(np.concatenate([getattr(mixed, k), getattr(one, k)[one.player == "greedy"]])
-                           for k in ("values", "n", "chosen", "kind")),
-                         np.concatenate([mixed.seatgame, np.full((one.player == "greedy").sum(), len(mixed.labels),
-                                                                 np.int32)]),
-                         *(np.concatenate([getattr(mixed, k), getattr(one, k)[one.player == "greedy"]])
-                           for k in ("turn", "roll", "upper", "regret")),
-                         (*mixed.labels, "greedy"), (*mixed.games, 0), np.append(mixed.seats, 0))
+    both = DecisionTable(
+        *(
+            np.concatenate([getattr(mixed, k), getattr(one, k)[one.player == "greedy"]])
+            for k in ("values", "n", "chosen", "kind")
+        ),
+        np.concatenate([mixed.seatgame, np.full((one.player == "greedy").sum(), len(mixed.labels), np.int32)]),
+        *(
+            np.concatenate([getattr(mixed, k), getattr(one, k)[one.player == "greedy"]])
+            for k in ("turn", "roll", "upper", "regret")
+        ),
+        (*mixed.labels, "greedy"),
+        (*mixed.games, 0),
+        np.append(mixed.seats, 0),
+    )
     rep = fit_table(both, "solver:temperature")
     assert rep.player("greedy").verdict == TOO_LITTLE and rep.player("solver:temperature=1.0").enough
     assert rep.median == "solver:temperature=1.0"
@@ -264,8 +315,11 @@ def test_a_fit_with_too_little_data_is_refused_as_a_calibrate_reference(tmp_path
     d = json.loads(out.read_text())
     assert d["median_player"] is None and {p["verdict"] for p in d["players"]} == {"too little data"}
     assert d["evidence"]["min_decisions"] == 500
-    for ref, message in ((str(out), "no median player"), (f"{out}#greedy", "too little data"),
-                         (f"{out}#solver:temperature=1.0", "too little data")):
+    for ref, message in (
+        (str(out), "no median player"),
+        (f"{out}#greedy", "too little data"),
+        (f"{out}#solver:temperature=1.0", "too little data"),
+    ):
         with pytest.raises(UserError, match=message) as exc:
             reference_of(ref)
         assert "\n" not in str(exc.value)
@@ -279,15 +333,33 @@ def test_a_fit_with_too_little_data_is_refused_as_a_calibrate_reference(tmp_path
         reference_of(str(out))
     # calibrate --levels --against says so in one line, exit 2
     levels = tmp_path / "levels.toml"
-    levels.write_text('rules = "scandinavian"\nstrategy = "solver"\nparam = "temperature"\nlo = 0.0\nhi = 20.0\n'
-                      'games = 30\n[[level]]\nname = "x"\ntarget_win_rate = 0.3\n')
-    assert main(["calibrate", "--levels", str(levels), "--against", f"{out}#greedy", "--out",
-                 str(tmp_path / "lv")]) == 2
+    levels.write_text(
+        'rules = "scandinavian"\nstrategy = "solver"\nparam = "temperature"\nlo = 0.0\nhi = 20.0\n'
+        'games = 30\n[[level]]\nname = "x"\ntarget_win_rate = 0.3\n'
+    )
+    assert (
+        main(["calibrate", "--levels", str(levels), "--against", f"{out}#greedy", "--out", str(tmp_path / "lv")]) == 2
+    )
     err = capsys.readouterr().err
     assert "too little data" in err and err.count("\n") == 1
     # the options of fit lower the minimum
-    assert main(["fit", str(rec), "--model", "solver:temperature", "--min-decisions", "1", "--max-half-width",
-                 "1000", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(rec),
+                "--model",
+                "solver:temperature",
+                "--min-decisions",
+                "1",
+                "--max-half-width",
+                "1000",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert reference_of(f"{out}#solver:temperature=1.0")[0].startswith("solver")
 
 
@@ -300,8 +372,11 @@ def test_the_fit_commands_defaults_are_the_librarys_constants():
     p = argparse.ArgumentParser()
     command.configure(p)
     args = p.parse_args(["x"])
-    assert (args.min_decisions, args.max_half_width, args.max_memory * 2**30) == (MIN_DECISIONS, MAX_HALF_WIDTH,
-                                                                                 MAX_MEMORY)
+    assert (args.min_decisions, args.max_half_width, args.max_memory * 2**30) == (
+        MIN_DECISIONS,
+        MAX_HALF_WIDTH,
+        MAX_MEMORY,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -328,8 +403,9 @@ def test_a_fit_streams_its_records_in_batches_and_gives_the_numbers_of_one_table
     from harness.records.record import read_records
 
     res = read_records(recorded)
-    whole = fit_table(A.decision_table(res.arrays), "solver:temperature,blunder",
-                      origin=FitOrigin(res.source, "scandinavian", 30)).to_dict()
+    whole = fit_table(
+        A.decision_table(res.arrays), "solver:temperature,blunder", origin=FitOrigin(res.source, "scandinavian", 30)
+    ).to_dict()
     sizes = []
     real = A.decision_batches
 
@@ -349,7 +425,8 @@ def test_a_fit_streams_its_records_in_batches_and_gives_the_numbers_of_one_table
     sub = ch.subset(ch.kind == 1)
     assert sub.r is ch.r and sub.ptr is ch.ptr and len(sub) == int((ch.kind == 1).sum())
     assert Likelihood(sub).at(1.0, 0.1) == pytest.approx(
-        Likelihood(Choices.of_table(table, (table.kind == 1) & (table.n >= 2))).at(1.0, 0.1), rel=1e-12)
+        Likelihood(Choices.of_table(table, (table.kind == 1) & (table.n >= 2))).at(1.0, 0.1), rel=1e-12
+    )
 
 
 def test_float32_regrets_fit_as_float64_ones(recorded):
@@ -385,10 +462,15 @@ def test_identical_decisions_are_one_row_with_their_count():
     assert len(b) == len(a) == 300 and (a.decisions, b.decisions) == (300, 600) and set(b.w) == {2}
     assert Likelihood(b).at(1.0, 0.1) == pytest.approx(2 * Likelihood(a).at(1.0, 0.1), rel=1e-12)
     fa, fb = (fit_choices(c, "solver:temperature,blunder") for c in (a, b))
-    assert (fb.temperature, fb.blunder, fb.decisions) == (pytest.approx(fa.temperature, rel=1e-9),
-                                                         pytest.approx(fa.blunder, rel=1e-9, abs=1e-12), 600)
-    assert fb.params["temperature"].hi - fb.params["temperature"].lo < fa.params["temperature"].hi - fa.params[
-        "temperature"].lo  # twice the evidence
+    assert (fb.temperature, fb.blunder, fb.decisions) == (
+        pytest.approx(fa.temperature, rel=1e-9),
+        pytest.approx(fa.blunder, rel=1e-9, abs=1e-12),
+        600,
+    )
+    assert (
+        fb.params["temperature"].hi - fb.params["temperature"].lo
+        < fa.params["temperature"].hi - fa.params["temperature"].lo
+    )  # twice the evidence
     store = ChoicesBuilder()
     store.add(one.values, one.n, one.chosen, one.kind, np.zeros(300, np.int32))
     store.choices()
@@ -413,6 +495,7 @@ def test_decisions_merge_only_when_their_paced_values_agree_too():
     assert ch.subset(np.array([False, True])).hc.tolist() == [0.0]
     with pytest.raises(ValueError, match="paced model needs decisions with their paced values"):
         fit_choices(Choices.of_arrays(values, n, chosen, kind, myopic=myopic), "paced")
+
 
 def test_a_fit_of_a_stream_is_the_fit_of_the_file_read_whole(recorded, tmp_path):
     """fit_records of a RecordStream (a JSON Lines log read a batch at a time) gives the numbers of
@@ -473,7 +556,7 @@ def _first_keeps_follow_the_turn_plan(rules, d, rolls, m, stops):
     assert len(first) == rolls.shape[0]
     for i in first:
         r = rolls[d["seatgame"][i], 0, 0]
-        subs = dk.sub_keep[dk.sub_ptr[r]:dk.sub_ptr[r + 1]]
+        subs = dk.sub_keep[dk.sub_ptr[r] : dk.sub_ptr[r + 1]]
         for a, k in enumerate(subs[:-1]):
             lo, hi = dk.trans_ptr[k], dk.trans_ptr[k + 1]
             want = dk.trans_prob[lo:hi] @ values[rr - 1][dk.trans_roll[lo:hi]]
@@ -496,8 +579,9 @@ def test_the_paced_values_are_the_bonus_bots_own_values(analyser):
 
     rules = analyser.rules
     bot = registry.make("bonus", rules)
-    rec = play(rules, [registry.make(s, rules) for s in ("bonus", "solver", "greedy")], np.arange(3), 4,
-               record=True).recording
+    rec = play(
+        rules, [registry.make(s, rules) for s in ("bonus", "solver", "greedy")], np.arange(3), 4, record=True
+    ).recording
     rolls, keeps, boxes = arrays_of_recording(rec)[:3]
     _, d = analyser.walk(rolls, keeps, boxes, decisions=True, myopic=True, paced=True)
     _, plain = analyser.walk(rolls, keeps, boxes, decisions=True, myopic=True)
@@ -517,14 +601,26 @@ def test_the_paced_values_are_the_bonus_bots_own_values(analyser):
         for t in range(rules.n_boxes):
             nr = int((rolls[sg, t] >= 0).sum())
             r = rolls[sg, t, nr - 1]
-            sc, al, ex = score_options_batch(ctx, np.array([r], np.int16), np.array([nr == 1]), np.array([flag]),
-                                             np.array([mask], np.int64))
+            sc, al, ex = score_options_batch(
+                ctx, np.array([r], np.int16), np.array([nr == 1]), np.array([flag]), np.array([mask], np.int64)
+            )
             i = np.flatnonzero((d["seatgame"] == sg) & (d["turn"] == t) & (d["kind"] == 1))
-            own = bonus_values_batch(sc, al, ex, np.array([mask], np.int64), np.array([upper], np.int64), T,
-                                     float(rules.bonus_value), rules.upper_face, bot._p, bot._opp, 1.0)[0]
+            own = bonus_values_batch(
+                sc,
+                al,
+                ex,
+                np.array([mask], np.int64),
+                np.array([upper], np.int64),
+                T,
+                float(rules.bonus_value),
+                rules.upper_face,
+                bot._p,
+                bot._opp,
+                1.0,
+            )[0]
             allowed = [b for b in range(rules.n_boxes) if (int(al[0]) >> b) & 1]
             if len(i):
-                got = h[i[0], :len(allowed)]
+                got = h[i[0], : len(allowed)]
                 best = max(own[b] for b in allowed)
                 top = next(b for b in analyser.order if b in allowed and own[b] == best)  # the bot's box
                 want = [own[b] - (analyser.PACED_TIE if b != top and own[b] >= best - 1e-9 else 0.0) for b in allowed]
@@ -572,8 +668,9 @@ def test_the_family_likelihood_and_its_gradient_by_hand():
     assert (lik.top1(0.0), lik.top1(0.5), lik.top1(0.9)) == (0.0, 0.5, 1.0)
 
 
-def family_synthetic(rng: np.random.Generator, d: int, w: float, tk: float, tb: float, p: float,
-                     width: int = 16) -> Choices:
+def family_synthetic(
+    rng: np.random.Generator, d: int, w: float, tk: float, tb: float, p: float, width: int = 16
+) -> Choices:
     """d decisions of random values and myopic values, the choice drawn from the family."""
     n = rng.integers(2, width + 1, size=d)
     values, myopic = np.full((d, width), -np.inf), np.full((d, width), -np.inf)
@@ -582,7 +679,7 @@ def family_synthetic(rng: np.random.Generator, d: int, w: float, tk: float, tb: 
     for i in range(d):
         v = -rng.gamma(0.7, 3.0, size=n[i])
         g = 0.6 * v + rng.normal(0.0, 2.0, size=n[i])  # related to the value, not the same
-        values[i, :n[i]], myopic[i, :n[i]] = v, g
+        values[i, : n[i]], myopic[i, : n[i]] = v, g
         u = (1 - w) * v + w * g
         e = np.exp((u - u.max()) / (tb if kind[i] else tk))
         prob = p / n[i] + (1 - p) * e / e.sum()
@@ -595,8 +692,11 @@ def test_the_mixed_model_recovers_a_synthetic_player():
     0.05): each parameter's 99.9 % interval holds the truth and is narrow; the fit is not flagged.
     Coverage of the 95 % intervals over many sets: benchmarks/bench_fit.py family."""
     truth = {"weight": 0.4, "keep_temperature": 0.5, "box_temperature": 2.0, "blunder": 0.05}
-    f = fit_choices(family_synthetic(np.random.default_rng(20261201), 1500, *truth.values()), "mixed",
-                    options=FitOptions(confidence=0.999))
+    f = fit_choices(
+        family_synthetic(np.random.default_rng(20261201), 1500, *truth.values()),
+        "mixed",
+        options=FitOptions(confidence=0.999),
+    )
     assert not f.poor and f.theta is not None and f.spec is None and f.decisions == 1500
     for k, x in truth.items():
         e = f.params[k]
@@ -642,8 +742,11 @@ def test_bonus_is_the_paced_model_and_the_dial_is_poor_on_a_tiny_rule_set(tmp_pa
 
     path = tmp_path / "tiny_bonus.toml"
     path.write_text(TINY["tiny_bonus"])
-    rep = fit_table(play_table(Analyser(load_rules(str(path))), ["bonus"], 100, 1, paced=True), "dial+paced",
-                    options=FitOptions(pooled=False))
+    rep = fit_table(
+        play_table(Analyser(load_rules(str(path))), ["bonus"], 100, 1, paced=True),
+        "dial+paced",
+        options=FitOptions(pooled=False),
+    )
     dial, paced = rep.model_fit("solver:temperature,blunder").player("bonus"), rep.model_fit("paced").player("bonus")
     assert dial.poor and paced.decisions == dial.decisions == 1334
     assert not paced.poor and paced.lr.p > 0.5 and paced.regret_test.p > 0.5
@@ -660,6 +763,7 @@ def test_bonus_is_the_paced_model_and_the_dial_is_poor_on_a_tiny_rule_set(tmp_pa
     assert choice.chosen == "paced"
     held = {h.model: h.loglik_per_decision for h in choice.models}
     assert held["paced"] > -1e-3 and held["solver:temperature,blunder"] < -0.1
+
 
 def test_models_are_chosen_on_held_out_games(compared, two_heuristics):
     """Each player's seat-games split in halves by a seeded hash; every model fitted to one half
@@ -684,7 +788,8 @@ def test_models_are_chosen_on_held_out_games(compared, two_heuristics):
         assert h.top1 == pytest.approx(lik.top1(theta[0]), rel=1e-12)
         dial = mle(Likelihood(train), "solver:temperature,blunder")
         assert c.models[0].loglik_per_decision == pytest.approx(
-            Likelihood(test).at(dial.temperature, dial.blunder) / test.decisions, rel=1e-9)
+            Likelihood(test).at(dial.temperature, dial.blunder) / test.decisions, rel=1e-9
+        )
         assert c.models[1].loglik_per_decision > c.models[0].loglik_per_decision
     # another seed, another split (the same seat-games, in other halves)
     assert [fold(2, g, 0) for g in range(40)] != [fold(1, g, 0) for g in range(40)]
@@ -702,11 +807,33 @@ def test_fit_compares_models_and_draws_the_population(small_recorded, tmp_path, 
     legal option included) to 1e-9 and its band analyse's rating; the likelihood's informative
     decisions are fewer."""
     out, png = tmp_path / "fit.json", tmp_path / "pop.png"
-    assert main(["fit", small_recorded, "--model", "dial+mixed", "--out", str(out), "--plot", str(png),
-                 "--min-decisions", "1", "--max-half-width", "100"]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                small_recorded,
+                "--model",
+                "dial+mixed",
+                "--out",
+                str(out),
+                "--plot",
+                str(png),
+                "--min-decisions",
+                "1",
+                "--max-half-width",
+                "100",
+            ]
+        )
+        == 0
+    )
     shown = capsys.readouterr().out
-    for what in ("Model solver:temperature,blunder:", "Model mixed: utility = (1 - weight) x value + weight x myopic",
-                 "Model choice on held-out games", "Population: skill bands", f"drew {png}"):
+    for what in (
+        "Model solver:temperature,blunder:",
+        "Model mixed: utility = (1 - weight) x value + weight x myopic",
+        "Model choice on held-out games",
+        "Population: skill bands",
+        f"drew {png}",
+    ):
         assert what in shown, what
     d = json.loads(out.read_text())
     assert [a["model"] for a in d["alternatives"]] == ["mixed"]
@@ -726,11 +853,16 @@ def test_fit_compares_models_and_draws_the_population(small_recorded, tmp_path, 
     # the population: the bands of analyse's rating scale that have players, best first
     pop = d["population"]
     assert [(b["band"], b["from"], b["below"], b["players"]) for b in pop["bands"]] == [
-        ("intermediate", 0.4, 1.0, ["solver:blunder=0.1"]), ("casual", 1.0, 2.0, ["greedy"])]
+        ("intermediate", 0.4, 1.0, ["solver:blunder=0.1"]),
+        ("casual", 1.0, 2.0, ["greedy"]),
+    ]
     assert [(b["band"], b["below"]) for b in pop["scale"]] == [
-        (b.name, b.below if math.isfinite(b.below) else None) for b in SCALE]
+        (b.name, b.below if math.isfinite(b.below) else None) for b in SCALE
+    ]
     assert {p["player"]: p["band"] for p in d["players"]} == {"greedy": "casual", "solver:blunder=0.1": "intermediate"}
-    assert pop["bands"][1]["params"]["mixed"]["weight"] == [d["alternatives"][0]["players"][0]["params"]["weight"]["value"]]
+    assert pop["bands"][1]["params"]["mixed"]["weight"] == [
+        d["alternatives"][0]["players"][0]["params"]["weight"]["value"]
+    ]
     assert "  intermediate  [0.4, 1)             1        0.581 (0.581 – 0.581)" in shown
     assert "  casual        [1, 2)               1        1.168 (1.168 – 1.168)" in shown
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -757,6 +889,7 @@ def test_a_paced_fit_of_records_read_in_batches_is_the_fit_of_one_table(small_re
     got = F.fit_records(res, "paced", player="greedy")
     assert _close(got.to_dict(), whole.to_dict())
     assert got.players[0].decisions > 200 and 0 < got.players[0].params["weight"].value <= 1
+
 
 def test_models_are_named_one_several_or_all():
     from harness.players.fit import ALL_MODELS, parse_models
@@ -817,8 +950,9 @@ def test_a_fit_spilled_to_disk_is_the_fit_in_memory_to_the_last_bit(six_games, s
     assert not seen
     monkeypatch.setattr(F.store, "n_threads", lambda: 2)
     monkeypatch.setattr(F.store, "PARALLEL_ROWS", 0)
-    spilled = F.fit_records(RecordStream(six_games), "solver:temperature,blunder",
-                            options=F.FitOptions(max_memory=0)).to_dict()
+    spilled = F.fit_records(
+        RecordStream(six_games), "solver:temperature,blunder", options=F.FitOptions(max_memory=0)
+    ).to_dict()
     assert spilled == whole
     assert len(seen) >= 2 and seen[-1][0] > 40_000 and all(len(names) == 1 for _, names in seen)
     assert list(small_store.iterdir()) == []

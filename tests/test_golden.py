@@ -34,19 +34,43 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
 #: Keys that say where or when, not what: left out of the comparison wherever they appear.
-VOLATILE = {"path", "source", "seconds", "time", "created", "updated", "cached", "evaluated", "from_cache",
-            "versions", "git", "history", "out", "run_dir", "file", "elapsed", "games_per_second", "wall"}
+VOLATILE = {
+    "path",
+    "source",
+    "seconds",
+    "time",
+    "created",
+    "updated",
+    "cached",
+    "evaluated",
+    "from_cache",
+    "versions",
+    "git",
+    "history",
+    "out",
+    "run_dir",
+    "file",
+    "elapsed",
+    "games_per_second",
+    "wall",
+}
 
 #: Figures found by a search, by the start of their path: (relative tolerance, why). The searches'
 #: steps are the same on every machine as no comparison in them turns on a last bit, so
 #: in practice these agree to about 1e-12 too; the contract promises only the search's tolerance.
 SEARCHED: dict[str, tuple[float, str]] = {
-    "fit/": (1e-5, "maximum likelihood: the temperature to 1e-5 in log T (likelihood.py's minimize_scalar), "
-                   "a profile interval's ends to 1e-5 (temperature) or 1e-6 (blunder rate); the figures at the fit "
-                   "follow it"),
-    "report/depth/": (1e-7, "each level's dial value is a root of its score rate to 1e-10 (rate_tolerance); on the "
-                            "chain's slopes (~0.1 of rate per unit of log temperature) that is ~1e-9 of the value, "
-                            "and a level's search starts from the one below: 100x that"),
+    "fit/": (
+        1e-5,
+        "maximum likelihood: the temperature to 1e-5 in log T (likelihood.py's minimize_scalar), "
+        "a profile interval's ends to 1e-5 (temperature) or 1e-6 (blunder rate); the figures at the fit "
+        "follow it",
+    ),
+    "report/depth/": (
+        1e-7,
+        "each level's dial value is a root of its score rate to 1e-10 (rate_tolerance); on the "
+        "chain's slopes (~0.1 of rate per unit of log temperature) that is ~1e-9 of the value, "
+        "and a level's search starts from the one below: 100x that",
+    ),
 }
 
 
@@ -55,8 +79,22 @@ def tolerance_of(path: str) -> float:
     return next((rel for prefix, (rel, _) in SEARCHED.items() if path.startswith(prefix)), EXACT_REL)
 
 
-RUN = ["run", "--rules", "forced", "--seats", "greedy,solver:temperature=1", "--games", "400", "--seed", "7",
-       "--record", "--analyse", "--quiet", "--out", "results/g"]
+RUN = [
+    "run",
+    "--rules",
+    "forced",
+    "--seats",
+    "greedy,solver:temperature=1",
+    "--games",
+    "400",
+    "--seed",
+    "7",
+    "--record",
+    "--analyse",
+    "--quiet",
+    "--out",
+    "results/g",
+]
 COMMANDS = {
     "report": ["report", "results/g", "--json", "--no-plots"],
     "analyse": ["analyse", "results/g", "--json"],
@@ -80,8 +118,9 @@ def played(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "YATZY_HARNESS_CACHE": str(work / ".cache")}
 
     def cli(argv: list[str]) -> str:
-        done = subprocess.run([sys.executable, "-m", "harness.cli", *argv], cwd=work, env=env, capture_output=True,
-                              text=True, timeout=600)
+        done = subprocess.run(
+            [sys.executable, "-m", "harness.cli", *argv], cwd=work, env=env, capture_output=True, text=True, timeout=600
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout
 
@@ -98,8 +137,11 @@ def _check(name: str, got: object) -> None:
         return
     assert path.is_file(), f"no golden output {path}: GOLDEN_REGENERATE=1 records it"
     problems = differences(name, json.loads(path.read_text()), json.loads(text))
-    assert not problems, f"{name}: the output differs from {path} beyond the contract (a changed result?):\n  " + \
-        "\n  ".join(problems[:40]) + (f"\n  ... and {len(problems) - 40} more" if len(problems) > 40 else "")
+    assert not problems, (
+        f"{name}: the output differs from {path} beyond the contract (a changed result?):\n  "
+        + "\n  ".join(problems[:40])
+        + (f"\n  ... and {len(problems) - 40} more" if len(problems) > 40 else "")
+    )
 
 
 def differences(name: str, recorded: object, got: object) -> list[str]:
@@ -112,8 +154,14 @@ def test_the_runs_rows_are_the_recorded_ones(played):
 
     work, _ = played
     m = load_manifest(work / "results" / "g")
-    _check("run", {"rows_digest": rows_digest(work / "results" / "g"), "totals": m["totals"],
-                   "chunks": [c.get("sha256") for c in m["chunks"]]})
+    _check(
+        "run",
+        {
+            "rows_digest": rows_digest(work / "results" / "g"),
+            "totals": m["totals"],
+            "chunks": [c.get("sha256") for c in m["chunks"]],
+        },
+    )
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -160,10 +208,15 @@ def test_a_changed_recorded_integer_or_string_fails():
     for name in ("evaluate", "run", "report"):
         path, found = _perturbed(name, lambda p, v: type(v) is int and not isinstance(v, bool), lambda x: x + 1)
         assert len(found) == 1 and found[0].startswith(path + ":"), found
-    path, found = _perturbed("run", lambda p, v: p.endswith("rows_digest"), lambda s: s[:-1] + ("0" if s[-1] != "0" else "1"))
+    path, found = _perturbed(
+        "run", lambda p, v: p.endswith("rows_digest"), lambda s: s[:-1] + ("0" if s[-1] != "0" else "1")
+    )
     assert len(found) == 1 and found[0].startswith(path + ":"), found
-    path, found = _perturbed("report", lambda p, v: isinstance(v, str) and "temperature=" in v,
-                             lambda s: s.replace("temperature=", "temperature=1", 1))
+    path, found = _perturbed(
+        "report",
+        lambda p, v: isinstance(v, str) and "temperature=" in v,
+        lambda s: s.replace("temperature=", "temperature=1", 1),
+    )
     assert len(found) == 1 and "report/depth/" in found[0], found
 
 

@@ -28,17 +28,28 @@ def _ours(name: str) -> bool:
 def _imports(tree: ast.AST) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[0].value, str) and _ours(node.args[0].value)
-                and ((isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
-                     or (isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__")))):
+        if (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and _ours(node.args[0].value)
+            and (
+                (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
+                or (isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__"))
+            )
+        ):
             found.add(node.args[0].value)  # importlib.import_module("harness.x") is an import too
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names if _ours(a.name))
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and _ours(node.module):
             if node.module in FIRST_PARTY:  # from harness import util: the submodule, or the package's name
-                found.update(f"{node.module}.{a.name}" if (ROOT / node.module / a.name).exists()
-                             or (ROOT / node.module / f"{a.name}.py").exists() else node.module for a in node.names)
+                found.update(
+                    f"{node.module}.{a.name}"
+                    if (ROOT / node.module / a.name).exists() or (ROOT / node.module / f"{a.name}.py").exists()
+                    else node.module
+                    for a in node.names
+                )
             else:
                 found.add(node.module)
     return found
@@ -64,7 +75,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(n)
         for m in sorted(graph.get(n, ())):
             if state.get(m) == 1:
-                return stack[stack.index(m):] + [m]
+                return stack[stack.index(m) :] + [m]
             if m not in state and (cyc := dfs(m)):
                 return cyc
         stack.pop()
@@ -89,8 +100,12 @@ def test_the_cycle_finder_finds_loops():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     assert _imports(ast.parse("def f():\n    from harness.reports.report import x\n")) == {"harness.reports.report"}
-    assert _imports(ast.parse("if TYPE_CHECKING:\n    from harness.reports.report import x\n")) == {"harness.reports.report"}
-    assert _imports(ast.parse("if typing.TYPE_CHECKING:\n    import harness.reports.report\n")) == {"harness.reports.report"}
+    assert _imports(ast.parse("if TYPE_CHECKING:\n    from harness.reports.report import x\n")) == {
+        "harness.reports.report"
+    }
+    assert _imports(ast.parse("if typing.TYPE_CHECKING:\n    import harness.reports.report\n")) == {
+        "harness.reports.report"
+    }
     assert _imports(ast.parse("importlib.import_module('harness.reports.report')")) == {"harness.reports.report"}
 
 

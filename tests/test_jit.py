@@ -37,22 +37,32 @@ print(json.dumps(out))
 
 def _python(code: str, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, env=env,
-                          cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT
+    )
 
 
 def test_numba_starts_without_scipy_linalg_and_blas_still_works():
     proc = _python(PROBE)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.splitlines()[-1])
-    assert out == {"dot": True, "linalg_after_start": False, "bound": True, "capi": True, "gemm": True,
-                   "solve": [0.5, 0.5], "norm": 0.5}
+    assert out == {
+        "dot": True,
+        "linalg_after_start": False,
+        "bound": True,
+        "capi": True,
+        "gemm": True,
+        "solve": [0.5, 0.5],
+        "norm": 0.5,
+    }
 
 
 def test_numba_after_scipy_linalg_is_left_alone():
     """scipy.linalg imported first: harness.util.jit loads nothing and registers no finder."""
-    proc = _python("import sys, scipy.linalg, harness\nn = len(sys.meta_path)\nfrom harness.util.jit import nb\n"
-                   "print(len(sys.meta_path) == n, sys.modules['scipy.linalg.cython_blas'].__name__)")
+    proc = _python(
+        "import sys, scipy.linalg, harness\nn = len(sys.meta_path)\nfrom harness.util.jit import nb\n"
+        "print(len(sys.meta_path) == n, sys.modules['scipy.linalg.cython_blas'].__name__)"
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "scipy.linalg.cython_blas"]
 
@@ -70,11 +80,18 @@ def test_numba_errors_leave_no_colour_reset_at_exit():
     """A numba error message formatted in a command (overload resolution makes some) must not make
     colorama register its exit hook, which writes ESC [0m on a terminal after the command's last
     line (issue 52)."""
-    code = ("import harness.util.jit\nfrom numba.core import errors, ir\nerrors.TypingError('x')\n"
-            "ir._termcolor.highlight('x')\n"  # a constant numba cannot infer formats its line so
-            "import sys\nci = sys.modules.get('colorama.initialise')\n"
-            "print('hook' if ci is not None and ci.atexit_done else 'none')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+    code = (
+        "import harness.util.jit\nfrom numba.core import errors, ir\nerrors.TypingError('x')\n"
+        "ir._termcolor.highlight('x')\n"  # a constant numba cannot infer formats its line so
+        "import sys\nci = sys.modules.get('colorama.initialise')\n"
+        "print('hook' if ci is not None and ci.atexit_done else 'none')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": ROOT},
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout == "none\n"

@@ -56,7 +56,10 @@ def test_the_library_never_imports_the_commands_wing():
 
 def test_the_checks_can_fail():
     assert offences(ast.parse("import argparse\nprint(1)\nimport sys\nsys.exit(2)")) == [
-        "import argparse", "print() at line 2", "sys.exit() at line 4"]
+        "import argparse",
+        "print() at line 2",
+        "sys.exit() at line 4",
+    ]
     assert offences(ast.parse("def f(a: 'x'):\n    return argparse.Namespace()")) == ["argparse.Namespace at line 2"]
 
 
@@ -68,6 +71,7 @@ MAX_DEFERRED = 15
 def deferred_imports(path: Path) -> list[tuple[int, str, bool]]:
     """(line, module, has a reason) of each harness or bots module imported inside a function of
     ``path``: every name of ``from harness.pkg import a, b`` that is a module counts as one."""
+
     def is_module(name: str) -> bool:
         base = ROOT.joinpath(*name.split("."))
         return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
@@ -105,10 +109,15 @@ def test_the_library_defers_few_imports_of_the_harness_each_with_its_reason():
 
 def test_the_deferred_import_count_sees_every_module(tmp_path):
     p = tmp_path / "m.py"
-    p.write_text("def f():\n    # why\n    from harness.exact import evaluate as E, figures\n"
-                 "    def g():\n        import harness.game.rules\n")
-    assert deferred_imports(p) == [(3, "harness.exact.evaluate", True), (3, "harness.exact.figures", True),
-                                   (5, "harness.game.rules", False)]
+    p.write_text(
+        "def f():\n    # why\n    from harness.exact import evaluate as E, figures\n"
+        "    def g():\n        import harness.game.rules\n"
+    )
+    assert deferred_imports(p) == [
+        (3, "harness.exact.evaluate", True),
+        (3, "harness.exact.figures", True),
+        (5, "harness.game.rules", False),
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -121,6 +130,7 @@ def test_the_deferred_import_count_sees_every_module(tmp_path):
 MAX_PARAMS = 8
 #: Numba's decorators: a function under one of them is a kernel.
 KERNEL_DECORATORS = {"njit", "jit", "generated_jit", "intrinsic", "vectorize", "guvectorize", "overload"}
+
 
 def is_kernel_module(rel: str) -> bool:
     """A module of numba kernels: ``kernels.py``, ``*_kernels.py`` or a module of a ``kernels`` package."""
@@ -168,18 +178,22 @@ def test_no_function_outside_the_kernels_takes_more_than_eight_parameters():
         if not is_kernel_module(rel):
             found += [(rel, name, line, n) for name, line, n in long_signatures(ast.parse(p.read_text()))]
     offenders = [f"  {rel}:{line} {name}: {n} parameters" for rel, name, line, n in found]
-    assert not offenders, (f"functions over {MAX_PARAMS} parameters (group them in a frozen dataclass; a numba "
-                           "kernel is exempt):\n" + "\n".join(offenders))
+    assert not offenders, (
+        f"functions over {MAX_PARAMS} parameters (group them in a frozen dataclass; a numba "
+        "kernel is exempt):\n" + "\n".join(offenders)
+    )
 
 
 def test_the_signature_check_can_fail():
-    src = ("import numba as nb\n"
-           "def f(a, b, c, d, e, f, g, h, i): pass\n"
-           "def ok(a, b, c, d, e, f, g, h, *args, **kw): pass\n"
-           "@nb.njit(cache=True)\ndef k(a, b, c, d, e, f, g, h, i): pass\n"
-           "class C:\n    def m(self, a, b, c, d, e, f, g, h): pass\n    def n(self, a, b, c, d, e, f, g, h, i): pass\n"
-           "    @staticmethod\n    def s(self, a, b, c, d, e, f, g, h): pass\n"
-           "def outer():\n    def inner(a, b, c, d, e, f, g, h, i, j): pass\n")
+    src = (
+        "import numba as nb\n"
+        "def f(a, b, c, d, e, f, g, h, i): pass\n"
+        "def ok(a, b, c, d, e, f, g, h, *args, **kw): pass\n"
+        "@nb.njit(cache=True)\ndef k(a, b, c, d, e, f, g, h, i): pass\n"
+        "class C:\n    def m(self, a, b, c, d, e, f, g, h): pass\n    def n(self, a, b, c, d, e, f, g, h, i): pass\n"
+        "    @staticmethod\n    def s(self, a, b, c, d, e, f, g, h): pass\n"
+        "def outer():\n    def inner(a, b, c, d, e, f, g, h, i, j): pass\n"
+    )
     assert long_signatures(ast.parse(src)) == [("f", 2, 9), ("n", 8, 9), ("s", 10, 9), ("inner", 12, 10)]
     assert is_kernel_module("harness/exact/kernels/solver.py") and is_kernel_module("harness/game/loop_kernels.py")
     assert not is_kernel_module("harness/exact/target.py")

@@ -26,8 +26,13 @@ def _tool(module: str) -> None:
 
 def test_ruff_finds_nothing():
     _tool("ruff")
-    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 
@@ -39,17 +44,27 @@ def _ignored() -> list[str]:
 def test_mypy_passes_and_its_ignore_list_only_shrinks(tmp_path):
     _tool("mypy")
     cache = tmp_path / "cache"
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(cache)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--cache-dir", str(cache)], cwd=ROOT, capture_output=True, text=True, timeout=900
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     # the same check with the ignore list off: every listed module must still have an error
-    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8").replace("ignore_errors = true", "ignore_errors = false")
+    text = (
+        (ROOT / "pyproject.toml").read_text(encoding="utf-8").replace("ignore_errors = true", "ignore_errors = false")
+    )
     conf = tmp_path / "pyproject.toml"
     conf.write_text(text, encoding="utf-8")
-    full = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(conf), "--cache-dir", str(cache),
-                           "harness", "strategies"], cwd=ROOT, capture_output=True, text=True, timeout=900)
-    failing = {re.sub(r"(/__init__)?\.py$", "", f).replace("/", ".")
-               for f in re.findall(r"^((?:harness|strategies)/[\w/]+\.py):\d+: error", full.stdout, flags=re.M)}
+    full = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(conf), "--cache-dir", str(cache), "harness", "strategies"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    failing = {
+        re.sub(r"(/__init__)?\.py$", "", f).replace("/", ".")
+        for f in re.findall(r"^((?:harness|strategies)/[\w/]+\.py):\d+: error", full.stdout, flags=re.M)
+    }
     assert failing, full.stdout[-2000:] + full.stderr[-2000:]  # the ignored modules do have errors
     passing = sorted(set(_ignored()) - failing)
     assert not passing, f"modules that now pass mypy: remove them from pyproject.toml's ignore list: {passing}"

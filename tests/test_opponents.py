@@ -40,8 +40,9 @@ def logs_dir(tmp_path_factory) -> Path:
 
 def _levels(d: Path, body: str, rules: str = "tiny_bonus") -> Path:
     path = d / f"levels-{abs(hash(body))}.toml"
-    path.write_text(f'rules = "{d / (rules + ".toml")}"\nstrategy = "solver"\nparam = "temperature"\n'
-                    f'lo = 0.0\nhi = 10.0\n{body}')
+    path.write_text(
+        f'rules = "{d / (rules + ".toml")}"\nstrategy = "solver"\nparam = "temperature"\nlo = 0.0\nhi = 10.0\n{body}'
+    )
     return path
 
 
@@ -52,13 +53,17 @@ def _logs(d: Path):
 def test_the_score_rate_against_logged_games_is_the_brute_force_sum(logs_dir):
     logs = _logs(logs_dir)
     rules = logs.rules
-    finals = [(rec.seats[s].label, t) for _, rec in records_of_run(logs_dir / "run")
-              for s, t in enumerate(validate_record(rec, rules))]
+    finals = [
+        (rec.seats[s].label, t)
+        for _, rec in records_of_run(logs_dir / "run")
+        for s, t in enumerate(validate_record(rec, rules))
+    ]
     assert logs.games == 24 and logs.players == 4 and sorted(logs.labels) == sorted(SEATS)
     assert sorted((logs.labels[p], int(f)) for p, f in zip(logs.player, logs.final)) == sorted(finals)
     ev = evaluate(rules, "solver:temperature=1.5")
-    brute = np.mean([sum(p * (1.0 if b > s else 0.5 if b == s else 0.0) for b, p in enumerate(ev.ranking))
-                     for _, s in finals])
+    brute = np.mean(
+        [sum(p * (1.0 if b > s else 0.5 if b == s else 0.0) for b, p in enumerate(ev.ranking)) for _, s in finals]
+    )
     a = against(ev.ranking, logs)
     assert a.rate.raw_mean == pytest.approx(brute, abs=1e-12)
     lv = load_levels(_levels(logs_dir, '[[level]]\nname = "x"\ntarget_win_rate = 0.5\n'))
@@ -68,16 +73,22 @@ def test_the_score_rate_against_logged_games_is_the_brute_force_sum(logs_dir):
     # one player's mean, and the control variate's estimate stays within its interval of the plain mean
     who = logs.labels.index("greedy")
     mine = [s for label, s in finals if label == "greedy"]
-    assert a.per_player[who] == pytest.approx(np.mean([sum(p * (1.0 if b > s else 0.5 if b == s else 0.0)
-                                                           for b, p in enumerate(ev.ranking)) for s in mine]))
+    assert a.per_player[who] == pytest.approx(
+        np.mean([sum(p * (1.0 if b > s else 0.5 if b == s else 0.0) for b, p in enumerate(ev.ranking)) for s in mine])
+    )
     assert a.rate.clusters == 4 and a.rate.lo < a.rate.mean < a.rate.hi and a.rate.beta < 0  # luckier player, lower y
 
 
 def test_each_level_is_the_root_of_its_exact_response(logs_dir):
-    lv = load_levels(_levels(logs_dir, '[[level]]\nname = "even"\ntarget_win_rate = 0.5\n'
-                                        '[[level]]\nname = "half"\ntarget_beats = 0.5\n'
-                                        '[[level]]\nname = "weak"\ntarget_win_rate = 0.6\nband = "casual"\n'
-                                        '[[level]]\nname = "mean"\ntarget_mean = 20\n'))
+    lv = load_levels(
+        _levels(
+            logs_dir,
+            '[[level]]\nname = "even"\ntarget_win_rate = 0.5\n'
+            '[[level]]\nname = "half"\ntarget_beats = 0.5\n'
+            '[[level]]\nname = "weak"\ntarget_win_rate = 0.6\nband = "casual"\n'
+            '[[level]]\nname = "mean"\ntarget_mean = 20\n',
+        )
+    )
     logs = _logs(logs_dir)
     res = tune(lv, logs)
     by = {t.level.name: t for t in res.tuned}
@@ -116,12 +127,18 @@ def test_the_held_out_split_is_by_player_and_seeded(logs_dir):
     assert first.measured.players == 2 and first.measured.rate.n == c1.games
 
 
-@pytest.mark.parametrize("body, rules, message", [
-    ('[[level]]\nname = "x"\ntarget_win_rate = 0.999\n', "tiny_bonus", "level 'x': target_win_rate = 0.999 against "
-                                                                         "the players of the logs is out of reach"),
-    ('[[level]]\nname = "x"\ntarget_beats = 1.0\nband = "perfect"\n', "tiny_bonus", "no player of band 'perfect'"),
-    ('[[level]]\nname = "x"\ntarget_win_rate = 0.5\n', "tiny_joker", "but the levels are for tiny_joker"),
-])
+@pytest.mark.parametrize(
+    "body, rules, message",
+    [
+        (
+            '[[level]]\nname = "x"\ntarget_win_rate = 0.999\n',
+            "tiny_bonus",
+            "level 'x': target_win_rate = 0.999 against the players of the logs is out of reach",
+        ),
+        ('[[level]]\nname = "x"\ntarget_beats = 1.0\nband = "perfect"\n', "tiny_bonus", "no player of band 'perfect'"),
+        ('[[level]]\nname = "x"\ntarget_win_rate = 0.5\n', "tiny_joker", "but the levels are for tiny_joker"),
+    ],
+)
 def test_refusals_are_one_line(logs_dir, body, rules, message):
     lv = load_levels(_levels(logs_dir, body, rules))
     with pytest.raises(UserError, match=message) as exc:
@@ -130,11 +147,27 @@ def test_refusals_are_one_line(logs_dir, body, rules, message):
 
 
 def test_command_against_records_with_held_out_and_its_refusals(logs_dir, tmp_path, capsys):
-    f = _levels(logs_dir, '[[level]]\nname = "even"\ntarget_win_rate = 0.5\n[[level]]\nname = "half"\n'
-                          'target_beats = 0.5\n')
+    f = _levels(
+        logs_dir, '[[level]]\nname = "even"\ntarget_win_rate = 0.5\n[[level]]\nname = "half"\ntarget_beats = 0.5\n'
+    )
     out = tmp_path / "out"
-    assert main(["calibrate", "--levels", str(f), "--against-records", str(logs_dir / "run"), "--held-out",
-                 "--split-seed", "7", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "--levels",
+                str(f),
+                "--against-records",
+                str(logs_dir / "run"),
+                "--held-out",
+                "--split-seed",
+                "7",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "Levels against the players of" in text and "Held-out check (players split with seed 7" in text
     assert "games clustered by player (cluster-robust CR1" in text and "control variate" in text
@@ -143,10 +176,10 @@ def test_command_against_records_with_held_out_and_its_refusals(logs_dir, tmp_pa
     # no games: a file whose only game is partial
     rec = next(iter(records_of_run(logs_dir / "run")))[1]
     partial = tmp_path / "partial.jsonl"
-    write_records_jsonl(partial, [rec.__class__(**{**rec.__dict__, "turns": rec.turns[:3], "complete": False,
-                                                   "totals": None})])
-    assert main(["calibrate", "--levels", str(f), "--against-records", str(partial), "--rules-dir",
-                 str(logs_dir)]) == 2
+    write_records_jsonl(
+        partial, [rec.__class__(**{**rec.__dict__, "turns": rec.turns[:3], "complete": False, "totals": None})]
+    )
+    assert main(["calibrate", "--levels", str(f), "--against-records", str(partial), "--rules-dir", str(logs_dir)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0].endswith('game 0: a partial game ("complete": false), not analysed')
     assert err[-1].endswith("no game to analyse (1 skipped, listed above)") and len(err) == 2
@@ -156,12 +189,15 @@ def test_command_against_records_with_held_out_and_its_refusals(logs_dir, tmp_pa
     assert "aims at the players of game logs: give --against-records LOGS" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("body, message", [
-    ('[[level]]\nname = "x"\ntarget_beats = 1.5\n', "target_beats = 1.5 must be in (0, 1]"),
-    ('[[level]]\nname = "x"\ntarget_beats = 0.5\ntarget_win_rate = 0.5\n', "needs exactly one of"),
-    ('[[level]]\nname = "x"\ntarget_win_rate = 0.5\nband = "pro"\n', "band = 'pro' is not a skill band (perfect, "),
-    ('[[level]]\nname = "x"\ntarget_mean = 20\nband = "casual"\n', "a target_mean does not depend on the players"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('[[level]]\nname = "x"\ntarget_beats = 1.5\n', "target_beats = 1.5 must be in (0, 1]"),
+        ('[[level]]\nname = "x"\ntarget_beats = 0.5\ntarget_win_rate = 0.5\n', "needs exactly one of"),
+        ('[[level]]\nname = "x"\ntarget_win_rate = 0.5\nband = "pro"\n', "band = 'pro' is not a skill band (perfect, "),
+        ('[[level]]\nname = "x"\ntarget_mean = 20\nband = "casual"\n', "a target_mean does not depend on the players"),
+    ],
+)
 def test_levels_file_targets_of_logs_are_checked(logs_dir, body, message):
     with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_levels(_levels(logs_dir, body))

@@ -38,8 +38,9 @@ def _manifest(totals: dict[str, list[int]], lineups: list[list[str]]) -> dict:
 
 def test_run_summary_rates_never_pass_100_percent_with_three_way_ties():
     # 10 three-seat games: 4 three-way ties (a draw for everyone), 6 sole wins of "a"
-    m = _manifest({"a": [10, 500, 25000, 6, 4], "b": [10, 400, 16000, 0, 4], "c": [10, 400, 16000, 0, 4]},
-                  [["a", "b", "c"]])
+    m = _manifest(
+        {"a": [10, 500, 25000, 6, 4], "b": [10, 400, 16000, 0, 4], "c": [10, 400, 16000, 0, 4]}, [["a", "b", "c"]]
+    )
     lines = summary_lines(m)
     assert "win  60.0 %  draw 40.0 %" in lines[0]
     assert "win   0.0 %  draw 40.0 %" in lines[1]
@@ -55,8 +56,18 @@ def test_one_seat_run_shows_no_win_rate(tmp_path):
 
 
 def test_report_and_run_summary_agree_on_wins_and_draws(tmp_path):
-    out = run(RunConfig(mode="tournament", entrants=("timeout", "random", "greedy"), table=3, games=400,
-                        seed=5, workers=1, chunk_size=200), tmp_path / "t3")
+    out = run(
+        RunConfig(
+            mode="tournament",
+            entrants=("timeout", "random", "greedy"),
+            table=3,
+            games=400,
+            seed=5,
+            workers=1,
+            chunk_size=200,
+        ),
+        tmp_path / "t3",
+    )
     m = load_manifest(out)
     d = summarize(out).to_dict()
     for e in d["entrants"]:

@@ -58,12 +58,26 @@ def _points(d: dict) -> list[tuple]:
 
 
 def test_the_engine_calibration_equals_the_in_process_one_point_for_point(cache, capsys):
-    common = ["--rules", "forced", "--target-mean", "120", "--lo", "0", "--hi", "20", "--games", "300",
-              "--seed", "7", "--workers", "2"]
-    built_in = _calibrate(capsys, "--strategy", "solver", "--param", "temperature", *common,
-                          "--out", str(cache / "in"))
-    engine = _calibrate(capsys, "--strategy", _engine(), "--param", "opt.temperature", *common,
-                        "--out", str(cache / "engine"))
+    common = [
+        "--rules",
+        "forced",
+        "--target-mean",
+        "120",
+        "--lo",
+        "0",
+        "--hi",
+        "20",
+        "--games",
+        "300",
+        "--seed",
+        "7",
+        "--workers",
+        "2",
+    ]
+    built_in = _calibrate(capsys, "--strategy", "solver", "--param", "temperature", *common, "--out", str(cache / "in"))
+    engine = _calibrate(
+        capsys, "--strategy", _engine(), "--param", "opt.temperature", *common, "--out", str(cache / "engine")
+    )
     assert len(built_in["evaluations"]) >= 4  # the values differ: each reached the kept engine in a newgame
     assert _points(engine) == _points(built_in)
     assert (engine["value"], engine["value_ci"]) == (built_in["value"], built_in["value_ci"])
@@ -81,10 +95,25 @@ def test_the_exact_answer_lies_in_the_engine_calibrations_999_interval(cache, ca
         rules_file.write_text(MINI_RULES)
         rules_arg = str(rules_file)
     common = ["--rules", rules_arg, *target, "--lo", "0", "--hi", "10"]
-    exact = _calibrate(capsys, "--exact", "--strategy", "solver", "--param", "temperature", *common,
-                       "--out", str(cache / "exact"))
-    sampled = _calibrate(capsys, "--strategy", _engine(rules_file), "--param", "opt.temperature", *common,
-                         "--games", "300", "--workers", "1", "--confidence", "0.999", "--out", str(cache / "sampled"))
+    exact = _calibrate(
+        capsys, "--exact", "--strategy", "solver", "--param", "temperature", *common, "--out", str(cache / "exact")
+    )
+    sampled = _calibrate(
+        capsys,
+        "--strategy",
+        _engine(rules_file),
+        "--param",
+        "opt.temperature",
+        *common,
+        "--games",
+        "300",
+        "--workers",
+        "1",
+        "--confidence",
+        "0.999",
+        "--out",
+        str(cache / "sampled"),
+    )
     lo, hi = sampled["value_ci"]
     assert lo <= exact["value"] <= hi, (exact["value"], sampled["value_ci"])
     assert hi - lo < 2.0  # an interval that says something
@@ -92,34 +121,86 @@ def test_the_exact_answer_lies_in_the_engine_calibrations_999_interval(cache, ca
 
 def test_an_undeclared_option_or_a_value_out_of_range_is_refused_in_one_line(cache, capsys):
     spec = _engine()
-    for bad, says in ((",opt.temp=1", "no option 'temp' (its hello declares: temperature)"),
-                      (",opt.temperature=500", "option temperature = '500' is out of range: float in [0, 100]")):
-        code = main(["run", "--rules", "forced", "--seats", spec + bad, "--games", "2", "--workers", "1",
-                     "--out", str(cache / f"run{len(bad)}")])
+    for bad, says in (
+        (",opt.temp=1", "no option 'temp' (its hello declares: temperature)"),
+        (",opt.temperature=500", "option temperature = '500' is out of range: float in [0, 100]"),
+    ):
+        code = main(
+            [
+                "run",
+                "--rules",
+                "forced",
+                "--seats",
+                spec + bad,
+                "--games",
+                "2",
+                "--workers",
+                "1",
+                "--out",
+                str(cache / f"run{len(bad)}"),
+            ]
+        )
         errors = [x for x in capsys.readouterr().err.splitlines() if x.startswith("yatzy-harness: error")]
         assert code != 0 and len(errors) == 1 and says in errors[0], errors
-    code = main(["calibrate", "--rules", "forced", "--strategy", spec, "--param", "opt.temp", "--target-mean", "100",
-                 "--out", str(cache / "cal")])
+    code = main(
+        [
+            "calibrate",
+            "--rules",
+            "forced",
+            "--strategy",
+            spec,
+            "--param",
+            "opt.temp",
+            "--target-mean",
+            "100",
+            "--out",
+            str(cache / "cal"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code != 0 and "has no option 'temp' (its hello declares: temperature)" in err, err
-    code = main(["calibrate", "--rules", "forced", "--strategy", spec, "--param", "opt.temperature", "--target-mean",
-                 "100", "--lo", "0", "--hi", "200", "--out", str(cache / "cal2")])
+    code = main(
+        [
+            "calibrate",
+            "--rules",
+            "forced",
+            "--strategy",
+            spec,
+            "--param",
+            "opt.temperature",
+            "--target-mean",
+            "100",
+            "--lo",
+            "0",
+            "--hi",
+            "200",
+            "--out",
+            str(cache / "cal2"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code != 0 and "--hi 200.0 is outside engine:opt.temperature's range 0.0..100.0" in err, err
 
 
 def test_declarations_are_read_and_checked():
-    got = opts.declared({"options": [
-        {"name": "mistakes", "type": "float", "default": 0, "min": 0, "max": 1, "differ": [0, 0.5]},
-        {"name": "depth", "type": "integer", "min": 1, "max": 4},
-        {"name": "style", "type": "choice", "values": ["calm", "bold", "wild"]}]})
+    got = opts.declared(
+        {
+            "options": [
+                {"name": "mistakes", "type": "float", "default": 0, "min": 0, "max": 1, "differ": [0, 0.5]},
+                {"name": "depth", "type": "integer", "min": 1, "max": 4},
+                {"name": "style", "type": "choice", "values": ["calm", "bold", "wild"]},
+            ]
+        }
+    )
     assert got["depth"].parse("3") == 3 and got["style"].parse("bold") == "bold"
     assert got["mistakes"].differ == (0.0, 0.5)
     assert opts.declared({"options": {}}) == {}
-    for bad, says in (([{"name": "x", "type": "choice", "values": ["a"]}], "at least two"),
-                      ([{"name": "x", "type": "float", "min": 2, "max": 1}], "min 2 > max 1"),
-                      ([{"name": "x", "type": "weird"}], "is not one of"),
-                      ({"x": 1}, "must be a list")):
+    for bad, says in (
+        ([{"name": "x", "type": "choice", "values": ["a"]}], "at least two"),
+        ([{"name": "x", "type": "float", "min": 2, "max": 1}], "min 2 > max 1"),
+        ([{"name": "x", "type": "weird"}], "is not one of"),
+        ({"x": 1}, "must be a list"),
+    ):
         with pytest.raises(opts.OptionError, match=says):
             opts.declared({"options": bad})
     with pytest.raises(opts.OptionError, match="not a whole number"):
@@ -153,8 +234,16 @@ def _curve(f, half=0.5, bad=()):
 
 
 def test_an_integer_dial_answers_the_adjacent_pair_that_brackets_the_target():
-    p = Problem(rules="scandinavian", settings=(), strategy="solver", param="target", lo=0.0, hi=300.0,
-                target_mean=201.5, dial="integer")
+    p = Problem(
+        rules="scandinavian",
+        settings=(),
+        strategy="solver",
+        param="target",
+        lo=0.0,
+        hi=300.0,
+        target_mean=201.5,
+        dial="integer",
+    )
     ev, calls = _curve(lambda v: 250.0 - 0.37 * v)
     cal = calibrate(p, ev)
     a, b = cal.pair
@@ -164,8 +253,9 @@ def test_an_integer_dial_answers_the_adjacent_pair_that_brackets_the_target():
 
 
 def test_a_value_over_the_referees_limits_is_not_used_for_the_root():
-    p = Problem(rules="scandinavian", settings=(), strategy="solver", param="temperature", lo=0.0, hi=20.0,
-                target_mean=200.0)
+    p = Problem(
+        rules="scandinavian", settings=(), strategy="solver", param="temperature", lo=0.0, hi=20.0, target_mean=200.0
+    )
     ev, calls = _curve(lambda v: 250.0 - 5.0 * v, bad={10.0})
     cal = calibrate(p, ev)
     assert calls[:4] == [0.0, 20.0, 10.0, 5.0] and calls.count(10.0) == 1
@@ -177,8 +267,16 @@ def test_a_value_over_the_referees_limits_is_not_used_for_the_root():
 
 
 def test_precision_stops_the_search_once_the_interval_is_narrow_enough():
-    p = Problem(rules="scandinavian", settings=(), strategy="solver", param="temperature", lo=0.0, hi=20.0,
-                target_mean=200.0, precision=0.5)
+    p = Problem(
+        rules="scandinavian",
+        settings=(),
+        strategy="solver",
+        param="temperature",
+        lo=0.0,
+        hi=20.0,
+        target_mean=200.0,
+        precision=0.5,
+    )
     ev, calls = _curve(lambda v: 250.0 - 0.05 * v * v * v, half=0.5)
     cal = calibrate(p, ev)
     assert cal.half_width <= 0.5 and cal.converged

@@ -144,8 +144,9 @@ def brute_options(rules, memo, st: State, pos: Position) -> dict[tuple, float]:
             if (allowed >> b) & 1:
                 s = int(row[b])
                 nf = (s > 0) if b == rules.key_box else st.flag
-                out[rules.box_names[b]] = s + extra + memo[(st.filled | (1 << b), st.upper + (s if upper_of[b] else 0),
-                                                            bool(nf))]
+                out[rules.box_names[b]] = (
+                    s + extra + memo[(st.filled | (1 << b), st.upper + (s if upper_of[b] else 0), bool(nf))]
+                )
         return out
 
     @cache
@@ -185,16 +186,19 @@ def test_option_values_match_brute_force(name, tiny_dir, cache_dir):
         st, _, _ = random_sheet(adv, rng, int(rng.integers(rules.n_boxes)))
         pos = random_position(adv, rng, st)
         ref = brute_options(rules, memo, st, pos)
-        got = {("box", o.box) if o.box else ("stop",) if o.stop else ("keep", o.keep): o.value
-               for o in adv.advise(pos).options}
+        got = {
+            ("box", o.box) if o.box else ("stop",) if o.stop else ("keep", o.keep): o.value
+            for o in adv.advise(pos).options
+        }
         assert got.keys() == ref.keys()
         for k, v in ref.items():
             assert got[k] == pytest.approx(v, abs=1e-9), (pos, k)
         checked += len(ref)
         if pos.rolls_left == rules.rolls_per_turn - 1:
             bonus = rules.bonus_value if st.upper >= rules.threshold else 0
-            assert adv.turn_start_value(st) == pytest.approx(st.points - bonus + memo[(st.filled, st.upper, st.flag)],
-                                                             abs=1e-9)
+            assert adv.turn_start_value(st) == pytest.approx(
+                st.points - bonus + memo[(st.filled, st.upper, st.flag)], abs=1e-9
+            )
     assert checked > 50
 
 
@@ -250,9 +254,11 @@ def test_solver_bot_plays_the_best_option(name, tiny_dir, cache_dir, monkeypatch
         keeps += advice.decision == "keep"
     assert keeps > 0
     # the sheet's points as the engine counts them: a full sheet's value is the final score
-    finals = [adv.turn_start_value(adv.after_box(st, roll, answer, first))
-              for st, roll, left, first, answer in rec.seen if left == 0
-              and st.filled | (1 << answer) == (1 << adv.rules.n_boxes) - 1]
+    finals = [
+        adv.turn_start_value(adv.after_box(st, roll, answer, first))
+        for st, roll, left, first, answer in rec.seen
+        if left == 0 and st.filled | (1 << answer) == (1 << adv.rules.n_boxes) - 1
+    ]
     assert finals == res.total[:, 0].tolist()
 
 
@@ -278,8 +284,15 @@ def test_softmax_bot_uses_these_values(name, tiny_dir, cache_dir, monkeypatch):
         if pos.rolls_left == 0:
             pos = Position(st, pos.roll, rr, True)
         one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
-        bot._table_keeps(one(st.filled), np.array([st.flag]), one(st.upper), one(pos.roll).astype(np.int16),
-                         np.array([pos.rolls_left], dtype=np.int16), np.array([pos.first]), np.full((1, 2), 0.5))
+        bot._table_keeps(
+            one(st.filled),
+            np.array([st.flag]),
+            one(st.upper),
+            one(pos.roll).astype(np.int16),
+            np.array([pos.rolls_left], dtype=np.int16),
+            np.array([pos.first]),
+            np.full((1, 2), 0.5),
+        )
         idx = adv.sol.index(st.filled, st.upper, st.flag)
         line = idx & (len(bot._tags) - 1)
         assert bot._tags[line] == idx
@@ -299,8 +312,19 @@ def test_softmax_bot_uses_these_values(name, tiny_dir, cache_dir, monkeypatch):
         c = np.cumsum(w)
         for u in rng.random(8):
             out = np.empty(1, dtype=np.int64)
-            K.choose_boxes(adv._lay, adv.sol.values, one(st.filled), np.array([st.flag]), one(st.upper),
-                           row[None, :].copy(), one(allowed), temp, 0.0, np.array([[0.9, u]]), out)
+            K.choose_boxes(
+                adv._lay,
+                adv.sol.values,
+                one(st.filled),
+                np.array([st.flag]),
+                one(st.upper),
+                row[None, :].copy(),
+                one(allowed),
+                temp,
+                0.0,
+                np.array([[0.9, u]]),
+                out,
+            )
             assert out[0] == order[int(np.searchsorted(c, u * c[-1], side="right"))].index
 
 
@@ -332,8 +356,7 @@ def test_ties_are_marked_and_the_bot_breaks_them(tmp_path):
     st = adv.state({"sixes": 6})
     for r in range(adv.rules.dice.n_rolls):
         advice = adv.advise(adv.position(st, r, 0))
-        assert [(o.box, o.regret, o.best) for o in advice.options] == [("chance_a", 0.0, True),
-                                                                      ("chance_b", 0.0, True)]
+        assert [(o.box, o.regret, o.best) for o in advice.options] == [("chance_a", 0.0, True), ("chance_b", 0.0, True)]
         assert adv._bot_box(st, np.zeros(3, dtype=np.int16), 0b110) == 1
         keeps = adv.advise(adv.position(st, r, 1)).options
         assert keeps[0].best and all(o.best == (o.regret <= TIE) for o in keeps)
@@ -410,8 +433,20 @@ def test_plan_cache_is_bounded(tiny_dir, cache_dir):
 
 
 def test_advise_command_text_and_json(capsys):
-    argv = ["advise", "scandinavian", "--filled", "ones=3,twos=6", "--dice", "6", "6", "4", "4", "1",
-            "--rolls-left", "2"]
+    argv = [
+        "advise",
+        "scandinavian",
+        "--filled",
+        "ones=3,twos=6",
+        "--dice",
+        "6",
+        "6",
+        "4",
+        "4",
+        "1",
+        "--rolls-left",
+        "2",
+    ]
     assert cli_main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("scandinavian: sheet ones=3 twos=6; 9 points")
@@ -433,13 +468,16 @@ def test_advise_command_text_and_json(capsys):
     assert {o["box"] for o in out["options"]} == set(load_rules("scandinavian").box_names) - {"ones", "twos"}
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--filled", "sixes=7"], "box sixes cannot score 7"),
-    (["--filled", "sixes"], "--filled: expected BOX=SCORE"),
-    (["--rolls-left", "5"], "rolls left must be 0..2"),
-    (["--dice", "6", "6"], "plays 5 dice, got 2"),
-    (["--set", "saved_rolls=true"], "saved_rolls is on"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--filled", "sixes=7"], "box sixes cannot score 7"),
+        (["--filled", "sixes"], "--filled: expected BOX=SCORE"),
+        (["--rolls-left", "5"], "rolls left must be 0..2"),
+        (["--dice", "6", "6"], "plays 5 dice, got 2"),
+        (["--set", "saved_rolls=true"], "saved_rolls is on"),
+    ],
+)
 def test_advise_errors_are_one_line(extra, message, capsys):
     argv = ["advise", "scandinavian", "--dice", "6", "6", "4", "4", "1", "--rolls-left", "2"]
     # a later option replaces the earlier one (argparse), so the faulty value wins
@@ -481,8 +519,9 @@ def _decisions(adv: Advisor, rec, seat: int):
 
 
 @pytest.mark.parametrize("name, settings", [("scandinavian", []), ("yahtzee", []), ("tiny_joker", ["columns=2"])])
-def test_the_solver_plays_the_best_option_at_every_decision_of_its_record(name, settings, tiny_dir, cache_dir,
-                                                                          monkeypatch):
+def test_the_solver_plays_the_best_option_at_every_decision_of_its_record(
+    name, settings, tiny_dir, cache_dir, monkeypatch
+):
     adv = advisor(name, tiny_dir, cache_dir)
     rules_name = name
     if name in TINY:
@@ -518,12 +557,20 @@ def test_a_record_position_names_what_is_not_there():
 
     rec = _replayed("scandinavian", [], ["solver", "greedy"], 1, 0)
     adv = Advisor(load_rules("scandinavian"))
-    for args, message in [((2, 1, 1, 1), r"^seat 2 is not in game 0: it has seats 0\.\.1 \(solver, greedy\)$"),
-                          ((0, 2, 1, 1), r"^column 2 is not in game 0: scandinavian plays 1 column$"),
-                          ((1, 1, 16, 1), r"^turn 16 is not in game 0, seat 1 \(greedy\), column 1: the record has "
-                                          r"turns 1\.\.15 there$"),
-                          ((1, 1, 3, 4), r"^roll 4 is not in game 0, seat 1 \(greedy\), column 1 turn 3: the turn "
-                                         r"has 3 rolls$")]:
+    for args, message in [
+        ((2, 1, 1, 1), r"^seat 2 is not in game 0: it has seats 0\.\.1 \(solver, greedy\)$"),
+        ((0, 2, 1, 1), r"^column 2 is not in game 0: scandinavian plays 1 column$"),
+        (
+            (1, 1, 16, 1),
+            r"^turn 16 is not in game 0, seat 1 \(greedy\), column 1: the record has "
+            r"turns 1\.\.15 there$",
+        ),
+        (
+            (1, 1, 3, 4),
+            r"^roll 4 is not in game 0, seat 1 \(greedy\), column 1 turn 3: the turn "
+            r"has 3 rolls$",
+        ),
+    ]:
         with pytest.raises(UserError, match=message):
             position_from_record(rec, *args, advisor=adv)
     partial = type(rec)(rec.game, rec.rules, rec.seats, rec.turns[:5], complete=False)
@@ -552,7 +599,8 @@ def test_advise_record_prints_the_plain_form_and_what_was_played(game0, capsys):
     adv = Advisor(load_rules("scandinavian"))
     seen_stop = seen_regret = False
     for seat, turn, roll in [(1, 2, 1), (1, 7, 3), (0, 1, 1)] + [
-            (t.seat, t.turn, len(t.rolls)) for t in rec.turns if len(t.rolls) < 3][:2]:
+        (t.seat, t.turn, len(t.rolls)) for t in rec.turns if len(t.rolls) < 3
+    ][:2]:
         argv = _advise_record(game0, "--game", "0", "--seat", str(seat), "--turn", str(turn), "--roll", str(roll))
         assert cli_main(argv) == 0
         lines = capsys.readouterr().out.splitlines()
@@ -560,8 +608,15 @@ def test_advise_record_prints_the_plain_form_and_what_was_played(game0, capsys):
         from harness.decisions.positions import position_from_record
 
         rp = position_from_record(rec, seat, 1, turn, roll, adv)
-        plain = ["advise", "scandinavian", "--dice", *map(str, rp.dice), "--rolls-left", str(rp.position.rolls_left),
-                 "--first-roll" if rp.position.first else "--not-first"]
+        plain = [
+            "advise",
+            "scandinavian",
+            "--dice",
+            *map(str, rp.dice),
+            "--rolls-left",
+            str(rp.position.rolls_left),
+            "--first-roll" if rp.position.first else "--not-first",
+        ]
         if rp.scores:
             plain += ["--filled", ",".join(f"{k}={v}" for k, v in rp.scores.items())]
         if rp.extra:
@@ -578,8 +633,12 @@ def test_advise_record_prints_the_plain_form_and_what_was_played(game0, capsys):
         chosen = out["chosen"]
         assert (chosen["seat"], chosen["turn"], chosen["roll"], chosen["label"]) == (seat, turn, roll, label)
         assert chosen["regret"] == o.regret and chosen["value"] == o.value
-        assert [x for x in out["options"] if x.get("keep", x.get("box")) == chosen.get("keep", chosen.get("box"))
-                and x.get("stop") == chosen.get("stop")] == [{k: chosen[k] for k in out["options"][0]}]
+        assert [
+            x
+            for x in out["options"]
+            if x.get("keep", x.get("box")) == chosen.get("keep", chosen.get("box"))
+            and x.get("stop") == chosen.get("stop")
+        ] == [{k: chosen[k] for k in out["options"][0]}]
         if rp.keep is None and rp.position.rolls_left:
             seen_stop = True
             assert chosen["stop"] and chosen["then"]["box"] == rp.box
@@ -602,12 +661,33 @@ def test_advise_record_reads_a_run_directory(tmp_path, capsys):
     from harness.play.runconfig import RunConfig
     from harness.play.runner import run
 
-    out = run(RunConfig(mode="tournament", entrants=("greedy", "bonus", "random"), games=6, seed=3, workers=1,
-                        record=True), tmp_path / "run")
+    out = run(
+        RunConfig(mode="tournament", entrants=("greedy", "bonus", "random"), games=6, seed=3, workers=1, record=True),
+        tmp_path / "run",
+    )
     ((_, rec),) = records_of_run(out, lineup=2, games=[4])
     turn = rec.turns[2 * 5 + 1]  # seat 1's sixth turn
-    assert cli_main(["advise", "--record", str(out), "--lineup", "2", "--game", "4", "--seat", "1", "--turn",
-                     str(turn.turn), "--roll", "1", "--json"]) == 0
+    assert (
+        cli_main(
+            [
+                "advise",
+                "--record",
+                str(out),
+                "--lineup",
+                "2",
+                "--game",
+                "4",
+                "--seat",
+                "1",
+                "--turn",
+                str(turn.turn),
+                "--roll",
+                "1",
+                "--json",
+            ]
+        )
+        == 0
+    )
     chosen = json.loads(capsys.readouterr().out)["chosen"]
     assert (turn.seat, chosen["seat"], chosen["turn"], chosen["game"]) == (1, 1, 6, 4)
     assert chosen["label"] == rec.seats[1].label == load_manifest(out)["lineups"][2][1]
@@ -619,17 +699,25 @@ def test_advise_record_reads_a_run_directory(tmp_path, capsys):
     assert capsys.readouterr().err == f"yatzy-harness: error: game 6 is not in run {out}: lineup 0 has games 0..5\n"
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--game", "1", "--seat", "0", "--turn", "1", "--roll", "1"], "game 1 is not in {f} (1 game: 0)"),
-    (["--game", "0", "--seat", "2", "--turn", "1", "--roll", "1"], "seat 2 is not in game 0: it has seats 0..1"),
-    (["--game", "0", "--seat", "0", "--turn", "16", "--roll", "1"], "turn 16 is not in game 0, seat 0 (solver)"),
-    (["--game", "0", "--seat", "0", "--turn", "1", "--roll", "0"], "roll 0 is not in game 0, seat 0 (solver)"),
-    (["--game", "0", "--seat", "0", "--turn", "1", "--column", "2", "--roll", "1"], "column 2 is not in game 0"),
-    (["--game", "0", "--seat", "0", "--turn", "1"], "--record needs --game, --seat, --turn and --roll; missing --roll"),
-    (["--game", "0", "--seat", "0", "--turn", "1", "--roll", "1", "--dice", "1", "2", "3", "4", "5"],
-     "--record takes the rules and the position from the record: leave out --dice"),
-    (["--game", "0", "--seat", "0", "--turn", "1", "--roll", "1", "--lineup", "1"], "{f} has no lineups"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--game", "1", "--seat", "0", "--turn", "1", "--roll", "1"], "game 1 is not in {f} (1 game: 0)"),
+        (["--game", "0", "--seat", "2", "--turn", "1", "--roll", "1"], "seat 2 is not in game 0: it has seats 0..1"),
+        (["--game", "0", "--seat", "0", "--turn", "16", "--roll", "1"], "turn 16 is not in game 0, seat 0 (solver)"),
+        (["--game", "0", "--seat", "0", "--turn", "1", "--roll", "0"], "roll 0 is not in game 0, seat 0 (solver)"),
+        (["--game", "0", "--seat", "0", "--turn", "1", "--column", "2", "--roll", "1"], "column 2 is not in game 0"),
+        (
+            ["--game", "0", "--seat", "0", "--turn", "1"],
+            "--record needs --game, --seat, --turn and --roll; missing --roll",
+        ),
+        (
+            ["--game", "0", "--seat", "0", "--turn", "1", "--roll", "1", "--dice", "1", "2", "3", "4", "5"],
+            "--record takes the rules and the position from the record: leave out --dice",
+        ),
+        (["--game", "0", "--seat", "0", "--turn", "1", "--roll", "1", "--lineup", "1"], "{f} has no lineups"),
+    ],
+)
 def test_advise_record_errors_are_one_line(extra, message, game0, capsys):
     assert cli_main(_advise_record(game0, *extra)) == 2
     err = capsys.readouterr().err
@@ -637,10 +725,14 @@ def test_advise_record_errors_are_one_line(extra, message, game0, capsys):
 
 
 def test_advise_needs_a_position_or_a_record(capsys):
-    for argv, message in [(["advise", "scandinavian", "--dice", "6", "6", "4", "4", "1"], "missing --rolls-left"),
-                          (["advise", "--dice", "6", "6", "4", "4", "1", "--rolls-left", "2"], "missing RULES"),
-                          (["advise", "scandinavian", "--dice", "6", "6", "4", "4", "1", "--rolls-left", "2",
-                            "--turn", "3"], "--turn needs --record FILE")]:
+    for argv, message in [
+        (["advise", "scandinavian", "--dice", "6", "6", "4", "4", "1"], "missing --rolls-left"),
+        (["advise", "--dice", "6", "6", "4", "4", "1", "--rolls-left", "2"], "missing RULES"),
+        (
+            ["advise", "scandinavian", "--dice", "6", "6", "4", "4", "1", "--rolls-left", "2", "--turn", "3"],
+            "--turn needs --record FILE",
+        ),
+    ]:
         assert cli_main(argv) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1

@@ -31,11 +31,11 @@ from tests.engines import null_engine
 from tests.engines.twin import NullTwin
 
 ENGINES = Path(__file__).resolve().parent / "engines"
-NULL = f'{sys.executable} {ENGINES / "null_engine.py"}'
+NULL = f"{sys.executable} {ENGINES / 'null_engine.py'}"
 
 
 def misbehave(mode: str, at: int = 3, marker: Path | None = None) -> str:
-    return f'{sys.executable} {ENGINES / "misbehave.py"} {mode} {at}' + (f" {marker}" if marker else "")
+    return f"{sys.executable} {ENGINES / 'misbehave.py'} {mode} {at}" + (f" {marker}" if marker else "")
 
 
 def engine_spec(cmd: str, **extra: object) -> str:
@@ -57,9 +57,14 @@ def faults(out: Path) -> dict[str, int]:
 
 def test_one_spec_parser_for_every_list_of_bots_keeps_quotes_and_parameters_together():
     assert split_specs('engine:cmd="node bot.js --x,y",move_ms=5,greedy,solver:temperature=2,blunder=0.05') == [
-        'engine:cmd="node bot.js --x,y",move_ms=5', "greedy", "solver:temperature=2,blunder=0.05"]
-    assert parse_spec('engine:cmd="node bot.js --x,y",move_ms=5') == ("engine", {"cmd": "node bot.js --x,y",
-                                                                                "move_ms": "5"})
+        'engine:cmd="node bot.js --x,y",move_ms=5',
+        "greedy",
+        "solver:temperature=2,blunder=0.05",
+    ]
+    assert parse_spec('engine:cmd="node bot.js --x,y",move_ms=5') == (
+        "engine",
+        {"cmd": "node bot.js --x,y", "move_ms": "5"},
+    )
     with pytest.raises(UserError, match="unbalanced"):
         split_specs('engine:cmd="node bot.js,greedy')
 
@@ -74,8 +79,22 @@ def test_evaluate_and_sweep_read_entrants_with_the_same_parser(tmp_path, capsys)
     assert cli(["evaluate", str(path), "--entrants", entrants, "--json", "--cache-dir", str(tmp_path / "c")]) == 0
     got = json.loads(capsys.readouterr().out)
     assert [b["bot"] for b in got["bots"]] == ["solver:blunder=0.05,temperature=2.0", "greedy"]
-    assert cli(["sweep", str(path), "--set", "upper_bonus_threshold=4,6", "--entrants", entrants, "--json",
-                "--cache-dir", str(tmp_path / "c")]) == 0
+    assert (
+        cli(
+            [
+                "sweep",
+                str(path),
+                "--set",
+                "upper_bonus_threshold=4,6",
+                "--entrants",
+                entrants,
+                "--json",
+                "--cache-dir",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["bots"] == ["solver:blunder=0.05,temperature=2.0", "greedy"]
 
 
@@ -83,30 +102,55 @@ def test_requests_and_rules_follow_the_schema():
     validator = jsonschema.Draft202012Validator(msgs.schema())
     for name in ("scandinavian", "yahtzee", "generala", "maxi"):
         rules = load_rules(name)
-        newgame = json.loads(msgs.dumps({"type": "newgame", "id": 0, "rules": msgs.describe_rules(rules),
-                                         "options": {}, "time": {"move_ms": 5.0, "game_ms": 0.0,
-                                                                  "margin_ms": 100.0}}))
+        newgame = json.loads(
+            msgs.dumps(
+                {
+                    "type": "newgame",
+                    "id": 0,
+                    "rules": msgs.describe_rules(rules),
+                    "options": {},
+                    "time": {"move_ms": 5.0, "game_ms": 0.0, "margin_ms": 100.0},
+                }
+            )
+        )
         assert not list(validator.iter_errors(newgame))
         for what, view in scenarios(rules, np.random.default_rng(1)):
             kind = "box" if view.options is not None else "keep"
             req = json.loads(msgs.request(5, view, kind, budget_ms=10.0))
             assert not list(validator.iter_errors(req)), what
             assert req["n"] == len(view) and len(req["dice"]) == len(view)
-    for good in ({"type": "answer", "id": 1, "game": [3], "keep": ["66"]},
-                 {"type": "answer", "id": 1, "game": [3], "box": [2]},
-                 {"type": "hello", "protocol": "yatzy-engine/1", "name": "x", "rules": ["*"]}):
+    for good in (
+        {"type": "answer", "id": 1, "game": [3], "keep": ["66"]},
+        {"type": "answer", "id": 1, "game": [3], "box": [2]},
+        {"type": "hello", "protocol": "yatzy-engine/1", "name": "x", "rules": ["*"]},
+    ):
         assert not list(validator.iter_errors(good))
     assert list(validator.iter_errors({"type": "answer", "id": 1, "game": [3]}))
     # hello's options: a list of declarations (or {} for none); error and ready echo the id
-    declares = {"type": "hello", "protocol": "yatzy-engine/1", "name": "x", "rules": ["*"],
-                "options": [{"name": "mistakes", "type": "float", "default": 0, "min": 0, "max": 1,
-                             "differ": [0, 0.5]}, {"name": "style", "type": "choice", "values": ["a", "b"]}]}
-    for good in (declares, {**declares, "options": {}}, {"type": "ready", "id": 3},
-                 {"type": "error", "id": None, "message": "not JSON"}):
+    declares = {
+        "type": "hello",
+        "protocol": "yatzy-engine/1",
+        "name": "x",
+        "rules": ["*"],
+        "options": [
+            {"name": "mistakes", "type": "float", "default": 0, "min": 0, "max": 1, "differ": [0, 0.5]},
+            {"name": "style", "type": "choice", "values": ["a", "b"]},
+        ],
+    }
+    for good in (
+        declares,
+        {**declares, "options": {}},
+        {"type": "ready", "id": 3},
+        {"type": "error", "id": None, "message": "not JSON"},
+    ):
         assert not list(validator.iter_errors(good)), good
-    for bad in ({**declares, "options": {"mistakes": 0}}, {**declares, "options": [{"name": "m", "type": "real"}]},
-                {"type": "ready"}, {"type": "error", "message": "no id"},
-                {"type": "hello", "name": "x", "rules": ["*"]}):
+    for bad in (
+        {**declares, "options": {"mistakes": 0}},
+        {**declares, "options": [{"name": "m", "type": "real"}]},
+        {"type": "ready"},
+        {"type": "error", "message": "no id"},
+        {"type": "hello", "name": "x", "rules": ["*"]},
+    ):
         assert list(validator.iter_errors(bad)), bad
 
 
@@ -114,8 +158,7 @@ def test_answers_are_checked_entry_by_entry_against_the_rules():
     rules = load_rules("yahtzee")
     c = msgs.codec(rules)
     sheets = np.full((3, rules.n_boxes), -1, dtype=np.int16)
-    view = view_of(rules, sheets, np.array([c.roll_of("11234"), c.roll_of("66666"), c.roll_of("12345")]),
-                   rolls_left=2)
+    view = view_of(rules, sheets, np.array([c.roll_of("11234"), c.roll_of("66666"), c.roll_of("12345")]), rolls_left=2)
     ans = msgs.read_answer({"type": "answer", "id": 9, "game": [0, 1, 2], "keep": ["11", "6666", "7"]}, 9, view, "keep")
     assert ans.choice[0] == c.keep_index["11"] and ans.choice[1] == c.keep_index["6666"]
     assert list(ans.illegal) == [False, False, True] and "'7' is not a legal keep" in ans.problem
@@ -141,8 +184,9 @@ def test_a_request_reads_back_into_the_positions_it_was_made_of():
         assert np.array_equal(pos.game, view.games) and np.array_equal(pos.keys, view.keys)
         assert np.array_equal(pos.roll, view.roll) and np.array_equal(pos.sheet, msgs.sheet_columns(view))
     with pytest.raises(UserError, match="dice"):
-        msgs.read_positions({"kind": "box", "dice": ["1234"], "game": [0], "seat": 0, "turn": 1,
-                             "sheet": [[-1] * rules.n_boxes]}, rules)
+        msgs.read_positions(
+            {"kind": "box", "dice": ["1234"], "game": [0], "seat": 0, "turn": 1, "sheet": [[-1] * rules.n_boxes]}, rules
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,20 +197,29 @@ def test_a_null_engine_plays_the_games_its_in_process_twin_plays_to_the_bit(tmp_
     import harness.game.registry as registry
 
     registry.register(NullTwin)
-    cfg = RunConfig(seats=(engine_spec(NULL), "greedy"), rules="yahtzee", games=300, seed=11, chunk_size=100,
-                    workers=2)
+    cfg = RunConfig(seats=(engine_spec(NULL), "greedy"), rules="yahtzee", games=300, seed=11, chunk_size=100, workers=2)
     a = run(cfg, tmp_path / "engine")
     b = run(cfg.with_overrides(seats=("null-twin", "greedy"), workers=1), tmp_path / "twin")
     ra, rb = rows(a), rows(b)
     cols = [c for c in rb.columns if c != "strategy"]
     pd.testing.assert_frame_equal(ra[cols], rb[cols])
-    assert faults(a) == {"games": 300, "engine_decisions": 300 * 26, "faults_time": 0, "faults_illegal": 0,
-                         "faults_crash": 0, "faults_stall": 0, "corrupted": 0}
+    assert faults(a) == {
+        "games": 300,
+        "engine_decisions": 300 * 26,
+        "faults_time": 0,
+        "faults_illegal": 0,
+        "faults_crash": 0,
+        "faults_stall": 0,
+        "corrupted": 0,
+    }
     m = json.loads((a / "manifest.json").read_text())
     eng = m["engines"]["bot"]
     assert eng["handshake"]["name"] == "null" and eng["command"][-1].endswith("null_engine.py")
-    assert eng["files"] == {str(ENGINES / "null_engine.py"): __import__("hashlib").sha256(
-        (ENGINES / "null_engine.py").read_bytes()).hexdigest()}
+    assert eng["files"] == {
+        str(ENGINES / "null_engine.py"): __import__("hashlib")
+        .sha256((ENGINES / "null_engine.py").read_bytes())
+        .hexdigest()
+    }
     assert (a / "engines").is_dir() and list((a / "engines").glob("bot.*.stderr.log"))
 
 
@@ -188,8 +241,10 @@ def test_each_fault_is_counted_by_kind_and_answered_by_the_time_out_policy(tmp_p
     stall = 600 if mode == "hang" else 5000
     # the marker: the bug happens once, not again in the engine the referee restarts
     spec = engine_spec(misbehave(mode, 3, tmp_path / "marker"), move_ms=1, margin_ms=300, stall_ms=stall)
-    out = run(RunConfig(seats=(spec, "greedy"), rules="scandinavian", games=10, seed=5, chunk_size=10, workers=1),
-              tmp_path / "r")
+    out = run(
+        RunConfig(seats=(spec, "greedy"), rules="scandinavian", games=10, seed=5, chunk_size=10, workers=1),
+        tmp_path / "r",
+    )
     got = faults(out)
     expect = dict.fromkeys(("faults_time", "faults_illegal", "faults_crash", "faults_stall"), 0)
     expect[f"faults_{kind}"] = 10
@@ -199,8 +254,12 @@ def test_each_fault_is_counted_by_kind_and_answered_by_the_time_out_policy(tmp_p
     assert (r.loc[r.seat == 0, f"faults_{kind}"] == 1).all() and r.loc[r.seat == 1, "engine_decisions"].eq(0).all()
     # the fallback of a keep is "keep every die": the null engine's own answer, so the games equal
     # the well-behaved engine's game for game
-    ok = run(RunConfig(seats=(engine_spec(NULL), "greedy"), rules="scandinavian", games=10, seed=5, chunk_size=10,
-                       workers=1), tmp_path / "ok")
+    ok = run(
+        RunConfig(
+            seats=(engine_spec(NULL), "greedy"), rules="scandinavian", games=10, seed=5, chunk_size=10, workers=1
+        ),
+        tmp_path / "ok",
+    )
     assert rows(ok)["total"].tolist() == r["total"].tolist()
     if kind in ("time", "crash", "stall"):
         journal = (out / "engines" / "faults.jsonl").read_text().splitlines()
@@ -208,29 +267,54 @@ def test_each_fault_is_counted_by_kind_and_answered_by_the_time_out_policy(tmp_p
 
 
 def test_a_report_of_a_run_with_an_engine_says_why_it_has_no_exact_figures(tmp_path, capsys):
-    out = run(RunConfig(seats=(engine_spec(NULL), "greedy"), rules="forced", games=20, seed=5, chunk_size=10,
-                        workers=1), tmp_path / "run")
+    out = run(
+        RunConfig(seats=(engine_spec(NULL), "greedy"), rules="forced", games=20, seed=5, chunk_size=10, workers=1),
+        tmp_path / "run",
+    )
     capsys.readouterr()
     assert cli(["report", str(out), "--json", "--no-plots"]) == 0
     exact = json.loads(capsys.readouterr().out)["exact"]
-    assert exact == {"available": False, "why": "bot is an external engine (the harness knows its play only from "
-                                                "its answers), so this run's figures are sampled only"}
+    assert exact == {
+        "available": False,
+        "why": "bot is an external engine (the harness knows its play only from "
+        "its answers), so this run's figures are sampled only",
+    }
 
 
 def test_a_batch_over_the_engines_maximum_goes_in_parts(tmp_path):
     # the engine refuses more than 3 positions a request (its hello says so): 10 games, no fault
-    out = run(RunConfig(seats=(engine_spec(f"{NULL} --max-batch 3"), "greedy"), rules="scandinavian", games=10,
-                        seed=5, chunk_size=10, workers=1), tmp_path / "r")
+    out = run(
+        RunConfig(
+            seats=(engine_spec(f"{NULL} --max-batch 3"), "greedy"),
+            rules="scandinavian",
+            games=10,
+            seed=5,
+            chunk_size=10,
+            workers=1,
+        ),
+        tmp_path / "r",
+    )
     assert faults(out)["faults_illegal"] == 0 and faults(out)["engine_decisions"] == 300
-    out = run(RunConfig(seats=(engine_spec(NULL, max_batch=4), "greedy"), rules="scandinavian", games=10,
-                        seed=5, chunk_size=10, workers=1), tmp_path / "r2")
+    out = run(
+        RunConfig(
+            seats=(engine_spec(NULL, max_batch=4), "greedy"),
+            rules="scandinavian",
+            games=10,
+            seed=5,
+            chunk_size=10,
+            workers=1,
+        ),
+        tmp_path / "r2",
+    )
     assert rows(out)["total"].tolist() == rows(tmp_path / "r")["total"].tolist()
 
 
 def test_a_box_fault_is_answered_with_the_largest_immediate_gain(tmp_path):
     # request 2 is turn 1's box: the time-out bot's box replaces the null engine's first allowed box
     spec = engine_spec(misbehave("illegal", 2))
-    out = run(RunConfig(seats=(spec,), rules="scandinavian", games=10, seed=5, chunk_size=10, workers=1), tmp_path / "r")
+    out = run(
+        RunConfig(seats=(spec,), rules="scandinavian", games=10, seed=5, chunk_size=10, workers=1), tmp_path / "r"
+    )
     assert faults(out)["faults_illegal"] == 10
     rules = load_rules("scandinavian")
     trace: list[dict] = []
@@ -254,8 +338,9 @@ def test_a_game_past_its_clock_plays_time_out_without_asking(tmp_path):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux enforces it")
 def test_an_engine_over_its_memory_cap_crashes_and_is_restarted(tmp_path):
     spec = engine_spec(misbehave("hog", 3, tmp_path / "marker"), memory_mb=400)
-    out = run(RunConfig(seats=(spec,), rules="scandinavian", games=10, seed=1, chunk_size=10, workers=1),
-              tmp_path / "r")
+    out = run(
+        RunConfig(seats=(spec,), rules="scandinavian", games=10, seed=1, chunk_size=10, workers=1), tmp_path / "r"
+    )
     f = faults(out)
     assert f["faults_crash"] == 10 and f["faults_time"] == f["faults_illegal"] == f["faults_stall"] == 0
     log = "".join(p.read_text() for p in (out / "engines").glob("bot.*.stderr.log"))
@@ -274,8 +359,22 @@ def test_stderr_is_logged_and_capped(tmp_path):
 
 def test_an_engine_over_its_share_of_corrupted_games_is_disqualified_in_one_line(tmp_path, capsys):
     spec = engine_spec(misbehave("illegal", 0), min_games=5)
-    code = cli(["run", "--seats", f"{spec},greedy", "--games", "40", "--chunk-size", "10", "--workers", "1",
-                "--quiet", "--out", str(tmp_path / "r")])
+    code = cli(
+        [
+            "run",
+            "--seats",
+            f"{spec},greedy",
+            "--games",
+            "40",
+            "--chunk-size",
+            "10",
+            "--workers",
+            "1",
+            "--quiet",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1
     line = next(x for x in err.splitlines() if "disqualified" in x)
@@ -286,12 +385,34 @@ def test_an_engine_over_its_share_of_corrupted_games_is_disqualified_in_one_line
 
 
 def test_an_engine_that_cannot_start_fails_the_run_at_once_in_one_line(tmp_path, capsys):
-    code = cli(["run", "--seats", 'engine:cmd="no-such-engine-binary --x",greedy', "--games", "10", "--quiet",
-                "--out", str(tmp_path / "r")])
+    code = cli(
+        [
+            "run",
+            "--seats",
+            'engine:cmd="no-such-engine-binary --x",greedy',
+            "--games",
+            "10",
+            "--quiet",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "cannot start 'no-such-engine-binary --x'" in err and len(err.strip().splitlines()) == 1
-    code = cli(["run", "--rules", "maxi", "--seats", f'engine:cmd="{misbehave("none")}",greedy', "--games", "10",
-                "--quiet", "--out", str(tmp_path / "r2")])
+    code = cli(
+        [
+            "run",
+            "--rules",
+            "maxi",
+            "--seats",
+            f'engine:cmd="{misbehave("none")}",greedy',
+            "--games",
+            "10",
+            "--quiet",
+            "--out",
+            str(tmp_path / "r2"),
+        ]
+    )
     assert code == 0  # claims "*"
 
 
@@ -329,9 +450,25 @@ def _engine_pids(tag: str) -> list[int]:
 def test_a_run_with_engines_resumes_after_sigkill_and_leaves_no_engine_behind(tmp_path):
     tag = f"tag{os.getpid()}x{time.time_ns() % 10**6}"
     cmd = f"{sys.executable} {ENGINES / 'null_engine.py'} {tag}"
-    argv = [sys.executable, "-m", "harness.cli", "run", "--rules", "scandinavian", "--seats",
-            f'engine:cmd="{cmd}",name=bot,greedy', "--games", "3000", "--chunk-size", "100", "--workers", "2",
-            "--seed", "4", "--quiet"]
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "--rules",
+        "scandinavian",
+        "--seats",
+        f'engine:cmd="{cmd}",name=bot,greedy',
+        "--games",
+        "3000",
+        "--chunk-size",
+        "100",
+        "--workers",
+        "2",
+        "--seed",
+        "4",
+        "--quiet",
+    ]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     proc = subprocess.Popen([*argv, "--out", str(tmp_path / "killed")], env=env, start_new_session=True)
     chunks = tmp_path / "killed" / "chunks"
@@ -360,9 +497,17 @@ class _NullHandler(BaseHTTPRequestHandler):
         try:
             msg = json.loads(body)
             t = msg.get("type")
-            reply = (null_engine.HELLO if t == "hello" else {"type": "ready", "id": msg.get("id")} if t == "newgame"
-                     else null_engine.answer(msg) if t == "decide" else {"type": "pong", "id": msg.get("id")}
-                     if t == "ping" else {"type": "error", "message": f"unknown type {t!r}"})
+            reply = (
+                null_engine.HELLO
+                if t == "hello"
+                else {"type": "ready", "id": msg.get("id")}
+                if t == "newgame"
+                else null_engine.answer(msg)
+                if t == "decide"
+                else {"type": "pong", "id": msg.get("id")}
+                if t == "ping"
+                else {"type": "error", "message": f"unknown type {t!r}"}
+            )
         except (ValueError, KeyError, AttributeError, StopIteration) as exc:
             reply = {"type": "error", "message": repr(exc)}
         data = json.dumps(reply).encode()
@@ -381,8 +526,14 @@ def test_the_same_messages_over_http(tmp_path):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/decide"
-        cfg = RunConfig(seats=(f"engine:url={url},name=bot", "greedy"), rules="scandinavian", games=50, seed=2,
-                        chunk_size=50, workers=1)
+        cfg = RunConfig(
+            seats=(f"engine:url={url},name=bot", "greedy"),
+            rules="scandinavian",
+            games=50,
+            seed=2,
+            chunk_size=50,
+            workers=1,
+        )
         a = run(cfg, tmp_path / "http")
         b = run(cfg.with_overrides(seats=(engine_spec(NULL), "greedy")), tmp_path / "stdio")
         pd.testing.assert_frame_equal(rows(a).drop(columns="strategy"), rows(b).drop(columns="strategy"))
@@ -393,8 +544,14 @@ def test_the_same_messages_over_http(tmp_path):
         server.shutdown()
         server.server_close()
     # nobody there now: every decision is a crash fault, the run still ends (and the engine is out)
-    cfg = RunConfig(seats=(f"engine:url={url},name=bot,min_games=100",), rules="scandinavian", games=5, seed=2,
-                    chunk_size=5, workers=1)
+    cfg = RunConfig(
+        seats=(f"engine:url={url},name=bot,min_games=100",),
+        rules="scandinavian",
+        games=5,
+        seed=2,
+        chunk_size=5,
+        workers=1,
+    )
     with pytest.raises(UserError, match="cannot reach"):
         run(cfg, tmp_path / "gone")
 
@@ -404,8 +561,9 @@ def test_the_same_messages_over_http(tmp_path):
 
 
 def test_engine_check_passes_a_conforming_engine(capsys):
-    code = cli(["engine", "check", str(ENGINES / "null_engine.py"), "--rules", "yahtzee,maxi,generala,forced",
-                "--games", "3"])
+    code = cli(
+        ["engine", "check", str(ENGINES / "null_engine.py"), "--rules", "yahtzee,maxi,generala,forced", "--games", "3"]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     assert "maxi (saved_rolls)  keep with saved rolls (5 rerolls left)" in out
@@ -414,13 +572,16 @@ def test_engine_check_passes_a_conforming_engine(capsys):
     assert out.strip().splitlines()[-1].endswith("passed, 0 failed")
 
 
-@pytest.mark.parametrize("mode,found", [
-    ("badjoker", "all alike with the key box holding its score (face box open)"),
-    ("illegal", "is not a legal keep"),
-    ("wronggame", "an answer for other games"),
-    ("sleep", "budget 24.0 + margin 100 ms"),
-    ("random", "answers must depend on the position only"),
-])
+@pytest.mark.parametrize(
+    "mode,found",
+    [
+        ("badjoker", "all alike with the key box holding its score (face box open)"),
+        ("illegal", "is not a legal keep"),
+        ("wronggame", "an answer for other games"),
+        ("sleep", "budget 24.0 + margin 100 ms"),
+        ("random", "answers must depend on the position only"),
+    ],
+)
 def test_engine_check_fails_an_engine_with_one_bug(capsys, mode, found):
     code = cli(["engine", "check", misbehave(mode, 0), "--rules", "yahtzee", "--games", "0", "--move-ms", "1"])
     out = capsys.readouterr().out

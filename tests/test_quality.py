@@ -62,7 +62,7 @@ def _course_from_trace(trace: list[dict], seats: int, rounds: int) -> tuple[int,
     at = deficit_round(rounds)
     boxes = [e for e in trace if e["event"] == "box"]
     for r in range(rounds):
-        for e in boxes[r * seats:(r + 1) * seats]:
+        for e in boxes[r * seats : (r + 1) * seats]:
             total[e["seat"]] = e["total"]
         top = max(total)
         for s in range(seats):
@@ -84,7 +84,7 @@ def test_engine_course_matches_the_trace_and_does_not_depend_on_the_batch():
     res = play(rules, bots, games, 9)
     for g in range(0, 40, 5):
         trace: list[dict] = []
-        play(rules, bots, games[g:g + 1], 9, trace=trace)
+        play(rules, bots, games[g : g + 1], 9, trace=trace)
         changes, last, deficit = _course_from_trace(trace, 3, rules.n_boxes)
         assert res.lead_changes[g] == changes
         assert res.last_behind[g].tolist() == last and res.deficit[g].tolist() == deficit
@@ -137,20 +137,39 @@ def _write_rows(out: Path, lineups: list[list[str]], rows: list[dict], analyse: 
         name = f"chunks/part-L{li:04d}-G{0:012d}.parquet"
         pq.write_table(pa.Table.from_pandas(part, preserve_index=False), out / name)
         chunks.append({"lineup": li, "start": 0, "stop": games, "file": name})
-    manifest = {"format": 1, "kind": "run" if len(lineups) == 1 else "tournament", "complete": True,
-                "rules": {"name": rules.name, "source": rules.source, "settings": dict(rules.settings),
-                          "digest": rules.digest},
-                "entrants": [{"label": x, "spec": x} for x in labels], "lineups": lineups, "games": games,
-                "seed": 1, "chunk_size": games, "chunks": chunks, "config": {"analyse": analyse}}
+    manifest = {
+        "format": 1,
+        "kind": "run" if len(lineups) == 1 else "tournament",
+        "complete": True,
+        "rules": {"name": rules.name, "source": rules.source, "settings": dict(rules.settings), "digest": rules.digest},
+        "entrants": [{"label": x, "spec": x} for x in labels],
+        "lineups": lineups,
+        "games": games,
+        "seed": 1,
+        "chunk_size": games,
+        "chunks": chunks,
+        "config": {"analyse": analyse},
+    }
     (out / "manifest.json").write_text(json.dumps(manifest))
     return out
 
 
-def _game(g: int, totals: list[int], changes: int, last: list[int], deficit: list[int], li: int = 0,
-          **extra: list[float]) -> list[dict]:
-    return [{"lineup": li, "game": g, "seat": s, "total": totals[s], "lead_changes": changes,
-             "last_behind": last[s], "deficit": deficit[s], **{k: v[s] for k, v in extra.items()}}
-            for s in range(len(totals))]
+def _game(
+    g: int, totals: list[int], changes: int, last: list[int], deficit: list[int], li: int = 0, **extra: list[float]
+) -> list[dict]:
+    return [
+        {
+            "lineup": li,
+            "game": g,
+            "seat": s,
+            "total": totals[s],
+            "lead_changes": changes,
+            "last_behind": last[s],
+            "deficit": deficit[s],
+            **{k: v[s] for k, v in extra.items()},
+        }
+        for s in range(len(totals))
+    ]
 
 
 def _quality(run: Path, **options: int) -> dict:
@@ -167,8 +186,11 @@ def known(tmp_path):
             (last behind after round 3); one lead change;
     game 2: seat 0 wins 250-200, never behind; no lead change.
     """
-    rows = (_game(0, [200, 203], 2, [15, 12], [0, 35]) + _game(1, [210, 210], 1, [10, 3], [40, 0])
-            + _game(2, [250, 200], 0, [0, 15], [0, 12]))
+    rows = (
+        _game(0, [200, 203], 2, [15, 12], [0, 35])
+        + _game(1, [210, 210], 1, [10, 3], [40, 0])
+        + _game(2, [250, 200], 0, [0, 15], [0, 12])
+    )
     return _write_rows(tmp_path / "known", [["x", "x"]], rows)
 
 
@@ -190,8 +212,10 @@ def test_known_answers_lead_changes_decisive_round_close_games_comebacks(known):
     q = _quality(known, close_margin=2, comeback_deficit=36)
     assert q["close_games"]["value"] == pytest.approx(1 / 3) and q["comeback_rate"]["value"] == pytest.approx(0.5 / 3)
     assert q["options"] == {"close_margin": 2, "comeback_deficit": 36, "deficit_round": 10, "rounds": 15}
-    assert q["why"] == {"skill_share": "needs luck and regret: play the run with --analyse",
-                        "upset_rate": "no two different entrants meet at a table"}
+    assert q["why"] == {
+        "skill_share": "needs luck and regret: play the run with --analyse",
+        "upset_rate": "no two different entrants meet at a table",
+    }
     assert q["applies"]["skill_share"] is False and q["entrants"][0]["skill_share"] is None
 
 
@@ -205,8 +229,7 @@ def test_skill_share_and_upset_rate_known_answers(tmp_path):
     totals = [(150, 200), (180, 200), (200, 200), (230, 200)]
     rows = []
     for g in range(4):
-        rows += _game(g, list(totals[g]), 0, [0, 0], [0, 0], luck=[luck_a[g], luck_b[g]],
-                      regret=[reg_a[g], 0.0])
+        rows += _game(g, list(totals[g]), 0, [0, 0], [0, 0], luck=[luck_a[g], luck_b[g]], regret=[reg_a[g], 0.0])
     run = _write_rows(tmp_path / "sk", [["a", "b"]], rows, analyse=True)
     q = _quality(run)
     ent = {e["strategy"]: e for e in q["entrants"]}
@@ -223,8 +246,10 @@ def test_skill_share_and_upset_rate_known_answers(tmp_path):
 
 
 def test_runs_without_the_course_columns_say_what_does_not_apply(tmp_path):
-    rows = [{k: v for k, v in r.items() if k not in ("lead_changes", "last_behind", "deficit")}
-            for r in _game(0, [200, 203], 0, [0, 0], [0, 0]) + _game(1, [200, 190], 0, [0, 0], [0, 0])]
+    rows = [
+        {k: v for k, v in r.items() if k not in ("lead_changes", "last_behind", "deficit")}
+        for r in _game(0, [200, 203], 0, [0, 0], [0, 0]) + _game(1, [200, 190], 0, [0, 0], [0, 0])
+    ]
     q = _quality(_write_rows(tmp_path / "old", [["x", "x"]], rows))
     for m in ("lead_changes", "decisive_round", "comeback_rate"):
         assert q[m] is None and "no lead_changes/last_behind/deficit columns" in q["why"][m]
@@ -242,8 +267,14 @@ def test_first_mover_edge_of_equal_bots_is_zero_within_its_interval(tmp_path):
     """greedy vs greedy ignores the other seat: seat 0 has no edge, and 6,000 games put the interval
     within about +-1.3 points of a share. The run also holds a seat-swapped pair (greedy, random) +
     (random, greedy), a balanced unit too."""
-    run, rows = write_run(tmp_path / "eq", "scandinavian",
-                          [["greedy", "greedy"], ["greedy", "random"], ["random", "greedy"]], 6000, 21, 3000)
+    run, rows = write_run(
+        tmp_path / "eq",
+        "scandinavian",
+        [["greedy", "greedy"], ["greedy", "random"], ["random", "greedy"]],
+        6000,
+        21,
+        3000,
+    )
     q = _quality(run)
     fm = q["first_mover_edge"]
     assert fm["ci"][0] < 0 < fm["ci"][1] and fm["ci"][1] - fm["ci"][0] < 0.03
@@ -273,8 +304,17 @@ def _analysed(out: Path, rules: Path, seats: list[str], games: int, seed: int, s
     from harness.play.runconfig import RunConfig
     from harness.play.runner import run
 
-    cfg = RunConfig(mode="run", rules=str(rules), seats=tuple(seats), games=games, seed=seed,
-                    chunk_size=max(1, games // 2), workers=1, analyse=True, settings=settings or {})
+    cfg = RunConfig(
+        mode="run",
+        rules=str(rules),
+        seats=tuple(seats),
+        games=games,
+        seed=seed,
+        chunk_size=max(1, games // 2),
+        workers=1,
+        analyse=True,
+        settings=settings or {},
+    )
     return run(cfg, out, quiet=True)
 
 
@@ -312,9 +352,15 @@ def test_compare_prints_quality_side_by_side_with_holm(mini_rules, tmp_path, cap
     q = r.quality
     assert q["correction"].startswith("Holm") and q["games"] == 400
     rows = {(m["metric"], m["scope"]): m for m in q["metrics"]}
-    assert set(rows) == {("lead_changes", "run"), ("decisive_round", "run"), ("close_games", "run"),
-                         ("comeback_rate", "run"), ("skill_share", "solver"), ("skill_share", "greedy"),
-                         ("upset_rate", "solver vs greedy")}
+    assert set(rows) == {
+        ("lead_changes", "run"),
+        ("decisive_round", "run"),
+        ("close_games", "run"),
+        ("comeback_rate", "run"),
+        ("skill_share", "solver"),
+        ("skill_share", "greedy"),
+        ("upset_rate", "solver vs greedy"),
+    }
     assert "first_mover_edge" in q["why"]
     assert [m["p_holm"] for m in q["metrics"]] == pytest.approx(holm([m["p_value"] for m in q["metrics"]]))
     for m in q["metrics"]:
@@ -371,7 +417,8 @@ def test_pairings_are_named_in_the_entrants_order_in_every_table(tmp_path):
 
 
 def test_exact_close_games_draws_and_upsets_are_the_enumerated_ones_and_lie_in_a_sampled_runs_intervals(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     from harness.exact import evaluate as E
     from harness.reports.quality_exact import exact_pair
     from harness.play.runconfig import RunConfig
@@ -393,8 +440,11 @@ def test_exact_close_games_draws_and_upsets_are_the_enumerated_ones_and_lie_in_a
     assert exact_pair(b, a).upset_rate == pytest.approx(ex.upset_rate, abs=1e-15)  # the order does not matter
     assert exact_pair(a, b, QualityOptions(close_margin=0)).close_games == ex.draw_rate
     # a seeded run of the two bots: every exact value inside the sampled 99.9 % interval
-    out = run(RunConfig(mode="run", rules=str(path), seats=("solver", "greedy"), games=6000, seed=5, workers=1),
-              tmp_path / "run", quiet=True)
+    out = run(
+        RunConfig(mode="run", rules=str(path), seats=("solver", "greedy"), games=6000, seed=5, workers=1),
+        tmp_path / "run",
+        quiet=True,
+    )
     s = summarize(out, confidence=0.999).to_dict()
     q, pair = s["quality"], s["pairings"][0]
     lo, hi = q["close_games"]["ci"]
@@ -410,10 +460,12 @@ def test_exact_close_games_draws_and_upsets_are_the_enumerated_ones_and_lie_in_a
 
 
 #: Three rounds (the deficit round is the second): small enough to enumerate every pair of courses
-COURSE_RULES = ('name = "tiny_course"\ndice = 2\nrolls = 2\n[settings]\nupper_bonus_threshold = 4\n'
-                'upper_bonus_value = 5\n' + "".join(f'[[boxes]]\nname = "{n}"\nkind = "upper"\nface = {f}\n'
-                                                    for f, n in ((1, "ones"), (2, "twos")))
-                + '[[boxes]]\nname = "chance"\nkind = "chance"\n')
+COURSE_RULES = (
+    'name = "tiny_course"\ndice = 2\nrolls = 2\n[settings]\nupper_bonus_threshold = 4\n'
+    "upper_bonus_value = 5\n"
+    + "".join(f'[[boxes]]\nname = "{n}"\nkind = "upper"\nface = {f}\n' for f, n in ((1, "ones"), (2, "twos")))
+    + '[[boxes]]\nname = "chance"\nkind = "chance"\n'
+)
 
 
 def _enumerated_course(pa: dict, pb: dict, d: int, deficit: int) -> tuple[float, float, float, float]:
@@ -435,8 +487,12 @@ def _enumerated_course(pa: dict, pb: dict, d: int, deficit: int) -> tuple[float,
     f = sg[:, :, -1]
     a_won, b_won = np.where(f > 0, 1.0, np.where(f == 0, 0.5, 0.0)), np.where(f < 0, 1.0, np.where(f == 0, 0.5, 0.0))
     dd = a_paths[:, None, d - 1] - b_paths[None, :, d - 1]
-    return ((w * changes).sum(), (w * adjacent).sum(), (w * (a_won * (behind_a + 1) + b_won * (behind_b + 1))).sum(),
-            (w * (a_won * (-dd >= deficit) + b_won * (dd >= deficit))).sum())
+    return (
+        (w * changes).sum(),
+        (w * adjacent).sum(),
+        (w * (a_won * (behind_a + 1) + b_won * (behind_b + 1))).sum(),
+        (w * (a_won * (-dd >= deficit) + b_won * (dd >= deficit))).sum(),
+    )
 
 
 def test_exact_course_is_the_enumerated_one_and_lies_in_a_sampled_runs_intervals(tmp_path, monkeypatch):
@@ -479,8 +535,11 @@ def test_exact_course_is_the_enumerated_one_and_lies_in_a_sampled_runs_intervals
     assert set(SAMPLED_METRICS) == {"lead_changes", "decisive_round"}
     # a seeded run of the two bots: the exact comeback rate inside its 99.9 % interval, the exact
     # bounds of the lead changes meeting theirs, the enumerated decisive round inside its interval
-    out = run(RunConfig(mode="run", rules=str(path), seats=("greedy", "solver"), games=6000, seed=5, workers=1),
-              tmp_path / "run", quiet=True)
+    out = run(
+        RunConfig(mode="run", rules=str(path), seats=("greedy", "solver"), games=6000, seed=5, workers=1),
+        tmp_path / "run",
+        quiet=True,
+    )
     q = summarize(out, confidence=0.999, quality_options=opts).to_dict()["quality"]
     lo, hi = q["comeback_rate"]["ci"]
     assert lo < ex.comeback_rate < hi

@@ -53,8 +53,7 @@ README = ROOT / "README.md"
 #: subcommand -> (largest --games run as written, --games played above it): the examples' runs,
 #: comparisons and calibrations exercise every code path at a size CI affords (a calibration's cost
 #: is mostly its evaluations' fixed cost; the winprob run is the one above 5,000 games it lowers).
-GAME_LIMITS: dict[str, tuple[int, int]] = {"run": (5_000, 2_000), "compare": (20_000, 2_000),
-                                          "calibrate": (150, 150)}
+GAME_LIMITS: dict[str, tuple[int, int]] = {"run": (5_000, 2_000), "compare": (20_000, 2_000), "calibrate": (150, 150)}
 #: The port the pages' ``serve`` and ``curl`` examples use; the test serves on a free port instead
 #: and reads the pages' commands and output with that port in place of this one.
 SERVE_PORT = 8765
@@ -69,11 +68,11 @@ TIMEOUT_S = 600  # far above any command idle (the slowest ~35 s), not hit by a 
 #: output is compared with the real one: wall times, speeds, dates and the names of temporary
 #: directories. Nothing else.
 NORMALISE: tuple[tuple[str, str], ...] = (
-    (r"\b\d[\d,]*(?:\.\d+)? ?(?:s|ms|µs|us|min)\b", "<time>"),   # 12.4 s, 3 ms
-    (r"\b\d[\d,]*(?:\.\d+)? games/s\b", "<speed>"),                # 8,087 games/s
+    (r"\b\d[\d,]*(?:\.\d+)? ?(?:s|ms|µs|us|min)\b", "<time>"),  # 12.4 s, 3 ms
+    (r"\b\d[\d,]*(?:\.\d+)? games/s\b", "<speed>"),  # 8,087 games/s
     (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?", "<date>"),
-    (r"\b\d{8}-\d{6}\b", "<date>"),                                # results/quick-20260101-120000
-    (r"/tmp/[\w./-]+", "<tmp>"),                                   # pytest's and tempfile's directories
+    (r"\b\d{8}-\d{6}\b", "<date>"),  # results/quick-20260101-120000
+    (r"/tmp/[\w./-]+", "<tmp>"),  # pytest's and tempfile's directories
     (r"\bcached\b", "<time>"),  # a time column says `cached` for what an earlier example computed
 )
 
@@ -93,68 +92,45 @@ pytestmark = pytest.mark.xdist_group("readme")
 #: The blocks that are parsed but not run, keyed by their first command (a python block: its first
 #: line), with the reason. It must list exactly the blocks marked ``parse-only``.
 PARSE_ONLY: dict[str, str] = {
-    "pip install -e . && yatzy-harness run":
-        "installs the package (CI's own first step, .ci/run); the quick run is played by the README's test",
-    'pip install -e ".[test]" && python -m pytest -q':
-        "installs the package and runs the whole suite, which is this test's caller (.ci/run runs it)",
-    'pip install -e ".[docs]" && mkdocs build --strict':
-        "installs the package; the build itself is tests/test_docs.py",
+    "pip install -e . && yatzy-harness run": "installs the package (CI's own first step, .ci/run); the quick run is played by the README's test",
+    'pip install -e ".[test]" && python -m pytest -q': "installs the package and runs the whole suite, which is this test's caller (.ci/run runs it)",
+    'pip install -e ".[docs]" && mkdocs build --strict': "installs the package; the build itself is tests/test_docs.py",
     'pip install -e ".[serve]"': "installs the package",
     "python docs/examples.py regenerate docs/serving.md": "rewrites the pages it names (the test would edit the clone)",
     "dask scheduler --port 8786": "needs a Dask cluster of several machines (tests/test_runner.py plays the dask backend in process)",
     "yatzy-harness sweep forced --set forced_bonus_threshold=36..48:3 --entrants timeout,solver:temperature=2,solver "
-    "--depth --backend dask --workers 3":
-        "the block's other commands need a cluster of several machines and hours of CPU; tests/test_cluster.py runs "
-        "sweeps with depth on LocalClusters of 2 and 3 workers",
+    "--depth --backend dask --workers 3": "the block's other commands need a cluster of several machines and hours of CPU; tests/test_cluster.py runs "
+    "sweeps with depth on LocalClusters of 2 and 3 workers",
     "yatzy-harness evaluate scandinavian --entrants solver:target=250 --backend dask --scheduler tcp://SCHEDULER:8786 "
-    "--cache-dir /shared/cache":
-        "needs a Dask cluster of several machines and ~160 CPU-s; tests/test_cluster.py splits target play over "
-        "LocalClusters of 2 and 3 workers",
-    "yatzy-harness run --resume results/big-round-robin":
-        "resumes the Dask cluster's run of the block before",
-    "from harness.records.record import read_records, records_of_run, write_records_parquet, format_game, parse_turn":
-        "a sketch over the reader's own games.jsonl (tests/test_record.py calls each of these)",
-    "yatzy-harness compare --exact bonus63 bonus62 --entrants greedy,solver":
-        "10-12 min of wall time from an empty cache (two solves, four exact evaluations on scandinavian); "
-        "tests/test_exact.py checks the same command on tiny rule sets to the last digit",
-    "yatzy-harness compare --exact results/bonus63 results/bonus62":
-        "the exact evaluations of the block before (minutes of CPU); tests/test_exact.py checks the sampled-vs-exact lines",
-    "yatzy-harness evaluate scandinavian --entrants random,timeout,greedy,bonus,solver":
-        "about 100 s of CPU and 1.5 GiB (the generala block before it runs the same code for real)",
-    "yatzy-harness report results/bonus63 --exact --no-plots --out results/rep63":
-        "needs scandinavian's exact evaluations (minutes of CPU); tests/test_exact.py checks report --exact",
-    "yatzy-harness evaluate scandinavian --depth --rates 0.75":
-        "hours of CPU (dozens of softmax evaluations on 1.4 million states); the forced block before runs the same code",
-    "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55..70 --entrants greedy,solver:temperature=1,solver --out results/sweep-threshold":
-        "16 rule sets x 3 exact evaluations on scandinavian (hours of CPU); tests/test_sweep.py sweeps tiny rule sets",
-    "yatzy-harness sweep forced --set forced_bonus_threshold=36..48:3 --entrants timeout,solver:temperature=2,solver --depth":
-        "a depth-of-skill chain at each of 5 values (many minutes of CPU); tests/test_sweep.py checks sweep --depth",
-    '"""A yatzy-harness plugin: one bot, found through the ``yatzy_harness.strategies`` entry point."""':
-        "a file of the plugin package in examples/plugin/, which tests/test_plugin_kit.py builds, installs and tests",
-    '"""The most-common bot: keeps the most common face, then writes the box that scores most."""':
-        "a file of the plugin package in examples/plugin/, which tests/test_plugin_kit.py builds, installs and tests",
-    '"""The harness\'s contract for every bot, run on this plugin\'s bot as installed (through its entry point)."""':
-        "a file of the plugin package in examples/plugin/, which tests/test_plugin_kit.py builds, installs and tests",
-    "yatzy-harness serve --levels results/levels-exact/levels.json --host 0.0.0.0 --token-file token.txt --workers 2":
-        "binds every interface and needs a token file of the reader's; tests/test_serve.py checks the token",
+    "--cache-dir /shared/cache": "needs a Dask cluster of several machines and ~160 CPU-s; tests/test_cluster.py splits target play over "
+    "LocalClusters of 2 and 3 workers",
+    "yatzy-harness run --resume results/big-round-robin": "resumes the Dask cluster's run of the block before",
+    "from harness.records.record import read_records, records_of_run, write_records_parquet, format_game, parse_turn": "a sketch over the reader's own games.jsonl (tests/test_record.py calls each of these)",
+    "yatzy-harness compare --exact bonus63 bonus62 --entrants greedy,solver": "10-12 min of wall time from an empty cache (two solves, four exact evaluations on scandinavian); "
+    "tests/test_exact.py checks the same command on tiny rule sets to the last digit",
+    "yatzy-harness compare --exact results/bonus63 results/bonus62": "the exact evaluations of the block before (minutes of CPU); tests/test_exact.py checks the sampled-vs-exact lines",
+    "yatzy-harness evaluate scandinavian --entrants random,timeout,greedy,bonus,solver": "about 100 s of CPU and 1.5 GiB (the generala block before it runs the same code for real)",
+    "yatzy-harness report results/bonus63 --exact --no-plots --out results/rep63": "needs scandinavian's exact evaluations (minutes of CPU); tests/test_exact.py checks report --exact",
+    "yatzy-harness evaluate scandinavian --depth --rates 0.75": "hours of CPU (dozens of softmax evaluations on 1.4 million states); the forced block before runs the same code",
+    "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55..70 --entrants greedy,solver:temperature=1,solver --out results/sweep-threshold": "16 rule sets x 3 exact evaluations on scandinavian (hours of CPU); tests/test_sweep.py sweeps tiny rule sets",
+    "yatzy-harness sweep forced --set forced_bonus_threshold=36..48:3 --entrants timeout,solver:temperature=2,solver --depth": "a depth-of-skill chain at each of 5 values (many minutes of CPU); tests/test_sweep.py checks sweep --depth",
+    '"""A yatzy-harness plugin: one bot, found through the ``yatzy_harness.strategies`` entry point."""': "a file of the plugin package in examples/plugin/, which tests/test_plugin_kit.py builds, installs and tests",
+    '"""The most-common bot: keeps the most common face, then writes the box that scores most."""': "a file of the plugin package in examples/plugin/, which tests/test_plugin_kit.py builds, installs and tests",
+    '"""The harness\'s contract for every bot, run on this plugin\'s bot as installed (through its entry point)."""': "a file of the plugin package in examples/plugin/, which tests/test_plugin_kit.py builds, installs and tests",
+    "yatzy-harness serve --levels results/levels-exact/levels.json --host 0.0.0.0 --token-file token.txt --workers 2": "binds every interface and needs a token file of the reader's; tests/test_serve.py checks the token",
     "yatzy-harness serve --levels results/levels-exact/levels.json --bot solver --host 0.0.0.0 --token-file "
-    "/etc/yatzy/tokens --access-log --trusted-proxy 127.0.0.1":
-        "binds every interface and needs the reader's token file; tests/test_serve_production.py starts servers "
-        "with tokens, an access log and a trusted proxy",
-    "yatzy-harness run --seats greedy,random --games 1000000 --chunk-size 500000 --workers 2 --seed 7 --out results/long":
-        "a Ctrl-C in the middle of a million-game run; tests/test_chaos.py interrupts runs at random points and "
-        "resumes them to the same bytes",
-    "yatzy-harness run --seats greedy,random --scheduler not-an-address":
-        "needs an HTTP server and a closed port of the reader's; tests/test_chaos.py checks each kind of address",
+    "/etc/yatzy/tokens --access-log --trusted-proxy 127.0.0.1": "binds every interface and needs the reader's token file; tests/test_serve_production.py starts servers "
+    "with tokens, an access log and a trusted proxy",
+    "yatzy-harness run --seats greedy,random --games 1000000 --chunk-size 500000 --workers 2 --seed 7 --out results/long": "a Ctrl-C in the middle of a million-game run; tests/test_chaos.py interrupts runs at random points and "
+    "resumes them to the same bytes",
+    "yatzy-harness run --seats greedy,random --scheduler not-an-address": "needs an HTTP server and a closed port of the reader's; tests/test_chaos.py checks each kind of address",
     "yatzy-harness run --seats 'engine:cmd=\"python tests/engines/misbehave.py illegal 0\",name=sloppy,min_games=5,greedy' "
-    "--games 40 --chunk-size 10 --workers 1 --quiet --out results/dq":
-        "stops with exit status 1 by design; tests/test_chaos.py disqualifies the same engine and resumes the run",
-    "yatzy-harness engine play --levels results/levels-exact/levels.json --level casual":
-        "waits for protocol messages on stdin; tests/test_serve.py plays it through engine check",
-    "yatzy-harness export solver --rules scandinavian --out results/level-solver":
-        "a solve and two exact evaluations of 1.4 million states (about a minute of CPU from an empty cache); "
-        "the forced block before runs the same code, and tests/test_export.py exports scandinavian",
+    "--games 40 --chunk-size 10 --workers 1 --quiet --out results/dq": "stops with exit status 1 by design; tests/test_chaos.py disqualifies the same engine and resumes the run",
+    "yatzy-harness engine play --levels results/levels-exact/levels.json --level casual": "waits for protocol messages on stdin; tests/test_serve.py plays it through engine check",
+    "yatzy-harness export solver --rules scandinavian --out results/level-solver": "a solve and two exact evaluations of 1.4 million states (about a minute of CPU from an empty cache); "
+    "the forced block before runs the same code, and tests/test_export.py exports scandinavian",
 }
+
 
 #: The pages in reading order: README.md, then the manual's nav.
 def _pages() -> list[Path]:
@@ -174,11 +150,11 @@ class Block:
     """A fenced example block of a page."""
 
     page: Path
-    line: int                  # 1-based line of the opening fence
+    line: int  # 1-based line of the opening fence
     lang: str
     mode: str | None
     body: tuple[str, ...]
-    output_line: int | None = None   # a python block's ``<!-- output -->`` block (its fence line)
+    output_line: int | None = None  # a python block's ``<!-- output -->`` block (its fence line)
     output: tuple[str, ...] = ()
 
     @property
@@ -196,13 +172,13 @@ class Block:
 
 @dataclass(frozen=True)
 class Command:
-    text: str                     # as in the page, continuations joined
+    text: str  # as in the page, continuations joined
     page: Path
-    line: int                     # 1-based line in the page
+    line: int  # 1-based line in the page
     parts: tuple[tuple[str, ...], ...]  # argv of each `&&`-joined part
     mode: str | None = None
-    shown: tuple[str, ...] = ()   # the output shown under a console command
-    shown_line: int = 0           # the first line of that output
+    shown: tuple[str, ...] = ()  # the output shown under a console command
+    shown_line: int = 0  # the first line of that output
 
     @property
     def where(self) -> str:
@@ -246,7 +222,7 @@ def parse_blocks(page: Path, text: str | None = None) -> tuple[list[Block], dict
         j = i + 1
         while j < len(lines) and not lines[j].startswith("```"):
             j += 1
-        body = tuple(lines[i + 1:j])
+        body = tuple(lines[i + 1 : j])
         k = i - 1
         while k >= 0 and not lines[k].strip():
             k -= 1
@@ -268,7 +244,9 @@ def parse_blocks(page: Path, text: str | None = None) -> tuple[list[Block], dict
         elif m:
             problems.append(f"{where}:{start}: an example mark on a ```{lang} block (only {', '.join(EXAMPLE_LANGS)})")
         elif any(b.startswith("$ ") for b in body[:1]) or lang in ("bash", "shell", "shell-session", "pycon"):
-            problems.append(f"{where}:{start}: commands in a ```{lang} block: write it as ```console or ```sh, with its mode")
+            problems.append(
+                f"{where}:{start}: commands in a ```{lang} block: write it as ```console or ```sh, with its mode"
+            )
         i = j + 1
     return blocks, files, problems
 
@@ -402,11 +380,13 @@ class Workspace:
                         try:
                             self.play(self.as_played(part), producer)
                         except AssertionError as exc:
-                            raise AssertionError(f"{path} is written by {producer.where}, "
-                                                 f"which failed:\n{exc}") from None
+                            raise AssertionError(
+                                f"{path} is written by {producer.where}, which failed:\n{exc}"
+                            ) from None
             try:
-                self.done[argv] = subprocess.run(harness_argv(argv), cwd=self.root, env=self.env,
-                                                 capture_output=True, text=True, timeout=TIMEOUT_S)
+                self.done[argv] = subprocess.run(
+                    harness_argv(argv), cwd=self.root, env=self.env, capture_output=True, text=True, timeout=TIMEOUT_S
+                )
             except subprocess.TimeoutExpired:
                 self.done[argv] = f"did not finish in {TIMEOUT_S} s"
         res = self.done[argv]
@@ -414,8 +394,10 @@ class Workspace:
         if isinstance(res, str):
             raise AssertionError(f"{what.where}: {shown}\n{res}")
         if not _succeeded(argv, res):
-            raise AssertionError(f"{what.where}: {shown}\nexit {res.returncode}\n"
-                                 f"stderr:\n{res.stderr[-3000:]}\nstdout (end):\n{res.stdout[-1500:]}")
+            raise AssertionError(
+                f"{what.where}: {shown}\nexit {res.returncode}\n"
+                f"stderr:\n{res.stderr[-3000:]}\nstdout (end):\n{res.stdout[-1500:]}"
+            )
         return res
 
     def port(self, argv: tuple[str, ...]) -> tuple[str, ...]:
@@ -429,10 +411,18 @@ class Workspace:
         import urllib.request
 
         if self.server is None:
-            assert SERVE_PORT_OPTION in " ".join(argv), f"{what.where}: serve the pages' examples on --port {SERVE_PORT}"
+            assert SERVE_PORT_OPTION in " ".join(argv), (
+                f"{what.where}: serve the pages' examples on --port {SERVE_PORT}"
+            )
             log = self.root / "serve.log"
-            self.server = subprocess.Popen(harness_argv(self.port(argv)), cwd=self.root, env=self.env,
-                                           stdout=log.open("w"), stderr=subprocess.STDOUT, text=True)
+            self.server = subprocess.Popen(
+                harness_argv(self.port(argv)),
+                cwd=self.root,
+                env=self.env,
+                stdout=log.open("w"),
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
             deadline = time.monotonic() + 300
             while True:
                 try:
@@ -509,6 +499,7 @@ class Workspace:
 def reduce_python(code: str) -> str:
     """A python block at the reduced size: every ``_``-grouped integer literal of 10,000 or more
     divided by :data:`PY_SCALE`."""
+
     def smaller(m: re.Match[str]) -> str:
         value = int(m.group(0).replace("_", ""))
         return f"{value // PY_SCALE:_}" if value >= 10_000 else m.group(0)
@@ -550,8 +541,9 @@ def _succeeded(argv: tuple[str, ...], res: subprocess.CompletedProcess[str]) -> 
 
 def _inputs(argv: tuple[str, ...]) -> list[str]:
     """The results/... paths a command reads (every one but the value of an :data:`OUTPUT_FLAGS` option)."""
-    return [t.rstrip("/") for prev, t in zip(("",) + argv, argv)
-            if t.startswith("results/") and prev not in OUTPUT_FLAGS]
+    return [
+        t.rstrip("/") for prev, t in zip(("",) + argv, argv) if t.startswith("results/") and prev not in OUTPUT_FLAGS
+    ]
 
 
 def _as_played(argv: tuple[str, ...]) -> tuple[str, ...]:
@@ -562,7 +554,7 @@ def _as_played(argv: tuple[str, ...]) -> tuple[str, ...]:
     i = argv.index("--games") + 1
     if int(argv[i]) <= limit:
         return argv
-    return argv[:i] + (str(small),) + argv[i + 1:]
+    return argv[:i] + (str(small),) + argv[i + 1 :]
 
 
 def _lowered(c: Command, seen: set[int] | None = None) -> bool:
@@ -634,7 +626,7 @@ def _find(seg: list[str], lines: list[str]) -> int:
     want = [normalise(x) for x in seg]
     have = [normalise(x) for x in lines]
     for i in range(len(have) - len(want) + 1):
-        if lines_match(want, have[i:i + len(want)]):
+        if lines_match(want, have[i : i + len(want)]):
             return i
     return -1
 
@@ -649,13 +641,26 @@ def shown_output_matches(shown: tuple[str, ...], stdout: str, stderr: str) -> st
         if not any(_find(seg, s) >= 0 for s in streams):
             import difflib
 
-            best = max(streams, key=lambda s: max((difflib.SequenceMatcher(None, normalise(seg[0]), normalise(x)).ratio()
-                                                  for x in s), default=0))
-            i = max(range(len(best)), default=0,
-                    key=lambda k: difflib.SequenceMatcher(None, normalise(seg[0]), normalise(best[k])).ratio())
-            diff = "\n".join(difflib.unified_diff([normalise(x) for x in seg],
-                                                  [normalise(x) for x in best[i:i + len(seg)]],
-                                                  "shown", "printed", lineterm=""))
+            best = max(
+                streams,
+                key=lambda s: max(
+                    (difflib.SequenceMatcher(None, normalise(seg[0]), normalise(x)).ratio() for x in s), default=0
+                ),
+            )
+            i = max(
+                range(len(best)),
+                default=0,
+                key=lambda k: difflib.SequenceMatcher(None, normalise(seg[0]), normalise(best[k])).ratio(),
+            )
+            diff = "\n".join(
+                difflib.unified_diff(
+                    [normalise(x) for x in seg],
+                    [normalise(x) for x in best[i : i + len(seg)]],
+                    "shown",
+                    "printed",
+                    lineterm="",
+                )
+            )
             return diff or "(no output)"
     return None
 
@@ -690,8 +695,9 @@ def _check_names(argv: tuple[str, ...], c: Command, ws: Workspace, monkeypatch: 
             assert (ROOT / t).exists(), where + f"names {t}, which is not shipped"
     for path in _inputs(argv):
         producer = _producer(path)
-        assert producer is not None and producer.pos < c.pos, \
+        assert producer is not None and producer.pos < c.pos, (
             where + f"reads {path}, which no earlier command writes (--out {path})"
+        )
     if "--version" in argv:
         return
     ns = build_parser().parse_args(list(argv[1:]))
@@ -703,7 +709,7 @@ def _check_names(argv: tuple[str, ...], c: Command, ws: Workspace, monkeypatch: 
                 resolve_config_path(name)
         rules = getattr(ns, "rules", None)
         # engine and serve take a comma-separated list; sweep's --set takes ranges (KEY=LO..HI)
-        for name in (rules.split(",") if rules and ns.command in ("engine", "serve") else [rules] if rules else []):
+        for name in rules.split(",") if rules and ns.command in ("engine", "serve") else [rules] if rules else []:
             load_rules(name, None if ns.command == "sweep" else getattr(ns, "settings", None) or None)
     except UserError as exc:
         raise AssertionError(where + str(exc)) from None
@@ -731,8 +737,9 @@ def _check_other(argv: tuple[str, ...], c: Command) -> None:
     elif argv[:2] == ("python", "docs/examples.py"):
         assert (ROOT / "docs" / "examples.py").is_file(), where + "no docs/examples.py"
     elif argv[0] == "curl":
-        assert any(re.match(r"https?://(127\.0\.0\.1|localhost)[:/]", a) for a in argv), \
+        assert any(re.match(r"https?://(127\.0\.0\.1|localhost)[:/]", a) for a in argv), (
             where + "curl the harness's own server, on this machine"
+        )
     elif argv[0] == "dask":
         from importlib.metadata import entry_points
 
@@ -762,8 +769,10 @@ def test_every_example_block_has_a_mode() -> None:
     problems = list(PROBLEMS)
     for b in BLOCKS:
         if b.mode is None:
-            problems.append(f"{b.where}: a ```{b.lang} block with no mode: put <!-- example: full -->, "
-                            f"reduced or parse-only on the line before it")
+            problems.append(
+                f"{b.where}: a ```{b.lang} block with no mode: put <!-- example: full -->, "
+                f"reduced or parse-only on the line before it"
+            )
     assert not problems, "\n".join(problems)
 
 
@@ -782,8 +791,11 @@ def test_each_mode_says_what_the_test_does() -> None:
         if b.mode == "full" and b.lang != "python":
             wrong += [f"{c.where}: marked full but played smaller: {c.text}" for c in commands_of(b) if _lowered(c)]
         elif b.mode == "reduced":
-            smaller = (reduce_python("\n".join(b.body)) != "\n".join(b.body) if b.lang == "python"
-                       else any(_lowered(c) for c in commands_of(b)))
+            smaller = (
+                reduce_python("\n".join(b.body)) != "\n".join(b.body)
+                if b.lang == "python"
+                else any(_lowered(c) for c in commands_of(b))
+            )
             if not smaller:
                 wrong.append(f"{b.where}: marked reduced but runs at the size written: mark it full")
         if b.mode == "full" and b.lang == "python" and reduce_python("\n".join(b.body)) != "\n".join(b.body):
@@ -798,8 +810,9 @@ def _example_id(x: Command | Block) -> str:
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[_example_id(x) for x in EXAMPLES])
-def test_example(example: Command | Block, workspace: Workspace, capsys: pytest.CaptureFixture[str],
-                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_example(
+    example: Command | Block, workspace: Workspace, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     if isinstance(example, Block):
         code = "\n".join(example.body) + "\n"
         compile(code, example.where, "exec")
@@ -807,8 +820,10 @@ def test_example(example: Command | Block, workspace: Workspace, capsys: pytest.
             printed = workspace.run_python(example)
             if example.mode == "full" and example.output:
                 diff = shown_output_matches(example.output, printed, "")
-                assert diff is None, f"{example.where}: the output shown is not what the block prints " \
-                                     f"(python docs/examples.py regenerate rewrites it):\n{diff}"
+                assert diff is None, (
+                    f"{example.where}: the output shown is not what the block prints "
+                    f"(python docs/examples.py regenerate rewrites it):\n{diff}"
+                )
         return
     command = example
     shown = tuple(line.replace(str(SERVE_PORT), str(workspace.served_port)) for line in command.shown)
@@ -832,8 +847,10 @@ def test_example(example: Command | Block, workspace: Workspace, capsys: pytest.
         res = workspace.play(workspace.as_played(workspace.port(argv)), command)
         if command.mode == "full" and shown and argv is command.parts[-1]:
             diff = shown_output_matches(shown, res.stdout, res.stderr)
-            assert diff is None, f"{command.where}: {command.text}\nthe output shown is not what it prints " \
-                                 f"(normalised: NORMALISE; regenerate with python docs/examples.py regenerate):\n{diff}"
+            assert diff is None, (
+                f"{command.where}: {command.text}\nthe output shown is not what it prints "
+                f"(normalised: NORMALISE; regenerate with python docs/examples.py regenerate):\n{diff}"
+            )
 
 
 def test_a_file_the_user_keeps_in_the_clone_does_not_change_the_readme_run(tmp_path, monkeypatch) -> None:
@@ -854,29 +871,54 @@ def test_every_test_runs_in_a_directory_of_its_own() -> None:
 
 def test_output_comparison_normalises_only_what_cannot_be_stable() -> None:
     shown = ("results: results/gb  (1 lineup(s) x 100 games; 12.4 s, 8,087 games/s)", "...", "  b  2")
-    assert shown_output_matches(shown, "x\nresults: results/gb  (1 lineup(s) x 100 games; 0.3 s, 301 games/s)\n"
-                                       "a\n  b  2\n", "") is None
-    assert shown_output_matches(shown[:1], "results: results/gb  (1 lineup(s) x 101 games; 0.3 s, 301 games/s)\n",
-                                "") is not None
+    assert (
+        shown_output_matches(
+            shown, "x\nresults: results/gb  (1 lineup(s) x 100 games; 0.3 s, 301 games/s)\na\n  b  2\n", ""
+        )
+        is None
+    )
+    assert (
+        shown_output_matches(shown[:1], "results: results/gb  (1 lineup(s) x 101 games; 0.3 s, 301 games/s)\n", "")
+        is not None
+    )
     assert reduce_python("run(games=20_000, seed=1_2)\nx = 100_000") == "run(games=400, seed=1_2)\nx = 2_000"
 
 
 def test_output_comparison_compares_numbers_by_value():
     """The reproducibility contract (docs/scale.md): a float's last bits, and the padding its width
     moves, pass; a changed integer, a float beyond PRINTED_REL or changed text fail."""
-    shown = ("level     value",
-             "  casual    solver:temperature=1.6270207047278964   1.627020705 [1.627020705, 1.627021205]  40.000000 %",
-             "  strong    solver:temperature=0.7296367405470241   0.7296367405 [0.7296367405, 0.7296372405]  55.000002 %",
-             "  4,745 decisions, mean 0.9350945284811192")
+    shown = (
+        "level     value",
+        "  casual    solver:temperature=1.6270207047278964   1.627020705 [1.627020705, 1.627021205]  40.000000 %",
+        "  strong    solver:temperature=0.7296367405470241   0.7296367405 [0.7296367405, 0.7296372405]  55.000002 %",
+        "  4,745 decisions, mean 0.9350945284811192",
+    )
 
-    def printed(casual: str = "1.627020704727902", decisions: str = "4,745", mean: str = "0.935094528481119",
-                word: str = "decisions", pad: str = "  ") -> str:
-        rows = [("casual", f"solver:temperature={casual}", "1.627020705 [1.627020705, 1.627021205]", "40.000000 %"),
-                ("strong", "solver:temperature=0.7296367405470241", "0.7296367405 [0.7296367405, 0.7296372405]",
-                 "55.000002 %")]
+    def printed(
+        casual: str = "1.627020704727902",
+        decisions: str = "4,745",
+        mean: str = "0.935094528481119",
+        word: str = "decisions",
+        pad: str = "  ",
+    ) -> str:
+        rows = [
+            ("casual", f"solver:temperature={casual}", "1.627020705 [1.627020705, 1.627021205]", "40.000000 %"),
+            (
+                "strong",
+                "solver:temperature=0.7296367405470241",
+                "0.7296367405 [0.7296367405, 0.7296372405]",
+                "55.000002 %",
+            ),
+        ]
         width = max(len(r[1]) for r in rows)
-        return "\n".join(["level     value"] + [f"  {a:8}  {b:{width}}{pad} {c}{pad}{d}" for a, b, c, d in rows]
-                         + [f"  {decisions} {word}, mean {mean}"]) + "\n"
+        return (
+            "\n".join(
+                ["level     value"]
+                + [f"  {a:8}  {b:{width}}{pad} {c}{pad}{d}" for a, b, c, d in rows]
+                + [f"  {decisions} {word}, mean {mean}"]
+            )
+            + "\n"
+        )
 
     # the last bits of two floats, and the column one moves one space narrower on both rows
     assert shown_output_matches(shown, printed(), "") is None

@@ -12,9 +12,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.util.errors import UserError
-from harness.records.record import (FORMAT, GameRecord, RecordError, Seat, Turn, format_game, format_turn, parse_turn,
-                            read_records, record_from_trace, validate_record, write_records_jsonl,
-                            write_records_parquet)
+from harness.records.record import (
+    FORMAT,
+    GameRecord,
+    RecordError,
+    Seat,
+    Turn,
+    format_game,
+    format_turn,
+    parse_turn,
+    read_records,
+    record_from_trace,
+    validate_record,
+    write_records_jsonl,
+    write_records_parquet,
+)
 from harness.play.replay import replay
 from harness.game.rules import load_rules
 
@@ -34,12 +46,14 @@ CASES = [
 
 
 @cache
-def engine_record(rules_name: str, settings: tuple[str, ...], seats: tuple[str, ...], game: int,
-                  seed: int = 7) -> tuple:
+def engine_record(
+    rules_name: str, settings: tuple[str, ...], seats: tuple[str, ...], game: int, seed: int = 7
+) -> tuple:
     """(record, engine totals) of one replayed game."""
     trace, res = replay(rules_name, list(settings), list(seats), seed, game)
-    rec = record_from_trace(trace, rules_name=rules_name, rules=res.rules, seats=seats, game=game, seed=seed,
-                            totals=res.total[0].tolist())
+    rec = record_from_trace(
+        trace, rules_name=rules_name, rules=res.rules, seats=seats, game=game, seed=seed, totals=res.total[0].tolist()
+    )
     return rec, tuple(res.total[0].tolist())
 
 
@@ -82,8 +96,10 @@ def test_engine_records_exercise_saved_rolls_servida_and_the_extra_bonus():
     found_servida = False
     for game in range(40):
         rec, _ = engine_record("generala", (), ("greedy",), game)
-        found_servida = any(t.first_roll and (t.box, t.score) in (("straight", 25), ("full_house", 35), ("poker", 45))
-                            for t in rec.turns)
+        found_servida = any(
+            t.first_roll and (t.box, t.score) in (("straight", 25), ("full_house", 35), ("poker", 45))
+            for t in rec.turns
+        )
         if found_servida:
             break
     assert found_servida and found_extra
@@ -92,8 +108,9 @@ def test_engine_records_exercise_saved_rolls_servida_and_the_extra_bonus():
 def test_replay_json_prints_the_record(capsys):
     from harness.cli import main
 
-    assert main(["replay", "--rules", "yahtzee", "--seats", "greedy,random", "--seed", "9", "--game", "17",
-                 "--json"]) == 0
+    assert (
+        main(["replay", "--rules", "yahtzee", "--seats", "greedy,random", "--seed", "9", "--game", "17", "--json"]) == 0
+    )
     out = capsys.readouterr().out
     assert out.count("\n") == 1
     rec = GameRecord.from_json(out)
@@ -101,8 +118,22 @@ def test_replay_json_prints_the_record(capsys):
     assert rec.game == 17 and rec.seed == 9 and rec.rules == "yahtzee"
     assert rec.seats == (Seat(spec="greedy"), Seat(spec="random"))
     assert validate_record(rec) == tuple(res.total[0].tolist()) == rec.totals
-    main(["replay", "--rules", "scandinavian", "--seats", "timeout", "--seed", "1", "--game", "0", "--set",
-          "upper_bonus_threshold=62", "--json"])
+    main(
+        [
+            "replay",
+            "--rules",
+            "scandinavian",
+            "--seats",
+            "timeout",
+            "--seed",
+            "1",
+            "--game",
+            "0",
+            "--set",
+            "upper_bonus_threshold=62",
+            "--json",
+        ]
+    )
     rec = GameRecord.from_json(capsys.readouterr().out)
     assert rec.settings == {"upper_bonus_threshold": 62} and validate_record(rec) == rec.totals
 
@@ -112,8 +143,9 @@ def test_replay_json_prints_the_record(capsys):
 
 
 def _named(rec: GameRecord) -> GameRecord:
-    return dataclasses.replace(rec, seats=tuple(Seat(name=n, spec=s.spec)
-                                                for n, s in zip(["bob", "alice", "carol", "dave"], rec.seats)))
+    return dataclasses.replace(
+        rec, seats=tuple(Seat(name=n, spec=s.spec) for n, s in zip(["bob", "alice", "carol", "dave"], rec.seats))
+    )
 
 
 def _with_turn(rec: GameRecord, i: int, **change) -> GameRecord:
@@ -179,11 +211,16 @@ def test_each_kind_of_error_is_named(sc_game):
     turns = list(rec.turns)
     turns[i], turns[i + 1] = turns[i + 1], turns[i]
     _check(dataclasses.replace(rec, turns=tuple(turns)), "out of play order")
-    _check(dataclasses.replace(rec, turns=rec.turns[:-1]), f"game {rec.game}: incomplete: 29 of 30 turns",
-           "complete\": false")
+    _check(
+        dataclasses.replace(rec, turns=rec.turns[:-1]),
+        f"game {rec.game}: incomplete: 29 of 30 turns",
+        'complete": false',
+    )
     assert validate_record(dataclasses.replace(rec, turns=rec.turns[:-1], complete=False, totals=None))
-    _check(dataclasses.replace(rec, totals=(rec.totals[0], rec.totals[1] + 1)),
-           f"game {rec.game}, seat 1 (alice): total {rec.totals[1] + 1} but the turns add up to {rec.totals[1]}")
+    _check(
+        dataclasses.replace(rec, totals=(rec.totals[0], rec.totals[1] + 1)),
+        f"game {rec.game}, seat 1 (alice): total {rec.totals[1] + 1} but the turns add up to {rec.totals[1]}",
+    )
     _check(dataclasses.replace(rec, turns=rec.turns + rec.turns[:1]), "past the end of the game")
 
 
@@ -200,8 +237,12 @@ MUTATIONS = ["score", "face", "dice", "box", "order", "keep", "rolls", "totals"]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=st.sampled_from(CASES[:5]), game=st.integers(0, 2), pick=st.integers(0, 10_000),
-       mutation=st.sampled_from(MUTATIONS))
+@given(
+    case=st.sampled_from(CASES[:5]),
+    game=st.integers(0, 2),
+    pick=st.integers(0, 10_000),
+    mutation=st.sampled_from(MUTATIONS),
+)
 def test_any_single_change_to_a_valid_game_is_caught(case, game, pick, mutation):
     """Change one thing in one turn of a valid engine game: validation refuses it, naming that turn;
     and reading it refuses it with that line (whether the vectorised checks or validate_record
@@ -233,8 +274,11 @@ def test_any_single_change_to_a_valid_game_is_caught(case, game, pick, mutation)
     elif mutation == "box":
         # a box this seat already filled in this column, or (first turn) one that does not exist
         earlier = [e.box for e in rec.turns[:i] if e.seat == t.seat and e.column == t.column]
-        check(_with_turn(rec, i, box=earlier[pick % len(earlier)] if earlier else "nope"), at,
-               "already filled" if earlier else "unknown box 'nope'")
+        check(
+            _with_turn(rec, i, box=earlier[pick % len(earlier)] if earlier else "nope"),
+            at,
+            "already filled" if earlier else "unknown box 'nope'",
+        )
     elif mutation == "order":
         j = (i + 1 + pick % (len(rec.turns) - 1)) % len(rec.turns)
         turns = list(rec.turns)
@@ -261,10 +305,15 @@ def test_a_stated_number_the_vectorised_checks_cannot_take_is_left_to_validate_r
     total is named as validate_record names it, and a partial game marked so is valid."""
     rec = sc_game
     totals = validate_record(rec)
-    cases = [_with_turn(rec, 0, extra=0), _with_turn(rec, 0, extra=-5), _with_turn(rec, 0, extra=50),
-             dataclasses.replace(rec, totals=(-1, totals[1])), dataclasses.replace(rec, totals=None),
-             dataclasses.replace(rec, turns=rec.turns[:7], complete=False, totals=None),
-             dataclasses.replace(rec, turns=rec.turns[:7], totals=None)]
+    cases = [
+        _with_turn(rec, 0, extra=0),
+        _with_turn(rec, 0, extra=-5),
+        _with_turn(rec, 0, extra=50),
+        dataclasses.replace(rec, totals=(-1, totals[1])),
+        dataclasses.replace(rec, totals=None),
+        dataclasses.replace(rec, turns=rec.turns[:7], complete=False, totals=None),
+        dataclasses.replace(rec, turns=rec.turns[:7], totals=None),
+    ]
     got = read_records([dataclasses.replace(c, game=i).to_json() for i, c in enumerate(cases)])
     want_ok, want_bad = [], []
     for i, c in enumerate(cases):
@@ -286,8 +335,7 @@ def test_a_stated_number_the_vectorised_checks_cannot_take_is_left_to_validate_r
 def _game(rules: str, lines: list[str], settings=None, seats=("ann",), complete=False, totals=None) -> GameRecord:
     n = len(seats)
     turns = tuple(parse_turn(line, seat=i % n, turn=i // n + 1) for i, line in enumerate(lines))
-    return GameRecord("h1", rules, tuple(Seat(name=s) for s in seats), turns, settings or {}, None,
-                      totals, complete)
+    return GameRecord("h1", rules, tuple(Seat(name=s) for s in seats), turns, settings or {}, None, totals, complete)
 
 
 def test_servida_is_scored_on_the_first_roll_only():
@@ -302,8 +350,10 @@ def test_yahtzee_joker_and_extra_bonus():
     assert validate_record(_game("yahtzee", base + ["6 6 6 6 6 -> sixes 30 +100"])) == (180,)
     assert validate_record(_game("yahtzee", base + ["6 6 6 6 6 -> sixes 30"])) == (180,)  # extra not stated
     _check(_game("yahtzee", base + ["6 6 6 6 6 -> sixes 30 +0"]), "extra bonus 100 for 6 6 6 6 6, the record says 0")
-    _check(_game("yahtzee", base + ["6 6 6 6 6 -> chance 30"]),
-           "chance may not take 6 6 6 6 6 now: the joker rule allows sixes")
+    _check(
+        _game("yahtzee", base + ["6 6 6 6 6 -> chance 30"]),
+        "chance may not take 6 6 6 6 6 now: the joker rule allows sixes",
+    )
     # with sixes filled, a joker full house scores 25
     lines = base + ["6 6 6 6 1 -> sixes 24", "6 6 6 6 6 -> full_house 25 +100"]
     assert validate_record(_game("yahtzee", lines)) == (24 + 50 + 25 + 100,)
@@ -319,8 +369,12 @@ def test_forced_order():
 def test_settings_are_checked_by_the_rules():
     plus = {"yatzy_scoring": "flat_plus_sum"}
     assert validate_record(_game("scandinavian", ["6 6 6 6 6 -> yatzy 80"], plus)) == (80,)
-    _check(_game("standard", ["1 1 2 3 4 -> ones 2"], {"include_pairs": False}), "game h1: rules standard:",
-           "include_pairs", "does not apply")
+    _check(
+        _game("standard", ["1 1 2 3 4 -> ones 2"], {"include_pairs": False}),
+        "game h1: rules standard:",
+        "include_pairs",
+        "does not apply",
+    )
     _check(_game("scandinavian", ["1 1 2 3 4 -> ones 2"], {"nonsense": 1}), "unknown setting 'nonsense'")
     _check(_game("no_such_rules", ["1 1 2 3 4 -> ones 2"]), "unknown rule set 'no_such_rules'")
 
@@ -328,18 +382,23 @@ def test_settings_are_checked_by_the_rules():
 def test_saved_rolls_mirror_the_engine_and_reset_each_column(tmp_path):
     """A two-box house rule read from a file path: rolls left unused are banked within a column only."""
     path = tmp_path / "two.toml"
-    path.write_text('name = "two"\n[settings]\nsaved_rolls = true\ncolumns = 2\n'
-                    '[[boxes]]\nname = "chance"\nkind = "chance"\n'
-                    '[[boxes]]\nname = "sixes"\nkind = "upper"\nface = 6\n')
-    first = "1 2 3 4 5 -> chance 15"                                   # banks 2 rolls
+    path.write_text(
+        'name = "two"\n[settings]\nsaved_rolls = true\ncolumns = 2\n'
+        '[[boxes]]\nname = "chance"\nkind = "chance"\n'
+        '[[boxes]]\nname = "sixes"\nkind = "upper"\nface = 6\n'
+    )
+    first = "1 2 3 4 5 -> chance 15"  # banks 2 rolls
     five = "1 1 1 1 1 keep nothing | " * 3 + "2 2 2 2 2 keep nothing | 6 6 6 6 6 -> sixes 30"
     ok = _game(str(path), [first, five], complete=False)
     assert validate_record(ok) == (45,)
     six = five.replace("keep nothing | 6 6", "keep nothing | 1 1 1 1 1 keep nothing | 6 6")
     _check(_game(str(path), [first, six], complete=False), "6 rolls, but the turn allows 5 (3 + 2 saved)")
     # column 2 starts with nothing saved, whatever column 1 left
-    col2 = [first, "6 6 6 6 6 -> sixes 30",
-            "1 1 1 1 1 keep nothing | 1 1 1 1 1 keep nothing | 1 1 1 1 1 keep nothing | 1 2 3 4 5 -> chance 15"]
+    col2 = [
+        first,
+        "6 6 6 6 6 -> sixes 30",
+        "1 1 1 1 1 keep nothing | 1 1 1 1 1 keep nothing | 1 1 1 1 1 keep nothing | 1 2 3 4 5 -> chance 15",
+    ]
     rec = _game(str(path), col2, complete=False)
     rec = dataclasses.replace(rec, turns=rec.turns[:2] + (dataclasses.replace(rec.turns[2], column=2, turn=1),))
     _check(rec, "column 2 turn 1: 4 rolls, but the turn allows 3 (3 + 0 saved)")
@@ -347,8 +406,7 @@ def test_saved_rolls_mirror_the_engine_and_reset_each_column(tmp_path):
 
 def test_a_human_game_without_bots(tmp_path):
     """Two people, names only, a rule set by name: as a site's log would be written."""
-    lines = ["6 6 2 4 1 keep 6 6 | 6 6 6 3 5 keep 6 6 6 | 6 6 6 6 2 -> sixes 24",
-             "1 2 3 4 5 -> small_straight 15"]
+    lines = ["6 6 2 4 1 keep 6 6 | 6 6 6 3 5 keep 6 6 6 | 6 6 6 6 2 -> sixes 24", "1 2 3 4 5 -> small_straight 15"]
     rec = _game("scandinavian", lines, seats=("alice", "bob"))
     rec = dataclasses.replace(rec, meta={"site": "example", "date": "2026-01-02"})
     assert validate_record(rec) == (24, 15)
@@ -372,18 +430,21 @@ def test_the_json_shape_is_the_documented_one():
     assert [(t["seat"], t["turn"]) for t in d["turns"][:4]] == [(0, 1), (1, 1), (0, 2), (1, 2)]
 
 
-@pytest.mark.parametrize("change,message", [
-    ({"format": "yatzy-record/2"}, "format must be 'yatzy-record/1'"),
-    ({"game": None}, "'game' must be a string or a number"),
-    ({"rules": "scandinavian"}, "rules must be"),
-    ({"seats": [{}]}, "seat 0 must be"),
-    ({"seats": []}, "seats must be a list of 1..8 seats"),
-    ({"turns": {}}, "turns must be a list"),
-    ({"totals": 3}, "totals must be a list"),
-    ({"colour": "red"}, "unknown key 'colour'"),
-    ({"seed": "x"}, "seed must be a whole number"),
-    ({"totals": [10**30]}, "totals is out of range"),  # held as int64: refused, not an OverflowError later
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"format": "yatzy-record/2"}, "format must be 'yatzy-record/1'"),
+        ({"game": None}, "'game' must be a string or a number"),
+        ({"rules": "scandinavian"}, "rules must be"),
+        ({"seats": [{}]}, "seat 0 must be"),
+        ({"seats": []}, "seats must be a list of 1..8 seats"),
+        ({"turns": {}}, "turns must be a list"),
+        ({"totals": 3}, "totals must be a list"),
+        ({"colour": "red"}, "unknown key 'colour'"),
+        ({"seed": "x"}, "seed must be a whole number"),
+        ({"totals": [10**30]}, "totals is out of range"),  # held as int64: refused, not an OverflowError later
+    ],
+)
 def test_a_malformed_record_is_refused_in_one_line(change, message):
     rec, _ = engine_record("scandinavian", (), ("greedy",), 0)
     d = {**rec.to_dict(), **change}
@@ -392,14 +453,17 @@ def test_a_malformed_record_is_refused_in_one_line(change, message):
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("change,message", [
-    ({"score": "24"}, "seat 0 (greedy), column 1 turn 1: score must be a whole number"),
-    ({"score": -10**30}, "seat 0 (greedy), column 1 turn 1: score is out of range"),
-    ({"rolls": [[1, 2, "3", 4, 5]]}, "seat 0 (greedy), column 1 turn 1: rolls: faces must be whole numbers"),
-    ({"box": 3}, "seat 0 (greedy), column 1 turn 1: box must be a box name"),
-    ({"turn": None}, "turns[0]: turn must be a whole number"),
-    ({"when": 3}, "turns[0]: unknown key 'when'"),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"score": "24"}, "seat 0 (greedy), column 1 turn 1: score must be a whole number"),
+        ({"score": -(10**30)}, "seat 0 (greedy), column 1 turn 1: score is out of range"),
+        ({"rolls": [[1, 2, "3", 4, 5]]}, "seat 0 (greedy), column 1 turn 1: rolls: faces must be whole numbers"),
+        ({"box": 3}, "seat 0 (greedy), column 1 turn 1: box must be a box name"),
+        ({"turn": None}, "turns[0]: turn must be a whole number"),
+        ({"when": 3}, "turns[0]: unknown key 'when'"),
+    ],
+)
 def test_a_malformed_turn_is_refused_in_one_line(change, message):
     rec, _ = engine_record("scandinavian", (), ("greedy",), 0)
     d = rec.to_dict()
@@ -415,8 +479,9 @@ def test_a_malformed_turn_is_refused_in_one_line(change, message):
 
 def _some_records():
     """Four games of ids 0..3 (a file's game ids are its games: a second line with one is a duplicate)."""
-    return [engine_record("scandinavian", (), ("greedy", "timeout"), g)[0] for g in range(3)] + \
-           [dataclasses.replace(engine_record("generala", (), ("random",), 0)[0], game=3)]
+    return [engine_record("scandinavian", (), ("greedy", "timeout"), g)[0] for g in range(3)] + [
+        dataclasses.replace(engine_record("generala", (), ("random",), 0)[0], game=3)
+    ]
 
 
 @pytest.mark.parametrize("name", ["games.jsonl", "games.jsonl.gz", "games.parquet"])
@@ -450,8 +515,14 @@ def test_parquet_has_the_documented_columns(tmp_path):
 def test_bad_games_are_listed_and_skipped_never_dropped(tmp_path):
     good = _some_records()
     bad_score = _with_turn(_named(good[1]), 4, score=good[1].turns[4].score + 2)
-    lines = [good[0].to_json(), "{not json", bad_score.to_json(), "", good[2].to_json(),
-             json.dumps({"format": FORMAT, "game": "x9"})]
+    lines = [
+        good[0].to_json(),
+        "{not json",
+        bad_score.to_json(),
+        "",
+        good[2].to_json(),
+        json.dumps({"format": FORMAT, "game": "x9"}),
+    ]
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join(lines) + "\n")
     res = read_records(path)
@@ -472,8 +543,14 @@ def test_a_line_cut_off_mid_record_is_named_as_cut_off(tmp_path):
     delimiter"); JSON that is wrong rather than short keeps the reader's own reason."""
     good = _some_records()
     whole = good[2].to_json()
-    cuts = [1, whole.index('"turns"') + 3, whole.index('"rolls"') + 9, whole.index('"box"') + 7,
-            whole.index('"score"') + 8, len(whole) - 1]
+    cuts = [
+        1,
+        whole.index('"turns"') + 3,
+        whole.index('"rolls"') + 9,
+        whole.index('"box"') + 7,
+        whole.index('"score"') + 8,
+        len(whole) - 1,
+    ]
     for cut in cuts:
         path = tmp_path / f"cut{cut}.jsonl"
         path.write_text(good[0].to_json() + "\n" + good[1].to_json() + "\n" + whole[:cut])
@@ -510,8 +587,15 @@ def test_a_stream_reads_a_batch_at_a_time_and_finds_what_read_records_finds(tmp_
 
     good = _some_records()
     bad_score = _with_turn(_named(good[1]), 4, score=good[1].turns[4].score + 2)
-    lines = [good[0].to_json(), "{not json", bad_score.to_json(), good[2].to_json(), good[3].to_json(), "[]",
-             dataclasses.replace(good[0], game=9).to_json()]
+    lines = [
+        good[0].to_json(),
+        "{not json",
+        bad_score.to_json(),
+        good[2].to_json(),
+        good[3].to_json(),
+        "[]",
+        dataclasses.replace(good[0], game=9).to_json(),
+    ]
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join(lines) + "\n")
     seen = []
@@ -519,8 +603,11 @@ def test_a_stream_reads_a_batch_at_a_time_and_finds_what_read_records_finds(tmp_
     parts = list(stream)
     # up to 2 games a batch: the second record read (line 3) is no game
     assert [[g.game for g in p.games] for p in parts] == [[0], [2, 3], [9]]
-    assert [[m.split(":")[0] for _, m in p.errors] for p in parts] == [[f"{path} line 2", f"{path} line 3"], [],
-                                                                       [f"{path} line 6"]]
+    assert [[m.split(":")[0] for _, m in p.errors] for p in parts] == [
+        [f"{path} line 2", f"{path} line 3"],
+        [],
+        [f"{path} line 6"],
+    ]
     whole = read_records(path)
     assert [g for p in parts for g in p.games] == whole.games and stream.errors == whole.errors == seen
     assert [x for p in parts for x in p.places] == whole.places and stream.summary == whole.summary
@@ -619,8 +706,16 @@ def turns(draw):
     rolls = draw(st.lists(roll, min_size=1, max_size=6))
     keeps = tuple(tuple(draw(st.lists(st.sampled_from(r), max_size=n - 1))) for r in rolls[:-1])
     box = draw(st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True))
-    return Turn(draw(st.integers(0, 7)), draw(st.integers(1, 6)), draw(st.integers(1, 30)), tuple(rolls), keeps, box,
-                draw(st.integers(-5, 500)), draw(st.none() | st.integers(0, 1000)))
+    return Turn(
+        draw(st.integers(0, 7)),
+        draw(st.integers(1, 6)),
+        draw(st.integers(1, 30)),
+        tuple(rolls),
+        keeps,
+        box,
+        draw(st.integers(-5, 500)),
+        draw(st.none() | st.integers(0, 1000)),
+    )
 
 
 @given(turns())
@@ -634,15 +729,20 @@ def test_text_form_reads_as_documented():
     t = parse_turn("6 6 2 4 1 keep 6 6 | 6 6 6 3 5 keep 6 6 6 | 6 6 6 6 2 -> sixes 24", seat=1, turn=4)
     assert t == Turn(1, 1, 4, ((6, 6, 2, 4, 1), (6, 6, 6, 3, 5), (6, 6, 6, 6, 2)), ((6, 6), (6, 6, 6)), "sixes", 24)
     assert parse_turn("1 2 3 4 5 keep - | 2 2 2 2 2->yatzy 50 +100").keeps == ((),)
-    assert format_turn(parse_turn("1 2 3 4 5 keep - | 2 2 2 2 2 -> yatzy 50")) == \
-        "1 2 3 4 5 keep nothing | 2 2 2 2 2 -> yatzy 50"
+    assert (
+        format_turn(parse_turn("1 2 3 4 5 keep - | 2 2 2 2 2 -> yatzy 50"))
+        == "1 2 3 4 5 keep nothing | 2 2 2 2 2 -> yatzy 50"
+    )
 
 
-@pytest.mark.parametrize("text,part", [
-    ("6 6 2 4 1 -> ", "'6 6 2 4 1 ->'"),
-    ("6 6 2 4 1 hold 6 6 | 6 6 6 3 5 -> sixes 18", "'6 6 2 4 1 hold 6 6'"),
-    ("6 6 2 4 1 keep 6 6 | 6 6 6 3 5 sixes 18", "'6 6 6 3 5 sixes 18'"),
-])
+@pytest.mark.parametrize(
+    "text,part",
+    [
+        ("6 6 2 4 1 -> ", "'6 6 2 4 1 ->'"),
+        ("6 6 2 4 1 hold 6 6 | 6 6 6 3 5 -> sixes 18", "'6 6 2 4 1 hold 6 6'"),
+        ("6 6 2 4 1 keep 6 6 | 6 6 6 3 5 sixes 18", "'6 6 6 3 5 sixes 18'"),
+    ],
+)
 def test_unreadable_turn_text_is_one_line(text, part):
     with pytest.raises(UserError) as info:
         parse_turn(text)
@@ -676,8 +776,13 @@ def test_the_readme_error_lines_are_what_reading_prints(tmp_path, monkeypatch):
     wrong_score = _with_turn(dataclasses.replace(r, game=18), 5, score=r.turns[5].score + 1)
     wrong_total = dataclasses.replace(r, game=20, totals=(r.totals[0] + 1, r.totals[1]))
     # the valid game of line 1 is game 16: game 17 is line 2's (one id, one game)
-    lines = [dataclasses.replace(r, game=16).to_json(), bad.to_json(), wrong_score.to_json(),
-             '{"format": "yatzy-record/1", "game": 19', wrong_total.to_json()]
+    lines = [
+        dataclasses.replace(r, game=16).to_json(),
+        bad.to_json(),
+        wrong_score.to_json(),
+        '{"format": "yatzy-record/1", "game": 19',
+        wrong_total.to_json(),
+    ]
     monkeypatch.chdir(tmp_path)
     Path("games.jsonl").write_text("\n".join(lines) + "\n")
     res = read_records("games.jsonl")
@@ -688,9 +793,18 @@ def test_the_readme_error_lines_are_what_reading_prints(tmp_path, monkeypatch):
 # a run's records (run --record)
 
 #: a tournament of three bots (six lineups: both seat orders) with a changed setting, in chunks of 10
-RECORDED = dict(mode="tournament", entrants=("greedy", "bonus", "solver:temperature=2"), table=2,
-                rules="scandinavian", settings={"upper_bonus_threshold": 62}, games=24, chunk_size=10, seed=7,
-                workers=1, record=True)
+RECORDED = dict(
+    mode="tournament",
+    entrants=("greedy", "bonus", "solver:temperature=2"),
+    table=2,
+    rules="scandinavian",
+    settings={"upper_bonus_threshold": 62},
+    games=24,
+    chunk_size=10,
+    seed=7,
+    workers=1,
+    record=True,
+)
 
 
 @pytest.fixture(scope="module")
@@ -728,8 +842,12 @@ def test_a_recorded_run_reads_back_as_valid_records_with_the_runs_totals(recorde
     rules = load_rules("scandinavian", ["upper_bonus_threshold=62"])
     stops = 0
     for lu, rec in got:
-        assert (rec.rules, dict(rec.settings), rec.seed, rec.complete) == ("scandinavian",
-                                                                          {"upper_bonus_threshold": 62}, 7, True)
+        assert (rec.rules, dict(rec.settings), rec.seed, rec.complete) == (
+            "scandinavian",
+            {"upper_bonus_threshold": 62},
+            7,
+            True,
+        )
         assert [s.spec for s in rec.seats] == [specs[lab] for lab in manifest["lineups"][lu]]
         assert validate_record(rec, rules) == rows[(lu, rec.game)] == rec.totals
         stops += sum(len(t.rolls) < 3 for t in rec.turns)
@@ -745,13 +863,19 @@ def test_run_records_are_the_records_replay_prints(recorded_run, capsys):
 
     for lineup, game in [(0, 0), (3, 13), (5, 23)]:
         ((lu, rec),) = records_of_run(recorded_run, lineup=lineup, games=[game])
-        assert cli.main(["replay", "--run", str(recorded_run), "--lineup", str(lineup), "--game", str(game),
-                         "--json"]) == 0
+        assert (
+            cli.main(["replay", "--run", str(recorded_run), "--lineup", str(lineup), "--game", str(game), "--json"])
+            == 0
+        )
         replayed = GameRecord.from_json(capsys.readouterr().out)
         assert lu == lineup and rec.game == replayed.game == game
         assert rec.turns == replayed.turns and len(rec.turns) == 2 * 15
-        assert (rec.rules, rec.settings, rec.seed, rec.totals) == (replayed.rules, replayed.settings,
-                                                                    replayed.seed, replayed.totals)
+        assert (rec.rules, rec.settings, rec.seed, rec.totals) == (
+            replayed.rules,
+            replayed.settings,
+            replayed.seed,
+            replayed.totals,
+        )
 
 
 def test_read_records_and_the_records_command_take_a_run_directory(recorded_run, capsys):
@@ -809,8 +933,11 @@ def test_a_run_without_records_says_how_to_get_them(tmp_path):
     from harness.play.runner import run
 
     out = run(RunConfig(seats=("greedy", "bonus"), games=5, seed=1, workers=1), tmp_path / "plain")
-    with pytest.raises(UserError, match=r"^.*plain was played without --record, so it has no game records "
-                                        r"\(play it again with: yatzy-harness run \.\.\. --record\)$"):
+    with pytest.raises(
+        UserError,
+        match=r"^.*plain was played without --record, so it has no game records "
+        r"\(play it again with: yatzy-harness run \.\.\. --record\)$",
+    ):
         read_records(out)
     with pytest.raises(UserError, match="is not a run directory"):
         list(records_of_run(tmp_path))

@@ -60,8 +60,9 @@ def test_plugin_registers_through_its_entry_point_and_plays(plugin_dist):
 
 def test_plugin_is_listed_by_the_cli(plugin_dist):
     env = dict(os.environ, PYTHONPATH=str(plugin_dist) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, "-m", "harness.cli", "strategies"], capture_output=True, text=True,
-                         env=env, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "strategies"], capture_output=True, text=True, env=env, check=True
+    ).stdout
     assert "lazy-plugin" in out and "greedy" in out
 
 
@@ -109,7 +110,9 @@ def test_built_in_bots_come_through_the_plugins_entry_points_and_import_no_regis
     from pathlib import Path
 
     root = Path(registry.__file__).resolve().parents[2]
-    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"][registry.ENTRY_POINT_GROUP]
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"][
+        registry.ENTRY_POINT_GROUP
+    ]
     assert set(declared) <= set(registry.available())  # (other tests of this process register more)
     import strategies.greedy  # noqa: F401  (every built-in module, loaded through the entry points)
 

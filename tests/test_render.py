@@ -14,9 +14,14 @@ try:
 except ImportError:  # pytest run from inside tests/
     from html_check import assert_numbers_unbreakable
 
-T = R.Table("Entrants (95 % CI)", ["entrant", "games", "mean score", "win", "note"],
-            [["greedy", "2,000", "198.30 [196.63, 199.97]", "32.8 %", "a | pipe"],
-             ["bonus", "12", "–", "8.5 % [7.4, 9.8]", ""]])
+T = R.Table(
+    "Entrants (95 % CI)",
+    ["entrant", "games", "mean score", "win", "note"],
+    [
+        ["greedy", "2,000", "198.30 [196.63, 199.97]", "32.8 %", "a | pipe"],
+        ["bonus", "12", "–", "8.5 % [7.4, 9.8]", ""],
+    ],
+)
 
 
 def test_table_is_frozen_and_checked():
@@ -38,14 +43,21 @@ def test_text_aligns_columns_under_the_title():
     ]
     untitled = R.Table("", ["a", "bb"], [["xxx", "y"]], notes=["note: n"])
     assert R.table_lines(untitled) == ["  a    bb", "  xxx  y", "  note: n"]
-    assert R.text([untitled, untitled], header=["Head"]) == "Head\n\n  a    bb\n  xxx  y\n  note: n\n\n  a    bb\n  xxx  y\n  note: n"
+    assert (
+        R.text([untitled, untitled], header=["Head"])
+        == "Head\n\n  a    bb\n  xxx  y\n  note: n\n\n  a    bb\n  xxx  y\n  note: n"
+    )
 
 
 def test_markdown_escapes_pipes():
     md = R.markdown([T], "Run report", ["Run: x"])
     assert md.splitlines() == [
-        "# Run report", "", "- Run: x", "",
-        "## Entrants (95 % CI)", "",
+        "# Run report",
+        "",
+        "- Run: x",
+        "",
+        "## Entrants (95 % CI)",
+        "",
         "| entrant | games | mean score | win | note |",
         "|---|---|---|---|---|",
         "| greedy | 2,000 | 198.30 [196.63, 199.97] | 32.8 % | a \\| pipe |",
@@ -96,34 +108,78 @@ def test_p_values_tests_and_factors():
     assert R.factor(None) == R.factor(None, 0.5) == "–"
 
 
-@pytest.mark.parametrize("cell", ["198.30 [196.63, 199.97]", "32.8 %", "8.5 % [7.4, 9.8]", "2,000", "–", "-108.7",
-                                  "[-117.9, -99.6]", ">= 12.3", "~ 0.0", "6.4x", "197.68 ± 0.66", "+0.75 pts",
-                                  "128 / 144 / 171", "14.09 (0.477, 31.8 %)", "12541.0 (df 2, p <1e-300)",
-                                  "0.353 [0.348, inf]", "1 1 4 5 5", "66.4 % / 67.3 %", "∞"])
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "198.30 [196.63, 199.97]",
+        "32.8 %",
+        "8.5 % [7.4, 9.8]",
+        "2,000",
+        "–",
+        "-108.7",
+        "[-117.9, -99.6]",
+        ">= 12.3",
+        "~ 0.0",
+        "6.4x",
+        "197.68 ± 0.66",
+        "+0.75 pts",
+        "128 / 144 / 171",
+        "14.09 (0.477, 31.8 %)",
+        "12541.0 (df 2, p <1e-300)",
+        "0.353 [0.348, inf]",
+        "1 1 4 5 5",
+        "66.4 % / 67.3 %",
+        "∞",
+    ],
+)
 def test_numeric_cells(cell):
     assert R.is_numeric(cell)
 
 
-@pytest.mark.parametrize("cell", ["greedy", "exact", "casual", "game 12 seat 1", "solver:temperature=0.35",
-                                  "(pooled)", "does not apply: no table of two or more seats", "", "info",
-                                  "score 40 % vs ref", "1 1 4 5 5 -> twos, best -> small_straight"])
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "greedy",
+        "exact",
+        "casual",
+        "game 12 seat 1",
+        "solver:temperature=0.35",
+        "(pooled)",
+        "does not apply: no table of two or more seats",
+        "",
+        "info",
+        "score 40 % vs ref",
+        "1 1 4 5 5 -> twos, best -> small_straight",
+    ],
+)
 def test_text_cells(cell):
     assert not R.is_numeric(cell)
 
 
 def test_html_marks_every_number_unbreakable():
-    t = R.Table("t <&>", ["entrant", "mean", "what", "percentiles"],
-                [["greedy", "198.30 [196.63, 199.97]", "score 40 % vs ref", "128 / 144 / 171"],
-                 ["a<b", "32.8 %", "1 1 4 5 5 -> twos, won by 5 points [1.0, 2.0]", "–"]], notes=["n"])
+    t = R.Table(
+        "t <&>",
+        ["entrant", "mean", "what", "percentiles"],
+        [
+            ["greedy", "198.30 [196.63, 199.97]", "score 40 % vs ref", "128 / 144 / 171"],
+            ["a<b", "32.8 %", "1 1 4 5 5 -> twos, won by 5 points [1.0, 2.0]", "–"],
+        ],
+        notes=["n"],
+    )
     page = R.html_page("Run report: x", "Run report", ["Run: x"], [t], notes=["Note: careful"])
     assert assert_numbers_unbreakable(page) == 4
-    assert ("<td class='num list'><span class='num'>128</span> / <span class='num'>144</span> / "
-            "<span class='num'>171</span></td>") in page
-    assert "<h2>t &lt;&amp;&gt;</h2>" in page and "<td>a&lt;b</td>" in page and "<li class='note'>Note: careful</li>" in page
+    assert (
+        "<td class='num list'><span class='num'>128</span> / <span class='num'>144</span> / "
+        "<span class='num'>171</span></td>"
+    ) in page
+    assert (
+        "<h2>t &lt;&amp;&gt;</h2>" in page
+        and "<td>a&lt;b</td>" in page
+        and "<li class='note'>Note: careful</li>" in page
+    )
     assert "<th class='num'>mean</th>" in page and "<th>what</th>" in page
     assert "<td>score <span class='num'>40 %</span> vs ref</td>" in page
-    assert ("<span class='num'>1 1 4 5 5</span> -&gt; twos, won by 5 points <span class='num'>[1.0, 2.0]</span>"
-            in page)
+    assert "<span class='num'>1 1 4 5 5</span> -&gt; twos, won by 5 points <span class='num'>[1.0, 2.0]</span>" in page
     assert "<p class='note'>n</p>" in page
 
 

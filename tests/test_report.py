@@ -25,6 +25,7 @@ from harness.records.rundir import load_run
 from harness.stats import PERCENTILES
 from harness.reports.summary import LuckSection, summarize, yatzy_box
 from harness.game.rules import load_rules
+
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests.html_check import assert_numbers_unbreakable
     from tests.report_helpers import errorbars, inside, layout_problems, rechunk, write_run
@@ -33,7 +34,7 @@ except ModuleNotFoundError:
     from report_helpers import errorbars, inside, layout_problems, rechunk, write_run
 
 ENTRANTS = ["timeout", "greedy", "random"]
-LINEUPS = [[a, b] for i, a in enumerate(ENTRANTS) for b in ENTRANTS[i + 1:]]
+LINEUPS = [[a, b] for i, a in enumerate(ENTRANTS) for b in ENTRANTS[i + 1 :]]
 LINEUPS = [x for ab in LINEUPS for x in (ab, ab[::-1])]  # each pairing with seats swapped
 
 
@@ -140,8 +141,20 @@ def assert_close(a, b, path="$"):
 def test_report_files(tmp_path, tourney, tsummary):
     d = write_report(tsummary, tmp_path)
     names = sorted(Path(f).name for f in d["files"])
-    assert names == sorted(["summary.json", "summary.md", "report.html", "score_histogram.png", "score_cdf.png",
-                            "score_violin.png", "box_means.png", "head_to_head.png", "ratings.png", "quality.png"])
+    assert names == sorted(
+        [
+            "summary.json",
+            "summary.md",
+            "report.html",
+            "score_histogram.png",
+            "score_cdf.png",
+            "score_violin.png",
+            "box_means.png",
+            "head_to_head.png",
+            "ratings.png",
+            "quality.png",
+        ]
+    )
     js = json.loads((tmp_path / "summary.json").read_text())
     for e in js["entrants"]:
         assert {"strategy", "games", "mean", "mean_ci", "std", "win_rate", "draw_rate", "loss_rate"} <= set(e)
@@ -162,8 +175,27 @@ def test_report_files(tmp_path, tourney, tsummary):
 
 def test_report_cli_on_a_real_run(tmp_path, capsys):
     run_dir = tmp_path / "r"
-    assert main(["run", "--seats", "timeout,random", "--games", "300", "--chunk-size", "120", "--seed", "5",
-                 "--workers", "1", "--quiet", "--out", str(run_dir)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--seats",
+                "timeout,random",
+                "--games",
+                "300",
+                "--chunk-size",
+                "120",
+                "--seed",
+                "5",
+                "--workers",
+                "1",
+                "--quiet",
+                "--out",
+                str(run_dir),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["report", str(run_dir), "--json", "--no-plots"]) == 0
     d = json.loads(capsys.readouterr().out)
@@ -189,8 +221,9 @@ def test_report_usage_errors(tmp_path, capsys):
 
 
 def test_incomplete_run_uses_the_common_prefix(tmp_path):
-    run_dir, rows = write_run(tmp_path / "run", "scandinavian", [["timeout", "random"], ["random", "timeout"]],
-                              300, 2, 100)
+    run_dir, rows = write_run(
+        tmp_path / "run", "scandinavian", [["timeout", "random"], ["random", "timeout"]], 300, 2, 100
+    )
     (run_dir / "chunks" / "part-L0001-G000000000200.parquet").unlink()  # lineup 1 stops at game 200
     info = load_run(run_dir)
     assert info.games == 200 and not info.complete
@@ -293,8 +326,18 @@ def test_an_entrant_that_wins_every_game_still_gets_ratings(tmp_path, capsys):
     from harness.play.runconfig import RunConfig
     from harness.play.runner import run
 
-    out = run(RunConfig(mode="gauntlet", candidate="random", entrants=("greedy", "bonus"), games=200, seed=4,
-                        chunk_size=100, workers=1), tmp_path / "sweep")
+    out = run(
+        RunConfig(
+            mode="gauntlet",
+            candidate="random",
+            entrants=("greedy", "bonus"),
+            games=200,
+            seed=4,
+            chunk_size=100,
+            workers=1,
+        ),
+        tmp_path / "sweep",
+    )
     assert main(["report", str(out), "--no-plots"]) == 0
     text = capsys.readouterr().out
     assert "won every game against random" in text and ">= " in text and "<= " in text
@@ -315,8 +358,10 @@ def test_analysed_runs_get_a_luck_section(tmp_path):
     from harness.play.runconfig import RunConfig
     from harness.play.runner import run
 
-    out = run(RunConfig(seats=("greedy", "solver"), games=300, seed=2, chunk_size=100, workers=1, analyse=True),
-              tmp_path / "an")
+    out = run(
+        RunConfig(seats=("greedy", "solver"), games=300, seed=2, chunk_size=100, workers=1, analyse=True),
+        tmp_path / "an",
+    )
     d = write_report(summarize(out), plots=True)
     rows = pd.concat(pq.read_table(p).to_pandas() for p in sorted((out / "chunks").iterdir()))
     luck = {x["strategy"]: x for x in d["luck"]}
@@ -345,8 +390,9 @@ def test_an_analysed_recorded_run_reports_the_split_by_kind_and_names_its_costli
     from harness.play.runner import run
     from harness.decisions.skill import analyse_records, rating
 
-    cfg = RunConfig(seats=("greedy", "solver:temperature=2"), games=120, seed=8, chunk_size=50, workers=1,
-                    analyse=True, record=True)
+    cfg = RunConfig(
+        seats=("greedy", "solver:temperature=2"), games=120, seed=8, chunk_size=50, workers=1, analyse=True, record=True
+    )
     out = run(cfg, tmp_path / "rec")
     d = write_report(summarize(out), plots=True)
     skill = {p.label: p for p in analyse_records(read_records(out), worst=LuckSection.WORST).players}
@@ -367,8 +413,9 @@ def test_an_analysed_recorded_run_reports_the_split_by_kind_and_names_its_costli
     bare = run(cfg.with_overrides(record=False), tmp_path / "bare")
     b = write_report(summarize(bare), plots=False)
     for x, y in zip(b["luck"], d["luck"]):
-        assert [(w["game"], w["seat"], w["regret"]) for w in x["worst"]] == \
-            [(w["game"], w["seat"], pytest.approx(w["regret"])) for w in y["worst"]]
+        assert [(w["game"], w["seat"], w["regret"]) for w in x["worst"]] == [
+            (w["game"], w["seat"], pytest.approx(w["regret"])) for w in y["worst"]
+        ]
         assert all("turn" not in w for w in x["worst"])
     assert "record the run with --record" in (bare / "summary.md").read_text()
 
@@ -378,8 +425,9 @@ def test_the_costliest_decisions_of_a_run_with_several_lineups_name_their_lineup
     from harness.play.runconfig import RunConfig
     from harness.play.runner import run
 
-    cfg = RunConfig(mode="gauntlet", candidate="greedy", entrants=("timeout",), games=30, seed=3, workers=1,
-                    analyse=True)
+    cfg = RunConfig(
+        mode="gauntlet", candidate="greedy", entrants=("timeout",), games=30, seed=3, workers=1, analyse=True
+    )
     out = run(cfg, tmp_path / "g")
     write_report(summarize(out), plots=False)
     text = (out / "summary.md").read_text()
@@ -397,8 +445,15 @@ def analysed_tournament(tmp_path_factory):
     from harness.play.runconfig import RunConfig
     from harness.play.runner import run
 
-    cfg = RunConfig(mode="tournament", entrants=("random", "solver", "greedy"), games=60, seed=4, chunk_size=60,
-                    workers=1, analyse=True)
+    cfg = RunConfig(
+        mode="tournament",
+        entrants=("random", "solver", "greedy"),
+        games=60,
+        seed=4,
+        chunk_size=60,
+        workers=1,
+        analyse=True,
+    )
     return summarize(run(cfg, tmp_path_factory.mktemp("pics") / "rr"))
 
 
@@ -440,10 +495,23 @@ def test_regret_per_decision_legend_is_inside_the_figure():
     edges = 10.0 ** np.arange(-3, 2.01, 0.1)
     hist = np.zeros(edges.size - 1)
     hist[10:30] = 5
-    players = [SimpleNamespace(label=f"solver:temperature={t},blunder=0.0{t}", decisions=123_456_789,
-                               regret_hist=hist, zero_regret=100_000_000, regret_per_decision=0.123) for t in (1, 2)]
-    report = SimpleNamespace(players=players, regret_edges=edges, rules=[{"rules": "scandinavian"}],
-                             games=1_000_000, source="results/some-long-run-name")
+    players = [
+        SimpleNamespace(
+            label=f"solver:temperature={t},blunder=0.0{t}",
+            decisions=123_456_789,
+            regret_hist=hist,
+            zero_regret=100_000_000,
+            regret_per_decision=0.123,
+        )
+        for t in (1, 2)
+    ]
+    report = SimpleNamespace(
+        players=players,
+        regret_edges=edges,
+        rules=[{"rules": "scandinavian"}],
+        games=1_000_000,
+        source="results/some-long-run-name",
+    )
     fig = plot_regret_distribution(report)
     assert inside(fig, fig.legends[0])
 
@@ -456,14 +524,30 @@ def test_levels_curve_is_drawn_only_where_it_was_measured_densely():
 
     def d(values):
         pts = [{"value": v, "response": 240 - 3 * v * v, "ci": [239 - 3 * v * v, 241 - 3 * v * v]} for v in values]
-        lv = {"name": "easy", "target": {"kind": "mean", "value": 200.0}, "value": 3.6, "value_ci": [3.5, 3.7],
-              "check": {"response": 200.5, "ci": [199.0, 202.0]}}
-        return {"curves": {"mean": pts}, "levels": [lv], "games": 100, "seed": 1, "param": "temperature",
-                "strategy": "solver", "against": None, "rules": "scandinavian"}
+        lv = {
+            "name": "easy",
+            "target": {"kind": "mean", "value": 200.0},
+            "value": 3.6,
+            "value_ci": [3.5, 3.7],
+            "check": {"response": 200.5, "ci": [199.0, 202.0]},
+        }
+        return {
+            "curves": {"mean": pts},
+            "levels": [lv],
+            "games": 100,
+            "seed": 1,
+            "param": "temperature",
+            "strategy": "solver",
+            "against": None,
+            "rules": "scandinavian",
+        }
 
     def joined(fig):  # drawn lines through more than two x (the targets are horizontal; markers have none)
-        return [ln for ln in fig.axes[0].get_lines()
-                if ln.get_linestyle() not in ("None", "") and len(set(np.atleast_1d(ln.get_xdata()))) > 2]
+        return [
+            ln
+            for ln in fig.axes[0].get_lines()
+            if ln.get_linestyle() not in ("None", "") and len(set(np.atleast_1d(ln.get_xdata()))) > 2
+        ]
 
     sparse = plot_levels(d([0.0, 2.0, 5.0]))
     assert joined(sparse) == []

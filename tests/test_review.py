@@ -19,8 +19,16 @@ from harness.cli import main
 from harness.records.codec import GameRecord, Seat
 from harness.play.replay import record_of_replay, replay
 from harness.reports.win_chance import WinModel
-from harness.reports.review import (CLASSES, Reviewer, decision_class, page_data, page_name, review_html,
-                            turn_anchor, write_review)
+from harness.reports.review import (
+    CLASSES,
+    Reviewer,
+    decision_class,
+    page_data,
+    page_name,
+    review_html,
+    turn_anchor,
+    write_review,
+)
 from harness.game.rules import load_rules
 from tests.html_check import assert_numbers_unbreakable
 from tests.test_solver import cache_dir, tiny_dir  # noqa: F401
@@ -46,8 +54,10 @@ def mirrored(rec: GameRecord) -> GameRecord:
     return GameRecord("kitchen-1", rec.rules, (Seat(name="alice"), Seat(name="bob")), tuple(both))
 
 
-@pytest.mark.parametrize("name,settings", [("tiny_bonus", []), ("tiny_joker", []), ("tiny_generala", []),
-                                           ("tiny_forced", []), ("tiny_bonus", ["columns=2"])])
+@pytest.mark.parametrize(
+    "name,settings",
+    [("tiny_bonus", []), ("tiny_joker", []), ("tiny_generala", []), ("tiny_forced", []), ("tiny_bonus", ["columns=2"])],
+)
 def test_expected_final_moves_by_luck_and_regret(name, settings, tiny_dir, cache_dir):
     rules = load_rules(str(tiny_dir / f"{name}.toml"), settings)
     rec = game(tiny_dir / f"{name}.toml", SEATS[:3], settings=settings)
@@ -68,8 +78,9 @@ def test_expected_final_moves_by_luck_and_regret(name, settings, tiny_dir, cache
     for s, a in zip(rev.seats, ref):
         assert (s.final, s.decisions) == (a.final, a.decisions)
         assert s.luck == pytest.approx(a.luck, abs=1e-9) and s.regret == pytest.approx(a.regret, abs=1e-9)
-        assert sum(t.luck[i] for t in rev.turns if t.seat == s.seat for i in range(len(t.rolls))) == \
-            pytest.approx(a.luck, abs=1e-9)
+        assert sum(t.luck[i] for t in rev.turns if t.seat == s.seat for i in range(len(t.rolls))) == pytest.approx(
+            a.luck, abs=1e-9
+        )
         assert sum(s.classes.values()) == a.errors
     # the turns are the record's, in play order, with the sheet (its column's) after each
     assert [(t.seat, t.box, t.score) for t in rev.turns] == [(t.seat, t.box, t.score) for t in rec.turns]
@@ -96,9 +107,8 @@ def test_win_chance_starts_at_the_seats_chances_and_ends_by_the_scores(reviewer,
     top = [f == max(finals) for f in finals]
     assert four.steps[-1].win == pytest.approx([t / sum(top) for t in top], abs=1e-12)
     # the decisive moments are the largest swings of the mover's chance, largest first
-    swings = sorted((abs(st.win[st.seat] - p.win[st.seat]) for p, st in zip(four.steps, four.steps[1:])),
-                    reverse=True)
-    assert [abs(m.swing) for m in four.moments] == pytest.approx(swings[:len(four.moments)], abs=1e-15)
+    swings = sorted((abs(st.win[st.seat] - p.win[st.seat]) for p, st in zip(four.steps, four.steps[1:])), reverse=True)
+    assert [abs(m.swing) for m in four.moments] == pytest.approx(swings[: len(four.moments)], abs=1e-15)
     assert four.moments and four.steps[four.moments[0].step].seat == four.moments[0].seat
 
 
@@ -109,7 +119,7 @@ def test_mid_turn_distributions_are_the_ev_tables_own(reviewer):
     d, rr = adv.rules.dice, adv.rules.rolls_per_turn - 1
     st = adv.after_box(adv.state({}), [1, 1], "ones", True)  # ones = 2
     start = m.at_start(st)
-    mix = sum(d.roll_prob[r] * np.pad(m.after_roll(st, r, rr, True), (0, 40))[:len(start)] for r in range(d.n_rolls))
+    mix = sum(d.roll_prob[r] * np.pad(m.after_roll(st, r, rr, True), (0, 40))[: len(start)] for r in range(d.n_rolls))
     assert mix == pytest.approx(start, abs=1e-6)
     for r in range(d.n_rolls):
         for left in range(rr + 1):
@@ -133,20 +143,39 @@ def test_two_seat_chances_are_winprobs_model(reviewer):
     tab = m.tab
     W, lo, nws = np.zeros((1, tab.tmax + 1)), np.zeros(1, np.int64), np.zeros(1, np.int64)
     one = lambda x: np.array([[x]], dtype=np.int64)  # noqa: E731
-    TK.best_final_weights(tab.plan.layout, tab.values, tab.off, one(other.filled), np.array([[other.flag]]),
-                          one(other.upper), one(other.points), W, lo, nws)
+    TK.best_final_weights(
+        tab.plan.layout,
+        tab.values,
+        tab.off,
+        one(other.filled),
+        np.array([[other.flag]]),
+        one(other.upper),
+        one(other.points),
+        W,
+        lo,
+        nws,
+    )
     mine = m.at_start(me)
     p = 0.0
     for k in range(int(nws[0])):
         b = int(lo[0]) + k - me.points  # the best other final, in my points still to come
-        p += W[0, k] * (mine[b + 1:].sum() + 0.5 * (mine[b] if 0 <= b < len(mine) else 0.0))
+        p += W[0, k] * (mine[b + 1 :].sum() + 0.5 * (mine[b] if 0 <= b < len(mine) else 0.0))
     got = WinModel.shares([(me.points, mine), (other.points, m.at_start(other))])
     assert got[0] == pytest.approx(p, abs=1e-9) and got.sum() == pytest.approx(1.0, abs=1e-12)
 
 
 def test_decision_classes():
     assert [decision_class(x) for x in (0.0, 1e-10, 0.5, 1.0, 3.99, 4.0, 11.9, 12.0, 50.0)] == [
-        "best", "best", "good", "inaccuracy", "inaccuracy", "mistake", "mistake", "blunder", "blunder"]
+        "best",
+        "best",
+        "good",
+        "inaccuracy",
+        "inaccuracy",
+        "mistake",
+        "mistake",
+        "blunder",
+        "blunder",
+    ]
     assert [c for c, _ in CLASSES] == ["blunder", "mistake", "inaccuracy", "good"]
 
 
@@ -160,8 +189,15 @@ def test_the_page_is_one_self_contained_file(reviewer, tiny_dir, tmp_path):
     data = json.loads(re.search(r"<script type='application/json' id='review-data'>(.*?)</script>", page).group(1))
     assert data == page_data(rev) and data["steps"][5]["expected"] == pytest.approx(rev.steps[5].expected, abs=1e-6)
     assert len(data["turns"]) == len(rev.turns) and data["steps"][0]["win"] == [0.5, 0.5]
-    for part in ("id='summary'", "id='board'", "id='expected-chart'", "id='win-chart'", "id='decisions'",
-                 "id='moments'", "inaccuracy (1 to 4)"):
+    for part in (
+        "id='summary'",
+        "id='board'",
+        "id='expected-chart'",
+        "id='win-chart'",
+        "id='decisions'",
+        "id='moments'",
+        "inaccuracy (1 to 4)",
+    ):
         assert part in page, part
     assert assert_numbers_unbreakable(page) > 10
     assert "</script>" not in data["title"] and page.count("</script>") == 2
@@ -172,10 +208,12 @@ def test_a_rule_set_without_its_table_says_so(tiny_dir, cache_dir, tmp_path):
     rv = Reviewer(rules, tmp_path / "empty-cache", win_tables_up_to=1)
     rev = rv.review(game(tiny_dir / "tiny_forced.toml", SEATS[:2]))
     assert rev.steps[0].win is None and rev.moments == ()
-    assert re.fullmatch(r"win chances are not shown: tiny_forced's EV-play table \(the 'ev' target table, "
-                        r"[\d.]+ KiB\) is not in the solver cache, and tables above 1 bytes are not built here "
-                        r"\(`yatzy-harness review SOURCE --game ID --max-memory GIB` builds it, up to GIB\)",
-                        rev.win_note), rev.win_note
+    assert re.fullmatch(
+        r"win chances are not shown: tiny_forced's EV-play table \(the 'ev' target table, "
+        r"[\d.]+ KiB\) is not in the solver cache, and tables above 1 bytes are not built here "
+        r"\(`yatzy-harness review SOURCE --game ID --max-memory GIB` builds it, up to GIB\)",
+        rev.win_note,
+    ), rev.win_note
     page = review_html(rev)
     assert rev.win_note in page and "id='win-chart'" not in page
     assert "<h2>Chance to win</h2><p class='missing'>Win chances are not shown: tiny_forced" in page
@@ -216,8 +254,9 @@ def test_review_of_a_records_file_of_people(tiny_dir, cache_dir, tmp_path, capsy
     total = validate_record(rec)[0]
     assert out.splitlines()[0] == f"Game review: game kitchen-1 (tiny_bonus): alice {total} vs bob {total}"
     assert re.search(rf"^  alice +{total} .* 50\.0 % / 50\.0 % +\d+ +\d+ / \d+ / \d+$", out, re.M), out
-    assert out.rstrip().endswith(f"wrote {page} ({page.stat().st_size / 1024:.0f} KB): open it in a browser; "
-                                 "← → step through the turns")
+    assert out.rstrip().endswith(
+        f"wrote {page} ({page.stat().st_size / 1024:.0f} KB): open it in a browser; ← → step through the turns"
+    )
     d = data_of(page)
     assert [s["label"] for s in d["seats"]] == ["alice", "bob"] and d["steps"][-1]["win"] == [0.5, 0.5]
     assert main([*args, "--out", str(tmp_path / "x.html"), "--json"]) == 0
@@ -236,14 +275,40 @@ def test_pages_from_report_analyse_and_replay(tiny_dir, cache_dir, tmp_path, cap
     rules = str(tiny_dir / "tiny_bonus.toml")
     run = tmp_path / "run"
     cache = ["--cache-dir", str(cache_dir)]
-    assert main(["run", "--rules", rules, "--seats", "greedy,random", "--games", "12", "--seed", "4", "--record",
-                 "--analyse", "--quiet", "--workers", "1", "--out", str(run), *cache]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--rules",
+                rules,
+                "--seats",
+                "greedy,random",
+                "--games",
+                "12",
+                "--seed",
+                "4",
+                "--record",
+                "--analyse",
+                "--quiet",
+                "--workers",
+                "1",
+                "--out",
+                str(run),
+                *cache,
+            ]
+        )
+        == 0
+    )
     assert main(["report", str(run), "--no-plots"]) == 0
-    assert re.search(r"^wrote summary\.json, summary\.md, report\.html, reviews/ \(\d+ review pages\) to ",
-                     capsys.readouterr().out, re.M)
+    assert re.search(
+        r"^wrote summary\.json, summary\.md, report\.html, reviews/ \(\d+ review pages\) to ",
+        capsys.readouterr().out,
+        re.M,
+    )
     html = (run / "report.html").read_text()
-    links = re.findall(r"<a href='(reviews/game-(\d+)\.html#turn=(\d+))'>game (\d+) seat (\d) column 1 turn (\d+)",
-                       html)
+    links = re.findall(
+        r"<a href='(reviews/game-(\d+)\.html#turn=(\d+))'>game (\d+) seat (\d) column 1 turn (\d+)", html
+    )
     assert len(links) >= 5
     for _, g, anchor, g2, seat, turn in links:
         assert g == g2 and int(anchor) == (int(turn) - 1) * 2 + int(seat) + 1
@@ -268,14 +333,36 @@ def test_review_of_a_run_without_records_names_replay_review(tiny_dir, cache_dir
     replayed (same dice, same bots) into a review page: the error names that command (issue 37),
     which then works as given."""
     run, cache = tmp_path / "plain", ["--cache-dir", str(cache_dir)]
-    assert main(["run", "--rules", str(tiny_dir / "tiny_bonus.toml"), "--seats", "greedy,random", "--games", "4",
-                 "--seed", "3", "--quiet", "--workers", "1", "--out", str(run), *cache]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--rules",
+                str(tiny_dir / "tiny_bonus.toml"),
+                "--seats",
+                "greedy,random",
+                "--games",
+                "4",
+                "--seed",
+                "3",
+                "--quiet",
+                "--workers",
+                "1",
+                "--out",
+                str(run),
+                *cache,
+            ]
+        )
+        == 0
+    )
     assert main(["review", str(run), "--game", "2", *cache]) == 2
     err = capsys.readouterr().err
     page = run / "reviews" / "game-2.html"
     command = f"yatzy-harness replay --run {run} --game 2 --review {page}"
-    assert err == (f"yatzy-harness: error: {run} was played without --record, so it has no game records to "
-                   f"review; replay the game into a review page: {command} (or play the run again with --record)\n")
+    assert err == (
+        f"yatzy-harness: error: {run} was played without --record, so it has no game records to "
+        f"review; replay the game into a review page: {command} (or play the run again with --record)\n"
+    )
     assert main(command.split()[1:] + cache) == 0 and page.is_file()
     capsys.readouterr()
     assert main(["review", str(run), "--game", "2", "--lineup", "0", "--out", str(tmp_path / "p.html"), *cache]) == 2
@@ -286,24 +373,65 @@ def test_review_of_a_run_without_records_names_replay_review(tiny_dir, cache_dir
 #: start-up is most of its time): pandas, plots, scipy's statistics and linear algebra (numba's start
 #: loads scipy's BLAS module alone: harness.util.jit), pyarrow's datasets, progress bars, the engine and
 #: the bots, the reports' modules.
-NOT_LOADED = ("pandas", "matplotlib", "scipy.stats", "scipy.optimize", "scipy.linalg", "pyarrow.dataset", "tqdm",
-              "harness.game.loop", "harness.game.strategy", "strategies", "harness.stats", "harness.reports.summary", "harness.reports.report", "harness.reports.plot")
+NOT_LOADED = (
+    "pandas",
+    "matplotlib",
+    "scipy.stats",
+    "scipy.optimize",
+    "scipy.linalg",
+    "pyarrow.dataset",
+    "tqdm",
+    "harness.game.loop",
+    "harness.game.strategy",
+    "strategies",
+    "harness.stats",
+    "harness.reports.summary",
+    "harness.reports.report",
+    "harness.reports.plot",
+)
 
 
 def test_review_of_a_run_in_a_fresh_process_loads_only_what_it_needs(tiny_dir, cache_dir, tmp_path):
     """`review RUN --game G` as a user runs it: the page is the one this process writes, and the
     modules it loaded hold none of NOT_LOADED (numpy, numba and pyarrow, which it needs, are there)."""
     run, cache = tmp_path / "run", ["--cache-dir", str(cache_dir)]
-    assert main(["run", "--rules", str(tiny_dir / "tiny_bonus.toml"), "--seats", "greedy,random", "--games", "2",
-                 "--seed", "3", "--record", "--quiet", "--workers", "1", "--out", str(run), *cache]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--rules",
+                str(tiny_dir / "tiny_bonus.toml"),
+                "--seats",
+                "greedy,random",
+                "--games",
+                "2",
+                "--seed",
+                "3",
+                "--record",
+                "--quiet",
+                "--workers",
+                "1",
+                "--out",
+                str(run),
+                *cache,
+            ]
+        )
+        == 0
+    )
     assert main(["review", str(run), "--game", "1", "--out", str(tmp_path / "here.html"), *cache]) == 0
-    probe = ("import json, sys\nfrom harness.cli import main\nrc = main(sys.argv[1:])\n"
-             "print(json.dumps([rc, sorted(sys.modules)]))")
+    probe = (
+        "import json, sys\nfrom harness.cli import main\nrc = main(sys.argv[1:])\n"
+        "print(json.dumps([rc, sorted(sys.modules)]))"
+    )
     root = str(Path(__file__).resolve().parent.parent)  # this tree's code, installed or not
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-c", probe, "review", str(run), "--game", "1", "--out",
-                           str(tmp_path / "there.html"), *cache], capture_output=True, text=True, timeout=300,
-                          env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "review", str(run), "--game", "1", "--out", str(tmp_path / "there.html"), *cache],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.stdout.strip(), proc.stderr
     rc, loaded = json.loads(proc.stdout.splitlines()[-1])
     assert rc == 0, proc.stderr

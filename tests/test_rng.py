@@ -45,8 +45,11 @@ def test_strategy_stream_is_separate_from_the_dice():
 
 def test_the_kernels_compile_the_layout_of_rng_instead_of_copying_it():
     # the counter layout, mixer and constants live in harness.game.rng alone; a second copy could drift
-    own = {k for k, v in vars(loop_kernels).items()
-           if isinstance(v, (int, np.integer)) and not k.startswith("__") and getattr(rng, k, None) is not v}
+    own = {
+        k
+        for k, v in vars(loop_kernels).items()
+        if isinstance(v, (int, np.integer)) and not k.startswith("__") and getattr(rng, k, None) is not v
+    }
     assert not own, f"loop_kernels defines its own stream constants {sorted(own)}; import them from harness.game.rng"
     for name in ("counter_base", "word", "face0", "unit", "DICE", "STRATEGY"):
         assert getattr(loop_kernels, name) is getattr(rng, name)
@@ -59,9 +62,15 @@ def test_counter_layout_is_a_mixed_radix_number():
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, rng.MAX_SEED), game=st.integers(0, 2**40), seat=st.integers(0, rng.SEATS - 1),
-       turn=st.integers(0, rng.TURNS - 1), step=st.integers(0, rng.STEPS - 2), n=st.integers(1, 6),
-       kept=st.integers(0, 6))
+@given(
+    seed=st.integers(0, rng.MAX_SEED),
+    game=st.integers(0, 2**40),
+    seat=st.integers(0, rng.SEATS - 1),
+    turn=st.integers(0, rng.TURNS - 1),
+    step=st.integers(0, rng.STEPS - 2),
+    n=st.integers(1, 6),
+    kept=st.integers(0, 6),
+)
 def test_kernel_and_numpy_paths_draw_the_same_dice_and_uniforms(seed, game, seat, turn, step, n, kept):
     keys = rng.game_keys(seed, np.array([game, game + 1]))
     d = dice(n)
@@ -77,9 +86,27 @@ def test_kernel_and_numpy_paths_draw_the_same_dice_and_uniforms(seed, game, seat
     keep = d.keep_index(counts_of_faces(faces[:, :kept]))
     idx = np.arange(len(keys))
     first, left, active = np.ones(2, bool), np.full(2, 2, np.int16), np.ones(2, bool)
-    bad = loop_kernels.reroll(keys, idx, seat, turn, step, n, roll, keep.astype(np.int32), d.keep_counts,
-                                d.keep_size, d.roll_counts, d.roll_as_keep, d.roll_lookup, d.radix, first, left, active)
+    bad = loop_kernels.reroll(
+        keys,
+        idx,
+        seat,
+        turn,
+        step,
+        n,
+        roll,
+        keep.astype(np.int32),
+        d.keep_counts,
+        d.keep_size,
+        d.roll_counts,
+        d.roll_as_keep,
+        d.roll_lookup,
+        d.radix,
+        first,
+        left,
+        active,
+    )
     assert bad == -1 and np.array_equal(roll, want)
     width = 1 + (seed + step) % rng.WIDTH
-    assert np.array_equal(loop_kernels.uniforms(keys, seat, turn, step, width),
-                          rng.uniforms(keys, seat, turn, step, width))
+    assert np.array_equal(
+        loop_kernels.uniforms(keys, seat, turn, step, width), rng.uniforms(keys, seat, turn, step, width)
+    )

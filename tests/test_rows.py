@@ -16,8 +16,9 @@ from harness.util.jit import nb
 L = RW.LANES
 TINY, HUGE = 1e-250, 1e250
 doubles = st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True, width=64)
-special = st.sampled_from([0.0, -0.0, 5e-324, TINY, TINY * 1.0000001, HUGE, HUGE * 0.9999999, np.inf, -np.inf,
-                           np.nan, 1.0, 1.0 / 3.0])
+special = st.sampled_from(
+    [0.0, -0.0, 5e-324, TINY, TINY * 1.0000001, HUGE, HUGE * 0.9999999, np.inf, -np.inf, np.nan, 1.0, 1.0 / 3.0]
+)
 values = st.one_of(doubles, special)
 
 
@@ -28,11 +29,11 @@ def rows_of(n: int):
 @nb.njit
 def _loops(A, B, X, S, U, s):
     for i in range(L):
-        A[1, i] += A[0, i]        # row_add, one array
-        A[2, i] += B[3, i]        # row_add, two arrays
-        A[3, i] += B[1, i] * s    # row_add_scaled
-        B[0, i] = A[2, i]         # row_copy
-        B[2, i] = s               # row_fill
+        A[1, i] += A[0, i]  # row_add, one array
+        A[2, i] += B[3, i]  # row_add, two arrays
+        A[3, i] += B[1, i] * s  # row_add_scaled
+        B[0, i] = A[2, i]  # row_copy
+        B[2, i] = s  # row_fill
         X[1, i] = X[1, i] * S[1, i] + U[1, i]  # row_mul_add: one row index in all four
         U[0, i] = X[0, i] * S[0, i]  # row_mul
 
@@ -122,9 +123,13 @@ def _libm_exp(A):
     return out
 
 
-exp_args = st.one_of(values, st.floats(-750.0, 710.0), st.floats(-40.0, 0.0), st.floats(-1e-8, 1e-8),
-                     st.sampled_from([709.78, 709.79, 709.1, -708.3, -708.4, -745.13, -745.14, 0.34657359,
-                                      -0.34657359, 1e300, -1e300]))
+exp_args = st.one_of(
+    values,
+    st.floats(-750.0, 710.0),
+    st.floats(-40.0, 0.0),
+    st.floats(-1e-8, 1e-8),
+    st.sampled_from([709.78, 709.79, 709.1, -708.3, -708.4, -745.13, -745.14, 0.34657359, -0.34657359, 1e300, -1e300]),
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -142,9 +147,15 @@ def test_the_exponential_is_within_one_unit_in_the_last_place_of_the_c_librarys(
     """exp_ieee (fdlibm's exp) against the C library's over the whole range: at most one unit in the
     last place apart, subnormal results included; exact at 0; inf, 0 and NaN where exp gives them."""
     rng = np.random.default_rng(7)
-    x = np.concatenate([rng.uniform(-746.0, 710.0, 400_000), rng.uniform(-40.0, 0.0, 200_000),
-                        rng.uniform(-1.0, 1.0, 200_000), np.linspace(709.0, 709.78, 8_000),
-                        np.linspace(-745.13, -700.0, 8_000)]).reshape(-1, L)
+    x = np.concatenate(
+        [
+            rng.uniform(-746.0, 710.0, 400_000),
+            rng.uniform(-40.0, 0.0, 200_000),
+            rng.uniform(-1.0, 1.0, 200_000),
+            np.linspace(709.0, 709.78, 8_000),
+            np.linspace(-745.13, -700.0, 8_000),
+        ]
+    ).reshape(-1, L)
     got = _exp_loop(x, 1.0)
     want = _libm_exp(x)
     assert np.abs(got.view(np.int64) - want.view(np.int64)).max() <= 1

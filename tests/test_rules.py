@@ -17,6 +17,7 @@ from harness.game.rules import builtin_rule_sets
 from harness.game.rules import load_rules as _load_rules
 from harness.game.scoring import context, score_options
 
+
 @cache
 def _builtin(name):
     return _load_rules(name)
@@ -47,6 +48,7 @@ def dice6():
 
 # --- independent reference: brute force over subsets of dice positions -------------------------
 
+
 def ref_groups(faces, sizes):
     """Best sum of disjoint groups of equal dice with distinct faces, by brute force; None if none fits."""
     best = None
@@ -72,8 +74,17 @@ def test_builtin_rule_sets_are_all_there():
         load_rules(name)
 
 
-@pytest.mark.parametrize("name,boxes,perfect", [("scandinavian", 15, 374), ("standard", 13, 375), ("yahtzee", 13, 375),
-                                                ("forced", 15, 374), ("generala", 11, None), ("maxi", 20, None)])
+@pytest.mark.parametrize(
+    "name,boxes,perfect",
+    [
+        ("scandinavian", 15, 374),
+        ("standard", 13, 375),
+        ("yahtzee", 13, 375),
+        ("forced", 15, 374),
+        ("generala", 11, None),
+        ("maxi", 20, None),
+    ],
+)
 def test_sheet_sizes_and_perfect_scores(name, boxes, perfect):
     r = load_rules(name)
     assert r.n_boxes == boxes
@@ -147,9 +158,17 @@ def test_maxi_boxes_match_brute_force(faces):
     r = load_rules("maxi")
     s = score(r, faces)
     c = Counter(faces)
-    for sizes, name in (([2], "one_pair"), ([2, 2], "two_pairs"), ([2, 2, 2], "three_pairs"), ([3], "three_of_a_kind"),
-                        ([4], "four_of_a_kind"), ([5], "five_of_a_kind"), ([3, 2], "full_house"),
-                        ([3, 3], "castle"), ([4, 2], "tower")):
+    for sizes, name in (
+        ([2], "one_pair"),
+        ([2, 2], "two_pairs"),
+        ([2, 2, 2], "three_pairs"),
+        ([3], "three_of_a_kind"),
+        ([4], "four_of_a_kind"),
+        ([5], "five_of_a_kind"),
+        ([3, 2], "full_house"),
+        ([3, 3], "castle"),
+        ([4, 2], "tower"),
+    ):
         assert s[name] == (ref_groups(faces, sizes) or 0), name
     assert s["small_straight"] == (15 if {1, 2, 3, 4, 5} <= set(faces) else 0)
     assert s["large_straight"] == (20 if {2, 3, 4, 5, 6} <= set(faces) else 0)
@@ -248,22 +267,25 @@ def test_score_sheet_is_score_options_for_every_roll(name):
     out = np.empty(nbx, np.int16)
     for filled in sheets:
         for first in (False, True):
-            for flag in ((False, True) if rules.key_box >= 0 else (False,)):
+            for flag in (False, True) if rules.key_box >= 0 else (False,):
                 score_sheet(ctx, first, flag, filled, rows, allowed, extras)
                 for r in range(n):
                     a, e = score_options(ctx, r, first, flag, filled, out)
                     assert (a, e) == (allowed[r], extras[r]) and np.array_equal(out, rows[r]), (filled, first, r)
 
 
-@pytest.mark.parametrize("override,message", [
-    (["upper_bonus_threshold=106"], "out of range 0..105"),
-    (["upper_bonus_value=7"], "step 5"),
-    (["columns=7"], "out of range 1..6"),
-    (["yatzy_scoring=double"], "must be one of"),
-    (["forced=maybe"], "true or false"),
-    (["colour=red"], "unknown setting 'colour'"),
-    (["threshold"], "expected KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        (["upper_bonus_threshold=106"], "out of range 0..105"),
+        (["upper_bonus_value=7"], "step 5"),
+        (["columns=7"], "out of range 1..6"),
+        (["yatzy_scoring=double"], "must be one of"),
+        (["forced=maybe"], "true or false"),
+        (["colour=red"], "unknown setting 'colour'"),
+        (["threshold"], "expected KEY=VALUE"),
+    ],
+)
 def test_bad_settings_name_the_fault(override, message):
     with pytest.raises(UserError, match=message):
         load_rules("scandinavian", override)
@@ -325,10 +347,12 @@ def test_standard_and_generala_boxes_match_brute_force(faces):
 
 def test_generic_groups_kind_and_options(tmp_path):
     f = tmp_path / "groups.toml"
-    f.write_text('name = "g"\ndice = 5\n'
-                 '[[boxes]]\nname = "pair_and_triple"\nkind = "groups"\nsizes = [3, 2]\nscore = "matching"\n'
-                 '[[boxes]]\nname = "house_any"\nkind = "full_house"\nfive_alike = true\n'
-                 '[[boxes]]\nname = "run_sum"\nkind = "run"\nlength = 3\nscore = "sum"\n')
+    f.write_text(
+        'name = "g"\ndice = 5\n'
+        '[[boxes]]\nname = "pair_and_triple"\nkind = "groups"\nsizes = [3, 2]\nscore = "matching"\n'
+        '[[boxes]]\nname = "house_any"\nkind = "full_house"\nfive_alike = true\n'
+        '[[boxes]]\nname = "run_sum"\nkind = "run"\nlength = 3\nscore = "sum"\n'
+    )
     r = _load_rules(str(f), ["full_house_scoring=flat"])
     assert score(r, [2, 2, 2, 5, 5]) == {"pair_and_triple": 16, "house_any": 25, "run_sum": 0}
     assert score(r, [4, 4, 4, 4, 4])["house_any"] == 25  # five alike counts when the box says so
@@ -336,6 +360,7 @@ def test_generic_groups_kind_and_options(tmp_path):
 
 
 # --- extends: cycles, paths relative to the extending file (issue 9) ----------------------------
+
 
 def test_circular_extends_is_one_line_naming_the_cycle(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -367,15 +392,22 @@ def test_relative_extends_is_taken_from_the_extending_files_directory(tmp_path, 
 
 # --- scoring settings against fixed servida/joker scores (issue 9) ------------------------------
 
-@pytest.mark.parametrize("name,override,box", [
-    ("generala", "yatzy_scoring=flat_plus_sum", "'generala' has fixed scores 50 / servida 60"),
-    ("generala", "full_house_scoring=sum", "'full_house' has fixed scores 30 / servida 35"),
-    ("yahtzee", "full_house_scoring=sum", "'full_house' has fixed scores 25 / joker 25"),
-])
+
+@pytest.mark.parametrize(
+    "name,override,box",
+    [
+        ("generala", "yatzy_scoring=flat_plus_sum", "'generala' has fixed scores 50 / servida 60"),
+        ("generala", "full_house_scoring=sum", "'full_house' has fixed scores 30 / servida 35"),
+        ("yahtzee", "full_house_scoring=sum", "'full_house' has fixed scores 25 / joker 25"),
+    ],
+)
 def test_scoring_setting_contradicting_a_fixed_score_is_refused(name, override, box):
     key = override.split("=")[0]
-    with pytest.raises(UserError, match=rf"^--set {override}: not allowed on rule set '{name}' \(box {box}; "
-                                        rf"only {key}=flat fits\)$"):
+    with pytest.raises(
+        UserError,
+        match=rf"^--set {override}: not allowed on rule set '{name}' \(box {box}; "
+        rf"only {key}=flat fits\)$",
+    ):
         load_rules(name, [override])
 
 
@@ -411,6 +443,7 @@ def test_settings_that_fit_are_still_accepted():
 
 
 # --- describe() and `rules` show the effective rule set (issue 9) -------------------------------
+
 
 def _cli(capsys, *argv):
     from harness.cli import main
@@ -452,9 +485,11 @@ def test_rules_name_is_rules_show_name(capsys):
     assert code == 0 and short == shown and "changed by --set: columns=2" in short
     code, listing, _ = _cli(capsys, "rules")
     assert code == 0 and all(name in listing for name in BUILTIN)
-    for argv, message in ((["rules", "show"], "rules show needs a rule set NAME"),
-                          (["rules", "standard", "maxi"], "rules takes one rule set, got 'standard' and 'maxi'"),
-                          (["rules", "--set", "columns=2"], "--set needs a rule set")):
+    for argv, message in (
+        (["rules", "show"], "rules show needs a rule set NAME"),
+        (["rules", "standard", "maxi"], "rules takes one rule set, got 'standard' and 'maxi'"),
+        (["rules", "--set", "columns=2"], "--set needs a rule set"),
+    ):
         code, _, err = _cli(capsys, *argv)
         assert code == 2 and message in err and err.count("\n") == 1, err
 
@@ -467,6 +502,7 @@ def test_rules_help_has_examples(capsys):
 
 
 # --- configs/rules/README.md cannot silently rot ------------------------------------------------
+
 
 def test_rules_readme_names_every_rule_set_box_kind_and_setting():
     from pathlib import Path

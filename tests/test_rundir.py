@@ -30,7 +30,7 @@ def chunk_bytes(run_dir: Path) -> dict[str, bytes]:
 def flip_middle(path: Path, n: int = 64) -> None:
     data = bytearray(path.read_bytes())
     mid = len(data) // 2
-    data[mid:mid + n] = bytes(b ^ 0xFF for b in data[mid:mid + n])
+    data[mid : mid + n] = bytes(b ^ 0xFF for b in data[mid : mid + n])
     path.write_bytes(bytes(data))
 
 
@@ -100,8 +100,10 @@ def test_full_disk_mid_run_is_one_line_resumable_and_leaves_no_temp_file(tmp_pat
         if path.suffix == ".parquet":
             calls["chunks"] += 1
             if calls["chunks"] == 2:  # the second chunk hits a full disk after its temp file exists
+
                 def no_space(fd):
                     raise OSError(errno.ENOSPC, "No space left on device")
+
                 rundir.os.fsync = no_space
                 try:
                     return real_write(path, data)
@@ -110,8 +112,24 @@ def test_full_disk_mid_run_is_one_line_resumable_and_leaves_no_temp_file(tmp_pat
         return real_write(path, data)
 
     monkeypatch.setattr("harness.play.runner.write_bytes_atomic", flaky)
-    code = main(["run", "--seats", "timeout,random", "--games", "300", "--seed", "11", "--chunk-size", "100",
-                 "--workers", "1", "--out", str(out), "--quiet"])
+    code = main(
+        [
+            "run",
+            "--seats",
+            "timeout,random",
+            "--games",
+            "300",
+            "--seed",
+            "11",
+            "--chunk-size",
+            "100",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
@@ -123,16 +141,21 @@ def test_full_disk_mid_run_is_one_line_resumable_and_leaves_no_temp_file(tmp_pat
     assert chunk_bytes(out) == chunk_bytes(reference)
 
 
-@pytest.mark.parametrize("argv", [
-    ["run", "--seats", "timeout,random", "--games", "10", "--out", "/proc/yatzy-harness-x", "--quiet"],
-    ["report", "{run}", "--out", "/proc/yatzy-harness-x", "--no-plots"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--seats", "timeout,random", "--games", "10", "--out", "/proc/yatzy-harness-x", "--quiet"],
+        ["report", "{run}", "--out", "/proc/yatzy-harness-x", "--no-plots"],
+    ],
+)
 def test_unwritable_output_is_one_line_exit_2(argv, reference, capsys):
     argv = [a.replace("{run}", str(reference)) for a in argv]
     assert main(argv) == 2
     captured = capsys.readouterr()
     err = captured.err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("yatzy-harness: error: cannot write") and "/proc/yatzy-harness-x" in err[0]
+    assert (
+        len(err) == 1 and err[0].startswith("yatzy-harness: error: cannot write") and "/proc/yatzy-harness-x" in err[0]
+    )
     assert "Traceback" not in captured.err
 
 
@@ -165,8 +188,9 @@ def test_run_records_hold_every_roll_and_decision_reproducibly(tmp_path):
     two = run(cfg(seats=("greedy", "random"), record=True, games=200, workers=2), tmp_path / "two")
     assert record_bytes(one) == record_bytes(two)  # the worker count changes nothing
     m = load_manifest(one)
-    assert all(c["records_sha256"] == rundir.file_sha256(one / c["file"].replace("chunks/", "records/"))
-               for c in m["chunks"])
+    assert all(
+        c["records_sha256"] == rundir.file_sha256(one / c["file"].replace("chunks/", "records/")) for c in m["chunks"]
+    )
     t = pd.concat(pq.read_table(p).to_pandas() for p in sorted((one / "records").iterdir()))
     rules = load_rules("scandinavian")
     res = play(rules, [make("greedy", rules), make("random", rules)], np.arange(200), 11, record=True)
@@ -200,8 +224,9 @@ def test_damaged_records_are_replayed_and_record_is_part_of_the_runs_identity(tm
         run(cfg(), out, resume=True)  # resuming without --record would leave chunks without records
 
 
-@pytest.mark.parametrize("typ", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                                 "float32", "float64"])
+@pytest.mark.parametrize(
+    "typ", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+)
 def test_numpy_of_equals_pyarrows_own_conversion(typ):
     """rundir.numpy_of reads a column from its buffers (pyarrow's to_numpy imports pandas): the same
     values and dtype as to_numpy, for every chunking and offset, and nulls or strings go to to_numpy."""
@@ -216,8 +241,15 @@ def test_numpy_of_equals_pyarrows_own_conversion(typ):
     buf = pa.BufferOutputStream()
     pq.write_table(table, buf, row_group_size=50)
     read = rundir.read_parquet(pa.BufferReader(buf.getvalue()))
-    for col in (arr, arr.slice(3, 150), arr.slice(9), table.column("x"), table.column("x").slice(65, 20), read.column("x"),
-                arr.slice(5, 0)):
+    for col in (
+        arr,
+        arr.slice(3, 150),
+        arr.slice(9),
+        table.column("x"),
+        table.column("x").slice(65, 20),
+        read.column("x"),
+        arr.slice(5, 0),
+    ):
         got, want = rundir.numpy_of(col), col.to_numpy(zero_copy_only=False)
         assert got.dtype == want.dtype and np.array_equal(got, want)
     with_null = pa.array([True, None, False] if typ == "bool" else [1, None, 3], type=typ)

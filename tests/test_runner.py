@@ -89,8 +89,10 @@ def test_config_round_trip_and_overrides(tmp_path):
     rules = tmp_path / "my_rules.toml"
     rules.write_text((Path(load_rules("scandinavian").source)).read_text())
     p = tmp_path / "t.toml"
-    p.write_text('mode = "tournament"\nrules = "my_rules.toml"\nentrants = "random,timeout,greedy"\n'
-                 'games = 500\n[settings]\nupper_bonus_value = 40\n')
+    p.write_text(
+        'mode = "tournament"\nrules = "my_rules.toml"\nentrants = "random,timeout,greedy"\n'
+        "games = 500\n[settings]\nupper_bonus_value = 40\n"
+    )
     c = RunConfig.from_toml(p)
     assert c.rules == str(rules.resolve())  # relative to the config file
     assert c.entrants == ("random", "timeout", "greedy") and c.name == "t"
@@ -127,8 +129,14 @@ def test_split_specs():
 
 
 def test_lineups():
-    assert tournament.round_robin(["a", "b", "c"]) == [("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"),
-                                                       ("b", "c"), ("c", "b")]
+    assert tournament.round_robin(["a", "b", "c"]) == [
+        ("a", "b"),
+        ("b", "a"),
+        ("a", "c"),
+        ("c", "a"),
+        ("b", "c"),
+        ("c", "b"),
+    ]
     four = tournament.round_robin(["a", "b", "c", "d"], 3)
     assert len(four) == 12 and len(set(four)) == 12
     for e in "abcd":  # every entrant sits in every seat equally often
@@ -157,13 +165,23 @@ def test_rows_are_the_engine_frame_plus_lineup(tmp_path):
     out = run(c, tmp_path / "r")
     m = load_manifest(out)
     assert m["format"] == 1 and m["kind"] == "tournament" and m["complete"] is True
-    assert m["lineups"] == [["timeout", "random"], ["random", "timeout"], ["timeout", "greedy"],
-                            ["greedy", "timeout"], ["random", "greedy"], ["greedy", "random"]]
+    assert m["lineups"] == [
+        ["timeout", "random"],
+        ["random", "timeout"],
+        ["timeout", "greedy"],
+        ["greedy", "timeout"],
+        ["random", "greedy"],
+        ["greedy", "random"],
+    ]
     assert [e["label"] for e in m["entrants"]] == ["timeout", "random", "greedy"]
     assert (m["games"], m["seed"], m["chunk_size"]) == (120, 11, 50)
     first = m["chunks"][0]
     assert len(m["chunks"]) == 18 and {k: v for k, v in first.items() if k != "sha256"} == {
-        "lineup": 0, "start": 0, "stop": 50, "file": "chunks/part-L0000-G000000000000.parquet"}
+        "lineup": 0,
+        "start": 0,
+        "stop": 50,
+        "file": "chunks/part-L0000-G000000000000.parquet",
+    }
     assert first["sha256"] == hashlib.sha256((out / first["file"]).read_bytes()).hexdigest()
     assert m["rules"]["digest"] == load_rules("scandinavian").digest and m["config"]["games"] == 120
     assert {"python", "numpy", "pyarrow", "pandas", "numba"} <= set(m["versions"])
@@ -171,13 +189,17 @@ def test_rows_are_the_engine_frame_plus_lineup(tmp_path):
     for lineup in (1, 4):
         labels = m["lineups"][lineup]
         want = play(rules, [make(x, rules) for x in labels], np.arange(120), 11).to_frame()
-        got = pd.concat([pq.read_table(out / ch["file"]).to_pandas() for ch in m["chunks"]
-                         if ch["lineup"] == lineup], ignore_index=True)
+        got = pd.concat(
+            [pq.read_table(out / ch["file"]).to_pandas() for ch in m["chunks"] if ch["lineup"] == lineup],
+            ignore_index=True,
+        )
         assert list(got.columns) == ["lineup"] + list(want.columns)
         assert str(got["lineup"].dtype) == "int16" and (got["lineup"] == lineup).all()
         assert list(got["strategy"].cat.categories) == ["greedy", "random", "timeout"]  # one dictionary per run
-        pd.testing.assert_frame_equal(got.drop(columns="lineup").assign(strategy=got["strategy"].astype(str)),
-                                      want.assign(strategy=want["strategy"].astype(str)))
+        pd.testing.assert_frame_equal(
+            got.drop(columns="lineup").assign(strategy=got["strategy"].astype(str)),
+            want.assign(strategy=want["strategy"].astype(str)),
+        )
     # the manifest's exact sums match the files
     rows = pd.concat([pq.read_table(p).to_pandas() for p in sorted((out / "chunks").iterdir())])
     for label, (n, s, ss, w, sh) in m["totals"].items():
@@ -267,8 +289,11 @@ def test_resume_redoes_partial_and_damaged_chunks(tmp_path):
 
 def test_failing_bot_is_reported_with_game_and_traceback(tmp_path):
     c = cfg(seats=("random", "faulty"), games=400, chunk_size=50, workers=2)
-    with pytest.raises(RunStopped, match=r"bot faulty \(seat 1, lineup 0 random/faulty\) failed in game 137 "
-                                         r"at turn 4 \(keep after roll 1\), seed 11: ZeroDivisionError") as info:
+    with pytest.raises(
+        RunStopped,
+        match=r"bot faulty \(seat 1, lineup 0 random/faulty\) failed in game 137 "
+        r"at turn 4 \(keep after roll 1\), seed 11: ZeroDivisionError",
+    ) as info:
         run(c, tmp_path / "r")
     out = tmp_path / "r"
     assert info.value.failure.game == 137 and info.value.failure.label == "faulty"
@@ -303,8 +328,11 @@ def test_failing_bot_in_process_names_game(tmp_path):
 
 def test_failing_warm_up_game_is_reported_like_a_chunk(tmp_path, monkeypatch):
     monkeypatch.setattr(runner_bots.FaultyBot, "FAIL_AT", 0)  # game 0 is the parent's warm-up game
-    with pytest.raises(RunStopped, match=r"bot faulty \(seat 0, lineup 0 faulty/timeout\) failed in game 0 \(its "
-                                         r"warm-up game, before any chunk\) at turn 4 \(keep after roll 1\)") as info:
+    with pytest.raises(
+        RunStopped,
+        match=r"bot faulty \(seat 0, lineup 0 faulty/timeout\) failed in game 0 \(its "
+        r"warm-up game, before any chunk\) at turn 4 \(keep after roll 1\)",
+    ) as info:
         run(cfg(seats=("faulty", "timeout"), games=100, chunk_size=50, workers=2), tmp_path / "r")
     assert info.value.failure.game == 0 and info.value.failure.label == "faulty"
     assert f"replay:  yatzy-harness replay --run {tmp_path / 'r'} --lineup 0 --game 0" in str(info.value)
@@ -327,7 +355,9 @@ def test_worker_log_records_reach_the_parent_handler(tmp_path):
         root.removeHandler(h)
     chatty = [r for r in got if r.name == "tests.runner_bots" and r.process != os.getpid()]
     assert sorted(r.getMessage().split(" in pid")[0] for r in chatty) == [
-        "chatty bot playing games 0..99", "chatty bot playing games 100..199"]
+        "chatty bot playing games 0..99",
+        "chatty bot playing games 100..199",
+    ]
     assert all(r.processName.startswith("ForkProcess") for r in chatty)
     assert "chatty bot playing games 100..199" in (tmp_path / "r" / "run.log").read_text()
     assert root.handlers.count(h) == 0 and not any(type(x).__name__ == "MultiProcessingHandler" for x in root.handlers)
@@ -368,8 +398,9 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _cli_subprocess(tmp_path: Path, args: list[str], env_extra: dict[str, str],
-                    tty: bool = False) -> subprocess.CompletedProcess:
+def _cli_subprocess(
+    tmp_path: Path, args: list[str], env_extra: dict[str, str], tty: bool = False
+) -> subprocess.CompletedProcess:
     """The command in a child process; ``tty``: its stderr a pseudo-terminal of 100 x 30 (``run``
     draws its bar only on a terminal), read back with the terminal's line ends made plain."""
     script = tmp_path / "yh.py"
@@ -377,8 +408,13 @@ def _cli_subprocess(tmp_path: Path, args: list[str], env_extra: dict[str, str],
     env = {**os.environ, **env_extra}
     # a test session started in the background (``cmd &``, nohup) ignores SIGINT, and the child
     # would inherit that: Ctrl-C is what these tests send, so give the child the default handling
-    kw: dict = dict(env=env, text=True, timeout=300, start_new_session=True,
-                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    kw: dict = dict(
+        env=env,
+        text=True,
+        timeout=300,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     if not tty:
         return subprocess.run([sys.executable, str(script), *args], capture_output=True, **kw)
     master, slave = pty.openpty()
@@ -449,8 +485,9 @@ def _resume_and_compare(out: Path, ref: Path, monkeypatch, capsys, workers: int 
 
 def test_sigkilled_run_resumes_identically(tmp_path, tripwire_ref, monkeypatch, capsys):
     out, marker = tmp_path / "killed", tmp_path / "armed"
-    proc = _cli_subprocess(tmp_path, TRIP_ARGS + ["--workers", "2", "--out", str(out)],
-                           _trip_env(marker, "KILL", parent=True))
+    proc = _cli_subprocess(
+        tmp_path, TRIP_ARGS + ["--workers", "2", "--out", str(out)], _trip_env(marker, "KILL", parent=True)
+    )
     assert not marker.exists() and proc.returncode == -signal.SIGKILL  # a worker SIGKILLed the runner at game 650
     import time
 
@@ -464,8 +501,9 @@ def test_sigkilled_run_resumes_identically(tmp_path, tripwire_ref, monkeypatch, 
 
 def test_ctrl_c_stops_workers_and_resumes_identically(tmp_path, tripwire_ref, monkeypatch, capsys):
     out, marker = tmp_path / "interrupted", tmp_path / "armed"
-    proc = _cli_subprocess(tmp_path, TRIP_ARGS + ["--workers", "2", "--out", str(out)],
-                           _trip_env(marker, "INT", parent=True))
+    proc = _cli_subprocess(
+        tmp_path, TRIP_ARGS + ["--workers", "2", "--out", str(out)], _trip_env(marker, "INT", parent=True)
+    )
     assert not marker.exists() and proc.returncode == 130, proc.stderr
     assert f"continue with: yatzy-harness run --resume {out}" in proc.stderr
     assert "interrupted:" in (out / "run.log").read_text()
@@ -488,7 +526,9 @@ def test_ctrl_c_in_process_run(tmp_path, tripwire_ref, monkeypatch, capsys, sigi
     assert cli.main(TRIP_ARGS + ["--workers", "1", "--out", str(out)]) == 130
     assert not marker.exists()
     err = capsys.readouterr().err
-    assert err == f"yatzy-harness: interrupted: 700 of 1,200 games kept; continue with: yatzy-harness run --resume {out}\n"
+    assert (
+        err == f"yatzy-harness: interrupted: 700 of 1,200 games kept; continue with: yatzy-harness run --resume {out}\n"
+    )
     assert sorted(files(out)) == [f"part-L0000-G{g:012d}.parquet" for g in range(0, 700, 100)]
     _resume_and_compare(out, tripwire_ref, monkeypatch, capsys, workers=1, kept=True)
 
@@ -530,8 +570,27 @@ def test_cli_flags_override_the_file(tmp_path, monkeypatch, capsys):
     conf = tmp_path / "c.toml"
     conf.write_text('mode = "tournament"\nentrants = ["random", "timeout", "greedy"]\ngames = 5000\nseed = 3\n')
     out = tmp_path / "o"
-    code = cli.main(["run", str(conf), "--seats", "timeout,random", "--games", "150", "--chunk-size", "60",
-                     "--workers", "1", "--seed", "8", "--set", "upper_bonus_value=45", "--out", str(out), "--quiet"])
+    code = cli.main(
+        [
+            "run",
+            str(conf),
+            "--seats",
+            "timeout,random",
+            "--games",
+            "150",
+            "--chunk-size",
+            "60",
+            "--workers",
+            "1",
+            "--seed",
+            "8",
+            "--set",
+            "upper_bonus_value=45",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     text = capsys.readouterr().out
     assert code == 0
     m = load_manifest(out)
@@ -565,8 +624,9 @@ def test_dead_worker_stops_the_run_cleanly(tmp_path, tripwire_ref, monkeypatch, 
 def dask_cluster():
     """A real Dask cluster (separate worker process) that knows the test bots."""
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None,
-                                       preload=["tests.runner_bots"])
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None, preload=["tests.runner_bots"]
+    )
     yield cluster.scheduler_address
     cluster.close()
 
@@ -591,7 +651,10 @@ def test_dask_cluster_plays_identically_and_forwards_failures(tmp_path, dask_clu
     assert files(a) == files(b)
     remote = [r for r in got if r.process != os.getpid()]
     assert {r.getMessage().split(" in pid")[0] for r in remote if r.name == "tests.runner_bots"} >= {
-        "chatty bot playing games 0..99", "chatty bot playing games 100..199", "chatty bot playing games 200..299"}
+        "chatty bot playing games 0..99",
+        "chatty bot playing games 100..199",
+        "chatty bot playing games 200..299",
+    }
     logtext = (tmp_path / "faulty" / "run.log").read_text()
     assert "failed in game 137" in logtext and "in _explode" in logtext
     assert "part-L0000-G000000000000.parquet" in files(tmp_path / "faulty")
@@ -610,46 +673,76 @@ def _cli(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
 def test_flags_alone_take_runconfigs_defaults_not_quick_toml(tmp_path, monkeypatch, capsys):
     from harness.play.runconfig import DEFAULT_CHUNK_SIZE
 
-    code, _, err = _cli(monkeypatch, capsys, "run", "--seats", "timeout,random", "--games", "30", "--workers", "1",
-                        "--out", str(tmp_path / "flags"), "--quiet")
+    code, _, err = _cli(
+        monkeypatch,
+        capsys,
+        "run",
+        "--seats",
+        "timeout,random",
+        "--games",
+        "30",
+        "--workers",
+        "1",
+        "--out",
+        str(tmp_path / "flags"),
+        "--quiet",
+    )
     assert code == 0, err
     m = load_manifest(tmp_path / "flags")
     assert m["chunk_size"] == DEFAULT_CHUNK_SIZE == 50_000 and m["seed"] == RunConfig.seed
     assert m["config"]["mode"] == "run" and "entrants" not in m["config"]
     # a gauntlet from flags plays exactly the field given
-    code, _, err = _cli(monkeypatch, capsys, "run", "--candidate", "timeout", "--entrants", "random", "--games", "20",
-                        "--workers", "1", "--out", str(tmp_path / "g"), "--quiet")
+    code, _, err = _cli(
+        monkeypatch,
+        capsys,
+        "run",
+        "--candidate",
+        "timeout",
+        "--entrants",
+        "random",
+        "--games",
+        "20",
+        "--workers",
+        "1",
+        "--out",
+        str(tmp_path / "g"),
+        "--quiet",
+    )
     assert code == 0, err
     assert load_manifest(tmp_path / "g")["lineups"] == [["timeout", "random"], ["random", "timeout"]]
     # with no config and no what-to-play flag, the run is quick.toml's (flags still override it)
-    code, _, err = _cli(monkeypatch, capsys, "run", "--games", "20", "--workers", "1", "--out", str(tmp_path / "q"),
-                        "--quiet")
+    code, _, err = _cli(
+        monkeypatch, capsys, "run", "--games", "20", "--workers", "1", "--out", str(tmp_path / "q"), "--quiet"
+    )
     assert code == 0, err
     quick = RunConfig.from_toml(builtin_run_configs_dir() / "quick.toml")
     m = load_manifest(tmp_path / "q")
     assert m["chunk_size"] == quick.chunk_size and [e["spec"] for e in m["entrants"]] == list(quick.entrants)
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--seats", "greedy", "--entrants", "random,timeout"], "--seats and --entrants do not combine"),
-    (["--seats", "greedy", "--candidate", "random"], "--seats and --candidate do not combine"),
-    (["--candidate", "greedy"], "--candidate needs --entrants, the field it plays against"),
-    (["--seats", "greedy,random", "--table", "2"], "--table does not go with --seats"),
-    (["--candidate", "greedy", "--entrants", "random", "--table", "3"], "--table does not go with --candidate"),
-    (["gauntlet", "--table", "4"], "--table is the table size of a tournament, but "),
-    (["--seats", "timeout", "--games", "0"], "--games must be 1..999999999999, got 0"),
-    (["--seats", "timeout", "--workers", "-1"], "--workers must be 0..4096, got -1"),
-    (["--seats", "timeout", "--seed", "-1"], "--seed must be 0..18446744073709551615, got -1"),
-    (["--seats", "timeout", "--chunk-size", "-5"], "--chunk-size must be 1..1000000, got -5"),
-    (["--seats", "timeout,nobot"], "--seats: unknown strategy 'nobot'"),
-    (["--candidate", "nobot", "--entrants", "random"], "--candidate: unknown strategy 'nobot'"),
-    (["--seats", "timeout", "--rules", "nope"], "--rules: unknown rule set 'nope'"),
-    (["--seats", "timeout", "--set", "bogus=1"], "--set: unknown setting 'bogus'"),
-    (["--entrants", "timeout"], "--entrants: a tournament at 2-seat tables needs at least 2 entrants, got 1"),
-    (["--entrants", "timeout,random", "--table", "1"], "--table must be 2..8, got 1"),
-    (["--entrants", "timeout,random", "--table", "9"], "--table must be 2..8, got 9"),
-    (["--seats", "timeout", "--backend", "local", "--scheduler", "tcp://x:1"], "needs backend = \"dask\""),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--seats", "greedy", "--entrants", "random,timeout"], "--seats and --entrants do not combine"),
+        (["--seats", "greedy", "--candidate", "random"], "--seats and --candidate do not combine"),
+        (["--candidate", "greedy"], "--candidate needs --entrants, the field it plays against"),
+        (["--seats", "greedy,random", "--table", "2"], "--table does not go with --seats"),
+        (["--candidate", "greedy", "--entrants", "random", "--table", "3"], "--table does not go with --candidate"),
+        (["gauntlet", "--table", "4"], "--table is the table size of a tournament, but "),
+        (["--seats", "timeout", "--games", "0"], "--games must be 1..999999999999, got 0"),
+        (["--seats", "timeout", "--workers", "-1"], "--workers must be 0..4096, got -1"),
+        (["--seats", "timeout", "--seed", "-1"], "--seed must be 0..18446744073709551615, got -1"),
+        (["--seats", "timeout", "--chunk-size", "-5"], "--chunk-size must be 1..1000000, got -5"),
+        (["--seats", "timeout,nobot"], "--seats: unknown strategy 'nobot'"),
+        (["--candidate", "nobot", "--entrants", "random"], "--candidate: unknown strategy 'nobot'"),
+        (["--seats", "timeout", "--rules", "nope"], "--rules: unknown rule set 'nope'"),
+        (["--seats", "timeout", "--set", "bogus=1"], "--set: unknown setting 'bogus'"),
+        (["--entrants", "timeout"], "--entrants: a tournament at 2-seat tables needs at least 2 entrants, got 1"),
+        (["--entrants", "timeout,random", "--table", "1"], "--table must be 2..8, got 1"),
+        (["--entrants", "timeout,random", "--table", "9"], "--table must be 2..8, got 9"),
+        (["--seats", "timeout", "--backend", "local", "--scheduler", "tcp://x:1"], 'needs backend = "dask"'),
+    ],
+)
 def test_run_flags_that_conflict_or_are_wrong_are_one_line(tmp_path, monkeypatch, capsys, argv, message):
     code, _, err = _cli(monkeypatch, capsys, "run", *argv, "--out", str(tmp_path / "o"), "--quiet")
     assert code == 2 and message in err and err.count("\n") == 1, err
@@ -713,8 +806,20 @@ def test_two_runs_in_one_process_each_use_only_their_own_cache_dir(tmp_path, mon
 def test_failing_bot_on_the_console_once(tmp_path):
     """One block on stderr (bot, seat, game, turn as replay counts it, replay and resume commands);
     the traceback once: in run.log, and on the console only with --verbose."""
-    args = ["run", "--seats", "random,faulty", "--games", "300", "--chunk-size", "100", "--seed", "11",
-            "--workers", "2", "--quiet"]
+    args = [
+        "run",
+        "--seats",
+        "random,faulty",
+        "--games",
+        "300",
+        "--chunk-size",
+        "100",
+        "--seed",
+        "11",
+        "--workers",
+        "2",
+        "--quiet",
+    ]
     plain = _cli_subprocess(tmp_path, args + ["--out", str(tmp_path / "a")], {})
     verbose = _cli_subprocess(tmp_path, args + ["--out", str(tmp_path / "b"), "--verbose"], {})
     for proc, traces in ((plain, 0), (verbose, 1)):
@@ -746,8 +851,11 @@ def test_a_shipped_config_is_found_by_name_or_bare_file_name(tmp_path, monkeypat
     assert resolve_config_path("bonus63.toml") == shipped  # not in the working directory: the shipped one
     (tmp_path / "bonus63.toml").write_text('seats = ["greedy"]\n')
     assert resolve_config_path("bonus63.toml") == Path("bonus63.toml")  # a local file wins
-    with pytest.raises(UserError, match=r"run config not found: sub/bonus63\.toml \(not a file; shipped configs: "
-                                        r"bonus62, bonus63, .*quick"):
+    with pytest.raises(
+        UserError,
+        match=r"run config not found: sub/bonus63\.toml \(not a file; shipped configs: "
+        r"bonus62, bonus63, .*quick",
+    ):
         resolve_config_path("sub/bonus63.toml")
 
 
@@ -820,8 +928,9 @@ def test_progress_batches_join_to_the_chunk_of_one_batch(tmp_path, monkeypatch):
 
     r = RC(seats=("greedy", "random"), rules="scandinavian", games=300, seed=5, record=True).resolve()
     rules = r.rules
-    job = worker.Job(dict(rules.spec), rules.source, {}, rules.digest, r.entrants,
-                     tuple(tuple(x) for x in r.lineups), 5, record=True)
+    job = worker.Job(
+        dict(rules.spec), rules.source, {}, rules.digest, r.entrants, tuple(tuple(x) for x in r.lineups), 5, record=True
+    )
     for s in r.strategies.values():
         s.prepare()
     worker.install(job, rules, r.strategies)

@@ -71,25 +71,43 @@ def level_spec(levels: Path, name: str) -> str:
 
 def rows(out: Path) -> pd.DataFrame:
     r = pd.read_parquet(out / "chunks").sort_values(["game", "seat"]).reset_index(drop=True)
-    return r.drop(columns=[c for c in r.columns if c in ("strategy", "lineup") or c.startswith(("faults_", "engine_"))
-                           or c == "corrupted"])
+    return r.drop(
+        columns=[
+            c
+            for c in r.columns
+            if c in ("strategy", "lineup") or c.startswith(("faults_", "engine_")) or c == "corrupted"
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # the closed loop: served play equals in-process play, to the bit
 
 
-@pytest.mark.parametrize("rules,query,spec_of", [
-    ("forced", "level=casual", lambda lv: level_spec(lv, "casual")),     # a randomised level (softmax)
-    ("scandinavian", "bot=solver", lambda lv: "solver"),                   # the solver, another rule set
-])
+@pytest.mark.parametrize(
+    "rules,query,spec_of",
+    [
+        ("forced", "level=casual", lambda lv: level_spec(lv, "casual")),  # a randomised level (softmax)
+        ("scandinavian", "bot=solver", lambda lv: "solver"),  # the solver, another rule set
+    ],
+)
 def test_a_served_level_plays_the_in_process_games_to_the_bit(server, levels, tmp_path, rules, query, spec_of):
     url, _ = server
     spec = spec_of(levels)
-    served = run(RunConfig(seats=(f"engine:url={url}/decide?{query},name=served", spec), rules=rules, games=600,
-                           seed=8, chunk_size=200, workers=2), tmp_path / "served")
-    local = run(RunConfig(seats=(spec, spec), rules=rules, games=600, seed=8, chunk_size=200, workers=2),
-                tmp_path / "local")
+    served = run(
+        RunConfig(
+            seats=(f"engine:url={url}/decide?{query},name=served", spec),
+            rules=rules,
+            games=600,
+            seed=8,
+            chunk_size=200,
+            workers=2,
+        ),
+        tmp_path / "served",
+    )
+    local = run(
+        RunConfig(seats=(spec, spec), rules=rules, games=600, seed=8, chunk_size=200, workers=2), tmp_path / "local"
+    )
     pd.testing.assert_frame_equal(rows(served), rows(local))
     f = json.loads((served / "manifest.json").read_text())["faults"]["served"]
     assert f["engine_decisions"] > 600 * 15 and sum(f[k] for k in f if k.startswith("faults_")) == 0
@@ -100,8 +118,17 @@ def test_a_served_level_lies_within_its_interval_of_its_exact_mean(server, level
     spec = level_spec(levels, "expert")
     assert cli(["evaluate", "forced", "--entrants", spec, "--json"]) == 0
     exact = json.loads(capsys.readouterr().out)["bots"][0]["mean"]
-    out = run(RunConfig(seats=(f"engine:url={url}/decide?level=expert,name=served",), rules="forced",
-                        games=20_000, seed=21, chunk_size=10_000, workers=2), tmp_path / "r")
+    out = run(
+        RunConfig(
+            seats=(f"engine:url={url}/decide?level=expert,name=served",),
+            rules="forced",
+            games=20_000,
+            seed=21,
+            chunk_size=10_000,
+            workers=2,
+        ),
+        tmp_path / "r",
+    )
     t = pd.read_parquet(out / "chunks")["total"].to_numpy(dtype=float)
     half = 3.29 * t.std(ddof=1) / math.sqrt(len(t))  # 99.9 %
     assert abs(t.mean() - exact) <= half, (t.mean(), exact, half)
@@ -133,9 +160,21 @@ def test_health_levels_openapi_and_docs_work_offline(server):
 
 def test_decide_answers_with_provenance(server):
     url, _ = server
-    body = {"type": "decide", "id": 4, "kind": "keep", "bot": "solver", "rules": {"name": "scandinavian"},
-            "game": [1, 2], "seed": 5, "seat": 0, "turn": 1, "step": 1, "rolls_left": 2,
-            "dice": ["66612", "12345"], "sheet": [[-1] * 15, [-1] * 15]}
+    body = {
+        "type": "decide",
+        "id": 4,
+        "kind": "keep",
+        "bot": "solver",
+        "rules": {"name": "scandinavian"},
+        "game": [1, 2],
+        "seed": 5,
+        "seat": 0,
+        "turn": 1,
+        "step": 1,
+        "rolls_left": 2,
+        "dice": ["66612", "12345"],
+        "sheet": [[-1] * 15, [-1] * 15],
+    }
     r = httpx.post(f"{url}/decide", json=body)
     assert r.status_code == 200
     a = r.json()
@@ -152,23 +191,41 @@ BAD = [
     (b"[1, 2]", 400, "bad_request"),
     (b'{"type": "bogus"}', 400, "bad_type"),
     (b'{"bot": "greedy", "rules": "scandinavian", "dice": ["11111"]}', 400, "bad_request"),
-    (b'{"type": "decide", "bot": "greedy", "rules": {"name": "../../etc/passwd"}, "dice": ["11111"]}', 422,
-     "unknown_rules"),
+    (
+        b'{"type": "decide", "bot": "greedy", "rules": {"name": "../../etc/passwd"}, "dice": ["11111"]}',
+        422,
+        "unknown_rules",
+    ),
     (b'{"type": "decide", "bot": "greedy", "rules": {"name": "yahtzee"}, "dice": ["11111"]}', 422, "rules_not_served"),
     (b'{"type": "decide", "bot": "engine:cmd=ls", "rules": "scandinavian", "dice": ["11111"]}', 422, "not_served"),
     (b'{"type": "decide", "bot": "winprob", "rules": "scandinavian", "dice": ["11111"]}', 422, "not_served"),
     # the closed set: a bot the server was not started with is refused, never made (no table solved)
     (b'{"type": "decide", "bot": "solver:target=200", "rules": "scandinavian", "dice": ["11111"]}', 422, "not_served"),
-    (b'{"type": "decide", "bot": "solver:temperature=1", "rules": "scandinavian", "dice": ["11111"]}', 422,
-     "not_served"),
+    (
+        b'{"type": "decide", "bot": "solver:temperature=1", "rules": "scandinavian", "dice": ["11111"]}',
+        422,
+        "not_served",
+    ),
     (b'{"type": "decide", "level": "nope", "rules": "forced", "dice": ["11111"]}', 422, "unknown_level"),
     (b'{"type": "decide", "level": "casual", "rules": "scandinavian", "dice": ["11111"]}', 422, "level_rules"),
-    (b'{"type": "decide", "bot": "greedy", "rules": {"name": "scandinavian", "settings": {"columns": 99}}, '
-     b'"dice": ["11111"]}', 422, "bad_settings"),
-    (b'{"type": "decide", "kind": "box", "bot": "greedy", "rules": "scandinavian", "dice": ["1111"], "game": [0], '
-     b'"seat": 0, "turn": 1, "sheet": [[-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1]]}', 422, "bad_positions"),
-    (b'{"type": "decide", "kind": "box", "bot": "greedy", "rules": "scandinavian", "dice": ["11111"], "game": [0], '
-     b'"seat": 0, "turn": 3, "sheet": [[-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1]]}', 422, "bad_positions"),
+    (
+        b'{"type": "decide", "bot": "greedy", "rules": {"name": "scandinavian", "settings": {"columns": 99}}, '
+        b'"dice": ["11111"]}',
+        422,
+        "bad_settings",
+    ),
+    (
+        b'{"type": "decide", "kind": "box", "bot": "greedy", "rules": "scandinavian", "dice": ["1111"], "game": [0], '
+        b'"seat": 0, "turn": 1, "sheet": [[-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1]]}',
+        422,
+        "bad_positions",
+    ),
+    (
+        b'{"type": "decide", "kind": "box", "bot": "greedy", "rules": "scandinavian", "dice": ["11111"], "game": [0], '
+        b'"seat": 0, "turn": 3, "sheet": [[-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1]]}',
+        422,
+        "bad_positions",
+    ),
 ]
 
 
@@ -186,8 +243,17 @@ def test_size_limits_and_methods(server):
     r = httpx.post(f"{url}/decide", content=b"x" * (9 << 20))
     assert r.status_code == 413 and r.json()["error"]["id"] == "too_large"
     n = 10_001
-    body = {"type": "decide", "kind": "box", "bot": "greedy", "rules": "scandinavian", "dice": ["11111"] * n,
-            "game": list(range(n)), "seat": 0, "turn": 1, "sheet": [[-1] * 15] * n}
+    body = {
+        "type": "decide",
+        "kind": "box",
+        "bot": "greedy",
+        "rules": "scandinavian",
+        "dice": ["11111"] * n,
+        "game": list(range(n)),
+        "seat": 0,
+        "turn": 1,
+        "sheet": [[-1] * 15] * n,
+    }
     r = httpx.post(f"{url}/decide", json=body, timeout=30)
     assert r.status_code == 413 and "at most 10,000" in r.json()["error"]["message"]
     assert httpx.get(f"{url}/decide").status_code == 405
@@ -231,26 +297,38 @@ def _decide_bodies() -> st.SearchStrategy:
     """Bodies shaped by the schema's decide message: every property, each either well-formed or
     not (wrong types, wrong lengths, out-of-range values, missing)."""
     props = msgs.schema()["$defs"]["decide"]["properties"]
-    junk = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(allow_nan=True),
-                     st.text(max_size=8), st.lists(st.integers(-5, 70), max_size=4),
-                     st.lists(st.lists(st.integers(-3, 60), max_size=16), max_size=3),
-                     st.dictionaries(st.text(max_size=5), st.integers(), max_size=2))
-    good = {"type": st.just("decide"), "kind": st.sampled_from(["keep", "box", "x"]),
-            "rules": st.sampled_from([{"name": "scandinavian"}, {"name": "forced"}, "scandinavian", {"name": 3}]),
-            "bot": st.sampled_from(["greedy", "solver", "solver:temperature=-1", "random", "nope"]),
-            "dice": st.lists(st.text(alphabet="1234567", min_size=4, max_size=6), min_size=1, max_size=3),
-            "sheet": st.lists(st.lists(st.integers(-2, 60), min_size=14, max_size=16), min_size=1, max_size=3),
-            "game": st.lists(st.integers(-1, 5), min_size=1, max_size=3),
-            "key": st.lists(st.text(alphabet="0123456789abcdefg", min_size=15, max_size=17), min_size=1, max_size=3)}
+    junk = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(10**20), 10**20),
+        st.floats(allow_nan=True),
+        st.text(max_size=8),
+        st.lists(st.integers(-5, 70), max_size=4),
+        st.lists(st.lists(st.integers(-3, 60), max_size=16), max_size=3),
+        st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+    )
+    good = {
+        "type": st.just("decide"),
+        "kind": st.sampled_from(["keep", "box", "x"]),
+        "rules": st.sampled_from([{"name": "scandinavian"}, {"name": "forced"}, "scandinavian", {"name": 3}]),
+        "bot": st.sampled_from(["greedy", "solver", "solver:temperature=-1", "random", "nope"]),
+        "dice": st.lists(st.text(alphabet="1234567", min_size=4, max_size=6), min_size=1, max_size=3),
+        "sheet": st.lists(st.lists(st.integers(-2, 60), min_size=14, max_size=16), min_size=1, max_size=3),
+        "game": st.lists(st.integers(-1, 5), min_size=1, max_size=3),
+        "key": st.lists(st.text(alphabet="0123456789abcdefg", min_size=15, max_size=17), min_size=1, max_size=3),
+    }
     fields = {k: st.one_of(good.get(k, junk), junk) for k in props}
     return st.fixed_dictionaries({}, optional=fields)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                    HealthCheck.too_slow])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(body=_decide_bodies())
 def test_fuzzed_request_bodies_never_get_a_500(fuzz_client, body):
-    r = fuzz_client.post("/decide", content=json.dumps(body, allow_nan=True), headers={"Content-Type": "application/json"})
+    r = fuzz_client.post(
+        "/decide", content=json.dumps(body, allow_nan=True), headers={"Content-Type": "application/json"}
+    )
     assert r.status_code < 500, (body, r.text)
     if r.status_code >= 400:
         assert set(r.json()) == {"error"}
@@ -270,8 +348,18 @@ def test_sigterm_lets_the_request_in_flight_finish(levels, tmp_path):
         n = 1000  # /advise on a thousand positions: long enough to be in flight when SIGTERM comes
         gen = np.random.default_rng(1)
         dice = ["".join(sorted(str(x) for x in gen.integers(1, 7, 5))) for _ in range(n)]
-        body = {"type": "decide", "kind": "keep", "rules": "scandinavian", "dice": dice, "game": list(range(n)),
-                "seat": 0, "turn": 1, "step": 1, "rolls_left": 2, "sheet": [[-1] * 15] * n}
+        body = {
+            "type": "decide",
+            "kind": "keep",
+            "rules": "scandinavian",
+            "dice": dice,
+            "game": list(range(n)),
+            "seat": 0,
+            "turn": 1,
+            "step": 1,
+            "rolls_left": 2,
+            "sheet": [[-1] * 15] * n,
+        }
         import threading
 
         got: dict = {}

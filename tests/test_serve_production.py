@@ -33,8 +33,12 @@ from harness.service.serve import RequestError, Service, sample_request
 ROOT = Path(__file__).resolve().parent.parent
 TOKENS = ("first-token-0123456789", "second-token-9876543210")
 AUTH = {"Authorization": f"Bearer {TOKENS[0]}"}
-LEVELS = {"format": "yatzy-levels/1", "rules": "scandinavian", "settings": [], "levels": [
-    {"name": "casual", "spec": "solver:temperature=2"}, {"name": "expert", "spec": "solver"}]}
+LEVELS = {
+    "format": "yatzy-levels/1",
+    "rules": "scandinavian",
+    "settings": [],
+    "levels": [{"name": "casual", "spec": "solver:temperature=2"}, {"name": "expert", "spec": "solver"}],
+}
 
 
 class Server:
@@ -46,8 +50,11 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "serve", *args, "--port", str(self.port)],
-                                     env=env, stderr=log.open("wb"))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", "serve", *args, "--port", str(self.port)],
+            env=env,
+            stderr=log.open("wb"),
+        )
         self.seen: list[tuple[str, int]] = []
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
@@ -125,9 +132,26 @@ def files(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def server(files):
     """Levels and two bots, two tokens, a queue of 2 a lane, 1 s for a body and for a request's head."""
-    srv = Server(["--levels", str(files / "levels.json"), "--bot", "greedy", "--bot", "solver",
-                  "--token-file", str(files / "tokens"), "--queue", "2", "--body-timeout", "1",
-                  "--idle-timeout", "1", "--access-log"], files / "serve.log")
+    srv = Server(
+        [
+            "--levels",
+            str(files / "levels.json"),
+            "--bot",
+            "greedy",
+            "--bot",
+            "solver",
+            "--token-file",
+            str(files / "tokens"),
+            "--queue",
+            "2",
+            "--body-timeout",
+            "1",
+            "--idle-timeout",
+            "1",
+            "--access-log",
+        ],
+        files / "serve.log",
+    )
     yield srv
     srv.stop()
 
@@ -218,8 +242,10 @@ def test_a_full_lane_answers_503_with_retry_after(server):
 def test_a_slow_body_gets_a_json_408_and_one_log_line(server):
     # before: a body never finished held its request until the compute timeout, and an abandoned
     # upload was logged as a 500 with two tracebacks
-    head = (f"POST /decide?bot=greedy HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKENS[0]}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n").encode()
+    head = (
+        f"POST /decide?bot=greedy HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKENS[0]}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+    ).encode()
     resp = raw_exchange(server.port, head + b'{"type": "decide", ', timeout=30)
     assert resp.startswith(b"HTTP/1.1 408"), resp[:200]
     assert json.loads(resp.partition(b"\r\n\r\n")[2])["error"]["id"] == "body_timeout"
@@ -255,8 +281,11 @@ def test_an_idle_connection_or_a_slowly_sent_head_is_closed(server, sent):
 
 
 def test_what_uvicorn_answers_itself_is_never_a_500(server):
-    for bad in (b"GARBAGE\r\n\r\n", b"POST /decide HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
-                b"GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n"):
+    for bad in (
+        b"GARBAGE\r\n\r\n",
+        b"POST /decide HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n",
+    ):
         resp = raw_exchange(server.port, bad, timeout=10)
         assert resp.startswith(b"HTTP/1.1 400"), (bad, resp[:100])
 
@@ -265,9 +294,15 @@ def test_what_uvicorn_answers_itself_is_never_a_500(server):
 # authentication
 
 
-@pytest.mark.parametrize("content,why", [
-    (b"", "empty"), (b"  \n\t\n", "empty or only whitespace"), (b"short-token\n", "under the 16"),
-    (b"\xff\xfe-not-utf-8-at-all-here\n", "not UTF-8")])
+@pytest.mark.parametrize(
+    "content,why",
+    [
+        (b"", "empty"),
+        (b"  \n\t\n", "empty or only whitespace"),
+        (b"short-token\n", "under the 16"),
+        (b"\xff\xfe-not-utf-8-at-all-here\n", "not UTF-8"),
+    ],
+)
 def test_a_token_file_that_would_turn_authentication_off_refuses_to_start(tmp_path, capsys, content, why):
     # before: a whitespace-only file stripped to "" and the server ran with no authentication
     f = tmp_path / "token"
@@ -277,13 +312,19 @@ def test_a_token_file_that_would_turn_authentication_off_refuses_to_start(tmp_pa
     assert len(err.splitlines()) == 1 and why in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("header", [
-    b"Authorization: Bearer \xc3\xa9\r\n",                                     # non-ASCII (a 500 before)
-    b"Authorization: Bearer " + b"x" * 8000 + b"\r\n",                        # huge
-    b"Authorization: Bearer " + TOKENS[0].encode() + b"\r\nAuthorization: Bearer x\r\n",  # repeated
-    b"Authorization: Basic Zm9vOmJhcg==\r\n", b"Authorization: Bearer \x80\xff\xfe\r\n",
-    b"Authorization: \x01\x02\r\n", b""],
-    ids=["non-ascii", "huge", "repeated", "basic", "not-utf-8", "control", "missing"])
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"Authorization: Bearer \xc3\xa9\r\n",  # non-ASCII (a 500 before)
+        b"Authorization: Bearer " + b"x" * 8000 + b"\r\n",  # huge
+        b"Authorization: Bearer " + TOKENS[0].encode() + b"\r\nAuthorization: Bearer x\r\n",  # repeated
+        b"Authorization: Basic Zm9vOmJhcg==\r\n",
+        b"Authorization: Bearer \x80\xff\xfe\r\n",
+        b"Authorization: \x01\x02\r\n",
+        b"",
+    ],
+    ids=["non-ascii", "huge", "repeated", "basic", "not-utf-8", "control", "missing"],
+)
 def test_any_bad_authorization_header_gets_a_401(server, header):
     req = b"GET /levels HTTP/1.1\r\nHost: x\r\n" + header + b"Connection: close\r\n\r\n"
     resp = raw_exchange(server.port, req)
@@ -310,7 +351,10 @@ def test_every_response_has_a_request_id_which_the_log_lines_carry(server):
     assert r.headers["x-request-id"] == "trace-42"
     made = httpx.get(f"{server.url}/nowhere").headers["x-request-id"]  # a 401: made here
     assert len(made) == 32
-    assert httpx.get(f"{server.url}/health", headers={"X-Request-ID": "bad id; drop"}).headers["x-request-id"] != "bad id; drop"
+    assert (
+        httpx.get(f"{server.url}/health", headers={"X-Request-ID": "bad id; drop"}).headers["x-request-id"]
+        != "bad id; drop"
+    )
     time.sleep(0.2)
     lines = [json.loads(x) for x in server.text().splitlines() if x.startswith("{")]
     mine = [x for x in lines if x["request_id"] == "trace-42"]
@@ -323,7 +367,7 @@ def test_metrics_are_labelled_by_served_name_never_by_the_requests_spec(server):
     assert httpx.post(f"{server.url}/decide", json=body, headers=AUTH).status_code == 200
     text = httpx.get(f"{server.url}/metrics", headers=AUTH).text
     assert 'yatzy_serve_positions_total{served="bot:solver"}' in text
-    assert "temperature=0.000" not in text and 'yatzy_serve_ready 1.0' in text
+    assert "temperature=0.000" not in text and "yatzy_serve_ready 1.0" in text
     assert 'yatzy_serve_refused_total{error="unauthorised"}' in text
 
 
@@ -360,9 +404,12 @@ def test_sighup_reloads_the_levels_file_under_load_without_a_failed_request(serv
     assert all(st == 200 for st, _ in seen), [s for s in seen if s[0] != 200][:3]
     shas = [sha for _, sha in seen]
     assert shas[0] == old and shas[-1] != old and len(shas[-1]) == 64
-    assert shas.index(shas[-1]) > 0 and old not in shas[shas.index(shas[-1]):]  # swapped once, atomically
-    assert [lv["name"] for lv in httpx.get(f"{server.url}/levels", headers=AUTH).json()["levels"]] == \
-        ["casual", "expert", "strong"]
+    assert shas.index(shas[-1]) > 0 and old not in shas[shas.index(shas[-1]) :]  # swapped once, atomically
+    assert [lv["name"] for lv in httpx.get(f"{server.url}/levels", headers=AUTH).json()["levels"]] == [
+        "casual",
+        "expert",
+        "strong",
+    ]
 
 
 def test_zz_sigterm_drains_the_requests_in_flight(server):
@@ -439,7 +486,9 @@ def test_proxy_headers_are_believed_only_from_trusted_addresses(tmp_path):
     # before: uvicorn's default believed X-Forwarded-For from 127.0.0.1
     fwd = {"X-Forwarded-For": "203.0.113.9"}
     for trusted, client in (([], "127.0.0.1"), (["--trusted-proxy", "127.0.0.1"], "203.0.113.9")):
-        srv = Server(["--rules", "forced", "--bot", "greedy", "--access-log", *trusted], tmp_path / f"s{len(trusted)}.log")
+        srv = Server(
+            ["--rules", "forced", "--bot", "greedy", "--access-log", *trusted], tmp_path / f"s{len(trusted)}.log"
+        )
         try:
             httpx.get(f"{srv.url}/health", headers={**fwd, "X-Request-ID": "proxy-check"})
             time.sleep(0.2)
@@ -470,8 +519,11 @@ def test_forked_workers_share_the_port_the_metrics_a_reload_and_drain(tmp_path):
         r = httpx.post(f"{srv.url}/decide", json=decide_body("keep", 2, level="casual"))
         assert r.status_code == 200
         text = httpx.get(f"{srv.url}/metrics").text
-        got = next(float(x.split()[-1]) for x in text.splitlines()
-                   if x.startswith('yatzy_serve_requests_total{route="/health",status="200"}'))
+        got = next(
+            float(x.split()[-1])
+            for x in text.splitlines()
+            if x.startswith('yatzy_serve_requests_total{route="/health",status="200"}')
+        )
         assert got >= 40  # every worker's requests, summed
         assert 'yatzy_serve_positions_total{served="casual"} 2.0' in text
         old = r.headers["x-levels-sha256"]
@@ -488,7 +540,9 @@ def test_forked_workers_share_the_port_the_metrics_a_reload_and_drain(tmp_path):
         assert r.headers["x-levels-sha256"] != old
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # the old generation drains, then exits
-            new_children = {int(p) for p in Path(f"/proc/{srv.proc.pid}/task/{srv.proc.pid}/children").read_text().split()}
+            new_children = {
+                int(p) for p in Path(f"/proc/{srv.proc.pid}/task/{srv.proc.pid}/children").read_text().split()
+            }
             if not new_children & children:
                 break
             time.sleep(0.2)
@@ -504,9 +558,22 @@ def test_forked_workers_share_the_port_the_metrics_a_reload_and_drain(tmp_path):
 
 def test_a_20_second_soak_with_one_bad_request_in_20_has_no_server_error():
     # 50 requests/s: correctness only, on a CI machine whose cores the suite shares
-    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_serve_production.py"), "soak",
-                          "--seconds", "20", "--rate", "50", "--json"], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    res = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_serve_production.py"),
+            "soak",
+            "--seconds",
+            "20",
+            "--rate",
+            "50",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert out["status_500"] == 0 and out["no_answer"] == 0, out["statuses"]

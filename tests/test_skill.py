@@ -17,8 +17,17 @@ from harness.records.record import GameRecord, read_records, write_records_jsonl
 from harness.play.replay import record_of_replay, replay
 from harness.game.rules import load_rules
 from harness.reports.analysis_files import write_analysis
-from harness.decisions.skill import (REGRET_KINDS, REGRET_EDGES, SCALE, PlayerTally, analyse_records, default_out, rating, tables,
-                           text)
+from harness.decisions.skill import (
+    REGRET_KINDS,
+    REGRET_EDGES,
+    SCALE,
+    PlayerTally,
+    analyse_records,
+    default_out,
+    rating,
+    tables,
+    text,
+)
 
 SEATS = ["solver", "greedy"]
 SEED = 5
@@ -108,9 +117,12 @@ def test_one_player_only_and_unknown_players(recs):
 
 def test_several_rule_sets_are_told_apart(recs):
     rep = analyse_records(recs[:2] + records(2, settings=["upper_bonus_threshold=62"]))
-    assert [p.label for p in rep.players] == ["solver [scandinavian]", "greedy [scandinavian]",
-                                              "solver [scandinavian (upper_bonus_threshold=62)]",
-                                              "greedy [scandinavian (upper_bonus_threshold=62)]"]
+    assert [p.label for p in rep.players] == [
+        "solver [scandinavian]",
+        "greedy [scandinavian]",
+        "solver [scandinavian (upper_bonus_threshold=62)]",
+        "greedy [scandinavian (upper_bonus_threshold=62)]",
+    ]
     assert len(rep.rules) == 2 and all(p.games == 2 for p in rep.players)
 
 
@@ -199,16 +211,18 @@ def test_a_run_directory_reads_like_the_records_of_its_games(tmp_path, recs, cap
     from harness.play.runconfig import RunConfig
     from harness.play.runner import run
 
-    out = run(RunConfig(seats=tuple(SEATS), games=12, seed=SEED, chunk_size=5, workers=1, record=True),
-              tmp_path / "run")
+    out = run(
+        RunConfig(seats=tuple(SEATS), games=12, seed=SEED, chunk_size=5, workers=1, record=True), tmp_path / "run"
+    )
     from_run = analyse_records(read_records(out), worst=3)
     from_replays = analyse_records(recs, worst=3)
     for a, b in zip(from_run.players, from_replays.players):
         assert a.games == b.games == 12 and a.decisions == b.decisions
         assert a.regret == pytest.approx(b.regret, abs=1e-9) and a.mean == b.mean
         assert a.adjusted_mean == pytest.approx(b.adjusted_mean, abs=1e-9)
-        assert [(w.game, w.turn, w.roll, w.regret) for w in a.worst] == [(w.game, w.turn, w.roll, w.regret)
-                                                                         for w in b.worst]
+        assert [(w.game, w.turn, w.roll, w.regret) for w in a.worst] == [
+            (w.game, w.turn, w.roll, w.regret) for w in b.worst
+        ]
         assert all(w.lineup == 0 for w in a.worst)
     assert main(["analyse", str(out), "--no-plots", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)

@@ -268,10 +268,25 @@ def _view(rules, filled, upper, flag, rolls, left, first, points=0, seats=None, 
     if seats is not None:
         totals = np.tile(np.array(seats[3], np.int32), (b, 1))
         extra["seats"] = tuple(np.tile(np.array(a), (b, 1)) for a in seats[:3])
-    return TurnView(rules, 0, 0, 0, 0, z, z.astype(np.uint64), rolls.astype(np.int16),
-                    np.full(b, left, dtype=np.int16), np.full(b, first), np.full(b, filled, dtype=np.int64),
-                    np.full(b, upper, dtype=np.int16), np.full(b, flag), np.zeros((b, rules.n_boxes), np.int16),
-                    totals, np.zeros(b, np.int16), **extra)
+    return TurnView(
+        rules,
+        0,
+        0,
+        0,
+        0,
+        z,
+        z.astype(np.uint64),
+        rolls.astype(np.int16),
+        np.full(b, left, dtype=np.int16),
+        np.full(b, first),
+        np.full(b, filled, dtype=np.int64),
+        np.full(b, upper, dtype=np.int16),
+        np.full(b, flag),
+        np.zeros((b, rules.n_boxes), np.int16),
+        totals,
+        np.zeros(b, np.int16),
+        **extra,
+    )
 
 
 def enumerate_bot(rules, bot, seats_of=None) -> tuple[dict[int, float], float]:
@@ -307,10 +322,12 @@ def enumerate_bot(rules, bot, seats_of=None) -> tuple[dict[int, float], float]:
             fin[first] += mass
             for fst, m in fin.items():
                 n = d.n_rolls
-                sc, al, ex = score_options_batch(ctx, rolls.astype(np.int16), np.full(n, fst),
-                                                 np.full(n, flag), np.full(n, filled, dtype=np.int64))
-                box = bot.choose(_view(rules, filled, upper, flag, rolls, 0, fst, options=sc, allowed=al, extra=ex,
-                                       **table))
+                sc, al, ex = score_options_batch(
+                    ctx, rolls.astype(np.int16), np.full(n, fst), np.full(n, flag), np.full(n, filled, dtype=np.int64)
+                )
+                box = bot.choose(
+                    _view(rules, filled, upper, flag, rolls, 0, fst, options=sc, allowed=al, extra=ex, **table)
+                )
                 for r in np.flatnonzero(m > 0):
                     b = int(box[r])
                     s = int(sc[r, b])
@@ -475,15 +492,17 @@ def reference_values(rules) -> float:
             return float(rules.bonus_value if upper >= rules.threshold else 0)
         terms = []
         for first in (True, False):
-            scores, allowed, extra = score_options_batch(ctx, rolls, np.full(n, first), np.zeros(n, dtype=bool),
-                                                         np.full(n, filled, dtype=np.int64))
+            scores, allowed, extra = score_options_batch(
+                ctx, rolls, np.full(n, first), np.zeros(n, dtype=bool), np.full(n, filled, dtype=np.int64)
+            )
             best = np.full(d.n_rolls, -np.inf)
             for b in range(nbx):
                 ok = ((allowed >> b) & 1).astype(bool)
                 if not ok.any():
                     continue
-                nxt = np.array([value(filled | (1 << b), upper + (s if upper_of[b] else 0))
-                                for s in scores[:, b].tolist()])
+                nxt = np.array(
+                    [value(filled | (1 << b), upper + (s if upper_of[b] else 0)) for s in scores[:, b].tolist()]
+                )
                 best = np.where(ok, np.maximum(best, scores[:, b] + nxt), best)
             terms.append(best + extra)
         v = float(d.roll_prob @ turn_policy(d, terms[0], terms[1], rules.rolls_per_turn - 1)[0])
@@ -546,9 +565,20 @@ def test_whole_policy_is_the_per_state_policy(name, tiny_dir, tmp_path):
         lazy = np.empty(n, dtype=np.int32)
         whole = np.empty(n, dtype=np.int32)
         tags = np.full(64, -1, dtype=np.int64)  # a small cache: lines are evicted and worked out again
-        K.policy_keeps(ctx, lay, dk, sol.values, tags, np.zeros((64, rules.rolls_per_turn - 1, d.n_rolls),
-                                                                 dtype=np.uint8),
-                       masks, flags, uppers, rolls, stage, lazy)
+        K.policy_keeps(
+            ctx,
+            lay,
+            dk,
+            sol.values,
+            tags,
+            np.zeros((64, rules.rolls_per_turn - 1, d.n_rolls), dtype=np.uint8),
+            masks,
+            flags,
+            uppers,
+            rolls,
+            stage,
+            lazy,
+        )
         K.table_keeps(lay, dk, codes, masks, flags, uppers, rolls, stage, whole)
         np.testing.assert_array_equal(whole, lazy)
 
@@ -572,10 +602,11 @@ def test_soft_keeps_draw_from_the_exact_action_values(name, tiny_dir, tmp_path, 
         first = left == rr
         rolls = rng.integers(0, rules.dice.n_rolls, n).astype(np.int16)
         unif = rng.random((n, 2))
-        got = bot._table_keeps(masks, flags, uppers, rolls, np.full(n, left, dtype=np.int16), np.full(n, first),
-                               unif)
-        ref = [bot._long_turn_keep(int(masks[i]), bool(flags[i]), int(uppers[i]), int(rolls[i]), left, first,
-                                   unif[i]) for i in range(n)]
+        got = bot._table_keeps(masks, flags, uppers, rolls, np.full(n, left, dtype=np.int16), np.full(n, first), unif)
+        ref = [
+            bot._long_turn_keep(int(masks[i]), bool(flags[i]), int(uppers[i]), int(rolls[i]), left, first, unif[i])
+            for i in range(n)
+        ]
         np.testing.assert_array_equal(got, ref)
 
 
@@ -623,8 +654,27 @@ def test_solver_bot_takes_the_whole_policy_for_long_runs(tiny_dir, tmp_path, mon
     games = np.arange(300, dtype=np.int64)
     before = play(rules, [lazy, lazy], games, 5).to_frame()
     out = tmp_path / "run"
-    assert cli_main(["run", "--rules", str(path), "--seats", "solver,solver", "--games", "250", "--seed", "5",
-                     "--workers", "1", "--out", str(out), "--quiet"]) == 0
+    assert (
+        cli_main(
+            [
+                "run",
+                "--rules",
+                str(path),
+                "--seats",
+                "solver,solver",
+                "--games",
+                "250",
+                "--seed",
+                "5",
+                "--workers",
+                "1",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert solver.cache_path(rules).with_suffix(".policy.bin").is_file()  # 250 games x 2 seats >= 500
     whole = make("solver", rules)
     whole.prepare()  # the policy is on disk now: every solver bot takes it
@@ -855,8 +905,9 @@ def test_run_finds_the_table_solve_wrote_with_cache_dir(tiny_dir, tmp_path, monk
     solver.clear_memo()
     assert cli.main(["run", *flags, "--cache-dir", str(cache), "--out", str(tmp_path / "a")]) == 0
     conf = tmp_path / "c.toml"
-    conf.write_text(f'rules = "{tiny}"\nseats = ["solver", "timeout"]\ngames = 20\nworkers = 1\n'
-                    f'cache_dir = "{cache}"\n')
+    conf.write_text(
+        f'rules = "{tiny}"\nseats = ["solver", "timeout"]\ngames = 20\nworkers = 1\ncache_dir = "{cache}"\n'
+    )
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(elsewhere))
     solver.clear_memo()
     assert cli.main(["run", str(conf), "--out", str(tmp_path / "b"), "--quiet"]) == 0
@@ -867,13 +918,53 @@ def test_run_finds_the_table_solve_wrote_with_cache_dir(tiny_dir, tmp_path, monk
     solver.clear_memo()
     plain = tmp_path / "plain.toml"  # no cache_dir key: only the flag can point at the table
     plain.write_text(f'rules = "{tiny}"\nseats = ["solver", "timeout"]\ngames = 20\nworkers = 1\n')
-    assert cli.main(["compare", str(plain), str(plain), "--games", "20", "--out", str(tmp_path / "cmp"), "--quiet",
-                     "--cache-dir", str(cache)]) == 2  # identical sides, 20 games: too few for a verdict
+    assert (
+        cli.main(
+            [
+                "compare",
+                str(plain),
+                str(plain),
+                "--games",
+                "20",
+                "--out",
+                str(tmp_path / "cmp"),
+                "--quiet",
+                "--cache-dir",
+                str(cache),
+            ]
+        )
+        == 2
+    )  # identical sides, 20 games: too few for a verdict
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(elsewhere))
     solver.clear_memo()
-    code = cli.main(["calibrate", "--rules", tiny, "--strategy", "solver", "--param", "blunder", "--target-mean",
-                     "1", "--lo", "0", "--hi", "1", "--games", "20", "--max-evals", "3", "--workers", "1",
-                     "--out", str(tmp_path / "cal"), "--json", "--cache-dir", str(cache)])
+    code = cli.main(
+        [
+            "calibrate",
+            "--rules",
+            tiny,
+            "--strategy",
+            "solver",
+            "--param",
+            "blunder",
+            "--target-mean",
+            "1",
+            "--lo",
+            "0",
+            "--hi",
+            "1",
+            "--games",
+            "20",
+            "--max-evals",
+            "3",
+            "--workers",
+            "1",
+            "--out",
+            str(tmp_path / "cal"),
+            "--json",
+            "--cache-dir",
+            str(cache),
+        ]
+    )
     assert code in (0, 2)  # whether 1 point is bracketed does not matter here; no solve happened
     assert table.stat().st_mtime_ns == stamp and not elsewhere.exists()
     # without it, the table is not found: the run would solve (here: refuse to)
@@ -883,12 +974,15 @@ def test_run_finds_the_table_solve_wrote_with_cache_dir(tiny_dir, tmp_path, monk
         cli.main(["run", *flags, "--out", str(tmp_path / "c")])
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--max-memory", "-1"], "argument --max-memory: must be more than 0, got -1"),
-    (["--max-memory", "0"], "argument --max-memory: must be more than 0, got 0"),
-    (["--max-disk", "-1"], "argument --max-disk: must be at least 0, got -1"),
-    (["--max-disk", "inf"], "argument --max-disk: expected a finite number, got 'inf'"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--max-memory", "-1"], "argument --max-memory: must be more than 0, got -1"),
+        (["--max-memory", "0"], "argument --max-memory: must be more than 0, got 0"),
+        (["--max-disk", "-1"], "argument --max-disk: must be at least 0, got -1"),
+        (["--max-disk", "inf"], "argument --max-disk: expected a finite number, got 'inf'"),
+    ],
+)
 def test_solve_refuses_sizes_that_are_not_sizes(capsys, argv, message):
     assert cli_main(["solve", "scandinavian", *argv]) == 2
     err = capsys.readouterr().err
@@ -913,8 +1007,16 @@ def test_the_one_pass_keeps_of_wide_turns_are_the_face_by_face_keeps(n_dice, rer
     K.turn_args(dk, nu, stop_f, stop_l, wide[0], np.empty((ns, nu)), np.empty((ns, nu), np.int32), wide[1])
     for i in range(nu):
         E, args = np.empty((n_keeps, 1)), np.empty((rerolls, n_rolls, 1), np.int32)
-        K.turn_args(dk, 1, stop_f[:, i:i + 1].copy(), stop_l[:, i:i + 1].copy(), E, np.empty((ns, 1)),
-                    np.empty((ns, 1), np.int32), args)
+        K.turn_args(
+            dk,
+            1,
+            stop_f[:, i : i + 1].copy(),
+            stop_l[:, i : i + 1].copy(),
+            E,
+            np.empty((ns, 1)),
+            np.empty((ns, 1), np.int32),
+            args,
+        )
         assert np.array_equal(E[:, 0], wide[0][:, i]) and np.array_equal(args[:, :, 0], wide[1][:, :, i])
     saved = np.empty((rerolls + 1, n_keeps, nu)), np.empty((rerolls + 1, ns, nu))
     values = np.empty((n_keeps, nu))
@@ -922,8 +1024,15 @@ def test_the_one_pass_keeps_of_wide_turns_are_the_face_by_face_keeps(n_dice, rer
     assert np.array_equal(values, wide[0])
     for i in range(nu):
         one = np.empty((rerolls + 1, n_keeps, 1)), np.empty((rerolls + 1, ns, 1))
-        K.turn_values(dk, 1, stop_f[:, i:i + 1].copy(), stop_l[:, i:i + 1].copy(), np.empty((n_keeps, 1)),
-                      np.empty((ns, 1)), *one)
+        K.turn_values(
+            dk,
+            1,
+            stop_f[:, i : i + 1].copy(),
+            stop_l[:, i : i + 1].copy(),
+            np.empty((n_keeps, 1)),
+            np.empty((ns, 1)),
+            *one,
+        )
         assert np.array_equal(one[0][1:, :, 0], saved[0][1:, :, i])
         assert np.array_equal(one[1][1:, :, 0], saved[1][1:, :, i])
 

@@ -24,18 +24,43 @@ def _json(argv, capsys) -> dict:
 
 def test_a_cell_is_what_evaluate_gives_at_its_settings_and_the_optimal_mean_is_solves(tiny_dir, cache, capsys):
     path = str(tiny_dir / "tiny_bonus.toml")
-    got = _json(["sweep", path, "--set", "upper_bonus_threshold=4..8:2", "--set", "upper_bonus_value=5",
-                 "--entrants", "greedy,solver", "--workers", "1"], capsys)
+    got = _json(
+        [
+            "sweep",
+            path,
+            "--set",
+            "upper_bonus_threshold=4..8:2",
+            "--set",
+            "upper_bonus_value=5",
+            "--entrants",
+            "greedy,solver",
+            "--workers",
+            "1",
+        ],
+        capsys,
+    )
     assert [c["settings"] for c in got["cells"]] == [{"upper_bonus_threshold": t} for t in (4, 6, 8)]
     for cell in got["cells"]:
         t = cell["settings"]["upper_bonus_threshold"]
-        one = _json(["evaluate", path, "--entrants", "greedy,solver", "--set", f"upper_bonus_threshold={t}",
-                     "--set", "upper_bonus_value=5"], capsys)
+        one = _json(
+            [
+                "evaluate",
+                path,
+                "--entrants",
+                "greedy,solver",
+                "--set",
+                f"upper_bonus_threshold={t}",
+                "--set",
+                "upper_bonus_value=5",
+            ],
+            capsys,
+        )
         assert cell["digest"] == one["bots"][0]["digest"]
         for b in one["bots"]:
             mine = cell["bots"][b["bot"]]
-            assert {k: mine[k] for k in ("mean", "std", "p_bonus", "percentiles")} == \
-                {k: b[k] for k in ("mean", "std", "p_bonus", "percentiles")}
+            assert {k: mine[k] for k in ("mean", "std", "p_bonus", "percentiles")} == {
+                k: b[k] for k in ("mean", "std", "p_bonus", "percentiles")
+            }
         assert cell["pairs"] == one["pairs"]
         rules = load_rules(path, [f"upper_bonus_threshold={t}", "upper_bonus_value=5"])
         best = solver.solve(rules).expected_score
@@ -57,8 +82,14 @@ def test_order_cache_and_workers_change_nothing_and_depth_is_the_cells(tiny_dir,
     from harness.util.backends import open_backend
 
     with open_backend("local", 2, None) as backend:
-        rev = sweep(path, back, fixed, ["greedy", "solver:temperature=1"], D.DepthRequest((0.75,)),
-                    evaluator=D.Evaluator(backend.executor))
+        rev = sweep(
+            path,
+            back,
+            fixed,
+            ["greedy", "solver:temperature=1"],
+            D.DepthRequest((0.75,)),
+            evaluator=D.Evaluator(backend.executor),
+        )
     assert rev.from_cache == 0
     assert [c.to_json() for c in rev.cells[::-1]] == [c.to_json() for c in first.cells]
     for c in first.cells:
@@ -70,17 +101,49 @@ def test_two_settings_make_a_grid_with_heat_maps_csv_and_markdown(tiny_dir, cach
     monkeypatch.setitem(D.DIALS, "short", D.Dial("solver", "temperature", (0.0, 1.0, 4.0), 0.5))  # a cheap ladder
     path = str(tiny_dir / "tiny_bonus.toml")
     out = tmp_path / "out"
-    assert main(["sweep", path, "--set", "upper_bonus_threshold=5,6", "--set", "include_pairs=true,false",
-                 "--entrants", "greedy,solver", "--depth", "--rates", "0.75", "--dial", "short", "--workers", "1",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                path,
+                "--set",
+                "upper_bonus_threshold=5,6",
+                "--set",
+                "include_pairs=true,false",
+                "--entrants",
+                "greedy,solver",
+                "--depth",
+                "--rates",
+                "0.75",
+                "--dial",
+                "short",
+                "--workers",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "Sweep of upper_bonus_threshold x include_pairs on tiny_bonus" in text
     assert "bots: A = greedy, B = solver" in text
-    assert {p.name for p in out.iterdir()} == {"sweep.json", "sweep.csv", "sweep.md", "sweep_means.png",
-                                              "sweep_p_bonus.png", "sweep_head_to_head.png", "sweep_depth.png"}
+    assert {p.name for p in out.iterdir()} == {
+        "sweep.json",
+        "sweep.csv",
+        "sweep.md",
+        "sweep_means.png",
+        "sweep_p_bonus.png",
+        "sweep_head_to_head.png",
+        "sweep_depth.png",
+    }
     rows = list(csv.DictReader((out / "sweep.csv").open()))
-    assert [(r["upper_bonus_threshold"], r["include_pairs"]) for r in rows] == \
-        [("5", "True"), ("5", "False"), ("6", "True"), ("6", "False")]
+    assert [(r["upper_bonus_threshold"], r["include_pairs"]) for r in rows] == [
+        ("5", "True"),
+        ("5", "False"),
+        ("6", "True"),
+        ("6", "False"),
+    ]
     data = json.loads((out / "sweep.json").read_text(), parse_constant=pytest.fail)  # strict JSON: no NaN
     for r, cell in zip(rows, data["cells"]):
         assert float(r["greedy mean"]) == cell["bots"]["greedy"]["mean"]  # the CSV keeps every digit
@@ -89,18 +152,21 @@ def test_two_settings_make_a_grid_with_heat_maps_csv_and_markdown(tiny_dir, cach
         assert cell["digest"] == rules.digest and (rules.n_boxes == 5) == cell["settings"]["include_pairs"]
 
 
-@pytest.mark.parametrize("sets, message", [
-    (["saved_rolls=true,false"], "saved rolls carry between turns"),
-    (["upper_bonus_threshold=5", "saved_rolls=true"], "saved rolls carry between turns"),
-    (["upper_bonus_threshold=5"], "give a setting to sweep"),
-    (["upper_bonus_threshold=8..5"], "LO <= HI"),
-    (["upper_bonus_threshold=5..x"], "whole numbers"),
-    (["include_pairs=true..false"], "a range LO..HI is for whole-number settings"),
-    (["upper_bonus_threshold=5,5"], "listed twice"),
-    (["upper_bonus_threshold=5..6", "upper_bonus_threshold=7"], "more than once"),
-    (["upper_bonus_threshold=5..6", "upper_bonus_value=0,5", "columns=1,2"], "at most 2 settings"),
-    (["nonsense=1,2"], "unknown setting"),
-])
+@pytest.mark.parametrize(
+    "sets, message",
+    [
+        (["saved_rolls=true,false"], "saved rolls carry between turns"),
+        (["upper_bonus_threshold=5", "saved_rolls=true"], "saved rolls carry between turns"),
+        (["upper_bonus_threshold=5"], "give a setting to sweep"),
+        (["upper_bonus_threshold=8..5"], "LO <= HI"),
+        (["upper_bonus_threshold=5..x"], "whole numbers"),
+        (["include_pairs=true..false"], "a range LO..HI is for whole-number settings"),
+        (["upper_bonus_threshold=5,5"], "listed twice"),
+        (["upper_bonus_threshold=5..6", "upper_bonus_threshold=7"], "more than once"),
+        (["upper_bonus_threshold=5..6", "upper_bonus_value=0,5", "columns=1,2"], "at most 2 settings"),
+        (["nonsense=1,2"], "unknown setting"),
+    ],
+)
 def test_refusals(sets, message):
     with pytest.raises(UserError, match=message):
         parse_settings(sets)

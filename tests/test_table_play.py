@@ -34,8 +34,9 @@ def _rules(name: str, rules_dir: Path):
     return load_rules(str(path) if path.is_file() else name)
 
 
-@pytest.mark.parametrize("name", ["forced", "generala", "standard", "tiny_bonus", "tiny_joker", "tiny_generala",
-                                  "tiny_forced", "mini_maxi"])
+@pytest.mark.parametrize(
+    "name", ["forced", "generala", "standard", "tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced", "mini_maxi"]
+)
 def test_box_table_is_the_bots_box_choice(name, rules_dir, tmp_path):
     """Every roll of every state of ``forced`` and the tiny rule sets (sampled states of the
     others), on the first roll and after a reroll: the table's box is the bot's
@@ -62,8 +63,7 @@ def test_box_table_is_the_bots_box_choice(name, rules_dir, tmp_path):
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("name", ["tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced", "mini_maxi",
-                                  "forced"])
+@pytest.mark.parametrize("name", ["tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced", "mini_maxi", "forced"])
 def test_seat_player_plays_the_loops_games(name, rules_dir, tmp_path, monkeypatch):
     """The whole-game player and the decision-by-decision loop play the same games: every array
     of the results (rows, sums, outcomes, the course of the games), at one and at three seats."""
@@ -161,7 +161,19 @@ def test_keep_table_is_the_bots_keep(name, rules_dir, tmp_path):
         stage = np.full(n, j, dtype=np.int64)
         lazy, whole = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
         tags = np.full(64, -1, dtype=np.int64)
-        K.policy_keeps(ctx, lay, dk, sol.values, tags, np.zeros((64, rr, d.n_rolls), dtype=np.uint8), m,
-                       f.astype(bool), u, rolls, stage, lazy)
+        K.policy_keeps(
+            ctx,
+            lay,
+            dk,
+            sol.values,
+            tags,
+            np.zeros((64, rr, d.n_rolls), dtype=np.uint8),
+            m,
+            f.astype(bool),
+            u,
+            rolls,
+            stage,
+            lazy,
+        )
         K.table_keeps(lay, dk, codes, m, f.astype(bool), u, rolls, stage, whole)
         np.testing.assert_array_equal(whole, lazy)

@@ -41,7 +41,7 @@ def brute_target(rules, kind: str, top: int) -> dict[tuple[int, int, bool], np.n
     def add(v: np.ndarray, x: int) -> np.ndarray:  # x points now: the vector at need - x (1 below 0)
         out = np.ones(top + 1)
         if x <= top:
-            out[max(x, 0):] = v[: top + 1 - max(x, 0)]
+            out[max(x, 0) :] = v[: top + 1 - max(x, 0)]
         return out
 
     return brute_force(rules, leaf, add)[1]
@@ -75,8 +75,7 @@ def test_tables_match_brute_force(name, kind, tiny_dir, cache_dir):
         pend = bonus_mid if upper >= rules.threshold else 0
         got = np.zeros(tab.tmax + 1)
         got[: len(v)] = v
-        np.testing.assert_allclose(got, want[pend:pend + tab.tmax + 1], atol=1e-6,
-                                   err_msg=str((filled, upper, flag)))
+        np.testing.assert_allclose(got, want[pend : pend + tab.tmax + 1], atol=1e-6, err_msg=str((filled, upper, flag)))
         checked += 1
     assert checked >= 4
 
@@ -201,6 +200,7 @@ def test_last_mover_wins_exactly_as_the_tie_table_says(name, tiny_dir, cache_dir
     bot = WinProbBot(rules)
     best = target.target_table(rules, "target", cache_dir=cache_dir)
     for B in (20, 30):
+
         def seats_of(filled, upper, flag, pts, B=B):
             return ([filled, full], [upper, 0], [flag, False], [pts, B])
 
@@ -254,17 +254,20 @@ def test_last_mover_choices_are_the_best_options(tiny_dir, cache_dir, monkeypatc
                 first = left == rr
                 keep = bot.keep(_view(rules, filled, upper, flag, rolls, left, first, seats=seats))
                 for r in rolls:
-                    subs = d.sub_keep[d.sub_ptr[r]:d.sub_ptr[r + 1]]
+                    subs = d.sub_keep[d.sub_ptr[r] : d.sub_ptr[r + 1]]
                     ek = np.array([_keep_value(d, values[left - 1], k) for k in subs[:-1]] + [stop[first][r]])
                     mine = ek[list(subs).index(keep[r])]
                     assert mine == pytest.approx(ek.max(), abs=1e-6)
                     checked += 1
             from harness.game.scoring import score_options_batch
+
             n = d.n_rolls
-            sc, al, ex = score_options_batch(ctx, rolls.astype(np.int16), np.full(n, False), np.full(n, flag),
-                                             np.full(n, filled, dtype=np.int64))
-            box = bot.choose(_view(rules, filled, upper, flag, rolls, 0, False, seats=seats, options=sc,
-                                   allowed=al, extra=ex))
+            sc, al, ex = score_options_batch(
+                ctx, rolls.astype(np.int16), np.full(n, False), np.full(n, flag), np.full(n, filled, dtype=np.int64)
+            )
+            box = bot.choose(
+                _view(rules, filled, upper, flag, rolls, 0, False, seats=seats, options=sc, allowed=al, extra=ex)
+            )
             for r in rolls:
                 vals = box_values(int(r), False)
                 assert vals[int(box[r])] == pytest.approx(max(vals.values()), abs=1e-9)
@@ -281,8 +284,9 @@ def test_a_table_beyond_max_memory_is_built_on_disk(tiny_dir, tmp_path, cache_di
     rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
     ref = target.target_table(rules, "tie", cache_dir=cache_dir)
     scratch = tmp_path / "scratch"
-    disk = target.target_table(rules, "tie", cache_dir=tmp_path / "c", max_bytes=0, scratch_dir=scratch,
-                               use_cache=False)
+    disk = target.target_table(
+        rules, "tie", cache_dir=tmp_path / "c", max_bytes=0, scratch_dir=scratch, use_cache=False
+    )
     np.testing.assert_array_equal(disk.values, ref.values)
     assert scratch.is_dir() and not list(scratch.iterdir())  # the scratch file is unlinked at once
 

@@ -25,8 +25,9 @@ HUGE_NUMBER = '{"format": "yatzy-record/1", "game": ' + "9" * 4301 + "}"
 
 def _record(game: int, rules: str = "scandinavian", settings: tuple[str, ...] = (), seats=SEATS) -> GameRecord:
     trace, res = replay(rules, list(settings), list(seats), 7, game)
-    return record_from_trace(trace, rules_name=rules, rules=res.rules, seats=seats, game=game, seed=7,
-                             totals=res.total[0].tolist())
+    return record_from_trace(
+        trace, rules_name=rules, rules=res.rules, seats=seats, game=game, seed=7, totals=res.total[0].tolist()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -43,18 +44,21 @@ def _write(path: Path, rows: list[str | bytes]) -> Path:
 
 def _commands(path: Path, out: Path) -> list[list[str]]:
     """Every command that reads records, on ``path`` (game 0 is valid in every file here)."""
-    return [["records", str(path)],
-            ["analyse", str(path), "--no-plots", "--out", str(out)],
-            ["fit", str(path), "--model", "solver:temperature"],
-            ["advise", "--record", str(path), "--game", "0", "--seat", "0", "--turn", "1", "--roll", "1"]]
+    return [
+        ["records", str(path)],
+        ["analyse", str(path), "--no-plots", "--out", str(out)],
+        ["fit", str(path), "--model", "solver:temperature"],
+        ["advise", "--record", str(path), "--game", "0", "--seat", "0", "--turn", "1", "--roll", "1"],
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
 # 1. nesting and numbers past what JSON reading allows
 
 
-@pytest.mark.parametrize("poison", [NESTED, HUGE_NUMBER, NESTED.replace("[", '{"a":').replace("]", "}")],
-                         ids=["lists", "number", "objects"])
+@pytest.mark.parametrize(
+    "poison", [NESTED, HUGE_NUMBER, NESTED.replace("[", '{"a":').replace("]", "}")], ids=["lists", "number", "objects"]
+)
 def test_a_line_nested_too_deep_or_with_too_long_a_number_is_one_bad_game(tmp_path, lines, poison):
     path = _write(tmp_path / "games.jsonl", [lines[0], poison, lines[1]])
     res = read_records(path)
@@ -138,7 +142,8 @@ def test_a_byte_order_mark_at_the_start_is_skipped(tmp_path, lines):
     # only at the start: inside the file it is a byte of a line like any other
     path.write_bytes(("\n".join(lines[:1]) + "\n").encode() + b"\xef\xbb\xbf" + lines[1].encode() + b"\n")
     assert [b.message.split(": ", 1)[1] for b in read_records(path).errors] == [
-        "not valid JSON (Unexpected UTF-8 BOM (decode using utf-8-sig) at column 1)"]
+        "not valid JSON (Unexpected UTF-8 BOM (decode using utf-8-sig) at column 1)"
+    ]
 
 
 def test_windows_line_ends_and_blank_lines(tmp_path, lines):
@@ -168,8 +173,10 @@ def test_a_second_line_with_a_game_id_is_a_bad_game_for_every_reader(tmp_path, l
     path = _write(tmp_path / "dup.jsonl", [lines[0], lines[1], lines[0], lines[0]])
     res = read_records(path)
     assert [g.game for g in res.games] == [0, 1]
-    assert [b.message for b in res.errors] == [f"{path} line 3: duplicate game id 0, first on line 1",
-                                               f"{path} line 4: duplicate game id 0, first on line 1"]
+    assert [b.message for b in res.errors] == [
+        f"{path} line 3: duplicate game id 0, first on line 1",
+        f"{path} line 4: duplicate game id 0, first on line 1",
+    ]
     assert [b.game for b in res.errors] == [0, 0]
     assert main(["records", str(path)]) == 1
     assert capsys.readouterr().out == f"{path}: 2 games read, 2 bad games skipped\n"
@@ -190,7 +197,8 @@ def test_the_same_id_in_two_lineups_of_a_parquet_file_is_two_games(tmp_path, lin
     path = write_records_parquet(tmp_path / "g.parquet", recs, lineups=[0, 1, 0, 0])
     res = read_records(path)
     assert res.lineups == [0, 1, 0] and [b.message for b in res.errors] == [
-        f"{path} row 3: duplicate game id 1 of lineup 0, first on row 2"]
+        f"{path} row 3: duplicate game id 1 of lineup 0, first on row 2"
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,24 +287,39 @@ def test_a_record_whose_rule_file_is_not_utf8_is_a_bad_game_naming_the_file(tmp_
 # 6. a rule set from a record: every value checked before it is used (the inline form)
 
 #: a small rule set with a box of every kind (two dice: it compiles in milliseconds)
-TINY = {"name": "tiny", "dice": 2, "rolls": 2, "key_box": "yatzy", "joker": True, "extra_yatzy_bonus": 10,
-        "settings": {"upper_bonus_threshold": 6, "upper_bonus_value": 5},
-        "boxes": [{"name": "sixes", "kind": "upper", "face": 6},
-                  {"name": "pair", "kind": "n_of_a_kind", "n": 2, "score": "matching"},
-                  {"name": "pairs", "kind": "pairs", "count": 1},
-                  {"name": "house", "kind": "full_house", "value": 25, "five_alike": False},
-                  {"name": "castle", "kind": "castle"}, {"name": "tower", "kind": "tower"},
-                  {"name": "groups", "kind": "groups", "sizes": [1, 1]},
-                  {"name": "ends", "kind": "straight", "faces": [1, 6], "value": 7},
-                  {"name": "run", "kind": "run", "length": 2, "score": "sum", "servida": 9},
-                  {"name": "chance", "kind": "chance", "label": "Any"},
-                  {"name": "yatzy", "kind": "yatzy", "value": 50, "joker_value": 3, "requires_key": False}]}
+TINY = {
+    "name": "tiny",
+    "dice": 2,
+    "rolls": 2,
+    "key_box": "yatzy",
+    "joker": True,
+    "extra_yatzy_bonus": 10,
+    "settings": {"upper_bonus_threshold": 6, "upper_bonus_value": 5},
+    "boxes": [
+        {"name": "sixes", "kind": "upper", "face": 6},
+        {"name": "pair", "kind": "n_of_a_kind", "n": 2, "score": "matching"},
+        {"name": "pairs", "kind": "pairs", "count": 1},
+        {"name": "house", "kind": "full_house", "value": 25, "five_alike": False},
+        {"name": "castle", "kind": "castle"},
+        {"name": "tower", "kind": "tower"},
+        {"name": "groups", "kind": "groups", "sizes": [1, 1]},
+        {"name": "ends", "kind": "straight", "faces": [1, 6], "value": 7},
+        {"name": "run", "kind": "run", "length": 2, "score": "sum", "servida": 9},
+        {"name": "chance", "kind": "chance", "label": "Any"},
+        {"name": "yatzy", "kind": "yatzy", "value": 50, "joker_value": 3, "requires_key": False},
+    ],
+}
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers(-10, 10) | st.integers(-2**70, 2**70)
-                           | st.floats(allow_nan=True) | st.text(max_size=5),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
-                                                                                       max_size=3),
-                           max_leaves=6)
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-10, 10)
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 def _paths(v, at=()):
@@ -375,10 +398,17 @@ def opened(monkeypatch) -> list[str]:
 
 
 def test_a_record_naming_a_file_outside_the_allowed_directories_is_a_bad_game_and_it_is_not_opened(
-        tmp_path, lines, secret, opened, capsys, monkeypatch):
+    tmp_path, lines, secret, opened, capsys, monkeypatch
+):
     monkeypatch.chdir(secret.parent)  # the current directory is not implied
-    names = [str(secret), "secret.toml", "./secret.toml", "/etc/passwd", "../private/secret.toml",
-             str(secret.parent / ".." / "private" / "secret.toml")]
+    names = [
+        str(secret),
+        "secret.toml",
+        "./secret.toml",
+        "/etc/passwd",
+        "../private/secret.toml",
+        str(secret.parent / ".." / "private" / "secret.toml"),
+    ]
     rows = [lines[0]] + [_naming(lines[1], 10 + i, {"name": n, "settings": {}}) for i, n in enumerate(names)]
     path = _write(tmp_path / "games.jsonl", rows)
     allowed = tmp_path / "rules"
@@ -392,27 +422,36 @@ def test_a_record_naming_a_file_outside_the_allowed_directories_is_a_bad_game_an
             if argv[0] in ("records", "analyse", "fit"):
                 bad = [x for x in cap.err.splitlines() if "game 1" in x]
                 # (a relative name is also looked for inside the allowed directory: not found there)
-                assert len(bad) == len(names) and all("outside the rules directories allowed" in x
-                                                      or "not found: " in x and "in the rules directories" in x
-                                                      for x in bad)
+                assert len(bad) == len(names) and all(
+                    "outside the rules directories allowed" in x
+                    or "not found: " in x
+                    and "in the rules directories" in x
+                    for x in bad
+                )
     assert str(secret) not in opened and "/etc/passwd" not in opened
 
 
-def test_rules_dir_allows_the_rule_files_inside_it_and_nothing_outside(tmp_path, lines, secret, opened,
-                                                                       monkeypatch):
+def test_rules_dir_allows_the_rule_files_inside_it_and_nothing_outside(tmp_path, lines, secret, opened, monkeypatch):
     import os
 
     rules = tmp_path / "rules"
     (rules / "sub").mkdir(parents=True)
-    (rules / "sub" / "house.toml").write_text('extends = "scandinavian"\nname = "house"\n'
-                                              '[settings]\nupper_bonus_value = 50\n')
+    (rules / "sub" / "house.toml").write_text(
+        'extends = "scandinavian"\nname = "house"\n[settings]\nupper_bonus_value = 50\n'
+    )
     os.symlink(secret, rules / "link.toml")  # a link out of the directory
     monkeypatch.chdir(tmp_path)
-    ok = [str(rules / "sub" / "house.toml"), "rules/sub/house.toml", "sub/house.toml",
-          str(rules / "sub" / ".." / "sub" / "house.toml")]
-    refused = {"link.toml": "rule set file not found",  # it leads outside: as if it were not there
-               str(rules / ".." / "private" / "secret.toml"): "outside the rules directories allowed",
-               "sub/none.toml": "rule set file not found"}
+    ok = [
+        str(rules / "sub" / "house.toml"),
+        "rules/sub/house.toml",
+        "sub/house.toml",
+        str(rules / "sub" / ".." / "sub" / "house.toml"),
+    ]
+    refused = {
+        "link.toml": "rule set file not found",  # it leads outside: as if it were not there
+        str(rules / ".." / "private" / "secret.toml"): "outside the rules directories allowed",
+        "sub/none.toml": "rule set file not found",
+    }
     rows = [_naming(lines[0], i, {"name": n, "settings": {}}) for i, n in enumerate([*ok, *refused])]
     res = read_records(_write(tmp_path / "g.jsonl", rows), rules_dirs=[rules])
     assert [g.game for g in res.games] == list(range(len(ok)))
@@ -431,10 +470,13 @@ def test_a_record_may_carry_its_rule_set_inline(tmp_path, lines, capsys):
     spec = tomllib.loads((rules_dir() / "scandinavian.toml").read_text())
     inline = dict(spec, name="kitchen")
     house = {"name": "house", "extends": "scandinavian", "settings": {"upper_bonus_value": 50}}
-    rows = [_naming(lines[0], 0, inline), _naming(lines[1], 1, house),
-            _naming(lines[2], 2, {"name": "x", "extends": "/etc/passwd"}),
-            _naming(lines[2], 3, {"name": "x", "_source": "/etc/passwd", "boxes": []}),
-            _naming(lines[2], 4, dict(spec, name="kitchen", dice=9))]
+    rows = [
+        _naming(lines[0], 0, inline),
+        _naming(lines[1], 1, house),
+        _naming(lines[2], 2, {"name": "x", "extends": "/etc/passwd"}),
+        _naming(lines[2], 3, {"name": "x", "_source": "/etc/passwd", "boxes": []}),
+        _naming(lines[2], 4, dict(spec, name="kitchen", dice=9)),
+    ]
     path = _write(tmp_path / "inline.jsonl", rows)
     res = read_records(path)
     assert [g.game for g in res.games] == [0, 1] and [r.name for r in res.rules] == ["kitchen", "house"]
@@ -443,7 +485,7 @@ def test_a_record_may_carry_its_rule_set_inline(tmp_path, lines, capsys):
     assert json.loads(res.games[0].to_json())["rules"] == inline
     msgs = [b.message.split(": ", 1)[1] for b in res.errors]
     assert msgs[0].startswith("game 2: rules x (inline): extends: rule file '/etc/passwd' is outside")
-    assert msgs[1].startswith("game 3: rules: unknown key \"_source\"")
+    assert msgs[1].startswith('game 3: rules: unknown key "_source"')
     assert msgs[2] == "game 4: rules kitchen (inline): dice must be 1..8, got 9"
     assert main(["analyse", str(path), "--no-plots", "--out", str(tmp_path / "a"), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
@@ -471,8 +513,11 @@ def test_a_run_directorys_own_records_keep_their_rule_file(tmp_path, lines, caps
     house.parent.mkdir()
     house.write_text('extends = "scandinavian"\nname = "house"\n[settings]\nupper_bonus_value = 50\n')
     out = tmp_path / "run"
-    run(RunConfig(rules=str(house), seats=("greedy", "timeout"), games=3, seed=4, workers=1, record=True), out,
-        quiet=True)
+    run(
+        RunConfig(rules=str(house), seats=("greedy", "timeout"), games=3, seed=4, workers=1, record=True),
+        out,
+        quiet=True,
+    )
     res = read_records(out)
     assert len(res.games) == 3 and res.errors == [] and res.games[0].rules == str(house.resolve())
     for argv in _commands(out, tmp_path / "a"):
@@ -504,7 +549,8 @@ def test_a_line_over_the_limit_is_a_bad_game_and_is_never_held_whole(tmp_path, l
         tracemalloc.stop()
     assert [g.game for g in res.games] == [0, 1]
     assert [b.message for b in res.errors] == [
-        f"{path} line 2: a line of {(24 << 20) + 23:,} bytes, over the limit of 1,048,576 (--max-line-bytes); not read"]
+        f"{path} line 2: a line of {(24 << 20) + 23:,} bytes, over the limit of 1,048,576 (--max-line-bytes); not read"
+    ]
     assert peak < 4 << 20, peak
 
 
@@ -531,20 +577,36 @@ def test_max_line_bytes_on_the_command_line(tmp_path, lines, capsys):
 LEVELS = 'strategy = "solver"\nparam = "temperature"\nlo = 0.0\nhi = 5.0\ngames = 100\n'
 
 
-@pytest.mark.parametrize("text, message", [
-    (LEVELS + 'against = "solver"\n[[level]]\nname = "hard"\ntarget_win_rate = 1.5\n',
-     "level 'hard': target_win_rate = 1.5 must be in (0, 1)"),
-    (LEVELS.replace("lo = 0.0", "lo = 6.0") + '[[level]]\nname = "a"\ntarget_mean = 200\n',
-     "lo = 6, hi = 5: need lo < hi"),
-    (LEVELS.replace("games = 100", "games = 1") + '[[level]]\nname = "a"\ntarget_mean = 200\n',
-     "games = 1 must be at least 2"),
-    (LEVELS + 'settings = { bonus = 1 }\n[[level]]\nname = "a"\ntarget_mean = 200\n',
-     "settings: unknown setting 'bonus'"),
-    (LEVELS + 'settings = { include_pairs = false }\nrules = "standard"\n[[level]]\nname = "a"\ntarget_mean = 200\n',
-     "settings.include_pairs: does not apply to rule set 'standard'"),
-], ids=["rate", "bracket", "games", "setting", "not-applying"])
-def test_a_levels_file_mistake_names_the_file_entry_and_key_and_nothing_is_printed_first(tmp_path, capsys, text,
-                                                                                          message):
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            LEVELS + 'against = "solver"\n[[level]]\nname = "hard"\ntarget_win_rate = 1.5\n',
+            "level 'hard': target_win_rate = 1.5 must be in (0, 1)",
+        ),
+        (
+            LEVELS.replace("lo = 0.0", "lo = 6.0") + '[[level]]\nname = "a"\ntarget_mean = 200\n',
+            "lo = 6, hi = 5: need lo < hi",
+        ),
+        (
+            LEVELS.replace("games = 100", "games = 1") + '[[level]]\nname = "a"\ntarget_mean = 200\n',
+            "games = 1 must be at least 2",
+        ),
+        (
+            LEVELS + 'settings = { bonus = 1 }\n[[level]]\nname = "a"\ntarget_mean = 200\n',
+            "settings: unknown setting 'bonus'",
+        ),
+        (
+            LEVELS
+            + 'settings = { include_pairs = false }\nrules = "standard"\n[[level]]\nname = "a"\ntarget_mean = 200\n',
+            "settings.include_pairs: does not apply to rule set 'standard'",
+        ),
+    ],
+    ids=["rate", "bracket", "games", "setting", "not-applying"],
+)
+def test_a_levels_file_mistake_names_the_file_entry_and_key_and_nothing_is_printed_first(
+    tmp_path, capsys, text, message
+):
     path = tmp_path / "levels.toml"
     path.write_text(text)
     assert main(["calibrate", "--levels", str(path), "--out", str(tmp_path / "out")]) == 2
@@ -562,9 +624,12 @@ def test_a_levels_problem_found_later_is_told_before_the_first_line_too(tmp_path
 
 
 def test_a_records_setting_is_named_as_the_record_gives_it(tmp_path, lines):
-    rows = [_naming(lines[0], 10, {"name": "scandinavian", "settings": {"nonsense": 1}}),
-            _naming(lines[0], 11, {"name": "generala", "settings": {"include_pairs": False}}),
-            _naming(lines[0], 12, {"name": "scandinavian", "settings": {"columns": 9}}), lines[2]]
+    rows = [
+        _naming(lines[0], 10, {"name": "scandinavian", "settings": {"nonsense": 1}}),
+        _naming(lines[0], 11, {"name": "generala", "settings": {"include_pairs": False}}),
+        _naming(lines[0], 12, {"name": "scandinavian", "settings": {"columns": 9}}),
+        lines[2],
+    ]
     res = read_records(_write(tmp_path / "g.jsonl", rows))
     msgs = [b.message.split(": ", 1)[1] for b in res.errors]
     assert msgs[0].startswith("game 10: rules scandinavian: rules.settings: unknown setting 'nonsense' (settings: ")
@@ -577,7 +642,9 @@ def test_a_run_configs_setting_is_named_as_the_file_gives_it(tmp_path, capsys):
     path = tmp_path / "bad.toml"
     path.write_text('seats = ["greedy"]\ngames = 10\nsettings = { columns = 9 }\n')
     assert main(["run", str(path), "--out", str(tmp_path / "r")]) == 2
-    assert capsys.readouterr().err == f"yatzy-harness: error: {path}: settings: setting columns=9 is out of range 1..6\n"
+    assert (
+        capsys.readouterr().err == f"yatzy-harness: error: {path}: settings: setting columns=9 is out of range 1..6\n"
+    )
     assert main(["run", str(path), "--set", "columns=8", "--out", str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err == "yatzy-harness: error: --set: setting columns=8 is out of range 1..6\n"
 
@@ -640,14 +707,14 @@ def _mutate(lines: list[bytes], ops: list[tuple[str, int, int]]) -> list[bytes]:
         i = a % len(out)
         line = out[i]
         if op == "truncate":
-            out[i] = line[:b % (len(line) + 1)]
+            out[i] = line[: b % (len(line) + 1)]
         elif op == "nest":
             depth = (1, 5, 40, 1000, 5000)[b % 5]
             cut = a % (len(line) + 1)
             out[i] = line[:cut] + b"[" * depth + line[cut:] + b"]" * depth
         elif op == "flip" and line:
             j = b % len(line)
-            out[i] = line[:j] + bytes([line[j] ^ (1 + a % 255)]) + line[j + 1:]
+            out[i] = line[:j] + bytes([line[j] ^ (1 + a % 255)]) + line[j + 1 :]
         elif op == "duplicate":
             out.insert(b % (len(out) + 1), line)
         elif op == "reorder":
@@ -657,7 +724,7 @@ def _mutate(lines: list[bytes], ops: list[tuple[str, int, int]]) -> list[bytes]:
             nums = list(_NUMBER.finditer(line))
             if nums:
                 m = nums[b % len(nums)]
-                out[i] = line[:m.start()] + BIG[a % len(BIG)].encode() + line[m.end():]
+                out[i] = line[: m.start()] + BIG[a % len(BIG)].encode() + line[m.end() :]
         elif op == "pad":
             out[i] = line + b" " * (1 + b % 300)
         elif op == "bom":
@@ -683,11 +750,12 @@ def _counted(data: bytes, limit: int) -> set[int]:
 def _line_of(message: str, path: Path) -> int:
     head = f"{path} line "
     assert message.startswith(head), message
-    return int(message[len(head):].split(":", 1)[0])
+    return int(message[len(head) :].split(":", 1)[0])
 
 
-mutations = st.lists(st.tuples(st.sampled_from(MUTATIONS), st.integers(0, 2**20), st.integers(0, 2**20)),
-                     min_size=1, max_size=4)
+mutations = st.lists(
+    st.tuples(st.sampled_from(MUTATIONS), st.integers(0, 2**20), st.integers(0, 2**20)), min_size=1, max_size=4
+)
 
 
 @pytest.fixture(scope="module")
@@ -761,10 +829,15 @@ def test_analyse_and_fit_of_a_mutated_file_account_for_every_line(fuzz_file, ops
     assert fit.games + len(fit.bad) == len(expected)
 
 
-@pytest.mark.parametrize("name,why", [("\x1b[2J\x1b[Hmallory", "holds the control character U+001B"),
-                                      ("eve\nseat 1 (alice) 300", "holds the control character U+000A"),
-                                      ("bob\u202eecila", "holds the control character U+202E"),
-                                      ("x" * 201, "is 201 characters long (at most 200)")])
+@pytest.mark.parametrize(
+    "name,why",
+    [
+        ("\x1b[2J\x1b[Hmallory", "holds the control character U+001B"),
+        ("eve\nseat 1 (alice) 300", "holds the control character U+000A"),
+        ("bob\u202eecila", "holds the control character U+202E"),
+        ("x" * 201, "is 201 characters long (at most 200)"),
+    ],
+)
 def test_a_seat_name_that_would_print_raw_control_characters_is_a_bad_game(tmp_path, lines, capsys, name, why):
     """A name is printed in every table of its player: a terminal escape, a line break or a
     right-to-left override in it would draw on the user's terminal or disguise another line."""

@@ -50,7 +50,7 @@ def split_numbers(text: str) -> tuple[list[str], list[str]]:
     """(the text between the numbers, the numbers): len(texts) == len(numbers) + 1."""
     texts, numbers, at = [], [], 0
     for m in NUMBER.finditer(text):
-        texts.append(text[at:m.start()])
+        texts.append(text[at : m.start()])
         numbers.append(m.group(0))
         at = m.end()
     texts.append(text[at:])
@@ -122,8 +122,9 @@ def json_differences(want: Any, got: Any, rel_of: Callable[[str], float], path: 
     if isinstance(want, str) and isinstance(got, str):
         if text_agrees(want, got, rel_of(path)):
             return []
-        return [f"{path}: {got!r}, recorded {want!r} (text or integers differ, or a number by more than "
-                f"{rel_of(path):g})"]
+        return [
+            f"{path}: {got!r}, recorded {want!r} (text or integers differ, or a number by more than {rel_of(path):g})"
+        ]
     if type(want) is not type(got) or want != got:
         return [f"{path}: {got!r}, recorded {want!r}"]
     return []

@@ -32,8 +32,11 @@ def _flags(action: argparse.Action) -> str:
         return f"`{action.metavar or action.dest}`"
     metavar = ""
     if action.nargs != 0:
-        metavar = action.metavar if isinstance(action.metavar, str) else (
-            "{" + ",".join(map(str, action.choices)) + "}" if action.choices else action.dest.upper())
+        metavar = (
+            action.metavar
+            if isinstance(action.metavar, str)
+            else ("{" + ",".join(map(str, action.choices)) + "}" if action.choices else action.dest.upper())
+        )
         metavar = " " + metavar
     return ", ".join(f"`{o}{metavar}`" for o in action.option_strings)
 
@@ -42,8 +45,12 @@ def _help(action: argparse.Action, parser: argparse.ArgumentParser) -> str:
     formatter = parser._get_formatter()
     text = formatter._expand_help(action) if action.help else ""  # %(default)s and friends
     d = action.default
-    if ("default" not in text and action.option_strings and action.nargs != 0
-            and d not in (None, False, [], argparse.SUPPRESS)):
+    if (
+        "default" not in text
+        and action.option_strings
+        and action.nargs != 0
+        and d not in (None, False, [], argparse.SUPPRESS)
+    ):
         text += f" (default: {d})"
     return _cell(text)
 

@@ -10,29 +10,44 @@ from harness.util.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    describe(p, "External engines (bots in other processes or languages, speaking the engine protocol\n"
-                "of docs/engines.md over stdin/stdout or HTTP).\n\n"
-                "  check TARGET   drive an engine through every decision kind of every rule set it\n"
-                "                 claims and print a pass/fail table (exit 1 when a check fails).\n"
-                "                 TARGET is a command line, a URL, an engine file (configs/engines/NAME\n"
-                "                 or a .toml path) or an engine:... spec.\n"
-                "  play           be an engine: speak the protocol on stdin/stdout with a harness bot\n"
-                "                 (--bot SPEC, or --level NAME of a levels file), so the harness's own\n"
-                "                 bots play in other harnesses.",
-             "yatzy-harness engine check \"node examples/engines/js/greedy.js\"",
-             "yatzy-harness engine check greedy-py --rules scandinavian,yahtzee",
-             "yatzy-harness engine check http://127.0.0.1:8000/decide --json",
-             "yatzy-harness engine play --bot greedy",
-             "yatzy-harness engine play --level casual --levels configs/difficulty/default.toml")
+    describe(
+        p,
+        "External engines (bots in other processes or languages, speaking the engine protocol\n"
+        "of docs/engines.md over stdin/stdout or HTTP).\n\n"
+        "  check TARGET   drive an engine through every decision kind of every rule set it\n"
+        "                 claims and print a pass/fail table (exit 1 when a check fails).\n"
+        "                 TARGET is a command line, a URL, an engine file (configs/engines/NAME\n"
+        "                 or a .toml path) or an engine:... spec.\n"
+        "  play           be an engine: speak the protocol on stdin/stdout with a harness bot\n"
+        "                 (--bot SPEC, or --level NAME of a levels file), so the harness's own\n"
+        "                 bots play in other harnesses.",
+        'yatzy-harness engine check "node examples/engines/js/greedy.js"',
+        "yatzy-harness engine check greedy-py --rules scandinavian,yahtzee",
+        "yatzy-harness engine check http://127.0.0.1:8000/decide --json",
+        "yatzy-harness engine play --bot greedy",
+        "yatzy-harness engine play --level casual --levels configs/difficulty/default.toml",
+    )
     p.add_argument("action", choices=("check", "play"), help="check an engine, or play as one")
     p.add_argument("target", nargs="?", metavar="TARGET", help="check: the engine (command, URL, engine file or spec)")
     p.add_argument("--rules", help="check: only these rule sets (comma-separated; default: every one it claims)")
-    p.add_argument("--games", type=number_arg(minimum=0, inclusive=True, integer=True), default=20,
-                   help="check: full games per rule set against itself (default 20; 0 skips them)")
-    p.add_argument("--move-ms", type=number_arg(minimum=0.001), default=None,
-                   help="check: budget per decision in ms (default: the engine's, else 100)")
-    p.add_argument("--seed", type=number_arg(minimum=0, inclusive=True, integer=True), default=2026,
-                   help="check: seed of the positions and games (default 2026)")
+    p.add_argument(
+        "--games",
+        type=number_arg(minimum=0, inclusive=True, integer=True),
+        default=20,
+        help="check: full games per rule set against itself (default 20; 0 skips them)",
+    )
+    p.add_argument(
+        "--move-ms",
+        type=number_arg(minimum=0.001),
+        default=None,
+        help="check: budget per decision in ms (default: the engine's, else 100)",
+    )
+    p.add_argument(
+        "--seed",
+        type=number_arg(minimum=0, inclusive=True, integer=True),
+        default=2026,
+        help="check: seed of the positions and games (default 2026)",
+    )
     p.add_argument("--json", action="store_true", help="check: machine-readable output")
     p.add_argument("--bot", help="play: the bot to play as (a strategy spec, e.g. solver:temperature=1)")
     p.add_argument("--level", help="play: a difficulty level's name in --levels")
@@ -66,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("engine play takes no TARGET: it plays on stdin/stdout (--bot SPEC or --level NAME)")
         return play_stdio(bot=args.bot, level=args.level, levels=args.levels)
     if not args.target:
-        raise UserError("engine check needs a TARGET: a command (\"node bot.js\"), a URL, an engine file or spec")
+        raise UserError('engine check needs a TARGET: a command ("node bot.js"), a URL, an engine file or spec')
     # the checker plays games: numpy and the engine are imported only when a check runs
     from harness.play.protocol.check import check_engine
     from harness.util.specs import split_specs
@@ -89,8 +104,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"  {'rules':<{width}}  {'check':<{cw}}  result")
     for r in report.rows:
         mark = "pass" if r.passed else "FAIL"
-        print(f"  {r.rules or '-':<{width}}  {r.check:<{cw}}  {mark}" + (f"  {r.detail}" if r.detail and not r.passed
-                                                                          else ""))
+        print(
+            f"  {r.rules or '-':<{width}}  {r.check:<{cw}}  {mark}"
+            + (f"  {r.detail}" if r.detail and not r.passed else "")
+        )
     n_fail = len(report.failures)
     print(f"{len(report.rows) - n_fail} passed, {n_fail} failed" if report.rows else "no check ran")
     return 0 if report.passed else 1

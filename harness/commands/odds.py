@@ -8,11 +8,14 @@ from harness.commands.options import add_set_option, describe, print_json
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    describe(p, "For every lower box, the probability of meeting its requirement within "
-                "one turn when the keeps maximise that probability (empty sheet).",
-             "yatzy-harness odds scandinavian",
-             "yatzy-harness odds yahtzee --json",
-             "yatzy-harness odds scandinavian --set include_pairs=false")
+    describe(
+        p,
+        "For every lower box, the probability of meeting its requirement within "
+        "one turn when the keeps maximise that probability (empty sheet).",
+        "yatzy-harness odds scandinavian",
+        "yatzy-harness odds yahtzee --json",
+        "yatzy-harness odds scandinavian --set include_pairs=false",
+    )
     p.add_argument("rules", metavar="RULES", help="rule set name or .toml path")
     add_set_option(p)
     p.add_argument("--json", action="store_true", help="print {box: probability} as JSON")

@@ -9,14 +9,20 @@ from harness.commands.options import add_records_options, describe, listed, stre
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    describe(p, "Read game records (.jsonl, .jsonl.gz or .parquet, or a run directory "
-                "played with --record), check every game against its rule set, list each "
-                "bad game on one line (exit 1 if any).",
-             "yatzy-harness records games.jsonl",
-             "yatzy-harness records games.jsonl.gz --text",
-             "yatzy-harness records results/sg --text")
-    p.add_argument("file", metavar="FILE", help="a .jsonl, .jsonl.gz or .parquet file of game records, "
-                                                "or a run directory played with --record")
+    describe(
+        p,
+        "Read game records (.jsonl, .jsonl.gz or .parquet, or a run directory "
+        "played with --record), check every game against its rule set, list each "
+        "bad game on one line (exit 1 if any).",
+        "yatzy-harness records games.jsonl",
+        "yatzy-harness records games.jsonl.gz --text",
+        "yatzy-harness records results/sg --text",
+    )
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        help="a .jsonl, .jsonl.gz or .parquet file of game records, or a run directory played with --record",
+    )
     p.add_argument("--text", action="store_true", help="print every valid game, one line per turn")
     add_records_options(p)
 

@@ -13,13 +13,16 @@ from harness.util.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    describe(p, "Re-play one game by index: the same dice as in any run with the same "
-                "seed. Give --run DIR to take the rules, bots and seed from a run, or "
-                "--rules, --seats and --seed.",
-             "yatzy-harness replay --run results/gr --game 17",
-             "yatzy-harness replay --run results/quick-20260101-120000 --lineup 3 --game 0 --json",
-             "yatzy-harness replay --rules scandinavian --seats greedy,timeout --seed 7 --game 3",
-             "yatzy-harness replay --run results/gr --game 17 --review game-17.html")
+    describe(
+        p,
+        "Re-play one game by index: the same dice as in any run with the same "
+        "seed. Give --run DIR to take the rules, bots and seed from a run, or "
+        "--rules, --seats and --seed.",
+        "yatzy-harness replay --run results/gr --game 17",
+        "yatzy-harness replay --run results/quick-20260101-120000 --lineup 3 --game 0 --json",
+        "yatzy-harness replay --rules scandinavian --seats greedy,timeout --seed 7 --game 3",
+        "yatzy-harness replay --run results/gr --game 17 --review game-17.html",
+    )
     p.add_argument("--run", metavar="DIR", help="take rules, seats and seed from this run directory")
     p.add_argument("--lineup", type=int, default=0, metavar="N", help="lineup of the run (tournaments, gauntlets)")
     p.add_argument("--game", type=int, required=True, metavar="N", help="game index, from 0")
@@ -28,18 +31,28 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, metavar="N", help="root seed, 0..2**64-1 (without --run)")
     add_set_option(p)
     add_cache_dir_option(p)
-    p.add_argument("--json", action="store_true",
-                   help="print the game record (docs/records.md) as one line of JSON")
-    p.add_argument("--review", metavar="FILE.html",
-                   help="also write the game's review page (as `yatzy-harness review` does) to FILE.html")
+    p.add_argument("--json", action="store_true", help="print the game record (docs/records.md) as one line of JSON")
+    p.add_argument(
+        "--review",
+        metavar="FILE.html",
+        help="also write the game's review page (as `yatzy-harness review` does) to FILE.html",
+    )
 
 
 def _from_run(args: argparse.Namespace) -> tuple[str, Any, list[str], int]:
     """Rules, settings, seat specs and seed of ``--run``'s lineup; refuses a game not in the run."""
     from harness.records.rundir import load_manifest
 
-    given = [flag for flag, v in (("--rules", args.rules), ("--seats", args.seats), ("--seed", args.seed),
-                                  ("--set", args.settings)) if v]
+    given = [
+        flag
+        for flag, v in (
+            ("--rules", args.rules),
+            ("--seats", args.seats),
+            ("--seed", args.seed),
+            ("--set", args.settings),
+        )
+        if v
+    ]
     if given:
         raise UserError(f"--run takes the rules, seats and seed from the run: leave out {', '.join(given)}")
     manifest = load_manifest(args.run)
@@ -94,8 +107,9 @@ def run(args: argparse.Namespace) -> int:
             print(format_trace(trace, seats))
         cause = exc.cause
         sys.stdout.flush()
-        print("".join(traceback.format_exception(type(cause), cause, cause.__traceback__)).rstrip("\n"),
-              file=sys.stderr)
+        print(
+            "".join(traceback.format_exception(type(cause), cause, cause.__traceback__)).rstrip("\n"), file=sys.stderr
+        )
         print(f"yatzy-harness: replay: {exc}", file=sys.stderr)
         return 1
     labels = list(res.labels)
@@ -104,8 +118,9 @@ def run(args: argparse.Namespace) -> int:
     if args.review:
         from harness.reports.review import Reviewer, write_review
 
-        page = write_review(Reviewer(res.rules).review(record, args.lineup if args.run else None,
-                                                       args.run or "replay"), args.review)
+        page = write_review(
+            Reviewer(res.rules).review(record, args.lineup if args.run else None, args.run or "replay"), args.review
+        )
     if args.json:
         # the game record (docs/records.md), on one line: a line of a .jsonl file
         print(record.to_json())
@@ -114,8 +129,10 @@ def run(args: argparse.Namespace) -> int:
     print(format_trace(trace, labels))
     for s, label in enumerate(labels):
         result = {2: "wins", 1: "shares the win", 0: "loses"}[int(res.outcome[0, s])]
-        print(f"seat {s} {label}: total {int(res.total[0, s])} "
-              f"(upper {int(res.upper[0, s])}, bonus {int(res.bonus[0, s])}) {result}")
+        print(
+            f"seat {s} {label}: total {int(res.total[0, s])} "
+            f"(upper {int(res.upper[0, s])}, bonus {int(res.bonus[0, s])}) {result}"
+        )
     if page is not None:
         print(f"wrote the review page {page}")
     return 0

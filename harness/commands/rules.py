@@ -9,12 +9,15 @@ from harness.util.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    describe(p, "List the built-in rule sets, or show one with its boxes, their maxima and\n"
-                "the effective settings ('rules NAME' is 'rules show NAME'). The rules\n"
-                "themselves are described in configs/rules/README.md.",
-             "yatzy-harness rules",
-             "yatzy-harness rules scandinavian --set upper_bonus_threshold=62",
-             "yatzy-harness rules show ./my_house.toml --json")
+    describe(
+        p,
+        "List the built-in rule sets, or show one with its boxes, their maxima and\n"
+        "the effective settings ('rules NAME' is 'rules show NAME'). The rules\n"
+        "themselves are described in configs/rules/README.md.",
+        "yatzy-harness rules",
+        "yatzy-harness rules scandinavian --set upper_bonus_threshold=62",
+        "yatzy-harness rules show ./my_house.toml --json",
+    )
     p.add_argument("action", nargs="?", metavar="show", help="optional word; 'rules show NAME' = 'rules NAME'")
     p.add_argument("name", nargs="?", metavar="NAME", help="built-in rule set name or path to a .toml file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -37,8 +40,13 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("--set needs a rule set: rules NAME --set KEY=VALUE")
         sets = [load_rules(n).describe() for n in builtin_rule_sets()]
         if args.json:
-            print_json([{k: s[k] for k in ("name", "title", "description", "summary", "dice", "perfect_score")}
-                        | {"boxes": len(s["boxes"])} for s in sets])
+            print_json(
+                [
+                    {k: s[k] for k in ("name", "title", "description", "summary", "dice", "perfect_score")}
+                    | {"boxes": len(s["boxes"])}
+                    for s in sets
+                ]
+            )
         else:
             for s in sets:
                 print(f"{s['name']:<14} {s['summary']}\n{'':<14} {s['description']}")

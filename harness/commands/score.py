@@ -9,10 +9,13 @@ from harness.util.errors import UserError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    describe(p, "Print the score of one roll in every box of a rule set (empty sheet).",
-             "yatzy-harness score scandinavian 6 6 4 4 1",
-             "yatzy-harness score generala 1 2 3 4 5 --first-roll --json",
-             "yatzy-harness score scandinavian 6 6 6 6 6 --set yatzy_scoring=flat_plus_sum")
+    describe(
+        p,
+        "Print the score of one roll in every box of a rule set (empty sheet).",
+        "yatzy-harness score scandinavian 6 6 4 4 1",
+        "yatzy-harness score generala 1 2 3 4 5 --first-roll --json",
+        "yatzy-harness score scandinavian 6 6 6 6 6 --set yatzy_scoring=flat_plus_sum",
+    )
     p.add_argument("rules", metavar="RULES", help="rule set name or .toml path")
     p.add_argument("dice", metavar="DIE", nargs="+", help="a die face, 1..6 (as many as the rule set has dice)")
     p.add_argument("--first-roll", action="store_true", help="the dice were made on the turn's first roll (servida)")

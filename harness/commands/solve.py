@@ -8,31 +8,47 @@ import sys
 import time
 from typing import Any
 
-from harness.commands.options import (add_cache_dir_option, add_set_option, add_window_options, describe, print_json,
-                                      window_limits)
+from harness.commands.options import (
+    add_cache_dir_option,
+    add_set_option,
+    add_window_options,
+    describe,
+    print_json,
+    window_limits,
+)
 
 #: What ``solve`` says of a rule set with saved rolls.
-SAVED_ROLLS_NOTE = ("saved_rolls is not part of the solved state: these are the exact figures of optimal play "
-                    "with ordinary turns (no roll carried over); the solver bot uses carried-over rolls when it "
-                    "has them, so its scores run higher")
+SAVED_ROLLS_NOTE = (
+    "saved_rolls is not part of the solved state: these are the exact figures of optimal play "
+    "with ordinary turns (no roll carried over); the solver bot uses carried-over rolls when it "
+    "has them, so its scores run higher"
+)
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    describe(p, "Solve a rule set exactly (backward induction; cached on disk) and print "
-                "the optimal expected score, and the exact std, bonus probability and "
-                "percentiles of the final score under optimal play.",
-             "yatzy-harness solve scandinavian --json",
-             "yatzy-harness solve scandinavian --set upper_bonus_threshold=62 --no-distribution",
-             "yatzy-harness solve scandinavian --target 300   # P(score >= 300) playing for it vs EV-optimal play",
-             "yatzy-harness solve maxi --cache-dir /data/yatzy-cache   # then: run --cache-dir /data/yatzy-cache")
+    describe(
+        p,
+        "Solve a rule set exactly (backward induction; cached on disk) and print "
+        "the optimal expected score, and the exact std, bonus probability and "
+        "percentiles of the final score under optimal play.",
+        "yatzy-harness solve scandinavian --json",
+        "yatzy-harness solve scandinavian --set upper_bonus_threshold=62 --no-distribution",
+        "yatzy-harness solve scandinavian --target 300   # P(score >= 300) playing for it vs EV-optimal play",
+        "yatzy-harness solve maxi --cache-dir /data/yatzy-cache   # then: run --cache-dir /data/yatzy-cache",
+    )
     p.add_argument("rules", metavar="RULES", help="rule set name or .toml path")
     add_set_option(p)
     add_cache_dir_option(p)
     p.add_argument("--no-distribution", action="store_true", help="only the value table and expected score")
     add_window_options(p, "percentiles are skipped")
-    p.add_argument("--target", type=int, default=None, metavar="T",
-                   help="also P(score >= T) under play that maximises it (exact target table, cached beside the "
-                        "value table) next to P(score >= T) under EV-optimal play (harness.exact.target)")
+    p.add_argument(
+        "--target",
+        type=int,
+        default=None,
+        metavar="T",
+        help="also P(score >= T) under play that maximises it (exact target table, cached beside the "
+        "value table) next to P(score >= T) under EV-optimal play (harness.exact.target)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -49,9 +65,15 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     if args.no_distribution:
         sol = solve(rules, cache_dir)
-        out: dict[str, Any] = {"rules": rules.name, "digest": rules.digest, "expected_score": sol.expected_score,
-                               "states": sol.states, "seconds": time.perf_counter() - t0,
-                               "solve_seconds": sol.seconds, "cached": sol.cached}
+        out: dict[str, Any] = {
+            "rules": rules.name,
+            "digest": rules.digest,
+            "expected_score": sol.expected_score,
+            "states": sol.states,
+            "seconds": time.perf_counter() - t0,
+            "solve_seconds": sol.seconds,
+            "cached": sol.cached,
+        }
     else:
         fig = exact_distribution(rules, cache_dir, **window_limits(args), progress=sys.stderr.isatty())
         out = fig.to_json()
@@ -59,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
     if rules.saved_rolls:
         out["note"] = SAVED_ROLLS_NOTE
     if args.target is not None:
-        out["target"] = target_report(rules, args.target, cache_dir, **window_limits(args), progress=sys.stderr.isatty())
+        out["target"] = target_report(
+            rules, args.target, cache_dir, **window_limits(args), progress=sys.stderr.isatty()
+        )
     if args.json:
         print_json(out)
         return 0
@@ -75,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         if out["percentiles"] is not None:
             print("  percentiles     " + "  ".join(f"p{q}={v}" for q, v in out["percentiles"].items()))
         else:
-            print(f"  percentiles     not computed ({out['distribution_storage'][len('skipped: '):]})")
+            print(f"  percentiles     not computed ({out['distribution_storage'][len('skipped: ') :]})")
     print(f"  states          {out['states']:,}")
     how = "loaded from cache" if out["cached"] else "solved"
     print(f"  seconds         {out['seconds']:.2f} (table {how}; solve took {out['solve_seconds']:.2f} s)")
@@ -89,5 +113,7 @@ def _print_target(out: dict[str, Any]) -> None:
     ev = "n/a (distribution skipped)" if out["p_ev_play"] is None else f"{100 * out['p_ev_play']:.4f} %"
     print(f"  P(score >= {t})  {100 * out['p_target_play']:.4f} % playing for it  (EV-optimal play: {ev})")
     how = "loaded from cache" if out["cached"] else "solved"
-    print(f"  target table    {out['entries']:,} entries, {out['table_bytes'] / 2**20:.1f} MiB float32, "
-          f"tmax {out['tmax']} ({how}; solve took {out['table_seconds']:.1f} s)")
+    print(
+        f"  target table    {out['entries']:,} entries, {out['table_bytes'] / 2**20:.1f} MiB float32, "
+        f"tmax {out['tmax']} ({how}; solve took {out['table_seconds']:.1f} s)"
+    )

@@ -9,10 +9,13 @@ from harness.commands.options import describe, print_json
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    describe(p, "List the registered bots (built-in and plugins) with their parameters. "
-                "Name a bot (in --seats, --entrants or a run config) as NAME or NAME:KEY=VALUE,...",
-             "yatzy-harness strategies",
-             "yatzy-harness strategies --json")
+    describe(
+        p,
+        "List the registered bots (built-in and plugins) with their parameters. "
+        "Name a bot (in --seats, --entrants or a run config) as NAME or NAME:KEY=VALUE,...",
+        "yatzy-harness strategies",
+        "yatzy-harness strategies --json",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 

@@ -5,38 +5,55 @@ from __future__ import annotations
 import argparse
 import json
 
-from harness.commands.options import (add_backend_options, add_cache_dir_option, add_depth_options, describe,
-                                      new_out_dir, print_json)
+from harness.commands.options import (
+    add_backend_options,
+    add_cache_dir_option,
+    add_depth_options,
+    describe,
+    new_out_dir,
+    print_json,
+)
 from harness.util.specs import split_specs
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    describe(p, "Sweep one or two rule settings: at every value (every cell of a two-setting grid) the exact "
-                "figures of solitaire bots (mean, sd, P(bonus), percentiles), their exact pairwise win rates "
-                "and, with --depth, the exact depth of skill. One table with a row per value, CSV, JSON and "
-                "plots against the setting (heat maps for two). Evaluations run on --workers forked "
-                "processes (or as tasks on a Dask cluster: --backend dask, docs/cluster.md) and are cached "
-                "per rule set and bot: a rerun computes only what is missing; --dry-run says how much that is.",
-             "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55..70 --entrants greedy,solver",
-             "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55,60,63 --entrants greedy,solver "
-             "--depth --rates 0.75 --out results/sweep",
-             "yatzy-harness sweep standard --set upper_bonus_threshold=55..70:5 --set upper_bonus_value=25..50:5 "
-             "--entrants greedy,solver --json",
-             "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55..70 --entrants greedy,solver --depth "
-             "--backend dask --scheduler tcp://HOST:8786 --cache-dir /shared/cache",
-             "yatzy-harness sweep generala --set upper_bonus_threshold=3..6 --set upper_bonus_value=35 --depth "
-             "--backend dask --workers 3 --dry-run")
+    describe(
+        p,
+        "Sweep one or two rule settings: at every value (every cell of a two-setting grid) the exact "
+        "figures of solitaire bots (mean, sd, P(bonus), percentiles), their exact pairwise win rates "
+        "and, with --depth, the exact depth of skill. One table with a row per value, CSV, JSON and "
+        "plots against the setting (heat maps for two). Evaluations run on --workers forked "
+        "processes (or as tasks on a Dask cluster: --backend dask, docs/cluster.md) and are cached "
+        "per rule set and bot: a rerun computes only what is missing; --dry-run says how much that is.",
+        "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55..70 --entrants greedy,solver",
+        "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55,60,63 --entrants greedy,solver "
+        "--depth --rates 0.75 --out results/sweep",
+        "yatzy-harness sweep standard --set upper_bonus_threshold=55..70:5 --set upper_bonus_value=25..50:5 "
+        "--entrants greedy,solver --json",
+        "yatzy-harness sweep scandinavian --set upper_bonus_threshold=55..70 --entrants greedy,solver --depth "
+        "--backend dask --scheduler tcp://HOST:8786 --cache-dir /shared/cache",
+        "yatzy-harness sweep generala --set upper_bonus_threshold=3..6 --set upper_bonus_value=35 --depth "
+        "--backend dask --workers 3 --dry-run",
+    )
     p.add_argument("rules", metavar="RULES", help="rule set name or .toml path")
-    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=LO..HI[:STEP]",
-                   help="a setting to sweep, KEY=LO..HI[:STEP] (whole numbers) or KEY=A,B,C (any setting), at most "
-                        "two; KEY=VALUE holds for every value (repeatable)")
+    p.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=LO..HI[:STEP]",
+        help="a setting to sweep, KEY=LO..HI[:STEP] (whole numbers) or KEY=A,B,C (any setting), at most "
+        "two; KEY=VALUE holds for every value (repeatable)",
+    )
     p.add_argument("--entrants", metavar="A,B,...", help="solitaire bots (name or name:key=value) to evaluate")
     p.add_argument("--depth", action="store_true", help="also the exact depth of skill at every value")
     add_depth_options(p)
     add_backend_options(p, dry_run=True)
     add_cache_dir_option(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--out", default=None, metavar="DIR", help="write sweep.json, sweep.csv, sweep.md and the plots there")
+    p.add_argument(
+        "--out", default=None, metavar="DIR", help="write sweep.json, sweep.csv, sweep.md and the plots there"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,8 +82,9 @@ def run(args: argparse.Namespace) -> int:
     progress = shows_progress(args)
     expected = estimate_sweep(args.rules, axes, fixed, bots, depth).evaluations if progress else None
     with exact_tasks(args) as tasks:
-        ev = Evaluator(tasks=tasks, on_done=None if args.json or progress else evaluated_line, progress=progress,
-                       expected=expected)
+        ev = Evaluator(
+            tasks=tasks, on_done=None if args.json or progress else evaluated_line, progress=progress, expected=expected
+        )
         try:
             res = sweep(args.rules, axes, fixed, bots, depth, ev)
         finally:

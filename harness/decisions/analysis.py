@@ -49,8 +49,16 @@ import numpy as np
 
 from harness.decisions import kernels as AK
 from harness.game import pace
-from harness.records.codec import (GameId, GameRecord, KernelArrays, RunRecords, Turn, arrays_of_recording, arrays_of_records,
-                                   records_of_run)
+from harness.records.codec import (
+    GameId,
+    GameRecord,
+    KernelArrays,
+    RunRecords,
+    Turn,
+    arrays_of_recording,
+    arrays_of_records,
+    records_of_run,
+)
 from harness.util.errors import UserError
 from harness.decisions.positions import Advisor, Position
 from harness.records.record import RecordStream
@@ -83,9 +91,17 @@ class Decision:
     upper: bool = False  # a box decision that wrote an upper box
 
     def to_json(self) -> dict[str, Any]:
-        return {"column": self.column, "turn": self.turn, "roll": self.roll, "kind": self.kind,
-                "chosen": self.chosen, "best": self.best, "value": self.value, "best_value": self.best_value,
-                "regret": self.regret}
+        return {
+            "column": self.column,
+            "turn": self.turn,
+            "roll": self.roll,
+            "kind": self.kind,
+            "chosen": self.chosen,
+            "best": self.best,
+            "value": self.value,
+            "best_value": self.best_value,
+            "regret": self.regret,
+        }
 
 
 @dataclass(frozen=True)
@@ -164,8 +180,9 @@ class DecisionTable:
         return np.asarray(self.labels, dtype=object)[self.seatgame] if len(self.labels) else np.empty(0, object)
 
 
-def costliest_decisions(run: Path, rules: RuleSet, wanted: Iterable[tuple[int, int, int]]
-                        ) -> dict[tuple[int, int, int], Worst]:
+def costliest_decisions(
+    run: Path, rules: RuleSet, wanted: Iterable[tuple[int, int, int]]
+) -> dict[tuple[int, int, int], Worst]:
     """{(lineup, game, seat): its costliest decision} for the ``wanted`` seat-games of a recorded
     run, each seat-game analysed again from the run's records (the run's rows hold its regret, not
     where it was: the luck section of a report names them)."""
@@ -218,8 +235,15 @@ class Analyser:
             self._pace = (pace.bonus_chance_table(self.rules), pace.opportunity(self.rules))
         return self._pace
 
-    def walk(self, rolls: np.ndarray, keeps: np.ndarray, boxes: np.ndarray, decisions: bool = False,
-             myopic: bool = False, paced: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+    def walk(
+        self,
+        rolls: np.ndarray,
+        keeps: np.ndarray,
+        boxes: np.ndarray,
+        decisions: bool = False,
+        myopic: bool = False,
+        paced: bool = False,
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
         """The kernel over N seat-games: rolls, keeps (N, T, R) int16 and boxes (N, T) as
         :class:`harness.game.loop.Recording` holds them (one seat's slice). Returns the per-seat-game
         sums {name: (N,)} (:data:`harness.decisions.kernels.SUMS`) and, with ``decisions``, the
@@ -231,10 +255,12 @@ class Analyser:
         rolls = np.ascontiguousarray(rolls, dtype=np.int16)
         if rolls.ndim != 3 or rolls.shape[1] != rules.columns * rules.n_boxes:
             raise ValueError(f"rolls must be (N, {rules.columns * rules.n_boxes}, R), got {rolls.shape}")
-        if rolls.shape[2] > rr + 1 and (rolls[:, :, rr + 1:] >= 0).any():
-            n, t = np.argwhere((rolls[:, :, rr + 1:] >= 0).any(axis=2))[0]
-            raise UserError(f"seat-game {n} turn {t % rules.n_boxes + 1}: more than {rules.name}'s "
-                            f"{rr + 1} rolls (saved rolls are not analysed)")
+        if rolls.shape[2] > rr + 1 and (rolls[:, :, rr + 1 :] >= 0).any():
+            n, t = np.argwhere((rolls[:, :, rr + 1 :] >= 0).any(axis=2))[0]
+            raise UserError(
+                f"seat-game {n} turn {t % rules.n_boxes + 1}: more than {rules.name}'s "
+                f"{rr + 1} rolls (saved rolls are not analysed)"
+            )
         keeps = np.ascontiguousarray(keeps, dtype=np.int16)
         boxes = np.ascontiguousarray(boxes, dtype=np.int8)
         n = rolls.shape[0]
@@ -248,17 +274,42 @@ class Analyser:
 
         def block(a: int, b: int) -> None:  # seat-games a..b-1, into arrays of their own
             most = (b - a) * int(turns[a:b].max(initial=0)) * (rr + 1) if decisions else 0
-            d = {"values": np.empty((most, width)), "n": np.empty(most, np.int16), "chosen": np.empty(most, np.int16),
-                 "kind": np.empty(most, np.int8), "seatgame": np.empty(most, np.int32),
-                 "turn": np.empty(most, np.int16), "roll": np.empty(most, np.int8), "regret": np.empty(most),
-                 "upper": np.empty(most, np.bool_), "myopic": np.empty((most if myopic else 0, width)),
-                 "paced": np.empty((most if paced else 0, width))}
-            got = AK.walk(self.adv.ctx, sol.plan.layout, dk, sol.values,
-                          (rules.n_boxes, rules.threshold, rules.bonus_value, ERROR),
-                          (rolls[a:b], keeps[a:b], boxes[a:b]), sums[a:b], decisions,
-                          (d["values"], d["n"], d["chosen"], d["kind"], d["seatgame"], d["turn"], d["roll"],
-                           d["regret"], d["upper"]), (d["myopic"], self.box_tie),
-                          (d["paced"], p_table, opp, rules.upper_face, pace.WEIGHT, self.order, self.PACED_TIE))
+            d = {
+                "values": np.empty((most, width)),
+                "n": np.empty(most, np.int16),
+                "chosen": np.empty(most, np.int16),
+                "kind": np.empty(most, np.int8),
+                "seatgame": np.empty(most, np.int32),
+                "turn": np.empty(most, np.int16),
+                "roll": np.empty(most, np.int8),
+                "regret": np.empty(most),
+                "upper": np.empty(most, np.bool_),
+                "myopic": np.empty((most if myopic else 0, width)),
+                "paced": np.empty((most if paced else 0, width)),
+            }
+            got = AK.walk(
+                self.adv.ctx,
+                sol.plan.layout,
+                dk,
+                sol.values,
+                (rules.n_boxes, rules.threshold, rules.bonus_value, ERROR),
+                (rolls[a:b], keeps[a:b], boxes[a:b]),
+                sums[a:b],
+                decisions,
+                (
+                    d["values"],
+                    d["n"],
+                    d["chosen"],
+                    d["kind"],
+                    d["seatgame"],
+                    d["turn"],
+                    d["roll"],
+                    d["regret"],
+                    d["upper"],
+                ),
+                (d["myopic"], self.box_tie),
+                (d["paced"], p_table, opp, rules.upper_face, pace.WEIGHT, self.order, self.PACED_TIE),
+            )
             d["seatgame"] += a
             if not myopic:
                 del d["myopic"]
@@ -283,15 +334,17 @@ class Analyser:
         sums, _ = self.walk(*arrays_of_recording(rec))
         return {k: v.reshape(b, s) for k, v in sums.items()}
 
-    def records(self, records: Sequence[GameRecord], decisions: bool = False, myopic: bool = False,
-                paced: bool = False) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
+    def records(
+        self, records: Sequence[GameRecord], decisions: bool = False, myopic: bool = False, paced: bool = False
+    ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
         """Every seat of every (valid) game record of this rule set, a row per (game, seat) in that
         order: the sums, and with ``decisions`` the :class:`DecisionTable` (``myopic``, ``paced``:
         with its options' myopic, paced values)."""
         return self.arrays(arrays_of_records(records, self.rules), decisions, myopic, paced)
 
-    def arrays(self, arrays: KernelArrays, decisions: bool = False, myopic: bool = False, paced: bool = False
-               ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
+    def arrays(
+        self, arrays: KernelArrays, decisions: bool = False, myopic: bool = False, paced: bool = False
+    ) -> tuple[dict[str, np.ndarray], DecisionTable | None]:
         """:meth:`records` of games already in the kernel's arrays (:func:`harness.records.convert.arrays_of_records`,
         :meth:`harness.records.runs.RunRecords.arrays`)."""
         rolls, keeps, boxes, games, seats, labels = arrays
@@ -325,8 +378,10 @@ class Analyser:
             start += v
             for t in (x for x in turns if x.column == col):
                 if len(t.rolls) > rr + 1:
-                    raise UserError(f"seat {seat}, column {col} turn {t.turn}: {len(t.rolls)} rolls, more than "
-                                    f"{rules.name}'s {rr + 1} (saved rolls are not analysed)")
+                    raise UserError(
+                        f"seat {seat}, column {col} turn {t.turn}: {len(t.rolls)} rolls, more than "
+                        f"{rules.name}'s {rr + 1} (saved rolls are not analysed)"
+                    )
                 for i, dice in enumerate(t.rolls):
                     left = rr - i
                     first = i == 0
@@ -369,15 +424,37 @@ class Analyser:
                     if d is not None:
                         kept.append(d)
             final += state.points
-        return SeatAnalysis(seat, label, start, luck, regret, final, n_keep + n_box, int(errors), n_keep, n_box,
-                            keep_regret, box_regret, upper_regret, tuple(kept))
+        return SeatAnalysis(
+            seat,
+            label,
+            start,
+            luck,
+            regret,
+            final,
+            n_keep + n_box,
+            int(errors),
+            n_keep,
+            n_box,
+            keep_regret,
+            box_regret,
+            upper_regret,
+            tuple(kept),
+        )
 
-    def _keep(self, pos: Position, col: int, t: Turn, i: int, chosen: float, best_value: float,
-              what: Any) -> Decision:
+    def _keep(self, pos: Position, col: int, t: Turn, i: int, chosen: float, best_value: float, what: Any) -> Decision:
         best = self.adv.advise(pos).options[0]
         shown = "stop" if what == "stop" else list(_faces_key(what))
-        return Decision(col, t.turn, i + 1, "keep", shown, "stop" if best.stop else list(best.keep or ()),
-                        chosen, best_value, best_value - chosen)
+        return Decision(
+            col,
+            t.turn,
+            i + 1,
+            "keep",
+            shown,
+            "stop" if best.stop else list(best.keep or ()),
+            chosen,
+            best_value,
+            best_value - chosen,
+        )
 
 
 def analyse_record(record: GameRecord, details: bool = False, cache_dir: Any = None) -> list[SeatAnalysis]:
@@ -385,9 +462,15 @@ def analyse_record(record: GameRecord, details: bool = False, cache_dir: Any = N
     return Analyser(record.load_rules(), cache_dir).record(record, details)
 
 
-def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, games: int, cache_dir: Any = None,
-                     analyser: Analyser | None = None, rules: RuleSet | None = None, myopic: bool = False,
-                     paced: bool = False) -> Iterator[tuple[int, DecisionTable]]:
+def decision_batches(
+    records: Sequence[GameRecord] | RunRecords | RecordStream,
+    games: int,
+    cache_dir: Any = None,
+    analyser: Analyser | None = None,
+    rules: RuleSet | None = None,
+    myopic: bool = False,
+    paced: bool = False,
+) -> Iterator[tuple[int, DecisionTable]]:
     """:func:`decision_table` of ``records`` ``games`` games at a time: (games in the batch, its
     table) per batch, in order (a big log walked in bounded memory; the same checks; ``myopic``:
     the tables carry the options' myopic values, :attr:`DecisionTable.myopic`; ``paced``, their
@@ -424,7 +507,7 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, 
     recs = list(records)
     an = _analyser_of(recs, cache_dir, analyser, rules)
     for lo in range(0, len(recs), games):
-        part = recs[lo:lo + games]
+        part = recs[lo : lo + games]
         _, table = an.records(part, decisions=True, myopic=myopic, paced=paced)
         assert table is not None
         yield len(part), table
@@ -432,12 +515,23 @@ def decision_batches(records: Sequence[GameRecord] | RunRecords | RecordStream, 
 
 def _rules_keys(recs: Sequence[GameRecord]) -> set[tuple[Any, ...]]:
     """The rule sets and settings of ``recs``, each as a key (inline rule sets by their content)."""
-    return {(r.rules, tuple(sorted((k, str(v)) for k, v in r.settings.items())),
-             None if r.rules_spec is None else json.dumps(r.rules_spec, sort_keys=True, default=str)) for r in recs}
+    return {
+        (
+            r.rules,
+            tuple(sorted((k, str(v)) for k, v in r.settings.items())),
+            None if r.rules_spec is None else json.dumps(r.rules_spec, sort_keys=True, default=str),
+        )
+        for r in recs
+    }
 
 
-def _analyser_of(recs: Sequence[GameRecord], cache_dir: Any, analyser: Analyser | None,
-                 rules: RuleSet | None = None, keys: set[tuple[Any, ...]] | None = None) -> Analyser:
+def _analyser_of(
+    recs: Sequence[GameRecord],
+    cache_dir: Any,
+    analyser: Analyser | None,
+    rules: RuleSet | None = None,
+    keys: set[tuple[Any, ...]] | None = None,
+) -> Analyser:
     """The analyser of records of one rule set and settings (a mix, or none, is a :class:`UserError`);
     ``rules``: their rule set as reading loaded it, else loaded from what they name; ``keys``: the
     rule sets of the records before them too (:func:`_rules_keys`)."""
@@ -445,15 +539,21 @@ def _analyser_of(recs: Sequence[GameRecord], cache_dir: Any, analyser: Analyser 
         raise UserError("no game records to analyse")
     keys = _rules_keys(recs) if keys is None else keys
     if len(keys) > 1:
-        shown = "; ".join(f"{name}{' (inline)' if spec else ''} {dict(s) or ''}".strip()
-                          for name, s, spec in sorted(keys, key=str))
+        shown = "; ".join(
+            f"{name}{' (inline)' if spec else ''} {dict(s) or ''}".strip() for name, s, spec in sorted(keys, key=str)
+        )
         raise UserError(f"the records mix rule sets ({shown}): give the games of one rule set")
     return analyser or Analyser(rules or recs[0].load_rules(), cache_dir)
 
 
-def decision_table(records: Iterable[GameRecord] | RunRecords, cache_dir: Any = None,
-                   analyser: Analyser | None = None, rules: RuleSet | None = None,
-                   myopic: bool = False, paced: bool = False) -> DecisionTable:
+def decision_table(
+    records: Iterable[GameRecord] | RunRecords,
+    cache_dir: Any = None,
+    analyser: Analyser | None = None,
+    rules: RuleSet | None = None,
+    myopic: bool = False,
+    paced: bool = False,
+) -> DecisionTable:
     """Every decision of ``records`` (valid game records of one rule set and settings; a mix is a
     :class:`UserError`; or a run's :class:`harness.records.runs.RunRecords`, straight from its arrays)
     with its options' values: :meth:`Analyser.records`. ``rules``: the records' rule set as

@@ -22,8 +22,20 @@ from harness.game.pace import box_values, stop_values
 from harness.exact.kernels.solver import state_plan, state_work, turn_one
 
 #: Columns of the per-seat-game sums written by :func:`walk`.
-SUMS = ("start", "luck", "regret", "final", "decisions", "errors", "keep_decisions", "box_decisions",
-        "keep_regret", "box_regret", "upper_regret", "max_regret")
+SUMS = (
+    "start",
+    "luck",
+    "regret",
+    "final",
+    "decisions",
+    "errors",
+    "keep_decisions",
+    "box_decisions",
+    "keep_regret",
+    "box_regret",
+    "upper_regret",
+    "max_regret",
+)
 #: Decision kinds of the per-decision rows.
 KEEP, BOX = 0, 1
 
@@ -171,11 +183,37 @@ def walk(ctx, lay, dk, V, sheet, games, sums, want, rows_out, with_myopic, with_
                         g_f[:] = g_l
                     turn_one(dk, g_f, g_l, g_E, g_M, g_Es, g_Ms)
                 if paced:
-                    stop_values(rows_l, al_l, ex_l, mask, upper, threshold, bonus_value, upper_face, p_table, opp,
-                                pace_weight, h_box, h_l)
+                    stop_values(
+                        rows_l,
+                        al_l,
+                        ex_l,
+                        mask,
+                        upper,
+                        threshold,
+                        bonus_value,
+                        upper_face,
+                        p_table,
+                        opp,
+                        pace_weight,
+                        h_box,
+                        h_l,
+                    )
                     if lay.servida:
-                        stop_values(rows_f, al_f, ex_f, mask, upper, threshold, bonus_value, upper_face, p_table,
-                                    opp, pace_weight, h_box, h_f)
+                        stop_values(
+                            rows_f,
+                            al_f,
+                            ex_f,
+                            mask,
+                            upper,
+                            threshold,
+                            bonus_value,
+                            upper_face,
+                            p_table,
+                            opp,
+                            pace_weight,
+                            h_box,
+                            h_f,
+                        )
                     else:
                         h_f[:] = h_l
                     turn_one(dk, h_f, h_l, h_E, h_M, h_Es, h_Ms)
@@ -243,8 +281,20 @@ def walk(ctx, lay, dk, V, sheet, games, sums, want, rows_out, with_myopic, with_
                         upper_regret += reg
                     max_regret = max(max_regret, reg)
                     if paced:
-                        box_values(rows[r], allowed, extra, mask, upper, threshold, bonus_value, upper_face, p_table,
-                                   opp, pace_weight, h_box)
+                        box_values(
+                            rows[r],
+                            allowed,
+                            extra,
+                            mask,
+                            upper,
+                            threshold,
+                            bonus_value,
+                            upper_face,
+                            p_table,
+                            opp,
+                            pace_weight,
+                            h_box,
+                        )
                         top = -1
                         for bb in order:  # the bot's box: the first best in its order
                             if (allowed >> bb) & 1 and (top < 0 or h_box[bb] > h_box[top]):

@@ -146,11 +146,19 @@ class Advisor:
     ``ctx`` the rule set's scoring context (:func:`harness.game.scoring.context`).
     """
 
-    def __init__(self, rules: RuleSet, cache_dir: str | os.PathLike[str] | None = None, *, plans: int = PLAN_CACHE,
-                 solution: Solution | None = None) -> None:
+    def __init__(
+        self,
+        rules: RuleSet,
+        cache_dir: str | os.PathLike[str] | None = None,
+        *,
+        plans: int = PLAN_CACHE,
+        solution: Solution | None = None,
+    ) -> None:
         if rules.saved_rolls:
-            raise UserError(f"rule set {rules.name}: saved_rolls is on, and the solver's table does not model "
-                            "rolls carried over between turns, so it has no exact values for these positions")
+            raise UserError(
+                f"rule set {rules.name}: saved_rolls is on, and the solver's table does not model "
+                "rolls carried over between turns, so it has no exact values for these positions"
+            )
         self.rules = rules
         self.sol = solution if solution is not None else solve(rules, cache_dir)
         self.ctx = context(rules)
@@ -183,12 +191,16 @@ class Advisor:
         flag = key >= 0 and (filled >> key) & 1 == 1 and int(scores[rules.box_names[key]]) > 0
         for b, box in enumerate(rules.boxes):
             if box.requires_key and (filled >> b) & 1 and int(scores[box.name]) > 0 and not flag:
-                raise UserError(f"box {box.name} scores only once {rules.box_names[key]} holds a score, "
-                                f"but {rules.box_names[key]} is {'0' if (filled >> key) & 1 else 'open'}")
+                raise UserError(
+                    f"box {box.name} scores only once {rules.box_names[key]} holds a score, "
+                    f"but {rules.box_names[key]} is {'0' if (filled >> key) & 1 else 'open'}"
+                )
         if rules.forced and filled & (filled + 1):
             first_open = next(b for b in range(rules.n_boxes) if not (filled >> b) & 1)
-            raise UserError(f"{rules.name} fills boxes strictly top to bottom, but {rules.box_names[first_open]} "
-                            "is still open above a filled box")
+            raise UserError(
+                f"{rules.name} fills boxes strictly top to bottom, but {rules.box_names[first_open]} "
+                "is still open above a filled box"
+            )
         extra = int(extra)
         if extra:
             unit = int(rules.extra_yatzy_bonus)
@@ -196,15 +208,16 @@ class Advisor:
                 raise UserError(f"rule set {rules.name} has no extra yatzy bonus, got extra={extra}")
             most = unit * max(bin(filled).count("1") - 1, 0) if flag else 0
             if extra < 0 or extra % unit or extra > most:
-                raise UserError(f"extra={extra}: extra bonuses come in steps of {unit}, one a turn after "
-                                f"{rules.box_names[key]} holds a score (at most {most} on this sheet)")
+                raise UserError(
+                    f"extra={extra}: extra bonuses come in steps of {unit}, one a turn after "
+                    f"{rules.box_names[key]} holds a score (at most {most} on this sheet)"
+                )
         bonus = rules.bonus_value if upper >= rules.threshold else 0
         st = State(filled, upper, bool(flag), total + bonus + extra)
         self._index(st)  # every layout check
         return st
 
-    def position(self, state: State, dice: Sequence[int] | int, rolls_left: int,
-                 first: bool | None = None) -> Position:
+    def position(self, state: State, dice: Sequence[int] | int, rolls_left: int, first: bool | None = None) -> Position:
         """A validated :class:`Position`: ``dice`` are faces (or a roll index); ``first`` defaults to
         "this is the turn's first roll" (rerolls left = the rule set's all), which is the only choice
         with rerolls left; at the box decision it says whether the turn stopped on its first roll."""
@@ -214,14 +227,17 @@ class Advisor:
         roll = self._roll_index(dice)
         left = int(rolls_left)
         if not 0 <= left <= rr:
-            raise UserError(f"rolls left must be 0..{rr} in {rules.name} ({rules.rolls_per_turn} rolls a turn), "
-                            f"got {rolls_left}")
+            raise UserError(
+                f"rolls left must be 0..{rr} in {rules.name} ({rules.rolls_per_turn} rolls a turn), got {rolls_left}"
+            )
         if first is None:
             first = left == rr
         elif left > 0 and bool(first) != (left == rr):
             if first:
-                raise UserError(f"with {left} of {rr} rerolls left the dice come from a reroll: "
-                                f"only the turn's first roll has all {rr} left")
+                raise UserError(
+                    f"with {left} of {rr} rerolls left the dice come from a reroll: "
+                    f"only the turn's first roll has all {rr} left"
+                )
             raise UserError(f"with all {rr} rerolls left the dice come from the turn's first roll")
         elif rr == 0 and not first:
             raise UserError(f"{rules.name} has one roll a turn: the dice always come from the first roll")
@@ -275,15 +291,14 @@ class Advisor:
         plan = self._plan(pos.state)
         j, r = pos.rolls_left, pos.roll
         st = plan.stop_f if pos.first else plan.stop_l
-        subs = d.sub_keep[d.sub_ptr[r]:d.sub_ptr[r + 1]]
+        subs = d.sub_keep[d.sub_ptr[r] : d.sub_ptr[r + 1]]
         fut = np.append(plan.Es[j, subs[:-1]], st[r])  # the last sub-keep is the whole roll: stop
         choice = int(K.keep_arg_one(dk, plan.Es, plan.Ms, np.int64(j), st, np.int64(r)))
         top = float(fut.max())
         opts = []
         for k, f in zip(subs.tolist(), fut.tolist()):
             faces = tuple(int(x) for x in np.repeat(np.arange(6, 0, -1), d.keep_counts[k][::-1]))
-            opts.append(Option(faces, None, k, pos.state.points + f, top - f, top - f <= TIE,
-                               k == subs[-1]))
+            opts.append(Option(faces, None, k, pos.state.points + f, top - f, top - f <= TIE, k == subs[-1]))
         opts.sort(key=lambda o: (o.regret, o.index != choice, -len(o.keep), [-x for x in o.keep]))
         return Advice(pos, "keep", tuple(opts))
 
@@ -305,8 +320,10 @@ class Advisor:
         try:
             return self.sol.index(state.filled, state.upper, state.flag)
         except ValueError:
-            raise UserError(f"no such sheet in {self.rules.name}: filled={state.filled:#x} upper={state.upper} "
-                            f"flag={state.flag} cannot be reached") from None
+            raise UserError(
+                f"no such sheet in {self.rules.name}: filled={state.filled:#x} upper={state.upper} "
+                f"flag={state.flag} cannot be reached"
+            ) from None
 
     def _roll_index(self, dice: Sequence[int] | int) -> int:
         d = self.rules.dice
@@ -337,8 +354,9 @@ class Advisor:
     def _scores(self, state: State, r: int, first: bool) -> tuple[np.ndarray, int, int]:
         """:func:`harness.game.scoring.score_options` of roll r: (scores (NB,) int16, allowed mask, extra)."""
         row = np.empty(self.rules.n_boxes, dtype=np.int16)
-        allowed, extra = score_options(self.ctx, np.int64(r), bool(first), bool(state.flag),
-                                       np.int64(state.filled), row)
+        allowed, extra = score_options(
+            self.ctx, np.int64(r), bool(first), bool(state.flag), np.int64(state.filled), row
+        )
         return row, int(allowed), int(extra)
 
     def _box_score(self, state: State, r: int, box: int | str, first: bool) -> tuple[np.ndarray, int, int]:
@@ -373,8 +391,19 @@ class Advisor:
         """The T=0 solver bot's box (:func:`harness.exact.kernels.solver.choose_boxes` on a batch of one)."""
         one = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
         out = np.empty(1, dtype=np.int64)
-        K.choose_boxes(self._lay, self.sol.values, one(state.filled), np.array([state.flag]), one(state.upper),
-                       row[None, :].copy(), one(allowed), 0.0, 0.0, np.zeros((1, 0)), out)
+        K.choose_boxes(
+            self._lay,
+            self.sol.values,
+            one(state.filled),
+            np.array([state.flag]),
+            one(state.upper),
+            row[None, :].copy(),
+            one(allowed),
+            0.0,
+            0.0,
+            np.zeros((1, 0)),
+            out,
+        )
         return int(out[0])
 
     def _best_future(self, pos: Position) -> float:
@@ -384,7 +413,7 @@ class Advisor:
         if j == 0:
             return float(st[r])
         d = self.rules.dice
-        subs = d.sub_keep[d.sub_ptr[r]:d.sub_ptr[r + 1] - 1]
+        subs = d.sub_keep[d.sub_ptr[r] : d.sub_ptr[r + 1] - 1]
         return float(max(st[r], plan.Es[j, subs].max()))
 
     def keep_index(self, keep: Sequence[int] | int) -> int:
@@ -476,8 +505,9 @@ class RecordPosition:
         return hit[0]
 
 
-def position_from_record(record: GameRecord, seat: int, column: int, turn: int, roll: int,
-                         advisor: Advisor | None = None) -> RecordPosition:
+def position_from_record(
+    record: GameRecord, seat: int, column: int, turn: int, roll: int, advisor: Advisor | None = None
+) -> RecordPosition:
     """The decision of ``record`` (a :class:`harness.records.notation.GameRecord`) just after roll ``roll``
     of ``seat``'s turn ``turn`` in ``column`` (seat from 0, the others from 1, as records count).
 
@@ -497,8 +527,9 @@ def position_from_record(record: GameRecord, seat: int, column: int, turn: int, 
         raise UserError(f"seat {seat} is not in {game}: it has seats 0..{len(seats) - 1} ({names})")
     label = seats[seat].label
     if not 1 <= column <= rules.columns:
-        raise UserError(f"column {column} is not in {game}: {rules.name} plays "
-                        f"{rules.columns} column{'s' * (rules.columns != 1)}")
+        raise UserError(
+            f"column {column} is not in {game}: {rules.name} plays {rules.columns} column{'s' * (rules.columns != 1)}"
+        )
     mine = [t for t in record.turns if t.seat == seat and t.column == column]
     at = f"{game}, seat {seat} ({label}), column {column}"
     found = [t for t in mine if t.turn == turn]
@@ -507,8 +538,9 @@ def position_from_record(record: GameRecord, seat: int, column: int, turn: int, 
         raise UserError(f"turn {turn} is not in {at}: the record has {have} there")
     t = found[0]
     if not 1 <= roll <= len(t.rolls):
-        raise UserError(f"roll {roll} is not in {at} turn {turn}: the turn has {len(t.rolls)} "
-                        f"roll{'s' * (len(t.rolls) != 1)}")
+        raise UserError(
+            f"roll {roll} is not in {at} turn {turn}: the turn has {len(t.rolls)} roll{'s' * (len(t.rolls) != 1)}"
+        )
     state = adv.state({})
     scores: dict[str, int] = {}
     for before in mine:
@@ -521,8 +553,9 @@ def position_from_record(record: GameRecord, seat: int, column: int, turn: int, 
     rr = rules.rolls_per_turn - 1
     pos = adv.position(state, t.rolls[roll - 1], rr - (roll - 1), roll == 1)
     keep = t.keeps[roll - 1] if roll < len(t.rolls) else None
-    return RecordPosition(record.game, seat, label, column, turn, roll, pos, scores, extra,
-                          tuple(t.rolls[roll - 1]), keep, t.box)
+    return RecordPosition(
+        record.game, seat, label, column, turn, roll, pos, scores, extra, tuple(t.rolls[roll - 1]), keep, t.box
+    )
 
 
 def _faces(faces: Sequence[Any]) -> str:

@@ -41,6 +41,7 @@ SCALE: tuple[Band, ...] = (
     Band("random", math.inf, "random, timeout"),
 )
 
+
 def rating(regret_per_decision: float) -> str:
     """The :data:`SCALE` band holding ``regret_per_decision`` (points)."""
     for b in SCALE:
@@ -93,14 +94,27 @@ class Worst:
     def text(self) -> str:
         """``game 3 seat 1 column 1 turn 5 roll 1: 1 4 4 6 6 keep 6 6, best keep 4 4 6 6 (-1.51)``."""
         lu = f"lineup {self.lineup} " if self.lineup is not None else ""
-        return (f"{lu}game {self.game} seat {self.seat} column {self.column} turn {self.turn} roll {self.roll}: "
-                f"{' '.join(map(str, self.dice))} {keep_text(self.played)}, best {keep_text(self.best)} "
-                f"(-{self.regret:.2f})")
+        return (
+            f"{lu}game {self.game} seat {self.seat} column {self.column} turn {self.turn} roll {self.roll}: "
+            f"{' '.join(map(str, self.dice))} {keep_text(self.played)}, best {keep_text(self.best)} "
+            f"(-{self.regret:.2f})"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"game": self.game, "lineup": self.lineup, "seat": self.seat, "column": self.column,
-                "turn": self.turn, "roll": self.roll, "dice": list(self.dice), "kind": self.kind,
-                "played": self.played, "best": self.best, "regret": self.regret}
+        return {
+            "game": self.game,
+            "lineup": self.lineup,
+            "seat": self.seat,
+            "column": self.column,
+            "turn": self.turn,
+            "roll": self.roll,
+            "dice": list(self.dice),
+            "kind": self.kind,
+            "played": self.played,
+            "best": self.best,
+            "regret": self.regret,
+        }
+
 
 def worst_of(d: Any, turns: Sequence[Turn], seat: int, game: GameId, lineup: int | None) -> Worst:
     """The :class:`Worst` of decision ``d`` (a :class:`harness.decisions.analysis.Decision`) of a seat whose ``turns`` hold the dice."""

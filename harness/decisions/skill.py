@@ -123,18 +123,33 @@ class PlayerSkill(Rated):
         n = max(1, self.games)
 
         def kind(nd: int, reg: float, err: int) -> dict[str, Any]:
-            return {"decisions": nd, "per_game": nd / n, "regret": reg, "regret_per_game": reg / n,
-                    "regret_per_decision": reg / nd if nd else None, "error_rate": err / nd if nd else None}
+            return {
+                "decisions": nd,
+                "per_game": nd / n,
+                "regret": reg,
+                "regret_per_game": reg / n,
+                "regret_per_decision": reg / nd if nd else None,
+                "error_rate": err / nd if nd else None,
+            }
 
         k = {name: kind(*self.kinds[name]) for name in REGRET_KINDS}
         box = tuple(sum(x) for x in zip(self.kinds["upper"], self.kinds["lower"]))
         return {
-            "player": self.label, "rules": self.rules, "games": self.games, "independent_games": self.clusters,
-            "mean": self.mean, "mean_ci": list(self.mean_ci), "mean_luck": self.mean_luck,
-            "adjusted_mean": self.adjusted_mean, "adjusted_ci": list(self.adjusted_ci),
-            "confidence": confidence, "variance_reduction": self.variance_reduction,
-            "decisions_per_game": self.decisions / n, "regret_per_decision": self.regret_per_decision,
-            "regret_per_game": self.regret / n, "error_rate": self.errors / max(1, self.decisions),
+            "player": self.label,
+            "rules": self.rules,
+            "games": self.games,
+            "independent_games": self.clusters,
+            "mean": self.mean,
+            "mean_ci": list(self.mean_ci),
+            "mean_luck": self.mean_luck,
+            "adjusted_mean": self.adjusted_mean,
+            "adjusted_ci": list(self.adjusted_ci),
+            "confidence": confidence,
+            "variance_reduction": self.variance_reduction,
+            "decisions_per_game": self.decisions / n,
+            "regret_per_decision": self.regret_per_decision,
+            "regret_per_game": self.regret / n,
+            "error_rate": self.errors / max(1, self.decisions),
             "rating": self.rating,
             "by_kind": {"keep": k["keep"], "box": kind(*box), "upper": k["upper"], "lower": k["lower"]},
             "zero_regret_decisions": self.zero_regret,
@@ -158,8 +173,16 @@ class PlayerTally:
         self.heap: list[tuple[float, int, Worst]] = []
         self.seq = 0
 
-    def add(self, final: float, luck: float, adjusted: float, cluster: Hashable, regrets: np.ndarray,
-            kinds: np.ndarray, where: Callable[[int], Worst]) -> None:
+    def add(
+        self,
+        final: float,
+        luck: float,
+        adjusted: float,
+        cluster: Hashable,
+        regrets: np.ndarray,
+        kinds: np.ndarray,
+        where: Callable[[int], Worst],
+    ) -> None:
         """Fold one seat-game: its final score, luck and adjusted score, ``cluster`` (its dice, see
         the module docstring), and its decisions in play order: ``regrets``, ``kinds`` (index into
         :data:`REGRET_KINDS`), and ``where(i)``, the :class:`Worst` of decision i (asked only of the few
@@ -204,10 +227,26 @@ class PlayerTally:
         vr = plain.var / adj.var if adj.n > 1 and adj.var > 1e-12 * max(1.0, plain.var) else None
         kinds = {k: (int(v[0]), float(v[1]), int(v[2])) for k, v in self.kinds.items()}
         worst = tuple(w for _, _, w in sorted(self.heap, key=lambda x: (-x[0], -x[1])))
-        return PlayerSkill(self.label, self.rules, len(self.finals), len(self.clusters), pci.mean, (pci.lo, pci.hi),
-                           aci.mean, (aci.lo, aci.hi), vr, sum(v[0] for v in kinds.values()),
-                           sum(v[1] for v in kinds.values()), sum(v[2] for v in kinds.values()), kinds, worst,
-                           self.zero, self.hist.copy(), np.array(self.finals), np.array(self.lucks))
+        return PlayerSkill(
+            self.label,
+            self.rules,
+            len(self.finals),
+            len(self.clusters),
+            pci.mean,
+            (pci.lo, pci.hi),
+            aci.mean,
+            (aci.lo, aci.hi),
+            vr,
+            sum(v[0] for v in kinds.values()),
+            sum(v[1] for v in kinds.values()),
+            sum(v[2] for v in kinds.values()),
+            kinds,
+            worst,
+            self.zero,
+            self.hist.copy(),
+            np.array(self.finals),
+            np.array(self.lucks),
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,23 +269,30 @@ class SkillReport:
 
     def to_dict(self) -> dict[str, Any]:
 
-        return jsonable({
-            "source": self.source, "games": self.games,
-            "bad_games": [{"game": b.game, "message": b.message} for b in self.bad],
-            "rules": list(self.rules), "confidence": self.confidence,
-            "identity": "final = start + luck - regret (exact, per seat-game)",
-            "scale": [{"rating": b.name, "regret_per_decision_below": b.below, "example": b.example} for b in SCALE],
-            "players": [p.to_dict(self.confidence) for p in self.players],
-            "files": list(self.files),
-        })
+        return jsonable(
+            {
+                "source": self.source,
+                "games": self.games,
+                "bad_games": [{"game": b.game, "message": b.message} for b in self.bad],
+                "rules": list(self.rules),
+                "confidence": self.confidence,
+                "identity": "final = start + luck - regret (exact, per seat-game)",
+                "scale": [
+                    {"rating": b.name, "regret_per_decision_below": b.below, "example": b.example} for b in SCALE
+                ],
+                "players": [p.to_dict(self.confidence) for p in self.players],
+                "files": list(self.files),
+            }
+        )
 
 
 #: Games analysed per kernel call (memory: their decisions' option values, ~25 KB a game).
 BATCH = 2000
 
 
-def _worst_at(an: Analyser, rec: GameRecord, seat: int, lineup: int | None, turn: int, roll: int,
-              kind: str, memo: dict[Any, Any]) -> Worst:
+def _worst_at(
+    an: Analyser, rec: GameRecord, seat: int, lineup: int | None, turn: int, roll: int, kind: str, memo: dict[Any, Any]
+) -> Worst:
     """The :class:`Worst` of one decision (the seat's ``turn`` and ``roll`` from 0, as the kernel
     counts them), named by the Python walk of that seat (walked once: ``memo``)."""
     nb = an.rules.n_boxes
@@ -283,14 +329,28 @@ class _Game(NamedTuple):
     ruleset: RuleSet | None = None
 
 
-def _games(records: Sequence[GameRecord], lineups: Sequence[int | None], run: RunRecords | None,
-           rule_sets: Sequence[RuleSet] | None = None) -> Iterator[_Game]:
+def _games(
+    records: Sequence[GameRecord],
+    lineups: Sequence[int | None],
+    run: RunRecords | None,
+    rule_sets: Sequence[RuleSet] | None = None,
+) -> Iterator[_Game]:
     """The games of a source: records, or a run's arrays (no record built until asked, then kept)."""
     if run is None:
         for i, (rec, lu) in enumerate(zip(records, lineups)):
-            yield _Game(i, lu, rec.game, rec.seed, tuple(s.label for s in rec.seats), rec.complete, rec.rules,
-                        rec.settings, lambda rec=rec: rec, rec.rules_spec,
-                        rule_sets[i] if rule_sets is not None else None)
+            yield _Game(
+                i,
+                lu,
+                rec.game,
+                rec.seed,
+                tuple(s.label for s in rec.seats),
+                rec.complete,
+                rec.rules,
+                rec.settings,
+                lambda rec=rec: rec,
+                rec.rules_spec,
+                rule_sets[i] if rule_sets is not None else None,
+            )
         return
     built: dict[int, GameRecord] = {}
 
@@ -303,12 +363,24 @@ def _games(records: Sequence[GameRecord], lineups: Sequence[int | None], run: Ru
     for i, (g, lu) in enumerate(zip(run.game.tolist(), run.lineup.tolist())):
         if lu not in labels:
             labels[lu] = run.labels(i)
-        yield _Game(i, lu, g, run.seed, labels[lu], True, run.rules_name, run.settings,
-                    lambda i=i: record(i), None, run.load_rules())
+        yield _Game(
+            i,
+            lu,
+            g,
+            run.seed,
+            labels[lu],
+            True,
+            run.rules_name,
+            run.settings,
+            lambda i=i: record(i),
+            None,
+            run.load_rules(),
+        )
 
 
-def _batch_arrays(an: Analyser, batch: Sequence[_Game], run: RunRecords | None,
-                  whole: tuple[int, KernelArrays | None] = (0, None)) -> KernelArrays:
+def _batch_arrays(
+    an: Analyser, batch: Sequence[_Game], run: RunRecords | None, whole: tuple[int, KernelArrays | None] = (0, None)
+) -> KernelArrays:
     """The kernel's arrays of ``batch``: a run's straight from its arrays, records through the codec
     (or ``whole`` = (games, arrays) of the stream's batch they were read in, when they are all of it)."""
     if run is None:
@@ -319,13 +391,24 @@ def _batch_arrays(an: Analyser, batch: Sequence[_Game], run: RunRecords | None,
     if hi - lo == len(batch):
         return run.arrays(lo, hi)
     parts = [run.arrays(x.i, x.i + 1) for x in batch]
-    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
-            np.concatenate([p[2] for p in parts]), [g for p in parts for g in p[3]],
-            np.concatenate([p[4] for p in parts]), [x for p in parts for x in p[5]])
+    return (
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]),
+        [g for p in parts for g in p[3]],
+        np.concatenate([p[4] for p in parts]),
+        [x for p in parts for x in p[5]],
+    )
 
 
-def analyse_records(source: ReadResult | RecordStream | Iterable[GameRecord], *, player: str | None = None,
-                    worst: int = 5, confidence: float = 0.95, cache_dir: Any = None) -> SkillReport:
+def analyse_records(
+    source: ReadResult | RecordStream | Iterable[GameRecord],
+    *,
+    player: str | None = None,
+    worst: int = 5,
+    confidence: float = 0.95,
+    cache_dir: Any = None,
+) -> SkillReport:
     """Analyse every complete game of ``source`` (a :func:`harness.records.record.read_records` result, a
     :class:`harness.records.record.RecordStream`, walked a batch at a time, or records), every seat or
     only ``player``'s. Partial games are skipped into ``bad``. A run directory's games go from its
@@ -393,17 +476,32 @@ def analyse_records(source: ReadResult | RecordStream | Iterable[GameRecord], *,
                 lo, hi = cut[n], cut[n + 1]
 
                 def where(j: int, g: _Game = g, seat: int = seat, d: int = int(lo)) -> Worst:
-                    return _worst_at(an, g.record(), seat, g.lineup, int(table.turn[d + j]), int(table.roll[d + j]),
-                                     "keep" if table.kind[d + j] == 0 else "box", memo)
+                    return _worst_at(
+                        an,
+                        g.record(),
+                        seat,
+                        g.lineup,
+                        int(table.turn[d + j]),
+                        int(table.roll[d + j]),
+                        "keep" if table.kind[d + j] == 0 else "box",
+                        memo,
+                    )
 
-                t.add(sums["final"][n], sums["luck"][n], sums["final"][n] - sums["luck"][n], cluster,
-                      table.regret[lo:hi], kind[lo:hi], where)
+                t.add(
+                    sums["final"][n],
+                    sums["luck"][n],
+                    sums["final"][n] - sums["luck"][n],
+                    cluster,
+                    table.regret[lo:hi],
+                    kind[lo:hi],
+                    where,
+                )
 
     def take(g: _Game) -> None:
         for label in g.labels:
             labels[label] = None
         if not g.complete:
-            bad.append(BadGame(g.game, f"{here(g)}: a partial game (\"complete\": false), not analysed"))
+            bad.append(BadGame(g.game, f'{here(g)}: a partial game ("complete": false), not analysed'))
             return
         key = _rules_key(g.rules, g.settings, g.spec)
         if key not in analysers and key not in refused:
@@ -442,8 +540,15 @@ def analyse_records(source: ReadResult | RecordStream | Iterable[GameRecord], *,
         if several:  # one player under two rule sets is two rows
             p = PlayerSkill(**{**p.__dict__, "label": f"{label} [{names[key]}]"})
         players.append(p)
-    rules = tuple({"rules": names[k], "start_value": an.adv.turn_start_value(an.adv.state({})),
-                   "columns": an.rules.columns, "digest": an.rules.digest} for k, an in analysers.items())
+    rules = tuple(
+        {
+            "rules": names[k],
+            "start_value": an.adv.turn_start_value(an.adv.state({})),
+            "columns": an.rules.columns,
+            "digest": an.rules.digest,
+        }
+        for k, an in analysers.items()
+    )
     return SkillReport(name, tuple(players), rules, games, tuple(bad), confidence)
 
 
@@ -459,10 +564,21 @@ def tables(d: Mapping[str, Any]) -> list[Table]:
     for p in d["players"]:
         vr = p["variance_reduction"]
         lo, hi = p["adjusted_ci"]
-        main.append([p["player"], count(p["games"]), num(p["mean"]), num(p["mean_luck"]),
-                     pm(p["adjusted_mean"], (hi - lo) / 2 if lo is not None else None),
-                     "exact" if vr is None else times(vr), num(p["decisions_per_game"], 1),
-                     num(p["regret_per_decision"], 3), num(p["regret_per_game"]), pct(p["error_rate"]), p["rating"]])
+        main.append(
+            [
+                p["player"],
+                count(p["games"]),
+                num(p["mean"]),
+                num(p["mean_luck"]),
+                pm(p["adjusted_mean"], (hi - lo) / 2 if lo is not None else None),
+                "exact" if vr is None else times(vr),
+                num(p["decisions_per_game"], 1),
+                num(p["regret_per_decision"], 3),
+                num(p["regret_per_game"]),
+                pct(p["error_rate"]),
+                p["rating"],
+            ]
+        )
         row = [p["player"]]
         for k in ("keep", "box", "upper", "lower"):
             x = p["by_kind"][k]
@@ -470,20 +586,66 @@ def tables(d: Mapping[str, Any]) -> list[Table]:
         kinds.append(row)
         for w in p["worst"]:
             lu = [str(w["lineup"])] if lineups else []
-            worst.append([p["player"], *lu, str(w["game"]), str(w["seat"]), str(w["column"]), str(w["turn"]),
-                          str(w["roll"]), " ".join(map(str, w["dice"])), keep_text(w["played"]),
-                          keep_text(w["best"]), num(w["regret"])])
+            worst.append(
+                [
+                    p["player"],
+                    *lu,
+                    str(w["game"]),
+                    str(w["seat"]),
+                    str(w["column"]),
+                    str(w["turn"]),
+                    str(w["roll"]),
+                    " ".join(map(str, w["dice"])),
+                    keep_text(w["played"]),
+                    keep_text(w["best"]),
+                    num(w["regret"]),
+                ]
+            )
     out = [
-        Table(f"Luck and skill per player (exact: final = start + luck - regret; adjusted = final - luck, "
-              f"± {conf} CI over games; variance reduction = var(final) / var(adjusted))",
-              ["player", "games", "mean", "luck", "adjusted", "var. red.", "decisions/game", "regret/decision",
-               "regret/game", "errors", "rating"], main),
-        Table("Regret by decision kind: points per game (per decision, error rate)",
-              ["player", "keep", "box", "upper box", "lower box"], kinds)]
+        Table(
+            f"Luck and skill per player (exact: final = start + luck - regret; adjusted = final - luck, "
+            f"± {conf} CI over games; variance reduction = var(final) / var(adjusted))",
+            [
+                "player",
+                "games",
+                "mean",
+                "luck",
+                "adjusted",
+                "var. red.",
+                "decisions/game",
+                "regret/decision",
+                "regret/game",
+                "errors",
+                "rating",
+            ],
+            main,
+        ),
+        Table(
+            "Regret by decision kind: points per game (per decision, error rate)",
+            ["player", "keep", "box", "upper box", "lower box"],
+            kinds,
+        ),
+    ]
     if worst:
-        out.append(Table("Worst decisions (cost in points against the best option)",
-                         ["player", *(["lineup"] if lineups else []), "game", "seat", "column", "turn", "roll",
-                          "dice", "played", "best", "cost"], worst))
+        out.append(
+            Table(
+                "Worst decisions (cost in points against the best option)",
+                [
+                    "player",
+                    *(["lineup"] if lineups else []),
+                    "game",
+                    "seat",
+                    "column",
+                    "turn",
+                    "roll",
+                    "dice",
+                    "played",
+                    "best",
+                    "cost",
+                ],
+                worst,
+            )
+        )
     return out
 
 
@@ -494,9 +656,11 @@ def _header(d: Mapping[str, Any]) -> list[str]:
 
     bands = ", ".join(f"{b['rating']} < {sig(b['regret_per_decision_below'], 6)}" for b in d["scale"][:-1])
     n = d["games"]
-    return [f"Source: {d['source']} ({count(n)} game{'s' * (n != 1)} analysed, {count(len(d['bad_games']))} skipped)",
-            f"Rules: {'; '.join(one(r) for r in d['rules'])}",
-            f"Rating (mean regret per decision, points): {bands}, {d['scale'][-1]['rating']} above"]
+    return [
+        f"Source: {d['source']} ({count(n)} game{'s' * (n != 1)} analysed, {count(len(d['bad_games']))} skipped)",
+        f"Rules: {'; '.join(one(r) for r in d['rules'])}",
+        f"Rating (mean regret per decision, points): {bands}, {d['scale'][-1]['rating']} above",
+    ]
 
 
 def text(d: Mapping[str, Any]) -> str:
@@ -519,5 +683,17 @@ def default_out(source: str | Path) -> Path:
     return p if p.is_dir() else p.with_name(p.name + ".analysis")
 
 
-__all__ = ["REGRET_KINDS", "SCALE", "Band", "PlayerSkill", "PlayerTally", "SkillReport", "Worst", "analyse_records",
-           "default_out", "rating", "tables", "text"]
+__all__ = [
+    "REGRET_KINDS",
+    "SCALE",
+    "Band",
+    "PlayerSkill",
+    "PlayerTally",
+    "SkillReport",
+    "Worst",
+    "analyse_records",
+    "default_out",
+    "rating",
+    "tables",
+    "text",
+]

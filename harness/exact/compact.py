@@ -71,14 +71,19 @@ def encode(rules: RuleSet, values: np.ndarray, kind: str = "q", shift: int = DEF
     v = np.asarray(values, dtype=np.float64)
     if v.shape != (plan.n_states,):
         raise ValueError(f"values must be ({plan.n_states},), got {v.shape}")
-    head: dict[str, Any] = {"format": TABLE_FORMAT, "kind": kind, "states": int(plan.n_states),
-                            "digest": rules.digest, "harness": harness_version()}
+    head: dict[str, Any] = {
+        "format": TABLE_FORMAT,
+        "kind": kind,
+        "states": int(plan.n_states),
+        "digest": rules.digest,
+        "harness": harness_version(),
+    }
     if kind == "f64":
         body = v.astype("<f8").tobytes()
     else:
         if not 0 <= shift <= 30:
             raise UserError(f"shift must be 0..30 (values to 2**-shift points), got {shift}")
-        q = np.rint(v * 2.0 ** shift).astype(np.int64)
+        q = np.rint(v * 2.0**shift).astype(np.int64)
         d = np.empty_like(q)
         d[0] = q[0]
         d[1:] = q[1:] - q[:-1]
@@ -107,20 +112,24 @@ def decode(rules: RuleSet, data: bytes) -> tuple[np.ndarray, dict[str, Any]]:
     if raw[:4] != MAGIC:
         raise UserError("not a yatzy-harness level table (bad magic)")
     (hl,) = struct.unpack("<I", raw[4:8])
-    head = json.loads(raw[8:8 + hl])
+    head = json.loads(raw[8 : 8 + hl])
     if head.get("format") != TABLE_FORMAT:
         raise UserError(f"level table format {head.get('format')!r}, this harness reads {TABLE_FORMAT}")
     if head.get("harness") != harness_version():
-        raise UserError(f"the level table was written by yatzy-harness {head.get('harness')}, this is "
-                        f"{harness_version()}: export it again")
+        raise UserError(
+            f"the level table was written by yatzy-harness {head.get('harness')}, this is "
+            f"{harness_version()}: export it again"
+        )
     if head.get("digest") != rules.digest:
-        raise UserError(f"the level table is of another rule set (digest {str(head.get('digest'))[:12]}), "
-                        f"not {rules.name} ({rules.digest[:12]})")
+        raise UserError(
+            f"the level table is of another rule set (digest {str(head.get('digest'))[:12]}), "
+            f"not {rules.name} ({rules.digest[:12]})"
+        )
     plan = build_plan(rules)
     n = int(head["states"])
     if n != plan.n_states:
         raise UserError(f"the level table has {n} states, rule set {rules.name} has {plan.n_states}")
-    body = raw[8 + hl:]
+    body = raw[8 + hl :]
     if head["kind"] == "f64":
         return np.frombuffer(body, dtype="<f8", count=n).astype(np.float64), head
     planes = int(head["planes"])
@@ -155,7 +164,9 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     try:
         m = json.loads(f.read_text())
     except FileNotFoundError:
-        raise UserError(f"{f}: no such file (an export directory of `yatzy-harness export` holds manifest.json)") from None
+        raise UserError(
+            f"{f}: no such file (an export directory of `yatzy-harness export` holds manifest.json)"
+        ) from None
     except ValueError as exc:
         raise UserError(f"{f}: not JSON ({exc})") from None
     if not isinstance(m, dict) or m.get("format") != MANIFEST_FORMAT:
@@ -169,8 +180,10 @@ def load_export(path: str | Path, rules: RuleSet) -> Exported:
     d = Path(path)
     m = read_manifest(d)
     if m.get("digest") != rules.digest:
-        raise UserError(f"{d}: the level is of rule set {m.get('rules', {}).get('name')!r} "
-                        f"(digest {str(m.get('digest'))[:12]}), not {rules.name} ({rules.digest[:12]})")
+        raise UserError(
+            f"{d}: the level is of rule set {m.get('rules', {}).get('name')!r} "
+            f"(digest {str(m.get('digest'))[:12]}), not {rules.name} ({rules.digest[:12]})"
+        )
     f = d / str(m["table"]["file"])
     data = f.read_bytes()
     sha = hashlib.sha256(data).hexdigest()
@@ -183,5 +196,15 @@ def load_export(path: str | Path, rules: RuleSet) -> Exported:
     return Exported(d, m, sol)
 
 
-__all__ = ["DEFAULT_SHIFT", "Exported", "KINDS", "MANIFEST_FORMAT", "TABLE_FORMAT", "decode", "encode",
-           "harness_version", "load_export", "read_manifest"]
+__all__ = [
+    "DEFAULT_SHIFT",
+    "Exported",
+    "KINDS",
+    "MANIFEST_FORMAT",
+    "TABLE_FORMAT",
+    "decode",
+    "encode",
+    "harness_version",
+    "load_export",
+    "read_manifest",
+]

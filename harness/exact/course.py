@@ -98,7 +98,7 @@ def _shear(j: np.ndarray, n: int) -> np.ndarray:
     out = np.zeros((j.shape[0], n))
     for s in range(j.shape[0]):
         w = min(j.shape[1], n - s)
-        out[s, s:s + w] = j[s, :w]
+        out[s, s : s + w] = j[s, :w]
     return out
 
 
@@ -111,12 +111,16 @@ def refusal(rules: RuleSet, bot: str | Strategy) -> str | None:
     if rules.n_boxes < 2:
         return f"rule set {rules.name!r} plays one round: there is no course of a game to follow"
     if rules.columns > 1:
-        return (f"rule set {rules.name!r} plays {rules.columns} columns: the course of a game over several "
-                "columns is not followed exactly")
+        return (
+            f"rule set {rules.name!r} plays {rules.columns} columns: the course of a game over several "
+            "columns is not followed exactly"
+        )
     if strat.target_play() is not None:
         return f"{strat.label} plays for a target from its points so far: its course is not a chain of sheet states"
     if E.column_cap(rules)[1]:
-        return f"rule set {rules.name!r}: the scores' top cell is lumped (extra bonuses), the running totals are not exact"
+        return (
+            f"rule set {rules.name!r}: the scores' top cell is lumped (extra bonuses), the running totals are not exact"
+        )
     return None
 
 
@@ -131,8 +135,14 @@ def is_cached(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike 
     return cache_path(rules, E.solitaire_bot(rules, bot).label, cache_dir).exists()
 
 
-def course(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike | None = None, *,
-           use_cache: bool = True, progress: bool = False) -> Course:
+def course(
+    rules: RuleSet,
+    bot: str | Strategy,
+    cache_dir: str | os.PathLike | None = None,
+    *,
+    use_cache: bool = True,
+    progress: bool = False,
+) -> Course:
     """The :class:`Course` of a solitaire bot (a spec or an instance) on ``rules``: from the cache,
     or by a forward pass of its policy and a backward pass from the deficit round (then cached)."""
     t0 = time.perf_counter()
@@ -153,15 +163,33 @@ def course(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike | N
         loaded = S.load_table(path, rules, sum(sizes)) if sizes else None
         if loaded is not None and loaded[1].get("course_format") == FORMAT and loaded[1].get("bot") == label:
             arr = loaded[0]
-            return Course(rules.name, rules.digest, label, d, arr[:sizes[0]].reshape(shapes[0]).copy(),
-                          arr[sizes[0]:].reshape(shapes[1]).copy(), time.perf_counter() - t0, True)
+            return Course(
+                rules.name,
+                rules.digest,
+                label,
+                d,
+                arr[: sizes[0]].reshape(shapes[0]).copy(),
+                arr[sizes[0] :].reshape(shapes[1]).copy(),
+                time.perf_counter() - t0,
+                True,
+            )
     steps, rest = _passes(rules, strat, d, progress)
     seconds = time.perf_counter() - t0
     if use_cache:
         try:
-            S.save_table(path, rules, np.concatenate([steps.ravel(), rest.ravel()]),
-                         {"course_format": FORMAT, "bot": label, "rules": rules.name, "steps": list(steps.shape),
-                          "rest": list(rest.shape), "seconds": round(seconds, 3)})
+            S.save_table(
+                path,
+                rules,
+                np.concatenate([steps.ravel(), rest.ravel()]),
+                {
+                    "course_format": FORMAT,
+                    "bot": label,
+                    "rules": rules.name,
+                    "steps": list(steps.shape),
+                    "rest": list(rest.shape),
+                    "seconds": round(seconds, 3),
+                },
+            )
         except OSError as exc:
             E.log.warning("cannot write course cache %s: %s", path, exc)
     return Course(rules.name, rules.digest, label, d, steps, rest, seconds, False)
@@ -193,8 +221,23 @@ def _passes(rules: RuleSet, strat: Strategy, d: int, progress: bool) -> tuple[np
 
     def observe(c: S.Chunk) -> None:
         def part(j: int, lo: int, hi: int) -> None:
-            EK.course_steps(lay, oc, im, iflag, lo, hi, c.row_of[lo - c.a:], c.live[lo - c.a:], c.outp, c.start, c.P,
-                            c.wlo, c.woff, c.D, scratch[j])
+            EK.course_steps(
+                lay,
+                oc,
+                im,
+                iflag,
+                lo,
+                hi,
+                c.row_of[lo - c.a :],
+                c.live[lo - c.a :],
+                c.outp,
+                c.start,
+                c.P,
+                c.wlo,
+                c.woff,
+                c.D,
+                scratch[j],
+            )
 
         for j in range(len(in_parts(c.a, c.b, part))):
             steps[c.k] += scratch[j]
@@ -203,15 +246,24 @@ def _passes(rules: RuleSet, strat: Strategy, d: int, progress: bool) -> tuple[np
             # (D's memory is reused two layers on)
             kept[c.k] = (c.P, c.D.copy(), c.wlo, c.woff) if c.k == d else (c.P,)
 
-    S.forward_pass(rules, plan, fill, cap, True, threads,
-                   S.PassSetup(E.ROWS_PER_CHUNK, progress=progress, observe=observe))
+    S.forward_pass(
+        rules, plan, fill, cap, True, threads, S.PassSetup(E.ROWS_PER_CHUNK, progress=progress, observe=observe)
+    )
     _check(steps.sum(axis=(1, 2)), "the steps")
 
     def windows(k: int) -> np.ndarray:
         start, stop = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
         wlen = np.zeros(stop - start, dtype=np.int64)
-        EK.rest_lengths(lay, im, iflag, int(plan.layer_items[k]), int(plan.layer_items[k + 1]), start,
-                        int(rules.extra_yatzy_bonus), wlen)
+        EK.rest_lengths(
+            lay,
+            im,
+            iflag,
+            int(plan.layer_items[k]),
+            int(plan.layer_items[k + 1]),
+            start,
+            int(rules.extra_yatzy_bonus),
+            wlen,
+        )
         foff = np.zeros(len(wlen) + 1, dtype=np.int64)
         np.cumsum(wlen, out=foff[1:])
         return foff
@@ -238,11 +290,29 @@ def _passes(rules: RuleSet, strat: Strategy, d: int, progress: bool) -> tuple[np
                 fbase, out = int(foff[s0]), np.zeros(int(foff[s1] - foff[s0]))
 
             def back(j: int, lo: int, hi: int, fbase=fbase, out=out) -> None:
-                EK.course_rest(lay, oc, im, iflag, lo, hi, row_of[lo - a:], live[lo - a:], outp, start, P, foff,
-                               fbase, out, start2, foff2, R2)
+                EK.course_rest(
+                    lay,
+                    oc,
+                    im,
+                    iflag,
+                    lo,
+                    hi,
+                    row_of[lo - a :],
+                    live[lo - a :],
+                    outp,
+                    start,
+                    P,
+                    foff,
+                    fbase,
+                    out,
+                    start2,
+                    foff2,
+                    R2,
+                )
 
             in_parts(a, b, back)
             if k == d:
+
                 def outer(j: int, lo: int, hi: int, fbase=fbase, out=out) -> None:
                     EK.course_outer(lay, im, iflag, lo, hi, start, P, wlo, woff, D, foff, fbase, out, sums[j])
 

@@ -67,8 +67,10 @@ ROWS_PER_CHUNK = 4096
 #: Sheet states whose policy is asked for at once (a chunk's states are cut into such parts).
 PART_STATES = 128
 #: Why a rule set with saved rolls is refused.
-SAVED_ROLLS = ("saved rolls carry between turns, outside the solver's state, so a bot's play there is not "
-               "evaluated exactly (sample it with `run`)")
+SAVED_ROLLS = (
+    "saved rolls carry between turns, outside the solver's state, so a bot's play there is not "
+    "evaluated exactly (sample it with `run`)"
+)
 
 
 @dataclass(frozen=True)
@@ -118,13 +120,25 @@ class Evaluation:
         return _any_column(float(self.box_scored[b]), self.columns)
 
     def to_json(self) -> dict[str, Any]:
-        return {"rules": self.rules, "digest": self.digest, "bot": self.bot, "mean": self.mean, "std": self.std,
-                "p_bonus": self.p_bonus, "percentiles": self.percentiles, "columns": self.columns,
-                "boxes": {n: {"mean": float(m), "p_scored": float(p)}
-                          for n, m, p in zip(self.box_names, self.box_mean, self.box_scored)},
-                "extra_mean": self.extra_mean, "lumped": self.lumped, "seconds": self.seconds,
-                "cached": self.cached, "distribution": {int(s): float(p) for s, p in enumerate(self.distribution)
-                                                        if p > 0}}
+        return {
+            "rules": self.rules,
+            "digest": self.digest,
+            "bot": self.bot,
+            "mean": self.mean,
+            "std": self.std,
+            "p_bonus": self.p_bonus,
+            "percentiles": self.percentiles,
+            "columns": self.columns,
+            "boxes": {
+                n: {"mean": float(m), "p_scored": float(p)}
+                for n, m, p in zip(self.box_names, self.box_mean, self.box_scored)
+            },
+            "extra_mean": self.extra_mean,
+            "lumped": self.lumped,
+            "seconds": self.seconds,
+            "cached": self.cached,
+            "distribution": {int(s): float(p) for s, p in enumerate(self.distribution) if p > 0},
+        }
 
 
 def _any_column(p: float, columns: int) -> float:
@@ -187,8 +201,9 @@ def _rows(row: np.ndarray | None, n_rows: int, b: int, what: str) -> np.ndarray:
     return row.astype(np.int64)
 
 
-def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, n_keeps: int, nbx: int,
-               max_score: int) -> tuple[Any, ...]:
+def _as_policy(
+    pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, n_keeps: int, nbx: int, max_score: int
+) -> tuple[Any, ...]:
     """The arguments of :func:`harness.exact.kernels.policy.policy_outcomes` from keep_kind to blunder,
     shapes checked (see :class:`Policy`)."""
     keep, box = np.asarray(pol.keep), np.asarray(pol.box)
@@ -203,23 +218,33 @@ def _as_policy(pol: Policy, b: int, rr: int, n_rolls: int, n_sub: int, n_keeps: 
     if bk == EK.VALUES:
         if box.ndim != 3 or box.shape[1] != nbx or box.shape[2] <= max_score:
             raise RuntimeError(f"policy box values of shape {box.shape}, expected (rows, {nbx}, > {max_score})")
-    elif (box.ndim != (3 if bk == EK.DET else 4) or box.shape[1] not in (1, 2)
-            or box.shape[2:] != ((n_rolls,) if bk == EK.DET else (n_rolls, nbx))):
-        raise RuntimeError(f"policy boxes of shape {box.shape}, expected (rows, 2 or 1, {n_rolls}"
-                           f"{'' if bk == EK.DET else f', {nbx}'})")
+    elif (
+        box.ndim != (3 if bk == EK.DET else 4)
+        or box.shape[1] not in (1, 2)
+        or box.shape[2:] != ((n_rolls,) if bk == EK.DET else (n_rolls, nbx))
+    ):
+        raise RuntimeError(
+            f"policy boxes of shape {box.shape}, expected (rows, 2 or 1, {n_rolls}{'' if bk == EK.DET else f', {nbx}'})"
+        )
     none_i, none_f = np.zeros((1, 1, 1), np.int64), np.zeros((1, 1, 1))
-    return (kk, np.ascontiguousarray(keep, np.int64) if kk == EK.DET else none_i,
-            none_f if kk == EK.DET else np.ascontiguousarray(keep, np.float64),
-            _rows(pol.keep_row, len(keep), b, "keeps"),
-            bk, np.ascontiguousarray(box, np.int64) if bk == EK.DET else none_i,
-            np.ascontiguousarray(box, np.float64) if bk == EK.PROB else np.zeros((1, 1, 1, 1)),
-            np.ascontiguousarray(box, np.float64) if bk == EK.VALUES else none_f,
-            _rows(pol.box_row, len(box), b, "boxes"),
-            float(pol.temperature) or 1.0, float(pol.blunder))  # (a temperature of 0 is never divided by)
+    return (
+        kk,
+        np.ascontiguousarray(keep, np.int64) if kk == EK.DET else none_i,
+        none_f if kk == EK.DET else np.ascontiguousarray(keep, np.float64),
+        _rows(pol.keep_row, len(keep), b, "keeps"),
+        bk,
+        np.ascontiguousarray(box, np.int64) if bk == EK.DET else none_i,
+        np.ascontiguousarray(box, np.float64) if bk == EK.PROB else np.zeros((1, 1, 1, 1)),
+        np.ascontiguousarray(box, np.float64) if bk == EK.VALUES else none_f,
+        _rows(pol.box_row, len(box), b, "boxes"),
+        float(pol.temperature) or 1.0,
+        float(pol.blunder),
+    )  # (a temperature of 0 is never divided by)
 
 
-def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
-                ) -> tuple[S.OutcomeFill, np.ndarray, np.ndarray, list[float]]:
+def policy_fill(
+    rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
+) -> tuple[S.OutcomeFill, np.ndarray, np.ndarray, list[float]]:
     """The :data:`harness.exact.forward.OutcomeFill` of a (prepared) bot's policy, and what it tallies as
     it goes: (fill, box points, box scored, [extra bonus]), each turn's outcomes weighted by the
     probability of its state."""
@@ -239,8 +264,7 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
     pos_pts = (oc.o_pts > 0).astype(np.float64)
     warm: list[bool] = []
 
-    def fill(a: int, b: int, row_of: np.ndarray, live: np.ndarray, outp: np.ndarray, P: np.ndarray,
-             start: int) -> None:
+    def fill(a: int, b: int, row_of: np.ndarray, live: np.ndarray, outp: np.ndarray, P: np.ndarray, start: int) -> None:
         s0 = int(first_state[a]) - start
         s1 = int(first_state[b]) - start if b < len(first_state) else len(P)
         idx = np.flatnonzero(P[s0:s1] > 0) + s0  # the live slots, in row order
@@ -265,12 +289,21 @@ def policy_fill(rules: RuleSet, strat: Strategy, plan: S.Plan, threads: int
             EK.sheet_scores(ctx, masks[heads], flags[heads], rules.has_servida, options, allowed, extras)
             sheet = np.cumsum(new) - 1
             pol = strat.policy(Sheets(rules, masks, flags, uppers, sheet, options, allowed, extras))
-            args = _as_policy(pol, len(g), rr, d.n_rolls, len(d.sub_keep), d.n_keeps, nbx,
-                              int(options.max(initial=0)))
+            args = _as_policy(pol, len(g), rr, d.n_rolls, len(d.sub_keep), d.n_keeps, nbx, int(options.max(initial=0)))
             if first:
                 jit.await_helper()  # compiling policy_outcomes meanwhile (kernel_helper): load it instead
-            EK.policy_outcomes(dk, oc, options, allowed, extras, not rules.has_servida, sheet, *args,
-                               np.arange(lo, hi, dtype=np.int64), outp)
+            EK.policy_outcomes(
+                dk,
+                oc,
+                options,
+                allowed,
+                extras,
+                not rules.has_servida,
+                sheet,
+                *args,
+                np.arange(lo, hi, dtype=np.int64),
+                outp,
+            )
             sums[k] = vecmat(P[idx[lo:hi]], outp[lo:hi])
 
         # the bots' kernels release the GIL; each part writes its own rows. The pass's first part
@@ -324,9 +357,28 @@ def _warm_kernels() -> None:
     # the turns' outcomes first, by their types (_as_policy gives every bot's policy the same
     # dtypes): meanwhile the parent compiles the forward pass's first kernels, loaded here after
     i1, i3, f3 = np.zeros(1, np.int64), np.zeros((1, 1, 1), np.int64), np.zeros((1, 1, 1))
-    args = (plan.dice, S.outcome_codes(rules, plan.layout), np.zeros((1, 2, 1, 1), np.int16),
-            np.zeros((1, 2, 1), np.int64), np.zeros((1, 2, 1), np.int16), True, i1, EK.DET, i3, f3, i1, EK.DET, i3,
-            np.zeros((1, 1, 1, 1)), f3, i1, 1.0, 0.0, i1, np.zeros((1, 1)))
+    args = (
+        plan.dice,
+        S.outcome_codes(rules, plan.layout),
+        np.zeros((1, 2, 1, 1), np.int16),
+        np.zeros((1, 2, 1), np.int64),
+        np.zeros((1, 2, 1), np.int16),
+        True,
+        i1,
+        EK.DET,
+        i3,
+        f3,
+        i1,
+        EK.DET,
+        i3,
+        np.zeros((1, 1, 1, 1)),
+        f3,
+        i1,
+        1.0,
+        0.0,
+        i1,
+        np.zeros((1, 1)),
+    )
     EK.policy_outcomes.compile(tuple(nb.typeof(a) for a in args))
     cap, lumped = column_cap(rules)
     _column(rules, make("random", rules), False, cap, lumped)
@@ -359,17 +411,26 @@ class Limits:
         scratch = Path(self.scratch_dir) if self.scratch_dir is not None else cache_path(rules, label, cache_dir).parent
         storage, where = S.window_storage(rules, cap, self.max_bytes, self.max_disk_bytes, scratch)
         if storage.startswith("skipped"):
-            raise UserError(f"rule set {rules.name!r}: {label}'s exact distribution is not computed: "
-                            f"{storage[len('skipped: '):]} (sample it with `run`)")
+            raise UserError(
+                f"rule set {rules.name!r}: {label}'s exact distribution is not computed: "
+                f"{storage[len('skipped: ') :]} (sample it with `run`)"
+            )
         if where is not None:
-            log.warning("%s: %s's score windows need %.1f GiB, more than --max-memory: they go to "
-                        "memory-mapped files in %s (benchmarks/BENCHMARKS.md, \"Exact evaluation\", states "
-                        "the cost)", rules.name, label, S.distribution_bytes(rules, cap) / 2**30, where)
+            log.warning(
+                "%s: %s's score windows need %.1f GiB, more than --max-memory: they go to "
+                'memory-mapped files in %s (benchmarks/BENCHMARKS.md, "Exact evaluation", states '
+                "the cost)",
+                rules.name,
+                label,
+                S.distribution_bytes(rules, cap) / 2**30,
+                where,
+            )
         return where
 
 
-def _column(rules: RuleSet, strat: Strategy, progress: bool, cap: int, lumped: bool, scratch: Path | None = None
-            ) -> tuple[float, float, float, np.ndarray, np.ndarray, np.ndarray, float, bool]:
+def _column(
+    rules: RuleSet, strat: Strategy, progress: bool, cap: int, lumped: bool, scratch: Path | None = None
+) -> tuple[float, float, float, np.ndarray, np.ndarray, np.ndarray, float, bool]:
     """One column's forward pass under the bot: (mean, E[S^2], p_bonus, distribution, box means,
     P(box > 0), mean extra bonus, lumped), the score windows stopping at ``cap`` (:func:`column_cap`)
     and in files in ``scratch`` if given."""
@@ -377,8 +438,9 @@ def _column(rules: RuleSet, strat: Strategy, progress: bool, cap: int, lumped: b
     threads = S.n_threads()
     plan = S.build_plan(rules)
     fill, box_pts, box_pos, extra_sum = policy_fill(rules, strat, plan, threads)
-    mean, m2, p_bonus, dist = S.forward_pass(rules, plan, fill, cap, True, threads,
-                                             S.PassSetup(ROWS_PER_CHUNK, scratch, progress))
+    mean, m2, p_bonus, dist = S.forward_pass(
+        rules, plan, fill, cap, True, threads, S.PassSetup(ROWS_PER_CHUNK, scratch, progress)
+    )
     assert dist is not None
     return mean, m2, p_bonus, dist, box_pts, box_pos, extra_sum[0], lumped
 
@@ -399,14 +461,39 @@ def _figures(rules: RuleSet, label: str, parts: tuple[Any, ...], seconds: float,
     total, ranking = _columns(rules, col)
     var_c = max(m2_c - mean_c * mean_c, 0.0)
     c = rules.columns
-    return Evaluation(rules.name, rules.digest, label, c * mean_c, math.sqrt(c * var_c), p_bonus,
-                      S.percentiles_of(total), tuple(rules.box_names), box_pts, box_pos, extra_mean, c, col,
-                      total, ranking, lumped, seconds, cached)
+    return Evaluation(
+        rules.name,
+        rules.digest,
+        label,
+        c * mean_c,
+        math.sqrt(c * var_c),
+        p_bonus,
+        S.percentiles_of(total),
+        tuple(rules.box_names),
+        box_pts,
+        box_pos,
+        extra_mean,
+        c,
+        col,
+        total,
+        ranking,
+        lumped,
+        seconds,
+        cached,
+    )
 
 
-def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike | None = None, *,
-             use_cache: bool = True, progress: bool = False, limits: Limits = Limits(), tasks: Any = None,
-             timing: Any = None) -> Evaluation:
+def evaluate(
+    rules: RuleSet,
+    bot: str | Strategy,
+    cache_dir: str | os.PathLike | None = None,
+    *,
+    use_cache: bool = True,
+    progress: bool = False,
+    limits: Limits = Limits(),
+    tasks: Any = None,
+    timing: Any = None,
+) -> Evaluation:
     """Exact figures of a solitaire bot (a spec ``name:key=value`` or an instance) on ``rules``:
     from the cache, or by a forward pass of its policy (then cached), its score windows where
     ``limits`` allow (a UserError with their size where they allow neither memory nor disk).
@@ -426,14 +513,28 @@ def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike |
         if loaded is not None:
             arr, head = loaded
             if head.get("evaluate_format") == FORMAT and head.get("bot") == label:
-                parts = (head["mean"], head["m2"], head["p_bonus"], arr[:n_cells].copy(),
-                         arr[n_cells:n_cells + nbx].copy(), arr[n_cells + nbx:].copy(), head["extra_mean"],
-                         bool(head["lumped"]))
+                parts = (
+                    head["mean"],
+                    head["m2"],
+                    head["p_bonus"],
+                    arr[:n_cells].copy(),
+                    arr[n_cells : n_cells + nbx].copy(),
+                    arr[n_cells + nbx :].copy(),
+                    head["extra_mean"],
+                    bool(head["lumped"]),
+                )
                 return _figures(rules, label, parts, time.perf_counter() - t0, True)
     tp = strat.target_play()
     if tp is not None:
-        parts = target_column(rules, tp, progress, limits.place(rules, label, target_cap(rules), cache_dir),
-                              spec=label, tasks=tasks, timing=timing)
+        parts = target_column(
+            rules,
+            tp,
+            progress,
+            limits.place(rules, label, target_cap(rules), cache_dir),
+            spec=label,
+            tasks=tasks,
+            timing=timing,
+        )
     else:
         cap, lumped = column_cap(rules)
         kernel_helper()
@@ -444,10 +545,23 @@ def evaluate(rules: RuleSet, bot: str | Strategy, cache_dir: str | os.PathLike |
     seconds = time.perf_counter() - t0
     if use_cache:
         try:
-            S.save_table(path, rules, np.concatenate([col, box_pts, box_pos]),
-                         {"evaluate_format": FORMAT, "bot": label, "rules": rules.name, "cells": len(col),
-                          "mean": mean, "m2": m2, "p_bonus": p_bonus, "extra_mean": extra_mean,
-                          "lumped": lumped, "seconds": round(seconds, 3)})
+            S.save_table(
+                path,
+                rules,
+                np.concatenate([col, box_pts, box_pos]),
+                {
+                    "evaluate_format": FORMAT,
+                    "bot": label,
+                    "rules": rules.name,
+                    "cells": len(col),
+                    "mean": mean,
+                    "m2": m2,
+                    "p_bonus": p_bonus,
+                    "extra_mean": extra_mean,
+                    "lumped": lumped,
+                    "seconds": round(seconds, 3),
+                },
+            )
         except OSError as exc:
             log.warning("cannot write evaluation cache %s: %s", path, exc)
     return _figures(rules, label, parts, seconds, False)
@@ -510,7 +624,7 @@ class HeadToHead:
 
     def pairs(self) -> list[tuple[str, str, float, float, float]]:
         ev = self.evaluations
-        return [(a.bot, b.bot, *versus(a, b)) for i, a in enumerate(ev) for b in ev[i + 1:]]
+        return [(a.bot, b.bot, *versus(a, b)) for i, a in enumerate(ev) for b in ev[i + 1 :]]
 
     def tables_k(self) -> list[tuple[str, str, float, float]]:
         """(bot, other, P(sole best), P(shares the top)) against k - 1 copies of the other."""
@@ -518,39 +632,74 @@ class HeadToHead:
         return [(a.bot, b.bot, *seats([a] + [b] * (self.k - 1))[0]) for a in ev for b in ev if b is not a]
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"rules": self.rules, "bots": [e.to_json() for e in self.evaluations],
-                               "pairs": [{"a": a, "b": b, "p_a_wins": w, "p_draw": d, "p_b_wins": lo,
-                                          "a_score_rate": w + 0.5 * d} for a, b, w, d, lo in self.pairs()]}
+        out: dict[str, Any] = {
+            "rules": self.rules,
+            "bots": [e.to_json() for e in self.evaluations],
+            "pairs": [
+                {"a": a, "b": b, "p_a_wins": w, "p_draw": d, "p_b_wins": lo, "a_score_rate": w + 0.5 * d}
+                for a, b, w, d, lo in self.pairs()
+            ],
+        }
         if self.k > 2:
             out["seats"] = self.k
-            out["against_copies"] = [{"bot": a, "others": f"{self.k - 1} x {b}", "p_sole_best": s,
-                                      "p_shares_top": t, "score_rate": score_rate(s, t)}
-                                     for a, b, s, t in self.tables_k()]
+            out["against_copies"] = [
+                {
+                    "bot": a,
+                    "others": f"{self.k - 1} x {b}",
+                    "p_sole_best": s,
+                    "p_shares_top": t,
+                    "score_rate": score_rate(s, t),
+                }
+                for a, b, s, t in self.tables_k()
+            ]
         return out
 
     def tables(self) -> list[Any]:
 
         ev = self.evaluations
         qs = [str(q) for q in PERCENTILES]
-        figs = R.Table("Exact figures (one seat, solitaire play)",
-                       ["bot", "mean", "std", *[f"p{q}" for q in qs], "P(bonus)", "P(yatzy)", "time"],
-                       [[e.bot, f"{e.mean:.6f}", R.num(e.std), *[str(e.percentiles[q]) for q in qs],
-                         R.pct(e.p_bonus, 2), R.pct(_p_key(e), 2),
-                         "cached" if e.cached else f"{e.seconds:.1f} s"] for e in ev],
-                       ["exact forward pass of each bot's own choice probabilities; percentiles inverted-CDF"])
-        boxes = R.Table("Box means (one column; P(score > 0) in brackets)", ["box", *[e.bot for e in ev]],
-                        [[n, *[f"{e.box_mean[b]:.3f} ({R.pct(e.box_scored[b], 1)})" for e in ev]]
-                         for b, n in enumerate(ev[0].box_names)])
-        pairs = R.Table("Head-to-head at two seats (exact, independent finals)",
-                        ["A", "B", "P(A wins)", "P(draw)", "P(B wins)", "A's score rate"],
-                        [[a, b, R.pct(w, 3), R.pct(d, 3), R.pct(lo, 3), R.pct(w + 0.5 * d, 3)]
-                         for a, b, w, d, lo in self.pairs()])
+        figs = R.Table(
+            "Exact figures (one seat, solitaire play)",
+            ["bot", "mean", "std", *[f"p{q}" for q in qs], "P(bonus)", "P(yatzy)", "time"],
+            [
+                [
+                    e.bot,
+                    f"{e.mean:.6f}",
+                    R.num(e.std),
+                    *[str(e.percentiles[q]) for q in qs],
+                    R.pct(e.p_bonus, 2),
+                    R.pct(_p_key(e), 2),
+                    "cached" if e.cached else f"{e.seconds:.1f} s",
+                ]
+                for e in ev
+            ],
+            ["exact forward pass of each bot's own choice probabilities; percentiles inverted-CDF"],
+        )
+        boxes = R.Table(
+            "Box means (one column; P(score > 0) in brackets)",
+            ["box", *[e.bot for e in ev]],
+            [
+                [n, *[f"{e.box_mean[b]:.3f} ({R.pct(e.box_scored[b], 1)})" for e in ev]]
+                for b, n in enumerate(ev[0].box_names)
+            ],
+        )
+        pairs = R.Table(
+            "Head-to-head at two seats (exact, independent finals)",
+            ["A", "B", "P(A wins)", "P(draw)", "P(B wins)", "A's score rate"],
+            [[a, b, R.pct(w, 3), R.pct(d, 3), R.pct(lo, 3), R.pct(w + 0.5 * d, 3)] for a, b, w, d, lo in self.pairs()],
+        )
         out = [figs, boxes] + ([pairs] if len(ev) > 1 else [])  # one bot: no pair
         if self.k > 2:
-            out.append(R.Table(f"{self.k} seats: each bot against {self.k - 1} copies of another",
-                               ["bot", "others", "P(sole best)", "P(shares top)", "score rate"],
-                               [[a, f"{self.k - 1} x {b}", R.pct(s, 3), R.pct(t, 3), R.pct(score_rate(s, t), 3)]
-                                for a, b, s, t in self.tables_k()]))
+            out.append(
+                R.Table(
+                    f"{self.k} seats: each bot against {self.k - 1} copies of another",
+                    ["bot", "others", "P(sole best)", "P(shares top)", "score rate"],
+                    [
+                        [a, f"{self.k - 1} x {b}", R.pct(s, 3), R.pct(t, 3), R.pct(score_rate(s, t), 3)]
+                        for a, b, s, t in self.tables_k()
+                    ],
+                )
+            )
         return out
 
 
@@ -568,9 +717,17 @@ def check_seats(k: int) -> None:
         raise UserError(f"--seats must be at least 2, got {k}")
 
 
-def head_to_head(rules: RuleSet, bots: list[str], k: int = 2, cache_dir: str | os.PathLike | None = None, *,
-                 progress: bool = False, limits: Limits = Limits()) -> HeadToHead:
+def head_to_head(
+    rules: RuleSet,
+    bots: list[str],
+    k: int = 2,
+    cache_dir: str | os.PathLike | None = None,
+    *,
+    progress: bool = False,
+    limits: Limits = Limits(),
+) -> HeadToHead:
     """Evaluate every bot (cached) and pit them against each other exactly."""
     check_seats(k)
-    return HeadToHead(rules.name, tuple(evaluate(rules, b, cache_dir, progress=progress, limits=limits)
-                                        for b in bots), k)
+    return HeadToHead(
+        rules.name, tuple(evaluate(rules, b, cache_dir, progress=progress, limits=limits) for b in bots), k
+    )

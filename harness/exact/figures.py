@@ -55,8 +55,14 @@ class ExactTables:
     outcomes: tuple[tuple[tuple[float, float], ...], ...]
 
     @classmethod
-    def of(cls, rules: RuleSet, lineups: Sequence[Sequence[str]], cache_dir: str | os.PathLike | None = None,
-           *, progress: bool = False) -> ExactTables:
+    def of(
+        cls,
+        rules: RuleSet,
+        lineups: Sequence[Sequence[str]],
+        cache_dir: str | os.PathLike | None = None,
+        *,
+        progress: bool = False,
+    ) -> ExactTables:
         """Evaluate each bot once (from the cache when it can) and every seat's outcome."""
         lus = tuple(tuple(lu) for lu in lineups)
         evs: dict[str, Evaluation] = {}

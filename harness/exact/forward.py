@@ -50,10 +50,20 @@ class Figures:
     storage: str = "memory"
 
     def to_json(self) -> dict[str, Any]:
-        return {"rules": self.rules, "digest": self.digest, "expected_score": self.expected_score,
-                "std": self.std, "p_bonus": self.p_bonus, "percentiles": self.percentiles,
-                "states": self.states, "seconds": self.seconds, "solve_seconds": self.solve_seconds,
-                "cached": self.cached, "forward_mean": self.forward_mean, "distribution_storage": self.storage}
+        return {
+            "rules": self.rules,
+            "digest": self.digest,
+            "expected_score": self.expected_score,
+            "std": self.std,
+            "p_bonus": self.p_bonus,
+            "percentiles": self.percentiles,
+            "states": self.states,
+            "seconds": self.seconds,
+            "solve_seconds": self.solve_seconds,
+            "cached": self.cached,
+            "forward_mean": self.forward_mean,
+            "distribution_storage": self.storage,
+        }
 
 
 def outcome_codes(rules: RuleSet, lay: K.Layout) -> K.Outcomes:
@@ -64,8 +74,14 @@ def outcome_codes(rules: RuleSet, lay: K.Layout) -> K.Outcomes:
     o_box = np.repeat(np.arange(nbx, dtype=np.int64), lay.box_nvals)
     o_pts = np.concatenate([lay.box_vals[b, : lay.box_nvals[b]] for b in range(nbx)])
     extras = [0, int(rules.extra_yatzy_bonus)] if rules.extra_yatzy_bonus else [0]
-    return K.Outcomes(off, lay.box_vidx, half, np.tile(o_box, len(extras)), np.tile(o_pts, len(extras)),
-                      np.repeat(np.array(extras, dtype=np.int64), half))
+    return K.Outcomes(
+        off,
+        lay.box_vidx,
+        half,
+        np.tile(o_box, len(extras)),
+        np.tile(o_pts, len(extras)),
+        np.repeat(np.array(extras, dtype=np.int64), half),
+    )
 
 
 def percentiles_of(dist: np.ndarray) -> dict[str, int]:
@@ -125,18 +141,33 @@ def optimal_fill(sol: Solution, threads: int) -> OutcomeFill:
     rules, plan = sol.rules, sol.plan
     ctx, oc = context(rules), outcome_codes(rules, plan.layout)
 
-    def fill(a: int, b: int, row_of: np.ndarray, live: np.ndarray, outp: np.ndarray, P: np.ndarray,
-             start: int) -> None:
+    def fill(a: int, b: int, row_of: np.ndarray, live: np.ndarray, outp: np.ndarray, P: np.ndarray, start: int) -> None:
         def fwd(c: int, d: int) -> None:
-            K.forward_items(ctx, plan.layout, plan.dice, oc, sol.values, plan.item_mask, plan.item_flag, c, d,
-                            row_of[c - a:], live[c - a:], outp, P, start)
+            K.forward_items(
+                ctx,
+                plan.layout,
+                plan.dice,
+                oc,
+                sol.values,
+                plan.item_mask,
+                plan.item_flag,
+                c,
+                d,
+                row_of[c - a :],
+                live[c - a :],
+                outp,
+                P,
+                start,
+            )
 
         run_blocks(fwd, split_range(a, b, 4 * threads if b - a > 16 else 1), threads)
+
     return fill
 
 
-def layer_chunks(plan: Plan, k: int, P: np.ndarray, n_out: int, rows_per_chunk: int
-                 ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]]:
+def layer_chunks(
+    plan: Plan, k: int, P: np.ndarray, n_out: int, rows_per_chunk: int
+) -> Iterator[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]]:
     """The chunks of layer ``k``'s items with a live slot (``P``: the layer's state probabilities):
     (a, b, row_of, live, outp) of items a..b-1 whose outcome rows fit in ``rows_per_chunk``, as
     :func:`forward_pass` walks them (``outp`` zeros, one row per live slot, see there)."""
@@ -151,8 +182,8 @@ def layer_chunks(plan: Plan, k: int, P: np.ndarray, n_out: int, rows_per_chunk: 
     while a < hi:
         done = int(cum[a - lo - 1]) if a > lo else 0
         b = min(hi, max(a + 1, lo + int(np.searchsorted(cum, done + rows_per_chunk, side="right"))))
-        live = alive[a - lo:b - lo]
-        rows = n_live[a - lo:b - lo]
+        live = alive[a - lo : b - lo]
+        rows = n_live[a - lo : b - lo]
         if live.any():
             yield a, b, np.cumsum(rows) - rows, live, np.zeros((max(int(rows.sum()), 1), n_out))
         a = b
@@ -163,6 +194,7 @@ class Chunk:
     """A chunk of layer ``k`` after its fill, as an observer sees it: items a..b-1, their outcome rows
     (``row_of``, ``live``, ``outp``: see :func:`forward_pass`), and the layer's state probabilities ``P``
     (from state ``start``) and score windows (``D``, ``wlo``, ``woff``)."""
+
     k: int
     a: int
     b: int
@@ -189,14 +221,22 @@ class PassSetup:
     windows before they are pushed (:mod:`harness.exact.course` reads the course of a game there);
     in memory, a layer's windows are zeroed and reused two layers on, so an observer that keeps
     them copies them."""
+
     rows_per_chunk: int = 8192
     scratch: Path | None = None
     progress: bool = False
     observe: ChunkObserver | None = None
 
 
-def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_dist: bool, threads: int,
-                 setup: PassSetup = PassSetup()) -> tuple[float, float, float, np.ndarray | None]:
+def forward_pass(
+    rules: RuleSet,
+    plan: Plan,
+    fill: OutcomeFill,
+    cap: int,
+    want_dist: bool,
+    threads: int,
+    setup: PassSetup = PassSetup(),
+) -> tuple[float, float, float, np.ndarray | None]:
     """One forward pass of a policy over the states of ``plan``: (mean, E[S^2], p_bonus, distribution or None).
 
     ``fill`` gives the policy: for a chunk of items a..b-1 of one layer it writes, for the j-th live
@@ -244,10 +284,37 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
             D2 = np.zeros(1)
         start, start2 = int(plan.layer_states[k]), int(plan.layer_states[k + 1])
         for a, b, row_of, live, outp in layer_chunks(plan, k, P, len(oc.o_box), rows_per_chunk):
+
             def push(t: int, _: int) -> None:
-                K.push_part(t, nthreads, lay, oc, plan.item_mask, plan.item_flag, a, b, row_of, live, outp,
-                            start, P, S1, S2, wlo, woff, D, start2, P2, S12, S22, wlo2, woff2, D2,
-                            want_dist, B2)
+                K.push_part(
+                    t,
+                    nthreads,
+                    lay,
+                    oc,
+                    plan.item_mask,
+                    plan.item_flag,
+                    a,
+                    b,
+                    row_of,
+                    live,
+                    outp,
+                    start,
+                    P,
+                    S1,
+                    S2,
+                    wlo,
+                    woff,
+                    D,
+                    start2,
+                    P2,
+                    S12,
+                    S22,
+                    wlo2,
+                    woff2,
+                    D2,
+                    want_dist,
+                    B2,
+                )
 
             fill(a, b, row_of, live, outp, P, start)
             if observe is not None:
@@ -268,8 +335,8 @@ def forward_pass(rules: RuleSet, plan: Plan, fill: OutcomeFill, cap: int, want_d
     if want_dist:
         dist = np.zeros(cap + 1)
         for i in range(len(P)):
-            w = D[woff[i]:woff[i + 1]]
-            dist[wlo[i]:wlo[i] + len(w)] += w
+            w = D[woff[i] : woff[i + 1]]
+            dist[wlo[i] : wlo[i] + len(w)] += w
     return mean, m2, p_bonus, dist
 
 
@@ -286,8 +353,9 @@ def score_cap(rules: RuleSet, extras: int) -> int:
     return int(rules.perfect_score()) + extras * int(rules.extra_yatzy_bonus)
 
 
-def window_storage(rules: RuleSet, cap: int, max_bytes: int, max_disk_bytes: int,
-                   scratch_dir: Path) -> tuple[str, Path | None]:
+def window_storage(
+    rules: RuleSet, cap: int, max_bytes: int, max_disk_bytes: int, scratch_dir: Path
+) -> tuple[str, Path | None]:
     """Where the score windows of a forward pass go: ("memory", None), ("disk", directory) or
     ("skipped: why", None) when neither limit (nor the free disk space) allows them."""
     need = distribution_bytes(rules, cap)
@@ -295,14 +363,18 @@ def window_storage(rules: RuleSet, cap: int, max_bytes: int, max_disk_bytes: int
         return "memory", None
     gib = lambda b: f"{b / 2**30:.1f} GiB"  # noqa: E731
     if need > max_disk_bytes:
-        return (f"skipped: the score windows need {gib(need)}, more than --max-memory "
-                f"({gib(max_bytes)}) and --max-disk ({gib(max_disk_bytes)})"), None
+        return (
+            f"skipped: the score windows need {gib(need)}, more than --max-memory "
+            f"({gib(max_bytes)}) and --max-disk ({gib(max_disk_bytes)})"
+        ), None
     try:
         scratch_dir.mkdir(parents=True, exist_ok=True)
         free = shutil.disk_usage(scratch_dir).free
     except OSError as exc:
         return f"skipped: scratch directory {scratch_dir} unusable ({exc})", None
     if free < need + (2 << 30):
-        return (f"skipped: the score windows need {gib(need)} of disk in {scratch_dir} "
-                f"(plus 2 GiB to spare), {gib(free)} free"), None
+        return (
+            f"skipped: the score windows need {gib(need)} of disk in {scratch_dir} "
+            f"(plus 2 GiB to spare), {gib(free)} free"
+        ), None
     return "disk", scratch_dir

@@ -69,15 +69,25 @@ def dice_tables(d: Dice, rerolls: int) -> K.DiceK:
         rem[has, f] = d.keep_index(kc[has] - eye[f])
     sub_pos = np.full((d.n_rolls, d.n_keeps), -1, dtype=np.int16)
     for r in range(d.n_rolls):
-        subs = d.sub_keep[d.sub_ptr[r]:d.sub_ptr[r + 1]]
+        subs = d.sub_keep[d.sub_ptr[r] : d.sub_ptr[r + 1]]
         sub_pos[r, subs] = np.arange(len(subs))
     faces = np.full((d.n_keeps, 6), -1, dtype=np.int32)
     n_faces = np.sum(rem >= 0, axis=1).astype(np.int32)
     for k in range(d.n_keeps):
-        faces[k, :n_faces[k]] = rem[k][rem[k] >= 0]
-    return K.DiceK(d.roll_prob.astype(np.float64), d.roll_as_keep.astype(np.int32), add, rem,
-                   d.sub_ptr.astype(np.int64), d.sub_keep.astype(np.int32), sub_pos, faces, n_faces, n_small,
-                   int(rerolls))
+        faces[k, : n_faces[k]] = rem[k][rem[k] >= 0]
+    return K.DiceK(
+        d.roll_prob.astype(np.float64),
+        d.roll_as_keep.astype(np.int32),
+        add,
+        rem,
+        d.sub_ptr.astype(np.int64),
+        d.sub_keep.astype(np.int32),
+        sub_pos,
+        faces,
+        n_faces,
+        n_small,
+        int(rerolls),
+    )
 
 
 def _box_values(rules: RuleSet, b: int) -> np.ndarray:
@@ -175,12 +185,37 @@ def _build_plan(rules: RuleSet) -> Plan:
     for b in np.flatnonzero(is_upper):
         wrow[b] = n_wrows
         n_wrows += len(vals[b])
-    layout = K.Layout(base, umask_of, nslot, slot, ulist, is_upper, rules.box_max().astype(np.int32),
-                      box_vals, box_nvals, box_vidx, wrow, n_wrows, F, full_um, T, bonus,
-                      int(rules.key_box), nbx, bool(rules.has_servida))
-    return Plan(layout, dice_tables(rules.dice, rules.rolls_per_turn - 1), item_mask, item_flag,
-                layer_items, layer_states, int(sizes.sum()), bonus0)
-
+    layout = K.Layout(
+        base,
+        umask_of,
+        nslot,
+        slot,
+        ulist,
+        is_upper,
+        rules.box_max().astype(np.int32),
+        box_vals,
+        box_nvals,
+        box_vidx,
+        wrow,
+        n_wrows,
+        F,
+        full_um,
+        T,
+        bonus,
+        int(rules.key_box),
+        nbx,
+        bool(rules.has_servida),
+    )
+    return Plan(
+        layout,
+        dice_tables(rules.dice, rules.rolls_per_turn - 1),
+        item_mask,
+        item_flag,
+        layer_items,
+        layer_states,
+        int(sizes.sum()),
+        bonus0,
+    )
 
 
 @dataclass(frozen=True, eq=False)

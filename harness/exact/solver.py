@@ -76,9 +76,23 @@ from typing import Any, Callable
 import numpy as np
 
 from harness.exact.kernels import solver as K
-from harness.exact.forward import (Chunk, ChunkObserver, Figures, OutcomeFill, PassSetup, distribution_bytes,
-                                   forward_pass, layer_chunks, layer_windows, optimal_fill, outcome_codes, percentiles_of,
-                                   score_cap, scratch_zeros, window_storage)
+from harness.exact.forward import (
+    Chunk,
+    ChunkObserver,
+    Figures,
+    OutcomeFill,
+    PassSetup,
+    distribution_bytes,
+    forward_pass,
+    layer_chunks,
+    layer_windows,
+    optimal_fill,
+    outcome_codes,
+    percentiles_of,
+    score_cap,
+    scratch_zeros,
+    window_storage,
+)
 from harness.util.sums import dot
 from harness.exact.plan import _PLANS, MAX_BOXES, Plan, Solution, build_plan, dice_tables
 from harness.exact.threads import n_threads, run_blocks, split_range
@@ -90,13 +104,46 @@ from harness.game.turn import turn_policy
 
 # the names above that this module does not use itself are its public face for the modules that
 # import them from here (the layout, the threads and the forward pass have modules of their own)
-__all__ = ["Chunk", "ChunkObserver", "Figures", "FORMAT", "MAX_BOXES", "OutcomeFill", "PassSetup", "POLICY_MAX_BYTES",
-           "Plan", "Solution",
-           "build_plan", "cache_path", "clear_memo", "default_cache_dir", "dice_tables", "distribution_bytes",
-           "exact_distribution", "forward_pass", "is_solved", "layer_chunks", "layer_windows", "load_table",
-           "load_table_header", "n_threads", "one_turn_odds", "optimal_fill", "outcome_codes", "percentiles_of",
-           "policy_shape", "policy_table", "run_blocks", "save_table", "score_cap", "scratch_zeros", "solve",
-           "solve_values", "split_range", "window_storage"]
+__all__ = [
+    "Chunk",
+    "ChunkObserver",
+    "Figures",
+    "FORMAT",
+    "MAX_BOXES",
+    "OutcomeFill",
+    "PassSetup",
+    "POLICY_MAX_BYTES",
+    "Plan",
+    "Solution",
+    "build_plan",
+    "cache_path",
+    "clear_memo",
+    "default_cache_dir",
+    "dice_tables",
+    "distribution_bytes",
+    "exact_distribution",
+    "forward_pass",
+    "is_solved",
+    "layer_chunks",
+    "layer_windows",
+    "load_table",
+    "load_table_header",
+    "n_threads",
+    "one_turn_odds",
+    "optimal_fill",
+    "outcome_codes",
+    "percentiles_of",
+    "policy_shape",
+    "policy_table",
+    "run_blocks",
+    "save_table",
+    "score_cap",
+    "scratch_zeros",
+    "solve",
+    "solve_values",
+    "split_range",
+    "window_storage",
+]
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +175,15 @@ def _crc(a: np.ndarray) -> int:
 
 def save_table(path: Path, rules: RuleSet, values: np.ndarray, meta: dict[str, Any]) -> None:
     """Write a value table atomically (temporary file in the same directory, then rename)."""
-    header = {"magic": _MAGIC, "format": FORMAT, "digest": rules.digest, "dtype": str(values.dtype),
-              "shape": list(values.shape), "crc32": _crc(values), **meta}
+    header = {
+        "magic": _MAGIC,
+        "format": FORMAT,
+        "digest": rules.digest,
+        "dtype": str(values.dtype),
+        "shape": list(values.shape),
+        "crc32": _crc(values),
+        **meta,
+    }
     raw = json.dumps(header).encode()
     if len(raw) >= _HEADER:
         raise AssertionError("solver cache header too long")
@@ -157,8 +211,9 @@ def load_table_header(path: Path) -> dict[str, Any]:
         return json.loads(fh.read(_HEADER).decode())
 
 
-def load_table(path: Path, rules: RuleSet, shape: int | tuple[int, ...],
-               dtype: Any = np.float64, *, mmap: bool = False) -> tuple[np.ndarray, dict[str, Any]] | None:
+def load_table(
+    path: Path, rules: RuleSet, shape: int | tuple[int, ...], dtype: Any = np.float64, *, mmap: bool = False
+) -> tuple[np.ndarray, dict[str, Any]] | None:
     """The cached array if the file is complete and matches the rules; None (with a warning) if not.
 
     ``mmap``: map the file read-only instead of reading it (large tables: the pages are shared with
@@ -182,8 +237,9 @@ def load_table(path: Path, rules: RuleSet, shape: int | tuple[int, ...],
             if header.get("digest") != rules.digest:
                 raise ValueError("made for other rules")
             if header.get("dtype") != dtype.name or header.get("shape") != list(shape):
-                raise ValueError(f"shape/dtype {header.get('shape')}/{header.get('dtype')} "
-                                 f"!= {list(shape)}/{dtype.name}")
+                raise ValueError(
+                    f"shape/dtype {header.get('shape')}/{header.get('dtype')} != {list(shape)}/{dtype.name}"
+                )
             if mmap:
                 st = os.fstat(fh.fileno())
                 size = st.st_size - _HEADER
@@ -271,8 +327,13 @@ def solve_values(rules: RuleSet, plan: Plan | None = None, threads: int | None =
     items = int(plan.layer_items[-1])
     show = progress.enabled() and plan.n_states > 100_000  # a table that takes seconds (scandinavian: 4 s)
     if show:
-        progress.say(progress.fit(f"solving {rules.name}'s value table once ({plan.n_states:,} states, "
-                                  f"{8 * plan.n_states / 2**20:,.0f} MiB)", tail="; later runs load it"))
+        progress.say(
+            progress.fit(
+                f"solving {rules.name}'s value table once ({plan.n_states:,} states, "
+                f"{8 * plan.n_states / 2**20:,.0f} MiB)",
+                tail="; later runs load it",
+            )
+        )
     with progress.bar(items, f"solving {rules.name}", "item", quiet=not show, unit_scale=True) as b:
         for k in range(rules.n_boxes, -1, -1):
             lo, hi = int(plan.layer_items[k]), int(plan.layer_items[k + 1])
@@ -355,17 +416,27 @@ def solve(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *, use_cac
                 loaded = shipped
     if loaded is not None:
         values, header = loaded
-        sol = Solution(rules, plan, values, float(values[0]) + plan.bonus0,
-                       float(header.get("seconds", time.perf_counter() - t0)), True, path)
+        sol = Solution(
+            rules,
+            plan,
+            values,
+            float(values[0]) + plan.bonus0,
+            float(header.get("seconds", time.perf_counter() - t0)),
+            True,
+            path,
+        )
     else:
         values = solve_values(rules, plan)
         seconds = time.perf_counter() - t0
-        sol = Solution(rules, plan, values, float(values[0]) + plan.bonus0, seconds, False,
-                       path if use_cache else None)
+        sol = Solution(rules, plan, values, float(values[0]) + plan.bonus0, seconds, False, path if use_cache else None)
         if use_cache:
             try:
-                save_table(path, rules, values, {"rules": rules.name, "seconds": round(seconds, 3),
-                                                  "expected_score": sol.expected_score})
+                save_table(
+                    path,
+                    rules,
+                    values,
+                    {"rules": rules.name, "seconds": round(seconds, 3), "expected_score": sol.expected_score},
+                )
             except OSError as exc:
                 log.warning("cannot write solver cache %s: %s", path, exc)
     values.setflags(write=False)
@@ -428,8 +499,13 @@ def box_table(sol: Solution, *, compute: bool = True) -> np.ndarray | None:
     return _decision_table(sol, 1, _BOXES, boxes_shape, compute)
 
 
-def _decision_table(sol: Solution, which: int, memo: dict[tuple[str, str], np.ndarray],
-                    shape: Callable[[Solution], tuple[int, ...]], compute: bool) -> np.ndarray | None:
+def _decision_table(
+    sol: Solution,
+    which: int,
+    memo: dict[tuple[str, str], np.ndarray],
+    shape: Callable[[Solution], tuple[int, ...]],
+    compute: bool,
+) -> np.ndarray | None:
     """:func:`policy_table` (``which`` 0) or :func:`box_table` (1): from this process's ``memo``, the
     cache's file (memory-mapped), or the one pass that builds both."""
     if not _decisions_fit(sol):
@@ -461,9 +537,12 @@ def _build_decisions(sol: Solution) -> None:
     # about 10 us of CPU a state on the idle development machine (BENCHMARKS.md, "Exact solver")
     secs = 10e-6 * sol.states / threads * progress.load_factor()
     if secs > 2:
-        progress.say(progress.fit(f"working out {rules.name}'s decision tables once "
-                                  f"({(codes.nbytes + boxes.nbytes) / 2**20:,.0f} MiB)",
-                                  tail=f", about {secs:.0f} s; later runs load them"))
+        progress.say(
+            progress.fit(
+                f"working out {rules.name}'s decision tables once ({(codes.nbytes + boxes.nbytes) / 2**20:,.0f} MiB)",
+                tail=f", about {secs:.0f} s; later runs load them",
+            )
+        )
 
     def run(a: int, b: int) -> None:
         K.policy_items(ctx, plan.layout, plan.dice, sol.values, plan.item_mask, plan.item_flag, a, b, codes, boxes)
@@ -471,8 +550,9 @@ def _build_decisions(sol: Solution) -> None:
     n_items = len(plan.item_mask)
     run_blocks(run, split_range(0, n_items, 16 * threads if n_items > 256 else 1), threads)
     log.info("decision tables of %s: %d states in %.1f s", rules.name, sol.states, time.perf_counter() - t0)
-    for table, path, what, memo in zip((codes, boxes), _decision_paths(sol), ("keep policy", "box policy"),
-                                       (_POLICY, _BOXES)):
+    for table, path, what, memo in zip(
+        (codes, boxes), _decision_paths(sol), ("keep policy", "box policy"), (_POLICY, _BOXES)
+    ):
         if path is not None:
             try:
                 save_table(path, rules, table, {"rules": rules.name, "what": what})
@@ -486,21 +566,41 @@ def _build_decisions(sol: Solution) -> None:
 # exact figures of the optimal policy (the forward pass: harness.exact.forward)
 
 
-def _forward(sol: Solution, cap: int, want_dist: bool, threads: int, rows_per_chunk: int = 8192,
-             scratch: Path | None = None, progress: bool = False) -> tuple[float, float, float, np.ndarray | None]:
+def _forward(
+    sol: Solution,
+    cap: int,
+    want_dist: bool,
+    threads: int,
+    rows_per_chunk: int = 8192,
+    scratch: Path | None = None,
+    progress: bool = False,
+) -> tuple[float, float, float, np.ndarray | None]:
     """The forward pass of the optimal policy (see :func:`forward_pass`)."""
-    return forward_pass(sol.rules, sol.plan, optimal_fill(sol, threads), cap, want_dist, threads,
-                        PassSetup(rows_per_chunk, scratch, progress))
+    return forward_pass(
+        sol.rules,
+        sol.plan,
+        optimal_fill(sol, threads),
+        cap,
+        want_dist,
+        threads,
+        PassSetup(rows_per_chunk, scratch, progress),
+    )
 
 
 def _figures_path(rules: RuleSet, cache_dir: str | os.PathLike | None) -> Path:
     return cache_path(rules, cache_dir).with_suffix(".figures.json")
 
 
-def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = None, *,
-                       max_bytes: int = 3 << 30, max_disk_bytes: int = 64 << 30,
-                       scratch_dir: str | os.PathLike | None = None, use_cache: bool = True,
-                       progress: bool = False) -> Figures:
+def exact_distribution(
+    rules: RuleSet,
+    cache_dir: str | os.PathLike | None = None,
+    *,
+    max_bytes: int = 3 << 30,
+    max_disk_bytes: int = 64 << 30,
+    scratch_dir: str | os.PathLike | None = None,
+    use_cache: bool = True,
+    progress: bool = False,
+) -> Figures:
     """Exact figures of optimal play by a forward pass of the state and score distribution.
 
     Moments (mean, std) and the bonus probability are always exact; percentiles need the score
@@ -521,14 +621,27 @@ def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = Non
         try:
             cached = json.loads(fpath.read_text())
             # figures without percentiles are reused only while the limits still forbid them
-            if (cached.get("format") == FORMAT and cached.get("digest") == rules.digest
-                    and (cached["percentiles"] is not None or storage.startswith("skipped"))):
+            if (
+                cached.get("format") == FORMAT
+                and cached.get("digest") == rules.digest
+                and (cached["percentiles"] is not None or storage.startswith("skipped"))
+            ):
                 dist = cached.get("distribution")
-                return Figures(rules.name, rules.digest, sol.expected_score, cached["forward_mean"], cached["std"],
-                               cached["p_bonus"], cached["percentiles"], sol.states,
-                               time.perf_counter() - t0, sol.seconds, True,
-                               None if dist is None else np.array(dist, dtype=np.float64),
-                               cached.get("storage", storage))
+                return Figures(
+                    rules.name,
+                    rules.digest,
+                    sol.expected_score,
+                    cached["forward_mean"],
+                    cached["std"],
+                    cached["p_bonus"],
+                    cached["percentiles"],
+                    sol.states,
+                    time.perf_counter() - t0,
+                    sol.seconds,
+                    True,
+                    None if dist is None else np.array(dist, dtype=np.float64),
+                    cached.get("storage", storage),
+                )
         except (OSError, ValueError, KeyError, TypeError):
             pass
     while True:
@@ -537,32 +650,56 @@ def exact_distribution(rules: RuleSet, cache_dir: str | os.PathLike | None = Non
             storage, where = window_storage(rules, cap, max_bytes, max_disk_bytes, scratch)
         want = not storage.startswith("skipped")
         if storage.startswith("skipped"):
-            log.warning("%s: percentiles not computed, %s", rules.name, storage[len("skipped: "):])
+            log.warning("%s: percentiles not computed, %s", rules.name, storage[len("skipped: ") :])
         elif storage == "disk":
-            log.warning("%s: the score distribution needs %.1f GiB, more than --max-memory: its working set "
-                        "goes to memory-mapped files in %s (maxi: about half an hour)",
-                        rules.name, distribution_bytes(rules, cap) / 2**30, where)
+            log.warning(
+                "%s: the score distribution needs %.1f GiB, more than --max-memory: its working set "
+                "goes to memory-mapped files in %s (maxi: about half an hour)",
+                rules.name,
+                distribution_bytes(rules, cap) / 2**30,
+                where,
+            )
         try:
             mean, m2, p_bonus, dist = _forward(sol, cap, want, n_threads(), scratch=where, progress=progress)
         except OSError as exc:
             if where is None:
                 raise
             storage, where = f"skipped: the scratch files in {where} could not be made ({exc})", None
-            log.warning("%s: percentiles not computed, %s; computing the moments only", rules.name,
-                        storage[len("skipped: "):])
+            log.warning(
+                "%s: percentiles not computed, %s; computing the moments only", rules.name, storage[len("skipped: ") :]
+            )
             mean, m2, p_bonus, dist = _forward(sol, cap, False, n_threads(), progress=progress)
         if dist is None or not rules.extra_yatzy_bonus or np.cumsum(dist)[-2] >= 0.995:
             break
         extras *= 2
     var = max(m2 - mean * mean, 0.0)
-    fig = Figures(rules.name, rules.digest, sol.expected_score, mean, math.sqrt(var), p_bonus,
-                  percentiles_of(dist) if dist is not None else None, sol.states,
-                  time.perf_counter() - t0, sol.seconds, sol.cached, dist, storage)
+    fig = Figures(
+        rules.name,
+        rules.digest,
+        sol.expected_score,
+        mean,
+        math.sqrt(var),
+        p_bonus,
+        percentiles_of(dist) if dist is not None else None,
+        sol.states,
+        time.perf_counter() - t0,
+        sol.seconds,
+        sol.cached,
+        dist,
+        storage,
+    )
     if use_cache:
         try:
-            payload = {"format": FORMAT, "digest": rules.digest, "forward_mean": mean, "std": fig.std,
-                       "p_bonus": p_bonus, "percentiles": fig.percentiles, "storage": storage,
-                       "distribution": None if dist is None else dist.tolist()}
+            payload = {
+                "format": FORMAT,
+                "digest": rules.digest,
+                "forward_mean": mean,
+                "std": fig.std,
+                "p_bonus": p_bonus,
+                "percentiles": fig.percentiles,
+                "storage": storage,
+                "distribution": None if dist is None else dist.tolist(),
+            }
             fpath.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=fpath.name + ".", suffix=".tmp", dir=fpath.parent)
             with os.fdopen(fd, "w") as fh:

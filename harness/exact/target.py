@@ -109,7 +109,7 @@ class TargetTable:
     def vector(self, filled: int, upper: int = 0, flag: bool = False) -> np.ndarray:
         """(len,) float32 values at targets 0..len-1 of a state (1 below 0, 0 from len on)."""
         g = self.index(filled, upper, flag)
-        return self.values[self.off[g]:self.off[g + 1]]
+        return self.values[self.off[g] : self.off[g + 1]]
 
     def prob(self, filled: int, upper: int, flag: bool, t: int) -> float:
         """The table's value at target t from the start of a turn in state (filled, upper, flag)."""
@@ -152,17 +152,26 @@ def clear_memo() -> None:
     _MEMO.clear()
 
 
-def target_table(rules: RuleSet, kind: str = "target", tmax: int | None = None,
-                 cache_dir: str | os.PathLike | None = None, *, use_cache: bool = True,
-                 max_bytes: int = 3 << 30, scratch_dir: str | os.PathLike | None = None,
-                 progress: bool = False) -> TargetTable:
+def target_table(
+    rules: RuleSet,
+    kind: str = "target",
+    tmax: int | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    *,
+    use_cache: bool = True,
+    max_bytes: int = 3 << 30,
+    scratch_dir: str | os.PathLike | None = None,
+    progress: bool = False,
+) -> TargetTable:
     """The ``kind`` table of ``rules`` ("target", "tie" or "ev"): from memory, the disk cache or a
     fresh solve (written to the cache; an unwritable cache only logs a warning)."""
     if kind not in TABLE_KINDS:
         raise ValueError(f"kind must be one of {', '.join(TABLE_KINDS)}, got {kind!r}")
     if rules.saved_rolls:
-        raise UserError(f"rule set {rules.name}: saved_rolls is on, and the solver's states do not model "
-                        "rolls carried over, so there is no exact target table")
+        raise UserError(
+            f"rule set {rules.name}: saved_rolls is on, and the solver's states do not model "
+            "rolls carried over, so there is no exact target table"
+        )
     tmax = default_tmax(rules) if tmax is None else int(tmax)
     if tmax < 0:
         raise UserError(f"tmax must be >= 0, got {tmax}")
@@ -186,8 +195,10 @@ def target_table(rules: RuleSet, kind: str = "target", tmax: int | None = None,
         progress = progress or P.enabled()
         if P.enabled():  # a first solve takes seconds to minutes and memory: say so before it starts
             where = "on disk, a layer at a time in memory" if size > max_bytes else "in memory"
-            P.say(f"solving {rules.name}'s {kind} table, once ({int(off[-1]):,} entries, {size / 2**20:,.0f} MiB "
-                  f"{where}; later runs load it from the cache)")
+            P.say(
+                f"solving {rules.name}'s {kind} table, once ({int(off[-1]):,} entries, {size / 2**20:,.0f} MiB "
+                f"{where}; later runs load it from the cache)"
+            )
         scratch = None
         if size > max_bytes:
             scratch = Path(scratch_dir) if scratch_dir is not None else path.parent
@@ -198,8 +209,18 @@ def target_table(rules: RuleSet, kind: str = "target", tmax: int | None = None,
         tab = TargetTable(rules, plan, kind, tmax, off, values, seconds, False, path if use_cache else None)
         if use_cache:
             try:
-                S.save_table(path, rules, values, {"rules": rules.name, "kind": kind, "tmax": tmax,
-                                                   "seconds": round(seconds, 3), "what": "target table"})
+                S.save_table(
+                    path,
+                    rules,
+                    values,
+                    {
+                        "rules": rules.name,
+                        "kind": kind,
+                        "tmax": tmax,
+                        "seconds": round(seconds, 3),
+                        "what": "target table",
+                    },
+                )
                 again = S.load_table(path, rules, int(off[-1]), np.float32, mmap=True)
                 if again is not None:  # the mapped file from now on: its pages are shared
                     tab = TargetTable(rules, plan, kind, tmax, off, again[0], seconds, False, path)
@@ -210,8 +231,7 @@ def target_table(rules: RuleSet, kind: str = "target", tmax: int | None = None,
     return tab
 
 
-def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: np.ndarray,
-                progress: bool) -> None:
+def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: np.ndarray, progress: bool) -> None:
     """Backward induction layer by layer; the layer being solved and the one it reads in float64."""
     ctx = context(rules)
     lay, dk = plan.layout, plan.dice
@@ -229,14 +249,16 @@ def _solve_into(rules: RuleSet, plan: S.Plan, kind: str, off: np.ndarray, out: n
         oshift = int(off[s0])
         cur = np.zeros(int(off[s1]) - oshift)
         if kind != "ev" or k == rules.n_boxes:
+
             def run(a: int, b: int, nxt=nxt, nshift=nshift, cur=cur, oshift=oshift) -> None:
-                TK.target_items(ctx, lay, dk, nxt, off, nshift, cur, oshift, plan.item_mask, plan.item_flag,
-                                a, b, terminal)
+                TK.target_items(
+                    ctx, lay, dk, nxt, off, nshift, cur, oshift, plan.item_mask, plan.item_flag, a, b, terminal
+                )
 
             S.run_blocks(run, S.split_range(lo, hi, 8 * threads if hi - lo > 64 else 1), threads)
         else:
             _policy_layer(ev, k, nxt, nshift, cur)
-        out[oshift:int(off[s1])] = cur
+        out[oshift : int(off[s1])] = cur
         nxt, nshift = cur, oshift
         shown.update()
     shown.close()
@@ -255,8 +277,9 @@ class _EvPolicy:
     threads: int
 
 
-def _policy_layer(ev: _EvPolicy, k: int, nxt: np.ndarray, nshift: int, cur: np.ndarray,
-                  rows_per_chunk: int = 4096) -> None:
+def _policy_layer(
+    ev: _EvPolicy, k: int, nxt: np.ndarray, nshift: int, cur: np.ndarray, rows_per_chunk: int = 4096
+) -> None:
     """Layer ``k`` of the "ev" table into ``cur`` (the next layer's ``nxt`` starts at entry
     ``nshift``): each state's turn-outcome distribution under the solver's policy (the forward
     pass's own kernel, every state live), then the shifted mixture."""
@@ -269,19 +292,34 @@ def _policy_layer(ev: _EvPolicy, k: int, nxt: np.ndarray, nshift: int, cur: np.n
     nslot = lay.nslot[lay.umask_of[plan.item_mask[lo:hi]]].astype(np.int64)
     a = lo
     while a < hi:
-        cum = np.cumsum(nslot[a - lo:])
+        cum = np.cumsum(nslot[a - lo :])
         b = a + max(1, int(np.searchsorted(cum, rows_per_chunk, side="right")))
         b = min(b, hi)
-        rows = nslot[a - lo:b - lo]
+        rows = nslot[a - lo : b - lo]
         row_of = np.cumsum(rows) - rows
         outp = np.zeros((int(rows.sum()), len(oc.o_box)))
         live = np.ones(b - a, dtype=np.bool_)
 
         def fwd(c: int, d: int, a=a, row_of=row_of, live=live, outp=outp) -> None:
-            K.forward_items(ctx, lay, dk, oc, V, plan.item_mask, plan.item_flag, c, d, row_of[c - a:],
-                            live[c - a:], outp, live_p, s0)
-            TK.policy_tail_items(lay, oc, outp, row_of[c - a:], plan.item_mask, plan.item_flag, c, d, nxt, off,
-                                 nshift, cur, oshift)
+            K.forward_items(
+                ctx,
+                lay,
+                dk,
+                oc,
+                V,
+                plan.item_mask,
+                plan.item_flag,
+                c,
+                d,
+                row_of[c - a :],
+                live[c - a :],
+                outp,
+                live_p,
+                s0,
+            )
+            TK.policy_tail_items(
+                lay, oc, outp, row_of[c - a :], plan.item_mask, plan.item_flag, c, d, nxt, off, nshift, cur, oshift
+            )
 
         S.run_blocks(fwd, S.split_range(a, b, 4 * threads if b - a > 16 else 1), threads)
         a = b
@@ -291,13 +329,21 @@ def _policy_layer(ev: _EvPolicy, k: int, nxt: np.ndarray, nshift: int, cur: np.n
 # solve --target
 
 
-def target_report(rules: RuleSet, target: int, cache_dir: str | os.PathLike | None = None, *,
-                  max_bytes: int = 3 << 30, max_disk_bytes: int = 64 << 30,
-                  scratch_dir: str | os.PathLike | None = None, progress: bool = False) -> dict[str, Any]:
+def target_report(
+    rules: RuleSet,
+    target: int,
+    cache_dir: str | os.PathLike | None = None,
+    *,
+    max_bytes: int = 3 << 30,
+    max_disk_bytes: int = 64 << 30,
+    scratch_dir: str | os.PathLike | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
     """P(final score >= target) of one column under target play (the table) and under EV-optimal
     play (the tail of the exact distribution), with what the table cost."""
-    fig = S.exact_distribution(rules, cache_dir, max_bytes=max_bytes, max_disk_bytes=max_disk_bytes,
-                               scratch_dir=scratch_dir, progress=progress)
+    fig = S.exact_distribution(
+        rules, cache_dir, max_bytes=max_bytes, max_disk_bytes=max_disk_bytes, scratch_dir=scratch_dir, progress=progress
+    )
     t0 = time.perf_counter()
     need = int(target) - (int(rules.bonus_value) if rules.threshold == 0 else 0)  # a bonus earned before play
     plan = S.build_plan(rules)
@@ -305,19 +351,31 @@ def target_report(rules: RuleSet, target: int, cache_dir: str | os.PathLike | No
     # a table up to the default tmax answers every target it can: above the most a column can
     # score the chance is 0, so only extra bonuses can make a larger table worth its solve
     tmax = max(default_tmax(rules), min(need, most))
-    tab = target_table(rules, "target", tmax, cache_dir, max_bytes=max_bytes, scratch_dir=scratch_dir,
-                       progress=progress)
+    tab = target_table(
+        rules, "target", tmax, cache_dir, max_bytes=max_bytes, scratch_dir=scratch_dir, progress=progress
+    )
     p_target = 1.0 if need < 0 else (0.0 if need > most else tab.prob(0, 0, False, need))
     p_ev = None
     if fig.distribution is not None:
         dist = fig.distribution
         # the last cell lumps the scores at or above the cap: exact below it
-        p_ev = float(dist[max(int(target), 0):].sum()) if int(target) < len(dist) else 0.0
+        p_ev = float(dist[max(int(target), 0) :].sum()) if int(target) < len(dist) else 0.0
         p_ev = min(p_ev, 1.0)
-    return {"rules": rules.name, "digest": rules.digest, "target": int(target), "p_target_play": p_target,
-            "p_ev_play": p_ev, "expected_score": fig.expected_score, "tmax": tab.tmax, "states": tab.plan.n_states,
-            "entries": int(tab.off[-1]), "table_bytes": tab.nbytes, "table_seconds": tab.seconds,
-            "cached": tab.cached, "seconds": time.perf_counter() - t0}
+    return {
+        "rules": rules.name,
+        "digest": rules.digest,
+        "target": int(target),
+        "p_target_play": p_target,
+        "p_ev_play": p_ev,
+        "expected_score": fig.expected_score,
+        "tmax": tab.tmax,
+        "states": tab.plan.n_states,
+        "entries": int(tab.off[-1]),
+        "table_bytes": tab.nbytes,
+        "table_seconds": tab.seconds,
+        "cached": tab.cached,
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -358,29 +416,76 @@ class Player:
         self.ctx = context(tab.rules)
         self.lay, self.dk = tab.plan.layout, tab.plan.dice
 
-    def keeps(self, filled: np.ndarray, flag: np.ndarray, upper: np.ndarray, roll: np.ndarray, left: np.ndarray,
-              aims: Aims, unif: np.ndarray | None = None) -> np.ndarray:
+    def keeps(
+        self,
+        filled: np.ndarray,
+        flag: np.ndarray,
+        upper: np.ndarray,
+        roll: np.ndarray,
+        left: np.ndarray,
+        aims: Aims,
+        unif: np.ndarray | None = None,
+    ) -> np.ndarray:
         """(B,) int32 keeps; ``left`` the rerolls left (every one on the first roll); with a
         temperature drawn by softmax with ``unif[:, 1]``."""
         unif = np.zeros((len(filled), 2)) if unif is None else unif
         out = np.empty(len(filled), dtype=np.int32)
-        TK.mixed_keeps(self.ctx, self.lay, self.dk, self.tab.values, self.tab.off, self.V, self.LAM,
-                       filled.astype(np.int64),
-                       flag.astype(np.int64), upper.astype(np.int64), roll.astype(np.int64), left.astype(np.int64),
-                       aims.leads.astype(np.int64), aims.W, aims.nws.astype(np.int64), self.temperature, unif, out)
+        TK.mixed_keeps(
+            self.ctx,
+            self.lay,
+            self.dk,
+            self.tab.values,
+            self.tab.off,
+            self.V,
+            self.LAM,
+            filled.astype(np.int64),
+            flag.astype(np.int64),
+            upper.astype(np.int64),
+            roll.astype(np.int64),
+            left.astype(np.int64),
+            aims.leads.astype(np.int64),
+            aims.W,
+            aims.nws.astype(np.int64),
+            self.temperature,
+            unif,
+            out,
+        )
         return out
 
-    def boxes(self, filled: np.ndarray, flag: np.ndarray, upper: np.ndarray, options: np.ndarray,
-              allowed: np.ndarray, extra: np.ndarray, aims: Aims, unif: np.ndarray | None = None) -> np.ndarray:
+    def boxes(
+        self,
+        filled: np.ndarray,
+        flag: np.ndarray,
+        upper: np.ndarray,
+        options: np.ndarray,
+        allowed: np.ndarray,
+        extra: np.ndarray,
+        aims: Aims,
+        unif: np.ndarray | None = None,
+    ) -> np.ndarray:
         """(B,) int64 boxes of the choices ``options`` (B, NB) with ``allowed`` and ``extra`` (B,)
         (:class:`harness.game.strategy.TurnView`'s); with a temperature drawn by softmax with ``unif[:, 1]``."""
         unif = np.zeros((len(filled), 2)) if unif is None else unif
         out = np.empty(len(filled), dtype=np.int64)
-        TK.mixed_boxes(self.lay, self.tab.values, self.tab.off, self.V, self.LAM, filled.astype(np.int64),
-                       flag.astype(np.int64),
-                       upper.astype(np.int64), np.ascontiguousarray(options, dtype=np.int16),
-                       allowed.astype(np.int64), extra.astype(np.int64), aims.leads.astype(np.int64), aims.W,
-                       aims.nws.astype(np.int64), self.temperature, unif, out)
+        TK.mixed_boxes(
+            self.lay,
+            self.tab.values,
+            self.tab.off,
+            self.V,
+            self.LAM,
+            filled.astype(np.int64),
+            flag.astype(np.int64),
+            upper.astype(np.int64),
+            np.ascontiguousarray(options, dtype=np.int16),
+            allowed.astype(np.int64),
+            extra.astype(np.int64),
+            aims.leads.astype(np.int64),
+            aims.W,
+            aims.nws.astype(np.int64),
+            self.temperature,
+            unif,
+            out,
+        )
         return out
 
 

@@ -80,8 +80,7 @@ class Pass:
 def make_pass(rules: RuleSet, tp: TargetPlay) -> Pass:
     """The :class:`Pass` of target play ``tp`` on ``rules`` (the solver's plan, the outcome codes)."""
     plan = S.build_plan(rules)
-    return Pass(rules, tp, plan, context(rules), S.outcome_codes(rules, plan.layout), target_cap(rules),
-                plan.states())
+    return Pass(rules, tp, plan, context(rules), S.outcome_codes(rules, plan.layout), target_cap(rules), plan.states())
 
 
 _PASS: dict[tuple[str, str, int], Pass] = {}
@@ -95,12 +94,16 @@ def worker_pass(rules: RuleSet, spec: str, tmax: int) -> Pass:
     if key not in _PASS:
         path = table_path(rules, "target", tmax)
         if not path.exists():  # (else this worker would solve a table of its own for minutes)
-            raise UserError(f"{spec}: the target table the client made is not in this worker's cache ({path}): "
-                            "every worker must see the client's cache directory (--cache-dir on a shared file system)")
+            raise UserError(
+                f"{spec}: the target table the client made is not in this worker's cache ({path}): "
+                "every worker must see the client's cache directory (--cache-dir on a shared file system)"
+            )
         tp = make(spec, rules).target_play()  # (the client checked that the bot is solitaire)
         if tp is None or tp.table.tmax != tmax:
-            raise RuntimeError(f"{spec}: this worker's target table is not the client's (tmax "
-                               f"{None if tp is None else tp.table.tmax}, the client's {tmax})")
+            raise RuntimeError(
+                f"{spec}: this worker's target table is not the client's (tmax "
+                f"{None if tp is None else tp.table.tmax}, the client's {tmax})"
+            )
         _PASS.clear()  # one evaluation's table at a time
         _PASS[key] = make_pass(rules, tp)
     return _PASS[key]
@@ -191,8 +194,7 @@ def run_block(ps: Pass, blk: Block) -> Partial:
         args = (st_mask[a:b], st_flag[a:b], st_upper[a:b], st_slot[a:b], c_lo[a:b], c_n[a:b], row0)
         # only the rows with probability are worked out: runs of them (the others stay 0)
         m = np.empty(n_rows)
-        TK.row_mass(off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b], start, c_lo[a:b], row0, wlo, woff,
-                    D, m)
+        TK.row_mass(off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b], start, c_lo[a:b], row0, wlo, woff, D, m)
         run = np.empty((4, n_rows), np.int64)
         n_runs = TK.mass_runs(m, c_lo[a:b], c_n[a:b], row0, *run)
         rq, r_lo, r_n, r_row = run[:, :n_runs]
@@ -200,15 +202,39 @@ def run_block(ps: Pass, blk: Block) -> Partial:
 
         def outcomes(lo: int, hi: int, runs=runs, outp=outp) -> None:
             c0 = time.thread_time()
-            TK.target_outcomes(ps.ctx, lay, dk, oc, (values, off), (tp.values, tp.lam, tp.temperature, tp.blunder),
-                               runs, lo, hi, outp)
+            TK.target_outcomes(
+                ps.ctx, lay, dk, oc, (values, off), (tp.values, tp.lam, tp.temperature, tp.blunder), runs, lo, hi, outp
+            )
             if threading.get_ident() != me:
                 pool.append(time.thread_time() - c0)
 
         def push(t: int, _: int, a=a, b=b, args=args, outp=outp) -> None:
             c0 = time.thread_time()
-            TK.target_push(t, threads, lay, oc, off, tp.target, run_shift, live[a:b], jlo[a:b], jhi[a:b],
-                           *args[:4], start, args[4], args[6], outp, wlo, woff, D, start2, P2, wlo2, woff2c, D2)
+            TK.target_push(
+                t,
+                threads,
+                lay,
+                oc,
+                off,
+                tp.target,
+                run_shift,
+                live[a:b],
+                jlo[a:b],
+                jhi[a:b],
+                *args[:4],
+                start,
+                args[4],
+                args[6],
+                outp,
+                wlo,
+                woff,
+                D,
+                start2,
+                P2,
+                wlo2,
+                woff2c,
+                D2,
+            )
             if threading.get_ident() != me:
                 pool.append(time.thread_time() - c0)
 
@@ -226,8 +252,9 @@ def run_block(ps: Pass, blk: Block) -> Partial:
     succ = np.flatnonzero(marks)
     shift = np.repeat(woff2[succ] - woff2c[succ], widths[succ])  # partial cell -> the next layer's cell
     states = np.flatnonzero(P2)
-    return Partial(nz + shift[nz], D2[nz], states, P2[states], vec, float(pbonus[0]),
-                   time.thread_time() - t0 + sum(pool))
+    return Partial(
+        nz + shift[nz], D2[nz], states, P2[states], vec, float(pbonus[0]), time.thread_time() - t0 + sum(pool)
+    )
 
 
 def cut(c_n: np.ndarray, rows: int) -> list[tuple[int, int]]:
@@ -268,13 +295,22 @@ class Timing:
     sent_cells: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("blocks", "setup", "pack", "sums", "layer_wall", "partial_cells",
-                                              "sent_cells")}
+        return {
+            k: getattr(self, k)
+            for k in ("blocks", "setup", "pack", "sums", "layer_wall", "partial_cells", "sent_cells")
+        }
 
 
-def target_column(rules: RuleSet, tp: TargetPlay, progress: bool = False, scratch: Path | None = None, *,
-                  spec: str | None = None, tasks: Any = None, timing: Timing | None = None,
-                  ) -> tuple[float, float, float, np.ndarray, np.ndarray, np.ndarray, float, bool]:
+def target_column(
+    rules: RuleSet,
+    tp: TargetPlay,
+    progress: bool = False,
+    scratch: Path | None = None,
+    *,
+    spec: str | None = None,
+    tasks: Any = None,
+    timing: Timing | None = None,
+) -> tuple[float, float, float, np.ndarray, np.ndarray, np.ndarray, float, bool]:
     """One column's forward pass of target play over (state, score so far):
     :func:`harness.exact.evaluate._column`'s figures (the score windows in files in ``scratch`` if
     given). With ``tasks`` (:class:`harness.jobs.cluster.DaskTasks`) and the bot's ``spec``, each
@@ -315,17 +351,34 @@ def target_column(rules: RuleSet, tp: TargetPlay, progress: bool = False, scratc
         def block(i: int, a: int, b: int) -> Block:
             n = n_cells[a:b]
             first = np.repeat(woff[live[a:b]] + jlo[a:b] - (np.cumsum(n) - n), n)
-            return Block(k, i, live[a:b], c_lo[a:b], c_n[a:b], wlo[live[a:b]] + jlo[a:b], n,
-                         np.asarray(D[first + np.arange(int(n.sum()))]))
+            return Block(
+                k,
+                i,
+                live[a:b],
+                c_lo[a:b],
+                c_n[a:b],
+                wlo[live[a:b]] + jlo[a:b],
+                n,
+                np.asarray(D[first + np.arange(int(n.sum()))]),
+            )
 
         blocks = cut(c_n, BLOCK_ROWS)
         parts: list[Any]
         if remote:
             tmax = tp.table.tmax
-            parts = [tasks.submit(target_block_task, rules, spec, tmax, block(i, a, b),
-                                  key=f"target-{rules.digest[:12]}-{k}-{i}-{time.time_ns()}", priority=-i,
-                                  name=f"{spec} layer {k} block {i}")
-                     for i, (a, b) in enumerate(blocks)]
+            parts = [
+                tasks.submit(
+                    target_block_task,
+                    rules,
+                    spec,
+                    tmax,
+                    block(i, a, b),
+                    key=f"target-{rules.digest[:12]}-{k}-{i}-{time.time_ns()}",
+                    priority=-i,
+                    name=f"{spec} layer {k} block {i}",
+                )
+                for i, (a, b) in enumerate(blocks)
+            ]
         else:
             parts = [(i, a, b) for i, (a, b) in enumerate(blocks)]
         pack = time.perf_counter() - t_layer
@@ -363,8 +416,8 @@ def target_column(rules: RuleSet, tp: TargetPlay, progress: bool = False, scratc
         raise AssertionError(f"forward pass lost probability: {float(P.sum())}")
     dist = np.zeros(cap + 1)
     for i in range(len(P)):
-        w = D[woff[i]:woff[i + 1]]
-        dist[wlo[i]:wlo[i] + len(w)] += w
+        w = D[woff[i] : woff[i + 1]]
+        dist[wlo[i] : wlo[i] + len(w)] += w
     s = np.arange(cap + 1)
     box_pts = np.bincount(oc.o_box, weights=vec * oc.o_pts, minlength=nbx)
     box_pos = np.bincount(oc.o_box, weights=vec * (oc.o_pts > 0), minlength=nbx)
@@ -372,5 +425,18 @@ def target_column(rules: RuleSet, tp: TargetPlay, progress: bool = False, scratc
     return dot(dist, s), dot(dist, s**2), p_bonus, dist, box_pts, box_pos, dot(vec, oc.o_extra), False
 
 
-__all__ = ["BLOCK_ROWS", "Block", "Partial", "Pass", "TARGET_ROWS", "Timing", "cut", "make_pass", "run_block",
-           "target_block_task", "target_cap", "target_column", "worker_pass"]
+__all__ = [
+    "BLOCK_ROWS",
+    "Block",
+    "Partial",
+    "Pass",
+    "TARGET_ROWS",
+    "Timing",
+    "cut",
+    "make_pass",
+    "run_block",
+    "target_block_task",
+    "target_cap",
+    "target_column",
+    "worker_pass",
+]

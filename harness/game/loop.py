@@ -35,16 +35,27 @@ class StrategyError(RuntimeError):
     first) or 0 for the choice of a box. Seats and games are indices from 0, as everywhere.
     """
 
-    def __init__(self, label: str, seat: int, turn: int, games: np.ndarray, cause: BaseException, *,
-                 roll: int = 0, column: int = 1, columns: int = 1) -> None:
+    def __init__(
+        self,
+        label: str,
+        seat: int,
+        turn: int,
+        games: np.ndarray,
+        cause: BaseException,
+        *,
+        roll: int = 0,
+        column: int = 1,
+        columns: int = 1,
+    ) -> None:
         self.label, self.seat, self.turn, self.roll = label, seat, turn, roll
         self.column, self.columns = column, columns
         self.games = np.asarray(games)
         self.cause = cause
         first = int(self.games[0]) if self.games.size else -1
         span = f"game {first}" if self.games.size == 1 else f"games {first}..{int(self.games[-1])}"
-        super().__init__(f"strategy {label} (seat {seat}) failed at {self.at} in {span}: "
-                         f"{type(cause).__name__}: {cause}")
+        super().__init__(
+            f"strategy {label} (seat {seat}) failed at {self.at} in {span}: {type(cause).__name__}: {cause}"
+        )
 
     @property
     def at(self) -> str:
@@ -81,9 +92,14 @@ class Recording:
     def empty(cls, rules: RuleSet, b: int, s: int) -> Recording:
         t = rules.columns * rules.n_boxes
         r = max_rolls(rules)
-        return cls(np.full((b, s, t, r), -1, np.int16), np.full((b, s, t, r), -1, np.int16),
-                   np.full((b, s, t), -1, np.int8), np.zeros((b, s, t), np.int16), np.zeros((b, s, t), np.int16),
-                   np.zeros((b, s, t), bool))
+        return cls(
+            np.full((b, s, t, r), -1, np.int16),
+            np.full((b, s, t, r), -1, np.int16),
+            np.full((b, s, t), -1, np.int8),
+            np.zeros((b, s, t), np.int16),
+            np.zeros((b, s, t), np.int16),
+            np.zeros((b, s, t), bool),
+        )
 
 
 def max_rolls(rules: RuleSet) -> int:
@@ -134,8 +150,9 @@ class Results:
         cols: dict[str, Any] = {
             "game": np.repeat(self.games, s).astype(np.int64),
             "seat": np.tile(np.arange(s, dtype=np.int8), b),
-            "strategy": pd.Categorical.from_codes(np.tile(np.array([cats.index(x) for x in self.labels]), b),
-                                                  categories=cats),
+            "strategy": pd.Categorical.from_codes(
+                np.tile(np.array([cats.index(x) for x in self.labels]), b), categories=cats
+            ),
             "total": self.total.reshape(-1).astype(np.int16),
             "upper": self.upper.reshape(-1).astype(np.int16),
             "bonus": self.bonus.reshape(-1).astype(np.int16),
@@ -176,8 +193,15 @@ class Leads:
     def update(self, score: np.ndarray) -> None:
         """Fold the (B, S) ranking scores after the next round."""
         self.round += 1
-        follow_leads(np.ascontiguousarray(score, dtype=np.int32), self.round, self.at, self.leader, self.changes,
-                     self.last_behind, self.deficit)
+        follow_leads(
+            np.ascontiguousarray(score, dtype=np.int32),
+            self.round,
+            self.at,
+            self.leader,
+            self.changes,
+            self.last_behind,
+            self.deficit,
+        )
 
 
 class _Seat:
@@ -237,20 +261,66 @@ class _Table:
         self.sheets = [_Seat(self.b, self.rules.n_boxes) for _ in range(self.n_seats)]
         self.saved[:] = 0
 
-    def view(self, s: int, strat: Strategy, turn: int, step: int, idx: np.ndarray, roll: np.ndarray,
-             left: np.ndarray, first: np.ndarray, **fields: Any) -> TurnView:
+    def view(
+        self,
+        s: int,
+        strat: Strategy,
+        turn: int,
+        step: int,
+        idx: np.ndarray,
+        roll: np.ndarray,
+        left: np.ndarray,
+        first: np.ndarray,
+        **fields: Any,
+    ) -> TurnView:
         """What seat ``s`` sees of games ``idx`` at this decision (``fields``: those of a box choice)."""
         st, every_game = self.sheets[s], len(idx) == self.b
         if strat.sees_table:
-            every = [np.stack([x.filled for x in self.sheets], 1), np.stack([x.upper for x in self.sheets], 1),
-                     np.stack([x.flag for x in self.sheets], 1)]
+            every = [
+                np.stack([x.filled for x in self.sheets], 1),
+                np.stack([x.upper for x in self.sheets], 1),
+                np.stack([x.flag for x in self.sheets], 1),
+            ]
             fields["seats"] = tuple(a if every_game else a[idx] for a in every)
         if every_game:  # no copies (strategies must not write into a view)
-            return TurnView(self.rules, s, turn, self.col, step, self.games, self.keys, roll, left, first, st.filled,
-                            st.upper, st.flag, st.sheet, self.running, self.saved[:, s], **fields)
-        return TurnView(self.rules, s, turn, self.col, step, self.games[idx], self.keys[idx], roll, left, first,
-                        st.filled[idx], st.upper[idx], st.flag[idx], st.sheet[idx], self.running[idx],
-                        self.saved[idx, s], **fields)
+            return TurnView(
+                self.rules,
+                s,
+                turn,
+                self.col,
+                step,
+                self.games,
+                self.keys,
+                roll,
+                left,
+                first,
+                st.filled,
+                st.upper,
+                st.flag,
+                st.sheet,
+                self.running,
+                self.saved[:, s],
+                **fields,
+            )
+        return TurnView(
+            self.rules,
+            s,
+            turn,
+            self.col,
+            step,
+            self.games[idx],
+            self.keys[idx],
+            roll,
+            left,
+            first,
+            st.filled[idx],
+            st.upper[idx],
+            st.flag[idx],
+            st.sheet[idx],
+            self.running[idx],
+            self.saved[idx, s],
+            **fields,
+        )
 
     def write(self, s: int, box: np.ndarray, got: np.ndarray, extra: np.ndarray) -> None:
         """Seat ``s`` writes ``got`` points in ``box`` and earns ``extra`` bonus points, in every game."""
@@ -265,14 +335,14 @@ class _Table:
         st.extra += extra
         bonus_now = np.where(st.upper >= rules.threshold, rules.bonus_value, 0)
         col_total = st.sheet.sum(axis=1, dtype=np.int32) + bonus_now + st.extra
-        self.running[:, s] = self.col_tot[:, s, :self.col].sum(axis=1) + col_total
+        self.running[:, s] = self.col_tot[:, s, : self.col].sum(axis=1) + col_total
         if self.best_of_columns:
             self.col_now[:, s] = col_total
 
     def ranking_so_far(self) -> np.ndarray:
         """(B, S) every seat's ranking score so far (:mod:`harness.game.outcome`)."""
         if self.best_of_columns and self.col:
-            return np.maximum(self.col_now, self.col_tot[:, :, :self.col].max(axis=2))
+            return np.maximum(self.col_now, self.col_tot[:, :, : self.col].max(axis=2))
         return self.col_now
 
     def end_column(self) -> None:
@@ -289,8 +359,19 @@ class _Table:
     def results(self, labels: tuple[str, ...], rec: Recording | None, course: Leads | None) -> Results:
         total = self.col_tot.sum(axis=2)
         outcome = outcomes(ranking_scores(total, self.col_tot, self.rules.add_columns))
-        sums = (self.rules, labels, self.games, total, self.upper_t, self.bonus_t, self.extra_t, self.boxes_t,
-                self.col_tot, outcome, rec)
+        sums = (
+            self.rules,
+            labels,
+            self.games,
+            total,
+            self.upper_t,
+            self.bonus_t,
+            self.extra_t,
+            self.boxes_t,
+            self.col_tot,
+            outcome,
+            rec,
+        )
         if course is None:
             return Results(*sums)
         return Results(*sums, course.changes, course.last_behind, course.deficit)
@@ -303,8 +384,9 @@ class _Watcher:
     def rolled(self, s: int, col: int, t: int, roll: np.ndarray) -> None:
         """The turn's first roll (B,) of every game."""
 
-    def kept(self, s: int, col: int, t: int, step: int, idx: np.ndarray, keep: np.ndarray, held: np.ndarray,
-             roll: np.ndarray) -> None:
+    def kept(
+        self, s: int, col: int, t: int, step: int, idx: np.ndarray, keep: np.ndarray, held: np.ndarray, roll: np.ndarray
+    ) -> None:
         """Games ``idx`` kept ``keep`` of ``held`` (their dice after roll ``step``); ``roll`` (B,) the
         dice of every game after the reroll."""
 
@@ -321,8 +403,9 @@ class _Recorder(_Watcher):
     def rolled(self, s: int, col: int, t: int, roll: np.ndarray) -> None:
         self.rec.rolls[:, s, col * self.nb + t, 0] = roll
 
-    def kept(self, s: int, col: int, t: int, step: int, idx: np.ndarray, keep: np.ndarray, held: np.ndarray,
-             roll: np.ndarray) -> None:
+    def kept(
+        self, s: int, col: int, t: int, step: int, idx: np.ndarray, keep: np.ndarray, held: np.ndarray, roll: np.ndarray
+    ) -> None:
         turn = col * self.nb + t
         self.rec.keeps[idx, s, turn, step] = keep
         go = keep != self.roll_as_keep[held]
@@ -343,26 +426,55 @@ class _Tracer(_Watcher):
         self.trace, self.rules, self.d = trace, rules, rules.dice
 
     def _roll(self, s: int, col: int, t: int, step: int, roll: np.ndarray) -> None:
-        self.trace.append({"event": "roll", "seat": s, "column": col, "turn": t, "roll": step,
-                           "dice": self.d.roll_faces[roll[0]].tolist()})
+        self.trace.append(
+            {
+                "event": "roll",
+                "seat": s,
+                "column": col,
+                "turn": t,
+                "roll": step,
+                "dice": self.d.roll_faces[roll[0]].tolist(),
+            }
+        )
 
     def rolled(self, s: int, col: int, t: int, roll: np.ndarray) -> None:
         self._roll(s, col, t, 0, roll)
 
-    def kept(self, s: int, col: int, t: int, step: int, idx: np.ndarray, keep: np.ndarray, held: np.ndarray,
-             roll: np.ndarray) -> None:
+    def kept(
+        self, s: int, col: int, t: int, step: int, idx: np.ndarray, keep: np.ndarray, held: np.ndarray, roll: np.ndarray
+    ) -> None:
         d = self.d
         stop = bool(keep[0] == d.roll_as_keep[held[0]])
-        self.trace.append({"event": "keep", "seat": s, "column": col, "turn": t, "roll": step,
-                           "keep": np.repeat(np.arange(1, 7), d.keep_counts[keep[0]]).tolist(), "stop": stop})
+        self.trace.append(
+            {
+                "event": "keep",
+                "seat": s,
+                "column": col,
+                "turn": t,
+                "roll": step,
+                "keep": np.repeat(np.arange(1, 7), d.keep_counts[keep[0]]).tolist(),
+                "stop": stop,
+            }
+        )
         if not stop:
             self._roll(s, col, t, step + 1, roll)
 
     def wrote(self, s: int, col: int, t: int, w: Written) -> None:
-        self.trace.append({"event": "box", "seat": s, "column": col, "turn": t,
-                           "box": self.rules.box_names[int(w.box[0])], "score": int(w.got[0]),
-                           "extra": int(w.extra[0]), "dice": self.d.roll_faces[w.roll[0]].tolist(),
-                           "first_roll": bool(w.first[0]), "upper": int(w.upper[0]), "total": int(w.total[0])})
+        self.trace.append(
+            {
+                "event": "box",
+                "seat": s,
+                "column": col,
+                "turn": t,
+                "box": self.rules.box_names[int(w.box[0])],
+                "score": int(w.got[0]),
+                "extra": int(w.extra[0]),
+                "dice": self.d.roll_faces[w.roll[0]].tolist(),
+                "first_roll": bool(w.first[0]),
+                "upper": int(w.upper[0]),
+                "total": int(w.total[0]),
+            }
+        )
 
 
 def sample_views(rules: RuleSet, n_seats: int = 1) -> tuple[TurnView | None, TurnView]:
@@ -380,8 +492,19 @@ def sample_views(rules: RuleSet, n_seats: int = 1) -> tuple[TurnView | None, Tur
         keep = table.view(0, _NoSeat(), 0, 0, idx, roll[idx], left[idx], first[idx])
     scores = np.ascontiguousarray(rules.table_first[roll], dtype=np.int16)
     allowed = np.full(1, (1 << rules.n_boxes) - 1 if not rules.forced else 1, dtype=np.int64)
-    box = table.view(0, _NoSeat(), 0, CHOOSE_STEP, table.all, roll, np.zeros(1, dtype=np.int16), first,
-                     options=scores, allowed=allowed, extra=np.zeros(1, dtype=np.int16))
+    box = table.view(
+        0,
+        _NoSeat(),
+        0,
+        CHOOSE_STEP,
+        table.all,
+        roll,
+        np.zeros(1, dtype=np.int16),
+        first,
+        options=scores,
+        allowed=allowed,
+        extra=np.zeros(1, dtype=np.int16),
+    )
     return keep, box
 
 
@@ -424,9 +547,16 @@ class _NoSeat:
     sees_table = True
 
 
-def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int,
-         trace: list[dict[str, Any]] | None = None, record: bool = False, leads: bool = True,
-         seat_players: bool = True) -> Results:
+def play(
+    rules: RuleSet,
+    seats: Sequence[Strategy],
+    games: np.ndarray,
+    seed: int,
+    trace: list[dict[str, Any]] | None = None,
+    record: bool = False,
+    leads: bool = True,
+    seat_players: bool = True,
+) -> Results:
     """Play games ``games`` (B,) int64 with one strategy per seat; returns :class:`Results`.
 
     ``trace``, when given, receives one dict per roll and per filled box (meant for B = 1: replay).
@@ -479,15 +609,33 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                     v = table.view(s, strat, turn, step, idx, roll[idx], left[idx], first[idx])
                     try:
                         keep = validate_keep(v, strat.keep(v), strat.label)
-                        bad = reroll(keys, idx, s, turn, step, d.n, roll, keep, d.keep_counts, d.keep_size,
-                                     d.roll_counts, d.roll_as_keep, d.roll_lookup, d.radix, first, left, active)
+                        bad = reroll(
+                            keys,
+                            idx,
+                            s,
+                            turn,
+                            step,
+                            d.n,
+                            roll,
+                            keep,
+                            d.keep_counts,
+                            d.keep_size,
+                            d.roll_counts,
+                            d.roll_as_keep,
+                            d.roll_lookup,
+                            d.radix,
+                            first,
+                            left,
+                            active,
+                        )
                         if bad >= 0:
                             raise keep_error(rules, v, keep, strat.label, bad)
                     except Exception as exc:
                         if interrupted(exc):
                             raise KeyboardInterrupt from None
-                        raise StrategyError(strat.label, s, t + 1, games[idx], exc, roll=step + 1,
-                                            column=col + 1, columns=rules.columns) from exc
+                        raise StrategyError(
+                            strat.label, s, t + 1, games[idx], exc, roll=step + 1, column=col + 1, columns=rules.columns
+                        ) from exc
                     for w in watchers:
                         w.kept(s, col, t, step, idx, keep, v.roll, roll)
                     step += 1
@@ -495,15 +643,27 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
                     table.saved[:, s] = left
                 # the box: the strategy writes the dice in hand in one of the boxes they may go in
                 scores, allowed, extra = score_options_batch(table.ctx, roll, first, st.flag, st.filled)
-                v = table.view(s, strat, turn, CHOOSE_STEP, allv, roll, np.zeros(b, dtype=np.int16), first,
-                               options=scores, allowed=allowed, extra=extra)
+                v = table.view(
+                    s,
+                    strat,
+                    turn,
+                    CHOOSE_STEP,
+                    allv,
+                    roll,
+                    np.zeros(b, dtype=np.int16),
+                    first,
+                    options=scores,
+                    allowed=allowed,
+                    extra=extra,
+                )
                 try:
                     box = validate_choice(v, strat.choose(v), strat.label)
                 except Exception as exc:
                     if interrupted(exc):
                         raise KeyboardInterrupt from None
-                    raise StrategyError(strat.label, s, t + 1, games, exc, column=col + 1,
-                                        columns=rules.columns) from exc
+                    raise StrategyError(
+                        strat.label, s, t + 1, games, exc, column=col + 1, columns=rules.columns
+                    ) from exc
                 got = scores[allv, box]
                 table.write(s, box, got, extra)
                 for w in watchers:
@@ -514,8 +674,9 @@ def play(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: int
     return table.results(labels, rec, course)
 
 
-def _play_seats(rules: RuleSet, players: Sequence[Any], labels: tuple[str, ...], games: np.ndarray, seed: int,
-                leads: bool) -> Results:
+def _play_seats(
+    rules: RuleSet, players: Sequence[Any], labels: tuple[str, ...], games: np.ndarray, seed: int, leads: bool
+) -> Results:
     """:func:`play` when every seat offers a whole-game player (:meth:`Strategy.seat_player`):
     each seat's games in one call, then the sums, outcomes and course of the games as the loop's
     :class:`_Table` and :class:`Leads` make them from the same sheets."""
@@ -534,7 +695,7 @@ def _play_seats(rules: RuleSet, players: Sequence[Any], labels: tuple[str, ...],
         extra_t[:, seat] = extra
         running[:, seat] = run
     bonus_t = np.where(upper_t >= rules.threshold, rules.bonus_value, 0).astype(np.int32)
-    col_tot = running[:, :, nb - 1:nb].copy()
+    col_tot = running[:, :, nb - 1 : nb].copy()
     total = col_tot.sum(axis=2)
     outcome = outcomes(ranking_scores(total, col_tot, rules.add_columns))
     sums = (rules, labels, games, total, upper_t, bonus_t, extra_t, boxes_t, col_tot, outcome, None)

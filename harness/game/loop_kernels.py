@@ -77,8 +77,25 @@ def throw(keys, seat, turn, n, lookup, radix):
 
 
 @nb.njit(cache=True, nogil=True)
-def reroll(keys, idx, seat, turn, step, n, roll, keep, keep_counts, keep_size, roll_counts, roll_as_keep,
-           lookup, radix, first, left, active):
+def reroll(
+    keys,
+    idx,
+    seat,
+    turn,
+    step,
+    n,
+    roll,
+    keep,
+    keep_counts,
+    keep_size,
+    roll_counts,
+    roll_as_keep,
+    lookup,
+    radix,
+    first,
+    left,
+    active,
+):
     """Apply keeps ``keep`` (len(idx),) to the games ``idx`` of the batch, in place.
 
     A keep of every die stops that game's rolling; otherwise the n - k free dice take the first

@@ -56,7 +56,7 @@ def bonus_chance_table(rules: RuleSet) -> np.ndarray:
                 for c, p in enumerate(pmf):
                     pts = min(f * c, thr)
                     new[pts:thr] += p * dist[: thr - pts]
-                    new[thr] += p * dist[thr - pts:].sum()
+                    new[thr] += p * dist[thr - pts :].sum()
                 dist = new
         table[mask] = np.cumsum(dist[::-1])[::-1]  # P(points >= need)
     return table
@@ -105,12 +105,25 @@ def box_values(scores, allowed, extra, filled, upper, threshold, bonus_value, up
 
 
 @nb.njit(cache=True, nogil=True)
-def stop_values(rows, allowed, extras, filled, upper, threshold, bonus_value, upper_face, p_table, opp, weight,
-                vals, out):
+def stop_values(
+    rows, allowed, extras, filled, upper, threshold, bonus_value, upper_face, p_table, opp, weight, vals, out
+):
     """out (R,): the value of stopping with each roll in one sheet state, its best box by
     :func:`box_values`, from the sheet's score rows (R, NB), allowed and extras (R,); vals (NB,)
     scratch."""
     for r in range(out.shape[0]):
-        box_values(rows[r], allowed[r], extras[r], filled, upper, threshold, bonus_value, upper_face, p_table, opp,
-                   weight, vals)
+        box_values(
+            rows[r],
+            allowed[r],
+            extras[r],
+            filled,
+            upper,
+            threshold,
+            bonus_value,
+            upper_face,
+            p_table,
+            opp,
+            weight,
+            vals,
+        )
         out[r] = vals.max()

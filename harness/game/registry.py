@@ -103,5 +103,13 @@ def make(spec: str, rules: RuleSet) -> Strategy:
 
 def describe() -> list[dict[str, Any]]:
     """JSON-able list of every strategy: name, description, classifier, parameters."""
-    return [{"name": n, "description": c.description, "classifier": dict(c.classifier),
-             "module": c.__module__, "params": [p.describe() for p in c.params]} for n, c in available().items()]
+    return [
+        {
+            "name": n,
+            "description": c.description,
+            "classifier": dict(c.classifier),
+            "module": c.__module__,
+            "params": [p.describe() for p in c.params],
+        }
+        for n, c in available().items()
+    ]

@@ -19,6 +19,7 @@ from harness.game.rulesettings import Origin, _shown
 from harness.game.ruleset import INLINE_KEYS, RuleSet, compile_rules
 from harness.util.errors import UserError
 
+
 def rules_dir() -> Path:
     """Directory of the built-in rule sets (``$YATZY_HARNESS_CONFIGS/rules`` overrides it)."""
     root = os.environ.get("YATZY_HARNESS_CONFIGS")
@@ -44,8 +45,10 @@ def read_toml(path: str | os.PathLike[str], what: str) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         col = exc.start - data.rfind(b"\n", 0, exc.start)
-        raise UserError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at line {line}, column {col}); "
-                        f"a {what} is a TOML file, which is UTF-8") from None
+        raise UserError(
+            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at line {line}, column {col}); "
+            f"a {what} is a TOML file, which is UTF-8"
+        ) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -89,11 +92,15 @@ def _extend(spec: Mapping[str, Any], parent: Mapping[str, Any], where: str) -> d
         raise UserError(f"{parent.get('_source', 'extends')}: [settings] must be a table")
     changes = [f"{k}={v}" for k, v in own.items()]
     changes += [f"own {k}" for k in spec if k not in ("extends", "settings", "name", "title", "description")]
-    merged = {**{k: v for k, v in parent.items() if k not in ("title", "description")},
-              **{k: v for k, v in spec.items() if k not in ("extends", "settings")}}
+    merged = {
+        **{k: v for k, v in parent.items() if k not in ("title", "description")},
+        **{k: v for k, v in spec.items() if k not in ("extends", "settings")},
+    }
     merged["settings"] = {**theirs, **own}
-    merged.setdefault("description", f"{parent.get('title') or parent['name']} with "
-                      + (", ".join(changes) if changes else "no changes"))
+    merged.setdefault(
+        "description",
+        f"{parent.get('title') or parent['name']} with " + (", ".join(changes) if changes else "no changes"),
+    )
     return merged
 
 
@@ -112,7 +119,9 @@ def resolve_rules_path(name_or_path: str, relative_to: Path | None = None) -> Pa
         return p
     candidate = rules_dir() / f"{name_or_path}.toml"
     if not candidate.is_file():
-        raise UserError(f"unknown rule set {name_or_path!r} (built-in: {', '.join(builtin_rule_sets())}; or give a .toml path)")
+        raise UserError(
+            f"unknown rule set {name_or_path!r} (built-in: {', '.join(builtin_rule_sets())}; or give a .toml path)"
+        )
     return candidate
 
 
@@ -153,8 +162,10 @@ class AllowedRules:
         """The file a record's rules ``name`` loads; :class:`UserError` when it may not."""
         if not looks_like_path(name):
             if name not in builtin_rule_sets():  # no file system look-up with the record's text
-                raise UserError(f"unknown rule set {_shown(name)} (built-in: {', '.join(builtin_rule_sets())}; "
-                                "or carry the rule set in the record, or name a rule file in a --rules-dir)")
+                raise UserError(
+                    f"unknown rule set {_shown(name)} (built-in: {', '.join(builtin_rule_sets())}; "
+                    "or carry the rule set in the record, or name a rule file in a --rules-dir)"
+                )
             return rules_dir() / f"{name}.toml"
         given = Path(name)
         tries = [given] if given.is_absolute() else [Path.cwd() / given, *(d / given for d in self.dirs)]
@@ -169,14 +180,24 @@ class AllowedRules:
             except (OSError, ValueError):  # a name too long, a NUL byte: no such file
                 continue
         if any(_within(Path(os.path.abspath(t)), d) for t in tries for d in self.dirs):
-            raise UserError(f"rule set file not found: {_shown(name)} (in the rules directories "
-                            f"{', '.join(map(str, self.dirs))})")
+            raise UserError(
+                f"rule set file not found: {_shown(name)} (in the rules directories {', '.join(map(str, self.dirs))})"
+            )
         allowed = f"the rules directories {', '.join(map(str, self.dirs))}" if self.dirs else "no rules directory"
-        raise UserError(f"rule file {_shown(name)} is outside the rules directories allowed ({allowed}; "
-                        "allow one with --rules-dir DIR, or carry the rule set in the record)")
+        raise UserError(
+            f"rule file {_shown(name)} is outside the rules directories allowed ({allowed}; "
+            "allow one with --rules-dir DIR, or carry the rule set in the record)"
+        )
 
-    def load(self, name: str, overrides: Mapping[str, Any] | None = None, *, spec: Mapping[str, Any] | None = None,
-             where: str = "", origin: Origin = "--set") -> RuleSet:
+    def load(
+        self,
+        name: str,
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        spec: Mapping[str, Any] | None = None,
+        where: str = "",
+        origin: Origin = "--set",
+    ) -> RuleSet:
         """The rule set a record names (``name``), or carries (``spec``: the keys of a rule file,
         its ``extends`` allowed as ``name`` is), with setting ``overrides``."""
         if spec is None:
@@ -184,8 +205,9 @@ class AllowedRules:
             if isinstance(origin, str):
                 try:
                     st = path.stat()
-                    return _compiled_file(str(path), st.st_mtime_ns, st.st_size,
-                                          json.dumps(dict(overrides or {}), sort_keys=True), origin)
+                    return _compiled_file(
+                        str(path), st.st_mtime_ns, st.st_size, json.dumps(dict(overrides or {}), sort_keys=True), origin
+                    )
                 except (OSError, TypeError, ValueError):  # not cached: compiled below, errors and all
                     pass
             return compile_rules(read_rules_file(path), overrides, source=str(path), origin=origin)
@@ -212,8 +234,9 @@ def _compiled_file(path: str, mtime_ns: int, size: int, overrides: str, origin: 
     return compile_rules(read_rules_file(Path(path)), json.loads(overrides), source=path, origin=origin)
 
 
-def load_rules(name_or_path: str, overrides: Mapping[str, Any] | Iterable[str] | None = None,
-               origin: Origin = "--set") -> RuleSet:
+def load_rules(
+    name_or_path: str, overrides: Mapping[str, Any] | Iterable[str] | None = None, origin: Origin = "--set"
+) -> RuleSet:
     """Load and compile a rule set by built-in name or TOML path, with optional setting overrides
     (from ``origin``, for messages). A file is compiled once per process while it is unchanged
     (:func:`_compiled_file`: a run directory's rules are loaded by each reader of the run, ~0.1 s
@@ -225,12 +248,19 @@ def load_rules(name_or_path: str, overrides: Mapping[str, Any] | Iterable[str] |
             key = dict(overrides) if isinstance(overrides, Mapping) else list(overrides or [])
             # no overrides is one key whatever their form: a run's reader loads its rules with {} and
             # with None (rundir.rules_of_manifest, settings_changed), and compiling them again is ~0.07 s
-            return _compiled_file(str(path), st.st_mtime_ns, st.st_size, json.dumps(key or {}, sort_keys=True),
-                                  origin)
+            return _compiled_file(str(path), st.st_mtime_ns, st.st_size, json.dumps(key or {}, sort_keys=True), origin)
         except (OSError, TypeError, ValueError):  # not cached: compiled below, errors and all
             pass
     return compile_rules(read_rules_file(path), overrides, source=str(path), origin=origin)
 
 
-__all__ = ["AllowedRules", "builtin_rule_sets", "load_rules", "looks_like_path", "read_rules_file", "read_toml",
-           "resolve_rules_path", "rules_dir"]
+__all__ = [
+    "AllowedRules",
+    "builtin_rule_sets",
+    "load_rules",
+    "looks_like_path",
+    "read_rules_file",
+    "read_toml",
+    "resolve_rules_path",
+    "rules_dir",
+]

@@ -13,12 +13,45 @@ This module is the rule sets' public face; the code lives by topic in
 
 from __future__ import annotations
 
-from harness.game.rulefiles import (AllowedRules, builtin_rule_sets, load_rules, looks_like_path, read_rules_file,
-                                    read_toml, resolve_rules_path, rules_dir)
+from harness.game.rulefiles import (
+    AllowedRules,
+    builtin_rule_sets,
+    load_rules,
+    looks_like_path,
+    read_rules_file,
+    read_toml,
+    resolve_rules_path,
+    rules_dir,
+)
 from harness.game.ruleset import INLINE_KEYS, KINDS, MAX_POINTS, Box, RuleSet, compile_rules
-from harness.game.rulesettings import (DEFAULT_SETTINGS, SETTINGS, Origin, check_toml_settings, parse_overrides,
-                                       parse_setting)
+from harness.game.rulesettings import (
+    DEFAULT_SETTINGS,
+    SETTINGS,
+    Origin,
+    check_toml_settings,
+    parse_overrides,
+    parse_setting,
+)
 
-__all__ = ["DEFAULT_SETTINGS", "INLINE_KEYS", "KINDS", "MAX_POINTS", "SETTINGS", "AllowedRules", "Box", "Origin",
-           "RuleSet", "builtin_rule_sets", "check_toml_settings", "compile_rules", "load_rules", "looks_like_path",
-           "parse_overrides", "parse_setting", "read_rules_file", "read_toml", "resolve_rules_path", "rules_dir"]
+__all__ = [
+    "DEFAULT_SETTINGS",
+    "INLINE_KEYS",
+    "KINDS",
+    "MAX_POINTS",
+    "SETTINGS",
+    "AllowedRules",
+    "Box",
+    "Origin",
+    "RuleSet",
+    "builtin_rule_sets",
+    "check_toml_settings",
+    "compile_rules",
+    "load_rules",
+    "looks_like_path",
+    "parse_overrides",
+    "parse_setting",
+    "read_rules_file",
+    "read_toml",
+    "resolve_rules_path",
+    "rules_dir",
+]

@@ -21,8 +21,18 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from harness.game.dice import FACES, Dice, dice
-from harness.game.rulesettings import (DEFAULT_SETTINGS, SETTINGS, Origin, _check_settings, _origin, _parse_value,
-                                       _setting_at, _shown, check_toml_settings, parse_overrides)
+from harness.game.rulesettings import (
+    DEFAULT_SETTINGS,
+    SETTINGS,
+    Origin,
+    _check_settings,
+    _origin,
+    _parse_value,
+    _setting_at,
+    _shown,
+    check_toml_settings,
+    parse_overrides,
+)
 from harness.util.errors import UserError
 
 #: Box kinds and the parameters each accepts (besides name/kind/servida/requires_key/joker_value).
@@ -173,20 +183,34 @@ class RuleSet:
     def digest(self) -> str:
         """sha256 of everything that decides play and scoring (not of the file name)."""
         h = hashlib.sha256()
-        h.update(json.dumps({
-            "n_dice": self.n_dice, "rolls": self.rolls_per_turn, "threshold": self.threshold,
-            "bonus": self.bonus_value, "key_box": self.key_box, "joker": self.joker,
-            "extra": self.extra_yatzy_bonus, "forced": self.forced,
-            "saved_rolls": self.saved_rolls, "boxes": self.n_boxes,
-        }, sort_keys=True).encode())
+        h.update(
+            json.dumps(
+                {
+                    "n_dice": self.n_dice,
+                    "rolls": self.rolls_per_turn,
+                    "threshold": self.threshold,
+                    "bonus": self.bonus_value,
+                    "key_box": self.key_box,
+                    "joker": self.joker,
+                    "extra": self.extra_yatzy_bonus,
+                    "forced": self.forced,
+                    "saved_rolls": self.saved_rolls,
+                    "boxes": self.n_boxes,
+                },
+                sort_keys=True,
+            ).encode()
+        )
         for a in (self.table, self.table_first, self.upper_face, self.requires_key, self.joker_value):
             h.update(np.ascontiguousarray(a).tobytes())
         return h.hexdigest()
 
     def summary(self) -> str:
         """One line of the facts the effective settings decide: dice, boxes, bonus, order, columns."""
-        parts = [f"{self.n_dice} dice", f"{self.n_boxes} boxes",
-                 f"upper bonus {self.bonus_value} at {self.threshold}" if self.bonus_value else "no upper bonus"]
+        parts = [
+            f"{self.n_dice} dice",
+            f"{self.n_boxes} boxes",
+            f"upper bonus {self.bonus_value} at {self.threshold}" if self.bonus_value else "no upper bonus",
+        ]
         kinds = {b.kind for b in self.boxes}
         if "full_house" in kinds:
             flat = self.settings["full_house_scoring"] == "flat"
@@ -209,13 +233,26 @@ class RuleSet:
         """
         mx = self.box_max()
         return {
-            "name": self.name, "title": self.title, "description": self.description,
-            "summary": self.summary(), "source": self.source,
-            "dice": self.n_dice, "rolls_per_turn": self.rolls_per_turn,
-            "settings": dict(self.settings), "overrides": dict(self.overrides),
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "summary": self.summary(),
+            "source": self.source,
+            "dice": self.n_dice,
+            "rolls_per_turn": self.rolls_per_turn,
+            "settings": dict(self.settings),
+            "overrides": dict(self.overrides),
             "bonus": {"threshold": self.threshold, "value": self.bonus_value},
-            "boxes": [{"name": b.name, "label": b.label, "kind": b.kind, "section": "upper" if b.is_upper else "lower",
-                       "max": int(mx[i])} for i, b in enumerate(self.boxes)],
+            "boxes": [
+                {
+                    "name": b.name,
+                    "label": b.label,
+                    "kind": b.kind,
+                    "section": "upper" if b.is_upper else "lower",
+                    "max": int(mx[i]),
+                }
+                for i, b in enumerate(self.boxes)
+            ],
             "perfect_score": self.perfect_score(),
         }
 
@@ -268,8 +305,11 @@ def _score(box: Box, kind_params: dict[str, Any], counts: tuple[int, ...], setti
             ok, s = True, 5 * (counts.index(max(counts)) + 1)
     else:
         sizes = {
-            "n_of_a_kind": lambda: (p["n"],), "pairs": lambda: (2,) * p["count"], "castle": lambda: (3, 3),
-            "tower": lambda: (4, 2), "groups": lambda: tuple(p["sizes"]),
+            "n_of_a_kind": lambda: (p["n"],),
+            "pairs": lambda: (2,) * p["count"],
+            "castle": lambda: (3, 3),
+            "tower": lambda: (4, 2),
+            "groups": lambda: tuple(p["sizes"]),
         }[k]()
         ok, s = _group_score(counts, sizes)
     if not ok:
@@ -285,8 +325,14 @@ def _score(box: Box, kind_params: dict[str, Any], counts: tuple[int, ...], setti
 _FIXED_BY = {"yatzy": ("yatzy_scoring", "flat"), "full_house": ("full_house_scoring", "flat")}
 
 
-def _check_fixed_scores(parsed: list[tuple[Box, dict[str, Any]]], settings: Mapping[str, Any],
-                        over: Mapping[str, Any], name: Any, where: str, origin: Origin = "--set") -> None:
+def _check_fixed_scores(
+    parsed: list[tuple[Box, dict[str, Any]]],
+    settings: Mapping[str, Any],
+    over: Mapping[str, Any],
+    name: Any,
+    where: str,
+    origin: Origin = "--set",
+) -> None:
     """Refuse a scoring setting that contradicts a box's fixed servida or joker score.
 
     A servida or joker score is a fixed number written next to the box's plain value (generala 50 /
@@ -299,11 +345,18 @@ def _check_fixed_scores(parsed: list[tuple[Box, dict[str, Any]]], settings: Mapp
         key, fits = _FIXED_BY[box.kind]
         if settings[key] == fits:
             continue
-        fixed = [f"{params['value']}"] + [f"{label} {v}" for label, v in (("servida", box.servida),
-                                                                         ("joker", box.joker_value)) if v is not None]
-        at = f"{_setting_at(origin, key)}={settings[key]}" if key in over else f"{where} [settings] {key}={settings[key]!r}"
-        raise UserError(f"{at}: not allowed on rule set {name!r} (box {box.name!r} has fixed scores "
-                        f"{' / '.join(fixed)}; only {key}={fits} fits)")
+        fixed = [f"{params['value']}"] + [
+            f"{label} {v}" for label, v in (("servida", box.servida), ("joker", box.joker_value)) if v is not None
+        ]
+        at = (
+            f"{_setting_at(origin, key)}={settings[key]}"
+            if key in over
+            else f"{where} [settings] {key}={settings[key]!r}"
+        )
+        raise UserError(
+            f"{at}: not allowed on rule set {name!r} (box {box.name!r} has fixed scores "
+            f"{' / '.join(fixed)}; only {key}={fits} fits)"
+        )
 
 
 #: The most points a box's value, servida, joker value or the extra bonus may be.
@@ -326,7 +379,9 @@ def _box_from_spec(i: int, raw: Any, where: str) -> tuple[Box, dict[str, Any]]:
     allowed = set(KINDS[kind]) | _COMMON
     for key in raw:
         if key not in allowed:
-            raise UserError(f"{w} ({name}): unknown key {_shown(key)} for kind {kind} (keys: {', '.join(sorted(allowed))})")
+            raise UserError(
+                f"{w} ({name}): unknown key {_shown(key)} for kind {kind} (keys: {', '.join(sorted(allowed))})"
+            )
     params = {}
     for key, default in KINDS[kind].items():
         if key not in raw and default is None:
@@ -349,32 +404,56 @@ def _box_from_spec(i: int, raw: Any, where: str) -> tuple[Box, dict[str, Any]]:
             raise UserError(f"{w} ({name}): {key} must be a whole number {lo}..{hi}, got {_shown(params[key])}")
     if kind == "upper" and not _is_whole(params["face"], 1, 6):
         raise UserError(f"{w} ({name}): face must be 1..6")
-    if kind == "straight" and (not isinstance(params["faces"], list) or not params["faces"]
-                               or not all(_is_whole(f, 1, 6) for f in params["faces"])
-                               or len(set(params["faces"])) != len(params["faces"])):
+    if kind == "straight" and (
+        not isinstance(params["faces"], list)
+        or not params["faces"]
+        or not all(_is_whole(f, 1, 6) for f in params["faces"])
+        or len(set(params["faces"])) != len(params["faces"])
+    ):
         raise UserError(f"{w} ({name}): faces must be a list of distinct faces 1..6")
-    if kind == "groups" and (not isinstance(params["sizes"], list) or not 1 <= len(params["sizes"]) <= 6
-                             or not all(_is_whole(n, 1, 8) for n in params["sizes"])):
+    if kind == "groups" and (
+        not isinstance(params["sizes"], list)
+        or not 1 <= len(params["sizes"]) <= 6
+        or not all(_is_whole(n, 1, 8) for n in params["sizes"])
+    ):
         raise UserError(f"{w} ({name}): sizes must be a list of 1..6 group sizes (1..8 dice each)")
     if "label" in raw and not isinstance(raw["label"], str):
         raise UserError(f"{w} ({name}): label must be a string, got {_shown(raw['label'])}")
     box = Box(
-        name=name, kind=kind, label=str(raw.get("label", name.replace("_", " ").capitalize())),
+        name=name,
+        kind=kind,
+        label=str(raw.get("label", name.replace("_", " ").capitalize())),
         params=tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items())),
-        servida=raw.get("servida"), requires_key=bool(raw.get("requires_key", False)),
+        servida=raw.get("servida"),
+        requires_key=bool(raw.get("requires_key", False)),
         joker_value=raw.get("joker_value"),
     )
     return box, params
 
 
-_TOP_KEYS = {"name", "title", "description", "dice", "rolls", "settings", "boxes", "key_box", "joker",
-             "extra_yatzy_bonus", "_source"}
+_TOP_KEYS = {
+    "name",
+    "title",
+    "description",
+    "dice",
+    "rolls",
+    "settings",
+    "boxes",
+    "key_box",
+    "joker",
+    "extra_yatzy_bonus",
+    "_source",
+}
 #: The keys of a rule set carried inline (in a game record): a rule file's.
 INLINE_KEYS = (_TOP_KEYS - {"_source"}) | {"extends"}
 
 
-def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterable[str] | None = None,
-                  source: str | None = None, origin: Origin = "--set") -> RuleSet:
+def compile_rules(
+    spec: Mapping[str, Any],
+    overrides: Mapping[str, Any] | Iterable[str] | None = None,
+    source: str | None = None,
+    origin: Origin = "--set",
+) -> RuleSet:
     """Validate a parsed rule-set spec, apply overrides and compile its score tables. ``origin``
     names where the overrides came from in messages (``--set``, a record's ``rules.settings``)."""
     where = source or str(spec.get("_source", spec.get("name", "<rules>")))
@@ -415,11 +494,16 @@ def compile_rules(spec: Mapping[str, Any], overrides: Mapping[str, Any] | Iterab
         raise UserError(f"{where}: at most 30 boxes, got {len(raw_boxes)}")
     parsed = [_box_from_spec(i, rb, where) for i, rb in enumerate(raw_boxes)]
     kinds = {b.kind for b, _ in parsed}
-    for key, needs in (("include_pairs", _PAIR_KINDS), ("full_house_scoring", {"full_house"}),
-                       ("yatzy_scoring", {"yatzy"})):
+    for key, needs in (
+        ("include_pairs", _PAIR_KINDS),
+        ("full_house_scoring", {"full_house"}),
+        ("yatzy_scoring", {"yatzy"}),
+    ):
         if key in over and not kinds & needs:
-            raise UserError(f"{_setting_at(origin, key)}: does not apply to rule set {spec.get('name')!r} "
-                            f"(it has no {'/'.join(sorted(needs))} box)")
+            raise UserError(
+                f"{_setting_at(origin, key)}: does not apply to rule set {spec.get('name')!r} "
+                f"(it has no {'/'.join(sorted(needs))} box)"
+            )
     _check_fixed_scores(parsed, settings, over, spec.get("name"), where, origin)
     if not settings["include_pairs"]:
         parsed = [(b, p) for b, p in parsed if b.kind not in _PAIR_KINDS]

@@ -19,13 +19,13 @@ from harness.game.rules import RuleSet
 class Context(NamedTuple):
     """A rule set's scoring arrays, flat for numba (shapes: R rolls, NB boxes)."""
 
-    table: np.ndarray          # (R, NB) int16
-    table_first: np.ndarray    # (R, NB) int16
-    upper_face: np.ndarray     # (NB,) int8
-    requires_key: np.ndarray   # (NB,) bool
-    joker_value: np.ndarray    # (NB,) int16
-    yatzy_roll: np.ndarray     # (R,) bool
-    yatzy_face: np.ndarray     # (R,) int8 face of an all-alike roll, else 0
+    table: np.ndarray  # (R, NB) int16
+    table_first: np.ndarray  # (R, NB) int16
+    upper_face: np.ndarray  # (NB,) int8
+    requires_key: np.ndarray  # (NB,) bool
+    joker_value: np.ndarray  # (NB,) int16
+    yatzy_roll: np.ndarray  # (R,) bool
+    yatzy_face: np.ndarray  # (R,) int8 face of an all-alike roll, else 0
     key_box: int
     joker: bool
     extra: int
@@ -39,9 +39,19 @@ def context(rules: RuleSet) -> Context:
     counts = rules.dice.roll_counts
     face = np.where(rules.yatzy_roll, np.argmax(counts, axis=1) + 1, 0).astype(np.int8)
     return Context(
-        rules.table, rules.table_first, rules.upper_face, rules.requires_key, rules.joker_value,
-        rules.yatzy_roll, face, int(rules.key_box), bool(rules.joker), int(rules.extra_yatzy_bonus),
-        bool(rules.forced), int(rules.n_boxes), int(rules.upper_mask),
+        rules.table,
+        rules.table_first,
+        rules.upper_face,
+        rules.requires_key,
+        rules.joker_value,
+        rules.yatzy_roll,
+        face,
+        int(rules.key_box),
+        bool(rules.joker),
+        int(rules.extra_yatzy_bonus),
+        bool(rules.forced),
+        int(rules.n_boxes),
+        int(rules.upper_mask),
     )
 
 

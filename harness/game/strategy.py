@@ -62,8 +62,14 @@ class Param:
         return value
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "type": self.type.__name__, "default": self.default,
-                "description": self.description, "min": self.lo, "max": self.hi}
+        return {
+            "name": self.name,
+            "type": self.type.__name__,
+            "default": self.default,
+            "description": self.description,
+            "min": self.lo,
+            "max": self.hi,
+        }
 
 
 @dataclass
@@ -214,8 +220,10 @@ class TargetPlay:
 
 def not_solitaire(label: str) -> str:
     """The refusal of a bot that does not give its choice probabilities."""
-    return (f"strategy {label!r} does not give its choice probabilities (Strategy.policy): it can be "
-            f"sampled with `run` but not evaluated exactly")
+    return (
+        f"strategy {label!r} does not give its choice probabilities (Strategy.policy): it can be "
+        f"sampled with `run` but not evaluated exactly"
+    )
 
 
 #: Seat-games from which a heuristic bot's whole-game player pays for compiling its kernel (3 to 5 s
@@ -268,8 +276,11 @@ class Strategy:
     @property
     def label(self) -> str:
         """``name`` or ``name:key=value,...`` with the non-default parameters, sorted."""
-        changed = [f"{k}={v}" for k, v in sorted(self.config.items())
-                   if v != next(p.default for p in self.params if p.name == k)]
+        changed = [
+            f"{k}={v}"
+            for k, v in sorted(self.config.items())
+            if v != next(p.default for p in self.params if p.name == k)
+        ]
         return self.name + (":" + ",".join(changed) if changed else "")
 
     def expect_games(self, games: int) -> None:
@@ -380,11 +391,26 @@ class PerGameStrategy(Strategy):
         for i in range(len(view)):
             filled = int(view.filled[i])
             sheet = {n: (int(view.sheet[i, b]) if (filled >> b) & 1 else None) for b, n in enumerate(names)}
-            opts = {} if allowed is None or view.options is None else \
-                {n: int(view.options[i, b]) for b, n in enumerate(names) if allowed[i, b]}
-            out.append(GameState(rules, int(view.games[i]), view.seat, view.turn, d.roll_faces[view.roll[i]].tolist(),
-                                 int(view.rolls_left[i]), [n for n, v in sheet.items() if v is None], sheet,
-                                 int(view.upper[i]), opts, random=_constant(float(u[i]))))
+            opts = (
+                {}
+                if allowed is None or view.options is None
+                else {n: int(view.options[i, b]) for b, n in enumerate(names) if allowed[i, b]}
+            )
+            out.append(
+                GameState(
+                    rules,
+                    int(view.games[i]),
+                    view.seat,
+                    view.turn,
+                    d.roll_faces[view.roll[i]].tolist(),
+                    int(view.rolls_left[i]),
+                    [n for n, v in sheet.items() if v is None],
+                    sheet,
+                    int(view.upper[i]),
+                    opts,
+                    random=_constant(float(u[i])),
+                )
+            )
         return out
 
     def keep(self, view: TurnView) -> np.ndarray:
@@ -403,16 +429,19 @@ class PerGameStrategy(Strategy):
 def keep_error(rules: RuleSet, view: TurnView, keep: np.ndarray, who: str, i: int) -> RuntimeError:
     """The error for game i of a view whose keep is not a sub-multiset of its dice."""
     d = rules.dice
-    return RuntimeError(f"strategy {who} kept dice it does not have in game {int(view.games[i])} "
-                        f"(keep {int(keep[i])}, dice {d.roll_faces[view.roll[i]].tolist()})")
+    return RuntimeError(
+        f"strategy {who} kept dice it does not have in game {int(view.games[i])} "
+        f"(keep {int(keep[i])}, dice {d.roll_faces[view.roll[i]].tolist()})"
+    )
 
 
 def validate_keep(view: TurnView, keep: np.ndarray, who: str) -> np.ndarray:
     """Check a keep answer's shape; (B,) int32. Sub-multiset legality is checked as keeps are applied."""
     keep = np.asarray(keep)
     if keep.shape != (len(view),) or keep.dtype.kind not in "iu":
-        raise RuntimeError(f"strategy {who} returned keeps of shape {keep.shape} ({keep.dtype}), "
-                           f"expected ({len(view)},) integers")
+        raise RuntimeError(
+            f"strategy {who} returned keeps of shape {keep.shape} ({keep.dtype}), expected ({len(view)},) integers"
+        )
     return keep.astype(np.int32)
 
 
@@ -426,5 +455,7 @@ def validate_choice(view: TurnView, box: np.ndarray, who: str) -> np.ndarray:
     ok &= ((view.allowed >> np.where(ok, box, 0)) & 1).astype(bool)
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
-        raise RuntimeError(f"strategy {who} chose box {int(box[i])} which is filled or not allowed in game {int(view.games[i])}")
+        raise RuntimeError(
+            f"strategy {who} chose box {int(box[i])} which is filled or not allowed in game {int(view.games[i])}"
+        )
     return box.astype(np.int64)

@@ -43,8 +43,9 @@ def best_keeps(stop, ek, sub_ptr, sub_keep, roll_as_keep, value, keep):
 
 
 @nb.njit(cache=True, nogil=True)
-def turn_policy_kernel(term_first, term_later, rerolls, trans_ptr, trans_roll, trans_prob,
-                       sub_ptr, sub_keep, roll_as_keep):
+def turn_policy_kernel(
+    term_first, term_later, rerolls, trans_ptr, trans_roll, trans_prob, sub_ptr, sub_keep, roll_as_keep
+):
     n_rolls = term_later.shape[0]
     n_keeps = trans_ptr.shape[0] - 1
     values = np.empty((rerolls + 1, n_rolls))
@@ -79,14 +80,22 @@ def turn_policy(d: Dice, term_first: np.ndarray, term_later: np.ndarray, rerolls
     (keeps[0] is always stop). The turn's expected value is ``d.roll_prob @ v_first``.
     """
     return turn_policy_kernel(
-        np.ascontiguousarray(term_first, dtype=np.float64), np.ascontiguousarray(term_later, dtype=np.float64),
-        int(rerolls), d.trans_ptr, d.trans_roll, d.trans_prob, d.sub_ptr, d.sub_keep, d.roll_as_keep,
+        np.ascontiguousarray(term_first, dtype=np.float64),
+        np.ascontiguousarray(term_later, dtype=np.float64),
+        int(rerolls),
+        d.trans_ptr,
+        d.trans_roll,
+        d.trans_prob,
+        d.sub_ptr,
+        d.sub_keep,
+        d.roll_as_keep,
     )
 
 
 @nb.njit(cache=True, nogil=True)
-def turn_keeps(term_first, term_later, rerolls, trans_ptr, trans_roll, trans_prob, sub_ptr, sub_keep,
-               roll_as_keep, out):
+def turn_keeps(
+    term_first, term_later, rerolls, trans_ptr, trans_roll, trans_prob, sub_ptr, sub_keep, roll_as_keep, out
+):
     """The keeps of :func:`turn_policy` for a batch of stop values term_first / term_later (B, R):
     out (B, rerolls, R) int32, row j - 1 with j rerolls left after a reroll and row rerolls - 1 on
     the turn's first roll (every reroll still to come), rerolls >= 1. The same kernels in the same
@@ -122,6 +131,16 @@ def turn_keeps(term_first, term_later, rerolls, trans_ptr, trans_roll, trans_pro
 def batch_keeps(d: Dice, term_first: np.ndarray, term_later: np.ndarray, rerolls: int) -> np.ndarray:
     """(B, rerolls, R) int32 :func:`turn_keeps` of stop values (B, R) (see there)."""
     out = np.empty((len(term_later), rerolls, d.n_rolls), dtype=np.int32)
-    turn_keeps(np.ascontiguousarray(term_first, dtype=np.float64), np.ascontiguousarray(term_later, dtype=np.float64),
-               int(rerolls), d.trans_ptr, d.trans_roll, d.trans_prob, d.sub_ptr, d.sub_keep, d.roll_as_keep, out)
+    turn_keeps(
+        np.ascontiguousarray(term_first, dtype=np.float64),
+        np.ascontiguousarray(term_later, dtype=np.float64),
+        int(rerolls),
+        d.trans_ptr,
+        d.trans_roll,
+        d.trans_prob,
+        d.sub_ptr,
+        d.sub_keep,
+        d.roll_as_keep,
+        out,
+    )
     return out

@@ -80,8 +80,9 @@ START_TRIES = 5
 TASK_HOOK: Callable[[str], None] | None = None
 
 
-def run_task(fn: Callable[..., Any], name: str, version: str | None, hook: Callable[[str], None] | None,
-             *args: Any) -> Any:
+def run_task(
+    fn: Callable[..., Any], name: str, version: str | None, hook: Callable[[str], None] | None, *args: Any
+) -> Any:
     """Every task, wherever it runs: refused by a worker whose code is not the client's ``version``,
     then ``hook(name)`` (:data:`TASK_HOOK`) if there is one, then ``fn(*args)``."""
     check_version(version)
@@ -116,8 +117,13 @@ class Tasks:
 
     remote = False
 
-    def __init__(self, executor: cf.Executor | None = None, workers: int = 1, description: str = "in this process",
-                 hook: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        executor: cf.Executor | None = None,
+        workers: int = 1,
+        description: str = "in this process",
+        hook: Callable[[str], None] | None = None,
+    ):
         self.executor = executor
         self.workers = workers
         self.description = description
@@ -155,16 +161,32 @@ class DaskTasks(Tasks):
 
     remote = True
 
-    def __init__(self, client: Any, workers: int, description: str, retries: int = RETRIES,
-                 hook: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        workers: int,
+        description: str,
+        retries: int = RETRIES,
+        hook: Callable[[str], None] | None = None,
+    ) -> None:
         super().__init__(None, workers, description, hook)
         self.client = client
         self.retries = retries
         self.version = code_version()
 
     def submit(self, fn: Callable[..., Any], *args: Any, key: str = "", priority: int = 0, name: str = "") -> Any:
-        return self.client.submit(run_task, fn, name, self.version, self.hook, *args, key=key or None, pure=False,
-                                  retries=self.retries, priority=priority)
+        return self.client.submit(
+            run_task,
+            fn,
+            name,
+            self.version,
+            self.hook,
+            *args,
+            key=key or None,
+            pure=False,
+            retries=self.retries,
+            priority=priority,
+        )
 
     def as_completed(self, futures: Sequence[Any]) -> Iterable[Any]:
         rest = list(futures)
@@ -192,16 +214,22 @@ class DaskTasks(Tasks):
             now = time.monotonic()
             alone = None if n else (alone or now)
             if alone is not None and now - alone >= LOST_AFTER:
-                raise RunFailed(f"every Dask worker of {self.description} is gone (none for {LOST_AFTER:g} s); the "
-                                f"evaluations finished are cached: run the same command again to go on from them")
+                raise RunFailed(
+                    f"every Dask worker of {self.description} is gone (none for {LOST_AFTER:g} s); the "
+                    f"evaluations finished are cached: run the same command again to go on from them"
+                )
 
     def cancel(self, futures: Sequence[Any]) -> None:
         self.client.cancel(list(futures), force=True)
 
 
 def _worker_report() -> dict[str, Any]:
-    return {"version": code_version(), "cache": os.environ.get(CACHE_ENV), "threads": os.environ.get(THREADS_ENV),
-            "pid": os.getpid()}
+    return {
+        "version": code_version(),
+        "cache": os.environ.get(CACHE_ENV),
+        "threads": os.environ.get(THREADS_ENV),
+        "pid": os.getpid(),
+    }
 
 
 def check_workers(client: Any, version: str) -> dict[str, Any]:
@@ -210,15 +238,24 @@ def check_workers(client: Any, version: str) -> dict[str, Any]:
     got = {w: r for w, r in client.run(_worker_report, on_error="return").items() if isinstance(r, dict)}
     bad = {w: r["version"] for w, r in got.items() if r["version"] != version}
     if bad:
-        raise UserError(f"Dask workers run other harness code than this client ({version}): "
-                        + ", ".join(f"{w} has {v}" for w, v in sorted(bad.items()))
-                        + "; install the same revision on every worker")
+        raise UserError(
+            f"Dask workers run other harness code than this client ({version}): "
+            + ", ".join(f"{w} has {v}" for w, v in sorted(bad.items()))
+            + "; install the same revision on every worker"
+        )
     return got
 
 
 @contextlib.contextmanager
-def open_tasks(backend: str = "local", workers: int = 1, scheduler: str | None = None, *, threads: int = 1,
-               memory_limit: str = WORKER_MEMORY, retries: int = RETRIES) -> Iterator[Tasks]:
+def open_tasks(
+    backend: str = "local",
+    workers: int = 1,
+    scheduler: str | None = None,
+    *,
+    threads: int = 1,
+    memory_limit: str = WORKER_MEMORY,
+    retries: int = RETRIES,
+) -> Iterator[Tasks]:
     """Where a job's evaluations run: ``local`` (1 worker: this process; more: forked processes)
     or ``dask`` (``scheduler`` an address, or a LocalCluster of ``workers`` processes with
     ``threads`` threads and ``memory_limit`` each). Pending tasks are cancelled when the block
@@ -241,18 +278,25 @@ def open_tasks(backend: str = "local", workers: int = 1, scheduler: str | None =
         _, client = dask_client(scheduler)
         what = f"dask scheduler {scheduler}"
     else:
-        env = {CACHE_ENV: cache, THREADS_ENV: str(threads), "NUMBA_NUM_THREADS": str(threads),
-               "OMP_NUM_THREADS": "1"}
-        cluster = local_cluster(distributed, n_workers=workers, threads_per_worker=1, processes=True,
-                                memory_limit=memory_limit, dashboard_address=None, env=env)
+        env = {CACHE_ENV: cache, THREADS_ENV: str(threads), "NUMBA_NUM_THREADS": str(threads), "OMP_NUM_THREADS": "1"}
+        cluster = local_cluster(
+            distributed,
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=memory_limit,
+            dashboard_address=None,
+            env=env,
+        )
         client = distributed.Client(cluster)
         what = f"dask LocalCluster of {workers} processes ({threads} thread(s), {memory_limit} each)"
     try:
         from harness.jobs.dask_plugin import Setup  # (imports distributed: only here)
 
         version = code_version()
-        _start_up(client, Setup({CACHE_ENV: cache, THREADS_ENV: str(threads), "NUMBA_NUM_THREADS": str(threads)}),
-                  version)
+        _start_up(
+            client, Setup({CACHE_ENV: cache, THREADS_ENV: str(threads), "NUMBA_NUM_THREADS": str(threads)}), version
+        )
         n = max(1, sum(client.nthreads().values()))
         log.info("exact evaluations on %s: %d task slots, code %s, cache %s", what, n, version, cache)
         yield DaskTasks(client, n, what, retries, hook)
@@ -274,11 +318,26 @@ def _start_up(client: Any, setup: Any, version: str) -> None:
             return
         except (CommClosedError, OSError) as exc:
             if attempt == START_TRIES - 1:
-                raise RunFailed(f"the Dask workers kept failing while the job started ({type(exc).__name__}: "
-                                f"{exc}); nothing was evaluated yet: run the same command again") from None
+                raise RunFailed(
+                    f"the Dask workers kept failing while the job started ({type(exc).__name__}: "
+                    f"{exc}); nothing was evaluated yet: run the same command again"
+                ) from None
             log.info("a worker failed during start-up (%s); again", exc)
             time.sleep(1.0)
 
 
-__all__ = ["DaskTasks", "RETRIES", "TASK_HOOK", "THREADS_ENV", "Tasks", "WORKER_MEMORY", "check_workers",
-           "code_version", "evaluate_task", "needs_table", "open_tasks", "run_task", "solve_task"]
+__all__ = [
+    "DaskTasks",
+    "RETRIES",
+    "TASK_HOOK",
+    "THREADS_ENV",
+    "Tasks",
+    "WORKER_MEMORY",
+    "check_workers",
+    "code_version",
+    "evaluate_task",
+    "needs_table",
+    "open_tasks",
+    "run_task",
+    "solve_task",
+]

@@ -45,10 +45,16 @@ class Evaluator:
     bar over the evaluations with the CPU time left at the measured cost of one (``expected``: how
     many the job will ask for, when known)."""
 
-    def __init__(self, executor: Any = None,
-                 on_done: Callable[[RuleSet, str, Evaluation], None] | None = None, *,
-                 cached_only: bool = False, tasks: Tasks | None = None, progress: bool = False,
-                 expected: int | None = None) -> None:
+    def __init__(
+        self,
+        executor: Any = None,
+        on_done: Callable[[RuleSet, str, Evaluation], None] | None = None,
+        *,
+        cached_only: bool = False,
+        tasks: Tasks | None = None,
+        progress: bool = False,
+        expected: int | None = None,
+    ) -> None:
         self.tasks = tasks if tasks is not None else Tasks(executor) if executor is not None else None
         self.executor = executor
         self.on_done = on_done
@@ -106,15 +112,24 @@ class Evaluator:
         futures: dict[Any, Any] = {}
         try:
             if tables:  # solved once each, in parallel, before any evaluation reads them
-                futures = {tasks.submit(solve_task, rules, key=f"solve-{d[:20]}-{time.time_ns()}"): d
-                           for d, rules in tables.items()}
+                futures = {
+                    tasks.submit(solve_task, rules, key=f"solve-{d[:20]}-{time.time_ns()}"): d
+                    for d, rules in tables.items()
+                }
                 for fut in tasks.as_completed(list(futures)):
                     self.solve_seconds.append(fut.result())
-            self._tables.update(tables)  # (a rule set only plain bots asked for is not marked: its table may be needed later)
+            self._tables.update(
+                tables
+            )  # (a rule set only plain bots asked for is not marked: its table may be needed later)
             # on a cluster target play's pass is split into blocks driven from here, the rest are tasks each
             split = {key: req for key, req in todo.items() if tasks.remote and plays_for_target(*req)}
-            futures = {tasks.submit(evaluate_task, rules, spec, key=f"evaluate-{key[0][:20]}-{_tag(key[1])}-"
-                                    f"{time.time_ns()}", name=spec): key for key, (rules, spec) in todo.items() if key not in split}
+            futures = {
+                tasks.submit(
+                    evaluate_task, rules, spec, key=f"evaluate-{key[0][:20]}-{_tag(key[1])}-{time.time_ns()}", name=spec
+                ): key
+                for key, (rules, spec) in todo.items()
+                if key not in split
+            }
             for key, (rules, spec) in split.items():
                 self._done(key, rules, spec, evaluate(rules, spec, tasks=tasks, progress=self.progress))
             for fut in tasks.as_completed(list(futures)):
@@ -138,9 +153,9 @@ class Evaluator:
         assert tasks is not None
         left = [float(n) for n in lengths] if lengths is not None else [0.0] * len(jobs)
         results: list[Any] = [None] * len(jobs)
-        wants: dict[int, list[tuple[str, str]]] = {}     # job -> the keys it waits for
+        wants: dict[int, list[tuple[str, str]]] = {}  # job -> the keys it waits for
         asked: dict[int, list[str]] = {}
-        flying: dict[Any, tuple[str, Any]] = {}          # future -> ("solve", digest) or ("evaluate", key)
+        flying: dict[Any, tuple[str, Any]] = {}  # future -> ("solve", digest) or ("evaluate", key)
         in_flight: set[tuple[str, str]] = set()
         solving: dict[str, list[tuple[tuple[str, str], Request, int]]] = {}  # digest -> evaluations held back
         reqs: dict[tuple[str, str], Request] = {}
@@ -158,12 +173,23 @@ class Evaluator:
             if digest not in self._tables and needs_table(rules, spec):
                 solving[digest] = [(key, req, priority)]
                 # a table before any evaluation: every evaluation of its rule set waits for it
-                flying[tasks.submit(solve_task, rules, key=f"solve-{digest[:20]}-{time.time_ns()}",
-                                    priority=SOLVE_PRIORITY)] = ("solve", digest)
+                flying[
+                    tasks.submit(
+                        solve_task, rules, key=f"solve-{digest[:20]}-{time.time_ns()}", priority=SOLVE_PRIORITY
+                    )
+                ] = ("solve", digest)
                 return
             self._show(1)
-            flying[tasks.submit(evaluate_task, rules, spec, key=f"evaluate-{digest[:20]}-{_tag(key[1])}-"
-                                f"{time.time_ns()}", priority=priority, name=spec)] = ("evaluate", key)
+            flying[
+                tasks.submit(
+                    evaluate_task,
+                    rules,
+                    spec,
+                    key=f"evaluate-{digest[:20]}-{_tag(key[1])}-{time.time_ns()}",
+                    priority=priority,
+                    name=spec,
+                )
+            ] = ("evaluate", key)
 
         def step(i: int, answer: list[Evaluation] | None) -> None:
             rules, gen = jobs[i]
@@ -251,8 +277,9 @@ def _tag(label: str) -> str:
     return hashlib.sha256(label.encode()).hexdigest()[:12]
 
 
-def drive(tasks: Sequence[tuple[RuleSet, Task]], evaluator: Evaluator,
-          lengths: Sequence[float] | None = None) -> list[Any]:
+def drive(
+    tasks: Sequence[tuple[RuleSet, Task]], evaluator: Evaluator, lengths: Sequence[float] | None = None
+) -> list[Any]:
     """Run tasks together (so several chains and rule sets share the workers) and return their
     results. On an evaluator with tasks (:mod:`harness.jobs.cluster`) each task resumes as its
     own requests are evaluated (:meth:`Evaluator.drive`, ``lengths`` its tasks' expected rounds for

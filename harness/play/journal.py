@@ -69,7 +69,7 @@ def part_name(lineup: int, start: int, stop: int) -> str:
 def _parse(name: str) -> tuple[int, int, int] | None:
     if not (name.startswith("part-L") and name.endswith(".bin")):
         return None
-    body = name[len("part-L"):-len(".bin")].replace("-G", "-").split("-")
+    body = name[len("part-L") : -len(".bin")].replace("-G", "-").split("-")
     if len(body) != 3 or not all(x.isdigit() for x in body):
         return None
     lineup, start, stop = (int(x) for x in body)
@@ -102,8 +102,9 @@ def save(run_dir: Path, lineup: int, part: Part) -> None:
     if part.tally is not None:
         arrays["tally"] = part.tally
     arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
-    header = json.dumps({"format": PART_FORMAT, "job": part.job, "arrays": [[k, v.dtype.str, list(v.shape)]
-                                                           for k, v in arrays.items()]}).encode()
+    header = json.dumps(
+        {"format": PART_FORMAT, "job": part.job, "arrays": [[k, v.dtype.str, list(v.shape)] for k, v in arrays.items()]}
+    ).encode()
     folder = Path(run_dir) / JOURNAL_DIR
     folder.mkdir(exist_ok=True)
     path = folder / part_name(lineup, part.start, part.stop)
@@ -122,7 +123,7 @@ def save(run_dir: Path, lineup: int, part: Part) -> None:
 def _read(path: Path, start: int, stop: int, rules: RuleSet, labels: tuple[str, ...], job: str) -> Part:
     data = bytearray(path.read_bytes())  # writable: the arrays below are views of it
     (n,) = struct.unpack_from("<Q", data)
-    head = json.loads(bytes(data[8:8 + n]))
+    head = json.loads(bytes(data[8 : 8 + n]))
     if head.get("format") != PART_FORMAT:
         raise ValueError("another journal format")
     if head.get("job") != job:
@@ -158,8 +159,9 @@ class Needs:
     recording: bool
 
 
-def load(run_dir: Path, lineup: int, start: int, stop: int, rules: RuleSet, labels: Sequence[str],
-         needs: Needs, job: str) -> list[Part]:
+def load(
+    run_dir: Path, lineup: int, start: int, stop: int, rules: RuleSet, labels: Sequence[str], needs: Needs, job: str
+) -> list[Part]:
     """The journalled parts of games ``start..stop-1`` of ``lineup`` that continue each other from
     ``start``; a part that is unreadable, of another job (``job``: its token) or lacks what the job
     needs is deleted (played again)."""
@@ -173,8 +175,11 @@ def load(run_dir: Path, lineup: int, start: int, stop: int, rules: RuleSet, labe
         except (OSError, ValueError, KeyError, TypeError, struct.error):
             path.unlink(missing_ok=True)
             break
-        if (part.analysis is None) == needs.analysis or (part.tally is None) == needs.tally \
-                or (part.results.recording is None) == needs.recording:
+        if (
+            (part.analysis is None) == needs.analysis
+            or (part.tally is None) == needs.tally
+            or (part.results.recording is None) == needs.recording
+        ):
             path.unlink(missing_ok=True)
             break
         parts.append(part)

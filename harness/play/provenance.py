@@ -39,11 +39,20 @@ def git_rev() -> str | None:
         rev = None
         if shutil.which("git"):
             try:
-                rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
-                                     timeout=10).stdout.strip() or None
+                rev = (
+                    subprocess.run(
+                        ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10
+                    ).stdout.strip()
+                    or None
+                )
                 if rev:
-                    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                                           capture_output=True, text=True, timeout=10).stdout.strip()
+                    dirty = subprocess.run(
+                        ["git", "status", "--porcelain", "--untracked-files=no"],
+                        cwd=here,
+                        capture_output=True,
+                        text=True,
+                        timeout=10,
+                    ).stdout.strip()
                     rev += "-dirty" if dirty else ""
             except (OSError, subprocess.SubprocessError):
                 rev = None

@@ -12,8 +12,14 @@ from harness.game.loop import Results, play
 from harness.game.rules import load_rules
 
 
-def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[str], seed: int,
-           game: int, trace: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], Results]:
+def replay(
+    rules_name: str,
+    settings: list[str] | dict[str, Any],
+    seats: list[str],
+    seed: int,
+    game: int,
+    trace: list[dict[str, Any]] | None = None,
+) -> tuple[list[dict[str, Any]], Results]:
     """Play game ``game`` alone; returns (trace events, engine Results of that one game).
 
     ``trace``, when given, receives the events as they happen, so that it holds the game up to
@@ -28,11 +34,13 @@ def replay(rules_name: str, settings: list[str] | dict[str, Any], seats: list[st
     return trace, res
 
 
-def record_of_replay(trace: list[dict[str, Any]], res: Results, rules_name: str, seats: list[str], seed: int,
-                     game: int) -> GameRecord:
+def record_of_replay(
+    trace: list[dict[str, Any]], res: Results, rules_name: str, seats: list[str], seed: int, game: int
+) -> GameRecord:
     """The :class:`harness.records.notation.GameRecord` of a replayed game (``replay``'s trace and Results)."""
-    return record_from_trace(trace, rules_name=rules_name, rules=res.rules, seats=seats, game=game, seed=seed,
-                             totals=res.total[0].tolist())
+    return record_from_trace(
+        trace, rules_name=rules_name, rules=res.rules, seats=seats, game=game, seed=seed, totals=res.total[0].tolist()
+    )
 
 
 def format_trace(trace: list[dict[str, Any]], labels: list[str]) -> str:

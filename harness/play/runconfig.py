@@ -68,9 +68,26 @@ CLI_SOURCE = "command line"
 #: Keys that say how a run executes, not what it plays: they may change on resume.
 EXECUTION_KEYS = ("workers", "backend", "scheduler", "out", "cache_dir")
 
-_TOML_KEYS = ("description", "mode", "rules", "settings", "seats", "entrants", "candidate", "table",
-              "games", "seed", "chunk_size", "workers", "backend", "scheduler", "out", "cache_dir", "record",
-              "analyse")
+_TOML_KEYS = (
+    "description",
+    "mode",
+    "rules",
+    "settings",
+    "seats",
+    "entrants",
+    "candidate",
+    "table",
+    "games",
+    "seed",
+    "chunk_size",
+    "workers",
+    "backend",
+    "scheduler",
+    "out",
+    "cache_dir",
+    "record",
+    "analyse",
+)
 _META = ("name", "source", "origins")
 
 
@@ -146,8 +163,10 @@ class RunConfig:
             raise UserError(f"{self._name('settings')} must be a table of KEY = VALUE, got {self.settings!r}")
         for k, v in self.settings.items():
             if not isinstance(k, str) or not isinstance(v, (bool, int, str)):
-                raise UserError(f"{self._where('settings.' + str(k))}: settings.{k} must be a number, true/false or a "
-                                f"string, got {v!r}")
+                raise UserError(
+                    f"{self._where('settings.' + str(k))}: settings.{k} must be a number, true/false or a "
+                    f"string, got {v!r}"
+                )
         object.__setattr__(self, "settings", {k: _setting_value(k, v) for k, v in self.settings.items()})
 
     def _check_numbers(self) -> None:
@@ -168,7 +187,7 @@ class RunConfig:
             if not isinstance(self.scheduler, str) or not self.scheduler.strip():
                 raise UserError(f"{name('scheduler')} must be an address like tcp://host:8786, got {self.scheduler!r}")
             if self.backend != "dask":
-                raise UserError(f"{at('scheduler', 'backend')}: scheduler {self.scheduler!r} needs backend = \"dask\"")
+                raise UserError(f'{at("scheduler", "backend")}: scheduler {self.scheduler!r} needs backend = "dask"')
             if self.scheduler != "inprocess":
                 parse_scheduler(self.scheduler)  # a malformed address: one line now, not after the set-up
 
@@ -193,27 +212,37 @@ class RunConfig:
         at = self._where
         if self.mode == "run":
             if not 1 <= len(self.seats) <= MAX_SEATS:
-                raise UserError(f"{at('seats', 'mode')}: mode run needs seats = [1..{MAX_SEATS} strategy specs], "
-                                f"got {len(self.seats)}")
+                raise UserError(
+                    f"{at('seats', 'mode')}: mode run needs seats = [1..{MAX_SEATS} strategy specs], "
+                    f"got {len(self.seats)}"
+                )
             if self.entrants or self.candidate:
-                raise UserError(f"{at('entrants', 'candidate', 'mode')}: entrants/candidate are for mode tournament "
-                                f"or gauntlet, not run (use seats)")
+                raise UserError(
+                    f"{at('entrants', 'candidate', 'mode')}: entrants/candidate are for mode tournament "
+                    f"or gauntlet, not run (use seats)"
+                )
         elif self.mode == "tournament":
             if self.seats or self.candidate:
-                raise UserError(f"{at('seats', 'candidate', 'mode')}: mode tournament takes entrants (and table), "
-                                f"not seats/candidate")
+                raise UserError(
+                    f"{at('seats', 'candidate', 'mode')}: mode tournament takes entrants (and table), "
+                    f"not seats/candidate"
+                )
             if len(self.entrants) < self.table:
-                raise UserError(f"{at('entrants', 'table')}: a tournament at {self.table}-seat tables needs at least "
-                                f"{self.table} entrants, got {len(self.entrants)}")
+                raise UserError(
+                    f"{at('entrants', 'table')}: a tournament at {self.table}-seat tables needs at least "
+                    f"{self.table} entrants, got {len(self.entrants)}"
+                )
         else:
             if self.seats:
-                raise UserError(f"{at('seats', 'mode')}: mode gauntlet takes candidate and entrants (the field), "
-                                f"not seats")
+                raise UserError(
+                    f"{at('seats', 'mode')}: mode gauntlet takes candidate and entrants (the field), not seats"
+                )
             if not self.candidate:
-                raise UserError(f"{at('candidate', 'mode')}: mode gauntlet needs candidate = \"SPEC\"")
+                raise UserError(f'{at("candidate", "mode")}: mode gauntlet needs candidate = "SPEC"')
             if not self.entrants:
-                raise UserError(f"{at('entrants', 'mode')}: mode gauntlet needs entrants = [the field, one or more "
-                                f"specs]")
+                raise UserError(
+                    f"{at('entrants', 'mode')}: mode gauntlet needs entrants = [the field, one or more specs]"
+                )
             if self.table != 2:
                 raise UserError(f"{at('table', 'mode')}: a gauntlet plays 2-seat tables, got table = {self.table}")
 
@@ -249,8 +278,9 @@ class RunConfig:
         return cls.from_dict(data, source=str(p), base=p.parent, name=p.stem)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, source: str = "<python>", base: Path | None = None,
-                  name: str = "run") -> RunConfig:
+    def from_dict(
+        cls, data: Mapping[str, Any], *, source: str = "<python>", base: Path | None = None, name: str = "run"
+    ) -> RunConfig:
         """Build from a mapping with the TOML keys (also what :meth:`to_dict` and manifests hold).
 
         A relative rules path is taken relative to ``base`` when that file exists there.
@@ -315,8 +345,7 @@ class RunConfig:
             rules = load_rules(self.rules, self.settings, origin=origin)
         except UserError as exc:
             where, msg = self._rules_origin(str(exc)), str(exc)
-            raise UserError(msg if msg.startswith((f"{where}:", f"{where} ")) else f"{where}: {msg}") \
-                from None
+            raise UserError(msg if msg.startswith((f"{where}:", f"{where} ")) else f"{where}: {msg}") from None
         made: dict[str, tuple[str, Strategy]] = {}
 
         def make(spec: str, key: str, i: int | None = None) -> str:
@@ -347,8 +376,13 @@ class RunConfig:
             cand = make(self.candidate or "", "candidate")
             field_ = [make(s, "entrants", i) for i, s in enumerate(self.entrants)]
             lineups = tournament.gauntlet(cand, field_)
-        return ResolvedRun(self, rules, tuple((lab, spec) for lab, (spec, _) in made.items()),
-                           {lab: s for lab, (_, s) in made.items()}, tuple(lineups))
+        return ResolvedRun(
+            self,
+            rules,
+            tuple((lab, spec) for lab, (spec, _) in made.items()),
+            {lab: s for lab, (_, s) in made.items()},
+            tuple(lineups),
+        )
 
     def _rules_origin(self, message: str) -> str:
         """Where a rule-set error comes from: a setting it names, else the rules (or all settings)."""
@@ -394,8 +428,7 @@ def _specs(value: Any, key: str, name: str) -> tuple[str, ...]:
     for i, v in enumerate(value):
         if not isinstance(v, str) or not v.strip():
             item = f"{name}[{i}]" if key != "candidate" else name
-            raise UserError(f"{item} must be a strategy spec like \"greedy\" or \"solver:temperature=0.5\", "
-                            f"got {v!r}")
+            raise UserError(f'{item} must be a strategy spec like "greedy" or "solver:temperature=0.5", got {v!r}')
     return tuple(v.strip() for v in value)
 
 
@@ -482,15 +515,24 @@ def check_resumable(old: Mapping[str, Any], resolved: ResolvedRun, out: Path) ->
     diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
     if diff:
         parts = [f"{k} (run has {a.get(k)!r}, now {b.get(k)!r})" for k in diff]
-        raise UserError(f"cannot resume {out}: the config differs in " + "; ".join(parts)
-                        + ". Resume with the same config, or start a new run directory.")
+        raise UserError(
+            f"cannot resume {out}: the config differs in "
+            + "; ".join(parts)
+            + ". Resume with the same config, or start a new run directory."
+        )
     if old["rules"]["digest"] != resolved.rules.digest:
-        raise UserError(f"cannot resume {out}: rule set {resolved.rules.name} ({resolved.rules.source}) has changed "
-                        f"since the run started (digest {old['rules']['digest'][:12]} -> {resolved.rules.digest[:12]})")
+        raise UserError(
+            f"cannot resume {out}: rule set {resolved.rules.name} ({resolved.rules.source}) has changed "
+            f"since the run started (digest {old['rules']['digest'][:12]} -> {resolved.rules.digest[:12]})"
+        )
     lineups = [list(x) for x in resolved.lineups]
     if old["lineups"] != lineups:
-        raise UserError(f"cannot resume {out}: the bots' labels differ (run has {old['lineups']}, now {lineups}); "
-                        f"did a strategy's parameters change?")
+        raise UserError(
+            f"cannot resume {out}: the bots' labels differ (run has {old['lineups']}, now {lineups}); "
+            f"did a strategy's parameters change?"
+        )
     if int(old["games"]) > new_cfg.games:
-        raise UserError(f"cannot resume {out} with games = {new_cfg.games}: it already plays {old['games']} "
-                        f"games per lineup (a run never shrinks)")
+        raise UserError(
+            f"cannot resume {out} with games = {new_cfg.games}: it already plays {old['games']} "
+            f"games per lineup (a run never shrinks)"
+        )

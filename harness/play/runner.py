@@ -52,23 +52,58 @@ from harness.util.cache import using_cache_dir
 from harness.decisions.analysis import Analyser
 from harness.game.loop import StrategyError, engine_cached, play, warm_engine
 from harness.util.errors import RUN_LOG_ONLY, RunFailed, UserError
-from harness.records.rundir import (CHUNK_DIR, FORMAT, LOG, MANIFEST, RECORD_DIR, TMP_SUFFIX, Chunk, load_manifest,
-                                    file_sha256, manifest_chunks, parquet_rows, parse_chunk_name, plan, rows_digest,
-                                    sha256_bytes, write_bytes_atomic, write_json_atomic)
+from harness.records.rundir import (
+    CHUNK_DIR,
+    FORMAT,
+    LOG,
+    MANIFEST,
+    RECORD_DIR,
+    TMP_SUFFIX,
+    Chunk,
+    load_manifest,
+    file_sha256,
+    manifest_chunks,
+    parquet_rows,
+    parse_chunk_name,
+    plan,
+    rows_digest,
+    sha256_bytes,
+    write_bytes_atomic,
+    write_json_atomic,
+)
 from harness.play.runconfig import DEFAULT_CHUNK_SIZE, ResolvedRun, RunConfig, check_resumable, config_of
 from harness.play.protocol import referee
 from harness.play.protocol.referee import ENGINE_DIR
 from harness.play import journal
 from harness.play.journal import ChunkInterrupted, GracefulStop, RunInterrupted, SigtermAsInterrupt
-from harness.play.worker import (FAULT_COLUMNS, ChunkFailed, ChunkResult, Job, chunk_file_faults, chunk_file_sums,
-                                forget, install, play_chunk, set_progress)
+from harness.play.worker import (
+    FAULT_COLUMNS,
+    ChunkFailed,
+    ChunkResult,
+    Job,
+    chunk_file_faults,
+    chunk_file_sums,
+    forget,
+    install,
+    play_chunk,
+    set_progress,
+)
 from harness.play.warmup import BOTS_HELPER_SECONDS, kernel_helper, warm_up_seats
 
 #: The manifest's fault sums of each refereed entrant, by these keys (:func:`harness.play.worker.fault_sums`).
 FAULT_KEYS = ("games", *FAULT_COLUMNS[:-1], "corrupted")
 
-__all__ = ["RunConfig", "RunStopped", "RunDirNotEmpty", "run", "extend", "load_manifest", "rows_digest", "config_of",
-           "DEFAULT_CHUNK_SIZE"]
+__all__ = [
+    "RunConfig",
+    "RunStopped",
+    "RunDirNotEmpty",
+    "run",
+    "extend",
+    "load_manifest",
+    "rows_digest",
+    "config_of",
+    "DEFAULT_CHUNK_SIZE",
+]
 
 log = logging.getLogger("harness.play.runner")
 
@@ -107,8 +142,15 @@ class RunStopped(RunFailed):
 # public API
 
 
-def run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool = True, resume: bool = False,
-        games_range: tuple[int, int] | None = None, continue_disqualified: bool = False) -> Path:
+def run(
+    config: RunConfig,
+    out_dir: str | os.PathLike[str],
+    *,
+    quiet: bool = True,
+    resume: bool = False,
+    games_range: tuple[int, int] | None = None,
+    continue_disqualified: bool = False,
+) -> Path:
     """Play ``config`` into ``out_dir`` (see the module docstring); returns the run directory. The
     config's ``cache_dir`` (if any) is the solver cache directory for the run's length only.
 
@@ -117,12 +159,25 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool = Tru
     manifest beside the disqualification; the engine is then refereed as before but not stopped
     again for it)."""
     with using_cache_dir(config.cache_dir, "cache_dir"):
-        return _run(config, out_dir, quiet=quiet, resume=resume, games_range=games_range,
-                    continue_disqualified=continue_disqualified)
+        return _run(
+            config,
+            out_dir,
+            quiet=quiet,
+            resume=resume,
+            games_range=games_range,
+            continue_disqualified=continue_disqualified,
+        )
 
 
-def _run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool, resume: bool,
-         games_range: tuple[int, int] | None, continue_disqualified: bool) -> Path:
+def _run(
+    config: RunConfig,
+    out_dir: str | os.PathLike[str],
+    *,
+    quiet: bool,
+    resume: bool,
+    games_range: tuple[int, int] | None,
+    continue_disqualified: bool,
+) -> Path:
     out = Path(out_dir)
     if games_range is not None:
         start, stop = (int(x) for x in games_range)
@@ -134,8 +189,9 @@ def _run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool, res
     if games_range is not None:
         have = int(load_manifest(out)["games"]) if has_manifest else 0
         if start != have:
-            raise UserError(f"{out} holds games 0..{have - 1} of each lineup; games_range must start at {have}, "
-                            f"got {start}")
+            raise UserError(
+                f"{out} holds games 0..{have - 1} of each lineup; games_range must start at {have}, got {start}"
+            )
         resume = has_manifest
     if resume:
         if not has_manifest:
@@ -144,8 +200,11 @@ def _run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool, res
         check_resumable(old, resolved, out)
         dq = old.get("disqualified")
         if dq and not continue_disqualified and (old.get("continued") or {}).get("engine") != dq["engine"]:
-            raise RunStopped(f"run stopped: {dq['reason']} (recorded in {out / MANIFEST}); to play on anyway: "
-                             f"yatzy-harness run --resume {out} --continue-disqualified", out)
+            raise RunStopped(
+                f"run stopped: {dq['reason']} (recorded in {out / MANIFEST}); to play on anyway: "
+                f"yatzy-harness run --resume {out} --continue-disqualified",
+                out,
+            )
     else:
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise RunDirNotEmpty(out, has_manifest)
@@ -162,8 +221,15 @@ def _run(config: RunConfig, out_dir: str | os.PathLike[str], *, quiet: bool, res
         raise RunInterrupted(out, kept, one.games * len(one.seats)) from None
 
 
-def extend(run_dir: str | os.PathLike[str], stop: int, *, quiet: bool = True, workers: int | None = None,
-           backend: str | None = None, scheduler: str | None = None) -> Path:
+def extend(
+    run_dir: str | os.PathLike[str],
+    stop: int,
+    *,
+    quiet: bool = True,
+    workers: int | None = None,
+    backend: str | None = None,
+    scheduler: str | None = None,
+) -> Path:
     """Play games ``games..stop-1`` of every lineup into an existing run (its manifest's config)."""
     manifest = load_manifest(run_dir)
     have = int(manifest["games"])
@@ -182,24 +248,44 @@ def extend(run_dir: str | os.PathLike[str], stop: int, *, quiet: bool = True, wo
 class _Run:
     """State of one invocation: resolved config, the directory, chunks done, sums, the manifest."""
 
-    def __init__(self, resolved: ResolvedRun, out: Path, old: Mapping[str, Any] | None, quiet: bool,
-                 continue_disqualified: bool = False) -> None:
+    def __init__(
+        self,
+        resolved: ResolvedRun,
+        out: Path,
+        old: Mapping[str, Any] | None,
+        quiet: bool,
+        continue_disqualified: bool = False,
+    ) -> None:
         self.r, self.out, self.old, self.quiet = resolved, out, old, quiet
         #: the engine's disqualification (manifest key ``disqualified``) and the user's word to play on
         self.dq: dict[str, Any] | None = (old or {}).get("disqualified")
         self.continued: dict[str, Any] | None = (old or {}).get("continued")
         if self.dq and continue_disqualified and (self.continued or {}).get("engine") != self.dq["engine"]:
-            self.continued = {"engine": self.dq["engine"], "flag": "--continue-disqualified", "at": now(),
-                              "games_kept": sum(int(c["stop"]) - int(c["start"]) for c in old.get("chunks", []))}
+            self.continued = {
+                "engine": self.dq["engine"],
+                "flag": "--continue-disqualified",
+                "at": now(),
+                "games_kept": sum(int(c["stop"]) - int(c["start"]) for c in old.get("chunks", [])),
+            }
         cfg = resolved.config
         self.games = cfg.games
         self.seats = [len(x) for x in resolved.lineups]
         rules = resolved.rules
         self.refereed = {label: s for label, s in resolved.strategies.items() if s.refereed}
-        self.job = Job(dict(rules.spec), rules.source, dict(cfg.settings), rules.digest, resolved.entrants,
-                       tuple(tuple(x) for x in resolved.lineups), cfg.seed, cfg.record, cfg.analyse,
-                       bool(self.refereed), str(out) if self.refereed and cfg.backend == "local" else "",
-                       str(out) if cfg.backend == "local" and JOURNAL else "")
+        self.job = Job(
+            dict(rules.spec),
+            rules.source,
+            dict(cfg.settings),
+            rules.digest,
+            resolved.entrants,
+            tuple(tuple(x) for x in resolved.lineups),
+            cfg.seed,
+            cfg.record,
+            cfg.analyse,
+            bool(self.refereed),
+            str(out) if self.refereed and cfg.backend == "local" else "",
+            str(out) if cfg.backend == "local" and JOURNAL else "",
+        )
         self.done: dict[tuple[int, int], Chunk] = {}
         self.sums: dict[str, list[int]] = {label: [0] * 5 for label, _ in resolved.entrants}
         #: refereed entrants' faults over the chunks done: label -> [seat-games, decisions, time,
@@ -223,15 +309,26 @@ class _Run:
         r, cfg, rules = self.r, self.r.config, self.r.rules
         old = self.old or {}
         history = list(old.get("history", []))
-        history.append({"started": self.started, "stopped": None if not complete else now(),
-                        "games": self.games, "workers": cfg.workers or backends.cpu_count(),
-                        "backend": cfg.backend, "scheduler": cfg.scheduler})
+        history.append(
+            {
+                "started": self.started,
+                "stopped": None if not complete else now(),
+                "games": self.games,
+                "workers": cfg.workers or backends.cpu_count(),
+                "backend": cfg.backend,
+                "scheduler": cfg.scheduler,
+            }
+        )
         return {
             "format": FORMAT,
             "kind": cfg.mode,
             "complete": complete,
-            "rules": {"name": rules.name, "source": rules.source, "settings": dict(rules.settings),
-                      "digest": rules.digest},
+            "rules": {
+                "name": rules.name,
+                "source": rules.source,
+                "settings": dict(rules.settings),
+                "digest": rules.digest,
+            },
             "entrants": [{"label": label, "spec": spec} for label, spec in r.entrants],
             "lineups": [list(x) for x in r.lineups],
             "games": self.games,
@@ -241,8 +338,14 @@ class _Run:
             "chunks": [c.to_dict() for c in sorted(self.done.values())],
             # exact sums over the chunks listed: label -> [seats, sum, sum of squares, wins, shared wins]
             "totals": {label: list(v) for label, v in self.sums.items()},
-            **({"engines": self.engines(), "faults": {label: dict(zip(FAULT_KEYS, v)) for label, v in self.faults.items()}}
-               if self.refereed else {}),
+            **(
+                {
+                    "engines": self.engines(),
+                    "faults": {label: dict(zip(FAULT_KEYS, v)) for label, v in self.faults.items()},
+                }
+                if self.refereed
+                else {}
+            ),
             **({"disqualified": self.dq} if self.dq else {}),
             **({"continued": self.continued} if self.continued else {}),
             "created": old.get("created", self.started),
@@ -256,8 +359,10 @@ class _Run:
     def engines(self) -> dict[str, Any]:
         """What the manifest records of each external engine (command, handshake, files' sha256)."""
         old = (self.old or {}).get("engines", {})
-        return {label: {**old.get(label, {}), **{k: v for k, v in s.describe().items() if v is not None}}
-                for label, s in self.refereed.items()}
+        return {
+            label: {**old.get(label, {}), **{k: v for k, v in s.describe().items() if v is not None}}
+            for label, s in self.refereed.items()
+        }
 
     def write_manifest(self, complete: bool = False, force: bool = True) -> None:
         tick = time.monotonic()
@@ -296,8 +401,9 @@ class _Run:
                 raise UserError(f"cannot resume {self.out}: unexpected file {path} (not a chunk of this run)")
             chunk = listed.get(key)
             if chunk is None:
-                log.info("chunk %s is not in the manifest (stopped before it was recorded): playing it again",
-                         path.name)
+                log.info(
+                    "chunk %s is not in the manifest (stopped before it was recorded): playing it again", path.name
+                )
                 path.unlink()
                 continue
             if chunk.sha256 is not None:
@@ -305,12 +411,16 @@ class _Run:
             else:
                 intact = parquet_rows(path) == chunk.games * self.seats[chunk.lineup]
             if not intact:
-                log.warning("chunk %s is damaged (%s): playing it again", path.name,
-                            "checksum differs" if chunk.sha256 else "row count differs")
+                log.warning(
+                    "chunk %s is damaged (%s): playing it again",
+                    path.name,
+                    "checksum differs" if chunk.sha256 else "row count differs",
+                )
                 path.unlink()
                 continue
-            if self.r.config.record and (chunk.records_sha256 is None
-                                         or file_sha256(self.out / chunk.records_file) != chunk.records_sha256):
+            if self.r.config.record and (
+                chunk.records_sha256 is None or file_sha256(self.out / chunk.records_file) != chunk.records_sha256
+            ):
                 log.warning("records of chunk %s are missing or damaged: playing it again", path.name)
                 path.unlink()
                 continue
@@ -352,8 +462,14 @@ class _Run:
             if reason is not None and (self.continued or {}).get("engine") != label:
                 kinds = ", ".join(f"{k.removeprefix('faults_')} {n:,}" for k, n in zip(FAULT_KEYS[2:-1], v[2:-1]) if n)
                 line = f"{reason}; faults: {kinds or 'none'}; engine log: {self.out / ENGINE_DIR}"
-                self.dq = {"engine": label, "reason": line, "at": now(), "games": v[0], "corrupted": v[-1],
-                           "faults": dict(zip(FAULT_KEYS, v))}
+                self.dq = {
+                    "engine": label,
+                    "reason": line,
+                    "at": now(),
+                    "games": v[0],
+                    "corrupted": v[-1],
+                    "faults": dict(zip(FAULT_KEYS, v)),
+                }
                 return line
         return None
 
@@ -377,9 +493,17 @@ class _Run:
         n_workers = cfg.workers or backends.cpu_count()
         forked = cfg.backend == "local" and n_workers > 1 and bool(todo)
         with backends.run_logging(self.out / LOG, forked):
-            log.info("run %s: %s, rules %s, %d lineup(s) x %d games, seed %d, chunk %d; %d chunk(s) to play",
-                     self.out, cfg.mode, self.r.rules.name, len(self.seats), self.games, cfg.seed,
-                     cfg.chunk_size, len(todo))
+            log.info(
+                "run %s: %s, rules %s, %d lineup(s) x %d games, seed %d, chunk %d; %d chunk(s) to play",
+                self.out,
+                cfg.mode,
+                self.r.rules.name,
+                len(self.seats),
+                self.games,
+                cfg.seed,
+                cfg.chunk_size,
+                len(todo),
+            )
             if todo:
                 t0 = time.monotonic()
                 if self.refereed:  # before the engines start: their logs and the fault journal live here
@@ -395,8 +519,13 @@ class _Run:
                         referee.set_run_dir(None)
                 played = sum(c.games for c in todo)
                 dt = time.monotonic() - t0
-                log.info("played %d chunk(s), %d games in %.1f s (%.0f games/s)", len(todo), played, dt,
-                         played / max(dt, 1e-9))
+                log.info(
+                    "played %d chunk(s), %d games in %.1f s (%.0f games/s)",
+                    len(todo),
+                    played,
+                    dt,
+                    played / max(dt, 1e-9),
+                )
         self.write_manifest(complete=True)
         return self.out
 
@@ -423,12 +552,13 @@ class _Run:
                 try:
                     play(self.r.rules, warm_up_seats(self.r, labels), np.arange(1, dtype=np.int64), self.r.config.seed)
                 except StrategyError as exc:
-
                     cause = exc.cause
                     details = "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
-                    msg = (f"bot {exc.label} (seat {exc.seat}, lineup {i} {'/'.join(labels)}) failed in game 0 "
-                           f"(its warm-up game, before any chunk) at {exc.at}, seed {self.r.config.seed}: "
-                           f"{type(cause).__name__}: {cause}")
+                    msg = (
+                        f"bot {exc.label} (seat {exc.seat}, lineup {i} {'/'.join(labels)}) failed in game 0 "
+                        f"(its warm-up game, before any chunk) at {exc.at}, seed {self.r.config.seed}: "
+                        f"{type(cause).__name__}: {cause}"
+                    )
                     log.error("%s\n%s", msg, details, extra=RUN_LOG_ONLY)
                     failure = ChunkFailed(msg, Chunk(i, 0, 1), exc.label, 0, details)
                     report = failure.summary(self.out, self.out / LOG, len(self.done))
@@ -437,7 +567,6 @@ class _Run:
                 warm.update(labels)
         analyser = None
         if self.r.config.analyse:  # the solved table, loaded (or solved) once before the fork
-
             analyser = Analyser(self.r.rules)
         install(self.job, self.r.rules, self.r.strategies, analyser)
 
@@ -447,10 +576,20 @@ class _Run:
         total = self.games * len(self.seats)
         initial = self._initial = sum(c.games for c in self.done.values())
         jr = journal.Journal.create(self.out) if self.job.journal_dir else None
-        with SigtermAsInterrupt(), GracefulStop(jr), \
-                backends.open_backend(cfg.backend, n_workers, cfg.scheduler) as be, \
-                tqdm(total=total, initial=initial, unit="game", unit_scale=True, disable=self.quiet,
-                     dynamic_ncols=True, smoothing=0.05) as bar:
+        with (
+            SigtermAsInterrupt(),
+            GracefulStop(jr),
+            backends.open_backend(cfg.backend, n_workers, cfg.scheduler) as be,
+            tqdm(
+                total=total,
+                initial=initial,
+                unit="game",
+                unit_scale=True,
+                disable=self.quiet,
+                dynamic_ncols=True,
+                smoothing=0.05,
+            ) as bar,
+        ):
             log.info("executing on %s", be.description)
             hook = None if self.quiet else self._progress_hook(bar)
             old_hook = set_progress(hook)
@@ -475,8 +614,11 @@ class _Run:
                     if not pending:
                         break
                     # wake up now and then: the bar shows the games the workers report per batch
-                    finished, _ = cf.wait(pending, timeout=PROGRESS_EVERY if hook or jr or be.alive else None,
-                                          return_when=cf.FIRST_COMPLETED)
+                    finished, _ = cf.wait(
+                        pending,
+                        timeout=PROGRESS_EVERY if hook or jr or be.alive else None,
+                        return_when=cf.FIRST_COMPLETED,
+                    )
                     if not finished and be.alive is not None:
                         self._check_workers(be)
                     failure = self._collect(finished, pending, bar)
@@ -501,9 +643,15 @@ class _Run:
                 self.write_manifest()
                 bar.leave = False  # the command's one line says where the run stands
                 kept = sum(c.games for c in self.done.values()) + journal.kept_games(self.out)
-                log.warning("interrupted: %d chunk(s) complete, %d of %d games kept; continue with: "
-                            "yatzy-harness run --resume %s", len(self.done), kept, total, self.out,
-                            extra=RUN_LOG_ONLY)
+                log.warning(
+                    "interrupted: %d chunk(s) complete, %d of %d games kept; continue with: "
+                    "yatzy-harness run --resume %s",
+                    len(self.done),
+                    kept,
+                    total,
+                    self.out,
+                    extra=RUN_LOG_ONLY,
+                )
                 raise RunInterrupted(self.out, kept, total) from None
             finally:
                 set_progress(old_hook)
@@ -523,8 +671,10 @@ class _Run:
         if now - self._alone >= LOST_AFTER:
             be.abort()
             self.write_manifest()
-            msg = (f"run stopped: every Dask worker is gone (none for {LOST_AFTER:g} s); {len(self.done)} complete "
-                   f"chunk(s) are kept; resume with: yatzy-harness run --resume {self.out}")
+            msg = (
+                f"run stopped: every Dask worker is gone (none for {LOST_AFTER:g} s); {len(self.done)} complete "
+                f"chunk(s) are kept; resume with: yatzy-harness run --resume {self.out}"
+            )
             log.error("%s", msg, extra=RUN_LOG_ONLY)
             raise RunStopped(msg, self.out)
 
@@ -610,15 +760,20 @@ def _io_error(exc: OSError, out: Path) -> UserError:
     """One line for a run that could not write its directory (exit 2 through the CLI)."""
     what = exc.strerror or str(exc)
     where = f"{exc.filename}: " if exc.filename and str(exc.filename) != str(out) else ""
-    hint = (f"; complete chunks are kept: fix it and finish with: yatzy-harness run --resume {out}"
-            if (out / MANIFEST).is_file() else "")
+    hint = (
+        f"; complete chunks are kept: fix it and finish with: yatzy-harness run --resume {out}"
+        if (out / MANIFEST).is_file()
+        else ""
+    )
     return UserError(f"cannot write the run to {out}: {where}{what}{hint}")
 
 
 def _wrap(exc: BaseException, c: Chunk) -> ChunkFailed:
     if isinstance(exc, BrokenProcessPool):
-        msg = (f"a worker process died (killed? out of memory?) while chunks were playing, "
-               f"among them {c.file} (games {c.start}..{c.stop - 1})")
+        msg = (
+            f"a worker process died (killed? out of memory?) while chunks were playing, "
+            f"among them {c.file} (games {c.start}..{c.stop - 1})"
+        )
     else:
         msg = f"chunk {c.file} (games {c.start}..{c.stop - 1}) failed: {type(exc).__name__}: {exc}"
 

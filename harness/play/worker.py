@@ -38,8 +38,13 @@ from harness.play.protocol.referee import follow_run_dir
 log = logging.getLogger("harness.play.worker")
 
 #: Parquet writer settings: fixed, so that a chunk's bytes depend only on its rows.
-PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1, "use_dictionary": True,
-                                   "write_statistics": True, "row_group_size": 1 << 22}
+PARQUET_OPTIONS: dict[str, Any] = {
+    "compression": "zstd",
+    "compression_level": 1,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "row_group_size": 1 << 22,
+}
 
 
 @dataclass(frozen=True)
@@ -76,8 +81,11 @@ class Job:
     @property
     def token(self) -> str:
         """A key for this job's prepared objects in a worker process."""
-        blob = json.dumps([self.rules_spec, self.settings, self.digest, self.entrants, self.lineups, self.seed],
-                          sort_keys=True, default=str)
+        blob = json.dumps(
+            [self.rules_spec, self.settings, self.digest, self.entrants, self.lineups, self.seed],
+            sort_keys=True,
+            default=str,
+        )
         return hashlib.sha256(blob.encode()).hexdigest()
 
     @property
@@ -115,8 +123,9 @@ class ChunkFailed(RuntimeError):
     """A chunk could not be played; the message (one line) names the bot, seat, game index, turn
     and the cause; ``details`` holds the traceback (also in the run's log)."""
 
-    def __init__(self, message: str, chunk: Chunk | None = None, label: str = "", game: int = -1,
-                 details: str = "") -> None:
+    def __init__(
+        self, message: str, chunk: Chunk | None = None, label: str = "", game: int = -1, details: str = ""
+    ) -> None:
         super().__init__(message)
         self.chunk, self.label, self.game, self.details = chunk, label, game, details
 
@@ -128,8 +137,9 @@ class ChunkFailed(RuntimeError):
         run and find the traceback (lines after the first indented)."""
         lines = [f"run stopped: {str(self).splitlines()[0]}"]
         if self.game >= 0 and self.chunk is not None:
-            lines.append(f"  replay:  yatzy-harness replay --run {run_dir} --lineup {self.chunk.lineup} "
-                         f"--game {self.game}")
+            lines.append(
+                f"  replay:  yatzy-harness replay --run {run_dir} --lineup {self.chunk.lineup} --game {self.game}"
+            )
         fix = "after fixing the bot; " if self.label else ""
         lines.append(f"  resume:  yatzy-harness run --resume {run_dir}   ({fix}{kept} complete chunk(s) are kept)")
         lines.append(f"  details: {log_path}" + (" (with the traceback)" if self.details else ""))
@@ -162,20 +172,25 @@ def prepared(job: Job) -> Prepared:
     with _LOCK:  # Dask workers may run several threads
         got = _PREPARED.get(token)
         if got is None:
-
             same = next((q for q in _PREPARED.values() if q.rules.digest == job.digest), None)
-            rules = same.rules if same is not None else compile_rules(dict(job.rules_spec), dict(job.settings),
-                                                                      source=job.rules_source)
+            rules = (
+                same.rules
+                if same is not None
+                else compile_rules(dict(job.rules_spec), dict(job.settings), source=job.rules_source)
+            )
             if rules.digest != job.digest:
-                raise ChunkFailed(f"this worker compiles rule set {rules.name} to digest {rules.digest[:12]}, "
-                                  f"the run has {job.digest[:12]}: install the same harness version everywhere")
+                raise ChunkFailed(
+                    f"this worker compiles rule set {rules.name} to digest {rules.digest[:12]}, "
+                    f"the run has {job.digest[:12]}: install the same harness version everywhere"
+                )
             strategies = {label: make(spec, rules) for label, spec in job.entrants}
             for s in strategies.values():
                 s.prepare()
             analyser = None
             if job.analyse:  # one per rule set and process: a worker kept across runs loads its table once
-                analyser = next((q.analyser for q in _PREPARED.values()
-                                 if q.analyser is not None and q.rules is rules), None) or Analyser(rules)
+                analyser = next(
+                    (q.analyser for q in _PREPARED.values() if q.analyser is not None and q.rules is rules), None
+                ) or Analyser(rules)
             got = _PREPARED[token] = Prepared(rules, strategies, analyser)
     return got
 
@@ -223,9 +238,16 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     refereed = [s for s in dict.fromkeys(seats) if s.refereed] if job.referee else []
     at = 0
     if jr is not None:
-        for old in journal.load(jr.run_dir, chunk.lineup, chunk.start, chunk.stop, p.rules, labels,
-                                journal.Needs(analysis=job.analyse, tally=job.referee, recording=job.record),
-                                job.token):
+        for old in journal.load(
+            jr.run_dir,
+            chunk.lineup,
+            chunk.start,
+            chunk.stop,
+            p.rules,
+            labels,
+            journal.Needs(analysis=job.analyse, tally=job.referee, recording=job.record),
+            job.token,
+        ):
             parts.append((old.results, dict(old.analysis) if old.analysis is not None else None))
             if old.tally is not None:
                 tallies.append(old.tally)
@@ -242,7 +264,7 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
         else:  # this process's pace on the lineup's last chunk, if any: no small first batch again
             size = int(min(max(_PACE.get(pace_key, 0.0) * seconds, FIRST_BATCH), len(games) - at)) or 1
         while at < len(games):
-            batch = games[at:at + size]
+            batch = games[at : at + size]
             t0 = time.monotonic()
             for s in refereed:
                 s.begin_batch(batch, chunk.lineup)
@@ -256,8 +278,11 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
             parts.append((part, luck))
             at += len(batch)
             if jr is not None and at < len(games):
-                journal.save(jr.run_dir, chunk.lineup,
-                             journal.Part(int(batch[0]), int(batch[-1]) + 1, part, luck, tally, job.token))
+                journal.save(
+                    jr.run_dir,
+                    chunk.lineup,
+                    journal.Part(int(batch[0]), int(batch[-1]) + 1, part, luck, tally, job.token),
+                )
             if hook is not None:
                 hook(len(batch))
             if jr is not None and jr.stopping() and at < len(games):
@@ -282,13 +307,17 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
         # or the log would show the bot's traceback twice
         raise _report(job, chunk, p, seats, failed) from None
     res = concat_results([r for r, _ in parts])
-    luck = None if not job.analyse else {k: np.concatenate([a[k] for _, a in parts if a is not None])
-                                         for k in ANALYSIS_COLUMNS}
+    luck = (
+        None
+        if not job.analyse
+        else {k: np.concatenate([a[k] for _, a in parts if a is not None]) for k in ANALYSIS_COLUMNS}
+    )
     faults = fault_columns(seats, np.concatenate(tallies)) if job.referee else None
     data, rows = to_parquet(res, chunk.lineup, job.categories, luck, faults)
     records = records_parquet(res.recording, res.rules, res.games, chunk.lineup) if job.record else None
-    return ChunkResult(chunk, data, rows, seat_sums(res, labels), records,
-                       fault_sums(faults, labels) if faults is not None else None)
+    return ChunkResult(
+        chunk, data, rows, seat_sums(res, labels), records, fault_sums(faults, labels) if faults is not None else None
+    )
 
 
 #: Columns a run with a refereed entrant (an external engine) adds to its rows, in this order:
@@ -343,13 +372,27 @@ def concat_results(parts: Sequence[Results]) -> Results:
         return replace(xs[0], **{f.name: np.concatenate([getattr(x, f.name) for x in xs]) for f in fields(xs[0])})
 
     first = parts[0]
-    return replace(first, **{f.name: join([getattr(r, f.name) for r in parts]) for f in fields(first)
-                             if f.name not in ("rules", "labels")})
+    return replace(
+        first,
+        **{
+            f.name: join([getattr(r, f.name) for r in parts])
+            for f in fields(first)
+            if f.name not in ("rules", "labels")
+        },
+    )
 
 
 #: Columns that ``analyse = true`` adds to the rows, in this order.
-ANALYSIS_COLUMNS = ("luck", "regret", "decisions", "errors", "keep_decisions", "keep_regret", "upper_regret",
-                    "max_regret")
+ANALYSIS_COLUMNS = (
+    "luck",
+    "regret",
+    "decisions",
+    "errors",
+    "keep_decisions",
+    "keep_regret",
+    "upper_regret",
+    "max_regret",
+)
 
 
 def analyse_results(analyser: Analyser, res: Results) -> dict[str, np.ndarray]:
@@ -363,9 +406,13 @@ def analyse_results(analyser: Analyser, res: Results) -> dict[str, np.ndarray]:
     return {k: sums[k].astype(np.int16) if k in ints else sums[k] for k in ANALYSIS_COLUMNS}
 
 
-def to_parquet(res: Results, lineup: int, categories: Sequence[str],
-               analysis: Mapping[str, np.ndarray] | None = None,
-               faults: Mapping[str, np.ndarray] | None = None) -> tuple[bytes, int]:
+def to_parquet(
+    res: Results,
+    lineup: int,
+    categories: Sequence[str],
+    analysis: Mapping[str, np.ndarray] | None = None,
+    faults: Mapping[str, np.ndarray] | None = None,
+) -> tuple[bytes, int]:
     """The Parquet bytes of one chunk: ``lineup`` int16 then ``Results.to_frame()`` columns, then
     the :data:`ANALYSIS_COLUMNS` when ``analysis`` is given, the :data:`FAULT_COLUMNS` when ``faults`` is.
 
@@ -409,12 +456,17 @@ def _report(job: Job, chunk: Chunk, p: Prepared, seats: Sequence[Strategy], exc:
     found = _bisect(p.rules, seats, np.asarray(exc.games, dtype=np.int64), job.seed)
     err = found if found is not None else exc
     games = np.asarray(err.games)
-    where = f"game {int(games[0])}" if found is not None else \
-        f"one of games {int(games[0])}..{int(games[-1])} (it does not fail when replayed alone)"
+    where = (
+        f"game {int(games[0])}"
+        if found is not None
+        else f"one of games {int(games[0])}..{int(games[-1])} (it does not fail when replayed alone)"
+    )
     cause = err.cause
     details = "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
-    msg = (f"bot {err.label} (seat {err.seat}, lineup {chunk.lineup} {'/'.join(job.lineups[chunk.lineup])}) "
-           f"failed in {where} at {err.at}, seed {job.seed}: {type(cause).__name__}: {cause}")
+    msg = (
+        f"bot {err.label} (seat {err.seat}, lineup {chunk.lineup} {'/'.join(job.lineups[chunk.lineup])}) "
+        f"failed in {where} at {err.at}, seed {job.seed}: {type(cause).__name__}: {cause}"
+    )
     # the traceback goes to run.log only: the command prints its own summary of the failure
     log.error("%s\nchunk %s\n%s", msg, chunk.file, details, extra=RUN_LOG_ONLY)
     return ChunkFailed(msg, chunk, err.label, int(games[0]) if found is not None else -1, details)
@@ -429,7 +481,7 @@ def _bisect(rules: RuleSet, seats: Sequence[Strategy], games: np.ndarray, seed: 
         except StrategyError as e:
             cand = np.asarray(e.games, dtype=np.int64)
             continue
-        cand = cand[len(cand) // 2:]
+        cand = cand[len(cand) // 2 :]
     if len(cand) == 0:
         return None
     try:

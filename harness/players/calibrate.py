@@ -192,10 +192,18 @@ class Point:
     played: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"value": self.value, "response": self.f, "ci": [self.lo, self.hi], "games": self.games,
-               "run_dir": self.run_dir, "estimator": self.estimator,
-               "variance_reduction": self.variance_reduction, "beta": self.beta, "faults": self.faults,
-               "usable": self.usable}
+        out = {
+            "value": self.value,
+            "response": self.f,
+            "ci": [self.lo, self.hi],
+            "games": self.games,
+            "run_dir": self.run_dir,
+            "estimator": self.estimator,
+            "variance_reduction": self.variance_reduction,
+            "beta": self.beta,
+            "faults": self.faults,
+            "usable": self.usable,
+        }
         if self.why:
             out["why"] = self.why
         if self.played is not None:
@@ -243,22 +251,36 @@ class Calibration:
     def to_dict(self) -> dict[str, Any]:
         p = self.problem
         out = {
-            "strategy": p.strategy, "param": p.param, "rules": p.rules, "settings": list(p.settings),
+            "strategy": p.strategy,
+            "param": p.param,
+            "rules": p.rules,
+            "settings": list(p.settings),
             "target": {"kind": p.kind, "value": p.target, "against": p.against},
-            "value": self.value, "value_ci": list(self.value_ci),
-            "spec": self.spec, "dial": p.dial, "precision": p.precision,
-            "sampling_error": self.sampling_error, "search_error": self.search_error,
-            "slope": self.slope, "bracket": list(self.bracket), "converged": self.converged,
+            "value": self.value,
+            "value_ci": list(self.value_ci),
+            "spec": self.spec,
+            "dial": p.dial,
+            "precision": p.precision,
+            "sampling_error": self.sampling_error,
+            "search_error": self.search_error,
+            "slope": self.slope,
+            "bracket": list(self.bracket),
+            "converged": self.converged,
             "exact": p.exact,
-            "games": None if p.exact else p.games, "seed": None if p.exact else p.seed, "confidence": p.confidence,
-            "evaluations": [pt.to_dict() for pt in self.points], "notes": list(self.notes),
+            "games": None if p.exact else p.games,
+            "seed": None if p.exact else p.seed,
+            "confidence": p.confidence,
+            "evaluations": [pt.to_dict() for pt in self.points],
+            "notes": list(self.notes),
         }
         if p.exact:
             at = self.answer
             out |= {"xtol": p.v_tol, "response": at.f if at else None}
         if self.pair is not None:
-            out["pair"] = [{"played": p.played(q.value), "spec": p.spec_at(q.value), "response": q.f,
-                            "ci": [q.lo, q.hi]} for q in self.pair]
+            out["pair"] = [
+                {"played": p.played(q.value), "spec": p.spec_at(q.value), "response": q.f, "ci": [q.lo, q.hi]}
+                for q in self.pair
+            ]
         return jsonable(out)
 
 
@@ -301,7 +323,9 @@ def check_problem(p: Problem) -> None:
     if not math.isfinite(p.lo) or not math.isfinite(p.hi) or p.lo >= p.hi:
         raise UserError(f"need --lo < --hi, got lo={p.lo}, hi={p.hi}")
     if dial.discrete and (p.lo != int(p.lo) or p.hi != int(p.hi)):
-        raise UserError(f"{name}:{p.param} is an integer dial: --lo and --hi must be whole numbers, got {p.lo:g}, {p.hi:g}")
+        raise UserError(
+            f"{name}:{p.param} is an integer dial: --lo and --hi must be whole numbers, got {p.lo:g}, {p.hi:g}"
+        )
     for which, v in (("lo", p.lo), ("hi", p.hi)):
         if (dial.lo is not None and v < dial.lo) or (dial.hi is not None and v > dial.hi):
             raise UserError(f"--{which} {v} is outside {name}:{p.param}'s range {dial.lo}..{dial.hi}")
@@ -314,7 +338,9 @@ def check_problem(p: Problem) -> None:
     if p.exact and dial.discrete:
         raise UserError(f"--exact searches float dials; {name}:{p.param} is a {dial.kind} dial (drop --exact)")
     if p.exact and dial.source == "engine":
-        raise UserError("--exact evaluates the harness's own bots: an engine's option is measured by games (drop --exact)")
+        raise UserError(
+            "--exact evaluates the harness's own bots: an engine's option is measured by games (drop --exact)"
+        )
 
 
 def declared_param(strategy: str, param: str, rules: str = "scandinavian", settings: tuple[str, ...] = ()):
@@ -325,8 +351,9 @@ def declared_param(strategy: str, param: str, rules: str = "scandinavian", setti
     return dial_of(strategy, param, rules, settings)
 
 
-def default_bracket(strategy: str, param: str, rules: str = "scandinavian",
-                    settings: tuple[str, ...] = ()) -> tuple[float | None, float | None]:
+def default_bracket(
+    strategy: str, param: str, rules: str = "scandinavian", settings: tuple[str, ...] = ()
+) -> tuple[float | None, float | None]:
     """The dial's declared range (None where it has none; a choice: its first and last position)."""
     x = declared_param(strategy, param, rules, settings)
     return x.lo, x.hi
@@ -336,8 +363,9 @@ def default_bracket(strategy: str, param: str, rules: str = "scandinavian",
 # the search
 
 
-def calibrate(problem: Problem, evaluate: Callable[[float], Point],
-              progress: Callable[[Point], None] | None = None) -> Calibration:
+def calibrate(
+    problem: Problem, evaluate: Callable[[float], Point], progress: Callable[[Point], None] | None = None
+) -> Calibration:
     """Bracketing search for f(v) = target (module docstring); ``evaluate(v)`` measures one point."""
     check_problem(problem)
     if problem.dial != "float":
@@ -400,8 +428,9 @@ def _best(points: Sequence[Point], target: float) -> Point:
     return min((q for q in points if q.usable), key=lambda q: abs(q.f - target))
 
 
-def _recorded(evaluate: Callable[[float], Point], value: Callable[[float], float],
-              progress: Callable[[Point], None] | None) -> tuple[list[Point], Callable[[float], Point]]:
+def _recorded(
+    evaluate: Callable[[float], Point], value: Callable[[float], float], progress: Callable[[Point], None] | None
+) -> tuple[list[Point], Callable[[float], Point]]:
     """(the points evaluated so far, the search's evaluation): each position ``value(v)`` evaluated,
     kept, and told to ``progress``."""
     points: list[Point] = []
@@ -421,14 +450,18 @@ def _ends(problem: Problem, ev: Callable[[float], Point]) -> tuple[Point, Point]
     a, b = ev(problem.lo), ev(problem.hi)
     for which, q in (("--lo", a), ("--hi", b)):
         if not q.usable:
-            raise UserError(f"the games at {which} {_shown(problem, q.value)} broke the referee's limits ({q.why}): "
-                            "that value cannot be measured; narrow the bracket or fix the engine")
+            raise UserError(
+                f"the games at {which} {_shown(problem, q.value)} broke the referee's limits ({q.why}): "
+                "that value cannot be measured; narrow the bracket or fix the engine"
+            )
     ga, gb = a.f - problem.target, b.f - problem.target
     if ga != 0 and gb != 0 and (ga > 0) == (gb > 0):
         unit = "points" if problem.kind == "mean" else ""
-        raise UserError(f"target {problem.target:g} is not bracketed: response at --lo {_shown(problem, a.value)} is "
-                        f"{a.f:.4g}{unit and ' '}{unit}, at --hi {_shown(problem, b.value)} it is {b.f:.4g}; widen "
-                        "--lo/--hi (or check the target)")
+        raise UserError(
+            f"target {problem.target:g} is not bracketed: response at --lo {_shown(problem, a.value)} is "
+            f"{a.f:.4g}{unit and ' '}{unit}, at --hi {_shown(problem, b.value)} it is {b.f:.4g}; widen "
+            "--lo/--hi (or check the target)"
+        )
     return a, b
 
 
@@ -437,8 +470,9 @@ def _shown(problem: Problem, value: float) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def _calibrate_discrete(problem: Problem, evaluate: Callable[[float], Point],
-                        progress: Callable[[Point], None] | None) -> Calibration:
+def _calibrate_discrete(
+    problem: Problem, evaluate: Callable[[float], Point], progress: Callable[[Point], None] | None
+) -> Calibration:
     """An integer or choice dial (module docstring): regula falsi on whole positions until two
     adjacent values bracket the target; the answer is that pair."""
     target = problem.target
@@ -469,15 +503,29 @@ def _calibrate_discrete(problem: Problem, evaluate: Callable[[float], Point],
     best = min(pair, key=lambda q: abs(q.f - target))
     converged = abs(b.value - a.value) <= 1 or ga == 0 or gb == 0
     if not converged:
-        notes.append(f"stopped after {len(points)} evaluations before two adjacent values bracketed the target"
-                     + (" (values in between broke the referee's limits)" if bad else ""))
+        notes.append(
+            f"stopped after {len(points)} evaluations before two adjacent values bracketed the target"
+            + (" (values in between broke the referee's limits)" if bad else "")
+        )
     slope = (pair[1].f - pair[0].f) / (pair[1].value - pair[0].value) if pair[1].value != pair[0].value else math.nan
-    return Calibration(problem, best.value, (pair[0].value, pair[1].value), math.nan, 0.0, slope,
-                       (pair[0].value, pair[1].value), tuple(points), converged, tuple(notes), pair)
+    return Calibration(
+        problem,
+        best.value,
+        (pair[0].value, pair[1].value),
+        math.nan,
+        0.0,
+        slope,
+        (pair[0].value, pair[1].value),
+        tuple(points),
+        converged,
+        tuple(notes),
+        pair,
+    )
 
 
-def calibrate_exact(problem: Problem, evaluate: Callable[[float], Point],
-                    progress: Callable[[Point], None] | None = None) -> Calibration:
+def calibrate_exact(
+    problem: Problem, evaluate: Callable[[float], Point], progress: Callable[[Point], None] | None = None
+) -> Calibration:
     """The root of f(v) = target for an exact response (module docstring): Brent's method to
     ``problem.v_tol`` in the dial; ``evaluate(v)`` gives f(v) exactly (its interval a point)."""
     from scipy.optimize import brentq  # scipy (~0.5 s) only for an exact search
@@ -504,12 +552,21 @@ def calibrate_exact(problem: Problem, evaluate: Callable[[float], Point],
         value = a.value if ga == 0 else b.value
     elif (ga > 0) == (gb > 0):
         unit = " points" if problem.kind == "mean" else ""
-        raise UserError(f"target {target:g} is not bracketed: the exact response at --lo {a.value:g} is "
-                        f"{a.f:.6g}{unit}, at --hi {b.value:g} it is {b.f:.6g}; widen --lo/--hi (or check the target)")
+        raise UserError(
+            f"target {target:g} is not bracketed: the exact response at --lo {a.value:g} is "
+            f"{a.f:.6g}{unit}, at --hi {b.value:g} it is {b.f:.6g}; widen --lo/--hi (or check the target)"
+        )
     else:
         # brentq counts its evaluations after the two ends; its rtol at float precision leaves xtol in charge
-        value, res = brentq(lambda v: ev(v).f - target, problem.lo, problem.hi, xtol=problem.v_tol,
-                            maxiter=max(1, problem.max_evals - 2), full_output=True, disp=False)
+        value, res = brentq(
+            lambda v: ev(v).f - target,
+            problem.lo,
+            problem.hi,
+            xtol=problem.v_tol,
+            maxiter=max(1, problem.max_evals - 2),
+            full_output=True,
+            disp=False,
+        )
         value = ev(value).value
         converged = bool(res.converged)
         if not converged:
@@ -525,8 +582,9 @@ def calibrate_exact(problem: Problem, evaluate: Callable[[float], Point],
     ordered = sorted(points, key=lambda q: q.value)
     steps = np.diff([q.f for q in ordered])
     if steps.size and not (np.all(steps >= 0) or np.all(steps <= 0)):
-        notes.append("the exact response is not monotone over the evaluated values: another value may hit the "
-                     "target too")
+        notes.append(
+            "the exact response is not monotone over the evaluated values: another value may hit the target too"
+        )
     search = max(value - bracket[0], bracket[1] - value)
     return Calibration(problem, value, bracket, 0.0, search, slope, bracket, tuple(points), converged, tuple(notes))
 
@@ -555,8 +613,11 @@ def local_slope(points: Sequence[Point], target: float) -> float | None:
 
 def _finish(problem: Problem, best: Point, a: Point, b: Point, all_points: list[Point], converged: bool) -> Calibration:
     target = problem.target
-    notes = [f"{problem.param}={_shown(problem, q.value)} is not used for the root: {q.why}"
-             for q in all_points if not q.usable]
+    notes = [
+        f"{problem.param}={_shown(problem, q.value)} is not used for the root: {q.why}"
+        for q in all_points
+        if not q.usable
+    ]
     points = [q for q in all_points if q.usable]
     fa, fb = a.f, b.f
     if a.value == b.value or fa == fb:
@@ -570,8 +631,10 @@ def _finish(problem: Problem, best: Point, a: Point, b: Point, all_points: list[
         value = best.value
     local = local_slope(points, target)
     if local is None:
-        notes.append(f"no two evaluated points on either side of the target differ by {SLOPE_SIGNAL:g} x their "
-                     "interval: the slope (and so the value's interval) comes from the widest bracket")
+        notes.append(
+            f"no two evaluated points on either side of the target differ by {SLOPE_SIGNAL:g} x their "
+            "interval: the slope (and so the value's interval) comes from the widest bracket"
+        )
         wide = [(q, r) for q in points for r in points if q.f > target > r.f and q.value != r.value]
         if wide:
             q, r = max(wide, key=lambda qr: abs(qr[0].value - qr[1].value))
@@ -588,16 +651,31 @@ def _finish(problem: Problem, best: Point, a: Point, b: Point, all_points: list[
     fs = np.array([q.f for q in ordered])
     steps = np.diff(fs)
     if steps.size and not (np.all(steps >= 0) or np.all(steps <= 0)):
-        notes.append("the measured response is not monotone over the evaluated values "
-                     "(differences within the noise, or a non-monotone parameter): check the curve")
+        notes.append(
+            "the measured response is not monotone over the evaluated values "
+            "(differences within the noise, or a non-monotone parameter): check the curve"
+        )
     if not converged:
         notes.append(f"stopped after {len(points)} evaluations before reaching tol={problem.f_tol:g}")
     unc = samp + search
     lo, hi = (value - unc, value + unc) if math.isfinite(unc) else (math.nan, math.nan)
     if problem.precision is not None and not unc <= problem.precision:
-        more = (f"; its sampling part alone (±{samp:.2g}) needs about {math.ceil(problem.games * (samp / problem.precision) ** 2):,} "
-                "games per evaluation" if math.isfinite(samp) and samp > problem.precision else "")
+        more = (
+            f"; its sampling part alone (±{samp:.2g}) needs about {math.ceil(problem.games * (samp / problem.precision) ** 2):,} "
+            "games per evaluation"
+            if math.isfinite(samp) and samp > problem.precision
+            else ""
+        )
         notes.append(f"the value's interval ±{unc:.2g} is wider than --precision {problem.precision:g}{more}")
-    return Calibration(problem, value, (lo, hi), samp, search, slope,
-                       (min(a.value, b.value), max(a.value, b.value)), tuple(all_points), converged, tuple(notes))
-
+    return Calibration(
+        problem,
+        value,
+        (lo, hi),
+        samp,
+        search,
+        slope,
+        (min(a.value, b.value), max(a.value, b.value)),
+        tuple(all_points),
+        converged,
+        tuple(notes),
+    )

@@ -14,8 +14,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.players.calibrate import (DEFAULT_EXACT_MAX_EVALS, DEFAULT_MAX_EVALS, Calibration, Point, Problem,
-                                       calibrate, calibrate_exact, check_problem)
+from harness.players.calibrate import (
+    DEFAULT_EXACT_MAX_EVALS,
+    DEFAULT_MAX_EVALS,
+    Calibration,
+    Point,
+    Problem,
+    calibrate,
+    calibrate_exact,
+    check_problem,
+)
 from harness.players.dials import dial_of
 from harness.players.responses import ExactEvaluator, RunnerEvaluator
 from harness.players.fit import reference_of
@@ -35,15 +43,18 @@ def calibration_problem(draft: Problem) -> Problem:
     lo, hi = draft.lo, draft.hi
     if dial.kind == "choice":
         if not (math.isnan(lo) and math.isnan(hi)):
-            raise UserError(f"{draft.strategy}:{draft.param} is a choice of {', '.join(map(str, dial.values))}: "
-                            "its bracket is every value in order (drop --lo/--hi)")
+            raise UserError(
+                f"{draft.strategy}:{draft.param} is a choice of {', '.join(map(str, dial.values))}: "
+                "its bracket is every value in order (drop --lo/--hi)"
+            )
     lo = dial.lo if math.isnan(lo) else lo
     hi = dial.hi if math.isnan(hi) else hi
     if lo is None or hi is None:
         raise UserError(f"{draft.strategy}:{draft.param} has no declared range: give --lo and --hi")
     max_evals = draft.max_evals or (DEFAULT_EXACT_MAX_EVALS if draft.exact else DEFAULT_MAX_EVALS)
-    problem = replace(draft, against=against, lo=float(lo), hi=float(hi), max_evals=max_evals, dial=dial.kind,
-                      values=dial.values)
+    problem = replace(
+        draft, against=against, lo=float(lo), hi=float(hi), max_evals=max_evals, dial=dial.kind, values=dial.values
+    )
     check_problem(problem)
     return problem
 
@@ -64,9 +75,15 @@ class CalibrationRun:
         return self.calibration.problem
 
 
-def run_calibration(problem: Problem, out: Path, *, quiet: bool = True, evaluator: Any = None,
-                    on_start: Callable[[str, bool], None] | None = None,
-                    on_point: Callable[[Point], None] | None = None) -> CalibrationRun:
+def run_calibration(
+    problem: Problem,
+    out: Path,
+    *,
+    quiet: bool = True,
+    evaluator: Any = None,
+    on_start: Callable[[str, bool], None] | None = None,
+    on_point: Callable[[Point], None] | None = None,
+) -> CalibrationRun:
     """Calibrate ``problem`` into ``out`` (its evaluation runs, ``calibration.png`` and
     ``calibration.json``). The responses are exact with ``problem.exact`` (on ``evaluator``'s tasks,
     a :class:`harness.studies.depth.Evaluator`, if given), else measured by runs played under ``out``

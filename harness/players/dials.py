@@ -58,19 +58,22 @@ def dial_of(strategy: str, param: str, rules: str = "scandinavian", settings: tu
     cls = get(name)
     if param.startswith(OPTION_PREFIX) and getattr(cls, "refereed", False):
         base = ",".join(f"{k}={_quote(v)}" for k, v in params.items() if k != param)
-        return _engine_dial(name + (":" + base if base else ""), param[len(OPTION_PREFIX):], rules, tuple(settings))
+        return _engine_dial(name + (":" + base if base else ""), param[len(OPTION_PREFIX) :], rules, tuple(settings))
     declared = {x.name: x for x in cls.params}
     if param not in declared:
         hint = " (an engine's options are opt.NAME)" if getattr(cls, "refereed", False) else ""
-        raise UserError(f"strategy {name!r} has no parameter {param!r} (parameters: "
-                        f"{', '.join(declared) or 'none'}){hint}")
+        raise UserError(
+            f"strategy {name!r} has no parameter {param!r} (parameters: {', '.join(declared) or 'none'}){hint}"
+        )
     x = declared[param]
     if x.type is float:
         return Dial(param, "float", x.lo, x.hi, default=x.default)
     if x.type is int:
         return Dial(param, "integer", x.lo, x.hi, default=x.default)
-    raise UserError(f"strategy {name!r}: parameter {param} is {x.type.__name__}; calibrate tunes float and integer "
-                    "parameters (and an engine's float, integer and choice options)")
+    raise UserError(
+        f"strategy {name!r}: parameter {param} is {x.type.__name__}; calibrate tunes float and integer "
+        "parameters (and an engine's float, integer and choice options)"
+    )
 
 
 def _quote(v: str) -> str:
@@ -83,12 +86,14 @@ def _engine_dial(spec: str, option: str, rules: str, settings: tuple[str, ...]) 
     bot = make(spec, load_rules(rules, list(settings)))
     declared = bot.declared_options()  # type: ignore[attr-defined]
     if option not in declared:
-        raise UserError(f"engine {bot.label} has no option {option!r} (its hello declares: "
-                        f"{', '.join(declared) or 'none'})")
+        raise UserError(
+            f"engine {bot.label} has no option {option!r} (its hello declares: {', '.join(declared) or 'none'})"
+        )
     o = declared[option]
     if not o.dial:
-        raise UserError(f"engine {bot.label}: option {option} is a {o.kind}; calibrate tunes float, integer and "
-                        "choice options")
+        raise UserError(
+            f"engine {bot.label}: option {option} is a {o.kind}; calibrate tunes float, integer and choice options"
+        )
     if o.kind == "choice":
         return Dial(OPTION_PREFIX + option, "choice", 0.0, float(len(o.values) - 1), o.values, o.default, "engine")
     return Dial(OPTION_PREFIX + option, o.kind, o.lo, o.hi, (), o.default, "engine")

@@ -64,8 +64,9 @@ def resolve_level(level_or_spec: str, rules_name: str | None, levels_file: str |
         if rules_name is not None and rules_name != file_rules:
             raise UserError(f"level {level_or_spec!r} was tuned on {file_rules}, not {rules_name}")
         if d.get("settings"):
-            raise UserError(f"level {level_or_spec!r}: rule-set settings {d['settings']} are not exported "
-                            f"(built-in rule sets only)")
+            raise UserError(
+                f"level {level_or_spec!r}: rule-set settings {d['settings']} are not exported (built-in rule sets only)"
+            )
         rules = load_rules(file_rules)
         target = row.get("target") or {}
         return LevelSpec(level_or_spec, str(row["spec"]), target.get("against"), rules)
@@ -78,8 +79,10 @@ def _dial(spec: str, rules: RuleSet) -> dict[str, float]:
     """The solver dial of a spec (a :class:`UserError` for any other bot or parameter)."""
     name, params = parse_spec(spec)
     if name != "solver":
-        raise UserError(f"{spec!r} is neither a solver spec (solver:temperature=T,blunder=P: export plays the "
-                        f"solver bot and its dial) nor a level (give --levels FILE with a level's name)")
+        raise UserError(
+            f"{spec!r} is neither a solver spec (solver:temperature=T,blunder=P: export plays the "
+            f"solver bot and its dial) nor a level (give --levels FILE with a level's name)"
+        )
     bad = sorted(set(params) - {"temperature", "blunder"})
     if bad:
         raise UserError(f"export: solver parameter {', '.join(bad)} cannot be exported (only temperature and blunder)")
@@ -135,15 +138,28 @@ def export_level(level: LevelSpec, out: Path, opts: ExportOptions = ExportOption
     if "scores_first" in desc:
         desc["scores_first"] = rules.table_first.tolist()
     manifest: dict[str, Any] = {
-        "format": MANIFEST_FORMAT, "harness": harness_version(), "level": level.name, "spec": level.spec,
-        "dial": dial, "digest": rules.digest,
-        "table": {"file": TABLE_FILE, "kind": opts.kind, "shift": opts.shift if opts.kind == "q" else None,
-                  "states": int(sol.states), "sha256": hashlib.sha256(table).hexdigest(), "bytes": len(table)},
+        "format": MANIFEST_FORMAT,
+        "harness": harness_version(),
+        "level": level.name,
+        "spec": level.spec,
+        "dial": dial,
+        "digest": rules.digest,
+        "table": {
+            "file": TABLE_FILE,
+            "kind": opts.kind,
+            "shift": opts.shift if opts.kind == "q" else None,
+            "states": int(sol.states),
+            "sha256": hashlib.sha256(table).hexdigest(),
+            "bytes": len(table),
+        },
         "module": {"file": MODULE_FILE, "bytes": len(module), "gzip_bytes": _gz(module)},
         "rules": desc,
     }
-    manifest["sizes"] = {"module_gzip": manifest["module"]["gzip_bytes"], "table_gzip": len(table),
-                         "transferred": manifest["module"]["gzip_bytes"] + len(table)}
+    manifest["sizes"] = {
+        "module_gzip": manifest["module"]["gzip_bytes"],
+        "table_gzip": len(table),
+        "transferred": manifest["module"]["gzip_bytes"] + len(table),
+    }
     manifest["figures"] = None
     # the manifest the bot playing this table reads (its sha256), then again with the figures
     _write_manifest(out, manifest)
@@ -169,16 +185,34 @@ def _figures(level: LevelSpec, out: Path, opts: ExportOptions) -> dict[str, Any]
     rules = level.rules
     mine = EV.evaluate(rules, _with_table(level.spec, out), opts.cache_dir, use_cache=False)
     full = EV.evaluate(rules, level.spec, opts.cache_dir)
-    fig: dict[str, Any] = {"mean": mine.mean, "std": mine.std, "full_precision_mean": full.mean,
-                           "loss": full.mean - mine.mean, "against": level.against, "score_rate": None}
+    fig: dict[str, Any] = {
+        "mean": mine.mean,
+        "std": mine.std,
+        "full_precision_mean": full.mean,
+        "loss": full.mean - mine.mean,
+        "against": level.against,
+        "score_rate": None,
+    }
     if level.against:
         ref = EV.evaluate(rules, level.against, opts.cache_dir)
         win, draw, _ = EV.versus(mine, ref)
         full_win, full_draw, _ = EV.versus(full, ref)
-        fig |= {"p_win": win, "p_draw": draw, "score_rate": EV.score_rate(win, draw),
-                "full_precision_score_rate": EV.score_rate(full_win, full_draw)}
+        fig |= {
+            "p_win": win,
+            "p_draw": draw,
+            "score_rate": EV.score_rate(win, draw),
+            "full_precision_score_rate": EV.score_rate(full_win, full_draw),
+        }
     return fig
 
 
-__all__ = ["ENGINE_FILE", "ExportOptions", "LevelSpec", "MODULE_FILE", "TABLE_FILE", "export_level", "module_text",
-           "resolve_level"]
+__all__ = [
+    "ENGINE_FILE",
+    "ExportOptions",
+    "LevelSpec",
+    "MODULE_FILE",
+    "TABLE_FILE",
+    "export_level",
+    "module_text",
+    "resolve_level",
+]

@@ -25,8 +25,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.players.calibrate import (DEFAULT_MAX_EVALS, EXACT, Point, Problem, calibrate, calibrate_exact,
-                                       check_problem, declared_param, round_value)
+from harness.players.calibrate import (
+    DEFAULT_MAX_EVALS,
+    EXACT,
+    Point,
+    Problem,
+    calibrate,
+    calibrate_exact,
+    check_problem,
+    declared_param,
+    round_value,
+)
 from harness.players.responses import ExactEvaluator, RunnerEvaluator, sampling_session
 from harness.decisions.scale import SCALE
 from harness.exact.evaluate import refusal
@@ -53,8 +62,7 @@ class Level:
 
     @property
     def kind(self) -> str:
-        return ("mean" if self.target_mean is not None else "beats" if self.target_beats is not None
-                else "win_rate")
+        return "mean" if self.target_mean is not None else "beats" if self.target_beats is not None else "win_rate"
 
     @property
     def needs_records(self) -> bool:
@@ -127,8 +135,10 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
         if extra:
             raise UserError(f"{where}: level {lv['name']!r}: unknown key {extra[0]!r}")
         if sum(k in lv for k in _TARGETS) != 1:
-            raise UserError(f"{where}: level {lv['name']!r} needs exactly one of target_win_rate or target_mean "
-                            "(or, against game logs, target_beats)")
+            raise UserError(
+                f"{where}: level {lv['name']!r} needs exactly one of target_win_rate or target_mean "
+                "(or, against game logs, target_beats)"
+            )
         for k in _TARGETS:
             if k in lv and (not isinstance(lv[k], (int, float)) or isinstance(lv[k], bool)):
                 raise UserError(f"{where}: level {lv['name']!r}: {k} = {lv[k]!r} is not a number")
@@ -136,13 +146,14 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
         if band is not None:
             names = [b.name for b in SCALE]
             if band not in names:
-                raise UserError(f"{where}: level {lv['name']!r}: band = {band!r} is not a skill band "
-                                f"({', '.join(names)})")
+                raise UserError(
+                    f"{where}: level {lv['name']!r}: band = {band!r} is not a skill band ({', '.join(names)})"
+                )
             if "target_mean" in lv:
-                raise UserError(f"{where}: level {lv['name']!r}: a target_mean does not depend on the players: "
-                                "drop band")
-        levels.append(Level(lv["name"], lv.get("target_mean"), lv.get("target_win_rate"), lv.get("target_beats"),
-                            band))
+                raise UserError(
+                    f"{where}: level {lv['name']!r}: a target_mean does not depend on the players: drop band"
+                )
+        levels.append(Level(lv["name"], lv.get("target_mean"), lv.get("target_win_rate"), lv.get("target_beats"), band))
     names = [lv.name for lv in levels]
     if len(set(names)) != len(names):
         raise UserError(f"{where}: two levels named {next(n for n in names if names.count(n) > 1)!r}")
@@ -166,14 +177,18 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
         raise UserError(f"{where}: strategy = {strategy!r}, param = {param!r}: {exc}") from None
     dlo, dhi = declared.lo, declared.hi
     if declared.kind == "choice" and ("lo" in raw or "hi" in raw):
-        raise UserError(f"{where}: param = {param!r} is a choice of {', '.join(map(str, declared.values))}: "
-                        "its bracket is every value in order (drop lo and hi)")
+        raise UserError(
+            f"{where}: param = {param!r} is a choice of {', '.join(map(str, declared.values))}: "
+            "its bracket is every value in order (drop lo and hi)"
+        )
     lo, hi = float(need("lo", (int, float), dlo)), float(need("hi", (int, float), dhi))
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise UserError(f"{where}: lo = {lo:g}, hi = {hi:g}: need lo < hi")
     for key, v in (("lo", lo), ("hi", hi)):
         if (declared.lo is not None and v < declared.lo) or (declared.hi is not None and v > declared.hi):
-            raise UserError(f"{where}: {key} = {v:g} is outside {strategy}:{param}'s range {declared.lo}..{declared.hi}")
+            raise UserError(
+                f"{where}: {key} = {v:g} is outside {strategy}:{param}'s range {declared.lo}..{declared.hi}"
+            )
     games, seed = need("games", int, 2000), need("seed", int, 1)
     if games < 2:
         raise UserError(f"{where}: games = {games} must be at least 2")
@@ -188,8 +203,22 @@ def load_levels(path: str | os.PathLike[str]) -> Levels:
     except UserError as exc:
         msg = str(exc)
         raise UserError(msg if msg.startswith(f"{where}:") else f"{where}: rules = {rules!r}: {msg}") from None
-    return Levels(where, rules, tuple(f"{k}={v}" for k, v in settings.items()), strategy, param, lo, hi, games, seed,
-                  against, tuple(levels), exact, declared.kind, declared.values)
+    return Levels(
+        where,
+        rules,
+        tuple(f"{k}={v}" for k, v in settings.items()),
+        strategy,
+        param,
+        lo,
+        hi,
+        games,
+        seed,
+        against,
+        tuple(levels),
+        exact,
+        declared.kind,
+        declared.values,
+    )
 
 
 @dataclass(frozen=True)
@@ -214,8 +243,9 @@ def check_levels(lv: Levels, against: str | None, search: LevelSearch = LevelSea
     for level in lv.levels:
         if level.needs_records:
             what = "target_beats" if level.kind == "beats" else f"band = {level.band!r}"
-            raise UserError(f"level {level.name!r} ({what}) aims at the players of game logs: "
-                            "give --against-records LOGS")
+            raise UserError(
+                f"level {level.name!r} ({what}) aims at the players of game logs: give --against-records LOGS"
+            )
     problems = [_problem(lv, level, against, lv.lo, lv.hi, search) for level in lv.levels]
     if lv.exact:
         rules = load_rules(lv.rules, list(lv.settings))
@@ -231,11 +261,27 @@ def _problem(lv: Levels, level: Level, against: str | None, lo: float, hi: float
     """The checked calibration problem of one level searched in [lo, hi]; a mistake names the level."""
     if level.kind == "win_rate" and not against:
         raise UserError(f"level {level.name!r} aims at a win rate: give --against REF (or against = in {lv.path})")
-    p = Problem(rules=lv.rules, settings=lv.settings, strategy=lv.strategy, param=lv.param, lo=lo, hi=hi,
-                target_mean=level.target_mean, target_win_rate=level.target_win_rate,
-                against=against if level.kind == "win_rate" else None, games=lv.games, seed=lv.seed,
-                exact=lv.exact, dial=lv.dial, values=lv.values, workers=search.workers, analyse=search.analyse,
-                confidence=search.confidence, max_evals=search.max_evals, xtol=search.xtol)
+    p = Problem(
+        rules=lv.rules,
+        settings=lv.settings,
+        strategy=lv.strategy,
+        param=lv.param,
+        lo=lo,
+        hi=hi,
+        target_mean=level.target_mean,
+        target_win_rate=level.target_win_rate,
+        against=against if level.kind == "win_rate" else None,
+        games=lv.games,
+        seed=lv.seed,
+        exact=lv.exact,
+        dial=lv.dial,
+        values=lv.values,
+        workers=search.workers,
+        analyse=search.analyse,
+        confidence=search.confidence,
+        max_evals=search.max_evals,
+        xtol=search.xtol,
+    )
     try:
         check_problem(p)
     except UserError as exc:
@@ -282,16 +328,23 @@ def _evaluation_line(param: str, kind: str, pt: Point) -> str:
     faults = ""
     if pt.faults is not None:  # an engine: its faults at this value
         f = pt.faults
-        bad = ", ".join(f"{k} {f.get('faults_' + k, 0):,}" for k in ("time", "illegal", "crash", "stall")
-                        if f.get("faults_" + k, 0))
+        bad = ", ".join(
+            f"{k} {f.get('faults_' + k, 0):,}" for k in ("time", "illegal", "crash", "stall") if f.get("faults_" + k, 0)
+        )
         faults = f"  faults: {bad or 'none'}"
-    return (f"    {param}={shown} response {scale * pt.f:8.3f}{unit} [{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]"
-            + faults)
+    return f"    {param}={shown} response {scale * pt.f:8.3f}{unit} [{scale * pt.lo:.3f}, {scale * pt.hi:.3f}]" + faults
 
 
-def calibrate_levels(lv: Levels, against: str | None, out: Path, settings: LevelSearch = LevelSearch(), *,
-                     progress: Callable[[str], None] | None = None, quiet: bool = True,
-                     evaluator: Any = None) -> dict[str, Any]:
+def calibrate_levels(
+    lv: Levels,
+    against: str | None,
+    out: Path,
+    settings: LevelSearch = LevelSearch(),
+    *,
+    progress: Callable[[str], None] | None = None,
+    quiet: bool = True,
+    evaluator: Any = None,
+) -> dict[str, Any]:
     """Tune every level of ``lv`` (win-rate levels against ``against``, a spec), then play each
     level's spec once more on an independent seed (``seed + CHECK_SEED_OFFSET``) as a check: the
     check is on target when |check - target| is within the hypot of the check's CI half-width and
@@ -313,10 +366,20 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, settings: Level
             lo, hi = _bracket(memos.get(level.kind), level, lv)
             p = _problem(lv, level, against, lo, hi, settings)
             if level.kind not in memos:
-                evaluators[level.kind] = ExactEvaluator(p, evaluator=evaluator) if lv.exact else RunnerEvaluator(p, out / level.kind, quiet=quiet)
+                evaluators[level.kind] = (
+                    ExactEvaluator(p, evaluator=evaluator)
+                    if lv.exact
+                    else RunnerEvaluator(p, out / level.kind, quiet=quiet)
+                )
                 memos[level.kind] = _Memo(evaluators[level.kind])
-            say(f"level {level.name}: " + (f"mean {level.target_mean:g} points" if level.kind == "mean"
-                                            else f"score {level.target_win_rate:g} against {against}"))
+            say(
+                f"level {level.name}: "
+                + (
+                    f"mean {level.target_mean:g} points"
+                    if level.kind == "mean"
+                    else f"score {level.target_win_rate:g} against {against}"
+                )
+            )
             search = calibrate_exact if lv.exact else calibrate
             try:
                 cal = search(p, memos[level.kind], progress=lambda pt: say(_evaluation_line(lv.param, level.kind, pt)))
@@ -325,52 +388,107 @@ def calibrate_levels(lv: Levels, against: str | None, out: Path, settings: Level
             if lv.exact:
                 at = cal.answer
                 spec = p.spec_at(cal.value)
-                shown = (f"{100 * at.f:.6f} % (target {100 * p.target:g} %)" if level.kind == "win_rate"
-                         else f"{at.f:.6f} points (target {p.target:g})")
+                shown = (
+                    f"{100 * at.f:.6f} % (target {100 * p.target:g} %)"
+                    if level.kind == "win_rate"
+                    else f"{at.f:.6f} points (target {p.target:g})"
+                )
                 say(f"  {spec}: exact response {shown}")
-                rows.append({
-                    "name": level.name,
-                    "target": {"kind": level.kind, "value": p.target, "against": p.against},
-                    "spec": spec, "value": cal.value, "value_ci": list(cal.value_ci), "converged": cal.converged,
-                    "search": {"evaluations": len(cal.points), "bracket": list(cal.bracket), "xtol": p.v_tol,
-                               "search_error": cal.search_error, "slope": cal.slope},
-                    "exact_response": at.f, "difference": at.f - p.target, "check": None,
-                    "notes": list(cal.notes)})
+                rows.append(
+                    {
+                        "name": level.name,
+                        "target": {"kind": level.kind, "value": p.target, "against": p.against},
+                        "spec": spec,
+                        "value": cal.value,
+                        "value_ci": list(cal.value_ci),
+                        "converged": cal.converged,
+                        "search": {
+                            "evaluations": len(cal.points),
+                            "bracket": list(cal.bracket),
+                            "xtol": p.v_tol,
+                            "search_error": cal.search_error,
+                            "slope": cal.slope,
+                        },
+                        "exact_response": at.f,
+                        "difference": at.f - p.target,
+                        "check": None,
+                        "notes": list(cal.notes),
+                    }
+                )
                 continue
             # the check: the calibrated spec played on other dice than the search's
             cp = Problem(**{**p.__dict__, "seed": lv.seed + CHECK_SEED_OFFSET})
             check = RunnerEvaluator(cp, out / "check" / level.name, quiet=quiet)(
-                cal.value if lv.dial != "float" else round_value(cal.value))
+                cal.value if lv.dial != "float" else round_value(cal.value)
+            )
             cals.append((level, cal, check))
             # the check and the search measured on independent dice: their difference has both errors
             h_cal = cal.sampling_error * abs(cal.slope) if math.isfinite(cal.sampling_error * cal.slope) else 0.0
             allowed = math.hypot((check.hi - check.lo) / 2, h_cal)
             inside = abs(check.f - p.target) <= allowed
-            say(f"  {p.spec_at(cal.value)}: check {check.f:.4g} [{check.lo:.4g}, {check.hi:.4g}]"
-                + ("" if inside else " (the target is outside the check's interval combined with the search's)"))
-            rows.append({
-                "name": level.name,
-                "target": {"kind": level.kind, "value": p.target, "against": p.against},
-                "spec": p.spec_at(cal.value), "value": cal.value,
-                "value_ci": list(cal.value_ci), "converged": cal.converged,
-                "search": {"evaluations": len(cal.points), "bracket": list(cal.bracket),
-                           "sampling_error": cal.sampling_error, "search_error": cal.search_error, "slope": cal.slope},
-                "check": {"response": check.f, "ci": [check.lo, check.hi], "games": check.games,
-                          "seed": lv.seed + CHECK_SEED_OFFSET, "target_inside": inside,
-                          "difference": check.f - p.target, "difference_halfwidth": allowed,
-                          "variance_reduction": check.variance_reduction},
-                "notes": list(cal.notes)})
-        curves = {kind: [{k: v for k, v in pt.to_dict().items() if k != "run_dir"}
-                         for pt in sorted(m.seen.values(), key=lambda q: q.value)] for kind, m in memos.items()}
+            say(
+                f"  {p.spec_at(cal.value)}: check {check.f:.4g} [{check.lo:.4g}, {check.hi:.4g}]"
+                + ("" if inside else " (the target is outside the check's interval combined with the search's)")
+            )
+            rows.append(
+                {
+                    "name": level.name,
+                    "target": {"kind": level.kind, "value": p.target, "against": p.against},
+                    "spec": p.spec_at(cal.value),
+                    "value": cal.value,
+                    "value_ci": list(cal.value_ci),
+                    "converged": cal.converged,
+                    "search": {
+                        "evaluations": len(cal.points),
+                        "bracket": list(cal.bracket),
+                        "sampling_error": cal.sampling_error,
+                        "search_error": cal.search_error,
+                        "slope": cal.slope,
+                    },
+                    "check": {
+                        "response": check.f,
+                        "ci": [check.lo, check.hi],
+                        "games": check.games,
+                        "seed": lv.seed + CHECK_SEED_OFFSET,
+                        "target_inside": inside,
+                        "difference": check.f - p.target,
+                        "difference_halfwidth": allowed,
+                        "variance_reduction": check.variance_reduction,
+                    },
+                    "notes": list(cal.notes),
+                }
+            )
+        curves = {
+            kind: [
+                {k: v for k, v in pt.to_dict().items() if k != "run_dir"}
+                for pt in sorted(m.seen.values(), key=lambda q: q.value)
+            ]
+            for kind, m in memos.items()
+        }
         est = {kind: e.estimator for kind, e in evaluators.items()}
         external = lv.external
         for row in rows:  # who plays each level: the harness (serve, engine play), or the engine's own program
             row["external"] = external
-        return jsonable({"format": "yatzy-levels/1", "levels_file": lv.path, "rules": lv.rules, "external": external,
-                         "settings": list(lv.settings), "strategy": lv.strategy, "param": lv.param,
-                         "bracket": [lv.lo, lv.hi], "against": against, "exact": lv.exact,
-                         "games": None if lv.exact else lv.games, "seed": None if lv.exact else lv.seed,
-                         "confidence": settings.confidence, "estimators": est, "levels": rows, "curves": curves})
+        return jsonable(
+            {
+                "format": "yatzy-levels/1",
+                "levels_file": lv.path,
+                "rules": lv.rules,
+                "external": external,
+                "settings": list(lv.settings),
+                "strategy": lv.strategy,
+                "param": lv.param,
+                "bracket": [lv.lo, lv.hi],
+                "against": against,
+                "exact": lv.exact,
+                "games": None if lv.exact else lv.games,
+                "seed": None if lv.exact else lv.seed,
+                "confidence": settings.confidence,
+                "estimators": est,
+                "levels": rows,
+                "curves": curves,
+            }
+        )
 
 
 def levels_table(d: dict[str, Any]) -> Table:
@@ -378,8 +496,17 @@ def levels_table(d: dict[str, Any]) -> Table:
     (exact levels: the final bracket and the exact response at the value)."""
     conf = ci_level(d["confidence"])
     exact = bool(d.get("exact"))
-    head = (["level", "target", "spec", f"{d['param']} [bracket]", "exact response"] if exact else
-            ["level", "target", "spec", f"{d['param']} [{conf}]", f"check, seed {d['seed'] + CHECK_SEED_OFFSET} [{conf}]"])
+    head = (
+        ["level", "target", "spec", f"{d['param']} [bracket]", "exact response"]
+        if exact
+        else [
+            "level",
+            "target",
+            "spec",
+            f"{d['param']} [{conf}]",
+            f"check, seed {d['seed'] + CHECK_SEED_OFFSET} [{conf}]",
+        ]
+    )
     rows = []
     for lv in d["levels"]:
         t = lv["target"]
@@ -387,13 +514,21 @@ def levels_table(d: dict[str, Any]) -> Table:
         tgt = f"score {sig(100 * t['value'], 6)} % vs ref" if win else f"mean {sig(t['value'], 6)}"
         if exact:
             r = lv["exact_response"]
-            rows.append([lv["name"], tgt, lv["spec"], sig(lv["value"], 10, ci=lv["value_ci"]),
-                         pct(r, 6) if win else num(r, 6)])
+            rows.append(
+                [lv["name"], tgt, lv["spec"], sig(lv["value"], 10, ci=lv["value_ci"]), pct(r, 6) if win else num(r, 6)]
+            )
             continue
         ck = lv["check"]
         check = pct(ck["response"], 2, ci=ck["ci"]) if win else num(ck["response"], ci=ck["ci"])
-        rows.append([lv["name"], tgt, lv["spec"], sig(lv["value"], 4, ci=lv["value_ci"]),
-                     check + ("" if ck["target_inside"] else "  (off target)")])
+        rows.append(
+            [
+                lv["name"],
+                tgt,
+                lv["spec"],
+                sig(lv["value"], 4, ci=lv["value_ci"]),
+                check + ("" if ck["target_inside"] else "  (off target)"),
+            ]
+        )
     return Table("", head, rows)
 
 

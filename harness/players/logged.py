@@ -59,9 +59,17 @@ class LoggedGames:
         new = np.full(len(self.labels), -1, dtype=np.int64)
         new[players] = np.arange(len(players))
         keep = new[self.player] >= 0
-        return LoggedGames(self.source, self.rules, tuple(self.labels[p] for p in players),
-                           self.regret_per_decision[players], tuple(self.bands[p] for p in players),
-                           new[self.player[keep]], self.final[keep], self.luck[keep], self.bad)
+        return LoggedGames(
+            self.source,
+            self.rules,
+            tuple(self.labels[p] for p in players),
+            self.regret_per_decision[players],
+            tuple(self.bands[p] for p in players),
+            new[self.player[keep]],
+            self.final[keep],
+            self.luck[keep],
+            self.bad,
+        )
 
     def split(self, seed: int) -> tuple[LoggedGames, LoggedGames]:
         """The players shuffled with ``seed``, the first half (rounded up) to tune and the rest to check."""
@@ -78,22 +86,33 @@ def read_logged(source: Any, rules: RuleSet, cache_dir: Any = None) -> LoggedGam
     ranking is not the total; :class:`harness.records.record.NoUsableGame` for logs without a game."""
     rep = analyse_records(source, worst=0, cache_dir=cache_dir)
     if len(rep.rules) > 1:
-        raise UserError(f"{rep.source}: games of {len(rep.rules)} rule sets "
-                        f"({'; '.join(r['rules'] for r in rep.rules)}): levels are tuned on one")
+        raise UserError(
+            f"{rep.source}: games of {len(rep.rules)} rule sets "
+            f"({'; '.join(r['rules'] for r in rep.rules)}): levels are tuned on one"
+        )
     (r,) = rep.rules
     if r["digest"] != rules.digest:
-        raise UserError(f"{rep.source}: games of {r['rules']}, but the levels are for {rules.name}: "
-                        "name the logs' rule set in the levels file (rules = ..., settings = ...)")
+        raise UserError(
+            f"{rep.source}: games of {r['rules']}, but the levels are for {rules.name}: "
+            "name the logs' rule set in the levels file (rules = ..., settings = ...)"
+        )
     if rules.columns > 1 and not rules.add_columns:
-        raise UserError(f"rule set {rules.name}: the winner is the best column (add_columns = false), which the "
-                        "logs' totals do not give")
+        raise UserError(
+            f"rule set {rules.name}: the winner is the best column (add_columns = false), which the "
+            "logs' totals do not give"
+        )
     ps = rep.players
     return LoggedGames(
-        rep.source, rules, tuple(p.label for p in ps),
-        np.array([p.regret_per_decision for p in ps], dtype=np.float64), tuple(p.rating for p in ps),
+        rep.source,
+        rules,
+        tuple(p.label for p in ps),
+        np.array([p.regret_per_decision for p in ps], dtype=np.float64),
+        tuple(p.rating for p in ps),
         np.concatenate([np.full(p.games, i, dtype=np.int64) for i, p in enumerate(ps)]),
         np.rint(np.concatenate([p.finals for p in ps])).astype(np.int64),
-        np.concatenate([p.lucks for p in ps]).astype(np.float64), tuple(rep.bad))
+        np.concatenate([p.lucks for p in ps]).astype(np.float64),
+        tuple(rep.bad),
+    )
 
 
 # ---------------------------------------------------------------------------------------------

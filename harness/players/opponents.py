@@ -80,10 +80,14 @@ LOGS_XTOL = 1e-10
 #: Largest number of exact evaluations of one level's search (Brent's method needs about 12).
 LOGS_MAX_EVALS = 40
 #: What a level's score rate against the logs is, and how its interval is made (printed).
-ESTIMATOR = ("score rate = mean over the logged games of P(bot > s) + 1/2 P(bot = s), s the logged final, "
-             "from the bot's exact distribution")
-INTERVAL = ("interval: games clustered by player (cluster-robust CR1 variance of the mean of per-game scores, "
-            "t on players - 1 df), each game's exact luck as control variate (known mean 0)")
+ESTIMATOR = (
+    "score rate = mean over the logged games of P(bot > s) + 1/2 P(bot = s), s the logged final, "
+    "from the bot's exact distribution"
+)
+INTERVAL = (
+    "interval: games clustered by player (cluster-robust CR1 variance of the mean of per-game scores, "
+    "t on players - 1 df), each game's exact luck as control variate (known mean 0)"
+)
 #: A player whose mean score rate against a level is within this of 1/2 counts as beaten: the
 #: marginal player of a ``target_beats`` level, tied at its root (beaten just inside it).
 TIE = 1e-9
@@ -157,10 +161,18 @@ class Against:
 
     def to_dict(self) -> dict[str, Any]:
         r = self.rate
-        return {"score_rate": r.mean, "ci": [r.lo, r.hi], "plain_mean": r.raw_mean, "beta": r.beta,
-                "variance_reduction": r.variance_reduction, "games": r.n, "players": r.clusters,
-                "beaten": self.beaten, "share_beaten": self.beaten / self.players if self.players else None,
-                "share_ci": list(self.share_ci)}
+        return {
+            "score_rate": r.mean,
+            "ci": [r.lo, r.hi],
+            "plain_mean": r.raw_mean,
+            "beta": r.beta,
+            "variance_reduction": r.variance_reduction,
+            "games": r.n,
+            "players": r.clusters,
+            "beaten": self.beaten,
+            "share_beaten": self.beaten / self.players if self.players else None,
+            "share_ci": list(self.share_ci),
+        }
 
 
 def against(distribution: np.ndarray, logs: LoggedGames, confidence: float = 0.95) -> Against:
@@ -197,13 +209,30 @@ class LogLevel:
 
     def to_dict(self) -> dict[str, Any]:
         lv = self.level
-        return {"name": lv.name, "target": {"kind": lv.kind, "value": lv.target_mean if lv.kind == "mean" else
-                                            lv.target_beats if lv.kind == "beats" else lv.target_win_rate,
-                                            "band": lv.band, "against": "records"},
-                "spec": self.spec, "value": self.value, "value_ci": list(self.value_ci),
-                "bracket": list(self.bracket), "response": self.response, "difference": self.response - _target(lv),
-                "slope": self.slope, "evaluations": self.evaluations, "converged": self.converged,
-                "against_logs": self.against.to_dict() if self.against else None, "notes": list(self.notes)}
+        return {
+            "name": lv.name,
+            "target": {
+                "kind": lv.kind,
+                "value": lv.target_mean
+                if lv.kind == "mean"
+                else lv.target_beats
+                if lv.kind == "beats"
+                else lv.target_win_rate,
+                "band": lv.band,
+                "against": "records",
+            },
+            "spec": self.spec,
+            "value": self.value,
+            "value_ci": list(self.value_ci),
+            "bracket": list(self.bracket),
+            "response": self.response,
+            "difference": self.response - _target(lv),
+            "slope": self.slope,
+            "evaluations": self.evaluations,
+            "converged": self.converged,
+            "against_logs": self.against.to_dict() if self.against else None,
+            "notes": list(self.notes),
+        }
 
 
 @dataclass(frozen=True)
@@ -224,26 +253,59 @@ class LogLevels:
         bands = {b: int(sum(x == b for x in logs.bands)) for b in dict.fromkeys(logs.bands)}
         players = []
         for i, label in enumerate(logs.labels):
-            players.append({"player": label, "games": int(np.sum(logs.player == i)),
-                            "regret_per_decision": float(logs.regret_per_decision[i]), "band": logs.bands[i],
-                            "score_rate_of_level": {t.level.name: None if t.per_player is None
-                                                    else float(t.per_player[i]) for t in self.tuned}})
-        mono = ("the bot's exact distributions at the evaluated values are ordered by stochastic dominance: every "
-                "response is monotone over them" if self.dominance_break is None else
-                f"the bot's exact distributions at {self.dominance_break[0]:.10g} and {self.dominance_break[1]:.10g} "
-                "are not ordered by stochastic dominance: each level's monotony is checked on its evaluations only")
-        return jsonable({
-            "format": "yatzy-levels/1", "levels_file": lv.path, "rules": lv.rules, "settings": list(lv.settings),
-            "strategy": lv.strategy, "param": lv.param, "bracket": [lv.lo, lv.hi], "against": None,
-            "exact": True, "games": None, "seed": None, "confidence": self.confidence,
-            "against_records": {"source": logs.source, "games": logs.games, "players": logs.players,
-                                "bad_games": len(logs.bad), "bands": bands, "estimator": ESTIMATOR,
-                                "interval": INTERVAL, "xtol": LOGS_XTOL},
-            "monotone": {"dominance": self.dominance_break is None, "note": mono,
-                         "values": sorted(v for v, _ in next(iter(self.curves.values()), []))},
-            "evaluations": self.evaluated,
-            "levels": [t.to_dict() for t in self.tuned], "players": players,
-            "curves": {name: [{"value": v, "response": f} for v, f in pts] for name, pts in self.curves.items()}})
+            players.append(
+                {
+                    "player": label,
+                    "games": int(np.sum(logs.player == i)),
+                    "regret_per_decision": float(logs.regret_per_decision[i]),
+                    "band": logs.bands[i],
+                    "score_rate_of_level": {
+                        t.level.name: None if t.per_player is None else float(t.per_player[i]) for t in self.tuned
+                    },
+                }
+            )
+        mono = (
+            "the bot's exact distributions at the evaluated values are ordered by stochastic dominance: every "
+            "response is monotone over them"
+            if self.dominance_break is None
+            else f"the bot's exact distributions at {self.dominance_break[0]:.10g} and {self.dominance_break[1]:.10g} "
+            "are not ordered by stochastic dominance: each level's monotony is checked on its evaluations only"
+        )
+        return jsonable(
+            {
+                "format": "yatzy-levels/1",
+                "levels_file": lv.path,
+                "rules": lv.rules,
+                "settings": list(lv.settings),
+                "strategy": lv.strategy,
+                "param": lv.param,
+                "bracket": [lv.lo, lv.hi],
+                "against": None,
+                "exact": True,
+                "games": None,
+                "seed": None,
+                "confidence": self.confidence,
+                "against_records": {
+                    "source": logs.source,
+                    "games": logs.games,
+                    "players": logs.players,
+                    "bad_games": len(logs.bad),
+                    "bands": bands,
+                    "estimator": ESTIMATOR,
+                    "interval": INTERVAL,
+                    "xtol": LOGS_XTOL,
+                },
+                "monotone": {
+                    "dominance": self.dominance_break is None,
+                    "note": mono,
+                    "values": sorted(v for v, _ in next(iter(self.curves.values()), [])),
+                },
+                "evaluations": self.evaluated,
+                "levels": [t.to_dict() for t in self.tuned],
+                "players": players,
+                "curves": {name: [{"value": v, "response": f} for v, f in pts] for name, pts in self.curves.items()},
+            }
+        )
 
 
 def _bracket(resp: Response, seen: Sequence[float], lo: float, hi: float, target: float) -> tuple[float, float]:
@@ -259,23 +321,36 @@ def _out_of_reach(level: Level, resp: Response, lv: Levels, f_lo: float, f_hi: f
     ends = f"{lv.param}={lv.lo:g} and {lv.param}={lv.hi:g}"
     whom = f"the {level.band} players" if level.band else "the players"
     if level.kind == "mean":
-        return UserError(f"{at}: target_mean = {level.target_mean:g} is out of reach: the exact mean is "
-                         f"{f_lo:.6g} and {f_hi:.6g} at {ends}")
+        return UserError(
+            f"{at}: target_mean = {level.target_mean:g} is out of reach: the exact mean is "
+            f"{f_lo:.6g} and {f_hi:.6g} at {ends}"
+        )
     if level.kind == "win_rate":
-        return UserError(f"{at}: target_win_rate = {level.target_win_rate:g} against {whom} of the logs is out of "
-                         f"reach: the score rate is {100 * f_lo:.4g} % and {100 * f_hi:.4g} % at {ends}")
+        return UserError(
+            f"{at}: target_win_rate = {level.target_win_rate:g} against {whom} of the logs is out of "
+            f"reach: the score rate is {100 * f_lo:.4g} % and {100 * f_hi:.4g} % at {ends}"
+        )
     g = resp.group
     counts = []
     for v in (lv.lo, lv.hi):
         y = per_game(resp.dial(v).ranking, g.final)
         counts.append(int(np.sum(player_means(y, g) > 0.5 - TIE)))
-    return UserError(f"{at}: target_beats = {level.target_beats:g} ({resp.k} of {g.players} of {whom}) is out of "
-                     f"reach: the level beats {counts[0]} and {counts[1]} of them at {ends}")
+    return UserError(
+        f"{at}: target_beats = {level.target_beats:g} ({resp.k} of {g.players} of {whom}) is out of "
+        f"reach: the level beats {counts[0]} and {counts[1]} of them at {ends}"
+    )
 
 
-def tune(lv: Levels, logs: LoggedGames, *, confidence: float = 0.95, cache_dir: Any = None,
-         progress: Callable[[str], None] | None = None, xtol: float = LOGS_XTOL,
-         max_evals: int = LOGS_MAX_EVALS) -> LogLevels:
+def tune(
+    lv: Levels,
+    logs: LoggedGames,
+    *,
+    confidence: float = 0.95,
+    cache_dir: Any = None,
+    progress: Callable[[str], None] | None = None,
+    xtol: float = LOGS_XTOL,
+    max_evals: int = LOGS_MAX_EVALS,
+) -> LogLevels:
     """Every level of ``lv`` tuned against ``logs`` (module docstring), each to ``xtol`` in the dial
     in at most ``max_evals`` evaluations of its search. :class:`UserError` naming the level for a
     band without players in the logs and for a target out of reach of the dial's bracket
@@ -289,8 +364,7 @@ def tune(lv: Levels, logs: LoggedGames, *, confidence: float = 0.95, cache_dir: 
         resp = Response(level, logs, dial)
         if level.band and resp.group.players == 0:
             have = ", ".join(dict.fromkeys(logs.bands))
-            raise UserError(f"level {level.name!r}: no player of band {level.band!r} in {logs.source} "
-                            f"(bands: {have})")
+            raise UserError(f"level {level.name!r}: no player of band {level.band!r} in {logs.source} (bands: {have})")
         responses.append(resp)
     for level, resp in zip(lv.levels, responses):  # every target in reach before the first search
         t = _target(level)
@@ -302,10 +376,21 @@ def tune(lv: Levels, logs: LoggedGames, *, confidence: float = 0.95, cache_dir: 
         t = _target(level)
         a, b = _bracket(resp, list(dial.seen), lv.lo, lv.hi, t)
         say(f"level {level.name}: {_target_text(level)}; search in [{a:.10g}, {b:.10g}]")
-        p = Problem(rules=lv.rules, settings=lv.settings, strategy=lv.strategy, param=lv.param, lo=a, hi=b,
-                    target_mean=t if level.kind == "mean" else None,
-                    target_win_rate=None if level.kind == "mean" else t, against=f"records {logs.source}",
-                    xtol=xtol, max_evals=max_evals, confidence=confidence, exact=True)
+        p = Problem(
+            rules=lv.rules,
+            settings=lv.settings,
+            strategy=lv.strategy,
+            param=lv.param,
+            lo=a,
+            hi=b,
+            target_mean=t if level.kind == "mean" else None,
+            target_win_rate=None if level.kind == "mean" else t,
+            against=f"records {logs.source}",
+            xtol=xtol,
+            max_evals=max_evals,
+            confidence=confidence,
+            exact=True,
+        )
         before = len(dial.seen)
 
         def point(v: float, resp: Response = resp) -> Point:
@@ -324,18 +409,36 @@ def tune(lv: Levels, logs: LoggedGames, *, confidence: float = 0.95, cache_dir: 
             if level.kind == "win_rate":
                 half = (ag.rate.hi - ag.rate.lo) / 2
                 # within the file's bracket (a dial outside it is not searched)
-                ci = ((max(lv.lo, cal.value - half / abs(cal.slope)), min(lv.hi, cal.value + half / abs(cal.slope)))
-                      if math.isfinite(half) and cal.slope else (math.nan, math.nan))
+                ci = (
+                    (max(lv.lo, cal.value - half / abs(cal.slope)), min(lv.hi, cal.value + half / abs(cal.slope)))
+                    if math.isfinite(half) and cal.slope
+                    else (math.nan, math.nan)
+                )
             else:
                 ci = cal.value_ci
-        tuned.append(LogLevel(level, dial.spec(cal.value), cal.value, ci, cal.bracket, resp_at, cal.slope,
-                              len(dial.seen) - before, cal.converged, ag, everyone, cal.notes))
+        tuned.append(
+            LogLevel(
+                level,
+                dial.spec(cal.value),
+                cal.value,
+                ci,
+                cal.bracket,
+                resp_at,
+                cal.slope,
+                len(dial.seen) - before,
+                cal.converged,
+                ag,
+                everyone,
+                cal.notes,
+            )
+        )
         say(f"  {dial.spec(cal.value)}: exact response {_shown(level, resp_at)}")
     values = sorted(dial.seen)
     curves = {level.name: [(v, resp(v)) for v in values] for level, resp in zip(lv.levels, responses)}
     br = dominance([dial(v).ranking for v in values])
-    return LogLevels(lv, logs, tuple(tuned), curves, None if br is None else (values[br], values[br + 1]),
-                     len(values), confidence)
+    return LogLevels(
+        lv, logs, tuple(tuned), curves, None if br is None else (values[br], values[br + 1]), len(values), confidence
+    )
 
 
 def _target_text(level: Level) -> str:
@@ -386,9 +489,13 @@ class Check:
         return abs(p.rate.mean - m.rate.mean) <= z * math.hypot(p.rate.se, m.rate.se)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"level": self.level, "band": self.band,
-                "predicted": self.predicted.to_dict() if self.predicted else None,
-                "measured": self.measured.to_dict() if self.measured else None, "within_noise": self.inside}
+        return {
+            "level": self.level,
+            "band": self.band,
+            "predicted": self.predicted.to_dict() if self.predicted else None,
+            "measured": self.measured.to_dict() if self.measured else None,
+            "within_noise": self.inside,
+        }
 
 
 @dataclass(frozen=True)
@@ -403,22 +510,36 @@ class HeldOut:
 
     def to_dict(self) -> dict[str, Any]:
         c = self.checking
-        return jsonable({"seed": self.seed, "tuning_players": list(self.tuning.logs.labels),
-                         "checking_players": list(c.labels), "tuning_games": self.tuning.logs.games,
-                         "checking_games": c.games, "checks": [x.to_dict() for x in self.checks],
-                         "within_noise": "the difference measured - predicted is within 1.96 x the hypot of the "
-                                         "two standard errors (independent halves)"})
+        return jsonable(
+            {
+                "seed": self.seed,
+                "tuning_players": list(self.tuning.logs.labels),
+                "checking_players": list(c.labels),
+                "tuning_games": self.tuning.logs.games,
+                "checking_games": c.games,
+                "checks": [x.to_dict() for x in self.checks],
+                "within_noise": "the difference measured - predicted is within 1.96 x the hypot of the "
+                "two standard errors (independent halves)",
+            }
+        )
 
 
-def held_out(lv: Levels, logs: LoggedGames, seed: int = 1, *, confidence: float = 0.95, cache_dir: Any = None,
-             progress: Callable[[str], None] | None = None, **search: Any) -> HeldOut:
+def held_out(
+    lv: Levels,
+    logs: LoggedGames,
+    seed: int = 1,
+    *,
+    confidence: float = 0.95,
+    cache_dir: Any = None,
+    progress: Callable[[str], None] | None = None,
+    **search: Any,
+) -> HeldOut:
     """Split the players of ``logs`` with ``seed``, tune the levels on the first half, and check
     every level (but mean levels) against every player and each band, predicted on the tuning half
     and measured on the checking half. :class:`UserError` when there are fewer than 4 players (two
     a half: an interval needs two clusters). ``search``: :func:`tune`'s ``xtol`` and ``max_evals``."""
     if logs.players < 4:
-        raise UserError(f"{logs.source}: {logs.players} player(s); a held-out check needs at least 4 "
-                        "(two a half)")
+        raise UserError(f"{logs.source}: {logs.players} player(s); a held-out check needs at least 4 (two a half)")
     tune_half, check_half = logs.split(seed)
     tuned = tune(lv, tune_half, confidence=confidence, cache_dir=cache_dir, progress=progress, **search)
     dial = Dial(lv, logs.rules, cache_dir)
@@ -459,39 +580,93 @@ def tables(d: dict[str, Any]) -> list[Table]:
     rows = []
     for lv in d["levels"]:
         a = lv["against_logs"]
-        exact = (num(lv["response"], 6) + " (exact)" if lv["target"]["kind"] == "mean" else _rate_cell(a))
-        rows.append([lv["name"], _target_cell(lv["target"]), lv["spec"], sig(lv["value"], 6, ci=lv["value_ci"]),
-                     exact, MISSING if a is None else times(a["variance_reduction"]),
-                     MISSING if a is None else f"{a['beaten']} of {a['players']}"])
+        exact = num(lv["response"], 6) + " (exact)" if lv["target"]["kind"] == "mean" else _rate_cell(a)
+        rows.append(
+            [
+                lv["name"],
+                _target_cell(lv["target"]),
+                lv["spec"],
+                sig(lv["value"], 6, ci=lv["value_ci"]),
+                exact,
+                MISSING if a is None else times(a["variance_reduction"]),
+                MISSING if a is None else f"{a['beaten']} of {a['players']}",
+            ]
+        )
     src = d["against_records"]
-    out = [Table(f"Levels against the players of {src['source']} ({count(src['games'])} games, "
-                 f"{count(src['players'])} players)",
-                 ["level", "target", "spec", f"{d['param']} [{conf}]",
-                  f"population's score rate (luck-controlled) [{conf}]", "var. red.", "beats"], rows,
-                 [ESTIMATOR + ": each level's is its target against the logged games exactly; the column is the "
-                  "estimate of its rate against the population they come from (new dice)",
-                  INTERVAL + "; var. red. = the plain mean's variance / the controlled one's",
-                  f"{d['param']} interval: the score rate's over the exact slope (a mean or beats level: the "
-                  "final bracket); beats = players whose mean score rate against the level is below 1/2 (a beats "
-                  "level's marginal player, tied at 1/2 at its root, counted)"])]
+    out = [
+        Table(
+            f"Levels against the players of {src['source']} ({count(src['games'])} games, "
+            f"{count(src['players'])} players)",
+            [
+                "level",
+                "target",
+                "spec",
+                f"{d['param']} [{conf}]",
+                f"population's score rate (luck-controlled) [{conf}]",
+                "var. red.",
+                "beats",
+            ],
+            rows,
+            [
+                ESTIMATOR + ": each level's is its target against the logged games exactly; the column is the "
+                "estimate of its rate against the population they come from (new dice)",
+                INTERVAL + "; var. red. = the plain mean's variance / the controlled one's",
+                f"{d['param']} interval: the score rate's over the exact slope (a mean or beats level: the "
+                "final bracket); beats = players whose mean score rate against the level is below 1/2 (a beats "
+                "level's marginal player, tied at 1/2 at its root, counted)",
+            ],
+        )
+    ]
     names = [lv["name"] for lv in d["levels"] if lv["target"]["kind"] != "mean"]
-    prow = [[p["player"], count(p["games"]), num(p["regret_per_decision"], 3), p["band"],
-             *[pct(p["score_rate_of_level"][n], 1) for n in names]] for p in d["players"]]
-    out.append(Table("Each level's score rate against each player (mean over the player's games)",
-                     ["player", "games", "regret/decision", "band", *names], prow))
+    prow = [
+        [
+            p["player"],
+            count(p["games"]),
+            num(p["regret_per_decision"], 3),
+            p["band"],
+            *[pct(p["score_rate_of_level"][n], 1) for n in names],
+        ]
+        for p in d["players"]
+    ]
+    out.append(
+        Table(
+            "Each level's score rate against each player (mean over the player's games)",
+            ["player", "games", "regret/decision", "band", *names],
+            prow,
+        )
+    )
     ho = d.get("held_out")
     if ho:
         crow = []
         for c in ho["checks"]:
             p, m = c["predicted"], c["measured"]
             ok = c["within_noise"]
-            crow.append([c["level"], c["band"] or "all", f"{p['players'] if p else 0} / {m['players'] if m else 0}",
-                         _rate_cell(p), _rate_cell(m), MISSING if ok is None else "yes" if ok else "NO"])
-        out.append(Table(f"Held-out check (players split with seed {ho['seed']}: {len(ho['tuning_players'])} tune, "
-                         f"{len(ho['checking_players'])} check): each level's score rate against each group",
-                         ["level", "players", "players tune / check", f"predicted (tuning half) [{conf}]",
-                          f"measured (checking half) [{conf}]", "within noise"], crow,
-                         ["within noise: |measured - predicted| <= 1.96 x hypot of their standard errors"]))
+            crow.append(
+                [
+                    c["level"],
+                    c["band"] or "all",
+                    f"{p['players'] if p else 0} / {m['players'] if m else 0}",
+                    _rate_cell(p),
+                    _rate_cell(m),
+                    MISSING if ok is None else "yes" if ok else "NO",
+                ]
+            )
+        out.append(
+            Table(
+                f"Held-out check (players split with seed {ho['seed']}: {len(ho['tuning_players'])} tune, "
+                f"{len(ho['checking_players'])} check): each level's score rate against each group",
+                [
+                    "level",
+                    "players",
+                    "players tune / check",
+                    f"predicted (tuning half) [{conf}]",
+                    f"measured (checking half) [{conf}]",
+                    "within noise",
+                ],
+                crow,
+                ["within noise: |measured - predicted| <= 1.96 x hypot of their standard errors"],
+            )
+        )
     return out
 
 

@@ -70,8 +70,10 @@ class RunnerEvaluator:
             rules = load_rules(problem.rules, list(problem.settings))
             if rules.saved_rolls:
                 self.analyse = False
-                self.notes.append(f"rule set {rules.name} has saved_rolls, which the solver's table does not value: "
-                                  "evaluations played without analyse, plain estimates")
+                self.notes.append(
+                    f"rule set {rules.name} has saved_rolls, which the solver's table does not value: "
+                    "evaluations played without analyse, plain estimates"
+                )
 
     @contextlib.contextmanager
     def session(self) -> Iterator[None]:
@@ -98,8 +100,14 @@ class RunnerEvaluator:
         if p.kind == "win_rate" and label == self.ref_label:
             # identical bots on identical dice in swapped seats: every pair scores exactly 1 of 2
             return Point(value, 0.5, 0.5, 0.5, 0, None, played=played)
-        common: dict[str, Any] = {"rules": p.rules, "settings": parse_overrides(list(p.settings)), "games": p.games,
-                                  "seed": p.seed, "workers": p.workers, "analyse": self.analyse}
+        common: dict[str, Any] = {
+            "rules": p.rules,
+            "settings": parse_overrides(list(p.settings)),
+            "games": p.games,
+            "seed": p.seed,
+            "workers": p.workers,
+            "analyse": self.analyse,
+        }
         # results do not depend on chunking (dice are keyed by game index), so cut the games into
         # enough chunks to keep every worker busy even for a one-lineup evaluation
         workers = p.workers or os.cpu_count() or 1
@@ -117,8 +125,19 @@ class RunnerEvaluator:
             if faults is None:  # not the referee: a bot failed, a worker died
                 raise
             why = str(exc).splitlines()[0].removeprefix("run stopped: ")
-            return Point(value, math.nan, math.nan, math.nan, 0, str(d), self.estimator, faults=faults, usable=False,
-                         why=why, played=played)
+            return Point(
+                value,
+                math.nan,
+                math.nan,
+                math.nan,
+                0,
+                str(d),
+                self.estimator,
+                faults=faults,
+                usable=False,
+                why=why,
+                played=played,
+            )
         faults = _faults(d, label)
         why = _over_limits(spec, p, faults)
         pt = self._adjusted(value, label, d) if self.analyse else self._plain(value, label, d)
@@ -161,8 +180,7 @@ class RunnerEvaluator:
             x = sum(w["luck"][:, s] - w["luck"][:, 1 - s] for w, s in zip(ws, seats)) / nl
             co.add(np.column_stack([y, x]))
         cv = control_variate_mean(co, 0, 1, 0.0, p.confidence)
-        return Point(value, cv.mean, cv.lo, cv.hi, info.games, str(d), CONTROLLED_RATE, cv.variance_reduction,
-                     cv.beta)
+        return Point(value, cv.mean, cv.lo, cv.hi, info.games, str(d), CONTROLLED_RATE, cv.variance_reduction, cv.beta)
 
 
 def _faults(d: Path, label: str) -> dict[str, int] | None:

@@ -40,15 +40,63 @@ code, the records Parquet written, the recording and the trace as records, the k
 
 from __future__ import annotations
 
-from harness.records.convert import (PARQUET_OPTIONS, RECORD_KEYS, KernelArrays, arrays_of_recording,
-                                     arrays_of_records, decode_faces, faces_code, numbers_of_records,
-                                     record_from_trace, records_parquet, turns_of_recording)
-from harness.records.notation import (FORMAT, MAX_SEATS, NUMBER_LIMIT, TURN_FIELDS, GameId, GameRecord, RecordError,
-                                      Seat, Turn, TurnField, json_problem, record_rules)
+from harness.records.convert import (
+    PARQUET_OPTIONS,
+    RECORD_KEYS,
+    KernelArrays,
+    arrays_of_recording,
+    arrays_of_records,
+    decode_faces,
+    faces_code,
+    numbers_of_records,
+    record_from_trace,
+    records_parquet,
+    turns_of_recording,
+)
+from harness.records.notation import (
+    FORMAT,
+    MAX_SEATS,
+    NUMBER_LIMIT,
+    TURN_FIELDS,
+    GameId,
+    GameRecord,
+    RecordError,
+    Seat,
+    Turn,
+    TurnField,
+    json_problem,
+    record_rules,
+)
 from harness.records.runs import NoRecords, RunGames, RunRecords, read_run, records_of_run, run_rules
 
-__all__ = ["FORMAT", "MAX_SEATS", "NUMBER_LIMIT", "PARQUET_OPTIONS", "RECORD_KEYS", "TURN_FIELDS", "GameId",
-           "GameRecord", "KernelArrays", "NoRecords", "RecordError", "RunGames", "RunRecords", "Seat", "Turn", "TurnField",
-           "arrays_of_recording", "arrays_of_records", "decode_faces", "faces_code", "json_problem",
-           "numbers_of_records", "read_run", "record_from_trace", "record_rules", "records_of_run",
-           "records_parquet", "run_rules", "turns_of_recording"]
+__all__ = [
+    "FORMAT",
+    "MAX_SEATS",
+    "NUMBER_LIMIT",
+    "PARQUET_OPTIONS",
+    "RECORD_KEYS",
+    "TURN_FIELDS",
+    "GameId",
+    "GameRecord",
+    "KernelArrays",
+    "NoRecords",
+    "RecordError",
+    "RunGames",
+    "RunRecords",
+    "Seat",
+    "Turn",
+    "TurnField",
+    "arrays_of_recording",
+    "arrays_of_records",
+    "decode_faces",
+    "faces_code",
+    "json_problem",
+    "numbers_of_records",
+    "read_run",
+    "record_from_trace",
+    "record_rules",
+    "records_of_run",
+    "records_parquet",
+    "run_rules",
+    "turns_of_recording",
+]

@@ -74,11 +74,21 @@ def _faces_of(counts: Sequence[int]) -> tuple[int, ...]:
 #: not rolled), ``keep_1..keep_{R-1}`` int32 the dice kept after that roll (0 = none kept, -1 = no
 #: keep asked; keeping the whole roll stops the turn, so that keep is not a record's), ``box``
 #: (dictionary of the rule set's box names, int8 indices), then :data:`TURN_FIELDS`.
-RECORD_KEYS: tuple[tuple[str, str], ...] = (("lineup", "int16"), ("game", "int64"), ("seat", "int8"),
-                                           ("column", "int8"), ("turn", "int16"))
+RECORD_KEYS: tuple[tuple[str, str], ...] = (
+    ("lineup", "int16"),
+    ("game", "int64"),
+    ("seat", "int8"),
+    ("column", "int8"),
+    ("turn", "int16"),
+)
 #: Parquet writer settings of a records file: fixed, so that its bytes depend only on its rows.
-PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1, "use_dictionary": True,
-                                   "write_statistics": True, "row_group_size": 1 << 22}
+PARQUET_OPTIONS: dict[str, Any] = {
+    "compression": "zstd",
+    "compression_level": 1,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "row_group_size": 1 << 22,
+}
 
 
 def records_parquet(rec: Any, rules: RuleSet, games: np.ndarray, lineup: int) -> bytes:
@@ -93,13 +103,18 @@ def records_parquet(rec: Any, rules: RuleSet, games: np.ndarray, lineup: int) ->
     keep_faces = np.zeros((d.n_keeps, d.n), dtype=np.int64)
     for k in range(d.n_keeps):
         f = np.repeat(np.arange(1, 7), d.keep_counts[k])
-        keep_faces[k, :len(f)] = f
+        keep_faces[k, : len(f)] = f
     keep_code = faces_code(keep_faces)
     n = b * s * t
     nb = rules.n_boxes
     turn = np.tile(np.arange(t), b * s)
-    keys = {"lineup": np.full(n, lineup), "game": np.repeat(np.asarray(games), s * t),
-            "seat": np.tile(np.repeat(np.arange(s), t), b), "column": turn // nb + 1, "turn": turn % nb + 1}
+    keys = {
+        "lineup": np.full(n, lineup),
+        "game": np.repeat(np.asarray(games), s * t),
+        "seat": np.tile(np.repeat(np.arange(s), t), b),
+        "column": turn // nb + 1,
+        "turn": turn % nb + 1,
+    }
     cols: dict[str, Any] = {name: pa.array(keys[name].astype(np.dtype(kind))) for name, kind in RECORD_KEYS}
     rolls = rec.rolls.reshape(n, r)
     keeps = rec.keeps.reshape(n, r)
@@ -131,11 +146,19 @@ def turns_of_recording(rec: Any, rules: RuleSet, game: int, seat: int) -> list[T
     names = rules.box_names
     for t in range(rec.rolls.shape[2]):
         rolls = [r for r in rec.rolls[game, seat, t].tolist() if r >= 0]
-        keeps = rec.keeps[game, seat, t].tolist()[:len(rolls) - 1]
+        keeps = rec.keeps[game, seat, t].tolist()[: len(rolls) - 1]
         numbers = {f.name: int(getattr(rec, f.recording)[game, seat, t]) for f in _RECORD_FIELDS}
-        out.append(Turn(seat, t // nb + 1, t % nb + 1, tuple(_faces_of(d.roll_counts[r]) for r in rolls),
-                        tuple(_faces_of(d.keep_counts[k]) for k in keeps), names[int(rec.boxes[game, seat, t])],
-                        **_optional_none(numbers)))
+        out.append(
+            Turn(
+                seat,
+                t // nb + 1,
+                t % nb + 1,
+                tuple(_faces_of(d.roll_counts[r]) for r in rolls),
+                tuple(_faces_of(d.keep_counts[k]) for k in keeps),
+                names[int(rec.boxes[game, seat, t])],
+                **_optional_none(numbers),
+            )
+        )
     return out
 
 
@@ -144,9 +167,16 @@ def _optional_none(numbers: dict[str, int]) -> dict[str, int | None]:
     return {f.name: (numbers[f.name] or None) if f.optional else numbers[f.name] for f in _RECORD_FIELDS}
 
 
-def record_from_trace(trace: Sequence[Mapping[str, Any]], *, rules_name: str, rules: RuleSet,
-                      seats: Sequence[str], game: GameId, seed: int | None = None,
-                      totals: Sequence[int] | None = None) -> GameRecord:
+def record_from_trace(
+    trace: Sequence[Mapping[str, Any]],
+    *,
+    rules_name: str,
+    rules: RuleSet,
+    seats: Sequence[str],
+    game: GameId,
+    seed: int | None = None,
+    totals: Sequence[int] | None = None,
+) -> GameRecord:
     """The record of one game from :func:`harness.play.replay.replay`'s trace.
 
     ``rules_name`` is what the rules were loaded by (a built-in name or a path: what the record
@@ -167,12 +197,28 @@ def record_from_trace(trace: Sequence[Mapping[str, Any]], *, rules_name: str, ru
                 keeps.append(tuple(int(f) for f in e["keep"]))
         elif e["event"] == "box":
             numbers = {f.name: int(e.get(f.trace_key, 0)) for f in _RECORD_FIELDS}
-            turns.append(Turn(int(e["seat"]), int(e["column"]) + 1, int(e["turn"]) + 1, tuple(rolls),
-                              tuple(keeps), str(e["box"]), **_optional_none(numbers)))
+            turns.append(
+                Turn(
+                    int(e["seat"]),
+                    int(e["column"]) + 1,
+                    int(e["turn"]) + 1,
+                    tuple(rolls),
+                    tuple(keeps),
+                    str(e["box"]),
+                    **_optional_none(numbers),
+                )
+            )
     complete = len(turns) == len(seats) * rules.n_boxes * rules.columns
-    return GameRecord(game, rules_name, tuple(Seat(spec=s) for s in seats), tuple(turns),
-                      dict(rules.overrides), seed, tuple(int(x) for x in totals) if totals is not None and complete
-                      else None, complete)
+    return GameRecord(
+        game,
+        rules_name,
+        tuple(Seat(spec=s) for s in seats),
+        tuple(turns),
+        dict(rules.overrides),
+        seed,
+        tuple(int(x) for x in totals) if totals is not None and complete else None,
+        complete,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,5 +310,16 @@ def numbers_of_records(records: Sequence[GameRecord], rules: RuleSet) -> tuple[d
     return numbers, totals
 
 
-__all__ = ["PARQUET_OPTIONS", "RECORD_KEYS", "KernelArrays", "arrays_of_recording", "arrays_of_records", "decode_faces",
-           "faces_code", "numbers_of_records", "record_from_trace", "records_parquet", "turns_of_recording"]
+__all__ = [
+    "PARQUET_OPTIONS",
+    "RECORD_KEYS",
+    "KernelArrays",
+    "arrays_of_recording",
+    "arrays_of_records",
+    "decode_faces",
+    "faces_code",
+    "numbers_of_records",
+    "record_from_trace",
+    "records_parquet",
+    "turns_of_recording",
+]

@@ -40,14 +40,17 @@ def json_problem(text: str, exc: json.JSONDecodeError) -> str:
     text inside the record (a log truncated, or read while still being written: the reader's own
     "Expecting ',' delimiter" would send one looking for a missing comma), else the reader's reason."""
     end = len(text.rstrip(" \t\r\n"))
-    rest = text[exc.pos:end]
+    rest = text[exc.pos : end]
     short = end > 0 and (
         exc.pos >= end  # it wanted more: a value, a delimiter, a key, a closing bracket
         or exc.msg.startswith("Unterminated string")  # a string runs to the end (no newline can be in one)
         or (exc.msg.startswith("Invalid \\uXXXX escape") and len(rest) < 6)
         # the start of a literal or a number, cut: tr, nul, -, 1., 2e
-        or (exc.msg in ("Expecting value", "Expecting ',' delimiter")
-            and (any(w.startswith(rest) for w in ("true", "false", "null")) or re.fullmatch(r"[-+.\deE]+", rest))))
+        or (
+            exc.msg in ("Expecting value", "Expecting ',' delimiter")
+            and (any(w.startswith(rest) for w in ("true", "false", "null")) or re.fullmatch(r"[-+.\deE]+", rest))
+        )
+    )
     if short:
         return f"not valid JSON: cut off after column {end}, in the middle of the record"
     return f"not valid JSON ({exc.msg} at column {exc.colno})"
@@ -136,9 +139,14 @@ class Turn:
         return len(self.rolls) == 1
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"seat": self.seat, "column": self.column, "turn": self.turn,
-                             "rolls": [list(r) for r in self.rolls], "keeps": [list(k) for k in self.keeps],
-                             "box": self.box}
+        d: dict[str, Any] = {
+            "seat": self.seat,
+            "column": self.column,
+            "turn": self.turn,
+            "rolls": [list(r) for r in self.rolls],
+            "keeps": [list(k) for k in self.keeps],
+            "box": self.box,
+        }
         for f in _RECORD_FIELDS:
             v = getattr(self, f.name)
             if v is not None or not f.optional:
@@ -205,10 +213,17 @@ class GameRecord:
     rules_spec: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        rules = dict(self.rules_spec) if self.rules_spec is not None else {"name": self.rules,
-                                                                           "settings": dict(self.settings)}
-        d: dict[str, Any] = {"format": FORMAT, "game": self.game, "rules": rules,
-                             "seats": [s.to_dict() for s in self.seats]}
+        rules = (
+            dict(self.rules_spec)
+            if self.rules_spec is not None
+            else {"name": self.rules, "settings": dict(self.settings)}
+        )
+        d: dict[str, Any] = {
+            "format": FORMAT,
+            "game": self.game,
+            "rules": rules,
+            "seats": [s.to_dict() for s in self.seats],
+        }
         if self.seed is not None:
             d["seed"] = self.seed
         d["turns"] = [t.to_dict() for t in self.turns]
@@ -239,8 +254,11 @@ class GameRecord:
         if not isinstance(raw, dict):
             raise RecordError(f"a record must be a JSON object, got {_show(raw)}")
         game = raw.get("game")
-        if isinstance(game, bool) or not isinstance(game, (str, int, float)) or (
-                isinstance(game, float) and not math.isfinite(game)):
+        if (
+            isinstance(game, bool)
+            or not isinstance(game, (str, int, float))
+            or (isinstance(game, float) and not math.isfinite(game))
+        ):
             raise RecordError(f"'game' must be a string or a number (the game's id), got {_show(game)}")
         at = f"game {game}"
         if raw.get("format") != FORMAT:
@@ -250,30 +268,38 @@ class GameRecord:
             raise RecordError(f"{at}: unknown key {unknown[0]!r} (keys: {', '.join(_TOP_KEYS)})")
         rules = raw.get("rules")
         if not isinstance(rules, dict) or not isinstance(rules.get("name"), str) or not rules["name"]:
-            raise RecordError(f"{at}: rules must be {{\"name\": NAME, \"settings\": {{...}}}} or a rule set "
-                              f"(the keys of a rule file, name among them), got {_show(rules)}")
+            raise RecordError(
+                f'{at}: rules must be {{"name": NAME, "settings": {{...}}}} or a rule set '
+                f"(the keys of a rule file, name among them), got {_show(rules)}"
+            )
         spec = None
         if set(rules) - {"name", "settings"}:  # a rule set carried inline: the keys of a rule file
             unknown = sorted(set(rules) - INLINE_KEYS)
             if unknown:
-                raise RecordError(f"{at}: rules: unknown key {_show(unknown[0])} (keys: name, settings; or, for a "
-                                  f"rule set carried inline, a rule file's: {', '.join(sorted(INLINE_KEYS))})")
+                raise RecordError(
+                    f"{at}: rules: unknown key {_show(unknown[0])} (keys: name, settings; or, for a "
+                    f"rule set carried inline, a rule file's: {', '.join(sorted(INLINE_KEYS))})"
+                )
             spec, settings = rules, {}
         else:
             settings = rules.get("settings", {})
             if not isinstance(settings, dict):
-                raise RecordError(f"{at}: rules.settings must be an object of setting overrides, "
-                                  f"got {_show(settings)}")
+                raise RecordError(f"{at}: rules.settings must be an object of setting overrides, got {_show(settings)}")
         seats = raw.get("seats")
         if not isinstance(seats, list) or not 1 <= len(seats) <= MAX_SEATS:
             raise RecordError(f"{at}: seats must be a list of 1..{MAX_SEATS} seats, got {_show(seats)}")
         parsed_seats = []
         for i, s in enumerate(seats):
-            ok = isinstance(s, dict) and set(s) <= {"name", "spec"} and (s.get("name") or s.get("spec")) and all(
-                isinstance(v, str) for v in s.values())
+            ok = (
+                isinstance(s, dict)
+                and set(s) <= {"name", "spec"}
+                and (s.get("name") or s.get("spec"))
+                and all(isinstance(v, str) for v in s.values())
+            )
             if not ok:
-                raise RecordError(f"{at}: seat {i} must be {{\"name\": ...}}, {{\"spec\": ...}} or both "
-                                  f"(strings), got {_show(s)}")
+                raise RecordError(
+                    f'{at}: seat {i} must be {{"name": ...}}, {{"spec": ...}} or both (strings), got {_show(s)}'
+                )
             for key, v in s.items():
                 bad = _unprintable(v)
                 if bad:
@@ -296,9 +322,18 @@ class GameRecord:
         meta = raw.get("meta")
         if meta is not None and not isinstance(meta, dict):
             raise RecordError(f"{at}: meta must be an object, got {_show(meta)}")
-        return cls(game, rules["name"], tuple(parsed_seats),
-                   tuple(Turn.from_dict(t, f"{at}, turns[{i}]", parsed_seats) for i, t in enumerate(turns)),
-                   settings, seed, totals, complete, meta, spec)
+        return cls(
+            game,
+            rules["name"],
+            tuple(parsed_seats),
+            tuple(Turn.from_dict(t, f"{at}, turns[{i}]", parsed_seats) for i, t in enumerate(turns)),
+            settings,
+            seed,
+            totals,
+            complete,
+            meta,
+            spec,
+        )
 
     def load_rules(self, allowed: AllowedRules | None = None) -> RuleSet:
         """The record's rule set with its settings (the rules' own checks refuse a setting that
@@ -308,8 +343,15 @@ class GameRecord:
         return record_rules(self.rules, self.settings, self.game, spec=self.rules_spec, allowed=allowed)
 
 
-def record_rules(name: str, settings: Mapping[str, Any], game: GameId, cache: dict[str, RuleSet] | None = None, *,
-                 spec: Mapping[str, Any] | None = None, allowed: AllowedRules | None = None) -> RuleSet:
+def record_rules(
+    name: str,
+    settings: Mapping[str, Any],
+    game: GameId,
+    cache: dict[str, RuleSet] | None = None,
+    *,
+    spec: Mapping[str, Any] | None = None,
+    allowed: AllowedRules | None = None,
+) -> RuleSet:
     """The rule set a record names (``name`` with ``settings``) or carries (``spec``);
     :class:`RecordError` naming ``game``. With ``allowed`` (a record read from a file: untrusted),
     a name loads a built-in rule set or a file in an allowed directory only
@@ -320,8 +362,9 @@ def record_rules(name: str, settings: Mapping[str, Any], game: GameId, cache: di
     try:
         # an override is named as the record gives it: rules.settings.KEY (not the flag --set)
         if spec is not None or allowed is not None:
-            rules = (allowed or AllowedRules()).load(name, dict(settings), spec=spec, where="inline",
-                                                     origin="rules.settings")
+            rules = (allowed or AllowedRules()).load(
+                name, dict(settings), spec=spec, where="inline", origin="rules.settings"
+            )
         else:
             rules = load_rules(name, dict(settings), origin="rules.settings")
     except UserError as exc:
@@ -416,5 +459,18 @@ def _faces(faces: Sequence[int]) -> str:
     return " ".join(map(str, faces)) if faces else "nothing"
 
 
-__all__ = ["FORMAT", "MAX_NAME", "MAX_SEATS", "NUMBER_LIMIT", "TURN_FIELDS", "GameId", "GameRecord", "RecordError",
-           "Seat", "Turn", "TurnField", "json_problem", "record_rules"]
+__all__ = [
+    "FORMAT",
+    "MAX_NAME",
+    "MAX_SEATS",
+    "NUMBER_LIMIT",
+    "TURN_FIELDS",
+    "GameId",
+    "GameRecord",
+    "RecordError",
+    "Seat",
+    "Turn",
+    "TurnField",
+    "json_problem",
+    "record_rules",
+]

@@ -155,39 +155,57 @@ def _byte_lines(fh: Any, limit: int, tell: Callable[[], int] | None = None) -> I
                     size += len(line)
                 pos += size - limit - 1
                 size -= line.endswith(b"\n")
-                yield _Row(f"line {n}", None, problem=f"a line of {size:,} bytes, over the limit of {limit:,} "
-                                                      "(--max-line-bytes); not read", at=tell() if tell else pos)
+                yield _Row(
+                    f"line {n}",
+                    None,
+                    problem=f"a line of {size:,} bytes, over the limit of {limit:,} (--max-line-bytes); not read",
+                    at=tell() if tell else pos,
+                )
                 continue
             if n == 1 and line.startswith(_BOM):
-                line = line[len(_BOM):]
+                line = line[len(_BOM) :]
             if not line.strip(_BLANK):
                 continue
             at = tell() if tell else pos
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as exc:
-                yield _Row(f"line {n}", None, problem=f"not UTF-8 text (byte 0x{line[exc.start]:02x} at byte "
-                                                      f"{exc.start + 1} of the line)", at=at)
+                yield _Row(
+                    f"line {n}",
+                    None,
+                    problem=f"not UTF-8 text (byte 0x{line[exc.start]:02x} at byte {exc.start + 1} of the line)",
+                    at=at,
+                )
                 continue
             yield _Row(f"line {n}", text.rstrip("\r\n"), at=at)
     except (OSError, EOFError, zlib.error) as exc:
         if n == 0:
             raise
-        yield _Row(f"line {n + 1}", None, problem=f"the file cannot be read from here on "
-                                                  f"({getattr(exc, 'strerror', None) or exc})")
+        yield _Row(
+            f"line {n + 1}",
+            None,
+            problem=f"the file cannot be read from here on ({getattr(exc, 'strerror', None) or exc})",
+        )
 
 
 def _read_lines(source: str | os.PathLike[str] | Iterable[str], limit: int) -> _Lines:
     """The source's name and rows; a file that cannot be opened is a :class:`UserError`."""
     if not isinstance(source, (str, os.PathLike)):
+
         def lines() -> Iterator[_Row]:
             for i, text in enumerate(source, 1):
                 text = text.rstrip("\n")
                 if len(text) > limit:
-                    yield _Row(f"line {i}", None, problem=f"a line of {len(text):,} characters, over the limit "
-                                                          f"of {limit:,} (--max-line-bytes); not read", at=i)
+                    yield _Row(
+                        f"line {i}",
+                        None,
+                        problem=f"a line of {len(text):,} characters, over the limit "
+                        f"of {limit:,} (--max-line-bytes); not read",
+                        at=i,
+                    )
                 elif text.strip():
                     yield _Row(f"line {i}", text, at=i)
+
         return _Lines("<lines>", lines(), None, "line")
     path = Path(source)
     name = str(path)
@@ -225,8 +243,12 @@ def _parquet_rows(path: Path, limit: int) -> tuple[int, Iterator[_Row]]:
     if "record" not in table.column_names:
         raise UserError(f"{path}: no 'record' column (columns: {', '.join(table.column_names)})")
     col = table.column("record")
-    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_binary(col.type)
-            or pa.types.is_large_binary(col.type)):
+    if not (
+        pa.types.is_string(col.type)
+        or pa.types.is_large_string(col.type)
+        or pa.types.is_binary(col.type)
+        or pa.types.is_large_binary(col.type)
+    ):
         raise UserError(f"{path}: the 'record' column holds {col.type}, not the records' JSON text")
     records = col.cast(pa.large_binary()).to_pylist()  # bytes: each row decoded on its own, as a line is
     if "lineup" in table.column_names:
@@ -242,14 +264,24 @@ def _parquet_rows(path: Path, limit: int) -> tuple[int, Iterator[_Row]]:
             where = f"row {i}"
             data = data or b""
             if len(data) > limit:
-                yield _Row(where, None, lineup, f"a record of {len(data):,} bytes, over the limit of {limit:,} "
-                                                "(--max-line-bytes); not read", i + 1)
+                yield _Row(
+                    where,
+                    None,
+                    lineup,
+                    f"a record of {len(data):,} bytes, over the limit of {limit:,} (--max-line-bytes); not read",
+                    i + 1,
+                )
                 continue
             try:
                 yield _Row(where, data.decode("utf-8"), lineup, at=i + 1)
             except UnicodeDecodeError as exc:
-                yield _Row(where, None, lineup, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte "
-                                                f"{exc.start + 1} of the record)", i + 1)
+                yield _Row(
+                    where,
+                    None,
+                    lineup,
+                    f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte {exc.start + 1} of the record)",
+                    i + 1,
+                )
 
     return len(records), rows()
 
@@ -291,9 +323,13 @@ def _game_id(raw: Any) -> GameId | None:
     return None
 
 
-def read_records(source: str | os.PathLike[str] | Iterable[str], *, validate: bool = True,
-                 max_line_bytes: int = MAX_LINE_BYTES,
-                 rules_dirs: Iterable[str | os.PathLike[str]] = ()) -> ReadResult:
+def read_records(
+    source: str | os.PathLike[str] | Iterable[str],
+    *,
+    validate: bool = True,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    rules_dirs: Iterable[str | os.PathLike[str]] = (),
+) -> ReadResult:
     """Read game records from a ``.jsonl`` / ``.jsonl.gz`` / ``.parquet`` file, from lines of JSON,
     or from a run directory played with ``--record`` (:func:`records_of_run`: every lineup's games,
     ``lineups`` filled).
@@ -364,9 +400,17 @@ class RecordStream:
     (a second line with one is a bad game) and the bad games' messages.
     """
 
-    def __init__(self, source: str | os.PathLike[str] | Iterable[str], *, validate: bool = True,
-                 max_line_bytes: int = MAX_LINE_BYTES, rules_dirs: Iterable[str | os.PathLike[str]] = (),
-                 batch: int = BATCH, quiet: bool = True, on_bad: Callable[[BadGame], None] | None = None) -> None:
+    def __init__(
+        self,
+        source: str | os.PathLike[str] | Iterable[str],
+        *,
+        validate: bool = True,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        rules_dirs: Iterable[str | os.PathLike[str]] = (),
+        batch: int = BATCH,
+        quiet: bool = True,
+        on_bad: Callable[[BadGame], None] | None = None,
+    ) -> None:
         self.validate, self.batch, self.quiet, self.on_bad = validate, max(1, int(batch)), quiet, on_bad
         self.games = 0
         self.errors: list[BadGame] = []
@@ -428,8 +472,11 @@ class RecordStream:
                     shown.update(len(part.games))
                 if part.games:
                     if self.named is None:
-                        self.named = ((part.arrays.rules_name, dict(part.arrays.settings)) if part.arrays is not None
-                                      else (part.games[0].rules, dict(part.games[0].settings)))
+                        self.named = (
+                            (part.arrays.rules_name, dict(part.arrays.settings))
+                            if part.arrays is not None
+                            else (part.games[0].rules, dict(part.games[0].settings))
+                        )
                     yield part
         if not self.games:
             if not self.errors:
@@ -445,8 +492,14 @@ class RecordStream:
             keep = np.zeros(len(arrays), dtype=bool)
             keep[lo:hi] = True
             part = arrays.select(keep)
-            yield ReadResult(run.source, RunGames(part), run.errors if lo == 0 else [], part.lineup.tolist(), part,
-                             rules=_Repeated(run.rules[0], len(part)))
+            yield ReadResult(
+                run.source,
+                RunGames(part),
+                run.errors if lo == 0 else [],
+                part.lineup.tolist(),
+                part,
+                rules=_Repeated(run.rules[0], len(part)),
+            )
 
     def _file_parts(self, shown: Any) -> Iterator[ReadResult]:
         name, allowed, validate = self.source, self._allowed, self.validate
@@ -545,9 +598,15 @@ def _checked(name: str, read: Sequence[_Read], bad: list[tuple[int, BadGame]], v
                 continue
         kept.append(item)
     bad.sort(key=lambda x: x[0])
-    return ReadResult(name, [x.record for x in kept], [b for _, b in bad], [x.lineup for x in kept],
-                      places=[x.where for x in kept], rules=[x.rules for x in kept],
-                      kernel=kernel if good.all() else None)  # every game checked in them, and kept
+    return ReadResult(
+        name,
+        [x.record for x in kept],
+        [b for _, b in bad],
+        [x.lineup for x in kept],
+        places=[x.where for x in kept],
+        rules=[x.rules for x in kept],
+        kernel=kernel if good.all() else None,
+    )  # every game checked in them, and kept
 
 
 _FACES = frozenset(range(1, 7))
@@ -624,8 +683,9 @@ def write_records_jsonl(path: str | os.PathLike[str], records: Iterable[GameReco
     return p
 
 
-def write_records_parquet(path: str | os.PathLike[str], records: Sequence[GameRecord],
-                          lineups: Sequence[int] | None = None) -> Path:
+def write_records_parquet(
+    path: str | os.PathLike[str], records: Sequence[GameRecord], lineups: Sequence[int] | None = None
+) -> Path:
     """One row per game: ``game`` (int64 when every id is a whole number, else string), ``lineup``
     (int32, when given) and ``record`` (the record's JSON line, which is what is read back)."""
 
@@ -660,8 +720,15 @@ def _read_run_checked(run: Path, validate: bool) -> ReadResult:
     suspect = ~runrec.regular
     if validate:
         extras = runrec.numbers["extra"]  # a run's record states an extra bonus when it is not 0
-        rows = check_seat_games(rules, runrec.rolls, runrec.keeps, runrec.boxes, runrec.numbers["score"],
-                                np.where(extras == 0, -1, extras), runrec.totals)
+        rows = check_seat_games(
+            rules,
+            runrec.rolls,
+            runrec.keeps,
+            runrec.boxes,
+            runrec.numbers["score"],
+            np.where(extras == 0, -1, extras),
+            runrec.totals,
+        )
         suspect = suspect | ~np.logical_and.reduceat(rows, runrec.ptr[:-1])
     bad = np.zeros(len(runrec), dtype=bool)
     for i in np.flatnonzero(suspect).tolist():
@@ -680,8 +747,9 @@ def _read_run_checked(run: Path, validate: bool) -> ReadResult:
         runrec = runrec.select(~bad)
     if not len(runrec):
         raise _no_usable(str(run), errors)
-    return ReadResult(str(run), RunGames(runrec), errors, runrec.lineup.tolist(), runrec,
-                      rules=_Repeated(rules, len(runrec)))
+    return ReadResult(
+        str(run), RunGames(runrec), errors, runrec.lineup.tolist(), runrec, rules=_Repeated(rules, len(runrec))
+    )
 
 
 class _Repeated(Sequence[RuleSet]):
@@ -701,6 +769,25 @@ class _Repeated(Sequence[RuleSet]):
         return self.item
 
 
-__all__ = ["BATCH", "FORMAT", "MAX_LINE_BYTES", "BadGame", "GameRecord", "NoUsableGame", "ReadResult", "RecordError",
-           "RecordStream", "Seat", "Turn", "format_game", "format_turn", "parse_turn", "read_records", "record_from_trace", "records_of_run",
-           "validate_record", "write_records_jsonl", "write_records_parquet"]
+__all__ = [
+    "BATCH",
+    "FORMAT",
+    "MAX_LINE_BYTES",
+    "BadGame",
+    "GameRecord",
+    "NoUsableGame",
+    "ReadResult",
+    "RecordError",
+    "RecordStream",
+    "Seat",
+    "Turn",
+    "format_game",
+    "format_turn",
+    "parse_turn",
+    "read_records",
+    "record_from_trace",
+    "records_of_run",
+    "validate_record",
+    "write_records_jsonl",
+    "write_records_parquet",
+]

@@ -173,22 +173,26 @@ def load_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
         raise UserError(f"{path}: unreadable manifest: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise UserError(f"{path}: unknown manifest format {data.get('format') if isinstance(data, dict) else None!r} "
-                        f"(this harness reads format {FORMAT})")
+        raise UserError(
+            f"{path}: unknown manifest format {data.get('format') if isinstance(data, dict) else None!r} "
+            f"(this harness reads format {FORMAT})"
+        )
     return data
 
 
 def manifest_chunks(manifest: Mapping[str, Any]) -> list[Chunk]:
     """The complete chunks a manifest records (with their checksums), sorted by (lineup, start)."""
-    return sorted(Chunk(int(c["lineup"]), int(c["start"]), int(c["stop"]), c.get("sha256"), c.get("records_sha256"))
-                  for c in manifest.get("chunks", []))
+    return sorted(
+        Chunk(int(c["lineup"]), int(c["start"]), int(c["stop"]), c.get("sha256"), c.get("records_sha256"))
+        for c in manifest.get("chunks", [])
+    )
 
 
 def parse_chunk_name(name: str) -> tuple[int, int] | None:
     """``part-L0001-G000000050000.parquet`` -> (1, 50000); None for anything else."""
     if not (name.startswith("part-L") and name.endswith(".parquet")):
         return None
-    body = name[len("part-L"):-len(".parquet")]
+    body = name[len("part-L") : -len(".parquet")]
     lineup, sep, start = body.partition("-G")
     if not (sep and lineup.isdigit() and start.isdigit()):
         return None
@@ -231,13 +235,16 @@ def numpy_of(column: Any) -> Any:
         return column.to_numpy(zero_copy_only=False)
     if pa.types.is_boolean(t):  # bits, least significant first
         dt = np.dtype(bool)
-        parts = [np.unpackbits(np.frombuffer(c.buffers()[1], np.uint8), count=c.offset + len(c),
-                               bitorder="little")[c.offset:].astype(bool) for c in chunks]
+        parts = [
+            np.unpackbits(np.frombuffer(c.buffers()[1], np.uint8), count=c.offset + len(c), bitorder="little")[
+                c.offset :
+            ].astype(bool)
+            for c in chunks
+        ]
     elif pa.types.is_integer(t) or pa.types.is_floating(t):
         kind = "f" if pa.types.is_floating(t) else ("i" if pa.types.is_signed_integer(t) else "u")
         dt = np.dtype(f"<{kind}{t.bit_width // 8}")
-        parts = [np.frombuffer(c.buffers()[1], dtype=dt, count=len(c), offset=c.offset * dt.itemsize)
-                 for c in chunks]
+        parts = [np.frombuffer(c.buffers()[1], dtype=dt, count=len(c), offset=c.offset * dt.itemsize) for c in chunks]
     else:
         return column.to_numpy(zero_copy_only=False)
     if not parts:
@@ -348,8 +355,10 @@ def rules_of_manifest(manifest: Mapping[str, Any], where: str) -> tuple[RuleSet,
     warns = []
     digest = spec.get("digest")
     if digest and digest != rules.digest:
-        warns.append(f"rule set {spec['name']!r} ({name}) has changed since the run (digest differs); "
-                     "box names and kinds are taken from the current file")
+        warns.append(
+            f"rule set {spec['name']!r} ({name}) has changed since the run (digest differs); "
+            "box names and kinds are taken from the current file"
+        )
     return rules, warns
 
 
@@ -418,14 +427,28 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunInfo:
         raise UserError(f"{path}: no complete games yet (no chunk files under {cdir})")
     if not complete:
         warns.append(f"incomplete run: {games:,} of {planned:,} games in every lineup")
-    return RunInfo(path, manifest, rules, str(manifest.get("kind", "run")), tuple(entrants), lineups,
-                   int(manifest.get("seed", 0)), planned, games, complete, tuple(chunks), tuple(warns))
+    return RunInfo(
+        path,
+        manifest,
+        rules,
+        str(manifest.get("kind", "run")),
+        tuple(entrants),
+        lineups,
+        int(manifest.get("seed", 0)),
+        planned,
+        games,
+        complete,
+        tuple(chunks),
+        tuple(warns),
+    )
 
 
 def _chunk_stop(path: Path, start: int, seats: int) -> int:
     rows = parquet_rows(path)
     if rows is None:
-        raise UserError(f"{path}: unreadable chunk file; replay it with: yatzy-harness run --resume {path.parent.parent}")
+        raise UserError(
+            f"{path}: unreadable chunk file; replay it with: yatzy-harness run --resume {path.parent.parent}"
+        )
     if rows % seats:
         raise UserError(f"{path}: {rows} rows is not a whole number of {seats}-seat games")
     return start + rows // seats
@@ -480,11 +503,12 @@ class _Cursor:
 
     def take(self, a: int, b: int) -> dict[str, np.ndarray]:
         off = a - self.start
-        return {c: v[off:off + b - a] for c, v in self.data.items()}
+        return {c: v[off : off + b - a] for c, v in self.data.items()}
 
 
-def iter_windows(runs: Sequence[tuple[RunInfo, int]], columns: Sequence[str], games: int, start: int = 0
-                 ) -> Iterator[tuple[int, int, list[dict[str, np.ndarray]]]]:
+def iter_windows(
+    runs: Sequence[tuple[RunInfo, int]], columns: Sequence[str], games: int, start: int = 0
+) -> Iterator[tuple[int, int, list[dict[str, np.ndarray]]]]:
     """Walk games ``start..games-1`` in windows across several (run, lineup) streams at once.
 
     Yields ``(a, b, data)`` where ``data[k][column]`` is a (b-a, S_k) array of stream ``k``'s rows

@@ -24,8 +24,19 @@ from harness.util.errors import UserError
 from harness.game.rules import RuleSet, rules_dir
 from harness.records.convert import KernelArrays, _faces_of, _optional_none, arrays_of_records, decode_faces
 from harness.records.notation import _RECORD_FIELDS, TURN_FIELDS, GameRecord, Seat, Turn
-from harness.records.rundir import (MANIFEST, ChunkRef, load_manifest, manifest_chunks, numpy_of, read_chunk,
-                                    read_parquet, rules_of_manifest, settings_changed, sha256_bytes)
+from harness.records.rundir import (
+    MANIFEST,
+    ChunkRef,
+    load_manifest,
+    manifest_chunks,
+    numpy_of,
+    read_chunk,
+    read_parquet,
+    rules_of_manifest,
+    settings_changed,
+    sha256_bytes,
+)
+
 
 class NoRecords(UserError):
     """A run directory played without ``--record``: it holds no game records (``run``: the
@@ -75,12 +86,17 @@ def _open_run(run_dir: str | os.PathLike[str]) -> _Run:
     if not chunks:
         raise UserError(f"{run}: no complete chunk yet, so no game records")
     if not any(c.records_sha256 for c in chunks):
-        raise NoRecords(f"{run} was played without --record, so it has no game records "
-                        f"(play it again with: yatzy-harness run ... --record)", run)
-    seats_of = tuple(tuple(Seat(name=lab if lab != specs.get(lab) else None, spec=specs.get(lab)) for lab in lu)
-                     for lu in lineups)
-    return _Run(run, rules, _run_rules_name(manifest, rules), settings_changed(rules), seed, lineups, seats_of,
-                tuple(chunks))
+        raise NoRecords(
+            f"{run} was played without --record, so it has no game records "
+            f"(play it again with: yatzy-harness run ... --record)",
+            run,
+        )
+    seats_of = tuple(
+        tuple(Seat(name=lab if lab != specs.get(lab) else None, spec=specs.get(lab)) for lab in lu) for lu in lineups
+    )
+    return _Run(
+        run, rules, _run_rules_name(manifest, rules), settings_changed(rules), seed, lineups, seats_of, tuple(chunks)
+    )
 
 
 @dataclass(frozen=True)
@@ -123,28 +139,42 @@ def _read_columns(run: _Run, c: Any) -> _Columns:
     if table.num_rows != b * n_seats * n_turns:
         raise UserError(f"{path}: {table.num_rows} rows, expected {b} games x {n_seats} seats x {n_turns} turns")
     col = {k: numpy_of(table.column(k)).reshape(b, n_seats, n_turns) for k in table.column_names if k != "box"}
-    order = (col["game"] == c.start + np.arange(b)[:, None, None]).all() \
-        and (col["seat"] == np.arange(n_seats)[None, :, None]).all() \
+    order = (
+        (col["game"] == c.start + np.arange(b)[:, None, None]).all()
+        and (col["seat"] == np.arange(n_seats)[None, :, None]).all()
         and ((col["column"].astype(np.int64) - 1) * nb + col["turn"] - 1 == np.arange(n_turns)).all()
+    )
     if not order:
         raise UserError(f"{path}: rows are not games {c.start}..{c.stop - 1} in (game, seat, turn) order")
     box_col = table.column("box").combine_chunks()
     n_rolls = sum(k.startswith("roll_") for k in col)
     rows = read_chunk(ChunkRef(c.lineup, c.start, c.stop, run.path / c.file, c.sha256), ["game", "total"])
-    if rows.num_rows != b * n_seats or (numpy_of(rows.column("game")) != np.repeat(np.arange(c.start, c.stop),
-                                                                                 n_seats)).any():
+    if (
+        rows.num_rows != b * n_seats
+        or (numpy_of(rows.column("game")) != np.repeat(np.arange(c.start, c.stop), n_seats)).any()
+    ):
         raise UserError(f"{run.path / c.file}: rows are not games {c.start}..{c.stop - 1} x {n_seats} seats")
     missing = [f.name for f in TURN_FIELDS if f.name not in col and f.in_record and not f.optional]
     if missing:
         raise UserError(f"{path}: no column {missing[0]!r}; replay it with: {resume}")
     # a field the file does not have (written before the field was added) reads as 0
-    numbers = {f.name: col[f.name] if f.name in col else np.zeros((b, n_seats, n_turns), np.dtype(f.arrow))
-               for f in TURN_FIELDS}
-    return _Columns(path, c.lineup, c.start, np.stack([col[f"roll_{j + 1}"] for j in range(n_rolls)], axis=-1),
-                    np.stack([col[f"keep_{j + 1}"] for j in range(n_rolls - 1)], axis=-1) if n_rolls > 1
-                    else np.zeros((b, n_seats, n_turns, 0), dtype=np.int64),
-                    numpy_of(box_col.indices).reshape(b, n_seats, n_turns), box_col.dictionary.to_pylist(),
-                    numbers, numpy_of(rows.column("total")).reshape(b, n_seats))
+    numbers = {
+        f.name: col[f.name] if f.name in col else np.zeros((b, n_seats, n_turns), np.dtype(f.arrow))
+        for f in TURN_FIELDS
+    }
+    return _Columns(
+        path,
+        c.lineup,
+        c.start,
+        np.stack([col[f"roll_{j + 1}"] for j in range(n_rolls)], axis=-1),
+        np.stack([col[f"keep_{j + 1}"] for j in range(n_rolls - 1)], axis=-1)
+        if n_rolls > 1
+        else np.zeros((b, n_seats, n_turns, 0), dtype=np.int64),
+        numpy_of(box_col.indices).reshape(b, n_seats, n_turns),
+        box_col.dictionary.to_pylist(),
+        numbers,
+        numpy_of(rows.column("total")).reshape(b, n_seats),
+    )
 
 
 def _record_of(run: _Run, cols: _Columns, i: int) -> GameRecord:
@@ -162,19 +192,36 @@ def _record_of(run: _Run, cols: _Columns, i: int) -> GameRecord:
             hit = np.flatnonzero(rolls[s, t])
             cut = slice(None, len(hit) - 1)
             bad = [int(rolls[s, t, x]) for x in hit.tolist() if not rok[s, t, x]] or [
-                int(keeps[s, t, x]) for x in range(keeps.shape[2])[cut] if not kok[s, t, x]]
+                int(keeps[s, t, x]) for x in range(keeps.shape[2])[cut] if not kok[s, t, x]
+            ]
             if bad:  # rolls first, then keeps, as they are read
                 raise UserError(f"{cols.path}: game {g} seat {s}: {bad[0]} is not a dice code")
             numbers = {f.name: int(cols.numbers[f.name][i, s, t]) for f in _RECORD_FIELDS}
-            turns.append(Turn(s, t // nb + 1, t % nb + 1, tuple(_faces_of(rc[s, t, x]) for x in hit.tolist()),
-                              tuple(_faces_of(kc[s, t, x]) for x in range(keeps.shape[2])[cut]),
-                              cols.box_names[cols.boxes[i, s, t]], **_optional_none(numbers)))
-    return GameRecord(g, run.rules_name, run.seats_of[cols.lineup], tuple(turns), dict(run.settings), run.seed,
-                      tuple(int(x) for x in cols.totals[i]))
+            turns.append(
+                Turn(
+                    s,
+                    t // nb + 1,
+                    t % nb + 1,
+                    tuple(_faces_of(rc[s, t, x]) for x in hit.tolist()),
+                    tuple(_faces_of(kc[s, t, x]) for x in range(keeps.shape[2])[cut]),
+                    cols.box_names[cols.boxes[i, s, t]],
+                    **_optional_none(numbers),
+                )
+            )
+    return GameRecord(
+        g,
+        run.rules_name,
+        run.seats_of[cols.lineup],
+        tuple(turns),
+        dict(run.settings),
+        run.seed,
+        tuple(int(x) for x in cols.totals[i]),
+    )
 
 
-def records_of_run(run_dir: str | os.PathLike[str], *, lineup: int | None = None,
-                   games: Any = None) -> Iterator[tuple[int, GameRecord]]:
+def records_of_run(
+    run_dir: str | os.PathLike[str], *, lineup: int | None = None, games: Any = None
+) -> Iterator[tuple[int, GameRecord]]:
     """The game records of a run played with ``--record``: ``(lineup, record)`` for every game of
     every complete chunk in the manifest (lineup by lineup, games in order), or of ``lineup`` and
     ``games`` (game indices) only.
@@ -291,7 +338,7 @@ class RunRecords:
         hi = len(self) if hi is None else hi
         a, b = int(self.ptr[lo]), int(self.ptr[hi])
         lus = self.lineup[lo:hi]
-        sizes = np.diff(self.ptr[lo:hi + 1])
+        sizes = np.diff(self.ptr[lo : hi + 1])
         games = np.repeat(self.game[lo:hi], sizes).tolist()
         seats = (np.arange(b - a) - np.repeat(self.ptr[lo:hi] - a, sizes)).astype(np.int16)
         labels_of = [[s.label for s in seats_] for seats_ in self.run.seats_of]
@@ -332,9 +379,19 @@ class RunRecords:
         np.cumsum(sizes[keep], out=ptr[1:])
         old = np.flatnonzero(keep)
         new_of = {int(o): n for n, o in enumerate(old)}
-        return RunRecords(self.run, self.game[keep], self.lineup[keep], ptr, self.rolls[rows], self.keeps[rows],
-                          self.boxes[rows], {k: v[rows] for k, v in self.numbers.items()}, self.totals[rows],
-                          self.regular[keep], {new_of[i]: r for i, r in self._records.items() if i in new_of})
+        return RunRecords(
+            self.run,
+            self.game[keep],
+            self.lineup[keep],
+            ptr,
+            self.rolls[rows],
+            self.keeps[rows],
+            self.boxes[rows],
+            {k: v[rows] for k, v in self.numbers.items()},
+            self.totals[rows],
+            self.regular[keep],
+            {new_of[i]: r for i, r in self._records.items() if i in new_of},
+        )
 
 
 def read_run(run_dir: str | os.PathLike[str]) -> RunRecords:
@@ -356,25 +413,37 @@ def read_run(run_dir: str | os.PathLike[str]) -> RunRecords:
         n_rolls = present.sum(axis=-1)
         full = ok & (size == d.n)
         rolls = np.where(present & full, d.roll_index(counts), -1).astype(np.int16)
-        regular = ((full | ~present).all(axis=-1) & (n_rolls >= 1)
-                   & (present == (np.arange(r) < n_rolls[..., None])).all(axis=-1))
+        regular = (
+            (full | ~present).all(axis=-1)
+            & (n_rolls >= 1)
+            & (present == (np.arange(r) < n_rolls[..., None])).all(axis=-1)
+        )
         kcounts, _, kok = decode_faces(cols.keeps, d.n)
         asked = np.arange(r - 1) < (n_rolls - 1)[..., None]
         keeps = np.full((b, s, t, r), -1, dtype=np.int16)
-        keeps[..., :r - 1] = np.where(asked & kok, d.keep_index(kcounts), -1)
+        keeps[..., : r - 1] = np.where(asked & kok, d.keep_index(kcounts), -1)
         regular &= (kok | ~asked).all(axis=-1)
-        box_of = np.array([rules.box_names.index(x) if x in rules.box_names else -1 for x in cols.box_names] or [-1],
-                          dtype=np.int8)
+        box_of = np.array(
+            [rules.box_names.index(x) if x in rules.box_names else -1 for x in cols.box_names] or [-1], dtype=np.int8
+        )
         boxes = box_of[cols.boxes]
         regular &= boxes >= 0
         games_ok = regular.all(axis=(1, 2))
         for i in np.flatnonzero(~games_ok).tolist():
             irregular[first + i] = _record_of(run, cols, i)  # the code that is no dice raises here, as before
-        parts.append({"game": np.arange(cols.start, cols.start + b, dtype=np.int64), "lineup": np.full(b, cols.lineup),
-                      "sizes": np.full(b, s), "rolls": rolls.reshape(b * s, t, r),
-                      "keeps": keeps.reshape(b * s, t, r), "boxes": boxes.reshape(b * s, t),
-                      "totals": cols.totals.reshape(b * s).astype(np.int64), "regular": games_ok,
-                      **{f"n:{k}": v.reshape(b * s, t) for k, v in cols.numbers.items()}})
+        parts.append(
+            {
+                "game": np.arange(cols.start, cols.start + b, dtype=np.int64),
+                "lineup": np.full(b, cols.lineup),
+                "sizes": np.full(b, s),
+                "rolls": rolls.reshape(b * s, t, r),
+                "keeps": keeps.reshape(b * s, t, r),
+                "boxes": boxes.reshape(b * s, t),
+                "totals": cols.totals.reshape(b * s).astype(np.int64),
+                "regular": games_ok,
+                **{f"n:{k}": v.reshape(b * s, t) for k, v in cols.numbers.items()},
+            }
+        )
         first += b
 
     def cat(key: str) -> np.ndarray:
@@ -382,8 +451,19 @@ def read_run(run_dir: str | os.PathLike[str]) -> RunRecords:
 
     ptr = np.zeros(first + 1, dtype=np.int64)
     np.cumsum(cat("sizes"), out=ptr[1:])
-    return RunRecords(run, cat("game"), cat("lineup"), ptr, cat("rolls"), cat("keeps"), cat("boxes"),
-                      {f.name: cat(f"n:{f.name}") for f in TURN_FIELDS}, cat("totals"), cat("regular"), irregular)
+    return RunRecords(
+        run,
+        cat("game"),
+        cat("lineup"),
+        ptr,
+        cat("rolls"),
+        cat("keeps"),
+        cat("boxes"),
+        {f.name: cat(f"n:{f.name}") for f in TURN_FIELDS},
+        cat("totals"),
+        cat("regular"),
+        irregular,
+    )
 
 
 class RunGames(Sequence[GameRecord]):

@@ -32,16 +32,25 @@ def parse_turn(text: str, *, seat: int = 0, column: int = 1, turn: int = 1) -> T
     for part in parts:
         m = _SEGMENT.match(part)
         if not m:
-            raise UserError(f"turn text {text.strip()!r}: cannot read {part.strip()!r} "
-                            "(expected FACES keep FACES, or keep nothing)")
+            raise UserError(
+                f"turn text {text.strip()!r}: cannot read {part.strip()!r} (expected FACES keep FACES, or keep nothing)"
+            )
         rolls.append(tuple(int(f) for f in m.group(1).split()))
         keeps.append(() if m.group(2) in ("nothing", "-") else tuple(int(f) for f in m.group(2).split()))
     m = _LAST.match(last)
     if not m:
         raise UserError(f"turn text {text.strip()!r}: cannot read {last.strip()!r} (expected FACES -> BOX SCORE)")
     rolls.append(tuple(int(f) for f in m.group(1).split()))
-    return Turn(seat, column, turn, tuple(rolls), tuple(keeps), m.group(2), int(m.group(3)),
-                None if m.group(4) is None else int(m.group(4)))
+    return Turn(
+        seat,
+        column,
+        turn,
+        tuple(rolls),
+        tuple(keeps),
+        m.group(2),
+        int(m.group(3)),
+        None if m.group(4) is None else int(m.group(4)),
+    )
 
 
 def format_game(record: GameRecord) -> str:

@@ -16,10 +16,11 @@ from harness.game.rules import AllowedRules, RuleSet
 from harness.game.scoring import Context, context, score_options, score_options_batch
 from harness.records.notation import MAX_SEATS, GameRecord, RecordError, Turn, _faces, record_rules
 
-def _load_rules(record: GameRecord, cache: dict[str, RuleSet] | None = None,
-                allowed: AllowedRules | None = None) -> RuleSet:
-    return record_rules(record.rules, record.settings, record.game, cache, spec=record.rules_spec, allowed=allowed)
 
+def _load_rules(
+    record: GameRecord, cache: dict[str, RuleSet] | None = None, allowed: AllowedRules | None = None
+) -> RuleSet:
+    return record_rules(record.rules, record.settings, record.game, cache, spec=record.rules_spec, allowed=allowed)
 
 
 def _within(inner: Sequence[int], outer: Sequence[int]) -> bool:
@@ -65,12 +66,16 @@ def validate_record(record: GameRecord, rules: RuleSet | None = None) -> tuple[i
     for i, t in enumerate(record.turns):
         at = f"{game}, {who(t.seat)}, column {t.column} turn {t.turn}"
         if i >= n_turns:
-            raise RecordError(f"{at}: past the end of the game ({n_seats} seat(s) x {nb} boxes"
-                              f"{f' x {n_cols} columns' if n_cols > 1 else ''} = {n_turns} turns)")
+            raise RecordError(
+                f"{at}: past the end of the game ({n_seats} seat(s) x {nb} boxes"
+                f"{f' x {n_cols} columns' if n_cols > 1 else ''} = {n_turns} turns)"
+            )
         col, tt, s = i // (n_seats * nb), (i // n_seats) % nb, i % n_seats
         if (t.seat, t.column, t.turn) != (s, col + 1, tt + 1):
-            raise RecordError(f"{at}: out of play order: turn {i + 1} of the game is {who(s)}, column {col + 1} "
-                              f"turn {tt + 1} (every seat plays turn t before any seat plays t+1, seats in order)")
+            raise RecordError(
+                f"{at}: out of play order: turn {i + 1} of the game is {who(s)}, column {col + 1} "
+                f"turn {tt + 1} (every seat plays turn t before any seat plays t+1, seats in order)"
+            )
         if tt == 0 and col > 0:
             done[s] += sheets[s].total(rules)
             sheets[s] = _Sheet()
@@ -79,8 +84,10 @@ def validate_record(record: GameRecord, rules: RuleSet | None = None) -> tuple[i
     if record.complete and len(record.turns) < n_turns:
         i = len(record.turns)
         col, tt, s = i // (n_seats * nb), (i // n_seats) % nb, i % n_seats
-        raise RecordError(f"{game}: incomplete: {i} of {n_turns} turns, next {who(s)} column {col + 1} turn {tt + 1} "
-                          "(mark a partial game \"complete\": false)")
+        raise RecordError(
+            f"{game}: incomplete: {i} of {n_turns} turns, next {who(s)} column {col + 1} turn {tt + 1} "
+            '(mark a partial game "complete": false)'
+        )
     totals = tuple(done[s] + sheets[s].total(rules) for s in range(n_seats))
     if record.totals is not None:
         if len(record.totals) != n_seats:
@@ -91,8 +98,9 @@ def validate_record(record: GameRecord, rules: RuleSet | None = None) -> tuple[i
     return totals
 
 
-def _check_turn(rules: RuleSet, ctx: Context, out: np.ndarray, t: Turn, sheet: _Sheet, saved: list[int],
-                at: str) -> None:
+def _check_turn(
+    rules: RuleSet, ctx: Context, out: np.ndarray, t: Turn, sheet: _Sheet, saved: list[int], at: str
+) -> None:
     n = rules.n_dice
     if not t.rolls:
         raise RecordError(f"{at}: no roll")
@@ -109,14 +117,16 @@ def _check_turn(rules: RuleSet, ctx: Context, out: np.ndarray, t: Turn, sheet: _
         why = f" ({rules.rolls_per_turn} + {bank} saved)" if rules.saved_rolls else ""
         raise RecordError(f"{at}: {len(t.rolls)} rolls, but the turn allows {allowed}{why}")
     if len(t.keeps) != len(t.rolls) - 1:
-        raise RecordError(f"{at}: {len(t.rolls)} roll(s) need {len(t.rolls) - 1} keep(s), one before each "
-                          f"reroll; got {len(t.keeps)}")
+        raise RecordError(
+            f"{at}: {len(t.rolls)} roll(s) need {len(t.rolls) - 1} keep(s), one before each reroll; got {len(t.keeps)}"
+        )
     for j, k in enumerate(t.keeps):
         if not _within(k, t.rolls[j]):
             raise RecordError(f"{at}: kept {_faces(k)} but roll {j + 1} was {_faces(t.rolls[j])}")
         if len(k) == n:
-            raise RecordError(f"{at}: kept every die of roll {j + 1}, which ends the turn's rolling, "
-                              f"but roll {j + 2} follows")
+            raise RecordError(
+                f"{at}: kept every die of roll {j + 1}, which ends the turn's rolling, but roll {j + 2} follows"
+            )
         if not _within(k, t.rolls[j + 1]):
             raise RecordError(f"{at}: roll {j + 2} ({_faces(t.rolls[j + 1])}) does not hold the kept {_faces(k)}")
     if rules.saved_rolls:
@@ -152,8 +162,15 @@ def _check_turn(rules: RuleSet, ctx: Context, out: np.ndarray, t: Turn, sheet: _
     sheet.extra += int(extra)
 
 
-def check_seat_games(rules: RuleSet, rolls: np.ndarray, keeps: np.ndarray, boxes: np.ndarray, scores: np.ndarray,
-                     extras: np.ndarray, totals: np.ndarray) -> np.ndarray:
+def check_seat_games(
+    rules: RuleSet,
+    rolls: np.ndarray,
+    keeps: np.ndarray,
+    boxes: np.ndarray,
+    scores: np.ndarray,
+    extras: np.ndarray,
+    totals: np.ndarray,
+) -> np.ndarray:
     """(N,) bool: True where :func:`validate_record` finds nothing wrong with a seat-game given as
     the analysis kernel's arrays (:class:`harness.records.runs.RunRecords`: rolls, keeps (N, T, R) roll and
     keep indices, the rolls of a turn first and the keeps before each reroll, boxes (N, T) box
@@ -191,8 +208,12 @@ def check_seat_games(rules: RuleSet, rolls: np.ndarray, keeps: np.ndarray, boxes
         for j in range(width - 1):
             k, r0, r1 = (np.maximum(a, 0) for a in (keeps[:, t, j], rolls[:, t, j], rolls[:, t, j + 1]))
             kc = d.keep_counts[k]
-            good = (keeps[:, t, j] >= 0) & (d.keep_size[k] < n) & (kc <= d.roll_counts[r0]).all(axis=1) \
+            good = (
+                (keeps[:, t, j] >= 0)
+                & (d.keep_size[k] < n)
+                & (kc <= d.roll_counts[r0]).all(axis=1)
                 & (kc <= d.roll_counts[r1]).all(axis=1)
+            )
             ok &= (j >= nr - 1) | good
         if rules.saved_rolls:
             saved = allowed - nr

@@ -67,8 +67,14 @@ class Side:
     run_dir: Path | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.arg, "kind": self.kind, "rules": self.rules.name, "settings": dict(self.rules.settings),
-                "digest": self.rules.digest, "lineups": [list(lu) for lu in self.lineups]}
+        return {
+            "path": self.arg,
+            "kind": self.kind,
+            "rules": self.rules.name,
+            "settings": dict(self.rules.settings),
+            "digest": self.rules.digest,
+            "lineups": [list(lu) for lu in self.lineups],
+        }
 
 
 def _is_rule_file(path: Path) -> bool:
@@ -84,9 +90,11 @@ def side(arg: str, which: str, entrants: Sequence[str] | None = None, settings: 
 
     if is_run_dir(arg):
         if settings or entrants:
-            raise UserError(f"{which} {arg} is a run directory: its games were played with its own rules and "
-                            f"bots, so --set/--candidate-set/--entrants do not apply to it (--entrant LABEL "
-                            f"picks its seats)")
+            raise UserError(
+                f"{which} {arg} is a run directory: its games were played with its own rules and "
+                f"bots, so --set/--candidate-set/--entrants do not apply to it (--entrant LABEL "
+                f"picks its seats)"
+            )
         info = load_run(arg)
         return Side(arg, "run directory", info.rules, tuple(tuple(lu) for lu in info.lineups), Path(arg))
     p = Path(arg)
@@ -98,8 +106,10 @@ def side(arg: str, which: str, entrants: Sequence[str] | None = None, settings: 
             try:
                 resolve_rules_path(arg)
             except UserError:
-                raise UserError(f"{which} {arg!r} is neither a run directory, a run config (a file or a "
-                                f"configs/runs name) nor a rule set") from None
+                raise UserError(
+                    f"{which} {arg!r} is neither a run directory, a run config (a file or a "
+                    f"configs/runs name) nor a rule set"
+                ) from None
             rule_set = True
     if rule_set:
         if not entrants:
@@ -128,9 +138,12 @@ class SideChanges:
 
     def sides(self, base: str, candidate: str) -> tuple[Side, Side]:
         """BASE and CANDIDATE resolved (:func:`side`) with these changes."""
-        return (side(base, "BASE", self.entrants, self.set_both),
-                side(candidate, "CANDIDATE", self.candidate_entrants or self.entrants,
-                     [*self.set_both, *self.set_candidate]))
+        return (
+            side(base, "BASE", self.entrants, self.set_both),
+            side(
+                candidate, "CANDIDATE", self.candidate_entrants or self.entrants, [*self.set_both, *self.set_candidate]
+            ),
+        )
 
 
 def _trio(b: float, c: float) -> dict[str, float]:
@@ -153,18 +166,26 @@ def exact_block(bt: ExactTables, ct: ExactTables, slots: Sequence[Slot]) -> dict
     eb, ec = bt.evaluations[slots[0].base], ct.evaluations[slots[0].candidate]
     yb, yc = yatzy_box(bt.rules), yatzy_box(ct.rules)
     out: dict[str, Any] = {
-        "base": slots[0].base, "candidate": slots[0].candidate,
+        "base": slots[0].base,
+        "candidate": slots[0].candidate,
         "slots": [{"lineup": s.lineup, "seat": s.seat} for s in slots],
         "score": _trio(eb.mean, ec.mean),
         "std": _trio(eb.std, ec.std),
-        "percentiles": {"base": eb.percentiles, "candidate": ec.percentiles,
-                        "diff": {q: ec.percentiles[q] - eb.percentiles[q] for q in eb.percentiles}},
+        "percentiles": {
+            "base": eb.percentiles,
+            "candidate": ec.percentiles,
+            "diff": {q: ec.percentiles[q] - eb.percentiles[q] for q in eb.percentiles},
+        },
         "distribution": {"ks_distance": ks_distance(eb.distribution, ec.distribution)},
         "bonus_rate": _trio(eb.p_bonus_row, ec.p_bonus_row),
         "yatzy_rate": _trio(_box_scored(eb, yb), _box_scored(ec, yc)) if yb and yc else None,
-        "win_rate": None, "draw_rate": None,
-        "boxes": [{"box": n} | _trio(eb.box_mean_row(i), ec.box_mean_row(ec.box_names.index(n)))
-                  for i, n in enumerate(eb.box_names) if n in ec.box_names],
+        "win_rate": None,
+        "draw_rate": None,
+        "boxes": [
+            {"box": n} | _trio(eb.box_mean_row(i), ec.box_mean_row(ec.box_names.index(n)))
+            for i, n in enumerate(eb.box_names)
+            if n in ec.box_names
+        ],
     }
     ob = bt.pooled([(s.lineup, s.seat) for s in slots])
     oc = ct.pooled([(s.lineup, s.seat) for s in slots])
@@ -174,7 +195,7 @@ def exact_block(bt: ExactTables, ct: ExactTables, slots: Sequence[Slot]) -> dict
 
 
 def exact_verdict(diff: float, s: CompareSettings) -> str:
-    """"change" when the exact difference is nearer an alternative of the SPRT than ``mu0``."""
+    """ "change" when the exact difference is nearer an alternative of the SPRT than ``mu0``."""
     alts = [s.mu1] + ([2 * s.mu0 - s.mu1] if s.two_sided else [])
     return "change" if min(abs(diff - a) for a in alts) < abs(diff - s.mu0) else "no change"
 
@@ -205,9 +226,15 @@ def annotate(sampled: dict[str, Any], block: Mapping[str, Any]) -> list[str]:
     return missed
 
 
-def compare_exact(base: str, candidate: str, settings: CompareSettings | None = None, *,
-                  changes: SideChanges = SideChanges(), cache_dir: str | os.PathLike | None = None,
-                  progress: bool = False) -> dict[str, Any]:
+def compare_exact(
+    base: str,
+    candidate: str,
+    settings: CompareSettings | None = None,
+    *,
+    changes: SideChanges = SideChanges(),
+    cache_dir: str | os.PathLike | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
     """The exact comparison of CANDIDATE with BASE (module docstring), each side with ``changes``,
     JSON-able; ``exit_code`` is the exact verdict's (0 no change, 1 change)."""
     s = settings or CompareSettings()
@@ -215,8 +242,10 @@ def compare_exact(base: str, candidate: str, settings: CompareSettings | None = 
     if candidate_entrants and not entrants:
         raise UserError("--candidate-entrants pairs CANDIDATE's bots with --entrants, seat by seat: give both")
     if candidate_entrants and len(candidate_entrants) != len(entrants or ()):
-        raise UserError(f"--candidate-entrants names {len(candidate_entrants)} bots for the {len(entrants or ())} of "
-                        f"--entrants (they are paired seat by seat)")
+        raise UserError(
+            f"--candidate-entrants names {len(candidate_entrants)} bots for the {len(entrants or ())} of "
+            f"--entrants (they are paired seat by seat)"
+        )
     b, c = changes.sides(base, candidate)
     for sd, which in ((b, "BASE"), (c, "CANDIDATE")):
         why = refusal(sd.rules, sorted({x for lu in sd.lineups for x in lu}))
@@ -247,15 +276,24 @@ def compare_exact(base: str, candidate: str, settings: CompareSettings | None = 
     verdict = worst["verdict"]
     bset, cset = dict(b.rules.settings), dict(c.rules.settings)
     bboxes, cboxes = set(b.rules.box_names), set(c.rules.box_names)
-    return jsonable({
-        "exact": True, "base": b.to_json(), "candidate": c.to_json(),
-        "settings_changed": {k: [bset.get(k), v] for k, v in cset.items() if bset.get(k) != v},
-        "boxes_only": {"base": [x for x in b.rules.box_names if x not in cboxes],
-                       "candidate": [x for x in c.rules.box_names if x not in bboxes]},
-        "sprt": {"mu0": s.mu0, "mu1": s.mu1, "two_sided": s.two_sided},
-        "bots": blocks, "outside": missed, "verdict": verdict, "exit_code": 1 if verdict == "change" else 0,
-        "notes": notes,
-    })
+    return jsonable(
+        {
+            "exact": True,
+            "base": b.to_json(),
+            "candidate": c.to_json(),
+            "settings_changed": {k: [bset.get(k), v] for k, v in cset.items() if bset.get(k) != v},
+            "boxes_only": {
+                "base": [x for x in b.rules.box_names if x not in cboxes],
+                "candidate": [x for x in c.rules.box_names if x not in bboxes],
+            },
+            "sprt": {"mu0": s.mu0, "mu1": s.mu1, "two_sided": s.two_sided},
+            "bots": blocks,
+            "outside": missed,
+            "verdict": verdict,
+            "exit_code": 1 if verdict == "change" else 0,
+            "notes": notes,
+        }
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,7 +315,7 @@ def _exact_lines(r: Mapping[str, Any], blk: Mapping[str, Any]) -> list[str]:
     sc, sd, pc = blk["score"], blk["std"], blk["percentiles"]
     qs = [str(q) for q in PERCENTILES]
     code = 1 if blk["verdict"] == "change" else 0
-    near = (f"nearer H1 diff={_alternatives(r)}" if code else f"nearer H0 diff={sig(r['sprt']['mu0'], 6)}")
+    near = f"nearer H1 diff={_alternatives(r)}" if code else f"nearer H0 diff={sig(r['sprt']['mu0'], 6)}"
     lines = [
         f"score  {sc['base']:.6f} -> {sc['candidate']:.6f}   diff {sc['diff']:+.6f} (exact)",
         f"std    {sd['base']:.6f} -> {sd['candidate']:.6f}   diff {sd['diff']:+.6f}",
@@ -296,8 +334,11 @@ def _exact_lines(r: Mapping[str, Any], blk: Mapping[str, Any]) -> list[str]:
     if blk["boxes"]:
         lines += ["", "per box (mean points, candidate - base, exact):"]
         w = max(len(b["box"]) for b in blk["boxes"])
-        lines += [f"  {b['box']:<{w}} {num(b['base'], 4):>8} -> {num(b['candidate'], 4):>8}  "
-                  f"{num(b['diff'], 4, sign=True):>8}" for b in blk["boxes"]]
+        lines += [
+            f"  {b['box']:<{w}} {num(b['base'], 4):>8} -> {num(b['candidate'], 4):>8}  "
+            f"{num(b['diff'], 4, sign=True):>8}"
+            for b in blk["boxes"]
+        ]
     return lines
 
 
@@ -312,9 +353,11 @@ def exact_text(r: Mapping[str, Any]) -> str:
     if bots and bots[0]["sampled"]:
         lines = header_lines(bots[0]["sampled"])[:3]
     else:
-        lines = [f"BASE      {r['base']['path']}  ({r['base']['rules']}, {r['base']['kind']})",
-                 f"CANDIDATE {r['candidate']['path']}  ({r['candidate']['rules']}, {r['candidate']['kind']})",
-                 f"settings changed: {_changed(r)}"]
+        lines = [
+            f"BASE      {r['base']['path']}  ({r['base']['rules']}, {r['base']['kind']})",
+            f"CANDIDATE {r['candidate']['path']}  ({r['candidate']['rules']}, {r['candidate']['kind']})",
+            f"settings changed: {_changed(r)}",
+        ]
     for side_, only in r["boxes_only"].items():
         if only:
             lines.append(f"boxes only in {side_.upper()}: {', '.join(only)} (their points are in the totals)")
@@ -335,4 +378,3 @@ def exact_text(r: Mapping[str, Any]) -> str:
     lines += [f"note: {n}" for n in r["notes"]]
     lines += ["", f"verdict: {r['verdict'].upper()} (exit {r['exit_code']})"]
     return "\n".join(lines)
-

@@ -22,7 +22,6 @@ from harness.reports.comparison import Comparison, ComparisonResult, compare_run
 from harness.reports.paired import CompareSettings
 
 
-
 @dataclass(frozen=True)
 class Playing:
     """How :func:`compare` plays BASE or CANDIDATE when it is a run config (both on one seed).
@@ -70,13 +69,16 @@ def _unanalysable(cfg: RunConfig) -> str | None:
     """Why a config's rule set cannot be analysed (``saved_rolls``), or None."""
     rules = load_rules(cfg.rules, dict(cfg.settings))
     if rules.saved_rolls:
-        return (f"rule set {rules.name} has saved_rolls, which the solver's table does not value: "
-                "played without analyse, plain comparison (no luck adjustment)")
+        return (
+            f"rule set {rules.name} has saved_rolls, which the solver's table does not value: "
+            "played without analyse, plain comparison (no luck adjustment)"
+        )
     return None
 
 
-def compare(base: str | Path, candidate: str | Path, settings: CompareSettings | None = None,
-            playing: Playing | None = None) -> ComparisonResult:
+def compare(
+    base: str | Path, candidate: str | Path, settings: CompareSettings | None = None, playing: Playing | None = None
+) -> ComparisonResult:
     """Compare CANDIDATE with BASE, each a run directory or a run config; returns
     :meth:`Comparison.result`.
 
@@ -124,8 +126,15 @@ def compare(base: str | Path, candidate: str | Path, settings: CompareSettings |
     return compare_runs(ob, oc, settings, notes)
 
 
-def _sequential(ob: Path, oc: Path, cfg_b: RunConfig, cfg_c: RunConfig, settings: CompareSettings,
-                playing: Playing, notes: Sequence[str] = ()) -> ComparisonResult:
+def _sequential(
+    ob: Path,
+    oc: Path,
+    cfg_b: RunConfig,
+    cfg_c: RunConfig,
+    settings: CompareSettings,
+    playing: Playing,
+    notes: Sequence[str] = (),
+) -> ComparisonResult:
     """Play both sides a step of games at a time until the SPRT decides or ``playing.max_games``."""
     max_games = int(playing.max_games or 0)
     step = playing.games or cfg_b.chunk_size

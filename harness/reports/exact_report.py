@@ -21,8 +21,14 @@ from harness.studies.depth import DepthOfSkill, DepthRequest, Evaluator, depth_o
 from harness.exact.evaluate import HeadToHead, Limits, head_to_head
 from harness.game.rules import RuleSet
 from harness.reports.quality import QualityOptions
-from harness.reports.quality_exact import (ExactCourse, ExactPair, exact_course, exact_course_table, exact_pair,
-                                           exact_quality_table)
+from harness.reports.quality_exact import (
+    ExactCourse,
+    ExactPair,
+    exact_course,
+    exact_course_table,
+    exact_pair,
+    exact_quality_table,
+)
 from harness.util import render
 from harness.util.jsonable import jsonable
 
@@ -62,19 +68,26 @@ class ExactEvaluation:
 
     def tables(self) -> list[Any]:
         """The tables of the text and Markdown renderings, in order."""
-        return ((self.h2h.tables() if self.h2h else [])
-                + ([exact_quality_table(self.quality, self.course_note)] if self.quality else [])
-                + ([exact_course_table(self.courses)] if self.courses else [])
-                + (self.depth.tables() if self.depth else []))
+        return (
+            (self.h2h.tables() if self.h2h else [])
+            + ([exact_quality_table(self.quality, self.course_note)] if self.quality else [])
+            + ([exact_course_table(self.courses)] if self.courses else [])
+            + (self.depth.tables() if self.depth else [])
+        )
 
     def to_json(self) -> dict[str, Any]:
         """``evaluate --json``."""
-        return {**(self.h2h.to_json() if self.h2h else {"rules": self.rules.name}),
-                **({"quality": [q.to_json() for q in self.quality]} if self.quality else {}),
-                **({"course": [c.to_json() for c in self.courses]} if self.courses else {}),
-                **({"course_refused": self.course_note} if self.course_asked and not self.courses
-                   and self.course_note else {}),
-                **({"depth": self.depth.to_json()} if self.depth else {})}
+        return {
+            **(self.h2h.to_json() if self.h2h else {"rules": self.rules.name}),
+            **({"quality": [q.to_json() for q in self.quality]} if self.quality else {}),
+            **({"course": [c.to_json() for c in self.courses]} if self.courses else {}),
+            **(
+                {"course_refused": self.course_note}
+                if self.course_asked and not self.courses and self.course_note
+                else {}
+            ),
+            **({"depth": self.depth.to_json()} if self.depth else {}),
+        }
 
     def write(self, out: Path) -> None:
         """``evaluate.json``, ``evaluate.md`` and the plots (distributions, depth) into ``out``."""
@@ -82,18 +95,26 @@ class ExactEvaluation:
         from harness.reports.plot import plot_depth, plot_exact_distributions
 
         (out / "evaluate.json").write_text(json.dumps(jsonable(self.to_json()), indent=2))
-        (out / "evaluate.md").write_text(render.markdown(self.tables(), f"Exact evaluation, {self.rules.name}",
-                                                         [self.rules.summary()]))
+        (out / "evaluate.md").write_text(
+            render.markdown(self.tables(), f"Exact evaluation, {self.rules.name}", [self.rules.summary()])
+        )
         if self.h2h:
             plot_exact_distributions(self.h2h.evaluations).savefig(out / "distributions.png")
         if self.depth:
             plot_depth(self.depth).savefig(out / "depth.png")
 
 
-def evaluate_exactly(rules: RuleSet, bots: Sequence[str], *, seats: int = 2,
-                     quality: QualityOptions = QualityOptions(), course: bool = False,
-                     depth: DepthRequest | None = None, execution: Execution = Execution(),
-                     out: Path | None = None) -> ExactEvaluation:
+def evaluate_exactly(
+    rules: RuleSet,
+    bots: Sequence[str],
+    *,
+    seats: int = 2,
+    quality: QualityOptions = QualityOptions(),
+    course: bool = False,
+    depth: DepthRequest | None = None,
+    execution: Execution = Execution(),
+    out: Path | None = None,
+) -> ExactEvaluation:
     """Evaluate ``bots`` exactly on ``rules`` (every head-to-head, ``seats`` for the tables against
     copies), each pair's game quality and, with ``course``, the course of their game (or why it
     cannot be exact), and the depth of skill if ``depth`` asks for it, as ``execution`` says (in
@@ -113,8 +134,11 @@ def evaluate_exactly(rules: RuleSet, bots: Sequence[str], *, seats: int = 2,
                 ev.close()
     elif bots:
         h2h = head_to_head(rules, list(bots), seats, cache_dir, progress=progress, limits=x.limits)
-    pairs = [exact_pair(a, b, quality) for i, a in enumerate(h2h.evaluations) for b in h2h.evaluations[i + 1:]] \
-        if h2h else []
+    pairs = (
+        [exact_pair(a, b, quality) for i, a in enumerate(h2h.evaluations) for b in h2h.evaluations[i + 1 :]]
+        if h2h
+        else []
+    )
     courses, course_note = [], None
     if course and len(bots) >= 2:
         why = next((w for w in (course_refusal(rules, b) for b in bots) if w), None)
@@ -122,7 +146,7 @@ def evaluate_exactly(rules: RuleSet, bots: Sequence[str], *, seats: int = 2,
             course_note = f"the course of a game is sampled (run, report): {why}"
         else:
             cs = [course_of(rules, b, cache_dir, progress=progress) for b in bots]
-            courses = [exact_course(a, b, quality) for i, a in enumerate(cs) for b in cs[i + 1:]]
+            courses = [exact_course(a, b, quality) for i, a in enumerate(cs) for b in cs[i + 1 :]]
             course_note = "the course of a game: below"
     res = ExactEvaluation(rules, h2h, dos, pairs, courses, course_note, course)
     if out is not None:

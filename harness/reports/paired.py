@@ -59,13 +59,16 @@ class Slot:
     candidate: str
 
 
-def match_slots(base: Sequence[Sequence[str]], cand: Sequence[Sequence[str]], entrant: str | None = None
-                ) -> tuple[list[Slot], list[Slot]]:
+def match_slots(
+    base: Sequence[Sequence[str]], cand: Sequence[Sequence[str]], entrant: str | None = None
+) -> tuple[list[Slot], list[Slot]]:
     """(every matched slot, the focus slots) of the two runs' lineups (labels per seat) per the
     rules of :mod:`harness.reports.compare`; UserError if unmatched."""
     if len(base) != len(cand):
-        raise UserError(f"cannot pair the runs: BASE has {len(base)} lineups, CANDIDATE "
-                        f"{len(cand)} (lineups are matched by position)")
+        raise UserError(
+            f"cannot pair the runs: BASE has {len(base)} lineups, CANDIDATE "
+            f"{len(cand)} (lineups are matched by position)"
+        )
     slots = []
     for li, (lb, lc) in enumerate(zip(base, cand)):
         if len(lb) != len(lc):
@@ -115,10 +118,13 @@ class PairedAccumulator:
 
     def __post_init__(self) -> None:
         self.has_yatzy = bool(self.ybox[0] and self.ybox[1])
-        self.metrics = (["total", "bonus"] + (["yatzy"] if self.has_yatzy else [])
-                        + (["win", "draw"] if self.wins else [])
-                        + [f"box:{b}" for b in self.boxes]
-                        + (["adjusted", "edge"] if self.luck else []))
+        self.metrics = (
+            ["total", "bonus"]
+            + (["yatzy"] if self.has_yatzy else [])
+            + (["win", "draw"] if self.wins else [])
+            + [f"box:{b}" for b in self.boxes]
+            + (["adjusted", "edge"] if self.luck else [])
+        )
         m = len(self.metrics)
         self.base, self.cand, self.diff = VecMoments.empty(m), VecMoments.empty(m), VecMoments.empty(m)
         #: per metric, the games whose difference is not 0 (the games that moved it)
@@ -139,10 +145,11 @@ class PairedAccumulator:
 
     def columns(self) -> list[str]:
         extra = [y for y in self.ybox if y]
-        return list(dict.fromkeys(["total", "bonus", "outcome"] + self.boxes + extra
-                                  + (["luck"] if self.luck else [])))
+        return list(dict.fromkeys(["total", "bonus", "outcome"] + self.boxes + extra + (["luck"] if self.luck else [])))
 
-    def _side(self, data: Sequence[dict[str, np.ndarray]], ybox: str | None, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    def _side(
+        self, data: Sequence[dict[str, np.ndarray]], ybox: str | None, rows: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(B, M) per-game means of every metric over the focus rows, and the focus totals (B, F)."""
         k = len(self.focus)
         out = np.zeros((rows, len(self.metrics)))
@@ -178,8 +185,9 @@ class PairedAccumulator:
         self.moved += np.count_nonzero(dg, axis=0)
         if self.luck and self.wins:
             self.cv.add(dg[:, self._cv_cols])
-        self.hists = [(hb.add(tb[:, cols]), hc.add(tc[:, cols]))
-                      for (hb, hc), cols in zip(self.hists, self._group_cols)]
+        self.hists = [
+            (hb.add(tb[:, cols]), hc.add(tc[:, cols])) for (hb, hc), cols in zip(self.hists, self._group_cols)
+        ]
         self.n += rows
 
     def moments(self, metric: str) -> tuple[Moments, Moments, Moments]:
@@ -194,13 +202,19 @@ class PairedAccumulator:
         hb, hc = self.limits[metric]
         return (-hb, hc), (0.0, hb), (0.0, hc)
 
-    def paired(self, metric: str, confidence: float) -> tuple[PairedDiff, Moments, Moments,
-                                                               tuple[tuple[float, float], ...] | None]:
+    def paired(
+        self, metric: str, confidence: float
+    ) -> tuple[PairedDiff, Moments, Moments, tuple[tuple[float, float], ...] | None]:
         """The paired difference of one metric (bounded where its values are:
         :mod:`harness.reports.compare`), its base and candidate moments, and its bounds."""
         d, b, c = self.moments(metric)
         bounds = self.bounds(metric)
-        return paired_difference_from_moments(d, confidence, bounds and bounds[0], self.moved_games(metric)), b, c, bounds
+        return (
+            paired_difference_from_moments(d, confidence, bounds and bounds[0], self.moved_games(metric)),
+            b,
+            c,
+            bounds,
+        )
 
     def moved_games(self, metric: str) -> int:
         """How many games the metric's difference is not 0 in."""
@@ -231,8 +245,9 @@ def value_limits(base: RuleSet, cand: RuleSet, boxes: Sequence[str]) -> dict[str
     return out
 
 
-def sprt_verdict(d: Moments, s: CompareSettings, moved: int | None = None,
-                 bounds: tuple[float, float] | None = None) -> tuple[str, list[SPRTResult]]:
+def sprt_verdict(
+    d: Moments, s: CompareSettings, moved: int | None = None, bounds: tuple[float, float] | None = None
+) -> tuple[str, list[SPRTResult]]:
     """Verdict ("change" / "no change" / "inconclusive") and the SPRT(s) behind it, under the test's
     parameters ``s`` (``mu0``, ``mu1``, ``alpha``, ``beta``, ``two_sided``, ``min_games``); ``moved``: the
     games whose totals differ, ``bounds`` those of a game's total difference (:mod:`harness.reports.compare`)."""
@@ -266,19 +281,43 @@ def score_histograms(acc: PairedAccumulator) -> list[dict[str, Any]]:
         if not hb.n:
             continue
         lo, hi = min(hb.min, hc.min), max(hb.max, hc.max)
-        counts = [np.pad(h.counts, (0, max(0, hi + 1 - h.counts.size)))[lo:hi + 1].tolist() for h in (hb, hc)]
-        out.append({"base": b, "candidate": c, "rows": hb.n, "min": lo, "base_counts": counts[0],
-                    "candidate_counts": counts[1], "base_mean": hb.mean, "candidate_mean": hc.mean})
+        counts = [np.pad(h.counts, (0, max(0, hi + 1 - h.counts.size)))[lo : hi + 1].tolist() for h in (hb, hc)]
+        out.append(
+            {
+                "base": b,
+                "candidate": c,
+                "rows": hb.n,
+                "min": lo,
+                "base_counts": counts[0],
+                "candidate_counts": counts[1],
+                "base_mean": hb.mean,
+                "candidate_mean": hc.mean,
+            }
+        )
     return out
 
 
-def diff_dict(p: PairedDiff, base: Moments, cand: Moments, confidence: float,
-               bounds: tuple[tuple[float, float], ...] | None = None) -> dict[str, Any]:
+def diff_dict(
+    p: PairedDiff,
+    base: Moments,
+    cand: Moments,
+    confidence: float,
+    bounds: tuple[tuple[float, float], ...] | None = None,
+) -> dict[str, Any]:
     """A paired figure's JSON form: both sides' means with their intervals, the difference, its
     interval and p-value."""
     cb, cc = mean_ci(base, confidence, bounds and bounds[1]), mean_ci(cand, confidence, bounds and bounds[2])
-    return {"base": cb.mean, "base_ci": [cb.lo, cb.hi], "candidate": cc.mean, "candidate_ci": [cc.lo, cc.hi],
-            "diff": p.mean, "diff_ci": [p.lo, p.hi], "diff_std": p.std, "p_value": p.p_value, "games": p.n}
+    return {
+        "base": cb.mean,
+        "base_ci": [cb.lo, cb.hi],
+        "candidate": cc.mean,
+        "candidate_ci": [cc.lo, cc.hi],
+        "diff": p.mean,
+        "diff_ci": [p.lo, p.hi],
+        "diff_std": p.std,
+        "p_value": p.p_value,
+        "games": p.n,
+    }
 
 
 #: How the score line names the luck-adjusted estimator (text and JSON).

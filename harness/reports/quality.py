@@ -92,7 +92,7 @@ class Item:
     """One metric as a function of the mean of ``z``: its value and gradient there."""
 
     metric: str
-    scope: str          # "run", or the entrant's label, or the pairing's name
+    scope: str  # "run", or the entrant's label, or the pairing's name
     value: float
     grad: np.ndarray
     bounds: tuple[float, float]
@@ -106,8 +106,13 @@ class QualityModel:
     ``use_luck``: use ``luck``/``regret`` when present (``compare --no-analyse`` does not).
     """
 
-    def __init__(self, info: RunInfo, options: QualityOptions = QualityOptions(),
-                 columns: set[str] | None = None, use_luck: bool = True) -> None:
+    def __init__(
+        self,
+        info: RunInfo,
+        options: QualityOptions = QualityOptions(),
+        columns: set[str] | None = None,
+        use_luck: bool = True,
+    ) -> None:
         self.info, self.options = info, options
         #: the entrant order pairings are named in (compare names both runs' in BASE's)
         self.order: tuple[str, ...] = tuple(info.entrants)
@@ -121,8 +126,9 @@ class QualityModel:
         self.multi = [li for li, lu in enumerate(info.lineups) if len(lu) >= 2]
         self.units = _balanced_groups(info.lineups)
         self.present = sorted({e for row in self.eidx for e in row})
-        self.slots = {e: [(li, s) for li, row in enumerate(self.eidx) for s, x in enumerate(row) if x == e]
-                      for e in self.present}
+        self.slots = {
+            e: [(li, s) for li, row in enumerate(self.eidx) for s, x in enumerate(row) if x == e] for e in self.present
+        }
         pairs: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
         for li, row in enumerate(self.eidx):
             for s in range(len(row)):
@@ -143,11 +149,14 @@ class QualityModel:
                 self.why[m] = "no table of two or more seats"
         else:
             if not self.units:
-                self.why["first_mover_edge"] = ("no lineup of equal bots and no complete set of seat rotations "
-                                                "(e.g. (A, B) and (B, A))")
+                self.why["first_mover_edge"] = (
+                    "no lineup of equal bots and no complete set of seat rotations (e.g. (A, B) and (B, A))"
+                )
             if not self.course:
                 for m in ("lead_changes", "decisive_round", "comeback_rate"):
-                    self.why[m] = "the rows have no lead_changes/last_behind/deficit columns (played before they existed)"
+                    self.why[m] = (
+                        "the rows have no lead_changes/last_behind/deficit columns (played before they existed)"
+                    )
         names: list[str] = []
         for e in self.present:
             names.append(f"adj:{e}")
@@ -240,8 +249,7 @@ class QualityModel:
 
     def weaker(self, mean: np.ndarray) -> dict[tuple[int, int], int]:
         """For each pairing (a, b), the entrant with the lower adjusted mean (a on a tie)."""
-        return {(a, b): (a if mean[self.pos[f"adj:{a}"]] <= mean[self.pos[f"adj:{b}"]] else b)
-                for a, b in self.pairs}
+        return {(a, b): (a if mean[self.pos[f"adj:{a}"]] <= mean[self.pos[f"adj:{b}"]] else b) for a, b in self.pairs}
 
     def items(self, mean: np.ndarray, weaker: Mapping[tuple[int, int], int] | None = None) -> list[Item]:
         """Every metric that applies, with its value and gradient at ``mean`` (M,); ``weaker``
@@ -266,19 +274,38 @@ class QualityModel:
                 g = np.zeros(n)
                 if v > 0:
                     # f = vr / (vl + vr): df/dvl = -vr/v^2, df/dvr = vl/v^2; dvl/da1 = -2 a1, dvl/da2 = 1
-                    g[pos[f"l:{e}"]], g[pos[f"l2:{e}"]] = 2 * a1 * vr / v ** 2, -vr / v ** 2
-                    g[pos[f"r:{e}"]], g[pos[f"r2:{e}"]] = -2 * b1 * vl / v ** 2, vl / v ** 2
-                out.append(Item("skill_share", names[e], vr / v if v > 0 else math.nan, g, (0.0, 1.0),
-                                {"var_luck": vl, "var_regret": vr}))
+                    g[pos[f"l:{e}"]], g[pos[f"l2:{e}"]] = 2 * a1 * vr / v**2, -vr / v**2
+                    g[pos[f"r:{e}"]], g[pos[f"r2:{e}"]] = -2 * b1 * vl / v**2, vl / v**2
+                out.append(
+                    Item(
+                        "skill_share",
+                        names[e],
+                        vr / v if v > 0 else math.nan,
+                        g,
+                        (0.0, 1.0),
+                        {"var_luck": vl, "var_regret": vr},
+                    )
+                )
         under = self.weaker(mean) if weaker is None else weaker
-        for (a, b) in self.pairs:
+        for a, b in self.pairs:
             j = pos[f"pts:{a}:{b}"]
             low = under[(a, b)]
             p = float(mean[j])
             value, g = (p, unit(j)) if low == a else (1.0 - p, unit(j, -1.0))
-            out.append(Item("upset_rate", pair_name(names[a], names[b], self.order), value, g, (0.0, 1.0),
-                            {"weaker": names[low], "stronger": names[b if low == a else a],
-                             "gap": abs(float(mean[pos[f"adj:{a}"]] - mean[pos[f"adj:{b}"]]))}))
+            out.append(
+                Item(
+                    "upset_rate",
+                    pair_name(names[a], names[b], self.order),
+                    value,
+                    g,
+                    (0.0, 1.0),
+                    {
+                        "weaker": names[low],
+                        "stronger": names[b if low == a else a],
+                        "gap": abs(float(mean[pos[f"adj:{a}"]] - mean[pos[f"adj:{b}"]])),
+                    },
+                )
+            )
         return out
 
     def summary(self, c: CoMoments, confidence: float) -> dict[str, Any]:
@@ -286,23 +313,32 @@ class QualityModel:
         out: dict[str, Any] = {
             # games as everywhere in a report: games played in the run, every lineup's; the intervals'
             # unit is the game index (each index is played once by every lineup, on the same dice)
-            "confidence": confidence, "games": c.n * len(self.info.lineups), "game_indices": c.n,
-            "lineups": len(self.info.lineups), "analysed": self.luck,
+            "confidence": confidence,
+            "games": c.n * len(self.info.lineups),
+            "game_indices": c.n,
+            "lineups": len(self.info.lineups),
+            "analysed": self.luck,
             "options": self.option_dict(),
-            "applies": {m: m not in self.why for m in METRICS}, "why": dict(self.why),
+            "applies": {m: m not in self.why for m in METRICS},
+            "why": dict(self.why),
         }
         for m in RUN_METRICS:
             out[m] = None
         mean = c.mean if c.n else np.zeros(len(self.names))
         by_entrant: dict[str, dict[str, Any]] = {}
         for e in self.present:
-            est = delta_estimate(c, float(mean[self.pos[f"adj:{e}"]]), _unit(len(self.names), self.pos[f"adj:{e}"]),
-                                 confidence)
+            est = delta_estimate(
+                c, float(mean[self.pos[f"adj:{e}"]]), _unit(len(self.names), self.pos[f"adj:{e}"]), confidence
+            )
             by_entrant[self.info.entrants[e]] = {
-                "strategy": self.info.entrants[e], "seat_games": c.n * len(self.slots[e]),
-                "adjusted_mean": est.value, "adjusted_ci": [est.lo, est.hi],
+                "strategy": self.info.entrants[e],
+                "seat_games": c.n * len(self.slots[e]),
+                "adjusted_mean": est.value,
+                "adjusted_ci": [est.lo, est.hi],
                 "adjusted_is": "total - luck" if self.luck else "total (not analysed)",
-                "skill_share": None, "skill_share_ci": None}
+                "skill_share": None,
+                "skill_share_ci": None,
+            }
         pairings = []
         for it in self.items(mean):
             est = estimate(c, it, confidence)
@@ -311,20 +347,35 @@ class QualityModel:
             elif it.metric == "skill_share":
                 by_entrant[it.scope].update(skill_share=est.value, skill_share_ci=[est.lo, est.hi], **it.extra)
             else:
-                pairings.append({"name": it.scope, **it.extra, "upset_rate": est.value, "upset_ci": [est.lo, est.hi],
-                                 "game_indices": c.n})
+                pairings.append(
+                    {
+                        "name": it.scope,
+                        **it.extra,
+                        "upset_rate": est.value,
+                        "upset_ci": [est.lo, est.hi],
+                        "game_indices": c.n,
+                    }
+                )
         out["entrants"] = list(by_entrant.values())
         out["pairings"] = pairings
         return out
 
     def option_dict(self) -> dict[str, Any]:
-        return {"close_margin": self.options.close_margin, "comeback_deficit": self.options.comeback_deficit,
-                "deficit_round": self.deficit_round, "rounds": self.rounds}
+        return {
+            "close_margin": self.options.close_margin,
+            "comeback_deficit": self.options.comeback_deficit,
+            "deficit_round": self.deficit_round,
+            "rounds": self.rounds,
+        }
 
 
 _BOUNDS: dict[str, tuple[float, float]] = {
-    "first_mover_edge": (-1.0, 1.0), "lead_changes": (0.0, math.inf), "decisive_round": (1.0, math.inf),
-    "close_games": (0.0, 1.0), "comeback_rate": (0.0, 1.0)}
+    "first_mover_edge": (-1.0, 1.0),
+    "lead_changes": (0.0, math.inf),
+    "decisive_round": (1.0, math.inf),
+    "close_games": (0.0, 1.0),
+    "comeback_rate": (0.0, 1.0),
+}
 
 
 def estimate(c: CoMoments, it: Item, confidence: float) -> Estimate:
@@ -409,8 +460,9 @@ class QualityComparison:
     def columns(self) -> list[str]:
         return list(dict.fromkeys(self.base.columns() + self.cand.columns()))
 
-    def add(self, base: Sequence[Mapping[str, np.ndarray]], cand: Sequence[Mapping[str, np.ndarray]],
-            games: int) -> None:
+    def add(
+        self, base: Sequence[Mapping[str, np.ndarray]], cand: Sequence[Mapping[str, np.ndarray]], games: int
+    ) -> None:
         self.co.add(np.hstack([self.base.observe(base, games), self.cand.observe(cand, games)]))
 
     def result(self, confidence: float) -> dict[str, Any]:
@@ -439,8 +491,10 @@ class QualityComparison:
         for key, low in weaker_c.items():
             if own_c[key] != low:
                 cn = self.cand.info.entrants
-                notes.append(f"upset_rate {pair_name(cn[key[0]], cn[key[1]], self.cand.order)}: the underdog of BASE "
-                             f"({cn[low]}) is the favourite in CANDIDATE; both rates are of BASE's underdog")
+                notes.append(
+                    f"upset_rate {pair_name(cn[key[0]], cn[key[1]], self.cand.order)}: the underdog of BASE "
+                    f"({cn[low]}) is the favourite in CANDIDATE; both rates are of BASE's underdog"
+                )
         for key in self.cand.pairs:
             weaker_c.setdefault(key, own_c[key])
         items_b = {(it.metric, it.scope): it for it in self.base.items(mb)}
@@ -452,9 +506,17 @@ class QualityComparison:
                 continue
             eb, ec = estimate(sub_b, ib, confidence), estimate(sub_c, ic, confidence)
             d = delta_estimate(co, ic.value - ib.value, np.concatenate([-ib.grad, ic.grad]), confidence)
-            row = {"metric": key[0], "scope": key[1], "base": eb.value, "base_ci": [eb.lo, eb.hi],
-                   "candidate": ec.value, "candidate_ci": [ec.lo, ec.hi], "diff": d.value,
-                   "diff_ci": [d.lo, d.hi], "p_value": d.p_value}
+            row = {
+                "metric": key[0],
+                "scope": key[1],
+                "base": eb.value,
+                "base_ci": [eb.lo, eb.hi],
+                "candidate": ec.value,
+                "candidate_ci": [ec.lo, ec.hi],
+                "diff": d.value,
+                "diff_ci": [d.lo, d.hi],
+                "p_value": d.p_value,
+            }
             if key[0] == "upset_rate":
                 row["weaker"] = ib.extra["weaker"]
             rows.append(row)
@@ -465,9 +527,16 @@ class QualityComparison:
         if only:
             notes.append("in one run only, not compared: " + ", ".join(only))
         why = dict({**self.cand.why, **self.base.why}.items())
-        return {"correction": "Holm (family-wise error rate)", "alpha": 1.0 - confidence,
-                "confidence": confidence, "games": co.n, "options": self.base.option_dict(),
-                "metrics": rows, "why": why, "notes": notes}
+        return {
+            "correction": "Holm (family-wise error rate)",
+            "alpha": 1.0 - confidence,
+            "confidence": confidence,
+            "games": co.n,
+            "options": self.base.option_dict(),
+            "metrics": rows,
+            "why": why,
+            "notes": notes,
+        }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -533,26 +602,56 @@ def tables(d: Mapping[str, Any]) -> list[Table]:
             rows.append([m, MISSING, "", f"does not apply: {q['why'].get(m, '')}"])
         else:
             rows.append([m, _value(m, x["value"]), _interval(m, x["ci"]), definition(m, opts)])
-    per = (f"; {count(q['game_indices'])} per lineup x {q['lineups']} lineups, one observation per game index"
-           if q.get("lineups", 1) > 1 else "")
-    title = (f"Game quality ({conf} CI over game indices, {count(q['games'])} games{per}; tables of 2+ seats; "
-             f"{opts['rounds']} rounds a game; harness.reports.quality)")
+    per = (
+        f"; {count(q['game_indices'])} per lineup x {q['lineups']} lineups, one observation per game index"
+        if q.get("lineups", 1) > 1
+        else ""
+    )
+    title = (
+        f"Game quality ({conf} CI over game indices, {count(q['games'])} games{per}; tables of 2+ seats; "
+        f"{opts['rounds']} rounds a game; harness.reports.quality)"
+    )
     out.append(Table(title, ["metric", "value", "interval", "definition"], rows))
     rows = []
     for e in q["entrants"]:
-        rows.append([e["strategy"], count(e["seat_games"]),
-                     _with(_value("skill_share", e["skill_share"]), _interval("skill_share", e["skill_share_ci"])),
-                     num(e.get("var_luck"), 1), num(e.get("var_regret"), 1),
-                     _with(num(e["adjusted_mean"]), _interval("adjusted", e["adjusted_ci"]))])
+        rows.append(
+            [
+                e["strategy"],
+                count(e["seat_games"]),
+                _with(_value("skill_share", e["skill_share"]), _interval("skill_share", e["skill_share_ci"])),
+                num(e.get("var_luck"), 1),
+                num(e.get("var_regret"), 1),
+                _with(num(e["adjusted_mean"]), _interval("adjusted", e["adjusted_ci"])),
+            ]
+        )
     why = q["why"].get("skill_share")
-    out.append(Table(f"Skill share per entrant ({definition('skill_share', opts)}; adjusted mean = total - luck"
-                     + (f"; skill_share does not apply: {why}, so the mean is plain" if why else "") + ")",
-                     ["entrant", "seat-games", "skill_share", "Var(luck)", "Var(regret)", "adjusted mean"], rows))
+    out.append(
+        Table(
+            f"Skill share per entrant ({definition('skill_share', opts)}; adjusted mean = total - luck"
+            + (f"; skill_share does not apply: {why}, so the mean is plain" if why else "")
+            + ")",
+            ["entrant", "seat-games", "skill_share", "Var(luck)", "Var(regret)", "adjusted mean"],
+            rows,
+        )
+    )
     if q["pairings"]:
-        rows = [[p["name"], p["weaker"], num(p["gap"]), _value("upset_rate", p["upset_rate"]),
-                 _interval("upset_rate", p["upset_ci"])] for p in q["pairings"]]
-        out.append(Table(f"Upsets ({definition('upset_rate', opts)})",
-                         ["pairing", "weaker", "mean gap", "upset_rate", "interval"], rows))
+        rows = [
+            [
+                p["name"],
+                p["weaker"],
+                num(p["gap"]),
+                _value("upset_rate", p["upset_rate"]),
+                _interval("upset_rate", p["upset_ci"]),
+            ]
+            for p in q["pairings"]
+        ]
+        out.append(
+            Table(
+                f"Upsets ({definition('upset_rate', opts)})",
+                ["pairing", "weaker", "mean gap", "upset_rate", "interval"],
+                rows,
+            )
+        )
     return out
 
 
@@ -566,12 +665,22 @@ def compare_lines(q: Mapping[str, Any]) -> list[str]:
         m = r["metric"]
         name = m if r["scope"] == "run" else f"{m} ({r['scope']})"
         flag = " *" if r["significant"] else ""
-        rows.append([name, _value(m, r["base"]), _value(m, r["candidate"]), _value(m, r["diff"], True),
-                     _interval(m, r["diff_ci"], True), p_value(r["p_holm"]) + flag])
+        rows.append(
+            [
+                name,
+                _value(m, r["base"]),
+                _value(m, r["candidate"]),
+                _value(m, r["diff"], True),
+                _interval(m, r["diff_ci"], True),
+                p_value(r["p_holm"]) + flag,
+            ]
+        )
     o = q["options"]
-    title = (f"game quality (paired on the same games; close = won by <= {o['close_margin']}, comeback = "
-             f"{o['comeback_deficit']}+ behind after round {o['deficit_round']}; p-values Holm-corrected for "
-             f"{len(rows)} tests, * = significant at {sig(q['alpha'])} family-wise):")
+    title = (
+        f"game quality (paired on the same games; close = won by <= {o['close_margin']}, comeback = "
+        f"{o['comeback_deficit']}+ behind after round {o['deficit_round']}; p-values Holm-corrected for "
+        f"{len(rows)} tests, * = significant at {sig(q['alpha'])} family-wise):"
+    )
     notes = [f"{m}: does not apply ({why})" for m, why in sorted(q["why"].items())]
     notes += [f"note: {n}" for n in q["notes"]]
     head = ["metric", "base", "candidate", "diff", f"{ci_level(q['confidence'])} CI", "p (Holm)"]

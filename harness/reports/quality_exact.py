@@ -31,11 +31,15 @@ COURSE_METRICS = ("comeback_rate",)
 #: its last turn x the points of its next) and the path's is the pair of both players' chains, 10^10
 #: state pairs a layer: neither is computed.
 SAMPLED_METRICS = {
-    "lead_changes": ("a lead that changes across a tied round needs three rounds' joint totals (and more for "
-                     "several tied rounds): sampled; the exact bounds count the changes between consecutive "
-                     "rounds, and those plus a bound on the changes across a tied round from two rounds' joints"),
-    "decisive_round": ("the last round the final winner trails depends on the whole path of the difference of "
-                       "the two running totals, jointly over every round: sampled"),
+    "lead_changes": (
+        "a lead that changes across a tied round needs three rounds' joint totals (and more for "
+        "several tied rounds): sampled; the exact bounds count the changes between consecutive "
+        "rounds, and those plus a bound on the changes across a tied round from two rounds' joints"
+    ),
+    "decisive_round": (
+        "the last round the final winner trails depends on the whole path of the difference of "
+        "the two running totals, jointly over every round: sampled"
+    ),
 }
 
 
@@ -54,8 +58,15 @@ class ExactPair:
     upset_rate: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "weaker": self.weaker, "close_margin": self.close_margin,
-                "close_games": self.close_games, "draw_rate": self.draw_rate, "upset_rate": self.upset_rate}
+        return {
+            "a": self.a,
+            "b": self.b,
+            "weaker": self.weaker,
+            "close_margin": self.close_margin,
+            "close_games": self.close_games,
+            "draw_rate": self.draw_rate,
+            "upset_rate": self.upset_rate,
+        }
 
 
 def exact_pair(a: Any, b: Any, options: QualityOptions = QualityOptions()) -> ExactPair:
@@ -65,9 +76,9 @@ def exact_pair(a: Any, b: Any, options: QualityOptions = QualityOptions()) -> Ex
     diff = convolve(pa, pb[::-1])  # P(A - B = k) at index k + len(pb) - 1
     zero = len(pb) - 1
     m = options.close_margin
-    close = float(diff[max(zero - m, 0):zero + m + 1].sum())
+    close = float(diff[max(zero - m, 0) : zero + m + 1].sum())
     draw = float(diff[zero])
-    a_wins = float(diff[zero + 1:].sum())
+    a_wins = float(diff[zero + 1 :].sum())
     b_wins = max(0.0, 1.0 - a_wins - draw)
     a_weaker = a.mean <= b.mean
     upset = (a_wins if a_weaker else b_wins) + 0.5 * draw
@@ -78,13 +89,17 @@ def exact_quality_table(pairs: Sequence[ExactPair], course_note: str | None = No
     """``evaluate``'s table of :class:`ExactPair`; ``course_note`` says where the course metrics are
     (default: that they are sampled)."""
     m = pairs[0].close_margin if pairs else QualityOptions().close_margin
-    return Table("Game quality at two seats (exact, from the two final-score distributions)",
-                 ("A", "B", f"close games (<= {m} points)", "draws", "upset rate", "weaker"),
-                 tuple((p.a, p.b, pct(p.close_games, 2), pct(p.draw_rate, 3), pct(p.upset_rate, 2), p.weaker)
-                       for p in pairs),
-                 ("upset rate: the weaker bot's (lower exact mean) score rate, win 1, draw 1/2",
-                  course_note or "lead changes, decisive round and comebacks follow the course of a game: sampled "
-                                 "(run, report), or exactly where they can be with --course"))
+    return Table(
+        "Game quality at two seats (exact, from the two final-score distributions)",
+        ("A", "B", f"close games (<= {m} points)", "draws", "upset rate", "weaker"),
+        tuple((p.a, p.b, pct(p.close_games, 2), pct(p.draw_rate, 3), pct(p.upset_rate, 2), p.weaker) for p in pairs),
+        (
+            "upset rate: the weaker bot's (lower exact mean) score rate, win 1, draw 1/2",
+            course_note
+            or "lead changes, decisive round and comebacks follow the course of a game: sampled "
+            "(run, report), or exactly where they can be with --course",
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -106,17 +121,23 @@ class ExactCourse:
     lead_changes_hi: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "comeback_deficit": self.comeback_deficit,
-                "deficit_round": self.deficit_round, "comeback_rate": self.comeback_rate,
-                "lead_changes_bounds": [self.lead_changes_lo, self.lead_changes_hi],
-                "sampled": dict(SAMPLED_METRICS)}
+        return {
+            "a": self.a,
+            "b": self.b,
+            "comeback_deficit": self.comeback_deficit,
+            "deficit_round": self.deficit_round,
+            "comeback_rate": self.comeback_rate,
+            "lead_changes_bounds": [self.lead_changes_lo, self.lead_changes_hi],
+            "sampled": dict(SAMPLED_METRICS),
+        }
 
 
 def _before(m: np.ndarray, axis: int) -> np.ndarray:
     """Sums over the indices below each one along ``axis`` (exclusive cumulative sums)."""
     c = np.cumsum(m, axis=axis)
-    return np.concatenate([np.zeros_like(np.take(c, [0], axis=axis)), np.take(c, range(c.shape[axis] - 1), axis=axis)],
-                          axis=axis)
+    return np.concatenate(
+        [np.zeros_like(np.take(c, [0], axis=axis)), np.take(c, range(c.shape[axis] - 1), axis=axis)], axis=axis
+    )
 
 
 def _after(m: np.ndarray, axis: int) -> np.ndarray:
@@ -166,21 +187,29 @@ def exact_course(a: Any, b: Any, options: QualityOptions = QualityOptions()) -> 
             tied = float((qa * qb).sum())  # P(D_r-1 = 0, D_r = 0)
             b_leads = float((pa * _after(pb, 1)).sum())  # P(D_r = 0, D_r+1 < 0)
             a_leads = float((pa * _before(pb, 1)).sum())
-            ties += min(a_leads + b_leads, min(b_leads, a_led + tied) + min(a_leads, b_led + tied),
-                        min(b_leads, a_led) + min(a_leads, b_led) + tied)
+            ties += min(
+                a_leads + b_leads,
+                min(b_leads, a_led + tied) + min(a_leads, b_led + tied),
+                min(b_leads, a_led) + min(a_leads, b_led) + tied,
+            )
         before = pa, pb
     c = options.comeback_deficit
     fa, fb = a.final_joint(), b.final_joint()
-    return ExactCourse(a.bot, b.bot, c, a.deficit_round, _comebacks(fa, fb, c) + _comebacks(fb, fa, c), lo,
-                       lo + ties)
+    return ExactCourse(a.bot, b.bot, c, a.deficit_round, _comebacks(fa, fb, c) + _comebacks(fb, fa, c), lo, lo + ties)
 
 
 def exact_course_table(pairs: Sequence[ExactCourse]) -> Table:
     c, d = (pairs[0].comeback_deficit, pairs[0].deficit_round) if pairs else (QualityOptions().comeback_deficit, 0)
-    return Table("The course of a game at two seats (exact, from each bot's running totals round by round)",
-                 ("A", "B", f"comeback rate ({c}+ behind after round {d})", "lead changes (exact bounds)"),
-                 tuple((p.a, p.b, pct(p.comeback_rate, 3), f"{num(p.lead_changes_lo, 4)} .. {num(p.lead_changes_hi, 4)}")
-                       for p in pairs),
-                 ("comeback rate: won (a draw 1/2) by a seat that trailed by the deficit after the round, exact",
-                  f"lead changes: {SAMPLED_METRICS['lead_changes']}",
-                  f"decisive round: {SAMPLED_METRICS['decisive_round']}"))
+    return Table(
+        "The course of a game at two seats (exact, from each bot's running totals round by round)",
+        ("A", "B", f"comeback rate ({c}+ behind after round {d})", "lead changes (exact bounds)"),
+        tuple(
+            (p.a, p.b, pct(p.comeback_rate, 3), f"{num(p.lead_changes_lo, 4)} .. {num(p.lead_changes_hi, 4)}")
+            for p in pairs
+        ),
+        (
+            "comeback rate: won (a draw 1/2) by a seat that trailed by the deficit after the round, exact",
+            f"lead changes: {SAMPLED_METRICS['lead_changes']}",
+            f"decisive round: {SAMPLED_METRICS['decisive_round']}",
+        ),
+    )

@@ -29,11 +29,13 @@ def _header_lines(d: Mapping[str, Any]) -> list[str]:
     """What the run is (its notes apart: :func:`_notes`)."""
     r = d["run"]
     st = ", ".join(f"{k}={v}" for k, v in r["rules"]["settings_changed"].items()) or "settings as in the rule file"
-    return [f"Run: {r['path']} ({r['kind']}, {'complete' if r['complete'] else 'INCOMPLETE'})",
-            *_disqualification(r),
-            f"Rules: {r['rules']['name']} ({st})",
-            f"Games: {count(r['games'])} per lineup x {len(r['lineups'])} lineup(s), seed {r['seed']}",
-            f"Outcomes: {r.get('outcomes', DEFINITION)}"]
+    return [
+        f"Run: {r['path']} ({r['kind']}, {'complete' if r['complete'] else 'INCOMPLETE'})",
+        *_disqualification(r),
+        f"Rules: {r['rules']['name']} ({st})",
+        f"Games: {count(r['games'])} per lineup x {len(r['lineups'])} lineup(s), seed {r['seed']}",
+        f"Outcomes: {r.get('outcomes', DEFINITION)}",
+    ]
 
 
 def _disqualification(r: Mapping[str, Any]) -> list[str]:
@@ -43,8 +45,10 @@ def _disqualification(r: Mapping[str, Any]) -> list[str]:
         return []
     lines = [f"DISQUALIFIED: {dq['reason']}"]
     if went_on:
-        lines.append(f"Played on after the disqualification with {went_on['flag']} ({went_on['at']}, "
-                     f"{count(went_on['games_kept'])} games played before)")
+        lines.append(
+            f"Played on after the disqualification with {went_on['flag']} ({went_on['at']}, "
+            f"{count(went_on['games_kept'])} games played before)"
+        )
     return lines
 
 
@@ -66,8 +70,9 @@ def report_html(d: Mapping[str, Any], pngs: Sequence[Path]) -> str:
     """``report.html``: self-contained (CSS inline, every PNG embedded as base64); no number or
     interval of a table breaks across lines (:func:`harness.util.render.html_table`)."""
     images = [(Path(p).stem, Path(p).read_bytes()) for p in pngs]
-    return html_page(f"Run report: {d['run']['path']}", "Run report", _header_lines(d), _tables(d), images,
-                     notes=_notes(d))
+    return html_page(
+        f"Run report: {d['run']['path']}", "Run report", _header_lines(d), _tables(d), images, notes=_notes(d)
+    )
 
 
 def write_review_pages(summary: RunSummary, d: Mapping[str, Any], out: Path) -> list[Path]:
@@ -84,8 +89,11 @@ def write_review_pages(summary: RunSummary, d: Mapping[str, Any], out: Path) -> 
 
     rules = summary.info.rules
     wanted = sorted({(w["lineup"], w["game"]) for w in rows})
-    games = [(rec, lu, rules) for li in sorted({lu for lu, _ in wanted})
-             for lu, rec in records_of_run(path, lineup=li, games=[g for lu, g in wanted if lu == li])]
+    games = [
+        (rec, lu, rules)
+        for li in sorted({lu for lu, _ in wanted})
+        for lu, rec in records_of_run(path, lineup=li, games=[g for lu, g in wanted if lu == li])
+    ]
     pages = write_reviews(games, out / "reviews", source=str(path), win_tables_up_to=QUICK_TABLE_BYTES)
     seats = {(rev.lineup, rev.game): len(rev.seats) for rev, _ in pages}
     for w in rows:
@@ -94,8 +102,9 @@ def write_review_pages(summary: RunSummary, d: Mapping[str, Any], out: Path) -> 
     return [p for _, p in pages]
 
 
-def write_report(summary: RunSummary, out_dir: str | Path | None = None, plots: bool = True,
-                 reviews: bool = False) -> dict[str, Any]:
+def write_report(
+    summary: RunSummary, out_dir: str | Path | None = None, plots: bool = True, reviews: bool = False
+) -> dict[str, Any]:
     """Write ``summary.json``, ``summary.md``, ``report.html`` and the PNGs; returns the summary dict.
 
     ``out_dir`` defaults to the run directory. The dict gains ``"files"``: the paths written.

@@ -58,8 +58,7 @@ from harness.reports.win_chance import WinModel, win_model
 
 #: Decision classes by regret in points, worst first: a decision takes the first class whose
 #: threshold its regret reaches; a regret within :data:`harness.decisions.analysis.ERROR` of 0 is ``best``.
-CLASSES: tuple[tuple[str, float], ...] = (("blunder", 12.0), ("mistake", 4.0), ("inaccuracy", 1.0),
-                                          ("good", ERROR))
+CLASSES: tuple[tuple[str, float], ...] = (("blunder", 12.0), ("mistake", 4.0), ("inaccuracy", 1.0), ("good", ERROR))
 #: The decisive moments listed: the steps with the largest swings of the mover's chance to win.
 MOMENTS = 5
 #: ``"ev"`` tables up to this size are built when missing by the callers that only add pages to
@@ -80,8 +79,10 @@ def decision_class(regret: float) -> str:
 def classes_text() -> str:
     """``best (regret 0), good (< 1), inaccuracy (1 to 4), mistake (4 to 12), blunder (12 or more points)``."""
     (b, hb), (m, hm), (i, hi), (g, _) = CLASSES
-    return (f"best (regret 0), {g} (below {hi:g}), {i} ({hi:g} to {hm:g}), {m} ({hm:g} to {hb:g}), "
-            f"{b} ({hb:g} points or more)")
+    return (
+        f"best (regret 0), {g} (below {hi:g}), {i} ({hi:g} to {hm:g}), {m} ({hm:g} to {hb:g}), "
+        f"{b} ({hb:g} points or more)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -104,8 +105,16 @@ class ReviewDecision:
     cls: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"roll": self.roll, "kind": self.kind, "chosen": self.chosen, "best": self.best, "value": self.value,
-                "best_value": self.best_value, "regret": self.regret, "class": self.cls}
+        return {
+            "roll": self.roll,
+            "kind": self.kind,
+            "chosen": self.chosen,
+            "best": self.best,
+            "value": self.value,
+            "best_value": self.best_value,
+            "regret": self.regret,
+            "class": self.cls,
+        }
 
 
 @dataclass(frozen=True)
@@ -132,10 +141,22 @@ class ReviewTurn:
     steps: tuple[int, int]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, "column": self.column, "turn": self.turn, "rolls": [list(r) for r in self.rolls],
-                "kept": [[int(k) for k in r] for r in self.kept], "box": self.box, "score": self.score,
-                "extra": self.extra, "bonus": self.bonus, "upper": self.upper, "total": self.total,
-                "luck": list(self.luck), "decisions": [d.to_dict() for d in self.decisions], "steps": list(self.steps)}
+        return {
+            "seat": self.seat,
+            "column": self.column,
+            "turn": self.turn,
+            "rolls": [list(r) for r in self.rolls],
+            "kept": [[int(k) for k in r] for r in self.kept],
+            "box": self.box,
+            "score": self.score,
+            "extra": self.extra,
+            "bonus": self.bonus,
+            "upper": self.upper,
+            "total": self.total,
+            "luck": list(self.luck),
+            "decisions": [d.to_dict() for d in self.decisions],
+            "steps": list(self.steps),
+        }
 
 
 @dataclass(frozen=True)
@@ -162,8 +183,14 @@ class ReviewStep:
         return f"{self.where} · {self.what}" if self.where else self.what
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"turn": self.turn, "seat": self.seat, "kind": self.kind, "text": self.text,
-                             "expected": list(self.expected), "win": None if self.win is None else list(self.win)}
+        d: dict[str, Any] = {
+            "turn": self.turn,
+            "seat": self.seat,
+            "kind": self.kind,
+            "text": self.text,
+            "expected": list(self.expected),
+            "win": None if self.win is None else list(self.win),
+        }
         for k in ("luck", "regret"):
             if getattr(self, k) is not None:
                 d[k] = getattr(self, k)
@@ -190,10 +217,20 @@ class SeatReview(Rated):
     win_end: float | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, "label": self.label, "final": self.final, "start": self.start, "luck": self.luck,
-                "regret": self.regret, "decisions": self.decisions, "regret_per_decision": self.regret_per_decision,
-                "rating": self.rating, "classes": dict(self.classes), "win_start": self.win_start,
-                "win_end": self.win_end}
+        return {
+            "seat": self.seat,
+            "label": self.label,
+            "final": self.final,
+            "start": self.start,
+            "luck": self.luck,
+            "regret": self.regret,
+            "decisions": self.decisions,
+            "regret_per_decision": self.regret_per_decision,
+            "rating": self.rating,
+            "classes": dict(self.classes),
+            "win_start": self.win_start,
+            "win_end": self.win_end,
+        }
 
 
 @dataclass(frozen=True)
@@ -239,8 +276,14 @@ class GameReview:
         """The page's data (JSON)."""
         r = self.rules
         return {
-            "title": self.title, "game": self.game, "lineup": self.lineup, "source": self.source,
-            "rules": r.name, "columns": r.columns, "threshold": r.threshold, "bonus": r.bonus_value,
+            "title": self.title,
+            "game": self.game,
+            "lineup": self.lineup,
+            "source": self.source,
+            "rules": r.name,
+            "columns": r.columns,
+            "threshold": r.threshold,
+            "bonus": r.bonus_value,
             "boxes": [{"name": b.name, "label": b.label, "upper": b.is_upper} for b in r.boxes],
             "seats": [s.to_dict() for s in self.seats],
             "turns": [t.to_dict() for t in self.turns],
@@ -248,7 +291,8 @@ class GameReview:
             "moments": [{"step": m.step, "seat": m.seat, "before": m.before, "after": m.after} for m in self.moments],
             "decisions": [i for i, _ in self.decisions()],
             "classes": [{"name": n, "from": a} for n, a in CLASSES],
-            "classes_text": classes_text(), "win_note": self.win_note,
+            "classes_text": classes_text(),
+            "win_note": self.win_note,
         }
 
 
@@ -257,8 +301,15 @@ class Reviewer:
     two or more seats, one :class:`~harness.reports.win_chance.WinModel` (built on first need, see
     :func:`~harness.reports.win_chance.win_model`)."""
 
-    def __init__(self, rules: RuleSet, cache_dir: Any = None, *, analyser: Analyser | None = None,
-                 win_tables_up_to: int = 3 << 30, win_hint: str = LIMIT_HINT) -> None:
+    def __init__(
+        self,
+        rules: RuleSet,
+        cache_dir: Any = None,
+        *,
+        analyser: Analyser | None = None,
+        win_tables_up_to: int = 3 << 30,
+        win_hint: str = LIMIT_HINT,
+    ) -> None:
         self.rules = rules
         self.cache_dir = cache_dir
         self.an = analyser or Analyser(rules, cache_dir)
@@ -278,7 +329,7 @@ class Reviewer:
         naming the game otherwise)."""
         rules, adv = self.rules, self.adv
         if not record.complete:
-            raise UserError(f"game {record.game} is a partial game (\"complete\": false): its scores are not final")
+            raise UserError(f'game {record.game} is a partial game ("complete": false): its scores are not final')
         validate_record(record, rules)
         n = len(record.seats)
         labels = [s.label for s in record.seats]
@@ -306,8 +357,9 @@ class Reviewer:
         def chances() -> tuple[float, ...] | None:
             if model is None:
                 return None
-            finals = [(done[s] + state[s].points, convolve(rest[s], model.fresh_columns(cols - column[s])))
-                      for s in range(n)]
+            finals = [
+                (done[s] + state[s].points, convolve(rest[s], model.fresh_columns(cols - column[s]))) for s in range(n)
+            ]
             return tuple(float(x) for x in model.shares(finals))
 
         steps = [ReviewStep(-1, -1, "start", "", "start of the game", expected(), chances())]
@@ -331,13 +383,25 @@ class Reviewer:
                 lucks.append(luck)
                 if model:
                     rest[s] = model.after_roll(st, roll, rr - i, i == 0)
-                steps.append(ReviewStep(len(turns), s, "roll", where, f"roll {i + 1}: {_faces(sorted(dice))}",
-                                        expected(), chances(), luck=luck, roll=i + 1))
+                steps.append(
+                    ReviewStep(
+                        len(turns),
+                        s,
+                        "roll",
+                        where,
+                        f"roll {i + 1}: {_faces(sorted(dice))}",
+                        expected(),
+                        chances(),
+                        luck=luck,
+                        roll=i + 1,
+                    )
+                )
                 for d in mine:
                     kind = "stop" if d.chosen == "stop" else d.kind
                     cls = decision_class(d.regret)
-                    shown = ReviewDecision(i + 1, kind, _option(d.chosen), _option(d.best), d.value,
-                                           d.best_value, d.regret, cls)
+                    shown = ReviewDecision(
+                        i + 1, kind, _option(d.chosen), _option(d.best), d.value, d.best_value, d.regret, cls
+                    )
                     out.append(shown)
                     value[s] = d.value
                     if model and kind == "keep":
@@ -349,31 +413,80 @@ class Reviewer:
                         if model:
                             rest[s] = model.at_start(state[s])
                     what = f"→ {t.box} {t.score}" if kind == "box" else shown.chosen
-                    steps.append(ReviewStep(len(turns), s, kind, where, what, expected(), chances(),
-                                            regret=d.regret, cls=cls, roll=i + 1))
+                    steps.append(
+                        ReviewStep(
+                            len(turns),
+                            s,
+                            kind,
+                            where,
+                            what,
+                            expected(),
+                            chances(),
+                            regret=d.regret,
+                            cls=cls,
+                            roll=i + 1,
+                        )
+                    )
             after = state[s]
             bonus = rules.bonus_value if st.upper < rules.threshold <= after.upper else 0
-            turns.append(ReviewTurn(s, t.column, t.turn, tuple(tuple(sorted(r)) for r in t.rolls),
-                                    _kept(t), t.box, t.score, after.points - st.points - t.score - bonus, bonus,
-                                    after.upper, after.points, tuple(lucks), tuple(out), (first_step, len(steps) - 1)))
+            turns.append(
+                ReviewTurn(
+                    s,
+                    t.column,
+                    t.turn,
+                    tuple(tuple(sorted(r)) for r in t.rolls),
+                    _kept(t),
+                    t.box,
+                    t.score,
+                    after.points - st.points - t.score - bonus,
+                    bonus,
+                    after.upper,
+                    after.points,
+                    tuple(lucks),
+                    tuple(out),
+                    (first_step, len(steps) - 1),
+                )
+            )
         finals = [done[s] + state[s].points for s in range(n)]
         first, last = steps[0].win, steps[-1].win
-        seats = tuple(SeatReview(s, labels[s], finals[s], details[s].start, details[s].luck, details[s].regret,
-                                 details[s].decisions,
-                                 {c: sum(d.cls == c for t in turns if t.seat == s for d in t.decisions)
-                                  for c, _ in CLASSES},
-                                 None if first is None else first[s], None if last is None else last[s])
-                      for s in range(n))
-        return GameReview(record.game, lineup, rules, seats, tuple(turns), tuple(steps), _moments(steps), note,
-                          source, dict(record.meta or {}))
+        seats = tuple(
+            SeatReview(
+                s,
+                labels[s],
+                finals[s],
+                details[s].start,
+                details[s].luck,
+                details[s].regret,
+                details[s].decisions,
+                {c: sum(d.cls == c for t in turns if t.seat == s for d in t.decisions) for c, _ in CLASSES},
+                None if first is None else first[s],
+                None if last is None else last[s],
+            )
+            for s in range(n)
+        )
+        return GameReview(
+            record.game,
+            lineup,
+            rules,
+            seats,
+            tuple(turns),
+            tuple(steps),
+            _moments(steps),
+            note,
+            source,
+            dict(record.meta or {}),
+        )
 
 
 def _moments(steps: Sequence[ReviewStep]) -> tuple[Moment, ...]:
     """The :data:`MOMENTS` steps with the largest swings of their mover's chance to win, largest first."""
     if not steps or steps[0].win is None:
         return ()
-    swings = [Moment(i, st.seat, steps[i - 1].win[st.seat], st.win[st.seat])  # type: ignore[index]
-              for i, st in enumerate(steps) if i and st.seat >= 0]
+    swings = [
+        Moment(i, st.seat, steps[i - 1].win[st.seat], st.win[st.seat])  # type: ignore[index]
+        for i, st in enumerate(steps)
+        if i and st.seat >= 0
+    ]
     swings.sort(key=lambda m: (-abs(m.swing), m.step))
     return tuple(m for m in swings[:MOMENTS] if abs(m.swing) > 1e-9)
 
@@ -409,32 +522,72 @@ def tables(rev: GameReview) -> list[Table]:
     """The page's tables: the summary, the decisions that gave points away, the decisive moments."""
     win = rev.seats[0].win_end is not None
     named = [c for c, _ in CLASSES[:3]]  # blunder, mistake, inaccuracy
-    head = ["player", "final", "rating", "luck", "regret", "regret/decision"] + (["win: start / end"] if win else []) \
+    head = (
+        ["player", "final", "rating", "luck", "regret", "regret/decision"]
+        + (["win: start / end"] if win else [])
         + ["decisions", "inacc. / mistakes / blunders"]
-    rows = [[s.label, count(s.final), s.rating, num(s.luck, sign=True), num(s.regret), num(s.regret_per_decision, 3)]
-            + ([f"{pct(s.win_start)} / {pct(s.win_end)}"] if win else [])
-            + [count(s.decisions), " / ".join(count(s.classes[c]) for c in reversed(named))] for s in rev.seats]
+    )
+    rows = [
+        [s.label, count(s.final), s.rating, num(s.luck, sign=True), num(s.regret), num(s.regret_per_decision, 3)]
+        + ([f"{pct(s.win_start)} / {pct(s.win_end)}"] if win else [])
+        + [count(s.decisions), " / ".join(count(s.classes[c]) for c in reversed(named))]
+        for s in rev.seats
+    ]
     start = rev.seats[0].start
     out = [Table(f"Summary (final = start {num(start)} + luck - regret, exact)", head, rows)]
     labels = [s.label for s in rev.seats]
-    dec = [[str(i + 1), labels[rev.turns[i].seat], _where(rev, rev.turns[i], d.roll),
-            _faces(rev.turns[i].rolls[d.roll - 1]), d.chosen, d.best, num(d.best_value), num(d.regret), d.cls]
-           for i, d in rev.decisions()]
-    out.append(Table("Decisions that gave points away (#: the page's turn; value: the best option's; regret: what "
-                     "the choice cost)", ["#", "player", "where", "dice", "played", "best", "value", "regret", "class"],
-                     dec))
+    dec = [
+        [
+            str(i + 1),
+            labels[rev.turns[i].seat],
+            _where(rev, rev.turns[i], d.roll),
+            _faces(rev.turns[i].rolls[d.roll - 1]),
+            d.chosen,
+            d.best,
+            num(d.best_value),
+            num(d.regret),
+            d.cls,
+        ]
+        for i, d in rev.decisions()
+    ]
+    out.append(
+        Table(
+            "Decisions that gave points away (#: the page's turn; value: the best option's; regret: what "
+            "the choice cost)",
+            ["#", "player", "where", "dice", "played", "best", "value", "regret", "class"],
+            dec,
+        )
+    )
     if rev.moments:
         mom = []
         for m in rev.moments:
             st = rev.steps[m.step]
-            cause = f"dice (luck {num(st.luck, sign=True)})" if st.kind == "roll" else \
-                f"choice (regret {num(st.regret)}, {st.cls})"
+            cause = (
+                f"dice (luck {num(st.luck, sign=True)})"
+                if st.kind == "roll"
+                else f"choice (regret {num(st.regret)}, {st.cls})"
+            )
             t = rev.turns[st.turn]
             what = _faces(t.rolls[st.roll - 1]) if st.kind == "roll" else st.what
-            mom.append([str(st.turn + 1), labels[m.seat], _where(rev, t, st.roll), what, cause,
-                        pct(m.before), pct(m.after), f"{100 * m.swing:+.1f} pts"])
-        out.append(Table("Decisive moments (the largest swings of the mover's chance to win)",
-                         ["#", "player", "where", "what", "cause", "before", "after", "swing"], mom))
+            mom.append(
+                [
+                    str(st.turn + 1),
+                    labels[m.seat],
+                    _where(rev, t, st.roll),
+                    what,
+                    cause,
+                    pct(m.before),
+                    pct(m.after),
+                    f"{100 * m.swing:+.1f} pts",
+                ]
+            )
+        out.append(
+            Table(
+                "Decisive moments (the largest swings of the mover's chance to win)",
+                ["#", "player", "where", "what", "cause", "before", "after", "swing"],
+                mom,
+            )
+        )
     return out
 
 
@@ -453,6 +606,7 @@ PAGE_DECIMALS = 6
 
 def page_data(rev: GameReview) -> Any:
     """The data a page holds: :meth:`GameReview.to_dict`, JSON-safe, numbers to :data:`PAGE_DECIMALS`."""
+
     def short(x: Any) -> Any:
         if isinstance(x, float):
             return round(x, PAGE_DECIMALS)
@@ -476,35 +630,46 @@ def review_html(rev: GameReview) -> str:
 
     esc = html.escape
     seats = " vs ".join(f"{s.label} {s.final}" for s in rev.seats)
-    model = ("Win chance: exact, with every seat playing the rest of the game EV-optimally from where it stands "
-             "(the solver's policy), the seats independently; a top shared by k seats counts 1/k."
-             if rev.win_note is None and len(rev.seats) > 1 else rev.win_note or "")
-    notes = [f"Expected final: the points on the sheet plus the exact value of the position under optimal play "
-             f"(V(start) = {num(rev.seats[0].start / rev.rules.columns)} a column); a roll's luck is the change "
-             f"it made, a decision's regret what it gave away against the best option.",
-             f"Decision classes by regret: {classes_text()}."] + ([model] if model else [])
+    model = (
+        "Win chance: exact, with every seat playing the rest of the game EV-optimally from where it stands "
+        "(the solver's policy), the seats independently; a top shared by k seats counts 1/k."
+        if rev.win_note is None and len(rev.seats) > 1
+        else rev.win_note or ""
+    )
+    notes = [
+        f"Expected final: the points on the sheet plus the exact value of the position under optimal play "
+        f"(V(start) = {num(rev.seats[0].start / rev.rules.columns)} a column); a roll's luck is the change "
+        f"it made, a decision's regret what it gave away against the best option.",
+        f"Decision classes by regret: {classes_text()}.",
+    ] + ([model] if model else [])
     t = tables(rev)
     data = _json_in_html(page_data(rev))
-    return "\n".join([
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<title>{esc(rev.title)}</title><style>{_asset('review.css')}</style></head><body>",
-        f"<header><h1>{esc(rev.title)}</h1><p class='sub'>{esc(seats)}"
-        f"{' · ' + esc(rev.source) if rev.source else ''}</p></header>",
-        f"<section id='summary'>{html_table(t[0])}</section>",
-        "<section id='board'><div id='turn'></div><div id='sheet'></div>"
-        "<div id='charts'><h2>Expected final</h2><div id='expected-chart' class='chart'></div>"
-        + ("<h2>Chance to win</h2><div id='win-chart' class='chart'></div>" if rev.steps[0].win is not None else
-           f"<h2>Chance to win</h2><p class='missing'>{esc(rev.win_note[0].upper() + rev.win_note[1:])}.</p>"
-           if rev.win_note else "")
-        + "</div></section>",
-        *(f"<section id='{k}'>{html_table(x)}</section>" for k, x in zip(("decisions", "moments"), t[1:])),
-        "<section id='notes'><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>"
-        "<p class='keys'>Keys: ← → previous / next turn, Home / End first / last; click a chart, a row or "
-        "a button to go there.</p></section>",
-        f"<script type='application/json' id='review-data'>{data}</script>",
-        f"<script>{_asset('review.js')}</script></body></html>",
-    ])
+    return "\n".join(
+        [
+            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+            f"<title>{esc(rev.title)}</title><style>{_asset('review.css')}</style></head><body>",
+            f"<header><h1>{esc(rev.title)}</h1><p class='sub'>{esc(seats)}"
+            f"{' · ' + esc(rev.source) if rev.source else ''}</p></header>",
+            f"<section id='summary'>{html_table(t[0])}</section>",
+            "<section id='board'><div id='turn'></div><div id='sheet'></div>"
+            "<div id='charts'><h2>Expected final</h2><div id='expected-chart' class='chart'></div>"
+            + (
+                "<h2>Chance to win</h2><div id='win-chart' class='chart'></div>"
+                if rev.steps[0].win is not None
+                else f"<h2>Chance to win</h2><p class='missing'>{esc(rev.win_note[0].upper() + rev.win_note[1:])}.</p>"
+                if rev.win_note
+                else ""
+            )
+            + "</div></section>",
+            *(f"<section id='{k}'>{html_table(x)}</section>" for k, x in zip(("decisions", "moments"), t[1:])),
+            "<section id='notes'><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>"
+            "<p class='keys'>Keys: ← → previous / next turn, Home / End first / last; click a chart, a row or "
+            "a button to go there.</p></section>",
+            f"<script type='application/json' id='review-data'>{data}</script>",
+            f"<script>{_asset('review.js')}</script></body></html>",
+        ]
+    )
 
 
 def page_name(game: GameId, lineup: int | None = None) -> str:
@@ -531,9 +696,15 @@ def write_review(rev: GameReview, path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def write_reviews(games: Iterable[tuple[GameRecord, int | None, RuleSet]], out_dir: str | os.PathLike[str], *,
-                  cache_dir: Any = None, source: str = "", win_tables_up_to: int = 3 << 30,
-                  win_hint: str = LIMIT_HINT) -> list[tuple[GameReview, Path]]:
+def write_reviews(
+    games: Iterable[tuple[GameRecord, int | None, RuleSet]],
+    out_dir: str | os.PathLike[str],
+    *,
+    cache_dir: Any = None,
+    source: str = "",
+    win_tables_up_to: int = 3 << 30,
+    win_hint: str = LIMIT_HINT,
+) -> list[tuple[GameReview, Path]]:
     """One page per (record, lineup, rule set) of ``games`` into ``out_dir``, named by
     :func:`page_name` (a game met twice is written once), one :class:`Reviewer` per rule set;
     returns each review and its page."""
@@ -551,8 +722,9 @@ def write_reviews(games: Iterable[tuple[GameRecord, int | None, RuleSet]], out_d
     return out
 
 
-def games_of(source: RecordStream | ReadResult, wanted: Iterable[tuple[int | None, GameId]]
-             ) -> list[tuple[GameRecord, int | None, RuleSet]]:
+def games_of(
+    source: RecordStream | ReadResult, wanted: Iterable[tuple[int | None, GameId]]
+) -> list[tuple[GameRecord, int | None, RuleSet]]:
     """The (record, lineup, rule set) of each (lineup, game id) of ``wanted`` in a source read by
     :func:`harness.records.record.read_records` or walked by a :class:`harness.records.record.RecordStream` (a batch
     at a time: only the wanted games are kept; a run's records are built only for these games)."""
@@ -562,8 +734,11 @@ def games_of(source: RecordStream | ReadResult, wanted: Iterable[tuple[int | Non
     stream = RecordStream.of(source)
     for part in stream:
         run = part.arrays
-        ids = (list(zip(run.lineup.tolist(), run.game.tolist())) if run is not None
-               else [(lu, g.game) for lu, g in zip(part.lineups, part.games)])
+        ids = (
+            list(zip(run.lineup.tolist(), run.game.tolist()))
+            if run is not None
+            else [(lu, g.game) for lu, g in zip(part.lineups, part.games)]
+        )
         for i, key in enumerate(ids):
             if key in keys and key not in found:
                 rules = part.rules[i] if part.rules is not None else part.games[i].load_rules()
@@ -575,7 +750,25 @@ def games_of(source: RecordStream | ReadResult, wanted: Iterable[tuple[int | Non
     return [found[key] for key in wanted]
 
 
-__all__ = ["CLASSES", "MOMENTS", "QUICK_TABLE_BYTES", "GameReview", "Moment", "ReviewDecision", "ReviewStep",
-           "ReviewTurn", "Reviewer", "SeatReview", "classes_text", "decision_class", "games_of",
-           "page_data", "page_name",
-           "review_html", "tables", "turn_anchor", "write_review", "write_reviews"]
+__all__ = [
+    "CLASSES",
+    "MOMENTS",
+    "QUICK_TABLE_BYTES",
+    "GameReview",
+    "Moment",
+    "ReviewDecision",
+    "ReviewStep",
+    "ReviewTurn",
+    "Reviewer",
+    "SeatReview",
+    "classes_text",
+    "decision_class",
+    "games_of",
+    "page_data",
+    "page_name",
+    "review_html",
+    "tables",
+    "turn_anchor",
+    "write_review",
+    "write_reviews",
+]

@@ -56,7 +56,7 @@ class WinModel:
         g = self.tab.index(st.filled, st.upper, st.flag)
         hit = self._start.get(g)
         if hit is None:
-            v = np.asarray(self.tab.values[self.tab.off[g]:self.tab.off[g + 1]], dtype=np.float64)
+            v = np.asarray(self.tab.values[self.tab.off[g] : self.tab.off[g + 1]], dtype=np.float64)
             hit = np.append(v[:-1] - v[1:], v[-1:])  # P(Y = y) = P(Y >= y) - P(Y >= y + 1)
             self._start[g] = hit
         return hit
@@ -112,12 +112,22 @@ class WinModel:
             rows = np.empty((n, nb), dtype=np.int16)
             allowed = np.empty(n, dtype=np.int64)
             extras = np.empty(n, dtype=np.int16)
-            K.score_rows(adv.ctx, np.int64(st.filled), np.int64(int(st.flag)), np.bool_(first), rows, allowed,
-                         extras)
+            K.score_rows(adv.ctx, np.int64(st.filled), np.int64(int(st.flag)), np.bool_(first), rows, allowed, extras)
             one = np.ones(n, dtype=np.int64)
             box = np.empty(n, dtype=np.int64)
-            K.choose_boxes(lay, adv.sol.values, one * st.filled, np.full(n, st.flag), one * st.upper, rows, allowed,
-                           0.0, 0.0, np.zeros((n, 0)), box)
+            K.choose_boxes(
+                lay,
+                adv.sol.values,
+                one * st.filled,
+                np.full(n, st.flag),
+                one * st.upper,
+                rows,
+                allowed,
+                0.0,
+                0.0,
+                np.zeros((n, 0)),
+                box,
+            )
             if all(k[0] != st for k in self._sheet):
                 self._sheet.clear()
                 self._next.clear()
@@ -159,7 +169,7 @@ class WinModel:
         top = max(a + len(p) for a, p in finals)
         pmf = np.zeros((len(finals), top))
         for i, (a, p) in enumerate(finals):
-            pmf[i, a:a + len(p)] = p
+            pmf[i, a : a + len(p)] = p
         below = np.cumsum(pmf, axis=1) - pmf  # P(F_j < x)
         out = np.empty(len(finals))
         for i in range(len(finals)):
@@ -183,8 +193,9 @@ def _add(acc: np.ndarray, p: np.ndarray, shift: int = 0, w: float = 1.0) -> np.n
     return acc
 
 
-def win_model(adv: Advisor, cache_dir: Any = None, *, build_up_to: int = 3 << 30,
-              hint: str = "") -> tuple[WinModel | None, str | None]:
+def win_model(
+    adv: Advisor, cache_dir: Any = None, *, build_up_to: int = 3 << 30, hint: str = ""
+) -> tuple[WinModel | None, str | None]:
     """The :class:`WinModel` of ``adv``'s rule set, from the "ev" table in the solver cache, or
     built when it is missing and at most ``build_up_to`` bytes; else (None, why not, then ``hint``)."""
     rules = adv.rules
@@ -193,9 +204,11 @@ def win_model(adv: Advisor, cache_dir: Any = None, *, build_up_to: int = 3 << 30
     if not path.exists():
         size = 4 * int(offsets(rules, adv.sol.plan, tmax)[-1])
         if size > build_up_to:
-            return None, (f"win chances are not shown: {rules.name}'s EV-play table (the 'ev' target table, "
-                          f"{_size(size)}) is not in the solver cache, and tables above {_size(build_up_to)} "
-                          f"are not built here{hint}")
+            return None, (
+                f"win chances are not shown: {rules.name}'s EV-play table (the 'ev' target table, "
+                f"{_size(size)}) is not in the solver cache, and tables above {_size(build_up_to)} "
+                f"are not built here{hint}"
+            )
     return WinModel(adv, target_table(rules, "ev", tmax, cache_dir, max_bytes=max(build_up_to, 1))), None
 
 

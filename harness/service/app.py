@@ -59,8 +59,12 @@ BODY_TIMEOUT = 10.0
 
 
 def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY), status_code=status,
-                    media_type="application/json", headers=headers)
+    return Response(
+        orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY),
+        status_code=status,
+        media_type="application/json",
+        headers=headers,
+    )
 
 
 def error_response(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -90,16 +94,27 @@ def settle_heap() -> None:
 
 def make_service(conf: dict[str, Any]) -> Service:
     """The service a configuration describes (levels file, rule sets, bots, batch cap), not prepared."""
-    return Service(conf.get("levels"), tuple(conf.get("rules", ())), bots=tuple(conf.get("bots") or DEFAULT_BOTS),
-                   max_batch=int(conf.get("max_batch", 10_000)), version=version_of_harness())
+    return Service(
+        conf.get("levels"),
+        tuple(conf.get("rules", ())),
+        bots=tuple(conf.get("bots") or DEFAULT_BOTS),
+        max_batch=int(conf.get("max_batch", 10_000)),
+        version=version_of_harness(),
+    )
 
 
 class ServeApp:
     """The app's state: the service (swapped whole by a reload), the tokens, the limits, the lanes;
     ``app`` is the ASGI application. ``progress`` and ``on_ready`` hear the warm-up's steps."""
 
-    def __init__(self, conf: dict[str, Any], service: Service | None = None, *,
-                 progress: Callable[[str], None] | None = None, on_ready: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        conf: dict[str, Any],
+        service: Service | None = None,
+        *,
+        progress: Callable[[str], None] | None = None,
+        on_ready: Callable[[], None] | None = None,
+    ) -> None:
         self.conf = conf
         self.service = service if service is not None else make_service(conf)
         self.tokens = read_tokens(conf["token_file"]) if conf.get("token_file") else ()
@@ -112,24 +127,36 @@ class ServeApp:
         self.ready = False
         self.failed: str | None = None
         self._reloading = threading.Lock()
-        routes = Starlette(routes=[
-            Route("/decide", self.decide, methods=["POST"]),
-            Route("/advise", self.advise, methods=["POST"]),
-            Route("/levels", self.levels, methods=["GET"]),
-            Route("/health", self.health, methods=["GET"]),
-            Route("/ready", self.ready_route, methods=["GET"]),
-            Route("/metrics", self.metrics_route, methods=["GET"]),
-            Route("/openapi.json", self.openapi, methods=["GET"]),
-            Route("/docs", self.docs, methods=["GET"]),
-        ], exception_handlers={HTTPException: self._http_error, Exception: self._internal},
-            lifespan=self._lifespan)
-        self.app = Front(routes, tokens=lambda: self.tokens, headers=lambda: self._headers(self.service),
-                         metrics=self.metrics, access=bool(conf.get("access_log")))
+        routes = Starlette(
+            routes=[
+                Route("/decide", self.decide, methods=["POST"]),
+                Route("/advise", self.advise, methods=["POST"]),
+                Route("/levels", self.levels, methods=["GET"]),
+                Route("/health", self.health, methods=["GET"]),
+                Route("/ready", self.ready_route, methods=["GET"]),
+                Route("/metrics", self.metrics_route, methods=["GET"]),
+                Route("/openapi.json", self.openapi, methods=["GET"]),
+                Route("/docs", self.docs, methods=["GET"]),
+            ],
+            exception_handlers={HTTPException: self._http_error, Exception: self._internal},
+            lifespan=self._lifespan,
+        )
+        self.app = Front(
+            routes,
+            tokens=lambda: self.tokens,
+            headers=lambda: self._headers(self.service),
+            metrics=self.metrics,
+            access=bool(conf.get("access_log")),
+        )
 
     def _lanes(self) -> Lanes:
         c = self.conf
-        return Lanes(cheap_threads=int(c.get("cheap_threads", 1)), expensive_threads=int(c.get("expensive_threads", 1)),
-                     queue=int(c.get("queue", QUEUE)), cheap_seconds=float(c.get("cheap_ms", CHEAP_SECONDS * 1000)) / 1000)
+        return Lanes(
+            cheap_threads=int(c.get("cheap_threads", 1)),
+            expensive_threads=int(c.get("expensive_threads", 1)),
+            queue=int(c.get("queue", QUEUE)),
+            cheap_seconds=float(c.get("cheap_ms", CHEAP_SECONDS * 1000)) / 1000,
+        )
 
     def renew(self) -> None:
         """New lanes for a forked worker (a fork keeps no thread of its parent), and its own ready gauge."""
@@ -207,8 +234,15 @@ class ServeApp:
         """Every response's provenance (errors' too): the harness's version, the levels file's sha256."""
         return {"X-Yatzy-Harness": service.version or "unknown", "X-Levels-SHA256": service.levels_sha256 or "none"}
 
-    def _error(self, request: Request, status: int, error: str, message: str, service: Service | None = None,
-               headers: dict[str, str] | None = None) -> Response:
+    def _error(
+        self,
+        request: Request,
+        status: int,
+        error: str,
+        message: str,
+        service: Service | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Response:
         request.state.error = error
         return error_response(status, error, message, self._headers(service or self.service) | (headers or {}))
 
@@ -249,8 +283,14 @@ class ServeApp:
         service = self.service  # the one that answers, whatever a reload swaps in meanwhile
         request.state.levels_sha256 = service.levels_sha256
         if not self.ready:
-            return self._error(request, 503, "starting", "the server is warming up its tables (GET /ready)", service,
-                               {"Retry-After": "5"})
+            return self._error(
+                request,
+                503,
+                "starting",
+                "the server is warming up its tables (GET /ready)",
+                service,
+                {"Retry-After": "5"},
+            )
         level = request.query_params.get("level")
         bot = request.query_params.get("bot")
         try:
@@ -269,8 +309,11 @@ class ServeApp:
                     if route == "advise":
                         out = await self.lanes.run(lane, estimate, lambda: service.advise(body, deadline, urgent))
                     else:
-                        out = await self.lanes.run(lane, estimate, lambda: service.handle(
-                            body, level=level, bot=bot, deadline=deadline, urgent=urgent))
+                        out = await self.lanes.run(
+                            lane,
+                            estimate,
+                            lambda: service.handle(body, level=level, bot=bot, deadline=deadline, urgent=urgent),
+                        )
                 finally:
                     self._lane_gauge(lane)
                 self.metrics.positions.labels(served).inc(n)
@@ -293,20 +336,40 @@ class ServeApp:
 
     async def levels(self, request: Request) -> Response:
         s = self.service
-        return json_response({"levels": [{"name": lv.name, "spec": lv.spec, "rules": lv.rules,
-                                          "settings": dict(lv.settings)} for lv in s.levels.values()],
-                              "elsewhere": [{"name": lv.name, "spec": lv.spec, "rules": lv.rules,
-                                             "served": "by the external engine's own program, not this server"}
-                                            for lv in s.elsewhere.values()],
-                              "bots": s.served_bots(), "rules": s.served_rules(), "provenance": s.provenance()},
-                             headers=self._headers(s))
+        return json_response(
+            {
+                "levels": [
+                    {"name": lv.name, "spec": lv.spec, "rules": lv.rules, "settings": dict(lv.settings)}
+                    for lv in s.levels.values()
+                ],
+                "elsewhere": [
+                    {
+                        "name": lv.name,
+                        "spec": lv.spec,
+                        "rules": lv.rules,
+                        "served": "by the external engine's own program, not this server",
+                    }
+                    for lv in s.elsewhere.values()
+                ],
+                "bots": s.served_bots(),
+                "rules": s.served_rules(),
+                "provenance": s.provenance(),
+            },
+            headers=self._headers(s),
+        )
 
     async def health(self, request: Request) -> Response:
         """200 while the process lives and can serve (warming up or ready); 503 once warm-up failed."""
         s = self.service
         status = "failed" if self.failed else "ok" if self.ready else "starting"
-        body = {"status": status, "protocol": PROTOCOL, "provenance": s.provenance(),
-                "rules": s.served_rules(), "levels": list(s.levels), "pid": os.getpid()}
+        body = {
+            "status": status,
+            "protocol": PROTOCOL,
+            "provenance": s.provenance(),
+            "rules": s.served_rules(),
+            "levels": list(s.levels),
+            "pid": os.getpid(),
+        }
         if self.failed:
             body["error"] = self.failed
         return json_response(body, 503 if self.failed else 200, headers=self._headers(s))
@@ -333,48 +396,100 @@ def openapi_document(service: Service) -> dict[str, Any]:
     ref = {k: {"$ref": f"#/components/schemas/{k}"} for k in defs}
     text = json.dumps(defs).replace("#/$defs/", "#/components/schemas/")
     defs = json.loads(text)
-    error = {"type": "object", "required": ["error"], "properties": {"error": {
-        "type": "object", "required": ["id", "message"],
-        "properties": {"id": {"type": "string"}, "message": {"type": "string"}}}}}
+    error = {
+        "type": "object",
+        "required": ["error"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["id", "message"],
+                "properties": {"id": {"type": "string"}, "message": {"type": "string"}},
+            }
+        },
+    }
     defs["Error"] = error
-    errors = {str(code): {"description": what, "content": {"application/json": {"schema": {
-        "$ref": "#/components/schemas/Error"}}}} for code, what in (
-        (400, "not JSON, or not a message"), (401, "a token is needed"), (413, "body or batch too large"),
-        (408, "the body did not arrive in time"),
-        (422, "a rule set, level, bot or position the server does not serve"),
-        (503, "starting, over its budget, or the server is busy (Retry-After)"))}
+    errors = {
+        str(code): {
+            "description": what,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        }
+        for code, what in (
+            (400, "not JSON, or not a message"),
+            (401, "a token is needed"),
+            (413, "body or batch too large"),
+            (408, "the body did not arrive in time"),
+            (422, "a rule set, level, bot or position the server does not serve"),
+            (503, "starting, over its budget, or the server is busy (Retry-After)"),
+        )
+    }
     decide_body = {"oneOf": [ref["decide"], ref["hello"], ref["newgame"], ref["ping"]]}
     return {
         "openapi": "3.1.0",
-        "info": {"title": "yatzy-harness serve", "version": service.version or "unknown",
-                 "description": "The harness's tuned levels and built-in bots, over the engine protocol "
-                                f"{PROTOCOL} (docs/engines.md). A decide request may name 'level' or 'bot'; "
-                                "?level= or ?bot= sets the default, so the URL can be an engine:url= entrant."},
-        "paths": {
-            "/decide": {"post": {
-                "summary": "Decisions for a batch of positions (or any protocol message: hello, newgame, ping)",
-                "parameters": [{"name": "level", "in": "query", "schema": {"type": "string"}},
-                               {"name": "bot", "in": "query", "schema": {"type": "string"}}],
-                "requestBody": {"required": True, "content": {"application/json": {"schema": decide_body}}},
-                "responses": {"200": {"description": "the answer", "content": {"application/json": {
-                    "schema": {"oneOf": [ref["answer"], ref["hello_reply"], ref["ready"], ref["pong"]]}}}},
-                    **errors}}},
-            "/advise": {"post": {
-                "summary": "Every option's exact value and regret at each position (as `yatzy-harness advise`)",
-                "requestBody": {"required": True, "content": {"application/json": {"schema": ref["decide"]}}},
-                "responses": {"200": {"description": "per position: the decision, its value, every option"},
-                              **errors}}},
-            "/levels": {"get": {"summary": "The served levels, bots and rule sets",
-                                "responses": {"200": {"description": "levels"}}}},
-            "/health": {"get": {"summary": "Alive (200) from the start, warming up or ready; 503 once warm-up failed",
-                                "responses": {"200": {"description": "alive"}, "503": {"description": "failed"}}}},
-            "/ready": {"get": {"summary": "Ready (200) once every served table and kernel is warm; 503 before",
-                               "responses": {"200": {"description": "ready"}, "503": {"description": "starting"}}}},
-            "/metrics": {"get": {"summary": "The server's metrics, in the Prometheus text format",
-                                 "responses": {"200": {"description": "metrics"}}}},
+        "info": {
+            "title": "yatzy-harness serve",
+            "version": service.version or "unknown",
+            "description": "The harness's tuned levels and built-in bots, over the engine protocol "
+            f"{PROTOCOL} (docs/engines.md). A decide request may name 'level' or 'bot'; "
+            "?level= or ?bot= sets the default, so the URL can be an engine:url= entrant.",
         },
-        "components": {"schemas": defs,
-                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "paths": {
+            "/decide": {
+                "post": {
+                    "summary": "Decisions for a batch of positions (or any protocol message: hello, newgame, ping)",
+                    "parameters": [
+                        {"name": "level", "in": "query", "schema": {"type": "string"}},
+                        {"name": "bot", "in": "query", "schema": {"type": "string"}},
+                    ],
+                    "requestBody": {"required": True, "content": {"application/json": {"schema": decide_body}}},
+                    "responses": {
+                        "200": {
+                            "description": "the answer",
+                            "content": {
+                                "application/json": {
+                                    "schema": {"oneOf": [ref["answer"], ref["hello_reply"], ref["ready"], ref["pong"]]}
+                                }
+                            },
+                        },
+                        **errors,
+                    },
+                }
+            },
+            "/advise": {
+                "post": {
+                    "summary": "Every option's exact value and regret at each position (as `yatzy-harness advise`)",
+                    "requestBody": {"required": True, "content": {"application/json": {"schema": ref["decide"]}}},
+                    "responses": {
+                        "200": {"description": "per position: the decision, its value, every option"},
+                        **errors,
+                    },
+                }
+            },
+            "/levels": {
+                "get": {
+                    "summary": "The served levels, bots and rule sets",
+                    "responses": {"200": {"description": "levels"}},
+                }
+            },
+            "/health": {
+                "get": {
+                    "summary": "Alive (200) from the start, warming up or ready; 503 once warm-up failed",
+                    "responses": {"200": {"description": "alive"}, "503": {"description": "failed"}},
+                }
+            },
+            "/ready": {
+                "get": {
+                    "summary": "Ready (200) once every served table and kernel is warm; 503 before",
+                    "responses": {"200": {"description": "ready"}, "503": {"description": "starting"}},
+                }
+            },
+            "/metrics": {
+                "get": {
+                    "summary": "The server's metrics, in the Prometheus text format",
+                    "responses": {"200": {"description": "metrics"}},
+                }
+            },
+        },
+        "components": {"schemas": defs, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
         "security": [{"bearer": []}],
     }
 
@@ -382,27 +497,34 @@ def openapi_document(service: Service) -> dict[str, Any]:
 def docs_page(doc: dict[str, Any]) -> str:
     """``/docs``: the OpenAPI document as one page (inline style, no script, nothing fetched)."""
     e = html.escape
-    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-             f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{e(doc['info']['title'])}"
-             "</title><style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
-             "code,pre{font:13px ui-monospace,monospace;background:#f4f4f4}pre{padding:.6rem;overflow:auto}"
-             "h2{border-top:1px solid #ddd;padding-top:1rem}.m{font-weight:bold;color:#06c}</style></head><body>",
-             f"<h1>{e(doc['info']['title'])} {e(doc['info']['version'])}</h1><p>{e(doc['info']['description'])}</p>",
-             "<p>Machine-readable: <a href='/openapi.json'>/openapi.json</a> (OpenAPI 3.1).</p>"]
+    parts = [
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{e(doc['info']['title'])}"
+        "</title><style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
+        "code,pre{font:13px ui-monospace,monospace;background:#f4f4f4}pre{padding:.6rem;overflow:auto}"
+        "h2{border-top:1px solid #ddd;padding-top:1rem}.m{font-weight:bold;color:#06c}</style></head><body>",
+        f"<h1>{e(doc['info']['title'])} {e(doc['info']['version'])}</h1><p>{e(doc['info']['description'])}</p>",
+        "<p>Machine-readable: <a href='/openapi.json'>/openapi.json</a> (OpenAPI 3.1).</p>",
+    ]
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
-            parts.append(f"<h2><span class='m'>{method.upper()}</span> <code>{e(path)}</code></h2><p>"
-                         f"{e(op.get('summary', ''))}</p>")
+            parts.append(
+                f"<h2><span class='m'>{method.upper()}</span> <code>{e(path)}</code></h2><p>"
+                f"{e(op.get('summary', ''))}</p>"
+            )
             if "parameters" in op:
-                parts.append("<p>Query: " + ", ".join(f"<code>{e(p['name'])}</code>" for p in op["parameters"])
-                             + "</p>")
+                parts.append(
+                    "<p>Query: " + ", ".join(f"<code>{e(p['name'])}</code>" for p in op["parameters"]) + "</p>"
+                )
             codes = ", ".join(f"{c} {e(r.get('description', ''))}" for c, r in op.get("responses", {}).items())
             parts.append(f"<p>Responses: {codes}</p>")
     parts.append("<h2>Schemas</h2>")
     for name, sch in doc["components"]["schemas"].items():
-        parts.append(f"<h3 id='{e(name)}'>{e(name)}</h3>"
-                     + (f"<p>{e(sch['description'])}</p>" if "description" in sch else "")
-                     + f"<pre>{e(json.dumps(sch, indent=1))}</pre>")
+        parts.append(
+            f"<h3 id='{e(name)}'>{e(name)}</h3>"
+            + (f"<p>{e(sch['description'])}</p>" if "description" in sch else "")
+            + f"<pre>{e(json.dumps(sch, indent=1))}</pre>"
+        )
     parts.append("</body></html>")
     return "".join(parts)
 

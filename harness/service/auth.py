@@ -33,8 +33,9 @@ def read_tokens(path: str) -> tuple[bytes, ...]:
     for i, tok in enumerate(tokens, 1):
         raw = tok.encode("utf-8")
         if len(raw) < MIN_TOKEN:
-            raise UserError(f"token file {path}: token on line {i} is {len(raw)} bytes, under the {MIN_TOKEN} "
-                            f"a token needs")
+            raise UserError(
+                f"token file {path}: token on line {i} is {len(raw)} bytes, under the {MIN_TOKEN} a token needs"
+            )
         if any(c.isspace() for c in tok) or not tok.isprintable():
             raise UserError(f"token file {path}: token on line {i} holds spaces or control characters")
     return tuple(t.encode("utf-8") for t in tokens)

@@ -48,8 +48,15 @@ class Front:
     """Wraps the app: ``tokens()`` the valid tokens now (reloadable), ``headers()`` the provenance
     headers of a response the app did not make (a 401); ``access`` logs one JSON line a request."""
 
-    def __init__(self, app: Callable[..., Awaitable[None]], *, tokens: Callable[[], tuple[bytes, ...]],
-                 headers: Callable[[], dict[str, str]], metrics: Metrics, access: bool = False) -> None:
+    def __init__(
+        self,
+        app: Callable[..., Awaitable[None]],
+        *,
+        tokens: Callable[[], tuple[bytes, ...]],
+        headers: Callable[[], dict[str, str]],
+        metrics: Metrics,
+        access: bool = False,
+    ) -> None:
         self.app, self.tokens, self.headers, self.metrics, self.access = app, tokens, headers, metrics, access
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -83,11 +90,22 @@ class Front:
             self._record(scope, state, status[0], time.perf_counter() - t0, rid)
 
     async def _unauthorised(self, send: Send) -> None:
-        body = orjson.dumps({"error": {"id": "unauthorised", "message": "this server needs Authorization: Bearer TOKEN"}})
+        body = orjson.dumps(
+            {"error": {"id": "unauthorised", "message": "this server needs Authorization: Bearer TOKEN"}}
+        )
         headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in self.headers().items()]
-        await send({"type": "http.response.start", "status": 401, "headers": [
-            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-            (b"www-authenticate", b"Bearer"), *headers]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", b"Bearer"),
+                    *headers,
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     def _record(self, scope: Scope, state: dict[str, Any], status: int, seconds: float, rid: str) -> None:
@@ -100,8 +118,20 @@ class Front:
             m.refused.labels(state["error"]).inc()
         if self.access:
             client = scope.get("client")
-            access_log.info(json.dumps({
-                "time": round(time.time(), 3), "request_id": rid, "client": client[0] if client else None,
-                "method": scope.get("method"), "path": scope.get("path"), "status": status,
-                "ms": round(seconds * 1000, 2), "served": served, "error": state.get("error"),
-                "levels_sha256": state.get("levels_sha256")}, separators=(",", ":")))
+            access_log.info(
+                json.dumps(
+                    {
+                        "time": round(time.time(), 3),
+                        "request_id": rid,
+                        "client": client[0] if client else None,
+                        "method": scope.get("method"),
+                        "path": scope.get("path"),
+                        "status": status,
+                        "ms": round(seconds * 1000, 2),
+                        "served": served,
+                        "error": state.get("error"),
+                        "levels_sha256": state.get("levels_sha256"),
+                    },
+                    separators=(",", ":"),
+                )
+            )

@@ -60,8 +60,14 @@ class Lane:
 class Lanes:
     """The cheap and the expensive lane, and the admission rule of a request."""
 
-    def __init__(self, *, cheap_threads: int = 1, expensive_threads: int = 1, queue: int = QUEUE,
-                 cheap_seconds: float = CHEAP_SECONDS) -> None:
+    def __init__(
+        self,
+        *,
+        cheap_threads: int = 1,
+        expensive_threads: int = 1,
+        queue: int = QUEUE,
+        cheap_seconds: float = CHEAP_SECONDS,
+    ) -> None:
         self.cheap = Lane("cheap", cheap_threads, queue)
         self.expensive = Lane("expensive", expensive_threads, queue)
         self.cheap_seconds = cheap_seconds
@@ -76,16 +82,24 @@ class Lanes:
         """The lane a request of ``estimate`` seconds runs on, its place taken; a refusal (a
         :class:`RequestError` or :class:`Busy`) when it cannot finish within ``budget`` seconds."""
         if estimate > budget:
-            raise RequestError(503, "over_budget", f"this request is about {estimate * 1000:,.0f} ms of work, over its "
-                                                   f"budget of {budget * 1000:,.0f} ms; send smaller batches")
+            raise RequestError(
+                503,
+                "over_budget",
+                f"this request is about {estimate * 1000:,.0f} ms of work, over its "
+                f"budget of {budget * 1000:,.0f} ms; send smaller batches",
+            )
         lane = self.pick(estimate)
         with lane._lock:
             wait = lane.wait()
             if lane.held >= lane.cap:
                 raise Busy("queue_full", f"the {lane.name} lane holds {lane.held} requests, its most", wait + estimate)
             if wait + estimate > budget:
-                raise Busy("busy", f"this request would wait about {wait * 1000:,.0f} ms for the work ahead of it, "
-                                   f"past its budget of {budget * 1000:,.0f} ms", wait)
+                raise Busy(
+                    "busy",
+                    f"this request would wait about {wait * 1000:,.0f} ms for the work ahead of it, "
+                    f"past its budget of {budget * 1000:,.0f} ms",
+                    wait,
+                )
             lane.held += 1
             lane.seconds += estimate
         return lane
@@ -93,6 +107,7 @@ class Lanes:
     async def run(self, lane: Lane, estimate: float, work: Callable[[], Any]) -> Any:
         """Run ``work`` on ``lane``'s threads (its place taken by :meth:`admit`); the place is freed
         when the work ends or is cancelled before it starts, not when the client leaves."""
+
         def free(_: Any) -> None:
             with lane._lock:
                 lane.held -= 1

@@ -27,21 +27,37 @@ class Metrics:
     def __init__(self) -> None:
         self.multiprocess = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
         r = self.registry = CollectorRegistry()
-        self.requests = Counter("yatzy_serve_requests", "HTTP requests answered, by route and status",
-                                ["route", "status"], registry=r)
-        self.seconds = Histogram("yatzy_serve_request_seconds", "Time from a request's start to its answer, by route "
-                                 "and served player", ["route", "served"], buckets=BUCKETS, registry=r)
-        self.positions = Counter("yatzy_serve_positions", "Positions answered, by served player", ["served"],
-                                 registry=r)
-        self.refused = Counter("yatzy_serve_refused", "Requests refused before or during their work, by error id "
-                               "(over_budget, busy, queue_full, deadline, body_timeout, unauthorised, not_served, ...)",
-                               ["error"], registry=r)
-        self.held = Gauge("yatzy_serve_lane_requests", "Requests a lane holds, queued or running", ["lane"],
-                          registry=r, multiprocess_mode="livesum")
-        self.ready = Gauge("yatzy_serve_ready", "1 once every served table and kernel is warm", registry=r,
-                           multiprocess_mode="livemin")
-        self.reloads = Counter("yatzy_serve_reloads", "Levels-file reloads (SIGHUP), by result", ["result"],
-                               registry=r)
+        self.requests = Counter(
+            "yatzy_serve_requests", "HTTP requests answered, by route and status", ["route", "status"], registry=r
+        )
+        self.seconds = Histogram(
+            "yatzy_serve_request_seconds",
+            "Time from a request's start to its answer, by route and served player",
+            ["route", "served"],
+            buckets=BUCKETS,
+            registry=r,
+        )
+        self.positions = Counter(
+            "yatzy_serve_positions", "Positions answered, by served player", ["served"], registry=r
+        )
+        self.refused = Counter(
+            "yatzy_serve_refused",
+            "Requests refused before or during their work, by error id "
+            "(over_budget, busy, queue_full, deadline, body_timeout, unauthorised, not_served, ...)",
+            ["error"],
+            registry=r,
+        )
+        self.held = Gauge(
+            "yatzy_serve_lane_requests",
+            "Requests a lane holds, queued or running",
+            ["lane"],
+            registry=r,
+            multiprocess_mode="livesum",
+        )
+        self.ready = Gauge(
+            "yatzy_serve_ready", "1 once every served table and kernel is warm", registry=r, multiprocess_mode="livemin"
+        )
+        self.reloads = Counter("yatzy_serve_reloads", "Levels-file reloads (SIGHUP), by result", ["result"], registry=r)
 
     def route(self, path: str) -> str:
         return path if path in ROUTES else "other"

@@ -73,8 +73,9 @@ def load_levels_json(path: str) -> tuple[list[Level], str]:
     try:
         d = json.loads(data)
     except ValueError as exc:
-        raise UserError(f"{path}: not JSON ({exc}); serve takes the levels.json that calibrate --levels writes") \
-            from None
+        raise UserError(
+            f"{path}: not JSON ({exc}); serve takes the levels.json that calibrate --levels writes"
+        ) from None
     if not isinstance(d, dict) or d.get("format") != "yatzy-levels/1" or not isinstance(d.get("levels"), list):
         raise UserError(f"{path}: not a levels file (format yatzy-levels/1, as calibrate --levels writes)")
     settings = {}
@@ -85,15 +86,24 @@ def load_levels_json(path: str) -> tuple[list[Level], str]:
     for i, lv in enumerate(d["levels"]):
         if not isinstance(lv, dict) or not isinstance(lv.get("name"), str) or not isinstance(lv.get("spec"), str):
             raise UserError(f"{path}: levels[{i}] needs a name and a spec")
-        out.append(Level(lv["name"], lv["spec"], str(d.get("rules")), settings,
-                         bool(lv.get("external", d.get("external", False)))))
+        out.append(
+            Level(
+                lv["name"],
+                lv["spec"],
+                str(d.get("rules")),
+                settings,
+                bool(lv.get("external", d.get("external", False))),
+            )
+        )
     return out, hashlib.sha256(data).hexdigest()
 
 
 def served_elsewhere(lv: Level) -> str:
     """Why the harness does not serve an external engine's level, in one line."""
-    return (f"level {lv.name} is played by an external engine ({lv.spec}): it is served by that engine's own "
-            "program, not by the harness")
+    return (
+        f"level {lv.name} is played by an external engine ({lv.spec}): it is served by that engine's own "
+        "program, not by the harness"
+    )
 
 
 #: The bots served on every rule set when the command names none (``serve --bot``).
@@ -134,12 +144,14 @@ class Served:
     cost: Cost = Cost(0.0, 0.0)
 
 
-
 def _deciding(service: Service, s: Served) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """A served player's decision, as its cost is measured at warm-up (no deadline)."""
+
     def decide(msg: Mapping[str, Any]) -> dict[str, Any]:
         return service._decide(s, msg, None)
+
     return decide
+
 
 class Service:
     """What the server answers with: a closed set of levels and bots, each made and warmed once.
@@ -149,8 +161,15 @@ class Service:
     player's cost; after it, no request makes a bot, solves a table or compiles a kernel: a
     request naming anything else is refused (422 ``not_served``)."""
 
-    def __init__(self, levels_path: str | None = None, rules: tuple[str, ...] = (), *,
-                 bots: tuple[str, ...] = DEFAULT_BOTS, max_batch: int = 10_000, version: str = "") -> None:
+    def __init__(
+        self,
+        levels_path: str | None = None,
+        rules: tuple[str, ...] = (),
+        *,
+        bots: tuple[str, ...] = DEFAULT_BOTS,
+        max_batch: int = 10_000,
+        version: str = "",
+    ) -> None:
         self.levels: dict[str, Level] = {}
         self.levels_sha256: str | None = None
         self.levels_path = levels_path
@@ -172,8 +191,7 @@ class Service:
         for spec in self.bot_specs:
             name, _ = parse_spec(spec)
             if name not in ALLOWED_BOTS:
-                raise UserError(f"--bot {spec}: serve serves the built-in bots {', '.join(ALLOWED_BOTS)}, "
-                                f"not {name!r}")
+                raise UserError(f"--bot {spec}: serve serves the built-in bots {', '.join(ALLOWED_BOTS)}, not {name!r}")
         self._rules: dict[tuple[str, str], RuleSet] = {}
         #: a request's rule-set reference (as JSON) -> the served rule set, and each one's provenance
         self._refs: dict[str, RuleSet] = {}
@@ -236,8 +254,11 @@ class Service:
         after this). The exact rule sets' advisors (``/advise``) too."""
         say = progress or (lambda _: None)
         for s in self.players():
-            say(f"level {s.name}: {s.spec} on {s.rules.name}" if not s.name.startswith("bot:")
-                else f"bot {s.spec} on {s.rules.name}")
+            say(
+                f"level {s.name}: {s.spec} on {s.rules.name}"
+                if not s.name.startswith("bot:")
+                else f"bot {s.spec} on {s.rules.name}"
+            )
             s.bot.prepare()
             self._warm(s.bot)
             if measure:
@@ -255,7 +276,9 @@ class Service:
         for _, view in scenarios(bot.rules, np.random.default_rng(0))[:3]:
             (bot.choose if view.options is not None else bot.keep)(view)
 
-    def _measure(self, rules: RuleSet, work: Callable[[dict[str, Any]], Any], sizes: tuple[int, int] = (1, 512)) -> Cost:
+    def _measure(
+        self, rules: RuleSet, work: Callable[[dict[str, Any]], Any], sizes: tuple[int, int] = (1, 512)
+    ) -> Cost:
         """A player's cost, the worse of keeps and boxes: ``fixed`` from a one-position request seen
         before (parsing, views, the answer: the request's own overhead), ``per_position`` from
         requests of fresh random mid-game positions, whose states the bot has never met (its
@@ -296,13 +319,16 @@ class Service:
         if isinstance(ref, str):
             ref = {"name": ref}
         if not isinstance(ref, dict) or not isinstance(ref.get("name"), str):
-            raise RequestError(400, "bad_rules", "'rules' must name a rule set: {\"name\": \"scandinavian\"}")
+            raise RequestError(400, "bad_rules", '\'rules\' must name a rule set: {"name": "scandinavian"}')
         name, settings = ref["name"], ref.get("settings") or {}
         if not isinstance(settings, dict):
             raise RequestError(400, "bad_rules", "'rules.settings' must be an object of KEY: VALUE")
         if name not in builtin_rule_sets():
-            raise RequestError(422, "unknown_rules", f"rule set {name[:40]!r} is not a built-in rule set "
-                                                     f"(rule sets are named, never read from a request)")
+            raise RequestError(
+                422,
+                "unknown_rules",
+                f"rule set {name[:40]!r} is not a built-in rule set (rule sets are named, never read from a request)",
+            )
         try:
             r = load_rules(name, {str(k): v for k, v in settings.items()})
         except UserError as exc:
@@ -310,8 +336,11 @@ class Service:
         got = self._rules.get((r.name, _settings_key(r.overrides)))
         if got is None:
             served = ", ".join(f"{x['name']}{_shown(x['settings'])}" for x in self.served_rules())
-            raise RequestError(422, "rules_not_served", f"rule set {r.name}{_shown(r.overrides)} is not served "
-                                                        f"(served: {served}); start serve with --rules")
+            raise RequestError(
+                422,
+                "rules_not_served",
+                f"rule set {r.name}{_shown(r.overrides)} is not served (served: {served}); start serve with --rules",
+            )
         return got
 
     def served_of(self, rules: RuleSet, level: Any = None, bot: Any = None) -> Served:
@@ -324,12 +353,18 @@ class Service:
             if lv is None and isinstance(level, str) and level in self.elsewhere:
                 raise RequestError(422, "level_served_elsewhere", served_elsewhere(self.elsewhere[level]))
             if lv is None:
-                raise RequestError(422, "unknown_level", f"no level {str(level)[:40]!r} (levels: "
-                                                         f"{', '.join(self.levels) or 'none served'})")
+                raise RequestError(
+                    422,
+                    "unknown_level",
+                    f"no level {str(level)[:40]!r} (levels: {', '.join(self.levels) or 'none served'})",
+                )
             s = self._level_served[lv.name]
             if s.rules is not rules:
-                raise RequestError(422, "level_rules", f"level {lv.name} is tuned for {lv.rules}, the request plays "
-                                                       f"{rules.name}{_shown(rules.overrides)}")
+                raise RequestError(
+                    422,
+                    "level_rules",
+                    f"level {lv.name} is tuned for {lv.rules}, the request plays {rules.name}{_shown(rules.overrides)}",
+                )
             return s
         if bot is None:
             raise RequestError(400, "bad_request", "name a 'level' (GET /levels) or a 'bot' (e.g. \"greedy\")")
@@ -347,9 +382,13 @@ class Service:
                 self._labels[(rules.digest, bot)] = label
         got = self._served.get((rules.digest, label))
         if got is None:
-            raise RequestError(422, "not_served", f"bot {bot[:60]!r} is not served on {rules.name} (served bots: "
-                                                  f"{', '.join(self.served_bots()) or 'none'}; levels: "
-                                                  f"{', '.join(self.levels) or 'none'})")
+            raise RequestError(
+                422,
+                "not_served",
+                f"bot {bot[:60]!r} is not served on {rules.name} (served bots: "
+                f"{', '.join(self.served_bots()) or 'none'}; levels: "
+                f"{', '.join(self.levels) or 'none'})",
+            )
         return got
 
     def spec_of(self, rules: RuleSet, level: Any = None, bot: Any = None) -> str:
@@ -358,8 +397,9 @@ class Service:
 
     # -- the cost of a request, before it runs ------------------------------------------------
 
-    def plan(self, msg: Any, *, route: str, level: str | None = None,
-             bot: str | None = None) -> tuple[str, float, int] | None:
+    def plan(
+        self, msg: Any, *, route: str, level: str | None = None, bot: str | None = None
+    ) -> tuple[str, float, int] | None:
         """(the served player's name, the estimated seconds of work, positions) of a request that
         computes (a ``decide``, or any ``/advise``); None for a message answered at once (``hello``,
         ``ping``, ...). A :class:`RequestError` for what would be refused anyway."""
@@ -380,8 +420,11 @@ class Service:
 
     def _player_of(self, msg: Mapping[str, Any], level: str | None, bot: str | None) -> Served:
         rules = self.rules_of(msg.get("rules"))
-        return self.served_of(rules, msg.get("level", level if "bot" not in msg else None),
-                              msg.get("bot", bot if "level" not in msg and level is None else None))
+        return self.served_of(
+            rules,
+            msg.get("level", level if "bot" not in msg else None),
+            msg.get("bot", bot if "level" not in msg and level is None else None),
+        )
 
     # -- messages -------------------------------------------------------------------------------
 
@@ -390,15 +433,25 @@ class Service:
         rule set's digest and its value table (the solver's cache file: digest and table format)."""
         got = self._prov.get(id(rules))
         if got is None:
-            got = {"harness": self.version, "levels_sha256": self.levels_sha256,
-                   "rules_digest": rules.digest if rules is not None else None,
-                   "table": cache_path(rules).name if rules is not None else None}
+            got = {
+                "harness": self.version,
+                "levels_sha256": self.levels_sha256,
+                "rules_digest": rules.digest if rules is not None else None,
+                "table": cache_path(rules).name if rules is not None else None,
+            }
             if rules is not None:
                 self._prov[id(rules)] = got
         return dict(got)
 
-    def handle(self, msg: Any, *, level: str | None = None, bot: str | None = None,
-               deadline: float | None = None, urgent: bool = False) -> dict[str, Any]:
+    def handle(
+        self,
+        msg: Any,
+        *,
+        level: str | None = None,
+        bot: str | None = None,
+        deadline: float | None = None,
+        urgent: bool = False,
+    ) -> dict[str, Any]:
         """The reply to one protocol message (``level``/``bot``: the default when it names none);
         a ``decide`` stops with 503 ``deadline`` once ``time.monotonic()`` passes ``deadline``, and
         an ``urgent`` one (the cheap lane's) takes its rule set's lock before any other waiting."""
@@ -410,9 +463,17 @@ class Service:
         if t == "hello":
             names = sorted({r.name for r in self._rules.values()})
             who = msg.get("level", level) or msg.get("bot", bot) or "any"
-            return {"type": "hello", "protocol": PROTOCOL, "name": f"yatzy-harness {who}", "author": "yatzy-harness",
-                    "version": self.version, "rules": names, "options": [], "max_batch": self.max_batch,
-                    "provenance": self.provenance()}
+            return {
+                "type": "hello",
+                "protocol": PROTOCOL,
+                "name": f"yatzy-harness {who}",
+                "author": "yatzy-harness",
+                "version": self.version,
+                "rules": names,
+                "options": [],
+                "max_batch": self.max_batch,
+                "provenance": self.provenance(),
+            }
         if t == "newgame":
             rules = self.rules_of(_ref_of(msg.get("rules")))
             return {"type": "ready", "id": msg.get("id"), "provenance": self.provenance(rules)}
@@ -422,14 +483,16 @@ class Service:
             return self._decide(self._player_of(msg, level, bot), msg, deadline, urgent)
         raise RequestError(400, "bad_type", f"unknown message type {str(t)[:40]!r} (hello, newgame, decide, ping)")
 
-    def decide(self, msg: Mapping[str, Any], *, level: str | None = None, bot: str | None = None,
-               deadline: float | None = None) -> dict[str, Any]:
+    def decide(
+        self, msg: Mapping[str, Any], *, level: str | None = None, bot: str | None = None, deadline: float | None = None
+    ) -> dict[str, Any]:
         """A ``decide`` request's answer: each position's keep (faces) or box (index), as the level
         or bot plays it in process."""
         return self._decide(self._player_of(msg, level, bot), msg, deadline)
 
-    def _decide(self, s: Served, msg: Mapping[str, Any], deadline: float | None,
-                urgent: bool = False) -> dict[str, Any]:
+    def _decide(
+        self, s: Served, msg: Mapping[str, Any], deadline: float | None, urgent: bool = False
+    ) -> dict[str, Any]:
         rules, strat = s.rules, s.bot
         try:
             pos = msgs.read_positions(msg, rules, max_batch=self.max_batch)
@@ -480,8 +543,14 @@ class Service:
                     a = adv.advise(p)
             except (UserError, ValueError, TypeError) as exc:
                 raise RequestError(422, "bad_positions", f"position {i}: {exc}") from None
-            out.append({"game": int(pos.game[i]), "decision": a.decision, "value": a.value,
-                        "options": [o.to_json() for o in a.options]})
+            out.append(
+                {
+                    "game": int(pos.game[i]),
+                    "decision": a.decision,
+                    "value": a.value,
+                    "options": [o.to_json() for o in a.options],
+                }
+            )
         return {"type": "advice", "id": msg.get("id"), "positions": out, "provenance": self.provenance(rules)}
 
 
@@ -537,8 +606,9 @@ def _median_time(works: list[Callable[[], Any]]) -> float:
 
 def _check(deadline: float | None) -> None:
     if deadline is not None and time.monotonic() > deadline:
-        raise RequestError(503, "deadline", "the request passed its compute budget before it was done; "
-                                            "send smaller batches")
+        raise RequestError(
+            503, "deadline", "the request passed its compute budget before it was done; send smaller batches"
+        )
 
 
 def sample_request(rules: RuleSet, kind: str, n: int, gen: np.random.Generator) -> dict[str, Any]:
@@ -548,8 +618,15 @@ def sample_request(rules: RuleSet, kind: str, n: int, gen: np.random.Generator) 
     sheets = random_sheets(rules, gen, n, k)
     rolls = gen.integers(rules.dice.n_rolls, size=n)
     left = 0 if kind == "box" else rules.rolls_per_turn - 1
-    view = view_of(rules, sheets, rolls, rolls_left=left, first=left == rules.rolls_per_turn - 1,
-                   games=np.arange(n), seed=int(gen.integers(1 << 30)))
+    view = view_of(
+        rules,
+        sheets,
+        rolls,
+        rolls_left=left,
+        first=left == rules.rolls_per_turn - 1,
+        games=np.arange(n),
+        seed=int(gen.integers(1 << 30)),
+    )
     out: dict[str, Any] = msgs.loads(msgs.request(0, view, kind, budget_ms=1.0))
     return out
 
@@ -595,7 +672,7 @@ def views(pos: msgs.Positions, first: np.ndarray, block: int | None = None) -> l
     out = []
     parts = [np.flatnonzero(group.reshape(-1) == g) for g in range(int(group.max()) + 1)]
     if block is not None:
-        parts = [p[i:i + block] for p in parts for i in range(0, len(p), block)]
+        parts = [p[i : i + block] for p in parts for i in range(0, len(p), block)]
     for idx in parts:
         view = msgs.view_from(pos.take(idx), first[idx])
         if view.allowed is not None and (view.allowed == 0).any():
@@ -644,8 +721,12 @@ def play_stdio(*, bot: str | None, level: str | None, levels: str | None, stdin:
                 if reply.get("type") == "hello" and bot is not None:
                     reply["rules"] = ["*"]  # over stdio a bot plays any built-in rule set, served on newgame
             except RequestError as exc:
-                reply = {"type": "error", "id": msg.get("id") if isinstance(msg, dict) else None,
-                         "error": exc.error, "message": str(exc)}
+                reply = {
+                    "type": "error",
+                    "id": msg.get("id") if isinstance(msg, dict) else None,
+                    "error": exc.error,
+                    "message": str(exc),
+                }
         out.write(msgs.dumps(reply) + b"\n")
         out.flush()
     return 0

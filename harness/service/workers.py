@@ -62,8 +62,14 @@ class Forked:
     app (the command's settings: protocol, limits, logging); ``after_fork`` runs in each worker
     before it serves (prometheus-client's bookkeeping, for one)."""
 
-    def __init__(self, served: ServeApp, sock: socket.socket, workers: int,
-                 server: Callable[[Any], Any], on_exit: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        served: ServeApp,
+        sock: socket.socket,
+        workers: int,
+        server: Callable[[Any], Any],
+        on_exit: Callable[[int], None] | None = None,
+    ) -> None:
         self.served, self.sock, self.workers, self.server = served, sock, workers, server
         self.on_exit = on_exit
         self.pids: list[int] = []

@@ -57,8 +57,13 @@ def _cr1(u: np.ndarray, codes: np.ndarray, g: int) -> float:
     return g / (g - 1) * dot(sums, sums) / (n * n)
 
 
-def clustered_mean(y: npt.ArrayLike, cluster: npt.ArrayLike, control: npt.ArrayLike | None = None,
-                   known_mean: float = 0.0, confidence: float = 0.95) -> ClusteredMean:
+def clustered_mean(
+    y: npt.ArrayLike,
+    cluster: npt.ArrayLike,
+    control: npt.ArrayLike | None = None,
+    known_mean: float = 0.0,
+    confidence: float = 0.95,
+) -> ClusteredMean:
     """The mean of ``y`` with a cluster-robust interval (module docstring), ``cluster`` the label
     of each observation's cluster (any hashable values of one array), and ``control`` (of known
     mean ``known_mean``) as control variate when given. With fewer than 2 clusters the interval

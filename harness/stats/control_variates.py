@@ -41,8 +41,9 @@ class ControlVariateMean:
 CV_MIN_VAR: float = 1e-20
 
 
-def control_variate_mean(c: CoMoments, y: int, x: int, known_mean: float = 0.0,
-                         confidence: float = 0.95) -> ControlVariateMean:
+def control_variate_mean(
+    c: CoMoments, y: int, x: int, known_mean: float = 0.0, confidence: float = 0.95
+) -> ControlVariateMean:
     """Regression (control-variate) estimator of the mean of metric ``y`` of ``c``, with metric
     ``x`` as the control, whose true mean ``known_mean`` is known.
 

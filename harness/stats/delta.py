@@ -29,8 +29,13 @@ class Estimate:
     p_value: float
 
 
-def delta_estimate(c: CoMoments, value: float, grad: npt.ArrayLike, confidence: float = 0.95,
-                   bounds: tuple[float, float] = (-math.inf, math.inf)) -> Estimate:
+def delta_estimate(
+    c: CoMoments,
+    value: float,
+    grad: npt.ArrayLike,
+    confidence: float = 0.95,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+) -> Estimate:
     """Interval of ``value = f(mean)``, a smooth function of the means of the metrics of ``c``,
     by the delta method: ``se^2 = grad' S grad / n`` with ``S`` the sample covariance of the
     observations (ddof 1) and ``grad`` (M,) the gradient of f at the sample means.

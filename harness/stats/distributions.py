@@ -47,9 +47,7 @@ def _pad_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.pad(a, (0, size - a.size)), np.pad(b, (0, size - b.size))
 
 
-def ks_2samp_counts(
-    counts_a: npt.ArrayLike | IntHistogram, counts_b: npt.ArrayLike | IntHistogram
-) -> DistTest:
+def ks_2samp_counts(counts_a: npt.ArrayLike | IntHistogram, counts_b: npt.ArrayLike | IntHistogram) -> DistTest:
     """Two-sample, two-sided Kolmogorov–Smirnov test from integer histograms.
 
     ``counts_a``, ``counts_b``: int arrays (shape (La,), (Lb,); ``counts[v]`` is

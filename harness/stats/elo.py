@@ -58,9 +58,7 @@ def _log10(x: float) -> float:
     return math.log10(x) if x > 0.0 else -math.inf
 
 
-def elo_ci_from_pentanomial(
-    counts: Sequence[int], confidence: float = 0.95
-) -> tuple[float, float, float]:
+def elo_ci_from_pentanomial(counts: Sequence[int], confidence: float = 0.95) -> tuple[float, float, float]:
     """Logistic-Elo estimate and normal CI ``(elo, lo, hi)`` from pentanomial counts.
 
     Mean per-game score over pairs, its standard error from the variance of
@@ -79,5 +77,4 @@ def elo_ci_from_pentanomial(
     var = dot(c, (scores - mean) ** 2) / float(n)
     half = z_crit(confidence) * math.sqrt(var / n)
     clip = lambda x: min(1.0, max(0.0, x))  # noqa: E731
-    return (elo_from_score(mean), elo_from_score(clip(mean - half)),
-            elo_from_score(clip(mean + half)))
+    return (elo_from_score(mean), elo_from_score(clip(mean - half)), elo_from_score(clip(mean + half)))

@@ -125,8 +125,7 @@ class IntHistogram:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, IntHistogram):
             return NotImplemented
-        return bool(np.array_equal(np.trim_zeros(self.counts, "b"),
-                                   np.trim_zeros(other.counts, "b")))
+        return bool(np.array_equal(np.trim_zeros(self.counts, "b"), np.trim_zeros(other.counts, "b")))
 
     __hash__ = None  # type: ignore[assignment]
 

@@ -223,8 +223,7 @@ def rare_interval(usual: float, k: int, n: int, bounds: tuple[float, float], con
     return usual - (usual - a) * q, usual + (b - usual) * q
 
 
-def mean_ci(x: npt.ArrayLike | Moments, confidence: float = 0.95,
-            bounds: tuple[float, float] | None = None) -> MeanCI:
+def mean_ci(x: npt.ArrayLike | Moments, confidence: float = 0.95, bounds: tuple[float, float] | None = None) -> MeanCI:
     """Student-t confidence interval for the mean.
 
     ``x`` is a 1-D array of observations (any real dtype) or a :class:`Moments`

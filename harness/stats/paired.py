@@ -43,9 +43,9 @@ class PairedDiff:
 MOVED_MIN = 2
 
 
-def paired_difference_from_moments(d: Moments, confidence: float = 0.95,
-                                   bounds: tuple[float, float] | None = None,
-                                   moved: int | None = None) -> PairedDiff:
+def paired_difference_from_moments(
+    d: Moments, confidence: float = 0.95, bounds: tuple[float, float] | None = None, moved: int | None = None
+) -> PairedDiff:
     """Paired t analysis from streamed :class:`Moments` of the differences.
 
     The p-value is the two-sided one-sample t test of ``mean(d) == 0``
@@ -89,9 +89,7 @@ def paired_difference_from_moments(d: Moments, confidence: float = 0.95,
     return PairedDiff(d.mean, d.mean - half, d.mean + half, std, d.n, confidence, p)
 
 
-def paired_difference(
-    a: npt.ArrayLike, b: npt.ArrayLike, confidence: float = 0.95
-) -> PairedDiff:
+def paired_difference(a: npt.ArrayLike, b: npt.ArrayLike, confidence: float = 0.95) -> PairedDiff:
     """Paired comparison of ``b - a`` matched by index.
 
     ``a``, ``b``: 1-D arrays of equal length, shape (n,), any real dtype

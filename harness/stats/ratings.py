@@ -45,7 +45,7 @@ class Ratings:
     bounds: tuple[str | None, ...] = ()
 
     def bound(self, i: int) -> str | None:
-        """"lower", "upper", "both" or None: what the prior, not the games, fixes of entrant i."""
+        """ "lower", "upper", "both" or None: what the prior, not the games, fixes of entrant i."""
         return self.bounds[i] if self.bounds else None
 
     def table(self) -> list[dict[str, Any]]:
@@ -56,18 +56,22 @@ class Ratings:
             name = self.names[i]
             beat = sorted(b for a, b in self.sweeps if a == name)
             lost = sorted(a for a, b in self.sweeps if b == name)
-            note = "; ".join(([f"won every game against {', '.join(beat)}"] if beat else [])
-                             + ([f"lost every game against {', '.join(lost)}"] if lost else []))
-            rows.append({
-                "rank": r + 1,
-                "name": name,
-                "elo": float(self.elo[i]),
-                "lo": float(self.lo[i]),
-                "hi": float(self.hi[i]),
-                "se": float(self.se[i]),
-                "bound": self.bound(i),
-                "note": note or None,
-            })
+            note = "; ".join(
+                ([f"won every game against {', '.join(beat)}"] if beat else [])
+                + ([f"lost every game against {', '.join(lost)}"] if lost else [])
+            )
+            rows.append(
+                {
+                    "rank": r + 1,
+                    "name": name,
+                    "elo": float(self.elo[i]),
+                    "lo": float(self.lo[i]),
+                    "hi": float(self.hi[i]),
+                    "se": float(self.se[i]),
+                    "bound": self.bound(i),
+                    "note": note or None,
+                }
+            )
         return rows
 
 
@@ -90,7 +94,7 @@ def separation_bounds(wins: np.ndarray) -> tuple[str | None, ...]:
     k = len(w)
     reach = (w > 0) | np.eye(k, dtype=bool)
     for m in range(k):  # transitive closure (Warshall): reach[i, j]: a chain of points from i to j
-        reach |= reach[:, m:m + 1] & reach[m:m + 1, :]
+        reach |= reach[:, m : m + 1] & reach[m : m + 1, :]
     same = reach & reach.T
     groups = {tuple(np.flatnonzero(row)) for row in same}
     sizes = sorted((len(g) for g in groups), reverse=True)
@@ -167,8 +171,9 @@ def bradley_terry(
         z = np.zeros(1)
         return Ratings(names_t, z, z.copy(), z.copy(), z.copy(), np.zeros((1, 1)), confidence)
 
-    sweeps = tuple((names_t[i], names_t[j]) for i in range(k) for j in range(k)
-                   if i != j and w[i, j] > 0 and w[j, i] == 0)
+    sweeps = tuple(
+        (names_t[i], names_t[j]) for i in range(k) for j in range(k) if i != j and w[i, j] > 0 and w[j, i] == 0
+    )
     bounds = separation_bounds(w)
     off = 1.0 - np.eye(k)
     w = w + prior * off

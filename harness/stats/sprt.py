@@ -91,9 +91,7 @@ def _gsprt_normal(n: float, mean: float, var: float, m0: float, m1: float) -> fl
     return n * (m1 - m0) * (2.0 * mean - m0 - m1) / (2.0 * var)
 
 
-def sprt_mean(
-    d: Moments, mu0: float, mu1: float, alpha: float = 0.05, beta: float = 0.05
-) -> SPRTResult:
+def sprt_mean(d: Moments, mu0: float, mu1: float, alpha: float = 0.05, beta: float = 0.05) -> SPRTResult:
     """GSPRT for the mean of paired score differences (H0: mu0 vs H1: mu1).
 
     ``d`` holds streamed :class:`Moments` of per-game differences
@@ -116,13 +114,21 @@ def sprt_mean(
     else:
         var = max(d.var, SPRT_VAR_FLOOR_REL * (mu1 - mu0) ** 2)
         llr = _gsprt_normal(d.n, d.mean, var, mu0, mu1)
-    return SPRTResult(llr, lower, upper, _decide(llr, lower, upper), d.n, mu0, mu1,
-                      float(alpha), float(beta), d.mean if d.n else math.nan)
+    return SPRTResult(
+        llr,
+        lower,
+        upper,
+        _decide(llr, lower, upper),
+        d.n,
+        mu0,
+        mu1,
+        float(alpha),
+        float(beta),
+        d.mean if d.n else math.nan,
+    )
 
 
-def _sprt_outcomes(
-    counts: Sequence[float], elo0: float, elo1: float, alpha: float, beta: float
-) -> SPRTResult:
+def _sprt_outcomes(counts: Sequence[float], elo0: float, elo1: float, alpha: float, beta: float) -> SPRTResult:
     """Shared GSPRT for equally spaced outcome categories scored 0..1."""
     c = np.asarray(counts, dtype=np.float64)
     if np.any(c < 0) or not np.all(np.isfinite(c)):
@@ -133,8 +139,7 @@ def _sprt_outcomes(
     lower, upper = sprt_bounds(alpha, beta)
     n = int(round(c.sum()))
     if n == 0:
-        return SPRTResult(0.0, lower, upper, "continue", 0, elo0, elo1,
-                          float(alpha), float(beta), math.nan)
+        return SPRTResult(0.0, lower, upper, "continue", 0, elo0, elo1, float(alpha), float(beta), math.nan)
     # Per-game score of each category: pair totals 0..2 are halved so the
     # mean is directly comparable with score_from_elo.
     scores = np.linspace(0.0, 1.0, c.size)
@@ -147,13 +152,17 @@ def _sprt_outcomes(
     s0, s1 = score_from_elo(elo0), score_from_elo(elo1)
     llr = _gsprt_normal(float(c.sum()), mean, var, s0, s1)
     raw_mean = dot(c, scores) / float(c.sum())
-    return SPRTResult(llr, lower, upper, _decide(llr, lower, upper), n, elo0, elo1,
-                      float(alpha), float(beta), raw_mean)
+    return SPRTResult(llr, lower, upper, _decide(llr, lower, upper), n, elo0, elo1, float(alpha), float(beta), raw_mean)
 
 
 def sprt_trinomial(
-    wins: int, draws: int, losses: int, elo0: float, elo1: float,
-    alpha: float = 0.05, beta: float = 0.05,
+    wins: int,
+    draws: int,
+    losses: int,
+    elo0: float,
+    elo1: float,
+    alpha: float = 0.05,
+    beta: float = 0.05,
 ) -> SPRTResult:
     """GSPRT on independent games, H0: ``elo0`` vs H1: ``elo1`` (logistic Elo).
 
@@ -167,8 +176,11 @@ def sprt_trinomial(
 
 
 def sprt_pentanomial(
-    counts: Sequence[int], elo0: float, elo1: float,
-    alpha: float = 0.05, beta: float = 0.05,
+    counts: Sequence[int],
+    elo0: float,
+    elo1: float,
+    alpha: float = 0.05,
+    beta: float = 0.05,
 ) -> SPRTResult:
     """GSPRT on paired games, H0: ``elo0`` vs H1: ``elo1`` (logistic Elo).
 

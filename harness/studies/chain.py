@@ -76,8 +76,9 @@ class Dial:
 #: The dials a ladder can climb. Temperature: the softmax of the exact action values (points);
 #: blunder: the chance of a uniformly random legal action at each decision.
 DIALS: dict[str, Dial] = {
-    "solver:temperature": Dial("solver", "temperature", (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0,
-                                                         1000.0), 0.5),
+    "solver:temperature": Dial(
+        "solver", "temperature", (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 1000.0), 0.5
+    ),
     "solver:blunder": Dial("solver", "blunder", (0.0, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0), 0.02),
 }
 DEFAULT_DIAL = "solver:temperature"
@@ -162,9 +163,18 @@ class Level:
     rounds: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out = {"level": self.index, "value": self.value, "bot": self.bot, "mean": self.mean, "std": self.std,
-               "score_rate_vs_below": None if math.isnan(self.rate) else self.rate, "p_win": self.p_win,
-               "p_draw": self.p_draw, "iterations": self.iterations, "exact": self.exact}
+        out = {
+            "level": self.index,
+            "value": self.value,
+            "bot": self.bot,
+            "mean": self.mean,
+            "std": self.std,
+            "score_rate_vs_below": None if math.isnan(self.rate) else self.rate,
+            "p_win": self.p_win,
+            "p_draw": self.p_draw,
+            "iterations": self.iterations,
+            "exact": self.exact,
+        }
         if self.rounds is not None:
             out["rounds"] = self.rounds
         return out
@@ -178,10 +188,10 @@ class Chain:
     weakest: str
     dial: str
     levels: tuple[Level, ...]
-    first_fraction: float | None   # the first step counted by its logit ratio (W far below the dial)
-    top_rate: float                # the top's exact score rate against the last level
+    first_fraction: float | None  # the first step counted by its logit ratio (W far below the dial)
+    top_rate: float  # the top's exact score rate against the last level
     last_fraction: float
-    evaluations: int               # distinct evaluations this chain asked for (grid and W included)
+    evaluations: int  # distinct evaluations this chain asked for (grid and W included)
 
     @property
     def full_steps(self) -> int:
@@ -192,10 +202,18 @@ class Chain:
         return self.full_steps + self.last_fraction + (self.first_fraction or 0.0)
 
     def to_json(self) -> dict[str, Any]:
-        return {"p": self.p, "steps": self.steps, "full_steps": self.full_steps, "last_fraction": self.last_fraction,
-                "first_fraction": self.first_fraction, "top_score_rate_vs_last": self.top_rate,
-                "weakest": self.weakest, "dial": self.dial, "evaluations": self.evaluations,
-                "levels": [lv.to_json() for lv in self.levels]}
+        return {
+            "p": self.p,
+            "steps": self.steps,
+            "full_steps": self.full_steps,
+            "last_fraction": self.last_fraction,
+            "first_fraction": self.first_fraction,
+            "top_score_rate_vs_last": self.top_rate,
+            "weakest": self.weakest,
+            "dial": self.dial,
+            "evaluations": self.evaluations,
+            "levels": [lv.to_json() for lv in self.levels],
+        }
 
 
 @dataclass(frozen=True)
@@ -210,36 +228,76 @@ class DepthOfSkill:
 
     def ladder(self) -> str:
         d = self.dial
-        return (f"{self.weakest}, then {d.name} from {d.bottom:g} (weakest) to {d.top:g} "
-                f"({d.bot}{'' if d.top == 0 else f':{d.param}={d.top:g}'}, the top)")
+        return (
+            f"{self.weakest}, then {d.name} from {d.bottom:g} (weakest) to {d.top:g} "
+            f"({d.bot}{'' if d.top == 0 else f':{d.param}={d.top:g}'}, the top)"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"rules": self.rules, "ladder": self.ladder(), "weakest": self.weakest, "dial": self.dial.name,
-                "rate_tolerance": RATE_TOL, "seconds": self.seconds, "chains": [c.to_json() for c in self.chains]}
+        return {
+            "rules": self.rules,
+            "ladder": self.ladder(),
+            "weakest": self.weakest,
+            "dial": self.dial.name,
+            "rate_tolerance": RATE_TOL,
+            "seconds": self.seconds,
+            "chains": [c.to_json() for c in self.chains],
+        }
 
     def tables(self) -> list[R.Table]:
         d = self.dial
         summary = R.Table(
             "Depth of skill (exact): steps from the weakest bot to the optimal one, each scoring p against the one below",
             ["p", "steps", "full steps", "last step", "top's score rate vs last level", "evaluations"],
-            [[R.pct(c.p, 0), f"{c.steps:.2f}", str(c.full_steps), f"{c.last_fraction:.2f}", R.pct(c.top_rate, 2),
-              str(c.evaluations)] for c in self.chains],
-            [f"ladder: {self.ladder()}; every step's exact score rate (win 1, draw 1/2) is p to {RATE_TOL:g}",
-             "last step: logit(top's score rate against the last level) / logit(p); evaluations: distinct "
-             f"exact evaluations of the chain, its {len(d.grid)} grid values and the weakest bot included"]
-            + [f"p = {R.pct(c.p, 0)}: the dial's weakest end scores {R.pct(c.levels[1].rate, 1)} against "
-               f"{self.weakest}, counted as {c.first_fraction:.2f} steps" for c in self.chains
-               if c.first_fraction is not None]
-            + [f"p = {R.pct(c.p, 0)}, level {lv.index}: its score rate {lv.rate!r} is as near p as floats of the "
-               f"dial allow, not within {RATE_TOL:g}" for c in self.chains
-               for lv in c.levels[1 + (c.first_fraction is not None):] if not lv.exact])
+            [
+                [
+                    R.pct(c.p, 0),
+                    f"{c.steps:.2f}",
+                    str(c.full_steps),
+                    f"{c.last_fraction:.2f}",
+                    R.pct(c.top_rate, 2),
+                    str(c.evaluations),
+                ]
+                for c in self.chains
+            ],
+            [
+                f"ladder: {self.ladder()}; every step's exact score rate (win 1, draw 1/2) is p to {RATE_TOL:g}",
+                "last step: logit(top's score rate against the last level) / logit(p); evaluations: distinct "
+                f"exact evaluations of the chain, its {len(d.grid)} grid values and the weakest bot included",
+            ]
+            + [
+                f"p = {R.pct(c.p, 0)}: the dial's weakest end scores {R.pct(c.levels[1].rate, 1)} against "
+                f"{self.weakest}, counted as {c.first_fraction:.2f} steps"
+                for c in self.chains
+                if c.first_fraction is not None
+            ]
+            + [
+                f"p = {R.pct(c.p, 0)}, level {lv.index}: its score rate {lv.rate!r} is as near p as floats of the "
+                f"dial allow, not within {RATE_TOL:g}"
+                for c in self.chains
+                for lv in c.levels[1 + (c.first_fraction is not None) :]
+                if not lv.exact
+            ],
+        )
         out = [summary]
         for c in self.chains:
-            out.append(R.Table(f"Chain at p = {R.pct(c.p, 0)}", ["level", "bot", d.param, "mean", "std",
-                                                                 "score rate vs below"],
-                               [[str(lv.index), lv.bot if lv.value is None else d.bot,
-                                 R.MISSING if lv.value is None else f"{lv.value:.6g}", f"{lv.mean:.3f}", R.num(lv.std),
-                                 R.MISSING if math.isnan(lv.rate) else R.pct(lv.rate, 4)] for lv in c.levels]))
+            out.append(
+                R.Table(
+                    f"Chain at p = {R.pct(c.p, 0)}",
+                    ["level", "bot", d.param, "mean", "std", "score rate vs below"],
+                    [
+                        [
+                            str(lv.index),
+                            lv.bot if lv.value is None else d.bot,
+                            R.MISSING if lv.value is None else f"{lv.value:.6g}",
+                            f"{lv.mean:.3f}",
+                            R.num(lv.std),
+                            R.MISSING if math.isnan(lv.rate) else R.pct(lv.rate, 4),
+                        ]
+                        for lv in c.levels
+                    ],
+                )
+            )
         return out
 
 
@@ -268,8 +326,13 @@ def _nearest(f: dict[float, float], a: float, b: float, p: float, dial: Dial) ->
     return [_logit(p + f[v]) - lp for v in near], [dial.x(v) for v in near]
 
 
-def chain(p: float, weakest: str = DEFAULT_WEAKEST, dial: Dial = DIALS[DEFAULT_DIAL],
-          tol: float = RATE_TOL, candidates: int = 1) -> Task:
+def chain(
+    p: float,
+    weakest: str = DEFAULT_WEAKEST,
+    dial: Dial = DIALS[DEFAULT_DIAL],
+    tol: float = RATE_TOL,
+    candidates: int = 1,
+) -> Task:
     """The chain of levels at score rate ``p`` (a task for :func:`harness.jobs.driver.drive`; returns a
     :class:`Chain`); each level's root by :func:`_root`, or with ``candidates`` > 1 by :func:`_root_rounds` (that many
     evaluations at once in its first round)."""
@@ -281,8 +344,7 @@ def chain(p: float, weakest: str = DEFAULT_WEAKEST, dial: Dial = DIALS[DEFAULT_D
     def level(v: float, below: Evaluation, iterations: int, exact: bool = True, rounds: int | None = None) -> Level:
         ev = known[v]
         win, draw, _ = versus(ev, below)
-        return Level(len(levels), v, ev.bot, ev.mean, ev.std, win + 0.5 * draw, win, draw, iterations, exact,
-                     rounds)
+        return Level(len(levels), v, ev.bot, ev.mean, ev.std, win + 0.5 * draw, win, draw, iterations, exact, rounds)
 
     below, below_v = w, None
     first = None
@@ -308,8 +370,9 @@ def chain(p: float, weakest: str = DEFAULT_WEAKEST, dial: Dial = DIALS[DEFAULT_D
     return Chain(p, w.bot, dial.name, tuple(levels), first, r_top, step_fraction(r_top, p), evaluations)
 
 
-def _root(p: float, below: Evaluation, below_v: float | None, known: dict[float, Evaluation], dial: Dial,
-          tol: float) -> Generator[list[str], list[Evaluation], tuple[float, int, bool]]:
+def _root(
+    p: float, below: Evaluation, below_v: float | None, known: dict[float, Evaluation], dial: Dial, tol: float
+) -> Generator[list[str], list[Evaluation], tuple[float, int, bool]]:
     """The dial value scoring p against ``below`` (at value ``below_v`` of the dial, or None):
     returns (value, evaluations it took, its rate is within ``tol`` of p)."""
     f = {v: score_rate(ev, below) - p for v, ev in known.items() if below_v is None or v <= below_v}
@@ -337,8 +400,15 @@ def _root(p: float, below: Evaluation, below_v: float | None, known: dict[float,
         n += 1
         known[v] = ev
         f[v] = score_rate(ev, below) - p
-        log.debug("p=%s against %s: %s=%r scores %+.3e from p%s", p, below.bot, dial.param, v, f[v],
-                  " (bisection)" if bisect else "")
+        log.debug(
+            "p=%s against %s: %s=%r scores %+.3e from p%s",
+            p,
+            below.bot,
+            dial.param,
+            v,
+            f[v],
+            " (bisection)" if bisect else "",
+        )
         if abs(f[v]) <= tol:
             return v, n, True
         if f[v] > 0.0:
@@ -357,8 +427,9 @@ def _bracket(f: dict[float, float]) -> tuple[float, float]:
     return a, min((v for v in f if v > a), default=a)
 
 
-def _root_rounds(p: float, below: Evaluation, below_v: float | None, known: dict[float, Evaluation], dial: Dial,
-                 tol: float, k: int) -> Generator[list[str], list[Evaluation], tuple[float, int, bool, int]]:
+def _root_rounds(
+    p: float, below: Evaluation, below_v: float | None, known: dict[float, Evaluation], dial: Dial, tol: float, k: int
+) -> Generator[list[str], list[Evaluation], tuple[float, int, bool, int]]:
     """:func:`_root` with ``k`` evaluations asked at once where they save a round (a cluster evaluates
     them side by side, so a level takes fewer rounds in a row). The first round asks the
     interpolation's guess g and k - 1 values beside it, at multiples of a quarter of its error
@@ -391,7 +462,7 @@ def _root_rounds(p: float, below: Evaluation, below_v: float | None, known: dict
         else:
             e = abs(guess - _inverse_interpolation(fs[:3], xs[:3])) if len(fs) >= 4 else 0.25 * (xb - xa)
             e = max(e, 1e-12 * (xb - xa))
-            xs_try = [guess] + [guess + sign * 0.25 * e * j for j in range(1, m) for sign in (-1.0, 1.0)][:m - 1]
+            xs_try = [guess] + [guess + sign * 0.25 * e * j for j in range(1, m) for sign in (-1.0, 1.0)][: m - 1]
         vs = []
         for x in xs_try:
             v = dial.value(x)

@@ -32,8 +32,12 @@ from harness.exact.evaluate import is_cached
 from harness.studies.sweep import cell_rules
 
 #: (a seconds, b seconds per solver state) of one evaluation or solve on one thread (module docstring).
-SECONDS: dict[str, tuple[float, float]] = {"softmax": (0.16, 10.3e-6), "plain": (0.05, 2.6e-6),
-                                           "solver": (0.11, 1.2e-6), "solve": (0.07, 1.5e-6)}
+SECONDS: dict[str, tuple[float, float]] = {
+    "softmax": (0.16, 10.3e-6),
+    "plain": (0.05, 2.6e-6),
+    "solver": (0.11, 1.2e-6),
+    "solve": (0.07, 1.5e-6),
+}
 #: The boxes of the rule sets ``SECONDS`` was measured on; b grows as (boxes / this) ** BOX_POWER
 #: (the options per state grow with the boxes; scandinavian's softmax evaluation, 11.6 us a state
 #: against generala's 10.3, gives 0.4: (15 / 11) ** 0.4 = 1.13; greedy's 1.06, a solve's 0.98).
@@ -62,7 +66,7 @@ def evaluation_seconds(kind: str, states: int, boxes: int = PER_STATE_BOXES) -> 
 
 
 def kind_of(spec: str) -> str:
-    """"softmax", "solver" or "plain": the cost class of a bot spec."""
+    """ "softmax", "solver" or "plain": the cost class of a bot spec."""
     name, _, params = spec.partition(":")
     for item in params.split(","):
         k, _, v = item.partition("=")
@@ -92,23 +96,35 @@ class Estimate:
     cells: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"evaluations": self.evaluations, "of_them_estimated": self.estimated, "cached": self.cached,
-                "table_solves": self.solves, "cpu_seconds": round(self.cpu, 1),
-                "critical_path_seconds": round(self.critical, 1), "cells": self.cells}
+        return {
+            "evaluations": self.evaluations,
+            "of_them_estimated": self.estimated,
+            "cached": self.cached,
+            "table_solves": self.solves,
+            "cpu_seconds": round(self.cpu, 1),
+            "critical_path_seconds": round(self.critical, 1),
+            "cells": self.cells,
+        }
 
     def lines(self, workers: int = 1) -> list[str]:
         wall = max(self.cpu / max(workers, 1), self.critical)
-        return [f"dry run: {self.cells} cells, {self.evaluations} evaluations"
-                + (f" (about: {self.estimated} of them for depth-of-skill chains not in the cache)"
-                   if self.estimated else "")
-                + f", {self.cached} cached; {self.solves} value tables to solve",
-                f"about {self.cpu / 60:.1f} CPU-minutes (cost model of harness.studies.cost, measured on the 2-core "
-                f"development machine); on {workers} single-threaded worker{'s' if workers != 1 else ''} about "
-                f"{wall / 60:.1f} minutes, the longest chain's levels {self.critical / 60:.1f} minutes in a row"]
+        return [
+            f"dry run: {self.cells} cells, {self.evaluations} evaluations"
+            + (
+                f" (about: {self.estimated} of them for depth-of-skill chains not in the cache)"
+                if self.estimated
+                else ""
+            )
+            + f", {self.cached} cached; {self.solves} value tables to solve",
+            f"about {self.cpu / 60:.1f} CPU-minutes (cost model of harness.studies.cost, measured on the 2-core "
+            f"development machine); on {workers} single-threaded worker{'s' if workers != 1 else ''} about "
+            f"{wall / 60:.1f} minutes, the longest chain's levels {self.critical / 60:.1f} minutes in a row",
+        ]
 
 
-def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots: Sequence[str],
-                   depth: DepthRequest = DepthRequest()) -> Estimate:
+def estimate_sweep(
+    rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots: Sequence[str], depth: DepthRequest = DepthRequest()
+) -> Estimate:
     """What :func:`harness.studies.sweep.sweep` with these arguments will evaluate (module docstring).
     A chain not in the cache is counted as the same rate's chains of the sweep's cells that
     are (their mean number of levels), else by :func:`harness.studies.chain.expected_levels`: chains
@@ -164,5 +180,14 @@ def estimate_sweep(rules: str, axes: Sequence[Any], fixed: dict[str, Any], bots:
     return Estimate(n, estimated, cached, solves, cpu, critical, len(cells))
 
 
-__all__ = ["BOX_POWER", "Estimate", "MIN_STATES", "PER_STATE_BOXES", "SECONDS", "TASK_SECONDS", "estimate_sweep", "evaluation_seconds",
-           "kind_of"]
+__all__ = [
+    "BOX_POWER",
+    "Estimate",
+    "MIN_STATES",
+    "PER_STATE_BOXES",
+    "SECONDS",
+    "TASK_SECONDS",
+    "estimate_sweep",
+    "evaluation_seconds",
+    "kind_of",
+]

@@ -56,18 +56,64 @@ from harness.exact.evaluate import refusal
 from harness.exact.solver import build_plan
 from harness.studies.steps import steps_table
 from harness.game.rules import RuleSet, rules_dir
-from harness.studies.chain import (DEFAULT_DIAL, DEFAULT_RATES, DEFAULT_WEAKEST, DIALS, MAX_ITER, MAX_LEVELS, RATE_TOL,
-                                 Chain, DepthOfSkill, Dial, Level, chain, check_rates, dial_of, expected_rounds,
-                                 score_rate, step_fraction)
+from harness.studies.chain import (
+    DEFAULT_DIAL,
+    DEFAULT_RATES,
+    DEFAULT_WEAKEST,
+    DIALS,
+    MAX_ITER,
+    MAX_LEVELS,
+    RATE_TOL,
+    Chain,
+    DepthOfSkill,
+    Dial,
+    Level,
+    chain,
+    check_rates,
+    dial_of,
+    expected_rounds,
+    score_rate,
+    step_fraction,
+)
 from harness.jobs.driver import Evaluator, NotCached, Request, Task, drive, fetch
 from harness.jobs.driver import _tag  # noqa: F401  (tests/test_cluster.py names tasks' keys by it)
 
-__all__ = ["DEFAULT_DIAL", "DEFAULT_RATES", "DEFAULT_WEAKEST", "DIALS", "MAX_ITER", "MAX_LEVELS", "MODES", "RATE_TOL",
-           "AUTO_STATES", "Chain", "DepthOfSkill", "DepthRequest", "Dial", "Evaluator", "Level", "NotCached", "Request",
-           "Task",
-           "chain", "chains_for", "check_rates", "compute_command", "depth_if_cheap", "depth_of_skill", "dial_of",
-           "drive", "expected_rounds", "fetch", "not_cached_note", "score_rate", "side_by_side", "side_by_side_lines",
-           "step_fraction", "steps_table"]
+__all__ = [
+    "DEFAULT_DIAL",
+    "DEFAULT_RATES",
+    "DEFAULT_WEAKEST",
+    "DIALS",
+    "MAX_ITER",
+    "MAX_LEVELS",
+    "MODES",
+    "RATE_TOL",
+    "AUTO_STATES",
+    "Chain",
+    "DepthOfSkill",
+    "DepthRequest",
+    "Dial",
+    "Evaluator",
+    "Level",
+    "NotCached",
+    "Request",
+    "Task",
+    "chain",
+    "chains_for",
+    "check_rates",
+    "compute_command",
+    "depth_if_cheap",
+    "depth_of_skill",
+    "dial_of",
+    "drive",
+    "expected_rounds",
+    "fetch",
+    "not_cached_note",
+    "score_rate",
+    "side_by_side",
+    "side_by_side_lines",
+    "step_fraction",
+    "steps_table",
+]
 
 
 @dataclass(frozen=True)
@@ -85,8 +131,14 @@ def chains_for(rates: Sequence[float], weakest: str, dial: Dial, candidates: int
     return [chain(p, weakest, dial, candidates=candidates) for p in check_rates(rates)]
 
 
-def depth_of_skill(rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weakest: str = DEFAULT_WEAKEST,
-                   dial: str = DEFAULT_DIAL, evaluator: Evaluator | None = None, candidates: int = 1) -> DepthOfSkill:
+def depth_of_skill(
+    rules: RuleSet,
+    rates: Sequence[float] = DEFAULT_RATES,
+    weakest: str = DEFAULT_WEAKEST,
+    dial: str = DEFAULT_DIAL,
+    evaluator: Evaluator | None = None,
+    candidates: int = 1,
+) -> DepthOfSkill:
     """The exact chains of ``rules`` at each score rate, along ``weakest`` then ``dial`` (see the
     module's definitions); evaluations through ``evaluator`` (default: in this process), each
     level's root with ``candidates`` evaluations at once in its first round
@@ -95,8 +147,9 @@ def depth_of_skill(rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weake
     d = dial_of(dial)
     rates = check_rates(rates)
     tasks = chains_for(rates, weakest, d, candidates)
-    chains = drive([(rules, t) for t in tasks], evaluator or Evaluator(),
-                   [expected_rounds(p, candidates) for p in rates])
+    chains = drive(
+        [(rules, t) for t in tasks], evaluator or Evaluator(), [expected_rounds(p, candidates) for p in rates]
+    )
     return DepthOfSkill(rules.name, chains[0].weakest, d, tuple(chains), time.perf_counter() - t0)
 
 
@@ -111,9 +164,14 @@ MODES = ("auto", "on", "off")
 AUTO_STATES = 500
 
 
-def depth_if_cheap(rules: RuleSet, mode: str = "auto", rates: Sequence[float] = DEFAULT_RATES,
-                   weakest: str = DEFAULT_WEAKEST, dial: str = DEFAULT_DIAL,
-                   evaluator: Evaluator | None = None) -> tuple[DepthOfSkill | None, str | None]:
+def depth_if_cheap(
+    rules: RuleSet,
+    mode: str = "auto",
+    rates: Sequence[float] = DEFAULT_RATES,
+    weakest: str = DEFAULT_WEAKEST,
+    dial: str = DEFAULT_DIAL,
+    evaluator: Evaluator | None = None,
+) -> tuple[DepthOfSkill | None, str | None]:
     """(the depth of skill of ``rules``, None) as ``mode`` allows (:data:`MODES`), or (None, why
     not: a one-line note; None with mode "off"). The auto rule first walks the chains from the
     cache alone, which gives the very chains a computation would (a chain depends only on the rule
@@ -124,8 +182,9 @@ def depth_if_cheap(rules: RuleSet, mode: str = "auto", rates: Sequence[float] = 
     return d, why
 
 
-def _depth_or_states(rules: RuleSet, mode: str, rates: Sequence[float], weakest: str, dial: str,
-                     evaluator: Evaluator | None) -> tuple[DepthOfSkill | None, str | None, int | None]:
+def _depth_or_states(
+    rules: RuleSet, mode: str, rates: Sequence[float], weakest: str, dial: str, evaluator: Evaluator | None
+) -> tuple[DepthOfSkill | None, str | None, int | None]:
     """:func:`depth_if_cheap`'s (depth, why not, None), but (None, None, the solver's states) for a
     depth of skill that auto mode leaves uncomputed, so that one note can name several rule sets."""
     if mode not in MODES:
@@ -144,8 +203,9 @@ def _depth_or_states(rules: RuleSet, mode: str, rates: Sequence[float], weakest:
     return depth_of_skill(rules, rates, weakest, dial, evaluator), None, None
 
 
-def compute_command(rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weakest: str = DEFAULT_WEAKEST,
-                    dial: str = DEFAULT_DIAL) -> str:
+def compute_command(
+    rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weakest: str = DEFAULT_WEAKEST, dial: str = DEFAULT_DIAL
+) -> str:
     """The command that computes the depth of skill of ``rules`` on its own (and caches it, for every
     later report and compare of the rule set): ``yatzy-harness evaluate RULES [--set ...] --depth``,
     the rule set by its built-in name or its file, the ladder's flags when they are not the defaults."""
@@ -164,19 +224,26 @@ def compute_command(rules: RuleSet, rates: Sequence[float] = DEFAULT_RATES, weak
     return shlex.join(words)
 
 
-def not_cached_note(sides: Sequence[tuple[RuleSet, int]], rates: Sequence[float] = DEFAULT_RATES,
-                    weakest: str = DEFAULT_WEAKEST, dial: str = DEFAULT_DIAL) -> str:
+def not_cached_note(
+    sides: Sequence[tuple[RuleSet, int]],
+    rates: Sequence[float] = DEFAULT_RATES,
+    weakest: str = DEFAULT_WEAKEST,
+    dial: str = DEFAULT_DIAL,
+) -> str:
     """One line for rule sets (with their solver states) whose depth of skill auto mode leaves
     uncomputed: the cost, and the commands that compute it, here (--depth) or once for good."""
+
     def named(r: RuleSet) -> str:
         return " ".join([r.name, *(f"{k}={v}" for k, v in r.overrides.items())])
 
     sizes = "; ".join(f"{named(r)}: {n:,} solver states" for r, n in sides)
     each = " each" if len(sides) > 1 else ""
     commands = "; ".join(compute_command(r, rates, weakest, dial) for r, _ in sides)
-    return (f"depth of skill not cached ({sizes}; dozens of softmax evaluations{each}, a minute to hours of CPU): "
-            f"--depth computes it, or once for every later report and compare: {commands} "
-            "(--no-depth silences this)")
+    return (
+        f"depth of skill not cached ({sizes}; dozens of softmax evaluations{each}, a minute to hours of CPU): "
+        f"--depth computes it, or once for every later report and compare: {commands} "
+        "(--no-depth silences this)"
+    )
 
 
 def side_by_side(base: RuleSet, candidate: RuleSet, mode: str = "auto") -> dict[str, Any]:

@@ -23,7 +23,13 @@ def steps_table(depths: Sequence[tuple[str, Mapping[str, Any]]]) -> R.Table:
         rows.append(row)
     head = ["p", *[name for name, _ in depths]] + (["change"] if len(depths) == 2 else [])
     ladders = list(dict.fromkeys(d["ladder"] for _, d in depths))
-    return R.Table("Depth of skill (exact): steps from the weakest bot to the optimal one, each scoring p against "
-                   "the one below (harness.studies.depth)", head, rows,
-                   [f"ladder: {'; '.join(ladders)}; the last step fractional; a different ladder gives a different "
-                    "chain (published figures for other games are estimates from human play: docs/findings.md)"])
+    return R.Table(
+        "Depth of skill (exact): steps from the weakest bot to the optimal one, each scoring p against "
+        "the one below (harness.studies.depth)",
+        head,
+        rows,
+        [
+            f"ladder: {'; '.join(ladders)}; the last step fractional; a different ladder gives a different "
+            "chain (published figures for other games are estimates from human play: docs/findings.md)"
+        ],
+    )

@@ -28,8 +28,18 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from harness.util import render as R
-from harness.studies.depth import (DepthOfSkill, DepthRequest, Dial, Evaluator, chain, check_rates, dial_of, drive,
-                                   expected_rounds, fetch)
+from harness.studies.depth import (
+    DepthOfSkill,
+    DepthRequest,
+    Dial,
+    Evaluator,
+    chain,
+    check_rates,
+    dial_of,
+    drive,
+    expected_rounds,
+    fetch,
+)
 from harness.util.errors import UserError
 from harness.exact.evaluate import SAVED_ROLLS, Evaluation, HeadToHead
 from harness.game.rules import SETTINGS, RuleSet, load_rules, parse_overrides, parse_setting
@@ -57,8 +67,9 @@ def _axis(key: str, raw: str) -> Axis:
     kind = SETTINGS[key][0]
     if ".." in raw:
         if kind is not int:
-            raise UserError(f"--set {key}={raw}: a range LO..HI is for whole-number settings; list the values "
-                            f"instead ({key}=A,B)")
+            raise UserError(
+                f"--set {key}={raw}: a range LO..HI is for whole-number settings; list the values instead ({key}=A,B)"
+            )
         span, _, step_text = raw.partition(":")
         lo_text, _, hi_text = span.partition("..")
         try:
@@ -103,8 +114,9 @@ def parse_settings(items: Sequence[str]) -> tuple[list[Axis], dict[str, Any]]:
     if not axes:
         raise UserError("give a setting to sweep: --set KEY=LO..HI[:STEP] or --set KEY=A,B,...")
     if len(axes) > MAX_AXES:
-        raise UserError(f"at most {MAX_AXES} settings are swept at once, got {len(axes)} "
-                        f"({', '.join(a.key for a in axes)})")
+        raise UserError(
+            f"at most {MAX_AXES} settings are swept at once, got {len(axes)} ({', '.join(a.key for a in axes)})"
+        )
     n = 1
     for a in axes:
         n *= len(a.values)
@@ -132,11 +144,16 @@ class Cell:
         return self.head_to_head().pairs()
 
     def to_json(self) -> dict[str, Any]:
-        return {"settings": dict(self.settings), "digest": self.digest,
-                "bots": {e.bot: {"mean": e.mean, "std": e.std, "p_bonus": e.p_bonus, "percentiles": e.percentiles}
-                         for e in self.evaluations},
-                "pairs": self.head_to_head().to_json()["pairs"],
-                "depth": None if self.depth is None else self.depth.to_json()}
+        return {
+            "settings": dict(self.settings),
+            "digest": self.digest,
+            "bots": {
+                e.bot: {"mean": e.mean, "std": e.std, "p_bonus": e.p_bonus, "percentiles": e.percentiles}
+                for e in self.evaluations
+            },
+            "pairs": self.head_to_head().to_json()["pairs"],
+            "depth": None if self.depth is None else self.depth.to_json(),
+        }
 
 
 @dataclass(frozen=True)
@@ -160,8 +177,7 @@ class Sweep:
 
     def describe(self) -> str:
         """One line: the rule set, the cells and how many evaluations they took."""
-        return (f"{self.rules}, {len(self.cells)} cells, {self.evaluated} evaluations "
-                f"({self.from_cache} from the cache)")
+        return f"{self.rules}, {len(self.cells)} cells, {self.evaluated} evaluations ({self.from_cache} from the cache)"
 
     def rows(self) -> list[dict[str, Any]]:
         """One flat record per cell (the CSV's rows): settings, each bot's figures, each pair's
@@ -170,12 +186,24 @@ class Sweep:
         for c in self.cells:
             row: dict[str, Any] = dict(c.settings)
             for e in c.evaluations:
-                row.update({f"{e.bot} mean": e.mean, f"{e.bot} std": e.std, f"{e.bot} P(bonus)": e.p_bonus,
-                            **{f"{e.bot} p{q}": v for q, v in e.percentiles.items()}})
+                row.update(
+                    {
+                        f"{e.bot} mean": e.mean,
+                        f"{e.bot} std": e.std,
+                        f"{e.bot} P(bonus)": e.p_bonus,
+                        **{f"{e.bot} p{q}": v for q, v in e.percentiles.items()},
+                    }
+                )
             for a, b, w, d, lo in c.pairs():
-                row.update({f"{a} vs {b} P(win)": w, f"{a} vs {b} P(draw)": d, f"{a} vs {b} P(loss)": lo,
-                            f"{a} vs {b} score rate": w + 0.5 * d})
-            for ch in (c.depth.chains if c.depth else ()):
+                row.update(
+                    {
+                        f"{a} vs {b} P(win)": w,
+                        f"{a} vs {b} P(draw)": d,
+                        f"{a} vs {b} P(loss)": lo,
+                        f"{a} vs {b} score rate": w + 0.5 * d,
+                    }
+                )
+            for ch in c.depth.chains if c.depth else ():
                 row.update({f"steps at {ch.p:g}": ch.steps, f"full steps at {ch.p:g}": ch.full_steps})
             out.append(row)
         return out
@@ -194,35 +222,60 @@ class Sweep:
         keys = [a.key for a in self.axes]
         tag = {b: chr(ord("A") + i) if len(self.bots) <= 26 else b for i, b in enumerate(self.bots)}
         pairs = [(a, b) for a, b, *_ in self.cells[0].pairs()]
-        header = [*keys, *[f"mean {tag[b]}" for b in self.bots], *[f"P(bonus) {tag[b]}" for b in self.bots],
-                  *[f"{tag[a]} vs {tag[b]}" for a, b in pairs], *[f"steps at {R.pct(p, 0)}" for p in self.rates]]
+        header = [
+            *keys,
+            *[f"mean {tag[b]}" for b in self.bots],
+            *[f"P(bonus) {tag[b]}" for b in self.bots],
+            *[f"{tag[a]} vs {tag[b]}" for a, b in pairs],
+            *[f"steps at {R.pct(p, 0)}" for p in self.rates],
+        ]
         rows = []
         for c in self.cells:
             rates = [w + 0.5 * d for _, _, w, d, _ in c.pairs()]
             steps = [f"{ch.steps:.2f}" for ch in c.depth.chains] if c.depth else []
-            rows.append([*[shown(v) for _, v in c.settings], *[f"{e.mean:.3f}" for e in c.evaluations],
-                         *[R.pct(e.p_bonus, 1) for e in c.evaluations], *[R.pct(r, 2) for r in rates], *steps])
+            rows.append(
+                [
+                    *[shown(v) for _, v in c.settings],
+                    *[f"{e.mean:.3f}" for e in c.evaluations],
+                    *[R.pct(e.p_bonus, 1) for e in c.evaluations],
+                    *[R.pct(r, 2) for r in rates],
+                    *steps,
+                ]
+            )
         notes = []
         if self.bots:
-            notes.append("bots: " + ", ".join(f"{t} = {b}" for b, t in tag.items()) + "; exact (no sampling), each "
-                         "bot's forward pass at the cell's settings; X vs Y is X's score rate (win 1, draw 1/2) "
-                         "against Y at two seats")
+            notes.append(
+                "bots: " + ", ".join(f"{t} = {b}" for b, t in tag.items()) + "; exact (no sampling), each "
+                "bot's forward pass at the cell's settings; X vs Y is X's score rate (win 1, draw 1/2) "
+                "against Y at two seats"
+            )
         if self.rates:
-            notes.append(f"steps: the depth of skill along {self.ladder}, each step scoring p against the one "
-                         "below, the last step fractional")
+            notes.append(
+                f"steps: the depth of skill along {self.ladder}, each step scoring p against the one "
+                "below, the last step fractional"
+            )
         if self.fixed:
             notes.append("every cell also: " + ", ".join(f"{k}={shown(v)}" for k, v in self.fixed))
         return R.Table(f"Sweep of {' x '.join(keys)} on {self.rules}", header, rows, notes)
 
     def to_json(self) -> dict[str, Any]:
-        return {"rules": self.rules, "axes": [{"key": a.key, "values": list(a.values)} for a in self.axes],
-                "fixed": dict(self.fixed), "bots": list(self.bots), "rates": list(self.rates), "ladder": self.ladder,
-                "evaluated": self.evaluated, "from_cache": self.from_cache, "seconds": self.seconds,
-                "cells": [c.to_json() for c in self.cells]}
+        return {
+            "rules": self.rules,
+            "axes": [{"key": a.key, "values": list(a.values)} for a in self.axes],
+            "fixed": dict(self.fixed),
+            "bots": list(self.bots),
+            "rates": list(self.rates),
+            "ladder": self.ladder,
+            "evaluated": self.evaluated,
+            "from_cache": self.from_cache,
+            "seconds": self.seconds,
+            "cells": [c.to_json() for c in self.cells],
+        }
 
 
-def cell_rules(rules: str, axes: Sequence[Axis], fixed: dict[str, Any]) -> list[tuple[tuple[tuple[str, Any], ...],
-                                                                                       RuleSet]]:
+def cell_rules(
+    rules: str, axes: Sequence[Axis], fixed: dict[str, Any]
+) -> list[tuple[tuple[tuple[str, Any], ...], RuleSet]]:
     """Every cell's settings and compiled rule set (each compiled, and so checked, here)."""
     out = []
     for values in itertools.product(*(a.values for a in axes)):
@@ -231,8 +284,14 @@ def cell_rules(rules: str, axes: Sequence[Axis], fixed: dict[str, Any]) -> list[
     return out
 
 
-def sweep(rules: str, axes: Sequence[Axis], fixed: dict[str, Any], bots: Sequence[str],
-          depth: DepthRequest = DepthRequest(), evaluator: Evaluator | None = None) -> Sweep:
+def sweep(
+    rules: str,
+    axes: Sequence[Axis],
+    fixed: dict[str, Any],
+    bots: Sequence[str],
+    depth: DepthRequest = DepthRequest(),
+    evaluator: Evaluator | None = None,
+) -> Sweep:
     """Evaluate ``bots`` (and, with ``depth.rates``, the depth of skill along ``depth.weakest`` then
     ``depth.dial``) at every cell of ``axes``, with ``fixed`` settings everywhere;
     ``depth.candidates``: dial values a chain's root-finding evaluates at once in a level's first
@@ -256,10 +315,19 @@ def sweep(rules: str, axes: Sequence[Axis], fixed: dict[str, Any], bots: Sequenc
     per = 1 + len(rates)
     out = []
     for i, (settings, rs) in enumerate(cells):
-        evs, chains = results[i * per], results[i * per + 1: (i + 1) * per]
+        evs, chains = results[i * per], results[i * per + 1 : (i + 1) * per]
         depth = DepthOfSkill(rs.name, chains[0].weakest, d, tuple(chains)) if chains else None
         out.append(Cell(settings, rs.name, rs.digest, tuple(evs), depth))
     new = list(ev.memo.values())[seen:]
     labels = tuple(e.bot for e in out[0].evaluations)
-    return Sweep(cells[0][1].name, tuple(axes), tuple(fixed.items()), labels, tuple(rates), tuple(out),
-                 len(new), sum(e.cached for e in new), time.perf_counter() - t0)
+    return Sweep(
+        cells[0][1].name,
+        tuple(axes),
+        tuple(fixed.items()),
+        labels,
+        tuple(rates),
+        tuple(out),
+        len(new),
+        sum(e.cached for e in new),
+        time.perf_counter() - t0,
+    )

@@ -13,6 +13,8 @@ def parse_scheduler(address: str) -> tuple[str, str, int]:
     """(scheme, host, port) of a scheduler address ``[tcp://|tls://]HOST:PORT``; one line at once otherwise."""
     m = _ADDRESS.match(address.strip())
     if m is None or not 0 < int(m.group(3)) < 65536:
-        raise UserError(f"--scheduler {address!r} is not a Dask scheduler address: give tcp://HOST:PORT "
-                        f"(e.g. tcp://127.0.0.1:8786), or tls://HOST:PORT")
+        raise UserError(
+            f"--scheduler {address!r} is not a Dask scheduler address: give tcp://HOST:PORT "
+            f"(e.g. tcp://127.0.0.1:8786), or tls://HOST:PORT"
+        )
     return m.group(1) or "tcp", m.group(2).strip("[]"), int(m.group(3))

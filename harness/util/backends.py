@@ -77,7 +77,6 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent may have turned SIGTERM into Ctrl-C
     try:  # die with the parent, even when it is SIGKILLed (Linux)
-
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
@@ -162,6 +161,7 @@ def _open(backend: str, workers: int, scheduler: str | None) -> Iterator[Backend
 CONNECT_SECONDS = 3.0
 GREETING_SECONDS = 5.0
 
+
 def check_scheduler(address: str) -> None:
     """Refuse, in one line and within :data:`CONNECT_SECONDS` + :data:`GREETING_SECONDS`, an address
     that is malformed, refuses connections, or is not a Dask scheduler. A Dask server writes its
@@ -232,8 +232,10 @@ def local_cluster(distributed: Any, **kwargs: Any) -> Any:
             return distributed.LocalCluster(**kwargs)
         except RuntimeError as exc:
             if attempt == CLUSTER_TRIES - 1:
-                raise RunFailed(f"the local Dask cluster could not start its workers ({exc}, {CLUSTER_TRIES} tries); "
-                                f"nothing was played or evaluated yet: run the same command again") from None
+                raise RunFailed(
+                    f"the local Dask cluster could not start its workers ({exc}, {CLUSTER_TRIES} tries); "
+                    f"nothing was played or evaluated yet: run the same command again"
+                ) from None
             log.warning("a Dask worker died while the cluster started (%s); starting it again", exc)
     raise AssertionError("unreachable")
 
@@ -250,8 +252,14 @@ def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
         what = f"dask scheduler {scheduler}"
     else:
         # the workers it starts find the job's solver cache (harness.util.cache: not inherited by spawn)
-        cluster = local_cluster(distributed, n_workers=n, threads_per_worker=1, processes=True,
-                                dashboard_address=None, env={CACHE_ENV: str(default_cache_dir())})
+        cluster = local_cluster(
+            distributed,
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            env={CACHE_ENV: str(default_cache_dir())},
+        )
         client = distributed.Client(cluster)
         what = f"dask LocalCluster of {n} processes"
     if scheduler != INPROCESS:
@@ -264,8 +272,13 @@ def _dask(n: int, scheduler: str | None) -> Iterator[Backend]:
     try:
         slots = max(1, sum(client.nthreads().values()))
         executor = client.get_executor(pure=False)
-        yield Backend(executor, slots, f"{what}, {slots} threads",
-                      lambda: executor.shutdown(wait=False), lambda: sum(client.nthreads().values()))
+        yield Backend(
+            executor,
+            slots,
+            f"{what}, {slots} threads",
+            lambda: executor.shutdown(wait=False),
+            lambda: sum(client.nthreads().values()),
+        )
     finally:
         client.close()
         if cluster is not None:
@@ -310,20 +323,20 @@ def run_logging(log_path: Path, forked_workers: bool) -> Iterator[None]:
     root.addHandler(fh)
     wrapped = False
     if forked_workers:
-
         if multiprocessing.get_start_method(allow_none=True) in (None, "fork"):
             for i, h in enumerate(list(root.handlers)):
                 root.removeHandler(h)
                 root.addHandler(_WorkersQueued(f"mp-handler-{i}", h))
             wrapped = True
         else:
-            log.warning("multiprocessing start method is %s, not fork: worker log records stay in the workers' stderr",
-                        multiprocessing.get_start_method())
+            log.warning(
+                "multiprocessing start method is %s, not fork: worker log records stay in the workers' stderr",
+                multiprocessing.get_start_method(),
+            )
     try:
         yield
     finally:
         if wrapped:
-
             for h in list(root.handlers):
                 if isinstance(h, multiprocessing_logging.MultiProcessingHandler):
                     root.removeHandler(h)

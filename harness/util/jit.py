@@ -67,8 +67,9 @@ def _load_scipy_blas() -> None:
         spec = importlib.machinery.PathFinder.find_spec("cython_blas", folders)
         if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
             return
-        spec = importlib.machinery.ModuleSpec(_BLAS, importlib.machinery.ExtensionFileLoader(_BLAS, spec.origin),
-                                              origin=spec.origin)
+        spec = importlib.machinery.ModuleSpec(
+            _BLAS, importlib.machinery.ExtensionFileLoader(_BLAS, spec.origin), origin=spec.origin
+        )
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     except Exception:  # noqa: BLE001 - any failure leaves numba's own check to run
@@ -123,8 +124,13 @@ def _plain_numba_errors() -> None:
     errors._termcolor_inst = _Plain()
     # modules that took numba's scheme when they were imported (numba's own import does it):
     # ir's formats the source line of every constant numba fails to infer, in an ordinary compile
-    for name in ("numba.core.ir", "numba.core.typeinfer", "numba.core.typing.typeof",
-                 "numba.core.compiler_machinery", "numba.core.types.functions"):
+    for name in (
+        "numba.core.ir",
+        "numba.core.typeinfer",
+        "numba.core.typing.typeof",
+        "numba.core.compiler_machinery",
+        "numba.core.types.functions",
+    ):
         mod = sys.modules.get(name)
         if mod is not None and hasattr(mod, "_termcolor"):
             mod._termcolor = errors._termcolor_inst
@@ -180,8 +186,9 @@ def await_helper() -> None:
                     break
                 left = _HELPER_SECONDS - (now - _HELPER_T0)
                 more = f"about {left:.0f} s more" if left >= 1 else "nearly done"
-                b.set_description_str(_progress.fit(f"compiling {_HELPER_WHAT} in a helper, once",
-                                                    tail=f": {now - t0:.0f} s, {more}"))
+                b.set_description_str(
+                    _progress.fit(f"compiling {_HELPER_WHAT} in a helper, once", tail=f": {now - t0:.0f} s, {more}")
+                )
                 proc.join(0.5)
 
 

@@ -194,8 +194,7 @@ class _Compiling:
                 time.sleep(0.5)
         finally:
             b.close()
-        say(fit(f"compiled kernels ({what})",
-                tail=f" in {time.monotonic() - self.t0:.1f} s; later runs load them"))
+        say(fit(f"compiled kernels ({what})", tail=f" in {time.monotonic() - self.t0:.1f} s; later runs load them"))
 
 
 _COMPILING = _Compiling()

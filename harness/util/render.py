@@ -308,8 +308,11 @@ def html_table(t: Table) -> str:
     numeric = [[is_numeric(c) for c in r] for r in t.rows]
     cols = [bool(t.rows) and all(r[j] for r in numeric) for j in range(len(t.header))]
     num_th = " class='num'"
-    parts = [f"<h2>{esc(t.title)}</h2><div class='wide'><table><tr>"
-             + "".join(f"<th{num_th if n else ''}>{esc(h)}</th>" for h, n in zip(t.header, cols)) + "</tr>"]
+    parts = [
+        f"<h2>{esc(t.title)}</h2><div class='wide'><table><tr>"
+        + "".join(f"<th{num_th if n else ''}>{esc(h)}</th>" for h, n in zip(t.header, cols))
+        + "</tr>"
+    ]
     for i, (r, flags) in enumerate(zip(t.rows, numeric)):
         links = t.links[i] if t.links else (None,) * len(r)
         parts.append("<tr>" + "".join(_html_td(c, n, h) for c, n, h in zip(r, flags, links)) + "</tr>")
@@ -318,17 +321,25 @@ def html_table(t: Table) -> str:
     return "\n".join(parts)
 
 
-def html_page(title: str, heading: str, header: Sequence[str] = (), tables: Iterable[Table] = (),
-              images: Sequence[tuple[str, bytes]] = (), notes: Sequence[str] = (),
-              images_title: str = "Plots") -> str:
+def html_page(
+    title: str,
+    heading: str,
+    header: Sequence[str] = (),
+    tables: Iterable[Table] = (),
+    images: Sequence[tuple[str, bytes]] = (),
+    notes: Sequence[str] = (),
+    images_title: str = "Plots",
+) -> str:
     """A self-contained HTML page (CSS inline, every PNG embedded as base64): ``heading``, the
     ``header`` lines and the ``notes`` (highlighted) as a list, every table, then the ``images``
     ((alt text, PNG bytes)) under ``images_title``."""
     esc = html.escape
-    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-             "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-             f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
-             f"<h1>{esc(heading)}</h1><ul>"]
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{esc(heading)}</h1><ul>",
+    ]
     parts += [f"<li>{esc(line)}</li>" for line in header]
     parts += [f"<li class='note'>{esc(line)}</li>" for line in notes]
     parts.append("</ul>")
@@ -342,6 +353,31 @@ def html_page(title: str, heading: str, header: Sequence[str] = (), tables: Iter
     return "\n".join(parts)
 
 
-__all__ = ["CSS", "GAP", "INDENT", "LIST_SEP", "MISSING", "Table", "ci_level", "count", "factor", "html_page", "html_table",
-           "interval", "is_numeric", "markdown", "markdown_table", "num", "p_value", "pct", "plain", "pm", "pts",
-           "sig", "statistic", "table_lines", "text", "times"]
+__all__ = [
+    "CSS",
+    "GAP",
+    "INDENT",
+    "LIST_SEP",
+    "MISSING",
+    "Table",
+    "ci_level",
+    "count",
+    "factor",
+    "html_page",
+    "html_table",
+    "interval",
+    "is_numeric",
+    "markdown",
+    "markdown_table",
+    "num",
+    "p_value",
+    "pct",
+    "plain",
+    "pm",
+    "pts",
+    "sig",
+    "statistic",
+    "table_lines",
+    "text",
+    "times",
+]

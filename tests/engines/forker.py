@@ -15,16 +15,20 @@ import sys
 from null_engine import main as null_main  # this script's folder is on sys.path
 
 SLEEP = [sys.executable, "-c", "import time; time.sleep(600)"]
-NEW_SESSION_PARENT = [sys.executable, "-c",
-                      "import subprocess, sys, time; "
-                      "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], "
-                      "start_new_session=True); print(p.pid, flush=True); time.sleep(600)"]
+NEW_SESSION_PARENT = [
+    sys.executable,
+    "-c",
+    "import subprocess, sys, time; "
+    "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], "
+    "start_new_session=True); print(p.pid, flush=True); time.sleep(600)",
+]
 
 
 def main():
     child = subprocess.Popen(SLEEP, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    session = subprocess.Popen(NEW_SESSION_PARENT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               start_new_session=True)
+    session = subprocess.Popen(
+        NEW_SESSION_PARENT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, start_new_session=True
+    )
     grandchild = int(session.stdout.readline())
     with open(sys.argv[1], "a") as f:
         f.write(f"{os.getppid()} {os.getpid()} {child.pid} {session.pid} {grandchild}\n")

@@ -60,8 +60,17 @@ def main():
         except (ValueError, AttributeError):
             msg, t = {}, "<unreadable>"
         if t == "hello":
-            write({"type": "hello", "protocol": "yatzy-engine/1", "name": f"misbehave-{MODE}", "author": "tests",
-                   "version": "1", "rules": ["*"], "options": []})
+            write(
+                {
+                    "type": "hello",
+                    "protocol": "yatzy-engine/1",
+                    "name": f"misbehave-{MODE}",
+                    "author": "tests",
+                    "version": "1",
+                    "rules": ["*"],
+                    "options": [],
+                }
+            )
             continue
         if t == "newgame":
             RULES.clear()
@@ -127,8 +136,9 @@ def main():
                 reply["box"] = boxes
             elif MODE == "random" and kind == "box":
                 state = (state * 1103515245 + 12345) % 2**31
-                reply["box"] = [[b for b, v in enumerate(row) if v >= 0][state % sum(v >= 0 for v in row)]
-                                for row in msg["options"]]
+                reply["box"] = [
+                    [b for b, v in enumerate(row) if v >= 0][state % sum(v >= 0 for v in row)] for row in msg["options"]
+                ]
         write(reply)
 
 

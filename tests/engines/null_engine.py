@@ -8,8 +8,15 @@ referee's tests use it; misbehaving variants are in ``misbehave.py``.
 import json
 import sys
 
-HELLO = {"type": "hello", "protocol": "yatzy-engine/1", "name": "null", "author": "yatzy-harness tests",
-         "version": "1", "rules": ["*"], "options": []}
+HELLO = {
+    "type": "hello",
+    "protocol": "yatzy-engine/1",
+    "name": "null",
+    "author": "yatzy-harness tests",
+    "version": "1",
+    "rules": ["*"],
+    "options": [],
+}
 
 
 def answer(msg):
@@ -29,8 +36,16 @@ def main():
     # --declare NAME: declare a float option NAME with two values that should play differently,
     # and ignore it (engine check must fail the option row)
     if "--declare" in sys.argv:
-        HELLO["options"] = [{"name": sys.argv[sys.argv.index("--declare") + 1], "type": "float", "default": 0,
-                             "min": 0, "max": 1, "differ": [0, 1]}]
+        HELLO["options"] = [
+            {
+                "name": sys.argv[sys.argv.index("--declare") + 1],
+                "type": "float",
+                "default": 0,
+                "min": 0,
+                "max": 1,
+                "differ": [0, 1],
+            }
+        ]
     out = sys.stdout
     for line in sys.stdin:
         try:

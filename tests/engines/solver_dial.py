@@ -26,10 +26,26 @@ from harness.play.protocol import PROTOCOL  # noqa: E402
 from harness.play.protocol import messages as msgs  # noqa: E402
 from harness.service.serve import _first_column, views  # noqa: E402
 
-HELLO = {"type": "hello", "protocol": PROTOCOL, "name": "solver-dial", "author": "yatzy-harness tests",
-         "version": "1", "rules": ["*"], "max_batch": 100_000,
-         "options": [{"name": "temperature", "type": "float", "default": 0, "min": 0, "max": 100,
-                      "differ": [0, 5], "description": "the solver's softmax temperature, points"}]}
+HELLO = {
+    "type": "hello",
+    "protocol": PROTOCOL,
+    "name": "solver-dial",
+    "author": "yatzy-harness tests",
+    "version": "1",
+    "rules": ["*"],
+    "max_batch": 100_000,
+    "options": [
+        {
+            "name": "temperature",
+            "type": "float",
+            "default": 0,
+            "min": 0,
+            "max": 100,
+            "differ": [0, 5],
+            "description": "the solver's softmax temperature, points",
+        }
+    ],
+}
 
 
 class Dial:

@@ -16,7 +16,8 @@ def test_singleton_clusters_give_the_ordinary_t_interval():
     r = clustered_mean(y, np.arange(6), confidence=0.9)
     t = mean_ci(y, 0.9)
     assert (r.mean, r.lo, r.hi, r.clusters, r.beta, r.variance_reduction) == pytest.approx(
-        (t.mean, t.lo, t.hi, 6, 0.0, 1.0), rel=1e-12)
+        (t.mean, t.lo, t.hi, 6, 0.0, 1.0), rel=1e-12
+    )
 
 
 def test_the_variance_is_the_cr1_sum_of_cluster_residuals():
@@ -41,9 +42,9 @@ def test_a_control_variate_is_the_least_squares_line_at_the_known_mean():
     assert r.mean == pytest.approx(y.mean() - beta * x.mean(), rel=1e-12)
     u = y - r.mean - beta * x
     sums = np.bincount(c, weights=u)
-    assert r.se == pytest.approx(math.sqrt(20 / 19 * sums @ sums / 100 ** 2), rel=1e-12)
+    assert r.se == pytest.approx(math.sqrt(20 / 19 * sums @ sums / 100**2), rel=1e-12)
     plain = clustered_mean(y, c)
-    assert r.variance_reduction == pytest.approx(plain.se ** 2 / r.se ** 2, rel=1e-12) and r.variance_reduction > 5
+    assert r.variance_reduction == pytest.approx(plain.se**2 / r.se**2, rel=1e-12) and r.variance_reduction > 5
     assert r.raw_mean == pytest.approx(y.mean())
 
 

@@ -36,8 +36,9 @@ def test_constant_control_gives_the_plain_t_interval():
     y = np.array([1.0, 3.0, 2.0, 5.0, 4.0])
     r = control_variate_mean(CoMoments.of(np.column_stack([y, np.zeros(5)])), 0, 1)
     p = paired_difference(np.zeros(5), y)
-    assert (r.mean, r.lo, r.hi, r.p_value, r.beta, r.variance_reduction) == \
-        pytest.approx((p.mean, p.lo, p.hi, p.p_value, 0.0, 1.0))
+    assert (r.mean, r.lo, r.hi, r.p_value, r.beta, r.variance_reduction) == pytest.approx(
+        (p.mean, p.lo, p.hi, p.p_value, 0.0, 1.0)
+    )
     short = control_variate_mean(CoMoments.of(np.array([[1.0, 2.0], [2.0, 1.0]])), 0, 1)
     assert short.raw_mean == 1.5 and math.isnan(short.lo) and math.isnan(short.beta)
 

@@ -42,7 +42,6 @@ def test_paired_difference_errors_and_degenerate():
     assert shifted.p_value == 0.0 and shifted.mean == 2.0
 
 
-
 def _coverage(values: tuple[float, float], probs: tuple[float, float], n: int, bounds, kmax: int = 12) -> float:
     """Exact coverage of paired_difference_from_moments's 95 % interval when each of n paired
     differences is values[0] with probability probs[0], values[1] with probs[1], else 0 (a rare
@@ -52,8 +51,9 @@ def _coverage(values: tuple[float, float], probs: tuple[float, float], n: int, b
     (x1, x2), (p1, p2) = values, probs
     truth = x1 * p1 + x2 * p2
     k = np.arange(kmax)
-    pmf = sps.multinomial.pmf(np.stack(np.broadcast_arrays(k[:, None], k[None, :], n - k[:, None] - k[None, :]), -1),
-                              n, [p1, p2, 1 - p1 - p2])
+    pmf = sps.multinomial.pmf(
+        np.stack(np.broadcast_arrays(k[:, None], k[None, :], n - k[:, None] - k[None, :]), -1), n, [p1, p2, 1 - p1 - p2]
+    )
     hit = 0.0
     for k1 in range(kmax):
         for k2 in range(kmax):

@@ -27,11 +27,15 @@ def test_bots_order_random_timeout_greedy_bonus_on_scandinavian():
 
 def test_every_registered_strategy_has_a_contract_test():
     import tests.strategies as pkg
+
     covered = set()
     for mod in pkgutil.iter_modules(pkg.__path__):
         if mod.name.startswith("test_"):
             m = importlib.import_module(f"tests.strategies.{mod.name}")
-            covered |= {c.spec.split(":")[0] for _, c in inspect.getmembers(m, inspect.isclass)
-                        if issubclass(c, StrategyContract) and c.spec}
+            covered |= {
+                c.spec.split(":")[0]
+                for _, c in inspect.getmembers(m, inspect.isclass)
+                if issubclass(c, StrategyContract) and c.spec
+            }
     builtin = {n for n, c in registry.available().items() if c.__module__.startswith("strategies.")}
     assert builtin <= covered, f"no contract test for {builtin - covered}"

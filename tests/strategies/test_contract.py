@@ -54,7 +54,8 @@ def contract_for(cls: type[Strategy]) -> StrategyContract:
 
 def test_an_undeclared_classifier_is_reported():
     assert classifier_problems(Undeclared) == [
-        f"{__name__}.Undeclared does not declare its own classifier (inherits Strategy's); set the class attribute"]
+        f"{__name__}.Undeclared does not declare its own classifier (inherits Strategy's); set the class attribute"
+    ]
     assert "inherits RandomBot's" in classifier_problems(InheritsRandom)[0]
 
 
@@ -76,7 +77,9 @@ def test_a_declared_classifier_passes():
     assert classifier_problems(RandomBot) == []
 
 
-@pytest.mark.parametrize("cls,message", [(ClaimsDeterministic, "DataFrame"), (ClaimsStochastic, "ignores view.uniform")])
+@pytest.mark.parametrize(
+    "cls,message", [(ClaimsDeterministic, "DataFrame"), (ClaimsStochastic, "ignores view.uniform")]
+)
 def test_a_bot_that_misstates_its_randomness_is_caught(cls, message, monkeypatch):
     with pytest.raises(AssertionError, match=message):
         contract_for(cls).test_respects_its_classifier(monkeypatch)

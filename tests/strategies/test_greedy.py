@@ -13,6 +13,7 @@ class TestGreedy(StrategyContract):
 
     def test_first_box_is_the_best_immediate_score(self):
         from tests.test_rules import score
+
         for g in range(10):
             trace, _ = replay("standard", [], ["greedy"], 2, g)
             first = next(e for e in trace if e["event"] == "box")

@@ -22,8 +22,10 @@ def param(lo, hi, type_="float"):
     return {"name": "p", "type": type_, "default": 0, "description": "d", "min": lo, "max": hi}
 
 
-@pytest.mark.parametrize("lo,hi,shown", [(0.0, None, "(float >= 0.0)"), (None, 1, "(float <= 1)"),
-                                         (0, 1, "(float 0..1)"), (None, None, "(float)")])
+@pytest.mark.parametrize(
+    "lo,hi,shown",
+    [(0.0, None, "(float >= 0.0)"), (None, 1, "(float <= 1)"), (0, 1, "(float 0..1)"), (None, None, "(float)")],
+)
 def test_open_ranges_read_as_ranges(capsys, monkeypatch, lo, hi, shown):
     out = listing(capsys, monkeypatch, [param(lo, hi)])
     assert f"p=0 {shown}: d" in out

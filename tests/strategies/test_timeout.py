@@ -18,5 +18,6 @@ class TestTimeout(StrategyContract):
         assert all(e["roll"] == 0 for e in trace if e["event"] == "roll")
         first = next(e for e in trace if e["event"] == "box")
         from tests.test_rules import score
+
         s = score(load_rules("scandinavian"), first["dice"])
         assert first["score"] == max(s.values())

@@ -17,8 +17,10 @@ from harness.util.errors import UserError
 from harness.testing import StrategyContract, rules_named
 
 MAXI = "maxi's value table alone takes about an hour of CPU and its target tables would need 67 GiB"
-COSTLY = {name: f"{name}'s target tables take minutes of CPU each (BENCHMARKS.md, 'Playing to win')"
-          for name in ("scandinavian", "standard", "yahtzee")} | {"maxi": MAXI}
+COSTLY = {
+    name: f"{name}'s target tables take minutes of CPU each (BENCHMARKS.md, 'Playing to win')"
+    for name in ("scandinavian", "standard", "yahtzee")
+} | {"maxi": MAXI}
 
 
 class TestTargetBot(StrategyContract):

@@ -31,7 +31,10 @@ import numpy as np
 
 PROTOCOL = "yatzy-engine/1"
 HELLO = {
-    "type": "hello", "protocol": PROTOCOL, "name": "greedy-py", "author": "yatzy-harness examples",
+    "type": "hello",
+    "protocol": PROTOCOL,
+    "name": "greedy-py",
+    "author": "yatzy-harness examples",
     "version": "1.0",
     # the rule sets checked game for game against the built-in greedy bot
     "rules": ["scandinavian", "yahtzee", "standard", "forced", "maxi", "generala"],
@@ -78,8 +81,9 @@ class Game:
         self.is_upper = self.upper_face > 0
         self.upper_mask = sum(1 << b for b in range(NB) if self.is_upper[b])
         self.requires_key = np.array([bool(b.get("requires_key")) for b in boxes])
-        self.joker_value = np.array([-1 if b.get("joker_value") is None else int(b["joker_value"]) for b in boxes],
-                                    dtype=np.int64)
+        self.joker_value = np.array(
+            [-1 if b.get("joker_value") is None else int(b["joker_value"]) for b in boxes], dtype=np.int64
+        )
         key = rules.get("key_box")
         self.key_box = self.box_names.index(key) if key is not None else -1
         self.joker = bool(rules.get("joker"))
@@ -127,12 +131,17 @@ class Game:
             faces = tuple(int(c) for c in s)
             self.roll_as_keep[r] = keep_index[faces]
             cnt = [faces.count(f) for f in range(1, FACES + 1)]
-            subs.append([i for i, k in enumerate(keeps)
-                         if len(k) < n and all(k.count(f) <= cnt[f - 1] for f in range(1, FACES + 1))])
+            subs.append(
+                [
+                    i
+                    for i, k in enumerate(keeps)
+                    if len(k) < n and all(k.count(f) <= cnt[f - 1] for f in range(1, FACES + 1))
+                ]
+            )
         width = max(len(x) for x in subs)
         self.sub = np.full((R, width), self.K, dtype=np.int64)
         for r, x in enumerate(subs):
-            self.sub[r, :len(x)] = x
+            self.sub[r, : len(x)] = x
         # the cache: state (filled, flag) -> its plan
         self.plans = {}
 
@@ -207,7 +216,7 @@ class Game:
                 need[st] = rerolls
         new = [st for st in need if st not in self.plans]
         for i in range(0, len(new), CHUNK):
-            part = new[i:i + CHUNK]
+            part = new[i : i + CHUNK]
             filled = np.array([st[0] for st in part], dtype=np.int64)
             flag = np.array([st[1] for st in part], dtype=bool)
             tl = self.stop_values(filled, flag, False)
@@ -224,7 +233,7 @@ class Game:
             j0 = len(self.plans[todo[0]]["values"])
             todo = [st for st in todo if len(self.plans[st]["values"]) == j0]
             for i in range(0, len(todo), CHUNK):
-                part = [self.plans[st] for st in todo[i:i + CHUNK]]
+                part = [self.plans[st] for st in todo[i : i + CHUNK]]
                 V = np.stack([p["values"][-1] for p in part])
                 ek = self.expectations(V)
                 tl = np.stack([p["tl"] for p in part])

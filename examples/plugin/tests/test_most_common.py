@@ -4,6 +4,6 @@ from harness.testing import StrategyContract
 
 
 class TestMostCommon(StrategyContract):
-    spec = "most-common"         # the spec the checks build, parameters included
-    opponent = "timeout"         # who it plays against in the checks
-    too_costly = {}              # rule sets it cannot play in CI time, each with the reason
+    spec = "most-common"  # the spec the checks build, parameters included
+    opponent = "timeout"  # who it plays against in the checks
+    too_costly = {}  # rule sets it cannot play in CI time, each with the reason

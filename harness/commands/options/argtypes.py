@@ -8,6 +8,7 @@ import argparse
 import math
 from typing import Callable
 
+
 def confidence_arg(raw: str) -> float:
     """argparse type for a confidence level in (0, 1)."""
     try:
@@ -19,10 +20,12 @@ def confidence_arg(raw: str) -> float:
     return v
 
 
-def number_arg(*, minimum: float = 0.0, inclusive: bool = False, integer: bool = False,
-               maximum: float | None = None) -> Callable[[str], float | int]:
+def number_arg(
+    *, minimum: float = 0.0, inclusive: bool = False, integer: bool = False, maximum: float | None = None
+) -> Callable[[str], float | int]:
     """argparse type: a finite number above ``minimum`` (or at least it, when ``inclusive``) and at
     most ``maximum``; a whole number when ``integer``. argparse names the option in the error."""
+
     def parse(raw: str) -> float | int:
         kind = "a whole number" if integer else "a number"
         try:
@@ -37,4 +40,5 @@ def number_arg(*, minimum: float = 0.0, inclusive: bool = False, integer: bool =
             span = f"{low} and at most {maximum:g}" if maximum is not None else low
             raise argparse.ArgumentTypeError(f"must be {span}, got {raw}")
         return v
+
     return parse

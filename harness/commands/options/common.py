@@ -15,10 +15,17 @@ from harness.util.errors import UserError
 if TYPE_CHECKING:
     from harness.reports.quality import QualityOptions
 
+
 def add_set_option(p: argparse.ArgumentParser) -> None:
     """The repeatable ``--set KEY=VALUE`` rule-setting override."""
-    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
-                   help="change a rule setting (repeatable), e.g. --set upper_bonus_threshold=62")
+    p.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change a rule setting (repeatable), e.g. --set upper_bonus_threshold=62",
+    )
 
 
 def add_cache_dir_option(p: argparse.ArgumentParser) -> None:
@@ -27,9 +34,12 @@ def add_cache_dir_option(p: argparse.ArgumentParser) -> None:
     The command then calls :func:`harness.util.cache.select_cache_dir` with ``args.cache_dir`` before it
     makes any bot.
     """
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help=f"solver cache directory: value tables and keep policies are read and written here "
-                        f"(default: ${CACHE_ENV}, else $XDG_CACHE_HOME/yatzy-harness or ~/.cache/yatzy-harness)")
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help=f"solver cache directory: value tables and keep policies are read and written here "
+        f"(default: ${CACHE_ENV}, else $XDG_CACHE_HOME/yatzy-harness or ~/.cache/yatzy-harness)",
+    )
 
 
 def add_quality_options(p: argparse.ArgumentParser) -> None:
@@ -38,11 +48,21 @@ def add_quality_options(p: argparse.ArgumentParser) -> None:
     from harness.reports.quality import QualityOptions
 
     d = QualityOptions()
-    p.add_argument("--close-margin", type=int, default=d.close_margin, metavar="POINTS",
-                   help=f"game quality: a close game is won by at most POINTS (default {d.close_margin})")
-    p.add_argument("--comeback-deficit", type=int, default=d.comeback_deficit, metavar="POINTS",
-                   help="game quality: a comeback is a win by a seat POINTS or more behind after round 10 "
-                        f"(default {d.comeback_deficit})")
+    p.add_argument(
+        "--close-margin",
+        type=int,
+        default=d.close_margin,
+        metavar="POINTS",
+        help=f"game quality: a close game is won by at most POINTS (default {d.close_margin})",
+    )
+    p.add_argument(
+        "--comeback-deficit",
+        type=int,
+        default=d.comeback_deficit,
+        metavar="POINTS",
+        help="game quality: a comeback is a win by a seat POINTS or more behind after round 10 "
+        f"(default {d.comeback_deficit})",
+    )
 
 
 def quality_options(args: argparse.Namespace) -> QualityOptions:

@@ -8,6 +8,7 @@ import logging
 import sys
 from typing import Any
 
+
 class _NotRunLogOnly(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return not getattr(record, "run_log_only", False)
@@ -49,8 +50,9 @@ def console_logging(level: int = logging.WARNING) -> None:
     the records marked :data:`harness.util.errors.RUN_LOG_ONLY`."""
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", handlers=[_ConsoleHandler()])
     for h in logging.getLogger().handlers:
-        if type(h) in (logging.StreamHandler, _ConsoleHandler) and not any(isinstance(f, _NotRunLogOnly)
-                                                                            for f in h.filters):
+        if type(h) in (logging.StreamHandler, _ConsoleHandler) and not any(
+            isinstance(f, _NotRunLogOnly) for f in h.filters
+        ):
             if h.level == logging.NOTSET:
                 h.setLevel(level)
             h.addFilter(_NotRunLogOnly())

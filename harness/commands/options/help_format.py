@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Keeps epilogs as written and shows an option's default when it has a meaningful one.
 
@@ -16,8 +17,15 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         d = action.default
-        if ("default" in text or d is None or d is False or d == [] or d is argparse.SUPPRESS
-                or not action.option_strings or isinstance(action, argparse._HelpAction)):
+        if (
+            "default" in text
+            or d is None
+            or d is False
+            or d == []
+            or d is argparse.SUPPRESS
+            or not action.option_strings
+            or isinstance(action, argparse._HelpAction)
+        ):
             return text
         return f"{text} (default: %(default)s)"
 

@@ -1,11 +1,11 @@
-"""What a command prints on stdout: JSON, and its running commentary.
-"""
+"""What a command prints on stdout: JSON, and its running commentary."""
 
 from __future__ import annotations
 
 import json
 import sys
 from typing import Any
+
 
 def print_json(obj: Any) -> None:
     """Print ``obj`` as indented JSON on stdout (NaN and inf as null)."""

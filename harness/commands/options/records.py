@@ -22,14 +22,22 @@ def add_records_options(p: Any) -> None:
     """How game records (untrusted input) are read: ``--rules-dir`` (repeatable),
     ``--max-line-bytes`` and ``--quiet`` (:func:`add_quiet_option`). The command then reads them
     with :func:`stream_games`."""
-    p.add_argument("--rules-dir", action="append", metavar="DIR",
-                   help="a directory whose rule files the records may name (repeatable); without it a record "
-                        "names a built-in rule set or carries its rule set inline (a run directory's records "
-                        "use the run's rules)")
-    p.add_argument("--max-line-bytes", type=number_arg(minimum=1, inclusive=True, integer=True),
-                   default=MAX_LINE_BYTES, metavar="N",
-                   help="a line of a records file (a Parquet row's record) longer than N bytes is a bad game, "
-                        "skipped without being read")
+    p.add_argument(
+        "--rules-dir",
+        action="append",
+        metavar="DIR",
+        help="a directory whose rule files the records may name (repeatable); without it a record "
+        "names a built-in rule set or carries its rule set inline (a run directory's records "
+        "use the run's rules)",
+    )
+    p.add_argument(
+        "--max-line-bytes",
+        type=number_arg(minimum=1, inclusive=True, integer=True),
+        default=MAX_LINE_BYTES,
+        metavar="N",
+        help="a line of a records file (a Parquet row's record) longer than N bytes is a bad game, "
+        "skipped without being read",
+    )
     add_quiet_option(p)
 
 
@@ -53,8 +61,13 @@ def stream_games(source: str, args: argparse.Namespace, *, show: bool = True) ->
     from harness.records.record import NoUsableGame, RecordStream
 
     try:
-        return RecordStream(source, max_line_bytes=args.max_line_bytes, rules_dirs=args.rules_dir or (),
-                            quiet=quiet(args), on_bad=_show_one if show else None)
+        return RecordStream(
+            source,
+            max_line_bytes=args.max_line_bytes,
+            rules_dirs=args.rules_dir or (),
+            quiet=quiet(args),
+            on_bad=_show_one if show else None,
+        )
     except NoUsableGame as exc:  # a run directory is read (and checked) whole at once
         raise listed(exc) from None
 
@@ -96,9 +109,12 @@ def record_of(source: str, game: str, lineup: int | None, args: argparse.Namespa
     try:
         for part in stream:
             lineups = lineups or any(lu is not None for lu in part.lineups)
-            ids += [str(r.game) for r in part.games[:max(0, 6 - len(ids))]]
-            hits += [(rec, lu, rules) for rec, lu, rules in zip(part.games, part.lineups, part.rules)
-                     if same_game(rec.game, game) and (lineup is None or lu == lineup)]
+            ids += [str(r.game) for r in part.games[: max(0, 6 - len(ids))]]
+            hits += [
+                (rec, lu, rules)
+                for rec, lu, rules in zip(part.games, part.lineups, part.rules)
+                if same_game(rec.game, game) and (lineup is None or lu == lineup)
+            ]
     except NoUsableGame as exc:
         raise listed(exc) from None
     if lineup is not None and not lineups:

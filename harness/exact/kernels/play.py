@@ -25,8 +25,29 @@ from harness.util.jit import nb
 
 
 @nb.njit(cache=True, nogil=True)
-def play_seat(ctx, lay, keys, seat, n_dice, rolls_per_turn, lookup, radix, keep_counts, keep_size, roll_as_keep,
-              sub_ptr, sub_keep, codes, boxes, threshold, bonus_value, sheet, upper, extra, running):
+def play_seat(
+    ctx,
+    lay,
+    keys,
+    seat,
+    n_dice,
+    rolls_per_turn,
+    lookup,
+    radix,
+    keep_counts,
+    keep_size,
+    roll_as_keep,
+    sub_ptr,
+    sub_keep,
+    codes,
+    boxes,
+    threshold,
+    bonus_value,
+    sheet,
+    upper,
+    extra,
+    running,
+):
     """Play seat ``seat`` of the games with keys ``keys`` (B,) uint64, one column without saved rolls.
 
     codes (states, rr, R) uint8 the keep's position among the roll's sub-keeps with j rerolls

@@ -20,8 +20,18 @@ from harness.util.jit import nb
 import numpy as np
 
 from harness.game.scoring import score_sheet
-from harness.exact.kernels.rows import (LANES, exp_ieee, row_add, row_add_scaled, row_copy, row_exp_div, row_fill,
-                                       row_mul, row_mul_add, soft_roll)
+from harness.exact.kernels.rows import (
+    LANES,
+    exp_ieee,
+    row_add,
+    row_add_scaled,
+    row_copy,
+    row_exp_div,
+    row_fill,
+    row_mul,
+    row_mul_add,
+    soft_roll,
+)
 from harness.exact.kernels.solver import stop_values, successor, turn_codes, turn_values, upper_values
 
 
@@ -347,8 +357,29 @@ def _own_best_boxes(oc, vb, cr, nc, m, keep, u, temperature, out, hf):
 
 
 @nb.njit(cache=True, nogil=True)
-def _soft_boxes(oc, box_v, box_row, rows, g0, g1, fin_all, merge, codes, n_al, half, any_al, temperature, blunder,
-                outp, ZC, FIN, TOT, Q, UU, OUT):
+def _soft_boxes(
+    oc,
+    box_v,
+    box_row,
+    rows,
+    g0,
+    g1,
+    fin_all,
+    merge,
+    codes,
+    n_al,
+    half,
+    any_al,
+    temperature,
+    blunder,
+    outp,
+    ZC,
+    FIN,
+    TOT,
+    Q,
+    UU,
+    OUT,
+):
     """The box part of a turn for states g0..g1-1 of one sheet under a VALUES policy (keeps and boxes
     drawn by softmax, ``fin_all`` where each roll stops, from :func:`_soft_stops`): outp rows as
     :func:`policy_outcomes` writes them, the states side by side in (codes or rolls, lanes) scratch
@@ -420,8 +451,28 @@ def _soft_boxes(oc, box_v, box_row, rows, g0, g1, fin_all, merge, codes, n_al, h
 
 
 @nb.njit(cache=True, nogil=True)
-def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_kind, keep_idx, keep_f, keep_row,
-                    box_kind, box_idx, box_p, box_v, box_row, temperature, blunder, rows, outp):
+def policy_outcomes(
+    dk,
+    oc,
+    options,
+    allowed,
+    extras,
+    same_first,
+    sheet,
+    keep_kind,
+    keep_idx,
+    keep_f,
+    keep_row,
+    box_kind,
+    box_idx,
+    box_p,
+    box_v,
+    box_row,
+    temperature,
+    blunder,
+    rows,
+    outp,
+):
     """Turn outcome distribution of every state g under a bot's policy: outp[rows[g], o] = P(outcome o).
 
     options (U, 2, R, NB), allowed / extras (U, 2, R) are per sheet, sheet (B,) each state's row
@@ -467,8 +518,23 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
         MASS = np.empty((n_rolls, G))
         FIN = np.empty((2 * n_rolls, G))
         for g0 in range(0, rows.shape[0], G):
-            _soft_stops(dk, keep_f, keep_row, g0, min(G, rows.shape[0] - g0), temperature, blunder, fin_all,
-                        X, Z, S, U, KM, MASS, FIN)
+            _soft_stops(
+                dk,
+                keep_f,
+                keep_row,
+                g0,
+                min(G, rows.shape[0] - g0),
+                temperature,
+                blunder,
+                fin_all,
+                X,
+                Z,
+                S,
+                U,
+                KM,
+                MASS,
+                FIN,
+            )
     else:
         fin_all = np.empty((2, n_rolls, 1))
     # per sheet: each roll's allowed boxes as outcome codes (box, score) and their number
@@ -491,8 +557,29 @@ def policy_outcomes(dk, oc, options, allowed, extras, same_first, sheet, keep_ki
             while g1 < rows.shape[0] and sheet[g1] == sh and g1 - g0 < L:
                 g1 += 1
             any_al = _sheet_codes(oc, options, allowed, extras, sh, codes, n_al, half)
-            _soft_boxes(oc, box_v, box_row, rows, g0, g1, fin_all, merge, codes, n_al, half, any_al, temperature,
-                        blunder, outp, ZC, FIN, TOT, Q, UU, OUT)
+            _soft_boxes(
+                oc,
+                box_v,
+                box_row,
+                rows,
+                g0,
+                g1,
+                fin_all,
+                merge,
+                codes,
+                n_al,
+                half,
+                any_al,
+                temperature,
+                blunder,
+                outp,
+                ZC,
+                FIN,
+                TOT,
+                Q,
+                UU,
+                OUT,
+            )
             g0 = g1
         return
     any_al = np.int64(0)
@@ -616,8 +703,11 @@ def _sheet_run(lay, masks, flags, uppers, g0):
 def _stop_work(ctx):
     """Scratch of :func:`_sheet_stops`: (allowed (R,) int64, rows (R, NB) int16, extras (R,) int16)."""
     n_rolls = ctx.table.shape[0]
-    return (np.empty(n_rolls, dtype=np.int64), np.empty((n_rolls, ctx.n_boxes), dtype=np.int16),
-            np.empty(n_rolls, dtype=np.int16))
+    return (
+        np.empty(n_rolls, dtype=np.int64),
+        np.empty((n_rolls, ctx.n_boxes), dtype=np.int16),
+        np.empty(n_rolls, dtype=np.int16),
+    )
 
 
 @nb.njit(cache=True, nogil=True)
@@ -632,11 +722,11 @@ def _sheet_stops(ctx, lay, V, mask, flag, ulist, sl, want_box, work):
     box_f = np.empty((n_rolls, nu), dtype=np.int16) if lay.servida else box_l
     stop_l = np.empty((n_rolls, nu))
     stop_f = np.empty((n_rolls, nu)) if lay.servida else stop_l
-    stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, np.bool_(False), allowed, stop_l, box_l, rows, extras,
-                want_box)
+    stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, np.bool_(False), allowed, stop_l, box_l, rows, extras, want_box)
     if lay.servida:
-        stop_values(ctx, lay, V, mask, flag, ulist, nu, sl, np.bool_(True), allowed, stop_f, box_f, rows, extras,
-                    want_box)
+        stop_values(
+            ctx, lay, V, mask, flag, ulist, nu, sl, np.bool_(True), allowed, stop_f, box_f, rows, extras, want_box
+        )
     return stop_f, stop_l, box_f, box_l
 
 
@@ -815,8 +905,7 @@ def rest_lengths(lay, item_mask, item_flag, lo, hi, start, extra_max, wlen):
 
 
 @nb.njit(cache=True, nogil=True)
-def course_rest(lay, oc, item_mask, item_flag, lo, hi, row_of, live, outp, start, P, foff, fbase, R,
-                start2, foff2, R2):
+def course_rest(lay, oc, item_mask, item_flag, lo, hi, row_of, live, outp, start, P, foff, fbase, R, start2, foff2, R2):
     """R[foff[state] - fbase + t] = P(the rest of the game adds t points | the state) for the live
     slots of items lo..hi-1, from each turn outcome's points and its successor's row of R2 (the next
     layer, windows foff2 from its first state ``start2``). Each state writes its own row."""

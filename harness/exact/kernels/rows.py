@@ -31,8 +31,18 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-__all__ = ["LANES", "exp_ieee", "row_add", "row_add_scaled", "row_copy", "row_exp_div", "row_fill", "row_mul",
-           "row_mul_add", "soft_roll"]
+__all__ = [
+    "LANES",
+    "exp_ieee",
+    "row_add",
+    "row_add_scaled",
+    "row_copy",
+    "row_exp_div",
+    "row_fill",
+    "row_mul",
+    "row_mul_add",
+    "soft_roll",
+]
 
 #: States side by side: the rows' length.
 LANES = 16
@@ -69,50 +79,59 @@ def _store(builder, v, p):
 @intrinsic
 def row_add(typingctx, a, k, b, q):
     """a[k] += b[q] (a and b may be one array)."""
+
     def codegen(context, builder, sig, args):
         pk = _row(context, builder, sig.args[0], args[0], args[1])
         pq = _row(context, builder, sig.args[2], args[2], args[3])
         _store(builder, builder.fadd(_load(builder, pk), _load(builder, pq)), pk)
         return context.get_dummy_value()
+
     return types.void(a, types.int64, b, types.int64), codegen
 
 
 @intrinsic
 def row_add_scaled(typingctx, a, k, b, q, s):
     """a[k] += b[q] * s (the product rounded, then the sum: not fused)."""
+
     def codegen(context, builder, sig, args):
         pk = _row(context, builder, sig.args[0], args[0], args[1])
         pq = _row(context, builder, sig.args[2], args[2], args[3])
         prod = builder.fmul(_load(builder, pq), _splat(builder, args[4]))
         _store(builder, builder.fadd(_load(builder, pk), prod), pk)
         return context.get_dummy_value()
+
     return types.void(a, types.int64, b, types.int64, types.float64), codegen
 
 
 @intrinsic
 def row_copy(typingctx, a, k, b, q):
     """a[k] = b[q]."""
+
     def codegen(context, builder, sig, args):
         pk = _row(context, builder, sig.args[0], args[0], args[1])
         pq = _row(context, builder, sig.args[2], args[2], args[3])
         _store(builder, _load(builder, pq), pk)
         return context.get_dummy_value()
+
     return types.void(a, types.int64, b, types.int64), codegen
 
 
 @intrinsic
 def row_fill(typingctx, a, k, x):
     """a[k] = x in every lane."""
+
     def codegen(context, builder, sig, args):
         pk = _row(context, builder, sig.args[0], args[0], args[1])
         _store(builder, _splat(builder, args[2]), pk)
         return context.get_dummy_value()
+
     return types.void(a, types.int64, types.float64), codegen
 
 
 @intrinsic
 def row_mul_add(typingctx, a, x, s, u, k):
     """a[k] = x[k] * s[k] + u[k] (the product rounded, then the sum: not fused)."""
+
     def codegen(context, builder, sig, args):
         pa = _row(context, builder, sig.args[0], args[0], args[4])
         px = _row(context, builder, sig.args[1], args[1], args[4])
@@ -121,18 +140,21 @@ def row_mul_add(typingctx, a, x, s, u, k):
         prod = builder.fmul(_load(builder, px), _load(builder, ps))
         _store(builder, builder.fadd(prod, _load(builder, pu)), pa)
         return context.get_dummy_value()
+
     return types.void(a, x, s, u, types.int64), codegen
 
 
 @intrinsic
 def row_mul(typingctx, a, x, s, k):
     """a[k] = x[k] * s[k]."""
+
     def codegen(context, builder, sig, args):
         pa = _row(context, builder, sig.args[0], args[0], args[3])
         px = _row(context, builder, sig.args[1], args[1], args[3])
         ps = _row(context, builder, sig.args[2], args[2], args[3])
         _store(builder, builder.fmul(_load(builder, px), _load(builder, ps)), pa)
         return context.get_dummy_value()
+
     return types.void(a, x, s, types.int64), codegen
 
 
@@ -142,6 +164,7 @@ def soft_roll(typingctx, mass, r, z, x, kr, u_out, s_out, fin, fr, ub, keep, tin
     with m = mass[r], tot = z[kr], q = keep / tot and ok = tiny < tot < huge,
     u_out[kr] = m * ub; s_out[kr] = m * q where ok, else 0; fin[fr] += m * (x[kr] * q) + m * ub where ok.
     Returns the lanes that are not ok as bits (lane i: bit i)."""
+
     def codegen(context, builder, sig, args):
         a = sig.args
         m = _load(builder, _row(context, builder, a[0], args[0], args[1]))
@@ -150,8 +173,10 @@ def soft_roll(typingctx, mass, r, z, x, kr, u_out, s_out, fin, fr, ub, keep, tin
         u = builder.fmul(m, _splat(builder, args[9]))
         _store(builder, u, _row(context, builder, a[5], args[5], args[4]))
         q = builder.fdiv(_splat(builder, args[10]), tot)
-        ok = builder.and_(builder.fcmp_ordered(">", tot, _splat(builder, args[11])),
-                          builder.fcmp_ordered("<", tot, _splat(builder, args[12])))
+        ok = builder.and_(
+            builder.fcmp_ordered(">", tot, _splat(builder, args[11])),
+            builder.fcmp_ordered("<", tot, _splat(builder, args[12])),
+        )
         zero = ir.Constant(_VEC, [0.0] * LANES)
         _store(builder, builder.select(ok, builder.fmul(m, q), zero), _row(context, builder, a[6], args[6], args[4]))
         pf = _row(context, builder, a[7], args[7], args[8])
@@ -160,24 +185,41 @@ def soft_roll(typingctx, mass, r, z, x, kr, u_out, s_out, fin, fr, ub, keep, tin
         _store(builder, builder.select(ok, builder.fadd(f, add), f), pf)
         bad = builder.bitcast(builder.not_(ok), ir.IntType(LANES))
         return builder.zext(bad, ir.IntType(64))
-    return (types.int64(mass, types.int64, z, x, types.int64, u_out, s_out, fin, types.int64, types.float64,
-                        types.float64, types.float64, types.float64), codegen)
+
+    return (
+        types.int64(
+            mass,
+            types.int64,
+            z,
+            x,
+            types.int64,
+            u_out,
+            s_out,
+            fin,
+            types.int64,
+            types.float64,
+            types.float64,
+            types.float64,
+            types.float64,
+        ),
+        codegen,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # the exponential (fdlibm's e_exp.c: its thresholds, the split of ln 2 and the polynomial)
 
-_O_THRESHOLD = 7.09782712893383973096e+02    # above: overflow
-_U_THRESHOLD = -7.45133219101941108420e+02   # below: underflow to 0
-_LN2_HI = 6.93147180369123816490e-01         # ln 2's leading 32 bits: k * _LN2_HI is exact
+_O_THRESHOLD = 7.09782712893383973096e02  # above: overflow
+_U_THRESHOLD = -7.45133219101941108420e02  # below: underflow to 0
+_LN2_HI = 6.93147180369123816490e-01  # ln 2's leading 32 bits: k * _LN2_HI is exact
 _LN2_LO = 1.90821492927058770002e-10
-_INV_LN2 = 1.44269504088896338700e+00
+_INV_LN2 = 1.44269504088896338700e00
 _P1 = 1.66666666666666019037e-01
 _P2 = -2.77777777770155933842e-03
 _P3 = 6.61375632143793436117e-05
 _P4 = -1.65339022054652515390e-06
 _P5 = 4.13813679705723846039e-08
-_TWO_M1000 = 2.0 ** -1000
+_TWO_M1000 = 2.0**-1000
 
 
 @nb.njit(cache=True, nogil=True)
@@ -253,9 +295,11 @@ def _vec_exp(f, x):
 @intrinsic
 def row_exp_div(typingctx, a, k, c0, t):
     """a[k, c0:c0 + LANES] = exp(a[k, c0:c0 + LANES] / t): each lane :func:`exp_ieee` of the quotient."""
+
     def codegen(context, builder, sig, args):
         pk = _row(context, builder, sig.args[0], args[0], args[1], args[2])
         x = builder.fdiv(_load(builder, pk), _splat(builder, args[3]))
         _store(builder, _vec_exp(builder, x), pk)
         return context.get_dummy_value()
+
     return types.void(a, types.int64, types.int64, types.float64), codegen

@@ -309,8 +309,7 @@ def _best_sub(dk, kk, V0, r0, M, A, OV, ov, OA, oa, nu):
     elif w == 5:
         _chain(V0, r0, k, M, A, (f[kk, 0], f[kk, 1], f[kk, 2], f[kk, 3], f[kk, 4]), OV, ov, OA, oa, nu)
     else:
-        _chain(V0, r0, k, M, A, (f[kk, 0], f[kk, 1], f[kk, 2], f[kk, 3], f[kk, 4], f[kk, 5]), OV, ov, OA, oa,
-               nu)
+        _chain(V0, r0, k, M, A, (f[kk, 0], f[kk, 1], f[kk, 2], f[kk, 3], f[kk, 4], f[kk, 5]), OV, ov, OA, oa, nu)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -545,8 +544,9 @@ def forward_items(ctx, lay, dk, oc, V, item_mask, item_flag, lo, hi, row_of, liv
         n_rolls = ctx.table.shape[0]
         n_keeps = dk.add.shape[0]
         rr = dk.rerolls
-        (stop_f, stop_l, box_f, box_l, rows_f, rows_l, extras_f, extras_l,
-         Es, Ms) = item_plan(ctx, lay, dk, V, mask, flag, ulist, nu, sl)
+        (stop_f, stop_l, box_f, box_l, rows_f, rows_l, extras_f, extras_l, Es, Ms) = item_plan(
+            ctx, lay, dk, V, mask, flag, ulist, nu, sl
+        )
         mass = np.empty((n_rolls, nu))
         fin_f = np.zeros((n_rolls, nu))
         fin_l = np.zeros((n_rolls, nu))
@@ -679,9 +679,35 @@ def layer_windows(lay, item_mask, item_flag, lo, hi, start, cap, extra_max, bonu
 
 
 @nb.njit(cache=True, nogil=True)
-def push_part(t, nthreads, lay, oc, item_mask, item_flag, lo, hi, row_of, live, outp,
-               start, P, S1, S2, wlo, woff, D,
-               start2, P2, S12, S22, wlo2, woff2, D2, want_dist, B2):
+def push_part(
+    t,
+    nthreads,
+    lay,
+    oc,
+    item_mask,
+    item_flag,
+    lo,
+    hi,
+    row_of,
+    live,
+    outp,
+    start,
+    P,
+    S1,
+    S2,
+    wlo,
+    woff,
+    D,
+    start2,
+    P2,
+    S12,
+    S22,
+    wlo2,
+    woff2,
+    D2,
+    want_dist,
+    B2,
+):
     """Move the probability of items lo..hi-1 along their turn outcomes to the next layer.
 
     Moments P (probability of the state), S1 = E[S; state], S2 = E[S^2; state] and, with
@@ -780,8 +806,7 @@ def turn_one(dk, stop_f, stop_l, E, M, Es, Ms):
     for j in range(1, rr + 1):
         st = stop_f if j == rr else stop_l
         for k in range(ns - 1, -1, -1):
-            E[k] = (E[add[k, 0]] + E[add[k, 1]] + E[add[k, 2]] + E[add[k, 3]] + E[add[k, 4]]
-                    + E[add[k, 5]]) * sixth
+            E[k] = (E[add[k, 0]] + E[add[k, 1]] + E[add[k, 2]] + E[add[k, 3]] + E[add[k, 4]] + E[add[k, 5]]) * sixth
         for k in range(ns):
             m = E[k]
             for f in range(6):
@@ -892,12 +917,22 @@ def state_work(ctx, lay, dk):
     """Scratch arrays of the bot's kernels."""
     n_rolls = ctx.table.shape[0]
     nbx = lay.n_boxes
-    return (np.empty((n_rolls, nbx), dtype=np.int16), np.empty(n_rolls, dtype=np.int64),
-            np.empty(n_rolls, dtype=np.int16), np.empty((n_rolls, nbx), dtype=np.int16),
-            np.empty(n_rolls, dtype=np.int64), np.empty(n_rolls, dtype=np.int16),
-            np.empty(max(lay.n_wrows, 1)), np.empty(2 * nbx), np.empty(dk.add.shape[0]), np.empty(dk.n_small),
-            np.empty(n_rolls), np.empty(n_rolls), np.zeros((dk.rerolls + 1, dk.add.shape[0])),
-            np.zeros((dk.rerolls + 1, dk.n_small)))
+    return (
+        np.empty((n_rolls, nbx), dtype=np.int16),
+        np.empty(n_rolls, dtype=np.int64),
+        np.empty(n_rolls, dtype=np.int16),
+        np.empty((n_rolls, nbx), dtype=np.int16),
+        np.empty(n_rolls, dtype=np.int64),
+        np.empty(n_rolls, dtype=np.int16),
+        np.empty(max(lay.n_wrows, 1)),
+        np.empty(2 * nbx),
+        np.empty(dk.add.shape[0]),
+        np.empty(dk.n_small),
+        np.empty(n_rolls),
+        np.empty(n_rolls),
+        np.zeros((dk.rerolls + 1, dk.add.shape[0])),
+        np.zeros((dk.rerolls + 1, dk.n_small)),
+    )
 
 
 @nb.njit(cache=True, nogil=True)
@@ -1111,8 +1146,9 @@ def softmax_pick(vals, n, temperature, u):
 
 
 @nb.njit(cache=True, nogil=True)
-def soft_keeps(ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage, first,
-               temperature, blunder, unif, out):
+def soft_keeps(
+    ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage, first, temperature, blunder, unif, out
+):
     """Keeps for a batch with temperature > 0 (and any blunder rate).
 
     Action values come from a direct-mapped cache: ev (C, rr, K) expected value of each keep with

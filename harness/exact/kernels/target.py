@@ -160,9 +160,14 @@ def target_stop(lay, P, off, shift, mask, flag, u, i, rows, allowed, extras, t0,
 def score_buffers(n_rolls, nbx):
     """(rows, allowed, extras) of :func:`harness.game.scoring.score_sheet` for the later rolls and for the
     first roll (servida)."""
-    return (np.empty((n_rolls, nbx), dtype=np.int16), np.empty(n_rolls, dtype=np.int64),
-            np.empty(n_rolls, dtype=np.int16), np.empty((n_rolls, nbx), dtype=np.int16),
-            np.empty(n_rolls, dtype=np.int64), np.empty(n_rolls, dtype=np.int16))
+    return (
+        np.empty((n_rolls, nbx), dtype=np.int16),
+        np.empty(n_rolls, dtype=np.int64),
+        np.empty(n_rolls, dtype=np.int16),
+        np.empty((n_rolls, nbx), dtype=np.int16),
+        np.empty(n_rolls, dtype=np.int64),
+        np.empty(n_rolls, dtype=np.int16),
+    )
 
 
 @nb.njit(cache=True, nogil=True)
@@ -353,17 +358,27 @@ def mixed_work(ctx, lay, dk):
     n_rolls = ctx.table.shape[0]
     nbx = lay.n_boxes
     nk = dk.add.shape[0]
-    return (np.zeros((nbx, lay.box_vals.shape[1])),
-            np.empty((n_rolls, nbx), dtype=np.int16), np.empty(n_rolls, dtype=np.int64),
-            np.empty(n_rolls, dtype=np.int16), np.empty((n_rolls, nbx), dtype=np.int16),
-            np.empty(n_rolls, dtype=np.int64), np.empty(n_rolls, dtype=np.int16),
-            np.empty(n_rolls), np.empty(n_rolls), np.empty(nk), np.empty(dk.n_small),
-            np.zeros((dk.rerolls + 1, nk)), np.zeros((dk.rerolls + 1, dk.n_small)))
+    return (
+        np.zeros((nbx, lay.box_vals.shape[1])),
+        np.empty((n_rolls, nbx), dtype=np.int16),
+        np.empty(n_rolls, dtype=np.int64),
+        np.empty(n_rolls, dtype=np.int16),
+        np.empty((n_rolls, nbx), dtype=np.int16),
+        np.empty(n_rolls, dtype=np.int64),
+        np.empty(n_rolls, dtype=np.int16),
+        np.empty(n_rolls),
+        np.empty(n_rolls),
+        np.empty(nk),
+        np.empty(dk.n_small),
+        np.zeros((dk.rerolls + 1, nk)),
+        np.zeros((dk.rerolls + 1, dk.n_small)),
+    )
 
 
 @nb.njit(cache=True, nogil=True)
-def mixed_keeps(ctx, lay, dk, P, off, V, lam, masks, flags, uppers, rolls, stage, leads, W, nws,
-                temperature, unif, out):
+def mixed_keeps(
+    ctx, lay, dk, P, off, V, lam, masks, flags, uppers, rolls, stage, leads, W, nws, temperature, unif, out
+):
     """Keeps for a batch, each game g played for sum_k W[g, k] P(points >= leads[g] + k), k < nws[g]
     (see :func:`mixed_plan`); stage (B,) rerolls left. Games with the same state and the same
     single target share one plan (sorted by state, then target). temperature > 0 (percentage
@@ -401,8 +416,9 @@ def mixed_keeps(ctx, lay, dk, P, off, V, lam, masks, flags, uppers, rolls, stage
 
 
 @nb.njit(cache=True, nogil=True)
-def mixed_boxes(lay, P, off, V, lam, masks, flags, uppers, options, allowed, extras, leads, W, nws,
-                temperature, unif, out):
+def mixed_boxes(
+    lay, P, off, V, lam, masks, flags, uppers, options, allowed, extras, leads, W, nws, temperature, unif, out
+):
     """Box choices for a batch (weights and temperature as :func:`mixed_keeps`): the first strict
     maximum in sheet order, the solver's box rule."""
     nbx = lay.n_boxes
@@ -619,8 +635,16 @@ def _free_stops(lay, oc, C, crow, rows, al, first, st, bx, ca, cb, cand, codes):
             t1 = t + 1 if t + 1 < n else t
             t2 = t + 2 if t + 2 < n else t
             t3 = t + 3 if t + 3 < n else t
-            _box_chain(C, (cand[t], cand[t1], cand[t2], cand[t3]), (codes[t], codes[t1], codes[t2], codes[t3]),
-                       st[r], bx[r], ca, cb, t == 0)
+            _box_chain(
+                C,
+                (cand[t], cand[t1], cand[t2], cand[t3]),
+                (codes[t], codes[t1], codes[t2], codes[t3]),
+                st[r],
+                bx[r],
+                ca,
+                cb,
+                t == 0,
+            )
 
 
 @nb.njit(cache=True, nogil=True)
@@ -676,8 +700,7 @@ TARGET_COLUMNS = 256
 @nb.njit(cache=True, nogil=True)
 def _state_at(q, st_mask, st_flag, st_u, st_slot, c_lo, c_n):
     """(mask, flag, upper subtotal, slot, number of targets, first target) of state q of a list."""
-    return (st_mask[q], st_flag[q], np.int64(st_u[q]), np.int64(st_slot[q]), np.int64(c_n[q]),
-            np.int64(c_lo[q]))
+    return (st_mask[q], st_flag[q], np.int64(st_u[q]), np.int64(st_slot[q]), np.int64(c_n[q]), np.int64(c_lo[q]))
 
 
 @nb.njit(cache=True, nogil=True)
@@ -797,12 +820,14 @@ def target_outcomes(ctx, lay, dk, oc, table, play, states, lo, hi, outp):
                     continue
                 for v in range(lay.box_nvals[b]):
                     g2, x = _next(lay, mask, flag, u, i_slot, b, lay.box_vals[b, v])
-                    _one_values(P, off, V, lam, g2, lead0 - x, x, C[crow[b] + v, c0:c0 + L])
-            _extra_stops(lay, oc, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_l, al_l, ex_l, stop_l, box_l,
-                         c0, L)
+                    _one_values(P, off, V, lam, g2, lead0 - x, x, C[crow[b] + v, c0 : c0 + L])
+            _extra_stops(
+                lay, oc, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_l, al_l, ex_l, stop_l, box_l, c0, L
+            )
             if lay.servida:
-                _extra_stops(lay, oc, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_f, al_f, ex_f, stop_f, box_f,
-                             c0, L)
+                _extra_stops(
+                    lay, oc, P, off, V, lam, mask, flag, u, i_slot, lead0, rows_f, al_f, ex_f, stop_f, box_f, c0, L
+                )
         E = ebuf[: n_keeps * W].reshape((n_keeps, W))
         M = mbuf[: ns * W].reshape((ns, W))
         Es = esbuf[: (rr + 1) * n_keeps * W].reshape((rr + 1, n_keeps, W)) if soft else esbuf.reshape((0, 0, 0))
@@ -962,8 +987,34 @@ def target_outcomes(ctx, lay, dk, oc, table, play, states, lo, hi, outp):
 
 
 @nb.njit(cache=True, nogil=True)
-def target_push(t, nthreads, lay, oc, off, target, run_shift, live, jlo, jhi, st_mask, st_flag, st_u, st_slot,
-                start, c_lo, row0, outp, wlo, woff, D, start2, P2, wlo2, woff2, D2):
+def target_push(
+    t,
+    nthreads,
+    lay,
+    oc,
+    off,
+    target,
+    run_shift,
+    live,
+    jlo,
+    jhi,
+    st_mask,
+    st_flag,
+    st_u,
+    st_slot,
+    start,
+    c_lo,
+    row0,
+    outp,
+    wlo,
+    woff,
+    D,
+    start2,
+    P2,
+    wlo2,
+    woff2,
+    D2,
+):
     """Move the probability of every live (state, score) cell of a chunk along the outcomes of the
     target its points leave (target - (score - run_shift), folded into [-1, vector length] as
     :func:`target_outcomes` was asked): next layer's P2 and score windows D2, thread t writing the

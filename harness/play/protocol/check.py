@@ -61,9 +61,12 @@ class CheckReport:
         return [r for r in self.rows if not r.passed]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "passed": self.passed, "hello": self.hello,
-                "checks": [{"rules": r.rules, "check": r.check, "passed": r.passed, "detail": r.detail}
-                           for r in self.rows]}
+        return {
+            "target": self.target,
+            "passed": self.passed,
+            "hello": self.hello,
+            "checks": [{"rules": r.rules, "check": r.check, "passed": r.passed, "detail": r.detail} for r in self.rows],
+        }
 
 
 class _Link:
@@ -135,8 +138,17 @@ def _parse(raw: bytes) -> Any:
 CHECK_SEED = 2026
 
 
-def view_of(rules: RuleSet, sheets: np.ndarray, rolls: np.ndarray, *, rolls_left: int, first: bool | np.ndarray = True,
-            seat: int = 0, games: np.ndarray | None = None, seed: int = CHECK_SEED) -> TurnView:
+def view_of(
+    rules: RuleSet,
+    sheets: np.ndarray,
+    rolls: np.ndarray,
+    *,
+    rolls_left: int,
+    first: bool | np.ndarray = True,
+    seat: int = 0,
+    games: np.ndarray | None = None,
+    seed: int = CHECK_SEED,
+) -> TurnView:
     """A :class:`TurnView` of B positions of one column for the checker, two seats at the table:
     sheets (B, NB) scores with -1 for open boxes (every sheet with the same number of filled boxes),
     rolls (B,) roll indices; ``rolls_left`` 0 makes it a box choice (options from the rules, as the
@@ -148,10 +160,23 @@ def view_of(rules: RuleSet, sheets: np.ndarray, rolls: np.ndarray, *, rolls_left
     totals = np.zeros((b, 2), dtype=np.int64)
     totals[:, seat] = np.where(sheets >= 0, sheets, 0).sum(axis=1)
     kind = "keep" if rolls_left > 0 else "box"
-    step = max(rules.rolls_per_turn - rolls_left, 1) if kind == "keep" else 0  # the protocol's step: the roll a keep answers
-    pos = msgs.Positions(rules, kind, games, rng.game_keys(seed, games), np.full(b, seat), np.ones(b, np.int64),
-                         np.full(b, int(n_filled[0]) + 1), np.full(b, step), np.asarray(rolls), np.full(b, rolls_left),
-                         np.asarray(sheets), totals)
+    step = (
+        max(rules.rolls_per_turn - rolls_left, 1) if kind == "keep" else 0
+    )  # the protocol's step: the roll a keep answers
+    pos = msgs.Positions(
+        rules,
+        kind,
+        games,
+        rng.game_keys(seed, games),
+        np.full(b, seat),
+        np.ones(b, np.int64),
+        np.full(b, int(n_filled[0]) + 1),
+        np.full(b, step),
+        np.asarray(rolls),
+        np.full(b, rolls_left),
+        np.asarray(sheets),
+        totals,
+    )
     return msgs.view_from(pos, np.broadcast_to(np.asarray(first, dtype=bool), (b,)))
 
 
@@ -182,44 +207,76 @@ def scenarios(rules: RuleSet, gen: np.random.Generator) -> list[tuple[str, TurnV
         sheets = random_sheets(rules, gen, 24, k)
         rolls = gen.integers(d.n_rolls, size=24)
         for left in range(rr, 0, -1):
-            out.append((f"keep, {left} reroll{'s' if left > 1 else ''} left, turn {k + 1}",
-                        view_of(rules, sheets, rolls, rolls_left=left, first=left == rr)))
-        out.append((f"box, turn {k + 1}" + (" (the final turn)" if k == nb - 1 else ""),
-                    view_of(rules, sheets, rolls, rolls_left=0, first=False)))
+            out.append(
+                (
+                    f"keep, {left} reroll{'s' if left > 1 else ''} left, turn {k + 1}",
+                    view_of(rules, sheets, rolls, rolls_left=left, first=left == rr),
+                )
+            )
+        out.append(
+            (
+                f"box, turn {k + 1}" + (" (the final turn)" if k == nb - 1 else ""),
+                view_of(rules, sheets, rolls, rolls_left=0, first=False),
+            )
+        )
     if rules.saved_rolls:
         sheets = random_sheets(rules, gen, 12, nb // 2)
-        out.append(("keep with saved rolls (5 rerolls left)",
-                    view_of(rules, sheets, gen.integers(d.n_rolls, size=12), rolls_left=rr + 3, first=True)))
+        out.append(
+            (
+                "keep with saved rolls (5 rerolls left)",
+                view_of(rules, sheets, gen.integers(d.n_rolls, size=12), rolls_left=rr + 3, first=True),
+            )
+        )
     # scratch: every open box scores 0 with these dice (a 0 must be written somewhere)
     ones = _roll(rules, "1" * (d.n - 1) + "2") if d.n > 1 else _roll(rules, "1")
     zero = rules.table[ones] == 0
     if zero.any() and not rules.forced:
         sheet = np.where(zero, np.int16(-1), rules.table.max(axis=0).astype(np.int16))[None, :]
         if (sheet >= 0).any():
-            out.append(("box, scratch only (every open box scores 0)",
-                        view_of(rules, np.repeat(sheet, 4, axis=0), np.full(4, ones), rolls_left=0, first=False)))
+            out.append(
+                (
+                    "box, scratch only (every open box scores 0)",
+                    view_of(rules, np.repeat(sheet, 4, axis=0), np.full(4, ones), rolls_left=0, first=False),
+                )
+            )
     if rules.key_box >= 0:
         kb = rules.key_box
         alike = [_roll(rules, str(f) * d.n) for f in range(1, 7)]
         for held, what in ((int(rules.table[alike[5], kb]), "holding its score"), (0, "scratched")):
             sheets = np.full((6, nb), -1, dtype=np.int16)
             sheets[:, kb] = held
-            out.append((f"box, all alike with the key box {what} (face box open)",
-                        view_of(rules, sheets, np.array(alike), rolls_left=0, first=False)))
+            out.append(
+                (
+                    f"box, all alike with the key box {what} (face box open)",
+                    view_of(rules, sheets, np.array(alike), rolls_left=0, first=False),
+                )
+            )
             sheets2 = sheets.copy()
             for i, f in enumerate(range(1, 7)):
                 sheets2[i, int(np.flatnonzero(rules.upper_face == f)[0])] = 0
             joker = ": the joker" if rules.joker else ""
-            out.append((f"box, all alike with the key box {what} (face box filled{joker})",
-                        view_of(rules, sheets2, np.array(alike), rolls_left=0, first=False)))
+            out.append(
+                (
+                    f"box, all alike with the key box {what} (face box filled{joker})",
+                    view_of(rules, sheets2, np.array(alike), rolls_left=0, first=False),
+                )
+            )
     if rules.has_servida:
         sheets = random_sheets(rules, gen, 24, 2)
-        out.append(("box on the turn's first roll (servida)",
-                    view_of(rules, sheets, gen.integers(d.n_rolls, size=24), rolls_left=0, first=True)))
+        out.append(
+            (
+                "box on the turn's first roll (servida)",
+                view_of(rules, sheets, gen.integers(d.n_rolls, size=24), rolls_left=0, first=True),
+            )
+        )
     if rules.forced:
         sheets = random_sheets(rules, gen, 24, nb // 3)
-        out.append(("box, forced order (one box allowed)",
-                    view_of(rules, sheets, gen.integers(d.n_rolls, size=24), rolls_left=0, first=False)))
+        out.append(
+            (
+                "box, forced order (one box allowed)",
+                view_of(rules, sheets, gen.integers(d.n_rolls, size=24), rolls_left=0, first=False),
+            )
+        )
     return out
 
 
@@ -245,13 +302,17 @@ def _ask(link: _Link, view: TurnView, at: np.ndarray | None, budget_ms: float) -
     except msgs.Unreadable as exc:
         return None, str(exc), spent
     if spent > wait:
-        return ans.choice, f"answered in {1000 * spent:.1f} ms, budget {budget_ms * n:.1f} + margin " \
-                           f"{link.conf.margin_ms:g} ms", spent
+        return (
+            ans.choice,
+            f"answered in {1000 * spent:.1f} ms, budget {budget_ms * n:.1f} + margin {link.conf.margin_ms:g} ms",
+            spent,
+        )
     return ans.choice, ans.problem, spent
 
 
-def _scenario_row(link: _Link, rules: RuleSet, name: str, view: TurnView, budget_ms: float,
-                  gen: np.random.Generator) -> Row:
+def _scenario_row(
+    link: _Link, rules: RuleSet, name: str, view: TurnView, budget_ms: float, gen: np.random.Generator
+) -> Row:
     """Legal answers in time for the scenario's positions, and the same answers when they come in
     other batches (one at a time, reversed, shuffled halves)."""
     choice, problem, _ = _ask(link, view, None, budget_ms)
@@ -260,7 +321,7 @@ def _scenario_row(link: _Link, rules: RuleSet, name: str, view: TurnView, budget
     n = len(view)
     again = np.full(n, -2, dtype=np.int64)
     perm = gen.permutation(n)
-    orders = [np.array([i]) for i in range(min(n, 3))] + [np.arange(n)[::-1].copy(), perm[: n // 2], perm[n // 2:]]
+    orders = [np.array([i]) for i in range(min(n, 3))] + [np.arange(n)[::-1].copy(), perm[: n // 2], perm[n // 2 :]]
     for at in orders:
         if len(at) == 0:
             continue
@@ -271,10 +332,14 @@ def _scenario_row(link: _Link, rules: RuleSet, name: str, view: TurnView, budget
     differ = (again != -2) & (again != choice)
     if differ.any():
         i = int(np.flatnonzero(differ)[0])
-        return Row(rules.name, name, False,
-                   f"game {int(view.games[i])} answered {_show(rules, view, int(choice[i]))} in a batch of {n}, "
-                   f"{_show(rules, view, int(again[i]))} in another: answers must depend on the position only "
-                   f"(seed randomness from its key, seat, turn and step)")
+        return Row(
+            rules.name,
+            name,
+            False,
+            f"game {int(view.games[i])} answered {_show(rules, view, int(choice[i]))} in a batch of {n}, "
+            f"{_show(rules, view, int(again[i]))} in another: answers must depend on the position only "
+            f"(seed randomness from its key, seat, turn and step)",
+        )
     return Row(rules.name, name, True, f"{n} positions, the same answers in {len(orders)} other batches")
 
 
@@ -332,8 +397,10 @@ def _protocol_rows(link: _Link, rules: RuleSet, budget_ms: float) -> list[Row]:
     rows.append(Row("", "ping answered with pong (same id)", ok, "" if ok else f"got {str(reply)[:80]}"))
     bad: list[tuple[str, bytes]] = [
         ("an unknown message type", msgs.dumps({"type": "bogus", "id": 78})),
-        ("a decide request without its columns", msgs.dumps({"type": "decide", "id": 79, "kind": "box",
-                                                              "rules": msgs.rules_ref(rules)})),
+        (
+            "a decide request without its columns",
+            msgs.dumps({"type": "decide", "id": 79, "kind": "box", "rules": msgs.rules_ref(rules)}),
+        ),
         ("a line that is not JSON", b"{this is not json"),
     ]
     for what, body in bad:
@@ -347,8 +414,14 @@ def _protocol_rows(link: _Link, rules: RuleSet, budget_ms: float) -> list[Row]:
     return rows
 
 
-def check_engine(spec: str | EngineStrategy, *, rules: Sequence[str] = (), games: int = 20, seed: int = 2026,
-                 progress: Callable[[str], None] | None = None) -> CheckReport:
+def check_engine(
+    spec: str | EngineStrategy,
+    *,
+    rules: Sequence[str] = (),
+    games: int = 20,
+    seed: int = 2026,
+    progress: Callable[[str], None] | None = None,
+) -> CheckReport:
     """Check an engine (``cmd``/``url``/``file`` spec, or a made :class:`EngineStrategy`) on the rule
     sets it claims (or ``rules``); a :class:`CheckReport` with one row per check."""
     say = progress or (lambda _: None)
@@ -377,16 +450,29 @@ def check_engine(spec: str | EngineStrategy, *, rules: Sequence[str] = (), games
         except opts.OptionError as exc:
             declared, values, problem = {}, {}, str(exc)
         if declared or problem:
-            report.rows.append(Row("", "options: declared (name, type, default, range), values fit", not problem,
-                                   problem or ", ".join(f"{o.name} {o.range_text()}" for o in declared.values())))
+            report.rows.append(
+                Row(
+                    "",
+                    "options: declared (name, type, default, range), values fit",
+                    not problem,
+                    problem or ", ".join(f"{o.name} {o.range_text()}" for o in declared.values()),
+                )
+            )
         if problem:
             return report
         claimed = hello["rules"]
-        names = list(rules) or (builtin_rule_sets() if "*" in claimed else [n for n in claimed
-                                                                            if n in builtin_rule_sets()])
+        names = list(rules) or (
+            builtin_rule_sets() if "*" in claimed else [n for n in claimed if n in builtin_rule_sets()]
+        )
         if not names:
-            report.rows.append(Row("", "claims a built-in rule set", False,
-                                   f"claims {', '.join(claimed)}; built-in: {', '.join(builtin_rule_sets())}"))
+            report.rows.append(
+                Row(
+                    "",
+                    "claims a built-in rule set",
+                    False,
+                    f"claims {', '.join(claimed)}; built-in: {', '.join(builtin_rule_sets())}",
+                )
+            )
             return report
         for name in names:
             if "*" not in claimed and name not in claimed:
@@ -416,8 +502,14 @@ def check_engine(spec: str | EngineStrategy, *, rules: Sequence[str] = (), games
                 link.client.send(msgs.dumps({"type": "quit"}))
                 proc = link.client.proc
                 code = proc.wait(timeout=2.0) if proc is not None else None
-                report.rows.append(Row("", "quit ends the process", True,
-                                       f"exit status {code} after {1000 * (time.monotonic() - t0):.0f} ms"))
+                report.rows.append(
+                    Row(
+                        "",
+                        "quit ends the process",
+                        True,
+                        f"exit status {code} after {1000 * (time.monotonic() - t0):.0f} ms",
+                    )
+                )
             except Exception as exc:  # noqa: BLE001 - a still-running engine, a closed pipe: both fail the check
                 report.rows.append(Row("", "quit ends the process", False, f"still running after 2 s ({exc})"[:120]))
     except (EngineDied, EngineFlood) as exc:
@@ -427,18 +519,24 @@ def check_engine(spec: str | EngineStrategy, *, rules: Sequence[str] = (), games
     return report
 
 
-def _newgame(link: _Link, rules: RuleSet, values: dict[str, Any], time_control: dict[str, float],
-             wait: float) -> tuple[bool, str]:
-    ready, _ = link.exchange(msgs.dumps({"type": "newgame", "id": 1, "rules": msgs.describe_rules(rules),
-                                         "options": values, "time": time_control}), wait)
+def _newgame(
+    link: _Link, rules: RuleSet, values: dict[str, Any], time_control: dict[str, float], wait: float
+) -> tuple[bool, str]:
+    ready, _ = link.exchange(
+        msgs.dumps(
+            {"type": "newgame", "id": 1, "rules": msgs.describe_rules(rules), "options": values, "time": time_control}
+        ),
+        wait,
+    )
     ok = isinstance(ready, dict) and ready.get("type") == "ready"
     if ok and ready.get("id") != 1:
         return False, f"ready must echo newgame's id 1, got {str(ready.get('id'))[:20]}"
     return ok, "" if ok else str(ready)[:80]
 
 
-def _option_row(link: _Link, rules: RuleSet, opt: opts.Option, values: dict[str, Any], bot: EngineStrategy,
-                wait: float, seed: int) -> Row:
+def _option_row(
+    link: _Link, rules: RuleSet, opt: opts.Option, values: dict[str, Any], bot: EngineStrategy, wait: float, seed: int
+) -> Row:
     """The option the engine declares ``differ`` for, at its two values (each sent in a newgame on
     the same process, as the harness does when options change): the answers to the same positions
     must differ somewhere; then the check's own options again."""
@@ -462,8 +560,13 @@ def _option_row(link: _Link, rules: RuleSet, opt: opts.Option, values: dict[str,
     n = len(answers[0])
     differ = int((answers[0] != answers[1]).sum())
     if not differ:
-        return Row(rules.name, what, False, f"the same answers to all {n} positions at both values: the engine "
-                                            "does not read the option from newgame (or declares the wrong pair)")
+        return Row(
+            rules.name,
+            what,
+            False,
+            f"the same answers to all {n} positions at both values: the engine "
+            "does not read the option from newgame (or declares the wrong pair)",
+        )
     return Row(rules.name, what, True, f"{differ} of {n} answers differ")
 
 

@@ -63,8 +63,19 @@ class EngineConf:
 
 _TIME_KEYS = ("move_ms", "game_ms", "margin_ms", "stall_ms", "start_ms")
 _REFEREE_KEYS = ("max_faulty", "max_corrupted", "min_games", "max_batch")
-_FILE_KEYS = {"name", "command", "url", "cwd", "options", "time", "referee", "memory_mb", "stderr_kb", "token_file",
-              "description"}
+_FILE_KEYS = {
+    "name",
+    "command",
+    "url",
+    "cwd",
+    "options",
+    "time",
+    "referee",
+    "memory_mb",
+    "stderr_kb",
+    "token_file",
+    "description",
+}
 
 
 def read_engine_file(name_or_path: str) -> dict[str, Any]:
@@ -75,8 +86,9 @@ def read_engine_file(name_or_path: str) -> dict[str, Any]:
         path = engines_dir() / f"{name_or_path}.toml"
     if not path.is_file():
         known = sorted(p.stem for p in engines_dir().glob("*.toml")) if engines_dir().is_dir() else []
-        raise UserError(f"engine file {name_or_path!r} not found" + (f" (configs/engines: {', '.join(known)})" if known
-                                                                      else ""))
+        raise UserError(
+            f"engine file {name_or_path!r} not found" + (f" (configs/engines: {', '.join(known)})" if known else "")
+        )
     data = read_toml(path, "engine file")
     where = str(path)
     unknown = set(data) - _FILE_KEYS

@@ -109,8 +109,9 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def launch_server(args: list[str], *, env: dict[str, str] | None = None, timeout: float = 300.0,
-                  stderr: int | None = None) -> tuple[Any, str]:
+def launch_server(
+    args: list[str], *, env: dict[str, str] | None = None, timeout: float = 300.0, stderr: int | None = None
+) -> tuple[Any, str]:
     """Start ``yatzy-harness serve ARGS --port P`` (this interpreter, a free port P) and wait until its
     ``/ready`` answers 200 (tables loaded and warmed): (the process, its base URL). The caller
     stops it (SIGTERM drains it). :class:`EngineDied` when it exits or is not ready in ``timeout``."""
@@ -118,8 +119,9 @@ def launch_server(args: list[str], *, env: dict[str, str] | None = None, timeout
     import sys
 
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "serve", *args, "--port", str(port)], env=env,
-                            stderr=stderr)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "serve", *args, "--port", str(port)], env=env, stderr=stderr
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

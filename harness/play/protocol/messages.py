@@ -70,15 +70,31 @@ def describe_rules(rules: RuleSet) -> dict[str, Any]:
     """
     key = rules.boxes[rules.key_box].name if rules.key_box >= 0 else None
     out: dict[str, Any] = {
-        "name": rules.name, "settings": dict(rules.settings), "overrides": dict(rules.overrides),
-        "dice": rules.n_dice, "rolls_per_turn": rules.rolls_per_turn, "columns": rules.columns,
-        "add_columns": rules.add_columns, "forced": rules.forced, "saved_rolls": rules.saved_rolls,
+        "name": rules.name,
+        "settings": dict(rules.settings),
+        "overrides": dict(rules.overrides),
+        "dice": rules.n_dice,
+        "rolls_per_turn": rules.rolls_per_turn,
+        "columns": rules.columns,
+        "add_columns": rules.add_columns,
+        "forced": rules.forced,
+        "saved_rolls": rules.saved_rolls,
         "bonus": {"threshold": int(rules.threshold), "value": int(rules.bonus_value)},
-        "key_box": key, "joker": bool(rules.joker), "extra_yatzy_bonus": int(rules.extra_yatzy_bonus),
-        "boxes": [{"name": b.name, "kind": b.kind, "section": "upper" if b.is_upper else "lower",
-                   "face": int(rules.upper_face[i]) or None, "params": dict(b.params),
-                   "requires_key": bool(b.requires_key), "joker_value": b.joker_value}
-                  for i, b in enumerate(rules.boxes)],
+        "key_box": key,
+        "joker": bool(rules.joker),
+        "extra_yatzy_bonus": int(rules.extra_yatzy_bonus),
+        "boxes": [
+            {
+                "name": b.name,
+                "kind": b.kind,
+                "section": "upper" if b.is_upper else "lower",
+                "face": int(rules.upper_face[i]) or None,
+                "params": dict(b.params),
+                "requires_key": bool(b.requires_key),
+                "joker_value": b.joker_value,
+            }
+            for i, b in enumerate(rules.boxes)
+        ],
         "rolls": list(codec(rules).roll_text),
         "scores": rules.table,
     }
@@ -102,8 +118,9 @@ class Codec:
     def keep_index(self) -> dict[str, int]:
         """Every keep's faces in ascending order (``""`` for none) -> its keep index."""
         d = self.rules.dice
-        return {"".join(str(f + 1) * int(c) for f, c in enumerate(row)): k
-                for k, row in enumerate(d.keep_counts.tolist())}
+        return {
+            "".join(str(f + 1) * int(c) for f, c in enumerate(row)): k for k, row in enumerate(d.keep_counts.tolist())
+        }
 
     @cached_property
     def any_order(self) -> dict[str, int]:
@@ -178,10 +195,24 @@ def view_from(pos: Positions, first: np.ndarray) -> TurnView:
     roll = np.asarray(pos.roll, dtype=np.int16)
     first = np.ascontiguousarray(first, dtype=bool)
     rolls_left = pos.rolls_left if pos.kind == "keep" else np.zeros(len(pos), dtype=np.int64)
-    common = dict(rules=rules, seat=int(pos.seat[0]), turn=column * nb + turn, column=column, step=step,
-                  games=pos.game, keys=pos.keys, roll=roll, rolls_left=np.asarray(rolls_left, dtype=np.int16),
-                  first=first, filled=filled, upper=upper, flag=flag, sheet=sheet,
-                  totals=np.asarray(pos.totals, dtype=np.int32), saved=np.zeros(len(sheet), dtype=np.int16))
+    common = dict(
+        rules=rules,
+        seat=int(pos.seat[0]),
+        turn=column * nb + turn,
+        column=column,
+        step=step,
+        games=pos.game,
+        keys=pos.keys,
+        roll=roll,
+        rolls_left=np.asarray(rolls_left, dtype=np.int16),
+        first=first,
+        filled=filled,
+        upper=upper,
+        flag=flag,
+        sheet=sheet,
+        totals=np.asarray(pos.totals, dtype=np.int32),
+        saved=np.zeros(len(sheet), dtype=np.int16),
+    )
     if step != CHOOSE_STEP:
         return TurnView(**common)
     scores, allowed, extra = score_options_batch(scoring_context(rules), roll, first, flag, filled)
@@ -205,7 +236,7 @@ def internal_step(kind: str, step: int) -> int:
 def key_text(keys: np.ndarray) -> list[str]:
     """Game keys (B,) uint64 as 16 hex digits each (JSON numbers past 2**53 are not exact everywhere)."""
     h = np.ascontiguousarray(keys, dtype=">u8").tobytes().hex()
-    return [h[i:i + 16] for i in range(0, len(h), 16)]
+    return [h[i : i + 16] for i in range(0, len(h), 16)]
 
 
 def key_values(text: Any, n: int) -> np.ndarray:
@@ -218,8 +249,9 @@ def key_values(text: Any, n: int) -> np.ndarray:
         raise UserError("'key' must hold hex digits only") from None
 
 
-def request(rid: int, view: TurnView, kind: str, *, budget_ms: float, at: np.ndarray | None = None,
-            table: bool = False) -> bytes:
+def request(
+    rid: int, view: TurnView, kind: str, *, budget_ms: float, at: np.ndarray | None = None, table: bool = False
+) -> bytes:
     """The ``decide`` message for the positions ``at`` (indices into the view; all when None).
 
     Columns, one entry per position: ``game`` (the game's index), ``key`` (its random key: 16 hex
@@ -235,10 +267,18 @@ def request(rid: int, view: TurnView, kind: str, *, budget_ms: float, at: np.nda
     n = len(games)
     column, turn, step = protocol_turn(view)
     msg: dict[str, Any] = {
-        "type": "decide", "id": rid, "kind": kind, "rules": rules_ref(view.rules),
-        "budget_ms": round(float(budget_ms), 3), "n": n,
-        "game": games, "key": key_text(view.keys[idx]), "seat": np.full(n, view.seat, np.int16), "column": np.full(n, column, np.int16),
-        "turn": np.full(n, turn, np.int16), "step": np.full(n, step, np.int16),
+        "type": "decide",
+        "id": rid,
+        "kind": kind,
+        "rules": rules_ref(view.rules),
+        "budget_ms": round(float(budget_ms), 3),
+        "n": n,
+        "game": games,
+        "key": key_text(view.keys[idx]),
+        "seat": np.full(n, view.seat, np.int16),
+        "column": np.full(n, column, np.int16),
+        "turn": np.full(n, turn, np.int16),
+        "step": np.full(n, step, np.int16),
         "dice": codec(view.rules).roll_text[view.roll[idx]].tolist(),
         "rolls_left": np.ascontiguousarray(view.rolls_left[idx]),
         "sheet": np.ascontiguousarray(sheet_columns(view)[idx]),
@@ -327,8 +367,11 @@ def read_answer(obj: Any, rid: int, view: TurnView, kind: str, at: np.ndarray | 
                 raise TypeError
             choice = arr.astype(np.int64)
         except (TypeError, ValueError, OverflowError):
-            choice = np.fromiter((x if type(x) is int and -1 <= x < 64 else names.get(x, -1) if isinstance(x, str)
-                                  else -1 for x in got), dtype=np.int64, count=n)
+            choice = np.fromiter(
+                (x if type(x) is int and -1 <= x < 64 else names.get(x, -1) if isinstance(x, str) else -1 for x in got),
+                dtype=np.int64,
+                count=n,
+            )
         ok = (choice >= 0) & (choice < rules.n_boxes)
         allowed = view.allowed[idx]
         ok[ok] = ((allowed[ok] >> choice[ok]) & 1).astype(bool)
@@ -382,7 +425,9 @@ def _column(msg: Mapping[str, Any], key: str, n: int, lo: int, hi: int, width: i
     try:
         arr = np.asarray(raw, dtype=np.int64)
     except (TypeError, ValueError, OverflowError):
-        raise UserError(f"'{key}' must be {'a list' if width is None else 'a list of lists'} of whole numbers") from None
+        raise UserError(
+            f"'{key}' must be {'a list' if width is None else 'a list of lists'} of whole numbers"
+        ) from None
     if arr.shape != shape and not (width is None and arr.ndim == 0):
         raise UserError(f"'{key}' must have shape {list(shape)}, got {list(arr.shape)}")
     if arr.ndim == 0:
@@ -398,7 +443,7 @@ def read_positions(msg: Mapping[str, Any], rules: RuleSet, *, max_batch: int = M
     one number for the whole batch. Sheets must be consistent: a box a position fills is not open."""
     kind = msg.get("kind")
     if kind not in ("keep", "box"):
-        raise UserError("'kind' must be \"keep\" or \"box\"")
+        raise UserError('\'kind\' must be "keep" or "box"')
     dice = msg.get("dice")
     if not isinstance(dice, list) or not dice:
         raise UserError("'dice' must be a non-empty list of strings of faces")
@@ -434,8 +479,10 @@ def read_positions(msg: Mapping[str, Any], rules: RuleSet, *, max_batch: int = M
     open_boxes = (sheet < 0).sum(axis=1)
     if ((nb - open_boxes) != turn - 1).any():
         i = int(np.flatnonzero((nb - open_boxes) != turn - 1)[0])
-        raise UserError(f"position {i}: turn {int(turn[i])} of a column needs {int(turn[i]) - 1} filled boxes, "
-                        f"its sheet has {int(nb - open_boxes[i])}")
+        raise UserError(
+            f"position {i}: turn {int(turn[i])} of a column needs {int(turn[i]) - 1} filled boxes, "
+            f"its sheet has {int(nb - open_boxes[i])}"
+        )
     totals = msg.get("totals")
     if totals is None:
         totals_arr = np.zeros((n, int(seat.max()) + 1), np.int64)
@@ -446,5 +493,6 @@ def read_positions(msg: Mapping[str, Any], rules: RuleSet, *, max_batch: int = M
         totals_arr = _column(msg, "totals", n, 0, 100_000, width)
         if (seat >= width).any():
             raise UserError("'seat' must index a seat of 'totals'")
-    return Positions(rules, kind, game, keys, seat, column, turn, step, roll, rolls_left,
-                     sheet.astype(np.int16), totals_arr)
+    return Positions(
+        rules, kind, game, keys, seat, column, turn, step, roll, rolls_left, sheet.astype(np.int16), totals_arr
+    )

@@ -102,8 +102,14 @@ def set_run_dir(run_dir: Path | None) -> None:
         for line in _RUN.journal.read_bytes().splitlines():
             try:
                 r = orjson.loads(line)
-                key = (str(r["engine"]), int(r["lineup"]), int(r["game"]), int(r["seat"]), int(r["turn"]),
-                       int(r["step"]))
+                key = (
+                    str(r["engine"]),
+                    int(r["lineup"]),
+                    int(r["game"]),
+                    int(r["seat"]),
+                    int(r["turn"]),
+                    int(r["step"]),
+                )
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut off by a kill: its chunk is played again and journals anew
             _RUN.replay[key] = str(r["kind"])
@@ -143,11 +149,13 @@ class EngineStrategy(Strategy):
     (``file=...``, see ``configs/engines/``); ``opt.NAME=VALUE`` sets an engine option."""
 
     name = "engine"
-    description = "an external engine over the engine protocol (stdio or HTTP), refereed: budgets, faults, time-out play"
+    description = (
+        "an external engine over the engine protocol (stdio or HTTP), refereed: budgets, faults, time-out play"
+    )
     classifier = {"stochastic": False, "lookahead": "unknown", "long_run_time": False}
     refereed: ClassVar[bool] = True
     params = (
-        Param("cmd", str, "", "command line of the engine (stdio), e.g. \"node mybot.js\""),
+        Param("cmd", str, "", 'command line of the engine (stdio), e.g. "node mybot.js"'),
         Param("url", str, "", "URL the engine answers POSTs at (HTTP), e.g. http://127.0.0.1:8000/decide"),
         Param("file", str, "", "an engine file (TOML; a bare name is looked up in configs/engines/)"),
         Param("name", str, "", "the label in reports (default: the file's name, else engine:SCRIPT)"),
@@ -155,15 +163,33 @@ class EngineStrategy(Strategy):
         Param("move_ms", float, 100.0, "budget per decision, ms (a batch gets this times its decisions)", 0.001, None),
         Param("game_ms", float, 0.0, "budget per game, ms (0: none); a game past it plays time-out", 0.0, None),
         Param("margin_ms", float, 100.0, "stated margin added to every batch's budget, ms", 0.0, None),
-        Param("stall_ms", float, 2000.0, "grace after a missed budget before the engine is killed as stalled, ms",
-              0.0, None),
+        Param(
+            "stall_ms",
+            float,
+            2000.0,
+            "grace after a missed budget before the engine is killed as stalled, ms",
+            0.0,
+            None,
+        ),
         Param("start_ms", float, 10_000.0, "time to start and answer the handshake, ms", 1.0, None),
         Param("max_faulty", float, 0.1, "a game with more than this share of faulty decisions is corrupted", 0.0, 1.0),
-        Param("max_corrupted", float, 0.1, "an engine with more than this share of corrupted games is disqualified",
-              0.0, 1.0),
+        Param(
+            "max_corrupted",
+            float,
+            0.1,
+            "an engine with more than this share of corrupted games is disqualified",
+            0.0,
+            1.0,
+        ),
         Param("min_games", int, 20, "games played before an engine can be disqualified", 1, None),
-        Param("max_batch", int, 10_000, "most positions in one request (a larger batch is sent in parts; an "
-              "engine's hello may ask for fewer)", 1, msgs.MAX_BATCH),
+        Param(
+            "max_batch",
+            int,
+            10_000,
+            "most positions in one request (a larger batch is sent in parts; an engine's hello may ask for fewer)",
+            1,
+            msgs.MAX_BATCH,
+        ),
         Param("memory_mb", int, 0, "cap of the engine's address space, MiB (0: none)", 0, None),
         Param("stderr_kb", int, 1024, "stderr kept in the engine's log per process, KiB", 0, None),
         Param("token_file", str, "", "a file holding a bearer token sent to a URL engine"),
@@ -189,8 +215,10 @@ class EngineStrategy(Strategy):
                 raise UserError(f"strategy 'engine': cmd {cmd!r} cannot be split into words: {exc}") from None
         url = c["url"] or from_file.get("url", "")
         if bool(argv) == bool(url):
-            raise UserError("strategy 'engine' needs exactly one of cmd=\"COMMAND\", url=URL or file=ENGINE.toml "
-                            "(a file giving a command or a url)")
+            raise UserError(
+                "strategy 'engine' needs exactly one of cmd=\"COMMAND\", url=URL or file=ENGINE.toml "
+                "(a file giving a command or a url)"
+            )
         if url:
             check_url(url)
         label = c["name"] or from_file.get("name") or ""
@@ -201,10 +229,30 @@ class EngineStrategy(Strategy):
             label += ":" + ",".join(f"opt.{k}={v}" for k, v in sorted(options.items()))
         cwd = c["cwd"] or from_file.get("cwd") or None
         self.conf = EngineConf(
-            label=label, argv=argv, url=url, cwd=cwd, options={**from_file.get("options", {}), **options},
+            label=label,
+            argv=argv,
+            url=url,
+            cwd=cwd,
+            options={**from_file.get("options", {}), **options},
             source=from_file.get("source", ""),
-            **{k: c[k] for k in ("move_ms", "game_ms", "margin_ms", "stall_ms", "start_ms", "max_faulty",
-                                 "max_corrupted", "min_games", "max_batch", "memory_mb", "stderr_kb", "token_file")})
+            **{
+                k: c[k]
+                for k in (
+                    "move_ms",
+                    "game_ms",
+                    "margin_ms",
+                    "stall_ms",
+                    "start_ms",
+                    "max_faulty",
+                    "max_corrupted",
+                    "min_games",
+                    "max_batch",
+                    "memory_mb",
+                    "stderr_kb",
+                    "token_file",
+                )
+            },
+        )
         self._spec_options = options
         self.hello: dict[str, Any] | None = None
         #: the options the engine's hello declares (known once it has started)
@@ -251,8 +299,9 @@ class EngineStrategy(Strategy):
         try:
             return Path(self.conf.token_file).read_text().strip()
         except OSError as exc:
-            raise UserError(f"engine {self.label}: cannot read token_file {self.conf.token_file}: {exc.strerror}") \
-                from None
+            raise UserError(
+                f"engine {self.label}: cannot read token_file {self.conf.token_file}: {exc.strerror}"
+            ) from None
 
     def _exchange(self, client: StdioEngine | HttpEngine, message: dict[str, Any], deadline: float) -> dict[str, Any]:
         """Send one message and wait for its reply (the handshake's; not for decisions)."""
@@ -285,8 +334,9 @@ class EngineStrategy(Strategy):
         if c.url:
             client = HttpEngine(c.url, self._token())
         else:
-            client = StdioEngine(c.argv, cwd=c.cwd, log_path=_log_path(c.label), stderr_cap=c.stderr_kb << 10,
-                                 memory_mb=c.memory_mb)
+            client = StdioEngine(
+                c.argv, cwd=c.cwd, log_path=_log_path(c.label), stderr_cap=c.stderr_kb << 10, memory_mb=c.memory_mb
+            )
             client.start()
         try:
             deadline = time.monotonic() + c.start_ms / 1000
@@ -317,9 +367,17 @@ class EngineStrategy(Strategy):
         if entry.state == state:
             return
         try:
-            ready = self._exchange(entry.client, {"type": "newgame", "id": 0, "rules": msgs.describe_rules(self.rules),
-                                                  "options": values, "time": self.time_control()},
-                                   time.monotonic() + c.start_ms / 1000)
+            ready = self._exchange(
+                entry.client,
+                {
+                    "type": "newgame",
+                    "id": 0,
+                    "rules": msgs.describe_rules(self.rules),
+                    "options": values,
+                    "time": self.time_control(),
+                },
+                time.monotonic() + c.start_ms / 1000,
+            )
             if ready.get("type") != "ready":
                 raise EngineDied(f"expected 'ready' after newgame, got {str(ready.get('type'))[:40]!r}")
         except (EngineDied, EngineFlood, HttpTimeout, HttpRejected) as exc:
@@ -423,11 +481,24 @@ class EngineStrategy(Strategy):
     def describe(self) -> dict[str, Any]:
         """What the manifest records of this engine: command or URL, handshake, files' sha256, limits."""
         c = self.conf
-        return {"label": c.label, "command": list(c.argv), "url": c.url, "cwd": c.cwd, "file": c.source,
-                "files": c.files(), "handshake": self.hello, "options": dict(c.options),
-                "time": self.time_control(), "stall_ms": c.stall_ms,
-                "referee": {"max_faulty": c.max_faulty, "max_corrupted": c.max_corrupted, "min_games": c.min_games,
-                            "max_batch": c.max_batch}}
+        return {
+            "label": c.label,
+            "command": list(c.argv),
+            "url": c.url,
+            "cwd": c.cwd,
+            "file": c.source,
+            "files": c.files(),
+            "handshake": self.hello,
+            "options": dict(c.options),
+            "time": self.time_control(),
+            "stall_ms": c.stall_ms,
+            "referee": {
+                "max_faulty": c.max_faulty,
+                "max_corrupted": c.max_corrupted,
+                "min_games": c.min_games,
+                "max_batch": c.max_batch,
+            },
+        }
 
     # -- the referee's accounting ------------------------------------------------------------
 
@@ -453,9 +524,11 @@ class EngineStrategy(Strategy):
         """The reason this engine is out of the run, from its games and corrupted games so far."""
         c = self.conf
         if games >= c.min_games and corrupted > c.max_corrupted * games:
-            return (f"engine {c.label} disqualified: {corrupted:,} of {games:,} games corrupted "
-                    f"({100 * corrupted / games:.1f} % > {100 * c.max_corrupted:g} %; a game is corrupted when "
-                    f"more than {100 * c.max_faulty:g} % of its decisions are faulty)")
+            return (
+                f"engine {c.label} disqualified: {corrupted:,} of {games:,} games corrupted "
+                f"({100 * corrupted / games:.1f} % > {100 * c.max_corrupted:g} %; a game is corrupted when "
+                f"more than {100 * c.max_faulty:g} % of its decisions are faulty)"
+            )
         return None
 
     def _rows(self, view: TurnView) -> tuple[Tally, np.ndarray] | None:
@@ -470,8 +543,13 @@ class EngineStrategy(Strategy):
         n = self._logged.get(kind, 0)
         self._logged[kind] = n + 1
         if n < LOGGED_FAULTS:
-            log.warning("engine %s: %s fault: %s%s", self.label, kind, detail,
-                        "" if n < LOGGED_FAULTS - 1 else " (further faults of this kind are only counted)")
+            log.warning(
+                "engine %s: %s fault: %s%s",
+                self.label,
+                kind,
+                detail,
+                "" if n < LOGGED_FAULTS - 1 else " (further faults of this kind are only counted)",
+            )
 
     # -- decisions ----------------------------------------------------------------------------
 
@@ -505,7 +583,7 @@ class EngineStrategy(Strategy):
         ask = np.flatnonzero(fault == 0)
         step = self._max_batch()
         for lo in range(0, ask.size, step):  # a batch over the engine's maximum goes in parts
-            part = ask[lo:lo + step]
+            part = ask[lo : lo + step]
             at = None if part.size == n else part
             got, kinds, spent = self._ask(view, kind, at)
             choice[part] = got
@@ -548,8 +626,17 @@ class EngineStrategy(Strategy):
             kind = msgs.FAULT_KINDS[int(fault[i]) - 1]
             key = (self.label, self._lineup, int(view.games[i]), view.seat, view.turn, view.step)
             if kind in TIMING and key not in _RUN.replay:
-                rows.append({"engine": self.label, "lineup": self._lineup, "game": key[2], "seat": view.seat,
-                             "turn": view.turn, "step": view.step, "kind": kind})
+                rows.append(
+                    {
+                        "engine": self.label,
+                        "lineup": self._lineup,
+                        "game": key[2],
+                        "seat": view.seat,
+                        "turn": view.turn,
+                        "step": view.step,
+                        "kind": kind,
+                    }
+                )
         _RUN.write(rows)
 
     def _ask(self, view: TurnView, kind: str, at: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, float]:
@@ -615,7 +702,9 @@ class EngineStrategy(Strategy):
                 if not late:
                     late = True
                     continue
-                self._note("stall", f"no answer {self.conf.stall_ms:g} ms after the budget: killed, restarted next time")
+                self._note(
+                    "stall", f"no answer {self.conf.stall_ms:g} ms after the budget: killed, restarted next time"
+                )
                 self._kill()
                 return None, "stall"
             if not line.strip():

@@ -86,16 +86,25 @@ class _StderrPump(threading.Thread):
         finally:
             if out is not None:
                 if self.dropped:
-                    out.write(f"\n[stderr capped at {self.cap:,} bytes; {self.dropped:,} more bytes dropped]\n".encode())
+                    out.write(
+                        f"\n[stderr capped at {self.cap:,} bytes; {self.dropped:,} more bytes dropped]\n".encode()
+                    )
                 out.close()
 
 
 class StdioEngine:
     """One engine process speaking JSON lines; :meth:`send` a message, :meth:`read_line` a reply."""
 
-    def __init__(self, argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
-                 log_path: Path | None = None, stderr_cap: int = 1 << 20, memory_mb: int = 0,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        log_path: Path | None = None,
+        stderr_cap: int = 1 << 20,
+        memory_mb: int = 0,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.argv = list(argv)
         self.cwd = cwd
         self.log_path = log_path
@@ -120,10 +129,18 @@ class StdioEngine:
             raise EngineDied(f"cannot start {' '.join(self.argv)!r}: {why}")
         read, write = os.pipe()  # both ends close on exec: only the watchdog is given the read end
         try:
-            self.proc = subprocess.Popen([sys.executable, "-I", "-S", WATCHDOG, str(read), str(self.memory_mb), "--",
-                                          *self.argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, cwd=self.cwd, env=self.env, bufsize=0,
-                                         start_new_session=True, pass_fds=(read,), close_fds=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", WATCHDOG, str(read), str(self.memory_mb), "--", *self.argv],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.cwd,
+                env=self.env,
+                bufsize=0,
+                start_new_session=True,
+                pass_fds=(read,),
+                close_fds=True,
+            )
         except OSError as exc:
             os.close(write)
             raise EngineDied(f"cannot start {' '.join(self.argv)!r}: {exc.strerror or exc}") from None
@@ -162,7 +179,7 @@ class StdioEngine:
             nl = self._buf.find(b"\n", scanned)
             if nl >= 0:
                 line = bytes(self._buf[:nl])
-                del self._buf[:nl + 1]
+                del self._buf[: nl + 1]
                 return line.rstrip(b"\r")
             scanned = len(self._buf)
             if scanned > MAX_LINE:
@@ -190,8 +207,13 @@ class StdioEngine:
                 code = self.proc.wait(timeout=0.2)
             except subprocess.TimeoutExpired:
                 code = None
-        status = f"exit status {code}" if code is not None and code >= 0 else \
-            f"killed by signal {-code}" if code is not None else "still running"
+        status = (
+            f"exit status {code}"
+            if code is not None and code >= 0
+            else f"killed by signal {-code}"
+            if code is not None
+            else "still running"
+        )
         tail = self.stderr_tail()
         return f"the engine died ({how}; {status})" + (f"; stderr ends: {tail}" if tail else "")
 

@@ -119,24 +119,88 @@ Public API::
 
 from __future__ import annotations
 
-from harness.players.fit import (choice, data, families, files, goodness, likelihood, models, player, profile,
-                                 report, store)
+from harness.players.fit import (
+    choice,
+    data,
+    families,
+    files,
+    goodness,
+    likelihood,
+    models,
+    player,
+    profile,
+    report,
+    store,
+)
 from harness.players.fit.choice import Holdout, ModelChoice, fold, holdout
 from harness.players.fit.data import Choices, ChoicesBuilder
 from harness.players.fit.families import FamilyLikelihood, family_intervals, family_mle
 from harness.players.fit.files import reference_of, text
 from harness.players.fit.likelihood import Likelihood, mle
 from harness.players.fit.models import ALL_MODELS, FAMILY, MIXES, MODELS, mixes, parse_model, parse_models
-from harness.players.fit.player import (MAX_HALF_WIDTH, MIN_DECISIONS, RESOLUTION, TOO_LITTLE, FitOptions,
-                                        PlayerCounts, PlayerFit, evidence, fit_choices)
+from harness.players.fit.player import (
+    MAX_HALF_WIDTH,
+    MIN_DECISIONS,
+    RESOLUTION,
+    TOO_LITTLE,
+    FitOptions,
+    PlayerCounts,
+    PlayerFit,
+    evidence,
+    fit_choices,
+)
 from harness.players.fit.profile import Estimate
 from harness.players.fit.report import FitOrigin, FitReport, fit_records, fit_table, play_table
 from harness.players.fit.store import MAX_MEMORY, Blocks, DecisionStore
 
-__all__ = ["ALL_MODELS", "FAMILY", "MAX_HALF_WIDTH", "MAX_MEMORY", "MIN_DECISIONS", "MIXES", "MODELS", "RESOLUTION",
-           "TOO_LITTLE", "Blocks", "Choices", "ChoicesBuilder", "DecisionStore", "Estimate", "FamilyLikelihood",
-           "FitOptions", "FitOrigin", "FitReport", "Holdout", "Likelihood", "ModelChoice", "PlayerCounts",
-           "PlayerFit", "choice", "data", "evidence", "families", "family_intervals", "family_mle", "files",
-           "fit_choices", "fit_records", "fit_table", "fold", "goodness", "holdout", "likelihood", "mixes", "mle",
-           "models", "parse_model", "parse_models", "play_table", "player", "profile", "reference_of", "report",
-           "store", "text"]
+__all__ = [
+    "ALL_MODELS",
+    "FAMILY",
+    "MAX_HALF_WIDTH",
+    "MAX_MEMORY",
+    "MIN_DECISIONS",
+    "MIXES",
+    "MODELS",
+    "RESOLUTION",
+    "TOO_LITTLE",
+    "Blocks",
+    "Choices",
+    "ChoicesBuilder",
+    "DecisionStore",
+    "Estimate",
+    "FamilyLikelihood",
+    "FitOptions",
+    "FitOrigin",
+    "FitReport",
+    "Holdout",
+    "Likelihood",
+    "ModelChoice",
+    "PlayerCounts",
+    "PlayerFit",
+    "choice",
+    "data",
+    "evidence",
+    "families",
+    "family_intervals",
+    "family_mle",
+    "files",
+    "fit_choices",
+    "fit_records",
+    "fit_table",
+    "fold",
+    "goodness",
+    "holdout",
+    "likelihood",
+    "mixes",
+    "mle",
+    "models",
+    "parse_model",
+    "parse_models",
+    "play_table",
+    "player",
+    "profile",
+    "reference_of",
+    "report",
+    "store",
+    "text",
+]

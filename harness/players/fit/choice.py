@@ -15,6 +15,7 @@ from harness.players.fit.likelihood import Likelihood, mle
 from harness.players.fit.models import is_family
 from harness.players.fit.store import Blocks
 
+
 @dataclass(frozen=True)
 class Holdout:
     """One model's held-out figures for one player: fitted (maximum likelihood, no intervals) to
@@ -48,8 +49,13 @@ class ModelChoice:
         return max(scored, key=lambda h: h.loglik_per_decision).model  # max keeps the first of equals
 
     def to_dict(self) -> dict[str, Any]:
-        return {"player": self.player, "train_decisions": self.train_decisions, "test_decisions": self.test_decisions,
-                "models": [h.to_dict() for h in self.models], "chosen": self.chosen}
+        return {
+            "player": self.player,
+            "train_decisions": self.train_decisions,
+            "test_decisions": self.test_decisions,
+            "models": [h.to_dict() for h in self.models],
+            "chosen": self.chosen,
+        }
 
 
 def holdout(train: Choices | Blocks, test: Choices | Blocks, model: str) -> Holdout:
@@ -61,8 +67,9 @@ def holdout(train: Choices | Blocks, test: Choices | Blocks, model: str) -> Hold
         lik = FamilyLikelihood(test.mixing(model))
         return Holdout(model, lik.at(theta)[0] / test.decisions, lik.top1(float(theta[0])))
     m = mle(Likelihood(train), model)
-    return Holdout(model, Likelihood(test).at(m.temperature, m.blunder) / test.decisions,
-                   FamilyLikelihood(test).top1(0.0))
+    return Holdout(
+        model, Likelihood(test).at(m.temperature, m.blunder) / test.decisions, FamilyLikelihood(test).top1(0.0)
+    )
 
 
 def fold(seed: int, game: Any, seat: int) -> int:

@@ -17,7 +17,6 @@ from harness.decisions.positions import TIE
 from harness.players.fit.models import MIXES
 
 
-
 @dataclass(frozen=True)
 class Choices:
     """The informative decisions (two legal options or more) of a player or a pool, flat, identical
@@ -68,9 +67,16 @@ class Choices:
         return int(self.w.sum())
 
     @classmethod
-    def of_arrays(cls, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray,
-                  dtype: Any = np.float32, myopic: np.ndarray | None = None,
-                  paced: np.ndarray | None = None) -> Choices:
+    def of_arrays(
+        cls,
+        values: np.ndarray,
+        n: np.ndarray,
+        chosen: np.ndarray,
+        kind: np.ndarray,
+        dtype: Any = np.float32,
+        myopic: np.ndarray | None = None,
+        paced: np.ndarray | None = None,
+    ) -> Choices:
         """From a :class:`harness.decisions.analysis.DecisionTable`'s columns (values (D, W), -inf past n[d];
         ``myopic`` and ``paced`` likewise, or None); ``dtype`` of the stored regrets."""
         b = ChoicesBuilder(dtype=dtype, myopic=myopic is not None, paced=paced is not None)
@@ -83,9 +89,15 @@ class Choices:
         boolean mask or indices of the decisions to keep), with its myopic and paced values when it
         has them."""
         sel = slice(None) if rows is None else rows
-        return cls.of_arrays(table.values[sel], table.n[sel], table.chosen[sel], table.kind[sel], dtype,
-                             None if table.myopic is None else table.myopic[sel],
-                             None if table.paced is None else table.paced[sel])
+        return cls.of_arrays(
+            table.values[sel],
+            table.n[sel],
+            table.chosen[sel],
+            table.kind[sel],
+            dtype,
+            None if table.myopic is None else table.myopic[sel],
+            None if table.paced is None else table.paced[sel],
+        )
 
     def mixing(self, model: str) -> Choices:
         """These decisions as ``model``'s likelihood reads them: g and gc the values it mixes
@@ -107,9 +119,20 @@ class Choices:
 
     def take(self, sel: Any) -> Choices:
         """The rows ``sel`` (a mask, indices or a slice: a slice copies nothing) of these."""
-        return Choices(self.ptr, self.r, self.rc[sel], self.u[sel], self.kind[sel], self.rows[sel], self.w[sel],
-                       self.g, None if self.gc is None else self.gc[sel], self.h,
-                       None if self.hc is None else self.hc[sel], None if self.who is None else self.who[sel])
+        return Choices(
+            self.ptr,
+            self.r,
+            self.rc[sel],
+            self.u[sel],
+            self.kind[sel],
+            self.rows[sel],
+            self.w[sel],
+            self.g,
+            None if self.gc is None else self.gc[sel],
+            self.h,
+            None if self.hc is None else self.hc[sel],
+            None if self.who is None else self.who[sel],
+        )
 
     def compact(self) -> Choices:
         """These rows with only their own options, in their order (ptr from 0, rows 0..D-1)."""
@@ -118,14 +141,41 @@ class Choices:
         ptr = np.zeros(len(n) + 1, np.int64)
         np.cumsum(n, out=ptr[1:])
         opt = np.repeat(lo - ptr[:-1], n) + np.arange(ptr[-1])
-        return Choices(ptr, self.r[opt], self.rc, self.u, self.kind, None, self.w,
-                       None if self.g is None else self.g[opt], self.gc, None if self.h is None else self.h[opt],
-                       self.hc, self.who)
+        return Choices(
+            ptr,
+            self.r[opt],
+            self.rc,
+            self.u,
+            self.kind,
+            None,
+            self.w,
+            None if self.g is None else self.g[opt],
+            self.gc,
+            None if self.h is None else self.h[opt],
+            self.hc,
+            self.who,
+        )
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.ptr, self.r, self.rc, self.u, self.kind, self.rows, self.w, self.g, self.gc,
-                                      self.h, self.hc, self.who) if a is not None)
+        return sum(
+            a.nbytes
+            for a in (
+                self.ptr,
+                self.r,
+                self.rc,
+                self.u,
+                self.kind,
+                self.rows,
+                self.w,
+                self.g,
+                self.gc,
+                self.h,
+                self.hc,
+                self.who,
+            )
+            if a is not None
+        )
 
 
 class _Buffer:
@@ -146,7 +196,7 @@ class _Buffer:
 
     def view(self) -> np.ndarray:
         self.viewed = True
-        return self.a[:self.n]
+        return self.a[: self.n]
 
 
 class ChoicesBuilder:
@@ -165,8 +215,9 @@ class ChoicesBuilder:
     decision. It grows with what it is given: :class:`~harness.players.fit.store.DecisionStore`
     bounds it by segments."""
 
-    def __init__(self, capacity: int = 1024, dtype: Any = np.float32, myopic: bool = False,
-                 paced: bool = False) -> None:
+    def __init__(
+        self, capacity: int = 1024, dtype: Any = np.float32, myopic: bool = False, paced: bool = False
+    ) -> None:
         self.dtype = np.dtype(dtype)
         self.bits_type = np.dtype(f"u{self.dtype.itemsize}")
         self.r = _Buffer(self.bits_type, capacity * 16)
@@ -186,7 +237,9 @@ class ChoicesBuilder:
         self.w = _Buffer(np.int64, capacity)  # decisions of each row
         self.hashes = _Buffer(np.uint64, capacity)
         self.table = np.full(1 << max(4, (2 * capacity - 1).bit_length()), -1, np.int64)
-        self.regret = np.zeros(0)  # per player code: best value - chosen value over every decision, as the sums count it
+        self.regret = np.zeros(
+            0
+        )  # per player code: best value - chosen value over every decision, as the sums count it
 
     @property
     def rows(self) -> int:
@@ -195,8 +248,16 @@ class ChoicesBuilder:
     #: A batch is added this many decisions at a time (its per-option temporaries stay this small).
     ADD_ROWS = 1 << 15
 
-    def add(self, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray, who: np.ndarray,
-            myopic: np.ndarray | None = None, paced: np.ndarray | None = None) -> None:
+    def add(
+        self,
+        values: np.ndarray,
+        n: np.ndarray,
+        chosen: np.ndarray,
+        kind: np.ndarray,
+        who: np.ndarray,
+        myopic: np.ndarray | None = None,
+        paced: np.ndarray | None = None,
+    ) -> None:
         if self.ptr.viewed:
             raise RuntimeError("a store takes no decisions once its choices were asked for")
         if self.myopic and myopic is None:
@@ -205,11 +266,26 @@ class ChoicesBuilder:
             raise ValueError("a store of paced values takes decisions with their paced values")
         for a in range(0, len(n), self.ADD_ROWS):
             s = slice(a, a + self.ADD_ROWS)
-            self._add(values[s], n[s], chosen[s], kind[s], who[s], None if myopic is None else myopic[s],
-                      None if paced is None else paced[s])
+            self._add(
+                values[s],
+                n[s],
+                chosen[s],
+                kind[s],
+                who[s],
+                None if myopic is None else myopic[s],
+                None if paced is None else paced[s],
+            )
 
-    def _add(self, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray, who: np.ndarray,
-             myopic: np.ndarray | None, paced: np.ndarray | None) -> None:
+    def _add(
+        self,
+        values: np.ndarray,
+        n: np.ndarray,
+        chosen: np.ndarray,
+        kind: np.ndarray,
+        who: np.ndarray,
+        myopic: np.ndarray | None,
+        paced: np.ndarray | None,
+    ) -> None:
         n = np.asarray(n, dtype=np.int64)
         chosen = np.asarray(chosen, np.int64)
         who = np.asarray(who, np.int32)
@@ -234,8 +310,10 @@ class ChoicesBuilder:
 
             def other(x: Any) -> tuple[np.ndarray, np.ndarray]:  # its options' regrets in r's order, the chosen one's
                 xr = _regrets(np.asarray(x)[keep], legal)
-                return (np.take_along_axis(xr, order, axis=1).astype(self.dtype)[legal].view(self.bits_type),
-                        xr[np.arange(len(n)), chosen].astype(self.dtype).view(self.bits_type))
+                return (
+                    np.take_along_axis(xr, order, axis=1).astype(self.dtype)[legal].view(self.bits_type),
+                    xr[np.arange(len(n)), chosen].astype(self.dtype).view(self.bits_type),
+                )
 
             if self.myopic:
                 gopts, gc = other(myopic)
@@ -251,16 +329,36 @@ class ChoicesBuilder:
         if 2 * need > len(self.table):
             self.table = np.full(1 << (2 * need - 1).bit_length(), -1, np.int64)
             FK.rehash(self.table, self.hashes.a, self.rows)
-        rows, m = FK.merge(bptr, opts, rc.astype(self.dtype).view(self.bits_type), np.asarray(kind, np.int8),
-                           who[keep], self.table, self.hashes.reserve(need), self.ptr.reserve(need + 1),
-                           self.r.reserve(self.r.n + len(opts)), self.rc.reserve(need), self.kind.reserve(need),
-                           self.who.reserve(need), self.w.reserve(need), self.rows, self.r.n, gopts, gc,
-                           self.g.reserve(self.g.n + len(gopts)) if self.myopic else self.g.a,
-                           self.gc.reserve(need) if self.myopic else self.gc.a, hopts, hc,
-                           self.h.reserve(self.h.n + len(hopts)) if self.paced else self.h.a,
-                           self.hc.reserve(need) if self.paced else self.hc.a)
-        for b in ((self.kind, self.rc, self.who, self.w, self.hashes) + ((self.gc,) if self.myopic else ())
-                  + ((self.hc,) if self.paced else ())):
+        rows, m = FK.merge(
+            bptr,
+            opts,
+            rc.astype(self.dtype).view(self.bits_type),
+            np.asarray(kind, np.int8),
+            who[keep],
+            self.table,
+            self.hashes.reserve(need),
+            self.ptr.reserve(need + 1),
+            self.r.reserve(self.r.n + len(opts)),
+            self.rc.reserve(need),
+            self.kind.reserve(need),
+            self.who.reserve(need),
+            self.w.reserve(need),
+            self.rows,
+            self.r.n,
+            gopts,
+            gc,
+            self.g.reserve(self.g.n + len(gopts)) if self.myopic else self.g.a,
+            self.gc.reserve(need) if self.myopic else self.gc.a,
+            hopts,
+            hc,
+            self.h.reserve(self.h.n + len(hopts)) if self.paced else self.h.a,
+            self.hc.reserve(need) if self.paced else self.hc.a,
+        )
+        for b in (
+            (self.kind, self.rc, self.who, self.w, self.hashes)
+            + ((self.gc,) if self.myopic else ())
+            + ((self.hc,) if self.paced else ())
+        ):
             b.n = rows
         self.ptr.n, self.r.n = rows + 1, m
         if self.myopic:
@@ -278,14 +376,43 @@ class ChoicesBuilder:
         ptr = self.ptr.view()
         g, gc = (self.g.view().view(self.dtype), self.gc.view().view(self.dtype)) if self.myopic else (None, None)
         h, hc = (self.h.view().view(self.dtype), self.hc.view().view(self.dtype)) if self.paced else (None, None)
-        return Choices(ptr, self.r.view().view(self.dtype), self.rc.view().view(self.dtype), 1.0 / np.diff(ptr),
-                       self.kind.view(), None, self.w.view(), g, gc, h, hc, self.who.view())
+        return Choices(
+            ptr,
+            self.r.view().view(self.dtype),
+            self.rc.view().view(self.dtype),
+            1.0 / np.diff(ptr),
+            self.kind.view(),
+            None,
+            self.w.view(),
+            g,
+            gc,
+            h,
+            hc,
+            self.who.view(),
+        )
 
     @property
     def nbytes(self) -> int:
         """The store's bytes (buffers as allocated, hash table included)."""
-        return sum(b.a.nbytes for b in (self.r, self.ptr, self.rc, self.kind, self.who, self.w, self.hashes, self.g,
-                                        self.gc, self.h, self.hc)) + self.table.nbytes
+        return (
+            sum(
+                b.a.nbytes
+                for b in (
+                    self.r,
+                    self.ptr,
+                    self.rc,
+                    self.kind,
+                    self.who,
+                    self.w,
+                    self.hashes,
+                    self.g,
+                    self.gc,
+                    self.h,
+                    self.hc,
+                )
+            )
+            + self.table.nbytes
+        )
 
 
 def _regrets(values: np.ndarray, legal: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ from harness.players.fit.models import FAMILY, MODELS, T_MAX, T_MIN
 from harness.players.fit.store import Blocks, _each, _total, as_blocks
 from harness.util.sums import dot
 
+
 class FamilyLikelihood:
     """log L and its gradient under the extended family (:func:`harness.players.fit.kernels.family_loglik`)
     of a :class:`Choices` (or :class:`Blocks`): theta = (weight, keep temperature, box temperature,
@@ -76,8 +77,9 @@ def _bounds(name: str) -> tuple[float, float]:
     return _LOG_T if name.endswith("temperature") else (0.0, 1.0)
 
 
-def family_max(lik: FamilyLikelihood, free: Sequence[str], start: np.ndarray,
-               starts: Sequence[np.ndarray] = ()) -> tuple[np.ndarray, float]:
+def family_max(
+    lik: FamilyLikelihood, free: Sequence[str], start: np.ndarray, starts: Sequence[np.ndarray] = ()
+) -> tuple[np.ndarray, float]:
     """(theta, log L) maximising over the ``free`` parameters of :data:`FAMILY` (the others stay at
     ``start``'s values): SLSQP from ``start`` and from each of ``starts``, in the coordinates of
     :func:`_to_coord` (temperatures in log T on [T_MIN, T_MAX]; weight and blunder on [0, 1]),
@@ -110,8 +112,9 @@ def family_max(lik: FamilyLikelihood, free: Sequence[str], start: np.ndarray,
         # SLSQP, not L-BFGS-B: scipy's L-BFGS-B calls the threaded BLAS at every step, which on a
         # loaded machine took 6 times the CPU (11.0 s against 1.8 s for fit_table(..., "all") of two
         # players of 30 games; the same estimates and interval ends to 4 digits)
-        res = minimize(f, c0, jac=True, method="SLSQP", bounds=[_bounds(k) for k in free],
-                       options={"ftol": 1e-13, "maxiter": 500})
+        res = minimize(
+            f, c0, jac=True, method="SLSQP", bounds=[_bounds(k) for k in free], options={"ftol": 1e-13, "maxiter": 500}
+        )
         c = np.array([min(max(x, lo), hi) for x, (lo, hi) in zip(res.x, (_bounds(k) for k in free))])
         for i, k in enumerate(free):  # an optimiser's 1e-17 for a bound of a weight or blunder rate
             if not k.endswith("temperature"):
@@ -143,8 +146,9 @@ def family_mle(lik: FamilyLikelihood, model: str) -> tuple[np.ndarray, float]:
     return family_max(lik, free, start, starts)
 
 
-def family_intervals(lik: FamilyLikelihood, model: str, theta: np.ndarray, top: float,
-                     confidence: float) -> dict[str, Estimate]:
+def family_intervals(
+    lik: FamilyLikelihood, model: str, theta: np.ndarray, top: float, confidence: float
+) -> dict[str, Estimate]:
     """Profile-likelihood intervals of each parameter of a model of the extended family at its
     maximum (theta, top): the others maximised again at each point of a profile (warm-started
     from the point before). A temperature at the T_MIN floor is reported as 0 (and an interval end

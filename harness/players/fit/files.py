@@ -20,6 +20,7 @@ from harness.util.errors import UserError
 from harness.util.render import MISSING, Table, ci_level, count, num, pct, sig, statistic
 from harness.util.render import text as render_text
 
+
 def _evidence_of(d: Mapping[str, Any]) -> tuple[int, float]:
     """(min_decisions, max_half_width) a fit file was made with (the defaults for an older file)."""
     e = d.get("evidence") or {}
@@ -31,8 +32,14 @@ def _too_little(p: Mapping[str, Any], d: Mapping[str, Any]) -> list[str]:
     its figures for a file written before the verdict was)."""
     if "too_little_data" in p:
         return list(p["too_little_data"])
-    params = {k: (math.nan if e["value"] is None else e["value"], math.nan if e["ci"][0] is None else e["ci"][0],
-                  math.inf if e["ci"][1] is None else e["ci"][1]) for k, e in p["params"].items()}
+    params = {
+        k: (
+            math.nan if e["value"] is None else e["value"],
+            math.nan if e["ci"][0] is None else e["ci"][0],
+            math.inf if e["ci"][1] is None else e["ci"][1],
+        )
+        for k, e in p["params"].items()
+    }
     return evidence(int(p["decisions"]), params, *_evidence_of(d))
 
 
@@ -49,10 +56,10 @@ RULES_TEXT = {
     "dial": "P(option) = blunder/n + (1 - blunder) x softmax(value / temperature) over the n legal options",
     "kinds": "P(option) = blunder/n + (1 - blunder) x softmax(value / temperature of its kind: keep or box)",
     "mixed": "utility = (1 - weight) x value + weight x myopic value (the best box score reachable this turn); "
-             "P(option) = blunder/n + (1 - blunder) x softmax(utility / temperature of its kind)",
+    "P(option) = blunder/n + (1 - blunder) x softmax(utility / temperature of its kind)",
     "paced": "utility = (1 - weight) x value + weight x paced value (the option's value to a player who plays for "
-             "the upper bonus as the bonus bot does); P(option) = blunder/n + (1 - blunder) x softmax(utility / "
-             "temperature of its kind)",
+    "the upper bonus as the bonus bot does); P(option) = blunder/n + (1 - blunder) x softmax(utility / "
+    "temperature of its kind)",
 }
 
 
@@ -73,35 +80,78 @@ def tables(d: Mapping[str, Any]) -> list[Table]:
         top = p["top_choice"]
         fit = _verdict(p, d)
         if family:
-            rows.append([p["player"], count(p["seat_games"]), count(p["decisions"]), *ests,
-                         num(p["loglik_per_decision"], 3), pct(p["top1_agreement"]), fit])
+            rows.append(
+                [
+                    p["player"],
+                    count(p["seat_games"]),
+                    count(p["decisions"]),
+                    *ests,
+                    num(p["loglik_per_decision"], 3),
+                    pct(p["top1_agreement"]),
+                    fit,
+                ]
+            )
         else:
-            rows.append([p["player"], count(p["seat_games"]), count(p["decisions"]), *ests,
-                         num(p["loglik_per_decision"], 3),
-                         MISSING if top["observed"] is None else f"{pct(top['observed'])} / {pct(top['model'])}",
-                         fit, p["spec"]])
+            rows.append(
+                [
+                    p["player"],
+                    count(p["seat_games"]),
+                    count(p["decisions"]),
+                    *ests,
+                    num(p["loglik_per_decision"], 3),
+                    MISSING if top["observed"] is None else f"{pct(top['observed'])} / {pct(top['model'])}",
+                    fit,
+                    p["spec"],
+                ]
+            )
         g = p["goodness_of_fit"]
         kinds = []
         for k in DECISION_KINDS:
             x = p["by_kind"][k]
-            kinds.append(MISSING if x["regret_per_decision"] is None else
-                         f"{num(x['regret_per_decision'], 3)} / {num(x['regret_per_decision_model'], 3)}")
+            kinds.append(
+                MISSING
+                if x["regret_per_decision"] is None
+                else f"{num(x['regret_per_decision'], 3)} / {num(x['regret_per_decision_model'], 3)}"
+            )
         gof.append([p["player"], _test(g["lr_vs_per_kind"]), _test(g["regret_distribution"]), *kinds])
     conf = ci_level(d["confidence"])
     rule = RULES_TEXT[d["model"] if family else "dial"]
     title = f"Model {d['model']}: {rule}; maximum likelihood, {conf} profile-likelihood intervals"
-    richer = ("the same model fitted separately to keeps and boxes (its weight and blunder rate per kind too)"
-              if family else "(temperature, blunder) fitted separately to keeps and boxes")
-    gof_title = (f"Goodness of fit (POOR when a test gives p < {sig(POOR_P, 6)}): likelihood ratio against {richer}; "
-                 "observed vs predicted regret distribution (bins 0, 0.5, 2, 8 points, per kind)")
+    richer = (
+        "the same model fitted separately to keeps and boxes (its weight and blunder rate per kind too)"
+        if family
+        else "(temperature, blunder) fitted separately to keeps and boxes"
+    )
+    gof_title = (
+        f"Goodness of fit (POOR when a test gives p < {sig(POOR_P, 6)}): likelihood ratio against {richer}; "
+        "observed vs predicted regret distribution (bins 0, 0.5, 2, 8 points, per kind)"
+    )
     if family:
-        first = Table(title + " (no bot plays it: no spec)", ["player", "games", "decisions", *params,
-                                                              "loglik/decision", "top-1", "fit"], rows)
+        first = Table(
+            title + " (no bot plays it: no spec)",
+            ["player", "games", "decisions", *params, "loglik/decision", "top-1", "fit"],
+            rows,
+        )
     else:
-        first = Table(title, ["player", "games", "decisions", *params, "loglik/decision", "top choice (obs / model)",
-                              "fit", "spec"], rows)
-    return [first, Table(gof_title, ["player", "LR vs per-kind", "regret distribution X2",
-                                     "keep regret/decision (obs / model)", "box regret/decision (obs / model)"], gof)]
+        first = Table(
+            title,
+            ["player", "games", "decisions", *params, "loglik/decision", "top choice (obs / model)", "fit", "spec"],
+            rows,
+        )
+    return [
+        first,
+        Table(
+            gof_title,
+            [
+                "player",
+                "LR vs per-kind",
+                "regret distribution X2",
+                "keep regret/decision (obs / model)",
+                "box regret/decision (obs / model)",
+            ],
+            gof,
+        ),
+    ]
 
 
 def choice_table(d: Mapping[str, Any]) -> Table:
@@ -116,14 +166,27 @@ def choice_table(d: Mapping[str, Any]) -> Table:
         for m in models:
             h = by[m]
             cells += [num(h["loglik_per_decision"], 3), pct(h["top1_agreement"])]
-        rows.append([c["player"], f"{count(c['train_decisions'])} / {count(c['test_decisions'])}", *cells,
-                     c["chosen"] or MISSING])
-    return Table(f"Model choice on held-out games (each player's seat-games split in halves, seed {mc['seed']}: "
-                 "fitted on one, judged on the other): log-likelihood per held-out decision (higher is better) and "
-                 "top-1 agreement (the share of held-out decisions where the model's most likely option is the one "
-                 "played, ties shared); chosen: the best log-likelihood",
-                 ["player", "decisions (fit / held out)",
-                  *(f"{m} {what}" for m in models for what in ("loglik/decision", "top-1")), "chosen"], rows)
+        rows.append(
+            [
+                c["player"],
+                f"{count(c['train_decisions'])} / {count(c['test_decisions'])}",
+                *cells,
+                c["chosen"] or MISSING,
+            ]
+        )
+    return Table(
+        f"Model choice on held-out games (each player's seat-games split in halves, seed {mc['seed']}: "
+        "fitted on one, judged on the other): log-likelihood per held-out decision (higher is better) and "
+        "top-1 agreement (the share of held-out decisions where the model's most likely option is the one "
+        "played, ties shared); chosen: the best log-likelihood",
+        [
+            "player",
+            "decisions (fit / held out)",
+            *(f"{m} {what}" for m in models for what in ("loglik/decision", "top-1")),
+            "chosen",
+        ],
+        rows,
+    )
 
 
 def population_tables(d: Mapping[str, Any]) -> list[Table]:
@@ -141,22 +204,35 @@ def population_tables(d: Mapping[str, Any]) -> list[Table]:
             x = b["params"][last][k]
             cells.append(MISSING if not x else f"{sig(float(np.median(x)), 3)} ({sig(min(x), 3)} – {sig(max(x), 3)})")
         hi = "∞" if b["below"] is None else sig(b["below"], 6)
-        rows.append([b["band"], f"[{sig(b['from'], 6)}, {hi})", count(len(b["players"])),
-                     f"{num(float(np.median(rpd)), 3)} ({num(min(rpd), 3)} – {num(max(rpd), 3)})",
-                     *cells, ", ".join(b["players"])])
-    return [Table(f"Population: skill bands of the players' regret per decision (points, regret over every decision "
-                  f"/ every decision: analyse's rating scale, the bands a levels file targets; model-free); per band, "
-                  f"each fitted parameter of model {last} as median (min – max) over its players",
-                  ["band", "its regret/decision", "players", "their regret/decision median (min – max)",
-                   *params, "who"], rows)]
+        rows.append(
+            [
+                b["band"],
+                f"[{sig(b['from'], 6)}, {hi})",
+                count(len(b["players"])),
+                f"{num(float(np.median(rpd)), 3)} ({num(min(rpd), 3)} – {num(max(rpd), 3)})",
+                *cells,
+                ", ".join(b["players"]),
+            ]
+        )
+    return [
+        Table(
+            f"Population: skill bands of the players' regret per decision (points, regret over every decision "
+            f"/ every decision: analyse's rating scale, the bands a levels file targets; model-free); per band, "
+            f"each fitted parameter of model {last} as median (min – max) over its players",
+            ["band", "its regret/decision", "players", "their regret/decision median (min – max)", *params, "who"],
+            rows,
+        )
+    ]
 
 
 def evidence_line(min_decisions: int, max_half_width: float) -> str:
     """The minimum of evidence, in words (fit's output header)."""
-    return (f"A fit is an answer (ok or POOR) from {min_decisions:,} decisions and with every interval within "
-            f"±{100 * max_half_width:g} % of its estimate (of {sig(RESOLUTION['temperature'], 3)} for a temperature, "
-            f"{sig(RESOLUTION['blunder'], 3)} for a blunder rate, when the estimate is below); else: too little "
-            "data (never the median player, never a calibrate reference)")
+    return (
+        f"A fit is an answer (ok or POOR) from {min_decisions:,} decisions and with every interval within "
+        f"±{100 * max_half_width:g} % of its estimate (of {sig(RESOLUTION['temperature'], 3)} for a temperature, "
+        f"{sig(RESOLUTION['blunder'], 3)} for a blunder rate, when the estimate is below); else: too little "
+        "data (never the median player, never a calibrate reference)"
+    )
 
 
 def text(d: Mapping[str, Any]) -> str:
@@ -166,12 +242,20 @@ def text(d: Mapping[str, Any]) -> str:
         shown.append(choice_table(d))
     if d.get("population"):
         shown += population_tables(d)
-    out = render_text(shown, [f"Source: {d['source']} ({count(n)} game{'s' * (n != 1)}, {count(bad)} "
-                              f"bad game{'s' * (bad != 1)} skipped); rules {d['rules']}",
-                              evidence_line(*_evidence_of(d))])
+    out = render_text(
+        shown,
+        [
+            f"Source: {d['source']} ({count(n)} game{'s' * (n != 1)}, {count(bad)} "
+            f"bad game{'s' * (bad != 1)} skipped); rules {d['rules']}",
+            evidence_line(*_evidence_of(d)),
+        ],
+    )
     each = [d, *d.get("alternatives", [])]
-    short = [(p["player"] + (f" ({r['model']})" if len(each) > 1 else ""), _too_little(p, r)) for r in each
-             for p in list(r["players"]) + ([r["pooled"]] if r["pooled"] else [])]
+    short = [
+        (p["player"] + (f" ({r['model']})" if len(each) > 1 else ""), _too_little(p, r))
+        for r in each
+        for p in list(r["players"]) + ([r["pooled"]] if r["pooled"] else [])
+    ]
     short = [(x, why) for x, why in short if why]
     if short:
         out += "\n\ntoo little data:\n" + "\n".join(f"  {x}: {'; '.join(why)}" for x, why in short)
@@ -207,18 +291,24 @@ def reference_of(ref: str) -> tuple[str, str | None]:
         raise UserError(f"{path}: not a fit file (write one with: yatzy-harness fit RECORDS --out {path})")
     name = who if sep else d.get("median_player")
     if name is None:
-        raise UserError(f"{path}: no median player, every player's fit is too little data (fit more games, "
-                        f"or name one: {path}#PLAYER)")
+        raise UserError(
+            f"{path}: no median player, every player's fit is too little data (fit more games, "
+            f"or name one: {path}#PLAYER)"
+        )
     for p in d.get("players", []):
         if p.get("player") == name:
             why = _too_little(p, d)
             if why:
                 raise UserError(f"{path}: player {name!r} is too little data for a reference ({'; '.join(why)})")
             if p["goodness_of_fit"]["poor"]:
-                raise UserError(f"{path}: player {name!r} is a poor fit of {d['model']}: its spec does not play like it")
+                raise UserError(
+                    f"{path}: player {name!r} is a poor fit of {d['model']}: its spec does not play like it"
+                )
             if not p.get("spec"):
-                raise UserError(f"{path}: model {d['model']} has no bot that plays it (fit a solver model for a "
-                                "reference: --model dial)")
+                raise UserError(
+                    f"{path}: model {d['model']} has no bot that plays it (fit a solver model for a "
+                    "reference: --model dial)"
+                )
             return p["spec"], f"{path}#{name}" + ("" if sep else " (median player)")
     names = ", ".join(str(p.get("player")) for p in d.get("players", []))
     raise UserError(f"{path}: no player {name!r} (players: {names})")

@@ -35,7 +35,6 @@ class Test:
         return {"statistic": self.statistic, "df": self.df, "p": self.p}
 
 
-
 #: Regret bins are merged with their neighbours until each expects at least this many decisions.
 MIN_EXPECTED = 5.0
 
@@ -62,8 +61,9 @@ def _groups(expected: np.ndarray) -> np.ndarray:
     return g
 
 
-def _regret_test(ch: Blocks, t: float, p: float, theta: np.ndarray | None = None
-                 ) -> tuple[Test | None, np.ndarray, np.ndarray, np.ndarray]:
+def _regret_test(
+    ch: Blocks, t: float, p: float, theta: np.ndarray | None = None
+) -> tuple[Test | None, np.ndarray, np.ndarray, np.ndarray]:
     """The regret-distribution check at (t, p) (or at the extended family's ``theta``): (test,
     observed (2, B), expected (2, B), the model's mean regret per decision of each kind (2,), nan
     for a kind without decisions). Walks the decisions a block at a time, in order."""
@@ -82,8 +82,9 @@ def _regret_test(ch: Blocks, t: float, p: float, theta: np.ndarray | None = None
         if theta is None:
             FK.option_bins(c.ptr, c.r, c.rows, float(t), float(p), edges, probs, mean)
         else:
-            FK.family_bins(c.ptr, c.r, c.r if c.g is None else c.g, c.rows, c.kind,
-                           *(float(x) for x in theta), edges, probs, mean)
+            FK.family_bins(
+                c.ptr, c.r, c.r if c.g is None else c.g, c.rows, c.kind, *(float(x) for x in theta), edges, probs, mean
+            )
         obs_bin = np.searchsorted(edges, c.rc, side="left")
         kind, w = c.kind, c.w
         for k in range(nk):

@@ -106,8 +106,31 @@ def _slot(table, h):
 
 
 @nb.njit(cache=True, nogil=True)
-def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who, w, rows, opts,
-          bgbits, bgc, gbits, gc, bhbits, bhc, hbits, hc):
+def merge(
+    bptr,
+    bbits,
+    brc,
+    bkind,
+    bwho,
+    table,
+    hashes,
+    ptr,
+    bits,
+    rc,
+    kind,
+    who,
+    w,
+    rows,
+    opts,
+    bgbits,
+    bgc,
+    gbits,
+    gc,
+    bhbits,
+    bhc,
+    hbits,
+    hc,
+):
     """Add a batch of decisions to the store, each decision to the row of an identical one (same
     player ``who``, ``kind``, chosen option's regret ``rc`` and options, compared as bit patterns)
     or to a new row. The batch: ``bptr`` (B + 1,), ``bbits`` its options' bits, ``brc``, ``bkind``,
@@ -163,14 +186,23 @@ def merge(bptr, bbits, brc, bkind, bwho, table, hashes, ptr, bits, rc, kind, who
                 w[rows] = 1
                 rows += 1
                 break
-            if (hashes[j] == h and who[j] == bwho[i] and kind[j] == bkind[i] and rc[j] == brc[i]
-                    and ptr[j + 1] - ptr[j] == hi - lo and (not mine or gc[j] == bgc[i])
-                    and (not paced or hc[j] == bhc[i])):
+            if (
+                hashes[j] == h
+                and who[j] == bwho[i]
+                and kind[j] == bkind[i]
+                and rc[j] == brc[i]
+                and ptr[j + 1] - ptr[j] == hi - lo
+                and (not mine or gc[j] == bgc[i])
+                and (not paced or hc[j] == bhc[i])
+            ):
                 same = True
                 base = ptr[j]
                 for a in range(lo, hi):
-                    if (bits[base + a - lo] != bbits[a] or (mine and gbits[base + a - lo] != bgbits[a])
-                            or (paced and hbits[base + a - lo] != bhbits[a])):
+                    if (
+                        bits[base + a - lo] != bbits[a]
+                        or (mine and gbits[base + a - lo] != bgbits[a])
+                        or (paced and hbits[base + a - lo] != bhbits[a])
+                    ):
                         same = False
                         break
                 if same:

@@ -18,6 +18,7 @@ from harness.players.fit.data import Choices
 from harness.players.fit.models import MODELS, T_MAX, T_MIN
 from harness.players.fit.store import Blocks, _Scratch, _each, _read, _total, _write, as_blocks
 
+
 class _Probs:
     """The chosen options' probabilities at one temperature of each block of a :class:`Blocks`,
     with the blocks' 1 / n and counts: (q, u, w) per block, in memory (u and w the block's own
@@ -59,6 +60,7 @@ class _Probs:
 def _release(scratch: _Scratch, fds: list[int]) -> None:
     for fd in fds:
         scratch.release(fd)
+
 
 class Likelihood:
     """log L(T, blunder) of a :class:`Choices` (or :class:`Blocks`) and its profiles (the chosen
@@ -158,14 +160,16 @@ def _max_over_t(f: Callable[[float], float], center: float | None = None) -> tup
     a, b = xs[max(i - 1, 0)], xs[min(i + 1, len(xs) - 1)]
     best_x, best_v = xs[i], vals[xs[i]]
     if b > a:
-        res = minimize_scalar(lambda x: -_finite(f(math.exp(x))), bounds=(a, b), method="bounded",
-                              options={"xatol": 1e-5})
+        res = minimize_scalar(
+            lambda x: -_finite(f(math.exp(x))), bounds=(a, b), method="bounded", options={"xatol": 1e-5}
+        )
         if -res.fun > best_v:
             best_x, best_v = float(res.x), float(-res.fun)
     t0 = _finite(f(0.0))
     if t0 >= best_v:
         return 0.0, t0
     return math.exp(best_x), best_v
+
 
 @dataclass(frozen=True)
 class Mle:

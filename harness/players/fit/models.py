@@ -49,8 +49,9 @@ def parse_model(text: str) -> str:
         return name
     if not params and name in ALIASES:
         return ALIASES[name]
-    raise UserError(f"unknown model {text!r}: the models are {', '.join([*MODELS, *ALIASES])}, or several "
-                    "joined by '+', or all")
+    raise UserError(
+        f"unknown model {text!r}: the models are {', '.join([*MODELS, *ALIASES])}, or several joined by '+', or all"
+    )
 
 
 def parse_models(text: str) -> tuple[str, ...]:

@@ -13,8 +13,13 @@ from scipy.stats import chi2
 
 from harness.decisions.analysis import DECISION_KINDS, rating
 from harness.players.fit.data import Choices
-from harness.players.fit.families import (FAMILY_DEFAULTS, FamilyLikelihood, _family_per_kind, family_intervals,
-                                          family_mle)
+from harness.players.fit.families import (
+    FAMILY_DEFAULTS,
+    FamilyLikelihood,
+    _family_per_kind,
+    family_intervals,
+    family_mle,
+)
 from harness.players.fit.goodness import BIN_NAMES, POOR_P, Test, _regret_test
 from harness.players.fit.profile import Estimate, intervals
 from harness.players.fit.likelihood import Likelihood, Mle, mle
@@ -33,8 +38,7 @@ MIN_DECISIONS = 500
 MAX_HALF_WIDTH = 0.25
 #: An estimate near 0 is measured against these instead (a temperature below 0.1 points plays
 #: within about 0.01 points per decision of perfect; a blunder rate below 2 %).
-RESOLUTION = {"temperature": 0.1, "blunder": 0.02, "keep_temperature": 0.1, "box_temperature": 0.1,
-              "weight": 0.05}
+RESOLUTION = {"temperature": 0.1, "blunder": 0.02, "keep_temperature": 0.1, "box_temperature": 0.1, "weight": 0.05}
 #: The verdicts of a fit.
 OK, POOR, TOO_LITTLE = "ok", "POOR", "too little data"
 
@@ -75,8 +79,12 @@ def _spec(model: str, m: Mle) -> str:
     return "solver" + (":" + ",".join(parts) if parts else "")
 
 
-def evidence(decisions: int, params: Mapping[str, tuple[float, float, float]], min_decisions: int = MIN_DECISIONS,
-             max_half_width: float = MAX_HALF_WIDTH) -> list[str]:
+def evidence(
+    decisions: int,
+    params: Mapping[str, tuple[float, float, float]],
+    min_decisions: int = MIN_DECISIONS,
+    max_half_width: float = MAX_HALF_WIDTH,
+) -> list[str]:
     """Why a fit of ``decisions`` informative decisions and parameter estimates {name: (value, lo,
     hi)} is too little data to be an answer (empty: it is enough): fewer than ``min_decisions``, or
     an interval wider than ``max_half_width`` x max(value, :data:`RESOLUTION`) on either side."""
@@ -86,8 +94,10 @@ def evidence(decisions: int, params: Mapping[str, tuple[float, float, float]], m
     for name, (value, lo, hi) in params.items():
         scale = max(value, RESOLUTION.get(name, 0.0)) if math.isfinite(value) else math.nan
         if not (math.isfinite(hi) and math.isfinite(lo) and (hi - lo) / 2 <= max_half_width * scale):
-            why.append(f"the {name}'s interval [{sig(lo, 3)}, {sig(hi, 3)}] is wider than "
-                       f"±{100 * max_half_width:g} % of {sig(scale, 3)}")
+            why.append(
+                f"the {name}'s interval [{sig(lo, 3)}, {sig(hi, 3)}] is wider than "
+                f"±{100 * max_half_width:g} % of {sig(scale, 3)}"
+            )
     return why
 
 
@@ -157,27 +167,45 @@ class PlayerFit:
         return self.loglik / self.decisions if self.decisions else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"player": self.player, "model": self.model, "spec": self.spec,
-                "params": {k: v.to_dict() for k, v in self.params.items()},
-                "decisions": self.decisions, "all_decisions": self.all_decisions, "seat_games": self.seat_games,
-                "regret_per_game": self.regret_per_game, "regret_per_decision": self.regret_per_decision,
-                "loglik": self.loglik, "loglik_per_decision": self.loglik_per_decision,
-                "top_choice": {"observed": self.agreement, "model": self.agreement_model},
-                "top1_agreement": self.top1,
-                "by_kind": self.by_kind, "verdict": self.verdict, "too_little_data": list(self.too_little),
-                "goodness_of_fit": {
-                    "poor": self.poor, "threshold_p": POOR_P,
-                    "lr_vs_per_kind": None if self.lr is None else self.lr.to_dict(),
-                    "regret_distribution": None if self.regret_test is None else self.regret_test.to_dict(),
-                    "regret_bins": list(BIN_NAMES),
-                    "observed": {k: self.observed_bins[i].tolist() for i, k in enumerate(DECISION_KINDS)},
-                    "expected": {k: self.expected_bins[i].tolist() for i, k in enumerate(DECISION_KINDS)}},
-                "notes": list(self.notes)}
+        return {
+            "player": self.player,
+            "model": self.model,
+            "spec": self.spec,
+            "params": {k: v.to_dict() for k, v in self.params.items()},
+            "decisions": self.decisions,
+            "all_decisions": self.all_decisions,
+            "seat_games": self.seat_games,
+            "regret_per_game": self.regret_per_game,
+            "regret_per_decision": self.regret_per_decision,
+            "loglik": self.loglik,
+            "loglik_per_decision": self.loglik_per_decision,
+            "top_choice": {"observed": self.agreement, "model": self.agreement_model},
+            "top1_agreement": self.top1,
+            "by_kind": self.by_kind,
+            "verdict": self.verdict,
+            "too_little_data": list(self.too_little),
+            "goodness_of_fit": {
+                "poor": self.poor,
+                "threshold_p": POOR_P,
+                "lr_vs_per_kind": None if self.lr is None else self.lr.to_dict(),
+                "regret_distribution": None if self.regret_test is None else self.regret_test.to_dict(),
+                "regret_bins": list(BIN_NAMES),
+                "observed": {k: self.observed_bins[i].tolist() for i, k in enumerate(DECISION_KINDS)},
+                "expected": {k: self.expected_bins[i].tolist() for i, k in enumerate(DECISION_KINDS)},
+            },
+            "notes": list(self.notes),
+        }
 
 
-
-def fit_choices(ch: Choices | Blocks, model: str, player: str = "", *, counts: PlayerCounts = PlayerCounts(),
-                options: FitOptions = FitOptions(), step: Callable[[], None] | None = None) -> PlayerFit:
+def fit_choices(
+    ch: Choices | Blocks,
+    model: str,
+    player: str = "",
+    *,
+    counts: PlayerCounts = PlayerCounts(),
+    options: FitOptions = FitOptions(),
+    step: Callable[[], None] | None = None,
+) -> PlayerFit:
     """Fit ``model`` to one player's (or a pool's) decisions, with intervals at ``options.confidence``,
     goodness of fit and the verdict (``too little data`` below ``options.min_decisions`` or
     ``options.max_half_width``: :func:`evidence`); ``counts``: its seat-games' figures
@@ -201,8 +229,11 @@ def fit_choices(ch: Choices | Blocks, model: str, player: str = "", *, counts: P
             theta, top = FAMILY_DEFAULTS.copy(), 0.0
         m = Mle(math.nan, float(theta[3]), top)
         tick()
-        params = family_intervals(flik, model, theta, top, confidence) if len(ch) else {
-            k: Estimate(k, math.nan, math.nan, math.nan) for k in MODELS[model]}
+        params = (
+            family_intervals(flik, model, theta, top, confidence)
+            if len(ch)
+            else {k: Estimate(k, math.nan, math.nan, math.nan) for k in MODELS[model]}
+        )
         tick()
         # the richer model: the same model fitted separately to keep and to box decisions
         rich = _family_per_kind(ch, model, theta)
@@ -213,8 +244,11 @@ def fit_choices(ch: Choices | Blocks, model: str, player: str = "", *, counts: P
         lik = Likelihood(ch)
         m = mle(lik, model)
         tick()
-        params = intervals(lik, model, m, confidence) if len(ch) else {
-            k: Estimate(k, math.nan, math.nan, math.nan) for k in MODELS[model]}
+        params = (
+            intervals(lik, model, m, confidence)
+            if len(ch)
+            else {k: Estimate(k, math.nan, math.nan, math.nan) for k in MODELS[model]}
+        )
         tick()
         # the richer model: (T, blunder) fitted separately to keep and to box decisions
         rich = 0.0
@@ -236,24 +270,48 @@ def fit_choices(ch: Choices | Blocks, model: str, player: str = "", *, counts: P
     tally = _tally(ch)
     for k, name in enumerate(DECISION_KINDS):
         nk = ch.where(kind=k).decisions
-        by_kind[name] = {"decisions": nk,
-                         "regret_per_decision": float(tally[k, 0]) / nk if nk else None,
-                         "regret_per_decision_model": float(mean[k]) if nk else None}
+        by_kind[name] = {
+            "decisions": nk,
+            "regret_per_decision": float(tally[k, 0]) / nk if nk else None,
+            "regret_per_decision_model": float(mean[k]) if nk else None,
+        }
     poor = any(t is not None and t.p < POOR_P for t in (lr, rt))
     for k in ("temperature", "keep_temperature", "box_temperature"):
         if k in params and math.isinf(params[k].hi):
-            notes.append(f"the {k.replace('_', ' ')}'s interval reaches {T_MAX:g} points: play indistinguishable "
-                         "from random")
+            notes.append(
+                f"the {k.replace('_', ' ')}'s interval reaches {T_MAX:g} points: play indistinguishable from random"
+            )
     if len(ch) == 0:
         notes.append("no decision with a choice: nothing to fit")
     agree = float(tally[:, 1].sum()) / decisions if len(ch) else math.nan
     agree_model = float(expected[:, 0].sum() / decisions) if len(ch) else math.nan
-    too_little = evidence(decisions, {k: (e.value, e.lo, e.hi) for k, e in params.items()}, min_decisions,
-                          max_half_width)
-    return PlayerFit(player, model, params, m.temperature, m.blunder, decisions, seat_games, regret_per_game,
-                     m.loglik, agree, agree_model, by_kind, lr, rt, observed, expected, poor, tuple(notes),
-                     tuple(too_little), None if theta is None else tuple(float(x) for x in theta), top1,
-                     decisions if all_decisions is None else all_decisions)
+    too_little = evidence(
+        decisions, {k: (e.value, e.lo, e.hi) for k, e in params.items()}, min_decisions, max_half_width
+    )
+    return PlayerFit(
+        player,
+        model,
+        params,
+        m.temperature,
+        m.blunder,
+        decisions,
+        seat_games,
+        regret_per_game,
+        m.loglik,
+        agree,
+        agree_model,
+        by_kind,
+        lr,
+        rt,
+        observed,
+        expected,
+        poor,
+        tuple(notes),
+        tuple(too_little),
+        None if theta is None else tuple(float(x) for x in theta),
+        top1,
+        decisions if all_decisions is None else all_decisions,
+    )
 
 
 def _tally(ch: Blocks) -> np.ndarray:

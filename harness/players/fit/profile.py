@@ -16,8 +16,10 @@ from scipy.stats import chi2
 from harness.players.fit.likelihood import Likelihood, Mle, _finite, _max_over_t
 from harness.players.fit.models import MODELS, T_MAX, T_MIN
 
-def _crossing(f: Callable[[float], float], inside: float, outside: float, level: float, tol: float,
-              top: float | None = None) -> float:
+
+def _crossing(
+    f: Callable[[float], float], inside: float, outside: float, level: float, tol: float, top: float | None = None
+) -> float:
     """The x between ``inside`` (the maximum of f, ``top`` when known) and ``outside`` (f < level)
     where f crosses level, to ``tol``.
 
@@ -73,7 +75,6 @@ class Estimate:
         return {"value": self.value, "ci": [self.lo, self.hi]}
 
 
-
 def intervals(lik: Likelihood, model: str, m: Mle, confidence: float) -> dict[str, Estimate]:
     """Profile-likelihood intervals of each parameter of ``model`` at its maximum ``m``."""
 
@@ -105,8 +106,10 @@ def intervals(lik: Likelihood, model: str, m: Mle, confidence: float) -> dict[st
                 state["t"] = t
                 return v
         else:
+
             def prof_p(p: float) -> float:
                 return lik.at(0.0, p)
+
         bounds = []
         for end in (0.0, 1.0):
             if "temperature" in params:

@@ -17,8 +17,16 @@ from harness.game import registry
 from harness.game.loop import play
 from harness.players.fit.choice import ModelChoice, fold, holdout
 from harness.players.fit.models import MODELS, mixes, parse_models
-from harness.players.fit.player import (MAX_HALF_WIDTH, MIN_DECISIONS, RESOLUTION, STEPS, FitOptions, PlayerCounts,
-                                        PlayerFit, fit_choices)
+from harness.players.fit.player import (
+    MAX_HALF_WIDTH,
+    MIN_DECISIONS,
+    RESOLUTION,
+    STEPS,
+    FitOptions,
+    PlayerCounts,
+    PlayerFit,
+    fit_choices,
+)
 from harness.players.fit.store import MAX_MEMORY, DecisionStore
 from harness.records.codec import arrays_of_recording
 from harness.records.record import GameRecord, ReadResult, RecordStream
@@ -92,22 +100,42 @@ class FitReport:
             for r in (self, *self.alternatives):
                 fits = [r.player(p.player) for p in mine]
                 models[r.model] = {k: [f.params[k].value for f in fits] for k in MODELS[r.model]}
-            out.append({"band": b.name, "from": lo, "below": b.below, "players": [p.player for p in mine],
-                        "regret_per_decision": [p.regret_per_decision for p in mine], "params": models})
-        return {"definition": "the rating scale of analyse (harness.decisions.analysis.SCALE) of the players' regret per "
-                              "decision (exact regret summed over every decision / every decision)",
-                "scale": [{"band": b.name, "below": b.below} for b in SCALE], "bands": out}
+            out.append(
+                {
+                    "band": b.name,
+                    "from": lo,
+                    "below": b.below,
+                    "players": [p.player for p in mine],
+                    "regret_per_decision": [p.regret_per_decision for p in mine],
+                    "params": models,
+                }
+            )
+        return {
+            "definition": "the rating scale of analyse (harness.decisions.analysis.SCALE) of the players' regret per "
+            "decision (exact regret summed over every decision / every decision)",
+            "scale": [{"band": b.name, "below": b.below} for b in SCALE],
+            "bands": out,
+        }
 
     def to_dict(self) -> dict[str, Any]:
 
         d = {
-            "format": "yatzy-fit/1", "source": self.source, "rules": self.rules, "model": self.model,
-            "confidence": self.confidence, "games": self.games, "median_player": self.median,
-            "evidence": {"min_decisions": self.min_decisions, "max_half_width": self.max_half_width,
-                         "resolution": RESOLUTION},
+            "format": "yatzy-fit/1",
+            "source": self.source,
+            "rules": self.rules,
+            "model": self.model,
+            "confidence": self.confidence,
+            "games": self.games,
+            "median_player": self.median,
+            "evidence": {
+                "min_decisions": self.min_decisions,
+                "max_half_width": self.max_half_width,
+                "resolution": RESOLUTION,
+            },
             "players": [p.to_dict() for p in self.players],
             "pooled": None if self.pooled is None else self.pooled.to_dict(),
-            "bad_games": list(self.bad)}
+            "bad_games": list(self.bad),
+        }
         if len(self.players) > 1:
             pop = self.population()
             d["population"] = pop
@@ -119,8 +147,14 @@ class FitReport:
         return jsonable(d)
 
 
-def fit_table(table: DecisionTable, model: str, *, player: str | None = None, origin: FitOrigin = FitOrigin(),
-              options: FitOptions = FitOptions()) -> FitReport:
+def fit_table(
+    table: DecisionTable,
+    model: str,
+    *,
+    player: str | None = None,
+    origin: FitOrigin = FitOrigin(),
+    options: FitOptions = FitOptions(),
+) -> FitReport:
     """Fit ``model`` (or several: :func:`parse_models`) to every player of a
     :class:`harness.decisions.analysis.DecisionTable` (or ``player`` alone), and to all of them pooled (when
     more than one and ``options.pooled``); several models are also compared player by player on
@@ -144,8 +178,9 @@ class _Store:
     (:func:`fold`), 2c + 1 for the others; without a seed (one model: no held-out comparison) all
     under 2c, so that a player's identical decisions merge into one row as before."""
 
-    def __init__(self, myopic: bool = False, seed: int | None = 1, paced: bool = False,
-                 max_memory: int = MAX_MEMORY) -> None:
+    def __init__(
+        self, myopic: bool = False, seed: int | None = 1, paced: bool = False, max_memory: int = MAX_MEMORY
+    ) -> None:
         self.b = DecisionStore(myopic=myopic, paced=paced, max_bytes=max_memory)
         self.code: dict[str, int] = {}
         self.seat_games: dict[str, int] = {}
@@ -156,25 +191,44 @@ class _Store:
     def for_models(cls, models: Sequence[str], options: FitOptions) -> _Store:
         """The store ``models`` need (their mixes' values; a held-out split when there are several)."""
         need = mixes(models)
-        return cls(myopic="myopic" in need, paced="paced" in need,
-                   seed=options.holdout_seed if len(models) > 1 else None, max_memory=options.max_memory)
+        return cls(
+            myopic="myopic" in need,
+            paced="paced" in need,
+            seed=options.holdout_seed if len(models) > 1 else None,
+            max_memory=options.max_memory,
+        )
 
     def add(self, table: DecisionTable) -> None:
         for x in table.labels:
             self.code.setdefault(x, len(self.code))
             self.seat_games[x] = self.seat_games.get(x, 0) + 1
-        codes = np.array([2 * self.code[x] + (0 if self.seed is None else fold(self.seed, g, int(s)))
-                          for x, g, s in zip(table.labels, table.games, table.seats)], dtype=np.int32)
+        codes = np.array(
+            [
+                2 * self.code[x] + (0 if self.seed is None else fold(self.seed, g, int(s)))
+                for x, g, s in zip(table.labels, table.games, table.seats)
+            ],
+            dtype=np.int32,
+        )
         who = codes[np.asarray(table.seatgame)] if len(codes) else np.zeros(len(table), np.int32)
-        per_seat_game = np.bincount(np.asarray(table.seatgame), minlength=len(table.labels)) if len(table) else \
-            np.zeros(len(table.labels), np.int64)
+        per_seat_game = (
+            np.bincount(np.asarray(table.seatgame), minlength=len(table.labels))
+            if len(table)
+            else np.zeros(len(table.labels), np.int64)
+        )
         for x, k in zip(table.labels, per_seat_game.tolist()):
             self.all_decisions[x] = self.all_decisions.get(x, 0) + k
         for what, wanted, got in (("myopic", self.b.myopic, table.myopic), ("paced", self.b.paced, table.paced)):
             if wanted and got is None:
                 raise ValueError(f"the decision table has no {what} values (walk it with {what}=True)")
-        self.b.add(table.values, table.n, table.chosen, table.kind, who,
-                   table.myopic if self.b.myopic else None, table.paced if self.b.paced else None)
+        self.b.add(
+            table.values,
+            table.n,
+            table.chosen,
+            table.kind,
+            who,
+            table.myopic if self.b.myopic else None,
+            table.paced if self.b.paced else None,
+        )
 
     def codes(self, names: Sequence[str]) -> list[int]:
         return [2 * self.code[x] + f for x in names for f in (0, 1)]
@@ -194,30 +248,53 @@ class _Store:
         per_game = {x: self.b.regret_sum(self.codes([x])) / self.seat_games[x] for x in names}
         several = len(models) > 1
         reports = []
-        with bar(STEPS * (len(names) * len(models) + pool) + several * len(names) * len(models), "fitting",
-                 "step", quiet=options.quiet) as shown:
+        with bar(
+            STEPS * (len(names) * len(models) + pool) + several * len(names) * len(models),
+            "fitting",
+            "step",
+            quiet=options.quiet,
+        ) as shown:
             mine = {x: self.b.blocks([self.code[x]]) for x in names}
             for model in models:
                 fits = []
                 for name in names:
                     shown.set_postfix_str(f"{name} {model}", refresh=False)
                     counts = PlayerCounts(self.seat_games[name], per_game[name], self.all_decisions[name])
-                    fits.append(fit_choices(mine[name], model, name, counts=counts, options=options,
-                                            step=shown.update))
+                    fits.append(fit_choices(mine[name], model, name, counts=counts, options=options, step=shown.update))
                 together = None
                 if pool and model == models[0]:  # the pool of the first model only
                     shown.set_postfix_str(f"(pooled) {model}", refresh=False)
                     codes = self.codes(names)
                     sgs = sum(self.seat_games[x] for x in names)
-                    counts = PlayerCounts(sgs, self.b.regret_sum(codes) / sgs,
-                                          sum(self.all_decisions[x] for x in names))
-                    together = fit_choices(self.b.blocks([self.code[x] for x in names]), model, "(pooled)",
-                                           counts=counts, options=options, step=shown.update)
+                    counts = PlayerCounts(
+                        sgs, self.b.regret_sum(codes) / sgs, sum(self.all_decisions[x] for x in names)
+                    )
+                    together = fit_choices(
+                        self.b.blocks([self.code[x] for x in names]),
+                        model,
+                        "(pooled)",
+                        counts=counts,
+                        options=options,
+                        step=shown.update,
+                    )
                 # the median player: among the players with enough evidence (a fit below it is no answer)
                 ranked = sorted((f.player for f in fits if f.enough), key=lambda x: (per_game[x], x))
                 median = ranked[(len(ranked) - 1) // 2] if ranked else None
-                reports.append(FitReport(origin.source, origin.rules, model, confidence, origin.games, tuple(fits),
-                                         together, median, tuple(origin.bad), min_decisions, max_half_width))
+                reports.append(
+                    FitReport(
+                        origin.source,
+                        origin.rules,
+                        model,
+                        confidence,
+                        origin.games,
+                        tuple(fits),
+                        together,
+                        median,
+                        tuple(origin.bad),
+                        min_decisions,
+                        max_half_width,
+                    )
+                )
             choice = []
             if several:
                 for name in names:
@@ -231,12 +308,17 @@ class _Store:
         first = reports[0]
         if not several:
             return first
-        return dataclasses.replace(first, alternatives=tuple(reports[1:]), choice=tuple(choice),
-                                   holdout_seed=self.seed)
+        return dataclasses.replace(first, alternatives=tuple(reports[1:]), choice=tuple(choice), holdout_seed=self.seed)
 
 
-def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model: str, *, player: str | None = None,
-                cache_dir: Any = None, options: FitOptions = FitOptions()) -> FitReport:
+def fit_records(
+    source: ReadResult | RecordStream | Iterable[GameRecord],
+    model: str,
+    *,
+    player: str | None = None,
+    cache_dir: Any = None,
+    options: FitOptions = FitOptions(),
+) -> FitReport:
     """Fit ``model`` (or several, :func:`parse_models`: then compared player by player on the
     held-out half of each player's games, split by ``options.holdout_seed``) to game records: a
     :class:`harness.records.record.ReadResult`, a :class:`harness.records.record.RecordStream` (a log of any size,
@@ -258,10 +340,12 @@ def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model:
     quiet = options.quiet
     games = 0
     try:
-        with bar(None if held is None else len(held.games), "decisions", "game", quiet=quiet or held is None,
-                 unit_scale=True) as shown:
-            for n, table in decision_batches(stream, BATCH_GAMES, cache_dir=cache_dir, myopic="myopic" in need,
-                                             paced="paced" in need):
+        with bar(
+            None if held is None else len(held.games), "decisions", "game", quiet=quiet or held is None, unit_scale=True
+        ) as shown:
+            for n, table in decision_batches(
+                stream, BATCH_GAMES, cache_dir=cache_dir, myopic="myopic" in need, paced="paced" in need
+            ):
                 store.add(table)
                 games += n
                 shown.update(n)
@@ -274,8 +358,14 @@ def fit_records(source: ReadResult | RecordStream | Iterable[GameRecord], model:
         store.close()
 
 
-def play_table(analyser: Analyser, specs: Sequence[str], games: int | np.ndarray, seed: int,
-               myopic: bool = True, paced: bool = False) -> DecisionTable:
+def play_table(
+    analyser: Analyser,
+    specs: Sequence[str],
+    games: int | np.ndarray,
+    seed: int,
+    myopic: bool = True,
+    paced: bool = False,
+) -> DecisionTable:
     """The :class:`~harness.decisions.analysis.DecisionTable` of bots ``specs`` playing ``games`` games (a
     count, or the game indices) at one table with ``seed``, straight from the engine's recording
     (no records written; for tests and benchmarks), with the options' myopic values unless not
@@ -288,6 +378,9 @@ def play_table(analyser: Analyser, specs: Sequence[str], games: int | np.ndarray
     rec = play(rules, bots, idx, seed, record=True).recording
     b, s = rec.boxes.shape[:2]
     _, d = analyser.walk(*arrays_of_recording(rec), decisions=True, myopic=myopic, paced=paced)
-    return DecisionTable(**d, labels=tuple(bot.label for _ in range(b) for bot in bots),
-                         games=tuple(int(g) for g in idx for _ in range(s)),
-                         seats=np.tile(np.arange(s, dtype=np.int16), b))
+    return DecisionTable(
+        **d,
+        labels=tuple(bot.label for _ in range(b) for bot in bots),
+        games=tuple(int(g) for g in idx for _ in range(s)),
+        seats=np.tile(np.arange(s, dtype=np.int16), b),
+    )

@@ -119,8 +119,20 @@ class _Part:
         size, fields = self.layout
         buf = _read(self.fd, size, self.offset)
         a = {name: np.frombuffer(buf, dtype, n, at) for name, at, dtype, n in fields}
-        return Choices(a["ptr"], a["r"], a["rc"], 1.0 / np.diff(a["ptr"]), a["kind"], None, a["w"], a.get("g"),
-                       a.get("gc"), a.get("h"), a.get("hc"), a.get("who"))
+        return Choices(
+            a["ptr"],
+            a["r"],
+            a["rc"],
+            1.0 / np.diff(a["ptr"]),
+            a["kind"],
+            None,
+            a["w"],
+            a.get("g"),
+            a.get("gc"),
+            a.get("h"),
+            a.get("hc"),
+            a.get("who"),
+        )
 
     def spill(self, fd: int, offset: int) -> int:
         """Write the block at ``offset`` of file ``fd`` (it is read from there from now on); its bytes."""
@@ -155,8 +167,16 @@ class Blocks:
     and/or one half of the held-out split (:meth:`where`). What the likelihoods, the regret check
     and the fit's tallies walk."""
 
-    def __init__(self, parts: Sequence[_Part], myopic: bool, kind: int | None = None, half: int | None = None,
-                 scratch: _Scratch | None = None, paced: bool = False, model: str | None = None) -> None:
+    def __init__(
+        self,
+        parts: Sequence[_Part],
+        myopic: bool,
+        kind: int | None = None,
+        half: int | None = None,
+        scratch: _Scratch | None = None,
+        paced: bool = False,
+        model: str | None = None,
+    ) -> None:
         self.kind, self.half, self.myopic, self.scratch = kind, half, myopic, scratch
         #: the paced values are there; each block is given to ``model``'s likelihood (:meth:`mixing`)
         self.paced, self.model = paced, model
@@ -180,8 +200,15 @@ class Blocks:
         for mine, asked in ((self.kind, kind), (self.half, half)):
             if mine is not None and asked is not None and mine != asked:
                 return Blocks((), self.myopic, kind, half, self.scratch, self.paced, self.model)
-        return Blocks(self.parts, self.myopic, self.kind if kind is None else kind,
-                      self.half if half is None else half, self.scratch, self.paced, self.model)
+        return Blocks(
+            self.parts,
+            self.myopic,
+            self.kind if kind is None else kind,
+            self.half if half is None else half,
+            self.scratch,
+            self.paced,
+            self.model,
+        )
 
     def mixing(self, model: str) -> Blocks:
         """These decisions as ``model``'s likelihood reads them (:meth:`Choices.mixing` of each
@@ -237,6 +264,7 @@ def _each(ch: Blocks, fn: Callable[[int, Choices], Any], threads: int | None = N
     run_blocks(part, [(i, i + 1) for i in range(len(ch.parts))], threads)
     return out
 
+
 class DecisionStore:
     """The players' informative decisions of a fit, added a batch at a time, in memory within a
     budget whatever the size of the log: a :class:`ChoicesBuilder` merges identical decisions of a
@@ -252,8 +280,9 @@ class DecisionStore:
     bytes, plus 16 to 32 of hash table; 4 bytes more an option with the myopic values), the sealed
     segments kept (up to ``max_bytes``) and, while the fit reads them, a block per thread."""
 
-    def __init__(self, myopic: bool = False, max_bytes: int = MAX_MEMORY, segment_rows: int | None = None,
-                 paced: bool = False) -> None:
+    def __init__(
+        self, myopic: bool = False, max_bytes: int = MAX_MEMORY, segment_rows: int | None = None, paced: bool = False
+    ) -> None:
         self.myopic, self.paced, self.max_bytes = myopic, paced, max_bytes
         self.segment_rows = SEGMENT_ROWS if segment_rows is None else segment_rows
         self.builder: ChoicesBuilder | None = None
@@ -266,8 +295,16 @@ class DecisionStore:
         self.rows = self.options = self.decisions = self.segments = 0
         self.finished = False
 
-    def add(self, values: np.ndarray, n: np.ndarray, chosen: np.ndarray, kind: np.ndarray, who: np.ndarray,
-            myopic: np.ndarray | None = None, paced: np.ndarray | None = None) -> None:
+    def add(
+        self,
+        values: np.ndarray,
+        n: np.ndarray,
+        chosen: np.ndarray,
+        kind: np.ndarray,
+        who: np.ndarray,
+        myopic: np.ndarray | None = None,
+        paced: np.ndarray | None = None,
+    ) -> None:
         if self.finished:
             raise RuntimeError("a store takes no decisions once its choices were asked for")
         if self.builder is not None and self.builder.rows >= self.segment_rows:
@@ -323,8 +360,9 @@ class DecisionStore:
     def blocks(self, players: Sequence[int]) -> Blocks:
         """The decisions of ``players`` (player numbers, code // 2), player after player."""
         self.finish()
-        return Blocks([p for c in players for p in self.parts.get(c, ())], self.myopic, scratch=self.scratch,
-                      paced=self.paced)
+        return Blocks(
+            [p for c in players for p in self.parts.get(c, ())], self.myopic, scratch=self.scratch, paced=self.paced
+        )
 
     def regret_sum(self, codes: Sequence[int]) -> float:
         """The summed regret of every decision of player ``codes``."""

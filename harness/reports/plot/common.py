@@ -56,8 +56,16 @@ def _finite(x: Any) -> bool:
     return x is not None and math.isfinite(x)
 
 
-def _errorbars(ax: Any, xs: Sequence[Any], cis: Sequence[Any], ys: np.ndarray, color: Any, scale: float,
-               label: str | None = None, filled: Sequence[bool] | None = None) -> None:
+def _errorbars(
+    ax: Any,
+    xs: Sequence[Any],
+    cis: Sequence[Any],
+    ys: np.ndarray,
+    color: Any,
+    scale: float,
+    label: str | None = None,
+    filled: Sequence[bool] | None = None,
+) -> None:
     """Horizontal markers at ``xs`` (times ``scale``) on rows ``ys`` with their intervals ``cis``;
     a point without a value is left out, one without an interval drawn bare. ``filled``: a
     marker per point, solid where True (hollow otherwise)."""
@@ -68,8 +76,18 @@ def _errorbars(ax: Any, xs: Sequence[Any], cis: Sequence[Any], ys: np.ndarray, c
         if ci and _finite(ci[0]) and _finite(ci[1]):
             err = [[max(0.0, (x - ci[0]) * scale)], [max(0.0, (ci[1] - x) * scale)]]
         solid = True if filled is None else filled[i]
-        ax.errorbar([x * scale], [y], xerr=err, fmt="o", ms=6, color=color, mfc=color if solid else "white",
-                    ecolor=color, capsize=4, label=label)
+        ax.errorbar(
+            [x * scale],
+            [y],
+            xerr=err,
+            fmt="o",
+            ms=6,
+            color=color,
+            mfc=color if solid else "white",
+            ecolor=color,
+            capsize=4,
+            label=label,
+        )
         label = None  # one legend entry per series
 
 

@@ -23,8 +23,11 @@ def _sides(res: ComparisonResult) -> list[str]:
 
 def _compare_title(res: ComparisonResult, what: str) -> str:
     changed = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in res.settings_changed.items())
-    rules = res.base["rules"] if res.base["rules"] == res.candidate["rules"] else \
-        f"{res.base['rules']} -> {res.candidate['rules']}"
+    rules = (
+        res.base["rules"]
+        if res.base["rules"] == res.candidate["rules"]
+        else f"{res.base['rules']} -> {res.candidate['rules']}"
+    )
     paired = "paired on the same dice" if res.paired else "UNPAIRED (different seeds)"
     return f"{what}\n{rules} rules{': ' + changed if changed else ''}; {res.games:,} games, {paired}"
 
@@ -44,8 +47,16 @@ def _differences(res: ComparisonResult) -> tuple[_Rows, _Rows]:
     if res.luck.get("adjusted"):
         points.append(("score, plain", res.score_plain))
     points += [(f"box {b['box'].replace('_', ' ')}", b) for b in res.boxes]
-    shares = [(label, x) for label, x in (("upper bonus rate", res.bonus_rate), ("yatzy rate", res.yatzy_rate),
-                                          ("win rate", res.win_rate), ("draw rate", res.draw_rate)) if x]
+    shares = [
+        (label, x)
+        for label, x in (
+            ("upper bonus rate", res.bonus_rate),
+            ("yatzy rate", res.yatzy_rate),
+            ("win rate", res.win_rate),
+            ("draw rate", res.draw_rate),
+        )
+        if x
+    ]
     return points, shares
 
 
@@ -77,7 +88,7 @@ def plot_comparison(res: ComparisonResult) -> Figure | None:
         for side, key, color in (("BASE", "base", SIDE_COLORS[0]), ("CANDIDATE", "candidate", SIDE_COLORS[1])):
             c = np.zeros(hi + 1 - lo, dtype=np.int64)
             counts = np.asarray(h[f"{key}_counts"], dtype=np.int64)
-            c[h["min"] - lo:h["min"] - lo + counts.size] = counts
+            c[h["min"] - lo : h["min"] - lo + counts.size] = counts
             share = 100 * _rebin(c, w) / max(1, h["rows"])
             edges = lo + w * np.arange(share.size + 1)
             ax.stairs(share, edges, color=color, lw=1.6, label=f"{side} (mean {h[f'{key}_mean']:.2f})")
@@ -91,24 +102,35 @@ def plot_comparison(res: ComparisonResult) -> Figure | None:
     left.suptitle("Score distributions of the compared seats", fontsize="medium")
 
     conf = f"{100 * res.confidence:.4g} %"
-    panels = [(points, 1.0, f"candidate − base (points; bars: {conf} CI)"),
-              (shares, 100.0, f"candidate − base (percentage points; bars: {conf} CI)")]
+    panels = [
+        (points, 1.0, f"candidate − base (points; bars: {conf} CI)"),
+        (shares, 100.0, f"candidate − base (percentage points; bars: {conf} CI)"),
+    ]
     panels = [p for p in panels if p[0]]
     heights = [len(p[0]) + 1.5 for p in panels]
     daxes = right.subplots(len(panels), 1, squeeze=False, gridspec_kw={"height_ratios": heights})[:, 0]
     for ax, (rows, scale, xlabel) in zip(daxes, panels):
         y = np.arange(len(rows))
-        _errorbars(ax, [x["diff"] for _, x in rows], [x["diff_ci"] for _, x in rows], y, "black", scale,
-                   filled=[_excludes_zero(x["diff_ci"]) for _, x in rows])
+        _errorbars(
+            ax,
+            [x["diff"] for _, x in rows],
+            [x["diff_ci"] for _, x in rows],
+            y,
+            "black",
+            scale,
+            filled=[_excludes_zero(x["diff_ci"]) for _, x in rows],
+        )
         ax.axvline(0, color="grey", lw=0.8, ls="--")
         ax.set_yticks(y, [label for label, _ in rows])
         ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.set_xlabel(xlabel)
         ax.grid(axis="x", alpha=0.3)
     sc = res.score
-    right.suptitle(f"Paired differences (solid: the interval excludes 0)\nscore "
-                   f"{num(sc['diff'], 3, sign=True, ci=sc['diff_ci'])} points; verdict {res.verdict.upper()}",
-                   fontsize="medium")
+    right.suptitle(
+        f"Paired differences (solid: the interval excludes 0)\nscore "
+        f"{num(sc['diff'], 3, sign=True, ci=sc['diff_ci'])} points; verdict {res.verdict.upper()}",
+        fontsize="medium",
+    )
     fig.suptitle(_compare_title(res, f"Compare {res.base['path']} -> {res.candidate['path']}"))
     return fig
 
@@ -125,12 +147,24 @@ def plot_compare_quality(res: ComparisonResult) -> Figure | None:
         by_metric.setdefault(r["metric"], []).append(r)
     panels = []
     for m, rows in by_metric.items():
-        labels = [("the run" if r["scope"] == "run" else r["scope"]) + (" *" if r["significant"] else "")
-                  + f"\ndiff {change_text(m, r['diff'], r['diff_ci'])}" for r in rows]
-        panels.append((m, labels, [[(r["base"], r["base_ci"]) for r in rows],
-                                   [(r["candidate"], r["candidate_ci"]) for r in rows]]))
-    title = _compare_title(res, f"Game quality (bars: {100 * q['confidence']:.4g} % CI; * = change significant "
-                                f"at {q['alpha']:.3g} family-wise, Holm)")
+        labels = [
+            ("the run" if r["scope"] == "run" else r["scope"])
+            + (" *" if r["significant"] else "")
+            + f"\ndiff {change_text(m, r['diff'], r['diff_ci'])}"
+            for r in rows
+        ]
+        panels.append(
+            (
+                m,
+                labels,
+                [[(r["base"], r["base_ci"]) for r in rows], [(r["candidate"], r["candidate_ci"]) for r in rows]],
+            )
+        )
+    title = _compare_title(
+        res,
+        f"Game quality (bars: {100 * q['confidence']:.4g} % CI; * = change significant "
+        f"at {q['alpha']:.3g} family-wise, Holm)",
+    )
     return _quality_figure(panels, q["options"], _sides(res), title, q["why"], 0.75)
 
 
@@ -140,4 +174,3 @@ COMPARE_PLOTS = {
     "compare.png": plot_comparison,
     "compare_quality.png": plot_compare_quality,
 }
-

@@ -33,11 +33,23 @@ def plot_depth(depth: Any) -> Figure:
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.5), dpi=DPI, layout="constrained")
     for i, c in enumerate(depth.chains):
         lv = c.levels
-        ax.plot([x.index for x in lv], [x.mean for x in lv], "o-", color=series_color(i), ms=4,
-                label=f"p = {100 * c.p:.0f} %: {c.steps:.2f} steps")
+        ax.plot(
+            [x.index for x in lv],
+            [x.mean for x in lv],
+            "o-",
+            color=series_color(i),
+            ms=4,
+            label=f"p = {100 * c.p:.0f} %: {c.steps:.2f} steps",
+        )
         dial = [x for x in lv if x.value is not None]
-        bx.plot([x.index for x in dial], [x.value for x in dial], "o-", color=series_color(i), ms=4,
-                label=f"p = {100 * c.p:.0f} %")
+        bx.plot(
+            [x.index for x in dial],
+            [x.value for x in dial],
+            "o-",
+            color=series_color(i),
+            ms=4,
+            label=f"p = {100 * c.p:.0f} %",
+        )
     ax.set_xlabel("level (0 = the weakest bot)")
     ax.set_ylabel("exact mean final score")
     ax.set_title(f"Depth of skill, {depth.rules}: each level scores p against the one below", fontsize="medium")
@@ -55,8 +67,12 @@ def plot_depth(depth: Any) -> Figure:
 
 
 #: A sweep's figures: file stem -> (y label, what each series is).
-SWEEP_PLOTS = {"sweep_means": "exact mean final score", "sweep_p_bonus": "P(upper bonus) (%)",
-               "sweep_head_to_head": "A's exact score rate against B (%)", "sweep_depth": "depth of skill (steps)"}
+SWEEP_PLOTS = {
+    "sweep_means": "exact mean final score",
+    "sweep_p_bonus": "P(upper bonus) (%)",
+    "sweep_head_to_head": "A's exact score rate against B (%)",
+    "sweep_depth": "depth of skill (steps)",
+}
 
 
 def _sweep_series(sweep: Any) -> dict[str, list[tuple[str, list[float]]]]:
@@ -65,10 +81,13 @@ def _sweep_series(sweep: Any) -> dict[str, list[tuple[str, list[float]]]]:
     out: dict[str, list[tuple[str, list[float]]]] = {
         "sweep_means": [(b, [c.evaluations[i].mean for c in cells]) for i, b in enumerate(sweep.bots)],
         "sweep_p_bonus": [(b, [100 * c.evaluations[i].p_bonus for c in cells]) for i, b in enumerate(sweep.bots)],
-        "sweep_head_to_head": [(f"{a} vs {b}", [100 * (c.pairs()[k][2] + 0.5 * c.pairs()[k][3]) for c in cells])
-                               for k, (a, b, *_) in enumerate(cells[0].pairs())],
-        "sweep_depth": [(f"p = {100 * p:.0f} %", [c.depth.chains[k].steps for c in cells])
-                        for k, p in enumerate(sweep.rates)],
+        "sweep_head_to_head": [
+            (f"{a} vs {b}", [100 * (c.pairs()[k][2] + 0.5 * c.pairs()[k][3]) for c in cells])
+            for k, (a, b, *_) in enumerate(cells[0].pairs())
+        ],
+        "sweep_depth": [
+            (f"p = {100 * p:.0f} %", [c.depth.chains[k].steps for c in cells]) for k, p in enumerate(sweep.rates)
+        ],
     }
     return {k: v for k, v in out.items() if v}
 
@@ -114,4 +133,3 @@ def plot_sweep(sweep: Any) -> dict[str, Figure]:
             fig.suptitle(title, fontsize="medium")
         figs[stem] = fig
     return figs
-

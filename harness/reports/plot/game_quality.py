@@ -45,8 +45,14 @@ def _zoom_note(ax: Any) -> str:
     return f"\n(zoomed: axis {lo:.3g} to {hi:.3g}, not from 0)"
 
 
-def _quality_figure(panels: Sequence[tuple[str, list[str], list[list[tuple[Any, Any]]]]], options: Mapping[str, Any],
-                    sides: Sequence[str], title: str, why: Mapping[str, str], row_height: float) -> Figure:
+def _quality_figure(
+    panels: Sequence[tuple[str, list[str], list[list[tuple[Any, Any]]]]],
+    options: Mapping[str, Any],
+    sides: Sequence[str],
+    title: str,
+    why: Mapping[str, str],
+    row_height: float,
+) -> Figure:
     """One axes per metric: ``(metric, row labels, per side the (value, interval) of each row)``,
     two columns when there are more than two; with two sides (BASE, CANDIDATE) each row holds
     both, BASE above, and a legend names them. The metrics ``why`` gives a reason for and that
@@ -58,27 +64,32 @@ def _quality_figure(panels: Sequence[tuple[str, list[str], list[list[tuple[Any, 
     big = [p for p in panels if len(p[1]) > 1] if ncols == 2 else list(panels)
     small_rows = int(math.ceil(len(small) / 2))
     heights = [2.2] * small_rows + [len(p[1]) + 1.2 for p in big]
-    fig = plt.figure(figsize=(12 if ncols == 2 else 7, 1.6 + row_height * sum(heights)), dpi=DPI,
-                     layout="constrained")
+    fig = plt.figure(figsize=(12 if ncols == 2 else 7, 1.6 + row_height * sum(heights)), dpi=DPI, layout="constrained")
     parts = [x for x in (small_rows and 2.2 * small_rows, sum(heights[small_rows:])) if x]
     subs = list(np.atleast_1d(fig.subfigures(len(parts), 1, height_ratios=parts))) if len(parts) > 1 else [fig]
     axes = []
     if small:
         axes += list(subs[0].subplots(small_rows, 2, squeeze=False).ravel())
-        for ax in axes[len(small):]:
+        for ax in axes[len(small) :]:
             ax.set_visible(False)
-        axes = axes[:len(small)]
+        axes = axes[: len(small)]
     if big:
-        axes += list(np.atleast_1d(subs[-1].subplots(len(big), 1, squeeze=False,
-                                                     gridspec_kw={"height_ratios": heights[small_rows:]}).ravel()))
+        axes += list(
+            np.atleast_1d(
+                subs[-1]
+                .subplots(len(big), 1, squeeze=False, gridspec_kw={"height_ratios": heights[small_rows:]})
+                .ravel()
+            )
+        )
     panels = small + big
     offsets = np.linspace(-0.18, 0.18, len(sides)) if len(sides) > 1 else np.zeros(1)
     for ax, (metric, labels, per_side) in zip(axes, panels):
         scale = 100.0 if metric in SHARES else 1.0
         y = np.arange(len(labels))
         for k, (side, rows) in enumerate(zip(sides, per_side)):
-            _errorbars(ax, [v for v, _ in rows], [ci for _, ci in rows], y + offsets[k], SIDE_COLORS[k], scale,
-                       label=side)
+            _errorbars(
+                ax, [v for v, _ in rows], [ci for _, ci in rows], y + offsets[k], SIDE_COLORS[k], scale, label=side
+            )
         ax.set_yticks(y, labels)
         ax.set_ylim(len(labels) - 0.5, -0.5)  # first row on top
         if metric == "first_mover_edge":
@@ -91,8 +102,14 @@ def _quality_figure(panels: Sequence[tuple[str, list[str], list[list[tuple[Any, 
     skipped = [f"{m} ({r})" for m, r in why.items() if not any(p[0] == m for p in panels)]
     note = textwrap.fill("does not apply: " + "; ".join(skipped), 150) if skipped else None
     if len(sides) > 1:  # the note heads the legend: a supxlabel would sit on it
-        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=len(sides),
-                   fontsize="small", title=note, title_fontsize="small")
+        fig.legend(
+            *axes[0].get_legend_handles_labels(),
+            loc="outside lower center",
+            ncols=len(sides),
+            fontsize="small",
+            title=note,
+            title_fontsize="small",
+        )
     elif note:
         fig.supxlabel(note, fontsize="small")
     return fig
@@ -112,13 +129,24 @@ def plot_quality(summary: RunSummary) -> Figure | None:
             panels.append((m, ["the run"], [[(q[m]["value"], q[m]["ci"])]]))
     ents = [e for e in q["entrants"] if _finite(e.get("skill_share"))]
     if ents:
-        panels.append(("skill_share", [e["strategy"] for e in ents], [[(e["skill_share"], e["skill_share_ci"])
-                                                                      for e in ents]]))
+        panels.append(
+            ("skill_share", [e["strategy"] for e in ents], [[(e["skill_share"], e["skill_share_ci"]) for e in ents]])
+        )
     if q["pairings"]:
-        panels.append(("upset_rate", [f"{p['name']} (weaker: {p['weaker']})" for p in q["pairings"]],
-                       [[(p["upset_rate"], p["upset_ci"]) for p in q["pairings"]]]))
+        panels.append(
+            (
+                "upset_rate",
+                [f"{p['name']} (weaker: {p['weaker']})" for p in q["pairings"]],
+                [[(p["upset_rate"], p["upset_ci"]) for p in q["pairings"]]],
+            )
+        )
     if not panels:
         return None
-    return _quality_figure(panels, q["options"], ["the run"],
-                           _title(summary, f"Game quality (bars: {100 * q['confidence']:.4g} % CI over game indices)"),
-                           q["why"], 0.55)
+    return _quality_figure(
+        panels,
+        q["options"],
+        ["the run"],
+        _title(summary, f"Game quality (bars: {100 * q['confidence']:.4g} % CI over game indices)"),
+        q["why"],
+        0.55,
+    )

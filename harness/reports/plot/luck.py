@@ -24,9 +24,10 @@ def plot_luck_adjusted(summary: RunSummary) -> Figure | None:
     k = len(rows)
     fig, ax = plt.subplots(figsize=(8, max(3.0, 0.6 * k + 1.6)), dpi=DPI, layout="constrained")
     y = np.arange(k)
-    for off, key, ci, label, color in ((-0.15, "mean", "mean_ci", "mean score", series_color(0)),
-                                       (0.15, "adjusted_mean", "adjusted_ci", "luck-adjusted (total - luck)",
-                                        series_color(1))):
+    for off, key, ci, label, color in (
+        (-0.15, "mean", "mean_ci", "mean score", series_color(0)),
+        (0.15, "adjusted_mean", "adjusted_ci", "luck-adjusted (total - luck)", series_color(1)),
+    ):
         m = np.array([r[key] for r in rows])
         err = np.array([[r[key] - r[ci][0] for r in rows], [r[ci][1] - r[key] for r in rows]])
         ax.errorbar(m, y + off, xerr=np.clip(err, 0, None), fmt="o", color=color, capsize=4, label=label)
@@ -57,8 +58,9 @@ def plot_run_luck_vs_score(summary: RunSummary) -> Figure | None:
     fig, ax = plt.subplots(figsize=(8, 6), dpi=DPI, layout="constrained")
     _luck_scatter(ax, players)
     ax.set_title(_title(summary, "Luck against final score (dashed: adjusted mean + luck)"))
-    ax.set_xlabel(f"luck of the game (points: the dice against their expectation; the first {sec.SCATTER:,} "
-                  "games per entrant)")
+    ax.set_xlabel(
+        f"luck of the game (points: the dice against their expectation; the first {sec.SCATTER:,} games per entrant)"
+    )
     return fig
 
 
@@ -77,8 +79,13 @@ def plot_run_regret(summary: RunSummary) -> Figure | None:
         h = r["regret_histogram"]
         counts, edges = np.array(h["counts"], dtype=float), np.array(h["edges"])
         share = 100 * counts / max(1.0, counts.sum())
-        ax.stairs(share, edges, color=series_color(i), lw=1.6,
-                  label=f"{r['strategy']} (mean {r['regret_per_game']:.2f} a game, {r['rating']})")
+        ax.stairs(
+            share,
+            edges,
+            color=series_color(i),
+            lw=1.6,
+            label=f"{r['strategy']} (mean {r['regret_per_game']:.2f} a game, {r['rating']})",
+        )
         hit = np.flatnonzero(counts)
         top = max(top, edges[min(edges.size - 1, hit[-1] + 2)] if hit.size else 1.0)
         high = max(high, float(share.max()))

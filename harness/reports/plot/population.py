@@ -27,15 +27,21 @@ def plot_population(d: Mapping[str, Any]) -> Figure | None:
     band_of = {x: order.index(b["band"]) for b in pop["bands"] for x in b["players"]}
     names = [x for x in players if x in band_of]
     params = list(players[names[0]]["params"]) if names else []
-    fig, axes = plt.subplots(1, 1 + len(params), figsize=(4.2 * (1 + len(params)), 4.2), dpi=DPI,
-                             layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(
+        1, 1 + len(params), figsize=(4.2 * (1 + len(params)), 4.2), dpi=DPI, layout="constrained", squeeze=False
+    )
     ax = axes[0, 0]
     rpd = np.array([players[x]["regret_per_decision"] for x in names])
     top = max(rpd.max(), 1e-9) * 1.05
     for b in pop["bands"]:
         mine = [players[x]["regret_per_decision"] for x in b["players"]]
-        ax.hist(mine, bins=np.linspace(0, top, 25), color=series_color(order.index(b["band"])), alpha=0.8,
-                label=f"{b['band']} ({len(mine)})")
+        ax.hist(
+            mine,
+            bins=np.linspace(0, top, 25),
+            color=series_color(order.index(b["band"])),
+            alpha=0.8,
+            label=f"{b['band']} ({len(mine)})",
+        )
     for b in pop["scale"]:
         if b["below"] is not None and b["below"] < top:  # the edges within the players' range
             ax.axvline(b["below"], color="black", ls="--", lw=0.8)
@@ -53,11 +59,22 @@ def plot_population(d: Mapping[str, Any]) -> Figure | None:
                 continue
             lo = v if lo is None else lo
             hi = v if hi is None or not math.isfinite(hi) else hi
-            ax.errorbar([players[x]["regret_per_decision"]], [v], yerr=[[v - lo], [hi - v]], fmt="o", ms=4,
-                        color=series_color(band_of[x]), capsize=2)
+            ax.errorbar(
+                [players[x]["regret_per_decision"]],
+                [v],
+                yerr=[[v - lo], [hi - v]],
+                fmt="o",
+                ms=4,
+                color=series_color(band_of[x]),
+                capsize=2,
+            )
         ax.set_xlabel("regret per decision (points)")
         ax.set_ylabel(k.replace("_", " "))
-        ax.set_title(f"{fit['model']}: {k.replace('_', ' ')} (95 % intervals)"
-                     if fit["confidence"] == 0.95 else f"{fit['model']}: {k.replace('_', ' ')}", fontsize="medium")
+        ax.set_title(
+            f"{fit['model']}: {k.replace('_', ' ')} (95 % intervals)"
+            if fit["confidence"] == 0.95
+            else f"{fit['model']}: {k.replace('_', ' ')}",
+            fontsize="medium",
+        )
         ax.grid(alpha=0.3)
     return fig

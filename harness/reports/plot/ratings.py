@@ -31,8 +31,15 @@ def plot_head_to_head(summary: RunSummary) -> Figure | None:
         for j in range(k):
             if np.isfinite(share[i, j]):
                 v = 100 * share[i, j]
-                ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=9,
-                        color="white" if abs(v - 50) > 30 else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{v:.1f}",
+                    ha="center",
+                    va="center",
+                    fontsize=9,
+                    color="white" if abs(v - 50) > 30 else "black",
+                )
     ax.set_xticks(range(k), names, rotation=30, ha="right")
     ax.set_yticks(range(k), names)
     ax.set_xlabel("opponent")
@@ -67,7 +74,9 @@ def plot_ratings(summary: RunSummary) -> Figure | None:
     names = [x["name"] + (" (bound)" if x.get("bound") else "") for x in rows]
     ax.set_yticks(y, names)
     ax.invert_yaxis()
-    bounds = ";\nred arrow: a bound (won or lost every game against someone)" if any(x.get("bound") for x in rows) else ""
+    bounds = (
+        ";\nred arrow: a bound (won or lost every game against someone)" if any(x.get("bound") for x in rows) else ""
+    )
     ax.set_xlabel(f"rating (Elo points, field mean 0; bars: {100 * r.confidence:.4g} % CI{bounds})")
     ax.set_title(_title(summary, "Bradley-Terry ratings"))
     ax.grid(axis="x", alpha=0.3)
@@ -92,8 +101,9 @@ def _one_pairing(summary: RunSummary) -> Figure:
     ax.set_yticks([0], [f"{a} vs {b}" + (" (bound)" if marker else "")])
     ax.set_ylim(-1, 1)
     bound = ";\nred arrow: a bound (one entrant won every game)" if marker else ""
-    ax.set_xlabel(f"Elo difference, {a} − {b} (bar: {100 * r.confidence:.4g} % CI; the ratings are ± half of it"
-                  f"{bound})")
+    ax.set_xlabel(
+        f"Elo difference, {a} − {b} (bar: {100 * r.confidence:.4g} % CI; the ratings are ± half of it{bound})"
+    )
     ax.set_title(_title(summary, "Bradley-Terry rating of the one pairing"))
     ax.grid(axis="x", alpha=0.3)
     return fig

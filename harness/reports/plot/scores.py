@@ -48,8 +48,7 @@ def plot_score_histograms(summary: RunSummary) -> Figure | None:
     fig, ax = plt.subplots(figsize=(9, 5), dpi=DPI, layout="constrained")
     for i, e in enumerate(ents):
         edges, share = _binned(e, w, lo, hi)
-        ax.stairs(100 * share, np.append(edges, edges[-1] + w), color=series_color(i), lw=1.6,
-                  label=_legend_label(e))
+        ax.stairs(100 * share, np.append(edges, edges[-1] + w), color=series_color(i), lw=1.6, label=_legend_label(e))
     ax.set_xlabel("final score (points)")
     ax.set_ylabel(f"share of games (%) per {w}-point bin")
     ax.set_title(_title(summary, "Score distribution"))
@@ -102,18 +101,24 @@ def plot_score_violins(summary: RunSummary) -> Figure | None:
         ax.plot([i, i], [p5, p25], color="black", lw=1)
         ax.plot([i, i], [p75, p95], color="black", lw=1)
         ax.plot([i], [e.hist.mean], marker="D", color="white", mec="black", ms=6)
-    ax.set_xticks(range(len(ents)), [e.label for e in ents],
-                  rotation=20 if len(ents) > 3 else 0, ha="right" if len(ents) > 3 else "center")
+    ax.set_xticks(
+        range(len(ents)),
+        [e.label for e in ents],
+        rotation=20 if len(ents) > 3 else 0,
+        ha="right" if len(ents) > 3 else "center",
+    )
     ax.set_xlim(-0.6, len(ents) - 0.4)
     ax.set_ylabel("final score (points)")
     ax.set_title(_title(summary, "Score distribution per entrant"))
     ax.grid(axis="y", alpha=0.3)
 
-    handles = [Patch(color="grey", alpha=0.35, label="density"),
-               Rectangle((0, 0), 1, 1, fill=False, ec="black", label="25th-75th percentile"),
-               Line2D([], [], color="black", lw=2, label="median"),
-               Line2D([], [], color="black", lw=1, label="5th / 95th percentile"),
-               Line2D([], [], marker="D", color="white", mec="black", lw=0, label="mean")]
+    handles = [
+        Patch(color="grey", alpha=0.35, label="density"),
+        Rectangle((0, 0), 1, 1, fill=False, ec="black", label="25th-75th percentile"),
+        Line2D([], [], color="black", lw=2, label="median"),
+        Line2D([], [], color="black", lw=1, label="5th / 95th percentile"),
+        Line2D([], [], marker="D", color="white", mec="black", lw=0, label="mean"),
+    ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     return fig
 
@@ -133,8 +138,15 @@ def plot_box_means(summary: RunSummary) -> Figure | None:
     y = np.arange(nb)
     for i, e in enumerate(ents):
         ci = z * e.box_stds() / math.sqrt(max(1, e.rows))
-        ax.barh(y - 0.4 + h * (i + 0.5), e.box_means(), height=h, xerr=ci, color=series_color(i), label=e.label,
-                error_kw={"elinewidth": 0.8, "capsize": 1.5})
+        ax.barh(
+            y - 0.4 + h * (i + 0.5),
+            e.box_means(),
+            height=h,
+            xerr=ci,
+            color=series_color(i),
+            label=e.label,
+            error_kw={"elinewidth": 0.8, "capsize": 1.5},
+        )
     ax.set_yticks(y, [b.replace("_", " ") for b in boxes])
     ax.invert_yaxis()  # sheet order, top to bottom
     ax.set_xlabel(f"mean points in the box (bars: {100 * summary.confidence:.4g} % CI)")

@@ -72,9 +72,14 @@ def plot_regret_distribution(report: SkillReportLike) -> Figure | None:
     fig, ax = plt.subplots(figsize=(9, 5), dpi=DPI, layout="constrained")
     for i, p in enumerate(players):
         share = 100 * p.regret_hist / p.decisions
-        ax.stairs(share, edges, color=series_color(i), lw=1.6,
-                  label=f"{p.label} (zero regret: {100 * p.zero_regret / p.decisions:.1f} % of "
-                        f"{p.decisions:,} decisions; mean {p.regret_per_decision:.3f})")
+        ax.stairs(
+            share,
+            edges,
+            color=series_color(i),
+            lw=1.6,
+            label=f"{p.label} (zero regret: {100 * p.zero_regret / p.decisions:.1f} % of "
+            f"{p.decisions:,} decisions; mean {p.regret_per_decision:.3f})",
+        )
     hit = np.flatnonzero(sum(p.regret_hist for p in players))
     if hit.size:  # the decades that hold regrets, not the whole 1e-6 .. 1e3 span
         ax.set_xlim(edges[max(0, hit[0] - 2)], edges[min(edges.size - 1, hit[-1] + 3)])
@@ -97,8 +102,15 @@ def _luck_scatter(ax: Any, players: Sequence[tuple[str, np.ndarray, np.ndarray, 
         if x.size > SCATTER_MAX:
             keep = np.sort(rng.choice(x.size, SCATTER_MAX, replace=False))
             x, y = x[keep], y[keep]
-        ax.scatter(x, y, s=10 if x.size > 500 else 18, alpha=0.5 if x.size > 500 else 0.8, color=series_color(i), lw=0,
-                   label=f"{label} (mean {mean:.1f}, adjusted {adjusted:.1f})")
+        ax.scatter(
+            x,
+            y,
+            s=10 if x.size > 500 else 18,
+            alpha=0.5 if x.size > 500 else 0.8,
+            color=series_color(i),
+            lw=0,
+            label=f"{label} (mean {mean:.1f}, adjusted {adjusted:.1f})",
+        )
         span = np.array([x.min(), x.max()])
         ax.plot(span, adjusted + span, color=series_color(i), lw=1, ls="--")
     ax.set_xlabel("luck of the game (points: the dice against their expectation)")
@@ -123,4 +135,3 @@ SKILL_PLOTS = {
     "regret_per_decision.png": plot_regret_distribution,
     "luck_vs_score.png": plot_luck_vs_score,
 }
-

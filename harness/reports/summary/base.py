@@ -77,12 +77,12 @@ class Section:
         return []
 
     @classmethod
-    def build(cls, info: RunInfo, confidence: float, options: SummaryOptions,
-              built: Sequence[Section]) -> Section | None:
+    def build(
+        cls, info: RunInfo, confidence: float, options: SummaryOptions, built: Sequence[Section]
+    ) -> Section | None:
         """The section of a run given the summary's options and the sections built before it
         (None: it does not apply with these options)."""
         return cls(info, confidence)
-
 
 
 @dataclass(frozen=True)

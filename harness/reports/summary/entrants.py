@@ -106,10 +106,22 @@ class EntrantSection(Section):
 
     def finish(self) -> None:
         self.stats = tuple(
-            EntrantStats(self.info.entrants[e], self.hists[e], self.per_game[e], int(self.bonus[e]),
-                         int(self.yatzy[e]), int(self.played[e]), int(self.wdl[e, 0]), int(self.wdl[e, 1]),
-                         int(self.wdl[e, 2]), self.box_sum[e].copy(), self.box_sq[e].copy())
-            for e in range(self.k) if self.slots[e] > 0)
+            EntrantStats(
+                self.info.entrants[e],
+                self.hists[e],
+                self.per_game[e],
+                int(self.bonus[e]),
+                int(self.yatzy[e]),
+                int(self.played[e]),
+                int(self.wdl[e, 0]),
+                int(self.wdl[e, 1]),
+                int(self.wdl[e, 2]),
+                self.box_sum[e].copy(),
+                self.box_sq[e].copy(),
+            )
+            for e in range(self.k)
+            if self.slots[e] > 0
+        )
 
     def to_dict(self) -> dict[str, Any]:
         boxes = self.info.box_names
@@ -121,13 +133,38 @@ class EntrantSection(Section):
         rows = []
         for e in d["entrants"]:
             p = e["percentiles"]
-            rows.append([e["strategy"], count(e["games"]), num(e["mean"], ci=e["mean_ci"]),
-                         num(e["std"]), " / ".join(str(p[str(k)]) for k in PERCENTILES),
-                         pct(e["bonus_rate"], ci=e["bonus_ci"]), pct(e["yatzy_rate"], ci=e["yatzy_ci"]),
-                         pct(e["win_rate"]), pct(e["draw_rate"]), pct(e["loss_rate"])])
-        out = [Table(f"Entrants (mean with {conf} CI over games; {DEFINITION})",
-                     ["entrant", "games", "mean score", "std", "percentiles 1/5/25/50/75/95/99", "upper bonus",
-                      "yatzy", "win", "draw", "loss"], rows)]
+            rows.append(
+                [
+                    e["strategy"],
+                    count(e["games"]),
+                    num(e["mean"], ci=e["mean_ci"]),
+                    num(e["std"]),
+                    " / ".join(str(p[str(k)]) for k in PERCENTILES),
+                    pct(e["bonus_rate"], ci=e["bonus_ci"]),
+                    pct(e["yatzy_rate"], ci=e["yatzy_ci"]),
+                    pct(e["win_rate"]),
+                    pct(e["draw_rate"]),
+                    pct(e["loss_rate"]),
+                ]
+            )
+        out = [
+            Table(
+                f"Entrants (mean with {conf} CI over games; {DEFINITION})",
+                [
+                    "entrant",
+                    "games",
+                    "mean score",
+                    "std",
+                    "percentiles 1/5/25/50/75/95/99",
+                    "upper bonus",
+                    "yatzy",
+                    "win",
+                    "draw",
+                    "loss",
+                ],
+                rows,
+            )
+        ]
         if d["entrants"]:
             boxes = list(d["entrants"][0]["box_means"])
             rows = [[b] + [num(e["box_means"][b]) for e in d["entrants"]] for b in boxes]
@@ -151,12 +188,20 @@ def entrant_dict(e: EntrantStats, boxes: Sequence[str], confidence: float) -> di
         "min": e.hist.min,
         "max": e.hist.max,
         "percentiles": {str(p): int(v) for p, v in zip(PERCENTILES, pcts)},
-        "bonus_rate": br.rate, "bonus_ci": [br.lo, br.hi],
-        "yatzy_rate": yr.rate, "yatzy_ci": [yr.lo, yr.hi],
-        "played": e.played, "wins": e.wins, "draws": e.draws, "losses": e.losses,
-        "win_rate": w.rate, "win_ci": [w.lo, w.hi],
-        "draw_rate": d.rate, "draw_ci": [d.lo, d.hi],
-        "loss_rate": l.rate, "loss_ci": [l.lo, l.hi],
+        "bonus_rate": br.rate,
+        "bonus_ci": [br.lo, br.hi],
+        "yatzy_rate": yr.rate,
+        "yatzy_ci": [yr.lo, yr.hi],
+        "played": e.played,
+        "wins": e.wins,
+        "draws": e.draws,
+        "losses": e.losses,
+        "win_rate": w.rate,
+        "win_ci": [w.lo, w.hi],
+        "draw_rate": d.rate,
+        "draw_ci": [d.lo, d.hi],
+        "loss_rate": l.rate,
+        "loss_ci": [l.lo, l.hi],
         "box_means": {b: float(m) for b, m in zip(boxes, e.box_means())},
         "box_std": {b: float(s) for b, s in zip(boxes, e.box_stds())},
     }

@@ -41,8 +41,14 @@ class ExactSection(Section):
 
     key = "exact"
 
-    def __init__(self, info: RunInfo, confidence: float, mode: str = "on",
-                 entrants: EntrantSection | None = None, pairings: PairingSection | None = None) -> None:
+    def __init__(
+        self,
+        info: RunInfo,
+        confidence: float,
+        mode: str = "on",
+        entrants: EntrantSection | None = None,
+        pairings: PairingSection | None = None,
+    ) -> None:
         super().__init__(info, confidence)
         if mode not in EXACT_MODES:
             raise ValueError(f"exact mode must be one of {EXACT_MODES}, got {mode!r}")
@@ -51,8 +57,9 @@ class ExactSection(Section):
         self.result: dict[str, Any] | None = None
 
     @classmethod
-    def build(cls, info: RunInfo, confidence: float, options: SummaryOptions,
-              built: Sequence[Section]) -> Section | None:
+    def build(
+        cls, info: RunInfo, confidence: float, options: SummaryOptions, built: Sequence[Section]
+    ) -> Section | None:
         if options.exact == "off":
             return None
         ent = next((s for s in built if isinstance(s, EntrantSection)), None)
@@ -73,8 +80,10 @@ class ExactSection(Section):
         labels = [e.label for e in (self.entrant_sec.stats if self.entrant_sec else ())]
         engines = [x for x in labels if x in (self.info.manifest.get("engines") or {})]
         if engines:  # its label names no bot of the harness: a program whose policy the harness does not know
-            self.why = (f"{engines[0]} is an external engine (the harness knows its play only from its answers), "
-                        f"so this run's figures are sampled only")
+            self.why = (
+                f"{engines[0]} is an external engine (the harness knows its play only from its answers), "
+                f"so this run's figures are sampled only"
+            )
             return
         self.why = E.refusal(rules, labels)
         if self.why:
@@ -83,9 +92,11 @@ class ExactSection(Section):
             missing = [x for x in labels if not E.is_cached(rules, x)]
             states = solver.build_plan(rules).n_states
             if missing and states > EXACT_AUTO_STATES:
-                self.why = (f"{len(missing)} of the {len(labels)} exact evaluations are not cached and {rules.name} has "
-                            f"{states:,} solver states (half a minute to minutes of CPU each): `report --exact` computes them "
-                            f"(cached for next time), `report --no-exact` silences this note")
+                self.why = (
+                    f"{len(missing)} of the {len(labels)} exact evaluations are not cached and {rules.name} has "
+                    f"{states:,} solver states (half a minute to minutes of CPU each): `report --exact` computes them "
+                    f"(cached for next time), `report --no-exact` silences this note"
+                )
                 return
         self.result = self._compare(figures)
 
@@ -107,40 +118,65 @@ class ExactSection(Section):
             p = k / n
             return fig(name, exact, p, wilson_share(p, games, conf))
 
-        def outcomes(prefix: str, exact: tuple[float, float, float] | None, counts: tuple[int, int, int],
-                     games: int) -> dict[str, Any]:
+        def outcomes(
+            prefix: str, exact: tuple[float, float, float] | None, counts: tuple[int, int, int], games: int
+        ) -> dict[str, Any]:
             n = sum(counts)
             if exact is None or not n:
                 return {}
-            return {k: share(f"{prefix} {k}", x, c, n, games)
-                    for k, x, c in zip(("win", "draw", "loss"), exact, counts)}
+            return {
+                k: share(f"{prefix} {k}", x, c, n, games) for k, x, c in zip(("win", "draw", "loss"), exact, counts)
+            }
 
         entrants = []
         for e in self.entrant_sec.stats if self.entrant_sec else ():
             ev = tables.evaluations[e.label]
             games = e.per_game.n  # the independent unit: a game index, whatever seats the entrant holds there
             ci = mean_ci(e.per_game, conf)
-            pc = {str(q): fig(f"{e.label} p{q}", ev.percentiles[str(q)], e.hist.percentiles(q),
-                              e.hist.quantile_interval(q / 100, conf, games)) for q in PERCENTILES}
+            pc = {
+                str(q): fig(
+                    f"{e.label} p{q}",
+                    ev.percentiles[str(q)],
+                    e.hist.percentiles(q),
+                    e.hist.quantile_interval(q / 100, conf, games),
+                )
+                for q in PERCENTILES
+            }
             slots = [(li, s) for li, row in enumerate(info.lineups) for s, x in enumerate(row) if x == e.label]
-            entrants.append({
-                "strategy": e.label, "games": games,
-                "mean": fig(f"{e.label} mean", ev.mean, e.hist.mean, (ci.lo, ci.hi)),
-                "std": {"exact": ev.std, "sampled": e.hist.std},
-                "percentiles": pc,
-                "bonus_rate": share(f"{e.label} upper bonus", ev.p_bonus_row, e.bonus, e.rows, games),
-                "yatzy_rate": (share(f"{e.label} yatzy", ev.box_scored_row(ev.box_names.index(ybox)), e.yatzy,
-                                     e.rows, games) if ybox else None),
-                "outcomes": outcomes(e.label, tables.pooled(slots), (e.wins, e.draws, e.losses), games),
-            })
+            entrants.append(
+                {
+                    "strategy": e.label,
+                    "games": games,
+                    "mean": fig(f"{e.label} mean", ev.mean, e.hist.mean, (ci.lo, ci.hi)),
+                    "std": {"exact": ev.std, "sampled": e.hist.std},
+                    "percentiles": pc,
+                    "bonus_rate": share(f"{e.label} upper bonus", ev.p_bonus_row, e.bonus, e.rows, games),
+                    "yatzy_rate": (
+                        share(f"{e.label} yatzy", ev.box_scored_row(ev.box_names.index(ybox)), e.yatzy, e.rows, games)
+                        if ybox
+                        else None
+                    ),
+                    "outcomes": outcomes(e.label, tables.pooled(slots), (e.wins, e.draws, e.losses), games),
+                }
+            )
         pairings = []
         for p in self.pairing_sec.stats if self.pairing_sec else ():
             slots = _pairing_slots(info.lineups, p)
-            pairings.append({"name": p.name, "a": p.a, "b": p.b,
-                             **outcomes(p.name, tables.pooled(slots), (p.wins, p.draws, p.losses), info.games)})
-        return {"confidence": conf, "entrants": entrants, "pairings": pairings, "outside": flags,
-                "evaluations": {x: {"cached": ev.cached, "seconds": ev.seconds}
-                                for x, ev in tables.evaluations.items()}}
+            pairings.append(
+                {
+                    "name": p.name,
+                    "a": p.a,
+                    "b": p.b,
+                    **outcomes(p.name, tables.pooled(slots), (p.wins, p.draws, p.losses), info.games),
+                }
+            )
+        return {
+            "confidence": conf,
+            "entrants": entrants,
+            "pairings": pairings,
+            "outside": flags,
+            "evaluations": {x: {"cached": ev.cached, "seconds": ev.seconds} for x, ev in tables.evaluations.items()},
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {"exact": self.result if self.result is not None else {"available": False, "why": self.why}}
@@ -151,10 +187,13 @@ class ExactSection(Section):
         flags = self.result["outside"]
         level = ci_level(self.result["confidence"])
         if not flags:
-            return [f"exact check: every sampled mean, rate and percentile holds its exact value in its {level} "
-                    "interval"]
-        return [f"EXACT CHECK: {len(flags)} sampled figure(s) whose {level} interval misses the exact value "
-                f"(an engine or bot bug, or a 1-in-1000 chance each): {', '.join(flags)}"]
+            return [
+                f"exact check: every sampled mean, rate and percentile holds its exact value in its {level} interval"
+            ]
+        return [
+            f"EXACT CHECK: {len(flags)} sampled figure(s) whose {level} interval misses the exact value "
+            f"(an engine or bot bug, or a 1-in-1000 chance each): {', '.join(flags)}"
+        ]
 
     @staticmethod
     def tables(d: Mapping[str, Any]) -> list[Table]:
@@ -175,21 +214,50 @@ class ExactSection(Section):
         for e in x["entrants"]:
             pc = e["percentiles"]
             oc = e["outcomes"]
-            rows.append([e["strategy"], two(e["mean"], num, lambda v: num(v, 6)),
-                         two(e["std"], num, lambda v: num(v, 4)),
-                         " / ".join(str(pc[str(q)]["exact"]) for q in PERCENTILES),
-                         " / ".join(f"{pc[str(q)]['sampled']}{'!' if pc[str(q)]['outside'] else ''}"
-                                    for q in PERCENTILES),
-                         rate(e["bonus_rate"]), rate(e["yatzy_rate"]), rate(oc.get("win")), rate(oc.get("draw"))])
-        out = [Table(f"Exact / sampled (exact: each bot's own choice probabilities, no sampling; ! = the sampled "
-                     f"value's {level} interval over games misses the exact value)",
-                     ["entrant", "mean", "std", "percentiles 1/5/25/50/75/95/99 exact", "sampled", "upper bonus",
-                      "yatzy", "win", "draw"], rows)]
-        prs = [[p["name"], rate(p.get("win")), rate(p.get("draw")), rate(p.get("loss"))]
-               for p in x["pairings"] if p.get("win")]
+            rows.append(
+                [
+                    e["strategy"],
+                    two(e["mean"], num, lambda v: num(v, 6)),
+                    two(e["std"], num, lambda v: num(v, 4)),
+                    " / ".join(str(pc[str(q)]["exact"]) for q in PERCENTILES),
+                    " / ".join(f"{pc[str(q)]['sampled']}{'!' if pc[str(q)]['outside'] else ''}" for q in PERCENTILES),
+                    rate(e["bonus_rate"]),
+                    rate(e["yatzy_rate"]),
+                    rate(oc.get("win")),
+                    rate(oc.get("draw")),
+                ]
+            )
+        out = [
+            Table(
+                f"Exact / sampled (exact: each bot's own choice probabilities, no sampling; ! = the sampled "
+                f"value's {level} interval over games misses the exact value)",
+                [
+                    "entrant",
+                    "mean",
+                    "std",
+                    "percentiles 1/5/25/50/75/95/99 exact",
+                    "sampled",
+                    "upper bonus",
+                    "yatzy",
+                    "win",
+                    "draw",
+                ],
+                rows,
+            )
+        ]
+        prs = [
+            [p["name"], rate(p.get("win")), rate(p.get("draw")), rate(p.get("loss"))]
+            for p in x["pairings"]
+            if p.get("win")
+        ]
         if prs:
-            out.append(Table(f"Pairings, exact / sampled (independent finals; ! = outside the {level} interval)",
-                             ["pairing", "win", "draw", "loss"], prs))
+            out.append(
+                Table(
+                    f"Pairings, exact / sampled (independent finals; ! = outside the {level} interval)",
+                    ["pairing", "win", "draw", "loss"],
+                    prs,
+                )
+            )
         return out
 
 
@@ -199,8 +267,9 @@ def _pairing_slots(lineups: Sequence[Sequence[str]], p: PairingStats) -> list[tu
     or more (against the field)."""
     if p.b is None:
         return [(li, s) for li, lu in enumerate(lineups) if len(lu) > 2 for s, x in enumerate(lu) if x == p.a]
-    return [(li, list(lu).index(p.a)) for li, lu in enumerate(lineups)
-            if len(lu) == 2 and sorted(lu) == sorted((p.a, p.b))]
+    return [
+        (li, list(lu).index(p.a)) for li, lu in enumerate(lineups) if len(lu) == 2 and sorted(lu) == sorted((p.a, p.b))
+    ]
 
 
 class DepthSection(Section):
@@ -218,8 +287,9 @@ class DepthSection(Section):
         self.why: str | None = None
 
     @classmethod
-    def build(cls, info: RunInfo, confidence: float, options: SummaryOptions,
-              built: Sequence[Section]) -> Section | None:
+    def build(
+        cls, info: RunInfo, confidence: float, options: SummaryOptions, built: Sequence[Section]
+    ) -> Section | None:
         return None if options.depth == "off" else cls(info, confidence, options.depth)
 
     def columns(self) -> list[str]:

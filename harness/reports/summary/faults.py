@@ -58,13 +58,22 @@ class FaultSection(Section):
         rows = []
         for label in self.engines:
             c = self.counts[label]
-            faults = int(c[2:2 + len(self.KINDS)].sum())
+            faults = int(c[2 : 2 + len(self.KINDS)].sum())
             ref = engines.get(label, {}).get("referee", {})
-            rows.append({"engine": label, "seat_games": int(c[0]), "decisions": int(c[1]),
-                         **{k: int(c[2 + i]) for i, k in enumerate(self.KINDS)}, "faulty": faults,
-                         "faulty_share": faults / c[1] if c[1] else 0.0, "corrupted": int(c[-1]),
-                         "max_faulty": ref.get("max_faulty"), "max_corrupted": ref.get("max_corrupted"),
-                         "time_control": engines.get(label, {}).get("time")})
+            rows.append(
+                {
+                    "engine": label,
+                    "seat_games": int(c[0]),
+                    "decisions": int(c[1]),
+                    **{k: int(c[2 + i]) for i, k in enumerate(self.KINDS)},
+                    "faulty": faults,
+                    "faulty_share": faults / c[1] if c[1] else 0.0,
+                    "corrupted": int(c[-1]),
+                    "max_faulty": ref.get("max_faulty"),
+                    "max_corrupted": ref.get("max_corrupted"),
+                    "time_control": engines.get(label, {}).get("time"),
+                }
+            )
         return {"faults": {"engines": rows, "games": self.games, "games_with_corrupted_seat": self.corrupted_any}}
 
     @staticmethod
@@ -75,18 +84,45 @@ class FaultSection(Section):
         rows = []
         for e in f["engines"]:
             tc = e.get("time_control") or {}
-            rows.append((e["engine"], count(e["decisions"]), *(count(e[k]) for k in FaultSection.KINDS),
-                         pct(e["faulty_share"]), f"{count(e['corrupted'])} of {count(e['seat_games'])}",
-                         f"{tc.get('move_ms', 0):g} ms + {tc.get('margin_ms', 0):g} ms margin" if tc else ""))
+            rows.append(
+                (
+                    e["engine"],
+                    count(e["decisions"]),
+                    *(count(e[k]) for k in FaultSection.KINDS),
+                    pct(e["faulty_share"]),
+                    f"{count(e['corrupted'])} of {count(e['seat_games'])}",
+                    f"{tc.get('move_ms', 0):g} ms + {tc.get('margin_ms', 0):g} ms margin" if tc else "",
+                )
+            )
         limits = {(e.get("max_faulty"), e.get("max_corrupted")) for e in f["engines"]}
-        lim = ", ".join(f"more than {100 * a:g} % of its decisions faulty; disqualified past {100 * b:g} % "
-                        f"corrupted games" for a, b in limits if a is not None and b is not None)
-        notes = ("A faulty decision (late, illegal or unreadable, lost to a crash or a stall) was answered by the "
-                 "time-out policy (keep every die; the box with the largest immediate gain); the game went on.",
-                 "Every game stays in every figure above, faults or not: both seats played the same dice, so the "
-                 "pairings, ratings and SPRT count a game with faults like any other.",
-                 f"{count(f['games_with_corrupted_seat'])} of {count(f['games'])} games have a corrupted seat"
-                 + (f" (corrupted: {lim})." if lim else "."))
-        return [Table("Referee: faults of the external engines",
-                      ("engine", "decisions", "time", "illegal", "crash", "stall", "faulty", "corrupted games",
-                       "budget per decision"), rows, notes)]
+        lim = ", ".join(
+            f"more than {100 * a:g} % of its decisions faulty; disqualified past {100 * b:g} % corrupted games"
+            for a, b in limits
+            if a is not None and b is not None
+        )
+        notes = (
+            "A faulty decision (late, illegal or unreadable, lost to a crash or a stall) was answered by the "
+            "time-out policy (keep every die; the box with the largest immediate gain); the game went on.",
+            "Every game stays in every figure above, faults or not: both seats played the same dice, so the "
+            "pairings, ratings and SPRT count a game with faults like any other.",
+            f"{count(f['games_with_corrupted_seat'])} of {count(f['games'])} games have a corrupted seat"
+            + (f" (corrupted: {lim})." if lim else "."),
+        )
+        return [
+            Table(
+                "Referee: faults of the external engines",
+                (
+                    "engine",
+                    "decisions",
+                    "time",
+                    "illegal",
+                    "crash",
+                    "stall",
+                    "faulty",
+                    "corrupted games",
+                    "budget per decision",
+                ),
+                rows,
+                notes,
+            )
+        ]

@@ -26,8 +26,9 @@ class QualitySection(Section):
         self.acc = QualityAccumulator(QualityModel(info, options or QualityOptions()))
 
     @classmethod
-    def build(cls, info: RunInfo, confidence: float, options: SummaryOptions,
-              built: Sequence[Section]) -> Section | None:
+    def build(
+        cls, info: RunInfo, confidence: float, options: SummaryOptions, built: Sequence[Section]
+    ) -> Section | None:
         return cls(info, confidence, options.quality)
 
     def columns(self) -> list[str]:

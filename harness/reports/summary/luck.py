@@ -156,13 +156,17 @@ class LuckSection(Section):
             var_a = self.adjusted[e].var
             per_dec = self.regret[e] / max(1, self.decisions[e])
             x = {
-                "strategy": self.info.entrants[e], "games": n,
-                "mean": self.plain[e].mean, "mean_ci": [pci.lo, pci.hi],
+                "strategy": self.info.entrants[e],
+                "games": n,
+                "mean": self.plain[e].mean,
+                "mean_ci": [pci.lo, pci.hi],
                 "mean_luck": self.luck[e] / n,
-                "adjusted_mean": ci.mean, "adjusted_ci": [ci.lo, ci.hi],
+                "adjusted_mean": ci.mean,
+                "adjusted_ci": [ci.lo, ci.hi],
                 # the optimal bot's adjusted score is V(start) in every game: float noise, not variance
-                "variance_reduction": (self.plain[e].var / var_a if var_a > 1e-12 * max(1.0, self.plain[e].var)
-                                       else math.inf),
+                "variance_reduction": (
+                    self.plain[e].var / var_a if var_a > 1e-12 * max(1.0, self.plain[e].var) else math.inf
+                ),
                 "regret_per_game": self.regret[e] / n,
                 "decisions_per_game": self.decisions[e] / n,
                 "regret_per_decision": per_dec,
@@ -177,8 +181,10 @@ class LuckSection(Section):
                 x["by_kind"] = {
                     "keep": {"decisions": nk, "regret_per_decision": self.keep_regret[e] / max(1, nk)},
                     "upper": {"decisions": upper * n, "regret_per_decision": self.upper_regret[e] / max(1, upper * n)},
-                    "lower": {"decisions": nbox - upper * n,
-                              "regret_per_decision": (box_reg - self.upper_regret[e]) / max(1, nbox - upper * n)},
+                    "lower": {
+                        "decisions": nbox - upper * n,
+                        "regret_per_decision": (box_reg - self.upper_regret[e]) / max(1, nbox - upper * n),
+                    },
                 }
                 x["worst"] = worst[e]
             out.append(x)
@@ -192,15 +198,29 @@ class LuckSection(Section):
         rows, kinds, worst, links = [], [], [], []
         for x in d["luck"]:
             vr = x["variance_reduction"]
-            rows.append([x["strategy"], count(x["games"]), num(x["mean"]), num(x["mean_luck"]),
-                         num(x["adjusted_mean"], ci=x["adjusted_ci"]), "exact" if vr is None else times(vr),
-                         num(x["regret_per_game"]), num(x["regret_per_decision"], 3), pct(x["error_rate"]),
-                         x.get("rating", "")])
+            rows.append(
+                [
+                    x["strategy"],
+                    count(x["games"]),
+                    num(x["mean"]),
+                    num(x["mean_luck"]),
+                    num(x["adjusted_mean"], ci=x["adjusted_ci"]),
+                    "exact" if vr is None else times(vr),
+                    num(x["regret_per_game"]),
+                    num(x["regret_per_decision"], 3),
+                    pct(x["error_rate"]),
+                    x.get("rating", ""),
+                ]
+            )
             if "by_kind" in x:
                 bk = x["by_kind"]
-                kinds.append([x["strategy"], *(num(bk[k]["regret_per_decision"], 3)
-                                               for k in ("keep", "upper", "lower")),
-                              num(bk["keep"]["decisions"] / x["games"], 2)])
+                kinds.append(
+                    [
+                        x["strategy"],
+                        *(num(bk[k]["regret_per_decision"], 3) for k in ("keep", "upper", "lower")),
+                        num(bk["keep"]["decisions"] / x["games"], 2),
+                    ]
+                )
             for w in x.get("worst", []):
                 lu = f"lineup {w['lineup']} " if len(d["run"]["lineups"]) > 1 else ""
                 where = f"{lu}game {w['game']} seat {w['seat']}"
@@ -211,16 +231,41 @@ class LuckSection(Section):
                     what = "(record the run with --record to name the decision)"
                 worst.append([x["strategy"], where, what, num(w["regret"], 2)])
                 links.append([None, w.get("review"), None, None])  # the game's review page (report.py)
-        tabs = [Table(f"Luck and skill (exact; adjusted = total - luck, unbiased; {conf} CI over games; "
-                      "variance reduction = var(mean) / var(adjusted mean); exact = zero variance; "
-                      "rating: the scale of `yatzy-harness analyse`)",
-                      ["entrant", "games", "mean", "mean luck", "adjusted mean", "variance reduction",
-                       "regret/game", "regret/decision", "errors", "rating"], rows)]
+        tabs = [
+            Table(
+                f"Luck and skill (exact; adjusted = total - luck, unbiased; {conf} CI over games; "
+                "variance reduction = var(mean) / var(adjusted mean); exact = zero variance; "
+                "rating: the scale of `yatzy-harness analyse`)",
+                [
+                    "entrant",
+                    "games",
+                    "mean",
+                    "mean luck",
+                    "adjusted mean",
+                    "variance reduction",
+                    "regret/game",
+                    "regret/decision",
+                    "errors",
+                    "rating",
+                ],
+                rows,
+            )
+        ]
         if kinds:
-            tabs.append(Table("Regret per decision by kind (keeps include stopping; boxes in the upper or lower "
-                              "section)", ["entrant", "keep", "upper box", "lower box", "keeps/game"], kinds))
+            tabs.append(
+                Table(
+                    "Regret per decision by kind (keeps include stopping; boxes in the upper or lower section)",
+                    ["entrant", "keep", "upper box", "lower box", "keeps/game"],
+                    kinds,
+                )
+            )
         if worst:
-            tabs.append(Table("Costliest decisions (per entrant, the seat-games holding the largest single regret)",
-                              ["entrant", "where", "dice, played, best", "regret"], worst,
-                              links=links if any(h for _, h, _, _ in links) else ()))
+            tabs.append(
+                Table(
+                    "Costliest decisions (per entrant, the seat-games holding the largest single regret)",
+                    ["entrant", "where", "dice, played, best", "regret"],
+                    worst,
+                    links=links if any(h for _, h, _, _ in links) else (),
+                )
+            )
         return tabs

@@ -102,8 +102,16 @@ class PairingSection(Section):
         names = self.info.entrants
         for (ea, eb), c in sorted(self.wdl.items(), key=lambda kv: (kv[0][0], kv[0][1] if kv[0][1] >= 0 else 1 << 30)):
             pen = self.penta.get((ea, eb))
-            out.append(PairingStats(names[ea], names[eb] if eb >= 0 else None, int(c[0]), int(c[1]), int(c[2]),
-                                    tuple(int(x) for x in pen) if pen is not None else None))
+            out.append(
+                PairingStats(
+                    names[ea],
+                    names[eb] if eb >= 0 else None,
+                    int(c[0]),
+                    int(c[1]),
+                    int(c[2]),
+                    tuple(int(x) for x in pen) if pen is not None else None,
+                )
+            )
         self.stats = tuple(out)
 
     def to_dict(self) -> dict[str, Any]:
@@ -116,11 +124,23 @@ class PairingSection(Section):
         conf = ci_level(d["confidence"])
         rows = []
         for p in d["pairings"]:
-            rows.append([p["name"], count(p["games"]), pct(p["win_rate"], ci=p["win_ci"]),
-                         pct(p["draw_rate"], ci=p["draw_ci"]), pct(p["loss_rate"], ci=p["loss_ci"]),
-                         num(p["elo"], 1, ci=p["elo_ci"])])
-        return [Table(f"Pairings (Wilson {conf} intervals; Elo interval from game pairs when seats were swapped)",
-                      ["pairing", "games", "win", "draw", "loss", "Elo"], rows)]
+            rows.append(
+                [
+                    p["name"],
+                    count(p["games"]),
+                    pct(p["win_rate"], ci=p["win_ci"]),
+                    pct(p["draw_rate"], ci=p["draw_ci"]),
+                    pct(p["loss_rate"], ci=p["loss_ci"]),
+                    num(p["elo"], 1, ci=p["elo_ci"]),
+                ]
+            )
+        return [
+            Table(
+                f"Pairings (Wilson {conf} intervals; Elo interval from game pairs when seats were swapped)",
+                ["pairing", "games", "win", "draw", "loss", "Elo"],
+                rows,
+            )
+        ]
 
 
 def pairing_dict(p: PairingStats, confidence: float) -> dict[str, Any]:
@@ -129,11 +149,24 @@ def pairing_dict(p: PairingStats, confidence: float) -> dict[str, Any]:
     w, d, l = (rate(x, n, confidence) for x in (p.wins, p.draws, p.losses))
     score = (p.wins + 0.5 * p.draws) / n if n else math.nan
     out: dict[str, Any] = {
-        "a": p.a, "b": p.b, "name": p.name, "games": n, "wins": p.wins, "draws": p.draws, "losses": p.losses,
-        "win_rate": w.rate, "win_ci": [w.lo, w.hi], "draw_rate": d.rate, "draw_ci": [d.lo, d.hi],
-        "loss_rate": l.rate, "loss_ci": [l.lo, l.hi], "score": score,
+        "a": p.a,
+        "b": p.b,
+        "name": p.name,
+        "games": n,
+        "wins": p.wins,
+        "draws": p.draws,
+        "losses": p.losses,
+        "win_rate": w.rate,
+        "win_ci": [w.lo, w.hi],
+        "draw_rate": d.rate,
+        "draw_ci": [d.lo, d.hi],
+        "loss_rate": l.rate,
+        "loss_ci": [l.lo, l.hi],
+        "score": score,
         # against the field of an N-seat table, par is 1/N, not 1/2: an Elo figure would mislead
-        "elo": elo_from_score(score) if n and p.b is not None else math.nan, "elo_ci": None, "pentanomial": None,
+        "elo": elo_from_score(score) if n and p.b is not None else math.nan,
+        "elo_ci": None,
+        "pentanomial": None,
     }
     if p.pentanomial is not None and sum(p.pentanomial):
         elo, lo, hi = elo_ci_from_pentanomial(p.pentanomial, confidence)

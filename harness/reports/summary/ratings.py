@@ -71,16 +71,24 @@ class HeadToHeadSection(Section):
         out = []
         conf = ci_level(d["confidence"])
         if d["ratings"]:
-            rows = [[str(r["rank"]), r["name"], _bound(r), interval((r["lo"], r["hi"]), 1),
-                     r["note"] or ""] for r in d["ratings"]]
-            out.append(Table(f"Bradley-Terry ratings (Elo scale, mean 0, {conf} intervals; prior: one virtual draw "
-                             "per pair; >= / <= : a bound, the entrant won or lost every game against another)",
-                             ["rank", "entrant", "Elo", "interval", "note"], rows))
+            rows = [
+                [str(r["rank"]), r["name"], _bound(r), interval((r["lo"], r["hi"]), 1), r["note"] or ""]
+                for r in d["ratings"]
+            ]
+            out.append(
+                Table(
+                    f"Bradley-Terry ratings (Elo scale, mean 0, {conf} intervals; prior: one virtual draw "
+                    "per pair; >= / <= : a bound, the entrant won or lost every game against another)",
+                    ["rank", "entrant", "Elo", "interval", "note"],
+                    rows,
+                )
+            )
         if d["head_to_head"] and len(d["head_to_head"]["names"]) >= 3:
             h = d["head_to_head"]
             rows = [[n] + [pct(x) for x in r] for n, r in zip(h["names"], h["score"])]
-            out.append(Table("Head to head (row's score against column: win 1, draw ½)", ["entrant"] + h["names"],
-                             rows))
+            out.append(
+                Table("Head to head (row's score against column: win 1, draw ½)", ["entrant"] + h["names"], rows)
+            )
         return out
 
 

@@ -29,8 +29,16 @@ from harness.util.render import Table
 #: says so: the luck section only to runs played with ``--analyse``; and when its ``build`` does
 #: with the summary's options: the exact column only when asked for). Each is finished in this
 #: order, after the sections before it (the exact column reads the entrants' and pairings').
-SECTIONS: tuple[type[Section], ...] = (EntrantSection, LuckSection, PairingSection, ExactSection, HeadToHeadSection,
-                                       QualitySection, DepthSection, FaultSection)
+SECTIONS: tuple[type[Section], ...] = (
+    EntrantSection,
+    LuckSection,
+    PairingSection,
+    ExactSection,
+    HeadToHeadSection,
+    QualitySection,
+    DepthSection,
+    FaultSection,
+)
 
 
 SectionT = TypeVar("SectionT", bound=Section)
@@ -74,12 +82,21 @@ class RunSummary:
         info = self.info
         out: dict[str, Any] = {
             "run": {
-                "path": str(info.path), "kind": info.kind, "complete": info.complete,
-                "games": info.games, "games_planned": info.games_planned, "seed": info.seed,
-                "rules": {"name": info.rules.name, "settings": dict(info.rules.settings),
-                          "settings_changed": settings_changed(info.rules), "digest": info.rules.digest},
+                "path": str(info.path),
+                "kind": info.kind,
+                "complete": info.complete,
+                "games": info.games,
+                "games_planned": info.games_planned,
+                "seed": info.seed,
+                "rules": {
+                    "name": info.rules.name,
+                    "settings": dict(info.rules.settings),
+                    "settings_changed": settings_changed(info.rules),
+                    "digest": info.rules.digest,
+                },
                 "lineups": [list(lu) for lu in info.lineups],
-                "yatzy_box": yatzy_box(info.rules), "rank_by": rank_column(info.rules),
+                "yatzy_box": yatzy_box(info.rules),
+                "rank_by": rank_column(info.rules),
                 "outcomes": DEFINITION,
                 **{k: info.manifest[k] for k in ("disqualified", "continued") if info.manifest.get(k)},
             },
@@ -94,10 +111,14 @@ class RunSummary:
         return [t for s in self.sections for t in s.tables(d)]
 
 
-def summarize(run: str | Path | RunInfo, confidence: float = 0.95,
-              sections: Sequence[type[Section]] = SECTIONS,
-              quality_options: QualityOptions | None = None, exact: str = "off",
-              depth: str = "off") -> RunSummary:
+def summarize(
+    run: str | Path | RunInfo,
+    confidence: float = 0.95,
+    sections: Sequence[type[Section]] = SECTIONS,
+    quality_options: QualityOptions | None = None,
+    exact: str = "off",
+    depth: str = "off",
+) -> RunSummary:
     """Stream every chunk of a run once through ``sections`` and build its :class:`RunSummary`
     (``quality_options``: the thresholds of :class:`QualitySection`; ``exact``: whether the
     exact column is computed, :class:`ExactSection`'s mode; ``depth``: :class:`DepthSection`'s).
