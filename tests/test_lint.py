@@ -1,4 +1,4 @@
-"""The field's tools on the tree: ruff's lint and mypy, configured in pyproject.toml, as CI runs them.
+"""The field's tools on the tree: ruff's lint and format check and mypy, configured in pyproject.toml, as CI runs them.
 
 mypy checks harness/ and strategies/ (non-strict, strict for the plugin API and the service); the
 modules it does not check yet are listed in pyproject.toml, and that list may only shrink: a listed
@@ -28,6 +28,20 @@ def test_ruff_finds_nothing():
     _tool("ruff")
     proc = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--no-cache", "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_the_tree_is_formatted_as_ruff_format_leaves_it():
+    """`ruff format` ran over the tree once (issue 47); from then on a change keeps its layout
+    (`ruff format .` before committing; the pre-commit hook does it)."""
+    _tool("ruff")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "--no-cache", "."],
         cwd=ROOT,
         capture_output=True,
         text=True,
