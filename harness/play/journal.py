@@ -244,27 +244,22 @@ _STOP = _shared_flag()
 
 @dataclass(frozen=True)
 class Journal:
-    """Where a chunk's sub-batches are journalled (its run's directory), and the run's stop flag."""
+    """Where a chunk's sub-batches are journalled (its run's directory); the run's stop flag is the
+    process tree's one (:data:`_STOP`)."""
 
     run_dir: Path
-    flag: Any
 
     @classmethod
     def create(cls, run_dir: Path) -> Journal:
         """The journal of a run starting now (its stop flag cleared)."""
         _STOP.value = 0
-        return cls(Path(run_dir), _STOP)
-
-    @classmethod
-    def of_run(cls, run_dir: Path) -> Journal:
-        """A worker's view of the journal of the run a chunk belongs to (the flag as the run set it)."""
-        return cls(Path(run_dir), _STOP)
+        return cls(Path(run_dir))
 
     def stopping(self) -> bool:
-        return bool(self.flag.value)
+        return bool(_STOP.value)
 
     def stop(self) -> None:
-        self.flag.value = 1
+        _STOP.value = 1
 
 
 class GracefulStop:

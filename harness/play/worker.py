@@ -231,7 +231,7 @@ def play_chunk(job: Job, chunk: Chunk) -> ChunkResult:
     hook = _progress
     # with a journal, a chunk plays as sub-batches of about journal.SECONDS, each one that does not
     # end the chunk journalled, and stops at a boundary when the run is stopping
-    jr = journal.Journal.of_run(Path(job.journal_dir)) if job.journal_dir else None
+    jr = journal.Journal(Path(job.journal_dir)) if job.journal_dir else None
     failed: StrategyError | None = None
     parts: list[tuple[Results, dict[str, np.ndarray] | None]] = []
     tallies: list[np.ndarray] = []

@@ -150,9 +150,9 @@ class Codec:
         the interpreter instead of 70, time a server's cheap requests wait for)."""
         d = self.rules.dice
         n = self.rules.n_dice
-        index = d.roll_index(d.keep_counts[[k for t, k in self.keep_index.items() if len(t) == n]])
-        rolls = {t: int(r) for t, r in zip((t for t in self.keep_index if len(t) == n), index.tolist())}
-        return {"".join(p): r for t, r in rolls.items() for p in set(permutations(t))}
+        rolls = [t for t in self.keep_index if len(t) == n]
+        index = d.roll_index(d.keep_counts[[self.keep_index[t] for t in rolls]]).tolist()
+        return {"".join(p): int(r) for t, r in zip(rolls, index) for p in set(permutations(t))}
 
     def roll_of(self, text: str) -> int:
         """The roll index of a string of faces in any order; -1 when it is not a roll of these dice."""
