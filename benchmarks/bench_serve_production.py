@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -67,12 +68,27 @@ def smaps(pid: int) -> dict[str, float]:
     return out
 
 
+#: ``--server-args``: more options for every server a phase starts (``--expensive-lane threads``, say).
+SERVER_ARGS: list[str] = []
+
+
 def start(extra: list[str], workdir: Path) -> tuple[subprocess.Popen, str]:
     (workdir / "levels.json").write_text(json.dumps(LEVELS))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return launch_server(
-        ["--levels", str(workdir / "levels.json"), "--bot", "solver", *extra], env=env, stderr=subprocess.DEVNULL
+        ["--levels", str(workdir / "levels.json"), "--bot", "solver", *extra, *SERVER_ARGS],
+        env=env,
+        stderr=subprocess.DEVNULL,
     )
+
+
+def descendants(pid: int) -> list[int]:
+    """A process's children, their children, and so on (a worker's compute process too)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for kid in (task / "children").read_text().split():
+            out += [int(kid), *descendants(int(kid))]
+    return out
 
 
 def bodies(kind: str, n: int, count: int, seed: int, **extra: Any) -> list[bytes]:
@@ -288,8 +304,9 @@ def memory(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         try:
             singles = bodies("mixed", 1, 1000, 4, level="casual")
             asyncio.run(open_loop(url, [("load", singles, 200.0)], 10.0))
-            kids = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
-            pids = [proc.pid, *kids]  # with --workers N: the parent (which serves nothing) and its forked workers
+            # the server process and its compute process; with --workers N, the parent (which serves
+            # nothing), its forked workers and theirs
+            pids = [proc.pid, *descendants(proc.pid)]
             out[f"workers_{workers}"] = {
                 str(p): {
                     k: round(v, 1)
@@ -346,7 +363,11 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=200.0, help="cheap requests per second")
     ap.add_argument("--batch", type=int, default=10_000, help="positions of each expensive request (mix)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--server-args", default="", help="more options for every server started, e.g. '--expensive-lane threads'"
+    )
     args = ap.parse_args()
+    SERVER_ARGS[:] = shlex.split(args.server_args)
     with tempfile.TemporaryDirectory() as d:
         load0 = os.getloadavg()
         out = {"mix": mix, "close": close, "soak": soak, "memory": memory}[args.what](args, Path(d))
@@ -355,6 +376,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "load_at_start": load0,
         "cpus": os.cpu_count(),
+        "server_args": args.server_args,
         **out,
     }
     print(json.dumps(out) if args.json else json.dumps(out, indent=1))

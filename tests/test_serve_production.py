@@ -372,6 +372,85 @@ def test_metrics_are_labelled_by_served_name_never_by_the_requests_spec(server):
 
 
 # ---------------------------------------------------------------------------------------------
+# the compute process: expensive requests and large bodies off the cheap lane's GIL
+
+
+def children(pid: int) -> list[int]:
+    """A process's living children (not the dead ones it has yet to reap), whichever of its threads forked them."""
+    kids = [int(k) for task in Path(f"/proc/{pid}/task").iterdir() for k in (task / "children").read_text().split()]
+    return [k for k in kids if Path(f"/proc/{k}/stat").read_text().rpartition(")")[2].split()[0] != "Z"]
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def test_a_batch_is_worked_out_by_the_compute_process_with_the_same_answers(server):
+    # before: the server's own threads parsed a batch's body and read its positions holding the GIL
+    # (9-14 ms and about 14 ms for 10,000 positions), stalling the cheap lane's every request
+    (kid,) = children(server.proc.pid)
+    big = decide_body("keep", 10_000, bot="solver", seed=21)
+    before = cpu_ticks(kid)
+    r = httpx.post(f"{server.url}/decide", json=big, headers=AUTH, timeout=120)
+    assert r.status_code == 200, r.text
+    assert cpu_ticks(kid) > before  # the compute process read and worked it out
+    s = Service(None, ("scandinavian",), bots=("solver",))
+    s.prepare(measure=False)
+    assert r.json()["keep"] == s.handle(big)["keep"]
+    assert r.headers["x-levels-sha256"] == httpx.get(f"{server.url}/levels", headers=AUTH).headers["x-levels-sha256"]
+
+
+def test_a_compute_process_killed_holding_a_request_answers_503_and_is_forked_again(server):
+    (kid,) = children(server.proc.pid)
+    big = msgs.dumps(decide_body("box", 10_000, bot="greedy"))
+    os.kill(kid, signal.SIGSTOP)  # it holds the request, unread, when it dies
+    got: list[httpx.Response] = []
+    t = threading.Thread(
+        target=lambda: got.append(httpx.post(f"{server.url}/decide", content=big, headers=AUTH, timeout=60))
+    )
+    t.start()
+    held = 'yatzy_serve_lane_requests{lane="expensive"} 1.0'
+    deadline = time.monotonic() + 30
+    while held not in httpx.get(f"{server.url}/metrics", headers=AUTH).text and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(kid, signal.SIGKILL)
+    t.join(60)
+    (r,) = got
+    assert r.status_code == 503 and r.json()["error"]["id"] == "compute_lost", r.text
+    assert r.headers["retry-after"] == "1"
+    ok = httpx.post(f"{server.url}/decide", content=big, headers=AUTH, timeout=60)
+    assert ok.status_code == 200
+    (new,) = children(server.proc.pid)
+    assert new != kid
+    assert f"compute process {kid} ended; forking another" in server.text() and "Traceback" not in server.text()
+
+
+def test_a_large_body_is_read_by_the_compute_process_never_by_the_servers(monkeypatch):
+    from starlette.testclient import TestClient
+
+    from harness.service.app import build
+
+    served = build(
+        {"rules": ["scandinavian"], "bots": ["greedy"], "expensive_process": True, "warm_before_serving": True}
+    )
+    with TestClient(served.app) as c:
+        assert served.compute is not None and served.compute.current is not None
+        big = msgs.dumps(decide_body("box", 2_000, bot="greedy", seed=23))
+        single = decide_body("box", 1, bot="greedy")
+        assert len(big) > 64 << 10
+        read: list[int] = []
+        loads = msgs.loads
+        monkeypatch.setattr(msgs, "loads", lambda raw: read.append(len(raw)) or loads(raw))
+        r = c.post("/decide", content=big)
+        assert r.status_code == 200 and len(r.json()["box"]) == 2_000 and read == []
+        r = c.post("/decide", json=single)  # a single decision: read here
+        assert r.status_code == 200 and len(read) == 1
+        r = c.post("/decide", content=b'{"type": "decide", ' + b" " * (70 << 10))
+        assert r.status_code == 400 and r.json()["error"]["id"] == "bad_json" and len(read) == 1
+
+
+# ---------------------------------------------------------------------------------------------
 # reload under load, then SIGTERM with requests in flight
 
 
@@ -446,6 +525,15 @@ def test_a_batch_over_its_budget_is_refused_before_any_work(tmp_path):
             text = c.get(f"{srv.url}/metrics").text
         assert 'yatzy_serve_refused_total{error="over_budget"} 1.0' in text
         assert 'yatzy_serve_positions_total{served="bot:solver"} 1.0' in text  # the refused batch did no work
+        # the backstop: a compute process that overruns a deadline by seconds is broken, and killed
+        (kid,) = children(srv.proc.pid)
+        os.kill(kid, signal.SIGSTOP)
+        pad = {"type": "ping", "id": 1, "pad": "x" * (70 << 10)}  # a large body: the compute process's
+        r = httpx.post(f"{srv.url}/decide", json=pad, timeout=60)
+        assert r.status_code == 503 and r.json()["error"]["id"] == "deadline", r.text
+        r = httpx.post(f"{srv.url}/decide", json=pad, timeout=60)
+        assert r.status_code == 200 and r.json() == {"type": "pong", "id": 1}
+        assert children(srv.proc.pid) != [kid] and "ran 5 s past a request's deadline: killed" in srv.text()
     finally:
         srv.stop()
 

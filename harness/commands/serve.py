@@ -108,6 +108,14 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="requests estimated at most this many ms of work run on the cheap lane (default 20)",
     )
     p.add_argument(
+        "--expensive-lane",
+        choices=("process", "threads"),
+        default="process",
+        help="where expensive requests and bodies over 64 KiB are read and worked out: a compute "
+        "process forked from each warm server process, off the cheap lane's GIL (default), or "
+        "threads of the server process",
+    )
+    p.add_argument(
         "--max-connections",
         type=number_arg(minimum=1, inclusive=True, integer=True),
         default=1000,
@@ -194,6 +202,7 @@ def _serve(args: argparse.Namespace, uvicorn: Any) -> int:
         "queue": int(args.queue),
         "cheap_ms": float(args.cheap_ms),
         "access_log": bool(args.access_log),
+        "expensive_process": args.expensive_lane == "process",
     }
     where = f"http://{args.host}:{args.port}"
     say = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731

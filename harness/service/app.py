@@ -31,7 +31,6 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Callable
 
 import anyio
-import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
@@ -41,6 +40,7 @@ from starlette.routing import Route
 from harness.play.protocol import PROTOCOL
 from harness.play.protocol import messages as msgs
 from harness.service.auth import read_tokens
+from harness.service.compute import LARGE_BODY, Compute, to_json
 from harness.service.front import Front
 from harness.service.lanes import CHEAP_SECONDS, QUEUE, Busy, Lane, Lanes
 from harness.service.metrics import CONTENT_TYPE, Metrics
@@ -59,12 +59,7 @@ BODY_TIMEOUT = 10.0
 
 
 def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(
-        orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY),
-        status_code=status,
-        media_type="application/json",
-        headers=headers,
-    )
+    return Response(to_json(obj), status_code=status, media_type="application/json", headers=headers)
 
 
 def error_response(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -122,6 +117,7 @@ class ServeApp:
         self.timeout = float(conf.get("timeout", COMPUTE_TIMEOUT))
         self.body_timeout = float(conf.get("body_timeout", BODY_TIMEOUT))
         self.lanes = self._lanes()
+        self.compute: Compute | None = None
         self.metrics = Metrics()
         self.progress, self.on_ready = progress, on_ready
         self.ready = False
@@ -159,9 +155,26 @@ class ServeApp:
         )
 
     def renew(self) -> None:
-        """New lanes for a forked worker (a fork keeps no thread of its parent), and its own ready gauge."""
+        """New lanes for a forked worker (a fork keeps no thread of its parent), its own compute
+        process and its own ready gauge."""
         self.lanes = self._lanes()
+        self.compute = None
+        self.start_compute()
         self.metrics.ready.set(1 if self.ready else 0)
+
+    def start_compute(self) -> None:
+        """Fork the compute process (the expensive lane, :mod:`harness.service.compute`) from the
+        warm service, or a new one from a reloaded service; the expensive lane stays on this
+        process's threads when the configuration asks so or a fork fails."""
+        if not self.conf.get("expensive_process"):
+            return
+        if self.compute is None:
+            self.compute = Compute(self._lanes)
+        try:
+            self.compute.start(self.service)
+        except OSError as exc:
+            log.error("cannot fork a compute process (%s): the expensive lane runs on threads", exc)
+            self.compute = None
 
     # -- start-up, reload ----------------------------------------------------------------------
 
@@ -169,6 +182,8 @@ class ServeApp:
         """Prepare the service (tables, kernels, costs); the server is ready after it."""
         self.service.prepare(progress=self.progress)
         settle_heap()
+        if not self.conf.get("forks_workers"):  # else each forked worker starts its own
+            self.start_compute()
         self.ready = True
         self.metrics.ready.set(1)
         if self.on_ready is not None:
@@ -203,6 +218,8 @@ class ServeApp:
             yield
         finally:
             self.lanes.close()
+            if self.compute is not None:
+                self.compute.stop()
 
     def reload(self) -> bool:
         """Load the levels file (and the token file) again on a thread and swap them in once warm;
@@ -218,6 +235,8 @@ class ServeApp:
             new = make_service(self.conf)
             tokens = read_tokens(self.conf["token_file"]) if self.conf.get("token_file") else ()
             new.prepare()
+            if self.compute is not None:  # the new levels' compute process first, then the swap
+                self.compute.start(new)
             self.service, self.tokens = new, tokens  # each answer uses the service it started with
             settle_heap()
             self.metrics.reloads.labels("ok").inc()
@@ -255,8 +274,8 @@ class ServeApp:
         log.error("internal error serving %s %s", request.method, request.url.path, exc_info=exc)
         return self._error(request, 500, "internal", "internal error; the server's log has the details")
 
-    async def _body(self, request: Request) -> Any:
-        """The request's JSON body, read up to the cap (413) within ``body_timeout`` seconds (408)."""
+    async def _body(self, request: Request) -> bytes:
+        """The request's body, read up to the cap (413) within ``body_timeout`` seconds (408)."""
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body):
             raise RequestError(413, "too_large", f"a request body holds at most {self.max_body:,} bytes")
@@ -274,10 +293,7 @@ class ServeApp:
         except ClientDisconnect:
             log.warning("client left before sending its whole body (%d bytes of it)", size)
             raise RequestError(400, "client_left", "the client left before sending its body") from None
-        try:
-            return msgs.loads(b"".join(chunks))
-        except ValueError as exc:
-            raise RequestError(400, "bad_json", f"the body is not JSON: {exc}") from None
+        return b"".join(chunks)
 
     async def _serve(self, request: Request, route: str) -> Response:
         service = self.service  # the one that answers, whatever a reload swaps in meanwhile
@@ -293,27 +309,35 @@ class ServeApp:
             )
         level = request.query_params.get("level")
         bot = request.query_params.get("bot")
+        compute = self.compute
         try:
-            body = await self._body(request)
+            raw = await self._body(request)
+            deadline = time.monotonic() + self.timeout
+            if compute is not None and len(raw) > LARGE_BODY:  # read and worked out by the compute process
+                return await self._hand_over(request, compute, route, level, bot, raw, deadline)
+            try:
+                body = msgs.loads(raw)
+            except ValueError as exc:
+                raise RequestError(400, "bad_json", f"the body is not JSON: {exc}") from None
             plan = service.plan(body, route=route, level=level, bot=bot)
             if plan is None:
                 out = service.handle(body, level=level, bot=bot)  # hello, newgame, ping: no work
             else:
                 served, estimate, n = plan
+                if compute is not None and self.lanes.pick(estimate) is not self.lanes.cheap:
+                    return await self._hand_over(request, compute, route, level, bot, raw, deadline)
                 request.state.served = served
-                deadline = time.monotonic() + self.timeout
                 lane = self.lanes.admit(estimate, self.timeout)
                 self._lane_gauge(lane)
                 urgent = lane is self.lanes.cheap
                 try:
-                    if route == "advise":
-                        out = await self.lanes.run(lane, estimate, lambda: service.advise(body, deadline, urgent))
-                    else:
-                        out = await self.lanes.run(
-                            lane,
-                            estimate,
-                            lambda: service.handle(body, level=level, bot=bot, deadline=deadline, urgent=urgent),
-                        )
+                    out = await self.lanes.run(
+                        lane,
+                        estimate,
+                        lambda: service.compute(
+                            body, route=route, level=level, bot=bot, deadline=deadline, urgent=urgent
+                        ),
+                    )
                 finally:
                     self._lane_gauge(lane)
                 self.metrics.positions.labels(served).inc(n)
@@ -322,6 +346,36 @@ class ServeApp:
         except RequestError as exc:
             return self._error(request, exc.status, exc.error, str(exc), service)
         return json_response(out, headers=self._headers(service))
+
+    async def _hand_over(
+        self,
+        request: Request,
+        compute: Compute,
+        route: str,
+        level: str | None,
+        bot: str | None,
+        raw: bytes,
+        deadline: float,
+    ) -> Response:
+        """A request the compute process reads, plans, admits and works out (the expensive lane)."""
+        service = compute.current.service if compute.current is not None else self.service
+        request.state.levels_sha256 = service.levels_sha256
+        held = self.metrics.held.labels("expensive")
+        held.set(compute.held + 1)
+        try:
+            answer = await compute.ask(route, level, bot, raw, deadline)
+            if answer.served is not None:
+                request.state.served = answer.served
+            answer.raise_refusal()
+        except Busy as exc:
+            return self._error(request, exc.status, exc.error, str(exc), service, {"Retry-After": str(exc.retry_after)})
+        except RequestError as exc:
+            return self._error(request, exc.status, exc.error, str(exc), service)
+        finally:
+            held.set(compute.held)
+        if answer.served is not None:
+            self.metrics.positions.labels(answer.served).inc(answer.positions)
+        return Response(answer.body, media_type="application/json", headers=self._headers(service))
 
     def _lane_gauge(self, lane: Lane) -> None:
         self.metrics.held.labels(lane.name).set(lane.held)

@@ -17,7 +17,7 @@ import asyncio
 import contextvars
 import math
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -104,20 +104,24 @@ class Lanes:
             lane.seconds += estimate
         return lane
 
-    async def run(self, lane: Lane, estimate: float, work: Callable[[], Any]) -> Any:
-        """Run ``work`` on ``lane``'s threads (its place taken by :meth:`admit`); the place is freed
-        when the work ends or is cancelled before it starts, not when the client leaves."""
+    def submit(self, lane: Lane, estimate: float, context: contextvars.Context, work: Callable[[], Any]) -> Future[Any]:
+        """Run ``work`` in ``context`` on ``lane``'s threads (its place taken by :meth:`admit`); the
+        place is freed when the work ends or is cancelled before it starts."""
 
         def free(_: Any) -> None:
             with lane._lock:
                 lane.held -= 1
                 lane.seconds = max(lane.seconds - estimate, 0.0)
 
-        # the work runs in the request's context: its log lines carry the request's id
-        fut = lane.executor.submit(contextvars.copy_context().run, work)
+        fut = lane.executor.submit(context.run, work)
         fut.add_done_callback(free)
-        return await asyncio.wrap_future(fut)
+        return fut
 
-    def close(self) -> None:
+    async def run(self, lane: Lane, estimate: float, work: Callable[[], Any]) -> Any:
+        """:meth:`submit` from the event loop, awaited; the place is freed when the work ends, not
+        when the client leaves. The work runs in the request's context: its log lines carry its id."""
+        return await asyncio.wrap_future(self.submit(lane, estimate, contextvars.copy_context(), work))
+
+    def close(self, wait: bool = False) -> None:
         for lane in self.lanes():
-            lane.executor.shutdown(wait=False, cancel_futures=True)
+            lane.executor.shutdown(wait=wait, cancel_futures=not wait)

@@ -483,6 +483,21 @@ class Service:
             return self._decide(self._player_of(msg, level, bot), msg, deadline, urgent)
         raise RequestError(400, "bad_type", f"unknown message type {str(t)[:40]!r} (hello, newgame, decide, ping)")
 
+    def compute(
+        self,
+        msg: Any,
+        *,
+        route: str,
+        level: str | None = None,
+        bot: str | None = None,
+        deadline: float | None = None,
+        urgent: bool = False,
+    ) -> dict[str, Any]:
+        """The answer of a request that :meth:`plan` said computes: ``/advise``'s, or a ``decide``'s."""
+        if route == "advise":
+            return self.advise(msg, deadline, urgent)
+        return self.handle(msg, level=level, bot=bot, deadline=deadline, urgent=urgent)
+
     def decide(
         self, msg: Mapping[str, Any], *, level: str | None = None, bot: str | None = None, deadline: float | None = None
     ) -> dict[str, Any]:
@@ -587,6 +602,14 @@ class TurnLock:
 
 _LOCKS: dict[str, TurnLock] = {}
 _LOCKS_LOCK = threading.Lock()
+
+
+def after_fork() -> None:
+    """In a process forked from a serving one: new rule-set locks (a lock another thread of the
+    parent held at the fork would stay held here forever)."""
+    global _LOCKS_LOCK
+    _LOCKS_LOCK = threading.Lock()
+    _LOCKS.clear()
 
 
 def rules_lock(rules: RuleSet) -> TurnLock:

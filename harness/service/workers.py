@@ -87,7 +87,7 @@ class Forked:
             srv.should_exit = True  # the workers take over the port
 
         self.served.on_ready = ready
-        self.served.conf = self.served.conf | {"sighup": False}
+        self.served.conf = self.served.conf | {"sighup": False, "forks_workers": True}
         srv.run(sockets=[self.sock.dup()])
         self.served.on_ready = done
         return self.served.ready
