@@ -437,17 +437,22 @@ def test_a_large_body_is_read_by_the_compute_process_never_by_the_servers(monkey
     with TestClient(served.app) as c:
         assert served.compute is not None and served.compute.current is not None
         big = msgs.dumps(decide_body("box", 2_000, bot="greedy", seed=23))
-        single = decide_body("box", 1, bot="greedy")
+        single, small = decide_body("box", 1, bot="greedy"), decide_body("box", 40, bot="greedy")
         assert len(big) > 64 << 10
         read: list[int] = []
         loads = msgs.loads
         monkeypatch.setattr(msgs, "loads", lambda raw: read.append(len(raw)) or loads(raw))
         r = c.post("/decide", content=big)
         assert r.status_code == 200 and len(r.json()["box"]) == 2_000 and read == []
-        r = c.post("/decide", json=single)  # a single decision: read here
-        assert r.status_code == 200 and len(read) == 1
+        hops: list[str] = []
+        submit = served.lanes.submit
+        monkeypatch.setattr(served.lanes, "submit", lambda lane, *a: hops.append(lane.name) or submit(lane, *a))
+        r = c.post("/decide", json=single)  # a single decision: read here, and worked out on the event loop
+        assert r.status_code == 200 and len(read) == 1 and hops == []
+        r = c.post("/decide", json=small)  # a small batch: the cheap lane's thread
+        assert r.status_code == 200 and len(read) == 2 and hops == ["cheap"]
         r = c.post("/decide", content=b'{"type": "decide", ' + b" " * (70 << 10))
-        assert r.status_code == 400 and r.json()["error"]["id"] == "bad_json" and len(read) == 1
+        assert r.status_code == 400 and r.json()["error"]["id"] == "bad_json" and len(read) == 2
 
 
 # ---------------------------------------------------------------------------------------------

@@ -108,6 +108,13 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="requests estimated at most this many ms of work run on the cheap lane (default 20)",
     )
     p.add_argument(
+        "--inline-ms",
+        type=number_arg(minimum=0.0, inclusive=True),
+        default=1.0,
+        help="requests estimated at most this many ms of work (single decisions) are worked out on "
+        "the event loop itself, with no hop to a lane's thread (default 1; 0: none)",
+    )
+    p.add_argument(
         "--expensive-lane",
         choices=("process", "threads"),
         default="process",
@@ -203,6 +210,7 @@ def _serve(args: argparse.Namespace, uvicorn: Any) -> int:
         "cheap_ms": float(args.cheap_ms),
         "access_log": bool(args.access_log),
         "expensive_process": args.expensive_lane == "process",
+        "inline_ms": float(args.inline_ms),
     }
     where = f"http://{args.host}:{args.port}"
     say = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731

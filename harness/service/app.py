@@ -54,6 +54,9 @@ MAX_BODY = 8 << 20
 #: A request's compute budget (seconds): refused at once when its estimated cost is over it,
 #: stopped when its work passes it.
 COMPUTE_TIMEOUT = 10.0
+#: A request estimated at most this many seconds of work (a single decision) is worked out on the
+#: event loop itself: a hop to a lane's thread and back costs more, and waits for the GIL twice.
+INLINE_SECONDS = 0.001
 #: Seconds a client has to send a request's whole body once its head has arrived.
 BODY_TIMEOUT = 10.0
 
@@ -116,6 +119,7 @@ class ServeApp:
         self.max_body = int(conf.get("max_body", MAX_BODY))
         self.timeout = float(conf.get("timeout", COMPUTE_TIMEOUT))
         self.body_timeout = float(conf.get("body_timeout", BODY_TIMEOUT))
+        self.inline = float(conf.get("inline_ms", INLINE_SECONDS * 1000)) / 1000
         self.lanes = self._lanes()
         self.compute: Compute | None = None
         self.metrics = Metrics()
@@ -327,6 +331,12 @@ class ServeApp:
                 if compute is not None and self.lanes.pick(estimate) is not self.lanes.cheap:
                     return await self._hand_over(request, compute, route, level, bot, raw, deadline)
                 request.state.served = served
+                if estimate <= self.inline:  # a single decision: no hop to a thread and back
+                    if estimate > self.timeout:
+                        self.lanes.admit(estimate, self.timeout)  # its refusal
+                    out = service.compute(body, route=route, level=level, bot=bot, deadline=deadline, urgent=True)
+                    self.metrics.positions.labels(served).inc(n)
+                    return json_response(out, headers=self._headers(service))
                 lane = self.lanes.admit(estimate, self.timeout)
                 self._lane_gauge(lane)
                 urgent = lane is self.lanes.cheap
