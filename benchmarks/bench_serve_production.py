@@ -51,13 +51,6 @@ LEVELS = {
 }
 
 
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def smaps(pid: int) -> dict[str, float]:
     """/proc/PID/smaps_rollup in MiB: Rss, Pss, Shared_*, Private_*, Anonymous."""
     out = {}
@@ -80,6 +73,12 @@ def start(extra: list[str], workdir: Path) -> tuple[subprocess.Popen, str]:
         env=env,
         stderr=subprocess.DEVNULL,
     )
+
+
+def tree_pss(pid: int) -> float:
+    """The proportional set size (MiB) of a server and its descendants (its compute process): each
+    shared page counted once over the tree."""
+    return sum(smaps(p).get("Pss", 0.0) for p in [pid, *descendants(pid)])
 
 
 def descendants(pid: int) -> list[int]:
@@ -265,12 +264,12 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         ]
         payloads = [bad[(i // 20) % len(bad)] if i % 20 == 19 else good[i % len(good)] for i in range(2000)]
         st: dict[int, int] = {}
-        rss = [(0.0, rss_mib(proc.pid))]
+        rss = [(0.0, tree_pss(proc.pid))]
         t0 = time.monotonic()
         chunk = min(10.0, args.seconds)
         while time.monotonic() - t0 < args.seconds - 0.5:
             asyncio.run(open_loop(url, [("soak", payloads, args.rate)], chunk, st))
-            rss.append((round(time.monotonic() - t0, 1), rss_mib(proc.pid)))
+            rss.append((round(time.monotonic() - t0, 1), tree_pss(proc.pid)))
         after_minute = next((m for t, m in rss if t >= 60), rss[1][1] if len(rss) > 1 else rss[0][1])
         return {
             "seconds": args.seconds,
@@ -278,7 +277,7 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             "statuses": st,
             "status_500": st.get(500, 0),
             "no_answer": sum(v for k, v in st.items() if isinstance(k, str) and not k[:1].isdigit()),
-            "rss_mib": [(t, round(m, 1)) for t, m in rss],
+            "pss_mib": [(t, round(m, 1)) for t, m in rss],
             "growth_after_first_minute_pct": round(100 * (rss[-1][1] - after_minute) / after_minute, 2),
         }
     finally:
