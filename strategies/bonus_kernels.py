@@ -7,9 +7,6 @@ numbers in the same order, worked out with less waste:
 
 - the stop values (:func:`harness.game.pace.stop_values`) with the state's open upper faces and
   P(bonus) now taken once per state, not once per roll, and only the allowed boxes visited;
-- the keep expectations (:func:`harness.game.turn.keep_expectations`) four keeps at a time: each
-  keep's sum in its own order (the same bits), the four chains of additions overlapping instead of
-  each addition waiting for the one before;
 - the stage a turn never reaches without saved rolls (every reroll left after a reroll) is not
   worked out (as :func:`harness.game.turn.turn_keeps`).
 """
@@ -20,7 +17,7 @@ from harness.util.jit import nb
 import numpy as np
 
 from harness.game.scoring import score_options, score_sheet
-from harness.game.turn import best_keeps
+from harness.game.turn import best_keeps, keep_expectations
 from strategies.kernels import _game_words, _needs_key, _open, _plain, _reroll, _roll_of, _write_box, seat_mixes
 
 
@@ -34,40 +31,6 @@ def _pace(filled, upper, threshold, upper_face, p_table, opp, wb):
             faces |= np.int64(1) << (np.int64(upper_face[b]) - 1)
     up_now = min(upper, threshold)
     return faces, up_now, p_table[faces, threshold - up_now], threshold, wb, p_table, opp
-
-
-@nb.njit(inline="always")
-def _expect(v, trans_ptr, trans_roll, trans_prob, out):
-    """:func:`harness.game.turn.keep_expectations`, the same sums: four keeps with as many
-    transitions (keeps of one size, side by side) at a time, each sum in its own order."""
-    n = trans_ptr.shape[0] - 1
-    k = 0
-    while k < n:
-        t0 = trans_ptr[k]
-        m = trans_ptr[k + 1] - t0
-        if k + 4 <= n and trans_ptr[k + 4] - trans_ptr[k + 3] == m and trans_ptr[k + 3] - trans_ptr[k + 2] == m:
-            t1, t2, t3 = trans_ptr[k + 1], trans_ptr[k + 2], trans_ptr[k + 3]
-            if t2 - t1 == m:
-                a0 = 0.0
-                a1 = 0.0
-                a2 = 0.0
-                a3 = 0.0
-                for i in range(m):
-                    a0 += trans_prob[t0 + i] * v[trans_roll[t0 + i]]
-                    a1 += trans_prob[t1 + i] * v[trans_roll[t1 + i]]
-                    a2 += trans_prob[t2 + i] * v[trans_roll[t2 + i]]
-                    a3 += trans_prob[t3 + i] * v[trans_roll[t3 + i]]
-                out[k] = a0
-                out[k + 1] = a1
-                out[k + 2] = a2
-                out[k + 3] = a3
-                k += 4
-                continue
-        acc = 0.0
-        for t in range(t0, t0 + m):
-            acc += trans_prob[t] * v[trans_roll[t]]
-        out[k] = acc
-        k += 1
 
 
 @nb.njit(inline="always")
@@ -122,11 +85,11 @@ def bonus_plan(ctx, servida, flag, filled, pace, dice, w, plan):
     for r in range(tl.shape[0]):
         values[0, r] = tl[r]
     for j in range(1, rr):
-        _expect(values[j - 1], trans_ptr, trans_roll, trans_prob, ek)
+        keep_expectations(values[j - 1], trans_ptr, trans_roll, trans_prob, ek)
         best_keeps(tl, ek, sub_ptr, sub_keep, roll_as_keep, values[j], keeps)
         for r in range(tl.shape[0]):
             plan[j, r] = keeps[r]
-    _expect(values[rr - 1], trans_ptr, trans_roll, trans_prob, ek)
+    keep_expectations(values[rr - 1], trans_ptr, trans_roll, trans_prob, ek)
     best_keeps(tf, ek, sub_ptr, sub_keep, roll_as_keep, v_first, keeps)
     for r in range(tl.shape[0]):
         plan[0, r] = keeps[r]
