@@ -33,7 +33,7 @@ def _pace(filled, upper, threshold, upper_face, p_table, opp, wb):
     return faces, up_now, p_table[faces, threshold - up_now], threshold, wb, p_table, opp
 
 
-@nb.njit(inline="always")
+@nb.njit(cache=True, nogil=True)
 def _stops(ctx, first, flag, filled, pace, w, out):
     """out (R,): the bot's value of stopping with each roll in one state of pace ``pace``: its best
     allowed box's value, :func:`harness.game.pace.box_values`' expression term by term (``wb`` is
@@ -43,7 +43,8 @@ def _stops(ctx, first, flag, filled, pace, w, out):
     reference counts) and with the int8 faces and int16 scores mixed in, the loop took three to
     four times as long. w: scratch (rows (R, NB) int16, allowed (R,) int64, extras (R,) int16)."""
     rows, allowed, extras = w
-    score_sheet(ctx, first, flag, filled, rows, allowed, extras)
+    # flag as int64: score_sheet as bonus_stop_values compiles it (one compile less)
+    score_sheet(ctx, first, np.int64(1) if flag else np.int64(0), filled, rows, allowed, extras)
     faces, up_now, p_now, threshold, wb, p_table, opp = pace
     nbx = ctx.n_boxes
     uf = ctx.upper_face
@@ -219,14 +220,14 @@ def bonus_seat(
                 first = False
                 left -= 1
             if _plain(ctx, roll, flag, needs_key):
-                opts = (ctx.table_first if first else ctx.table)[roll]
-                e = 0
-                box = _best_box(opts, _open(ctx, mask), e, order, ctx.upper_face, pace)
-                got = opts[box]
+                tab = ctx.table_first if first else ctx.table
+                for b in range(nbx):
+                    row[b] = tab[roll, b]
+                allowed, e = _open(ctx, mask), 0
             else:
                 allowed, e = score_options(ctx, roll, first, flag, mask, row)
-                box = _best_box(row, allowed, e, order, ctx.upper_face, pace)
-                got = row[box]
+            box = _best_box(row, allowed, e, order, ctx.upper_face, pace)  # one call site: one inlined copy
+            got = row[box]
             mask, up, flag, ex, pts = _write_box(
                 ctx, g, t, box, got, e, mask, up, flag, ex, pts, threshold, bonus_value, sheet, running
             )
