@@ -190,7 +190,7 @@ def bonus_seat(
     for g in range(keys.shape[0]):
         _game_words(keys[g], M, W)
         mask = np.int64(0)
-        flag = False
+        flag = np.bool_(False)  # not a literal: one compile of bonus_plan, not two
         up = 0
         ex = 0
         pts = 0
