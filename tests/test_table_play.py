@@ -185,6 +185,19 @@ def test_no_bonus_seat_player_for_a_bot_that_decides_otherwise(rules_dir):
     assert bot.seat_player() is None
 
 
+def test_bonus_seat_player_from_its_announced_games(monkeypatch):
+    """With its kernel not compiled yet, the bonus bot's seat player is taken from
+    BONUS_SEAT_GAMES announced seat-games (all seats and workers together), not below."""
+    from strategies import bonus
+
+    monkeypatch.setattr(bonus, "seat_player_pays", lambda games, kernel: False)
+    rules = load_rules("scandinavian")
+    for games, offered in ((bonus.BONUS_SEAT_GAMES - 1, False), (bonus.BONUS_SEAT_GAMES, True)):
+        bot = make("bonus", rules)
+        bot.expect_games(games)
+        assert (bot.seat_player() is not None) is offered
+
+
 @pytest.mark.parametrize("name", ["forced", "generala", "standard"])
 def test_keep_table_is_the_bots_keep(name, rules_dir, tmp_path):
     """Every roll and reroll stage of every state of ``forced`` (sampled states of the others):
