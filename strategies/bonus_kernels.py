@@ -1,7 +1,7 @@
 """numba kernels of the bonus bot's whole games (:meth:`strategies.bonus.BonusBot.seat_player`).
 
 The bot's plans depend on the upper subtotal, so it meets far more states than the greedy bot
-(about 1.6 new ones a game at 10^5 games, 2.3 at 10^4): a plan has to be cheap as well as cached.
+(scandinavian: 164k in 10^5 games, 341k in 10^6): a plan has to be cheap as well as kept.
 A plan here is the keeps :meth:`strategies.greedy.TurnPlanner._keep_table` plans, with the same
 numbers in the same order, worked out with less waste:
 
