@@ -11,13 +11,22 @@ model of :mod:`harness.players.fit`).
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
 from harness.game.pace import WEIGHT, bonus_chance_table, opportunity
-from harness.game.strategy import Param, Policy, Sheets, TurnView
-from strategies.greedy import TurnPlanner, cheapest_first, best_box
+from harness.game.scoring import context
+from harness.game.strategy import Param, Policy, Sheets, TurnView, own_decisions, seat_player_pays
+from strategies.bonus_kernels import bonus_seat
+from strategies.greedy import SEAT_PLAYER_BOXES, TurnPlanner, cheapest_first, best_box
 from strategies.kernels import bonus_policy, bonus_stop_values, bonus_values_batch
+
+#: Seat-games from which the bonus bot's whole-game player pays for compiling its kernel (about
+#: 4 s of CPU once per machine against 50-100 us saved a seat-game: ten times the greedy bot's
+#: :data:`harness.game.strategy.SEAT_PLAYER_GAMES`' worth); below, and until a longer run has
+#: compiled it, games go decision by decision.
+BONUS_SEAT_GAMES = 100_000
 
 
 class BonusBot(TurnPlanner):
@@ -31,6 +40,11 @@ class BonusBot(TurnPlanner):
     )
     classifier = {"stochastic": False, "lookahead": "turn+heuristic", "long_run_time": False}
     uses_upper = True
+    #: states whose plans the whole-game player keeps, 2 x rolls x rerolls bytes each (1,008 with
+    #: three rolls a turn), touched as they are planned; when all are taken, all are given up.
+    #: 10^6 scandinavian games met 341,245 states (336 MiB of plans): none given up, 0.34 plans a
+    #: game; with 2**18 slots the table was given up twice (0.76 a game), with 2**17 16 times (2.19)
+    seat_plans = 1 << 19
 
     @cached_property
     def _p(self) -> np.ndarray:
@@ -60,6 +74,74 @@ class BonusBot(TurnPlanner):
             self._opp,
             float(self.config["weight"]),
         )
+
+    def expect_games(self, games: int) -> None:
+        self._seat_games = max(getattr(self, "_seat_games", 0), int(games))
+
+    def seat_player(self) -> Any:
+        """Whole games in one kernel call (:func:`strategies.bonus_kernels.bonus_seat`): the keeps
+        :meth:`keep` plans, each state's worked out once in the process and kept in the kernel's
+        own table of :attr:`seat_plans` states, and the box :meth:`choose` takes; from
+        :data:`BONUS_SEAT_GAMES` announced seat-games or once compiled."""
+        r, d = self.rules, self.rules.dice
+        games = getattr(self, "_seat_games", 0)
+        if (
+            r.rolls_per_turn < 2
+            or r.n_boxes > SEAT_PLAYER_BOXES
+            or not own_decisions(self, BonusBot, "stop_values", "_keep_table")
+            or not (games >= BONUS_SEAT_GAMES or seat_player_pays(games, bonus_seat))
+        ):
+            return None
+        if getattr(self, "_seat_plan", None) is None:
+            # np.zeros maps pages lazily: only the states met take memory
+            n_states = 2 ** (r.n_boxes + 1) * (int(r.threshold) + 1)
+            self._seat_plan = (
+                np.zeros(n_states, dtype=np.int32),
+                np.zeros(self.seat_plans, dtype=np.int64),
+                np.zeros((self.seat_plans, r.rolls_per_turn - 1, d.n_rolls), dtype=np.int16),
+                np.zeros(1, dtype=np.int64),
+            )
+        slot_of, slot_key, plans, used = self._seat_plan
+        ctx, order, p, opp = context(r), cheapest_first(r), self._p, self._opp
+        weight = float(self.config["weight"])
+
+        def player(
+            keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray, running: np.ndarray
+        ) -> None:
+            bonus_seat(
+                ctx,
+                keys,
+                seat,
+                d.n,
+                r.rolls_per_turn,
+                d.roll_lookup,
+                d.radix,
+                d.keep_counts,
+                d.keep_size,
+                d.roll_as_keep,
+                d.trans_ptr,
+                d.trans_roll,
+                d.trans_prob,
+                d.sub_ptr,
+                d.sub_keep,
+                bool(r.has_servida),
+                order,
+                int(r.threshold),
+                int(r.bonus_value),
+                p,
+                opp,
+                weight,
+                slot_of,
+                slot_key,
+                plans,
+                used,
+                sheet,
+                upper,
+                extra,
+                running,
+            )
+
+        return player
 
     def keep(self, view: TurnView) -> np.ndarray:
         view.upper = np.minimum(view.upper, self.rules.threshold)  # the pace is all that matters past the line

@@ -118,11 +118,12 @@ def test_decision_tables_are_cached_together(rules_dir, tmp_path):
     np.testing.assert_array_equal(solver.policy_table(sol, compute=False), codes)
 
 
-@pytest.mark.parametrize("bot_name", ["random", "greedy", "timeout"])
+@pytest.mark.parametrize("bot_name", ["random", "greedy", "timeout", "bonus"])
 @pytest.mark.parametrize("name", ["scandinavian", "yahtzee", "generala", "forced", "tiny_joker"])
 def test_heuristic_seat_players_play_the_loops_games(name, bot_name, rules_dir, monkeypatch):
     """The random bot's whole-game kernel draws the same coins and dice as its keep and choose;
-    the greedy bot's plans its keeps as TurnPlanner does; both write gain_box's boxes."""
+    the greedy and bonus bots' plan their keeps as TurnPlanner does; the time-out and greedy bots
+    write gain_box's boxes, the bonus bot its choose's."""
     rules = _rules(name, rules_dir)
     bot = make(bot_name, rules)
     bot.expect_games(10**7)  # a long run: the whole-game player pays for its compile
@@ -138,6 +139,63 @@ def test_heuristic_seat_players_play_the_loops_games(name, bot_name, rules_dir, 
             if isinstance(b, np.ndarray):
                 assert a.dtype == b.dtype and a.shape == b.shape, field.name
                 np.testing.assert_array_equal(a, b, err_msg=field.name)
+
+
+@pytest.mark.parametrize("name", ["tiny_bonus", "tiny_generala", "tiny_forced", "mini_maxi", "standard"])
+def test_bonus_seat_player_plays_the_loops_games(name, rules_dir, monkeypatch):
+    """The bonus bot's whole-game kernel (strategies.bonus_kernels) on more rule sets (servida and
+    a box that needs the key box, forced boxes, six dice), at another weight, and with a plan table
+    of a few slots, so that it is full and given up many times in a run: every array of the
+    results is the decision-by-decision loop's, at one and two seats, over two calls that share
+    the table."""
+    rules = _rules(name, rules_dir)
+    for spec, slots in (("bonus", 5), ("bonus:weight=2.5", 1 << 10)):
+        bot = make(spec, rules)
+        bot.seat_plans = slots
+        bot.expect_games(10**6)
+        assert bot.seat_player() is not None
+        for seats, games in ((1, np.arange(0, 600)), (2, np.arange(600, 1000))):
+            fast = loop.play(rules, [bot] * seats, games, 5)
+            with monkeypatch.context() as m:
+                m.setattr(bot, "seat_player", lambda: None)
+                slow = loop.play(rules, [bot] * seats, games, 5)
+            for field in dataclasses.fields(slow):
+                a, b = getattr(fast, field.name), getattr(slow, field.name)
+                if isinstance(b, np.ndarray):
+                    assert a.dtype == b.dtype and a.shape == b.shape, field.name
+                    np.testing.assert_array_equal(a, b, err_msg=field.name)
+        used = int(bot._seat_plan[3][0])
+        assert 0 < used <= slots
+
+
+def test_no_bonus_seat_player_for_a_bot_that_decides_otherwise(rules_dir):
+    """A subclass with its own stop values is not played by the kernel, nor are rules with more
+    boxes than the plan table's key holds (maxi's 20)."""
+    rules = load_rules("scandinavian")
+
+    class Other(type(make("bonus", rules))):  # type: ignore[misc]
+        def stop_values(self, filled, upper, flag, first):
+            return super().stop_values(filled, upper, flag, first) + 1
+
+    bot = Other(rules)
+    bot.expect_games(10**6)
+    assert bot.seat_player() is None
+    bot = make("bonus", load_rules("maxi"))
+    bot.expect_games(10**6)
+    assert bot.seat_player() is None
+
+
+def test_bonus_seat_player_from_its_announced_games(monkeypatch):
+    """With its kernel not compiled yet, the bonus bot's seat player is taken from
+    BONUS_SEAT_GAMES announced seat-games (all seats and workers together), not below."""
+    from strategies import bonus
+
+    monkeypatch.setattr(bonus, "seat_player_pays", lambda games, kernel: False)
+    rules = load_rules("scandinavian")
+    for games, offered in ((bonus.BONUS_SEAT_GAMES - 1, False), (bonus.BONUS_SEAT_GAMES, True)):
+        bot = make("bonus", rules)
+        bot.expect_games(games)
+        assert (bot.seat_player() is not None) is offered
 
 
 @pytest.mark.parametrize("name", ["forced", "generala", "standard"])
