@@ -47,9 +47,11 @@ from harness.exact.target import Aims, Player, cached_tmax, target_table
 from harness.game.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView, own_decisions
 from harness.game.turn import keep_expectations, turn_policy
 
-#: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0).
+#: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0: a line holds
+#: the keeps smaller than a roll at each reroll stage and the stop values, 5.25 KiB on Scandinavian,
+#: so 352 MB for 2^16 lines, each process its own).
 POLICY_LINES = 1 << 19
-VALUE_LINES = 1 << 15
+VALUE_LINES = 1 << 16
 #: Seat-games from which a run is worth the whole keep policy (about a solve's time, once per
 #: machine): below, the per-state caches warm up in less time.
 FULL_POLICY_GAMES = 300_000
@@ -205,8 +207,8 @@ class SolverBot(Strategy):
             _SHARED[key] = (
                 (
                     np.full(lines, -1, dtype=np.int64),
-                    np.zeros((lines, max(self._rr, 1), d.n_keeps)),
-                    np.zeros((lines, 2, d.n_rolls)),
+                    np.zeros((lines, max(self._rr, 1), self._dk.n_small)),
+                    np.zeros((lines, 2 if self._lay.servida else 1, d.n_rolls)),
                 )
                 if self.temperature > 0
                 else (

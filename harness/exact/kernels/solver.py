@@ -34,7 +34,7 @@ from harness.util.jit import nb
 import numpy as np
 
 from harness.game.scoring import score_sheet
-from harness.exact.kernels.rows import exp_ieee  # the same bits on every CPU (its docstring)
+from harness.exact.kernels.rows import LANES, exp_ieee, row_exp_div  # the same bits on every CPU (its docstring)
 
 NEG = -1.0e300
 # Constant arguments are written np.bool_(...)/np.int64(...): a bare True/False/1 is typed as a
@@ -1145,51 +1145,333 @@ def softmax_pick(vals, n, temperature, u):
     return n - 1
 
 
+#: States the randomised bot plans side by side (:func:`soft_keeps`): their turns in one
+#: :func:`turn_values` call, the states as its slots.
+PLAN_GROUP = 16
+
+
+@nb.njit(cache=True, nogil=True)
+def _score_rows_of(ctx, lay):
+    """(R, NB) int64: the row of :func:`_group_stops`' candidates that roll r's score in box b
+    takes (boxes side by side, each box's scores in ``box_vals`` order); and the number of rows."""
+    n_rolls = ctx.table.shape[0]
+    nbx = lay.n_boxes
+    row0 = np.zeros(nbx + 1, dtype=np.int64)
+    for b in range(nbx):
+        row0[b + 1] = row0[b] + lay.box_nvals[b]
+    ridx = np.empty((n_rolls, nbx), dtype=np.int64)
+    for r in range(n_rolls):
+        for b in range(nbx):
+            ridx[r, b] = row0[b] + lay.box_vidx[b, ctx.table[r, b]]
+    return ridx, row0[nbx]
+
+
+@nb.njit(cache=True, nogil=True)
+def _group_stops(lay, V, gm, gf, gu, n, ridx, cand, Z, stop):
+    """:func:`stop_one` of the n states (gm, gf, gu)[:n] side by side, columns of stop (R, G),
+    on a rule set whose every roll scores its table row in any open box (no key box, forced
+    order or servida). Each candidate value is computed as there; a closed box's, and a zero
+    score's (which stop_one skips), is NEG, never larger; then each roll takes the first strict
+    maximum over the boxes in sheet order starting from the best scratch Z, as stop_one does:
+    the same comparisons of the same values, a state a vector lane."""
+    nbx = lay.n_boxes
+    F = lay.n_flags
+    T = lay.threshold
+    for c in range(n):
+        mask = gm[c]
+        flag = gf[c]
+        u = gu[c]
+        s0 = lay.slot[lay.umask_of[mask], u]
+        z_best = NEG
+        row = 0
+        for b in range(nbx):
+            nv = lay.box_nvals[b]
+            if (mask >> b) & 1:
+                for v in range(nv):
+                    cand[row + v, c] = NEG
+                row += nv
+                continue
+            m2 = mask | (np.int64(1) << b)
+            b2 = lay.base[m2 * F + flag]
+            if lay.is_upper[b]:
+                um2 = lay.umask_of[m2]
+                for v in range(nv):
+                    s = lay.box_vals[b, v]
+                    u2 = min(u + s, T)
+                    add = s + lay.bonus if (u < T and u2 >= T) else s
+                    cand[row + v, c] = add + V[b2 + lay.slot[um2, u2]]
+                z = cand[row + lay.box_vidx[b, 0], c]
+            else:
+                z = V[b2 + s0]
+                for v in range(nv):
+                    cand[row + v, c] = float(lay.box_vals[b, v]) + z
+            if z > z_best:
+                z_best = z
+            cand[row + lay.box_vidx[b, 0], c] = NEG
+            row += nv
+        Z[c] = z_best
+    for r in range(stop.shape[0]):
+        for c in range(n):
+            stop[r, c] = Z[c]
+        for b in range(nbx):
+            w = ridx[r, b]
+            for c in range(n):
+                x = cand[w, c]
+                a = stop[r, c]
+                stop[r, c] = x if x > a else a
+        for c in range(n):
+            stop[r, c] += 0.0  # stop_one's extra bonus (none here)
+
+
+@nb.njit(cache=True, nogil=True)
+def _plan_group(
+    ctx, lay, dk, V, tags, ev, sv, simple, gidx, gm, gf, gu, n, ridx, cand, Z, work, stop_f, stop_l, E, M, Es, Ms
+):
+    """The n states gidx[:n] ((gm, gf, gu)[:n] their sheets and capped subtotals) into their cache
+    lines (see :func:`soft_keeps`): their stop values as columns of stop_f/stop_l (R, G), then
+    their turns in one :func:`turn_values` (the states as its slots: each value computed as
+    :func:`turn_one` computes it, in the same order)."""
+    cap = tags.shape[0]
+    ns = dk.n_small
+    if simple:
+        _group_stops(lay, V, gm, gf, gu, n, ridx, cand, Z, stop_l)
+        turn_values(dk, n, stop_l, stop_l, E, M, Es, Ms, np.bool_(True))
+    else:
+        _group_stop_one(ctx, lay, V, gm, gf, gu, n, work, stop_f, stop_l)
+        turn_values(dk, n, stop_f, stop_l, E, M, Es, Ms, np.bool_(True))
+    for c in range(n):
+        line = gidx[c] & (cap - 1)
+        for j in range(1, dk.rerolls + 1):
+            for k in range(ns):
+                ev[line, j - 1, k] = Es[j, k, c]
+        for q in range(stop_l.shape[0]):
+            sv[line, 0, q] = stop_l[q, c]
+        if sv.shape[1] > 1:
+            for q in range(stop_l.shape[0]):
+                sv[line, 1, q] = stop_f[q, c]
+        tags[line] = gidx[c]
+
+
+@nb.njit(cache=True, nogil=True)
+def _soft_pick(dk, ev, sv, line, r, j, first, temperature, u, X):
+    """The softmax draw among roll r's sub-keeps from cache line ``line``, j rerolls left: as
+    :func:`softmax_pick` over their values, the exponentials LANES at once (the same bits,
+    :func:`harness.exact.kernels.rows.row_exp_div`); X (rows, LANES) scratch for every sub-keep."""
+    lo = dk.sub_ptr[r]
+    n = dk.sub_ptr[r + 1] - lo
+    # the last sub-keep is the whole roll: its value is stopping
+    for a in range(n - 1):
+        X[a // LANES, a % LANES] = ev[line, j - 1, dk.sub_keep[lo + a]]
+    X[(n - 1) // LANES, (n - 1) % LANES] = sv[line, 1 if (first and sv.shape[1] > 1) else 0, r]
+    top = X[0, 0]
+    for a in range(1, n):
+        top = max(top, X[a // LANES, a % LANES])
+    for a in range(n):
+        X[a // LANES, a % LANES] -= top
+    for a in range(n, (n + LANES - 1) // LANES * LANES):
+        X[a // LANES, a % LANES] = 0.0  # unread lanes
+    for k in range((n + LANES - 1) // LANES):
+        row_exp_div(X, k, np.int64(0), temperature)
+    tot = 0.0
+    for a in range(n):
+        tot += X[a // LANES, a % LANES]
+    x = u * tot
+    acc = 0.0
+    for a in range(n):
+        acc += X[a // LANES, a % LANES]
+        if x < acc:
+            return dk.sub_keep[lo + a]
+    # u * tot rounds up to tot: the last action with non-zero weight
+    for a in range(n - 1, -1, -1):
+        if X[a // LANES, a % LANES] > 0.0:
+            return dk.sub_keep[lo + a]
+    return dk.sub_keep[lo + n - 1]
+
+
+@nb.njit(cache=True, nogil=True)
+def _group_picks(dk, ev, sv, gidx, glo, n, order, rolls, stage, first, temperature, blunder, unif, vals, out):
+    """The decisions (no blunder) of the n states just planned by :func:`_plan_group`."""
+    cap = ev.shape[0]
+    for c in range(n):
+        line = gidx[c] & (cap - 1)
+        for t in range(glo[c, 0], glo[c, 1]):
+            g = order[t]
+            if not unif[g, 0] < blunder:
+                out[g] = _soft_pick(dk, ev, sv, line, rolls[g], stage[g], first[g], temperature, unif[g, 1], vals)
+
+
+@nb.njit(cache=True, nogil=True)
+def _group_stop_one(ctx, lay, V, gm, gf, gu, n, work, stop_f, stop_l):
+    """:func:`stop_one` of the n states (gm, gf, gu)[:n], one at a time, into columns of
+    stop_f/stop_l (R, G) (any rule set; a sheet's score rows worked out once for its states)."""
+    rows_l, al_l, ex_l, rows_f, al_f, ex_f, wv, nxt = work[:8]
+    one_f, one_l = work[10], work[11]
+    n_rolls = stop_l.shape[0]
+    last = np.int64(-1)
+    for c in range(n):
+        mask, flag, u = gm[c], gf[c], gu[c]
+        sheet = mask * lay.n_flags + flag
+        if sheet != last:
+            score_rows(ctx, mask, flag, np.bool_(False), rows_l, al_l, ex_l)
+            if lay.servida:
+                score_rows(ctx, mask, flag, np.bool_(True), rows_f, al_f, ex_f)
+            last = sheet
+        stop_one(lay, V, mask, flag, u, rows_l, al_l, ex_l, wv, nxt, one_l)
+        for q in range(n_rolls):
+            stop_l[q, c] = one_l[q]
+        if lay.servida:
+            stop_one(lay, V, mask, flag, u, rows_f, al_f, ex_f, wv, nxt, one_f)
+        for q in range(n_rolls):
+            stop_f[q, c] = one_f[q] if lay.servida else one_l[q]
+
+
 @nb.njit(cache=True, nogil=True)
 def soft_keeps(
     ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage, first, temperature, blunder, unif, out
 ):
     """Keeps for a batch with temperature > 0 (and any blunder rate).
 
-    Action values come from a direct-mapped cache: ev (C, rr, K) expected value of each keep with
-    j rerolls left at row j - 1, sv (C, 2, R) stop values (0 = later roll, 1 = first roll). unif (B, 2) uniforms:
-    [0] decides a blunder, [1] picks the action (uniformly for a blunder, else by softmax).
+    Action values come from a direct-mapped cache: ev (C, rr, n_small) expected value of each keep
+    smaller than a roll with j rerolls left at row j - 1 (a roll's largest sub-keep is the roll
+    itself, valued by stopping), sv (C, S, R) stop values (0 = later roll, 1 = first roll; S = 1
+    when the two are the same, without servida). unif (B, 2) uniforms: [0] decides a blunder, [1]
+    picks the action (uniformly for a blunder, else by softmax). The decisions go by state; the
+    states not cached are planned ``PLAN_GROUP`` at a time (their stop values side by side where
+    the rule set allows, :func:`_group_stops`, and their turns, :func:`_plan_group`), then their
+    decisions taken. Every value is computed as :func:`state_plan` computes it.
     """
     cap = tags.shape[0]
+    nb_ = masks.shape[0]
     n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
     rr = dk.rerolls
+    G = PLAN_GROUP
+    # every roll scores its table row in any open box: the group's stop values side by side
+    simple = ctx.key_box < 0 and not ctx.forced and not lay.servida
+    for b in range(lay.n_boxes):
+        if ctx.requires_key[b]:
+            simple = False
     work = state_work(ctx, lay, dk)
-    stop_f, stop_l, Es = work[10], work[11], work[12]
-    vals = np.empty(dk.sub_keep.shape[0])
-    order = np.argsort(masks * 2 + flags)
-    last = np.int64(-1)
-    for g in order:
+    ridx, n_cand = _score_rows_of(ctx, lay)
+    cand = np.empty((n_cand, G))
+    Z = np.empty(G)
+    most = 1
+    for r in range(n_rolls):
+        most = max(most, dk.sub_ptr[r + 1] - dk.sub_ptr[r])
+    vals = np.empty(((most + LANES - 1) // LANES, LANES))  # a roll's sub-keeps' weights (_soft_pick)
+    idxs = np.empty(nb_, dtype=np.int64)
+    for g in range(nb_):
         mask = masks[g]
-        flag = 1 if flags[g] else 0
         u = min(np.int64(uppers[g]), lay.threshold)
-        r = rolls[g]
-        lo = dk.sub_ptr[r]
-        n = dk.sub_ptr[r + 1] - lo
-        if unif[g, 0] < blunder:
-            out[g] = dk.sub_keep[lo + min(int(unif[g, 1] * n), n - 1)]
-            continue
-        idx = lay.base[mask * lay.n_flags + flag] + lay.slot[lay.umask_of[mask], u]
+        idxs[g] = lay.base[mask * lay.n_flags + (1 if flags[g] else 0)] + lay.slot[lay.umask_of[mask], u]
+    order = np.argsort(idxs)  # a state's decisions side by side, a sheet's states too
+    stop_f = np.empty((n_rolls, G))
+    stop_l = np.empty((n_rolls, G))
+    E = np.empty((n_keeps, G))
+    M = np.empty((dk.n_small, G))
+    Es = np.empty((rr + 1, n_keeps, G))
+    Ms = np.empty((rr + 1, dk.n_small, G))
+    gidx = np.empty(G, dtype=np.int64)
+    gm = np.empty(G, dtype=np.int64)
+    gf = np.empty(G, dtype=np.int64)
+    gu = np.empty(G, dtype=np.int64)
+    glo = np.empty((G, 2), dtype=np.int64)  # the decisions order[glo[c, 0]:glo[c, 1]] of group state c
+    n = 0
+    i = 0
+    while i < nb_:
+        idx = idxs[order[i]]
+        e = i + 1
+        while e < nb_ and idxs[order[e]] == idx:
+            e += 1
         line = idx & (cap - 1)
-        if tags[line] != idx:
-            last = state_plan(ctx, lay, dk, V, mask, flag, u, work, last)
-            for j in range(1, rr + 1):
-                for k in range(Es.shape[1]):
-                    ev[line, j - 1, k] = Es[j, k]
-            for q in range(n_rolls):
-                sv[line, 0, q] = stop_l[q]
-                sv[line, 1, q] = stop_f[q]
-            tags[line] = idx
-        j = stage[g]
-        # the last sub-keep is the whole roll: its value is stopping
-        for a in range(n - 1):
-            vals[a] = ev[line, j - 1, dk.sub_keep[lo + a]]
-        vals[n - 1] = sv[line, 1 if first[g] else 0, r]
-        out[g] = dk.sub_keep[lo + softmax_pick(vals, n, temperature, unif[g, 1])]
+        plan = tags[line] != idx
+        if plan:  # not if every decision of the state is a blunder
+            plan = False
+            for t in range(i, e):
+                if not unif[order[t], 0] < blunder:
+                    plan = True
+        if plan:
+            clash = False  # two states of a group on one line: the first group is planned first
+            for c in range(n):
+                if gidx[c] & (cap - 1) == line:
+                    clash = True
+            if clash:
+                _plan_group(
+                    ctx,
+                    lay,
+                    dk,
+                    V,
+                    tags,
+                    ev,
+                    sv,
+                    simple,
+                    gidx,
+                    gm,
+                    gf,
+                    gu,
+                    n,
+                    ridx,
+                    cand,
+                    Z,
+                    work,
+                    stop_f,
+                    stop_l,
+                    E,
+                    M,
+                    Es,
+                    Ms,
+                )
+                _group_picks(
+                    dk, ev, sv, gidx, glo, n, order, rolls, stage, first, temperature, blunder, unif, vals, out
+                )
+                n = 0
+            g = order[i]
+            gidx[n] = idx
+            gm[n] = masks[g]
+            gf[n] = 1 if flags[g] else 0
+            gu[n] = min(np.int64(uppers[g]), lay.threshold)
+            glo[n, 0] = i
+            glo[n, 1] = e
+            n += 1
+        # blunders, and the decisions of a cached state, at once
+        for t in range(i, e):
+            g = order[t]
+            r = rolls[g]
+            if unif[g, 0] < blunder:
+                lo = dk.sub_ptr[r]
+                k = dk.sub_ptr[r + 1] - lo
+                out[g] = dk.sub_keep[lo + min(int(unif[g, 1] * k), k - 1)]
+            elif not plan:
+                out[g] = _soft_pick(dk, ev, sv, line, r, stage[g], first[g], temperature, unif[g, 1], vals)
+        i = e
+        if n == G or (i == nb_ and n > 0):
+            _plan_group(
+                ctx,
+                lay,
+                dk,
+                V,
+                tags,
+                ev,
+                sv,
+                simple,
+                gidx,
+                gm,
+                gf,
+                gu,
+                n,
+                ridx,
+                cand,
+                Z,
+                work,
+                stop_f,
+                stop_l,
+                E,
+                M,
+                Es,
+                Ms,
+            )
+            _group_picks(dk, ev, sv, gidx, glo, n, order, rolls, stage, first, temperature, blunder, unif, vals, out)
+            n = 0
 
 
 @nb.njit(cache=True, nogil=True)
