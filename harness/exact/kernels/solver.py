@@ -1301,6 +1301,31 @@ def _group_picks(dk, ev, sv, gidx, glo, n, order, rolls, stage, first, temperatu
 
 
 @nb.njit(cache=True, nogil=True)
+def _order_of(keys, top):
+    """The positions of keys (B,) int64 in 0..top - 1 in increasing order of their keys (ties in
+    position order): an LSD radix sort, 11 bits a pass, a tenth of np.argsort's time on a batch."""
+    n = keys.shape[0]
+    order = np.arange(n)
+    tmp = np.empty(n, dtype=np.int64)
+    count = np.empty(2049, dtype=np.int64)
+    shift = 0
+    while (np.int64(1) << shift) < top:
+        for d in range(2049):  # not count[:] = 0: a broadcasting set-item compiles slowly
+            count[d] = 0
+        for i in range(n):
+            count[((keys[order[i]] >> shift) & 2047) + 1] += 1
+        for d in range(2048):
+            count[d + 1] += count[d]
+        for i in range(n):
+            k = (keys[order[i]] >> shift) & 2047
+            tmp[count[k]] = order[i]
+            count[k] += 1
+        order, tmp = tmp, order
+        shift += 11
+    return order
+
+
+@nb.njit(cache=True, nogil=True)
 def _group_stop_one(ctx, lay, V, gm, gf, gu, n, work, stop_f, stop_l):
     """:func:`stop_one` of the n states (gm, gf, gu)[:n], one at a time, into columns of
     stop_f/stop_l (R, G) (any rule set; a sheet's score rows worked out once for its states)."""
@@ -1364,7 +1389,7 @@ def soft_keeps(
         mask = masks[g]
         u = min(np.int64(uppers[g]), lay.threshold)
         idxs[g] = lay.base[mask * lay.n_flags + (1 if flags[g] else 0)] + lay.slot[lay.umask_of[mask], u]
-    order = np.argsort(idxs)  # a state's decisions side by side, a sheet's states too
+    order = _order_of(idxs, V.shape[0])  # a state's decisions side by side, a sheet's states too
     stop_f = np.empty((n_rolls, G))
     stop_l = np.empty((n_rolls, G))
     E = np.empty((n_keeps, G))
