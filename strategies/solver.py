@@ -44,7 +44,17 @@ from harness.exact.kernels import play as PK
 from harness.exact.solver import Solution, box_table, build_plan, is_solved, policy_table, solve
 from harness.exact.compact import load_export, read_manifest
 from harness.exact.target import Aims, Player, cached_tmax, target_table
-from harness.game.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView, own_decisions
+from harness.game.strategy import (
+    CHOOSE_STEP,
+    Param,
+    Policy,
+    Sheets,
+    Strategy,
+    TargetPlay,
+    TurnView,
+    own_decisions,
+    seat_player_pays,
+)
 from harness.game.turn import keep_expectations, turn_policy
 
 #: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0: a line holds
@@ -272,8 +282,13 @@ class SolverBot(Strategy):
     def seat_player(self) -> Any:
         """At T = 0 without blunders, once both decision tables are in hand (a long run's, or
         cached): whole games in one kernel call (:func:`harness.exact.kernels.play.play_seat`),
-        the keeps and boxes :meth:`keep` and :meth:`choose` would look up or work out."""
-        if self.target or self.temperature > 0 or self.blunder > 0 or not own_decisions(self, SolverBot):
+        the keeps and boxes :meth:`keep` and :meth:`choose` would look up or work out. At T > 0
+        (any blunder rate) :meth:`_soft_seat_player`."""
+        if self.target or not own_decisions(self, SolverBot):
+            return None
+        if self.temperature > 0:
+            return self._soft_seat_player()
+        if self.blunder > 0:
             return None
         self.prepare()
         if self._policy is None or self._boxes is None:
@@ -300,6 +315,49 @@ class SolverBot(Strategy):
                 d.sub_keep,
                 codes,
                 boxes,
+                int(r.threshold),
+                int(r.bonus_value),
+                sheet,
+                upper,
+                extra,
+                running,
+            )
+
+        return player
+
+    def _soft_seat_player(self) -> Any:
+        """With temperature > 0, for long runs or once compiled: whole games in one kernel call
+        (:func:`harness.exact.kernels.play.soft_seat`), the very kernels :meth:`keep` and
+        :meth:`choose` call on the same uniforms."""
+        if not seat_player_pays(self._games, PK.soft_seat):
+            return None
+        self.prepare()
+        r, d = self.rules, self.rules.dice
+        tags, ev, sv, V = self._tags, self._ev, self._sv, self._sol.values
+        temperature, blunder = self.temperature, self.blunder
+
+        def player(
+            keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray, running: np.ndarray
+        ) -> None:
+            PK.soft_seat(
+                self._ctx,
+                self._lay,
+                self._dk,
+                V,
+                tags,
+                ev,
+                sv,
+                keys,
+                seat,
+                d.n,
+                r.rolls_per_turn,
+                d.roll_lookup,
+                d.radix,
+                d.keep_counts,
+                d.keep_size,
+                temperature,
+                blunder,
+                CHOOSE_STEP,
                 int(r.threshold),
                 int(r.bonus_value),
                 sheet,

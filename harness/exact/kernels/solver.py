@@ -1224,13 +1224,13 @@ def _group_stops(lay, V, gm, gf, gu, n, ridx, cand, Z, stop):
 
 
 @nb.njit(cache=True, nogil=True)
-def _plan_group(
-    ctx, lay, dk, V, tags, ev, sv, simple, gidx, gm, gf, gu, n, ridx, cand, Z, work, stop_f, stop_l, E, M, Es, Ms
-):
-    """The n states gidx[:n] ((gm, gf, gu)[:n] their sheets and capped subtotals) into their cache
-    lines (see :func:`soft_keeps`): their stop values as columns of stop_f/stop_l (R, G), then
+def plan_group(ctx, lay, dk, V, tags, ev, sv, sc, n):
+    """The n states gidx[:n] of the scratch ``sc`` (:func:`soft_scratch`; (gm, gf, gu)[:n] their
+    sheets and capped subtotals) into their cache lines (see :func:`soft_keeps`): their stop
+    values as columns of stop_f/stop_l (R, G), then
     their turns in one :func:`turn_values` (the states as its slots: each value computed as
     :func:`turn_one` computes it, in the same order)."""
+    simple, work, ridx, cand, Z, _, stop_f, stop_l, E, M, Es, Ms, gidx, gm, gf, gu, _ = sc
     cap = tags.shape[0]
     ns = dk.n_small
     if simple:
@@ -1253,7 +1253,7 @@ def _plan_group(
 
 
 @nb.njit(cache=True, nogil=True)
-def _soft_pick(dk, ev, sv, line, r, j, first, temperature, u, X):
+def soft_pick(dk, ev, sv, line, r, j, first, temperature, u, X):
     """The softmax draw among roll r's sub-keeps from cache line ``line``, j rerolls left: as
     :func:`softmax_pick` over their values, the exponentials LANES at once (the same bits,
     :func:`harness.exact.kernels.rows.row_exp_div`); X (rows, LANES) scratch for every sub-keep."""
@@ -1290,18 +1290,18 @@ def _soft_pick(dk, ev, sv, line, r, j, first, temperature, u, X):
 
 @nb.njit(cache=True, nogil=True)
 def _group_picks(dk, ev, sv, gidx, glo, n, order, rolls, stage, first, temperature, blunder, unif, vals, out):
-    """The decisions (no blunder) of the n states just planned by :func:`_plan_group`."""
+    """The decisions (no blunder) of the n states just planned by :func:`plan_group`."""
     cap = ev.shape[0]
     for c in range(n):
         line = gidx[c] & (cap - 1)
         for t in range(glo[c, 0], glo[c, 1]):
             g = order[t]
             if not unif[g, 0] < blunder:
-                out[g] = _soft_pick(dk, ev, sv, line, rolls[g], stage[g], first[g], temperature, unif[g, 1], vals)
+                out[g] = soft_pick(dk, ev, sv, line, rolls[g], stage[g], first[g], temperature, unif[g, 1], vals)
 
 
 @nb.njit(cache=True, nogil=True)
-def _order_of(keys, top):
+def order_of(keys, top):
     """The positions of keys (B,) int64 in 0..top - 1 in increasing order of their keys (ties in
     position order): an LSD radix sort, 11 bits a pass, a tenth of np.argsort's time on a batch."""
     n = keys.shape[0]
@@ -1351,6 +1351,46 @@ def _group_stop_one(ctx, lay, V, gm, gf, gu, n, work, stop_f, stop_l):
 
 
 @nb.njit(cache=True, nogil=True)
+def soft_scratch(ctx, lay, dk):
+    """The scratch arrays of the randomised bot's kernels (:func:`soft_keeps`,
+    :func:`harness.exact.kernels.play.soft_seat`): whether the rule set's stop values go side by
+    side (:func:`_group_stops`), then the arrays of :func:`plan_group` and :func:`soft_pick` and
+    the group's states (index, mask, flag, capped subtotal, the range of their decisions)."""
+    n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
+    rr = dk.rerolls
+    G = PLAN_GROUP
+    # every roll scores its table row in any open box: the group's stop values side by side
+    simple = ctx.key_box < 0 and not ctx.forced and not lay.servida
+    for b in range(lay.n_boxes):
+        if ctx.requires_key[b]:
+            simple = False
+    ridx, n_cand = _score_rows_of(ctx, lay)
+    most = 1
+    for r in range(n_rolls):
+        most = max(most, dk.sub_ptr[r + 1] - dk.sub_ptr[r])
+    return (
+        simple,
+        state_work(ctx, lay, dk),
+        ridx,
+        np.empty((n_cand, G)),
+        np.empty(G),
+        np.empty(((most + LANES - 1) // LANES, LANES)),  # a roll's sub-keeps' weights (soft_pick)
+        np.empty((n_rolls, G)),
+        np.empty((n_rolls, G)),
+        np.empty((n_keeps, G)),
+        np.empty((dk.n_small, G)),
+        np.empty((rr + 1, n_keeps, G)),
+        np.empty((rr + 1, dk.n_small, G)),
+        np.empty(G, dtype=np.int64),
+        np.empty(G, dtype=np.int64),
+        np.empty(G, dtype=np.int64),
+        np.empty(G, dtype=np.int64),
+        np.empty((G, 2), dtype=np.int64),  # the decisions order[glo[c, 0]:glo[c, 1]] of group state c
+    )
+
+
+@nb.njit(cache=True, nogil=True)
 def soft_keeps(
     ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage, first, temperature, blunder, unif, out
 ):
@@ -1362,45 +1402,20 @@ def soft_keeps(
     when the two are the same, without servida). unif (B, 2) uniforms: [0] decides a blunder, [1]
     picks the action (uniformly for a blunder, else by softmax). The decisions go by state; the
     states not cached are planned ``PLAN_GROUP`` at a time (their stop values side by side where
-    the rule set allows, :func:`_group_stops`, and their turns, :func:`_plan_group`), then their
+    the rule set allows, :func:`_group_stops`, and their turns, :func:`plan_group`), then their
     decisions taken. Every value is computed as :func:`state_plan` computes it.
     """
     cap = tags.shape[0]
     nb_ = masks.shape[0]
-    n_rolls = ctx.table.shape[0]
-    n_keeps = dk.add.shape[0]
-    rr = dk.rerolls
-    G = PLAN_GROUP
-    # every roll scores its table row in any open box: the group's stop values side by side
-    simple = ctx.key_box < 0 and not ctx.forced and not lay.servida
-    for b in range(lay.n_boxes):
-        if ctx.requires_key[b]:
-            simple = False
-    work = state_work(ctx, lay, dk)
-    ridx, n_cand = _score_rows_of(ctx, lay)
-    cand = np.empty((n_cand, G))
-    Z = np.empty(G)
-    most = 1
-    for r in range(n_rolls):
-        most = max(most, dk.sub_ptr[r + 1] - dk.sub_ptr[r])
-    vals = np.empty(((most + LANES - 1) // LANES, LANES))  # a roll's sub-keeps' weights (_soft_pick)
+    sc = soft_scratch(ctx, lay, dk)
+    vals, gidx, gm, gf, gu, glo = sc[5], sc[12], sc[13], sc[14], sc[15], sc[16]
     idxs = np.empty(nb_, dtype=np.int64)
     for g in range(nb_):
         mask = masks[g]
         u = min(np.int64(uppers[g]), lay.threshold)
         idxs[g] = lay.base[mask * lay.n_flags + (1 if flags[g] else 0)] + lay.slot[lay.umask_of[mask], u]
-    order = _order_of(idxs, V.shape[0])  # a state's decisions side by side, a sheet's states too
-    stop_f = np.empty((n_rolls, G))
-    stop_l = np.empty((n_rolls, G))
-    E = np.empty((n_keeps, G))
-    M = np.empty((dk.n_small, G))
-    Es = np.empty((rr + 1, n_keeps, G))
-    Ms = np.empty((rr + 1, dk.n_small, G))
-    gidx = np.empty(G, dtype=np.int64)
-    gm = np.empty(G, dtype=np.int64)
-    gf = np.empty(G, dtype=np.int64)
-    gu = np.empty(G, dtype=np.int64)
-    glo = np.empty((G, 2), dtype=np.int64)  # the decisions order[glo[c, 0]:glo[c, 1]] of group state c
+    order = order_of(idxs, V.shape[0])  # a state's decisions side by side, a sheet's states too
+    G = gidx.shape[0]
     n = 0
     i = 0
     while i < nb_:
@@ -1421,31 +1436,7 @@ def soft_keeps(
                 if gidx[c] & (cap - 1) == line:
                     clash = True
             if clash:
-                _plan_group(
-                    ctx,
-                    lay,
-                    dk,
-                    V,
-                    tags,
-                    ev,
-                    sv,
-                    simple,
-                    gidx,
-                    gm,
-                    gf,
-                    gu,
-                    n,
-                    ridx,
-                    cand,
-                    Z,
-                    work,
-                    stop_f,
-                    stop_l,
-                    E,
-                    M,
-                    Es,
-                    Ms,
-                )
+                plan_group(ctx, lay, dk, V, tags, ev, sv, sc, n)
                 _group_picks(
                     dk, ev, sv, gidx, glo, n, order, rolls, stage, first, temperature, blunder, unif, vals, out
                 )
@@ -1467,34 +1458,10 @@ def soft_keeps(
                 k = dk.sub_ptr[r + 1] - lo
                 out[g] = dk.sub_keep[lo + min(int(unif[g, 1] * k), k - 1)]
             elif not plan:
-                out[g] = _soft_pick(dk, ev, sv, line, r, stage[g], first[g], temperature, unif[g, 1], vals)
+                out[g] = soft_pick(dk, ev, sv, line, r, stage[g], first[g], temperature, unif[g, 1], vals)
         i = e
         if n == G or (i == nb_ and n > 0):
-            _plan_group(
-                ctx,
-                lay,
-                dk,
-                V,
-                tags,
-                ev,
-                sv,
-                simple,
-                gidx,
-                gm,
-                gf,
-                gu,
-                n,
-                ridx,
-                cand,
-                Z,
-                work,
-                stop_f,
-                stop_l,
-                E,
-                M,
-                Es,
-                Ms,
-            )
+            plan_group(ctx, lay, dk, V, tags, ev, sv, sc, n)
             _group_picks(dk, ev, sv, gidx, glo, n, order, rolls, stage, first, temperature, blunder, unif, vals, out)
             n = 0
 
