@@ -326,10 +326,14 @@ class SolverBot(Strategy):
         return player
 
     def _soft_seat_player(self) -> Any:
-        """With temperature > 0, for long runs or once compiled: whole games in one kernel call
-        (:func:`harness.exact.kernels.play.soft_seat`), the very kernels :meth:`keep` and
-        :meth:`choose` call on the same uniforms."""
-        if not seat_player_pays(self._games, PK.soft_seat):
+        """With temperature > 0, for long runs or once compiled, on rule sets without a key box,
+        forced order or servida: whole games in one kernel call
+        (:func:`harness.exact.kernels.play.soft_seat`), the draws :meth:`keep` and :meth:`choose`
+        make on the same uniforms."""
+        c = context(self.rules)
+        # its states planned side by side need plain score rows (harness.exact.kernels.solver.plan_group)
+        plain = c.key_box < 0 and not c.forced and not self.rules.has_servida and not c.requires_key.any()
+        if not plain or self.rules.rolls_per_turn < 2 or not seat_player_pays(self._games, PK.soft_seat):
             return None
         self.prepare()
         r, d = self.rules, self.rules.dice

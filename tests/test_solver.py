@@ -612,10 +612,10 @@ def test_soft_keeps_draw_from_the_exact_action_values(name, tiny_dir, tmp_path, 
 
 @pytest.mark.parametrize("name", ["tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced", "mini_maxi"])
 @pytest.mark.parametrize("lines", [4, 1 << 12])
-def test_soft_keeps_groups_are_the_per_state_plans(name, lines, tiny_dir, tmp_path):
-    """temperature > 0: the states planned side by side (a group's stop values and turns) fill
-    each cache line with state_plan's values to the bit, and every draw (blunders included) is
-    softmax_pick's over them; with 4 lines the states of a group clash and lines are evicted."""
+def test_soft_keeps_lines_are_the_per_state_plans(name, lines, tiny_dir, tmp_path):
+    """temperature > 0: each cache line holds state_plan's values of its state to the bit (a
+    keep's up to the keeps smaller than a roll, one row of stop values without servida), and
+    every draw (blunders included) is softmax_pick's over them; with 4 lines lines are evicted."""
     from harness.exact.kernels import solver as K
 
     path = tiny_dir / f"{name}.toml"

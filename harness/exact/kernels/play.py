@@ -180,16 +180,19 @@ def soft_seat(
     extra,
     running,
 ):
-    """:func:`play_seat` for the randomised solver (temperature > 0, any blunder rate): the keeps
+    """:func:`play_seat` for the randomised solver (temperature > 0, any blunder rate), on a rule
+    set whose rolls score their table rows in any open box (no key box, forced order or servida:
+    :func:`harness.exact.kernels.solver.plan_group`): the keeps
     :func:`harness.exact.kernels.solver.soft_keeps` draws and the boxes ``choose_boxes`` draws,
     on the uniforms ``view.uniform(2)`` gives at each decision (:func:`harness.game.rng.uniforms`:
     strategy steps 0.. for the keeps, ``choose_step`` for the box), so the loop's games.
 
     A turn's keeps all come from one state's cache line (the state changes only with the box),
     so the games go a turn at a time in state order, each game's whole turn taken as soon as its
-    state is in the cache: the states missing are planned PLAN_GROUP at a time as soft_keeps
-    plans them, then their games' turns played while the lines are at hand. Then the turn's boxes
-    in one choose_boxes call."""
+    state is in the cache: the states missing are planned PLAN_GROUP at a time (their stop values
+    side by side, their turns in one call), then their games' turns played while the lines are
+    at hand. Then the turn's boxes in one choose_boxes call. The cache lines are soft_keeps' own
+    (the same values: the two fill them alike)."""
     nbx = ctx.n_boxes
     n = keys.shape[0]
     cap = tags.shape[0]
@@ -200,7 +203,7 @@ def soft_seat(
     mixes = counter_mixes(DICE, seat, nbx, rolls_per_turn, n_dice)
     smix = counter_mixes(STRATEGY, seat, nbx, choose_step + 1, 2)
     sc = soft_scratch(ctx, lay, dk)
-    X, gidx, gm, gf, gu, glo = sc[5], sc[12], sc[13], sc[14], sc[15], sc[16]
+    X, gidx, gm, gf, gu, glo = sc[3], sc[9], sc[10], sc[11], sc[12], sc[13]
     G = gidx.shape[0]
     mask = np.zeros(n, dtype=np.int64)
     flag = np.zeros(n, dtype=np.bool_)
@@ -212,9 +215,8 @@ def soft_seat(
     unif = np.empty((n, 2))
     opts = np.empty((n, nbx), dtype=np.int16)
     allowed = np.empty(n, dtype=np.int64)
-    ex = np.empty(n, dtype=np.int64)
     box = np.empty(n, dtype=np.int64)
-    row = np.empty(nbx, dtype=np.int16)
+    full = (np.int64(1) << nbx) - 1
     for g in range(n):
         upper[g] = 0
         extra[g] = 0
@@ -244,7 +246,7 @@ def soft_seat(
                 else:
                     e, hit, clash = n, True, c > 0
                 if clash or c == G or (i == n and c > 0):  # plan the group, then play its games' turns
-                    plan_group(ctx, lay, dk, V, tags, ev, sv, sc, c)
+                    plan_group(lay, dk, V, tags, ev, sv, sc, c)
                     for a in range(c):
                         ln = gidx[a] & (cap - 1)
                         for o in range(glo[a, 0], glo[a, 1]):
@@ -306,11 +308,11 @@ def soft_seat(
                     c += 1
                 i = e
         for g in range(n):
-            al, e = score_options(ctx, roll[g], first[g], flag[g], mask[g], row)
+            # score_options on these rules: the roll's table row, the open boxes, no extra bonus
+            tab = ctx.table_first if first[g] else ctx.table
             for b in range(nbx):
-                opts[g, b] = row[b]
-            allowed[g] = al
-            ex[g] = e
+                opts[g, b] = tab[roll[g], b]
+            allowed[g] = full & ~mask[g]
             up64[g] = upper[g]
             unif[g, 0] = unit(keyed(keys[g], smix[t, choose_step, 0]))
             unif[g, 1] = unit(keyed(keys[g], smix[t, choose_step, 1]))
@@ -324,6 +326,5 @@ def soft_seat(
                 upper[g] += got
             if b == ctx.key_box:
                 flag[g] = got > 0
-            extra[g] += ex[g]
             pts[g] += got
             running[g, t] = pts[g] + (bonus_value if upper[g] >= threshold else 0) + extra[g]

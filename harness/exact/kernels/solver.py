@@ -1145,8 +1145,8 @@ def softmax_pick(vals, n, temperature, u):
     return n - 1
 
 
-#: States the randomised bot plans side by side (:func:`soft_keeps`): their turns in one
-#: :func:`turn_values` call, the states as its slots.
+#: States the randomised bot's whole-game player plans side by side (:func:`plan_group`): their
+#: stop values a vector lane each, their turns in one :func:`turn_values` call, the states as its slots.
 PLAN_GROUP = 16
 
 
@@ -1224,31 +1224,25 @@ def _group_stops(lay, V, gm, gf, gu, n, ridx, cand, Z, stop):
 
 
 @nb.njit(cache=True, nogil=True)
-def plan_group(ctx, lay, dk, V, tags, ev, sv, sc, n):
+def plan_group(lay, dk, V, tags, ev, sv, sc, n):
     """The n states gidx[:n] of the scratch ``sc`` (:func:`soft_scratch`; (gm, gf, gu)[:n] their
-    sheets and capped subtotals) into their cache lines (see :func:`soft_keeps`): their stop
-    values as columns of stop_f/stop_l (R, G), then
-    their turns in one :func:`turn_values` (the states as its slots: each value computed as
-    :func:`turn_one` computes it, in the same order)."""
-    simple, work, ridx, cand, Z, _, stop_f, stop_l, E, M, Es, Ms, gidx, gm, gf, gu, _ = sc
+    sheets and capped subtotals) into their cache lines (see :func:`soft_keeps`), on a rule set
+    :func:`_group_stops` takes: their stop values side by side, then their turns in one
+    :func:`turn_values` (the states as its slots: each value computed as :func:`turn_one` computes
+    it, in the same order), so each line holds what :func:`state_plan` makes of its state."""
+    ridx, cand, Z, _, stop, E, M, Es, Ms, gidx, gm, gf, gu, _ = sc
     cap = tags.shape[0]
     ns = dk.n_small
-    if simple:
-        _group_stops(lay, V, gm, gf, gu, n, ridx, cand, Z, stop_l)
-        turn_values(dk, n, stop_l, stop_l, E, M, Es, Ms, np.bool_(True))
-    else:
-        _group_stop_one(ctx, lay, V, gm, gf, gu, n, work, stop_f, stop_l)
-        turn_values(dk, n, stop_f, stop_l, E, M, Es, Ms, np.bool_(True))
+    _group_stops(lay, V, gm, gf, gu, n, ridx, cand, Z, stop)
+    turn_values(dk, n, stop, stop, E, M, Es, Ms, np.bool_(True))  # first-roll stops are the same
     for c in range(n):
         line = gidx[c] & (cap - 1)
         for j in range(1, dk.rerolls + 1):
             for k in range(ns):
                 ev[line, j - 1, k] = Es[j, k, c]
-        for q in range(stop_l.shape[0]):
-            sv[line, 0, q] = stop_l[q, c]
-        if sv.shape[1] > 1:
-            for q in range(stop_l.shape[0]):
-                sv[line, 1, q] = stop_f[q, c]
+        for f in range(sv.shape[1]):
+            for q in range(stop.shape[0]):
+                sv[line, f, q] = stop[q, c]
         tags[line] = gidx[c]
 
 
@@ -1289,18 +1283,6 @@ def soft_pick(dk, ev, sv, line, r, j, first, temperature, u, X):
 
 
 @nb.njit(cache=True, nogil=True)
-def _group_picks(dk, ev, sv, gidx, glo, n, order, rolls, stage, first, temperature, blunder, unif, vals, out):
-    """The decisions (no blunder) of the n states just planned by :func:`plan_group`."""
-    cap = ev.shape[0]
-    for c in range(n):
-        line = gidx[c] & (cap - 1)
-        for t in range(glo[c, 0], glo[c, 1]):
-            g = order[t]
-            if not unif[g, 0] < blunder:
-                out[g] = soft_pick(dk, ev, sv, line, rolls[g], stage[g], first[g], temperature, unif[g, 1], vals)
-
-
-@nb.njit(cache=True, nogil=True)
 def order_of(keys, top):
     """The positions of keys (B,) int64 in 0..top - 1 in increasing order of their keys (ties in
     position order): an LSD radix sort, 11 bits a pass, a tenth of np.argsort's time on a batch."""
@@ -1326,57 +1308,24 @@ def order_of(keys, top):
 
 
 @nb.njit(cache=True, nogil=True)
-def _group_stop_one(ctx, lay, V, gm, gf, gu, n, work, stop_f, stop_l):
-    """:func:`stop_one` of the n states (gm, gf, gu)[:n], one at a time, into columns of
-    stop_f/stop_l (R, G) (any rule set; a sheet's score rows worked out once for its states)."""
-    rows_l, al_l, ex_l, rows_f, al_f, ex_f, wv, nxt = work[:8]
-    one_f, one_l = work[10], work[11]
-    n_rolls = stop_l.shape[0]
-    last = np.int64(-1)
-    for c in range(n):
-        mask, flag, u = gm[c], gf[c], gu[c]
-        sheet = mask * lay.n_flags + flag
-        if sheet != last:
-            score_rows(ctx, mask, flag, np.bool_(False), rows_l, al_l, ex_l)
-            if lay.servida:
-                score_rows(ctx, mask, flag, np.bool_(True), rows_f, al_f, ex_f)
-            last = sheet
-        stop_one(lay, V, mask, flag, u, rows_l, al_l, ex_l, wv, nxt, one_l)
-        for q in range(n_rolls):
-            stop_l[q, c] = one_l[q]
-        if lay.servida:
-            stop_one(lay, V, mask, flag, u, rows_f, al_f, ex_f, wv, nxt, one_f)
-        for q in range(n_rolls):
-            stop_f[q, c] = one_f[q] if lay.servida else one_l[q]
-
-
-@nb.njit(cache=True, nogil=True)
 def soft_scratch(ctx, lay, dk):
-    """The scratch arrays of the randomised bot's kernels (:func:`soft_keeps`,
-    :func:`harness.exact.kernels.play.soft_seat`): whether the rule set's stop values go side by
-    side (:func:`_group_stops`), then the arrays of :func:`plan_group` and :func:`soft_pick` and
-    the group's states (index, mask, flag, capped subtotal, the range of their decisions)."""
+    """The scratch arrays of :func:`harness.exact.kernels.play.soft_seat`: those of
+    :func:`plan_group` (the candidates' rows, candidates, best scratch, stop values, the turn's),
+    :func:`soft_pick`'s, and the group's states (index, mask, flag, capped subtotal, the range of
+    their games in the turn's order)."""
     n_rolls = ctx.table.shape[0]
     n_keeps = dk.add.shape[0]
     rr = dk.rerolls
     G = PLAN_GROUP
-    # every roll scores its table row in any open box: the group's stop values side by side
-    simple = ctx.key_box < 0 and not ctx.forced and not lay.servida
-    for b in range(lay.n_boxes):
-        if ctx.requires_key[b]:
-            simple = False
     ridx, n_cand = _score_rows_of(ctx, lay)
     most = 1
     for r in range(n_rolls):
         most = max(most, dk.sub_ptr[r + 1] - dk.sub_ptr[r])
     return (
-        simple,
-        state_work(ctx, lay, dk),
         ridx,
         np.empty((n_cand, G)),
         np.empty(G),
         np.empty(((most + LANES - 1) // LANES, LANES)),  # a roll's sub-keeps' weights (soft_pick)
-        np.empty((n_rolls, G)),
         np.empty((n_rolls, G)),
         np.empty((n_keeps, G)),
         np.empty((dk.n_small, G)),
@@ -1386,7 +1335,7 @@ def soft_scratch(ctx, lay, dk):
         np.empty(G, dtype=np.int64),
         np.empty(G, dtype=np.int64),
         np.empty(G, dtype=np.int64),
-        np.empty((G, 2), dtype=np.int64),  # the decisions order[glo[c, 0]:glo[c, 1]] of group state c
+        np.empty((G, 2), dtype=np.int64),
     )
 
 
@@ -1400,70 +1349,47 @@ def soft_keeps(
     smaller than a roll with j rerolls left at row j - 1 (a roll's largest sub-keep is the roll
     itself, valued by stopping), sv (C, S, R) stop values (0 = later roll, 1 = first roll; S = 1
     when the two are the same, without servida). unif (B, 2) uniforms: [0] decides a blunder, [1]
-    picks the action (uniformly for a blunder, else by softmax). The decisions go by state; the
-    states not cached are planned ``PLAN_GROUP`` at a time (their stop values side by side where
-    the rule set allows, :func:`_group_stops`, and their turns, :func:`plan_group`), then their
-    decisions taken. Every value is computed as :func:`state_plan` computes it.
+    picks the action (uniformly for a blunder, else by softmax). Long runs play whole games
+    instead (:func:`harness.exact.kernels.play.soft_seat`, the same lines and draws).
     """
     cap = tags.shape[0]
-    nb_ = masks.shape[0]
-    sc = soft_scratch(ctx, lay, dk)
-    vals, gidx, gm, gf, gu, glo = sc[5], sc[12], sc[13], sc[14], sc[15], sc[16]
-    idxs = np.empty(nb_, dtype=np.int64)
-    for g in range(nb_):
+    n_rolls = ctx.table.shape[0]
+    rr = dk.rerolls
+    ns = dk.n_small
+    work = state_work(ctx, lay, dk)
+    stop_f, stop_l, Es = work[10], work[11], work[12]
+    vals = np.empty(dk.sub_keep.shape[0])
+    order = np.argsort(masks * 2 + flags)
+    last = np.int64(-1)
+    for g in order:
         mask = masks[g]
+        flag = 1 if flags[g] else 0
         u = min(np.int64(uppers[g]), lay.threshold)
-        idxs[g] = lay.base[mask * lay.n_flags + (1 if flags[g] else 0)] + lay.slot[lay.umask_of[mask], u]
-    order = order_of(idxs, V.shape[0])  # a state's decisions side by side, a sheet's states too
-    G = gidx.shape[0]
-    n = 0
-    i = 0
-    while i < nb_:
-        idx = idxs[order[i]]
-        e = i + 1
-        while e < nb_ and idxs[order[e]] == idx:
-            e += 1
+        r = rolls[g]
+        lo = dk.sub_ptr[r]
+        n = dk.sub_ptr[r + 1] - lo
+        if unif[g, 0] < blunder:
+            out[g] = dk.sub_keep[lo + min(int(unif[g, 1] * n), n - 1)]
+            continue
+        idx = lay.base[mask * lay.n_flags + flag] + lay.slot[lay.umask_of[mask], u]
         line = idx & (cap - 1)
-        plan = tags[line] != idx
-        if plan:  # not if every decision of the state is a blunder
-            plan = False
-            for t in range(i, e):
-                if not unif[order[t], 0] < blunder:
-                    plan = True
-        if plan:
-            clash = False  # two states of a group on one line: the first group is planned first
-            for c in range(n):
-                if gidx[c] & (cap - 1) == line:
-                    clash = True
-            if clash:
-                plan_group(ctx, lay, dk, V, tags, ev, sv, sc, n)
-                _group_picks(
-                    dk, ev, sv, gidx, glo, n, order, rolls, stage, first, temperature, blunder, unif, vals, out
-                )
-                n = 0
-            g = order[i]
-            gidx[n] = idx
-            gm[n] = masks[g]
-            gf[n] = 1 if flags[g] else 0
-            gu[n] = min(np.int64(uppers[g]), lay.threshold)
-            glo[n, 0] = i
-            glo[n, 1] = e
-            n += 1
-        # blunders, and the decisions of a cached state, at once
-        for t in range(i, e):
-            g = order[t]
-            r = rolls[g]
-            if unif[g, 0] < blunder:
-                lo = dk.sub_ptr[r]
-                k = dk.sub_ptr[r + 1] - lo
-                out[g] = dk.sub_keep[lo + min(int(unif[g, 1] * k), k - 1)]
-            elif not plan:
-                out[g] = soft_pick(dk, ev, sv, line, r, stage[g], first[g], temperature, unif[g, 1], vals)
-        i = e
-        if n == G or (i == nb_ and n > 0):
-            plan_group(ctx, lay, dk, V, tags, ev, sv, sc, n)
-            _group_picks(dk, ev, sv, gidx, glo, n, order, rolls, stage, first, temperature, blunder, unif, vals, out)
-            n = 0
+        if tags[line] != idx:
+            last = state_plan(ctx, lay, dk, V, mask, flag, u, work, last)
+            for j in range(1, rr + 1):
+                for k in range(ns):
+                    ev[line, j - 1, k] = Es[j, k]
+            for q in range(n_rolls):
+                sv[line, 0, q] = stop_l[q]
+            if sv.shape[1] > 1:
+                for q in range(n_rolls):
+                    sv[line, 1, q] = stop_f[q]
+            tags[line] = idx
+        j = stage[g]
+        # the last sub-keep is the whole roll: its value is stopping
+        for a in range(n - 1):
+            vals[a] = ev[line, j - 1, dk.sub_keep[lo + a]]
+        vals[n - 1] = sv[line, 1 if (first[g] and sv.shape[1] > 1) else 0, r]
+        out[g] = dk.sub_keep[lo + softmax_pick(vals, n, temperature, unif[g, 1])]
 
 
 @nb.njit(cache=True, nogil=True)
