@@ -16,7 +16,9 @@ are probabilities, not points).
 
 Per-state turn decisions are worked out in numba the first time a state is met and kept in a
 direct-mapped cache for the life of the process (a state recurs across thousands of games), shared
-by every solver bot of the process on the same rule set. For long runs (at least
+by every solver bot of the process on the same rule set (at a temperature, long runs play whole
+games in one kernel call that draws each game's turn from its state's line, the missing states
+planned 16 at a time: :func:`harness.exact.kernels.play.soft_seat`). For long runs (at least
 ``FULL_POLICY_GAMES`` games announced by the runner) the T=0 keeps of every state are worked out
 once, before the workers fork, and cached on disk beside the value table
 (:func:`harness.exact.solver.policy_table`); once that file exists every T=0 solver bot uses it (the
