@@ -16,7 +16,9 @@ are probabilities, not points).
 
 Per-state turn decisions are worked out in numba the first time a state is met and kept in a
 direct-mapped cache for the life of the process (a state recurs across thousands of games), shared
-by every solver bot of the process on the same rule set. For long runs (at least
+by every solver bot of the process on the same rule set (at a temperature, long runs play whole
+games in one kernel call that draws each game's turn from its state's line, the missing states
+planned 16 at a time: :func:`harness.exact.kernels.play.soft_seat`). For long runs (at least
 ``FULL_POLICY_GAMES`` games announced by the runner) the T=0 keeps of every state are worked out
 once, before the workers fork, and cached on disk beside the value table
 (:func:`harness.exact.solver.policy_table`); once that file exists every T=0 solver bot uses it (the
@@ -44,12 +46,24 @@ from harness.exact.kernels import play as PK
 from harness.exact.solver import Solution, box_table, build_plan, is_solved, policy_table, solve
 from harness.exact.compact import load_export, read_manifest
 from harness.exact.target import Aims, Player, cached_tmax, target_table
-from harness.game.strategy import Param, Policy, Sheets, Strategy, TargetPlay, TurnView, own_decisions
+from harness.game.strategy import (
+    CHOOSE_STEP,
+    Param,
+    Policy,
+    Sheets,
+    Strategy,
+    TargetPlay,
+    TurnView,
+    own_decisions,
+    seat_player_pays,
+)
 from harness.game.turn import keep_expectations, turn_policy
 
-#: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0).
+#: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0: a line holds
+#: the keeps smaller than a roll at each reroll stage and the stop values, 5.25 KiB on Scandinavian,
+#: so 352 MB for 2^16 lines, each process its own).
 POLICY_LINES = 1 << 19
-VALUE_LINES = 1 << 15
+VALUE_LINES = 1 << 16
 #: Seat-games from which a run is worth the whole keep policy (about a solve's time, once per
 #: machine): below, the per-state caches warm up in less time.
 FULL_POLICY_GAMES = 300_000
@@ -205,8 +219,8 @@ class SolverBot(Strategy):
             _SHARED[key] = (
                 (
                     np.full(lines, -1, dtype=np.int64),
-                    np.zeros((lines, max(self._rr, 1), d.n_keeps)),
-                    np.zeros((lines, 2, d.n_rolls)),
+                    np.zeros((lines, max(self._rr, 1), self._dk.n_small)),
+                    np.zeros((lines, 2 if self._lay.servida else 1, d.n_rolls)),
                 )
                 if self.temperature > 0
                 else (
@@ -270,8 +284,13 @@ class SolverBot(Strategy):
     def seat_player(self) -> Any:
         """At T = 0 without blunders, once both decision tables are in hand (a long run's, or
         cached): whole games in one kernel call (:func:`harness.exact.kernels.play.play_seat`),
-        the keeps and boxes :meth:`keep` and :meth:`choose` would look up or work out."""
-        if self.target or self.temperature > 0 or self.blunder > 0 or not own_decisions(self, SolverBot):
+        the keeps and boxes :meth:`keep` and :meth:`choose` would look up or work out. At T > 0
+        (any blunder rate) :meth:`_soft_seat_player`."""
+        if self.target or not own_decisions(self, SolverBot):
+            return None
+        if self.temperature > 0:
+            return self._soft_seat_player()
+        if self.blunder > 0:
             return None
         self.prepare()
         if self._policy is None or self._boxes is None:
@@ -298,6 +317,53 @@ class SolverBot(Strategy):
                 d.sub_keep,
                 codes,
                 boxes,
+                int(r.threshold),
+                int(r.bonus_value),
+                sheet,
+                upper,
+                extra,
+                running,
+            )
+
+        return player
+
+    def _soft_seat_player(self) -> Any:
+        """With temperature > 0, for long runs or once compiled, on rule sets without a key box,
+        forced order or servida: whole games in one kernel call
+        (:func:`harness.exact.kernels.play.soft_seat`), the draws :meth:`keep` and :meth:`choose`
+        make on the same uniforms."""
+        c = context(self.rules)
+        # its states planned side by side need plain score rows (harness.exact.kernels.solver.plan_group)
+        plain = c.key_box < 0 and not c.forced and not self.rules.has_servida and not c.requires_key.any()
+        if not plain or self.rules.rolls_per_turn < 2 or not seat_player_pays(self._games, PK.soft_seat):
+            return None
+        self.prepare()
+        r, d = self.rules, self.rules.dice
+        tags, ev, sv, V = self._tags, self._ev, self._sv, self._sol.values
+        temperature, blunder = self.temperature, self.blunder
+
+        def player(
+            keys: np.ndarray, seat: int, sheet: np.ndarray, upper: np.ndarray, extra: np.ndarray, running: np.ndarray
+        ) -> None:
+            PK.soft_seat(
+                self._ctx,
+                self._lay,
+                self._dk,
+                V,
+                tags,
+                ev,
+                sv,
+                keys,
+                seat,
+                d.n,
+                r.rolls_per_turn,
+                d.roll_lookup,
+                d.radix,
+                d.keep_counts,
+                d.keep_size,
+                temperature,
+                blunder,
+                CHOOSE_STEP,
                 int(r.threshold),
                 int(r.bonus_value),
                 sheet,

@@ -610,6 +610,64 @@ def test_soft_keeps_draw_from_the_exact_action_values(name, tiny_dir, tmp_path, 
         np.testing.assert_array_equal(got, ref)
 
 
+@pytest.mark.parametrize("name", ["tiny_bonus", "tiny_joker", "tiny_generala", "tiny_forced", "mini_maxi"])
+@pytest.mark.parametrize("lines", [4, 1 << 12])
+def test_soft_keeps_lines_are_the_per_state_plans(name, lines, tiny_dir, tmp_path):
+    """temperature > 0: each cache line holds state_plan's values of its state to the bit (a
+    keep's up to the keeps smaller than a roll, one row of stop values without servida), and
+    every draw (blunders included) is softmax_pick's over them; with 4 lines lines are evicted."""
+    from harness.exact.kernels import solver as K
+
+    path = tiny_dir / f"{name}.toml"
+    if name == "mini_maxi":
+        path = tmp_path / "mini_maxi.toml"
+        path.write_text(MINI_MAXI)
+    rules = load_rules(str(path))
+    solver.clear_memo()
+    sol = solver.solve(rules, tmp_path)
+    lay, dk, ctx, V, d = sol.plan.layout, sol.plan.dice, context(rules), sol.values, rules.dice
+    rr = rules.rolls_per_turn - 1
+    masks, flags, uppers = _all_states(sol)
+    rng = np.random.default_rng(7)
+    pick = rng.integers(0, len(masks), 3 * len(masks))  # states met several times, in any order
+    masks, flags, uppers = masks[pick], flags[pick], uppers[pick]
+    b = len(masks)
+    tags = np.full(lines, -1, dtype=np.int64)
+    ev = np.zeros((lines, rr, dk.n_small))
+    sv = np.zeros((lines, 2 if lay.servida else 1, d.n_rolls))
+    work = K.state_work(ctx, lay, dk)
+    for blunder in (0.0, 0.2):
+        for left in range(1, rr + 1):
+            first = np.full(b, left == rr)
+            rolls = rng.integers(0, d.n_rolls, b).astype(np.int64)
+            unif = rng.random((b, 2))
+            out = np.empty(b, dtype=np.int32)
+            stage = np.full(b, left, dtype=np.int64)
+            K.soft_keeps(
+                ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage, first, 1.5, blunder, unif, out
+            )
+            for g in range(b):
+                r = int(rolls[g])
+                lo, hi = d.sub_ptr[r], d.sub_ptr[r + 1]
+                if unif[g, 0] < blunder:
+                    assert out[g] == d.sub_keep[lo + min(int(unif[g, 1] * (hi - lo)), hi - lo - 1)]
+                    continue
+                u = min(int(uppers[g]), lay.threshold)
+                K.state_plan(ctx, lay, dk, V, masks[g], int(flags[g]), u, work, np.int64(-1))
+                stop_f, stop_l, Es = work[10], work[11], work[12]
+                vals = np.append(Es[left, d.sub_keep[lo : hi - 1]], (stop_f if left == rr else stop_l)[r])
+                assert out[g] == d.sub_keep[lo + K.softmax_pick(vals, hi - lo, 1.5, unif[g, 1])]
+            for line in np.flatnonzero(tags >= 0):
+                i = int(tags[line])
+                g = next(g for g in range(b) if sol.index(int(masks[g]), int(uppers[g]), bool(flags[g])) == i)
+                u = min(int(uppers[g]), lay.threshold)
+                K.state_plan(ctx, lay, dk, V, masks[g], int(flags[g]), u, work, np.int64(-1))
+                stop_f, stop_l, Es = work[10], work[11], work[12]
+                np.testing.assert_array_equal(ev[line], Es[1:, : dk.n_small])
+                np.testing.assert_array_equal(sv[line, 0], stop_l)
+                np.testing.assert_array_equal(sv[line, -1], stop_f)
+
+
 def test_whole_policy_cache(tiny_dir, tmp_path, caplog, monkeypatch):
     rules = load_rules(str(tiny_dir / "tiny_joker.toml"))
     solver.clear_memo()

@@ -89,18 +89,82 @@ def test_seat_player_plays_the_loops_games(name, rules_dir, tmp_path, monkeypatc
         assert fast.to_frame().equals(slow.to_frame())
 
 
-def test_no_seat_player_without_the_tables_or_at_a_temperature(rules_dir, tmp_path, monkeypatch):
+def test_no_seat_player_without_the_tables_or_with_blunders_at_temperature_0(rules_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path))
     solver.clear_memo()
     rules = _rules("tiny_bonus", rules_dir)
     short = make("solver", rules)
     short.prepare()  # a short run, nothing cached: no tables
     assert short.seat_player() is None
-    for spec in ("solver:temperature=1", "solver:blunder=0.1"):
+    bot = make("solver:blunder=0.1", rules)
+    bot.expect_games(10**6)
+    bot.prepare()
+    assert bot.seat_player() is None
+
+
+@pytest.mark.parametrize("spec", ["solver:temperature=1", "solver:temperature=0.3,blunder=0.1"])
+@pytest.mark.parametrize("name", ["scandinavian", "tiny_bonus", "mini_maxi"])
+def test_randomised_seat_player_plays_the_loops_games(name, spec, rules_dir, tmp_path, monkeypatch):
+    """temperature > 0: the whole-game player (each game's turn from its state's cache line, the
+    states planned in groups) draws the keeps and boxes the loop's keep and choose draw, on the
+    same uniforms: every array of the results, at one and two seats; with 4 cache lines too
+    (the states of a group clash, lines are evicted between a turn's stages). And every line it
+    filled holds what state_plan makes of its state, to the bit."""
+    from strategies import solver as solver_bot
+
+    if name != "scandinavian":
+        monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path))
+    solver.clear_memo()
+    rules = _rules(name, rules_dir)
+    games = np.arange(7, 1507, dtype=np.int64)
+    for lines in (1 << 15, 4):
+        monkeypatch.setattr(solver_bot, "VALUE_LINES", lines)
+        solver_bot._SHARED.clear()
         bot = make(spec, rules)
-        bot.expect_games(10**6)
+        bot.expect_games(10**6)  # a long run: the whole-game player pays for its compile
         bot.prepare()
-        assert bot.seat_player() is None
+        assert bot.seat_player() is not None
+        for seats in (1, 2):
+            fast = loop.play(rules, [bot] * seats, games, 5)
+            with monkeypatch.context() as m:
+                m.setattr(bot, "seat_player", lambda: None)
+                slow = loop.play(rules, [bot] * seats, games, 5)
+            for field in dataclasses.fields(slow):
+                a, b = getattr(fast, field.name), getattr(slow, field.name)
+                if isinstance(b, np.ndarray):
+                    assert a.dtype == b.dtype and a.shape == b.shape, field.name
+                    np.testing.assert_array_equal(a, b, err_msg=field.name)
+    monkeypatch.setattr(solver_bot, "VALUE_LINES", 1 << 15)
+    solver_bot._SHARED.clear()
+    bot = make(spec, rules)
+    bot.expect_games(10**6)
+    loop.play(rules, [bot], games, 5)  # the lines the whole-game player filled
+    solver_bot._SHARED.clear()
+    tags, ev, sv = bot._tags, bot._ev, bot._sv
+    assert (tags >= 0).any()
+    sol, lay, dk, ctx = bot._sol, bot._lay, bot._dk, context(rules)
+    masks, flags, uppers = _all_states(sol)
+    at = {
+        sol.index(int(m), int(u), bool(f)): (int(m), int(f), min(int(u), lay.threshold))
+        for m, f, u in zip(masks, flags, uppers)
+    }
+    work = K.state_work(ctx, lay, dk)
+    for line in np.flatnonzero(tags >= 0):
+        m, f, u = at[int(tags[line])]
+        K.state_plan(ctx, lay, dk, sol.values, m, f, u, work, np.int64(-1))
+        np.testing.assert_array_equal(ev[line], work[12][1:, : dk.n_small])
+        np.testing.assert_array_equal(sv[line, 0], work[11])
+
+
+@pytest.mark.parametrize("name", ["generala", "tiny_joker", "tiny_generala", "tiny_forced"])
+def test_no_randomised_seat_player_on_rules_with_a_key_box_forced_order_or_servida(
+    name, rules_dir, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("YATZY_HARNESS_CACHE", str(tmp_path))
+    solver.clear_memo()
+    bot = make("solver:temperature=1", _rules(name, rules_dir))
+    bot.expect_games(10**6)
+    assert bot.seat_player() is None
 
 
 def test_decision_tables_are_cached_together(rules_dir, tmp_path):

@@ -34,7 +34,7 @@ from harness.util.jit import nb
 import numpy as np
 
 from harness.game.scoring import score_sheet
-from harness.exact.kernels.rows import exp_ieee  # the same bits on every CPU (its docstring)
+from harness.exact.kernels.rows import LANES, exp_ieee, row_exp_div  # the same bits on every CPU (its docstring)
 
 NEG = -1.0e300
 # Constant arguments are written np.bool_(...)/np.int64(...): a bare True/False/1 is typed as a
@@ -1145,19 +1145,217 @@ def softmax_pick(vals, n, temperature, u):
     return n - 1
 
 
+#: States the randomised bot's whole-game player plans side by side (:func:`plan_group`): their
+#: stop values a vector lane each, their turns in one :func:`turn_values` call, the states as its slots.
+PLAN_GROUP = 16
+
+
+@nb.njit(cache=True, nogil=True)
+def _score_rows_of(ctx, lay):
+    """(R, NB) int64: the row of :func:`_group_stops`' candidates that roll r's score in box b
+    takes (boxes side by side, each box's scores in ``box_vals`` order); and the number of rows."""
+    n_rolls = ctx.table.shape[0]
+    nbx = lay.n_boxes
+    row0 = np.zeros(nbx + 1, dtype=np.int64)
+    for b in range(nbx):
+        row0[b + 1] = row0[b] + lay.box_nvals[b]
+    ridx = np.empty((n_rolls, nbx), dtype=np.int64)
+    for r in range(n_rolls):
+        for b in range(nbx):
+            ridx[r, b] = row0[b] + lay.box_vidx[b, ctx.table[r, b]]
+    return ridx, row0[nbx]
+
+
+@nb.njit(cache=True, nogil=True)
+def _group_stops(lay, V, gm, gf, gu, n, ridx, cand, Z, stop):
+    """:func:`stop_one` of the n states (gm, gf, gu)[:n] side by side, columns of stop (R, G),
+    on a rule set whose every roll scores its table row in any open box (no key box, forced
+    order or servida). Each candidate value is computed as there; a closed box's, and a zero
+    score's (which stop_one skips), is NEG, never larger; then each roll takes the first strict
+    maximum over the boxes in sheet order starting from the best scratch Z, as stop_one does:
+    the same comparisons of the same values, a state a vector lane."""
+    nbx = lay.n_boxes
+    F = lay.n_flags
+    T = lay.threshold
+    for c in range(n):
+        mask = gm[c]
+        flag = gf[c]
+        u = gu[c]
+        s0 = lay.slot[lay.umask_of[mask], u]
+        z_best = NEG
+        row = 0
+        for b in range(nbx):
+            nv = lay.box_nvals[b]
+            if (mask >> b) & 1:
+                for v in range(nv):
+                    cand[row + v, c] = NEG
+                row += nv
+                continue
+            m2 = mask | (np.int64(1) << b)
+            b2 = lay.base[m2 * F + flag]
+            if lay.is_upper[b]:
+                um2 = lay.umask_of[m2]
+                for v in range(nv):
+                    s = lay.box_vals[b, v]
+                    u2 = min(u + s, T)
+                    add = s + lay.bonus if (u < T and u2 >= T) else s
+                    cand[row + v, c] = add + V[b2 + lay.slot[um2, u2]]
+                z = cand[row + lay.box_vidx[b, 0], c]
+            else:
+                z = V[b2 + s0]
+                for v in range(nv):
+                    cand[row + v, c] = float(lay.box_vals[b, v]) + z
+            if z > z_best:
+                z_best = z
+            cand[row + lay.box_vidx[b, 0], c] = NEG
+            row += nv
+        Z[c] = z_best
+    for r in range(stop.shape[0]):
+        for c in range(n):
+            stop[r, c] = Z[c]
+        for b in range(nbx):
+            w = ridx[r, b]
+            for c in range(n):
+                x = cand[w, c]
+                a = stop[r, c]
+                stop[r, c] = x if x > a else a
+        for c in range(n):
+            stop[r, c] += 0.0  # stop_one's extra bonus (none here)
+
+
+@nb.njit(cache=True, nogil=True)
+def plan_group(lay, dk, V, tags, ev, sv, sc, n):
+    """The n states gidx[:n] of the scratch ``sc`` (:func:`soft_scratch`; (gm, gf, gu)[:n] their
+    sheets and capped subtotals) into their cache lines (see :func:`soft_keeps`), on a rule set
+    :func:`_group_stops` takes: their stop values side by side, then their turns in one
+    :func:`turn_values` (the states as its slots: each value computed as :func:`turn_one` computes
+    it, in the same order), so each line holds what :func:`state_plan` makes of its state."""
+    ridx, cand, Z, _, stop, E, M, Es, Ms, gidx, gm, gf, gu, _ = sc
+    cap = tags.shape[0]
+    ns = dk.n_small
+    _group_stops(lay, V, gm, gf, gu, n, ridx, cand, Z, stop)
+    turn_values(dk, n, stop, stop, E, M, Es, Ms, np.bool_(True))  # first-roll stops are the same
+    for c in range(n):
+        line = gidx[c] & (cap - 1)
+        for j in range(1, dk.rerolls + 1):
+            for k in range(ns):
+                ev[line, j - 1, k] = Es[j, k, c]
+        for f in range(sv.shape[1]):
+            for q in range(stop.shape[0]):
+                sv[line, f, q] = stop[q, c]
+        tags[line] = gidx[c]
+
+
+@nb.njit(cache=True, nogil=True)
+def soft_pick(dk, ev, sv, line, r, j, first, temperature, u, X):
+    """The softmax draw among roll r's sub-keeps from cache line ``line``, j rerolls left: as
+    :func:`softmax_pick` over their values, the exponentials LANES at once (the same bits,
+    :func:`harness.exact.kernels.rows.row_exp_div`); X (rows, LANES) scratch for every sub-keep."""
+    lo = dk.sub_ptr[r]
+    n = dk.sub_ptr[r + 1] - lo
+    # the last sub-keep is the whole roll: its value is stopping
+    for a in range(n - 1):
+        X[a // LANES, a % LANES] = ev[line, j - 1, dk.sub_keep[lo + a]]
+    X[(n - 1) // LANES, (n - 1) % LANES] = sv[line, 1 if (first and sv.shape[1] > 1) else 0, r]
+    top = X[0, 0]
+    for a in range(1, n):
+        top = max(top, X[a // LANES, a % LANES])
+    for a in range(n):
+        X[a // LANES, a % LANES] -= top
+    for a in range(n, (n + LANES - 1) // LANES * LANES):
+        X[a // LANES, a % LANES] = 0.0  # unread lanes
+    for k in range((n + LANES - 1) // LANES):
+        row_exp_div(X, k, np.int64(0), temperature)
+    tot = 0.0
+    for a in range(n):
+        tot += X[a // LANES, a % LANES]
+    x = u * tot
+    acc = 0.0
+    for a in range(n):
+        acc += X[a // LANES, a % LANES]
+        if x < acc:
+            return dk.sub_keep[lo + a]
+    # u * tot rounds up to tot: the last action with non-zero weight
+    for a in range(n - 1, -1, -1):
+        if X[a // LANES, a % LANES] > 0.0:
+            return dk.sub_keep[lo + a]
+    return dk.sub_keep[lo + n - 1]
+
+
+@nb.njit(cache=True, nogil=True)
+def order_of(keys, top):
+    """The positions of keys (B,) int64 in 0..top - 1 in increasing order of their keys (ties in
+    position order): an LSD radix sort, 11 bits a pass, a tenth of np.argsort's time on a batch."""
+    n = keys.shape[0]
+    order = np.arange(n)
+    tmp = np.empty(n, dtype=np.int64)
+    count = np.empty(2049, dtype=np.int64)
+    shift = 0
+    while (np.int64(1) << shift) < top:
+        for d in range(2049):  # not count[:] = 0: a broadcasting set-item compiles slowly
+            count[d] = 0
+        for i in range(n):
+            count[((keys[order[i]] >> shift) & 2047) + 1] += 1
+        for d in range(2048):
+            count[d + 1] += count[d]
+        for i in range(n):
+            k = (keys[order[i]] >> shift) & 2047
+            tmp[count[k]] = order[i]
+            count[k] += 1
+        order, tmp = tmp, order
+        shift += 11
+    return order
+
+
+@nb.njit(cache=True, nogil=True)
+def soft_scratch(ctx, lay, dk):
+    """The scratch arrays of :func:`harness.exact.kernels.play.soft_seat`: those of
+    :func:`plan_group` (the candidates' rows, candidates, best scratch, stop values, the turn's),
+    :func:`soft_pick`'s, and the group's states (index, mask, flag, capped subtotal, the range of
+    their games in the turn's order)."""
+    n_rolls = ctx.table.shape[0]
+    n_keeps = dk.add.shape[0]
+    rr = dk.rerolls
+    G = PLAN_GROUP
+    ridx, n_cand = _score_rows_of(ctx, lay)
+    most = 1
+    for r in range(n_rolls):
+        most = max(most, dk.sub_ptr[r + 1] - dk.sub_ptr[r])
+    return (
+        ridx,
+        np.empty((n_cand, G)),
+        np.empty(G),
+        np.empty(((most + LANES - 1) // LANES, LANES)),  # a roll's sub-keeps' weights (soft_pick)
+        np.empty((n_rolls, G)),
+        np.empty((n_keeps, G)),
+        np.empty((dk.n_small, G)),
+        np.empty((rr + 1, n_keeps, G)),
+        np.empty((rr + 1, dk.n_small, G)),
+        np.empty(G, dtype=np.int64),
+        np.empty(G, dtype=np.int64),
+        np.empty(G, dtype=np.int64),
+        np.empty(G, dtype=np.int64),
+        np.empty((G, 2), dtype=np.int64),
+    )
+
+
 @nb.njit(cache=True, nogil=True)
 def soft_keeps(
     ctx, lay, dk, V, tags, ev, sv, masks, flags, uppers, rolls, stage, first, temperature, blunder, unif, out
 ):
     """Keeps for a batch with temperature > 0 (and any blunder rate).
 
-    Action values come from a direct-mapped cache: ev (C, rr, K) expected value of each keep with
-    j rerolls left at row j - 1, sv (C, 2, R) stop values (0 = later roll, 1 = first roll). unif (B, 2) uniforms:
-    [0] decides a blunder, [1] picks the action (uniformly for a blunder, else by softmax).
+    Action values come from a direct-mapped cache: ev (C, rr, n_small) expected value of each keep
+    smaller than a roll with j rerolls left at row j - 1 (a roll's largest sub-keep is the roll
+    itself, valued by stopping), sv (C, S, R) stop values (0 = later roll, 1 = first roll; S = 1
+    when the two are the same, without servida). unif (B, 2) uniforms: [0] decides a blunder, [1]
+    picks the action (uniformly for a blunder, else by softmax). Long runs play whole games
+    instead (:func:`harness.exact.kernels.play.soft_seat`, the same lines and draws).
     """
     cap = tags.shape[0]
     n_rolls = ctx.table.shape[0]
     rr = dk.rerolls
+    ns = dk.n_small
     work = state_work(ctx, lay, dk)
     stop_f, stop_l, Es = work[10], work[11], work[12]
     vals = np.empty(dk.sub_keep.shape[0])
@@ -1178,17 +1376,19 @@ def soft_keeps(
         if tags[line] != idx:
             last = state_plan(ctx, lay, dk, V, mask, flag, u, work, last)
             for j in range(1, rr + 1):
-                for k in range(Es.shape[1]):
+                for k in range(ns):
                     ev[line, j - 1, k] = Es[j, k]
             for q in range(n_rolls):
                 sv[line, 0, q] = stop_l[q]
-                sv[line, 1, q] = stop_f[q]
+            if sv.shape[1] > 1:
+                for q in range(n_rolls):
+                    sv[line, 1, q] = stop_f[q]
             tags[line] = idx
         j = stage[g]
         # the last sub-keep is the whole roll: its value is stopping
         for a in range(n - 1):
             vals[a] = ev[line, j - 1, dk.sub_keep[lo + a]]
-        vals[n - 1] = sv[line, 1 if first[g] else 0, r]
+        vals[n - 1] = sv[line, 1 if (first[g] and sv.shape[1] > 1) else 0, r]
         out[g] = dk.sub_keep[lo + softmax_pick(vals, n, temperature, unif[g, 1])]
 
 
