@@ -54,9 +54,10 @@ from harness.game.strategy import (
     Strategy,
     TargetPlay,
     TurnView,
+    SEAT_PLAYER_GAMES,
     own_decisions,
-    seat_player_pays,
 )
+from harness.game.loop import play
 from harness.game.turn import keep_expectations, turn_policy
 
 #: Cache lines of per-state keep tables (T = 0) and of per-state action values (T > 0: a line holds
@@ -79,6 +80,11 @@ def _table_sha(path: str) -> str:
 
 def _lines(wanted: int, n_states: int) -> int:
     return 1 << min(int(np.ceil(np.log2(max(n_states, 2)))), int(np.log2(wanted)))
+
+
+def soft_seat_compiled() -> bool:
+    """Whether the whole-game player at a temperature is compiled, in this process or in numba's cache."""
+    return bool(PK.soft_seat.signatures) or jit.in_cache(PK.soft_seat)
 
 
 class SolverBot(Strategy):
@@ -129,6 +135,7 @@ class SolverBot(Strategy):
         self._policy: np.ndarray | None = None
         self._boxes: np.ndarray | None = None
         self._warm = False  # the playing kernels compiled (or loaded) in this process
+        self._soft_seat_now = False  # compile the whole-game player at a temperature now (its background process)
 
     # -- set-up ---------------------------------------------------------------------------------
 
@@ -145,6 +152,7 @@ class SolverBot(Strategy):
         self._policy = None
         self._boxes = None
         self._player = None
+        self._soft_seat_now = False
         self._warm = False
 
     def expect_games(self, games: int) -> None:
@@ -327,15 +335,40 @@ class SolverBot(Strategy):
 
         return player
 
-    def _soft_seat_player(self) -> Any:
-        """With temperature > 0, for long runs or once compiled, on rule sets without a key box,
-        forced order or servida: whole games in one kernel call
-        (:func:`harness.exact.kernels.play.soft_seat`), the draws :meth:`keep` and :meth:`choose`
-        make on the same uniforms."""
+    def _soft_seat_fits(self) -> bool:
+        """Whether the whole-game player at a temperature plays these rules: its states planned side
+        by side need plain score rows (:func:`harness.exact.kernels.solver.plan_group`)."""
         c = context(self.rules)
-        # its states planned side by side need plain score rows (harness.exact.kernels.solver.plan_group)
         plain = c.key_box < 0 and not c.forced and not self.rules.has_servida and not c.requires_key.any()
-        if not plain or self.rules.rolls_per_turn < 2 or not seat_player_pays(self._games, PK.soft_seat):
+        return plain and self.rules.rolls_per_turn >= 2
+
+    def background_kernels(self) -> Any:
+        """At a temperature, a long run (``SEAT_PLAYER_GAMES`` announced) whose whole-game player is
+        not compiled yet: compiling it (about 18 s of CPU, over the first-use budget of 15 s) is a
+        background process's work; the run plays decision by decision meanwhile, and its workers
+        take the player once numba's cache holds it (the same games either way)."""
+        if (
+            self.temperature <= 0
+            or self.target
+            or not own_decisions(self, SolverBot)
+            or self._games < SEAT_PLAYER_GAMES
+            or not self._soft_seat_fits()
+            or soft_seat_compiled()
+        ):
+            return None
+
+        def compile_player() -> None:
+            self._soft_seat_now = True
+            play(self.rules, [self], np.arange(1, dtype=np.int64), 0)
+
+        return compile_player
+
+    def _soft_seat_player(self) -> Any:
+        """With temperature > 0, once compiled (a long run compiles it in the background:
+        :meth:`background_kernels`), on rule sets without a key box, forced order or servida: whole
+        games in one kernel call (:func:`harness.exact.kernels.play.soft_seat`), the draws
+        :meth:`keep` and :meth:`choose` make on the same uniforms."""
+        if not self._soft_seat_fits() or not (self._soft_seat_now or soft_seat_compiled()):
             return None
         self.prepare()
         r, d = self.rules, self.rules.dice

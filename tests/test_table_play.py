@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import dataclasses
 from pathlib import Path
 
@@ -121,8 +122,10 @@ def test_randomised_seat_player_plays_the_loops_games(name, spec, rules_dir, tmp
         monkeypatch.setattr(solver_bot, "VALUE_LINES", lines)
         solver_bot._SHARED.clear()
         bot = make(spec, rules)
-        bot.expect_games(10**6)  # a long run: the whole-game player pays for its compile
+        bot.expect_games(10**6)  # a long run: the whole-game player pays for its compile ...
         bot.prepare()
+        if (work := bot.background_kernels()) is not None:
+            work()  # ... made in a background process of the run's (here: now)
         assert bot.seat_player() is not None
         for seats in (1, 2):
             fast = loop.play(rules, [bot] * seats, games, 5)
@@ -299,3 +302,46 @@ def test_keep_table_is_the_bots_keep(name, rules_dir, tmp_path):
         )
         K.table_keeps(lay, dk, codes, m, f.astype(bool), u, rolls, stage, whole)
         np.testing.assert_array_equal(whole, lazy)
+
+
+def test_a_long_randomised_run_compiles_its_whole_game_player_in_the_background_never_waiting(
+    rules_dir, tmp_path, monkeypatch
+):
+    """Its compile (about 18 s of CPU) is over a first use's 15 s: until it is in numba's cache a
+    run plays decision by decision, and the runner hands the compile to a process nobody waits for."""
+    from harness.play import runner as R
+    from harness.play.runconfig import RunConfig
+    from strategies import solver as solver_bot
+
+    monkeypatch.setattr(solver_bot, "soft_seat_compiled", lambda: False)
+    bot = make("solver:temperature=1", _rules("scandinavian", rules_dir))
+    bot.expect_games(10**5)
+    bot.prepare()
+    assert bot.seat_player() is None and bot.background_kernels() is None  # a short run: neither
+    bot.expect_games(10**6)
+    assert bot.seat_player() is None and callable(bot.background_kernels())  # a long one: compiled aside
+    monkeypatch.setattr(solver_bot, "soft_seat_compiled", lambda: True)
+    assert bot.seat_player() is not None and bot.background_kernels() is None  # once in the cache: taken
+    started: list[object] = []
+    monkeypatch.setattr(solver_bot, "soft_seat_compiled", lambda: False)
+    monkeypatch.setattr(R, "compile_in_background", started.append)
+    monkeypatch.setattr(solver_bot.SolverBot, "expect_games", lambda self, n: setattr(self, "_games", 10**6))
+    cfg = RunConfig(seats=("solver:temperature=1", "solver:temperature=1,blunder=0.1"), games=20, workers=1)
+    R.run(cfg, tmp_path / "run")
+    assert len(started) == 1 and callable(started[0])  # one such process a run
+
+
+def test_a_background_compile_runs_in_a_process_of_its_own_and_only_from_the_main_thread(tmp_path):
+    import threading
+
+    from harness.play.warmup import compile_in_background
+
+    mark = tmp_path / "compiled"
+    proc = compile_in_background(lambda: mark.write_text(str(os.getpid())))
+    proc.join(60)
+    assert proc.exitcode == 0 and int(mark.read_text()) != os.getpid()
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(compile_in_background(lambda: None)))
+    t.start()
+    t.join()
+    assert got == [None]  # a fork off the main thread could inherit a lock another thread holds

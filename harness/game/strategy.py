@@ -290,6 +290,13 @@ class Strategy:
     def prepare(self) -> None:
         """Heavy set-up (tables, compilation) done once in the parent before workers fork."""
 
+    def background_kernels(self) -> Callable[[], None] | None:
+        """After :meth:`prepare`: work that compiles kernels a long run gains from but must never
+        wait for (a whole-game player whose compile is longer than the first-use budget), which
+        the runner runs in a process of its own, nobody waiting for it; the bot takes the kernels
+        once they are in numba's cache. None (the default) when there is nothing of the kind."""
+        return None
+
     def prepare_policy(self) -> None:
         """The set-up the exact evaluation needs (:meth:`policy`, :meth:`target_play`), done before
         it asks: :meth:`prepare` unless a bot can leave out what only playing needs (compiling

@@ -88,7 +88,7 @@ from harness.play.worker import (
     play_chunk,
     set_progress,
 )
-from harness.play.warmup import BOTS_HELPER_SECONDS, kernel_helper, warm_up_seats
+from harness.play.warmup import BOTS_HELPER_SECONDS, compile_in_background, kernel_helper, warm_up_seats
 
 #: The manifest's fault sums of each refereed entrant, by these keys (:func:`harness.play.worker.fault_sums`).
 FAULT_KEYS = ("games", *FAULT_COLUMNS[:-1], "corrupted")
@@ -546,6 +546,10 @@ class _Run:
             s.expect_games(self.games * sum(labels.count(label) for labels in self.r.lineups))
             s.prepare()
         jit.await_helper()
+        for s in self.r.strategies.values():
+            if (work := s.background_kernels()) is not None:  # a long run's extra kernels: never waited for
+                compile_in_background(work)
+                break  # one such process a run (two bots of one kind would compile the same kernels)
         warm: set[str] = set()
         for i, labels in enumerate(self.r.lineups):  # one game with each bot compiles its kernels here, not per worker
             if not warm.issuperset(labels):

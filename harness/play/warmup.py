@@ -5,7 +5,7 @@ lineup's warm-up game seats a stand-in for an external engine (:func:`warm_up_se
 from __future__ import annotations
 
 import multiprocessing
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -14,7 +14,7 @@ from harness.game.registry import make
 from harness.play.runconfig import ResolvedRun
 from harness.util import progress
 
-__all__ = ["BOTS_HELPER_SECONDS", "kernel_helper", "warm_kernels", "warm_up_seats"]
+__all__ = ["BOTS_HELPER_SECONDS", "compile_in_background", "kernel_helper", "warm_kernels", "warm_up_seats"]
 
 
 #: About how long a helper compiles the built-in bots' kernels alone on an idle development machine
@@ -33,6 +33,31 @@ def kernel_helper(resolved: ResolvedRun, bots_only: bool = False) -> Any:
     proc = ctx.Process(target=warm_kernels, args=(resolved, bots_only), name="kernel-helper", daemon=True)
     proc.start()
     return proc
+
+
+def compile_in_background(work: Callable[[], None]) -> Any:
+    """A forked process running ``work`` (kernels compiled into numba's cache, :meth:`Strategy.
+    background_kernels`) that nobody waits for: the run's workers take what it compiles once it is
+    cached; a daemon, so it ends with the run if the run ends first. None, and nothing started,
+    off the main thread or in a daemonic process (a fork there could inherit a held lock; a daemon
+    may not start children) or where processes cannot be forked."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or multiprocessing.current_process().daemon:
+        return None
+    try:
+        proc = multiprocessing.get_context("fork").Process(
+            target=_quietly, args=(work,), name="background-compile", daemon=True
+        )
+        proc.start()
+    except (ValueError, OSError):
+        return None
+    return proc
+
+
+def _quietly(work: Callable[[], None]) -> None:
+    progress.enable(False)  # the run's own lines are the parent's
+    work()
 
 
 def warm_kernels(resolved: ResolvedRun, bots_only: bool) -> None:
