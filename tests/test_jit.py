@@ -95,3 +95,23 @@ def test_numba_errors_leave_no_colour_reset_at_exit():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout == "none\n"
+
+
+def test_a_helper_is_forked_from_the_main_thread_only_and_awaited(tmp_path):
+    import threading
+
+    from harness.util import jit
+
+    mark = tmp_path / "ran"
+    assert not jit.has_helper()
+    assert jit.fork_helper(lambda: mark.write_text("yes"), 1.0, "a test's kernels")
+    assert jit.has_helper()
+    assert not jit.fork_helper(lambda: None, 1.0, "a second")  # one helper at a time
+    jit.await_helper()
+    assert not jit.has_helper() and mark.read_text() == "yes"
+
+    got: list[bool] = []
+    t = threading.Thread(target=lambda: got.append(jit.fork_helper(lambda: None, 1.0, "from a thread")))
+    t.start()
+    t.join()
+    assert got == [False] and not jit.has_helper()
