@@ -1064,3 +1064,34 @@ def test_a_shipped_table_saves_the_solve(tmp_path, monkeypatch):
     sol = solver.solve(rules, tmp_path)
     assert sol.cached and solver.cache_path(rules, tmp_path).is_file()
     assert sol.expected_score == pytest.approx(150.216797, abs=1e-6)
+
+
+def test_a_first_solve_compiles_the_forward_pass_in_a_helper(tiny_dir, cache_dir, monkeypatch):
+    """exact_distribution of a rule set not solved yet, the forward pass's kernels not in numba's
+    cache: a helper compiles them (solver._warm_forward) while the parent solves, and the parent
+    waits for it before its pass; a solved table's figures fork nothing."""
+    from harness.util import jit
+
+    forked: list[object] = []
+    awaited: list[bool] = []
+    monkeypatch.setattr(jit, "in_cache", lambda kernel: False)
+    monkeypatch.setattr(jit, "fork_helper", lambda target, *a: forked.append(target) or True)
+    monkeypatch.setattr(jit, "await_helper", lambda: awaited.append(True))
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    fig = solver.exact_distribution(rules, cache_dir / "helper")
+    assert forked == [solver._warm_forward] and awaited
+    forked.clear()
+    assert solver.exact_distribution(rules, cache_dir / "helper").forward_mean == fig.forward_mean
+    assert forked == []
+
+
+def test_the_forward_helper_compiles_on_forced_yatzys_shipped_table():
+    """What the helper runs (in this process here: its kernels load from numba's cache)."""
+    from harness.util import progress
+
+    was = progress.enabled()
+    try:
+        solver._warm_forward()
+    finally:
+        progress.enable(was)
+    assert solver.shipped_path(load_rules("forced")).is_file()
