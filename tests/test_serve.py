@@ -373,3 +373,28 @@ def test_sigterm_lets_the_request_in_flight_finish(levels, tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_first_start_compiles_the_bots_kernels_in_a_helper_while_it_solves(monkeypatch):
+    """serve forks a kernel helper only when a served bot's set-up will solve a table; with one,
+    the tables are solved first (the helper compiles every bot's kernels meanwhile)."""
+    from harness.service.serve import Service
+    from harness.util import jit, progress
+
+    forked: list[object] = []
+    monkeypatch.setattr(jit, "fork_helper", lambda target, *a: forked.append(target) or True)
+    svc = Service(rules=("forced",))
+    assert not svc.kernel_helper() and forked == []  # forced's table ships with the package
+    bot = next(s.bot for s in svc.players() if s.spec == "solver")
+    monkeypatch.setattr(type(bot), "slow_prepare", lambda self: self._sol is None)
+    assert svc.kernel_helper() and forked == [svc._warm_kernels]
+    said: list[str] = []
+    monkeypatch.setattr(jit, "has_helper", lambda: True)
+    svc.prepare(said.append, measure=False)
+    assert said == ["bot solver on forced", "bot greedy on forced"]
+
+    was = progress.enabled()
+    try:  # what the helper runs (here its kernels load from numba's cache)
+        Service(rules=("forced",))._warm_kernels()
+    finally:
+        progress.enable(was)

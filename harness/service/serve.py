@@ -36,6 +36,7 @@ from harness.play.protocol.check import random_sheets, scenarios, view_of
 from harness.game.registry import make
 from harness.game.rules import RuleSet, builtin_rule_sets, load_rules
 from harness.exact.solver import cache_path
+from harness.util import jit, progress as P
 from harness.util.specs import parse_spec
 from harness.game.strategy import Strategy, TurnView
 
@@ -253,12 +254,17 @@ class Service:
         its cost per position (``measure``), before the first request (the server is ready only
         after this). The exact rule sets' advisors (``/advise``) too."""
         say = progress or (lambda _: None)
+        said: set[int] = set()
+        if jit.has_helper():
+            # the tables to solve first, while the helper compiles every bot's kernels (kernel_helper)
+            for s in self.players():
+                if s.bot.slow_prepare():
+                    said.add(id(s))
+                    say(_loading(s))
+                    s.bot.prepare_policy()
         for s in self.players():
-            say(
-                f"level {s.name}: {s.spec} on {s.rules.name}"
-                if not s.name.startswith("bot:")
-                else f"bot {s.spec} on {s.rules.name}"
-            )
+            if id(s) not in said:
+                say(_loading(s))
             s.bot.prepare()
             self._warm(s.bot)
             if measure:
@@ -271,6 +277,25 @@ class Service:
             cost = self._measure(r, self.advise, sizes=(1, 64)) if measure else Cost(0.0, 0.0)
             self._advisors[r.digest] = (adv, cost)
         self.prepared = True
+
+    def kernel_helper(self) -> bool:
+        """Where a served bot's set-up will solve a table (a first start): fork a helper process that
+        compiles every served bot's kernels into numba's cache meanwhile, on the other core
+        (:func:`harness.util.jit.fork_helper`; from the command's main thread, before the warm-up
+        thread starts). :meth:`prepare` then solves the tables first; a bot waits for the helper
+        before it compiles, and loads them. A first ``serve`` of the default bots waited 30 s
+        for compiling, one kernel after the other (benchmarks/BENCHMARKS.md)."""
+        if not any(s.bot.slow_prepare() for s in self.players()):
+            return False
+        return jit.fork_helper(self._warm_kernels, HELPER_SECONDS, "the bots' kernels")
+
+    def _warm_kernels(self) -> None:
+        P.enable(False)  # the parent speaks for both
+        for s in self.players():
+            s.bot.warm_kernels()  # a bot whose set-up solves: its kernels on a table of zeros
+            if not s.bot.slow_prepare():
+                s.bot.prepare()
+            self._warm(s.bot)
 
     def _warm(self, bot: Strategy) -> None:
         for _, view in scenarios(bot.rules, np.random.default_rng(0))[:3]:
@@ -592,6 +617,19 @@ _LOCKS_LOCK = threading.Lock()
 def rules_lock(rules: RuleSet) -> TurnLock:
     with _LOCKS_LOCK:
         return _LOCKS.setdefault(rules.digest, TurnLock())
+
+
+#: About how long :meth:`Service.kernel_helper` compiles the default bots' kernels (the solver's
+#: keeps and boxes, greedy's) on an idle development machine, seconds.
+HELPER_SECONDS = 11.0
+
+
+def _loading(s: Served) -> str:
+    return (
+        f"level {s.name}: {s.spec} on {s.rules.name}"
+        if not s.name.startswith("bot:")
+        else f"bot {s.spec} on {s.rules.name}"
+    )
 
 
 def _median_time(works: list[Callable[[], Any]]) -> float:
