@@ -1095,3 +1095,21 @@ def test_the_forward_helper_compiles_on_forced_yatzys_shipped_table():
     finally:
         progress.enable(was)
     assert solver.shipped_path(load_rules("forced")).is_file()
+
+
+@pytest.mark.parametrize("rr", [1, 2])
+def test_a_batch_of_turn_keeps_is_each_rows_own_keeps(rr):
+    """harness.game.turn.batch_keeps: every row's keeps as that row alone gets them, the rows equal
+    to the row before (copied) and the others (worked out) alike, ties included."""
+    from harness.game.turn import batch_keeps
+
+    d = load_rules("scandinavian").dice
+    gen = np.random.default_rng(5)
+    tf = np.round(gen.random((12, d.n_rolls)) * 4) / 2  # halves: many ties
+    tl = np.round(gen.random((12, d.n_rolls)) * 4) / 2
+    tf[4:7], tl[4:7] = tf[3], tl[3]
+    out = batch_keeps(d, tf, tl, rr)
+    assert out.shape == (12, rr, d.n_rolls)
+    for g in range(12):
+        assert np.array_equal(out[g], batch_keeps(d, tf[g : g + 1], tl[g : g + 1], rr)[0])
+    assert np.array_equal(out[4], out[3]) and np.array_equal(out[6], out[3])
