@@ -106,12 +106,15 @@ def test_a_helper_is_forked_from_the_main_thread_only_and_awaited(tmp_path):
     assert not jit.has_helper()
     assert jit.fork_helper(lambda: mark.write_text("yes"), 1.0, "a test's kernels")
     assert jit.has_helper()
-    assert not jit.fork_helper(lambda: None, 1.0, "a second")  # one helper at a time
+    assert jit.fork_helper(lambda: None, 1.0, "a second") is None  # one helper at a time
     jit.await_helper()
     assert not jit.has_helper() and mark.read_text() == "yes"
+    proc = jit.fork_helper(lambda: None, 1.0, "not registered", register=False)
+    assert proc is not None and not jit.has_helper()
+    proc.join()
 
-    got: list[bool] = []
+    got: list[object] = []
     t = threading.Thread(target=lambda: got.append(jit.fork_helper(lambda: None, 1.0, "from a thread")))
     t.start()
     t.join()
-    assert got == [False] and not jit.has_helper()
+    assert got == [None] and not jit.has_helper()

@@ -33,6 +33,7 @@ from harness.play.protocol import PROTOCOL
 from harness.decisions.positions import Advisor
 from harness.play.protocol import messages as msgs
 from harness.play.protocol.check import random_sheets, scenarios, view_of
+from harness.game.loop import engine_cached
 from harness.game.registry import make
 from harness.game.rules import RuleSet, builtin_rule_sets, load_rules
 from harness.exact.solver import cache_path
@@ -203,6 +204,9 @@ class Service:
         self._labels: dict[tuple[str, str], str] = {}
         self._advisors: dict[str, tuple[Advisor, Cost]] = {}
         self._warmed: set[str] = set()
+        #: a kernel helper not awaited yet (kernel_helper): its process, the players it compiles
+        #: for (their ids) and when it started
+        self._helper: tuple[Any, set[int], float] | None = None
         for lv in self.levels.values():
             r = self._add_rules(lv.rules, lv.settings)
             self._level_served[lv.name] = Served(lv.name, lv.spec, r, self._make(r, lv.spec, f"level {lv.name}"))
@@ -255,14 +259,19 @@ class Service:
         after this). The exact rule sets' advisors (``/advise``) too."""
         say = progress or (lambda _: None)
         said: set[int] = set()
-        if jit.has_helper():
-            # the tables to solve first, while the helper compiles every bot's kernels (kernel_helper)
+        if self._helper is not None:
+            # the tables to solve first, while the helper compiles the bots' kernels (kernel_helper)
             for s in self.players():
                 if s.bot.slow_prepare():
                     said.add(id(s))
                     say(_loading(s))
                     s.bot.prepare_policy()
         for s in self.players():
+            if self._helper is not None and id(s) in self._helper[1]:
+                proc, _, t0 = self._helper
+                self._helper = None
+                jit.set_helper(proc, max(HELPER_SECONDS - (time.monotonic() - t0), 1.0), "the bots' kernels")
+                jit.await_helper()  # they load from numba's cache from here on
             if id(s) not in said:
                 say(_loading(s))
             s.bot.prepare()
@@ -279,19 +288,25 @@ class Service:
         self.prepared = True
 
     def kernel_helper(self) -> bool:
-        """Where a served bot's set-up will solve a table (a first start): fork a helper process that
-        compiles every served bot's kernels into numba's cache meanwhile, on the other core
-        (:func:`harness.util.jit.fork_helper`; from the command's main thread, before the warm-up
-        thread starts). :meth:`prepare` then solves the tables first; a bot waits for the helper
-        before it compiles, and loads them. A first ``serve`` of the default bots waited 30 s
-        for compiling, one kernel after the other (benchmarks/BENCHMARKS.md)."""
-        if not any(s.bot.slow_prepare() for s in self.players()):
-            return False
-        return jit.fork_helper(self._warm_kernels, HELPER_SECONDS, "the bots' kernels")
+        """A first start: fork a helper (:func:`harness.util.jit.fork_helper`, from the command's
+        main thread) that compiles players' kernels into numba's cache on the other core: every
+        player's where a table is to be solved (:meth:`prepare` solves first), else the bots' where
+        levels are served beside them and nothing is cached (the levels are made first).
+        :meth:`prepare` waits for it before its first player of those (a first ``serve`` of the
+        default bots waited 30 s for compiling, one kernel after the other)."""
+        players = self.players()
+        if not any(s.bot.slow_prepare() for s in players):
+            if not (self._level_served and self._served) or engine_cached():
+                return False
+            players = list(self._served.values())
+        proc = jit.fork_helper(lambda: self._warm_kernels(players), HELPER_SECONDS, "", register=False)
+        if proc is not None:
+            self._helper = (proc, {id(s) for s in players}, time.monotonic())
+        return proc is not None
 
-    def _warm_kernels(self) -> None:
+    def _warm_kernels(self, players: list[Served]) -> None:
         P.enable(False)  # the parent speaks for both
-        for s in self.players():
+        for s in players:
             s.bot.warm_kernels()  # a bot whose set-up solves: its kernels on a table of zeros
             if not s.bot.slow_prepare():
                 s.bot.prepare()

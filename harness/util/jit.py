@@ -162,27 +162,29 @@ def set_helper(proc: Any, seconds: float = HELPER_SECONDS, what: str = "the bots
     _HELPER_WHAT = what
 
 
-def fork_helper(target: Any, seconds: float, what: str) -> bool:
+def fork_helper(target: Any, seconds: float, what: str, *, register: bool = True) -> Any:
     """Start a forked process that runs ``target`` (compiling kernels into numba's cache while this
-    process does other work) and register it (:func:`set_helper`); False, and nothing started,
+    process does other work) and register it (:func:`set_helper`; unless ``register``: the caller
+    then registers it when it needs what it compiles); the process, or None, and nothing started,
     where a helper is registered already or none may be forked: only a command's own main thread
     forks one (a fork while another thread holds a lock, numba's compiler lock in a service or a
     sweep's threads, could leave the helper waiting forever), a daemonic process (a pool's or
     Dask's worker) may not start children, and some platforms cannot fork."""
     if _HELPER is not None:
-        return False
+        return None
     import multiprocessing
     import threading
 
     if threading.current_thread() is not threading.main_thread() or multiprocessing.current_process().daemon:
-        return False
+        return None
     try:
         proc = multiprocessing.get_context("fork").Process(target=target, name="kernel-helper", daemon=True)
         proc.start()
     except (ValueError, OSError, AssertionError):  # no fork here: the caller compiles them itself
-        return False
-    set_helper(proc, seconds, what)
-    return True
+        return None
+    if register:
+        set_helper(proc, seconds, what)
+    return proc
 
 
 def has_helper() -> bool:
