@@ -609,12 +609,17 @@ def _warm_forward() -> None:
         return
     values = loaded[0]
     values.setflags(write=False)  # as a solved table is: the kernels' signature says readonly
+    cap = score_cap(rules, 2)
+    try:  # first the pass's own kernels (layer_windows, push_part), on turns that lead nowhere
+        forward_pass(rules, plan, lambda *_: None, cap, True, 1, PassSetup())
+    except AssertionError:  # it lost the probability, as it must: no turn had an outcome
+        pass
     # forward_items plans a turn with the solve's own turn_values and stop_values (8 s of CPU of
     # its 16): load them once the parent has compiled them rather than compile them twice
     t0 = time.monotonic()
     while not (jit.in_cache(K.turn_values) and jit.in_cache(K.stop_values)) and time.monotonic() - t0 < 60:
         time.sleep(0.2)
-    _forward(Solution(rules, plan, values, 0.0, 0.0, True), score_cap(rules, 2), True, 1)
+    _forward(Solution(rules, plan, values, 0.0, 0.0, True), cap, True, 1)
 
 
 def exact_distribution(
