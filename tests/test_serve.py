@@ -379,7 +379,7 @@ def test_sigterm_lets_the_request_in_flight_finish(levels, tmp_path):
 def test_a_first_start_compiles_the_bots_kernels_in_a_helper_while_it_solves(monkeypatch, levels):
     """serve forks a kernel helper only on a first start: where a served bot's set-up will solve a
     table (every player's kernels; the tables solved first), or where levels are served beside
-    bots and nothing is cached (the bots' kernels; the levels made first); prepare waits for it
+    bots, nothing is cached and a core is free (the bots' kernels; the levels made first); prepare waits for it
     before the first player it compiles for."""
     from harness.service import serve as S
     from harness.util import jit, progress
@@ -409,6 +409,9 @@ def test_a_first_start_compiles_the_bots_kernels_in_a_helper_while_it_solves(mon
     monkeypatch.setattr(S, "engine_cached", lambda: True)
     assert not svc.kernel_helper()  # the kernels are cached
     monkeypatch.setattr(S, "engine_cached", lambda: False)
+    monkeypatch.setattr(jit, "core_free", lambda: False)
+    assert not svc.kernel_helper()  # no core free: a helper would only add its CPU
+    monkeypatch.setattr(jit, "core_free", lambda: True)
     assert svc.kernel_helper()
     said.clear()
     svc.prepare(said.append, measure=False)

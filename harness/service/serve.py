@@ -291,12 +291,13 @@ class Service:
         """A first start: fork a helper (:func:`harness.util.jit.fork_helper`, from the command's
         main thread) that compiles players' kernels into numba's cache on the other core: every
         player's where a table is to be solved (:meth:`prepare` solves first), else the bots' where
-        levels are served beside them and nothing is cached (the levels are made first).
+        levels are served beside them, nothing is cached and a core is free (the levels are made
+        first; it compiles again some kernels the levels share: 10 s of CPU for 4 in this process).
         :meth:`prepare` waits for it before its first player of those (a first ``serve`` of the
         default bots waited 30 s for compiling, one kernel after the other)."""
         players = self.players()
         if not any(s.bot.slow_prepare() for s in players):
-            if not (self._level_served and self._served) or engine_cached():
+            if not (self._level_served and self._served) or engine_cached() or not jit.core_free():
                 return False
             players = list(self._served.values())
         proc = jit.fork_helper(lambda: self._warm_kernels(players), HELPER_SECONDS, "", register=False)

@@ -187,6 +187,17 @@ def fork_helper(target: Any, seconds: float, what: str, *, register: bool = True
     return proc
 
 
+def core_free() -> bool:
+    """Whether a core is likely free for a helper: the 1-minute load average at most the cores
+    less half of one (True where it cannot be read)."""
+    try:
+        import os
+
+        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 0.5
+    except (OSError, AttributeError):
+        return True
+
+
 def has_helper() -> bool:
     """Whether a kernel helper is registered and not yet awaited (:func:`set_helper`)."""
     return _HELPER is not None
@@ -226,4 +237,4 @@ def in_cache(kernel: Any) -> bool:
         return False
 
 
-__all__ = ["nb", "set_helper", "fork_helper", "has_helper", "await_helper", "in_cache"]
+__all__ = ["nb", "set_helper", "fork_helper", "core_free", "has_helper", "await_helper", "in_cache"]
