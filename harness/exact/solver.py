@@ -617,7 +617,7 @@ def _warm_forward() -> None:
     # forward_items plans a turn with the solve's own turn_values and stop_values (8 s of CPU of
     # its 16): load them once the parent has compiled them rather than compile them twice
     t0 = time.monotonic()
-    while not (jit.in_cache(K.turn_values) and jit.in_cache(K.stop_values)) and time.monotonic() - t0 < 60:
+    while not (jit.in_cache(K.turn_values) and jit.in_cache(K.stop_values)) and time.monotonic() - t0 < 120:
         time.sleep(0.2)
     _forward(Solution(rules, plan, values, 0.0, 0.0, True), cap, True, 1)
 
