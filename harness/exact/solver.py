@@ -98,6 +98,7 @@ from harness.exact.plan import _PLANS, MAX_BOXES, Plan, Solution, build_plan, di
 from harness.exact.threads import n_threads, run_blocks, split_range
 from harness.util.cache import default_cache_dir
 from harness.util import jit, progress
+from harness.util.jit import nb
 from harness.game.rules import RuleSet, load_rules
 from harness.game.scoring import context
 from harness.game.turn import turn_policy
@@ -609,8 +610,13 @@ def _warm_forward() -> None:
         return
     values = loaded[0]
     values.setflags(write=False)  # as a solved table is: the kernels' signature says readonly
+    if not jit.in_cache(K._best_sub):
+        # first the solve's _best_sub (and its _chains: 2.7 s of CPU), by the types turn_values
+        # passes it: the parent, compiling stop_values meanwhile, then loads it from the cache
+        f2, i2, i = np.zeros((1, 1)), np.zeros((1, 1), np.int32), np.int64(0)
+        K._best_sub.compile(tuple(nb.typeof(a) for a in (plan.dice, i, f2, i, f2, i2, f2, i, i2, i, i)))
     cap = score_cap(rules, 2)
-    try:  # first the pass's own kernels (layer_windows, push_part), on turns that lead nowhere
+    try:  # then the pass's own kernels (layer_windows, push_part), on turns that lead nowhere
         forward_pass(rules, plan, lambda *_: None, cap, True, 1, PassSetup())
     except AssertionError:  # it lost the probability, as it must: no turn had an outcome
         pass
