@@ -592,9 +592,10 @@ def _figures_path(rules: RuleSet, cache_dir: str | os.PathLike | None) -> Path:
     return cache_path(rules, cache_dir).with_suffix(".figures.json")
 
 
-#: About how long the forward pass's kernels take to compile in :func:`_warm_forward` on an idle
-#: development machine (forward_items, push_part, layer_windows: benchmarks/BENCHMARKS.md), seconds.
-FORWARD_HELPER_SECONDS = 9.0
+#: About how long :func:`_warm_forward` takes on a quiet development machine, seconds: _best_sub,
+#: the pass's own kernels, a wait for the parent's turn_values, then forward_items (it ended 14 s
+#: after the fork at load 1.7, benchmarks/BENCHMARKS.md, "First use with more helpers").
+FORWARD_HELPER_SECONDS = 13.0
 
 
 def _warm_forward() -> None:
