@@ -10,6 +10,7 @@ wall time and the load average. Kernels compiled by a forked helper process are 
 
     python benchmarks/bench_compile.py -- calibrate --levels exact_levels.toml --out /tmp/lv
     python benchmarks/bench_compile.py --top 15 -- run
+    python benchmarks/bench_compile.py --spans -- solve scandinavian   # each wait: when, how long, what
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def main() -> None:
     ap.add_argument("--keep-caches", action="store_true", help="use the caches of the environment as they are")
     ap.add_argument("--full", action="store_true", help="print whole argument types")
     ap.add_argument("--dump", help="write every specialisation (kernel, types, incl, excl, caller) as JSON here")
+    ap.add_argument("--spans", action="store_true", help="print every stretch of compiling over 0.2 s, and its kernel")
     ap.add_argument("argv", nargs="+", help="the command, after --")
     args = ap.parse_args()
     if not args.keep_caches:
@@ -63,7 +65,7 @@ def main() -> None:
 
     event.register("numba:compile", Watch())
     # waits: the wall time of each outermost compile and of each wait for a kernel helper
-    spans: list[tuple[float, float]] = []
+    spans: list[tuple[float, float, str]] = []
     outer = [0.0]
 
     class Wall(event.Listener):
@@ -73,7 +75,8 @@ def main() -> None:
 
         def on_end(self, ev: event.Event) -> None:
             if not stack:
-                spans.append((outer[0], time.monotonic()))
+                f = getattr(ev.data.get("dispatcher"), "py_func", None)
+                spans.append((outer[0], time.monotonic(), getattr(f, "__name__", "?")))
 
     event.register("numba:compile", Wall())
     from harness.util import jit
@@ -83,7 +86,7 @@ def main() -> None:
     def timed_await() -> None:
         t0 = time.monotonic()
         await_helper()
-        spans.append((t0, time.monotonic()))
+        spans.append((t0, time.monotonic(), "(a kernel helper)"))
 
     jit.await_helper = timed_await
     load0 = os.getloadavg()[0]
@@ -104,7 +107,10 @@ def main() -> None:
         file=out,
     )
     waits: list[list[float]] = []  # spans less than 0.5 s apart are one wait
-    for a, b in sorted(spans):
+    for a, b, name in sorted(spans):
+        if args.spans and b - a > 0.2:
+            print(f"  {a - w0:6.1f} -> {b - w0:6.1f} s ({b - a:5.1f} s) {name}", file=out)
+    for a, b, _ in sorted(spans):
         if waits and a - waits[-1][1] < 0.5:
             waits[-1][1] = max(waits[-1][1], b)
         else:

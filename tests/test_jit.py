@@ -95,3 +95,26 @@ def test_numba_errors_leave_no_colour_reset_at_exit():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout == "none\n"
+
+
+def test_a_helper_is_forked_from_the_main_thread_only_and_awaited(tmp_path):
+    import threading
+
+    from harness.util import jit
+
+    mark = tmp_path / "ran"
+    assert not jit.has_helper()
+    assert jit.fork_helper(lambda: mark.write_text("yes"), 1.0, "a test's kernels")
+    assert jit.has_helper()
+    assert jit.fork_helper(lambda: None, 1.0, "a second") is None  # one helper at a time
+    jit.await_helper()
+    assert not jit.has_helper() and mark.read_text() == "yes"
+    proc = jit.fork_helper(lambda: None, 1.0, "not registered", register=False)
+    assert proc is not None and not jit.has_helper()
+    proc.join()
+
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(jit.fork_helper(lambda: None, 1.0, "from a thread")))
+    t.start()
+    t.join()
+    assert got == [None] and not jit.has_helper()

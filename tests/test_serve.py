@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -373,3 +374,53 @@ def test_sigterm_lets_the_request_in_flight_finish(levels, tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_first_start_compiles_the_bots_kernels_in_a_helper_while_it_solves(monkeypatch, levels):
+    """serve forks a kernel helper only on a first start: where a served bot's set-up will solve a
+    table (every player's kernels; the tables solved first), or where levels are served beside
+    bots, nothing is cached and a core is free (the bots' kernels; the levels made first); prepare waits for it
+    before the first player it compiles for."""
+    from harness.service import serve as S
+    from harness.util import jit, progress
+
+    forked: list[Any] = []
+    said: list[str] = []
+    monkeypatch.setattr(jit, "fork_helper", lambda target, *a, **k: forked.append(target) or "proc")
+    monkeypatch.setattr(
+        jit, "await_helper", lambda: jit.has_helper() and (said.append("await") or jit.set_helper(None))
+    )
+    monkeypatch.setattr(S, "engine_cached", lambda: True)
+    svc = S.Service(rules=("forced",))
+    assert not svc.kernel_helper() and forked == []  # forced's table ships with the package
+    bot = next(s.bot for s in svc.players() if s.spec == "solver")
+    monkeypatch.setattr(type(bot), "slow_prepare", lambda self: self._sol is None)
+    assert svc.kernel_helper() and len(forked) == 1
+    svc.prepare(said.append, measure=False)
+    assert said == ["bot solver on forced", "await", "bot greedy on forced"]
+    assert not jit.has_helper()
+    monkeypatch.undo()
+
+    monkeypatch.setattr(jit, "fork_helper", lambda target, *a, **k: forked.append(target) or "proc")
+    monkeypatch.setattr(
+        jit, "await_helper", lambda: jit.has_helper() and (said.append("await") or jit.set_helper(None))
+    )
+    svc = S.Service(str(levels))
+    monkeypatch.setattr(S, "engine_cached", lambda: True)
+    assert not svc.kernel_helper()  # the kernels are cached
+    monkeypatch.setattr(S, "engine_cached", lambda: False)
+    monkeypatch.setattr(jit, "core_free", lambda: False)
+    assert not svc.kernel_helper()  # no core free: a helper would only add its CPU
+    monkeypatch.setattr(jit, "core_free", lambda: True)
+    assert svc.kernel_helper()
+    said.clear()
+    svc.prepare(said.append, measure=False)
+    levels_first = [f"level {name}" for name in svc.levels]
+    assert levels_first and [x.split(":")[0] for x in said] == [*levels_first, "await", *said[-2:]]
+    assert said[-2:] == ["bot greedy on forced", "bot solver on forced"]
+
+    was = progress.enabled()
+    try:  # what the helper runs (here its kernels load from numba's cache)
+        forked[-1]()
+    finally:
+        progress.enable(was)

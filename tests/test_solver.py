@@ -1122,3 +1122,57 @@ def test_a_shipped_table_saves_the_solve(tmp_path, monkeypatch):
     sol = solver.solve(rules, tmp_path)
     assert sol.cached and solver.cache_path(rules, tmp_path).is_file()
     assert sol.expected_score == pytest.approx(150.216797, abs=1e-6)
+
+
+def test_a_first_solve_compiles_the_forward_pass_in_a_helper(tiny_dir, cache_dir, monkeypatch):
+    """exact_distribution of a rule set not solved yet, the forward pass's kernels not in numba's
+    cache: a helper compiles them (solver._warm_forward) while the parent solves, and the parent
+    waits for it before its pass; a solved table's figures fork nothing."""
+    from harness.util import jit
+
+    forked: list[object] = []
+    awaited: list[bool] = []
+    monkeypatch.setattr(jit, "in_cache", lambda kernel: False)
+    monkeypatch.setattr(jit, "fork_helper", lambda target, *a: forked.append(target) or True)
+    monkeypatch.setattr(jit, "await_helper", lambda: awaited.append(True))
+    rules = load_rules(str(tiny_dir / "tiny_bonus.toml"))
+    fig = solver.exact_distribution(rules, cache_dir / "helper")
+    assert forked == [solver._warm_forward] and awaited
+    forked.clear()
+    assert solver.exact_distribution(rules, cache_dir / "helper").forward_mean == fig.forward_mean
+    assert forked == []
+
+
+def test_the_forward_helper_compiles_on_forced_yatzys_shipped_table(monkeypatch):
+    """What the helper runs (in this process here: its kernels load from numba's cache), _best_sub
+    by the types turn_values passes it among them."""
+    from harness.exact.kernels import solver as K
+    from harness.util import jit, progress
+
+    in_cache = jit.in_cache
+    monkeypatch.setattr(jit, "in_cache", lambda kernel: kernel is not K._best_sub and in_cache(kernel))
+
+    was = progress.enabled()
+    try:
+        solver._warm_forward()
+    finally:
+        progress.enable(was)
+    assert solver.shipped_path(load_rules("forced")).is_file()
+
+
+@pytest.mark.parametrize("rr", [1, 2])
+def test_a_batch_of_turn_keeps_is_each_rows_own_keeps(rr):
+    """harness.game.turn.batch_keeps: every row's keeps as that row alone gets them, the rows equal
+    to the row before (copied) and the others (worked out) alike, ties included."""
+    from harness.game.turn import batch_keeps
+
+    d = load_rules("scandinavian").dice
+    gen = np.random.default_rng(5)
+    tf = np.round(gen.random((12, d.n_rolls)) * 4) / 2  # halves: many ties
+    tl = np.round(gen.random((12, d.n_rolls)) * 4) / 2
+    tf[4:7], tl[4:7] = tf[3], tl[3]
+    out = batch_keeps(d, tf, tl, rr)
+    assert out.shape == (12, rr, d.n_rolls)
+    for g in range(12):
+        assert np.array_equal(out[g], batch_keeps(d, tf[g : g + 1], tl[g : g + 1], rr)[0])
+    assert np.array_equal(out[4], out[3]) and np.array_equal(out[6], out[3])

@@ -234,6 +234,7 @@ def _serve(args: argparse.Namespace, uvicorn: Any) -> int:
         ),
     )
     # bad levels, rule sets, bots or token: one line above, before anything listens
+    served.service.kernel_helper()  # a first start: the bots' kernels compile while a table is solved
     say(f"listening on {where}, warming up (GET /ready: 200 once warm; docs: {where}/docs; Ctrl-C stops)")
     if workers == 1:
         uvicorn.run(served.app, host=args.host, port=int(args.port), **common)

@@ -30,9 +30,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import multiprocessing
 import os
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -334,20 +332,8 @@ def kernel_helper() -> None:
     bot), while this one compiles the bot's policy kernels; :func:`policy_fill` waits for it
     before its first ``policy_outcomes`` (:func:`harness.util.jit.await_helper`). A first exact
     ``calibrate`` waited about twice as long for the two one after the other."""
-    if jit.has_helper() or jit.in_cache(EK.policy_outcomes):
-        return
-    # only a command's own main thread forks it: a fork while another thread holds a lock (numba's
-    # compiler lock in a service or a sweep's threads) could leave the helper waiting forever,
-    # and a daemonic process (a pool's or Dask's worker) may not start children
-    if threading.current_thread() is not threading.main_thread() or multiprocessing.current_process().daemon:
-        return
-    try:
-        ctx = multiprocessing.get_context("fork")
-        proc = ctx.Process(target=_warm_kernels, name="kernel-helper", daemon=True)
-        proc.start()
-    except (ValueError, OSError, AssertionError):  # no fork here: the parent compiles them itself
-        return
-    jit.set_helper(proc, HELPER_SECONDS, "the evaluation's kernels")
+    if not jit.has_helper() and not jit.in_cache(EK.policy_outcomes):
+        jit.fork_helper(_warm_kernels, HELPER_SECONDS, "the evaluation's kernels")
 
 
 def _warm_kernels() -> None:

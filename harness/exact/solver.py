@@ -97,7 +97,8 @@ from harness.util.sums import dot
 from harness.exact.plan import _PLANS, MAX_BOXES, Plan, Solution, build_plan, dice_tables
 from harness.exact.threads import n_threads, run_blocks, split_range
 from harness.util.cache import default_cache_dir
-from harness.util import progress
+from harness.util import jit, progress
+from harness.util.jit import nb
 from harness.game.rules import RuleSet, load_rules
 from harness.game.scoring import context
 from harness.game.turn import turn_policy
@@ -591,6 +592,43 @@ def _figures_path(rules: RuleSet, cache_dir: str | os.PathLike | None) -> Path:
     return cache_path(rules, cache_dir).with_suffix(".figures.json")
 
 
+#: About how long :func:`_warm_forward` takes on a quiet development machine, seconds: _best_sub,
+#: the pass's own kernels, a wait for the parent's turn_values, then forward_items (it ended 14 s
+#: after the fork at load 1.7, benchmarks/BENCHMARKS.md, "First use with more helpers").
+FORWARD_HELPER_SECONDS = 13.0
+
+
+def _warm_forward() -> None:
+    """In a helper process of a first :func:`exact_distribution`: compile the forward pass's
+    kernels into numba's cache by the pass of Forced Yatzy's shipped table (150 states; the
+    kernels' argument types do not depend on the rule set) while the parent solves: a first
+    ``solve scandinavian`` waited 9.9 s, then 8.3 s, the two one after the other."""
+    progress.enable(False)  # the parent speaks for both
+    rules = load_rules("forced")
+    plan = build_plan(rules)
+    loaded = load_table(shipped_path(rules), rules, plan.n_states)
+    if loaded is None:
+        return
+    values = loaded[0]
+    values.setflags(write=False)  # as a solved table is: the kernels' signature says readonly
+    if not jit.in_cache(K._best_sub):
+        # first the solve's _best_sub (and its _chains: 2.7 s of CPU), by the types turn_values
+        # passes it: the parent, compiling stop_values meanwhile, then loads it from the cache
+        f2, i2, i = np.zeros((1, 1)), np.zeros((1, 1), np.int32), np.int64(0)
+        K._best_sub.compile(tuple(nb.typeof(a) for a in (plan.dice, i, f2, i, f2, i2, f2, i, i2, i, i)))
+    cap = score_cap(rules, 2)
+    try:  # then the pass's own kernels (layer_windows, push_part), on turns that lead nowhere
+        forward_pass(rules, plan, lambda *_: None, cap, True, 1, PassSetup())
+    except AssertionError:  # it lost the probability, as it must: no turn had an outcome
+        pass
+    # forward_items plans a turn with the solve's own turn_values and stop_values (8 s of CPU of
+    # its 16): load them once the parent has compiled them rather than compile them twice
+    t0 = time.monotonic()
+    while not (jit.in_cache(K.turn_values) and jit.in_cache(K.stop_values)) and time.monotonic() - t0 < 120:
+        time.sleep(0.2)
+    _forward(Solution(rules, plan, values, 0.0, 0.0, True), cap, True, 1)
+
+
 def exact_distribution(
     rules: RuleSet,
     cache_dir: str | os.PathLike | None = None,
@@ -612,6 +650,9 @@ def exact_distribution(
     cell, which leaves the percentiles exact. The figures are cached beside the value table.
     """
     t0 = time.perf_counter()
+    if not (use_cache and is_solved(rules, cache_dir)) and not jit.in_cache(K.forward_items):
+        # a first solve: the forward pass's kernels compile on the other core meanwhile
+        jit.fork_helper(_warm_forward, FORWARD_HELPER_SECONDS, "the forward pass's kernels")
     sol = solve(rules, cache_dir, use_cache=use_cache)
     fpath = _figures_path(rules, cache_dir)
     scratch = Path(scratch_dir) if scratch_dir is not None else fpath.parent
@@ -659,6 +700,7 @@ def exact_distribution(
                 distribution_bytes(rules, cap) / 2**30,
                 where,
             )
+        jit.await_helper()  # its forward pass's kernels then load from numba's cache
         try:
             mean, m2, p_bonus, dist = _forward(sol, cap, want, n_threads(), scratch=where, progress=progress)
         except OSError as exc:

@@ -33,9 +33,11 @@ from harness.play.protocol import PROTOCOL
 from harness.decisions.positions import Advisor
 from harness.play.protocol import messages as msgs
 from harness.play.protocol.check import random_sheets, scenarios, view_of
+from harness.game.loop import engine_cached
 from harness.game.registry import make
 from harness.game.rules import RuleSet, builtin_rule_sets, load_rules
 from harness.exact.solver import cache_path
+from harness.util import jit, progress as P
 from harness.util.specs import parse_spec
 from harness.game.strategy import Strategy, TurnView
 
@@ -202,6 +204,9 @@ class Service:
         self._labels: dict[tuple[str, str], str] = {}
         self._advisors: dict[str, tuple[Advisor, Cost]] = {}
         self._warmed: set[str] = set()
+        #: a kernel helper not awaited yet (kernel_helper): its process, the players it compiles
+        #: for (their ids) and when it started
+        self._helper: tuple[Any, set[int], float] | None = None
         for lv in self.levels.values():
             r = self._add_rules(lv.rules, lv.settings)
             self._level_served[lv.name] = Served(lv.name, lv.spec, r, self._make(r, lv.spec, f"level {lv.name}"))
@@ -253,12 +258,22 @@ class Service:
         its cost per position (``measure``), before the first request (the server is ready only
         after this). The exact rule sets' advisors (``/advise``) too."""
         say = progress or (lambda _: None)
+        said: set[int] = set()
+        if self._helper is not None:
+            # the tables to solve first, while the helper compiles the bots' kernels (kernel_helper)
+            for s in self.players():
+                if s.bot.slow_prepare():
+                    said.add(id(s))
+                    say(_loading(s))
+                    s.bot.prepare_policy()
         for s in self.players():
-            say(
-                f"level {s.name}: {s.spec} on {s.rules.name}"
-                if not s.name.startswith("bot:")
-                else f"bot {s.spec} on {s.rules.name}"
-            )
+            if self._helper is not None and id(s) in self._helper[1]:
+                proc, _, t0 = self._helper
+                self._helper = None
+                jit.set_helper(proc, max(HELPER_SECONDS - (time.monotonic() - t0), 1.0), "the bots' kernels")
+                jit.await_helper()  # they load from numba's cache from here on
+            if id(s) not in said:
+                say(_loading(s))
             s.bot.prepare()
             self._warm(s.bot)
             if measure:
@@ -271,6 +286,32 @@ class Service:
             cost = self._measure(r, self.advise, sizes=(1, 64)) if measure else Cost(0.0, 0.0)
             self._advisors[r.digest] = (adv, cost)
         self.prepared = True
+
+    def kernel_helper(self) -> bool:
+        """A first start: fork a helper (:func:`harness.util.jit.fork_helper`, from the command's
+        main thread) that compiles players' kernels into numba's cache on the other core: every
+        player's where a table is to be solved (:meth:`prepare` solves first), else the bots' where
+        levels are served beside them, nothing is cached and a core is free (the levels are made
+        first; it compiles again some kernels the levels share: 10 s of CPU for 4 in this process).
+        :meth:`prepare` waits for it before its first player of those (a first ``serve`` of the
+        default bots waited 30 s for compiling, one kernel after the other)."""
+        players = self.players()
+        if not any(s.bot.slow_prepare() for s in players):
+            if not (self._level_served and self._served) or engine_cached() or not jit.core_free():
+                return False
+            players = list(self._served.values())
+        proc = jit.fork_helper(lambda: self._warm_kernels(players), HELPER_SECONDS, "", register=False)
+        if proc is not None:
+            self._helper = (proc, {id(s) for s in players}, time.monotonic())
+        return proc is not None
+
+    def _warm_kernels(self, players: list[Served]) -> None:
+        P.enable(False)  # the parent speaks for both
+        for s in players:
+            s.bot.warm_kernels()  # a bot whose set-up solves: its kernels on a table of zeros
+            if not s.bot.slow_prepare():
+                s.bot.prepare()
+            self._warm(s.bot)
 
     def _warm(self, bot: Strategy) -> None:
         for _, view in scenarios(bot.rules, np.random.default_rng(0))[:3]:
@@ -615,6 +656,19 @@ def after_fork() -> None:
 def rules_lock(rules: RuleSet) -> TurnLock:
     with _LOCKS_LOCK:
         return _LOCKS.setdefault(rules.digest, TurnLock())
+
+
+#: About how long :meth:`Service.kernel_helper` compiles the default bots' kernels (the solver's
+#: keeps and boxes, greedy's) on an idle development machine, seconds.
+HELPER_SECONDS = 11.0
+
+
+def _loading(s: Served) -> str:
+    return (
+        f"level {s.name}: {s.spec} on {s.rules.name}"
+        if not s.name.startswith("bot:")
+        else f"bot {s.spec} on {s.rules.name}"
+    )
 
 
 def _median_time(works: list[Callable[[], Any]]) -> float:

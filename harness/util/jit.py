@@ -162,6 +162,42 @@ def set_helper(proc: Any, seconds: float = HELPER_SECONDS, what: str = "the bots
     _HELPER_WHAT = what
 
 
+def fork_helper(target: Any, seconds: float, what: str, *, register: bool = True) -> Any:
+    """Start a forked process that runs ``target`` (compiling kernels into numba's cache while this
+    process does other work) and register it (:func:`set_helper`; unless ``register``: the caller
+    then registers it when it needs what it compiles); the process, or None, and nothing started,
+    where a helper is registered already or none may be forked: only a command's own main thread
+    forks one (a fork while another thread holds a lock, numba's compiler lock in a service or a
+    sweep's threads, could leave the helper waiting forever), a daemonic process (a pool's or
+    Dask's worker) may not start children, and some platforms cannot fork."""
+    if _HELPER is not None:
+        return None
+    import multiprocessing
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or multiprocessing.current_process().daemon:
+        return None
+    try:
+        proc = multiprocessing.get_context("fork").Process(target=target, name="kernel-helper", daemon=True)
+        proc.start()
+    except (ValueError, OSError, AssertionError):  # no fork here: the caller compiles them itself
+        return None
+    if register:
+        set_helper(proc, seconds, what)
+    return proc
+
+
+def core_free() -> bool:
+    """Whether a core is likely free for a helper: the 1-minute load average at most the cores
+    less half of one (True where it cannot be read)."""
+    try:
+        import os
+
+        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 0.5
+    except (OSError, AttributeError):
+        return True
+
+
 def has_helper() -> bool:
     """Whether a kernel helper is registered and not yet awaited (:func:`set_helper`)."""
     return _HELPER is not None
@@ -201,4 +237,4 @@ def in_cache(kernel: Any) -> bool:
         return False
 
 
-__all__ = ["nb", "set_helper", "has_helper", "await_helper", "in_cache"]
+__all__ = ["nb", "set_helper", "fork_helper", "core_free", "has_helper", "await_helper", "in_cache"]
