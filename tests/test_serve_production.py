@@ -679,7 +679,7 @@ def test_a_20_second_soak_with_one_bad_request_in_20_has_no_server_error():
 def test_the_cheap_lane_takes_a_rule_sets_lock_before_a_batch_waiting_for_it():
     # before: a plain lock, which a thread working through a batch block by block took straight
     # back after each block, so a single decision on the same rule set waited for the whole batch
-    from harness.service.serve import TurnLock
+    from harness.service.locks import TurnLock
 
     lock, order = TurnLock(), []
 

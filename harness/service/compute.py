@@ -43,7 +43,8 @@ import orjson
 from harness.play.protocol import messages as msgs
 from harness.service.front import REQUEST_ID
 from harness.service.lanes import Busy, Lanes
-from harness.service.serve import RequestError, Service, after_fork
+from harness.service.locks import after_fork
+from harness.service.serve import RequestError, Service
 
 log = logging.getLogger("harness.serve")
 

@@ -19,12 +19,10 @@ import functools
 import hashlib
 import json
 import sys
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -40,6 +38,7 @@ from harness.exact.solver import cache_path
 from harness.util import jit, progress as P
 from harness.util.specs import parse_spec
 from harness.game.strategy import Strategy, TurnView
+from harness.service.locks import rules_lock
 
 #: Built-in bots a request may name (``winprob`` reads every seat's sheet, ``engine`` is external).
 ALLOWED_BOTS = ("random", "timeout", "greedy", "bonus", "solver")
@@ -608,54 +607,6 @@ class Service:
                 }
             )
         return {"type": "advice", "id": msg.get("id"), "positions": out, "provenance": self.provenance(rules)}
-
-
-#: One lock a rule set, for every service of the process (a reload's too): the solver bots of a rule
-#: set share decision caches (strategies/solver.py) that two threads must not fill at once.
-class TurnLock:
-    """A lock that urgent holders take first: a thread working through a batch block by block
-    releases it after each block, and a plain lock would let it take the lock straight back (the
-    waiting thread wakes too late), so a single decision of the cheap lane would wait for the whole
-    batch. Here a waiting urgent holder goes before any plain one."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._held = False
-        self._urgent = 0
-
-    @contextmanager
-    def hold(self, urgent: bool = False) -> Iterator[None]:
-        with self._cond:
-            self._urgent += urgent
-            try:
-                while self._held or (not urgent and self._urgent):
-                    self._cond.wait()
-            finally:
-                self._urgent -= urgent
-            self._held = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._held = False
-                self._cond.notify_all()
-
-
-_LOCKS: dict[str, TurnLock] = {}
-_LOCKS_LOCK = threading.Lock()
-
-
-def after_fork() -> None:
-    """In a process forked from a serving one: new rule-set locks (a lock another thread of the
-    parent held at the fork would stay held here forever)."""
-    global _LOCKS_LOCK
-    _LOCKS_LOCK = threading.Lock()
-    _LOCKS.clear()
-
-
-def rules_lock(rules: RuleSet) -> TurnLock:
-    with _LOCKS_LOCK:
-        return _LOCKS.setdefault(rules.digest, TurnLock())
 
 
 #: About how long :meth:`Service.kernel_helper` compiles the default bots' kernels (the solver's
