@@ -712,3 +712,28 @@ def test_uvicorns_own_connection_limit_answers_503_never_500(tmp_path):
             s.close()
         srv.stop()
     assert "Traceback" not in srv.text()
+
+
+def test_a_fault_in_the_compute_process_is_that_requests_500_and_the_process_goes_on(monkeypatch):
+    from starlette.testclient import TestClient
+
+    from harness.service.app import build
+
+    plan = Service.plan
+
+    def faulty(self, msg, **kw):
+        if isinstance(msg, dict) and "boom" in msg:
+            raise ZeroDivisionError("a bug")
+        return plan(self, msg, **kw)
+
+    monkeypatch.setattr(Service, "plan", faulty)  # before the fork: the compute process has it too
+    served = build(
+        {"rules": ["scandinavian"], "bots": ["greedy"], "expensive_process": True, "warm_before_serving": True}
+    )
+    body = decide_body("box", 2_000, bot="greedy", seed=24)
+    with TestClient(served.app) as c:
+        pid = served.compute.current.proc.pid
+        r = c.post("/decide", json={**body, "boom": 1})
+        assert r.status_code == 500 and r.json()["error"]["id"] == "internal", r.text
+        r = c.post("/decide", json=body)
+        assert r.status_code == 200 and served.compute.current.proc.pid == pid

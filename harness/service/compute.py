@@ -92,6 +92,11 @@ class Answer:
     def refusal(cls, key: int, exc: RequestError) -> Answer:
         return cls(key, exc.status, error=exc.error, message=str(exc), retry_after=getattr(exc, "retry_after", None))
 
+    @classmethod
+    def internal(cls, key: int) -> Answer:
+        """A fault of ours (logged with its traceback where it happened): a 500 without one."""
+        return cls(key, 500, error="internal", message="internal error; the server's log has the details")
+
     def raise_refusal(self) -> None:
         """Raise the refusal this answer carries (nothing for a 200)."""
         if self.status == 200:
@@ -153,6 +158,10 @@ def _serve_asks(sock: socket.socket, service: Service, lanes: Lanes) -> None:
         except RequestError as exc:
             _send(sock, Answer.refusal(ask.key, exc), lock)
             continue
+        except Exception:  # a fault of ours: this request's 500, and the process goes on
+            log.exception("internal error serving %s", ask.route)
+            _send(sock, Answer.internal(ask.key), lock)
+            continue
 
         def work(ask: Ask = ask, msg: Any = msg, served: str = served, n: int = n, urgent: bool = urgent) -> None:
             try:
@@ -164,9 +173,7 @@ def _serve_asks(sock: socket.socket, service: Service, lanes: Lanes) -> None:
                 answer = Answer.refusal(ask.key, exc)
             except Exception:
                 log.exception("internal error serving %s", ask.route)
-                answer = Answer(
-                    ask.key, 500, error="internal", message="internal error; the server's log has the details"
-                )
+                answer = Answer.internal(ask.key)
             _send(sock, answer, lock)
 
         lanes.submit(lane, estimate, contextvars.copy_context(), work)
