@@ -4,6 +4,7 @@ lineup's warm-up game seats a stand-in for an external engine (:func:`warm_up_se
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 from typing import Any, Callable, Sequence
 
@@ -12,7 +13,7 @@ import numpy as np
 from harness.game.loop import play
 from harness.game.registry import make
 from harness.play.runconfig import ResolvedRun
-from harness.util import progress
+from harness.util import jit, progress
 
 __all__ = ["BOTS_HELPER_SECONDS", "compile_in_background", "kernel_helper", "warm_kernels", "warm_up_seats"]
 
@@ -37,22 +38,10 @@ def kernel_helper(resolved: ResolvedRun, bots_only: bool = False) -> Any:
 
 def compile_in_background(work: Callable[[], None]) -> Any:
     """A forked process running ``work`` (kernels compiled into numba's cache, :meth:`Strategy.
-    background_kernels`) that nobody waits for: the run's workers take what it compiles once it is
-    cached; a daemon, so it ends with the run if the run ends first. None, and nothing started,
-    off the main thread or in a daemonic process (a fork there could inherit a held lock; a daemon
-    may not start children) or where processes cannot be forked."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread() or multiprocessing.current_process().daemon:
-        return None
-    try:
-        proc = multiprocessing.get_context("fork").Process(
-            target=_quietly, args=(work,), name="background-compile", daemon=True
-        )
-        proc.start()
-    except (ValueError, OSError):
-        return None
-    return proc
+    background_kernels`) that nobody waits for (:func:`harness.util.jit.fork_helper`, not
+    registered): the run's workers take what it compiles once it is cached; a daemon, so it ends
+    with the run if the run ends first. None, and nothing started, where no helper may be forked."""
+    return jit.fork_helper(functools.partial(_quietly, work), 0.0, "kernels for later runs", register=False)
 
 
 def _quietly(work: Callable[[], None]) -> None:

@@ -269,6 +269,11 @@ class ServeApp:
         request.state.error = error
         return error_response(status, error, message, self._headers(service or self.service) | (headers or {}))
 
+    def _refused(self, request: Request, exc: RequestError, service: Service) -> Response:
+        """A refusal's answer; a :class:`Busy` one says when to retry."""
+        retry = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Busy) else None
+        return self._error(request, exc.status, exc.error, str(exc), service, retry)
+
     async def _http_error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         ids = {404: "not_found", 405: "method_not_allowed"}
@@ -351,10 +356,8 @@ class ServeApp:
                 finally:
                     self._lane_gauge(lane)
                 self.metrics.positions.labels(served).inc(n)
-        except Busy as exc:
-            return self._error(request, exc.status, exc.error, str(exc), service, {"Retry-After": str(exc.retry_after)})
         except RequestError as exc:
-            return self._error(request, exc.status, exc.error, str(exc), service)
+            return self._refused(request, exc, service)
         return json_response(out, headers=self._headers(service))
 
     async def _hand_over(
@@ -377,10 +380,8 @@ class ServeApp:
             if answer.served is not None:
                 request.state.served = answer.served
             answer.raise_refusal()
-        except Busy as exc:
-            return self._error(request, exc.status, exc.error, str(exc), service, {"Retry-After": str(exc.retry_after)})
         except RequestError as exc:
-            return self._error(request, exc.status, exc.error, str(exc), service)
+            return self._refused(request, exc, service)
         finally:
             held.set(compute.held)
         if answer.served is not None:
